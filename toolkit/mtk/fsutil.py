@@ -1,0 +1,41 @@
+"""Writing output folders so that a failure leaves nothing half-written."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from .errors import MtkError
+
+
+def check_output_dir(path: Path, force: bool) -> None:
+    """Refuse an existing non-empty folder unless --force."""
+    if path.exists() and not path.is_dir():
+        raise MtkError(f"output path {path} exists and is not a folder")
+    if path.is_dir() and any(path.iterdir()) and not force:
+        raise MtkError(f"output folder {path} is not empty", hint="pass --force to replace its content")
+
+
+@contextmanager
+def atomic_output_dir(path: Path, force: bool = False) -> Iterator[Path]:
+    """Yield a temporary folder beside `path`; it replaces `path` only if the block succeeds."""
+    path = Path(path).resolve()
+    check_output_dir(path, force)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+    try:
+        yield tmp
+        if path.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old.", dir=path.parent))
+            os.replace(path, old / "x")
+            os.replace(tmp, path)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
