@@ -1,0 +1,213 @@
+"""CONV_2D and DEPTHWISE_CONV_2D: TFLite's int8 reference kernels (integer_ops/conv.h, depthwise_conv.h).
+
+Math: acc = Σ w · (x − in_zp) over the taps inside the input, + bias; requantized per output
+channel; + out_zp; clamped to the fused activation range. Padding the input with in_zp makes
+the out-of-bounds taps contribute 0, so the kernel computes Σ w·x_padded and the constant
+part −in_zp·Σw is folded into the bias at compile time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from tvm import s_tir, te, tirx
+
+from ..errors import ModelError
+from ..graph import Graph, Op, Tensor
+from ..target import Cpu
+from .base import Const, Kernel, Lowered, OpDef, io
+from .fixedpoint import activation_range, clamp, multiply_by_quantized_multiplier, quantize_multipliers
+
+
+@dataclass(frozen=True)
+class ConvGeometry:
+    n: int
+    in_h: int
+    in_w: int
+    in_c: int
+    out_h: int
+    out_w: int
+    out_c: int
+    k_h: int
+    k_w: int
+    stride_h: int
+    stride_w: int
+    dil_h: int
+    dil_w: int
+    pad_top: int
+    pad_left: int
+
+
+def _same_padding(in_size: int, out_size: int, k: int, stride: int, dilation: int) -> int:
+    effective = (k - 1) * dilation + 1
+    return max(0, (out_size - 1) * stride + effective - in_size) // 2
+
+
+def conv_geometry(op: Op, x: Tensor, w: Tensor, y: Tensor) -> ConvGeometry:
+    o = op.options
+    n, in_h, in_w, in_c = x.shape
+    _, out_h, out_w, out_c = y.shape
+    k_h, k_w = w.shape[1], w.shape[2]
+    sh, sw = o.get("stride_h", 1), o.get("stride_w", 1)
+    dh, dw = o.get("dilation_h_factor", 1), o.get("dilation_w_factor", 1)
+    same = o.get("padding", "SAME") == "SAME"
+    return ConvGeometry(
+        n, in_h, in_w, in_c, out_h, out_w, out_c, k_h, k_w, sh, sw, dh, dw,
+        _same_padding(in_h, out_h, k_h, sh, dh) if same else 0,
+        _same_padding(in_w, out_w, k_w, sw, dw) if same else 0,
+    )
+
+
+@dataclass(frozen=True)
+class RequantParams:
+    """Per-output-channel requantization, as TFLM's PopulateConvolutionQuantizationParams computes it."""
+
+    multiplier: np.ndarray   # int32 [out_c]
+    shift: np.ndarray        # int32 [out_c]
+    out_zp: int
+    act_min: int
+    act_max: int
+
+
+def requant_params(x: Tensor, w: Tensor, y: Tensor, out_c: int, activation: str) -> RequantParams:
+    w_scale = np.broadcast_to(w.quant.scale, (out_c,))
+    effective = (np.float64(x.quant.s) * w_scale.astype(np.float64)) / np.float64(y.quant.s)
+    mult, shift = quantize_multipliers(effective)
+    lo, hi = activation_range(activation, y.quant)
+    return RequantParams(mult, shift, y.quant.zp, lo, hi)
+
+
+def check_int8_weighted(op: Op, graph: Graph, weight_axis: int) -> None:
+    """Checks shared by conv, depthwise and fully connected: int8 data, symmetric int8 weights, int32 bias."""
+    (x, w, *rest), y = io(op, graph)
+    bias = rest[0] if rest else None
+    if x.dtype != "int8" or y.dtype != "int8":
+        raise ModelError(f"op {op.index} ({op.type}): {x.dtype} activations; mtk supports int8 only")
+    if w.dtype != "int8" or not w.is_constant or w.quant is None:
+        raise ModelError(f"op {op.index} ({op.type}): weights must be constant int8 (got {w.dtype})")
+    if np.any(w.quant.zero_point != 0):
+        raise ModelError(f"op {op.index} ({op.type}): weights must be symmetric (zero point 0)")
+    if w.quant.per_channel and (w.quant.axis != weight_axis or len(w.quant.scale) != w.shape[weight_axis]):
+        raise ModelError(f"op {op.index} ({op.type}): per-channel weights quantized along axis {w.quant.axis}")
+    if bias is not None and (bias.dtype != "int32" or not bias.is_constant):
+        raise ModelError(f"op {op.index} ({op.type}): bias must be constant int32 (got {bias.dtype})")
+
+
+def folded_bias(bias: Tensor | None, weight_sums: np.ndarray, in_zp: int) -> np.ndarray:
+    b = np.zeros_like(weight_sums, dtype=np.int64) if bias is None else bias.data.astype(np.int64)
+    return (b - in_zp * weight_sums.astype(np.int64)).astype(np.int32)
+
+
+def requant_output(acc, c, mult: te.Tensor, shift: te.Tensor, rq: RequantParams):
+    scaled = multiply_by_quantized_multiplier(acc, mult[c], shift[c])
+    return clamp(scaled + tirx.const(rq.out_zp, "int32"), rq.act_min, rq.act_max).astype("int8")
+
+
+def padded_input(x: te.Tensor, g: ConvGeometry, in_zp: int):
+    """x read with in_zp outside the image (the pad stage, inlined into the reduction)."""
+    def read(n, iy, ix, c):
+        inside = tirx.all(iy >= 0, iy < g.in_h, ix >= 0, ix < g.in_w)
+        return tirx.if_then_else(inside, x[n, iy, ix, c], tirx.const(in_zp, "int8"))
+    return read
+
+
+def schedule_per_output(func: tirx.PrimFunc, acc_block: str = "acc", out_block: str = "out") -> tirx.PrimFunc:
+    """Accumulate each output element in a register, requantize right after: no temporary array."""
+    sch = s_tir.Schedule(func)
+    out_loops = sch.get_loops(sch.get_sblock(out_block))
+    acc = sch.get_sblock(acc_block)
+    sch.compute_at(acc, out_loops[-1])
+    sch.decompose_reduction(acc, sch.get_loops(acc)[len(out_loops)])
+    return sch.mod["main"]
+
+
+class Conv2D(OpDef):
+    types = ("CONV_2D",)
+
+    def check(self, op: Op, graph: Graph) -> None:
+        check_int8_weighted(op, graph, weight_axis=0)
+        (x, w, *_), _ = io(op, graph)
+        if w.shape[3] != x.shape[3]:
+            raise ModelError(f"op {op.index} (CONV_2D): grouped convolution ({x.shape[3]} input channels, "
+                             f"filter depth {w.shape[3]}) is not supported")
+
+    def macs(self, op: Op, graph: Graph) -> int:
+        (x, w, *_), y = io(op, graph)
+        return y.size * w.shape[1] * w.shape[2] * w.shape[3]
+
+    def lower(self, op: Op, graph: Graph, cpu: Cpu) -> Lowered:
+        (x, w, *rest), y = io(op, graph)
+        bias = rest[0] if rest else None
+        g = conv_geometry(op, x, w, y)
+        rq = requant_params(x, w, y, g.out_c, op.options.get("fused_activation_function", "NONE"))
+        bias_f = folded_bias(bias, w.data.astype(np.int64).sum(axis=(1, 2, 3)), x.quant.zp)
+
+        X = te.placeholder(x.shape, "int8", name="x")
+        W = te.placeholder(w.shape, "int8", name="w")
+        B = te.placeholder((g.out_c,), "int32", name="bias")
+        M = te.placeholder((g.out_c,), "int32", name="mult")
+        S = te.placeholder((g.out_c,), "int32", name="shift")
+        ky = te.reduce_axis((0, g.k_h), "ky")
+        kx = te.reduce_axis((0, g.k_w), "kx")
+        kc = te.reduce_axis((0, g.in_c), "kc")
+        xp = padded_input(X, g, x.quant.zp)
+        acc = te.compute(
+            y.shape,
+            lambda n, oy, ox, c: te.sum(
+                xp(n, oy * g.stride_h + ky * g.dil_h - g.pad_top, ox * g.stride_w + kx * g.dil_w - g.pad_left, kc)
+                .astype("int32") * W[c, ky, kx, kc].astype("int32"),
+                axis=[ky, kx, kc]),
+            name="acc")
+        out = te.compute(y.shape, lambda n, oy, ox, c: requant_output(acc[n, oy, ox, c] + B[c], c, M, S, rq), name="out")
+        func = schedule_per_output(te.create_prim_func([X, W, B, M, S, out]))
+        args = [op.inputs[0], op.inputs[1], Const("bias", bias_f), Const("mult", rq.multiplier),
+                Const("shift", rq.shift), op.outputs[0]]
+        return Lowered([Kernel("conv2d", args, func=func)])
+
+
+class DepthwiseConv2D(OpDef):
+    types = ("DEPTHWISE_CONV_2D",)
+
+    def check(self, op: Op, graph: Graph) -> None:
+        check_int8_weighted(op, graph, weight_axis=3)
+        (x, w, *_), y = io(op, graph)
+        if y.shape[3] != w.shape[3] or w.shape[3] % x.shape[3] != 0:
+            raise ModelError(f"op {op.index} (DEPTHWISE_CONV_2D): filter channels {w.shape[3]} do not match "
+                             f"input channels {x.shape[3]} × depth multiplier")
+
+    def macs(self, op: Op, graph: Graph) -> int:
+        (x, w, *_), y = io(op, graph)
+        return y.size * w.shape[1] * w.shape[2]
+
+    def lower(self, op: Op, graph: Graph, cpu: Cpu) -> Lowered:
+        (x, w, *rest), y = io(op, graph)
+        bias = rest[0] if rest else None
+        g = conv_geometry(op, x, w, y)
+        multiplier = g.out_c // g.in_c
+        rq = requant_params(x, w, y, g.out_c, op.options.get("fused_activation_function", "NONE"))
+        bias_f = folded_bias(bias, w.data.astype(np.int64).sum(axis=(0, 1, 2)), x.quant.zp)
+
+        X = te.placeholder(x.shape, "int8", name="x")
+        W = te.placeholder(w.shape, "int8", name="w")
+        B = te.placeholder((g.out_c,), "int32", name="bias")
+        M = te.placeholder((g.out_c,), "int32", name="mult")
+        S = te.placeholder((g.out_c,), "int32", name="shift")
+        ky = te.reduce_axis((0, g.k_h), "ky")
+        kx = te.reduce_axis((0, g.k_w), "kx")
+        xp = padded_input(X, g, x.quant.zp)
+        acc = te.compute(
+            y.shape,
+            lambda n, oy, ox, c: te.sum(
+                xp(n, oy * g.stride_h + ky * g.dil_h - g.pad_top, ox * g.stride_w + kx * g.dil_w - g.pad_left,
+                   c // multiplier).astype("int32") * W[0, ky, kx, c].astype("int32"),
+                axis=[ky, kx]),
+            name="acc")
+        out = te.compute(y.shape, lambda n, oy, ox, c: requant_output(acc[n, oy, ox, c] + B[c], c, M, S, rq), name="out")
+        func = schedule_per_output(te.create_prim_func([X, W, B, M, S, out]))
+        args = [op.inputs[0], op.inputs[1], Const("bias", bias_f), Const("mult", rq.multiplier),
+                Const("shift", rq.shift), op.outputs[0]]
+        return Lowered([Kernel("depthwise_conv2d", args, func=func)])
+
+
+OPS = [Conv2D(), DepthwiseConv2D()]

@@ -1,0 +1,128 @@
+"""TFLite's integer arithmetic, bit for bit: host-side parameter helpers and TIR expressions.
+
+Host side copies tensorflow/lite/kernels/internal/quantization_util.cc and kernel_util.cc;
+the TIR side is MultiplyByQuantizedMultiplier from internal/common.h with TFLite's default
+DOUBLE rounding (SaturatingRoundingDoublingHighMul, then RoundingDivideByPOT). TVM's own
+q_multiply_shift rounds once and is off by one on ~1% of values, so it is not used.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from tvm import tirx
+
+from ..errors import ModelError
+from ..graph import Quant
+
+INT8_MIN, INT8_MAX = -128, 127
+
+
+def tflite_round(x: float) -> int:
+    """std::round: half away from zero."""
+    return int(math.floor(abs(x) + 0.5)) * (1 if x >= 0 else -1)
+
+
+def quantize_multiplier(real: float) -> tuple[int, int]:
+    """QuantizeMultiplier: real ≈ multiplier * 2^(shift - 31), multiplier in [2^30, 2^31)."""
+    if real == 0.0:
+        return 0, 0
+    q, shift = math.frexp(real)
+    q_fixed = tflite_round(q * (1 << 31))
+    if q_fixed == (1 << 31):
+        q_fixed //= 2
+        shift += 1
+    if shift < -31:
+        return 0, 0
+    return int(q_fixed), int(shift)
+
+
+def quantize_multipliers(reals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    pairs = [quantize_multiplier(float(r)) for r in np.asarray(reals, dtype=np.float64).reshape(-1)]
+    return (np.array([p[0] for p in pairs], dtype=np.int32), np.array([p[1] for p in pairs], dtype=np.int32))
+
+
+def quantize_multiplier_smaller_than_one_exp(real: float) -> tuple[int, int]:
+    """QuantizeMultiplierSmallerThanOneExp (used by ADD/SUB and LUT-free ops)."""
+    if not 0.0 < real < 1.0:
+        raise ModelError(f"quantization multiplier {real} is outside (0, 1)")
+    return quantize_multiplier(real)
+
+
+def activation_range(activation: str, q: Quant, qmin: int = INT8_MIN, qmax: int = INT8_MAX) -> tuple[int, int]:
+    """CalculateActivationRangeQuantized: clamp bounds of a fused activation, in the output's int domain."""
+    scale = np.float32(q.s)
+
+    def quantize(f: float) -> int:
+        return q.zp + tflite_round(float(np.float32(f) / scale))
+
+    if activation in ("NONE", None):
+        return qmin, qmax
+    if activation == "RELU":
+        return max(qmin, quantize(0.0)), qmax
+    if activation == "RELU6":
+        return max(qmin, quantize(0.0)), min(qmax, quantize(6.0))
+    if activation == "RELU_N1_TO_1":
+        return max(qmin, quantize(-1.0)), min(qmax, quantize(1.0))
+    raise ModelError(f"fused activation {activation} is not supported on quantized ops")
+
+
+# ---- TIR expressions ------------------------------------------------------------------
+
+def _i32(v: int) -> tirx.PrimExpr:
+    return tirx.const(v, "int32")
+
+
+def _i64(v: int) -> tirx.PrimExpr:
+    return tirx.const(v, "int64")
+
+
+def _let(value, body_fn, name: str, dtype: str):
+    var = tirx.Var(name, dtype)
+    return tirx.Let(var, value, body_fn(var))
+
+
+def rounding_divide_by_pot(x, exponent):
+    """RoundingDivideByPOT(x, exponent): round half away from zero. `exponent` an int or PrimExpr ≥ 0."""
+    if isinstance(exponent, int):
+        if exponent == 0:
+            return x
+        mask = _i32((1 << exponent) - 1)
+        threshold = tirx.Select(x < 0, _i32(((1 << exponent) - 1) >> 1) + 1, _i32(((1 << exponent) - 1) >> 1))
+        return (x >> _i32(exponent)) + tirx.Select((x & mask) > threshold, _i32(1), _i32(0))
+    def body(m):
+        threshold = (m >> 1) + tirx.Select(x < 0, _i32(1), _i32(0))
+        return (x >> exponent) + tirx.Select((x & m) > threshold, _i32(1), _i32(0))
+    return _let((_i32(1) << exponent) - 1, body, "mask", "int32")
+
+
+def saturating_rounding_doubling_high_mul(a, b):
+    """SaturatingRoundingDoublingHighMul(a, b) in int64; the a == b == INT32_MIN case tested on the product."""
+    def body(ab):
+        nudge = tirx.Select(ab >= _i64(0), _i64(1 << 30), _i64(1 - (1 << 30)))
+        high = tirx.truncdiv(ab + nudge, _i64(1 << 31))
+        return tirx.Select(ab == _i64(1 << 62), _i32(2**31 - 1), high.astype("int32"))
+    return _let(a.astype("int64") * b.astype("int64"), body, "ab", "int64")
+
+
+def multiply_by_quantized_multiplier(x, multiplier, shift):
+    """MultiplyByQuantizedMultiplier(x, multiplier, shift) with TFLite's double rounding.
+
+    `multiplier`/`shift` are Python ints (per-tensor: specialised at compile time) or int32
+    PrimExprs (per-channel: loaded from constant arrays at run time).
+    """
+    if isinstance(shift, int):
+        left, right = max(shift, 0), max(-shift, 0)
+        scaled = x if left == 0 else x * _i32(1 << left)
+        mult = multiplier if not isinstance(multiplier, int) else _i32(multiplier)
+        high = saturating_rounding_doubling_high_mul(scaled, mult)
+        return _let(high, lambda h: rounding_divide_by_pot(h, right), "high", "int32")
+    left = tirx.Max(shift, _i32(0))
+    right = tirx.Max(_i32(0) - shift, _i32(0))
+    high = saturating_rounding_doubling_high_mul(x << left, multiplier)
+    return _let(high, lambda h: rounding_divide_by_pot(h, right), "high", "int32")
+
+
+def clamp(x, lo: int, hi: int):
+    return tirx.Min(tirx.Max(x, _i32(lo)), _i32(hi))

@@ -1,0 +1,58 @@
+"""FULLY_CONNECTED: TFLite's int8 reference kernel (integer_ops/fully_connected.h).
+
+acc = Σ w · (x − in_zp) + bias per output unit, requantized (per tensor or per channel),
++ out_zp, clamped. As in conv.py the −in_zp·Σw term is folded into the bias offline.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from tvm import te
+
+from ..errors import ModelError
+from ..graph import Graph, Op
+from ..target import Cpu
+from .base import Const, Kernel, Lowered, OpDef, io
+from .conv import check_int8_weighted, folded_bias, requant_output, requant_params, schedule_per_output
+
+
+class FullyConnected(OpDef):
+    types = ("FULLY_CONNECTED",)
+
+    def check(self, op: Op, graph: Graph) -> None:
+        check_int8_weighted(op, graph, weight_axis=0)
+        (x, w, *_), y = io(op, graph)
+        if len(w.shape) != 2 or x.size % w.shape[1] != 0:
+            raise ModelError(f"op {op.index} (FULLY_CONNECTED): input of {x.size} values does not divide "
+                             f"into rows of {w.shape[-1]}")
+        if op.options.get("weights_format", 0) != 0:
+            raise ModelError(f"op {op.index} (FULLY_CONNECTED): shuffled weights are not supported")
+
+    def macs(self, op: Op, graph: Graph) -> int:
+        (x, w, *_), _ = io(op, graph)
+        return x.size * w.shape[0]
+
+    def lower(self, op: Op, graph: Graph, cpu: Cpu) -> Lowered:
+        (x, w, *rest), y = io(op, graph)
+        bias = rest[0] if rest else None
+        units, depth = w.shape
+        rows = x.size // depth
+        rq = requant_params(x, w, y, units, op.options.get("fused_activation_function", "NONE"))
+        bias_f = folded_bias(bias, w.data.astype(np.int64).sum(axis=1), x.quant.zp)
+
+        X = te.placeholder((rows, depth), "int8", name="x")
+        W = te.placeholder((units, depth), "int8", name="w")
+        B = te.placeholder((units,), "int32", name="bias")
+        M = te.placeholder((units,), "int32", name="mult")
+        S = te.placeholder((units,), "int32", name="shift")
+        k = te.reduce_axis((0, depth), "k")
+        acc = te.compute((rows, units), lambda r, u: te.sum(X[r, k].astype("int32") * W[u, k].astype("int32"), axis=k),
+                         name="acc")
+        out = te.compute((rows, units), lambda r, u: requant_output(acc[r, u] + B[u], u, M, S, rq), name="out")
+        func = schedule_per_output(te.create_prim_func([X, W, B, M, S, out]))
+        args = [op.inputs[0], op.inputs[1], Const("bias", bias_f), Const("mult", rq.multiplier),
+                Const("shift", rq.shift), op.outputs[0]]
+        return Lowered([Kernel("fully_connected", args, func=func)])
+
+
+OPS = [FullyConnected()]
