@@ -1,0 +1,31 @@
+"""Drive ai-edge-quantizer: full-integer int8 (per-channel int8 weights, int32 bias, int8 activations)."""
+
+from __future__ import annotations
+
+import numpy as np
+from ai_edge_quantizer import qtyping, quantizer, recipe
+
+from ..errors import ModelError
+from .calibration import CalibrationMethod, clip_to_percentile, global_min_max
+from .litert import Signature, quiet_native_output
+
+
+def quantize_int8(model: bytes, name: str, signature: Signature, samples: np.ndarray, *, float_io: bool,
+                  calibration: CalibrationMethod, percentile: float, threads: int) -> bytes:
+    """The int8 flatbuffer for float `model`; `float_io` keeps float model I/O (QUANTIZE/DEQUANTIZE at the edges)."""
+    try:
+        aeq = quantizer.Quantizer(model)
+        aeq.load_quantization_recipe(recipe.static_wi8_ai8())
+        if float_io:
+            for edge in (qtyping.TFLOperationName.INPUT, qtyping.TFLOperationName.OUTPUT):
+                aeq.update_quantization_recipe(
+                    regex=".*", operation_name=edge, algorithm_key="no_quantize",
+                    op_config=qtyping.OpQuantizationConfig(compute_precision=qtyping.ComputePrecision.FLOAT))
+        recipe_manager = aeq._recipe_manager  # noqa: SLF001 - Calibrator needs it; Quantizer.calibrate hides the update function
+        ranges = global_min_max(model, signature, samples, recipe_manager, threads)
+        if calibration == "percentile":
+            ranges = clip_to_percentile(model, signature, samples, ranges, percentile, threads)
+        with quiet_native_output():
+            return bytes(aeq.quantize(ranges, enable_progress_report=False).quantized_model)
+    except Exception as err:  # ai-edge-quantizer raises anything (ValueError, RuntimeError, KeyError) on models it cannot handle
+        raise ModelError(f"ai-edge-quantizer failed on {name}: {type(err).__name__}: {err}") from None

@@ -1,0 +1,89 @@
+"""quantize_model: float .tflite + calibration data -> int8 .tflite and a float-vs-int8 report."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from .. import ui
+from ..errors import ModelError, MtkError
+from ..reader import read_model
+from .calibration import CALIBRATION_METHODS, DEFAULT_PERCENTILE, CalibrationMethod
+from .dataset import Normalization, load_dataset
+from .driver import quantize_int8
+from .float_ops import float_compute_ops, op_labels
+from .litert import run_model, signature_of
+from .report import QuantizeReport, compare_outputs, score_labels
+
+DataSource = str | Path | np.ndarray
+
+
+def default_output_path(float_path: str | Path) -> Path:
+    """model_float.tflite -> model_int8.tflite, other.tflite -> other_int8.tflite, beside the input."""
+    path = Path(float_path)
+    stem = path.stem.removesuffix("_float")
+    return path.with_name(f"{stem}_int8.tflite")
+
+
+def quantize_model(float_path: str | Path, calib: DataSource, out_path: str | Path | None = None, *,
+                   eval_data: DataSource | None = None, float_io: bool = False, allow_float: bool = False,
+                   calibration: CalibrationMethod = "minmax", percentile: float = DEFAULT_PERCENTILE,
+                   mean: float = 0.0, scale: float = 1.0, threads: int = 1) -> QuantizeReport:
+    """Quantize `float_path` to full-integer int8 at `out_path` (default: default_output_path).
+
+    Data sources: an .npy/.npz path, a folder of .npy files or images, or an array shaped (N, ...).
+    The evaluation set (`eval_data`, else the calibration set) compares float and int8 outputs.
+    Raises MtkError for bad data, ModelError for a model it cannot quantize or, unless
+    `allow_float`, one with ops left in float. On any error `out_path` is left untouched.
+    """
+    float_path = Path(float_path)
+    out_path = Path(out_path) if out_path is not None else default_output_path(float_path)
+    if out_path.resolve() == float_path.resolve():
+        raise MtkError(f"the output {out_path} would overwrite the float model")
+    if calibration not in CALIBRATION_METHODS:
+        raise MtkError(f"unknown calibration {calibration!r}; choose one of {', '.join(CALIBRATION_METHODS)}")
+    if not 50 < percentile <= 100:
+        raise MtkError(f"percentile {percentile} is outside (50, 100]")
+
+    graph = read_model(float_path)
+    model_input = graph.tensors[graph.inputs[0]]
+    if model_input.dtype != "float32":
+        raise ModelError(f"{float_path} takes {model_input.dtype} input: it is already quantized",
+                         hint="mtk quantize needs the float model")
+    if not model_input.shape or model_input.shape[0] != 1:
+        raise ModelError(f"{float_path} input shape {list(model_input.shape)} has no batch dimension of 1")
+    model = float_path.read_bytes()
+    signature = signature_of(model, str(float_path))
+
+    normalization = Normalization(mean, scale)
+    calib_set = load_dataset(calib, model_input.shape, normalization)
+    eval_set = calib_set if eval_data is None else load_dataset(eval_data, model_input.shape, normalization)
+
+    with ui.step(f"quantizing {float_path.name} with {len(calib_set)} calibration samples"):
+        int8_model = quantize_int8(model, str(float_path), signature, calib_set.x, float_io=float_io,
+                                   calibration=calibration, percentile=percentile, threads=threads)
+
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    temp_name = out_path.with_name(f".{out_path.name}.{os.getpid()}.tmp")
+    try:
+        temp_name.write_bytes(int8_model)
+        float_ops = op_labels(float_compute_ops(read_model(temp_name)))
+        if float_ops and not allow_float:
+            raise ModelError(f"ai-edge-quantizer left {len(float_ops)} op(s) of {float_path.name} in float: "
+                             f"{', '.join(float_ops)}",
+                             hint="replace them with ops it quantizes, or pass --allow-float to keep them in float")
+        with ui.step(f"comparing float and int8 on {len(eval_set)} samples"):
+            float_outputs = run_model(model, eval_set.x)
+            int8_outputs = run_model(int8_model, eval_set.x)
+        labels = None if eval_set.y is None else score_labels(eval_set.y, float_outputs[0], int8_outputs[0])
+        os.replace(temp_name, out_path)
+    finally:
+        temp_name.unlink(missing_ok=True)
+    return QuantizeReport(
+        float_model=float_path, int8_model=out_path, float_bytes=len(model), int8_bytes=len(int8_model),
+        calibration=calibration if calibration == "minmax" else f"percentile {percentile:g}",
+        calibration_samples=len(calib_set), float_io=float_io, eval_source=eval_set.source, eval_samples=len(eval_set),
+        outputs=compare_outputs([graph.tensors[i].name for i in graph.outputs], float_outputs, int8_outputs),
+        labels=labels, float_ops=float_ops)

@@ -1,0 +1,105 @@
+"""Float vs int8: per-output SNR, cosine similarity and max abs error; accuracy and agreement given labels."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .. import ui
+from ..errors import MtkError
+
+
+@dataclass
+class OutputComparison:
+    name: str
+    snr_db: float           # inf when int8 equals float exactly
+    cosine: float           # mean over samples of the cosine similarity of float and int8 outputs
+    max_abs_error: float
+    rms_error: float
+
+
+@dataclass
+class LabelScores:
+    float_accuracy: float
+    int8_accuracy: float
+    agreement: float        # fraction of samples where float and int8 predict the same class
+
+
+@dataclass
+class QuantizeReport:
+    float_model: Path
+    int8_model: Path
+    float_bytes: int
+    int8_bytes: int
+    calibration: str                       # "minmax" or "percentile 99.99"
+    calibration_samples: int
+    float_io: bool
+    eval_source: str
+    eval_samples: int
+    outputs: list[OutputComparison]
+    labels: LabelScores | None = None
+    float_ops: list[str] = field(default_factory=list)   # "#3 LEAKY_RELU": ops kept in float (--allow-float)
+
+    def to_dict(self) -> dict:
+        """JSON-ready: paths as strings, an infinite SNR as null."""
+        data = dataclasses.asdict(self)
+        data["float_model"], data["int8_model"] = str(self.float_model), str(self.int8_model)
+        for output in data["outputs"]:
+            output["snr_db"] = None if math.isinf(output["snr_db"]) else output["snr_db"]
+        return data
+
+
+def compare_outputs(names: list[str], float_outputs: list[np.ndarray],
+                    int8_outputs: list[np.ndarray]) -> list[OutputComparison]:
+    return [_compare(name, f.reshape(len(f), -1).astype(np.float64), q.reshape(len(q), -1).astype(np.float64))
+            for name, f, q in zip(names, float_outputs, int8_outputs)]
+
+
+def _compare(name: str, reference: np.ndarray, quantized: np.ndarray) -> OutputComparison:
+    error = quantized - reference
+    noise, signal = float(np.sum(error ** 2)), float(np.sum(reference ** 2))
+    snr = math.inf if noise == 0 else 10 * math.log10(max(signal, 1e-30) / noise)
+    norms = np.linalg.norm(reference, axis=1) * np.linalg.norm(quantized, axis=1)
+    dots = np.sum(reference * quantized, axis=1)
+    both_zero = norms == 0
+    cosines = np.where(both_zero, 1.0, dots / np.where(both_zero, 1.0, norms))
+    return OutputComparison(name, snr, float(np.mean(cosines)), float(np.max(np.abs(error))),
+                            float(np.sqrt(np.mean(error ** 2))))
+
+
+def score_labels(labels: np.ndarray, float_scores: np.ndarray, int8_scores: np.ndarray) -> LabelScores:
+    """Accuracy of the class (argmax) predicted by the first output of each model."""
+    classes = int(np.prod(float_scores.shape[1:]))
+    if classes < 2:
+        raise MtkError(f"labels `y` were given, but the model's first output holds {classes} value per sample, "
+                       "not one score per class")
+    if labels.min() < 0 or labels.max() >= classes:
+        raise MtkError(f"labels `y` range over {labels.min()}..{labels.max()}, "
+                       f"but the model's first output has {classes} classes")
+    float_pred = float_scores.reshape(len(labels), -1).argmax(axis=1)
+    int8_pred = int8_scores.reshape(len(labels), -1).argmax(axis=1)
+    return LabelScores(float(np.mean(float_pred == labels)), float(np.mean(int8_pred == labels)),
+                       float(np.mean(float_pred == int8_pred)))
+
+
+def format_report(report: QuantizeReport) -> str:
+    io_kind = "float" if report.float_io else "int8"
+    lines = [f"{report.int8_model}: {report.int8_bytes / 1024:.1f} KB int8 "
+             f"(float {report.float_bytes / 1024:.1f} KB), {io_kind} input/output",
+             f"calibration: {report.calibration} over {report.calibration_samples} samples",
+             f"float vs int8 on {report.eval_samples} samples of {report.eval_source}:", ""]
+    rows = [[o.name, "exact" if math.isinf(o.snr_db) else f"{o.snr_db:.1f}", f"{o.cosine:.5f}", f"{o.max_abs_error:.4g}",
+             f"{o.rms_error:.4g}"]
+            for o in report.outputs]
+    lines.append(ui.table(["output", "SNR dB", "cosine", "max abs error", "RMS error"], rows))
+    if report.labels:
+        scores = report.labels
+        lines += ["", f"accuracy: float {scores.float_accuracy:.2%}, int8 {scores.int8_accuracy:.2%}; "
+                      f"same prediction on {scores.agreement:.2%}"]
+    if report.float_ops:
+        lines += ["", f"left in float (--allow-float): {', '.join(report.float_ops)}"]
+    return "\n".join(lines)
