@@ -1,0 +1,110 @@
+"""Bad input to `mtk compile`: one clear message, a meaningful exit code, nothing written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mtk.cli import main
+from mtk.tflite_builder import ModelBuilder
+
+
+def _int8_fc(builder: ModelBuilder, x: int, units: int, name: str) -> int:
+    depth = 8
+    w = builder.const(f"{name}_w", np.ones((units, depth), np.int8), scale=np.array([0.1]), zero_point=np.array([0]))
+    y = builder.tensor(name, (1, units), "int8", scale=0.2, zero_point=0)
+    builder.op("FULLY_CONNECTED", [x, w, None], [y])
+    return y
+
+
+def _run(capsys, *argv: str) -> tuple[int, str]:
+    code = main(list(argv))
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return code, err
+
+
+def _write(tmp_path: Path, name: str, data: bytes) -> Path:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+def test_not_a_tflite_file(tmp_path, capsys):
+    model = _write(tmp_path, "notes.tflite", b"hello, this is text\n" * 10)
+    code, err = _run(capsys, "compile", str(model), "-o", str(tmp_path / "out"))
+    assert code == 2 and "not a TFLite model" in err and str(model) in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_truncated_flatbuffer(tmp_path, capsys, shared_model_paths):
+    data = shared_model_paths[0].read_bytes()
+    model = _write(tmp_path, "cut.tflite", data[: len(data) // 3])
+    code, err = _run(capsys, "compile", str(model), "-o", str(tmp_path / "out"))
+    assert code == 2 and "corrupt or truncated" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_missing_file(tmp_path, capsys):
+    code, err = _run(capsys, "compile", str(tmp_path / "nope.tflite"), "-o", str(tmp_path / "out"))
+    assert code == 2 and "cannot read model" in err
+
+
+def test_float_model_says_quantize_first(tmp_path, capsys):
+    b = ModelBuilder()
+    x = b.tensor("x", (1, 4), "float32")
+    w = b.const("w", np.ones((2, 4), np.float32))
+    y = b.tensor("y", (1, 2), "float32")
+    b.op("FULLY_CONNECTED", [x, w, None], [y])
+    b.inputs([x]); b.outputs([y])
+    code, err = _run(capsys, "compile", str(_write(tmp_path, "f.tflite", b.build())), "-o", str(tmp_path / "out"))
+    assert code == 2 and "float model" in err and "mtk quantize" in err
+
+
+def test_int16_activations_refused(tmp_path, capsys):
+    b = ModelBuilder()
+    x = b.tensor("x", (1, 4), "int16", scale=0.1, zero_point=0)
+    y = b.tensor("y", (1, 4), "int16", scale=0.1, zero_point=0)
+    b.op("RELU", [x], [y])
+    b.inputs([x]); b.outputs([y])
+    code, err = _run(capsys, "compile", str(_write(tmp_path, "i16.tflite", b.build())), "-o", str(tmp_path / "out"))
+    assert code == 2 and "int16" in err
+
+
+def test_all_unsupported_ops_listed_at_once(tmp_path, capsys):
+    b = ModelBuilder()
+    x = b.tensor("x", (1, 8), "int8", scale=0.1, zero_point=0)
+    h = b.tensor("h", (1, 8), "int8", scale=0.1, zero_point=0)
+    y = b.tensor("y", (1, 8), "int8", scale=0.1, zero_point=0)
+    b.op("FLOOR", [x], [h])
+    b.op("SQUARE", [h], [y])
+    b.inputs([x]); b.outputs([y])
+    code, err = _run(capsys, "compile", str(_write(tmp_path, "u.tflite", b.build())), "-o", str(tmp_path / "out"))
+    assert code == 2
+    assert "op 0: FLOOR" in err and "op 1: SQUARE" in err and "2 unsupported" in err
+
+
+def test_model_too_big_for_board(tmp_path, capsys, shared_model_paths):
+    ad = next(p for p in shared_model_paths if p.name.startswith("ad_"))
+    code, err = _run(capsys, "compile", str(ad), "--board", "qemu_cortex_m3", "-o", str(tmp_path / "out"))
+    assert code == 2 and "flash" in err and "qemu_cortex_m3" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_output_folder_with_content_needs_force(tmp_path, capsys):
+    b = ModelBuilder()
+    x = b.tensor("x", (1, 8), "int8", scale=0.1, zero_point=0)
+    y = _int8_fc(b, x, 4, "y")
+    b.inputs([x]); b.outputs([y])
+    model = _write(tmp_path, "m.tflite", b.build())
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "mine.txt").write_text("keep me")
+    code, err = _run(capsys, "compile", str(model), "-o", str(out))
+    assert code == 2 and "--force" in err
+    assert (out / "mine.txt").read_text() == "keep me"
+    assert _run(capsys, "compile", str(model), "-o", str(out), "--force")[0] == 0
+    assert not (out / "mine.txt").exists() and (out / "metadata.json").exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []

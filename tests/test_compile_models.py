@@ -1,0 +1,88 @@
+"""The MLPerf Tiny models in ../shared/models: compiled by mtk, bit-exact with tflite-micro on the host,
+and the generated C builds for every Cortex-M CPU with warnings as errors, needing nothing but memcpy/memset."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mtk.compiler import compile_model
+from mtk.hostrun import HostModel
+from mtk.reference import run_reference_batch
+
+from conftest import shared_models
+
+CPU_FLAGS = {
+    "cortex-m0plus": ["-mcpu=cortex-m0plus", "-mthumb", "-mfloat-abi=soft"],
+    "cortex-m3": ["-mcpu=cortex-m3", "-mthumb", "-mfloat-abi=soft"],
+    "cortex-m4": ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"],
+    "cortex-m7": ["-mcpu=cortex-m7", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv5-d16"],
+    "cortex-m33": ["-mcpu=cortex-m33", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv5-sp-d16"],
+    "cortex-m55": ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"],
+}
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory) -> dict[str, Path]:
+    out = {}
+    for model in shared_models():
+        out[model.stem] = compile_model(model, tmp_path_factory.mktemp(model.stem) / "lib").out_dir
+    return out
+
+
+@pytest.mark.parametrize("model", [p.stem for p in shared_models()])
+def test_bit_exact_with_tflite_micro(model, compiled):
+    path = next(p for p in shared_models() if p.stem == model)
+    meta = json.loads((compiled[model] / "metadata.json").read_text())
+    rng = np.random.default_rng(7)
+    samples = [[rng.integers(-128, 128, size=i["shape"], dtype=np.int8) for i in meta["inputs"]] for _ in range(3)]
+    host = HostModel(compiled[model])
+    expected = run_reference_batch(path, samples)
+    for sample, ref in zip(samples, expected):
+        got = host.run(sample)
+        for g, r in zip(got, ref):
+            assert g.shape == r.shape
+            assert int((g != r).sum()) == 0, f"{model}: {(g != r).sum()} of {r.size} outputs differ"
+
+
+@pytest.mark.parametrize("cpu", list(CPU_FLAGS))
+def test_generated_c_builds_for_cortex_m(cpu, compiled, tmp_path):
+    gcc = shutil.which("arm-none-eabi-gcc")
+    if gcc is None:
+        pytest.skip("arm-none-eabi-gcc not installed (Debian package gcc-arm-none-eabi)")
+    for model, folder in compiled.items():
+        objs = []
+        for src in sorted((folder / "src").glob("*.c")):
+            obj = tmp_path / f"{model}_{src.stem}.o"
+            subprocess.run([gcc, *CPU_FLAGS[cpu], "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror",
+                            "-I", str(folder / "include"), "-c", str(src), "-o", str(obj)],
+                           check=True, capture_output=True, text=True)
+            objs.append(str(obj))
+        undefined = subprocess.run(["arm-none-eabi-nm", "-u", *objs], check=True, capture_output=True,
+                                   text=True).stdout
+        symbols = set(re.findall(r"U (\S+)", undefined)) - {"memcpy", "memset"}
+        assert not symbols, f"{model} on {cpu} needs {sorted(symbols)}"
+
+
+def test_metadata_describes_the_library(compiled):
+    meta = json.loads((compiled["kws_dscnn_int8"] / "metadata.json").read_text())
+    assert meta["module"] == "default"
+    assert meta["inputs"][0]["shape"] == [1, 49, 10, 1] and meta["inputs"][0]["dtype"] == "int8"
+    assert meta["outputs"][0]["shape"] == [1, 12]
+    assert meta["macs"] == 2656768   # MLPerf Tiny's figure for KWS (peer json)
+    mem = meta["memory"]
+    assert 0 < mem["lower_bound_bytes"] <= mem["arena_bytes"]
+    for buf in mem["plan"]:
+        overlapping = [b for b in mem["plan"] if b is not buf and b["first_use"] <= buf["last_use"]
+                       and buf["first_use"] <= b["last_use"]]
+        for other in overlapping:
+            assert buf["offset"] + buf["bytes"] <= other["offset"] or other["offset"] + other["bytes"] <= buf["offset"]
+    header = (compiled["kws_dscnn_int8"] / "include" / "tvmgen_default.h").read_text()
+    assert "struct tvmgen_default_inputs" in header and "int32_t tvmgen_default_run(" in header
+    assert "tvm/" not in "".join(p.read_text() for p in (compiled["kws_dscnn_int8"] / "src").glob("*.c"))
