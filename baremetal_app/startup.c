@@ -1,0 +1,50 @@
+/* startup.c - vector table and reset handler for the bare-metal firmware. */
+#include <stdint.h>
+
+#include "mtk_board.h"
+#include "mtk_core.h"
+
+extern uint32_t __data_load[], __data_start[], __data_end[], __bss_start[], __bss_end[], __stack_top[];
+
+void Reset_Handler(void) __attribute__((noreturn));
+void HardFault_Handler(void); /* mtk_port_baremetal.c */
+void SysTick_Handler(void);   /* mtk_port_baremetal.c */
+
+static void Default_Handler(void)
+{
+    HardFault_Handler();
+}
+
+#define SCB_CPACR (*(volatile uint32_t *)0xE000ED88u)
+
+void Reset_Handler(void)
+{
+#if MTK_HAS_FPU
+    SCB_CPACR |= 0xFu << 20; /* CP10, CP11 full access: FPU (and MVE on Cortex-M55) */
+    __asm volatile("dsb\n\tisb" ::: "memory");
+#endif
+    for (uint32_t *src = __data_load, *dst = __data_start; dst < __data_end;) {
+        *dst++ = *src++;
+    }
+    for (uint32_t *dst = __bss_start; dst < __bss_end;) {
+        *dst++ = 0;
+    }
+    mtk_core_main();
+}
+
+__attribute__((section(".vectors"), used)) static void (*const vectors[16])(void) = {
+    (void (*)(void))__stack_top,
+    Reset_Handler,
+    Default_Handler,   /* NMI */
+    HardFault_Handler,
+    Default_Handler,   /* MemManage */
+    Default_Handler,   /* BusFault */
+    Default_Handler,   /* UsageFault */
+    Default_Handler,   /* SecureFault (v8-M) */
+    0, 0, 0,
+    Default_Handler,   /* SVCall */
+    Default_Handler,   /* DebugMonitor */
+    0,
+    Default_Handler,   /* PendSV */
+    SysTick_Handler,
+};

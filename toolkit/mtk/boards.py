@@ -1,0 +1,124 @@
+"""Board registry: the boards mtk knows, read from board_templates/boards.yaml."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import yaml
+
+from .errors import MtkError
+from .paths import BOARD_TEMPLATES
+from .target import Cpu, get_cpu
+
+BOARDS_FILE = BOARD_TEMPLATES / "boards.yaml"
+DEFAULT_BOARD = "mps2/an386"
+UART_KINDS = ("cmsdk", "pl011")
+
+
+@dataclass(frozen=True)
+class MemoryRegion:
+    base: int
+    size: int
+
+
+@dataclass(frozen=True)
+class QemuMachine:
+    """How QEMU emulates a board: machine, memory map and console UART."""
+
+    machine: str          # qemu-system-arm -M value
+    code: MemoryRegion    # where code and constants are linked
+    ram: MemoryRegion     # where data, arena and stack go
+    uart_kind: str        # one of UART_KINDS
+    uart_base: int
+    timer_hz: int         # SysTick clock; under -icount shift=0 a tick is 1e9/timer_hz instructions
+
+
+@dataclass(frozen=True)
+class Board:
+    name: str                   # Zephyr board name, e.g. "mps2/an386"
+    cpu: Cpu
+    clock_hz: int
+    flash_bytes: int
+    ram_bytes: int
+    console: str                # console UART (Zephyr node label)
+    qemu: QemuMachine | None = None
+    usb_vid_pid: str | None = None
+    runners: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def is_qemu(self) -> bool:
+        return self.qemu is not None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "cpu": self.cpu.name, "clock_hz": self.clock_hz,
+            "flash_bytes": self.flash_bytes, "ram_bytes": self.ram_bytes, "console": self.console,
+            "qemu_machine": self.qemu.machine if self.qemu else None,
+            "usb_vid_pid": self.usb_vid_pid, "runners": list(self.runners),
+        }
+
+
+def _board_from_yaml(name: str, entry: dict[str, Any]) -> Board:
+    try:
+        qemu = entry.get("qemu")
+        return Board(
+            name=name,
+            cpu=get_cpu(entry["cpu"]),
+            clock_hz=int(entry["clock_hz"]),
+            flash_bytes=int(entry["flash_bytes"]),
+            ram_bytes=int(entry["ram_bytes"]),
+            console=str(entry["console"]),
+            qemu=_qemu_from_yaml(qemu) if qemu else None,
+            usb_vid_pid=entry.get("usb_vid_pid"),
+            runners=tuple(entry.get("runners", ())),
+            aliases=tuple(entry.get("aliases", ())),
+        )
+    except (KeyError, TypeError, ValueError) as err:
+        raise MtkError(f"{BOARDS_FILE}: board '{name}' is malformed ({err!r})") from err
+
+
+def _qemu_from_yaml(entry: dict[str, Any]) -> QemuMachine:
+    kind = entry["uart"]["kind"]
+    if kind not in UART_KINDS:
+        raise ValueError(f"UART kind '{kind}' is not one of {UART_KINDS}")
+    return QemuMachine(
+        machine=entry["machine"],
+        code=MemoryRegion(**entry["code"]),
+        ram=MemoryRegion(**entry["ram"]),
+        uart_kind=kind,
+        uart_base=int(entry["uart"]["base"]),
+        timer_hz=int(entry["timer_hz"]),
+    )
+
+
+@lru_cache(maxsize=1)
+def _registry() -> dict[str, Board]:
+    with open(BOARDS_FILE, encoding="utf-8") as f:
+        data = yaml.safe_load(f)
+    return {name: _board_from_yaml(name, entry) for name, entry in data["boards"].items()}
+
+
+@lru_cache(maxsize=1)
+def _names() -> dict[str, str]:
+    """Every accepted spelling (lower case) -> board name."""
+    names: dict[str, str] = {}
+    for board in _registry().values():
+        for spelling in (board.name, *board.aliases):
+            names[spelling.lower()] = board.name
+            names[spelling.lower().replace("/", "_")] = board.name
+    return names
+
+
+def all_boards() -> list[Board]:
+    return list(_registry().values())
+
+
+def get_board(name: str) -> Board:
+    """The board called `name` (its Zephyr name or an alias such as "mps2_an386")."""
+    key = _names().get(name.strip().lower())
+    if key is None:
+        raise MtkError(f"unknown board '{name}'", hint=f"known boards: {', '.join(_registry())}")
+    return _registry()[key]

@@ -1,0 +1,73 @@
+"""Bare-metal firmware for the QEMU boards: rendered from baremetal_app/, built with make."""
+
+from __future__ import annotations
+
+import shutil
+from fractions import Fraction
+from pathlib import Path
+
+import jinja2
+
+from ..boards import Board
+from ..errors import ModelError, MtkError
+from ..fsutil import atomic_output_dir
+from ..paths import BAREMETAL_APP, FIRMWARE
+from .base import Platform, ProjectOptions, require_tool, run_build
+from .compiled_model import CompiledModel, render_glue
+
+CORE_FILES = ("mtk_core.c", "mtk_core.h", "mtk_port.h", "mtk_model.h", "mtk_layer_hook.h")
+LIBC = {"name": "picolibc", "package": "picolibc-arm-none-eabi", "specs": "--specs=picolibc.specs"}
+ELF = Path("build/firmware.elf")
+
+
+def _tick(timer_hz: int) -> dict[str, int]:
+    """Instructions per SysTick tick under -icount shift=0 (1 ns each) as num >> shift."""
+    ratio = Fraction(10**9, timer_hz)
+    if ratio.denominator & (ratio.denominator - 1):
+        raise MtkError(f"SysTick at {timer_hz} Hz is not a power-of-two fraction of 1 GHz")
+    return {"num": ratio.numerator, "shift": ratio.denominator.bit_length() - 1}
+
+
+def _check_fits(model: CompiledModel, board: Board, options: ProjectOptions) -> None:
+    ram = model.arena_bytes + model.input_bytes + model.output_bytes + options.stack_bytes
+    if model.constant_bytes > board.flash_bytes or ram > board.ram_bytes:
+        raise ModelError(
+            f"{model.name} does not fit {board.name}: needs {model.constant_bytes} bytes of constants "
+            f"(flash {board.flash_bytes}) and at least {ram} bytes of RAM (arena {model.arena_bytes}, "
+            f"buffers {model.input_bytes + model.output_bytes}, stack {options.stack_bytes}; "
+            f"RAM {board.ram_bytes})")
+
+
+class BaremetalPlatform(Platform):
+    name = "baremetal"
+
+    def render(self, compiled_dir: Path, board: Board, out_dir: Path, options: ProjectOptions) -> Path:
+        if board.qemu is None:
+            raise MtkError(f"the bare-metal platform runs QEMU boards only; {board.name} is a physical board",
+                           hint="use the zephyr platform for it")
+        model = CompiledModel.load(compiled_dir)
+        _check_fits(model, board, options)
+        env = jinja2.Environment(loader=jinja2.FileSystemLoader(BAREMETAL_APP), undefined=jinja2.StrictUndefined,
+                                 keep_trailing_newline=True)
+        context = {"board": board, "qemu": board.qemu, "model": model, "options": options, "libc": LIBC,
+                   "tick": _tick(board.qemu.timer_hz)}
+        with atomic_output_dir(out_dir, force=options.force) as tmp:
+            for source in sorted(BAREMETAL_APP.iterdir()):
+                if source.suffix == ".j2":
+                    (tmp / source.stem).write_text(env.get_template(source.name).render(context))
+                else:
+                    shutil.copy2(source, tmp / source.name)
+            (tmp / "firmware").mkdir()
+            for name in CORE_FILES:
+                shutil.copy2(FIRMWARE / name, tmp / "firmware" / name)
+            shutil.copytree(model.path / "include", tmp / "model" / "include")
+            shutil.copytree(model.path / "src", tmp / "model" / "src")
+            shutil.copy2(model.path / "metadata.json", tmp / "model" / "metadata.json")
+            (tmp / "model_glue.c").write_text(render_glue(model))
+        return Path(out_dir).resolve()
+
+    def build(self, project_dir: Path) -> Path:
+        require_tool("arm-none-eabi-gcc", "gcc-arm-none-eabi")
+        make = require_tool("make", "make")
+        run_build([make, "-j2"], cwd=Path(project_dir))
+        return Path(project_dir) / ELF

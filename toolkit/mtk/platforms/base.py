@@ -1,0 +1,50 @@
+"""The Platform interface: render a firmware project for (compiled model, board), build it."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..boards import Board
+from ..errors import TargetError, ToolMissing
+
+
+@dataclass(frozen=True)
+class ProjectOptions:
+    profile: bool = False       # per-layer cycle counts (MTK_LAYER_HOOK -> mtk_layer_hook)
+    semihosting: bool = True    # exit QEMU with the status via semihosting (never on silicon)
+    opt_level: str = "O2"
+    stack_bytes: int = 8192
+    force: bool = False         # replace a non-empty project folder
+
+
+class Platform(ABC):
+    name: str
+
+    @abstractmethod
+    def render(self, compiled_dir: Path, board: Board, out_dir: Path, options: ProjectOptions) -> Path:
+        """Write a self-contained firmware project for the compiled model to `out_dir`; return it."""
+
+    @abstractmethod
+    def build(self, project_dir: Path) -> Path:
+        """Build a rendered project; return the firmware ELF."""
+
+
+def require_tool(program: str, debian_package: str) -> str:
+    path = shutil.which(program)
+    if path is None:
+        raise ToolMissing(f"'{program}' is not installed", hint=f"apt-get install {debian_package}")
+    return path
+
+
+def run_build(command: list[str], cwd: Path) -> None:
+    """Run a build command; on failure raise TargetError with the compiler's error lines."""
+    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+    if result.returncode != 0:
+        lines = (result.stdout + result.stderr).strip().splitlines()
+        errors = [line for line in lines if "error" in line.lower()] or lines
+        raise TargetError(f"build of {cwd} failed:\n" + "\n".join(errors[-25:]),
+                          hint=f"rerun by hand: cd {cwd} && {' '.join(command)}")

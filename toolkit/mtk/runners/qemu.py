@@ -1,0 +1,105 @@
+"""Run firmware in qemu-system-arm: deterministic instruction counts (-icount shift=0), the
+console UART on a loopback TCP socket, exit status through semihosting."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import serial
+
+from ..boards import Board
+from ..errors import TargetError
+from ..platforms.base import require_tool
+from ..transport.serial_link import SerialLink
+from .base import Runner, Session
+
+CONNECT_TIMEOUT_S = 10.0
+STOP_TIMEOUT_S = 2.0
+PORT_ATTEMPTS = 3
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def qemu_command(qemu: str, machine: str, elf: Path, port: int) -> list[str]:
+    return [qemu, "-M", machine, "-kernel", str(elf),
+            "-icount", "shift=0,align=off,sleep=off",
+            "-serial", f"tcp:127.0.0.1:{port},server=on,wait=on,nodelay=on",
+            "-display", "none", "-monitor", "none", "-no-reboot",
+            "-semihosting-config", "enable=on,target=native"]
+
+
+class QemuSession(Session):
+    def __init__(self, process: subprocess.Popen, log: tempfile._TemporaryFileWrapper, link: SerialLink):
+        self.process = process
+        self.link = link
+        self._log = log
+
+    def log_tail(self) -> str:
+        """QEMU's own stdout and stderr (errors, semihosting output)."""
+        self._log.seek(0)
+        return self._log.read().decode(errors="replace").strip()[-2000:]
+
+    def wait_exit(self, timeout: float) -> int:
+        try:
+            return self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise TargetError(f"QEMU did not exit within {timeout:g} s\n{self.link.describe_last_lines()}") from None
+
+    def close(self) -> None:
+        self.link.close()
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._log.close()
+
+
+class QemuRunner(Runner):
+    def __init__(self, board: Board):
+        if board.qemu is None:
+            raise TargetError(f"{board.name} is not a QEMU board")
+        self.board = board
+
+    def start(self, elf: Path) -> QemuSession:
+        qemu = require_tool("qemu-system-arm", "qemu-system-arm")
+        if not Path(elf).is_file():
+            raise TargetError(f"firmware {elf} does not exist")
+        for attempt in range(PORT_ATTEMPTS):
+            port = _free_port()
+            log = tempfile.TemporaryFile()
+            process = subprocess.Popen(qemu_command(qemu, self.board.qemu.machine, Path(elf), port),
+                                       stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+            try:
+                return QemuSession(process, log, self._connect(process, port))
+            except TargetError:
+                process.kill()
+                process.wait()
+                log.seek(0)
+                output = log.read().decode(errors="replace").strip()
+                log.close()
+                if "Address already in use" not in output or attempt == PORT_ATTEMPTS - 1:
+                    raise TargetError(f"QEMU ({self.board.qemu.machine}) did not start:\n{output[-2000:]}") from None
+        raise AssertionError("unreachable")
+
+    @staticmethod
+    def _connect(process: subprocess.Popen, port: int) -> SerialLink:
+        deadline = time.monotonic() + CONNECT_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise TargetError(f"QEMU exited with status {process.returncode}")
+            try:
+                return SerialLink.open(f"socket://127.0.0.1:{port}")
+            except serial.SerialException:
+                time.sleep(0.02)
+        raise TargetError(f"QEMU's serial port 127.0.0.1:{port} did not open within {CONNECT_TIMEOUT_S:g} s")

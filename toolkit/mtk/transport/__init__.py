@@ -1,0 +1,1 @@
+"""Talking to a running firmware: a line-oriented serial link and the protocol client on top."""

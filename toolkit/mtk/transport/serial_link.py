@@ -1,0 +1,87 @@
+"""A line-oriented serial connection to a target, through pyserial.
+
+The same class talks to QEMU's serial port on a loopback TCP socket ("socket://127.0.0.1:PORT")
+and to a board's USB serial port ("/dev/ttyACM0"). It remembers the last lines received so
+that errors can show what the target said last.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections import deque
+
+import serial
+import serial.tools.list_ports
+
+from ..errors import TargetError
+
+BAUD_RATE = 115200
+HISTORY_LINES = 12
+
+
+class SerialLink:
+    def __init__(self, port: serial.SerialBase):
+        self._port = port
+        self._pending = b""
+        self._history: deque[str] = deque(maxlen=HISTORY_LINES)
+
+    @classmethod
+    def open(cls, url: str, baudrate: int = BAUD_RATE) -> SerialLink:
+        """Open `url` (a pyserial URL or device path); raises serial.SerialException if it cannot."""
+        port = serial.serial_for_url(url, baudrate=baudrate, timeout=0.5)
+        sock = getattr(port, "_socket", None)
+        if sock is not None:  # pyserial's socket:// leaves Nagle on: ~40 ms per round trip
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return cls(port)
+
+    @property
+    def last_lines(self) -> list[str]:
+        """The last lines received, and a trailing partial line if any."""
+        partial = self._pending.decode("ascii", errors="replace").strip()
+        return list(self._history) + ([partial] if partial else [])
+
+    def describe_last_lines(self) -> str:
+        lines = self.last_lines
+        if not lines:
+            return "the target printed nothing"
+        return "the target's last output:\n" + "\n".join(f"  | {line}" for line in lines)
+
+    def write(self, data: bytes) -> None:
+        try:
+            self._port.write(data)
+            self._port.flush()
+        except (serial.SerialException, OSError) as err:
+            raise TargetError(f"cannot write to the target ({err})\n{self.describe_last_lines()}") from err
+
+    def read_line(self, timeout: float) -> str | None:
+        """The next line without its line end, or None if none completes within `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._pending:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            self._port.timeout = min(remaining, 0.5)
+            try:
+                chunk = self._port.read(max(1, self._port.in_waiting))
+            except (serial.SerialException, OSError) as err:
+                raise TargetError(f"the target closed the serial connection ({err})\n"
+                                  f"{self.describe_last_lines()}") from err
+            self._pending += chunk
+        raw, _, self._pending = self._pending.partition(b"\n")
+        line = raw.rstrip(b"\r").decode("ascii", errors="replace")
+        self._history.append(line)
+        return line
+
+    def close(self) -> None:
+        self._port.close()
+
+
+def find_usb_port(vid_pid: str) -> str:
+    """The device path of the one serial port with USB ids `vid_pid` ("0483:374b")."""
+    ports = [p.device for p in serial.tools.list_ports.grep(f"VID:PID={vid_pid}")]
+    if len(ports) != 1:
+        found = "none" if not ports else ", ".join(ports)
+        raise TargetError(f"expected one serial port with USB id {vid_pid}, found {found}",
+                          hint="connect exactly one board, or pass its port explicitly")
+    return ports[0]
