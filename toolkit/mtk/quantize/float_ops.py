@@ -32,6 +32,16 @@ def float_compute_ops(graph: Graph) -> list[Op]:
             and any(_is_float(t) for t in graph.input_tensors(op) + graph.output_tensors(op) if t is not None)]
 
 
-def op_labels(ops: list[Op]) -> list[str]:
-    """How reports name ops: "#3 LEAKY_RELU" (index in the model's operator list, type)."""
-    return [f"#{op.index} {op.type}" for op in ops]
+def leftover_float_ops(float_graph: Graph, int8_graph: Graph) -> list[str]:
+    """The float compute ops of `int8_graph`, named as in the float model: "#3 LEAKY_RELU (output 'act')".
+
+    The quantizer keeps a float op's output tensor name, which finds its index in the float model.
+    """
+    float_op_index = {float_graph.tensors[op.outputs[0]].name: op.index for op in float_graph.ops if op.outputs}
+    labels = []
+    for op in float_compute_ops(int8_graph):
+        output = int8_graph.tensors[op.outputs[0]].name if op.outputs else ""
+        index = float_op_index.get(output)
+        where = f"#{index}" if index is not None else f"#{op.index} of the int8 model"
+        labels.append(f"{where} {op.type} (output '{output}')")
+    return labels

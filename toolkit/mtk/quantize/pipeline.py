@@ -9,11 +9,12 @@ import numpy as np
 
 from .. import ui
 from ..errors import ModelError, MtkError
+from ..graph import Graph, Tensor
 from ..reader import read_model
 from .calibration import CALIBRATION_METHODS, DEFAULT_PERCENTILE, CalibrationMethod
 from .dataset import Normalization, load_dataset
 from .driver import quantize_int8
-from .float_ops import float_compute_ops, op_labels
+from .float_ops import leftover_float_ops
 from .litert import run_model, signature_of
 from .report import QuantizeReport, compare_outputs, score_labels
 
@@ -25,6 +26,16 @@ def default_output_path(float_path: str | Path) -> Path:
     path = Path(float_path)
     stem = path.stem.removesuffix("_float")
     return path.with_name(f"{stem}_int8.tflite")
+
+
+def _float_input(graph: Graph) -> Tensor:
+    model_input = graph.tensors[graph.inputs[0]]
+    if model_input.dtype != "float32":
+        raise ModelError(f"{graph.source} takes {model_input.dtype} input: it is already quantized",
+                         hint="mtk quantize needs the float model")
+    if not model_input.shape or model_input.shape[0] != 1:
+        raise ModelError(f"{graph.source} input shape {list(model_input.shape)} has no batch dimension of 1")
+    return model_input
 
 
 def quantize_model(float_path: str | Path, calib: DataSource, out_path: str | Path | None = None, *,
@@ -48,12 +59,7 @@ def quantize_model(float_path: str | Path, calib: DataSource, out_path: str | Pa
         raise MtkError(f"percentile {percentile} is outside (50, 100]")
 
     graph = read_model(float_path)
-    model_input = graph.tensors[graph.inputs[0]]
-    if model_input.dtype != "float32":
-        raise ModelError(f"{float_path} takes {model_input.dtype} input: it is already quantized",
-                         hint="mtk quantize needs the float model")
-    if not model_input.shape or model_input.shape[0] != 1:
-        raise ModelError(f"{float_path} input shape {list(model_input.shape)} has no batch dimension of 1")
+    model_input = _float_input(graph)
     model = float_path.read_bytes()
     signature = signature_of(model, str(float_path))
 
@@ -69,7 +75,7 @@ def quantize_model(float_path: str | Path, calib: DataSource, out_path: str | Pa
     temp_name = out_path.with_name(f".{out_path.name}.{os.getpid()}.tmp")
     try:
         temp_name.write_bytes(int8_model)
-        float_ops = op_labels(float_compute_ops(read_model(temp_name)))
+        float_ops = leftover_float_ops(graph, read_model(temp_name))
         if float_ops and not allow_float:
             raise ModelError(f"ai-edge-quantizer left {len(float_ops)} op(s) of {float_path.name} in float: "
                              f"{', '.join(float_ops)}",

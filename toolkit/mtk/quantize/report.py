@@ -42,7 +42,7 @@ class QuantizeReport:
     eval_samples: int
     outputs: list[OutputComparison]
     labels: LabelScores | None = None
-    float_ops: list[str] = field(default_factory=list)   # "#3 LEAKY_RELU": ops kept in float (--allow-float)
+    float_ops: list[str] = field(default_factory=list)   # ops kept in float (--allow-float), see leftover_float_ops
 
     def to_dict(self) -> dict:
         """JSON-ready: paths as strings, an infinite SNR as null."""

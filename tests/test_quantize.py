@@ -1,0 +1,138 @@
+"""mtk quantize on real models: the shipped digits CNN, a sine regressor, a model with an op left in float."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tflite_micro
+
+from mtk.cli import main
+from mtk.errors import ModelError
+from mtk.paths import MODELS
+from mtk.quantize import quantize_model
+from mtk.reader import read_model
+from mtk.reference import run_reference_batch
+from mtk.tflite_builder import ModelBuilder
+
+DIGITS_FLOAT = MODELS / "digits_cnn_float.tflite"
+DIGITS_INT8 = MODELS / "digits_cnn_int8.tflite"
+DIGITS_CALIB = MODELS / "digits_calib.npz"
+DIGITS_TEST = MODELS / "digits_test.npz"
+SINE_FLOAT = Path(tflite_micro.__file__).parent / "python" / "tflite_micro" / "sine_float.tflite"
+
+
+def quantize_input(model: Path, x: np.ndarray) -> np.ndarray:
+    """Float samples as the int8 model's input tensor values."""
+    graph = read_model(model)
+    quant = graph.tensors[graph.inputs[0]].quant
+    return np.clip(np.round(x / quant.s) + quant.zp, -128, 127).astype(np.int8)
+
+
+def dequantize_output(model: Path, q: np.ndarray) -> np.ndarray:
+    graph = read_model(model)
+    quant = graph.tensors[graph.outputs[0]].quant
+    return (q.astype(np.float64) - quant.zp) * quant.s
+
+
+@pytest.fixture(scope="module")
+def digits_report(tmp_path_factory: pytest.TempPathFactory):
+    out = tmp_path_factory.mktemp("digits") / "digits_int8.tflite"
+    return quantize_model(DIGITS_FLOAT, DIGITS_CALIB, out, eval_data=DIGITS_TEST)
+
+
+def test_shipped_model_keeps_accuracy_within_one_point(digits_report) -> None:
+    scores = digits_report.labels
+    assert scores.float_accuracy > 0.95
+    assert abs(scores.float_accuracy - scores.int8_accuracy) <= 0.01
+    assert scores.agreement >= 0.98
+    assert digits_report.float_ops == []
+    (output,) = digits_report.outputs
+    assert output.snr_db > 25 and output.cosine > 0.999
+
+
+def test_committed_int8_model_is_what_mtk_quantize_writes(digits_report) -> None:
+    assert digits_report.int8_model.read_bytes() == DIGITS_INT8.read_bytes(), \
+        "models/digits_cnn_int8.tflite is stale: rerun python models/make_examples.py"
+
+
+def test_quantized_model_runs_in_tflite_micro(digits_report) -> None:
+    with np.load(DIGITS_TEST) as data:
+        x, y = data["x"], data["y"]
+    model = digits_report.int8_model
+    graph = read_model(model)
+    assert [graph.tensors[i].dtype for i in graph.inputs + graph.outputs] == ["int8", "int8"]
+    assert all(t.dtype != "float32" for t in graph.tensors)
+    outputs = run_reference_batch(model, [[sample[None]] for sample in quantize_input(model, x)])
+    predictions = np.array([out[0].reshape(-1).argmax() for out in outputs])
+    assert abs(np.mean(predictions == y) - digits_report.labels.int8_accuracy) < 1e-9
+
+
+def test_sine_model_within_005_rmse_of_float(tmp_path: Path) -> None:
+    calib = tmp_path / "calib.npy"
+    np.save(calib, np.random.default_rng(0).uniform(0, 2 * np.pi, (500, 1)).astype(np.float32))
+    out = tmp_path / "sine_int8.tflite"
+    assert main(["quantize", str(SINE_FLOAT), "--calib", str(calib), "-o", str(out), "-q"]) == 0
+    grid = np.linspace(0, 2 * np.pi, 400, dtype=np.float32)[:, None]
+    float_out = np.array([o[0] for o in run_reference_batch(SINE_FLOAT, [[v[None]] for v in grid])]).reshape(-1)
+    int8_raw = np.array([o[0] for o in run_reference_batch(out, [[v[None]] for v in quantize_input(out, grid)])])
+    rmse = float(np.sqrt(np.mean((dequantize_output(out, int8_raw).reshape(-1) - float_out) ** 2)))
+    assert rmse < 0.05
+
+
+def leaky_relu_model(path: Path) -> Path:
+    """FC -> LEAKY_RELU -> FC: ai-edge-quantizer cannot quantize LEAKY_RELU and leaves it in float."""
+    rng = np.random.default_rng(1)
+    b = ModelBuilder(description="leaky relu")
+    x, hidden, leaky, y = (b.tensor(n, s, "float32") for n, s in
+                           [("input", (1, 4)), ("hidden", (1, 8)), ("leaky", (1, 8)), ("output", (1, 3))])
+    b.op("FULLY_CONNECTED", [x, b.const("w1", rng.standard_normal((8, 4)).astype(np.float32)),
+                             b.const("b1", np.zeros(8, np.float32))], [hidden])
+    b.op("LEAKY_RELU", [hidden], [leaky], alpha=0.1)
+    b.op("FULLY_CONNECTED", [leaky, b.const("w2", rng.standard_normal((3, 8)).astype(np.float32)),
+                             b.const("b2", np.zeros(3, np.float32))], [y])
+    b.inputs([x])
+    b.outputs([y])
+    return b.save(path)
+
+
+def test_op_left_in_float_is_named_and_fails(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    model = leaky_relu_model(tmp_path / "leaky.tflite")
+    calib = tmp_path / "calib.npy"
+    np.save(calib, np.random.default_rng(2).standard_normal((32, 4)).astype(np.float32))
+    out = tmp_path / "leaky_int8.tflite"
+    assert main(["quantize", str(model), "--calib", str(calib), "-o", str(out)]) == ModelError.exit_code
+    err = capsys.readouterr().err
+    assert "#1 LEAKY_RELU" in err and "--allow-float" in err and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["calib.npy", "leaky.tflite"]
+
+    assert main(["quantize", str(model), "--calib", str(calib), "-o", str(out), "--allow-float", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["float_ops"] == ["#1 LEAKY_RELU (output 'leaky')"]
+    assert out.exists()
+
+
+def test_float_io_and_percentile(tmp_path: Path) -> None:
+    out = tmp_path / "digits_float_io.tflite"
+    report = quantize_model(DIGITS_FLOAT, DIGITS_CALIB, out, eval_data=DIGITS_TEST, float_io=True,
+                            calibration="percentile", percentile=99.9)
+    graph = read_model(out)
+    assert [graph.tensors[i].dtype for i in graph.inputs + graph.outputs] == ["float32", "float32"]
+    assert report.float_ops == [] and report.calibration == "percentile 99.9"
+    assert abs(report.labels.float_accuracy - report.labels.int8_accuracy) <= 0.01
+    minmax = read_model(DIGITS_INT8)
+    scales = {t.name: t.quant.s for t in graph.tensors if t.quant is not None and not t.is_constant}
+    # Clipping narrows at least one activation range (the ReLU outputs have long tails).
+    assert any(scales[t.name] < t.quant.s * 0.99 for t in minmax.tensors
+               if t.quant is not None and not t.is_constant and t.name in scales)
+
+
+def test_default_output_path_and_text_report(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    model = tmp_path / "digits_float.tflite"
+    model.write_bytes(DIGITS_FLOAT.read_bytes())
+    assert main(["quantize", str(model), "--calib", str(DIGITS_CALIB), "--eval", str(DIGITS_TEST)]) == 0
+    assert (tmp_path / "digits_int8.tflite").exists()
+    text = capsys.readouterr().out
+    assert "probabilities" in text and "accuracy: float" in text
