@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import flatbuffers
 import numpy as np
 import tflite
 from tflite.utils import BUILTIN_OPCODE2NAME
@@ -63,6 +64,14 @@ def _read_options(operator: tflite.Operator) -> dict[str, Any]:
         key = _snake(attr)
         result[key] = _ENUMS[key].get(value, value) if key in _ENUMS else value
     return result
+
+
+def _raw_builtin_code(code: tflite.OperatorCode) -> int:
+    """The int32 `builtin_code` field itself. tflite's BuiltinCode() returns the deprecated int8
+    field whenever it is < 127, so writers that leave that 0 (ai-edge-quantizer's QUANTIZE)
+    read as ADD; the runtimes take max(deprecated_builtin_code, builtin_code)."""
+    offset = code._tab.Offset(10)
+    return int(code._tab.Get(flatbuffers.number_types.Int32Flags, offset + code._tab.Pos)) if offset else 0
 
 
 def _quant(q: tflite.QuantizationParameters | None, shape: tuple[int, ...]) -> Quant | None:
@@ -138,8 +147,7 @@ def _parse(buf: bytes, path: Path) -> Graph:
     for i in range(sub.OperatorsLength()):
         o = sub.Operators(i)
         code = model.OperatorCodes(o.OpcodeIndex())
-        # tflite.OperatorCode.BuiltinCode() prefers the deprecated int8 field; runtimes take the max.
-        builtin = max(int(code.DeprecatedBuiltinCode()), int(code.BuiltinCode()))
+        builtin = max(int(code.DeprecatedBuiltinCode()), _raw_builtin_code(code))
         op_type = BUILTIN_OPCODE2NAME.get(builtin, f"BUILTIN_{builtin}")
         if op_type == "CUSTOM":
             op_type = f"CUSTOM:{(code.CustomCode() or b'').decode('utf-8', 'replace')}"
