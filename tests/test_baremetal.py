@@ -1,0 +1,83 @@
+"""Rendering and building the bare-metal firmware project (real arm-none-eabi-gcc and make)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from mtk.boards import all_boards, get_board
+from mtk.errors import ModelError, MtkError, TargetError
+from mtk.platforms import ProjectOptions, get_platform
+
+FAKE = Path(__file__).parent / "fixtures" / "fake_compiled"
+QEMU_BOARDS = [b for b in all_boards() if b.qemu]
+CORE_TEXT_LIMIT = 4096  # firmware core + port + startup + glue, without the model
+
+
+def _text_sizes(elf: Path) -> dict[str, int]:
+    """.text bytes per object file, from the link map (an entry may wrap after a long section name)."""
+    sizes: dict[str, int] = {}
+    section = None
+    for line in (elf.parent / "firmware.map").read_text().splitlines():
+        parts = line.split()
+        if parts and parts[0].startswith((".text", ".rodata")) and line.startswith(" "):
+            section, parts = parts[0], parts[1:]
+        elif not (section and line.startswith(" " * 16)):
+            section = None
+            continue
+        if section and len(parts) == 3 and parts[1].startswith("0x") and parts[2].endswith(".o"):
+            sizes[parts[2]] = sizes.get(parts[2], 0) + int(parts[1], 16)
+            section = None
+    return sizes
+
+
+def test_rendered_project(tmp_path):
+    project = get_platform("baremetal").render(FAKE, get_board("mps3_an547"), tmp_path / "p", ProjectOptions())
+    names = {p.name for p in project.iterdir()}
+    assert {"Makefile", "linker.ld", "mtk_board.h", "startup.c", "mtk_port_baremetal.c", "model_glue.c",
+            "firmware", "model"} <= names
+    assert "-mcpu=cortex-m55" in (project / "Makefile").read_text()
+    linker = (project / "linker.ld").read_text()
+    assert "ORIGIN = 0x10000000, LENGTH = 0x80000" in linker and "ORIGIN = 0x30000000" in linker
+    board_h = (project / "mtk_board.h").read_text()
+    assert "MTK_UART_CMSDK 1" in board_h and "0x59303000u" in board_h
+    assert "MTK_TICK_NUM 125u" in board_h and "MTK_TICK_SHIFT 2u" in board_h  # 32 MHz: 31.25 ns a tick
+
+
+def test_refuses_physical_board(tmp_path):
+    with pytest.raises(MtkError, match="QEMU boards only"):
+        get_platform("baremetal").render(FAKE, get_board("nucleo_f746zg"), tmp_path / "p", ProjectOptions())
+
+
+def test_refuses_model_too_big_before_building(tmp_path):
+    big = tmp_path / "big"
+    shutil.copytree(FAKE, big)
+    meta = json.loads((big / "metadata.json").read_text())
+    meta["memory"]["arena_bytes"] = 70_000
+    (big / "metadata.json").write_text(json.dumps(meta))
+    with pytest.raises(ModelError, match=r"arena 70000.*RAM 65536"):
+        get_platform("baremetal").render(big, get_board("qemu_cortex_m3"), tmp_path / "p", ProjectOptions())
+    assert not (tmp_path / "p").exists()
+
+
+@pytest.mark.qemu
+@pytest.mark.parametrize("board", QEMU_BOARDS, ids=lambda b: b.name)
+def test_builds_by_hand_with_make(board, tmp_path):
+    project = get_platform("baremetal").render(FAKE, board, tmp_path / "p", ProjectOptions())
+    subprocess.run(["make", "-s"], cwd=project, check=True, capture_output=True)
+    elf = project / "build" / "firmware.elf"
+    core = sum(size for obj, size in _text_sizes(elf).items() if "model/src" not in obj)
+    assert 0 < core < CORE_TEXT_LIMIT
+
+
+@pytest.mark.qemu
+def test_build_error_shows_compiler_message(tmp_path):
+    platform = get_platform("baremetal")
+    project = platform.render(FAKE, get_board("mps2/an386"), tmp_path / "p", ProjectOptions())
+    (project / "model" / "src" / "default_lib.c").write_text("int broken(void) { return undeclared_thing; }\n")
+    with pytest.raises(TargetError, match="undeclared_thing"):
+        platform.build(project)

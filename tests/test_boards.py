@@ -1,0 +1,68 @@
+"""Board registry and `mtk boards`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mtk.boards import DEFAULT_BOARD, all_boards, get_board
+from mtk.cli import main
+from mtk.errors import MtkError
+from mtk.target import CPUS
+
+REQUIRED = ["mps2/an385", "mps2/an386", "mps2/an500", "mps3/corstone300/an547", "qemu_cortex_m3",
+            "nucleo_f746zg", "nucleo_l4r5zi", "stm32f746g_disco"]
+
+
+def test_required_boards_are_registered():
+    assert [b.name for b in all_boards()] == REQUIRED
+    assert get_board(DEFAULT_BOARD).cpu.name == "cortex-m4"
+
+
+@pytest.mark.parametrize("alias, name", [
+    ("mps2_an386", "mps2/an386"), ("MPS2/AN386", "mps2/an386"), ("mps3_an547", "mps3/corstone300/an547"),
+    ("mps3/an547", "mps3/corstone300/an547"), ("mps3_corstone300_an547", "mps3/corstone300/an547"),
+    ("qemu_cortex_m3", "qemu_cortex_m3"),
+])
+def test_aliases(alias, name):
+    assert get_board(alias).name == name
+
+
+def test_unknown_board_lists_known_ones():
+    with pytest.raises(MtkError) as err:
+        get_board("mps2/an999")
+    assert "mps2/an999" in str(err.value) and "nucleo_f746zg" in str(err.value)
+
+
+@pytest.mark.parametrize("board", all_boards(), ids=lambda b: b.name)
+def test_board_is_complete(board):
+    assert CPUS[board.cpu.name] == board.cpu
+    assert board.clock_hz > 1_000_000 and board.flash_bytes > 0 and board.ram_bytes > 0 and board.console
+    if board.qemu:
+        assert board.usb_vid_pid is None and not board.runners
+        assert board.qemu.code.size <= board.flash_bytes and board.qemu.ram.size <= board.ram_bytes
+        assert board.qemu.uart_kind in ("cmsdk", "pl011")
+    else:
+        assert board.usb_vid_pid == "0483:374b" and "openocd" in board.runners
+
+
+def test_qemu_memory_maps():
+    an547 = get_board("mps3/corstone300/an547").qemu
+    assert (an547.machine, an547.code.base, an547.ram.base, an547.uart_base) == \
+        ("mps3-an547", 0x10000000, 0x30000000, 0x59303000)
+    lm3s = get_board("qemu_cortex_m3").qemu
+    assert (lm3s.machine, lm3s.uart_kind, lm3s.uart_base, lm3s.ram.size) == ("lm3s6965evb", "pl011", 0x4000C000, 0x10000)
+
+
+def test_boards_command_json(capsys):
+    assert main(["boards", "--json"]) == 0
+    boards = json.loads(capsys.readouterr().out)
+    assert [b["name"] for b in boards] == REQUIRED
+    assert boards[1]["qemu_machine"] == "mps2-an386" and boards[5]["runners"][0] == "stm32cubeprogrammer"
+
+
+def test_boards_command_table(capsys):
+    assert main(["boards"]) == 0
+    out = capsys.readouterr().out
+    assert "mps2/an386 (default)" in out and "QEMU lm3s6965evb" in out and "USB 0483:374b" in out
