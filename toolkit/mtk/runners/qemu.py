@@ -8,6 +8,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import IO
 
 import serial
 
@@ -37,7 +38,7 @@ def qemu_command(qemu: str, machine: str, elf: Path, port: int) -> list[str]:
 
 
 class QemuSession(Session):
-    def __init__(self, process: subprocess.Popen, log: tempfile._TemporaryFileWrapper, link: SerialLink):
+    def __init__(self, process: subprocess.Popen, log: IO[bytes], link: SerialLink):
         self.process = process
         self.link = link
         self._log = log
@@ -75,22 +76,29 @@ class QemuRunner(Runner):
         qemu = require_tool("qemu-system-arm", "qemu-system-arm")
         if not Path(elf).is_file():
             raise TargetError(f"firmware {elf} does not exist")
-        for attempt in range(PORT_ATTEMPTS):
-            port = _free_port()
-            log = tempfile.TemporaryFile()
-            process = subprocess.Popen(qemu_command(qemu, self.board.qemu.machine, Path(elf), port),
-                                       stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
-            try:
-                return QemuSession(process, log, self._connect(process, port))
-            except TargetError:
-                process.kill()
-                process.wait()
-                log.seek(0)
-                output = log.read().decode(errors="replace").strip()
-                log.close()
-                if "Address already in use" not in output or attempt == PORT_ATTEMPTS - 1:
-                    raise TargetError(f"QEMU ({self.board.qemu.machine}) did not start:\n{output[-2000:]}") from None
-        raise AssertionError("unreachable")
+        for _ in range(PORT_ATTEMPTS):
+            session = self._launch(qemu, Path(elf))
+            if session is not None:
+                return session
+        raise TargetError(f"QEMU could not listen on a free TCP port in {PORT_ATTEMPTS} attempts")
+
+    def _launch(self, qemu: str, elf: Path) -> QemuSession | None:
+        """Start QEMU on a free port; None if another process took the port meanwhile."""
+        port = _free_port()
+        log = tempfile.TemporaryFile()
+        process = subprocess.Popen(qemu_command(qemu, self.board.qemu.machine, elf, port),
+                                   stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            return QemuSession(process, log, self._connect(process, port))
+        except TargetError:
+            process.kill()
+            process.wait()
+            log.seek(0)
+            output = log.read().decode(errors="replace").strip()
+            log.close()
+            if "Address already in use" in output:
+                return None
+            raise TargetError(f"QEMU ({self.board.qemu.machine}) did not start:\n{output[-2000:]}") from None
 
     @staticmethod
     def _connect(process: subprocess.Popen, port: int) -> SerialLink:

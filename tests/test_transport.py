@@ -1,0 +1,73 @@
+"""SerialLink over a real loopback TCP socket through pyserial's socket:// handler."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from mtk.errors import TargetError
+from mtk.transport.serial_link import SerialLink, find_usb_port
+
+
+@pytest.fixture
+def server() -> Iterator[tuple[SerialLink, socket.socket]]:
+    """A connected (link, peer socket) pair: the peer plays the target."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    accepted: list[socket.socket] = []
+    thread = threading.Thread(target=lambda: accepted.append(listener.accept()[0]))
+    thread.start()
+    link = SerialLink.open(f"socket://127.0.0.1:{listener.getsockname()[1]}")
+    thread.join(5)
+    yield link, accepted[0]
+    link.close()
+    accepted[0].close()
+    listener.close()
+
+
+def test_nagle_is_off(server):
+    link, _ = server
+    assert link._port._socket.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+
+
+def test_lines_split_across_packets(server):
+    link, peer = server
+    peer.sendall(b"m-na")
+    assert link.read_line(0.1) is None
+    peer.sendall(b"me-dut-[mtk]\r\nm-ready\r\nm-par")
+    assert link.read_line(1) == "m-name-dut-[mtk]"
+    assert link.read_line(1) == "m-ready"
+    assert link.read_line(0.2) is None
+    assert link.last_lines == ["m-name-dut-[mtk]", "m-ready", "m-par"]
+    assert "  | m-par" in link.describe_last_lines()
+
+
+def test_write_reaches_the_target(server):
+    link, peer = server
+    link.write(b"name%")
+    peer.settimeout(2)
+    assert peer.recv(16) == b"name%"
+
+
+def test_read_timeout_is_bounded(server):
+    link, _ = server
+    start = time.monotonic()
+    assert link.read_line(0.2) is None
+    assert time.monotonic() - start < 1
+
+
+def test_closed_connection_is_a_target_error(server):
+    link, peer = server
+    peer.sendall(b"m-init-done\r\n")
+    peer.close()
+    assert link.read_line(1) == "m-init-done"
+    with pytest.raises(TargetError, match=r"(?s)closed the serial connection.*\| m-init-done"):
+        link.read_line(1)
+
+
+def test_no_board_on_usb():
+    with pytest.raises(TargetError, match="expected one serial port with USB id ffff:fffe, found none"):
+        find_usb_port("ffff:fffe")
