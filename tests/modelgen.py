@@ -1,0 +1,524 @@
+"""Small random int8 TFLite models, one family per op, valid under TFLite's and TFLM's quantization rules.
+
+    strategies["CONV_2D"]          # hypothesis strategy of .tflite bytes
+    example_models(seed)           # {family: .tflite bytes}, one fixed model per family
+    random_inputs(model, seed)     # inputs for a model: one array per model input
+
+Every family is a sequence of layers. A layer takes the tensor so far and a `Draw` (where its
+random choices come from: hypothesis, or a seeded numpy generator) and appends one op with
+parameters TFLite allows: int8 weights symmetric (zero point 0, per-channel scales), int32 bias
+with scale input_scale * weight_scale, softmax output 1/256 and -128, logistic 1/256 and -128,
+tanh 1/128 and 0, pooling/reshape/pad/slice/transpose/concatenation/RELU6 outputs quantized like
+their inputs (TFLM copies or clamps the bytes), concatenation without fused activation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence, TypeVar
+
+import numpy as np
+from ai_edge_litert import schema_py_generated as schema
+from hypothesis import strategies as st
+
+from mtk.tflite_builder import ModelBuilder
+
+T = TypeVar("T")
+FUSED_ACTIVATIONS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")
+_FLOAT_INPUT_RANGE = 8.0
+
+
+class Draw:
+    """Random choices for a generator, from a seeded numpy generator (hypothesis: `HypothesisDraw`)."""
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        self.rng = rng          # bulk data (weights, biases) always comes from a numpy generator
+
+    def int(self, low: int, high: int) -> int:
+        """An integer in [low, high]."""
+        return int(self.rng.integers(low, high + 1))
+
+    def float(self, low: float, high: float) -> float:
+        return float(self.rng.uniform(low, high))
+
+    def choice(self, options: Sequence[T]) -> T:
+        return options[self.int(0, len(options) - 1)]
+
+    def bool(self) -> bool:
+        return self.int(0, 1) == 1
+
+
+class HypothesisDraw(Draw):
+    """Choices drawn through hypothesis (so they shrink); bulk data from a drawn seed."""
+
+    def __init__(self, draw: Callable) -> None:
+        super().__init__(np.random.default_rng(draw(st.integers(0, 2**32 - 1))))
+        self._draw = draw
+
+    def int(self, low: int, high: int) -> int:
+        return self._draw(st.integers(low, high))
+
+    def float(self, low: float, high: float) -> float:
+        return self._draw(st.floats(low, high, allow_nan=False, allow_infinity=False))
+
+    def choice(self, options: Sequence[T]) -> T:
+        return self._draw(st.sampled_from(options))
+
+
+@dataclass(frozen=True)
+class Quant:
+    scale: float
+    zero_point: int
+
+
+@dataclass(frozen=True)
+class Act:
+    """A tensor of the model being built: index, shape, quantization (None: float32)."""
+
+    index: int
+    shape: tuple[int, ...]
+    quant: Quant | None
+
+    @property
+    def dtype(self) -> str:
+        return "float32" if self.quant is None else "int8"
+
+
+class Net:
+    """A ModelBuilder that names tensors itself and tracks the model's inputs."""
+
+    def __init__(self, description: str) -> None:
+        self.builder = ModelBuilder(description=description)
+        self.inputs: list[int] = []
+        self._names: dict[str, int] = {}
+
+    def name(self, stem: str) -> str:
+        self._names[stem] = self._names.get(stem, 0) + 1
+        return stem if self._names[stem] == 1 else f"{stem}_{self._names[stem]}"
+
+    def tensor(self, stem: str, shape: Sequence[int], quant: Quant | None) -> Act:
+        shape = tuple(int(s) for s in shape)
+        if quant is None:
+            index = self.builder.tensor(self.name(stem), shape, "float32")
+        else:
+            index = self.builder.tensor(self.name(stem), shape, "int8", scale=quant.scale, zero_point=quant.zero_point)
+        return Act(index, shape, quant)
+
+    def model_input(self, shape: Sequence[int], quant: Quant | None) -> Act:
+        act = self.tensor("input", shape, quant)
+        self.inputs.append(act.index)
+        return act
+
+    def const_int8(self, data: np.ndarray, quant: Quant) -> Act:
+        index = self.builder.const(self.name("const"), data.astype(np.int8), scale=quant.scale,
+                                   zero_point=quant.zero_point)
+        return Act(index, data.shape, quant)
+
+    def int32(self, stem: str, values: Sequence[int] | np.ndarray) -> int:
+        return self.builder.const(self.name(stem), np.asarray(values, dtype=np.int32))
+
+    def build(self, output: Act) -> bytes:
+        self.builder.inputs(self.inputs)
+        self.builder.outputs([output.index])
+        return self.builder.build()
+
+
+# ---- quantization parameters ----------------------------------------------------------------
+
+def activation_quant(d: Draw, log2_scale: tuple[float, float] = (-8.0, 0.0)) -> Quant:
+    return Quant(scale=2.0 ** d.float(*log2_scale), zero_point=d.int(-128, 127))
+
+
+def rescaled(d: Draw, q: Quant, low: float = -1.5, high: float = 1.5) -> Quant:
+    """A new scale 2**[low, high] times `q`'s, the zero point near where `q` puts real 0."""
+    scale = q.scale * 2.0 ** d.float(low, high)
+    return Quant(scale, int(np.clip(round(q.zero_point * q.scale / scale) + d.int(-24, 24), -128, 127)))
+
+
+def accumulator_quant(d: Draw, real_std: float) -> Quant:
+    """An output quantization for a sum of products whose real value has std `real_std`:
+    most outputs in range, some saturating."""
+    return Quant(scale=real_std * 2.0 ** d.float(-1.0, 2.0) / 64.0, zero_point=d.int(-64, 63))
+
+
+def int8_data(d: Draw, shape: Sequence[int], symmetric: bool = False) -> np.ndarray:
+    return d.rng.integers(-127 if symmetric else -128, 128, size=tuple(shape)).astype(np.int8)
+
+
+_INT8_STD = 74.0   # std of (q - zero_point) for q uniform in int8 and a zero point inside the range
+
+
+def weighted_sum(net: Net, d: Draw, x: Act, op: str, weight_shape: Sequence[int], channel_axis: int,
+                 reduction: int, out_shape: Sequence[int], per_channel: bool = True, bias_optional: bool = True,
+                 **options) -> Act:
+    """CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED: symmetric int8 weights, int32 bias, fused activation."""
+    channels = weight_shape[channel_axis]
+    weight_scales = 2.0 ** np.array([d.float(-9.0, -5.0) for _ in range(channels if per_channel else 1)])
+    weights = int8_data(d, weight_shape, symmetric=True)
+    bias_scales = np.float32(x.quant.scale) * weight_scales.astype(np.float32)
+    accumulator_std = _INT8_STD * _INT8_STD * np.sqrt(reduction)
+    w = net.builder.const(net.name("weights"), weights, scale=weight_scales, zero_point=np.zeros(len(weight_scales)),
+                          axis=channel_axis)
+    bias = None
+    if not bias_optional or d.int(0, 3) > 0:   # omit an optional bias now and then
+        values = d.rng.integers(-accumulator_std, accumulator_std + 1, size=channels).astype(np.int32)
+        bias = net.builder.const(net.name("bias"), values, scale=bias_scales, zero_point=np.zeros(len(bias_scales)))
+    y = net.tensor(op.lower(), out_shape, accumulator_quant(d, accumulator_std * x.quant.scale * weight_scales.max()))
+    net.builder.op(op, [x.index, w, bias], [y.index], fused_activation_function=d.choice(FUSED_ACTIVATIONS), **options)
+    return y
+
+
+# ---- layers: each appends one op after `x` --------------------------------------------------
+
+def _window(d: Draw, size: int, max_kernel: int = 4, max_dilation: int = 3) -> tuple[int, int, int]:
+    """(kernel, stride, dilation) along one axis of length `size`, for SAME or VALID padding."""
+    dilation = d.int(1, max_dilation)
+    kernel = d.int(1, max(1, min(max_kernel, (size - 1) // dilation + 1)))
+    return kernel, d.int(1, 3), dilation
+
+
+def _padded_size(padding: str, size: int, kernel: int, stride: int, dilation: int) -> int:
+    effective = (kernel - 1) * dilation + 1
+    return -(-size // stride) if padding == "SAME" else (size - effective) // stride + 1
+
+
+def _spatial(d: Draw, x: Act, max_dilation: int) -> dict:
+    """Kernel, stride, dilation and padding for a 2-D window over NHWC `x`; 'out' is the output H, W."""
+    (kh, sh, dh), (kw, sw, dw) = _window(d, x.shape[1], max_dilation=max_dilation), \
+        _window(d, x.shape[2], max_dilation=max_dilation)
+    padding = d.choice(("SAME", "VALID"))
+    out = (_padded_size(padding, x.shape[1], kh, sh, dh), _padded_size(padding, x.shape[2], kw, sw, dw))
+    return {"kernel": (kh, kw), "stride": (sh, sw), "dilation": (dh, dw), "padding": padding, "out": out}
+
+
+def conv_2d(net: Net, d: Draw, x: Act) -> Act:
+    w = _spatial(d, x, max_dilation=3)
+    cin, cout = x.shape[3], d.int(1, 8)
+    return weighted_sum(net, d, x, "CONV_2D", (cout, *w["kernel"], cin), 0, w["kernel"][0] * w["kernel"][1] * cin,
+                        (1, *w["out"], cout), padding=w["padding"], stride_h=w["stride"][0], stride_w=w["stride"][1],
+                        dilation_h_factor=w["dilation"][0], dilation_w_factor=w["dilation"][1])
+
+
+def depthwise_conv_2d(net: Net, d: Draw, x: Act) -> Act:
+    w = _spatial(d, x, max_dilation=3)
+    multiplier = d.int(1, 3)
+    cout = x.shape[3] * multiplier
+    return weighted_sum(net, d, x, "DEPTHWISE_CONV_2D", (1, *w["kernel"], cout), 3, w["kernel"][0] * w["kernel"][1],
+                        (1, *w["out"], cout), padding=w["padding"], stride_h=w["stride"][0], stride_w=w["stride"][1],
+                        dilation_h_factor=w["dilation"][0], dilation_w_factor=w["dilation"][1],
+                        depth_multiplier=multiplier, bias_optional=False)   # TFLM segfaults without
+
+
+def fully_connected(net: Net, d: Draw, x: Act) -> Act:
+    depth, units = x.shape[-1], d.int(1, 12)
+    keep_num_dims = len(x.shape) > 2 and d.bool()
+    rows = x.shape[:-1] if keep_num_dims else (int(np.prod(x.shape[:-1])),)
+    return weighted_sum(net, d, x, "FULLY_CONNECTED", (units, depth), 0, depth, (*rows, units),
+                        per_channel=d.bool(), keep_num_dims=keep_num_dims)
+
+
+def _pool(op: str) -> Callable[[Net, Draw, Act], Act]:
+    def pool(net: Net, d: Draw, x: Act) -> Act:
+        w = _spatial(d, x, max_dilation=1)
+        y = net.tensor(op.lower(), (1, *w["out"], x.shape[3]), x.quant)
+        net.builder.op(op, [x.index], [y.index], padding=w["padding"], stride_h=w["stride"][0],
+                       stride_w=w["stride"][1], filter_height=w["kernel"][0], filter_width=w["kernel"][1],
+                       fused_activation_function=d.choice(FUSED_ACTIVATIONS))
+        return y
+    return pool
+
+
+def _operand(net: Net, d: Draw, shape: Sequence[int], quant: Quant) -> Act:
+    """A second operand: another model input, or a constant."""
+    return net.const_int8(int8_data(d, shape), quant) if d.bool() else net.model_input(shape, quant)
+
+
+def _binary(op: str) -> Callable[[Net, Draw, Act], Act]:
+    def binary(net: Net, d: Draw, x: Act) -> Act:
+        broadcast = [1 if d.int(0, 3) == 0 else s for s in x.shape]     # some dims broadcast
+        other_shape = tuple(broadcast[d.int(0, len(broadcast) - 1):])    # maybe fewer dims
+        quant = Quant(x.quant.scale * 2.0 ** d.float(-2.0, 2.0), d.int(-128, 127))
+        other = _operand(net, d, other_shape, quant)
+        first, second = (x, other) if d.bool() else (other, x)
+        if op == "MUL":
+            out_quant = accumulator_quant(d, x.quant.scale * quant.scale * _INT8_STD * _INT8_STD)
+        else:
+            out_quant = Quant(max(x.quant.scale, quant.scale) * 2.0 ** d.float(-1.0, 1.5), d.int(-64, 63))
+        y = net.tensor(op.lower(), np.broadcast_shapes(x.shape, other_shape), out_quant)
+        net.builder.op(op, [first.index, second.index], [y.index], fused_activation_function=d.choice(FUSED_ACTIVATIONS))
+        return y
+    return binary
+
+
+def _factorize(d: Draw, total: int, rank: int) -> list[int]:
+    """`total` split into `rank` random factors."""
+    dims = [1] * rank
+    n, p = total, 2
+    while n > 1:
+        while n % p == 0:
+            dims[d.int(0, rank - 1)] *= p
+            n //= p
+        p += 1
+    return dims
+
+
+def reshape(net: Net, d: Draw, x: Act) -> Act:
+    shape = _factorize(d, int(np.prod(x.shape)), d.int(1, 4))
+    y = net.tensor("reshape", shape, x.quant)
+    net.builder.op("RESHAPE", [x.index, net.int32("shape", shape)], [y.index], new_shape=shape)
+    return y
+
+
+def squeeze(net: Net, d: Draw, x: Act) -> Act:
+    """squeeze_dims lists some of the size-1 axes, or is empty (all of them); one axis always stays."""
+    rank = len(x.shape)
+    ones = [i for i, s in enumerate(x.shape) if s == 1]
+    explicit = d.bool()
+    squeezed = [i for i in ones if d.bool()] or ones[:1] if explicit else ones
+    if len(squeezed) == rank:
+        squeezed, explicit = squeezed[1:], True
+    dims = [i - rank if d.bool() else i for i in squeezed] if explicit else []
+    y = net.tensor("squeeze", [s for i, s in enumerate(x.shape) if i not in squeezed], x.quant)
+    net.builder.op("SQUEEZE", [x.index], [y.index], squeeze_dims=dims)
+    return y
+
+
+def expand_dims(net: Net, d: Draw, x: Act) -> Act:
+    rank = len(x.shape)
+    axis = d.int(-rank - 1, rank)
+    position = axis if axis >= 0 else axis + rank + 1
+    y = net.tensor("expand_dims", (*x.shape[:position], 1, *x.shape[position:]), x.quant)
+    net.builder.op("EXPAND_DIMS", [x.index, net.int32("axis", [axis])], [y.index])
+    return y
+
+
+def _fixed_output(op: str, quant: Quant) -> Callable[[Net, Draw, Act], Act]:
+    """Ops whose int8 output quantization TFLite fixes (the kernel assumes it)."""
+    def fixed(net: Net, d: Draw, x: Act) -> Act:
+        y = net.tensor(op.lower(), x.shape, quant)
+        options = {"beta": d.choice((1.0, d.float(0.25, 2.0)))} if op == "SOFTMAX" else {}
+        net.builder.op(op, [x.index], [y.index], **options)
+        return y
+    return fixed
+
+
+def _elementwise(op: str, own_output_quant: bool = True) -> Callable[[Net, Draw, Act], Act]:
+    """Element-wise int8 ops, the output quantized on its own or (TFLM's RELU6 ignores the output's) like the input."""
+    def elementwise(net: Net, d: Draw, x: Act) -> Act:
+        quant = rescaled(d, x.quant) if own_output_quant else x.quant
+        y = net.tensor(op.lower(), x.shape, quant)
+        options = {"alpha": d.float(0.0, 1.0)} if op == "LEAKY_RELU" else {}
+        net.builder.op(op, [x.index], [y.index], **options)
+        return y
+    return elementwise
+
+
+def quantize(net: Net, d: Draw, x: Act) -> Act:
+    """float32 -> int8 (at a model's input), or int8 -> int8 with a new scale and zero point."""
+    if x.quant is None:
+        quant = Quant(_FLOAT_INPUT_RANGE * 2.0 ** d.float(-1.5, 1.0) / 128.0, d.int(-32, 32))
+    else:
+        quant = rescaled(d, x.quant)
+    y = net.tensor("quantize", x.shape, quant)
+    net.builder.op("QUANTIZE", [x.index], [y.index])
+    return y
+
+
+def dequantize(net: Net, d: Draw, x: Act) -> Act:
+    y = net.tensor("dequantize", x.shape, None)
+    net.builder.op("DEQUANTIZE", [x.index], [y.index])
+    return y
+
+
+def concatenation(net: Net, d: Draw, x: Act) -> Act:
+    rank = len(x.shape)
+    axis = d.int(-rank, rank - 1)
+    position = axis % rank
+    parts = [x]
+    for _ in range(d.int(1, 3)):
+        shape = list(x.shape)
+        shape[position] = d.int(1, 4)
+        parts.append(_operand(net, d, shape, x.quant))
+    order = list(d.rng.permutation(len(parts)))
+    shape = list(x.shape)
+    shape[position] = sum(p.shape[position] for p in parts)
+    y = net.tensor("concatenation", shape, x.quant)
+    net.builder.op("CONCATENATION", [parts[i].index for i in order], [y.index], axis=axis)
+    return y
+
+
+def pad(net: Net, d: Draw, x: Act) -> Act:
+    paddings = [[d.int(0, 3), d.int(0, 3)] for _ in x.shape]
+    y = net.tensor("pad", [s + before + after for s, (before, after) in zip(x.shape, paddings)], x.quant)
+    net.builder.op("PAD", [x.index, net.int32("paddings", paddings)], [y.index])
+    return y
+
+
+def mean(net: Net, d: Draw, x: Act) -> Act:
+    rank = len(x.shape)
+    axes = sorted({d.int(0, rank - 1) for _ in range(d.int(1, rank))})
+    keep_dims = d.bool() or len(axes) == rank
+    shape = [1 if i in axes else s for i, s in enumerate(x.shape)] if keep_dims else \
+        [s for i, s in enumerate(x.shape) if i not in axes]
+    y = net.tensor("mean", shape, rescaled(d, x.quant, -1.5, 1.0))
+    encoded = [a - rank if d.bool() else a for a in axes]
+    net.builder.op("MEAN", [x.index, net.int32("axis", encoded)], [y.index], keep_dims=keep_dims)
+    return y
+
+
+def _slice_axis(d: Draw, size: int) -> tuple[int, int, int, bool, bool, slice]:
+    """(begin, end, stride, begin_masked, end_masked, the python slice) giving a non-empty slice."""
+    stride = d.choice((1, 1, 2, 3, -1, -2))
+    start = d.int(0, size - 1)
+    stop = d.int(start + 1, size) if stride > 0 else d.int(-1, start - 1)
+    begin_masked = d.int(0, 3) == 0
+    end_masked = stop == -1 or (stop == size and d.bool())
+    begin = start - size if d.bool() else start
+    end = stop - size if stop not in (-1, size) and d.bool() else stop
+    python = slice(None if begin_masked else begin, None if end_masked else end, stride)
+    return begin, end, stride, begin_masked, end_masked, python
+
+
+def strided_slice(net: Net, d: Draw, x: Act) -> Act:
+    """Begin/end/shrink masks, negative indices and strides; TFLM ignores ellipsis and new-axis masks."""
+    begins, ends, strides, index = [], [], [], []
+    begin_mask = end_mask = shrink_mask = 0
+    shrinkable = d.int(0, len(x.shape) - 1)          # one axis that is never shrunk
+    for axis, size in enumerate(x.shape):
+        if axis != shrinkable and d.int(0, 4) == 0:
+            position = d.int(0, size - 1)
+            begin, end, stride, python = position - size if d.bool() else position, 0, 1, position
+            shrink_mask |= 1 << axis
+        else:
+            begin, end, stride, begin_masked, end_masked, python = _slice_axis(d, size)
+            begin_mask |= begin_masked << axis
+            end_mask |= end_masked << axis
+        begins.append(begin)
+        ends.append(end)
+        strides.append(stride)
+        index.append(python)
+    shape = np.empty(x.shape, np.int8)[tuple(index)].shape
+    y = net.tensor("strided_slice", shape, x.quant)
+    net.builder.op("STRIDED_SLICE", [x.index, net.int32("begin", begins), net.int32("end", ends),
+                                     net.int32("strides", strides)], [y.index],
+                   begin_mask=begin_mask, end_mask=end_mask, shrink_axis_mask=shrink_mask)
+    return y
+
+
+def transpose(net: Net, d: Draw, x: Act) -> Act:
+    perm = [int(p) for p in d.rng.permutation(len(x.shape))]
+    y = net.tensor("transpose", [x.shape[p] for p in perm], x.quant)
+    net.builder.op("TRANSPOSE", [x.index, net.int32("perm", perm)], [y.index])
+    return y
+
+
+def flatten(net: Net, d: Draw, x: Act) -> Act:
+    shape = (1, int(np.prod(x.shape)))
+    y = net.tensor("flatten", shape, x.quant)
+    net.builder.op("RESHAPE", [x.index, net.int32("shape", shape)], [y.index], new_shape=shape)
+    return y
+
+
+# ---- families: an input shape and a sequence of layers --------------------------------------
+
+def image_shape(d: Draw) -> tuple[int, ...]:
+    return 1, d.int(1, 10), d.int(1, 10), d.int(1, 8)
+
+
+def any_shape(d: Draw, max_rank: int = 4) -> tuple[int, ...]:
+    return tuple(d.int(1, 6) for _ in range(d.int(1, max_rank)))
+
+
+def vector_shape(d: Draw) -> tuple[int, ...]:
+    return d.choice(((1, d.int(1, 40)), (d.int(1, 3), d.int(1, 40)), (1, d.int(1, 4), d.int(1, 16))))
+
+
+def shape_with_ones(d: Draw) -> tuple[int, ...]:
+    return tuple(1 if d.bool() else d.int(1, 5) for _ in range(d.int(2, 4)))
+
+
+Layer = Callable[[Net, Draw, Act], Act]
+
+
+@dataclass(frozen=True)
+class Family:
+    shape: Callable[[Draw], tuple[int, ...]]
+    layers: tuple[Layer, ...]
+    float_input: bool = False
+    log2_input_scale: tuple[float, float] = (-8.0, 0.0)
+
+
+_NONLINEAR = (-7.0, -3.0)    # inputs of softmax, logistic, tanh, hard-swish: real range about +-1 to +-16
+
+FAMILIES: dict[str, Family] = {
+    "CONV_2D": Family(image_shape, (conv_2d,)),
+    "DEPTHWISE_CONV_2D": Family(image_shape, (depthwise_conv_2d,)),
+    "FULLY_CONNECTED": Family(vector_shape, (fully_connected,)),
+    "ADD": Family(any_shape, (_binary("ADD"),)),
+    "SUB": Family(any_shape, (_binary("SUB"),)),
+    "MUL": Family(any_shape, (_binary("MUL"),)),
+    "AVERAGE_POOL_2D": Family(image_shape, (_pool("AVERAGE_POOL_2D"),)),
+    "MAX_POOL_2D": Family(image_shape, (_pool("MAX_POOL_2D"),)),
+    "RESHAPE": Family(any_shape, (reshape,)),
+    "SQUEEZE": Family(shape_with_ones, (squeeze,)),
+    "EXPAND_DIMS": Family(lambda d: any_shape(d, max_rank=3), (expand_dims,)),
+    "SOFTMAX": Family(vector_shape, (_fixed_output("SOFTMAX", Quant(1 / 256, -128)),), log2_input_scale=_NONLINEAR),
+    "QUANTIZE": Family(any_shape, (quantize,), float_input=True),
+    "QUANTIZE_INT8": Family(any_shape, (quantize,)),
+    "DEQUANTIZE": Family(any_shape, (dequantize,)),
+    "CONCATENATION": Family(any_shape, (concatenation,)),
+    "PAD": Family(any_shape, (pad,)),
+    "MEAN": Family(any_shape, (mean,)),
+    "LOGISTIC": Family(any_shape, (_fixed_output("LOGISTIC", Quant(1 / 256, -128)),), log2_input_scale=_NONLINEAR),
+    "TANH": Family(any_shape, (_fixed_output("TANH", Quant(1 / 128, 0)),), log2_input_scale=_NONLINEAR),
+    "RELU": Family(any_shape, (_elementwise("RELU"),)),
+    "RELU6": Family(any_shape, (_elementwise("RELU6", own_output_quant=False),)),
+    "LEAKY_RELU": Family(any_shape, (_elementwise("LEAKY_RELU"),)),
+    "HARD_SWISH": Family(any_shape, (_elementwise("HARD_SWISH"),), log2_input_scale=_NONLINEAR),
+    "STRIDED_SLICE": Family(any_shape, (strided_slice,)),
+    "TRANSPOSE": Family(any_shape, (transpose,)),
+    "CHAIN_CNN": Family(image_shape, (conv_2d, depthwise_conv_2d, _pool("AVERAGE_POOL_2D"), flatten,
+                                      fully_connected, _fixed_output("SOFTMAX", Quant(1 / 256, -128)))),
+    "CHAIN_RESIDUAL": Family(image_shape, (conv_2d, _binary("ADD"), _elementwise("RELU6", own_output_quant=False), mean,
+                                           fully_connected)),
+    "CHAIN_FLOAT_IO": Family(image_shape, (quantize, conv_2d, _pool("MAX_POOL_2D"), dequantize), float_input=True),
+}
+
+
+def generate(family: str, d: Draw) -> bytes:
+    """One model of `family`, every random choice from `d`."""
+    spec = FAMILIES[family]
+    net = Net(description=f"mtk modelgen {family}")
+    x = net.model_input(spec.shape(d), None if spec.float_input else activation_quant(d, spec.log2_input_scale))
+    for layer in spec.layers:
+        x = layer(net, d, x)
+    return net.build(x)
+
+
+strategies: dict[str, st.SearchStrategy[bytes]] = {
+    name: st.composite(lambda draw, name=name: generate(name, HypothesisDraw(draw)))() for name in FAMILIES
+}
+
+
+def example_models(seed: int = 0) -> dict[str, bytes]:
+    """One fixed model per family; the same seed gives the same bytes."""
+    return {name: generate(name, Draw(np.random.default_rng([seed, index])))
+            for index, name in enumerate(FAMILIES)}
+
+
+_NUMPY_TYPES = {schema.TensorType.INT8: np.int8, schema.TensorType.FLOAT32: np.float32}
+
+
+def random_inputs(model: bytes, seed: int = 0) -> list[np.ndarray]:
+    """One random array per model input: int8 over the whole range, float32 in +-8."""
+    rng = np.random.default_rng(seed)
+    subgraph = schema.Model.GetRootAs(model, 0).Subgraphs(0)
+    arrays = []
+    for i in range(subgraph.InputsLength()):
+        tensor = subgraph.Tensors(subgraph.Inputs(i))
+        shape = tuple(int(s) for s in tensor.ShapeAsNumpy())
+        if _NUMPY_TYPES[tensor.Type()] is np.int8:
+            arrays.append(rng.integers(-128, 128, size=shape).astype(np.int8))
+        else:
+            arrays.append(rng.uniform(-_FLOAT_INPUT_RANGE, _FLOAT_INPUT_RANGE, size=shape).astype(np.float32))
+    return arrays
