@@ -1,0 +1,171 @@
+"""Run a compiled model folder (made by `mtk compile`) on this machine: host gcc -> shared library -> ctypes.
+
+    model = HostModel("build/model")
+    outputs = model.run([x])          # one array per model input, in metadata order
+
+The library is built once per content (sources, headers, flags) into a cache in the temp dir.
+Outputs and an external workspace start filled with a non-zero pattern, so a kernel that skips
+writing an element, or reads the arena before writing it, shows up as a mismatch.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from .errors import MtkError, TargetError, ToolMissing
+
+GCC_FLAGS = ("-O1", "-shared", "-fPIC", "-Wall", "-Wextra", "-Werror", "-std=c99")
+WORKSPACE_ALIGNMENT = 16
+_POISON = 0x5A
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """One model input or output as metadata.json describes it."""
+
+    name: str
+    c_name: str
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+    @classmethod
+    def from_metadata(cls, entry: dict) -> TensorSpec:
+        return cls(entry["name"], entry["c_name"], tuple(int(s) for s in entry["shape"]), np.dtype(entry["dtype"]))
+
+    def poisoned(self) -> np.ndarray:
+        size = int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+        return np.full(size, _POISON, np.uint8).view(self.dtype).reshape(self.shape)
+
+
+class HostModel:
+    """A compiled model folder built into a host shared library, callable from Python."""
+
+    def __init__(self, compiled_dir: str | Path, cache_dir: str | Path | None = None) -> None:
+        self.folder = Path(compiled_dir)
+        self.metadata = _read_metadata(self.folder)
+        self.module: str = self.metadata["module"]
+        self.inputs = [TensorSpec.from_metadata(e) for e in self.metadata["inputs"]]
+        self.outputs = [TensorSpec.from_metadata(e) for e in self.metadata["outputs"]]
+        memory = self.metadata.get("memory", {})
+        self.external_workspace = memory.get("workspace", "internal") == "external"
+        self.arena_bytes = int(memory.get("arena_bytes", 0))
+        _check_header(self.folder / "include" / f"tvmgen_{self.module}.h", self.module,
+                      {"inputs": self.inputs, "outputs": self.outputs})
+        self.library_path = build_library(self.folder, cache_dir)
+        self._library = ctypes.CDLL(str(self.library_path))
+        self._run = getattr(self._library, f"tvmgen_{self.module}_run")
+        self._run.restype = ctypes.c_int32
+        self._inputs_struct = _pointer_struct("inputs", [s.c_name for s in self.inputs])
+        self._outputs_struct = _pointer_struct("outputs", [s.c_name for s in self.outputs])
+
+    def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Outputs for one sample; raises MtkError on wrong inputs, TargetError if the model returns non-zero."""
+        if len(inputs) != len(self.inputs):
+            raise MtkError(f"model '{self.module}' has {len(self.inputs)} inputs, got {len(inputs)}")
+        arrays = [_checked_input(spec, value) for spec, value in zip(self.inputs, inputs)]
+        outputs = [spec.poisoned() for spec in self.outputs]
+        args = [ctypes.byref(self._inputs_struct(*[a.ctypes.data for a in arrays])),
+                ctypes.byref(self._outputs_struct(*[o.ctypes.data for o in outputs]))]
+        if self.external_workspace:
+            workspace = _aligned_workspace(self.arena_bytes)
+            args.append(ctypes.byref(_pointer_struct("workspace_pools", ["global_workspace"])(workspace.ctypes.data)))
+        status = self._run(*args)
+        if status != 0:
+            raise TargetError(f"tvmgen_{self.module}_run returned {status}")
+        return outputs
+
+
+def build_library(compiled_dir: str | Path, cache_dir: str | Path | None = None) -> Path:
+    """The shared library of a compiled folder, built with the host gcc unless the cache has it."""
+    folder = Path(compiled_dir)
+    sources = sorted((folder / "src").glob("*.c"))
+    if not sources:
+        raise MtkError(f"{folder} has no src/*.c: not a folder made by `mtk compile`")
+    key = _content_hash(folder, sources)
+    cache = Path(cache_dir) if cache_dir else Path(tempfile.gettempdir()) / "mtk-hostrun"
+    library = cache / key / "libmodel.so"
+    if library.exists():
+        return library
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        raise ToolMissing("gcc is not installed; hostrun builds compiled models with the host C compiler",
+                          hint="apt-get install gcc")
+    cache.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f"{key}.", dir=cache))
+    command = [gcc, *GCC_FLAGS, "-I", str(folder / "include"), *map(str, sources), "-o", str(staging / library.name)]
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise TargetError(f"the host build of {folder} failed:\n{result.stderr.strip()[-4000:]}")
+    try:
+        staging.rename(cache / key)
+    except OSError:   # another process built the same library meanwhile
+        shutil.rmtree(staging, ignore_errors=True)
+    return library
+
+
+def _content_hash(folder: Path, sources: list[Path]) -> str:
+    digest = hashlib.sha256(" ".join(GCC_FLAGS).encode())
+    headers = sorted((folder / "include").rglob("*")) if (folder / "include").is_dir() else []
+    for path in [*headers, *sources]:
+        if path.is_file():
+            digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:24]
+
+
+def _read_metadata(folder: Path) -> dict:
+    path = folder / "metadata.json"
+    try:
+        metadata = json.loads(path.read_text())
+    except OSError as err:
+        raise MtkError(f"cannot read {path}: {err.strerror or err}", hint="compile the model with `mtk compile`") from None
+    except json.JSONDecodeError as err:
+        raise MtkError(f"{path} is not valid JSON: {err}") from None
+    missing = [key for key in ("module", "inputs", "outputs") if key not in metadata]
+    if missing:
+        raise MtkError(f"{path} lacks {', '.join(missing)}")
+    return metadata
+
+
+def _check_header(header: Path, module: str, specs: dict[str, list[TensorSpec]]) -> None:
+    """The header's struct members must be metadata's C names in metadata's order: the ctypes layout relies on it."""
+    try:
+        text = header.read_text()
+    except OSError as err:
+        raise MtkError(f"cannot read {header}: {err.strerror or err}") from None
+    for kind, tensors in specs.items():
+        body = re.search(rf"struct\s+tvmgen_{re.escape(module)}_{kind}\s*{{([^}}]*)}}", text)
+        members = re.findall(r"void\s*\*\s*(\w+)\s*;", body.group(1)) if body else None
+        expected = [t.c_name for t in tensors]
+        if members != expected:
+            raise MtkError(f"{header}: struct tvmgen_{module}_{kind} has members {members}, "
+                           f"metadata.json says {expected}")
+
+
+def _pointer_struct(name: str, members: list[str]) -> type[ctypes.Structure]:
+    return type(name, (ctypes.Structure,), {"_fields_": [(m, ctypes.c_void_p) for m in members]})
+
+
+def _checked_input(spec: TensorSpec, value: np.ndarray) -> np.ndarray:
+    array = np.asarray(value)
+    if array.dtype != spec.dtype or array.shape != spec.shape:
+        raise MtkError(f"input '{spec.name}' must be {spec.dtype.name}{list(spec.shape)}, "
+                       f"got {array.dtype.name}{list(array.shape)}")
+    return np.ascontiguousarray(array)
+
+
+def _aligned_workspace(size: int) -> np.ndarray:
+    raw = np.full(size + WORKSPACE_ALIGNMENT, _POISON, np.uint8)
+    start = -raw.ctypes.data % WORKSPACE_ALIGNMENT
+    return raw[start:start + size]
