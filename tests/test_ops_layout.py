@@ -1,0 +1,238 @@
+"""CONCATENATION, PAD, PADV2, STRIDED_SLICE, TRANSPOSE (mtk/ops/layout.py): bit-exact with tflite-micro.
+
+Random single-op models from modelgen plus hand-built ones for what modelgen does not draw
+(PADV2, 5-D and 6-D inputs, out-of-range slice indices, pad output quantized unlike its input), each
+compiled by mtk, run on the host and compared with TFLM; the generated C builds for
+Cortex-M4F and M3 with warnings as errors; what TFLM rejects is a ModelError.
+
+The helpers here are shared with test_ops_quantization.py.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import modelgen
+from mtk.compiler import compile_model
+from mtk.errors import ModelError
+from mtk.hostrun import HostModel
+from mtk.reference import run_reference_batch
+from mtk.tflite_builder import ModelBuilder
+
+ARM_FLAGS = {
+    "cortex-m4": ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"],
+    "cortex-m3": ["-mcpu=cortex-m3", "-mthumb", "-mfloat-abi=soft"],
+}
+HYPOTHESIS = settings(max_examples=10, deadline=None, derandomize=True,
+                      suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def mismatches(got: np.ndarray, ref: np.ndarray) -> int:
+    """Differing elements; float32 outputs must be the identical float (compared bit for bit)."""
+    assert got.shape == ref.shape and got.dtype == ref.dtype, (got.shape, got.dtype, ref.shape, ref.dtype)
+    if got.dtype == np.float32:
+        return int((got.view(np.uint32) != ref.view(np.uint32)).sum())
+    return int((got != ref).sum())
+
+
+def assert_bit_exact(model: bytes, inputs: list[list[np.ndarray]] | None = None, samples: int = 2) -> None:
+    """Compile `model`, run it on the host and in TFLM on the same inputs: 0 mismatching elements."""
+    if inputs is None:
+        inputs = [modelgen.random_inputs(model, seed) for seed in range(samples)]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "model.tflite"
+        path.write_bytes(model)
+        host = HostModel(compile_model(path, Path(tmp) / "lib").out_dir)
+        expected = run_reference_batch(model, inputs)
+        for sample, ref in zip(inputs, expected):
+            got = host.run(sample)
+            assert len(got) == len(ref)
+            for g, r in zip(got, ref):
+                bad = mismatches(np.asarray(g), np.asarray(r))
+                assert bad == 0, f"{bad} of {r.size} outputs differ"
+
+
+def undefined_symbols(model: bytes, cpu: str, tmp: Path) -> set[str]:
+    """Build the generated C for `cpu` with -Wall -Wextra -Werror; the symbols the objects leave undefined."""
+    gcc = shutil.which("arm-none-eabi-gcc")
+    if gcc is None:
+        pytest.skip("arm-none-eabi-gcc not installed (Debian package gcc-arm-none-eabi)")
+    tmp.mkdir(parents=True, exist_ok=True)
+    (tmp / "model.tflite").write_bytes(model)
+    folder = compile_model(tmp / "model.tflite", tmp / f"lib_{cpu}", cpu=cpu).out_dir
+    objs = []
+    for src in sorted((folder / "src").glob("*.c")):
+        obj = tmp / f"{cpu}_{src.stem}.o"
+        subprocess.run([gcc, *ARM_FLAGS[cpu], "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror",
+                        "-I", str(folder / "include"), "-c", str(src), "-o", str(obj)],
+                       check=True, capture_output=True, text=True)
+        objs.append(str(obj))
+    def nm(*flags: str) -> set[str]:
+        out = subprocess.run(["arm-none-eabi-nm", *flags, *objs], check=True, capture_output=True, text=True).stdout
+        return {line.split()[-1] for line in out.splitlines() if line.strip() and not line.endswith(":")}
+    return nm("-u") - nm("--defined-only") - {"memcpy", "memset"}
+
+
+def compile_error(model: bytes) -> str:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "model.tflite"
+        path.write_bytes(model)
+        with pytest.raises(ModelError) as err:
+            compile_model(path, Path(tmp) / "lib")
+    return err.value.message
+
+
+def single_op(op: str, x_shape, y_shape, params: list[np.ndarray] = (), x_quant=(0.05, 3), y_quant=None,
+              **options) -> bytes:
+    """x -> op(x, *constant int32 params) -> y, int8 with y quantized like x unless told."""
+    b = ModelBuilder(description=f"test {op}")
+    x = b.tensor("x", x_shape, "int8", scale=x_quant[0], zero_point=x_quant[1])
+    y_quant = y_quant or x_quant
+    y = b.tensor("y", y_shape, "int8", scale=y_quant[0], zero_point=y_quant[1])
+    consts = [b.const(f"p{i}", np.asarray(p, dtype=np.int32)) for i, p in enumerate(params)]
+    b.op(op, [x, *consts], [y], **options)
+    b.inputs([x])
+    b.outputs([y])
+    return b.build()
+
+
+# ---- random models from modelgen -------------------------------------------------------------
+
+def random_models_test(family: str, max_examples: int = 10):
+    """A test: `max_examples` models of modelgen's `family`, each bit-exact with TFLM."""
+    @settings(HYPOTHESIS, max_examples=max_examples)
+    @given(model=modelgen.strategies[family])
+    def test(model):
+        assert_bit_exact(model)
+    test.__doc__ = f"modelgen's {family} models are bit-exact with TFLM"
+    return test
+
+
+test_concatenation_random = random_models_test("CONCATENATION")
+test_pad_random = random_models_test("PAD")
+test_strided_slice_random = random_models_test("STRIDED_SLICE", max_examples=16)
+test_transpose_random = random_models_test("TRANSPOSE")
+
+
+# ---- what modelgen does not draw -------------------------------------------------------------
+
+def test_concatenation_of_a_constant_and_a_repeated_input_in_6d():
+    rng = np.random.default_rng(1)
+    q = dict(scale=0.1, zero_point=-5)
+    b = ModelBuilder(description="concat 6-d")
+    x = b.tensor("x", (2, 1, 3, 1, 2, 4), "int8", **q)
+    z = b.tensor("z", (2, 1, 3, 1, 1, 4), "int8", **q)
+    c = b.const("c", rng.integers(-128, 128, size=(2, 1, 3, 1, 2, 4)).astype(np.int8), **q)
+    y = b.tensor("y", (2, 1, 3, 1, 7, 4), "int8", **q)
+    b.op("CONCATENATION", [x, c, z, x], [y], axis=-2)
+    b.inputs([x, z])
+    b.outputs([y])
+    assert_bit_exact(b.build())
+
+
+@pytest.mark.parametrize("value", [-128, 0, 77])
+def test_padv2_with_a_constant_value_in_5d(value):
+    rng = np.random.default_rng(value + 200)
+    shape = (2, 1, 3, 2, 3)
+    pads = rng.integers(0, 3, size=(5, 2))
+    b = ModelBuilder(description="padv2")
+    x = b.tensor("x", shape, "int8", scale=0.02, zero_point=-7)
+    p = b.const("paddings", pads.astype(np.int32))
+    v = b.const("value", np.array([value], dtype=np.int8), scale=0.05, zero_point=9)
+    y = b.tensor("y", [s + a + c for s, (a, c) in zip(shape, pads)], "int8", scale=0.05, zero_point=9)
+    b.op("PADV2", [x, p, v], [y])
+    b.inputs([x])
+    b.outputs([y])
+    assert_bit_exact(b.build())
+
+
+def test_pad_output_quantized_unlike_input_copies_bytes():
+    model = single_op("PAD", (1, 3, 3, 2), (1, 5, 4, 2), [np.array([[0, 0], [1, 1], [0, 1], [0, 0]])],
+                      x_quant=(0.1, 4), y_quant=(0.3, -20))
+    assert_bit_exact(model)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_transpose_5d(seed):
+    rng = np.random.default_rng(seed)
+    shape = tuple(int(s) for s in rng.integers(1, 5, size=5))
+    perm = [int(p) for p in rng.permutation(5)]
+    assert_bit_exact(single_op("TRANSPOSE", shape, [shape[p] for p in perm], [np.array(perm)]))
+
+
+SLICES = [   # (input shape, begin, end, strides, begin_mask, end_mask, shrink_mask)
+    ((5, 6), [-9, 2], [99, -99], [1, -1], 0, 0, 0),          # out-of-range indices clamp
+    ((4, 7, 3), [1, 10, 0], [3, -20, 2], [2, -3, 1], 0, 0, 0),
+    ((3, 4, 5, 2), [-1, 0, 4, 0], [0, 4, -6, 2], [1, 2, -2, 1], 0b0010, 0b0100, 0b0001),
+    ((6, 5), [7, -2], [0, 0], [-2, 1], 0b01, 0b10, 0b00),
+    ((2, 3, 4), [1, -3, -1], [2, 3, 0], [1, 1, 1], 0, 0, 0b101),
+]
+
+
+def _numpy_slice(shape, begin, end, strides, begin_mask, end_mask, shrink_mask):
+    index = []
+    for d in range(len(shape)):
+        if shrink_mask >> d & 1:
+            index.append(begin[d])
+        else:
+            index.append(slice(None if begin_mask >> d & 1 else begin[d], None if end_mask >> d & 1 else end[d],
+                               strides[d]))
+    return np.empty(shape)[tuple(index)].shape
+
+
+@pytest.mark.parametrize("case", SLICES)
+def test_strided_slice_clamping_masks_and_shrink(case):
+    shape, begin, end, strides, bm, em, sm = case
+    out = _numpy_slice(*case)
+    assert_bit_exact(single_op("STRIDED_SLICE", shape, out, [np.array(begin), np.array(end), np.array(strides)],
+                               begin_mask=bm, end_mask=em, shrink_axis_mask=sm))
+
+
+# ---- what TFLM rejects (or would silently compute differently) -------------------------------
+
+def test_rejected_configurations():
+    concat_relu = ModelBuilder(description="concat relu")
+    a = concat_relu.tensor("a", (1, 2), "int8", scale=0.1, zero_point=0)
+    y = concat_relu.tensor("y", (1, 4), "int8", scale=0.1, zero_point=0)
+    concat_relu.op("CONCATENATION", [a, a], [y], axis=1, fused_activation_function="RELU")
+    concat_relu.inputs([a])
+    concat_relu.outputs([y])
+    assert "fused activation" in compile_error(concat_relu.build())
+
+    rescaled = ModelBuilder(description="concat rescale")
+    a = rescaled.tensor("a", (1, 2), "int8", scale=0.1, zero_point=0)
+    b = rescaled.tensor("b", (1, 2), "int8", scale=0.2, zero_point=0)
+    y = rescaled.tensor("y", (1, 4), "int8", scale=0.1, zero_point=0)
+    rescaled.op("CONCATENATION", [a, b], [y], axis=1)
+    rescaled.inputs([a, b])
+    rescaled.outputs([y])
+    assert "does not rescale" in compile_error(rescaled.build())
+
+    slice_params = [np.array([1, 0]), np.array([3, 2]), np.array([1, 1])]
+    assert "ellipsis_mask" in compile_error(single_op("STRIDED_SLICE", (4, 2), (2, 2), slice_params,
+                                                      ellipsis_mask=1))
+    assert "offset" in compile_error(single_op("STRIDED_SLICE", (4, 2), (2, 2), slice_params, offset=True))
+    assert "selects no element" in compile_error(single_op(
+        "STRIDED_SLICE", (4, 2), (2,), [np.array([4, 0]), np.array([5, 2]), np.array([1, 1])], shrink_axis_mask=1))
+    assert "does not match" in compile_error(single_op("STRIDED_SLICE", (4, 2), (3, 2), slice_params))
+    assert "negative paddings" in compile_error(single_op("PAD", (4, 3), (3, 3), [np.array([[0, -1], [0, 0]])]))
+    assert "at most 5" in compile_error(single_op("TRANSPOSE", (1,) * 6, (1,) * 6, [np.arange(6)]))
+    assert "not a permutation" in compile_error(single_op("TRANSPOSE", (2, 3), (2, 2), [np.array([0, 0])]))
+
+
+# ---- the generated C on Cortex-M ---------------------------------------------------------------
+
+@pytest.mark.parametrize("cpu", list(ARM_FLAGS))
+def test_generated_c_builds_for_cortex_m(cpu, tmp_path):
+    models = modelgen.example_models(seed=3)
+    for family in ("CONCATENATION", "PAD", "STRIDED_SLICE", "TRANSPOSE"):
+        symbols = undefined_symbols(models[family], cpu, tmp_path / family)
+        assert not symbols, f"{family} on {cpu} needs {sorted(symbols)}"

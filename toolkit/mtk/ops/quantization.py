@@ -1,0 +1,130 @@
+"""QUANTIZE and DEQUANTIZE: float I/O at a model's edges, and int8 -> int8 requantization.
+
+References (tensorflow/tflite-micro): micro/kernels/quantize_common.cc (PrepareQuantizeReference,
+EvalQuantizeReference) with kernels/internal/reference/quantize.h (AffineQuantize) and
+reference/requantize.h (Requantize); micro/kernels/dequantize_common.cc with reference/dequantize.h.
+
+- float32 -> int8, AffineQuantize: clamp(TfLiteRound(x / (float)scale) + zp, -128, 127), the
+  division in float32 and std::round (half away from zero). The kernel needs no libm: the
+  quotient is first clamped to [-128 - zp, 127 - zp] (integers, so clamping before rounding
+  gives the same result and keeps the float -> int conversion in range), then rounded as
+  trunc plus a ±1 step when the exact fraction reaches ±0.5.
+- int8 -> int8, Requantize: MultiplyByQuantizedMultiplier(q - in_zp, M, s) + out_zp, clamped,
+  with M, s from QuantizeMultiplier(double(in_scale) / double(out_scale)).
+- int8 -> float32, Dequantize: (float)(double(scale) * (q - zp)). The double product is
+  exact (24-bit scale times a 9-bit integer), so one correctly rounded float32 multiply
+  gives the same float: the kernel uses float32 only, as an FPv4-SP FPU has.
+
+TVM prints float literals with 7 significant digits (not enough to round-trip a float32),
+so the scale reaches the kernel as a one-element constant array printed exactly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from tvm import te, tirx
+
+from ..errors import ModelError
+from ..graph import Graph, Op, Tensor
+from ..target import Cpu
+from .base import Const, Kernel, Lowered, OpDef, io
+from .fixedpoint import INT8_MAX, INT8_MIN, clamp, multiply_by_quantized_multiplier, quantize_multiplier
+
+
+def _fail(op: Op, message: str) -> ModelError:
+    return ModelError(f"op {op.index} ({op.type}): {message}")
+
+
+def _per_tensor(op: Op, t: Tensor, role: str) -> None:
+    if t.quant is None:
+        raise _fail(op, f"the {role} '{t.name}' has no quantization parameters")
+    if t.quant.per_channel:
+        raise _fail(op, f"the {role} '{t.name}' is quantized per channel; TFLM supports per-tensor only")
+
+
+def _float_scale(t: Tensor) -> np.ndarray:
+    """The tensor's scale as TFLM holds it (TfLiteQuantizationParams.scale is a float)."""
+    return np.array([t.quant.s], dtype=np.float32)
+
+
+def _bind(value, body, name: str, dtype: str):
+    var = tirx.Var(name, dtype)
+    return tirx.Let(var, value, body(var))
+
+
+def _f32(v: float):
+    return tirx.const(v, "float32")
+
+
+def _i32(v: int):
+    return tirx.const(v, "int32")
+
+
+def affine_quantize(x, scale, zero_point: int):
+    """AffineQuantize of one float32 value to int32 in [-128, 127]; `scale` a float32 PrimExpr."""
+    lo, hi = float(INT8_MIN - zero_point), float(INT8_MAX - zero_point)
+
+    def rounded(c):   # c integral-range float in [lo, hi]: std::round without libm
+        def with_trunc(t):
+            frac = c - t.astype("float32")
+            return t + tirx.Select(frac >= _f32(0.5), _i32(1), _i32(0)) \
+                - tirx.Select(frac <= _f32(-0.5), _i32(1), _i32(0))
+        return _bind(c.astype("int32"), with_trunc, "t", "int32")
+
+    def clamped(q):   # NaN fails both comparisons and lands on lo
+        return _bind(tirx.Select(q >= _f32(lo), tirx.Select(q <= _f32(hi), q, _f32(hi)), _f32(lo)),
+                     rounded, "c", "float32")
+
+    return _bind(x / scale, clamped, "q", "float32") + _i32(zero_point)
+
+
+class Quantize(OpDef):
+    types = ("QUANTIZE",)
+
+    def check(self, op: Op, graph: Graph) -> None:
+        (x, *_), y = io(op, graph)
+        if y.dtype != "int8" or x.dtype not in ("float32", "int8"):
+            raise _fail(op, f"{x.dtype} -> {y.dtype}; mtk supports float32 -> int8 and int8 -> int8")
+        _per_tensor(op, y, "output")
+        if x.dtype == "int8":
+            _per_tensor(op, x, "input")
+
+    def lower(self, op: Op, graph: Graph, cpu: Cpu) -> Lowered:
+        (x, *_), y = io(op, graph)
+        n = x.size
+        X = te.placeholder((n,), x.dtype, name="x")
+        if x.dtype == "float32":
+            S = te.placeholder((1,), "float32", name="scale")
+            out = te.compute((n,), lambda i: affine_quantize(X[i], S[0], y.quant.zp).astype("int8"), name="out")
+            func = te.create_prim_func([X, S, out])
+            args = [op.inputs[0], Const("scale", _float_scale(y)), op.outputs[0]]
+            return Lowered([Kernel("quantize", args, func=func)])
+        multiplier, shift = quantize_multiplier(float(np.float64(x.quant.s) / np.float64(y.quant.s)))
+        out = te.compute((n,), lambda i: clamp(
+            multiply_by_quantized_multiplier(X[i].astype("int32") - _i32(x.quant.zp), multiplier, shift)
+            + _i32(y.quant.zp), INT8_MIN, INT8_MAX).astype("int8"), name="out")
+        return Lowered([Kernel("requantize", [op.inputs[0], op.outputs[0]],
+                               func=te.create_prim_func([X, out]))])
+
+
+class Dequantize(OpDef):
+    types = ("DEQUANTIZE",)
+
+    def check(self, op: Op, graph: Graph) -> None:
+        (x, *_), y = io(op, graph)
+        if x.dtype != "int8" or y.dtype != "float32":
+            raise _fail(op, f"{x.dtype} -> {y.dtype}; mtk supports int8 -> float32")
+        _per_tensor(op, x, "input")
+
+    def lower(self, op: Op, graph: Graph, cpu: Cpu) -> Lowered:
+        (x, *_), y = io(op, graph)
+        n = x.size
+        X = te.placeholder((n,), "int8", name="x")
+        S = te.placeholder((1,), "float32", name="scale")
+        out = te.compute((n,), lambda i: (X[i].astype("int32") - _i32(x.quant.zp)).astype("float32") * S[0],
+                         name="out")
+        args = [op.inputs[0], Const("scale", _float_scale(x)), op.outputs[0]]
+        return Lowered([Kernel("dequantize", args, func=te.create_prim_func([X, S, out]))])
+
+
+OPS = [Quantize(), Dequantize()]
