@@ -1,0 +1,99 @@
+"""AVERAGE_POOL_2D, MAX_POOL_2D, MEAN (mtk/ops/pooling.py) compiled by mtk: bit-exact with tflite-micro
+on the host over random models (tests/modelgen.py) and corner cases; the C builds for Cortex-M4."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from mtk.compiler import compile_model
+from mtk.errors import ModelError
+from test_ops_elementwise import assert_bit_exact, assert_builds_for_cortex_m4, check_random_models, single_op_model
+
+
+@pytest.mark.parametrize("op", ["AVERAGE_POOL_2D", "MAX_POOL_2D", "MEAN"])
+def test_random_models_are_bit_exact(op, tmp_path_factory):
+    check_random_models(op, tmp_path_factory)
+
+
+# ---- pooling ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("op", ["AVERAGE_POOL_2D", "MAX_POOL_2D"])
+@pytest.mark.parametrize("window", [
+    dict(filter_height=5, filter_width=4, stride_h=1, stride_w=1, padding="SAME"),   # 6..20 taps at the edges
+    dict(filter_height=3, filter_width=3, stride_h=2, stride_w=3, padding="SAME"),
+    dict(filter_height=6, filter_width=7, stride_h=1, stride_w=1, padding="VALID"),  # global pooling
+    dict(filter_height=1, filter_width=1, stride_h=2, stride_w=2, padding="VALID"),  # no reduction loop left
+])
+def test_pool_windows(op, window, tmp_path):
+    h, w = 6, 7
+    out = {"SAME": lambda n, s: -(-n // s), "VALID": lambda n, s: (n - 1) // s + 1}[window["padding"]]
+    oh = out(h if window["padding"] == "SAME" else h - window["filter_height"] + 1, window["stride_h"])
+    ow = out(w if window["padding"] == "SAME" else w - window["filter_width"] + 1, window["stride_w"])
+    model = single_op_model(op, [((2, h, w, 3), 0.1, -7)], ((2, oh, ow, 3), 0.1, -7),
+                            fused_activation_function="RELU", **window)
+    assert_bit_exact(model, tmp_path)
+
+
+def test_average_rounds_negative_sums_away_from_zero(tmp_path):
+    """(sum − count/2) / count for sum ≤ 0: every small sum of a 2-tap window, both signs."""
+    values = np.arange(-128, 128, dtype=np.int8)
+    pairs = np.stack(np.meshgrid(values[::3], values[::5], indexing="ij"), axis=-1).reshape(1, -1, 2, 1)
+    model = single_op_model("AVERAGE_POOL_2D", [(pairs.shape, 0.5, 0)], ((1, pairs.shape[1], 1, 1), 0.5, 0),
+                            filter_height=1, filter_width=2, padding="VALID")
+    assert_bit_exact(model, tmp_path, [[pairs]])
+
+
+def test_pool_output_clamped_to_one_value_is_a_fill(tmp_path):
+    model = single_op_model("MAX_POOL_2D", [((1, 4, 4, 2), 4.0, 0)], ((1, 2, 2, 2), 4.0, 0),
+                            filter_height=2, filter_width=2, stride_h=2, stride_w=2, padding="VALID",
+                            fused_activation_function="RELU_N1_TO_1")
+    assert_builds_for_cortex_m4(assert_bit_exact(model, tmp_path), tmp_path)
+
+
+def test_pool_requantization_is_refused(tmp_path):
+    model = single_op_model("AVERAGE_POOL_2D", [((1, 4, 4, 2), 0.1, 0)], ((1, 2, 2, 2), 0.2, 0),
+                            filter_height=2, filter_width=2, stride_h=2, stride_w=2, padding="VALID")
+    (tmp_path / "m.tflite").write_bytes(model)
+    with pytest.raises(ModelError, match="quantization differ"):
+        compile_model(tmp_path / "m.tflite", tmp_path / "lib")
+
+
+# ---- MEAN ------------------------------------------------------------------------------------
+
+def mean_model(shape, axes, keep_dims, in_q=(0.05, 9), out_q=(0.03, -4)) -> bytes:
+    rank = len(shape)
+    resolved = {a % rank for a in axes}
+    out = [1 if i in resolved else s for i, s in enumerate(shape)] if keep_dims else \
+        [s for i, s in enumerate(shape) if i not in resolved]
+    return single_op_model("MEAN", [(shape, *in_q), np.asarray(axes, dtype=np.int32)], (out, *out_q),
+                           keep_dims=keep_dims)
+
+
+@pytest.mark.parametrize("shape, axes, keep_dims", [
+    ((1, 7, 5, 6), [1, 2], True),          # TFLM's float-only fast path; int8 takes the general one
+    ((2, 7, 5, 6), [2, -3], False),        # negative axis
+    ((3, 4, 5, 2), [0, 3, 0], True),       # duplicate axis
+    ((2, 3, 2, 4, 3), [1, 3, 4], False),   # 5-D
+    ((1, 9, 8, 1), [0, 1, 2, 3], False),   # everything: one output
+    ((5, 6), [], True),                    # no axis: N = 1, a requantizing copy
+])
+def test_mean_axes(shape, axes, keep_dims, tmp_path):
+    assert_bit_exact(mean_model(shape, axes, keep_dims), tmp_path)
+
+
+def test_mean_large_count_and_capped_shift(tmp_path):
+    """N = 4096 (1/N folded into the multiplier, k = 12) and in/out scale 2^-28, where
+    QuantizedMeanOrSum caps k at 31 + shift."""
+    for sub in ("large", "capped"):
+        (tmp_path / sub).mkdir()
+    assert_bit_exact(mean_model((1, 64, 64, 2), [1, 2], True), tmp_path / "large")
+    assert_bit_exact(mean_model((1, 16, 8, 2), [1, 2], True, in_q=(2.0 ** -30, 0), out_q=(0.25, 3)),
+                     tmp_path / "capped")
+
+
+def test_mean_with_computed_axes_is_refused(tmp_path):
+    b_axes = ((1,), 1.0, 0)   # a model input instead of a constant: not int32 and not constant
+    model = single_op_model("MEAN", [((1, 4, 4, 2), 0.1, 0), b_axes], ((1, 1, 1, 2), 0.1, 0), keep_dims=True)
+    (tmp_path / "m.tflite").write_bytes(model)
+    with pytest.raises(ModelError, match="constant int32"):
+        compile_model(tmp_path / "m.tflite", tmp_path / "lib")

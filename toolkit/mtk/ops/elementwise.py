@@ -1,0 +1,192 @@
+"""ADD, SUB, MUL on int8 tensors: TFLite's reference kernels, bit for bit.
+
+ADD: reference/integer_ops/add.h (AddFunc); SUB: reference/sub.h (SubElementwise,
+BroadcastQuantSubSlow); MUL: reference/integer_ops/mul.h (MulElementwise). Parameters as the
+Prepare code of micro/kernels/add_common.cc, sub_common.cc and mul_common.cc computes them.
+Broadcasting follows reference/broadcast_loop.h (numpy rules, shapes aligned on the right).
+
+ADD/SUB: each input (x − zp) is shifted left by 20 and rescaled by in_scale / (2·max_in_scale)
+to a common scale; the sum (difference) is rescaled by 2·max_in_scale / (2^20·out_scale).
+MUL: (x1 − zp1)·(x2 − zp2) rescaled by in1_scale·in2_scale / out_scale.
+Then + out_zp and the clamp to the fused activation range.
+
+Also home of two helpers pooling.py shares: `schedule_per_output` and `constant_kernel`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from tvm import s_tir, te, tirx
+
+from ..errors import ModelError
+from ..graph import Graph, Op, Tensor
+from ..target import Cpu
+from .base import Kernel, Lowered, OpDef, io
+from .fixedpoint import activation_range, clamp, multiply_by_quantized_multiplier, quantize_multiplier, \
+    quantize_multiplier_smaller_than_one_exp
+
+ADD_LEFT_SHIFT = 20   # add_common.cc / sub_common.cc: left_shift for int8
+MAX_RANK = 6
+
+
+@dataclass(frozen=True)
+class Rescale:
+    """A real multiplier as TFLite stores it: multiplier · 2^(shift − 31)."""
+
+    multiplier: int
+    shift: int
+
+    def apply(self, x):
+        return multiply_by_quantized_multiplier(x, self.multiplier, self.shift)
+
+
+@dataclass(frozen=True)
+class BinaryParams:
+    in_zp: tuple[int, int]
+    out_zp: int
+    act_min: int
+    act_max: int
+    inputs: tuple[Rescale, Rescale] | None   # ADD/SUB: to the common scale; MUL: None
+    output: Rescale
+
+
+def _smaller_than_one_exp(real: float, where: str) -> Rescale:
+    """QuantizeMultiplierSmallerThanOneExp: TFLM aborts unless 0 < real < 1 and the shift is ≤ 0."""
+    try:
+        multiplier, shift = quantize_multiplier_smaller_than_one_exp(real)
+    except ModelError as err:
+        raise ModelError(f"{where}: {err.message}; TFLM rejects these input/output scales") from None
+    if shift > 0:
+        raise ModelError(f"{where}: rescale factor {real!r} rounds to 1.0; TFLM rejects it")
+    return Rescale(multiplier, shift)
+
+
+def add_sub_params(op: Op, s1: float, s2: float, s_out: float) -> tuple[Rescale, Rescale, Rescale]:
+    """CalculateOpDataAdd / CalculateOpDataSub: the real multipliers in double.
+
+    TFLM's sub_common.cc (source as of Aug 2026) computes SUB's in float, but the tflite-micro
+    interpreter mtk is checked against behaves as double, like ADD: with scales 0.02, 0.03 →
+    0.04, float would differ by one on 3.5 % of input pairs (tests/test_ops_elementwise.py).
+    """
+    twice_max = 2.0 * max(s1, s2)
+    where = f"op {op.index} ({op.type})"
+    return (_smaller_than_one_exp(s1 / twice_max, where),
+            _smaller_than_one_exp(s2 / twice_max, where),
+            _smaller_than_one_exp(twice_max / ((1 << ADD_LEFT_SHIFT) * s_out), where))
+
+
+def binary_params(op: Op, a: Tensor, b: Tensor, y: Tensor) -> BinaryParams:
+    lo, hi = activation_range(op.options.get("fused_activation_function", "NONE"), y.quant)
+    zps = (a.quant.zp, b.quant.zp)
+    if op.type == "MUL":
+        real = float(np.float64(a.quant.s) * np.float64(b.quant.s) / np.float64(y.quant.s))
+        return BinaryParams(zps, y.quant.zp, lo, hi, None, Rescale(*quantize_multiplier(real)))
+    r1, r2, r_out = add_sub_params(op, a.quant.s, b.quant.s, y.quant.s)
+    return BinaryParams(zps, y.quant.zp, lo, hi, (r1, r2), r_out)
+
+
+def combine(op_type: str, x1, x2, p: BinaryParams):
+    """The int32 value the output rescale applies to, from the inputs with their zero points removed."""
+    if op_type == "MUL":
+        return x1 * x2
+    shift = tirx.const(1 << ADD_LEFT_SHIFT, "int32")
+    scaled1 = p.inputs[0].apply(x1 * shift)
+    scaled2 = p.inputs[1].apply(x2 * shift)
+    return scaled1 + scaled2 if op_type == "ADD" else scaled1 - scaled2
+
+
+def schedule_per_output(func: tirx.PrimFunc, acc_block: str = "acc", out_block: str = "out") -> tirx.PrimFunc:
+    """conv.schedule_per_output, generalised: the `acc_block` stage (a reduction or not) computed
+    right before each output element uses it, so it is one scalar, never an array. A reduction
+    whose loops all have extent 1 loses them in compute_at: nothing to decompose then."""
+    sch = s_tir.Schedule(func)
+    out_loops = sch.get_loops(sch.get_sblock(out_block))
+    acc = sch.get_sblock(acc_block)
+    sch.compute_at(acc, out_loops[-1])
+    acc_loops = sch.get_loops(acc)
+    if len(acc_loops) > len(out_loops):
+        sch.decompose_reduction(acc, acc_loops[len(out_loops)])
+    return sch.mod["main"]
+
+
+def clamp_int(x: int, lo: int, hi: int) -> int:
+    return min(max(x, lo), hi)
+
+
+def constant_kernel(op: Op, y: Tensor, value: int) -> Kernel:
+    """The output does not depend on the inputs (a fused activation range of one value, or a zero
+    multiplier): TVM would fold the inputs away and leave unused parameters (-Wunused-parameter),
+    so a small C kernel fills the output instead."""
+    inputs = [i for i in op.inputs if i is not None]
+    name = f"fill_i8_{len(inputs)}_{y.size}_{'m' if value < 0 else ''}{abs(value)}"
+    params = ", ".join([f"void* in{k}" for k in range(len(inputs))] + ["void* out"])
+    unused = " ".join(f"(void)in{k};" for k in range(len(inputs)))
+    src = (f"int32_t {name}({params}) {{\n"
+           f"  {unused}\n"
+           f"  for (size_t i = 0; i < {y.size}u; ++i) ((int8_t*)out)[i] = (int8_t)({value});\n"
+           "  return 0;\n}\n")
+    return Kernel("fill", [*inputs, op.outputs[0]], c_source=src, c_name=name)
+
+
+def broadcast_read(t: te.Tensor, out_rank: int):
+    """t read at an output index under numpy broadcasting: size-1 (and missing) dims read index 0."""
+    shape = [int(d) for d in t.shape]
+    lead = out_rank - len(shape)
+
+    def read(index):
+        return t[tuple(0 if d == 1 else index[lead + k] for k, d in enumerate(shape))]
+    return read
+
+
+class BinaryElementwise(OpDef):
+    types = ("ADD", "SUB", "MUL")
+
+    def check(self, op: Op, graph: Graph) -> None:
+        (a, b, *_), y = io(op, graph)
+        where = f"op {op.index} ({op.type})"
+        for t in (a, b, y):
+            if t.dtype != "int8":
+                raise ModelError(f"{where}: tensor '{t.name}' is {t.dtype}; mtk supports int8 only")
+            if t.quant is None or t.quant.per_channel:
+                raise ModelError(f"{where}: tensor '{t.name}' must be quantized per tensor")
+        try:
+            shape = np.broadcast_shapes(a.shape, b.shape)
+        except ValueError:
+            raise ModelError(f"{where}: shapes {list(a.shape)} and {list(b.shape)} do not broadcast") from None
+        if tuple(shape) != tuple(y.shape):
+            raise ModelError(f"{where}: output shape {list(y.shape)} is not the broadcast shape {list(shape)}")
+        if len(shape) > MAX_RANK:
+            raise ModelError(f"{where}: {len(shape)}-D tensors; at most {MAX_RANK}-D is supported")
+        binary_params(op, a, b, y)   # raises for scales TFLM rejects
+
+    def macs(self, op: Op, graph: Graph) -> int:
+        _, y = io(op, graph)
+        return y.size if op.type == "MUL" else 0
+
+    def lower(self, op: Op, graph: Graph, cpu: Cpu) -> Lowered:
+        (a, b, *_), y = io(op, graph)
+        p = binary_params(op, a, b, y)
+        if p.act_min == p.act_max or p.output.multiplier == 0:
+            return Lowered([constant_kernel(op, y, clamp_int(p.out_zp, p.act_min, p.act_max))])
+        out_shape = tuple(y.shape) or (1,)
+        A = te.placeholder(tuple(a.shape) or (1,), "int8", name="x1")
+        B = te.placeholder(tuple(b.shape) or (1,), "int8", name="x2")
+        read_a, read_b = broadcast_read(A, len(out_shape)), broadcast_read(B, len(out_shape))
+
+        def element(*index):
+            x1 = read_a(index).astype("int32") - tirx.const(p.in_zp[0], "int32")
+            x2 = read_b(index).astype("int32") - tirx.const(p.in_zp[1], "int32")
+            return combine(op.type, x1, x2, p)
+
+        # Two stages, fused per element by the schedule: one expression with the rescales nested
+        # in one another makes TVM's CompactBufferAllocation take seconds.
+        raw = te.compute(out_shape, element, name="raw")
+        out = te.compute(out_shape, lambda *i: clamp(p.output.apply(raw[i]) + tirx.const(p.out_zp, "int32"),
+                                                     p.act_min, p.act_max).astype("int8"), name="out")
+        func = schedule_per_output(te.create_prim_func([A, B, out]), acc_block="raw")
+        return Lowered([Kernel(op.type.lower(), [op.inputs[0], op.inputs[1], op.outputs[0]], func=func)])
+
+
+OPS = [BinaryElementwise()]

@@ -1,0 +1,240 @@
+"""AVERAGE_POOL_2D, MAX_POOL_2D and MEAN on int8: TFLite's reference kernels, bit for bit.
+
+Pooling copies reference/integer_ops/pooling.h (AveragePool, MaxPool) with the padding and
+activation range of micro/kernels/pooling_common.cc. Input and output share one quantization
+(TFLM checks it), so there is no requantization: the average of the in-bounds taps is rounded
+half away from zero with C's truncating division, `(sum ± count/2) / count`; the max starts
+at -128. Both are then clamped to the fused activation range.
+
+MEAN copies reference/reduce.h QuantizedMeanOrSum as micro/kernels/reduce_common.cc calls it
+for int8: an int32 sum over the axes, minus in_zp·N, requantized by in_scale/out_scale with
+1/N folded into the multiplier (multiplier·2^k / N, shift − k, k = floor(log2 N) capped),
++ out_zp, clamped to int8. TFLM uses this one path for every axes set and keep_dims (its
+4-D axes {1, 2} fast path is float only), and so does mtk, for inputs up to 6-D.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from tvm import te, tirx
+
+from ..errors import ModelError
+from ..graph import Graph, Op, Tensor
+from ..target import Cpu
+from .base import Kernel, Lowered, OpDef, io
+from .elementwise import clamp_int, constant_kernel, schedule_per_output
+from .fixedpoint import INT8_MAX, INT8_MIN, activation_range, clamp, multiply_by_quantized_multiplier, \
+    quantize_multiplier
+
+MAX_RANK = 6
+
+
+def _i32(v: int) -> tirx.PrimExpr:
+    return tirx.const(v, "int32")
+
+
+def _let(value, body_fn, name: str):
+    """An int32 sub-expression bound once."""
+    var = tirx.Var(name, "int32")
+    return tirx.Let(var, value, body_fn(var))
+
+
+def _check_int8(op: Op, *tensors: Tensor) -> None:
+    for t in tensors:
+        if t.dtype != "int8":
+            raise ModelError(f"op {op.index} ({op.type}): tensor '{t.name}' is {t.dtype}; mtk supports int8 only")
+        if t.quant is None or t.quant.per_channel:
+            raise ModelError(f"op {op.index} ({op.type}): tensor '{t.name}' must be quantized per tensor")
+
+
+# ---- AVERAGE_POOL_2D, MAX_POOL_2D -----------------------------------------------------------
+
+@dataclass(frozen=True)
+class Window:
+    """One spatial axis of a pooling window, as ComputePaddingHeightWidth (kernels/padding.h) sets it up."""
+
+    size: int      # input extent
+    filter: int
+    stride: int
+    out: int       # output extent TFLM derives from the input
+    pad: int       # leading padding
+
+    @classmethod
+    def of(cls, size: int, filter_size: int, stride: int, padding: str) -> "Window":
+        out = (size + stride - 1) // stride if padding == "SAME" else (size + stride - filter_size) // stride
+        pad = max(0, (out - 1) * stride + filter_size - size) // 2
+        return cls(size, filter_size, stride, out, pad)
+
+    def origin(self, o):
+        return o * self.stride - self.pad
+
+    def taps(self, origin):
+        """Number of in-bounds taps: min(filter, size − origin) − max(0, −origin)."""
+        return tirx.Min(_i32(self.filter), _i32(self.size) - origin) - tirx.Max(_i32(0), _i32(0) - origin)
+
+
+def pool_windows(op: Op, x: Tensor) -> tuple[Window, Window]:
+    o = op.options
+    padding = o.get("padding", "SAME")
+    return (Window.of(x.shape[1], o.get("filter_height", 1), o.get("stride_h", 1), padding),
+            Window.of(x.shape[2], o.get("filter_width", 1), o.get("stride_w", 1), padding))
+
+
+class Pool2D(OpDef):
+    types = ("AVERAGE_POOL_2D", "MAX_POOL_2D")
+
+    def check(self, op: Op, graph: Graph) -> None:
+        (x, *_), y = io(op, graph)
+        where = f"op {op.index} ({op.type})"
+        _check_int8(op, x, y)
+        if len(x.shape) != 4 or len(y.shape) != 4:
+            raise ModelError(f"{where}: input and output must be 4-D (NHWC)")
+        # pooling_common.cc: |in_scale − out_scale| ≤ 1e-6 (in float) and equal zero points.
+        if abs(np.float32(x.quant.s) - np.float32(y.quant.s)) > 1.0e-6 or x.quant.zp != y.quant.zp:
+            raise ModelError(f"{where}: input and output quantization differ; TFLM requires them equal")
+        wy, wx = pool_windows(op, x)
+        if min(wy.filter, wx.filter, wy.stride, wx.stride) < 1 or wy.out < 1 or wx.out < 1:
+            raise ModelError(f"{where}: filter {wy.filter}x{wx.filter}, stride {wy.stride}x{wx.stride} "
+                             f"do not fit the {x.shape[1]}x{x.shape[2]} input")
+        if (y.shape[0], y.shape[3]) != (x.shape[0], x.shape[3]) or y.shape[1] > wy.out or y.shape[2] > wx.out:
+            raise ModelError(f"{where}: output shape {list(y.shape)} does not match the input and window")
+
+    def macs(self, op: Op, graph: Graph) -> int:
+        (x, *_), y = io(op, graph)
+        wy, wx = pool_windows(op, x)
+        return y.size * wy.filter * wx.filter if op.type == "AVERAGE_POOL_2D" else 0
+
+    def lower(self, op: Op, graph: Graph, cpu: Cpu) -> Lowered:
+        (x, *_), y = io(op, graph)
+        wy, wx = pool_windows(op, x)
+        lo, hi = activation_range(op.options.get("fused_activation_function", "NONE"), y.quant)
+        if lo == hi:
+            return Lowered([constant_kernel(op, y, lo)])
+        average = op.type == "AVERAGE_POOL_2D"
+
+        X = te.placeholder(x.shape, "int8", name="x")
+        ky = te.reduce_axis((0, wy.filter), "ky")
+        kx = te.reduce_axis((0, wx.filter), "kx")
+
+        def tap(n, oy, ox, c, outside):
+            iy, ix = wy.origin(oy) + ky, wx.origin(ox) + kx
+            inside = tirx.all(iy >= 0, iy < wy.size, ix >= 0, ix < wx.size)
+            dtype = "int32" if average else "int8"
+            return tirx.if_then_else(inside, X[n, iy, ix, c].astype(dtype), tirx.const(outside, dtype))
+
+        if average:
+            acc = te.compute(y.shape, lambda n, oy, ox, c: te.sum(tap(n, oy, ox, c, 0), axis=[ky, kx]), name="acc")
+        else:   # te.max starts from the int8 minimum, as MaxPool does
+            acc = te.compute(y.shape, lambda n, oy, ox, c: te.max(tap(n, oy, ox, c, INT8_MIN), axis=[ky, kx]),
+                             name="acc")
+
+        def finish(n, oy, ox, c):
+            if not average:
+                return clamp(acc[n, oy, ox, c].astype("int32"), lo, hi).astype("int8")
+            count = wy.taps(wy.origin(oy)) * wx.taps(wx.origin(ox))
+            return _let(count, lambda k: clamp(rounded_average(acc[n, oy, ox, c], k), lo, hi).astype("int8"), "count")
+
+        out = te.compute(y.shape, finish, name="out")
+        func = schedule_per_output(te.create_prim_func([X, out]))
+        return Lowered([Kernel(op.type.lower(), [op.inputs[0], op.outputs[0]], func=func)])
+
+
+def rounded_average(total, count):
+    """AveragePool's rounding: (sum + count/2) / count if sum > 0 else (sum − count/2) / count, truncating."""
+    half = tirx.truncdiv(count, _i32(2))
+    return tirx.Select(total > 0, tirx.truncdiv(total + half, count), tirx.truncdiv(total - half, count))
+
+
+# ---- MEAN ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class MeanParams:
+    axes: tuple[int, ...]     # resolved: non-negative, no duplicates, in the given order
+    count: int                # N: elements summed into each output
+    multiplier: int
+    shift: int
+    in_zp: int
+    out_zp: int
+
+
+def wrap_int32(v: int) -> int:
+    """static_cast<int32_t> of an int64, as QuantizedMeanOrSum applies it to in_zp·N."""
+    return (v + 2**31) % 2**32 - 2**31
+
+
+def resolve_axes(op: Op, graph: Graph) -> tuple[int, ...]:
+    """reduce.h ResolveAxis: negative axes count from the end, duplicates dropped."""
+    x, axis = graph.input_tensors(op)[:2]
+    where = f"op {op.index} (MEAN)"
+    if axis is None or axis.dtype != "int32" or not (axis.is_constant or axis.size == 0):
+        raise ModelError(f"{where}: the axes must be a constant int32 tensor")
+    rank = len(x.shape)
+    resolved: list[int] = []
+    for a in ([] if axis.size == 0 else axis.data.reshape(-1).tolist()):   # an empty buffer reads as no data
+        if not -rank <= a < rank:
+            raise ModelError(f"{where}: axis {a} is out of range for a {rank}-D input")
+        a = a + rank if a < 0 else a
+        if a not in resolved:
+            resolved.append(a)
+    return tuple(resolved)
+
+
+def mean_params(op: Op, graph: Graph) -> MeanParams:
+    """PrepareMeanOrSumHelper, then QuantizedMeanOrSum's folding of 1/N into the multiplier."""
+    (x, *_), y = io(op, graph)
+    axes = resolve_axes(op, graph)
+    count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    multiplier, shift = quantize_multiplier(float(np.float64(x.quant.s) / np.float64(y.quant.s)))
+    k = min(count.bit_length() - 1, 32, 31 + shift)   # 63 − CountLeadingZeros(N), capped
+    multiplier = (multiplier << k) // count
+    return MeanParams(axes, count, multiplier, shift - k, x.quant.zp, y.quant.zp)
+
+
+class Mean(OpDef):
+    types = ("MEAN",)
+
+    def check(self, op: Op, graph: Graph) -> None:
+        (x, *_), y = io(op, graph)
+        where = f"op {op.index} (MEAN)"
+        _check_int8(op, x, y)
+        if not 1 <= len(x.shape) <= MAX_RANK or x.size == 0:
+            raise ModelError(f"{where}: input shape {list(x.shape)} is not supported (1-D to {MAX_RANK}-D, non-empty)")
+        axes = resolve_axes(op, graph)
+        kept = [s for i, s in enumerate(x.shape) if i not in axes]
+        if y.size != int(np.prod(kept, dtype=np.int64)):
+            raise ModelError(f"{where}: output shape {list(y.shape)} does not match the input {list(x.shape)} "
+                             f"reduced over axes {list(axes)}")
+
+    def lower(self, op: Op, graph: Graph, cpu: Cpu) -> Lowered:
+        (x, *_), y = io(op, graph)
+        p = mean_params(op, graph)
+        if p.multiplier == 0:
+            return Lowered([constant_kernel(op, y, clamp_int(p.out_zp, INT8_MIN, INT8_MAX))])
+        kept = [d for d in range(len(x.shape)) if d not in p.axes]
+        out_shape = tuple(x.shape[d] for d in kept) or (1,)
+        # No axes: N = 1 and every element is its own sum; a unit reduce axis keeps one code path.
+        reduced = [d for d in range(len(x.shape)) if d in p.axes] or [None]
+        rs = {d: te.reduce_axis((0, x.shape[d] if d is not None else 1), f"r{i}") for i, d in enumerate(reduced)}
+
+        X = te.placeholder(x.shape, "int8", name="x")
+
+        def total(*o):
+            position = dict(zip(kept, o))
+            index = tuple(position[d] if d in position else rs[d] for d in range(len(x.shape)))
+            return te.sum(X[index].astype("int32"), axis=list(rs.values()))
+
+        acc = te.compute(out_shape, total, name="acc")
+
+        def requant(*o):
+            shifted = acc[o] - _i32(wrap_int32(p.in_zp * p.count))
+            scaled = multiply_by_quantized_multiplier(shifted, p.multiplier, p.shift)
+            return clamp(scaled + _i32(p.out_zp), INT8_MIN, INT8_MAX).astype("int8")
+
+        out = te.compute(out_shape, requant, name="out")
+        func = schedule_per_output(te.create_prim_func([X, out]))
+        return Lowered([Kernel("mean", [op.inputs[0], op.outputs[0]], func=func)])
+
+
+OPS = [Pool2D(), Mean()]
