@@ -44,6 +44,14 @@ class Decoded:
             return None
         return np.frombuffer(np.asarray(raw, np.uint8).tobytes(), _TYPES[tensor.type]).reshape(self.shape(index))
 
+    def single_op(self, inputs: list[np.ndarray]) -> tuple[str, schema.OperatorT, list[np.ndarray | None]]:
+        """The model's first op: its builtin name, the op, and the values of its inputs (None: omitted)."""
+        op = self.subgraph.operators[0]
+        code = self.model.operatorCodes[op.opcodeIndex].builtinCode
+        name = next(k for k, v in vars(schema.BuiltinOperator).items() if v == code)
+        feeds = dict(zip(self.subgraph.inputs, inputs))
+        return name, op, [None if i < 0 else feeds[i] if i in feeds else self.data(i) for i in op.inputs]
+
     def real(self, index: int, values: np.ndarray) -> np.ndarray:
         """Dequantized values (per-channel along the last axis of a broadcast)."""
         quant = self.quant(index)
@@ -82,12 +90,8 @@ def _windows(x: np.ndarray, options, kernel: tuple[int, int], dilation: tuple[in
 
 def float_semantics(m: Decoded, inputs: list[np.ndarray]) -> np.ndarray:
     """The single op of `m` computed in float64 on dequantized inputs (real output values)."""
-    op = m.subgraph.operators[0]
-    code = m.model.operatorCodes[op.opcodeIndex].builtinCode
-    name = next(k for k, v in vars(schema.BuiltinOperator).items() if v == code)
-    feeds = dict(zip(m.subgraph.inputs, inputs))
-    args = [None if i < 0 else m.real(i, feeds[i] if i in feeds else m.data(i)) for i in op.inputs]
-    raw = [None if i < 0 else (feeds[i] if i in feeds else m.data(i)) for i in op.inputs]
+    name, op, raw = m.single_op(inputs)
+    args = [None if i < 0 else m.real(i, value) for i, value in zip(op.inputs, raw)]
     options = op.builtinOptions
     out_shape = m.shape(op.outputs[0])
     x = args[0]
@@ -134,11 +138,7 @@ def float_semantics(m: Decoded, inputs: list[np.ndarray]) -> np.ndarray:
 
 def byte_semantics(m: Decoded, inputs: list[np.ndarray]) -> np.ndarray:
     """The single data-movement op of `m` on the raw int8 values."""
-    op = m.subgraph.operators[0]
-    code = m.model.operatorCodes[op.opcodeIndex].builtinCode
-    name = next(k for k, v in vars(schema.BuiltinOperator).items() if v == code)
-    feeds = dict(zip(m.subgraph.inputs, inputs))
-    raw = [feeds[i] if i in feeds else m.data(i) for i in op.inputs]
+    name, op, raw = m.single_op(inputs)
     out_shape = m.shape(op.outputs[0])
     options = op.builtinOptions
     if name in ("RESHAPE", "SQUEEZE", "EXPAND_DIMS"):
