@@ -21,10 +21,12 @@ from .fsutil import atomic_output_dir
 from .graph import Graph, Op, Tensor, c_identifier
 from .ops import op_def
 from .ops.base import Const, Kernel, Lowered, Scratch
+from .ops.fixedpoint import FIXEDPOINT_HEADER
 from .reader import read_model
 from .target import DEFAULT_CPU, Cpu, get_cpu
 
 EDGE_OPS = ("QUANTIZE", "DEQUANTIZE")
+KERNEL_HEADERS = Path(__file__).parent / "ops" / "c"
 _PROTOTYPE = re.compile(r"^int32_t (\w+)\(([^)]*)\) \{", re.M)
 
 
@@ -101,6 +103,17 @@ def _copy_kernel(op: Op, graph: Graph) -> Kernel:
     return Kernel("copy", [op.inputs[0], op.outputs[0]], c_source=src, c_name=f"copy_{nbytes}")
 
 
+def _drop_unused_args(kernel: Kernel) -> Kernel:
+    """A TVM kernel without the parameters its body never touches (and their arguments)."""
+    if kernel.func is None:
+        return kernel
+    drop = tvm_c.unused_params(kernel.func)
+    if not drop:
+        return kernel
+    return Kernel(kernel.name, [a for i, a in enumerate(kernel.args) if i not in drop],
+                  func=tvm_c.without_params(kernel.func, drop), headers=kernel.headers)
+
+
 class _Builder:
     """Turns lowered ops into the plan, the C sources and the metadata."""
 
@@ -132,6 +145,7 @@ class _Builder:
     def lower_all(self) -> None:
         for op in self.graph.ops:
             low = op_def(op.type).lower(op, self.graph, self.cpu)
+            low.kernels = [_drop_unused_args(k) for k in low.kernels]
             if low.alias_of is not None:
                 group = set(self.aliases.members(low.alias_of, range(len(self.graph.tensors)))) | \
                         set(self.aliases.members(op.outputs[0], range(len(self.graph.tensors))))
@@ -208,8 +222,10 @@ class _Kernels:
         self.module = module
         self.tvm_funcs: dict[str, object] = {}
         self.c_sources: dict[str, str] = {}
+        self.headers: list[str] = [FIXEDPOINT_HEADER]
 
     def symbol(self, kernel: Kernel) -> str:
+        self.headers += [h for h in kernel.headers if h not in self.headers]
         prefix = f"tvmgen_{self.module}_"
         if kernel.func is not None:
             for sym, func in self.tvm_funcs.items():
@@ -227,7 +243,7 @@ class _Kernels:
         return sym
 
     def source(self, cpu: Cpu) -> str:
-        parts = [aot.PRELUDE]
+        parts = [aot.PRELUDE] + [f'#include "{h}"' for h in self.headers]
         parts += list(self.c_sources.values())
         parts.append(tvm_c.build_c(self.tvm_funcs, cpu))
         return "\n".join(parts)
@@ -295,6 +311,7 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
         f"src/tvmgen_{module}.c": run_src,
         f"src/tvmgen_{module}_kernels.c": kernel_src,
     }
+    files.update({f"src/{h}": (KERNEL_HEADERS / h).read_text() for h in kernels.headers})
     code_bytes = measure_code_bytes(files, module, cpu_obj)
     metadata = _metadata(graph, builder, plan, tensor_buffers, consts, op_meta, cpu_obj, module,
                          Path(model_path).name, code_bytes, board_info)

@@ -29,7 +29,7 @@ _ENUMS = {
 }
 
 def _snake(name: str) -> str:
-    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+    return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
 
 
 def _read_options(operator: tflite.Operator) -> dict[str, Any]:

@@ -40,6 +40,7 @@ class Kernel:
 
     `func` is a TIR PrimFunc whose buffer parameters match `args` in order; or `c_source` is
     a hand-written C function named `c_name` taking pointers in the order of `args`.
+    `headers` names C helper headers in mtk/ops/c/ the kernel calls into (extern calls).
     """
 
     name: str
@@ -47,6 +48,7 @@ class Kernel:
     func: Any = None
     c_source: str | None = None
     c_name: str | None = None
+    headers: tuple[str, ...] = ()
 
     @property
     def impl(self) -> str:
@@ -77,3 +79,18 @@ class OpDef:
 def io(op: Op, graph: Graph) -> tuple[list[Tensor | None], Tensor]:
     """The op's input tensors and its (single) output tensor."""
     return graph.input_tensors(op), graph.tensors[op.outputs[0]]
+
+
+def constant_kernel(op: Op, y: Tensor, value: int) -> Kernel:
+    """The output does not depend on the inputs (a fused activation range of one value, or a zero
+    multiplier): TVM would fold the inputs away and leave unused parameters (-Wunused-parameter),
+    so a small C kernel fills the output instead."""
+    inputs = [i for i in op.inputs if i is not None]
+    name = f"fill_i8_{len(inputs)}_{y.size}_{'m' if value < 0 else ''}{abs(value)}"
+    params = ", ".join([f"void* in{k}" for k in range(len(inputs))] + ["void* out"])
+    unused = " ".join(f"(void)in{k};" for k in range(len(inputs)))
+    src = (f"int32_t {name}({params}) {{\n"
+           f"  {unused}\n"
+           f"  for (size_t i = 0; i < {y.size}u; ++i) ((int8_t*)out)[i] = (int8_t)({value});\n"
+           "  return 0;\n}\n")
+    return Kernel("fill", [*inputs, op.outputs[0]], c_source=src, c_name=name)

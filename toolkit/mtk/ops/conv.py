@@ -11,13 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from tvm import s_tir, te, tirx
+from tvm import te, tirx
 
 from ..errors import ModelError
 from ..graph import Graph, Op, Tensor
 from ..target import Cpu
-from .base import Const, Kernel, Lowered, OpDef, io
+from .base import Const, Kernel, Lowered, OpDef, constant_kernel, io
 from .fixedpoint import activation_range, clamp, multiply_by_quantized_multiplier, quantize_multipliers
+from .gemm import Patches, Requant, gemm_kernel
+from .schedules import schedule_per_output
 
 
 @dataclass(frozen=True)
@@ -59,23 +61,13 @@ def conv_geometry(op: Op, x: Tensor, w: Tensor, y: Tensor) -> ConvGeometry:
     )
 
 
-@dataclass(frozen=True)
-class RequantParams:
+def requant_params(x: Tensor, w: Tensor, y: Tensor, out_c: int, activation: str) -> Requant:
     """Per-output-channel requantization, as TFLM's PopulateConvolutionQuantizationParams computes it."""
-
-    multiplier: np.ndarray   # int32 [out_c]
-    shift: np.ndarray        # int32 [out_c]
-    out_zp: int
-    act_min: int
-    act_max: int
-
-
-def requant_params(x: Tensor, w: Tensor, y: Tensor, out_c: int, activation: str) -> RequantParams:
     w_scale = np.broadcast_to(w.quant.scale, (out_c,))
     effective = (np.float64(x.quant.s) * w_scale.astype(np.float64)) / np.float64(y.quant.s)
     mult, shift = quantize_multipliers(effective)
     lo, hi = activation_range(activation, y.quant)
-    return RequantParams(mult, shift, y.quant.zp, lo, hi)
+    return Requant(mult, shift, y.quant.zp, lo, hi)
 
 
 def check_int8_weighted(op: Op, graph: Graph, weight_axis: int) -> None:
@@ -99,7 +91,7 @@ def folded_bias(bias: Tensor | None, weight_sums: np.ndarray, in_zp: int) -> np.
     return (b - in_zp * weight_sums.astype(np.int64)).astype(np.int32)
 
 
-def requant_output(acc, c, mult: te.Tensor, shift: te.Tensor, rq: RequantParams):
+def requant_output(acc, c, mult: te.Tensor, shift: te.Tensor, rq: Requant):
     scaled = multiply_by_quantized_multiplier(acc, mult[c], shift[c])
     return clamp(scaled + tirx.const(rq.out_zp, "int32"), rq.act_min, rq.act_max).astype("int8")
 
@@ -112,16 +104,6 @@ def padded_input(x: te.Tensor, g: ConvGeometry, in_zp: int):
     return read
 
 
-def schedule_per_output(func: tirx.PrimFunc, acc_block: str = "acc", out_block: str = "out") -> tirx.PrimFunc:
-    """Accumulate each output element in a register, requantize right after: no temporary array."""
-    sch = s_tir.Schedule(func)
-    out_loops = sch.get_loops(sch.get_sblock(out_block))
-    acc = sch.get_sblock(acc_block)
-    sch.compute_at(acc, out_loops[-1])
-    sch.decompose_reduction(acc, sch.get_loops(acc)[len(out_loops)])
-    return sch.mod["main"]
-
-
 class Conv2D(OpDef):
     types = ("CONV_2D",)
 
@@ -131,6 +113,8 @@ class Conv2D(OpDef):
         if w.shape[3] != x.shape[3]:
             raise ModelError(f"op {op.index} (CONV_2D): grouped convolution ({x.shape[3]} input channels, "
                              f"filter depth {w.shape[3]}) is not supported")
+        if x.shape[0] != 1:
+            raise ModelError(f"op {op.index} (CONV_2D): batch {x.shape[0]}; mtk compiles batch-1 convolutions")
 
     def macs(self, op: Op, graph: Graph) -> int:
         (x, w, *_), y = io(op, graph)
@@ -143,27 +127,11 @@ class Conv2D(OpDef):
         rq = requant_params(x, w, y, g.out_c, op.options.get("fused_activation_function", "NONE"))
         bias_f = folded_bias(bias, w.data.astype(np.int64).sum(axis=(1, 2, 3)), x.quant.zp)
 
-        X = te.placeholder(x.shape, "int8", name="x")
-        W = te.placeholder(w.shape, "int8", name="w")
-        B = te.placeholder((g.out_c,), "int32", name="bias")
-        M = te.placeholder((g.out_c,), "int32", name="mult")
-        S = te.placeholder((g.out_c,), "int32", name="shift")
-        ky = te.reduce_axis((0, g.k_h), "ky")
-        kx = te.reduce_axis((0, g.k_w), "kx")
-        kc = te.reduce_axis((0, g.in_c), "kc")
-        xp = padded_input(X, g, x.quant.zp)
-        acc = te.compute(
-            y.shape,
-            lambda n, oy, ox, c: te.sum(
-                xp(n, oy * g.stride_h + ky * g.dil_h - g.pad_top, ox * g.stride_w + kx * g.dil_w - g.pad_left, kc)
-                .astype("int32") * W[c, ky, kx, kc].astype("int32"),
-                axis=[ky, kx, kc]),
-            name="acc")
-        out = te.compute(y.shape, lambda n, oy, ox, c: requant_output(acc[n, oy, ox, c] + B[c], c, M, S, rq), name="out")
-        func = schedule_per_output(te.create_prim_func([X, W, B, M, S, out]))
-        args = [op.inputs[0], op.inputs[1], Const("bias", bias_f), Const("mult", rq.multiplier),
-                Const("shift", rq.shift), op.outputs[0]]
-        return Lowered([Kernel("conv2d", args, func=func)])
+        depth = g.k_h * g.k_w * g.in_c
+        direct = (g.k_h, g.k_w, g.stride_h, g.stride_w, g.pad_top, g.pad_left) == (1, 1, 1, 1, 0, 0)
+        patches = None if direct else Patches(g.in_h, g.in_w, g.in_c, g.out_h, g.out_w, g.k_h, g.k_w, g.stride_h,
+                                              g.stride_w, g.dil_h, g.dil_w, g.pad_top, g.pad_left, x.quant.zp)
+        return Lowered([gemm_kernel("conv2d", op, y, g.out_h * g.out_w, depth, bias_f, rq, patches)])
 
 
 class DepthwiseConv2D(OpDef):
@@ -187,6 +155,8 @@ class DepthwiseConv2D(OpDef):
         multiplier = g.out_c // g.in_c
         rq = requant_params(x, w, y, g.out_c, op.options.get("fused_activation_function", "NONE"))
         bias_f = folded_bias(bias, w.data.astype(np.int64).sum(axis=(0, 1, 2)), x.quant.zp)
+        if rq.constant_output is not None:
+            return Lowered([constant_kernel(op, y, rq.constant_output)])
 
         X = te.placeholder(x.shape, "int8", name="x")
         W = te.placeholder(w.shape, "int8", name="w")

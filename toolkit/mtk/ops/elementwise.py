@@ -9,8 +9,6 @@ ADD/SUB: each input (x − zp) is shifted left by 20 and rescaled by in_scale / 
 to a common scale; the sum (difference) is rescaled by 2·max_in_scale / (2^20·out_scale).
 MUL: (x1 − zp1)·(x2 − zp2) rescaled by in1_scale·in2_scale / out_scale.
 Then + out_zp and the clamp to the fused activation range.
-
-Also home of two helpers pooling.py shares: `schedule_per_output` and `constant_kernel`.
 """
 
 from __future__ import annotations
@@ -18,12 +16,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from tvm import s_tir, te, tirx
+from tvm import te, tirx
 
 from ..errors import ModelError
 from ..graph import Graph, Op, Tensor
 from ..target import Cpu
-from .base import Kernel, Lowered, OpDef, io
+from .base import Kernel, Lowered, OpDef, constant_kernel, io
+from .schedules import schedule_per_output
 from .fixedpoint import activation_range, clamp, multiply_by_quantized_multiplier, quantize_multiplier, \
     quantize_multiplier_smaller_than_one_exp
 
@@ -97,37 +96,8 @@ def combine(op_type: str, x1, x2, p: BinaryParams):
     return scaled1 + scaled2 if op_type == "ADD" else scaled1 - scaled2
 
 
-def schedule_per_output(func: tirx.PrimFunc, acc_block: str = "acc", out_block: str = "out") -> tirx.PrimFunc:
-    """conv.schedule_per_output, generalised: the `acc_block` stage (a reduction or not) computed
-    right before each output element uses it, so it is one scalar, never an array. A reduction
-    whose loops all have extent 1 loses them in compute_at: nothing to decompose then."""
-    sch = s_tir.Schedule(func)
-    out_loops = sch.get_loops(sch.get_sblock(out_block))
-    acc = sch.get_sblock(acc_block)
-    sch.compute_at(acc, out_loops[-1])
-    acc_loops = sch.get_loops(acc)
-    if len(acc_loops) > len(out_loops):
-        sch.decompose_reduction(acc, acc_loops[len(out_loops)])
-    return sch.mod["main"]
-
-
 def clamp_int(x: int, lo: int, hi: int) -> int:
     return min(max(x, lo), hi)
-
-
-def constant_kernel(op: Op, y: Tensor, value: int) -> Kernel:
-    """The output does not depend on the inputs (a fused activation range of one value, or a zero
-    multiplier): TVM would fold the inputs away and leave unused parameters (-Wunused-parameter),
-    so a small C kernel fills the output instead."""
-    inputs = [i for i in op.inputs if i is not None]
-    name = f"fill_i8_{len(inputs)}_{y.size}_{'m' if value < 0 else ''}{abs(value)}"
-    params = ", ".join([f"void* in{k}" for k in range(len(inputs))] + ["void* out"])
-    unused = " ".join(f"(void)in{k};" for k in range(len(inputs)))
-    src = (f"int32_t {name}({params}) {{\n"
-           f"  {unused}\n"
-           f"  for (size_t i = 0; i < {y.size}u; ++i) ((int8_t*)out)[i] = (int8_t)({value});\n"
-           "  return 0;\n}\n")
-    return Kernel("fill", [*inputs, op.outputs[0]], c_source=src, c_name=name)
 
 
 def broadcast_read(t: te.Tensor, out_rank: int):

@@ -74,10 +74,6 @@ def _i32(v: int) -> tirx.PrimExpr:
     return tirx.const(v, "int32")
 
 
-def _i64(v: int) -> tirx.PrimExpr:
-    return tirx.const(v, "int64")
-
-
 def _let(value, body_fn, name: str, dtype: str):
     var = tirx.Var(name, dtype)
     return tirx.Let(var, value, body_fn(var))
@@ -97,13 +93,13 @@ def rounding_divide_by_pot(x, exponent):
     return _let((_i32(1) << exponent) - 1, body, "mask", "int32")
 
 
+FIXEDPOINT_HEADER = "mtk_fixedpoint.h"
+
+
 def saturating_rounding_doubling_high_mul(a, b):
-    """SaturatingRoundingDoublingHighMul(a, b) in int64; the a == b == INT32_MIN case tested on the product."""
-    def body(ab):
-        nudge = tirx.Select(ab >= _i64(0), _i64(1 << 30), _i64(1 - (1 << 30)))
-        high = tirx.truncdiv(ab + nudge, _i64(1 << 31))
-        return tirx.Select(ab == _i64(1 << 62), _i32(2**31 - 1), high.astype("int32"))
-    return _let(a.astype("int64") * b.astype("int64"), body, "ab", "int64")
+    """SaturatingRoundingDoublingHighMul(a, b): a call to mtk_srdhm (c/mtk_fixedpoint.h), which
+    forms the 64-bit product without libgcc on cores that lack a long multiply (Cortex-M0+)."""
+    return tirx.call_extern("int32", "mtk_srdhm", a, b)
 
 
 def multiply_by_quantized_multiplier(x, multiplier, shift):

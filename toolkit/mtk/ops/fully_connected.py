@@ -7,13 +7,13 @@ acc = Σ w · (x − in_zp) + bias per output unit, requantized (per tensor or p
 from __future__ import annotations
 
 import numpy as np
-from tvm import te
 
 from ..errors import ModelError
 from ..graph import Graph, Op
 from ..target import Cpu
-from .base import Const, Kernel, Lowered, OpDef, io
-from .conv import check_int8_weighted, folded_bias, requant_output, requant_params, schedule_per_output
+from .base import Lowered, OpDef, io
+from .conv import check_int8_weighted, folded_bias, requant_params
+from .gemm import gemm_kernel
 
 
 class FullyConnected(OpDef):
@@ -40,19 +40,7 @@ class FullyConnected(OpDef):
         rq = requant_params(x, w, y, units, op.options.get("fused_activation_function", "NONE"))
         bias_f = folded_bias(bias, w.data.astype(np.int64).sum(axis=1), x.quant.zp)
 
-        X = te.placeholder((rows, depth), "int8", name="x")
-        W = te.placeholder((units, depth), "int8", name="w")
-        B = te.placeholder((units,), "int32", name="bias")
-        M = te.placeholder((units,), "int32", name="mult")
-        S = te.placeholder((units,), "int32", name="shift")
-        k = te.reduce_axis((0, depth), "k")
-        acc = te.compute((rows, units), lambda r, u: te.sum(X[r, k].astype("int32") * W[u, k].astype("int32"), axis=k),
-                         name="acc")
-        out = te.compute((rows, units), lambda r, u: requant_output(acc[r, u] + B[u], u, M, S, rq), name="out")
-        func = schedule_per_output(te.create_prim_func([X, W, B, M, S, out]))
-        args = [op.inputs[0], op.inputs[1], Const("bias", bias_f), Const("mult", rq.multiplier),
-                Const("shift", rq.shift), op.outputs[0]]
-        return Lowered([Kernel("fully_connected", args, func=func)])
+        return Lowered([gemm_kernel("fully_connected", op, y, rows, depth, bias_f, rq, None)])
 
 
 OPS = [FullyConnected()]

@@ -23,8 +23,9 @@ from tvm import te, tirx
 from ..errors import ModelError
 from ..graph import Graph, Op, Tensor
 from ..target import Cpu
-from .base import Kernel, Lowered, OpDef, io
-from .elementwise import clamp_int, constant_kernel, schedule_per_output
+from .base import Kernel, Lowered, OpDef, constant_kernel, io
+from .elementwise import clamp_int
+from .schedules import schedule_per_output
 from .fixedpoint import INT8_MAX, INT8_MIN, activation_range, clamp, multiply_by_quantized_multiplier, \
     quantize_multiplier
 
@@ -100,11 +101,6 @@ class Pool2D(OpDef):
                              f"do not fit the {x.shape[1]}x{x.shape[2]} input")
         if (y.shape[0], y.shape[3]) != (x.shape[0], x.shape[3]) or y.shape[1] > wy.out or y.shape[2] > wx.out:
             raise ModelError(f"{where}: output shape {list(y.shape)} does not match the input and window")
-
-    def macs(self, op: Op, graph: Graph) -> int:
-        (x, *_), y = io(op, graph)
-        wy, wx = pool_windows(op, x)
-        return y.size * wy.filter * wx.filter if op.type == "AVERAGE_POOL_2D" else 0
 
     def lower(self, op: Op, graph: Graph, cpu: Cpu) -> Lowered:
         (x, *_), y = io(op, graph)

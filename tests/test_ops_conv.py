@@ -1,0 +1,68 @@
+"""CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED (mtk/ops/conv.py, fully_connected.py, gemm.py) and
+multi-op chains compiled by mtk: bit-exact with tflite-micro on the host over random models
+(tests/modelgen.py) and hand-picked geometries; the generated C builds for Cortex-M4."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import modelgen
+from mtk.tflite_builder import ModelBuilder
+from test_ops_elementwise import assert_bit_exact, assert_builds_for_cortex_m4, check_random_models
+
+
+@pytest.mark.parametrize("op", ["CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"])
+def test_random_models_are_bit_exact(op, tmp_path_factory):
+    check_random_models(op, tmp_path_factory)
+
+
+@pytest.mark.parametrize("family", [f for f in modelgen.FAMILIES if f.startswith("CHAIN_")])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_fixed_chains_are_bit_exact(family, seed, tmp_path):
+    model = modelgen.example_models(seed)[family]
+    samples = [modelgen.random_inputs(model, s) for s in range(3)]
+    assert_builds_for_cortex_m4(assert_bit_exact(model, tmp_path, samples), tmp_path)
+
+
+def conv_model(op: str, in_shape, w_shape, out_shape, *, per_channel: bool, seed: int = 0, **options) -> bytes:
+    rng = np.random.default_rng(seed)
+    b = ModelBuilder(description=f"mtk test {op}")
+    x = b.tensor("x", in_shape, "int8", scale=0.05, zero_point=-7)
+    channels = w_shape[0] if op != "DEPTHWISE_CONV_2D" else w_shape[-1]
+    axis = 0 if op != "DEPTHWISE_CONV_2D" else 3
+    w_scale = rng.uniform(0.002, 0.02, channels) if per_channel else np.array([0.01])
+    w = b.const("w", rng.integers(-127, 128, w_shape).astype(np.int8), scale=w_scale,
+                zero_point=np.zeros(len(w_scale), np.int64), axis=axis)
+    bias = b.const("b", rng.integers(-2000, 2000, channels).astype(np.int32), scale=0.05 * w_scale,
+                   zero_point=np.zeros(len(w_scale), np.int64), axis=0)
+    y = b.tensor("y", out_shape, "int8", scale=0.2, zero_point=5)
+    b.op(op, [x, w, bias], [y], **options)
+    b.inputs([x])
+    b.outputs([y])
+    return b.build()
+
+
+@pytest.mark.parametrize("case", [
+    # (in NHWC, filter OHWI, out NHWC, options)
+    ((1, 9, 9, 3), (5, 3, 3, 3), (1, 5, 5, 5), dict(padding="SAME", stride_h=2, stride_w=2, dilation_h_factor=1,
+                                                   dilation_w_factor=1, fused_activation_function="RELU")),
+    ((1, 10, 8, 2), (3, 3, 2, 2), (1, 6, 6, 3), dict(padding="VALID", stride_h=1, stride_w=1, dilation_h_factor=2,
+                                                    dilation_w_factor=3, fused_activation_function="NONE")),
+    ((1, 7, 7, 4), (7, 1, 1, 4), (1, 7, 7, 7), dict(padding="VALID", stride_h=1, stride_w=1, dilation_h_factor=1,
+                                                   dilation_w_factor=1, fused_activation_function="RELU6")),
+    ((1, 1, 1, 9), (3, 1, 1, 9), (1, 1, 1, 3), dict(padding="SAME", stride_h=1, stride_w=1, dilation_h_factor=1,
+                                                   dilation_w_factor=1, fused_activation_function="NONE")),
+], ids=["strided-same", "dilated-valid", "pointwise-odd", "one-pixel"])
+@pytest.mark.parametrize("per_channel", [True, False], ids=["per-channel", "per-tensor"])
+def test_conv_geometries(case, per_channel, tmp_path):
+    in_shape, w_shape, out_shape, options = case
+    model = conv_model("CONV_2D", in_shape, w_shape, out_shape, per_channel=per_channel, **options)
+    assert_bit_exact(model, tmp_path)
+
+
+def test_depthwise_with_multiplier_and_dilation(tmp_path):
+    model = conv_model("DEPTHWISE_CONV_2D", (1, 8, 8, 3), (1, 3, 3, 6), (1, 4, 4, 6), per_channel=True,
+                       padding="SAME", stride_h=2, stride_w=2, depth_multiplier=2, dilation_h_factor=2,
+                       dilation_w_factor=1, fused_activation_function="RELU6")
+    assert_bit_exact(model, tmp_path)
