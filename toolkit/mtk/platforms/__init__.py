@@ -5,8 +5,9 @@ from __future__ import annotations
 from ..errors import MtkError
 from .base import ProjectOptions, Platform
 from .baremetal import BaremetalPlatform
+from .zephyr import ZephyrPlatform
 
-PLATFORMS: dict[str, type[Platform]] = {"baremetal": BaremetalPlatform}
+PLATFORMS: dict[str, type[Platform]] = {"baremetal": BaremetalPlatform, "zephyr": ZephyrPlatform}
 
 
 def get_platform(name: str) -> Platform:

@@ -1,0 +1,100 @@
+"""Finding Zephyr: its tree (ZEPHYR_BASE or a west workspace), its version, west, and a toolchain.
+
+A Zephyr build needs three things mtk does not ship: the Zephyr tree (from `west init` /
+`west update`), `west` itself, and a cross toolchain (the Zephyr SDK, or GNU Arm such as
+Debian's gcc-arm-none-eabi through ZEPHYR_TOOLCHAIN_VARIANT=gnuarmemb).
+"""
+
+from __future__ import annotations
+
+import configparser
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import ToolMissing
+
+MIN_VERSION = (3, 7)   # hardware model v2 board names ("mps2/an386") came with Zephyr 3.7
+WEST_INSTALL = "pip install west (in a Python >= 3.12 environment for Zephyr 4.2)"
+ZEPHYR_INSTALL = ("west init ~/zephyrproject && cd ~/zephyrproject && west update, then "
+                  "export ZEPHYR_BASE=~/zephyrproject/zephyr")
+
+
+@dataclass(frozen=True)
+class Zephyr:
+    base: Path                    # the zephyr/ tree (ZEPHYR_BASE)
+    version: tuple[int, int, int]
+    version_text: str             # as the VERSION file spells it, e.g. "4.2.0-rc1"
+    west: str                     # path of the west executable
+    toolchain: dict[str, str]     # environment variables selecting the toolchain
+
+    def environment(self) -> dict[str, str]:
+        """The process environment for west with this tree and toolchain."""
+        return {**os.environ, "ZEPHYR_BASE": str(self.base), **self.toolchain}
+
+
+def read_version(base: Path) -> tuple[tuple[int, int, int], str]:
+    """(major, minor, patch) and the full text from `base`/VERSION."""
+    fields = dict(re.findall(r"^\s*(\w+)\s*=\s*(\S*)\s*$", (base / "VERSION").read_text(), flags=re.M))
+    numbers = (int(fields["VERSION_MAJOR"]), int(fields["VERSION_MINOR"]), int(fields["PATCHLEVEL"]))
+    extra = fields.get("EXTRAVERSION", "")
+    return numbers, ".".join(map(str, numbers)) + (f"-{extra}" if extra else "")
+
+
+def _workspace_base(start: Path) -> Path | None:
+    """The Zephyr tree of the west workspace holding `start`, from its .west/config."""
+    for folder in (start, *start.parents):
+        config_file = folder / ".west" / "config"
+        if config_file.is_file():
+            config = configparser.ConfigParser()
+            config.read(config_file)
+            relative = config.get("zephyr", "base", fallback=None) or config.get("manifest", "path", fallback="zephyr")
+            return folder / relative
+    return None
+
+
+def find_base(start: Path | None = None) -> Path:
+    """ZEPHYR_BASE if set, else the Zephyr tree of a west workspace above `start` (default: cwd)."""
+    if os.environ.get("ZEPHYR_BASE"):
+        base, origin = Path(os.environ["ZEPHYR_BASE"]), "ZEPHYR_BASE"
+    else:
+        base, origin = _workspace_base((start or Path.cwd()).resolve()), "the west workspace"
+        if base is None:
+            raise ToolMissing("no Zephyr found: ZEPHYR_BASE is not set and no west workspace holds this folder",
+                              hint=ZEPHYR_INSTALL)
+    if not (base / "VERSION").is_file() or not (base / "cmake").is_dir():
+        raise ToolMissing(f"{origin} points at {base}, which is not a Zephyr tree (no VERSION file)",
+                          hint=ZEPHYR_INSTALL)
+    return base.resolve()
+
+
+def find_toolchain(base: Path) -> dict[str, str]:
+    """The toolchain variables: the user's own if set, else the Zephyr SDK, else GNU Arm on PATH."""
+    if os.environ.get("ZEPHYR_TOOLCHAIN_VARIANT"):
+        return {}
+    sdk = os.environ.get("ZEPHYR_SDK_INSTALL_DIR") or next(
+        (str(p) for p in sorted(Path.home().glob("zephyr-sdk-*"), reverse=True) if (p / "sdk_version").is_file()),
+        None)
+    if sdk:
+        return {"ZEPHYR_TOOLCHAIN_VARIANT": "zephyr", "ZEPHYR_SDK_INSTALL_DIR": sdk}
+    gcc = shutil.which("arm-none-eabi-gcc")
+    if gcc:   # Debian's gcc-arm-none-eabi: prefix /usr
+        return {"ZEPHYR_TOOLCHAIN_VARIANT": "gnuarmemb",
+                "GNUARMEMB_TOOLCHAIN_PATH": str(Path(gcc).resolve().parent.parent)}
+    raise ToolMissing(f"no toolchain for Zephyr {base}: no Zephyr SDK and no arm-none-eabi-gcc",
+                      hint="apt-get install gcc-arm-none-eabi, or install the Zephyr SDK")
+
+
+def find_zephyr(start: Path | None = None) -> Zephyr:
+    """Zephyr, west and a toolchain, or ToolMissing saying which is missing or too old."""
+    base = find_base(start)
+    version, text = read_version(base)
+    if version[:2] < MIN_VERSION:
+        raise ToolMissing(f"Zephyr {text} at {base} is too old: mtk needs Zephyr "
+                          f"{'.'.join(map(str, MIN_VERSION))} or newer", hint="west update to a newer release")
+    west = shutil.which("west")
+    if west is None:
+        raise ToolMissing("'west' is not on PATH", hint=WEST_INSTALL)
+    return Zephyr(base, version, text, west, find_toolchain(base))

@@ -1,0 +1,118 @@
+/* mtk_port_zephyr.c - the mtk port for Zephyr: the console UART by polling (the protocol is
+ * strictly request/response), counts from Zephyr's timing API on silicon (DWT cycles where
+ * the core has a DWT) or, under QEMU -icount, system timer cycles converted to instructions
+ * (QEMU has no DWT), and the end of a run through semihosting (QEMU) or a reboot. */
+#include <stdint.h>
+
+#include <zephyr/device.h>
+#include <zephyr/drivers/uart.h>
+#include <zephyr/fatal.h>
+#include <zephyr/kernel.h>
+#include <zephyr/sys/reboot.h>
+#include <zephyr/timing/timing.h>
+
+#include "mtk_port.h"
+
+#define QEMU_ICOUNT (CONFIG_MTK_QEMU_TICK_NUM > 0)
+#define MTK_EXIT_FAULT 3
+
+static const struct device *const console = DEVICE_DT_GET(DT_CHOSEN(zephyr_console));
+
+int mtk_port_getc(void)
+{
+    unsigned char c;
+    while (uart_poll_in(console, &c) != 0) {
+    }
+    return c;
+}
+
+void mtk_port_putc(char c)
+{
+    uart_poll_out(console, (unsigned char)c);
+}
+
+#if QEMU_ICOUNT
+static uint32_t start_cycles;
+
+void mtk_port_init(void)
+{
+}
+
+void mtk_port_cycles_start(void)
+{
+    start_cycles = k_cycle_get_32();
+}
+
+uint32_t mtk_port_cycles(void)
+{
+    uint64_t timer_cycles = (uint32_t)(k_cycle_get_32() - start_cycles);
+    return (uint32_t)((timer_cycles * CONFIG_MTK_QEMU_TICK_NUM) >> CONFIG_MTK_QEMU_TICK_SHIFT);
+}
+
+const char *mtk_port_cycle_unit(void)
+{
+    return "instructions";
+}
+
+uint32_t mtk_port_cycles_per_us(void)
+{
+    return 1000u; /* -icount shift=0: 1 ns per instruction */
+}
+#else
+static timing_t start_count;
+
+void mtk_port_init(void)
+{
+    timing_init();
+    timing_start();
+}
+
+void mtk_port_cycles_start(void)
+{
+    start_count = timing_counter_get();
+}
+
+uint32_t mtk_port_cycles(void)
+{
+    timing_t now = timing_counter_get();
+    return (uint32_t)timing_cycles_get(&start_count, &now);
+}
+
+const char *mtk_port_cycle_unit(void)
+{
+    return "cycles";
+}
+
+uint32_t mtk_port_cycles_per_us(void)
+{
+    return timing_freq_get_mhz();
+}
+#endif
+
+void mtk_port_exit(int status)
+{
+#if defined(CONFIG_MTK_SEMIHOSTING)
+    /* SYS_EXIT_EXTENDED: ADP_Stopped_ApplicationExit with the status (QEMU exits with it) */
+    static uint32_t block[2];
+    register uint32_t op __asm("r0") = 0x20u;
+    register uint32_t *arg __asm("r1") = block;
+    block[0] = 0x20026u;
+    block[1] = (uint32_t)status;
+    __asm volatile("bkpt 0xab" : : "r"(op), "r"(arg) : "memory");
+#else
+    ARG_UNUSED(status);
+#endif
+    sys_reboot(SYS_REBOOT_COLD);
+}
+
+/* A fault ends the run like on bare metal: an error line, then exit status 3. */
+void k_sys_fatal_error_handler(unsigned int reason, const struct arch_esf *esf)
+{
+    static const char message[] = "\r\ne-[Fault]\r\n";
+    ARG_UNUSED(reason);
+    ARG_UNUSED(esf);
+    for (const char *s = message; *s; s++) {
+        mtk_port_putc(*s);
+    }
+    mtk_port_exit(MTK_EXIT_FAULT);
+}
