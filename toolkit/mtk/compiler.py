@@ -390,8 +390,8 @@ def check_fits(metadata: dict, board) -> None:
     ram = mem["arena_bytes"] + mem["io_bytes"]
     flash = mem["constant_bytes"] + (mem["code_bytes"] or 0)
     if ram > board.ram_bytes:
-        raise ModelError(f"model needs {ram} B of RAM (arena {mem['arena_bytes']} + inputs/outputs "
+        raise ModelError(f"{metadata['model']} does not fit {board.name}: it needs {ram} B of RAM (arena {mem['arena_bytes']} + inputs/outputs "
                          f"{mem['io_bytes']}), {board.name} has {board.ram_bytes} B")
     if flash > board.flash_bytes:
-        raise ModelError(f"model needs {flash} B of flash (constants {mem['constant_bytes']} + code "
+        raise ModelError(f"{metadata['model']} does not fit {board.name}: it needs {flash} B of flash (constants {mem['constant_bytes']} + code "
                          f"{mem['code_bytes'] or 0}), {board.name} has {board.flash_bytes} B")

@@ -39,3 +39,19 @@ def atomic_output_dir(path: Path, force: bool = False) -> Iterator[Path]:
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+@contextmanager
+def atomic_output_file(path: Path) -> Iterator[Path]:
+    """Yield a temporary file name beside `path`; it becomes `path` only if the block succeeds."""
+    path = Path(path)
+    if path.parent and not path.parent.is_dir():
+        raise MtkError(f"cannot write {path}: folder {path.parent} does not exist")
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)

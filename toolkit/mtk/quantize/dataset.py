@@ -45,7 +45,7 @@ def load_dataset(source: str | Path | np.ndarray, input_shape: tuple[int, ...],
     """Load `source` for a model whose input tensor has shape `input_shape` (batch dimension 1)."""
     sample_shape = input_shape[1:]
     if isinstance(source, np.ndarray):
-        name, x, y = "array", _as_batch(source, sample_shape, "array"), None
+        name, x, y = "array", as_batch(source, sample_shape, "array"), None
     else:
         path = Path(source)
         name = str(path)
@@ -56,7 +56,7 @@ def load_dataset(source: str | Path | np.ndarray, input_shape: tuple[int, ...],
         elif path.suffix == ".npz":
             x, y = _load_npz(path, sample_shape)
         elif path.suffix == ".npy":
-            x, y = _as_batch(_read_npy(path), sample_shape, name), None
+            x, y = as_batch(_read_npy(path), sample_shape, name), None
         else:
             raise MtkError(f"data {path}: unknown kind of file",
                            hint="give an .npy or .npz file, or a folder of .npy files or of images")
@@ -88,7 +88,7 @@ def _load_npz(path: Path, sample_shape: tuple[int, ...]) -> tuple[np.ndarray, np
         raise MtkError(f"{path} holds arrays {sorted(arrays)} but no `x`",
                        hint="store the samples as `x` (and class labels as `y`)")
     labels = arrays.get("y")
-    return _as_batch(x, sample_shape, str(path)), None if labels is None else _as_labels(labels, str(path))
+    return as_batch(x, sample_shape, str(path)), None if labels is None else _as_labels(labels, str(path))
 
 
 def _load_folder(folder: Path, input_shape: tuple[int, ...]) -> np.ndarray:
@@ -100,7 +100,7 @@ def _load_folder(folder: Path, input_shape: tuple[int, ...]) -> np.ndarray:
     if not arrays and not images:
         raise MtkError(f"folder {folder} holds no .npy files and no images ({', '.join(IMAGE_SUFFIXES)})")
     if arrays:
-        return np.concatenate([_as_batch(_read_npy(p), input_shape[1:], str(p)) for p in arrays])
+        return np.concatenate([as_batch(_read_npy(p), input_shape[1:], str(p)) for p in arrays])
     return np.stack([_read_image(p, input_shape) for p in images])
 
 
@@ -121,7 +121,7 @@ def _squeezed(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(d for d in shape if d != 1)
 
 
-def _as_batch(array: np.ndarray, sample_shape: tuple[int, ...], name: str) -> np.ndarray:
+def as_batch(array: np.ndarray, sample_shape: tuple[int, ...], name: str) -> np.ndarray:
     """(N, *sample_shape) from a batch or a single sample; axes of size 1 may be missing or extra."""
     if not (np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)):
         raise MtkError(f"{name} holds {array.dtype} values; expected integer or float numbers")

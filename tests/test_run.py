@@ -1,0 +1,114 @@
+"""`mtk run`, `mtk validate`, `mtk bench` end to end in QEMU: the shared MLPerf Tiny models bit-exact
+against tflite-micro on the QEMU boards, repeatable instruction counts, the JSON contract, and
+faults (float model without calibration data, a model too big for the board, missing tools)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mtk.boards import get_board
+from mtk.cli import main
+from mtk.commands.validate import compare
+from mtk.errors import ModelError, ToolMissing
+from mtk.pipeline import RunOptions, load_samples, run_model
+from mtk.runners import get_runner
+
+from conftest import shared_models
+
+pytestmark = pytest.mark.qemu
+
+MODELS_DIR = Path(__file__).resolve().parents[1] / "models"
+BOARDS = ["mps2/an386", "qemu_cortex_m3", "mps2/an500", "mps3/corstone300/an547"]
+
+
+def fits(model: Path, board: str) -> bool:
+    """qemu_cortex_m3 (LM3S6965: 256 KB flash, 64 KB RAM) cannot hold the anomaly detector's weights."""
+    return not (board == "qemu_cortex_m3" and model.stem == "ad_fc_int8")
+
+
+@pytest.mark.parametrize("board", BOARDS)
+@pytest.mark.parametrize("model", shared_models(), ids=lambda p: p.stem)
+def test_shared_models_bit_exact_on_target(model, board):
+    if not fits(model, board):
+        pytest.skip(f"{model.name} does not fit {board}")
+    result = run_model(model, RunOptions(get_board(board), runs=2, random_samples=3))
+    report = compare(result)
+    assert len(report) == 3
+    assert [r["mismatches"] for r in report] == [0, 0, 0]
+    assert result.unit == "instructions"
+    assert result.per_inference.min == result.per_inference.max > 0
+
+
+def test_model_too_big_is_refused_before_building(tmp_path):
+    model = next(p for p in shared_models() if p.stem == "ad_fc_int8")
+    with pytest.raises(ModelError, match=r"does not fit qemu_cortex_m3.*\d"):
+        run_model(model, RunOptions(get_board("qemu_cortex_m3"), build_dir=tmp_path / "b"))
+    assert not (tmp_path / "b" / "project").exists()
+
+
+def test_instruction_counts_repeat_and_json_contract(capsys):
+    model = next(p for p in shared_models() if p.stem == "kws_dscnn_int8")
+    runs = []
+    for _ in range(2):
+        assert main(["run", str(model), "--board", "mps2/an386", "-n", "3", "--json", "--profile"]) == 0
+        runs.append(json.loads(capsys.readouterr().out))
+    first, second = runs
+    assert first["per_inference"] == second["per_inference"] and first["layers"] == second["layers"]
+    for key in ("board", "model", "unit", "per_inference", "macs", "arena_bytes", "ram_bytes", "flash_bytes",
+                "code_bytes", "outputs"):
+        assert key in first
+    assert first["unit"] == "instructions" and first["macs"] == 2656768
+    assert first["code_bytes"] == first["flash_bytes"] - first["constant_bytes"] > 0
+    assert len(first["outputs"]) == 1 and len(first["outputs"][0]) == 12
+    assert sum(layer["units"] for layer in first["layers"]) <= first["per_inference"]["median"]
+
+
+def test_float_model_is_quantized_on_the_way_and_inputs_from_npz(tmp_path, capsys):
+    """The README's main job: the shipped float model, its calibration data, real test digits."""
+    x = np.load(MODELS_DIR / "digits_test.npz")["x"][:4]
+    np.save(tmp_path / "digits.npy", x)
+    code = main(["validate", str(MODELS_DIR / "digits_cnn_float.tflite"), "--calib",
+                 str(MODELS_DIR / "digits_calib.npz"), "--data", str(tmp_path / "digits.npy"), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0 and report["bit_exact"] and len(report["samples"]) == 4
+
+
+def test_float_model_without_calibration_data_is_a_clear_error(capsys):
+    code = main(["run", str(MODELS_DIR / "digits_cnn_float.tflite")])
+    err = capsys.readouterr().err
+    assert code == 2 and "float model" in err and "--calib" in err and "Traceback" not in err
+
+
+def test_bench_table_json_and_plot(tmp_path, capsys):
+    model = next(p for p in shared_models() if p.stem == "ad_fc_int8")
+    png = tmp_path / "bench.png"
+    code = main(["bench", str(model), str(MODELS_DIR / "digits_cnn_int8.tflite"), "--board", "mps2/an386",
+                 "--board", "qemu_cortex_m3", "-n", "1", "--json", "--plot", str(png), "--profile"])
+    results = json.loads(capsys.readouterr().out)
+    assert code == 4   # ad_fc on qemu_cortex_m3 does not fit: reported, the others ran
+    failed = [r for r in results if "error" in r]
+    assert [(r["model"], r["board"]) for r in failed] == [("ad_fc_int8.tflite", "qemu_cortex_m3")]
+    assert len(results) - len(failed) == 3
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_missing_qemu_names_the_debian_package(tmp_path, monkeypatch):
+    elf = tmp_path / "firmware.elf"
+    elf.write_bytes(b"\x7fELF")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(ToolMissing, match=r"(?s)qemu-system-arm.*apt-get install qemu-system-arm"):
+        get_runner(get_board("mps2/an386")).start(elf)
+
+
+def test_samples_with_and_without_batch_dimension(tmp_path):
+    model = MODELS_DIR / "digits_cnn_int8.tflite"
+    one = np.arange(64, dtype=np.int8).reshape(8, 8, 1)
+    np.save(tmp_path / "one.npy", one)
+    np.save(tmp_path / "three.npy", np.stack([one] * 3))
+    assert len(load_samples(tmp_path / "one.npy", model)) == 1
+    samples = load_samples(tmp_path / "three.npy", model)
+    assert len(samples) == 3 and samples[0][0].shape == (1, 8, 8, 1) and samples[0][0].dtype == np.int8

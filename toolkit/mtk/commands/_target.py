@@ -1,0 +1,31 @@
+"""Options shared by the commands that build and run firmware (run, validate, bench)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..boards import DEFAULT_BOARD, Board, get_board
+from ..pipeline import RunOptions
+from ..platforms import PLATFORMS
+
+
+def add_target_arguments(p: argparse.ArgumentParser, several_boards: bool = False) -> None:
+    if several_boards:
+        p.add_argument("--board", action="append", dest="boards", metavar="BOARD",
+                       help=f"target board, repeatable (default: {DEFAULT_BOARD}); `mtk boards` lists them")
+    else:
+        p.add_argument("--board", default=DEFAULT_BOARD,
+                       help=f"target board (default: {DEFAULT_BOARD}, QEMU Cortex-M4F); `mtk boards` lists them")
+    p.add_argument("--platform", choices=sorted(PLATFORMS), default="baremetal",
+                   help="firmware platform: baremetal (QEMU boards) or zephyr (default: baremetal)")
+    p.add_argument("--calib", metavar="DATA",
+                   help="calibration data (.npy/.npz/folder) to quantize a float model on the way")
+    p.add_argument("--build-dir", type=Path, metavar="DIR",
+                   help="keep the compiled model and the firmware project here (default: a temporary folder)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+
+
+def run_options(args: argparse.Namespace, board: Board | str, **overrides) -> RunOptions:
+    board = board if isinstance(board, Board) else get_board(board)
+    return RunOptions(board=board, platform=args.platform, calib=args.calib, build_dir=args.build_dir, **overrides)

@@ -1,0 +1,100 @@
+"""mtk bench: models × boards, one table (or JSON list, or PNG chart) of counts and memory."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .. import ui
+from ..boards import DEFAULT_BOARD
+from ..errors import MtkError
+from ..fsutil import atomic_output_file
+from ..pipeline import RunResult, run_model
+from ._target import add_target_arguments, run_options
+
+NAME = "bench"
+HELP = "benchmark models on boards: per-inference counts, memory, optional per-layer profile and PNG chart"
+DESCRIPTION = """\
+Run every model on every board like `mtk run` and report per-inference counts (instructions
+under QEMU, cycles on silicon), time at the board's clock, MACs per unit, arena, RAM, flash
+and code bytes. A failing pair is reported and the others still run.
+
+examples:
+  mtk bench a.tflite b.tflite --board mps2/an386 --board mps2/an500
+  mtk bench models/*.tflite --json > bench.json
+  mtk bench a.tflite --profile --plot bench.png
+
+exit status: 0 all ran, 4 some model/board pair failed, 2 bad usage, 3 tool missing
+"""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("models", nargs="+", help=".tflite models (int8; float with --calib)")
+    add_target_arguments(p, several_boards=True)
+    p.add_argument("-n", "--runs", type=int, default=5, help="inferences timed per pair (default: 5)")
+    p.add_argument("--profile", action="store_true", help="per-layer counts (profiling builds)")
+    p.add_argument("--plot", type=Path, metavar="PNG", help="write a chart of the results to this PNG file")
+
+
+def _row(r: RunResult) -> list[object]:
+    return [r.model, r.board.name, f"{r.per_inference.median:,}", r.unit, f"{r.time_ms:.2f}",
+            f"{r.macs / max(r.per_inference.median, 1):.3f}", f"{r.arena_bytes:,}", f"{r.sizes.ram_bytes:,}",
+            f"{r.sizes.flash_bytes:,}", f"{r.code_bytes:,}"]
+
+
+def plot(results: list[RunResult], path: Path, per_layer: bool) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = 2 if per_layer else 1
+    fig, axes = plt.subplots(panels, 1, figsize=(max(6, 1.2 * len(results) + 3), 4.5 * panels), squeeze=False)
+    labels = [f"{r.model}\n{r.board.name}" for r in results]
+    ax = axes[0][0]
+    ax.bar(labels, [r.per_inference.median for r in results], color="tab:blue")
+    ax.set_ylabel(" / ".join(sorted({r.unit for r in results})) + " per inference")
+    ax.set_title("mtk bench: per inference (median)")
+    ax.tick_params(axis="x", labelsize=8)
+    if per_layer:
+        ax = axes[1][0]
+        op_types = sorted({layer.type for r in results for layer in r.layers or []})
+        bottoms = [0] * len(results)
+        for op_type in op_types:
+            heights = [sum(layer.units for layer in r.layers or [] if layer.type == op_type) for r in results]
+            ax.bar(labels, heights, bottom=bottoms, label=op_type)
+            bottoms = [b + h for b, h in zip(bottoms, heights)]
+        ax.set_title("per layer, by op type")
+        ax.legend(fontsize=7)
+        ax.tick_params(axis="x", labelsize=8)
+    fig.tight_layout()
+    with atomic_output_file(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=100)
+    plt.close(fig)
+
+
+def run(args: argparse.Namespace) -> int:
+    boards = args.boards or [DEFAULT_BOARD]
+    pairs = [(m, b) for m in args.models for b in boards]
+    results: list[RunResult] = []
+    failures: list[tuple[str, str, str]] = []
+    for k, (model, board) in enumerate(pairs, 1):
+        ui.info(f"[{k}/{len(pairs)}] {Path(model).name} on {board}")
+        try:
+            results.append(run_model(model, run_options(args, board, runs=args.runs, profile=args.profile)))
+        except MtkError as err:
+            ui.info(f"  failed: {err}")
+            failures.append((Path(model).name, board, str(err).splitlines()[0]))
+    if args.plot and results:
+        plot(results, args.plot, args.profile)
+    if args.json:
+        json.dump([r.to_json() for r in results] +
+                  [{"model": m, "board": b, "error": e} for m, b, e in failures], sys.stdout)
+        print()
+    else:
+        print(ui.table(["model", "board", "per inference", "unit", "ms", "MACs/unit", "arena B", "RAM B",
+                        "flash B", "code B"], [_row(r) for r in results]))
+        for model, board, error in failures:
+            print(f"FAILED {model} on {board}: {error}")
+    return 4 if failures else 0

@@ -1,0 +1,86 @@
+"""mtk run: compile, build, run a model on a board and read timing and outputs back over serial."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import numpy as np
+
+from .. import ui
+from ..pipeline import RunResult, run_model
+from ._target import add_target_arguments, run_options
+
+NAME = "run"
+HELP = "compile a model, build firmware, run it on a board (QEMU by default) and print timing and outputs"
+DESCRIPTION = """\
+Compile the model, render and build firmware for the board, run it (QEMU boards: in
+qemu-system-arm with exact instruction counts), send the input over the serial port and read
+back the per-inference count (min/median/max over -n runs), memory use and the outputs.
+
+examples:
+  mtk run model.tflite                                   # default board mps2/an386 (QEMU, Cortex-M4F)
+  mtk run model.tflite --board qemu_cortex_m3 -n 20 --input x.npy
+  mtk run model_float.tflite --calib calib.npy           # quantize on the way
+  mtk run model.tflite --profile                         # per-layer table
+
+exit status: 0 ok, 2 bad model/usage, 3 tool missing, 4 build or target failure
+"""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", help=".tflite model (int8; float with --calib)")
+    add_target_arguments(p)
+    p.add_argument("--input", metavar="FILE",
+                   help=".npy with one sample (with or without the batch dimension) or several, or an .npz "
+                        "with one array per input name; float data is quantized with the input's scale "
+                        "(default: deterministic random data)")
+    p.add_argument("-n", "--runs", type=int, default=10, help="inferences to time (default: 10)")
+    p.add_argument("--profile", action="store_true", help="per-layer counts (a profiling build)")
+
+
+def _count(value: int, unit: str) -> str:
+    return f"{value:,} {unit}"
+
+
+def format_outputs(result: RunResult) -> list[str]:
+    lines = []
+    for k, outputs in enumerate(result.outputs):
+        first = outputs[0].reshape(-1)
+        values = " ".join(str(int(v)) for v in first[:16]) + (" ..." if first.size > 16 else "")
+        argmax = f"argmax {int(np.argmax(first))}  " if first.size > 1 else ""
+        lines.append(f"output {k}   {argmax}[{values}]")
+    return lines
+
+
+def format_result(result: RunResult) -> str:
+    s, board = result.per_inference, result.board
+    where = "QEMU" if board.is_qemu else "silicon"
+    lines = [
+        f"board      {board.name} ({where}, {board.cpu.name}, {board.clock_hz / 1e6:g} MHz)",
+        f"model      {result.model}",
+        f"inference  {_count(s.median, result.unit)} median (min {s.min:,}, max {s.max:,}, {s.count} runs)",
+        f"time       {result.time_ms:.3f} ms at {board.clock_hz / 1e6:g} MHz"
+        + (" (one instruction a cycle)" if result.unit == "instructions" else ""),
+        f"MACs       {result.macs:,} ({result.macs / max(s.median, 1):.3f} per {result.unit[:-1]})",
+        f"memory     arena {result.arena_bytes:,} B, RAM {result.sizes.ram_bytes:,} B, "
+        f"flash {result.sizes.flash_bytes:,} B (code {result.code_bytes:,} B, constants {result.constant_bytes:,} B)",
+    ]
+    lines += format_outputs(result)
+    if result.layers:
+        total = sum(layer.units for layer in result.layers) or 1
+        rows = [[layer.index, layer.type, f"{layer.units:,}", f"{100 * layer.units / total:.1f}"]
+                for layer in result.layers]
+        lines += ["", ui.table(["op", "type", result.unit, "%"], rows)]
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    result = run_model(args.model, run_options(args, args.board, runs=args.runs, profile=args.profile), args.input)
+    if args.json:
+        json.dump(result.to_json(), sys.stdout)
+        print()
+    else:
+        print(format_result(result))
+    return 0

@@ -1,0 +1,68 @@
+"""mtk validate: the target's outputs against the tflite-micro interpreter on the host, element by element."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import numpy as np
+
+from ..errors import MismatchError
+from ..pipeline import RunResult, run_model
+from ..reference import run_reference_batch
+from ._target import add_target_arguments, run_options
+
+NAME = "validate"
+HELP = "run samples on the target and compare every output with tflite-micro (exit 1 on any mismatch)"
+DESCRIPTION = """\
+Build and run the model on the board like `mtk run`, send each sample, read the outputs back
+and compare them with TensorFlow Lite for Microcontrollers' reference interpreter on the host.
+Prints mismatching elements and the largest absolute difference per sample.
+
+examples:
+  mtk validate model.tflite --board mps2/an386 --data samples.npy
+  mtk validate model.tflite --board qemu_cortex_m3          # 3 deterministic random samples
+
+exit status: 0 bit-exact, 1 outputs differ, 2 bad model/usage, 3 tool missing, 4 build or target failure
+"""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", help=".tflite model (int8; float with --calib)")
+    add_target_arguments(p)
+    p.add_argument("--data", metavar="FILE", help="samples: .npy (N samples or one) or .npz with one array per "
+                   "input name (default: 3 deterministic random samples)")
+
+
+def compare(result: RunResult) -> list[dict]:
+    """Per sample: mismatching elements and max abs difference over all outputs."""
+    expected = run_reference_batch(result.int8_model, result.inputs)
+    report = []
+    for k, (got, want) in enumerate(zip(result.outputs, expected)):
+        diffs = [np.abs(g.reshape(-1).astype(np.int64) - w.reshape(-1).astype(np.int64)) for g, w in zip(got, want)]
+        report.append({"sample": k, "elements": int(sum(d.size for d in diffs)),
+                       "mismatches": int(sum((d != 0).sum() for d in diffs)),
+                       "max_abs_diff": int(max((d.max() for d in diffs if d.size), default=0))})
+    return report
+
+
+def run(args: argparse.Namespace) -> int:
+    result = run_model(args.model, run_options(args, args.board, runs=1, random_samples=3), args.data)
+    report = compare(result)
+    mismatches = sum(r["mismatches"] for r in report)
+    if args.json:
+        json.dump({"board": result.board.name, "model": result.model, "samples": report,
+                   "mismatches": mismatches, "bit_exact": mismatches == 0}, sys.stdout)
+        print()
+    else:
+        for r in report:
+            verdict = "bit-exact" if r["mismatches"] == 0 else \
+                f"{r['mismatches']} of {r['elements']} elements differ (max abs diff {r['max_abs_diff']})"
+            print(f"sample {r['sample']}  {verdict}")
+        print(f"{result.model} on {result.board.name}: {len(report)} samples, "
+              + ("bit-exact with tflite-micro" if mismatches == 0 else f"{mismatches} mismatching elements"))
+    if mismatches:
+        raise MismatchError(f"{result.model} on {result.board.name}: {mismatches} output elements differ "
+                            "from tflite-micro")
+    return 0

@@ -1,0 +1,46 @@
+"""Flash and RAM a firmware ELF uses, from its section headers (what `size` reports, by role)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from elftools.common.exceptions import ELFError
+from elftools.elf.constants import SH_FLAGS
+from elftools.elf.elffile import ELFFile
+
+from .errors import TargetError
+
+
+@dataclass(frozen=True)
+class ElfSizes:
+    text_bytes: int    # code and read-only data (flash)
+    data_bytes: int    # initialised data (flash image, copied to RAM)
+    bss_bytes: int     # zeroed RAM: arena, buffers, stack, heap reservations
+
+    @property
+    def flash_bytes(self) -> int:
+        return self.text_bytes + self.data_bytes
+
+    @property
+    def ram_bytes(self) -> int:
+        return self.data_bytes + self.bss_bytes
+
+
+def elf_sizes(elf: Path) -> ElfSizes:
+    text = data = bss = 0
+    try:
+        with open(elf, "rb") as f:
+            for section in ELFFile(f).iter_sections():
+                flags = section["sh_flags"]
+                if not flags & SH_FLAGS.SHF_ALLOC:
+                    continue
+                if section["sh_type"] == "SHT_NOBITS":
+                    bss += section["sh_size"]
+                elif flags & SH_FLAGS.SHF_WRITE:
+                    data += section["sh_size"]
+                else:
+                    text += section["sh_size"]
+    except (OSError, ELFError) as err:
+        raise TargetError(f"cannot read the firmware {elf} ({err})") from None
+    return ElfSizes(text, data, bss)

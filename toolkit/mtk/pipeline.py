@@ -1,0 +1,248 @@
+"""The main job end to end: a model (quantized on the way if float) compiled, its firmware
+rendered and built for a board, run on the target, and timing and outputs read back.
+
+`mtk run`, `mtk validate` and `mtk bench` are thin layers over `run_model`.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+from . import ui
+from .boards import Board
+from .compiler import compile_model
+from .errors import ModelError, MtkError
+from .elfsize import ElfSizes, elf_sizes
+from .platforms import ProjectOptions, get_platform
+from .platforms.compiled_model import CompiledModel
+from .reader import read_model
+from .runners import get_runner
+from .transport.protocol import CycleStats, FirmwareClient
+
+Sample = list[np.ndarray]      # one array per model input
+INFER_TIMEOUT_S = 120.0        # one `mtk-stats N` under QEMU on a slow machine
+BUILD_MARKER = ".mtk-build"
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    board: Board
+    platform: str = "baremetal"
+    runs: int = 10              # inferences timed for min/median/max
+    profile: bool = False       # per-layer counts (a profiling build)
+    calib: str | None = None    # calibration data: quantize a float model on the way
+    build_dir: Path | None = None
+    random_samples: int = 1     # inputs made up when the user gives none
+    runner_options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LayerTime:
+    index: int
+    type: str
+    units: int
+
+
+@dataclass
+class RunResult:
+    board: Board
+    model: str
+    unit: str                          # "instructions" (QEMU) or "cycles"
+    per_inference: CycleStats
+    macs: int
+    arena_bytes: int
+    constant_bytes: int
+    sizes: ElfSizes
+    inputs: list[Sample]               # the samples sent, as the int8 model takes them
+    outputs: list[Sample]              # per input sample, the model's outputs
+    int8_model: bytes                  # the model compiled (quantized on the way if it was float)
+    layers: list[LayerTime] | None = None
+
+    @property
+    def code_bytes(self) -> int:
+        """Flash minus the model's constants: the firmware's and the kernels' code."""
+        return self.sizes.flash_bytes - self.constant_bytes
+
+    @property
+    def time_ms(self) -> float:
+        """Median time per inference at the board's clock (one instruction a cycle under QEMU)."""
+        return self.per_inference.median / self.board.clock_hz * 1e3
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "board": self.board.name, "cpu": self.board.cpu.name, "model": self.model, "unit": self.unit,
+            "per_inference": {"min": self.per_inference.min, "median": self.per_inference.median,
+                              "max": self.per_inference.max, "runs": self.per_inference.count},
+            "time_ms_at_clock": round(self.time_ms, 4), "clock_hz": self.board.clock_hz,
+            "macs": self.macs, "macs_per_unit": round(self.macs / max(self.per_inference.median, 1), 4),
+            "arena_bytes": self.arena_bytes, "ram_bytes": self.sizes.ram_bytes,
+            "flash_bytes": self.sizes.flash_bytes, "constant_bytes": self.constant_bytes,
+            "code_bytes": self.code_bytes,
+            "outputs": [sample[0].reshape(-1).astype(int).tolist() for sample in self.outputs],
+            "layers": None if self.layers is None else [
+                {"index": layer.index, "type": layer.type, "units": layer.units} for layer in self.layers],
+        }
+
+
+@contextmanager
+def work_folder(build_dir: Path | None) -> Iterator[Path]:
+    """A temporary folder, or the user's --build-dir (kept; only ever one mtk made)."""
+    if build_dir is None:
+        with tempfile.TemporaryDirectory(prefix="mtk-") as tmp:
+            yield Path(tmp)
+        return
+    build_dir = Path(build_dir)
+    if build_dir.exists() and any(build_dir.iterdir()) and not (build_dir / BUILD_MARKER).exists():
+        raise MtkError(f"--build-dir {build_dir} holds files mtk did not make; give an empty or new folder")
+    build_dir.mkdir(parents=True, exist_ok=True)
+    (build_dir / BUILD_MARKER).touch()
+    yield build_dir
+
+
+def int8_model(model: Path, calib: str | None, work: Path) -> Path:
+    """The model itself if it is int8; quantized with `calib` into `work` if it is float."""
+    graph = read_model(model)
+    is_float = any(graph.tensors[i].dtype == "float32" for i in graph.inputs) and \
+        not any(op.type == "QUANTIZE" for op in graph.ops)
+    if not is_float:
+        if calib is not None:
+            ui.info(f"{model.name} is already quantized: --calib is not used")
+        return model
+    if calib is None:
+        raise ModelError(f"{model} is a float model", hint="give calibration data with --calib to quantize it "
+                         "on the way, or quantize it first with `mtk quantize`")
+    from .quantize import format_report, quantize_model   # ai-edge-quantizer is slow to import
+    out = work / f"{model.stem.removesuffix('_float')}_int8.tflite"
+    ui.info(f"{model.name} is a float model: quantizing it with {calib}")
+    ui.info(format_report(quantize_model(model, calib, out)))
+    return out
+
+
+def build_firmware(model: Path, options: RunOptions, work: Path) -> tuple[CompiledModel, Path]:
+    compiled_dir = compile_model(model, work / "compiled", board=options.board.name, force=True).out_dir
+    compiled = CompiledModel.load(compiled_dir)
+    platform = get_platform(options.platform)
+    project = platform.render(compiled_dir, options.board, work / "project",
+                              ProjectOptions(profile=options.profile, force=True))
+    with ui.step(f"building {options.platform} firmware for {options.board.name}"):
+        elf = platform.build(project)
+    return compiled, elf
+
+
+def _unpack(compiled: CompiledModel, raw: bytes) -> Sample:
+    return [np.frombuffer(data, dtype=t.dtype).reshape(t.shape)
+            for data, t in zip(compiled.unpack_outputs(raw), compiled.outputs)]
+
+
+def run_firmware(elf: Path, compiled: CompiledModel, samples: list[Sample],
+                 options: RunOptions) -> tuple[str, CycleStats, list[Sample], list[int] | None]:
+    """Send each sample, read its outputs; time `options.runs` inferences of the first sample."""
+    runner = get_runner(options.board, **options.runner_options)
+    with ui.step(f"running on {options.board.name}"), runner.start(elf) as session:
+        client = FirmwareClient(session.link)
+        client.wait_boot()
+        info = client.info()
+        outputs, stats, layers = [], None, None
+        for k, sample in enumerate(samples):
+            client.load_input(compiled.pack_inputs([np.ascontiguousarray(a).tobytes() for a in sample]))
+            if k == 0:
+                stats = client.stats(options.runs, timeout=INFER_TIMEOUT_S)
+                layers = client.layers() if options.profile else None
+            else:
+                client.infer(1, 0, timeout=INFER_TIMEOUT_S)
+            outputs.append(_unpack(compiled, client.read_output()))
+        client.exit(0)
+        status = session.wait_exit(10)
+    if status != 0:
+        raise MtkError(f"the firmware on {options.board.name} exited with status {status}")
+    return info.unit, stats, outputs, layers
+
+
+def _layer_times(compiled: CompiledModel, counts: list[int]) -> list[LayerTime]:
+    ops = json.loads((compiled.path / "metadata.json").read_text())["ops"]
+    return [LayerTime(op["index"], op["type"], units) for op, units in zip(ops, counts)]
+
+
+def run_model(model: str | Path, options: RunOptions, samples: str | Path | list[Sample] | None = None) -> RunResult:
+    """Compile, build, run `model` on `options.board`. `samples`: a data file (load_samples), arrays,
+    or None for `options.random_samples` deterministic random ones."""
+    model = Path(model)
+    if options.runs < 1:
+        raise MtkError(f"-n {options.runs}: at least one inference is needed")
+    with work_folder(options.build_dir) as work:
+        int8 = int8_model(model, options.calib, work)
+        if isinstance(samples, (str, Path)):
+            samples = load_samples(samples, int8)
+        compiled, elf = build_firmware(int8, options, work)
+        samples = [check_sample(compiled, s) for s in samples or random_samples(compiled, options.random_samples)]
+        unit, stats, outputs, layers = run_firmware(elf, compiled, samples, options)
+        return RunResult(options.board, model.name, unit, stats, compiled.macs, compiled.arena_bytes,
+                         compiled.constant_bytes, elf_sizes(elf), samples, outputs, int8.read_bytes(),
+                         _layer_times(compiled, layers) if layers is not None else None)
+
+
+# ---- input samples ---------------------------------------------------------------------------
+
+def random_samples(compiled: CompiledModel, count: int = 1) -> list[Sample]:
+    """Deterministic random data over each input's whole range (int8) or about ±1 (float)."""
+    rng = np.random.default_rng(0)
+    return [[rng.integers(-128, 128, t.shape).astype(np.int8) if t.dtype == "int8"
+             else rng.uniform(-1, 1, t.shape).astype(t.dtype) for t in compiled.inputs] for _ in range(count)]
+
+
+def check_sample(compiled: CompiledModel, sample: Sample) -> Sample:
+    if len(sample) != len(compiled.inputs):
+        raise MtkError(f"{compiled.name} takes {len(compiled.inputs)} inputs; a sample has {len(sample)}")
+    return [np.asarray(a).reshape(t.shape).astype(t.dtype) for a, t in zip(sample, compiled.inputs)]
+
+
+def load_samples(path: str | Path, model: str | Path) -> list[Sample]:
+    """Samples for `model` from an .npy (one sample, with or without the batch dimension, or a
+    batch of them) or an .npz (`x`, or one array per input named as the model's inputs).
+    Float data for an int8 input is quantized with the input's scale and zero point."""
+    from .quantize.dataset import as_batch
+    path = Path(path)
+    graph = read_model(model)
+    inputs = [graph.tensors[i] for i in graph.inputs]
+    try:
+        if path.suffix == ".npz":
+            with np.load(path, allow_pickle=False) as archive:
+                arrays = {key: archive[key] for key in archive.files}
+            if len(inputs) == 1 and ("x" in arrays or len(arrays) == 1):
+                per_input = [arrays.get("x", next(iter(arrays.values())))]
+            else:
+                missing = [t.name for t in inputs if t.name not in arrays]
+                if missing:
+                    raise MtkError(f"{path} has no array for input(s) {missing} (holds {sorted(arrays)})")
+                per_input = [arrays[t.name] for t in inputs]
+        else:
+            if len(inputs) != 1:
+                raise MtkError(f"{model} has {len(inputs)} inputs: give an .npz with one array per input name "
+                               f"({[t.name for t in inputs]})")
+            per_input = [np.load(path, allow_pickle=False)]
+    except (OSError, ValueError, EOFError) as err:
+        raise MtkError(f"cannot read samples from {path} ({err})") from None
+    batches = [_as_input(as_batch(array, tuple(t.shape[1:]), str(path)), array.dtype, t)
+               for array, t in zip(per_input, inputs)]
+    if len({len(b) for b in batches}) != 1:
+        raise MtkError(f"{path}: the inputs hold different numbers of samples {[len(b) for b in batches]}")
+    return [[batch[k:k + 1] for batch in batches] for k in range(len(batches[0]))]
+
+
+def _as_input(batch: np.ndarray, source_dtype: np.dtype, tensor) -> np.ndarray:
+    """A float32 batch (as_batch gives) in the input tensor's dtype."""
+    if tensor.dtype != "int8":
+        return batch.astype(tensor.dtype)
+    if np.issubdtype(source_dtype, np.integer):
+        if batch.min() < -128 or batch.max() > 127:
+            raise MtkError(f"input {tensor.name} is int8; the samples hold values outside -128..127")
+        return batch.astype(np.int8)
+    q = np.round(batch / np.float32(tensor.quant.s)) + tensor.quant.zp
+    return np.clip(q, -128, 127).astype(np.int8)
