@@ -239,6 +239,8 @@ class _Kernels:
             if existing == re.sub(rf"\b{kernel.c_name}\b", sym, src):
                 return sym
         sym = f"{prefix}{kernel.c_name}"
+        if sym in self.c_sources:   # the same name for different code
+            sym = f"{sym}_{len(self.c_sources)}"
         self.c_sources[sym] = re.sub(rf"\b{kernel.c_name}\b", sym, src)
         return sym
 

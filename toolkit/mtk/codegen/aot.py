@@ -120,6 +120,8 @@ def run_source(module: str, model_name: str, constants: list[ConstArray], calls:
                    f"struct tvmgen_{module}_outputs* outputs) {{")
         if arena_bytes:
             out.append(f"  uint8_t* arena = tvmgen_{module}_arena;")
+    out.append("  (void)inputs;   /* a model may not read them: a constant output, pruned arguments */")
+    out.append("  (void)outputs;")
     for i, call in enumerate(calls):
         out.append(f"  if ({call.symbol}({', '.join(call.args)}) != 0) return -1;")
         if i + 1 == len(calls) or calls[i + 1].op_index != call.op_index:

@@ -1,0 +1,20 @@
+"""Kernels are emitted once per distinct code, never twice under one name."""
+
+from __future__ import annotations
+
+from mtk.compiler import _Kernels
+from mtk.ops.base import Kernel
+
+
+def c_kernel(name: str, body: str) -> Kernel:
+    return Kernel("fill", [0], c_source=f"int32_t {name}(void* out) {{ {body} return 0; }}\n", c_name=name)
+
+
+def test_identical_c_kernels_share_one_symbol_and_different_ones_get_their_own():
+    kernels = _Kernels("m")
+    first = kernels.symbol(c_kernel("fill_4", "((int8_t*)out)[0] = 1;"))
+    same = kernels.symbol(c_kernel("fill_4", "((int8_t*)out)[0] = 1;"))
+    other = kernels.symbol(c_kernel("fill_4", "((int8_t*)out)[0] = 2;"))
+    assert first == same == "tvmgen_m_fill_4"
+    assert other != first
+    assert len(kernels.c_sources) == 2 and f"int32_t {other}(" in kernels.c_sources[other]
