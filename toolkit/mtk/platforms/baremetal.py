@@ -13,7 +13,7 @@ from ..errors import ModelError, MtkError
 from ..fsutil import atomic_output_dir
 from ..paths import BAREMETAL_APP, FIRMWARE
 from .base import Platform, ProjectOptions, require_tool, run_build
-from .compiled_model import CompiledModel, render_glue
+from .compiled_model import CompiledModel, c_safe_label, render_glue
 
 CORE_FILES = ("mtk_core.c", "mtk_core.h", "mtk_port.h", "mtk_model.h", "mtk_layer_hook.h")
 LIBC = {"name": "picolibc", "package": "picolibc-arm-none-eabi", "specs": "--specs=picolibc.specs"}
@@ -49,7 +49,8 @@ class BaremetalPlatform(Platform):
         _check_fits(model, board, options)
         env = jinja2.Environment(loader=jinja2.FileSystemLoader(BAREMETAL_APP), undefined=jinja2.StrictUndefined,
                                  keep_trailing_newline=True)
-        context = {"board": board, "qemu": board.qemu, "model": model, "options": options, "libc": LIBC,
+        context = {"board": board, "qemu": board.qemu, "model": model, "label": c_safe_label(model.name),
+                   "options": options, "libc": LIBC,
                    "tick": _tick(board.qemu.timer_hz)}
         with atomic_output_dir(out_dir, force=options.force) as tmp:
             for source in sorted(BAREMETAL_APP.iterdir()):

@@ -8,6 +8,7 @@ TENSOR_ALIGN, in metadata order) and all outputs likewise; `pack_inputs` and
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -115,4 +116,10 @@ def render_glue(model: CompiledModel) -> str:
     """model_glue.c: the model's buffers and run function as the core's `mtk_model`."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(FIRMWARE), undefined=jinja2.StrictUndefined,
                              keep_trailing_newline=True)
-    return env.get_template("model_glue.c.j2").render(model=model, result=_result_fields(model.outputs[0]))
+    return env.get_template("model_glue.c.j2").render(model=model, label=c_safe_label(model.name),
+                                                      result=_result_fields(model.outputs[0]))
+
+
+def c_safe_label(name: str) -> str:
+    """A model file name as it may stand in a C string, a comment and the protocol's `m-model-[...]`."""
+    return re.sub(r"[^A-Za-z0-9._+-]", "_", name)
