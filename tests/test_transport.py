@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from mtk.errors import TargetError
-from mtk.transport.serial_link import SerialLink, find_usb_port
+from mtk.transport.serial_link import SerialLink
 
 
 @pytest.fixture
@@ -66,8 +66,3 @@ def test_closed_connection_is_a_target_error(server):
     assert link.read_line(1) == "m-init-done"
     with pytest.raises(TargetError, match=r"(?s)closed the serial connection.*\| m-init-done"):
         link.read_line(1)
-
-
-def test_no_board_on_usb():
-    with pytest.raises(TargetError, match="expected one serial port with USB id ffff:fffe, found none"):
-        find_usb_port("ffff:fffe")

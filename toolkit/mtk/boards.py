@@ -46,6 +46,7 @@ class Board:
     qemu: QemuMachine | None = None
     usb_vid_pid: str | None = None
     runners: tuple[str, ...] = ()
+    pyocd_target: str | None = None   # pyOCD's target type (a CMSIS-Pack device name)
     aliases: tuple[str, ...] = ()
 
     @property
@@ -57,7 +58,7 @@ class Board:
             "name": self.name, "cpu": self.cpu.name, "clock_hz": self.clock_hz,
             "flash_bytes": self.flash_bytes, "ram_bytes": self.ram_bytes, "console": self.console,
             "qemu_machine": self.qemu.machine if self.qemu else None,
-            "usb_vid_pid": self.usb_vid_pid, "runners": list(self.runners),
+            "usb_vid_pid": self.usb_vid_pid, "runners": list(self.runners), "pyocd_target": self.pyocd_target,
         }
 
 
@@ -74,6 +75,7 @@ def _board_from_yaml(name: str, entry: dict[str, Any]) -> Board:
             qemu=_qemu_from_yaml(qemu) if qemu else None,
             usb_vid_pid=entry.get("usb_vid_pid"),
             runners=tuple(entry.get("runners", ())),
+            pyocd_target=entry.get("pyocd_target"),
             aliases=tuple(entry.get("aliases", ())),
         )
     except (KeyError, TypeError, ValueError) as err:

@@ -18,7 +18,7 @@ from .. import ui
 from ..boards import Board, get_board
 from ..errors import ModelError, MtkError
 from ..fsutil import atomic_output_dir
-from ..paths import BOARD_TEMPLATES, FIRMWARE, ZEPHYR_APP
+from ..paths import FIRMWARE, ZEPHYR_APP
 from ..zephyr_env import Zephyr, find_zephyr
 from .base import Platform, ProjectOptions, run_build
 from .baremetal import CORE_FILES, _tick
@@ -27,7 +27,6 @@ from .compiled_model import CompiledModel, render_glue
 PROJECT_FILE = "mtk-project.json"
 BUILD_DIR = "build"
 ELF = Path(BUILD_DIR) / "zephyr" / "zephyr.elf"
-BOARD_EXTRAS = BOARD_TEMPLATES / "zephyr"         # optional <board file name>.conf fragments
 SOURCE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*\.c")
 TEMPLATES = {   # template -> rendered file; "{board}" is the board's file name
     "CMakeLists.txt.j2": "CMakeLists.txt",
@@ -83,13 +82,11 @@ class ZephyrPlatform(Platform):
     def render(self, compiled_dir: Path, board: Board, out_dir: Path, options: ProjectOptions) -> Path:
         model = CompiledModel.load(compiled_dir)
         board_file = board_file_name(board)
-        extras = BOARD_EXTRAS / f"{board_file}.conf"
         context = {
             "board": board, "model_title": one_line(model.name), "model_sources": model_sources(model),
             "opt_level": options.opt_level, "stack_bytes": options.stack_bytes, "profile": options.profile,
             "tick": _tick(board.qemu.timer_hz) if board.qemu else None,
             "semihosting": board.is_qemu and options.semihosting,
-            "extra_conf": extras.read_text() if extras.is_file() else "",
         }
         env = jinja2.Environment(loader=jinja2.FileSystemLoader(ZEPHYR_APP), undefined=jinja2.StrictUndefined,
                                  keep_trailing_newline=True)

@@ -5,13 +5,38 @@ from __future__ import annotations
 from ..boards import Board
 from ..errors import MtkError
 from .base import Runner, Session
+from .pyocd import PyOcdRunner
 from .qemu import QemuRunner
+from .serial_board import BoardSession, FlashRunner
+from .west import FLASH_TOOLS, WestRunner
+
+QEMU = "qemu"
 
 
-def get_runner(board: Board) -> Runner:
-    if board.qemu is None:
-        raise MtkError(f"no runner for {board.name} yet: flashing physical boards comes with the Zephyr platform")
-    return QemuRunner(board)
+def runner_names(board: Board) -> list[str]:
+    """What --runner accepts for `board`: qemu, or west (the build's runner), a Zephyr runner, pyocd."""
+    if board.is_qemu:
+        return [QEMU]
+    return [WestRunner.name, *dict.fromkeys([*board.runners, *FLASH_TOOLS]), PyOcdRunner.name]
 
 
-__all__ = ["Runner", "Session", "QemuRunner", "get_runner"]
+def get_runner(board: Board, runner: str | None = None, serial_number: str | None = None,
+               port: str | None = None) -> Runner:
+    """The runner for `board`. QEMU boards run in QEMU (bare-metal or Zephyr ELF alike). Physical
+    boards are flashed with `west flash` (the build's default runner, or `runner` if it names a
+    Zephyr runner) or with pyOCD's Python API (`runner="pyocd"`); `serial_number` picks one of
+    several identical boards (passed to the flash tool and used to find the serial port), `port`
+    overrides the serial port found from the board's USB ids."""
+    if runner is not None and runner not in runner_names(board):
+        raise MtkError(f"runner '{runner}' cannot run {board.name}", hint=f"choose one of: {', '.join(runner_names(board))}")
+    if board.is_qemu:
+        if serial_number is not None or port is not None:
+            raise MtkError(f"{board.name} runs in QEMU: --serial-number and --port are for physical boards")
+        return QemuRunner(board)
+    if runner == PyOcdRunner.name:
+        return PyOcdRunner(board, serial_number, port)
+    return WestRunner(board, None if runner == WestRunner.name else runner, serial_number, port)
+
+
+__all__ = ["Runner", "Session", "BoardSession", "FlashRunner", "QemuRunner", "WestRunner", "PyOcdRunner",
+           "get_runner", "runner_names"]

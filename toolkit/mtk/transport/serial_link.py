@@ -12,7 +12,6 @@ import time
 from collections import deque
 
 import serial
-import serial.tools.list_ports
 
 from ..errors import TargetError
 
@@ -75,13 +74,3 @@ class SerialLink:
 
     def close(self) -> None:
         self._port.close()
-
-
-def find_usb_port(vid_pid: str) -> str:
-    """The device path of the one serial port with USB ids `vid_pid` ("0483:374b")."""
-    ports = [p.device for p in serial.tools.list_ports.grep(f"VID:PID={vid_pid}")]
-    if len(ports) != 1:
-        found = "none" if not ports else ", ".join(ports)
-        raise TargetError(f"expected one serial port with USB id {vid_pid}, found {found}",
-                          hint="connect exactly one board, or pass its port explicitly")
-    return ports[0]
