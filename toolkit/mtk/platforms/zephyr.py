@@ -22,7 +22,7 @@ from ..paths import FIRMWARE, ZEPHYR_APP
 from ..zephyr_env import Zephyr, find_zephyr
 from .base import Platform, ProjectOptions, run_build
 from .baremetal import CORE_FILES, _tick
-from .compiled_model import CompiledModel, render_glue
+from .compiled_model import CompiledModel, c_safe_label, render_glue
 
 PROJECT_FILE = "mtk-project.json"
 BUILD_DIR = "build"
@@ -40,11 +40,6 @@ COPIED = ("Kconfig", "src/main.c", "src/mtk_port_zephyr.c")
 def board_file_name(board: Board) -> str:
     """How Zephyr names a board's files in an application's boards/: "mps2/an386" -> "mps2_an386"."""
     return board.name.replace("/", "_")
-
-
-def one_line(text: str) -> str:
-    """`text` safe inside a `#` comment of CMake or Kconfig and a C comment: printable ASCII, one line."""
-    return re.sub(r"[^\x20-\x7e]", "?", text).replace("*/", "*?")
 
 
 def model_sources(model: CompiledModel) -> list[str]:
@@ -83,7 +78,7 @@ class ZephyrPlatform(Platform):
         model = CompiledModel.load(compiled_dir)
         board_file = board_file_name(board)
         context = {
-            "board": board, "model_title": one_line(model.name), "model_sources": model_sources(model),
+            "board": board, "model_title": c_safe_label(model.name), "model_sources": model_sources(model),
             "opt_level": options.opt_level, "stack_bytes": options.stack_bytes, "profile": options.profile,
             "tick": _tick(board.qemu.timer_hz) if board.qemu else None,
             "semihosting": board.is_qemu and options.semihosting,
