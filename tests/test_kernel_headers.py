@@ -56,21 +56,85 @@ def test_srdhm_matches_gemmlowp(flags, tmp_path):
     assert run_c(body, flags, tmp_path) == [srdhm(a, b) for a, b in pairs]
 
 
+def requant_reference(acc: int, mult: int, shift: int) -> int:
+    """TFLite's MultiplyByQuantizedMultiplier (double rounding)."""
+    left, right = max(shift, 0), max(-shift, 0)
+    x = srdhm(((acc << left) + 2**31) % 2**32 - 2**31, mult)
+    mask = (1 << right) - 1
+    threshold = (mask >> 1) + (1 if x < 0 else 0)
+    return (x >> right) + (1 if (x & mask) > threshold else 0)
+
+
 @pytest.mark.parametrize("flags", PATHS.values(), ids=PATHS.keys())
-def test_dot_kernels_match_numpy(flags, tmp_path):
+def test_requant_rshift_matches_tflite(flags, tmp_path):
+    from mtk.ops.requant import Requant
+    rng = np.random.default_rng(2)
+    accs = EDGES + [int(v) for v in rng.integers(INT32_MIN, INT32_MAX, 1500, endpoint=True)]
+    accs += [int(v) for v in rng.integers(-70000, 70000, 1500)]
+    mults = [0, 1, 2**30, 2**31 - 1] + [int(v) for v in rng.integers(2**30, 2**31, len(accs) - 4)]
+    shifts = [-int(v) for v in rng.integers(1, 32, len(accs))]
+    table = Requant(np.array(mults, np.int32), np.array(shifts, np.int32), 0, -128, 127).rshift_table
+    body = (c_array("ACC", "int32_t", accs) + c_array("Q", "int32_t", table.reshape(-1)) +
+            f"\nint main(void) {{ for (int i = 0; i < {len(accs)}; ++i) printf(\"%ld\\n\", (long)mtk_requant_rshift("
+            "ACC[i], Q[4 * i], Q[4 * i + 1], Q[4 * i + 2], Q[4 * i + 3])); return 0; }\n")
+    assert run_c(body, flags, tmp_path) == [requant_reference(a, m, s) for a, m, s in zip(accs, mults, shifts)]
+
+
+@pytest.mark.parametrize("flags", PATHS.values(), ids=PATHS.keys())
+def test_clamp_s8(flags, tmp_path):
+    cases = [(x, lo, hi) for x in (-1000, -129, -128, -5, 0, 5, 127, 128, 1000) for lo, hi in ((-128, 127), (-3, 127),
+                                                                                             (-128, 6), (-3, 6))]
+    body = "".join(c_array(n, "int32_t", [c[i] for c in cases]) for i, n in enumerate(("X", "LO", "HI")))
+    body += (f"\nint main(void) {{ for (int i = 0; i < {len(cases)}; ++i) printf(\"%ld\\n\", "
+             "(long)mtk_clamp_s8(X[i], LO[i], HI[i])); return 0; }\n")
+    assert run_c(body, flags, tmp_path) == [min(max(x, lo), hi) for x, lo, hi in cases]
+
+
+@pytest.mark.parametrize("flags", PATHS.values(), ids=PATHS.keys())
+def test_gemm_kernels_match_numpy(flags, tmp_path):
+    """Rows packed by mtk_pack_pair_s16 / mtk_pack_row_s16 against weights packed by gemm.pack_weights."""
+    from mtk.ops.gemm import pack_weights
     rng = np.random.default_rng(1)
     lines, expected = [], []
     for case, k in enumerate([1, 3, 4, 7, 16, 33]):
         a = rng.integers(-128, 128, (2, k))
         b = rng.integers(-128, 128, (4, k))
         a[0, 0], b[0, 0] = -128, -128   # the extreme product
-        for name, rows in (("a", a), ("b", b)):
-            lines += [c_array(f"{name}{case}_{r}", "int8_t", rows[r]) for r in range(len(rows))]
-        lines.append(f"static void case{case}(void) {{ int32_t acc[4];"
-                     f" mtk_dot_2x2_s8(a{case}_0, a{case}_1, b{case}_0, b{case}_1, {k}, acc);"
+        groups = -(-k // 4)
+        lines += [c_array(f"a{case}_{r}", "int8_t", a[r]) for r in range(2)]
+        lines.append(c_array(f"w2_{case}", "int8_t", pack_weights(b[:2].astype(np.int8), 2)))
+        lines.append(c_array(f"w4_{case}", "int8_t", pack_weights(b.astype(np.int8), 4)))
+        lines.append(f"static void case{case}(void) {{ int32_t acc[4]; int16_t col[{8 * groups}];"
+                     f" mtk_pack_pair_s16(a{case}_0, a{case}_1, {k}, col);"
+                     f" mtk_dot_2x2_s8(col, w2_{case}, {groups}, acc);"
                      " for (int i = 0; i < 4; ++i) printf(\"%ld\\n\", (long)acc[i]);"
-                     f" mtk_dot_1x4_s8(a{case}_0, b{case}_0, b{case}_1, b{case}_2, b{case}_3, {k}, acc);"
+                     f" mtk_pack_row_s16(a{case}_0, {k}, col);"
+                     f" mtk_dot_1x4_s8(col, w4_{case}, {groups}, acc);"
                      " for (int i = 0; i < 4; ++i) printf(\"%ld\\n\", (long)acc[i]); }")
         expected += [int(a[i] @ b[j]) for i in range(2) for j in range(2)] + [int(a[0] @ b[j]) for j in range(4)]
     body = "\n".join(lines) + "\nint main(void) {" + "".join(f" case{c}();" for c in range(6)) + " return 0; }\n"
+    assert run_c(body, flags, tmp_path) == expected
+
+
+@pytest.mark.parametrize("flags", PATHS.values(), ids=PATHS.keys())
+def test_depthwise_kernel_matches_numpy(flags, tmp_path):
+    """mtk_dw_4ch_s8 on a 3x3 window (row step 20, column step 8) with every tap range, against numpy."""
+    from mtk.ops.depthwise import pack_weights
+    rng = np.random.default_rng(3)
+    x = rng.integers(-128, 128, (3, 20))
+    w = rng.integers(-128, 128, (1, 3, 3, 4))
+    x[0, 0], w[0, 0, 0, 0] = -128, -128
+    pad = -7
+    ranges = [(0, 3, 0, 3), (1, 3, 0, 3), (0, 2, 1, 2), (2, 2, 0, 3), (0, 3, 2, 3)]
+    body = c_array("X", "int8_t", x.reshape(-1)) + c_array("W", "int16_t", pack_weights(w.astype(np.int8)))
+    body += "\nint main(void) { int32_t acc[4];"
+    expected = []
+    for ky_lo, ky_hi, kx_lo, kx_hi in ranges:
+        body += (f" mtk_dw_4ch_s8(X, 20, 8, W, 3, 3, {ky_lo}, {ky_hi}, {kx_lo}, {kx_hi}, {pad}, acc);"
+                 " for (int i = 0; i < 4; ++i) printf(\"%ld\\n\", (long)acc[i]);")
+        for j in range(4):
+            expected.append(sum(int(w[0, ky, kx, j]) * (int(x[ky, kx * 8 + j]) if ky_lo <= ky < ky_hi and
+                                                          kx_lo <= kx < kx_hi else pad)
+                                for ky in range(3) for kx in range(3)))
+    body += " return 0; }\n"
     assert run_c(body, flags, tmp_path) == expected

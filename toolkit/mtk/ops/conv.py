@@ -16,9 +16,11 @@ from tvm import te, tirx
 from ..errors import ModelError
 from ..graph import Graph, Op, Tensor
 from ..target import Cpu
+from . import depthwise
 from .base import Const, Kernel, Lowered, OpDef, constant_kernel, io
 from .fixedpoint import activation_range, clamp, multiply_by_quantized_multiplier, quantize_multipliers
-from .gemm import Patches, Requant, gemm_kernel
+from .gemm import Patches, gemm_kernel
+from .requant import Requant
 from .schedules import schedule_per_output
 
 
@@ -127,11 +129,10 @@ class Conv2D(OpDef):
         rq = requant_params(x, w, y, g.out_c, op.options.get("fused_activation_function", "NONE"))
         bias_f = folded_bias(bias, w.data.astype(np.int64).sum(axis=(1, 2, 3)), x.quant.zp)
 
-        depth = g.k_h * g.k_w * g.in_c
         direct = (g.k_h, g.k_w, g.stride_h, g.stride_w, g.pad_top, g.pad_left) == (1, 1, 1, 1, 0, 0)
         patches = None if direct else Patches(g.in_h, g.in_w, g.in_c, g.out_h, g.out_w, g.k_h, g.k_w, g.stride_h,
                                               g.stride_w, g.dil_h, g.dil_w, g.pad_top, g.pad_left, x.quant.zp)
-        return Lowered([gemm_kernel("conv2d", op, y, g.out_h * g.out_w, depth, bias_f, rq, patches)])
+        return Lowered([gemm_kernel("conv2d", op, y, w.data.reshape(g.out_c, -1), bias_f, rq, patches)])
 
 
 class DepthwiseConv2D(OpDef):
@@ -157,6 +158,8 @@ class DepthwiseConv2D(OpDef):
         bias_f = folded_bias(bias, w.data.astype(np.int64).sum(axis=(0, 1, 2)), x.quant.zp)
         if rq.constant_output is not None:
             return Lowered([constant_kernel(op, y, rq.constant_output)])
+        if depthwise.supports(g.in_c, g.out_c):
+            return Lowered([depthwise.depthwise_kernel(op, g, x.quant.zp, w.data, bias_f, rq)])
 
         X = te.placeholder(x.shape, "int8", name="x")
         W = te.placeholder(w.shape, "int8", name="w")

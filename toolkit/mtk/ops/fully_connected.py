@@ -35,12 +35,11 @@ class FullyConnected(OpDef):
     def lower(self, op: Op, graph: Graph, cpu: Cpu) -> Lowered:
         (x, w, *rest), y = io(op, graph)
         bias = rest[0] if rest else None
-        units, depth = w.shape
-        rows = x.size // depth
+        units = w.shape[0]
         rq = requant_params(x, w, y, units, op.options.get("fused_activation_function", "NONE"))
         bias_f = folded_bias(bias, w.data.astype(np.int64).sum(axis=1), x.quant.zp)
 
-        return Lowered([gemm_kernel("fully_connected", op, y, rows, depth, bias_f, rq, None)])
+        return Lowered([gemm_kernel("fully_connected", op, y, w.data, bias_f, rq, None)])
 
 
 OPS = [FullyConnected()]

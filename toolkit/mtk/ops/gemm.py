@@ -1,11 +1,11 @@
 """The int8 GEMM behind CONV_2D and FULLY_CONNECTED, as TIR: out[p, c] = requant(Σ_k a[p, k]·w[c, k] + bias[c]).
 
-Rows `a` are either the input itself (fully connected, 1×1 stride-1 unpadded conv) or
-im2col patches gathered two output pixels at a time into a small arena scratch buffer
-(padding written as the input zero point, which the folded bias cancels). The
-k-reduction of each 2×2 (pixels × channels) or 1×4 block is an extern call to a C
-micro-kernel (c/mtk_dot_s8.h: SMLAD/SXTB16 on DSP cores, scalar elsewhere); TVM generates
-the loops, the patch gathering and the requantization epilogue around it.
+Rows `a` are the input itself (fully connected, 1×1 stride-1 unpadded conv) or im2col patches
+gathered into an arena scratch (padding written as the input zero point, which the folded bias
+cancels). Two rows at a time (one when there is one) are packed to int16 in the order the
+micro-kernels want, then each 2×2 (rows × channels) or 1×4 block is an extern call to a C
+micro-kernel (c/mtk_dot_s8.h: SMLAD on DSP cores, scalar elsewhere) over weights interleaved
+offline in groups of 4; TVM generates the loops, the gathering and the requantization epilogue.
 """
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ from tvm.script import tirx as T
 
 from ..graph import Op, Tensor
 from .base import Const, Kernel, Scratch, constant_kernel
-from .fixedpoint import clamp, multiply_by_quantized_multiplier
+from .requant import RSHIFT_FIELDS, Requant
 
 DOT_HEADER = "mtk_dot_s8.h"
+GROUP = 4   # k values per packed group
 
 
 @dataclass(frozen=True)
@@ -43,123 +44,157 @@ class Patches:
     in_zp: int
 
 
-@dataclass(frozen=True)
-class Requant:
-    multiplier: np.ndarray   # int32 [cols]
-    shift: np.ndarray        # int32 [cols]
-    out_zp: int
-    act_min: int
-    act_max: int
-
-    @property
-    def per_tensor(self) -> bool:
-        return bool(np.all(self.multiplier == self.multiplier[0]) and np.all(self.shift == self.shift[0]))
-
-    @property
-    def constant_output(self) -> int | None:
-        """The one value every output takes when the activation range or the multipliers leave no other."""
-        if self.act_min == self.act_max:
-            return self.act_min
-        if not np.any(self.multiplier):
-            return min(max(self.out_zp, self.act_min), self.act_max)
-        return None
+def block_shape(rows: int) -> tuple[int, int]:
+    """(rows, channels) of one micro-kernel call: 2×2, or 1×4 when there is a single row."""
+    return (1, 4) if rows == 1 else (2, 2)
 
 
-def _epilogue(rq: Requant):
-    """acc + bias → int8, with per-tensor parameters folded in as immediates."""
-    def output(acc, c, mult, shift):
-        if rq.per_tensor:
-            scaled = multiply_by_quantized_multiplier(acc, int(rq.multiplier[0]), int(rq.shift[0]))
-        else:
-            scaled = multiply_by_quantized_multiplier(acc, mult[c], shift[c])
-        return clamp(scaled + tvm.tirx.const(rq.out_zp, "int32"), rq.act_min, rq.act_max).astype("int8")
-    return output
+def pack_weights(w: np.ndarray, tile: int) -> np.ndarray:
+    """w [channels, depth] → [channel tiles][depth groups][tile][4], zero-padded to whole tiles and groups."""
+    channels, depth = w.shape
+    padded = np.zeros((-(-channels // tile) * tile, -(-depth // GROUP) * GROUP), np.int8)
+    padded[:channels, :depth] = w
+    tiles = padded.reshape(-1, tile, padded.shape[1] // GROUP, GROUP)
+    return np.ascontiguousarray(tiles.transpose(0, 2, 1, 3)).reshape(-1)
 
 
-def gemm_kernel(name: str, op: Op, y: Tensor, rows: int, depth: int, bias: np.ndarray, rq: Requant,
+def gemm_kernel(name: str, op: Op, y: Tensor, w: np.ndarray, bias: np.ndarray, rq: Requant,
                 patches: Patches | None) -> Kernel:
-    """The kernel computing `op` (inputs x, w): the TIR GEMM, or a fill when the output is constant."""
+    """The kernel computing `op` (input x, weights w [channels, depth]): the TIR GEMM, or a fill when
+    the output is constant."""
     if rq.constant_output is not None:
         return constant_kernel(op, y, rq.constant_output)
-    in_size = patches.in_h * patches.in_w * patches.in_c if patches else rows * depth
-    func = gemm_func(rows, len(bias), depth, in_size, rq, patches)
-    args = [op.inputs[0], op.inputs[1], Const("bias", bias), Const("mult", rq.multiplier), Const("shift", rq.shift),
-            op.outputs[0], Scratch(2 * depth if patches else 0)]
+    rows = y.size // w.shape[0]
+    block_rows, block_cols = block_shape(rows)
+    in_size = patches.in_h * patches.in_w * patches.in_c if patches else rows * w.shape[1]
+    layout = GemmLayout(rows, w.shape[0], w.shape[1], block_rows, block_cols, row_source(patches))
+    func = gemm_func(layout, in_size, rq, patches)
+    pad = np.full(patches.in_c if patches else 1, patches.in_zp if patches else 0, np.int8)
+    args = [op.inputs[0], Const("w", pack_weights(w, block_cols)), Const("bias", bias), *rq.consts(),
+            Const("pad", pad), op.outputs[0], Scratch(layout.scratch_bytes)]
     return Kernel(name, args, func=func, headers=(DOT_HEADER,))
 
 
-def gemm_func(rows: int, cols: int, depth: int, in_size: int, rq: Requant, patches: Patches | None):
-    """The PrimFunc with parameters (x, w, bias, mult, shift, out, col). `col` is 2·depth bytes of scratch
-    for the im2col rows (unused without patches); mult/shift are unused when requantization is per tensor:
-    the compiler drops parameters a kernel never reads."""
-    P, C, K = rows, cols, depth
-    g = patches
-    gathered = g is not None
-    quad = P == 1
-    out_of = _epilogue(rq)
+def row_source(patches: Patches | None) -> str:
+    """Where the packed rows come from: the input's rows ("rows"); im2col taps packed straight from
+    the input, whole groups of 4 channels per tap ("taps"); or patches gathered byte by byte into
+    the scratch first ("gather")."""
+    if patches is None:
+        return "rows"
+    return "taps" if patches.in_c % GROUP == 0 else "gather"
+
+
+@dataclass(frozen=True)
+class GemmLayout:
+    rows: int
+    cols: int
+    depth: int
+    block_rows: int
+    block_cols: int
+    source: str
+
+    @property
+    def groups(self) -> int:
+        return -(-self.depth // GROUP)
+
+    @property
+    def packed_bytes(self) -> int:
+        """The int16 packed rows of one block."""
+        return self.block_rows * self.groups * GROUP * 2
+
+    @property
+    def scratch_bytes(self) -> int:
+        return self.packed_bytes + (self.block_rows * self.depth if self.source == "gather" else 0)
+
+
+def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None):
+    """The PrimFunc with parameters (x, w, bias, requant, mult, shift, pad, out, scratch). The scratch
+    holds the packed rows, then (gather) the gathered int8 rows; `pad` is a pixel of in_zp that
+    taps outside the image pack from. Parameters a variant does not read go unused (dropped)."""
+    P, C, K = g.rows, g.cols, g.depth
+    R, B = g.block_rows, g.block_cols
+    c_tiles = -(-C // B)
+    w_tile = g.groups * GROUP * B
+    gathered_at = g.packed_bytes
+    pad_len = patches.in_c if patches else 1
     i32 = "int32"
+    pt = patches
 
     def in_y(p, ky):
-        return (p // g.out_w) * g.stride_h + ky * g.dil_h - g.pad_top
+        return (p // pt.out_w) * pt.stride_h + ky * pt.dil_h - pt.pad_top
 
     def in_x(p, kx):
-        return (p % g.out_w) * g.stride_w + kx * g.dil_w - g.pad_left
+        return (p % pt.out_w) * pt.stride_w + kx * pt.dil_w - pt.pad_left
 
     def in_image(p, ky, kx):
-        return tvm.tirx.all(in_y(p, ky) >= 0, in_y(p, ky) < g.in_h, in_x(p, kx) >= 0, in_x(p, kx) < g.in_w)
+        return tvm.tirx.all(in_y(p, ky) >= 0, in_y(p, ky) < pt.in_h, in_x(p, kx) >= 0, in_x(p, kx) < pt.in_w)
 
     def source_pixel(p, ky, kx):
-        return in_y(p, ky) * g.in_w + in_x(p, kx)
+        return in_y(p, ky) * pt.in_w + in_x(p, kx)
+
+    def tap_source(x, pad, p, ky, kx):
+        return T.call_extern("handle", "mtk_tap_or_pad", in_image(p, ky, kx).astype(i32),
+                             T.address_of(x[source_pixel(p, ky, kx) * pt.in_c]), T.address_of(pad[0]))
+
+    def in_output(p, c):
+        """Whether block element (p, c) is a real output: statically True when the blocks tile the output."""
+        checks = ([p < P] if P % R else []) + ([c < C] if C % B else [])
+        return tvm.tirx.all(*checks) if checks else True
+
+    def row(pb, i):
+        return T.min(pb * R + i, P - 1)
 
     @T.prim_func
-    def gemm(x: T.Buffer((in_size,), "int8"), w: T.Buffer((C * K,), "int8"), bias: T.Buffer((C,), i32),
-             mult: T.Buffer((C,), i32), shift: T.Buffer((C,), i32), out: T.Buffer((P * C,), "int8"),
-             col: T.Buffer((2 * K,), "int8")):
+    def gemm(x: T.Buffer((in_size,), "int8"), w: T.Buffer((c_tiles * w_tile,), "int8"), bias: T.Buffer((C,), i32),
+             table: T.Buffer((C * RSHIFT_FIELDS,), i32), mult: T.Buffer((C,), i32), shift: T.Buffer((C,), i32),
+             pad: T.Buffer((pad_len,), "int8"), out: T.Buffer((P * C,), "int8"),
+             scratch: T.Buffer((g.scratch_bytes,), "int8")):
         acc = T.alloc_buffer((4,), i32)
-        for pb in T.serial((P + 1) // 2):
-            if gathered:
-                for slot in T.serial(2):
-                    for ky in T.serial(g.k_h):
-                        for kx in T.serial(g.k_w):
-                            if in_image(T.min(pb * 2 + slot, P - 1), ky, kx):
-                                for c in T.serial(g.in_c):
-                                    col[slot * K + (ky * g.k_w + kx) * g.in_c + c] = x[
-                                        source_pixel(T.min(pb * 2 + slot, P - 1), ky, kx) * g.in_c + c]
+        for pb in T.serial((P + R - 1) // R):
+            if g.source == "taps":
+                for ky in T.serial(pt.k_h):
+                    for kx in T.serial(pt.k_w):
+                        if R == 2:
+                            T.evaluate(T.call_extern(i32, "mtk_pack_pair_s16", tap_source(x, pad, row(pb, 0), ky, kx),
+                                                     tap_source(x, pad, row(pb, 1), ky, kx), pt.in_c,
+                                                     T.address_of(scratch[(ky * pt.k_w + kx) * pt.in_c * 4])))
+                        else:
+                            T.evaluate(T.call_extern(i32, "mtk_pack_row_s16", tap_source(x, pad, pb, ky, kx), pt.in_c,
+                                                     T.address_of(scratch[(ky * pt.k_w + kx) * pt.in_c * 2])))
+            elif g.source == "gather":
+                for slot in T.serial(R):
+                    for ky in T.serial(pt.k_h):
+                        for kx in T.serial(pt.k_w):
+                            if in_image(row(pb, slot), ky, kx):
+                                for c in T.serial(pt.in_c):
+                                    scratch[gathered_at + slot * K + (ky * pt.k_w + kx) * pt.in_c + c] = x[
+                                        source_pixel(row(pb, slot), ky, kx) * pt.in_c + c]
                             else:
-                                for c in T.serial(g.in_c):
-                                    col[slot * K + (ky * g.k_w + kx) * g.in_c + c] = T.int8(g.in_zp)
-            if quad:
-                for cq in T.serial((C + 3) // 4):
-                    if gathered:
-                        T.evaluate(T.call_extern(i32, "mtk_dot_1x4_s8", T.address_of(col[0]),
-                                                 T.address_of(w[T.min(cq * 4, C - 1) * K]),
-                                                 T.address_of(w[T.min(cq * 4 + 1, C - 1) * K]),
-                                                 T.address_of(w[T.min(cq * 4 + 2, C - 1) * K]),
-                                                 T.address_of(w[T.min(cq * 4 + 3, C - 1) * K]), K, acc.access_ptr("rw")))
-                    else:
-                        T.evaluate(T.call_extern(i32, "mtk_dot_1x4_s8", T.address_of(x[0]),
-                                                 T.address_of(w[T.min(cq * 4, C - 1) * K]),
-                                                 T.address_of(w[T.min(cq * 4 + 1, C - 1) * K]),
-                                                 T.address_of(w[T.min(cq * 4 + 2, C - 1) * K]),
-                                                 T.address_of(w[T.min(cq * 4 + 3, C - 1) * K]), K, acc.access_ptr("rw")))
-                    for j in T.serial(4):
-                        if cq * 4 + j < C:
-                            out[cq * 4 + j] = out_of(acc[j] + bias[cq * 4 + j], cq * 4 + j, mult, shift)
+                                for c in T.serial(pt.in_c):
+                                    scratch[gathered_at + slot * K + (ky * pt.k_w + kx) * pt.in_c + c] = T.int8(pt.in_zp)
+                if R == 2:
+                    T.evaluate(T.call_extern(i32, "mtk_pack_pair_s16", T.address_of(scratch[gathered_at]),
+                                             T.address_of(scratch[gathered_at + K]), K, T.address_of(scratch[0])))
+                else:
+                    T.evaluate(T.call_extern(i32, "mtk_pack_row_s16", T.address_of(scratch[gathered_at]), K,
+                                             T.address_of(scratch[0])))
+            elif R == 2:
+                T.evaluate(T.call_extern(i32, "mtk_pack_pair_s16", T.address_of(x[row(pb, 0) * K]),
+                                         T.address_of(x[row(pb, 1) * K]), K, T.address_of(scratch[0])))
             else:
-                for cp in T.serial((C + 1) // 2):
-                    if gathered:
-                        T.evaluate(T.call_extern(i32, "mtk_dot_2x2_s8", T.address_of(col[0]), T.address_of(col[K]),
-                                                 T.address_of(w[cp * 2 * K]), T.address_of(w[T.min(cp * 2 + 1, C - 1) * K]),
-                                                 K, acc.access_ptr("rw")))
-                    else:
-                        T.evaluate(T.call_extern(i32, "mtk_dot_2x2_s8", T.address_of(x[pb * 2 * K]),
-                                                 T.address_of(x[T.min(pb * 2 + 1, P - 1) * K]),
-                                                 T.address_of(w[cp * 2 * K]), T.address_of(w[T.min(cp * 2 + 1, C - 1) * K]),
-                                                 K, acc.access_ptr("rw")))
-                    for i in T.serial(2):
-                        for j in T.serial(2):
-                            if pb * 2 + i < P and cp * 2 + j < C:
-                                out[(pb * 2 + i) * C + cp * 2 + j] = out_of(acc[i * 2 + j] + bias[cp * 2 + j],
-                                                                              cp * 2 + j, mult, shift)
+                T.evaluate(T.call_extern(i32, "mtk_pack_row_s16", T.address_of(x[pb * K]), K,
+                                         T.address_of(scratch[0])))
+            for ct in T.serial(c_tiles):
+                if R == 2:
+                    T.evaluate(T.call_extern(i32, "mtk_dot_2x2_s8", T.address_of(scratch[0]),
+                                             T.address_of(w[ct * w_tile]), g.groups, acc.access_ptr("rw")))
+                else:
+                    T.evaluate(T.call_extern(i32, "mtk_dot_1x4_s8", T.address_of(scratch[0]),
+                                             T.address_of(w[ct * w_tile]), g.groups, acc.access_ptr("rw")))
+                for i in T.unroll(R):
+                    for j in T.unroll(B):
+                        if in_output(pb * R + i, ct * B + j):
+                            out[(pb * R + i) * C + ct * B + j] = rq.output(acc[i * B + j] + bias[ct * B + j],
+                                                                           ct * B + j, table, mult, shift)
 
     return gemm

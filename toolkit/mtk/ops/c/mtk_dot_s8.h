@@ -1,11 +1,14 @@
-/* int8 dot-product micro-kernels called by the TVM-generated GEMM, conv and fully connected
- * kernels (mtk/ops/gemm.py). Each computes int32 sums of int8 products over k elements:
- *   mtk_dot_2x2_s8: acc[2*i + j] = sum a_i[t] * b_j[t]   (2 input rows x 2 weight rows)
- *   mtk_dot_1x4_s8: acc[j]       = sum a[t]   * b_j[t]   (1 input row  x 4 weight rows)
- * On cores with the DSP extension, 4 elements go through two SXTB16 and two SMLAD: SXTB16
- * splits bytes (0,2) and, after ROR 8, bytes (1,3) into int16 pairs, so each SMLAD adds two
- * products. Elsewhere (M0+, M3, host) a scalar loop computes the same sums. Defining
- * MTK_EMULATE_DSP runs the DSP formulation in portable C (host tests of that path). */
+/* int8 dot-product micro-kernels called by the TVM-generated GEMM (conv, fully connected) and
+ * depthwise kernels (mtk/ops/gemm.py, depthwise.py).
+ *
+ * Data layouts, prepared so that the DSP path needs one SXTB16 per 2 weights and none per input:
+ * - activation rows are packed into int16 groups of 4 in SXTB16 order (x0, x2, x1, x3)
+ *   (mtk_pack_row_s16, mtk_pack_pair_s16; the pair version interleaves two rows per group);
+ * - weight rows are interleaved offline in groups of 4 bytes, 2 or 4 rows per tile
+ *   (gemm.py pack_weights). SXTB16 of a weight word gives (w0, w2), after ROR 8 (w1, w3), so
+ *   SMLAD with the packed activation words adds x0*w0 + x2*w2 and x1*w1 + x3*w3.
+ * Elsewhere (M0+, M3, host) scalar loops compute the same sums from the same layouts.
+ * Defining MTK_EMULATE_DSP runs the DSP formulation in portable C (host tests of that path). */
 #ifndef MTK_DOT_S8_H_
 #define MTK_DOT_S8_H_
 
@@ -17,6 +20,8 @@
 #define MTK_DOT_SIMD 1
 #define mtk_sxtb16(x) __sxtb16(x)
 #define mtk_smlad(a, b, acc) __smlad((a), (b), (acc))
+#define mtk_smlabb(a, b, acc) __smlabb((a), (b), (acc))
+#define mtk_smlatt(a, b, acc) __smlatt((a), (b), (acc))
 /* gcc 12 does not fold the rotate into SXTB16's ROR operand: say it directly. */
 static inline uint32_t mtk_sxtb16_ror8(uint32_t x) {
   uint32_t r;
@@ -33,6 +38,22 @@ static inline int32_t mtk_smlad(uint32_t a, uint32_t b, int32_t acc) {
   return (int32_t)((uint32_t)acc + (uint32_t)((int32_t)(int16_t)(a & 0xffff) * (int32_t)(int16_t)(b & 0xffff))
                    + (uint32_t)((int32_t)(int16_t)(a >> 16) * (int32_t)(int16_t)(b >> 16)));
 }
+static inline int32_t mtk_smlabb(uint32_t a, uint32_t b, int32_t acc) {
+  return (int32_t)((uint32_t)acc + (uint32_t)((int32_t)(int16_t)(a & 0xffff) * (int32_t)(int16_t)(b & 0xffff)));
+}
+static inline int32_t mtk_smlatt(uint32_t a, uint32_t b, int32_t acc) {
+  return (int32_t)((uint32_t)acc + (uint32_t)((int32_t)(int16_t)(a >> 16) * (int32_t)(int16_t)(b >> 16)));
+}
+#endif
+
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+/* Two words at p + off, or at p with p then advanced by `step` bytes, in one LDRD: gcc 12 splits
+ * such loads into single ones with separate pointer increments. p must be word-aligned. */
+#define MTK_LOAD2(a, b, p, off) __asm__("ldrd %0, %1, [%2, #" #off "]" : "=r"(a), "=r"(b) : "r"(p) : "memory")
+#define MTK_LOAD2_POST(a, b, p, step) __asm__("ldrd %0, %1, [%2], #" #step : "=r"(a), "=r"(b), "+r"(p) : : "memory")
+#elif defined(MTK_EMULATE_DSP)
+#define MTK_LOAD2(a, b, p, off) ((a) = (p)[(off) / 4], (b) = (p)[(off) / 4 + 1])
+#define MTK_LOAD2_POST(a, b, p, step) ((a) = (p)[0], (b) = (p)[1], (p) += (step) / 4)
 #endif
 
 #ifdef MTK_DOT_SIMD
@@ -43,37 +64,96 @@ static inline uint32_t mtk_load4_s8(const int8_t* p) {
 }
 #endif
 
-/* One step of 4 elements of the 2x2 kernel. (Unrolling it further makes gcc 12 spill.) */
-#define MTK_DOT_2X2_STEP(t)                                          \
-  do {                                                               \
-    uint32_t x0 = mtk_load4_s8(a0 + (t)), x1 = mtk_load4_s8(a1 + (t)); \
-    uint32_t x0e = mtk_sxtb16(x0), x0o = mtk_sxtb16_ror8(x0);        \
-    uint32_t x1e = mtk_sxtb16(x1), x1o = mtk_sxtb16_ror8(x1);        \
-    uint32_t w = mtk_load4_s8(b0 + (t));                             \
-    uint32_t we = mtk_sxtb16(w), wo = mtk_sxtb16_ror8(w);            \
-    s00 = mtk_smlad(x0o, wo, mtk_smlad(x0e, we, s00));               \
-    s10 = mtk_smlad(x1o, wo, mtk_smlad(x1e, we, s10));               \
-    w = mtk_load4_s8(b1 + (t));                                      \
-    we = mtk_sxtb16(w);                                              \
-    wo = mtk_sxtb16_ror8(w);                                         \
-    s01 = mtk_smlad(x0o, wo, mtk_smlad(x0e, we, s01));               \
-    s11 = mtk_smlad(x1o, wo, mtk_smlad(x1e, we, s11));               \
-  } while (0)
+/* Packing works on 4 input values at a time: full groups straight from the row, the last one
+ * (k % 4 values) zero-padded through a copy. */
+static inline const int8_t* mtk_group_src(const int8_t* src, int32_t k, int32_t t, int8_t* tail) {
+  if (t + 4 <= k) return src + t;
+  for (int32_t i = 0; i < 4; ++i) tail[i] = t + i < k ? src[t + i] : 0;
+  return tail;
+}
 
-static inline int32_t mtk_dot_2x2_s8(const int8_t* a0, const int8_t* a1, const int8_t* b0, const int8_t* b1,
-                                     int32_t k, int32_t* acc) {
-  int32_t s00 = 0, s01 = 0, s10 = 0, s11 = 0;
-  int32_t t = 0;
 #ifdef MTK_DOT_SIMD
-  for (; t + 4 <= k; t += 4) MTK_DOT_2X2_STEP(t);
+typedef uint32_t mtk_packed_t;   /* what the pack functions store and the dot kernels load */
+#define MTK_GROUP_WORDS 2
+/* 4 values as a packed group: two words, (x0, x2) and (x1, x3). */
+static inline void mtk_pack_group_s16(const int8_t* src, uint32_t* dst) {
+  uint32_t v = mtk_load4_s8(src);
+  dst[0] = mtk_sxtb16(v);
+  dst[1] = mtk_sxtb16_ror8(v);
+}
+#else
+typedef int16_t mtk_packed_t;
+#define MTK_GROUP_WORDS 4
+static inline void mtk_pack_group_s16(const int8_t* src, int16_t* dst) {
+  dst[0] = src[0];
+  dst[1] = src[2];
+  dst[2] = src[1];
+  dst[3] = src[3];
+}
 #endif
-  for (; t < k; ++t) {
-    int32_t x0 = a0[t], x1 = a1[t], w0 = b0[t], w1 = b1[t];
-    s00 += x0 * w0;
-    s01 += x0 * w1;
-    s10 += x1 * w0;
-    s11 += x1 * w1;
+
+/* k int8 values -> ceil(k/4) packed groups (zero-padded) at dst. */
+static inline int32_t mtk_pack_row_s16(const void* src, int32_t k, void* dst) {
+  const int8_t* s = (const int8_t*)src;
+  mtk_packed_t* d = (mtk_packed_t*)dst;
+  int8_t tail[4];
+  for (int32_t t = 0; t < k; t += 4, d += MTK_GROUP_WORDS) mtk_pack_group_s16(mtk_group_src(s, k, t, tail), d);
+  return 0;
+}
+
+/* An im2col tap's pixel, or the pixel of input zero points when the tap falls outside the image. */
+static inline void* mtk_tap_or_pad(int32_t inside, int8_t* tap, int8_t* pad) { return inside ? tap : pad; }
+
+/* Two rows of k int8 values -> ceil(k/4) pairs of packed groups: row 0's, then row 1's. */
+static inline int32_t mtk_pack_pair_s16(const void* src0, const void* src1, int32_t k, void* dst) {
+  const int8_t* s0 = (const int8_t*)src0;
+  const int8_t* s1 = (const int8_t*)src1;
+  mtk_packed_t* d = (mtk_packed_t*)dst;
+  int8_t tail[4];
+  for (int32_t t = 0; t < k; t += 4, d += 2 * MTK_GROUP_WORDS) {
+    mtk_pack_group_s16(mtk_group_src(s0, k, t, tail), d);
+    mtk_pack_group_s16(mtk_group_src(s1, k, t, tail), d + MTK_GROUP_WORDS);
   }
+  return 0;
+}
+
+#ifndef MTK_DOT_SIMD
+/* One packed group (x0, x2, x1, x3) times weight bytes (w0, w1, w2, w3). */
+static inline int32_t mtk_group_dot(const int16_t* x, const int8_t* w) {
+  return x[0] * w[0] + x[1] * w[2] + x[2] * w[1] + x[3] * w[3];
+}
+#endif
+
+/* acc = {p0.w0, p0.w1, p1.w0, p1.w1} over `groups` groups of 4: x from mtk_pack_pair_s16, w two
+ * weight rows interleaved per group. */
+static inline int32_t mtk_dot_2x2_s8(const void* x, const void* w, int32_t groups, int32_t* acc) {
+  int32_t s00 = 0, s01 = 0, s10 = 0, s11 = 0;
+#ifdef MTK_DOT_SIMD
+  const uint32_t* xp = (const uint32_t*)x;
+  const uint32_t* wp = (const uint32_t*)w;
+  for (int32_t g = groups; g > 0; --g) {
+    uint32_t a0, b0, a1, b1, w0, w1;
+    MTK_LOAD2(a1, b1, xp, 8);
+    MTK_LOAD2_POST(a0, b0, xp, 16);
+    MTK_LOAD2_POST(w0, w1, wp, 8);
+    uint32_t e = mtk_sxtb16(w0), o = mtk_sxtb16_ror8(w0);
+    s00 = mtk_smlad(b0, o, mtk_smlad(a0, e, s00));
+    s10 = mtk_smlad(b1, o, mtk_smlad(a1, e, s10));
+    e = mtk_sxtb16(w1);
+    o = mtk_sxtb16_ror8(w1);
+    s01 = mtk_smlad(b0, o, mtk_smlad(a0, e, s01));
+    s11 = mtk_smlad(b1, o, mtk_smlad(a1, e, s11));
+  }
+#else
+  const int16_t* xp = (const int16_t*)x;
+  const int8_t* wp = (const int8_t*)w;
+  for (int32_t g = groups; g > 0; --g, xp += 8, wp += 8) {
+    s00 += mtk_group_dot(xp, wp);
+    s01 += mtk_group_dot(xp, wp + 4);
+    s10 += mtk_group_dot(xp + 4, wp);
+    s11 += mtk_group_dot(xp + 4, wp + 4);
+  }
+#endif
   acc[0] = s00;
   acc[1] = s01;
   acc[2] = s10;
@@ -81,39 +161,83 @@ static inline int32_t mtk_dot_2x2_s8(const int8_t* a0, const int8_t* a1, const i
   return 0;
 }
 
-static inline int32_t mtk_dot_1x4_s8(const int8_t* a, const int8_t* b0, const int8_t* b1, const int8_t* b2,
-                                     const int8_t* b3, int32_t k, int32_t* acc) {
+/* acc[j] = p.w_j, j < 4, over `groups` groups of 4: x from mtk_pack_row_s16, w four weight rows
+ * interleaved per group. */
+static inline int32_t mtk_dot_1x4_s8(const void* x, const void* w, int32_t groups, int32_t* acc) {
   int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  int32_t t = 0;
 #ifdef MTK_DOT_SIMD
-  for (; t + 4 <= k; t += 4) {
-    uint32_t x = mtk_load4_s8(a + t);
-    uint32_t xe = mtk_sxtb16(x), xo = mtk_sxtb16_ror8(x);
-    uint32_t w = mtk_load4_s8(b0 + t);
-    s0 = mtk_smlad(xe, mtk_sxtb16(w), s0);
-    s0 = mtk_smlad(xo, mtk_sxtb16_ror8(w), s0);
-    w = mtk_load4_s8(b1 + t);
-    s1 = mtk_smlad(xe, mtk_sxtb16(w), s1);
-    s1 = mtk_smlad(xo, mtk_sxtb16_ror8(w), s1);
-    w = mtk_load4_s8(b2 + t);
-    s2 = mtk_smlad(xe, mtk_sxtb16(w), s2);
-    s2 = mtk_smlad(xo, mtk_sxtb16_ror8(w), s2);
-    w = mtk_load4_s8(b3 + t);
-    s3 = mtk_smlad(xe, mtk_sxtb16(w), s3);
-    s3 = mtk_smlad(xo, mtk_sxtb16_ror8(w), s3);
+  const uint32_t* xp = (const uint32_t*)x;
+  const uint32_t* wp = (const uint32_t*)w;
+  for (int32_t g = groups; g > 0; --g) {
+    uint32_t a, b, w0, w1, w2, w3;
+    MTK_LOAD2_POST(a, b, xp, 8);
+    MTK_LOAD2(w2, w3, wp, 8);
+    MTK_LOAD2_POST(w0, w1, wp, 16);
+    s0 = mtk_smlad(b, mtk_sxtb16_ror8(w0), mtk_smlad(a, mtk_sxtb16(w0), s0));
+    s1 = mtk_smlad(b, mtk_sxtb16_ror8(w1), mtk_smlad(a, mtk_sxtb16(w1), s1));
+    s2 = mtk_smlad(b, mtk_sxtb16_ror8(w2), mtk_smlad(a, mtk_sxtb16(w2), s2));
+    s3 = mtk_smlad(b, mtk_sxtb16_ror8(w3), mtk_smlad(a, mtk_sxtb16(w3), s3));
+  }
+#else
+  const int16_t* xp = (const int16_t*)x;
+  const int8_t* wp = (const int8_t*)w;
+  for (int32_t g = groups; g > 0; --g, xp += 4, wp += 16) {
+    s0 += mtk_group_dot(xp, wp);
+    s1 += mtk_group_dot(xp, wp + 4);
+    s2 += mtk_group_dot(xp, wp + 8);
+    s3 += mtk_group_dot(xp, wp + 12);
   }
 #endif
-  for (; t < k; ++t) {
-    int32_t x = a[t];
-    s0 += x * b0[t];
-    s1 += x * b1[t];
-    s2 += x * b2[t];
-    s3 += x * b3[t];
-  }
   acc[0] = s0;
   acc[1] = s1;
   acc[2] = s2;
   acc[3] = s3;
+  return 0;
+}
+
+/* Depthwise, 4 channels of one output pixel: acc[j] = sum over the kh x kw taps of x_tap[j] * w_tap[j].
+ * Tap (ky, kx) reads the 4 bytes at x + ky*row_step + kx*col_step when ky_lo <= ky < ky_hi and
+ * kx_lo <= kx < kx_hi, and 4 times `pad` (the input zero point) elsewhere. w holds per tap the 4
+ * weights as int16 in SXTB16 order (w0, w2, w1, w3), prepared offline (depthwise.py). */
+static inline int32_t mtk_dw_4ch_s8(const void* x, int32_t row_step, int32_t col_step, const void* w, int32_t kh,
+                                    int32_t kw, int32_t ky_lo, int32_t ky_hi, int32_t kx_lo, int32_t kx_hi,
+                                    int32_t pad, int32_t* acc) {
+  const int8_t* xb = (const int8_t*)x;
+  int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+#ifdef MTK_DOT_SIMD
+  const uint32_t* wp = (const uint32_t*)w;
+  uint32_t pad4 = (uint32_t)(uint8_t)pad * 0x01010101u;
+#pragma GCC unroll 8
+  for (int32_t ky = 0; ky < kh; ++ky) {
+#pragma GCC unroll 8
+    for (int32_t kx = 0; kx < kw; ++kx, wp += 2) {
+      int inside = ky >= ky_lo && ky < ky_hi && kx >= kx_lo && kx < kx_hi;
+      uint32_t v = inside ? mtk_load4_s8(xb + ky * row_step + kx * col_step) : pad4;
+      uint32_t ve = mtk_sxtb16(v), vo = mtk_sxtb16_ror8(v);
+      a0 = mtk_smlabb(ve, wp[0], a0);
+      a2 = mtk_smlatt(ve, wp[0], a2);
+      a1 = mtk_smlabb(vo, wp[1], a1);
+      a3 = mtk_smlatt(vo, wp[1], a3);
+    }
+  }
+#else
+  const int16_t* wp = (const int16_t*)w;
+  const int8_t pads[4] = {(int8_t)pad, (int8_t)pad, (int8_t)pad, (int8_t)pad};
+  for (int32_t ky = 0; ky < kh; ++ky) {
+    for (int32_t kx = 0; kx < kw; ++kx, wp += 4) {
+      int inside = ky >= ky_lo && ky < ky_hi && kx >= kx_lo && kx < kx_hi;
+      const int8_t* v = inside ? xb + ky * row_step + kx * col_step : pads;
+      a0 += v[0] * wp[0];
+      a1 += v[1] * wp[2];
+      a2 += v[2] * wp[1];
+      a3 += v[3] * wp[3];
+    }
+  }
+#endif
+  acc[0] = a0;
+  acc[1] = a1;
+  acc[2] = a2;
+  acc[3] = a3;
   return 0;
 }
 

@@ -7,6 +7,9 @@
 #define MTK_FIXEDPOINT_H_
 
 #include <stdint.h>
+#if defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
+#include <arm_acle.h>
+#endif
 
 #if defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__) || defined(MTK_MUL64_BY_HALVES)
 static inline int64_t mtk_mul_s32_s64(int32_t a, int32_t b) {
@@ -29,6 +32,46 @@ static inline int32_t mtk_srdhm(int32_t a, int32_t b) {
   if (ab == ((int64_t)1 << 62)) return INT32_MAX;
   int64_t nudge = ab >= 0 ? ((int64_t)1 << 30) : (1 - ((int64_t)1 << 30));
   return (int32_t)((ab + nudge) / ((int64_t)1 << 31));
+}
+
+/* MultiplyByQuantizedMultiplier(acc, mult, -e) for e >= 1 and mult >= 0 in one 64-bit multiply-add:
+ * SaturatingRoundingDoublingHighMul (which cannot saturate with mult >= 0) then RoundingDivideByPOT(e)
+ * round twice, and the two floors compose into (acc*mult + 2^30 + 2^(30+e) - [acc < 0]*2^31) >> (31+e).
+ * The rounding term 2^30 + 2^(30+e) comes as its low and high words, with hi_shift = e - 1 (gemm.py). */
+static inline int32_t mtk_requant_rshift(int32_t acc, int32_t mult, int32_t rounding_lo, int32_t rounding_hi,
+                                         int32_t hi_shift) {
+#if defined(__ARM_ARCH_ISA_THUMB) && __ARM_ARCH_ISA_THUMB >= 2
+  /* gcc 12 spends 6 instructions on the sign term; Thumb-2 adds it in 3 (ADC takes acc ASR 31). */
+  uint32_t lo = (uint32_t)rounding_lo, sign;
+  int32_t hi = rounding_hi;
+  __asm__("and %[sign], %[acc], #0x80000000\n\t"
+          "adds %[lo], %[lo], %[sign]\n\t"
+          "adc %[hi], %[hi], %[acc], asr #31\n\t"
+          "smlal %[lo], %[hi], %[acc], %[mult]"
+          : [lo] "+&r"(lo), [hi] "+&r"(hi), [sign] "=&r"(sign)
+          : [acc] "r"(acc), [mult] "r"(mult)
+          : "cc");
+  return hi >> hi_shift;
+#else
+  int64_t z = (int64_t)(((uint64_t)(uint32_t)rounding_hi << 32) | (uint32_t)rounding_lo);
+  z += (int64_t)((uint64_t)(int64_t)(acc >> 31) << 31);
+  z += mtk_mul_s32_s64(acc, mult);
+  return (int32_t)(z >> 32) >> hi_shift;
+#endif
+}
+
+/* min(max(x, lo), hi) for -128 <= lo <= hi <= 127 (an int8 activation range): SSAT first where the
+ * core has it, so the full range costs one instruction and the bounds only compare when they are tighter. */
+static inline int32_t mtk_clamp_s8(int32_t x, int32_t lo, int32_t hi) {
+#if defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
+  x = __ssat(x, 8);
+#else
+  x = x < -128 ? -128 : x;
+  x = x > 127 ? 127 : x;
+#endif
+  if (lo > -128) x = x < lo ? lo : x;
+  if (hi < 127) x = x > hi ? hi : x;
+  return x;
 }
 
 #endif

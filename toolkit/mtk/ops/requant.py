@@ -1,0 +1,80 @@
+"""The requantization epilogue shared by the weighted ops (conv, depthwise, fully connected):
+int32 accumulator (bias included) → MultiplyByQuantizedMultiplier per channel → + out_zp → clamp → int8.
+
+When every channel shifts right (or has a zero multiplier), the double rounding runs as one
+64-bit multiply-add (mtk_requant_rshift in c/mtk_fixedpoint.h) from a prepared table of four
+int32 per channel: multiplier, the rounding term's low and high words, and the final shift.
+Other layers use the general TIR transcription (fixedpoint.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from tvm import tirx
+
+from .base import Const
+from .fixedpoint import multiply_by_quantized_multiplier
+
+RSHIFT_FIELDS = 4   # multiplier, rounding low word, rounding high word, high-word shift
+
+
+@dataclass(frozen=True)
+class Requant:
+    multiplier: np.ndarray   # int32 [channels]
+    shift: np.ndarray        # int32 [channels]
+    out_zp: int
+    act_min: int
+    act_max: int
+
+    @property
+    def channels(self) -> int:
+        return len(self.multiplier)
+
+    @property
+    def per_tensor(self) -> bool:
+        return bool(np.all(self.multiplier == self.multiplier[0]) and np.all(self.shift == self.shift[0]))
+
+    @property
+    def constant_output(self) -> int | None:
+        """The one value every output takes when the activation range or the multipliers leave no other."""
+        if self.act_min == self.act_max:
+            return self.act_min
+        if not np.any(self.multiplier):
+            return min(max(self.out_zp, self.act_min), self.act_max)
+        return None
+
+    @property
+    def rshift_table(self) -> np.ndarray | None:
+        """int32 [channels, 4] for mtk_requant_rshift, or None when a channel shifts left.
+        A zero multiplier gives 0 with any right shift: it takes shift 1."""
+        if np.any((self.shift >= 0) & (self.multiplier != 0)):
+            return None
+        e = np.where(self.multiplier == 0, 1, -self.shift.astype(np.int64))
+        rounding = (1 << 30) + (np.int64(1) << (30 + e))
+        lo = (rounding & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+        hi = (rounding >> 32).astype(np.int32)
+        return np.stack([self.multiplier.astype(np.int32), lo, hi, (e - 1).astype(np.int32)], axis=1)
+
+    def consts(self) -> list[Const]:
+        """The constant arrays `output` reads, in the order of its table/mult/shift parameters
+        (a kernel leaves the ones it does not read unused: the compiler drops them)."""
+        table = self.rshift_table
+        return [Const("requant", np.zeros((1, RSHIFT_FIELDS), np.int32) if table is None else table),
+                Const("mult", self.multiplier), Const("shift", self.shift)]
+
+    def output(self, acc, c, table, mult, shift):
+        """The int8 output of channel `c` from `acc`; table/mult/shift are the kernel's buffers of consts()."""
+        rshift = self.rshift_table
+        if rshift is not None and self.per_tensor:
+            scaled = tirx.call_extern("int32", "mtk_requant_rshift", acc, *[int(v) for v in rshift[0]])
+        elif rshift is not None:
+            scaled = tirx.call_extern("int32", "mtk_requant_rshift", acc,
+                                      *[table[c * RSHIFT_FIELDS + f] for f in range(RSHIFT_FIELDS)])
+        elif self.per_tensor:
+            scaled = multiply_by_quantized_multiplier(acc, int(self.multiplier[0]), int(self.shift[0]))
+        else:
+            scaled = multiply_by_quantized_multiplier(acc, mult[c], shift[c])
+        return tirx.call_extern("int32", "mtk_clamp_s8", scaled + tirx.const(self.out_zp, "int32"), self.act_min,
+                                self.act_max).astype("int8")
