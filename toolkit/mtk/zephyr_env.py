@@ -30,10 +30,6 @@ class Zephyr:
     west: str                     # path of the west executable
     toolchain: dict[str, str]     # environment variables selecting the toolchain
 
-    def environment(self) -> dict[str, str]:
-        """The process environment for west with this tree and toolchain."""
-        return {**os.environ, "ZEPHYR_BASE": str(self.base), **self.toolchain}
-
 
 def read_version(base: Path) -> tuple[tuple[int, int, int], str]:
     """(major, minor, patch) and the full text from `base`/VERSION."""

@@ -1,0 +1,57 @@
+"""mtk flash: write a built application to its board (west flash, or pyOCD)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from .. import ui
+from ..boards import get_board
+from ..errors import MtkError
+from ..platforms.zephyr import ELF, read_project
+from ..runners import FlashRunner, get_runner
+
+NAME = "flash"
+HELP = "flash a built application to its board, found over USB"
+DESCRIPTION = """\
+Flash the application `mtk project` rendered and `mtk build` built. The board is found by its
+debug probe's USB ids; with several identical boards, --serial-number picks one (`mtk ports`
+lists them). The flash tool is the build's default Zephyr runner (runners.yaml), a Zephyr
+runner given with --runner (west flash -r), or --runner pyocd (pyOCD's Python API, no west).
+
+examples:
+  mtk flash app/
+  mtk flash app/ --runner openocd --serial-number 066DFF495177514867213407
+  mtk flash app/ --runner pyocd
+
+exit status: 0 flashed, 2 bad usage, 3 flash tool missing, 4 no board, several boards, flash failure
+"""
+
+
+def add_runner_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--runner", help="west (the build's default, default), a Zephyr runner such as openocd or jlink, "
+                   "or pyocd (Python API)")
+    p.add_argument("--serial-number", help="the probe serial number of the board to use (`mtk ports`)")
+    p.add_argument("--port", help="the board's serial port, when its USB ids do not find it")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("project", type=Path, nargs="?", default=Path("."), help="application folder (default: .)")
+    p.add_argument("--board", help="check that the application was rendered for this board")
+    add_runner_arguments(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    board = get_board(read_project(args.project)["board"])
+    if args.board is not None and get_board(args.board) != board:
+        raise MtkError(f"{args.project} was rendered for {board.name}, not {args.board}")
+    runner = get_runner(board, args.runner, args.serial_number, args.port)
+    if not isinstance(runner, FlashRunner):
+        raise MtkError(f"{board.name} runs in QEMU: there is nothing to flash", hint="use `mtk run --platform zephyr`")
+    elf = args.project / ELF
+    if not elf.is_file():
+        raise MtkError(f"{elf} does not exist", hint=f"build it first: mtk build {args.project}")
+    runner.select_board()
+    with ui.step(f"flashing {board.name} (probe {runner.serial_number or 'on ' + str(runner.port)}) with {runner.name}"):
+        runner.flash(elf)
+    return 0

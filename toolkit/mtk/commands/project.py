@@ -1,0 +1,54 @@
+"""mtk project: a Zephyr application for a model and a board, to build with west or `mtk build`."""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+from .. import ui
+from ..boards import get_board
+from ..compiler import compile_model
+from ..pipeline import int8_model
+from ..platforms import ProjectOptions, get_platform
+
+NAME = "project"
+HELP = "render a Zephyr application for a model and a board (an ordinary app you can edit and west build)"
+DESCRIPTION = """\
+Compile the model (or take a folder `mtk compile` made) and render a Zephyr application from
+zephyr_app/: CMakeLists.txt, Kconfig, prj.conf, boards/<board>.conf and .overlay, the firmware
+core with its Zephyr port layer, and the compiled model. The serial protocol (EEMBC/MLPerf Tiny
+and mtk's extensions) runs on the board's console UART.
+
+examples:
+  mtk project model.tflite --board nucleo_f746zg -o app/
+  mtk project compiled/ --board qemu_cortex_m3 -o app/ --profile
+  mtk build app/ && mtk flash app/
+
+An existing non-empty folder is refused unless --force (it replaces the folder, user edits too).
+"""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", type=Path, help="an int8 .tflite (float with --calib), or a folder made by `mtk compile`")
+    p.add_argument("--board", required=True, help="target board (`mtk boards` lists them)")
+    p.add_argument("-o", "--output", type=Path, required=True, help="application folder to write")
+    p.add_argument("--calib", metavar="DATA", help="calibration data to quantize a float model on the way")
+    p.add_argument("--profile", action="store_true", help="per-layer counts (CONFIG_MTK_PROFILE)")
+    p.add_argument("--stack-bytes", type=int, default=ProjectOptions.stack_bytes,
+                   help=f"main thread stack (default: {ProjectOptions.stack_bytes})")
+    p.add_argument("--force", action="store_true", help="replace a non-empty output folder")
+
+
+def run(args: argparse.Namespace) -> int:
+    board = get_board(args.board)
+    options = ProjectOptions(profile=args.profile, stack_bytes=args.stack_bytes, force=args.force)
+    with tempfile.TemporaryDirectory(prefix="mtk-project-") as tmp:
+        compiled = args.model
+        if not (args.model / "metadata.json").is_file():
+            model = int8_model(args.model, args.calib, Path(tmp))
+            compiled = compile_model(model, Path(tmp) / "compiled", board=board.name).out_dir
+        project = get_platform("zephyr").render(compiled, board, args.output, options)
+    ui.info(f"build it with: mtk build {project}   (or: west build -b {board.name} {project})")
+    print(project)
+    return 0
