@@ -96,15 +96,18 @@ def test_gemm_kernels_match_numpy(flags, tmp_path):
     from mtk.ops.gemm import pack_weights
     rng = np.random.default_rng(1)
     lines, expected = [], []
-    for case, k in enumerate([1, 3, 4, 7, 16, 33]):
+    sizes = [1, 3, 4, 7, 16, 33, 600, 1021]
+    for case, k in enumerate(sizes):
         a = rng.integers(-128, 128, (2, k))
         b = rng.integers(-128, 128, (4, k))
         a[0, 0], b[0, 0] = -128, -128   # the extreme product
+        if k > 512:   # the largest sums: every product -128 * -128 (the M3 path splits them into chunks)
+            a[:, :], b[:2, :] = -128, -128
         groups = -(-k // 4)
         lines += [c_array(f"a{case}_{r}", "int8_t", a[r]) for r in range(2)]
         lines.append(c_array(f"w2_{case}", "int8_t", pack_weights(b[:2].astype(np.int8), 2)))
         lines.append(c_array(f"w4_{case}", "int8_t", pack_weights(b.astype(np.int8), 4)))
-        lines.append(f"static void case{case}(void) {{ int32_t acc[4]; int16_t col[{8 * groups}];"
+        lines.append(f"static void case{case}(void) {{ int32_t acc[4]; int32_t col[{4 * groups}];"
                      f" mtk_pack_pair_s16(a{case}_0, a{case}_1, {k}, col);"
                      f" mtk_dot_2x2_s8(col, w2_{case}, {groups}, acc);"
                      " for (int i = 0; i < 4; ++i) printf(\"%ld\\n\", (long)acc[i]);"
@@ -112,8 +115,8 @@ def test_gemm_kernels_match_numpy(flags, tmp_path):
                      f" mtk_dot_1x4_s8(col, w4_{case}, {groups}, acc);"
                      " for (int i = 0; i < 4; ++i) printf(\"%ld\\n\", (long)acc[i]); }")
         expected += [int(a[i] @ b[j]) for i in range(2) for j in range(2)] + [int(a[0] @ b[j]) for j in range(4)]
-    body = "\n".join(lines) + "\nint main(void) {" + "".join(f" case{c}();" for c in range(6)) + " return 0; }\n"
-    assert run_c(body, flags, tmp_path) == expected
+    body = "\n".join(lines) + "\nint main(void) {" + "".join(f" case{c}();" for c in range(len(sizes)))
+    assert run_c(body + " return 0; }\n", flags, tmp_path) == expected
 
 
 @pytest.mark.parametrize("flags", PATHS.values(), ids=PATHS.keys())

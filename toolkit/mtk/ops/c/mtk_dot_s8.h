@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "mtk_fixedpoint.h"   /* MTK_NO_MUL64 */
+
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
 #include <arm_acle.h>
 #define MTK_DOT_SIMD 1
@@ -49,7 +51,7 @@ static inline int32_t mtk_smlatt(uint32_t a, uint32_t b, int32_t acc) {
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
 /* Two words at p + off, or at p with p then advanced by `step` bytes, in one LDRD: gcc 12 splits
  * such loads into single ones with separate pointer increments. p must be word-aligned. */
-#define MTK_LOAD2(a, b, p, off) __asm__("ldrd %0, %1, [%2, #" #off "]" : "=r"(a), "=r"(b) : "r"(p) : "memory")
+#define MTK_LOAD2(a, b, p, off) __asm__("ldrd %0, %1, [%2, #" #off "]" : "=&r"(a), "=&r"(b) : "r"(p) : "memory")
 #define MTK_LOAD2_POST(a, b, p, step) __asm__("ldrd %0, %1, [%2], #" #step : "=r"(a), "=r"(b), "+r"(p) : : "memory")
 #elif defined(MTK_EMULATE_DSP)
 #define MTK_LOAD2(a, b, p, off) ((a) = (p)[(off) / 4], (b) = (p)[(off) / 4 + 1])
@@ -72,55 +74,60 @@ static inline const int8_t* mtk_group_src(const int8_t* src, int32_t k, int32_t 
   return tail;
 }
 
+/* A packed group of one row, 8 bytes: SIMD (x0, x2), (x1, x3) as int16 pairs; else 4 int16 in order. */
+static inline void mtk_pack_row_group(const int8_t* src, void* dst) {
 #ifdef MTK_DOT_SIMD
-typedef uint32_t mtk_packed_t;   /* what the pack functions store and the dot kernels load */
-#define MTK_GROUP_WORDS 2
-/* 4 values as a packed group: two words, (x0, x2) and (x1, x3). */
-static inline void mtk_pack_group_s16(const int8_t* src, uint32_t* dst) {
   uint32_t v = mtk_load4_s8(src);
-  dst[0] = mtk_sxtb16(v);
-  dst[1] = mtk_sxtb16_ror8(v);
-}
+  ((uint32_t*)dst)[0] = mtk_sxtb16(v);
+  ((uint32_t*)dst)[1] = mtk_sxtb16_ror8(v);
 #else
-typedef int16_t mtk_packed_t;
-#define MTK_GROUP_WORDS 4
-static inline void mtk_pack_group_s16(const int8_t* src, int16_t* dst) {
-  dst[0] = src[0];
-  dst[1] = src[2];
-  dst[2] = src[1];
-  dst[3] = src[3];
-}
+  for (int32_t t = 0; t < 4; ++t) ((int16_t*)dst)[t] = src[t];
 #endif
+}
+
+/* A packed group of two rows, 16 bytes: SIMD and no-long-multiply cores the two rows' row groups;
+ * else (Cortex-M3, host) 4 int32 holding both rows' values, r0 + r1 * 2^23, so that one 32x32->64
+ * multiply-accumulate by a weight sums both rows' products (mtk_dot_2x2_s8). */
+static inline void mtk_pack_pair_group(const int8_t* src0, const int8_t* src1, void* dst) {
+#if defined(MTK_DOT_SIMD) || defined(MTK_NO_MUL64)
+  mtk_pack_row_group(src0, dst);
+  mtk_pack_row_group(src1, (uint8_t*)dst + 8);
+#else
+  for (int32_t t = 0; t < 4; ++t) ((int32_t*)dst)[t] = src0[t] + src1[t] * (1 << 23);
+#endif
+}
 
 /* k int8 values -> ceil(k/4) packed groups (zero-padded) at dst. */
 static inline int32_t mtk_pack_row_s16(const void* src, int32_t k, void* dst) {
   const int8_t* s = (const int8_t*)src;
-  mtk_packed_t* d = (mtk_packed_t*)dst;
+  uint8_t* d = (uint8_t*)dst;
   int8_t tail[4];
-  for (int32_t t = 0; t < k; t += 4, d += MTK_GROUP_WORDS) mtk_pack_group_s16(mtk_group_src(s, k, t, tail), d);
+  for (int32_t t = 0; t < k; t += 4, d += 8) mtk_pack_row_group(mtk_group_src(s, k, t, tail), d);
   return 0;
 }
 
 /* An im2col tap's pixel, or the pixel of input zero points when the tap falls outside the image. */
 static inline void* mtk_tap_or_pad(int32_t inside, int8_t* tap, int8_t* pad) { return inside ? tap : pad; }
 
-/* Two rows of k int8 values -> ceil(k/4) pairs of packed groups: row 0's, then row 1's. */
+/* Two rows of k int8 values -> ceil(k/4) packed pair groups (zero-padded) at dst. */
 static inline int32_t mtk_pack_pair_s16(const void* src0, const void* src1, int32_t k, void* dst) {
   const int8_t* s0 = (const int8_t*)src0;
   const int8_t* s1 = (const int8_t*)src1;
-  mtk_packed_t* d = (mtk_packed_t*)dst;
-  int8_t tail[4];
-  for (int32_t t = 0; t < k; t += 4, d += 2 * MTK_GROUP_WORDS) {
-    mtk_pack_group_s16(mtk_group_src(s0, k, t, tail), d);
-    mtk_pack_group_s16(mtk_group_src(s1, k, t, tail), d + MTK_GROUP_WORDS);
-  }
+  uint8_t* d = (uint8_t*)dst;
+  int8_t tail0[4], tail1[4];
+  for (int32_t t = 0; t < k; t += 4, d += 16)
+    mtk_pack_pair_group(mtk_group_src(s0, k, t, tail0), mtk_group_src(s1, k, t, tail1), d);
   return 0;
 }
 
-#ifndef MTK_DOT_SIMD
-/* One packed group (x0, x2, x1, x3) times weight bytes (w0, w1, w2, w3). */
-static inline int32_t mtk_group_dot(const int16_t* x, const int8_t* w) {
-  return x[0] * w[0] + x[1] * w[2] + x[2] * w[1] + x[3] * w[3];
+#if !defined(MTK_DOT_SIMD) && !defined(MTK_NO_MUL64)
+/* Sums of both rows from a 64-bit accumulator of (r0 + r1 * 2^23) * w products: r0's in the low 23
+ * bits (as long as |sum| < 2^22: at most MTK_PAIR_GROUPS groups of int8 products), r1's above. */
+#define MTK_PAIR_GROUPS 63
+static inline void mtk_split_pair(int64_t a, int32_t* low, int32_t* high) {
+  int32_t lo = (int32_t)((uint32_t)a << 9) >> 9;
+  *low += lo;
+  *high += (int32_t)((a - lo) >> 23);
 }
 #endif
 
@@ -131,7 +138,7 @@ static inline int32_t mtk_dot_2x2_s8(const void* x, const void* w, int32_t group
 #ifdef MTK_DOT_SIMD
   const uint32_t* xp = (const uint32_t*)x;
   const uint32_t* wp = (const uint32_t*)w;
-  for (int32_t g = groups; g > 0; --g) {
+  for (int32_t g = groups; g > 0; --g) {   /* unrolling makes gcc 12 spill the counter */
     uint32_t a0, b0, a1, b1, w0, w1;
     MTK_LOAD2(a1, b1, xp, 8);
     MTK_LOAD2_POST(a0, b0, xp, 16);
@@ -144,14 +151,35 @@ static inline int32_t mtk_dot_2x2_s8(const void* x, const void* w, int32_t group
     s01 = mtk_smlad(b0, o, mtk_smlad(a0, e, s01));
     s11 = mtk_smlad(b1, o, mtk_smlad(a1, e, s11));
   }
-#else
+#elif defined(MTK_NO_MUL64)
   const int16_t* xp = (const int16_t*)x;
   const int8_t* wp = (const int8_t*)w;
   for (int32_t g = groups; g > 0; --g, xp += 8, wp += 8) {
-    s00 += mtk_group_dot(xp, wp);
-    s01 += mtk_group_dot(xp, wp + 4);
-    s10 += mtk_group_dot(xp + 4, wp);
-    s11 += mtk_group_dot(xp + 4, wp + 4);
+#pragma GCC unroll 4
+    for (int32_t t = 0; t < 4; ++t) {   /* each value loaded once, each product one MLA */
+      int32_t x0 = xp[t], x1 = xp[4 + t], w0 = wp[t], w1 = wp[4 + t];
+      s00 += x0 * w0;
+      s01 += x0 * w1;
+      s10 += x1 * w0;
+      s11 += x1 * w1;
+    }
+  }
+#else
+  const int32_t* xp = (const int32_t*)x;
+  const int8_t* wp = (const int8_t*)w;
+  while (groups > 0) {
+    int32_t n = groups < MTK_PAIR_GROUPS ? groups : MTK_PAIR_GROUPS;
+    int64_t a0 = 0, a1 = 0;
+    groups -= n;
+    for (; n > 0; --n, xp += 4, wp += 8) {
+#pragma GCC unroll 4
+      for (int32_t t = 0; t < 4; ++t) {
+        a0 += (int64_t)xp[t] * wp[t];
+        a1 += (int64_t)xp[t] * wp[4 + t];
+      }
+    }
+    mtk_split_pair(a0, &s00, &s10);
+    mtk_split_pair(a1, &s01, &s11);
   }
 #endif
   acc[0] = s00;
@@ -168,24 +196,29 @@ static inline int32_t mtk_dot_1x4_s8(const void* x, const void* w, int32_t group
 #ifdef MTK_DOT_SIMD
   const uint32_t* xp = (const uint32_t*)x;
   const uint32_t* wp = (const uint32_t*)w;
+#pragma GCC unroll 2
   for (int32_t g = groups; g > 0; --g) {
-    uint32_t a, b, w0, w1, w2, w3;
+    uint32_t a, b, w0, w1;
     MTK_LOAD2_POST(a, b, xp, 8);
-    MTK_LOAD2(w2, w3, wp, 8);
-    MTK_LOAD2_POST(w0, w1, wp, 16);
+    MTK_LOAD2_POST(w0, w1, wp, 8);   /* two weight words at a time: four would make gcc 12 copy registers */
     s0 = mtk_smlad(b, mtk_sxtb16_ror8(w0), mtk_smlad(a, mtk_sxtb16(w0), s0));
     s1 = mtk_smlad(b, mtk_sxtb16_ror8(w1), mtk_smlad(a, mtk_sxtb16(w1), s1));
-    s2 = mtk_smlad(b, mtk_sxtb16_ror8(w2), mtk_smlad(a, mtk_sxtb16(w2), s2));
-    s3 = mtk_smlad(b, mtk_sxtb16_ror8(w3), mtk_smlad(a, mtk_sxtb16(w3), s3));
+    MTK_LOAD2_POST(w0, w1, wp, 8);
+    s2 = mtk_smlad(b, mtk_sxtb16_ror8(w0), mtk_smlad(a, mtk_sxtb16(w0), s2));
+    s3 = mtk_smlad(b, mtk_sxtb16_ror8(w1), mtk_smlad(a, mtk_sxtb16(w1), s3));
   }
 #else
   const int16_t* xp = (const int16_t*)x;
   const int8_t* wp = (const int8_t*)w;
   for (int32_t g = groups; g > 0; --g, xp += 4, wp += 16) {
-    s0 += mtk_group_dot(xp, wp);
-    s1 += mtk_group_dot(xp, wp + 4);
-    s2 += mtk_group_dot(xp, wp + 8);
-    s3 += mtk_group_dot(xp, wp + 12);
+#pragma GCC unroll 4
+    for (int32_t t = 0; t < 4; ++t) {
+      int32_t v = xp[t];
+      s0 += v * wp[t];
+      s1 += v * wp[4 + t];
+      s2 += v * wp[8 + t];
+      s3 += v * wp[12 + t];
+    }
   }
 #endif
   acc[0] = s0;

@@ -12,6 +12,10 @@
 #endif
 
 #if defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__) || defined(MTK_MUL64_BY_HALVES)
+#define MTK_NO_MUL64 1
+#endif
+
+#ifdef MTK_NO_MUL64
 static inline int64_t mtk_mul_s32_s64(int32_t a, int32_t b) {
   uint32_t ua = (uint32_t)a, ub = (uint32_t)b;
   uint32_t al = ua & 0xffffu, ah = ua >> 16, bl = ub & 0xffffu, bh = ub >> 16;
