@@ -112,3 +112,19 @@ def test_samples_with_and_without_batch_dimension(tmp_path):
     assert len(load_samples(tmp_path / "one.npy", model)) == 1
     samples = load_samples(tmp_path / "three.npy", model)
     assert len(samples) == 3 and samples[0][0].shape == (1, 8, 8, 1) and samples[0][0].dtype == np.int8
+
+
+def test_bench_over_a_lab_map_reports_each_failing_board(tmp_path, capsys):
+    """No board is attached here: the known one fails (no Zephyr, or no probe) and is reported; the
+    board mtk does not know is skipped with a message; nothing raises."""
+    lab = tmp_path / "map.yaml"
+    lab.write_text("- {connected: true, id: '0001', platform: nucleo_f746zg, product: STM32 STLink, runner: openocd,"
+                   " serial: /dev/ttyNONE}\n"
+                   "- {connected: true, id: '0002', platform: no_such_board, product: J-Link, runner: jlink}\n"
+                   "- {connected: false, id: '0003', platform: nucleo_l4r5zi, product: STM32 STLink, runner: openocd}\n")
+    code = main(["bench", str(MODELS_DIR / "digits_cnn_int8.tflite"), "--lab", str(lab), "--json"])
+    captured = capsys.readouterr()
+    results = json.loads(captured.out)
+    assert code == 4
+    assert [(r["board"], "error" in r) for r in results] == [("nucleo_f746zg", True)]
+    assert "no_such_board" in captured.err

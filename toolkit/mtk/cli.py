@@ -37,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    ui.set_quiet(args.quiet or getattr(args, "json", False) and not sys.stderr.isatty())
+    ui.set_quiet(args.quiet)
     try:
         return int(args._run(args) or 0)
     except MtkError as err:

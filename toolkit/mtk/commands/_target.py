@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from ..boards import DEFAULT_BOARD, Board, get_board
 from ..pipeline import RunOptions
@@ -17,8 +18,12 @@ def add_target_arguments(p: argparse.ArgumentParser, several_boards: bool = Fals
     else:
         p.add_argument("--board", default=DEFAULT_BOARD,
                        help=f"target board (default: {DEFAULT_BOARD}, QEMU Cortex-M4F); `mtk boards` lists them")
-    p.add_argument("--platform", choices=sorted(PLATFORMS), default="baremetal",
-                   help="firmware platform: baremetal (QEMU boards) or zephyr (default: baremetal)")
+    p.add_argument("--platform", choices=sorted(PLATFORMS),
+                   help="firmware platform (default: baremetal for QEMU boards, zephyr for physical boards)")
+    p.add_argument("--runner", help="flash runner for a physical board: west (the build's default), a Zephyr "
+                   "runner such as openocd or jlink, or pyocd")
+    p.add_argument("--serial-number", help="the probe's serial number, to pick one of several identical boards")
+    p.add_argument("--port", help="the board's serial port (default: found from its USB ids)")
     p.add_argument("--calib", metavar="DATA",
                    help="calibration data (.npy/.npz/folder) to quantize a float model on the way")
     p.add_argument("--build-dir", type=Path, metavar="DIR",
@@ -26,6 +31,12 @@ def add_target_arguments(p: argparse.ArgumentParser, several_boards: bool = Fals
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
 
 
-def run_options(args: argparse.Namespace, board: Board | str, **overrides) -> RunOptions:
+def run_options(args: argparse.Namespace, board: Board | str, runner_options: dict[str, Any] | None = None,
+                **overrides) -> RunOptions:
     board = board if isinstance(board, Board) else get_board(board)
-    return RunOptions(board=board, platform=args.platform, calib=args.calib, build_dir=args.build_dir, **overrides)
+    if runner_options is None:
+        runner_options = {key: value for key in ("runner", "serial_number", "port")
+                          if (value := getattr(args, key)) is not None}
+    platform = args.platform or ("baremetal" if board.is_qemu else "zephyr")
+    return RunOptions(board=board, platform=platform, calib=args.calib, build_dir=args.build_dir,
+                      runner_options=runner_options, **overrides)

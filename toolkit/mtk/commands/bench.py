@@ -6,11 +6,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from .. import ui
-from ..boards import DEFAULT_BOARD
+from ..boards import DEFAULT_BOARD, Board, get_board
 from ..errors import MtkError
 from ..fsutil import atomic_output_file
+from ..lab import lab_targets
 from ..pipeline import RunResult, run_model
 from ._target import add_target_arguments, run_options
 
@@ -25,6 +27,7 @@ examples:
   mtk bench a.tflite b.tflite --board mps2/an386 --board mps2/an500
   mtk bench models/*.tflite --json > bench.json
   mtk bench a.tflite --profile --plot bench.png
+  mtk bench models/*.tflite --lab map.yaml --json        # every connected board of a Twister hardware map
 
 exit status: 0 all ran, 4 some model/board pair failed, 2 bad usage, 3 tool missing
 """
@@ -36,6 +39,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-n", "--runs", type=int, default=5, help="inferences timed per pair (default: 5)")
     p.add_argument("--profile", action="store_true", help="per-layer counts (profiling builds)")
     p.add_argument("--plot", type=Path, metavar="PNG", help="write a chart of the results to this PNG file")
+    p.add_argument("--lab", type=Path, metavar="MAP",
+                   help="run on the connected boards of a Zephyr Twister hardware map (`mtk ports --hardware-map`)")
 
 
 def _row(r: RunResult) -> list[object]:
@@ -74,18 +79,30 @@ def plot(results: list[RunResult], path: Path, per_layer: bool) -> None:
     plt.close(fig)
 
 
+def _targets(args: argparse.Namespace) -> list[tuple[Board, dict[str, Any] | None]]:
+    """(board, runner options or None for the command line's) for every board to run on."""
+    if args.lab is not None:
+        if args.boards:
+            raise MtkError("give either --board or --lab, not both")
+        targets = list(lab_targets(args.lab))
+        if not targets:
+            raise MtkError(f"{args.lab} lists no connected board mtk knows")
+        return targets
+    return [(get_board(name), None) for name in args.boards or [DEFAULT_BOARD]]
+
+
 def run(args: argparse.Namespace) -> int:
-    boards = args.boards or [DEFAULT_BOARD]
-    pairs = [(m, b) for m in args.models for b in boards]
+    targets = _targets(args)
+    pairs = [(m, board, runner) for board, runner in targets for m in args.models]
     results: list[RunResult] = []
     failures: list[tuple[str, str, str]] = []
-    for k, (model, board) in enumerate(pairs, 1):
-        ui.info(f"[{k}/{len(pairs)}] {Path(model).name} on {board}")
+    for k, (model, board, runner) in enumerate(pairs, 1):
+        ui.info(f"[{k}/{len(pairs)}] {Path(model).name} on {board.name}")
         try:
-            results.append(run_model(model, run_options(args, board, runs=args.runs, profile=args.profile)))
+            results.append(run_model(model, run_options(args, board, runner, runs=args.runs, profile=args.profile)))
         except MtkError as err:
             ui.info(f"  failed: {err}")
-            failures.append((Path(model).name, board, str(err).splitlines()[0]))
+            failures.append((Path(model).name, board.name, str(err).splitlines()[0]))
     if args.plot and results:
         plot(results, args.plot, args.profile)
     if args.json:
