@@ -5,6 +5,7 @@
 
 #include "mtk_board.h"
 #include "mtk_port.h"
+#include "mtk_semihosting.h"
 
 #define REG(addr) (*(volatile uint32_t *)(addr))
 
@@ -155,15 +156,7 @@ uint32_t mtk_port_cycles_per_us(void)
 void mtk_port_exit(int status)
 {
 #if MTK_SEMIHOSTING
-    {
-        /* SYS_EXIT_EXTENDED: ADP_Stopped_ApplicationExit with the status (QEMU exits with it) */
-        static uint32_t block[2];
-        register uint32_t op __asm("r0") = 0x20u;
-        register uint32_t *arg __asm("r1") = block;
-        block[0] = 0x20026u;
-        block[1] = (uint32_t)status;
-        __asm volatile("bkpt 0xab" : : "r"(op), "r"(arg) : "memory");
-    }
+    mtk_semihosting_exit(status);
 #endif
     SCB_AIRCR = 0x05FA0004u; /* SYSRESETREQ: QEMU -no-reboot exits (status 0) */
     for (;;) {

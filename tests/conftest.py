@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -17,3 +18,13 @@ def shared_model_paths() -> list[Path]:
     if not models:
         pytest.skip(f"no models in {SHARED_MODELS}")
     return models
+
+
+@pytest.fixture
+def board_tty():
+    """A real serial device standing in for a board's port: a pseudo-terminal's slave end.
+    Yields (its path, the master fd: what is written there, the port reads)."""
+    master, slave = os.openpty()
+    yield os.ttyname(slave), master
+    os.close(master)
+    os.close(slave)

@@ -73,15 +73,6 @@ def stlink_ports(monkeypatch):
     return attach
 
 
-@pytest.fixture
-def board_tty():
-    """A real serial device for the board's port: a pseudo-terminal's slave; yields (path, master fd)."""
-    master, slave = os.openpty()
-    yield os.ttyname(slave), master
-    os.close(master)
-    os.close(slave)
-
-
 def west_args(elf: Path, runner: str | None = None, serial_number: str | None = None) -> list[str]:
     command = WestRunner(get_board("nucleo_f746zg"), runner, serial_number).flash_command("west", elf)
     build = str(elf.parent.parent)

@@ -34,15 +34,6 @@ def attached(monkeypatch):
     return attach
 
 
-@pytest.fixture
-def pty_device():
-    """A real serial device: the slave end of a pseudo-terminal."""
-    master, slave = os.openpty()
-    yield os.ttyname(slave), master
-    os.close(master)
-    os.close(slave)
-
-
 def test_ports_are_listed_with_the_boards_their_usb_ids_belong_to(attached):
     attached(usb_port("/dev/ttyACM0", STLINK, "066DFF4951775177"), usb_port("/dev/ttyS0", None),
              usb_port("/dev/ttyUSB0", (0x1A86, 0x7523), "x"))
@@ -84,8 +75,8 @@ def test_a_board_without_usb_ids_needs_a_port():
         find_board_port(get_board("mps2/an386"))
 
 
-def test_a_port_is_opened_for_one_process_only(pty_device):
-    device, master = pty_device
+def test_a_port_is_opened_for_one_process_only(board_tty):
+    device, master = board_tty
     link = open_board_port(device)
     try:
         os.write(master, b"m-ready\r\n")

@@ -12,6 +12,7 @@
 #include <zephyr/timing/timing.h>
 
 #include "mtk_port.h"
+#include "mtk_semihosting.h"
 
 #define QEMU_ICOUNT (CONFIG_MTK_QEMU_TICK_NUM > 0)
 #define MTK_EXIT_FAULT 3
@@ -92,13 +93,7 @@ uint32_t mtk_port_cycles_per_us(void)
 void mtk_port_exit(int status)
 {
 #if defined(CONFIG_MTK_SEMIHOSTING)
-    /* SYS_EXIT_EXTENDED: ADP_Stopped_ApplicationExit with the status (QEMU exits with it) */
-    static uint32_t block[2];
-    register uint32_t op __asm("r0") = 0x20u;
-    register uint32_t *arg __asm("r1") = block;
-    block[0] = 0x20026u;
-    block[1] = (uint32_t)status;
-    __asm volatile("bkpt 0xab" : : "r"(op), "r"(arg) : "memory");
+    mtk_semihosting_exit(status);
 #else
     ARG_UNUSED(status);
 #endif

@@ -11,16 +11,15 @@ import jinja2
 from ..boards import Board
 from ..errors import ModelError, MtkError
 from ..fsutil import atomic_output_dir
-from ..paths import BAREMETAL_APP, FIRMWARE
+from ..paths import BAREMETAL_APP
 from .base import Platform, ProjectOptions, require_tool, run_build
-from .compiled_model import CompiledModel, c_safe_label, render_glue
+from .compiled_model import CompiledModel, c_safe_label, write_firmware_sources
 
-CORE_FILES = ("mtk_core.c", "mtk_core.h", "mtk_port.h", "mtk_model.h", "mtk_layer_hook.h")
 LIBC = {"name": "picolibc", "package": "picolibc-arm-none-eabi", "specs": "--specs=picolibc.specs"}
 ELF = Path("build/firmware.elf")
 
 
-def _tick(timer_hz: int) -> dict[str, int]:
+def icount_tick(timer_hz: int) -> dict[str, int]:
     """Instructions per SysTick tick under -icount shift=0 (1 ns each) as num >> shift."""
     ratio = Fraction(10**9, timer_hz)
     if ratio.denominator & (ratio.denominator - 1):
@@ -51,20 +50,14 @@ class BaremetalPlatform(Platform):
                                  keep_trailing_newline=True)
         context = {"board": board, "qemu": board.qemu, "model": model, "label": c_safe_label(model.name),
                    "options": options, "libc": LIBC,
-                   "tick": _tick(board.qemu.timer_hz)}
+                   "tick": icount_tick(board.qemu.timer_hz)}
         with atomic_output_dir(out_dir, force=options.force) as tmp:
             for source in sorted(BAREMETAL_APP.iterdir()):
                 if source.suffix == ".j2":
                     (tmp / source.stem).write_text(env.get_template(source.name).render(context))
                 else:
                     shutil.copy2(source, tmp / source.name)
-            (tmp / "firmware").mkdir()
-            for name in CORE_FILES:
-                shutil.copy2(FIRMWARE / name, tmp / "firmware" / name)
-            shutil.copytree(model.path / "include", tmp / "model" / "include")
-            shutil.copytree(model.path / "src", tmp / "model" / "src")
-            shutil.copy2(model.path / "metadata.json", tmp / "model" / "metadata.json")
-            (tmp / "model_glue.c").write_text(render_glue(model))
+            write_firmware_sources(model, tmp, "model_glue.c")
         return Path(out_dir).resolve()
 
     def build(self, project_dir: Path) -> Path:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ import jinja2
 from ..errors import ModelError
 from ..paths import FIRMWARE
 
+CORE_FILES = ("mtk_core.c", "mtk_core.h", "mtk_port.h", "mtk_model.h", "mtk_layer_hook.h", "mtk_semihosting.h")
 TENSOR_ALIGN = 16  # MTK_TENSOR_ALIGN in firmware/mtk_model.h
 # dtype -> (enum mtk_result_type, element bytes)
 RESULT_TYPES = {"int8": (1, 1), "uint8": (2, 1), "int16": (3, 2), "int32": (4, 4)}
@@ -123,3 +125,15 @@ def render_glue(model: CompiledModel) -> str:
 def c_safe_label(name: str) -> str:
     """A model file name as it may stand in a C string, a comment and the protocol's `m-model-[...]`."""
     return re.sub(r"[^A-Za-z0-9._+-]", "_", name)
+
+
+def write_firmware_sources(model: CompiledModel, project: Path, glue: str) -> None:
+    """Into a project folder: the firmware core (firmware/), the compiled model (model/) and the
+    glue binding them (at `glue`, relative to the project)."""
+    (project / "firmware").mkdir()
+    for name in CORE_FILES:
+        shutil.copy2(FIRMWARE / name, project / "firmware" / name)
+    for part in ("include", "src"):
+        shutil.copytree(model.path / part, project / "model" / part)
+    shutil.copy2(model.path / "metadata.json", project / "model" / "metadata.json")
+    (project / glue).write_text(render_glue(model))

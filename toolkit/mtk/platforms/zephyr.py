@@ -18,11 +18,11 @@ from .. import ui
 from ..boards import Board, get_board
 from ..errors import ModelError, MtkError
 from ..fsutil import atomic_output_dir
-from ..paths import FIRMWARE, ZEPHYR_APP
+from ..paths import ZEPHYR_APP
 from ..zephyr_env import Zephyr, find_zephyr
 from .base import Platform, ProjectOptions, run_build
-from .baremetal import CORE_FILES, _tick
-from .compiled_model import CompiledModel, c_safe_label, render_glue
+from .baremetal import icount_tick
+from .compiled_model import CompiledModel, c_safe_label, write_firmware_sources
 
 PROJECT_FILE = "mtk-project.json"
 BUILD_DIR = "build"
@@ -80,7 +80,7 @@ class ZephyrPlatform(Platform):
         context = {
             "board": board, "model_title": c_safe_label(model.name), "model_sources": model_sources(model),
             "opt_level": options.opt_level, "stack_bytes": options.stack_bytes, "profile": options.profile,
-            "tick": _tick(board.qemu.timer_hz) if board.qemu else None,
+            "tick": icount_tick(board.qemu.timer_hz) if board.qemu else None,
             "semihosting": board.is_qemu and options.semihosting,
         }
         env = jinja2.Environment(loader=jinja2.FileSystemLoader(ZEPHYR_APP), undefined=jinja2.StrictUndefined,
@@ -93,13 +93,7 @@ class ZephyrPlatform(Platform):
             (tmp / "src").mkdir()
             for name in COPIED:
                 shutil.copy2(ZEPHYR_APP / name, tmp / name)
-            (tmp / "firmware").mkdir()
-            for name in CORE_FILES:
-                shutil.copy2(FIRMWARE / name, tmp / "firmware" / name)
-            shutil.copytree(model.path / "include", tmp / "model" / "include")
-            shutil.copytree(model.path / "src", tmp / "model" / "src")
-            shutil.copy2(model.path / "metadata.json", tmp / "model" / "metadata.json")
-            (tmp / "src" / "model_glue.c").write_text(render_glue(model))
+            write_firmware_sources(model, tmp, "src/model_glue.c")
             record = {"platform": self.name, "board": board.name, "model": model.name}
             (tmp / PROJECT_FILE).write_text(json.dumps(record, indent=1) + "\n")
         return Path(out_dir).resolve()
