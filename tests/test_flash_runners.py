@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 import serial.tools.list_ports
 from serial.tools.list_ports_common import ListPortInfo
 
@@ -73,8 +74,9 @@ def stlink_ports(monkeypatch):
     return attach
 
 
-def west_args(elf: Path, runner: str | None = None, serial_number: str | None = None) -> list[str]:
-    command = WestRunner(get_board("nucleo_f746zg"), runner, serial_number).flash_command("west", elf)
+def west_args(elf: Path, runner: str | None = None, serial_number: str | None = None,
+              board: str = "nucleo_f746zg") -> list[str]:
+    command = WestRunner(get_board(board), runner, serial_number).flash_command("west", elf)
     build = str(elf.parent.parent)
     assert command[:5] == ["west", "flash", "--skip-rebuild", "-d", build]
     return command[5:]
@@ -84,14 +86,19 @@ def test_the_build_s_default_runner(zephyr_build):
     assert west_args(zephyr_build) == ["-r", "stm32cubeprogrammer"]
 
 
+@pytest.mark.parametrize("board", [b.name for b in PHYSICAL])
 @pytest.mark.parametrize("runner, serial_number, expected", [
     ("stm32cubeprogrammer", "066DFF49", ["-r", "stm32cubeprogrammer", "--conn-modifiers", "sn=066DFF49"]),
     ("openocd", "066DFF49", ["-r", "openocd", "--cmd-pre-init", "adapter serial 066DFF49"]),
     ("jlink", "000683123456", ["-r", "jlink", "--dev-id", "000683123456"]),
     ("openocd", None, ["-r", "openocd"]),
 ])
-def test_each_runner_picks_the_probe_its_own_way(zephyr_build, runner, serial_number, expected):
-    assert west_args(zephyr_build, runner, serial_number) == expected
+def test_each_runner_picks_the_probe_its_own_way(zephyr_build, board, runner, serial_number, expected):
+    runners = get_board(board).runners
+    (zephyr_build.parent / "runners.yaml").write_text(yaml.safe_dump({"runners": list(runners),
+                                                                      "flash-runner": runners[0]}))
+    assert west_args(zephyr_build, None, serial_number, board)[:2] == ["-r", runners[0]]
+    assert west_args(zephyr_build, runner, serial_number, board) == expected
 
 
 def test_a_runner_the_board_is_not_configured_for_is_refused(zephyr_build):
