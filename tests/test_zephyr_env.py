@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import stat
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,10 +20,10 @@ def zephyr_tree(root: Path, version: tuple[int, int, int] = (4, 2, 0), extra: st
     return root
 
 
-def executable(folder: Path, name: str) -> Path:
+def executable(folder: Path, name: str, first_line: str = "#!/bin/sh") -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / name
-    path.write_text("#!/bin/sh\n")
+    path.write_text(first_line + "\n")
     path.chmod(path.stat().st_mode | stat.S_IEXEC)
     return path
 
@@ -100,3 +101,21 @@ def test_everything_found(clean_env, tmp_path):
     zephyr = find_zephyr(tmp_path)
     assert (zephyr.base, zephyr.version, zephyr.west) == (base.resolve(), (4, 2, 0), str(west))
     assert zephyr.toolchain["ZEPHYR_TOOLCHAIN_VARIANT"] == "gnuarmemb"
+
+
+@pytest.mark.parametrize("required, refused", [((3, 99, 0), True), ((3, 8, 0), False)])
+def test_west_s_python_against_the_tree_s_requirement(clean_env, tmp_path, required, refused):
+    base = zephyr_tree(tmp_path / "zephyr")
+    (base / "cmake" / "modules").mkdir()
+    (base / "cmake" / "modules" / "python.cmake").write_text(
+        f"set(PYTHON_MINIMUM_REQUIRED {'.'.join(map(str, required))})\n")
+    clean_env.setenv("ZEPHYR_BASE", str(base))
+    executable(tmp_path / "bin", "west", f"#!{sys.executable}")
+    executable(tmp_path / "bin", "arm-none-eabi-gcc")
+    running = ".".join(map(str, sys.version_info[:3]))
+    if refused:
+        with pytest.raises(ToolMissing, match=f"runs on Python {running}; Zephyr 4.2.0-rc1 needs Python 3.99.0"):
+            find_zephyr(tmp_path)
+    else:
+        assert find_zephyr(tmp_path).version == (4, 2, 0)
+

@@ -11,6 +11,7 @@ import configparser
 import os
 import re
 import shutil
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,6 +84,32 @@ def find_toolchain(base: Path) -> dict[str, str]:
                       hint="apt-get install gcc-arm-none-eabi, or install the Zephyr SDK")
 
 
+def python_required(base: Path) -> tuple[int, ...] | None:
+    """The Python version the Zephyr tree's CMake requires of west's interpreter, if it says."""
+    match = re.search(r"set\(PYTHON_MINIMUM_REQUIRED\s+([0-9.]+)\)", _read(base / "cmake" / "modules" / "python.cmake"))
+    return tuple(int(n) for n in match.group(1).split(".")) if match else None
+
+
+def west_python(west: str) -> tuple[tuple[int, ...], str] | None:
+    """The version of the Python that runs `west` (its script's #! line), if that can be told."""
+    first_line = _read(Path(west)).partition("\n")[0]
+    if not first_line.startswith("#!") or "python" not in first_line:
+        return None
+    try:
+        text = subprocess.run([*first_line[2:].split(), "-c", "import platform; print(platform.python_version())"],
+                              capture_output=True, text=True, timeout=30).stdout.strip()
+        return tuple(int(n) for n in text.split(".")), text
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return None
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
 def find_zephyr(start: Path | None = None) -> Zephyr:
     """Zephyr, west and a toolchain, or ToolMissing saying which is missing or too old."""
     base = find_base(start)
@@ -93,4 +120,8 @@ def find_zephyr(start: Path | None = None) -> Zephyr:
     west = shutil.which("west")
     if west is None:
         raise ToolMissing("'west' is not on PATH", hint=WEST_INSTALL)
+    required, python = python_required(base), west_python(west)
+    if required and python and python[0] < required:
+        raise ToolMissing(f"{west} runs on Python {python[1]}; Zephyr {text} needs Python "
+                          f"{'.'.join(map(str, required))} or newer", hint=WEST_INSTALL)
     return Zephyr(base, version, text, west, find_toolchain(base))
