@@ -119,6 +119,26 @@ def test_gemm_kernels_match_numpy(flags, tmp_path):
     assert run_c(body + " return 0; }\n", flags, tmp_path) == expected
 
 
+@pytest.mark.parametrize("flags", [PATHS["plain"]], ids=["plain"])   # the Cortex-M3 kernel needs a long multiply
+def test_paired_weights_kernel_matches_numpy(flags, tmp_path):
+    from mtk.ops.gemm import pack_weight_pairs
+    rng = np.random.default_rng(4)
+    lines, expected, sizes = [], [], [1, 5, 64, 640, 1021]
+    for case, k in enumerate(sizes):
+        a = rng.integers(-128, 128, k)
+        b = rng.integers(-128, 128, (4, k))
+        if k > 512:
+            a[:], b[:] = -128, -128
+        groups = -(-k // 4)
+        lines += [c_array(f"a{case}", "int8_t", a), c_array(f"w{case}", "int32_t", pack_weight_pairs(b.astype(np.int8)))]
+        lines.append(f"static void case{case}(void) {{ int32_t acc[4]; int16_t col[{4 * groups}];"
+                     f" mtk_pack_row_s16(a{case}, {k}, col); mtk_dot_1x4_paired_s8(col, w{case}, {groups}, acc);"
+                     " for (int i = 0; i < 4; ++i) printf(\"%ld\\n\", (long)acc[i]); }")
+        expected += [int(a @ b[j]) for j in range(4)]
+    body = "\n".join(lines) + "\nint main(void) {" + "".join(f" case{c}();" for c in range(len(sizes)))
+    assert run_c(body + " return 0; }\n", flags, tmp_path) == expected
+
+
 @pytest.mark.parametrize("flags", PATHS.values(), ids=PATHS.keys())
 def test_depthwise_kernel_matches_numpy(flags, tmp_path):
     """mtk_dw_4ch_s8 on a 3x3 window (row step 20, column step 8) with every tap range, against numpy."""

@@ -4,10 +4,17 @@ multi-op chains compiled by mtk: bit-exact with tflite-micro on the host over ra
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import modelgen
+from mtk.compiler import compile_model
+from mtk.hostrun import HostModel
+from mtk.reference import run_reference_batch
+from mtk.target import get_cpu
 from mtk.tflite_builder import ModelBuilder
 from test_ops_elementwise import assert_bit_exact, assert_builds_for_cortex_m4, check_random_models
 
@@ -66,3 +73,62 @@ def test_depthwise_with_multiplier_and_dilation(tmp_path):
                        padding="SAME", stride_h=2, stride_w=2, depth_multiplier=2, dilation_h_factor=2,
                        dilation_w_factor=1, fused_activation_function="RELU6")
     assert_bit_exact(model, tmp_path)
+
+
+@pytest.mark.parametrize("case", [
+    # (in NHWC, filter 1HWC, out NHWC, options)
+    ((1, 9, 7, 8), (1, 3, 3, 8), (1, 9, 7, 8), dict(padding="SAME", stride_h=1, stride_w=1)),
+    ((1, 9, 7, 4), (1, 3, 3, 4), (1, 5, 4, 4), dict(padding="SAME", stride_h=2, stride_w=2)),
+    ((1, 10, 9, 12), (1, 3, 3, 12), (1, 6, 5, 12), dict(padding="VALID", stride_h=1, stride_w=1,
+                                                       dilation_h_factor=2, dilation_w_factor=2)),
+    ((1, 6, 11, 4), (1, 5, 2, 4), (1, 6, 11, 4), dict(padding="SAME", stride_h=1, stride_w=1)),
+    ((1, 2, 2, 4), (1, 3, 3, 4), (1, 2, 2, 4), dict(padding="SAME", stride_h=1, stride_w=1)),
+], ids=["3x3-same", "strided", "dilated-valid", "5x2-same", "all-border"])
+@pytest.mark.parametrize("per_channel", [True, False], ids=["per-channel", "per-tensor"])
+def test_depthwise_kernel_geometries(case, per_channel, tmp_path):
+    """The 4-channel depthwise kernel (depthwise.py): interior and border pixels, on both C paths."""
+    in_shape, w_shape, out_shape, options = case
+    options = {"depth_multiplier": 1, "dilation_h_factor": 1, "dilation_w_factor": 1,
+               "fused_activation_function": "RELU", **options}
+    model = conv_model("DEPTHWISE_CONV_2D", in_shape, w_shape, out_shape, per_channel=per_channel, **options)
+    assert_bit_exact_on_c_paths(model, tmp_path)
+
+
+def assert_bit_exact_on_c_paths(model: bytes, workdir: Path, cpu: str = "cortex-m4") -> None:
+    """Compiled for `cpu`, run on the host: the plain C kernels and, for a DSP core, the DSP
+    formulation (MTK_EMULATE_DSP, what Cortex-M4/M7/M33/M55 execute); bit-exact with tflite-micro."""
+    path = workdir / "model.tflite"
+    path.write_bytes(model)
+    folder = compile_model(path, workdir / "lib", cpu=cpu, force=True).out_dir
+    libs = [folder]
+    if get_cpu(cpu).dsp:
+        libs.append(workdir / "lib_dsp")
+        shutil.copytree(folder, libs[-1])
+        for src in (libs[-1] / "src").glob("*_kernels.c"):
+            src.write_text("#define MTK_EMULATE_DSP 1\n" + src.read_text())
+    samples = [modelgen.random_inputs(model, seed) for seed in range(2)]
+    for lib in libs:
+        host = HostModel(lib)
+        for sample, expected in zip(samples, run_reference_batch(model, samples)):
+            for got, want in zip(host.run(sample), expected):
+                mismatches = int((got.reshape(-1) != want.reshape(-1)).sum())
+                assert mismatches == 0, f"{lib.name}: {mismatches} of {want.size} outputs differ from tflite-micro"
+
+
+@pytest.mark.parametrize("family", ["CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "CHAIN_CNN"])
+def test_dsp_formulation_is_bit_exact(family, tmp_path):
+    for seed in range(3):
+        work = tmp_path / str(seed)
+        work.mkdir()
+        assert_bit_exact_on_c_paths(modelgen.example_models(seed)[family], work)
+
+
+@pytest.mark.parametrize("depth", [37, 600])
+@pytest.mark.parametrize("per_channel", [True, False], ids=["per-channel", "per-tensor"])
+def test_fully_connected_for_cortex_m3_is_bit_exact(depth, per_channel, tmp_path):
+    """Compiled for the Cortex-M3, a single-row fully connected layer takes paired weights
+    (gemm.pack_weight_pairs) and sums over more than one chunk of 252 values when depth is 600."""
+    model = conv_model("FULLY_CONNECTED", (1, depth), (10, depth), (1, 10), per_channel=per_channel,
+                       fused_activation_function="NONE")
+    assert_bit_exact_on_c_paths(model, tmp_path, cpu="cortex-m3")
+    assert "mtk_dot_1x4_paired_s8" in (tmp_path / "lib" / "src" / "tvmgen_default_kernels.c").read_text()

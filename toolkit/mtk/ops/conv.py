@@ -132,7 +132,7 @@ class Conv2D(OpDef):
         direct = (g.k_h, g.k_w, g.stride_h, g.stride_w, g.pad_top, g.pad_left) == (1, 1, 1, 1, 0, 0)
         patches = None if direct else Patches(g.in_h, g.in_w, g.in_c, g.out_h, g.out_w, g.k_h, g.k_w, g.stride_h,
                                               g.stride_w, g.dil_h, g.dil_w, g.pad_top, g.pad_left, x.quant.zp)
-        return Lowered([gemm_kernel("conv2d", op, y, w.data.reshape(g.out_c, -1), bias_f, rq, patches)])
+        return Lowered([gemm_kernel("conv2d", op, y, w.data.reshape(g.out_c, -1), bias_f, rq, patches, cpu)])
 
 
 class DepthwiseConv2D(OpDef):

@@ -6,7 +6,8 @@ Prepare code of micro/kernels/add_common.cc, sub_common.cc and mul_common.cc com
 Broadcasting follows reference/broadcast_loop.h (numpy rules, shapes aligned on the right).
 
 ADD/SUB: each input (x − zp) is shifted left by 20 and rescaled by in_scale / (2·max_in_scale)
-to a common scale; the sum (difference) is rescaled by 2·max_in_scale / (2^20·out_scale).
+to a common scale (a 256-entry table per input, computed at compile time); the sum (difference)
+is rescaled by 2·max_in_scale / (2^20·out_scale).
 MUL: (x1 − zp1)·(x2 − zp2) rescaled by in1_scale·in2_scale / out_scale.
 Then + out_zp and the clamp to the fused activation range.
 """
@@ -21,10 +22,11 @@ from tvm import te, tirx
 from ..errors import ModelError
 from ..graph import Graph, Op, Tensor
 from ..target import Cpu
-from .base import Kernel, Lowered, OpDef, constant_kernel, io
+from .activation import multiply_by_quantized_multiplier_np
+from .base import Const, Kernel, Lowered, OpDef, constant_kernel, io
 from .schedules import schedule_per_output
-from .fixedpoint import activation_range, clamp, multiply_by_quantized_multiplier, quantize_multiplier, \
-    quantize_multiplier_smaller_than_one_exp
+from .fixedpoint import activation_range, quantize_multiplier, quantize_multiplier_smaller_than_one_exp
+from .requant import clamp_s8, scale
 
 ADD_LEFT_SHIFT = 20   # add_common.cc / sub_common.cc: left_shift for int8
 MAX_RANK = 6
@@ -38,7 +40,7 @@ class Rescale:
     shift: int
 
     def apply(self, x):
-        return multiply_by_quantized_multiplier(x, self.multiplier, self.shift)
+        return scale(x, self.multiplier, self.shift)
 
 
 @dataclass(frozen=True)
@@ -86,14 +88,11 @@ def binary_params(op: Op, a: Tensor, b: Tensor, y: Tensor) -> BinaryParams:
     return BinaryParams(zps, y.quant.zp, lo, hi, (r1, r2), r_out)
 
 
-def combine(op_type: str, x1, x2, p: BinaryParams):
-    """The int32 value the output rescale applies to, from the inputs with their zero points removed."""
-    if op_type == "MUL":
-        return x1 * x2
-    shift = tirx.const(1 << ADD_LEFT_SHIFT, "int32")
-    scaled1 = p.inputs[0].apply(x1 * shift)
-    scaled2 = p.inputs[1].apply(x2 * shift)
-    return scaled1 + scaled2 if op_type == "ADD" else scaled1 - scaled2
+def input_table(zp: int, rescale: Rescale) -> np.ndarray:
+    """ADD/SUB: one input's contribution on the common scale, MultiplyByQuantizedMultiplier((x − zp)·2^20),
+    for each int8 value x (index x + 128): two table loads replace two rescales per element."""
+    shifted = (np.arange(-128, 128, dtype=np.int64) - zp) << ADD_LEFT_SHIFT
+    return multiply_by_quantized_multiplier_np(shifted, rescale.multiplier, rescale.shift).astype(np.int32)
 
 
 def clamp_int(x: int, lo: int, hi: int) -> int:
@@ -144,19 +143,29 @@ class BinaryElementwise(OpDef):
         A = te.placeholder(tuple(a.shape) or (1,), "int8", name="x1")
         B = te.placeholder(tuple(b.shape) or (1,), "int8", name="x2")
         read_a, read_b = broadcast_read(A, len(out_shape)), broadcast_read(B, len(out_shape))
+        if op.type == "MUL":
+            params, consts = [], []
 
-        def element(*index):
-            x1 = read_a(index).astype("int32") - tirx.const(p.in_zp[0], "int32")
-            x2 = read_b(index).astype("int32") - tirx.const(p.in_zp[1], "int32")
-            return combine(op.type, x1, x2, p)
+            def element(*index):
+                x1 = read_a(index).astype("int32") - tirx.const(p.in_zp[0], "int32")
+                x2 = read_b(index).astype("int32") - tirx.const(p.in_zp[1], "int32")
+                return x1 * x2
+        else:
+            params = [te.placeholder((256,), "int32", name=f"scaled{k}") for k in (1, 2)]
+            consts = [Const(f"scaled{k}", input_table(zp, r)) for k, zp, r in zip((1, 2), p.in_zp, p.inputs)]
+
+            def element(*index):
+                x1 = params[0][read_a(index).astype("int32") + 128]
+                x2 = params[1][read_b(index).astype("int32") + 128]
+                return x1 + x2 if op.type == "ADD" else x1 - x2
 
         # Two stages, fused per element by the schedule: one expression with the rescales nested
         # in one another makes TVM's CompactBufferAllocation take seconds.
         raw = te.compute(out_shape, element, name="raw")
-        out = te.compute(out_shape, lambda *i: clamp(p.output.apply(raw[i]) + tirx.const(p.out_zp, "int32"),
-                                                     p.act_min, p.act_max).astype("int8"), name="out")
-        func = schedule_per_output(te.create_prim_func([A, B, out]), acc_block="raw")
-        return Lowered([Kernel(op.type.lower(), [op.inputs[0], op.inputs[1], op.outputs[0]], func=func)])
+        out = te.compute(out_shape, lambda *i: clamp_s8(p.output.apply(raw[i]) + tirx.const(p.out_zp, "int32"),
+                                                        p.act_min, p.act_max), name="out")
+        func = schedule_per_output(te.create_prim_func([A, B, *params, out]), acc_block="raw")
+        return Lowered([Kernel(op.type.lower(), [op.inputs[0], op.inputs[1], *consts, op.outputs[0]], func=func)])
 
 
 OPS = [BinaryElementwise()]

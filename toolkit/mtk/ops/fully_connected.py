@@ -39,7 +39,7 @@ class FullyConnected(OpDef):
         rq = requant_params(x, w, y, units, op.options.get("fused_activation_function", "NONE"))
         bias_f = folded_bias(bias, w.data.astype(np.int64).sum(axis=1), x.quant.zp)
 
-        return Lowered([gemm_kernel("fully_connected", op, y, w.data, bias_f, rq, None)])
+        return Lowered([gemm_kernel("fully_connected", op, y, w.data, bias_f, rq, None, cpu)])
 
 
 OPS = [FullyConnected()]

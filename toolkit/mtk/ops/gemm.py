@@ -17,11 +17,13 @@ import tvm
 from tvm.script import tirx as T
 
 from ..graph import Op, Tensor
+from ..target import Cpu
 from .base import Const, Kernel, Scratch, constant_kernel
 from .requant import RSHIFT_FIELDS, Requant
 
 DOT_HEADER = "mtk_dot_s8.h"
 GROUP = 4   # k values per packed group
+NO_LONG_MULTIPLY = ("armv6-m", "armv8-m.base")   # the cores MTK_NO_MUL64 (c/mtk_fixedpoint.h) names
 
 
 @dataclass(frozen=True)
@@ -58,8 +60,23 @@ def pack_weights(w: np.ndarray, tile: int) -> np.ndarray:
     return np.ascontiguousarray(tiles.transpose(0, 2, 1, 3)).reshape(-1)
 
 
+def pack_weight_pairs(w: np.ndarray) -> np.ndarray:
+    """w [channels, depth] → int32 [4-channel tiles][depth, zero-padded to groups][2]: channels 0 and 1
+    of the tile as w0 + w1·2^23, then channels 2 and 3 (mtk_dot_1x4_paired_s8)."""
+    tiles = pack_weights(w, 4).astype(np.int32).reshape(-1, 4, GROUP)   # [tiles × groups][channel][4 depth]
+    pairs = np.stack([tiles[:, 0] + tiles[:, 1] * (1 << 23), tiles[:, 2] + tiles[:, 3] * (1 << 23)], axis=-1)
+    return np.ascontiguousarray(pairs).reshape(-1)   # [tiles × groups][4 depth][2]
+
+
+def paired_weights(cpu: Cpu, rows: int) -> bool:
+    """Single-row GEMMs (fully connected) on cores with a 32×32→64 multiply-accumulate but no SIMD
+    (Cortex-M3) take their weights two channels to an int32: one SMLAL per two products, at twice
+    the weights' flash (pack_weight_pairs)."""
+    return rows == 1 and not cpu.dsp and cpu.arch not in NO_LONG_MULTIPLY
+
+
 def gemm_kernel(name: str, op: Op, y: Tensor, w: np.ndarray, bias: np.ndarray, rq: Requant,
-                patches: Patches | None) -> Kernel:
+                patches: Patches | None, cpu: Cpu) -> Kernel:
     """The kernel computing `op` (input x, weights w [channels, depth]): the TIR GEMM, or a fill when
     the output is constant."""
     if rq.constant_output is not None:
@@ -67,10 +84,12 @@ def gemm_kernel(name: str, op: Op, y: Tensor, w: np.ndarray, bias: np.ndarray, r
     rows = y.size // w.shape[0]
     block_rows, block_cols = block_shape(rows)
     in_size = patches.in_h * patches.in_w * patches.in_c if patches else rows * w.shape[1]
-    layout = GemmLayout(rows, w.shape[0], w.shape[1], block_rows, block_cols, row_source(patches))
+    paired = paired_weights(cpu, rows)
+    layout = GemmLayout(rows, w.shape[0], w.shape[1], block_rows, block_cols, row_source(patches), paired)
     func = gemm_func(layout, in_size, rq, patches)
     pad = np.full(patches.in_c if patches else 1, patches.in_zp if patches else 0, np.int8)
-    args = [op.inputs[0], Const("w", pack_weights(w, block_cols)), Const("bias", bias), *rq.consts(),
+    packed = pack_weight_pairs(w) if paired else pack_weights(w, block_cols)
+    args = [op.inputs[0], Const("w", packed), Const("bias", bias), *rq.consts(),
             Const("pad", pad), op.outputs[0], Scratch(layout.scratch_bytes)]
     return Kernel(name, args, func=func, headers=(DOT_HEADER,))
 
@@ -92,6 +111,17 @@ class GemmLayout:
     block_rows: int
     block_cols: int
     source: str
+    paired_weights: bool = False
+
+    @property
+    def weight_tile_bytes(self) -> int:
+        return self.groups * GROUP * self.block_cols * (2 if self.paired_weights else 1)
+
+    @property
+    def micro_kernel(self) -> str:
+        if self.block_rows == 2:
+            return "mtk_dot_2x2_s8"
+        return "mtk_dot_1x4_paired_s8" if self.paired_weights else "mtk_dot_1x4_s8"
 
     @property
     def groups(self) -> int:
@@ -114,7 +144,7 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
     P, C, K = g.rows, g.cols, g.depth
     R, B = g.block_rows, g.block_cols
     c_tiles = -(-C // B)
-    w_tile = g.groups * GROUP * B
+    w_tile = g.weight_tile_bytes
     gathered_at = g.packed_bytes
     pad_len = patches.in_c if patches else 1
     i32 = "int32"
@@ -132,9 +162,8 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
     def source_pixel(p, ky, kx):
         return in_y(p, ky) * pt.in_w + in_x(p, kx)
 
-    def tap_source(x, pad, p, ky, kx):
-        return T.call_extern("handle", "mtk_tap_or_pad", in_image(p, ky, kx).astype(i32),
-                             T.address_of(x[source_pixel(p, ky, kx) * pt.in_c]), T.address_of(pad[0]))
+    def taps_geometry(pad):
+        return (pt.in_h, pt.in_w, pt.in_c, pt.k_h, pt.k_w, pt.dil_h, pt.dil_w, T.address_of(pad[0]))
 
     def in_output(p, c):
         """Whether block element (p, c) is a real output: statically True when the blocks tile the output."""
@@ -151,16 +180,13 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
              scratch: T.Buffer((g.scratch_bytes,), "int8")):
         acc = T.alloc_buffer((4,), i32)
         for pb in T.serial((P + R - 1) // R):
-            if g.source == "taps":
-                for ky in T.serial(pt.k_h):
-                    for kx in T.serial(pt.k_w):
-                        if R == 2:
-                            T.evaluate(T.call_extern(i32, "mtk_pack_pair_s16", tap_source(x, pad, row(pb, 0), ky, kx),
-                                                     tap_source(x, pad, row(pb, 1), ky, kx), pt.in_c,
-                                                     T.address_of(scratch[(ky * pt.k_w + kx) * pt.in_c * 4])))
-                        else:
-                            T.evaluate(T.call_extern(i32, "mtk_pack_row_s16", tap_source(x, pad, pb, ky, kx), pt.in_c,
-                                                     T.address_of(scratch[(ky * pt.k_w + kx) * pt.in_c * 2])))
+            if g.source == "taps" and R == 2:
+                T.evaluate(T.call_extern(i32, "mtk_pack_taps_pair_s16", T.address_of(x[0]),
+                                         in_y(row(pb, 0), 0), in_x(row(pb, 0), 0), in_y(row(pb, 1), 0),
+                                         in_x(row(pb, 1), 0), *taps_geometry(pad), T.address_of(scratch[0])))
+            elif g.source == "taps":
+                T.evaluate(T.call_extern(i32, "mtk_pack_taps_row_s16", T.address_of(x[0]), in_y(pb, 0), in_x(pb, 0),
+                                         *taps_geometry(pad), T.address_of(scratch[0])))
             elif g.source == "gather":
                 for slot in T.serial(R):
                     for ky in T.serial(pt.k_h):
@@ -185,12 +211,8 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
                 T.evaluate(T.call_extern(i32, "mtk_pack_row_s16", T.address_of(x[pb * K]), K,
                                          T.address_of(scratch[0])))
             for ct in T.serial(c_tiles):
-                if R == 2:
-                    T.evaluate(T.call_extern(i32, "mtk_dot_2x2_s8", T.address_of(scratch[0]),
-                                             T.address_of(w[ct * w_tile]), g.groups, acc.access_ptr("rw")))
-                else:
-                    T.evaluate(T.call_extern(i32, "mtk_dot_1x4_s8", T.address_of(scratch[0]),
-                                             T.address_of(w[ct * w_tile]), g.groups, acc.access_ptr("rw")))
+                T.evaluate(T.call_extern(i32, g.micro_kernel, T.address_of(scratch[0]),
+                                         T.address_of(w[ct * w_tile]), g.groups, acc.access_ptr("rw")))
                 for i in T.unroll(R):
                     for j in T.unroll(B):
                         if in_output(pb * R + i, ct * B + j):

@@ -20,6 +20,32 @@ from .fixedpoint import multiply_by_quantized_multiplier
 RSHIFT_FIELDS = 4   # multiplier, rounding low word, rounding high word, high-word shift
 
 
+def rshift_table(multiplier: np.ndarray, shift: np.ndarray) -> np.ndarray | None:
+    """int32 [channels, 4] for mtk_requant_rshift, or None when a channel shifts left.
+    A zero multiplier gives 0 with any right shift: it takes shift 1."""
+    if np.any((shift >= 0) & (multiplier != 0)):
+        return None
+    e = np.where(multiplier == 0, 1, -shift.astype(np.int64))
+    rounding = (1 << 30) + (np.int64(1) << (30 + e))
+    lo = (rounding & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+    hi = (rounding >> 32).astype(np.int32)
+    return np.stack([multiplier.astype(np.int32), lo, hi, (e - 1).astype(np.int32)], axis=1)
+
+
+def scale(x, multiplier: int, shift: int):
+    """MultiplyByQuantizedMultiplier(x, multiplier, shift) with parameters known at compile time:
+    mtk_requant_rshift for a right shift, the general transcription otherwise."""
+    table = rshift_table(np.array([multiplier], np.int32), np.array([shift], np.int32))
+    if table is None:
+        return multiply_by_quantized_multiplier(x, multiplier, shift)
+    return tirx.call_extern("int32", "mtk_requant_rshift", x, *[int(v) for v in table[0]])
+
+
+def clamp_s8(x, lo: int, hi: int):
+    """x clamped to an int8 activation range [lo, hi], as int8 (mtk_clamp_s8: SSAT where there is one)."""
+    return tirx.call_extern("int32", "mtk_clamp_s8", x, lo, hi).astype("int8")
+
+
 @dataclass(frozen=True)
 class Requant:
     multiplier: np.ndarray   # int32 [channels]
@@ -47,15 +73,7 @@ class Requant:
 
     @property
     def rshift_table(self) -> np.ndarray | None:
-        """int32 [channels, 4] for mtk_requant_rshift, or None when a channel shifts left.
-        A zero multiplier gives 0 with any right shift: it takes shift 1."""
-        if np.any((self.shift >= 0) & (self.multiplier != 0)):
-            return None
-        e = np.where(self.multiplier == 0, 1, -self.shift.astype(np.int64))
-        rounding = (1 << 30) + (np.int64(1) << (30 + e))
-        lo = (rounding & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
-        hi = (rounding >> 32).astype(np.int32)
-        return np.stack([self.multiplier.astype(np.int32), lo, hi, (e - 1).astype(np.int32)], axis=1)
+        return rshift_table(self.multiplier, self.shift)
 
     def consts(self) -> list[Const]:
         """The constant arrays `output` reads, in the order of its table/mult/shift parameters
@@ -67,14 +85,11 @@ class Requant:
     def output(self, acc, c, table, mult, shift):
         """The int8 output of channel `c` from `acc`; table/mult/shift are the kernel's buffers of consts()."""
         rshift = self.rshift_table
-        if rshift is not None and self.per_tensor:
-            scaled = tirx.call_extern("int32", "mtk_requant_rshift", acc, *[int(v) for v in rshift[0]])
+        if self.per_tensor:
+            scaled = scale(acc, int(self.multiplier[0]), int(self.shift[0]))
         elif rshift is not None:
             scaled = tirx.call_extern("int32", "mtk_requant_rshift", acc,
                                       *[table[c * RSHIFT_FIELDS + f] for f in range(RSHIFT_FIELDS)])
-        elif self.per_tensor:
-            scaled = multiply_by_quantized_multiplier(acc, int(self.multiplier[0]), int(self.shift[0]))
         else:
             scaled = multiply_by_quantized_multiplier(acc, mult[c], shift[c])
-        return tirx.call_extern("int32", "mtk_clamp_s8", scaled + tirx.const(self.out_zp, "int32"), self.act_min,
-                                self.act_max).astype("int8")
+        return clamp_s8(scaled + tirx.const(self.out_zp, "int32"), self.act_min, self.act_max)

@@ -49,12 +49,10 @@ static inline int32_t mtk_smlatt(uint32_t a, uint32_t b, int32_t acc) {
 #endif
 
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
-/* Two words at p + off, or at p with p then advanced by `step` bytes, in one LDRD: gcc 12 splits
- * such loads into single ones with separate pointer increments. p must be word-aligned. */
-#define MTK_LOAD2(a, b, p, off) __asm__("ldrd %0, %1, [%2, #" #off "]" : "=&r"(a), "=&r"(b) : "r"(p) : "memory")
+/* Two words at p, p then advanced by `step` bytes, in one LDRD: gcc 12 splits such loads into
+ * single ones with separate pointer increments. p must be word-aligned. */
 #define MTK_LOAD2_POST(a, b, p, step) __asm__("ldrd %0, %1, [%2], #" #step : "=r"(a), "=r"(b), "+r"(p) : : "memory")
 #elif defined(MTK_EMULATE_DSP)
-#define MTK_LOAD2(a, b, p, off) ((a) = (p)[(off) / 4], (b) = (p)[(off) / 4 + 1])
 #define MTK_LOAD2_POST(a, b, p, step) ((a) = (p)[0], (b) = (p)[1], (p) += (step) / 4)
 #endif
 
@@ -106,9 +104,6 @@ static inline int32_t mtk_pack_row_s16(const void* src, int32_t k, void* dst) {
   return 0;
 }
 
-/* An im2col tap's pixel, or the pixel of input zero points when the tap falls outside the image. */
-static inline void* mtk_tap_or_pad(int32_t inside, int8_t* tap, int8_t* pad) { return inside ? tap : pad; }
-
 /* Two rows of k int8 values -> ceil(k/4) packed pair groups (zero-padded) at dst. */
 static inline int32_t mtk_pack_pair_s16(const void* src0, const void* src1, int32_t k, void* dst) {
   const int8_t* s0 = (const int8_t*)src0;
@@ -120,7 +115,44 @@ static inline int32_t mtk_pack_pair_s16(const void* src0, const void* src1, int3
   return 0;
 }
 
-#if !defined(MTK_DOT_SIMD) && !defined(MTK_NO_MUL64)
+/* Geometry of im2col taps read straight from an NHWC input whose channels come in whole groups of 4. */
+typedef struct {
+  const int8_t* x;
+  const int8_t* pad;   /* in_c input zero points, read by taps outside the image */
+  int32_t in_h, in_w, in_c, kh, kw, dil_h, dil_w;
+} mtk_taps_t;
+
+/* The in_c values of tap (ky, kx) of the window whose top left input pixel is (iy, ix). */
+static inline const int8_t* mtk_tap(const mtk_taps_t* g, int32_t iy, int32_t ix, int32_t ky, int32_t kx) {
+  int32_t y = iy + ky * g->dil_h, x = ix + kx * g->dil_w;
+  return y >= 0 && y < g->in_h && x >= 0 && x < g->in_w ? g->x + (y * g->in_w + x) * g->in_c : g->pad;
+}
+
+/* The im2col rows of the windows at (iy0, ix0) and (iy1, ix1), packed tap by tap as mtk_pack_pair_s16
+ * packs two rows (the weights' depth order is tap, then channel). */
+static inline int32_t mtk_pack_taps_pair_s16(const void* x, int32_t iy0, int32_t ix0, int32_t iy1, int32_t ix1,
+                                             int32_t in_h, int32_t in_w, int32_t in_c, int32_t kh, int32_t kw,
+                                             int32_t dil_h, int32_t dil_w, const void* pad, void* dst) {
+  const mtk_taps_t g = {(const int8_t*)x, (const int8_t*)pad, in_h, in_w, in_c, kh, kw, dil_h, dil_w};
+  uint8_t* d = (uint8_t*)dst;
+  for (int32_t ky = 0; ky < kh; ++ky)
+    for (int32_t kx = 0; kx < kw; ++kx, d += in_c * 4)
+      mtk_pack_pair_s16(mtk_tap(&g, iy0, ix0, ky, kx), mtk_tap(&g, iy1, ix1, ky, kx), in_c, d);
+  return 0;
+}
+
+/* The im2col row of the window at (iy, ix), packed tap by tap as mtk_pack_row_s16 packs a row. */
+static inline int32_t mtk_pack_taps_row_s16(const void* x, int32_t iy, int32_t ix, int32_t in_h, int32_t in_w,
+                                            int32_t in_c, int32_t kh, int32_t kw, int32_t dil_h, int32_t dil_w,
+                                            const void* pad, void* dst) {
+  const mtk_taps_t g = {(const int8_t*)x, (const int8_t*)pad, in_h, in_w, in_c, kh, kw, dil_h, dil_w};
+  uint8_t* d = (uint8_t*)dst;
+  for (int32_t ky = 0; ky < kh; ++ky)
+    for (int32_t kx = 0; kx < kw; ++kx, d += in_c * 2) mtk_pack_row_s16(mtk_tap(&g, iy, ix, ky, kx), in_c, d);
+  return 0;
+}
+
+#ifndef MTK_NO_MUL64
 /* Sums of both rows from a 64-bit accumulator of (r0 + r1 * 2^23) * w products: r0's in the low 23
  * bits (as long as |sum| < 2^22: at most MTK_PAIR_GROUPS groups of int8 products), r1's above. */
 #define MTK_PAIR_GROUPS 63
@@ -140,8 +172,8 @@ static inline int32_t mtk_dot_2x2_s8(const void* x, const void* w, int32_t group
   const uint32_t* wp = (const uint32_t*)w;
   for (int32_t g = groups; g > 0; --g) {   /* unrolling makes gcc 12 spill the counter */
     uint32_t a0, b0, a1, b1, w0, w1;
-    MTK_LOAD2(a1, b1, xp, 8);
-    MTK_LOAD2_POST(a0, b0, xp, 16);
+    MTK_LOAD2_POST(a0, b0, xp, 8);
+    MTK_LOAD2_POST(a1, b1, xp, 8);
     MTK_LOAD2_POST(w0, w1, wp, 8);
     uint32_t e = mtk_sxtb16(w0), o = mtk_sxtb16_ror8(w0);
     s00 = mtk_smlad(b0, o, mtk_smlad(a0, e, s00));
@@ -228,6 +260,35 @@ static inline int32_t mtk_dot_1x4_s8(const void* x, const void* w, int32_t group
   return 0;
 }
 
+#ifndef MTK_NO_MUL64
+/* mtk_dot_1x4_s8 with the weights two channels to an int32, w0 + w1 * 2^23 (gemm.py
+ * pack_weight_pairs): per value of x one SMLAL for channels 0 and 1, one for 2 and 3. */
+static inline int32_t mtk_dot_1x4_paired_s8(const void* x, const void* w, int32_t groups, int32_t* acc) {
+  const int16_t* xp = (const int16_t*)x;
+  const int32_t* wp = (const int32_t*)w;
+  int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  while (groups > 0) {
+    int32_t n = groups < MTK_PAIR_GROUPS ? groups : MTK_PAIR_GROUPS;
+    int64_t a01 = 0, a23 = 0;
+    groups -= n;
+    for (; n > 0; --n, xp += 4, wp += 8) {
+#pragma GCC unroll 4
+      for (int32_t t = 0; t < 4; ++t) {
+        a01 += (int64_t)xp[t] * wp[2 * t];
+        a23 += (int64_t)xp[t] * wp[2 * t + 1];
+      }
+    }
+    mtk_split_pair(a01, &s0, &s1);
+    mtk_split_pair(a23, &s2, &s3);
+  }
+  acc[0] = s0;
+  acc[1] = s1;
+  acc[2] = s2;
+  acc[3] = s3;
+  return 0;
+}
+#endif
+
 /* Depthwise, 4 channels of one output pixel: acc[j] = sum over the kh x kw taps of x_tap[j] * w_tap[j].
  * Tap (ky, kx) reads the 4 bytes at x + ky*row_step + kx*col_step when ky_lo <= ky < ky_hi and
  * kx_lo <= kx < kx_hi, and 4 times `pad` (the input zero point) elsewhere. w holds per tap the 4
@@ -242,9 +303,10 @@ static inline int32_t mtk_dw_4ch_s8(const void* x, int32_t row_step, int32_t col
   uint32_t pad4 = (uint32_t)(uint8_t)pad * 0x01010101u;
 #pragma GCC unroll 8
   for (int32_t ky = 0; ky < kh; ++ky) {
+    int row_inside = ky >= ky_lo && ky < ky_hi;
 #pragma GCC unroll 8
     for (int32_t kx = 0; kx < kw; ++kx, wp += 2) {
-      int inside = ky >= ky_lo && ky < ky_hi && kx >= kx_lo && kx < kx_hi;
+      int inside = row_inside && kx >= kx_lo && kx < kx_hi;
       uint32_t v = inside ? mtk_load4_s8(xb + ky * row_step + kx * col_step) : pad4;
       uint32_t ve = mtk_sxtb16(v), vo = mtk_sxtb16_ror8(v);
       a0 = mtk_smlabb(ve, wp[0], a0);
@@ -256,9 +318,12 @@ static inline int32_t mtk_dw_4ch_s8(const void* x, int32_t row_step, int32_t col
 #else
   const int16_t* wp = (const int16_t*)w;
   const int8_t pads[4] = {(int8_t)pad, (int8_t)pad, (int8_t)pad, (int8_t)pad};
+#pragma GCC unroll 8
   for (int32_t ky = 0; ky < kh; ++ky) {
+    int row_inside = ky >= ky_lo && ky < ky_hi;
+#pragma GCC unroll 8
     for (int32_t kx = 0; kx < kw; ++kx, wp += 4) {
-      int inside = ky >= ky_lo && ky < ky_hi && kx >= kx_lo && kx < kx_hi;
+      int inside = row_inside && kx >= kx_lo && kx < kx_hi;
       const int8_t* v = inside ? xb + ky * row_step + kx * col_step : pads;
       a0 += v[0] * wp[0];
       a1 += v[1] * wp[2];
