@@ -51,6 +51,8 @@ def test_a_west_workspace_above_the_folder(clean_env, tmp_path):
     app = tmp_path / "ws" / "apps" / "kws"
     app.mkdir(parents=True)
     assert find_base(app) == base.resolve()
+    clean_env.chdir(app)
+    assert find_base(tmp_path / "elsewhere") == base.resolve()
 
 
 def test_no_zephyr_says_how_to_get_one(clean_env, tmp_path):

@@ -53,14 +53,16 @@ def _workspace_base(start: Path) -> Path | None:
 
 
 def find_base(start: Path | None = None) -> Path:
-    """ZEPHYR_BASE if set, else the Zephyr tree of a west workspace above `start` (default: cwd)."""
+    """ZEPHYR_BASE if set, else the Zephyr tree of a west workspace above `start` (the application)
+    or above the current folder."""
     if os.environ.get("ZEPHYR_BASE"):
         base, origin = Path(os.environ["ZEPHYR_BASE"]), "ZEPHYR_BASE"
     else:
-        base, origin = _workspace_base((start or Path.cwd()).resolve()), "the west workspace"
+        base = _workspace_base(Path(start or Path.cwd()).resolve()) or _workspace_base(Path.cwd().resolve())
+        origin = "the west workspace"
         if base is None:
-            raise ToolMissing("no Zephyr found: ZEPHYR_BASE is not set and no west workspace holds this folder",
-                              hint=ZEPHYR_INSTALL)
+            raise ToolMissing("no Zephyr found: ZEPHYR_BASE is not set and no west workspace holds the "
+                              "application or the current folder", hint=ZEPHYR_INSTALL)
     if not (base / "VERSION").is_file() or not (base / "cmake").is_dir():
         raise ToolMissing(f"{origin} points at {base}, which is not a Zephyr tree (no VERSION file)",
                           hint=ZEPHYR_INSTALL)
