@@ -64,6 +64,15 @@ static inline uint32_t mtk_load4_s8(const int8_t* p) {
 }
 #endif
 
+/* The 4 sums a micro-kernel returns through acc (the caller's status is 0). */
+static inline int32_t mtk_store4(int32_t* acc, int32_t a0, int32_t a1, int32_t a2, int32_t a3) {
+  acc[0] = a0;
+  acc[1] = a1;
+  acc[2] = a2;
+  acc[3] = a3;
+  return 0;
+}
+
 /* Packing works on 4 input values at a time: full groups straight from the row, the last one
  * (k % 4 values) zero-padded through a copy. */
 static inline const int8_t* mtk_group_src(const int8_t* src, int32_t k, int32_t t, int8_t* tail) {
@@ -161,6 +170,24 @@ static inline void mtk_split_pair(int64_t a, int32_t* low, int32_t* high) {
   *low += lo;
   *high += (int32_t)((a - lo) >> 23);
 }
+
+/* The loop both Cortex-M3 kernels run: `groups` groups of 4 values, walking xp and wp by x_step and
+ * w_step elements a group, in chunks of MTK_PAIR_GROUPS; sums a0 += PRODUCT0(t), a1 += PRODUCT1(t)
+ * (products of pairs by values, t < 4 in the group) split into s_lo0/s_hi0 and s_lo1/s_hi1 after each. */
+#define MTK_PAIR_SUMS(groups, x_step, w_step, PRODUCT0, PRODUCT1, s_lo0, s_hi0, s_lo1, s_hi1) \
+  while ((groups) > 0) {                                                                     \
+    int32_t n = (groups) < MTK_PAIR_GROUPS ? (groups) : MTK_PAIR_GROUPS;                     \
+    int64_t a0 = 0, a1 = 0;                                                                  \
+    (groups) -= n;                                                                           \
+    for (; n > 0; --n, xp += (x_step), wp += (w_step)) {                                     \
+      _Pragma("GCC unroll 4") for (int32_t t = 0; t < 4; ++t) {                              \
+        a0 += PRODUCT0(t);                                                                   \
+        a1 += PRODUCT1(t);                                                                   \
+      }                                                                                      \
+    }                                                                                        \
+    mtk_split_pair(a0, &(s_lo0), &(s_hi0));                                                  \
+    mtk_split_pair(a1, &(s_lo1), &(s_hi1));                                                  \
+  }
 #endif
 
 /* acc = {p0.w0, p0.w1, p1.w0, p1.w1} over `groups` groups of 4: x from mtk_pack_pair_s16, w two
@@ -197,28 +224,15 @@ static inline int32_t mtk_dot_2x2_s8(const void* x, const void* w, int32_t group
     }
   }
 #else
-  const int32_t* xp = (const int32_t*)x;
+  const int32_t* xp = (const int32_t*)x;   /* pixel pairs */
   const int8_t* wp = (const int8_t*)w;
-  while (groups > 0) {
-    int32_t n = groups < MTK_PAIR_GROUPS ? groups : MTK_PAIR_GROUPS;
-    int64_t a0 = 0, a1 = 0;
-    groups -= n;
-    for (; n > 0; --n, xp += 4, wp += 8) {
-#pragma GCC unroll 4
-      for (int32_t t = 0; t < 4; ++t) {
-        a0 += (int64_t)xp[t] * wp[t];
-        a1 += (int64_t)xp[t] * wp[4 + t];
-      }
-    }
-    mtk_split_pair(a0, &s00, &s10);
-    mtk_split_pair(a1, &s01, &s11);
-  }
+#define MTK_BY_W0(t) ((int64_t)xp[t] * wp[t])
+#define MTK_BY_W1(t) ((int64_t)xp[t] * wp[4 + t])
+  MTK_PAIR_SUMS(groups, 4, 8, MTK_BY_W0, MTK_BY_W1, s00, s10, s01, s11)
+#undef MTK_BY_W0
+#undef MTK_BY_W1
 #endif
-  acc[0] = s00;
-  acc[1] = s01;
-  acc[2] = s10;
-  acc[3] = s11;
-  return 0;
+  return mtk_store4(acc, s00, s01, s10, s11);
 }
 
 /* acc[j] = p.w_j, j < 4, over `groups` groups of 4: x from mtk_pack_row_s16, w four weight rows
@@ -253,11 +267,7 @@ static inline int32_t mtk_dot_1x4_s8(const void* x, const void* w, int32_t group
     }
   }
 #endif
-  acc[0] = s0;
-  acc[1] = s1;
-  acc[2] = s2;
-  acc[3] = s3;
-  return 0;
+  return mtk_store4(acc, s0, s1, s2, s3);
 }
 
 #ifndef MTK_NO_MUL64
@@ -265,78 +275,57 @@ static inline int32_t mtk_dot_1x4_s8(const void* x, const void* w, int32_t group
  * pack_weight_pairs): per value of x one SMLAL for channels 0 and 1, one for 2 and 3. */
 static inline int32_t mtk_dot_1x4_paired_s8(const void* x, const void* w, int32_t groups, int32_t* acc) {
   const int16_t* xp = (const int16_t*)x;
-  const int32_t* wp = (const int32_t*)w;
+  const int32_t* wp = (const int32_t*)w;   /* channel pairs */
   int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  while (groups > 0) {
-    int32_t n = groups < MTK_PAIR_GROUPS ? groups : MTK_PAIR_GROUPS;
-    int64_t a01 = 0, a23 = 0;
-    groups -= n;
-    for (; n > 0; --n, xp += 4, wp += 8) {
-#pragma GCC unroll 4
-      for (int32_t t = 0; t < 4; ++t) {
-        a01 += (int64_t)xp[t] * wp[2 * t];
-        a23 += (int64_t)xp[t] * wp[2 * t + 1];
-      }
-    }
-    mtk_split_pair(a01, &s0, &s1);
-    mtk_split_pair(a23, &s2, &s3);
-  }
-  acc[0] = s0;
-  acc[1] = s1;
-  acc[2] = s2;
-  acc[3] = s3;
-  return 0;
+#define MTK_BY_W01(t) ((int64_t)xp[t] * wp[2 * (t)])
+#define MTK_BY_W23(t) ((int64_t)xp[t] * wp[2 * (t) + 1])
+  MTK_PAIR_SUMS(groups, 4, 8, MTK_BY_W01, MTK_BY_W23, s0, s1, s2, s3)
+#undef MTK_BY_W01
+#undef MTK_BY_W23
+  return mtk_store4(acc, s0, s1, s2, s3);
 }
 #endif
 
+/* acc[j] += v[j] * w_j for the 4 channels of one depthwise tap; w holds the tap's weights as int16
+ * in SXTB16 order (w0, w2, w1, w3), prepared offline (depthwise.py). */
+static inline void mtk_dw_tap(int32_t* acc, const int8_t* v, const void* w) {
+#ifdef MTK_DOT_SIMD
+  const uint32_t* wp = (const uint32_t*)w;
+  uint32_t x = mtk_load4_s8(v);
+  uint32_t xe = mtk_sxtb16(x), xo = mtk_sxtb16_ror8(x);
+  acc[0] = mtk_smlabb(xe, wp[0], acc[0]);
+  acc[2] = mtk_smlatt(xe, wp[0], acc[2]);
+  acc[1] = mtk_smlabb(xo, wp[1], acc[1]);
+  acc[3] = mtk_smlatt(xo, wp[1], acc[3]);
+#else
+  const int16_t* wp = (const int16_t*)w;
+  acc[0] += v[0] * wp[0];
+  acc[1] += v[1] * wp[2];
+  acc[2] += v[2] * wp[1];
+  acc[3] += v[3] * wp[3];
+#endif
+}
+
 /* Depthwise, 4 channels of one output pixel: acc[j] = sum over the kh x kw taps of x_tap[j] * w_tap[j].
  * Tap (ky, kx) reads the 4 bytes at x + ky*row_step + kx*col_step when ky_lo <= ky < ky_hi and
- * kx_lo <= kx < kx_hi, and 4 times `pad` (the input zero point) elsewhere. w holds per tap the 4
- * weights as int16 in SXTB16 order (w0, w2, w1, w3), prepared offline (depthwise.py). */
+ * kx_lo <= kx < kx_hi, and 4 times `pad` (the input zero point) elsewhere; w holds 8 bytes a tap. */
 static inline int32_t mtk_dw_4ch_s8(const void* x, int32_t row_step, int32_t col_step, const void* w, int32_t kh,
                                     int32_t kw, int32_t ky_lo, int32_t ky_hi, int32_t kx_lo, int32_t kx_hi,
                                     int32_t pad, int32_t* acc) {
   const int8_t* xb = (const int8_t*)x;
-  int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-#ifdef MTK_DOT_SIMD
-  const uint32_t* wp = (const uint32_t*)w;
-  uint32_t pad4 = (uint32_t)(uint8_t)pad * 0x01010101u;
-#pragma GCC unroll 8
-  for (int32_t ky = 0; ky < kh; ++ky) {
-    int row_inside = ky >= ky_lo && ky < ky_hi;
-#pragma GCC unroll 8
-    for (int32_t kx = 0; kx < kw; ++kx, wp += 2) {
-      int inside = row_inside && kx >= kx_lo && kx < kx_hi;
-      uint32_t v = inside ? mtk_load4_s8(xb + ky * row_step + kx * col_step) : pad4;
-      uint32_t ve = mtk_sxtb16(v), vo = mtk_sxtb16_ror8(v);
-      a0 = mtk_smlabb(ve, wp[0], a0);
-      a2 = mtk_smlatt(ve, wp[0], a2);
-      a1 = mtk_smlabb(vo, wp[1], a1);
-      a3 = mtk_smlatt(vo, wp[1], a3);
-    }
-  }
-#else
-  const int16_t* wp = (const int16_t*)w;
+  const uint8_t* wp = (const uint8_t*)w;
   const int8_t pads[4] = {(int8_t)pad, (int8_t)pad, (int8_t)pad, (int8_t)pad};
+  int32_t sums[4] = {0, 0, 0, 0};
 #pragma GCC unroll 8
   for (int32_t ky = 0; ky < kh; ++ky) {
     int row_inside = ky >= ky_lo && ky < ky_hi;
 #pragma GCC unroll 8
-    for (int32_t kx = 0; kx < kw; ++kx, wp += 4) {
+    for (int32_t kx = 0; kx < kw; ++kx, wp += 8) {
       int inside = row_inside && kx >= kx_lo && kx < kx_hi;
-      const int8_t* v = inside ? xb + ky * row_step + kx * col_step : pads;
-      a0 += v[0] * wp[0];
-      a1 += v[1] * wp[2];
-      a2 += v[2] * wp[1];
-      a3 += v[3] * wp[3];
+      mtk_dw_tap(sums, inside ? xb + ky * row_step + kx * col_step : pads, wp);
     }
   }
-#endif
-  acc[0] = a0;
-  acc[1] = a1;
-  acc[2] = a2;
-  acc[3] = a3;
-  return 0;
+  return mtk_store4(acc, sums[0], sums[1], sums[2], sums[3]);
 }
 
 #endif /* MTK_DOT_S8_H_ */
