@@ -23,6 +23,7 @@ from .requant import RSHIFT_FIELDS, Requant
 
 DOT_HEADER = "mtk_dot_s8.h"
 GROUP = 4   # k values per packed group
+HELIUM_CHUNK = 16   # k values per Helium vector: the weights' group on MVE cores (c/mtk_dot_s8.h)
 NO_LONG_MULTIPLY = ("armv6-m", "armv8-m.base")   # the cores MTK_NO_MUL64 (c/mtk_fixedpoint.h) names
 
 
@@ -51,12 +52,12 @@ def block_shape(rows: int) -> tuple[int, int]:
     return (1, 4) if rows == 1 else (2, 2)
 
 
-def pack_weights(w: np.ndarray, tile: int) -> np.ndarray:
-    """w [channels, depth] → [channel tiles][depth groups][tile][4], zero-padded to whole tiles and groups."""
+def pack_weights(w: np.ndarray, tile: int, group: int = GROUP) -> np.ndarray:
+    """w [channels, depth] → [channel tiles][depth groups][tile][group], zero-padded to whole tiles and groups."""
     channels, depth = w.shape
-    padded = np.zeros((-(-channels // tile) * tile, -(-depth // GROUP) * GROUP), np.int8)
+    padded = np.zeros((-(-channels // tile) * tile, -(-depth // group) * group), np.int8)
     padded[:channels, :depth] = w
-    tiles = padded.reshape(-1, tile, padded.shape[1] // GROUP, GROUP)
+    tiles = padded.reshape(-1, tile, padded.shape[1] // group, group)
     return np.ascontiguousarray(tiles.transpose(0, 2, 1, 3)).reshape(-1)
 
 
@@ -85,10 +86,12 @@ def gemm_kernel(name: str, op: Op, y: Tensor, w: np.ndarray, bias: np.ndarray, r
     block_rows, block_cols = block_shape(rows)
     in_size = patches.in_h * patches.in_w * patches.in_c if patches else rows * w.shape[1]
     paired = paired_weights(cpu, rows)
-    layout = GemmLayout(rows, w.shape[0], w.shape[1], block_rows, block_cols, row_source(patches), paired)
+    weight_group = HELIUM_CHUNK if cpu.mve else GROUP
+    layout = GemmLayout(rows, w.shape[0], w.shape[1], block_rows, block_cols, row_source(patches), paired,
+                        weight_group)
     func = gemm_func(layout, in_size, rq, patches)
     pad = np.full(patches.in_c if patches else 1, patches.in_zp if patches else 0, np.int8)
-    packed = pack_weight_pairs(w) if paired else pack_weights(w, block_cols)
+    packed = pack_weight_pairs(w) if paired else pack_weights(w, block_cols, weight_group)
     args = [op.inputs[0], Const("w", packed), Const("bias", bias), *rq.consts(),
             Const("pad", pad), op.outputs[0], Scratch(layout.scratch_bytes)]
     return Kernel(name, args, func=func, headers=(DOT_HEADER,))
@@ -112,10 +115,12 @@ class GemmLayout:
     block_cols: int
     source: str
     paired_weights: bool = False
+    weight_group: int = GROUP
 
     @property
     def weight_tile_bytes(self) -> int:
-        return self.groups * GROUP * self.block_cols * (2 if self.paired_weights else 1)
+        depth = -(-self.depth // self.weight_group) * self.weight_group
+        return depth * self.block_cols * (2 if self.paired_weights else 1)
 
     @property
     def micro_kernel(self) -> str:
@@ -129,8 +134,9 @@ class GemmLayout:
 
     @property
     def packed_bytes(self) -> int:
-        """The int16 packed rows of one block."""
-        return self.block_rows * self.groups * GROUP * 2
+        """The packed rows of one block: 2 bytes a value (int16, or int8 rows read 16 values at a time
+        on Helium cores), whole chunks of 16."""
+        return self.block_rows * -(-self.depth // HELIUM_CHUNK) * HELIUM_CHUNK * 2
 
     @property
     def scratch_bytes(self) -> int:

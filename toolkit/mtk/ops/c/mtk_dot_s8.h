@@ -8,6 +8,8 @@
  *   (gemm.py pack_weights). SXTB16 of a weight word gives (w0, w2), after ROR 8 (w1, w3), so
  *   SMLAD with the packed activation words adds x0*w0 + x2*w2 and x1*w1 + x3*w3.
  * Elsewhere (M0+, M3, host) scalar loops compute the same sums from the same layouts.
+ * Helium cores (M55) keep rows and weights as int8, in chunks of 16 values (gemm.py packs their
+ * weights in groups of 16): one VMLADAVA adds 16 products.
  * Defining MTK_EMULATE_DSP runs the DSP formulation in portable C (host tests of that path). */
 #ifndef MTK_DOT_S8_H_
 #define MTK_DOT_S8_H_
@@ -56,6 +58,11 @@ static inline int32_t mtk_smlatt(uint32_t a, uint32_t b, int32_t acc) {
 #define MTK_LOAD2_POST(a, b, p, step) ((a) = (p)[0], (b) = (p)[1], (p) += (step) / 4)
 #endif
 
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+#include <arm_mve.h>
+#define MTK_DOT_MVE 1   /* Helium: the GEMM micro-kernels take 16 values of a row per instruction */
+#endif
+
 #ifdef MTK_DOT_SIMD
 static inline uint32_t mtk_load4_s8(const int8_t* p) {
   uint32_t v;
@@ -81,46 +88,58 @@ static inline const int8_t* mtk_group_src(const int8_t* src, int32_t k, int32_t 
   return tail;
 }
 
-/* A packed group of one row, 8 bytes: SIMD (x0, x2), (x1, x3) as int16 pairs; else 4 int16 in order. */
-static inline void mtk_pack_row_group(const int8_t* src, void* dst) {
-#ifdef MTK_DOT_SIMD
+/* Packed group g (values 4g..4g+3) of a row: on Helium cores the 4 bytes as they are, rows kept whole
+ * (mtk_dot_*_s8 load 16 values of a row at a time); elsewhere 8 bytes a group: SIMD (x0, x2), (x1, x3)
+ * as int16 pairs, else 4 int16 in order. */
+static inline void mtk_pack_row_group(const int8_t* src, uint8_t* row, int32_t g) {
+#if defined(MTK_DOT_MVE)
+  memcpy(row + 4 * g, src, 4);
+#elif defined(MTK_DOT_SIMD)
   uint32_t v = mtk_load4_s8(src);
-  ((uint32_t*)dst)[0] = mtk_sxtb16(v);
-  ((uint32_t*)dst)[1] = mtk_sxtb16_ror8(v);
+  ((uint32_t*)(row + 8 * g))[0] = mtk_sxtb16(v);
+  ((uint32_t*)(row + 8 * g))[1] = mtk_sxtb16_ror8(v);
 #else
-  for (int32_t t = 0; t < 4; ++t) ((int16_t*)dst)[t] = src[t];
+  for (int32_t t = 0; t < 4; ++t) ((int16_t*)(row + 8 * g))[t] = src[t];
 #endif
 }
 
-/* A packed group of two rows, 16 bytes: SIMD and no-long-multiply cores the two rows' row groups;
- * else (Cortex-M3, host) 4 int32 holding both rows' values, r0 + r1 * 2^23, so that one 32x32->64
- * multiply-accumulate by a weight sums both rows' products (mtk_dot_2x2_s8). */
-static inline void mtk_pack_pair_group(const int8_t* src0, const int8_t* src1, void* dst) {
-#if defined(MTK_DOT_SIMD) || defined(MTK_NO_MUL64)
-  mtk_pack_row_group(src0, dst);
-  mtk_pack_row_group(src1, (uint8_t*)dst + 8);
+/* Packed group g of a pair of rows: Helium cores interleave the rows every 16 values; SIMD and
+ * no-long-multiply cores the two rows' row groups, 16 bytes a group; else (Cortex-M3, host) 4 int32
+ * holding both rows' values, r0 + r1 * 2^23, so that one 32x32->64 multiply-accumulate by a weight
+ * sums both rows' products (mtk_dot_2x2_s8). */
+static inline void mtk_pack_pair_group(const int8_t* src0, const int8_t* src1, uint8_t* pair, int32_t g) {
+#if defined(MTK_DOT_MVE)
+  uint8_t* chunk = pair + 32 * (g >> 2) - 4 * (g & ~3);   /* row 0's 16 values, then row 1's */
+  mtk_pack_row_group(src0, chunk, g);
+  mtk_pack_row_group(src1, chunk + 16, g);
+#elif defined(MTK_DOT_SIMD) || defined(MTK_NO_MUL64)
+  mtk_pack_row_group(src0, pair + 8 * g, g);
+  mtk_pack_row_group(src1, pair + 8 * g + 8, g);
 #else
-  for (int32_t t = 0; t < 4; ++t) ((int32_t*)dst)[t] = src0[t] + src1[t] * (1 << 23);
+  for (int32_t t = 0; t < 4; ++t) ((int32_t*)(pair + 16 * g))[t] = src0[t] + src1[t] * (1 << 23);
 #endif
 }
 
-/* k int8 values -> ceil(k/4) packed groups (zero-padded) at dst. */
-static inline int32_t mtk_pack_row_s16(const void* src, int32_t k, void* dst) {
-  const int8_t* s = (const int8_t*)src;
-  uint8_t* d = (uint8_t*)dst;
+/* k int8 values -> packed groups g0 .. g0 + ceil(k/4) - 1 (zero-padded) of the row at dst. */
+static inline void mtk_pack_row_at(const int8_t* src, int32_t k, uint8_t* dst, int32_t g0) {
   int8_t tail[4];
-  for (int32_t t = 0; t < k; t += 4, d += 8) mtk_pack_row_group(mtk_group_src(s, k, t, tail), d);
+  for (int32_t t = 0; t < k; t += 4) mtk_pack_row_group(mtk_group_src(src, k, t, tail), dst, g0 + t / 4);
+}
+
+/* Two rows of k int8 values -> packed pair groups g0 .. g0 + ceil(k/4) - 1 (zero-padded) at dst. */
+static inline void mtk_pack_pair_at(const int8_t* src0, const int8_t* src1, int32_t k, uint8_t* dst, int32_t g0) {
+  int8_t tail0[4], tail1[4];
+  for (int32_t t = 0; t < k; t += 4)
+    mtk_pack_pair_group(mtk_group_src(src0, k, t, tail0), mtk_group_src(src1, k, t, tail1), dst, g0 + t / 4);
+}
+
+static inline int32_t mtk_pack_row_s16(const void* src, int32_t k, void* dst) {
+  mtk_pack_row_at((const int8_t*)src, k, (uint8_t*)dst, 0);
   return 0;
 }
 
-/* Two rows of k int8 values -> ceil(k/4) packed pair groups (zero-padded) at dst. */
 static inline int32_t mtk_pack_pair_s16(const void* src0, const void* src1, int32_t k, void* dst) {
-  const int8_t* s0 = (const int8_t*)src0;
-  const int8_t* s1 = (const int8_t*)src1;
-  uint8_t* d = (uint8_t*)dst;
-  int8_t tail0[4], tail1[4];
-  for (int32_t t = 0; t < k; t += 4, d += 16)
-    mtk_pack_pair_group(mtk_group_src(s0, k, t, tail0), mtk_group_src(s1, k, t, tail1), d);
+  mtk_pack_pair_at((const int8_t*)src0, (const int8_t*)src1, k, (uint8_t*)dst, 0);
   return 0;
 }
 
@@ -143,10 +162,10 @@ static inline int32_t mtk_pack_taps_pair_s16(const void* x, int32_t iy0, int32_t
                                              int32_t in_h, int32_t in_w, int32_t in_c, int32_t kh, int32_t kw,
                                              int32_t dil_h, int32_t dil_w, const void* pad, void* dst) {
   const mtk_taps_t g = {(const int8_t*)x, (const int8_t*)pad, in_h, in_w, in_c, kh, kw, dil_h, dil_w};
-  uint8_t* d = (uint8_t*)dst;
   for (int32_t ky = 0; ky < kh; ++ky)
-    for (int32_t kx = 0; kx < kw; ++kx, d += in_c * 4)
-      mtk_pack_pair_s16(mtk_tap(&g, iy0, ix0, ky, kx), mtk_tap(&g, iy1, ix1, ky, kx), in_c, d);
+    for (int32_t kx = 0; kx < kw; ++kx)
+      mtk_pack_pair_at(mtk_tap(&g, iy0, ix0, ky, kx), mtk_tap(&g, iy1, ix1, ky, kx), in_c, (uint8_t*)dst,
+                       (ky * kw + kx) * (in_c / 4));
   return 0;
 }
 
@@ -155,9 +174,9 @@ static inline int32_t mtk_pack_taps_row_s16(const void* x, int32_t iy, int32_t i
                                             int32_t in_c, int32_t kh, int32_t kw, int32_t dil_h, int32_t dil_w,
                                             const void* pad, void* dst) {
   const mtk_taps_t g = {(const int8_t*)x, (const int8_t*)pad, in_h, in_w, in_c, kh, kw, dil_h, dil_w};
-  uint8_t* d = (uint8_t*)dst;
   for (int32_t ky = 0; ky < kh; ++ky)
-    for (int32_t kx = 0; kx < kw; ++kx, d += in_c * 2) mtk_pack_row_s16(mtk_tap(&g, iy, ix, ky, kx), in_c, d);
+    for (int32_t kx = 0; kx < kw; ++kx)
+      mtk_pack_row_at(mtk_tap(&g, iy, ix, ky, kx), in_c, (uint8_t*)dst, (ky * kw + kx) * (in_c / 4));
   return 0;
 }
 
@@ -194,7 +213,17 @@ static inline void mtk_split_pair(int64_t a, int32_t* low, int32_t* high) {
  * weight rows interleaved per group. */
 static inline int32_t mtk_dot_2x2_s8(const void* x, const void* w, int32_t groups, int32_t* acc) {
   int32_t s00 = 0, s01 = 0, s10 = 0, s11 = 0;
-#ifdef MTK_DOT_SIMD
+#if defined(MTK_DOT_MVE)
+  const int8_t* xp = (const int8_t*)x;
+  const int8_t* wp = (const int8_t*)w;
+  for (int32_t c = (groups + 3) / 4; c > 0; --c, xp += 32, wp += 32) {
+    int8x16_t x0 = vldrbq_s8(xp), x1 = vldrbq_s8(xp + 16), w0 = vldrbq_s8(wp), w1 = vldrbq_s8(wp + 16);
+    s00 = vmladavaq_s8(s00, x0, w0);
+    s01 = vmladavaq_s8(s01, x0, w1);
+    s10 = vmladavaq_s8(s10, x1, w0);
+    s11 = vmladavaq_s8(s11, x1, w1);
+  }
+#elif defined(MTK_DOT_SIMD)
   const uint32_t* xp = (const uint32_t*)x;
   const uint32_t* wp = (const uint32_t*)w;
   for (int32_t g = groups; g > 0; --g) {   /* unrolling makes gcc 12 spill the counter */
@@ -239,7 +268,17 @@ static inline int32_t mtk_dot_2x2_s8(const void* x, const void* w, int32_t group
  * interleaved per group. */
 static inline int32_t mtk_dot_1x4_s8(const void* x, const void* w, int32_t groups, int32_t* acc) {
   int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-#ifdef MTK_DOT_SIMD
+#if defined(MTK_DOT_MVE)
+  const int8_t* xp = (const int8_t*)x;
+  const int8_t* wp = (const int8_t*)w;
+  for (int32_t c = (groups + 3) / 4; c > 0; --c, xp += 16, wp += 64) {
+    int8x16_t v = vldrbq_s8(xp);
+    s0 = vmladavaq_s8(s0, v, vldrbq_s8(wp));
+    s1 = vmladavaq_s8(s1, v, vldrbq_s8(wp + 16));
+    s2 = vmladavaq_s8(s2, v, vldrbq_s8(wp + 32));
+    s3 = vmladavaq_s8(s3, v, vldrbq_s8(wp + 48));
+  }
+#elif defined(MTK_DOT_SIMD)
   const uint32_t* xp = (const uint32_t*)x;
   const uint32_t* wp = (const uint32_t*)w;
 #pragma GCC unroll 2
