@@ -159,7 +159,7 @@ class DepthwiseConv2D(OpDef):
         if rq.constant_output is not None:
             return Lowered([constant_kernel(op, y, rq.constant_output)])
         if depthwise.supports(g.in_c, g.out_c):
-            return Lowered([depthwise.depthwise_kernel(op, g, x.quant.zp, w.data, bias_f, rq)])
+            return Lowered([depthwise.depthwise_kernel(op, g, x.quant.zp, w.data, bias_f, rq, cpu)])
 
         X = te.placeholder(x.shape, "int8", name="x")
         W = te.placeholder(w.shape, "int8", name="w")

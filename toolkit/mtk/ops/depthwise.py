@@ -2,7 +2,7 @@
 
 Per output pixel and group of 4 channels, mtk_dw_4ch_s8 (c/mtk_dot_s8.h) sums the taps: one
 4-byte load per tap, SXTB16 and SMLABB/SMLATT on DSP cores against weights prepared offline as
-int16 in SXTB16 order, scalar elsewhere. Pixels whose window lies inside the image call it with
+int16 in SXTB16 order, a 4-lane widening multiply on Helium cores, scalar elsewhere. Pixels whose window lies inside the image call it with
 the full tap range (constants: the bounds checks fold away); border pixels pass the range of
 taps inside, the others read the input zero point (cancelled by the folded bias, as in conv.py).
 The requantization epilogue follows each group (requant.py).
@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 from tvm.script import tirx as T
 
-from ..graph import Op, Tensor
+from ..graph import Op
+from ..target import Cpu
 from .base import Const, Kernel
 from .gemm import DOT_HEADER
 from .requant import RSHIFT_FIELDS, Requant
@@ -25,9 +26,10 @@ def supports(in_c: int, out_c: int) -> bool:
     return in_c == out_c and out_c % LANES == 0
 
 
-def pack_weights(w: np.ndarray) -> np.ndarray:
-    """w [1, kh, kw, C] → int16 [C/4][kh·kw][4] with each group of 4 channels in SXTB16 order (0, 2, 1, 3)."""
-    taps = w.reshape(-1, w.shape[-1] // LANES, LANES)[:, :, [0, 2, 1, 3]]
+def pack_weights(w: np.ndarray, helium: bool = False) -> np.ndarray:
+    """w [1, kh, kw, C] → int16 [C/4][kh·kw][4]: each group of 4 channels in SXTB16 order (0, 2, 1, 3),
+    or in order for Helium (MVE) cores, which widen 4 input bytes into a vector."""
+    taps = w.reshape(-1, w.shape[-1] // LANES, LANES)[:, :, [0, 1, 2, 3] if helium else [0, 2, 1, 3]]
     return np.ascontiguousarray(taps.transpose(1, 0, 2)).astype(np.int16).reshape(-1)
 
 
@@ -37,7 +39,7 @@ def _inside_range(size: int, out: int, k: int, stride: int, dil: int, pad: int) 
     return (inside[0], inside[-1] + 1) if inside else (0, 0)
 
 
-def depthwise_kernel(op: Op, g, in_zp: int, w: np.ndarray, bias: np.ndarray, rq: Requant) -> Kernel:
+def depthwise_kernel(op: Op, g, in_zp: int, w: np.ndarray, bias: np.ndarray, rq: Requant, cpu: Cpu) -> Kernel:
     """`g` is the op's ConvGeometry (conv.py); w its [1, kh, kw, C] weights."""
     C = g.out_c
     groups = C // LANES
@@ -80,5 +82,5 @@ def depthwise_kernel(op: Op, g, in_zp: int, w: np.ndarray, bias: np.ndarray, rq:
                         out[(oy * g.out_w + ox) * C + q * LANES + j] = rq.output(
                             acc[j] + bias[q * LANES + j], q * LANES + j, table, mult, shift)
 
-    args = [op.inputs[0], Const("w", pack_weights(w)), Const("bias", bias), *rq.consts(), op.outputs[0]]
+    args = [op.inputs[0], Const("w", pack_weights(w, cpu.mve)), Const("bias", bias), *rq.consts(), op.outputs[0]]
     return Kernel("depthwise_conv2d", args, func=depthwise, headers=(DOT_HEADER,))

@@ -123,14 +123,14 @@ static inline void mtk_pack_pair_group(const int8_t* src0, const int8_t* src1, u
 /* k int8 values -> packed groups g0 .. g0 + ceil(k/4) - 1 (zero-padded) of the row at dst. */
 static inline void mtk_pack_row_at(const int8_t* src, int32_t k, uint8_t* dst, int32_t g0) {
   int8_t tail[4];
-  for (int32_t t = 0; t < k; t += 4) mtk_pack_row_group(mtk_group_src(src, k, t, tail), dst, g0 + t / 4);
+  for (int32_t g = 0; 4 * g < k; ++g) mtk_pack_row_group(mtk_group_src(src, k, 4 * g, tail), dst, g0 + g);
 }
 
 /* Two rows of k int8 values -> packed pair groups g0 .. g0 + ceil(k/4) - 1 (zero-padded) at dst. */
 static inline void mtk_pack_pair_at(const int8_t* src0, const int8_t* src1, int32_t k, uint8_t* dst, int32_t g0) {
   int8_t tail0[4], tail1[4];
-  for (int32_t t = 0; t < k; t += 4)
-    mtk_pack_pair_group(mtk_group_src(src0, k, t, tail0), mtk_group_src(src1, k, t, tail1), dst, g0 + t / 4);
+  for (int32_t g = 0; 4 * g < k; ++g)
+    mtk_pack_pair_group(mtk_group_src(src0, k, 4 * g, tail0), mtk_group_src(src1, k, 4 * g, tail1), dst, g0 + g);
 }
 
 static inline int32_t mtk_pack_row_s16(const void* src, int32_t k, void* dst) {
@@ -325,23 +325,36 @@ static inline int32_t mtk_dot_1x4_paired_s8(const void* x, const void* w, int32_
 }
 #endif
 
-/* acc[j] += v[j] * w_j for the 4 channels of one depthwise tap; w holds the tap's weights as int16
- * in SXTB16 order (w0, w2, w1, w3), prepared offline (depthwise.py). */
-static inline void mtk_dw_tap(int32_t* acc, const int8_t* v, const void* w) {
-#ifdef MTK_DOT_SIMD
+/* Depthwise sums of 4 channels: a Helium vector, or 4 int32. */
+#if defined(MTK_DOT_MVE)
+typedef int32x4_t mtk_dw_sums_t;
+#define MTK_DW_SUMS_ZERO vdupq_n_s32(0)
+#else
+typedef struct {
+  int32_t c[4];
+} mtk_dw_sums_t;
+#define MTK_DW_SUMS_ZERO {{0, 0, 0, 0}}
+#endif
+
+/* sums[j] += v[j] * w_j for the 4 channels of one depthwise tap. The tap's weights are int16 prepared
+ * offline (depthwise.py): in order on Helium cores, else in SXTB16 order (w0, w2, w1, w3). */
+static inline void mtk_dw_tap(mtk_dw_sums_t* sums, const int8_t* v, const void* w) {
+#if defined(MTK_DOT_MVE)
+  *sums = vaddq_s32(*sums, vmulq_s32(vldrbq_s32(v), vldrhq_s32((const int16_t*)w)));   /* no vector-by-vector MLA in MVE */
+#elif defined(MTK_DOT_SIMD)
   const uint32_t* wp = (const uint32_t*)w;
   uint32_t x = mtk_load4_s8(v);
   uint32_t xe = mtk_sxtb16(x), xo = mtk_sxtb16_ror8(x);
-  acc[0] = mtk_smlabb(xe, wp[0], acc[0]);
-  acc[2] = mtk_smlatt(xe, wp[0], acc[2]);
-  acc[1] = mtk_smlabb(xo, wp[1], acc[1]);
-  acc[3] = mtk_smlatt(xo, wp[1], acc[3]);
+  sums->c[0] = mtk_smlabb(xe, wp[0], sums->c[0]);
+  sums->c[2] = mtk_smlatt(xe, wp[0], sums->c[2]);
+  sums->c[1] = mtk_smlabb(xo, wp[1], sums->c[1]);
+  sums->c[3] = mtk_smlatt(xo, wp[1], sums->c[3]);
 #else
   const int16_t* wp = (const int16_t*)w;
-  acc[0] += v[0] * wp[0];
-  acc[1] += v[1] * wp[2];
-  acc[2] += v[2] * wp[1];
-  acc[3] += v[3] * wp[3];
+  sums->c[0] += v[0] * wp[0];
+  sums->c[1] += v[1] * wp[2];
+  sums->c[2] += v[2] * wp[1];
+  sums->c[3] += v[3] * wp[3];
 #endif
 }
 
@@ -354,17 +367,22 @@ static inline int32_t mtk_dw_4ch_s8(const void* x, int32_t row_step, int32_t col
   const int8_t* xb = (const int8_t*)x;
   const uint8_t* wp = (const uint8_t*)w;
   const int8_t pads[4] = {(int8_t)pad, (int8_t)pad, (int8_t)pad, (int8_t)pad};
-  int32_t sums[4] = {0, 0, 0, 0};
+  mtk_dw_sums_t sums = MTK_DW_SUMS_ZERO;
 #pragma GCC unroll 8
   for (int32_t ky = 0; ky < kh; ++ky) {
     int row_inside = ky >= ky_lo && ky < ky_hi;
 #pragma GCC unroll 8
     for (int32_t kx = 0; kx < kw; ++kx, wp += 8) {
       int inside = row_inside && kx >= kx_lo && kx < kx_hi;
-      mtk_dw_tap(sums, inside ? xb + ky * row_step + kx * col_step : pads, wp);
+      mtk_dw_tap(&sums, inside ? xb + ky * row_step + kx * col_step : pads, wp);
     }
   }
-  return mtk_store4(acc, sums[0], sums[1], sums[2], sums[3]);
+#if defined(MTK_DOT_MVE)
+  vstrwq_s32(acc, sums);
+  return 0;
+#else
+  return mtk_store4(acc, sums.c[0], sums.c[1], sums.c[2], sums.c[3]);
+#endif
 }
 
 #endif /* MTK_DOT_S8_H_ */

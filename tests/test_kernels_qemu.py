@@ -1,0 +1,44 @@
+"""The kernel paths the host cannot run, in QEMU against tflite-micro: Helium (MVE) on the Cortex-M55,
+the Cortex-M3's long-multiply kernels and inline assembly, the Cortex-M4's DSP instructions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import modelgen
+from mtk.boards import get_board
+from mtk.pipeline import RunOptions, run_model
+from mtk.reference import run_reference_batch
+from test_ops_conv import conv_model
+
+pytestmark = [pytest.mark.qemu, pytest.mark.slow]
+
+MODELS = {
+    "conv-taps": lambda: conv_model("CONV_2D", (1, 7, 6, 4), (6, 3, 3, 4), (1, 7, 6, 6), per_channel=True,
+                                    padding="SAME", stride_h=1, stride_w=1, dilation_h_factor=1,
+                                    dilation_w_factor=1, fused_activation_function="NONE"),
+    "conv-gather": lambda: conv_model("CONV_2D", (1, 9, 9, 3), (5, 3, 3, 3), (1, 5, 5, 5), per_channel=True,
+                                      padding="SAME", stride_h=2, stride_w=2, dilation_h_factor=1,
+                                      dilation_w_factor=1, fused_activation_function="RELU"),
+    "fc-600": lambda: conv_model("FULLY_CONNECTED", (1, 600), (6, 600), (1, 6), per_channel=True,
+                                 fused_activation_function="RELU"),
+    "depthwise": lambda: conv_model("DEPTHWISE_CONV_2D", (1, 9, 7, 8), (1, 3, 3, 8), (1, 9, 7, 8), per_channel=True,
+                                    padding="SAME", stride_h=1, stride_w=1, depth_multiplier=1, dilation_h_factor=1,
+                                    dilation_w_factor=1, fused_activation_function="RELU"),
+    "chain-cnn": lambda: modelgen.example_models(0)["CHAIN_CNN"],
+    "chain-residual": lambda: modelgen.example_models(1)["CHAIN_RESIDUAL"],
+}
+
+
+@pytest.mark.parametrize("board", ["mps3/corstone300/an547", "mps2/an385", "mps2/an386"])
+@pytest.mark.parametrize("name", MODELS)
+def test_kernels_bit_exact_on_target(board, name, tmp_path):
+    model = MODELS[name]()
+    path = tmp_path / "model.tflite"
+    path.write_bytes(model)
+    samples = [modelgen.random_inputs(model, seed) for seed in range(2)]
+    result = run_model(path, RunOptions(board=get_board(board), runs=1), samples)
+    for expected, got in zip(run_reference_batch(model, samples), result.outputs):
+        for want, out in zip(expected, got):
+            assert np.array_equal(np.asarray(out).reshape(-1), np.asarray(want).reshape(-1))
