@@ -1,11 +1,13 @@
 """The int8 GEMM behind CONV_2D and FULLY_CONNECTED, as TIR: out[p, c] = requant(Σ_k a[p, k]·w[c, k] + bias[c]).
 
 Rows `a` are the input itself (fully connected, 1×1 stride-1 unpadded conv) or im2col patches
-gathered into an arena scratch (padding written as the input zero point, which the folded bias
-cancels). Two rows at a time (one when there is one) are packed to int16 in the order the
-micro-kernels want, then each 2×2 (rows × channels) or 1×4 block is an extern call to a C
-micro-kernel (c/mtk_dot_s8.h: SMLAD on DSP cores, scalar elsewhere) over weights interleaved
-offline in groups of 4; TVM generates the loops, the gathering and the requantization epilogue.
+(padding read as the input zero point, which the folded bias cancels). Two rows at a time (one
+when there is one) are packed into an arena scratch in the layout the micro-kernels want (int16
+in SXTB16 order on DSP cores, int8 chunks of 16 on Helium cores, row pairs in one int32 on the
+Cortex-M3: c/mtk_dot_s8.h), then each 2×2 (rows × channels) or 1×4 block is an extern call to a C
+micro-kernel over weights interleaved offline per block (pack_weights, pack_weight_pairs); TVM
+generates the loops, the byte gathering of patches whose channels do not come in 4s, and the
+requantization epilogue (requant.py).
 """
 
 from __future__ import annotations
