@@ -21,9 +21,10 @@ RSHIFT_FIELDS = 4   # multiplier, rounding low word, rounding high word, high-wo
 
 
 def rshift_table(multiplier: np.ndarray, shift: np.ndarray) -> np.ndarray | None:
-    """int32 [channels, 4] for mtk_requant_rshift, or None when a channel shifts left.
-    A zero multiplier gives 0 with any right shift: it takes shift 1."""
-    if np.any((shift >= 0) & (multiplier != 0)):
+    """int32 [channels, 4] for mtk_requant_rshift, or None when a channel shifts left (or, which
+    TFLite's positive scales never give, has a negative multiplier). A zero multiplier gives 0 with
+    any right shift: it takes shift 1."""
+    if np.any((shift >= 0) & (multiplier != 0)) or np.any(multiplier < 0):
         return None
     e = np.where(multiplier == 0, 1, -shift.astype(np.int64))
     rounding = (1 << 30) + (np.int64(1) << (30 + e))
@@ -53,10 +54,6 @@ class Requant:
     out_zp: int
     act_min: int
     act_max: int
-
-    @property
-    def channels(self) -> int:
-        return len(self.multiplier)
 
     @property
     def per_tensor(self) -> bool:
