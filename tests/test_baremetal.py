@@ -81,3 +81,15 @@ def test_build_error_shows_compiler_message(tmp_path):
     (project / "model" / "src" / "default_lib.c").write_text("int broken(void) { return undeclared_thing; }\n")
     with pytest.raises(TargetError, match="undeclared_thing"):
         platform.build(project)
+
+
+def test_refuses_a_model_compiled_for_other_kernels(tmp_path):
+    """Weight layouts follow the CPU's DSP/Helium/long-multiply features: an M4 model is not M3 code."""
+    from mtk.compiler import compile_model
+
+    model = Path(__file__).resolve().parents[1] / "models" / "digits_cnn_int8.tflite"
+    compiled = compile_model(model, tmp_path / "m4", cpu="cortex-m4").out_dir
+    with pytest.raises(ModelError, match="(?s)compiled for cortex-m4.*--board mps2/an385"):
+        get_platform("baremetal").render(compiled, get_board("mps2/an385"), tmp_path / "p", ProjectOptions())
+    assert not (tmp_path / "p").exists()
+    get_platform("baremetal").render(compiled, get_board("mps2/an500"), tmp_path / "m7", ProjectOptions())

@@ -23,7 +23,7 @@ from .elfsize import ElfSizes, elf_sizes
 from .platforms import ProjectOptions, get_platform
 from .platforms.compiled_model import CompiledModel
 from .reader import read_model
-from .runners import get_runner
+from .runners import FlashRunner, Runner, get_runner
 from .transport.protocol import CycleStats, FirmwareClient
 
 Sample = list[np.ndarray]      # one array per model input
@@ -141,10 +141,9 @@ def _unpack(compiled: CompiledModel, raw: bytes) -> Sample:
             for data, t in zip(compiled.unpack_outputs(raw), compiled.outputs)]
 
 
-def run_firmware(elf: Path, compiled: CompiledModel, samples: list[Sample],
+def run_firmware(runner: Runner, elf: Path, compiled: CompiledModel, samples: list[Sample],
                  options: RunOptions) -> tuple[str, CycleStats, list[Sample], list[int] | None]:
     """Send each sample, read its outputs; time `options.runs` inferences of the first sample."""
-    runner = get_runner(options.board, **options.runner_options)
     with ui.step(f"running on {options.board.name}"), runner.start(elf) as session:
         client = FirmwareClient(session.link)
         client.wait_boot()
@@ -176,13 +175,16 @@ def run_model(model: str | Path, options: RunOptions, samples: str | Path | list
     model = Path(model)
     if options.runs < 1:
         raise MtkError(f"-n {options.runs}: at least one inference is needed")
+    runner = get_runner(options.board, **options.runner_options)
+    if isinstance(runner, FlashRunner):
+        runner.select_board()   # no board attached: say so before a long build
     with work_folder(options.build_dir) as work:
         int8 = int8_model(model, options.calib, work)
         if isinstance(samples, (str, Path)):
             samples = load_samples(samples, int8)
         compiled, elf = build_firmware(int8, options, work)
         samples = [check_sample(compiled, s) for s in samples or random_samples(compiled, options.random_samples)]
-        unit, stats, outputs, layers = run_firmware(elf, compiled, samples, options)
+        unit, stats, outputs, layers = run_firmware(runner, elf, compiled, samples, options)
         return RunResult(options.board, model.name, unit, stats, compiled.macs, compiled.arena_bytes,
                          compiled.constant_bytes, elf_sizes(elf), samples, outputs, int8.read_bytes(),
                          _layer_times(compiled, layers) if layers is not None else None)

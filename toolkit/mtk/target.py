@@ -16,6 +16,17 @@ class Cpu:
     fpu: str | None      # gcc -mfpu name, None when the core has no FPU
 
     @property
+    def long_multiply(self) -> bool:
+        """UMULL/SMLAL: every core but ARMv6-M and ARMv8-M Baseline."""
+        return self.arch not in ("armv6-m", "armv8-m.base")
+
+    @property
+    def kernel_features(self) -> tuple[bool, bool, bool]:
+        """What the generated kernels' weight layouts depend on: a model compiled for one CPU runs
+        on another only if these agree (the C picks its code path from the build's own flags)."""
+        return (self.long_multiply, self.dsp, self.mve)
+
+    @property
     def gcc_flags(self) -> list[str]:
         flags = [f"-mcpu={self.name}", "-mthumb"]
         if self.fpu:

@@ -11,6 +11,14 @@ from ..pipeline import RunOptions
 from ..platforms import PLATFORMS
 
 
+def add_runner_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--runner", help="flash runner for a physical board: west (the build's default, default), a "
+                   "Zephyr runner such as openocd or jlink, or pyocd (Python API)")
+    p.add_argument("--serial-number", help="the probe's serial number, to pick one of several identical boards "
+                   "(`mtk ports`)")
+    p.add_argument("--port", help="the board's serial port, when its USB ids do not find it")
+
+
 def add_target_arguments(p: argparse.ArgumentParser, several_boards: bool = False) -> None:
     if several_boards:
         p.add_argument("--board", action="append", dest="boards", metavar="BOARD",
@@ -20,10 +28,7 @@ def add_target_arguments(p: argparse.ArgumentParser, several_boards: bool = Fals
                        help=f"target board (default: {DEFAULT_BOARD}, QEMU Cortex-M4F); `mtk boards` lists them")
     p.add_argument("--platform", choices=sorted(PLATFORMS),
                    help="firmware platform (default: baremetal for QEMU boards, zephyr for physical boards)")
-    p.add_argument("--runner", help="flash runner for a physical board: west (the build's default), a Zephyr "
-                   "runner such as openocd or jlink, or pyocd")
-    p.add_argument("--serial-number", help="the probe's serial number, to pick one of several identical boards")
-    p.add_argument("--port", help="the board's serial port (default: found from its USB ids)")
+    add_runner_arguments(p)
     p.add_argument("--calib", metavar="DATA",
                    help="calibration data (.npy/.npz/folder) to quantize a float model on the way")
     p.add_argument("--build-dir", type=Path, metavar="DIR",

@@ -10,6 +10,7 @@ from ..boards import get_board
 from ..errors import MtkError
 from ..platforms.zephyr import ELF, read_project
 from ..runners import FlashRunner, get_runner
+from ._target import add_runner_arguments
 
 NAME = "flash"
 HELP = "flash a built application to its board, found over USB"
@@ -26,13 +27,6 @@ examples:
 
 exit status: 0 flashed, 2 bad usage, 3 flash tool missing, 4 no board, several boards, flash failure
 """
-
-
-def add_runner_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--runner", help="west (the build's default, default), a Zephyr runner such as openocd or jlink, "
-                   "or pyocd (Python API)")
-    p.add_argument("--serial-number", help="the probe serial number of the board to use (`mtk ports`)")
-    p.add_argument("--port", help="the board's serial port, when its USB ids do not find it")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -26,7 +26,6 @@ from .requant import RSHIFT_FIELDS, Requant
 DOT_HEADER = "mtk_dot_s8.h"
 GROUP = 4   # k values per packed group
 HELIUM_CHUNK = 16   # k values per Helium vector: the weights' group on MVE cores (c/mtk_dot_s8.h)
-NO_LONG_MULTIPLY = ("armv6-m", "armv8-m.base")   # the cores MTK_NO_MUL64 (c/mtk_fixedpoint.h) names
 
 
 @dataclass(frozen=True)
@@ -75,7 +74,7 @@ def paired_weights(cpu: Cpu, rows: int) -> bool:
     """Single-row GEMMs (fully connected) on cores with a 32×32→64 multiply-accumulate but no SIMD
     (Cortex-M3) take their weights two channels to an int32: one SMLAL per two products, at twice
     the weights' flash (pack_weight_pairs)."""
-    return rows == 1 and not cpu.dsp and cpu.arch not in NO_LONG_MULTIPLY
+    return rows == 1 and not cpu.dsp and cpu.long_multiply
 
 
 def gemm_kernel(name: str, op: Op, y: Tensor, w: np.ndarray, bias: np.ndarray, rq: Requant,

@@ -45,6 +45,7 @@ class BaremetalPlatform(Platform):
             raise MtkError(f"the bare-metal platform runs QEMU boards only; {board.name} is a physical board",
                            hint="use the zephyr platform for it")
         model = CompiledModel.load(compiled_dir)
+        model.check_runs_on(board)
         _check_fits(model, board, options)
         env = jinja2.Environment(loader=jinja2.FileSystemLoader(BAREMETAL_APP), undefined=jinja2.StrictUndefined,
                                  keep_trailing_newline=True)

@@ -16,8 +16,10 @@ from typing import Any
 
 import jinja2
 
+from ..boards import Board
 from ..errors import ModelError
 from ..paths import FIRMWARE
+from ..target import get_cpu
 
 CORE_FILES = ("mtk_core.c", "mtk_core.h", "mtk_port.h", "mtk_model.h", "mtk_layer_hook.h", "mtk_semihosting.h")
 TENSOR_ALIGN = 16  # MTK_TENSOR_ALIGN in firmware/mtk_model.h
@@ -63,6 +65,7 @@ class CompiledModel:
     macs: int
     arena_bytes: int
     constant_bytes: int
+    cpu: str | None = None      # what it was compiled for
 
     @classmethod
     def load(cls, path: Path) -> CompiledModel:
@@ -73,12 +76,19 @@ class CompiledModel:
                         outputs=_tensors(meta["outputs"]), op_count=len(meta["ops"]),
                         macs=sum(int(op.get("macs") or 0) for op in meta["ops"]),
                         arena_bytes=int(meta["memory"]["arena_bytes"]),
-                        constant_bytes=int(meta["memory"]["constant_bytes"]))
+                        constant_bytes=int(meta["memory"]["constant_bytes"]),
+                        cpu=meta.get("target", {}).get("cpu"))
         except (OSError, ValueError, KeyError, TypeError, IndexError) as err:
             raise ModelError(f"{path} is not a compiled model folder ({err!r})") from err
         if not (path / "include" / f"tvmgen_{model.module}.h").is_file():
             raise ModelError(f"{path}/include/tvmgen_{model.module}.h is missing")
         return model
+
+    def check_runs_on(self, board: Board) -> None:
+        """Refuse a board whose CPU needs other kernel layouts than the model was compiled for."""
+        if self.cpu is not None and get_cpu(self.cpu).kernel_features != board.cpu.kernel_features:
+            raise ModelError(f"{self.path} was compiled for {self.cpu}; {board.name} has a {board.cpu.name}, "
+                             "which needs other kernels", hint=f"compile it with --board {board.name}")
 
     @property
     def input_bytes(self) -> int:

@@ -76,6 +76,7 @@ class ZephyrPlatform(Platform):
 
     def render(self, compiled_dir: Path, board: Board, out_dir: Path, options: ProjectOptions) -> Path:
         model = CompiledModel.load(compiled_dir)
+        model.check_runs_on(board)
         board_file = board_file_name(board)
         context = {
             "board": board, "model_title": c_safe_label(model.name), "model_sources": model_sources(model),
