@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from mtk.errors import TargetError
+from mtk.transport.protocol import FirmwareClient
 from mtk.transport.serial_link import SerialLink
 
 
@@ -66,3 +67,38 @@ def test_closed_connection_is_a_target_error(server):
     assert link.read_line(1) == "m-init-done"
     with pytest.raises(TargetError, match=r"(?s)closed the serial connection.*\| m-init-done"):
         link.read_line(1)
+
+
+def _answer_then_ready(peer: socket.socket, answer: bytes) -> None:
+    peer.settimeout(5)
+    peer.recv(64)
+    peer.sendall(answer + b"m-ready\r\n")
+
+
+@pytest.mark.parametrize("answer", [b"m-mtk-info-[zzz]\r\n", b"m-mtk-info-[model:x,arena:lots]\r\n", b"\xff\xfe\r\n"])
+def test_garbage_answer_is_a_target_error(server, answer):
+    link, peer = server
+    threading.Thread(target=_answer_then_ready, args=(peer, answer)).start()
+    with pytest.raises(TargetError, match="'mtk-info'"):
+        FirmwareClient(link, timeout=2).info()
+
+
+def test_endless_garbage_does_not_keep_the_host_waiting(server):
+    link, peer = server
+    stop = threading.Event()
+
+    def chatter() -> None:
+        while not stop.is_set():
+            peer.sendall(b"noise\r\n")
+            time.sleep(0.01)
+
+    thread = threading.Thread(target=chatter)
+    thread.start()
+    start = time.monotonic()
+    try:
+        with pytest.raises(TargetError, match=r"(?s)did not answer 'name' within 0.5 s.*\| noise"):
+            FirmwareClient(link, timeout=0.5).name()
+    finally:
+        stop.set()
+        thread.join()
+    assert time.monotonic() - start < 2

@@ -3,13 +3,17 @@ the mtk extensions (raw outputs, per-inference statistics, per-layer profile, ex
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from ..errors import TargetError
 from .serial_link import SerialLink
 
 READY = "m-ready"
 LOAD_CHUNK_BYTES = 32  # `db <64 hex digits>%` stays within the firmware's 80-character commands
+Answer = TypeVar("Answer")
 
 
 @dataclass(frozen=True)
@@ -47,7 +51,7 @@ def _payload(lines: list[str], prefix: str) -> str:
     for line in lines:
         if line.startswith(prefix + "[") and line.endswith("]"):
             return line[len(prefix) + 1:-1]
-    raise TargetError(f"expected a '{prefix}[...]' line, got: {lines}")
+    raise ValueError(f"no '{prefix}[...]' line")
 
 
 def _fields(payload: str) -> dict[str, str]:
@@ -67,9 +71,12 @@ class FirmwareClient:
         self.timeout = timeout
 
     def _read_until_ready(self, what: str, timeout: float) -> list[str]:
+        """The lines before the next `m-ready`, all within `timeout` (a target printing garbage
+        without end does not keep the host waiting)."""
+        deadline = time.monotonic() + timeout
         lines: list[str] = []
         while True:
-            line = self.link.read_line(timeout)
+            line = self.link.read_line(max(0.0, deadline - time.monotonic()))
             if line is None:
                 raise TargetError(f"the target did not answer {what} within {timeout:g} s\n"
                                   f"{self.link.describe_last_lines()}")
@@ -95,13 +102,23 @@ class FirmwareClient:
             raise TargetError(f"the target refused '{command}': {errors[0]}")
         return lines
 
+    def query(self, command: str, parse: Callable[[list[str]], Answer], timeout: float | None = None) -> Answer:
+        """`command`'s answer read by `parse`; an answer it cannot read is a TargetError."""
+        lines = self.command(command, timeout)
+        try:
+            return parse(lines)
+        except (ValueError, KeyError) as err:
+            raise TargetError(f"cannot read the target's answer to '{command}' ({err}): {lines[:4]}") from err
+
     def name(self) -> str:
-        return _payload(self.command("name"), "m-name-dut-")
+        return self.query("name", lambda lines: _payload(lines, "m-name-dut-"))
 
     def info(self) -> FirmwareInfo:
-        f = _fields(_payload(self.command("mtk-info"), "m-mtk-info-"))
-        return FirmwareInfo(model=f["model"], arena_bytes=int(f["arena"]), input_bytes=int(f["input"]),
-                            output_bytes=int(f["output"]), unit=f["unit"], layers=int(f["layers"]))
+        def parse(lines: list[str]) -> FirmwareInfo:
+            f = _fields(_payload(lines, "m-mtk-info-"))
+            return FirmwareInfo(model=f["model"], arena_bytes=int(f["arena"]), input_bytes=int(f["input"]),
+                                output_bytes=int(f["output"]), unit=f["unit"], layers=int(f["layers"]))
+        return self.query("mtk-info", parse)
 
     def load_input(self, data: bytes) -> None:
         """Load the model input with `db load N` and `db <hex>` commands."""
@@ -113,27 +130,30 @@ class FirmwareClient:
             raise TargetError(f"the target did not confirm loading {len(data)} bytes: {lines}")
 
     def infer(self, count: int = 1, warmup: int = 0, timeout: float | None = None) -> InferTiming:
-        lines = self.command(f"infer {count} {warmup}", timeout)
-        laps = [int(line[len("m-lap-us-"):]) for line in lines if line.startswith("m-lap-us-")]
-        if len(laps) != 2 or "m-infer-done" not in lines:
-            raise TargetError(f"unexpected answer to 'infer {count} {warmup}': {lines}")
-        return InferTiming(count, laps[0], laps[1], [float(v) for v in _values(lines, "m-results-")])
+        def parse(lines: list[str]) -> InferTiming:
+            laps = [int(line[len("m-lap-us-"):]) for line in lines if line.startswith("m-lap-us-")]
+            if len(laps) != 2 or "m-infer-done" not in lines:
+                raise ValueError("two m-lap-us- lines and m-infer-done expected")
+            return InferTiming(count, laps[0], laps[1], [float(v) for v in _values(lines, "m-results-")])
+        return self.query(f"infer {count} {warmup}", parse, timeout)
 
     def results(self) -> list[float]:
-        return [float(v) for v in _values(self.command("results"), "m-results-")]
+        return self.query("results", lambda lines: [float(v) for v in _values(lines, "m-results-")])
 
     def read_output(self) -> bytes:
         """The raw bytes of the output buffer after the last inference."""
-        return bytes.fromhex(_payload(self.command("mtk-out"), "m-mtk-out-"))
+        return self.query("mtk-out", lambda lines: bytes.fromhex(_payload(lines, "m-mtk-out-")))
 
     def stats(self, count: int, timeout: float | None = None) -> CycleStats:
         """Run `count` inferences; min/median/max units (FirmwareInfo.unit) per inference."""
-        f = _fields(_payload(self.command(f"mtk-stats {count}", timeout), "m-mtk-stats-"))
-        return CycleStats(count=int(f["n"]), min=int(f["min"]), median=int(f["median"]), max=int(f["max"]))
+        def parse(lines: list[str]) -> CycleStats:
+            f = _fields(_payload(lines, "m-mtk-stats-"))
+            return CycleStats(count=int(f["n"]), min=int(f["min"]), median=int(f["median"]), max=int(f["max"]))
+        return self.query(f"mtk-stats {count}", parse, timeout)
 
     def layers(self) -> list[int]:
         """Units per op of the last inference (firmware built with profiling)."""
-        return [int(v) for v in _values(self.command("mtk-layers"), "m-mtk-layers-")]
+        return self.query("mtk-layers", lambda lines: [int(v) for v in _values(lines, "m-mtk-layers-")])
 
     def exit(self, status: int = 0) -> None:
         """Ask the firmware to end the run with `status`."""
