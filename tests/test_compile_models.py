@@ -4,9 +4,6 @@ and the generated C builds for every Cortex-M CPU with warnings as errors, needi
 from __future__ import annotations
 
 import json
-import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -15,17 +12,11 @@ import pytest
 from mtk.compiler import compile_model
 from mtk.hostrun import HostModel
 from mtk.reference import run_reference_batch
+from mtk.target import CPUS
 
+from armbuild import undefined_symbols
 from conftest import shared_models
 
-CPU_FLAGS = {
-    "cortex-m0plus": ["-mcpu=cortex-m0plus", "-mthumb", "-mfloat-abi=soft"],
-    "cortex-m3": ["-mcpu=cortex-m3", "-mthumb", "-mfloat-abi=soft"],
-    "cortex-m4": ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"],
-    "cortex-m7": ["-mcpu=cortex-m7", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv5-d16"],
-    "cortex-m33": ["-mcpu=cortex-m33", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv5-sp-d16"],
-    "cortex-m55": ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"],
-}
 
 # ARMv6-M has no divide instruction: gcc calls its own runtime (libgcc, linked by every gcc build)
 # for integer division, including the index arithmetic of the generated loops.
@@ -55,24 +46,10 @@ def test_bit_exact_with_tflite_micro(model, compiled):
             assert int((g != r).sum()) == 0, f"{model}: {(g != r).sum()} of {r.size} outputs differ"
 
 
-@pytest.mark.parametrize("cpu", list(CPU_FLAGS))
+@pytest.mark.parametrize("cpu", list(CPUS))
 def test_generated_c_builds_for_cortex_m(cpu, compiled, tmp_path):
-    gcc = shutil.which("arm-none-eabi-gcc")
-    if gcc is None:
-        pytest.skip("arm-none-eabi-gcc not installed (Debian package gcc-arm-none-eabi)")
     for model, folder in compiled.items():
-        objs = []
-        for src in sorted((folder / "src").glob("*.c")):
-            obj = tmp_path / f"{model}_{src.stem}.o"
-            subprocess.run([gcc, *CPU_FLAGS[cpu], "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror",
-                            "-I", str(folder / "include"), "-c", str(src), "-o", str(obj)],
-                           check=True, capture_output=True, text=True)
-            objs.append(str(obj))
-        linked = tmp_path / f"{model}.o"   # one relocatable object: calls between the files resolve
-        subprocess.run([gcc, *CPU_FLAGS[cpu], "-r", "-nostdlib", *objs, "-o", str(linked)], check=True)
-        undefined = subprocess.run(["arm-none-eabi-nm", "-u", str(linked)], check=True, capture_output=True,
-                                   text=True).stdout
-        symbols = set(re.findall(r"U (\S+)", undefined)) - {"memcpy", "memset"} - COMPILER_RUNTIME.get(cpu, set())
+        symbols = undefined_symbols(folder, cpu, tmp_path / model) - COMPILER_RUNTIME.get(cpu, set())
         assert not symbols, f"{model} on {cpu} needs {sorted(symbols)}"
 
 
