@@ -7,7 +7,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -22,8 +22,10 @@ from .graph import Graph, Op, Tensor, c_identifier
 from .ops import op_def
 from .ops.base import Const, Kernel, Lowered, Scratch
 from .ops.fixedpoint import FIXEDPOINT_HEADER
+from .ops.gemm import GemmSchedule
 from .reader import read_model
 from .target import DEFAULT_CPU, Cpu, get_cpu
+from .tuning import Layer, Tuning, tunable_layers
 
 EDGE_OPS = ("QUANTIZE", "DEQUANTIZE")
 KERNEL_HEADERS = Path(__file__).parent / "ops" / "c"
@@ -117,9 +119,11 @@ def _drop_unused_args(kernel: Kernel) -> Kernel:
 class _Builder:
     """Turns lowered ops into the plan, the C sources and the metadata."""
 
-    def __init__(self, graph: Graph, cpu: Cpu, module: str, external_workspace: bool):
+    def __init__(self, graph: Graph, cpu: Cpu, module: str, external_workspace: bool, tuning: Tuning):
         self.graph, self.cpu, self.module, self.external = graph, cpu, module, external_workspace
+        self.tuning = tuning
         self.lowered: list[tuple[Op, Lowered]] = []
+        self.scheduled: dict[int, tuple[Layer, GemmSchedule]] = {}   # by op index
         self.aliases = _AliasSets()
         self.c_names = self._io_names()
 
@@ -143,8 +147,15 @@ class _Builder:
         return "const" if tensor.is_constant else None
 
     def lower_all(self) -> None:
+        layers = {layer.op.index: layer for layer in tunable_layers(self.graph, self.cpu)}
         for op in self.graph.ops:
-            low = op_def(op.type).lower(op, self.graph, self.cpu)
+            opdef = op_def(op.type)
+            if op.index in layers:
+                schedule = self.tuning.schedule(layers[op.index])
+                self.scheduled[op.index] = (layers[op.index], schedule)
+                low = opdef.lower_scheduled(op, self.graph, self.cpu, schedule)
+            else:
+                low = opdef.lower(op, self.graph, self.cpu)
             low.kernels = [_drop_unused_args(k) for k in low.kernels]
             if low.alias_of is not None:
                 group = set(self.aliases.members(low.alias_of, range(len(self.graph.tensors)))) | \
@@ -253,8 +264,9 @@ class _Kernels:
 
 def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu | None = None,
                   board: str | None = None, module_name: str = "default", workspace: str = "internal",
-                  force: bool = False) -> CompileResult:
-    """Compile `model_path` into a C library folder at `out_dir` (written atomically)."""
+                  force: bool = False, tuning: Tuning | None = None) -> CompileResult:
+    """Compile `model_path` into a C library folder at `out_dir` (written atomically); layers whose key
+    `tuning` holds take its schedule, the others the default."""
     board_info = None
     if board is not None:
         from .boards import get_board
@@ -267,7 +279,7 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
     with ui.step(f"reading {Path(model_path).name}"):
         graph = read_model(model_path)
         check_supported(graph)
-    builder = _Builder(graph, cpu_obj, module, workspace == "external")
+    builder = _Builder(graph, cpu_obj, module, workspace == "external", tuning or Tuning())
     with ui.step(f"lowering {len(graph.ops)} ops through TVM TE/TIR for {cpu_obj.name}"):
         builder.lower_all()
         plan, tensor_buffers, scratch = builder.plan()
@@ -300,6 +312,9 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
                 "kernel": symbols[0] if len(symbols) == 1 else (symbols or None),
                 "impl": "alias" if not low.kernels else ("+".join(sorted({k.impl for k in low.kernels}))),
             })
+            if op.index in builder.scheduled:
+                layer, schedule = builder.scheduled[op.index]
+                op_meta[-1].update(layer_key=layer.key, schedule=asdict(schedule))
         kernel_src = kernels.source(cpu_obj)
         prototypes = [f"int32_t {m.group(1)}({m.group(2)});" for m in _PROTOTYPE.finditer(kernel_src)]
         inputs = [graph.tensors[i] for i in graph.inputs]

@@ -25,6 +25,7 @@ from .platforms.compiled_model import CompiledModel
 from .reader import read_model
 from .runners import FlashRunner, Runner, get_runner
 from .transport.protocol import CycleStats, FirmwareClient
+from .tuning import Tuning
 
 Sample = list[np.ndarray]      # one array per model input
 INFER_TIMEOUT_S = 120.0        # one `mtk-stats N` under QEMU on a slow machine
@@ -40,6 +41,7 @@ class RunOptions:
     calib: str | None = None    # calibration data: quantize a float model on the way
     build_dir: Path | None = None
     random_samples: int = 1     # inputs made up when the user gives none
+    tuning: Tuning | None = None   # per-layer schedules (`mtk tune`); None: the defaults
     runner_options: dict[str, Any] = field(default_factory=dict)
 
 
@@ -126,7 +128,8 @@ def int8_model(model: Path, calib: str | None, work: Path) -> Path:
 
 
 def build_firmware(model: Path, options: RunOptions, work: Path) -> tuple[CompiledModel, Path]:
-    compiled_dir = compile_model(model, work / "compiled", board=options.board.name, force=True).out_dir
+    compiled_dir = compile_model(model, work / "compiled", board=options.board.name, force=True,
+                                 tuning=options.tuning).out_dir
     compiled = CompiledModel.load(compiled_dir)
     platform = get_platform(options.platform)
     project = platform.render(compiled_dir, options.board, work / "project",

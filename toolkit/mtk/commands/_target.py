@@ -9,6 +9,17 @@ from typing import Any
 from ..boards import DEFAULT_BOARD, Board, get_board
 from ..pipeline import RunOptions
 from ..platforms import PLATFORMS
+from ..tuning import Tuning, load_tuning
+
+
+def add_tuning_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--tuning", type=Path, metavar="FILE",
+                   help="per-layer schedules measured by `mtk tune` (its cache file, e.g. mtk-tuning.json); "
+                        "layers it does not hold take the default")
+
+
+def tuning_of(args: argparse.Namespace) -> Tuning | None:
+    return load_tuning(args.tuning) if args.tuning is not None else None
 
 
 def add_runner_arguments(p: argparse.ArgumentParser) -> None:
@@ -33,6 +44,7 @@ def add_target_arguments(p: argparse.ArgumentParser, several_boards: bool = Fals
                    help="calibration data (.npy/.npz/folder) to quantize a float model on the way")
     p.add_argument("--build-dir", type=Path, metavar="DIR",
                    help="keep the compiled model and the firmware project here (default: a temporary folder)")
+    add_tuning_argument(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
 
 
@@ -44,4 +56,4 @@ def run_options(args: argparse.Namespace, board: Board | str, runner_options: di
                           if (value := getattr(args, key)) is not None}
     platform = args.platform or ("baremetal" if board.is_qemu else "zephyr")
     return RunOptions(board=board, platform=platform, calib=args.calib, build_dir=args.build_dir,
-                      runner_options=runner_options, **overrides)
+                      runner_options=runner_options, tuning=tuning_of(args), **overrides)

@@ -8,6 +8,7 @@ import sys
 
 from .. import ui
 from ..compiler import compile_model
+from ._target import add_tuning_argument, tuning_of
 
 NAME = "compile"
 HELP = "compile an int8 TFLite model to plain C (TVM kernels, static entry point and memory plan)"
@@ -21,6 +22,7 @@ examples:
   mtk compile model.tflite -o build/model
   mtk compile model.tflite --board nucleo_f746zg -o out/
   mtk compile model.tflite --cpu cortex-m55 --module-name kws -o out/
+  mtk compile model.tflite --board mps2/an386 --tuning mtk-tuning.json -o out/   # schedules from `mtk tune`
 """
 
 
@@ -34,6 +36,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--module-name", default="default", help="C name prefix: tvmgen_<module>_run (default: default)")
     p.add_argument("--workspace", choices=["internal", "external"], default="internal",
                    help="internal: a static arena in the library; external: the caller passes the arena")
+    add_tuning_argument(p)
     p.add_argument("--force", action="store_true", help="replace the content of a non-empty output folder")
     p.add_argument("--verbose", "-v", action="store_true", help="print the memory plan (each buffer's placement)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
@@ -51,7 +54,7 @@ def summary(meta: dict, out_dir: str) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     result = compile_model(args.model, args.output, cpu=args.cpu, board=args.board, module_name=args.module_name,
-                           workspace=args.workspace, force=args.force)
+                           workspace=args.workspace, force=args.force, tuning=tuning_of(args))
     info = summary(result.metadata, str(result.out_dir))
     if args.json:
         json.dump(info, sys.stdout, indent=1)

@@ -17,9 +17,9 @@ from ..errors import ModelError
 from ..graph import Graph, Op, Tensor
 from ..target import Cpu
 from . import depthwise
-from .base import Const, Kernel, Lowered, OpDef, constant_kernel, io
+from .base import Const, Kernel, Lowered, OpDef, ScheduledOpDef, constant_kernel, io
 from .fixedpoint import activation_range, clamp, multiply_by_quantized_multiplier, quantize_multipliers
-from .gemm import Patches, gemm_kernel
+from .gemm import GemmSchedule, Patches, gemm_kernel, gemm_schedules
 from .requant import Requant
 from .schedules import schedule_per_output
 
@@ -106,7 +106,7 @@ def padded_input(x: te.Tensor, g: ConvGeometry, in_zp: int):
     return read
 
 
-class Conv2D(OpDef):
+class Conv2D(ScheduledOpDef):
     types = ("CONV_2D",)
 
     def check(self, op: Op, graph: Graph) -> None:
@@ -122,7 +122,11 @@ class Conv2D(OpDef):
         (x, w, *_), y = io(op, graph)
         return y.size * w.shape[1] * w.shape[2] * w.shape[3]
 
-    def lower(self, op: Op, graph: Graph, cpu: Cpu) -> Lowered:
+    def schedules(self, op: Op, graph: Graph, cpu: Cpu) -> list[GemmSchedule]:
+        (x, w, *_), y = io(op, graph)
+        return gemm_schedules(cpu, y.size // w.shape[0])
+
+    def lower_scheduled(self, op: Op, graph: Graph, cpu: Cpu, schedule: GemmSchedule) -> Lowered:
         (x, w, *rest), y = io(op, graph)
         bias = rest[0] if rest else None
         g = conv_geometry(op, x, w, y)
@@ -132,7 +136,8 @@ class Conv2D(OpDef):
         direct = (g.k_h, g.k_w, g.stride_h, g.stride_w, g.pad_top, g.pad_left) == (1, 1, 1, 1, 0, 0)
         patches = None if direct else Patches(g.in_h, g.in_w, g.in_c, g.out_h, g.out_w, g.k_h, g.k_w, g.stride_h,
                                               g.stride_w, g.dil_h, g.dil_w, g.pad_top, g.pad_left, x.quant.zp)
-        return Lowered([gemm_kernel("conv2d", op, y, w.data.reshape(g.out_c, -1), bias_f, rq, patches, cpu)])
+        return Lowered([gemm_kernel("conv2d", op, y, w.data.reshape(g.out_c, -1), bias_f, rq, patches, cpu,
+                                    schedule)])
 
 
 class DepthwiseConv2D(OpDef):

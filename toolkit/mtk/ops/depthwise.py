@@ -16,7 +16,7 @@ from tvm.script import tirx as T
 from ..graph import Op
 from ..target import Cpu
 from .base import Const, Kernel
-from .gemm import DOT_HEADER
+from .gemm import DOT_HEADER, SXTB16_ORDER
 from .requant import RSHIFT_FIELDS, Requant
 
 LANES = 4
@@ -29,7 +29,7 @@ def supports(in_c: int, out_c: int) -> bool:
 def pack_weights(w: np.ndarray, helium: bool = False) -> np.ndarray:
     """w [1, kh, kw, C] → int16 [C/4][kh·kw][4]: each group of 4 channels in SXTB16 order (0, 2, 1, 3),
     or in order for Helium (MVE) cores, which widen 4 input bytes into a vector."""
-    taps = w.reshape(-1, w.shape[-1] // LANES, LANES)[:, :, [0, 1, 2, 3] if helium else [0, 2, 1, 3]]
+    taps = w.reshape(-1, w.shape[-1] // LANES, LANES)[:, :, [0, 1, 2, 3] if helium else SXTB16_ORDER]
     return np.ascontiguousarray(taps.transpose(1, 0, 2)).astype(np.int16).reshape(-1)
 
 

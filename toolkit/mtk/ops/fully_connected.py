@@ -11,12 +11,12 @@ import numpy as np
 from ..errors import ModelError
 from ..graph import Graph, Op
 from ..target import Cpu
-from .base import Lowered, OpDef, io
+from .base import Lowered, ScheduledOpDef, io
 from .conv import check_int8_weighted, folded_bias, requant_params
-from .gemm import gemm_kernel
+from .gemm import GemmSchedule, gemm_kernel, gemm_schedules
 
 
-class FullyConnected(OpDef):
+class FullyConnected(ScheduledOpDef):
     types = ("FULLY_CONNECTED",)
 
     def check(self, op: Op, graph: Graph) -> None:
@@ -32,14 +32,18 @@ class FullyConnected(OpDef):
         (x, w, *_), _ = io(op, graph)
         return x.size * w.shape[0]
 
-    def lower(self, op: Op, graph: Graph, cpu: Cpu) -> Lowered:
+    def schedules(self, op: Op, graph: Graph, cpu: Cpu) -> list[GemmSchedule]:
+        (x, w, *_), y = io(op, graph)
+        return gemm_schedules(cpu, y.size // w.shape[0])
+
+    def lower_scheduled(self, op: Op, graph: Graph, cpu: Cpu, schedule: GemmSchedule) -> Lowered:
         (x, w, *rest), y = io(op, graph)
         bias = rest[0] if rest else None
         units = w.shape[0]
         rq = requant_params(x, w, y, units, op.options.get("fused_activation_function", "NONE"))
         bias_f = folded_bias(bias, w.data.astype(np.int64).sum(axis=1), x.quant.zp)
 
-        return Lowered([gemm_kernel("fully_connected", op, y, w.data, bias_f, rq, None, cpu)])
+        return Lowered([gemm_kernel("fully_connected", op, y, w.data, bias_f, rq, None, cpu, schedule)])
 
 
 OPS = [FullyConnected()]

@@ -5,9 +5,10 @@ Rows `a` are the input itself (fully connected, 1×1 stride-1 unpadded conv) or 
 when there is one) are packed into an arena scratch in the layout the micro-kernels want (int16
 in SXTB16 order on DSP cores, int8 chunks of 16 on Helium cores, row pairs in one int32 on the
 Cortex-M3: c/mtk_dot_s8.h), then each 2×2 (rows × channels) or 1×4 block is an extern call to a C
-micro-kernel over weights interleaved offline per block (pack_weights, pack_weight_pairs); TVM
-generates the loops, the byte gathering of patches whose channels do not come in 4s, and the
-requantization epilogue (requant.py).
+micro-kernel over weights interleaved offline per block (pack_weights, pack_weight_pairs,
+pack_weights_int16); TVM generates the loops, the byte gathering of patches whose channels do not
+come in 4s, and the requantization epilogue (requant.py). The block and the weights' format are a
+GemmSchedule: a default per CPU, or one `mtk tune` measured best for the layer (tuning.py).
 """
 
 from __future__ import annotations
@@ -48,9 +49,36 @@ class Patches:
     in_zp: int
 
 
-def block_shape(rows: int) -> tuple[int, int]:
-    """(rows, channels) of one micro-kernel call: 2×2, or 1×4 when there is a single row."""
-    return (1, 4) if rows == 1 else (2, 2)
+SXTB16_ORDER = [0, 2, 1, 3]   # a group of 4 values as SXTB16 and its ROR 8 split it: (v0, v2), (v1, v3)
+
+
+@dataclass(frozen=True)
+class GemmSchedule:
+    """How one GEMM runs: the micro-kernel's block, "2x2" (rows × channels) or "1x4", and its weights:
+    "int8"; "int16", expanded offline in SXTB16 order (DSP cores: no SXTB16 in the loop, twice the
+    weights' flash); or "pairs", two channels to an int32 (the Cortex-M3's 1x4, pack_weight_pairs)."""
+
+    block: str = "2x2"
+    weights: str = "int8"
+
+    @property
+    def label(self) -> str:
+        return f"{self.block}/{self.weights}"
+
+    @property
+    def rows_cols(self) -> tuple[int, int]:
+        return (2, 2) if self.block == "2x2" else (1, 4)
+
+
+def gemm_schedules(cpu: Cpu, rows: int) -> list[GemmSchedule]:
+    """The schedules a GEMM of `rows` rows can take on `cpu`, the default first: 2x2 blocks (1x4 for a
+    single row); on DSP cores also int16 weights; on the Cortex-M3 also 1x4 blocks over paired weights,
+    which single-row GEMMs always take (one SMLAL per two products)."""
+    blocks = ["1x4"] if rows == 1 else ["2x2", "1x4"]
+    if cpu.dsp and not cpu.mve:
+        return [GemmSchedule(b, f) for b in blocks for f in ("int8", "int16")]
+    paired = not cpu.dsp and cpu.long_multiply
+    return [GemmSchedule(b, "pairs" if paired and b == "1x4" else "int8") for b in blocks]
 
 
 def pack_weights(w: np.ndarray, tile: int, group: int = GROUP) -> np.ndarray:
@@ -62,6 +90,11 @@ def pack_weights(w: np.ndarray, tile: int, group: int = GROUP) -> np.ndarray:
     return np.ascontiguousarray(tiles.transpose(0, 2, 1, 3)).reshape(-1)
 
 
+def pack_weights_int16(w: np.ndarray, tile: int) -> np.ndarray:
+    """pack_weights with each group of 4 as int16 in SXTB16 order (mtk_dot_*_w16_s8)."""
+    return pack_weights(w, tile).reshape(-1, GROUP)[:, SXTB16_ORDER].astype(np.int16).reshape(-1)
+
+
 def pack_weight_pairs(w: np.ndarray) -> np.ndarray:
     """w [channels, depth] → int32 [4-channel tiles][depth, zero-padded to groups][2]: channels 0 and 1
     of the tile as w0 + w1·2^23, then channels 2 and 3 (mtk_dot_1x4_paired_s8)."""
@@ -70,29 +103,20 @@ def pack_weight_pairs(w: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(pairs).reshape(-1)   # [tiles × groups][4 depth][2]
 
 
-def paired_weights(cpu: Cpu, rows: int) -> bool:
-    """Single-row GEMMs (fully connected) on cores with a 32×32→64 multiply-accumulate but no SIMD
-    (Cortex-M3) take their weights two channels to an int32: one SMLAL per two products, at twice
-    the weights' flash (pack_weight_pairs)."""
-    return rows == 1 and not cpu.dsp and cpu.long_multiply
-
-
 def gemm_kernel(name: str, op: Op, y: Tensor, w: np.ndarray, bias: np.ndarray, rq: Requant,
-                patches: Patches | None, cpu: Cpu) -> Kernel:
-    """The kernel computing `op` (input x, weights w [channels, depth]): the TIR GEMM, or a fill when
-    the output is constant."""
+                patches: Patches | None, cpu: Cpu, schedule: GemmSchedule) -> Kernel:
+    """The kernel computing `op` (input x, weights w [channels, depth]) as `schedule` says (one of
+    gemm_schedules): the TIR GEMM, or a fill when the output is constant."""
     if rq.constant_output is not None:
         return constant_kernel(op, y, rq.constant_output)
     rows = y.size // w.shape[0]
-    block_rows, block_cols = block_shape(rows)
     in_size = patches.in_h * patches.in_w * patches.in_c if patches else rows * w.shape[1]
-    paired = paired_weights(cpu, rows)
     weight_group = HELIUM_CHUNK if cpu.mve else GROUP
-    layout = GemmLayout(rows, w.shape[0], w.shape[1], block_rows, block_cols, row_source(patches), paired,
-                        weight_group)
+    layout = GemmLayout(rows, w.shape[0], w.shape[1], schedule, row_source(patches), weight_group)
     func = gemm_func(layout, in_size, rq, patches)
     pad = np.full(patches.in_c if patches else 1, patches.in_zp if patches else 0, np.int8)
-    packed = pack_weight_pairs(w) if paired else pack_weights(w, block_cols, weight_group)
+    packed = {"pairs": lambda: pack_weight_pairs(w), "int16": lambda: pack_weights_int16(w, layout.block_cols),
+              "int8": lambda: pack_weights(w, layout.block_cols, weight_group)}[schedule.weights]()
     args = [op.inputs[0], Const("w", packed), Const("bias", bias), *rq.consts(),
             Const("pad", pad), op.outputs[0], Scratch(layout.scratch_bytes)]
     return Kernel(name, args, func=func, headers=(DOT_HEADER,))
@@ -112,22 +136,28 @@ class GemmLayout:
     rows: int
     cols: int
     depth: int
-    block_rows: int
-    block_cols: int
+    schedule: GemmSchedule
     source: str
-    paired_weights: bool = False
     weight_group: int = GROUP
+
+    @property
+    def block_rows(self) -> int:
+        return self.schedule.rows_cols[0]
+
+    @property
+    def block_cols(self) -> int:
+        return self.schedule.rows_cols[1]
 
     @property
     def weight_tile_bytes(self) -> int:
         depth = -(-self.depth // self.weight_group) * self.weight_group
-        return depth * self.block_cols * (2 if self.paired_weights else 1)
+        return depth * self.block_cols * (1 if self.schedule.weights == "int8" else 2)
 
     @property
     def micro_kernel(self) -> str:
-        if self.block_rows == 2:
-            return "mtk_dot_2x2_s8"
-        return "mtk_dot_1x4_paired_s8" if self.paired_weights else "mtk_dot_1x4_s8"
+        if self.schedule.weights == "pairs":
+            return "mtk_dot_1x4_paired_s8"
+        return f"mtk_dot_{self.schedule.block}_{'w16_' if self.schedule.weights == 'int16' else ''}s8"
 
     @property
     def groups(self) -> int:

@@ -6,7 +6,8 @@
  *   (mtk_pack_row_s16, mtk_pack_pair_s16; the pair version interleaves two rows per group);
  * - weight rows are interleaved offline in groups of 4 bytes, 2 or 4 rows per tile
  *   (gemm.py pack_weights). SXTB16 of a weight word gives (w0, w2), after ROR 8 (w1, w3), so
- *   SMLAD with the packed activation words adds x0*w0 + x2*w2 and x1*w1 + x3*w3.
+ *   SMLAD with the packed activation words adds x0*w0 + x2*w2 and x1*w1 + x3*w3. A tuned schedule
+ *   may take them int16-expanded offline instead (mtk_dot_*_w16_s8: no SXTB16, twice the flash).
  * Elsewhere (M0+, M3, host) scalar loops compute the same sums from the same layouts.
  * Helium cores (M55) keep rows and weights as int8, in chunks of 16 values (gemm.py packs their
  * weights in groups of 16): one VMLADAVA adds 16 products.
@@ -217,13 +218,48 @@ static inline void mtk_split_pair(int64_t a, int32_t* low, int32_t* high) {
   }
 #endif
 
+/* Weights come int8, 4 values of a channel a group (gemm.py pack_weights), or int16-expanded offline
+ * ("wide", gemm.py pack_weights_int16): each group's 4 values in SXTB16 order (w0, w2, w1, w3), so
+ * that the DSP path loads them with LDRD and needs no SXTB16. Value i of a tile's weights (i % 4
+ * the position in its group): */
+static inline int32_t mtk_weight(const void* w, int wide, int32_t i) {
+  return wide ? ((const int16_t*)w)[(i & ~3) | ((i & 1) << 1) | ((i >> 1) & 1)] : ((const int8_t*)w)[i];
+}
+
+#ifdef MTK_DOT_SIMD
+/* The SXTB16 pairs (w0, w2) in e, (w1, w3) in o of two channels' groups, one channel at a time:
+ * MTK_FIRST_PAIRS gives the first channel's (int8: one LDRD of both channels' words, the second
+ * kept in w1), MTK_SECOND_PAIRS the second's. Wide weights are loaded as they are. */
+#define MTK_FIRST_PAIRS(e, o, w1, wp, wide) \
+  do {                                      \
+    if (wide) {                             \
+      MTK_LOAD2_POST(e, o, wp, 8);          \
+    } else {                                \
+      uint32_t w0_;                         \
+      MTK_LOAD2_POST(w0_, w1, wp, 8);       \
+      (e) = mtk_sxtb16(w0_);                \
+      (o) = mtk_sxtb16_ror8(w0_);           \
+    }                                       \
+  } while (0)
+#define MTK_SECOND_PAIRS(e, o, w1, wp, wide) \
+  do {                                       \
+    if (wide) {                              \
+      MTK_LOAD2_POST(e, o, wp, 8);           \
+    } else {                                 \
+      (e) = mtk_sxtb16(w1);                  \
+      (o) = mtk_sxtb16_ror8(w1);             \
+    }                                        \
+  } while (0)
+#endif
+
 /* acc = {p0.w0, p0.w1, p1.w0, p1.w1} over `groups` groups of 4: x from mtk_pack_pair_s16, w two
- * weight rows interleaved per group. */
-static inline int32_t mtk_dot_2x2_s8(const void* x, const void* w, int32_t groups, int32_t* acc) {
+ * weight rows interleaved per group, int8 or wide. */
+static inline int32_t mtk_dot_2x2(const void* x, const void* w, int32_t groups, int32_t* acc, int wide) {
   int32_t s00 = 0, s01 = 0, s10 = 0, s11 = 0;
 #if defined(MTK_DOT_MVE)
   const int8_t* xp = (const int8_t*)x;
   const int8_t* wp = (const int8_t*)w;
+  (void)wide;   /* never wide: Helium reads int8 weights 16 at a time */
   for (int32_t c = (groups + 3) / 4; c > 0; --c, xp += 32, wp += 32) {
     int8x16_t x0 = vldrbq_s8(xp), x1 = vldrbq_s8(xp + 16), w0 = vldrbq_s8(wp), w1 = vldrbq_s8(wp + 16);
     s00 = vmladavaq_s8(s00, x0, w0);
@@ -235,25 +271,23 @@ static inline int32_t mtk_dot_2x2_s8(const void* x, const void* w, int32_t group
   const uint32_t* xp = (const uint32_t*)x;
   const uint32_t* wp = (const uint32_t*)w;
   for (int32_t g = groups; g > 0; --g) {   /* unrolling makes gcc 12 spill the counter */
-    uint32_t a0, b0, a1, b1, w0, w1;
+    uint32_t a0, b0, a1, b1, e, o, w1 = 0;
     MTK_LOAD2_POST(a0, b0, xp, 8);
     MTK_LOAD2_POST(a1, b1, xp, 8);
-    MTK_LOAD2_POST(w0, w1, wp, 8);
-    uint32_t e = mtk_sxtb16(w0), o = mtk_sxtb16_ror8(w0);
+    MTK_FIRST_PAIRS(e, o, w1, wp, wide);
     s00 = mtk_smlad(b0, o, mtk_smlad(a0, e, s00));
     s10 = mtk_smlad(b1, o, mtk_smlad(a1, e, s10));
-    e = mtk_sxtb16(w1);
-    o = mtk_sxtb16_ror8(w1);
+    MTK_SECOND_PAIRS(e, o, w1, wp, wide);
     s01 = mtk_smlad(b0, o, mtk_smlad(a0, e, s01));
     s11 = mtk_smlad(b1, o, mtk_smlad(a1, e, s11));
   }
 #elif defined(MTK_NO_MUL64)
   const int16_t* xp = (const int16_t*)x;
-  const int8_t* wp = (const int8_t*)w;
-  for (int32_t g = groups; g > 0; --g, xp += 8, wp += 8) {
+  const uint8_t* wp = (const uint8_t*)w;
+  for (int32_t g = groups; g > 0; --g, xp += 8, wp += 8 << wide) {
 #pragma GCC unroll 4
     for (int32_t t = 0; t < 4; ++t) {   /* each value loaded once, each product one MLA */
-      int32_t x0 = xp[t], x1 = xp[4 + t], w0 = wp[t], w1 = wp[4 + t];
+      int32_t x0 = xp[t], x1 = xp[4 + t], w0 = mtk_weight(wp, wide, t), w1 = mtk_weight(wp, wide, 4 + t);
       s00 += x0 * w0;
       s01 += x0 * w1;
       s10 += x1 * w0;
@@ -262,10 +296,10 @@ static inline int32_t mtk_dot_2x2_s8(const void* x, const void* w, int32_t group
   }
 #else
   const int32_t* xp = (const int32_t*)x;   /* pixel pairs */
-  const int8_t* wp = (const int8_t*)w;
-#define MTK_BY_W0(t) ((int64_t)xp[t] * wp[t])
-#define MTK_BY_W1(t) ((int64_t)xp[t] * wp[4 + t])
-  MTK_PAIR_SUMS(groups, 4, 8, MTK_BY_W0, MTK_BY_W1, s00, s10, s01, s11)
+  const uint8_t* wp = (const uint8_t*)w;
+#define MTK_BY_W0(t) ((int64_t)xp[t] * mtk_weight(wp, wide, t))
+#define MTK_BY_W1(t) ((int64_t)xp[t] * mtk_weight(wp, wide, 4 + (t)))
+  MTK_PAIR_SUMS(groups, 4, 8 << wide, MTK_BY_W0, MTK_BY_W1, s00, s10, s01, s11)
 #undef MTK_BY_W0
 #undef MTK_BY_W1
 #endif
@@ -273,12 +307,13 @@ static inline int32_t mtk_dot_2x2_s8(const void* x, const void* w, int32_t group
 }
 
 /* acc[j] = p.w_j, j < 4, over `groups` groups of 4: x from mtk_pack_row_s16, w four weight rows
- * interleaved per group. */
-static inline int32_t mtk_dot_1x4_s8(const void* x, const void* w, int32_t groups, int32_t* acc) {
+ * interleaved per group, int8 or wide. */
+static inline int32_t mtk_dot_1x4(const void* x, const void* w, int32_t groups, int32_t* acc, int wide) {
   int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
 #if defined(MTK_DOT_MVE)
   const int8_t* xp = (const int8_t*)x;
   const int8_t* wp = (const int8_t*)w;
+  (void)wide;
   for (int32_t c = (groups + 3) / 4; c > 0; --c, xp += 16, wp += 64) {
     int8x16_t v = vldrbq_s8(xp);
     s0 = vmladavaq_s8(s0, v, vldrbq_s8(wp));
@@ -291,31 +326,52 @@ static inline int32_t mtk_dot_1x4_s8(const void* x, const void* w, int32_t group
   const uint32_t* wp = (const uint32_t*)w;
 #pragma GCC unroll 2
   for (int32_t g = groups; g > 0; --g) {
-    uint32_t a, b, w0, w1;
+    uint32_t a, b, e, o, w1 = 0;   /* two weight words at a time: four would make gcc 12 copy registers */
     MTK_LOAD2_POST(a, b, xp, 8);
-    MTK_LOAD2_POST(w0, w1, wp, 8);   /* two weight words at a time: four would make gcc 12 copy registers */
-    s0 = mtk_smlad(b, mtk_sxtb16_ror8(w0), mtk_smlad(a, mtk_sxtb16(w0), s0));
-    s1 = mtk_smlad(b, mtk_sxtb16_ror8(w1), mtk_smlad(a, mtk_sxtb16(w1), s1));
-    MTK_LOAD2_POST(w0, w1, wp, 8);
-    s2 = mtk_smlad(b, mtk_sxtb16_ror8(w0), mtk_smlad(a, mtk_sxtb16(w0), s2));
-    s3 = mtk_smlad(b, mtk_sxtb16_ror8(w1), mtk_smlad(a, mtk_sxtb16(w1), s3));
+    MTK_FIRST_PAIRS(e, o, w1, wp, wide);
+    s0 = mtk_smlad(b, o, mtk_smlad(a, e, s0));
+    MTK_SECOND_PAIRS(e, o, w1, wp, wide);
+    s1 = mtk_smlad(b, o, mtk_smlad(a, e, s1));
+    MTK_FIRST_PAIRS(e, o, w1, wp, wide);
+    s2 = mtk_smlad(b, o, mtk_smlad(a, e, s2));
+    MTK_SECOND_PAIRS(e, o, w1, wp, wide);
+    s3 = mtk_smlad(b, o, mtk_smlad(a, e, s3));
   }
 #else
   const int16_t* xp = (const int16_t*)x;
-  const int8_t* wp = (const int8_t*)w;
-  for (int32_t g = groups; g > 0; --g, xp += 4, wp += 16) {
+  const uint8_t* wp = (const uint8_t*)w;
+  for (int32_t g = groups; g > 0; --g, xp += 4, wp += 16 << wide) {
 #pragma GCC unroll 4
     for (int32_t t = 0; t < 4; ++t) {
       int32_t v = xp[t];
-      s0 += v * wp[t];
-      s1 += v * wp[4 + t];
-      s2 += v * wp[8 + t];
-      s3 += v * wp[12 + t];
+      s0 += v * mtk_weight(wp, wide, t);
+      s1 += v * mtk_weight(wp, wide, 4 + t);
+      s2 += v * mtk_weight(wp, wide, 8 + t);
+      s3 += v * mtk_weight(wp, wide, 12 + t);
     }
   }
 #endif
   return mtk_store4(acc, s0, s1, s2, s3);
 }
+
+/* The micro-kernels the generated GEMMs call: int8 weights, and (not on Helium cores) wide ones. */
+static inline int32_t mtk_dot_2x2_s8(const void* x, const void* w, int32_t groups, int32_t* acc) {
+  return mtk_dot_2x2(x, w, groups, acc, 0);
+}
+
+static inline int32_t mtk_dot_1x4_s8(const void* x, const void* w, int32_t groups, int32_t* acc) {
+  return mtk_dot_1x4(x, w, groups, acc, 0);
+}
+
+#ifndef MTK_DOT_MVE
+static inline int32_t mtk_dot_2x2_w16_s8(const void* x, const void* w, int32_t groups, int32_t* acc) {
+  return mtk_dot_2x2(x, w, groups, acc, 1);
+}
+
+static inline int32_t mtk_dot_1x4_w16_s8(const void* x, const void* w, int32_t groups, int32_t* acc) {
+  return mtk_dot_1x4(x, w, groups, acc, 1);
+}
+#endif
 
 #ifndef MTK_NO_MUL64
 /* mtk_dot_1x4_s8 with the weights two channels to an int32, w0 + w1 * 2^23 (gemm.py

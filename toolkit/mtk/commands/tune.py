@@ -1,0 +1,69 @@
+"""mtk tune: per-layer schedules measured in QEMU, cached in a tuning file the other commands read."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .. import ui
+from ..autotune import TuneResult, tune_model
+from ..boards import DEFAULT_BOARD, get_board
+from ..tuning import DEFAULT_FILE
+
+NAME = "tune"
+HELP = "measure each layer's schedules in QEMU and keep the fastest in a tuning file (--tuning FILE elsewhere)"
+DESCRIPTION = f"""\
+For every conv and fully connected layer, build the model with each schedule the layer can take
+(micro-kernel block 2x2 or 1x4; int8 or int16-expanded weights on DSP cores; paired weights on the
+Cortex-M3), run it once in QEMU with per-op counters (exact instruction counts under -icount),
+and keep per layer the schedule with the fewest instructions (ties: the default). Every build's
+outputs must equal the untuned build's, bit for bit. Choices go to a JSON tuning file keyed by
+layer shape and CPU (default ./{DEFAULT_FILE}), merged with what it holds: shapes already there
+are not measured again. Keep the file with the model, share it, and pass it to
+`mtk compile/run/bench/validate --tuning FILE`.
+
+examples:
+  mtk tune model.tflite                                  # mps2/an386 (Cortex-M4F), ./{DEFAULT_FILE}
+  mtk tune model.tflite --board mps2/an385 --cache tuning/m3.json --json
+  mtk bench model.tflite --tuning {DEFAULT_FILE}
+
+exit status: 0 tuned, 1 a schedule changed the outputs, 2 bad model/usage/tuning file, 3 tool missing,
+4 build or target failure
+"""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", help=".tflite model (int8; float with --calib)")
+    p.add_argument("--board", default=DEFAULT_BOARD, help=f"QEMU board to measure on (default: {DEFAULT_BOARD})")
+    p.add_argument("--cache", type=Path, default=Path(DEFAULT_FILE), metavar="FILE",
+                   help=f"tuning file to read and update (default: ./{DEFAULT_FILE})")
+    p.add_argument("--calib", metavar="DATA", help="calibration data to quantize a float model on the way")
+    p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+
+
+def _candidates(instructions: dict[str, int]) -> str:
+    return "  ".join(f"{label} {count:,}" for label, count in instructions.items())
+
+
+def format_result(r: TuneResult) -> str:
+    rows = [[",".join(map(str, c.ops)), c.key, _candidates(c.instructions),
+             c.schedule.block + "/" + c.schedule.weights + (" (cached)" if c.cached else "")] for c in r.layers]
+    before, after = r.untuned, r.tuned
+    return "\n".join([
+        ui.table(["ops", "layer", "instructions per schedule", "chosen"], rows), "",
+        f"{r.model} on {r.board.name}: {before.per_inference.median:,} -> {after.per_inference.median:,} instructions "
+        f"({after.per_inference.median / max(before.per_inference.median, 1):.3f}x, profiling builds), flash "
+        f"{before.sizes.flash_bytes:,} -> {after.sizes.flash_bytes:,} B, outputs bit-exact with the untuned build",
+        f"tuning file {r.cache} ({r.builds_measured} candidate builds measured)"])
+
+
+def run(args: argparse.Namespace) -> int:
+    result = tune_model(Path(args.model), get_board(args.board), args.cache, args.calib)
+    if args.json:
+        json.dump(result.to_json(), sys.stdout)
+        print()
+    else:
+        print(format_result(result))
+    return 0

@@ -1,0 +1,112 @@
+"""Per-layer schedules: the layers a model can tune, their keys, and the tuning file users keep.
+
+A layer key names an op by everything its kernel depends on: the op type, the shapes of its
+inputs (weights and bias included) and output, its strides, dilation, padding and depth
+multiplier, and the CPU. Equal keys get equal kernels, in any model. `mtk tune` measures
+the schedules of each key in QEMU and writes the fastest to a JSON file (tuning file):
+
+    {"format": "mtk-tuning/1",
+     "layers": {"<key>": {"schedule": {"block": "2x2", "weights": "int16"},
+                          "instructions": {"2x2/int8": 742720, "2x2/int16": 650100},
+                          "board": "mps2/an386", "mtk_version": "0.1.0"}}}
+
+`mtk compile/run/bench/validate --tuning FILE` compile each layer whose key the file holds with
+its schedule, every other layer with the default.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import MtkError
+from .fsutil import atomic_output_file
+from .graph import Graph, Op
+from .ops import op_def
+from .ops.base import ScheduledOpDef
+from .ops.gemm import GemmSchedule
+from .target import Cpu
+
+FORMAT = "mtk-tuning/1"
+DEFAULT_FILE = "mtk-tuning.json"
+KEY_OPTIONS = ("stride_h", "stride_w", "dilation_h_factor", "dilation_w_factor", "padding", "depth_multiplier")
+
+
+@dataclass(frozen=True)
+class Layer:
+    """An op whose kernel takes a schedule."""
+
+    op: Op
+    key: str
+    schedules: list[GemmSchedule]   # the default first
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """Schedules by layer key, and where they come from (named in errors)."""
+
+    schedules: dict[str, GemmSchedule] = field(default_factory=dict)
+    source: str = "tuning"
+
+    def schedule(self, layer: Layer) -> GemmSchedule:
+        chosen = self.schedules.get(layer.key, layer.schedules[0])
+        if chosen not in layer.schedules:
+            raise MtkError(f"{self.source}: schedule {chosen.label} is not one op {layer.op.index} can take "
+                           f"({', '.join(s.label for s in layer.schedules)}) for layer '{layer.key}'",
+                           hint="tune the model again with this mtk version (`mtk tune`)")
+        return chosen
+
+
+def _shape(shape) -> str:
+    return "x".join(str(d) for d in shape)
+
+
+def layer_key(op: Op, graph: Graph, cpu: Cpu) -> str:
+    inputs = ",".join(_shape(graph.tensors[i].shape) for i in op.inputs if i is not None)
+    options = [f"{name}={op.options[name]}" for name in KEY_OPTIONS if name in op.options]
+    return " ".join([op.type, f"in={inputs}", f"out={_shape(graph.tensors[op.outputs[0]].shape)}", *options, cpu.name])
+
+
+def tunable_layers(graph: Graph, cpu: Cpu) -> list[Layer]:
+    layers = []
+    for op in graph.ops:
+        opdef = op_def(op.type)
+        if isinstance(opdef, ScheduledOpDef):
+            layers.append(Layer(op, layer_key(op, graph, cpu), opdef.schedules(op, graph, cpu)))
+    return layers
+
+
+# ---- the tuning file ---------------------------------------------------------------------------
+
+def read_entries(path: Path) -> dict[str, dict[str, Any]]:
+    """The layers of the tuning file at `path`, each checked; MtkError naming the file if it is not one."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise MtkError(f"tuning file {path} does not exist", hint="make one with `mtk tune model.tflite`") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise MtkError(f"tuning file {path} is not readable JSON ({err})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("layers"), dict):
+        raise MtkError(f"{path} is not an mtk tuning file (expected an object with \"format\": \"{FORMAT}\" "
+                       "and \"layers\")")
+    for key, entry in data["layers"].items():
+        schedule = entry.get("schedule") if isinstance(entry, dict) else None
+        if not (isinstance(schedule, dict) and set(schedule) == {"block", "weights"}
+                and all(isinstance(v, str) for v in schedule.values())):
+            raise MtkError(f"tuning file {path}: layer '{key}' has no valid schedule "
+                           "({\"block\": ..., \"weights\": ...})")
+    return data["layers"]
+
+
+def load_tuning(path: str | Path) -> Tuning:
+    entries = read_entries(Path(path))
+    return Tuning({key: GemmSchedule(**entry["schedule"]) for key, entry in entries.items()}, str(path))
+
+
+def write_entries(path: Path, entries: dict[str, dict[str, Any]]) -> None:
+    """`entries` merged into the tuning file at `path` (created if missing), written atomically."""
+    merged = {**(read_entries(path) if path.exists() else {}), **entries}
+    with atomic_output_file(path) as tmp:
+        tmp.write_text(json.dumps({"format": FORMAT, "layers": dict(sorted(merged.items()))}, indent=1) + "\n")
