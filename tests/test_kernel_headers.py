@@ -92,8 +92,9 @@ def test_clamp_s8(flags, tmp_path):
 
 @pytest.mark.parametrize("flags", PATHS.values(), ids=PATHS.keys())
 def test_gemm_kernels_match_numpy(flags, tmp_path):
-    """Rows packed by mtk_pack_pair_s16 / mtk_pack_row_s16 against weights packed by gemm.pack_weights."""
-    from mtk.ops.gemm import pack_weights
+    """Rows packed by mtk_pack_pair_s16 / mtk_pack_row_s16 against weights packed by gemm.pack_weights,
+    int8 and int16-expanded (pack_weights_int16, the mtk_dot_*_w16_s8 kernels)."""
+    from mtk.ops.gemm import pack_weights, pack_weights_int16
     rng = np.random.default_rng(1)
     lines, expected = [], []
     sizes = [1, 3, 4, 7, 16, 33, 600, 1021]
@@ -107,14 +108,14 @@ def test_gemm_kernels_match_numpy(flags, tmp_path):
         lines += [c_array(f"a{case}_{r}", "int8_t", a[r]) for r in range(2)]
         lines.append(c_array(f"w2_{case}", "int8_t", pack_weights(b[:2].astype(np.int8), 2)))
         lines.append(c_array(f"w4_{case}", "int8_t", pack_weights(b.astype(np.int8), 4)))
-        lines.append(f"static void case{case}(void) {{ int32_t acc[4]; int32_t col[{4 * groups}];"
-                     f" mtk_pack_pair_s16(a{case}_0, a{case}_1, {k}, col);"
-                     f" mtk_dot_2x2_s8(col, w2_{case}, {groups}, acc);"
-                     " for (int i = 0; i < 4; ++i) printf(\"%ld\\n\", (long)acc[i]);"
-                     f" mtk_pack_row_s16(a{case}_0, {k}, col);"
-                     f" mtk_dot_1x4_s8(col, w4_{case}, {groups}, acc);"
-                     " for (int i = 0; i < 4; ++i) printf(\"%ld\\n\", (long)acc[i]); }")
-        expected += [int(a[i] @ b[j]) for i in range(2) for j in range(2)] + [int(a[0] @ b[j]) for j in range(4)]
+        lines.append(c_array(f"v2_{case}", "int16_t", pack_weights_int16(b[:2].astype(np.int8), 2)))
+        lines.append(c_array(f"v4_{case}", "int16_t", pack_weights_int16(b.astype(np.int8), 4)))
+        calls = [("pair", "2x2", "w2"), ("row", "1x4", "w4"), ("pair", "2x2_w16", "v2"), ("row", "1x4_w16", "v4")]
+        lines.append(f"static void case{case}(void) {{ int32_t acc[4]; int32_t col[{4 * groups}];" + "".join(
+            f" mtk_pack_{rows}_s16(a{case}_0, {f'a{case}_1, ' if rows == 'pair' else ''}{k}, col);"
+            f" mtk_dot_{kernel}_s8(col, {w}_{case}, {groups}, acc);"
+            " for (int i = 0; i < 4; ++i) printf(\"%ld\\n\", (long)acc[i]);" for rows, kernel, w in calls) + " }")
+        expected += 2 * ([int(a[i] @ b[j]) for i in range(2) for j in range(2)] + [int(a[0] @ b[j]) for j in range(4)])
     body = "\n".join(lines) + "\nint main(void) {" + "".join(f" case{c}();" for c in range(len(sizes)))
     assert run_c(body + " return 0; }\n", flags, tmp_path) == expected
 

@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 
 import modelgen
+from mtk.autotune import tune_model
 from mtk.boards import get_board
 from mtk.pipeline import RunOptions, run_model
 from mtk.reference import run_reference_batch
-from test_ops_conv import conv_model
+from test_ops_conv import GEMM_MODELS, conv_model
 
 pytestmark = [pytest.mark.qemu, pytest.mark.slow]
 
@@ -18,9 +19,7 @@ MODELS = {
     "conv-taps": lambda: conv_model("CONV_2D", (1, 7, 6, 4), (6, 3, 3, 4), (1, 7, 6, 6), per_channel=True,
                                     padding="SAME", stride_h=1, stride_w=1, dilation_h_factor=1,
                                     dilation_w_factor=1, fused_activation_function="NONE"),
-    "conv-gather": lambda: conv_model("CONV_2D", (1, 9, 9, 3), (5, 3, 3, 3), (1, 5, 5, 5), per_channel=True,
-                                      padding="SAME", stride_h=2, stride_w=2, dilation_h_factor=1,
-                                      dilation_w_factor=1, fused_activation_function="RELU"),
+    "conv-gather": GEMM_MODELS["conv-gather"],
     "fc-600": lambda: conv_model("FULLY_CONNECTED", (1, 600), (6, 600), (1, 6), per_channel=True,
                                  fused_activation_function="RELU"),
     "depthwise": lambda: conv_model("DEPTHWISE_CONV_2D", (1, 9, 7, 8), (1, 3, 3, 8), (1, 9, 7, 8), per_channel=True,
@@ -40,5 +39,20 @@ def test_kernels_bit_exact_on_target(board, name, tmp_path):
     samples = [modelgen.random_inputs(model, seed) for seed in range(2)]
     result = run_model(path, RunOptions(board=get_board(board), runs=1), samples)
     for expected, got in zip(run_reference_batch(model, samples), result.outputs):
+        for want, out in zip(expected, got):
+            assert np.array_equal(np.asarray(out).reshape(-1), np.asarray(want).reshape(-1))
+
+
+@pytest.mark.parametrize("board", ["mps3/corstone300/an547", "mps2/an385"])
+def test_tuned_schedules_bit_exact_on_target(board, tmp_path):
+    """`mtk tune` runs every candidate schedule (1x4 blocks on Helium; paired weights for conv on the
+    M3) and requires the untuned build's outputs from each; those are tflite-micro's. (The DSP
+    schedules: tests/test_tune.py on mps2/an386.)"""
+    model = modelgen.example_models(0)["CHAIN_CNN"]
+    path = tmp_path / "model.tflite"
+    path.write_bytes(model)
+    result = tune_model(path, get_board(board), tmp_path / "tuning.json")
+    assert result.builds_measured == 1
+    for expected, got in zip(run_reference_batch(model, result.untuned.inputs), result.untuned.outputs):
         for want, out in zip(expected, got):
             assert np.array_equal(np.asarray(out).reshape(-1), np.asarray(want).reshape(-1))

@@ -11,11 +11,14 @@ import numpy as np
 import pytest
 
 import modelgen
+from mtk.autotune import candidate_tunings
 from mtk.compiler import compile_model
 from mtk.hostrun import HostModel
+from mtk.reader import read_model
 from mtk.reference import run_reference_batch
 from mtk.target import get_cpu
 from mtk.tflite_builder import ModelBuilder
+from mtk.tuning import Tuning, tunable_layers
 from test_ops_elementwise import assert_bit_exact, assert_builds_for_cortex_m4, check_random_models
 
 
@@ -94,12 +97,13 @@ def test_depthwise_kernel_geometries(case, per_channel, tmp_path):
     assert_bit_exact_on_c_paths(model, tmp_path)
 
 
-def assert_bit_exact_on_c_paths(model: bytes, workdir: Path, cpu: str = "cortex-m4") -> None:
-    """Compiled for `cpu`, run on the host: the plain C kernels and, for a DSP core, the DSP
-    formulation (MTK_EMULATE_DSP, what Cortex-M4/M7/M33/M55 execute); bit-exact with tflite-micro."""
+def assert_bit_exact_on_c_paths(model: bytes, workdir: Path, cpu: str = "cortex-m4", tuning: Tuning | None = None) -> None:
+    """Compiled for `cpu` (with `tuning`'s schedules), run on the host: the plain C kernels and, for a
+    DSP core, the DSP formulation (MTK_EMULATE_DSP, what Cortex-M4/M7/M33/M55 execute); bit-exact
+    with tflite-micro."""
     path = workdir / "model.tflite"
     path.write_bytes(model)
-    folder = compile_model(path, workdir / "lib", cpu=cpu, force=True).out_dir
+    folder = compile_model(path, workdir / "lib", cpu=cpu, force=True, tuning=tuning).out_dir
     libs = [folder]
     if get_cpu(cpu).dsp:
         libs.append(workdir / "lib_dsp")
@@ -132,3 +136,32 @@ def test_fully_connected_for_cortex_m3_is_bit_exact(depth, per_channel, tmp_path
                        fused_activation_function="NONE")
     assert_bit_exact_on_c_paths(model, tmp_path, cpu="cortex-m3")
     assert "mtk_dot_1x4_paired_s8" in (tmp_path / "lib" / "src" / "tvmgen_default_kernels.c").read_text()
+
+
+GEMM_MODELS = {   # a GEMM over rows of the input, over im2col taps, over gathered patches
+    "fc": lambda: conv_model("FULLY_CONNECTED", (1, 37), (10, 37), (1, 10), per_channel=True,
+                             fused_activation_function="NONE"),
+    "conv-taps": lambda: conv_model("CONV_2D", (1, 5, 6, 8), (6, 3, 3, 8), (1, 5, 6, 6), per_channel=True,
+                                    padding="SAME", stride_h=1, stride_w=1, dilation_h_factor=1,
+                                    dilation_w_factor=1, fused_activation_function="NONE"),
+    "conv-gather": lambda: conv_model("CONV_2D", (1, 9, 9, 3), (5, 3, 3, 3), (1, 5, 5, 5), per_channel=True,
+                                      padding="SAME", stride_h=2, stride_w=2, dilation_h_factor=1,
+                                      dilation_w_factor=1, fused_activation_function="RELU"),
+}
+
+
+@pytest.mark.parametrize("cpu, name", [("cortex-m4", name) for name in GEMM_MODELS] +
+                         [("cortex-m3", "conv-taps"), ("cortex-m3", "conv-gather")])   # an M3 FC: one schedule
+def test_every_gemm_schedule_is_bit_exact(cpu, name, tmp_path):
+    """Each schedule `mtk tune` may choose (gemm.gemm_schedules): 1x4 blocks for conv, int16 weights
+    on DSP cores, paired weights for conv on the Cortex-M3."""
+    model = GEMM_MODELS[name]()
+    (tmp_path / "m.tflite").write_bytes(model)
+    candidates = candidate_tunings(tunable_layers(read_model(tmp_path / "m.tflite"), get_cpu(cpu)))
+    assert candidates
+    for schedule, tuning in candidates:
+        work = tmp_path / schedule.label.replace("/", "-")
+        work.mkdir()
+        assert_bit_exact_on_c_paths(model, work, cpu, tuning)
+        kernels = (work / "lib" / "src" / "tvmgen_default_kernels.c").read_text()
+        assert ("_w16_" in kernels) == (schedule.weights == "int16")

@@ -2,9 +2,12 @@
 
 Each candidate schedule is applied to every untuned layer that can take it, the model built with
 per-op counters and run once (pipeline.run_model, profile=True); each layer keeps the schedule with
-the fewest instructions (ties: the default). Every build must give the untuned build's outputs on
-the same inputs, bit for bit. Layer shapes already in the tuning file are not measured again; new
-choices are merged into it. The model is then built with the chosen schedules and checked again.
+the fewest instructions. The counters tick every 1e9/timer_hz instructions (40 on MPS2), so counts
+within a tick of the fewest are equal and the first of them in the layer's schedule order wins (the
+default first): the same choices on every run. A candidate whose build does not fit the board is
+left out. Every build must give the untuned build's outputs on the same inputs, bit for bit.
+Layer shapes already in the tuning file are not measured again; new choices are merged into it.
+The model is then built with the chosen schedules and checked again.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import numpy as np
 
 from . import __version__, ui
 from .boards import Board
-from .errors import MismatchError, MtkError
+from .errors import MismatchError, ModelError, MtkError
 from .ops.gemm import GemmSchedule
 from .pipeline import RunOptions, RunResult, int8_model, run_model
 from .reader import read_model
@@ -70,6 +73,22 @@ def _counts(result: RunResult) -> dict[int, int]:
     return {layer.index: layer.units for layer in result.layers or []}
 
 
+def choose(layer: Layer, instructions: dict[str, int], tick: float) -> GemmSchedule:
+    """The measured schedule with the fewest instructions; within `tick` of the fewest, the first."""
+    measured = [s for s in layer.schedules if s.label in instructions]
+    fewest = min(instructions[s.label] for s in measured)
+    return next(s for s in measured if instructions[s.label] - fewest <= tick)
+
+
+def candidate_tunings(layers: list[Layer]) -> list[tuple[GemmSchedule, Tuning]]:
+    """Per schedule other than a default, that schedule for every layer key that can take it."""
+    tunings: dict[GemmSchedule, dict[str, GemmSchedule]] = {}
+    for layer in layers:
+        for schedule in layer.schedules[1:]:
+            tunings.setdefault(schedule, {})[layer.key] = schedule
+    return [(schedule, Tuning(keys, f"schedule {schedule.label}")) for schedule, keys in tunings.items()]
+
+
 def tune_model(model: Path, board: Board, cache: Path, calib: str | None = None) -> TuneResult:
     if not board.is_qemu:
         raise MtkError(f"{board.name} is not a QEMU board: mtk tune measures instructions under QEMU's -icount",
@@ -87,19 +106,21 @@ def tune_model(model: Path, board: Board, cache: Path, calib: str | None = None)
         untuned = _run(model, board, None, None)
         measured = {key: {by_key[key][0].schedules[0].label: _counts(untuned)[by_key[key][0].op.index]}
                     for key in todo}
-        candidates = list(dict.fromkeys(s for key in todo for s in by_key[key][0].schedules[1:]))
-        for k, schedule in enumerate(candidates, 1):
-            keys = [key for key in todo if schedule in by_key[key][0].schedules]
-            ui.info(f"[{k}/{len(candidates)}] {schedule.label} on {len(keys)} layer shape(s)")
-            counts = _counts(_run(model, board, Tuning({key: schedule for key in keys}, f"schedule {schedule.label}"),
-                                  untuned))
-            for key in keys:
+        candidates = candidate_tunings([by_key[key][0] for key in todo])
+        for k, (schedule, tuning) in enumerate(candidates, 1):
+            ui.info(f"[{k}/{len(candidates)}] {schedule.label} on {len(tuning.schedules)} layer shape(s)")
+            try:
+                counts = _counts(_run(model, board, tuning, untuned))
+            except ModelError as err:   # the untuned build fits: this one is too big for the board
+                ui.info(f"  left out: {err.message}")
+                continue
+            for key in tuning.schedules:
                 measured[key][schedule.label] = counts[by_key[key][0].op.index]
 
         new_entries = {}
         for key in todo:
             layer = by_key[key][0]
-            best = min(layer.schedules, key=lambda s: measured[key][s.label])   # the first of equals: the default
+            best = choose(layer, measured[key], 1e9 / board.qemu.timer_hz)
             new_entries[key] = {"schedule": asdict(best), "instructions": measured[key], "board": board.name,
                                 "mtk_version": __version__}
         if new_entries:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 from .. import ui
@@ -61,9 +60,5 @@ def format_result(r: TuneResult) -> str:
 
 def run(args: argparse.Namespace) -> int:
     result = tune_model(Path(args.model), get_board(args.board), args.cache, args.calib)
-    if args.json:
-        json.dump(result.to_json(), sys.stdout)
-        print()
-    else:
-        print(format_result(result))
+    print(json.dumps(result.to_json()) if args.json else format_result(result))
     return 0

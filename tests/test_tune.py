@@ -1,0 +1,74 @@
+"""`mtk tune` (autotune.py) and tuning files (tuning.py): measured once, cached, read by --tuning."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mtk.autotune import choose
+from mtk.cli import main
+from mtk.compiler import compile_model
+from mtk.errors import MtkError
+from mtk.ops.gemm import GemmSchedule
+from mtk.reader import read_model
+from mtk.target import get_cpu
+from mtk.tuning import Tuning, tunable_layers
+
+MODEL = Path(__file__).resolve().parents[1] / "models" / "digits_cnn_int8.tflite"
+
+
+@pytest.mark.qemu
+@pytest.mark.slow
+def test_tuning_is_cached_and_repeatable(tmp_path, capsys):
+    cache = tmp_path / "tuning.json"
+    assert main(["tune", str(MODEL), "--board", "mps2/an386", "--cache", str(cache), "--json"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    entries = json.loads(cache.read_text())["layers"]
+    assert first["builds_measured"] == 3 and not any(layer["cached"] for layer in first["layers"])
+    assert set(entries) == {layer["key"] for layer in first["layers"]}
+    assert all("cortex-m4" in key and entry["board"] == "mps2/an386" for key, entry in entries.items())
+    assert first["tuned"]["instructions"] < first["untuned"]["instructions"]
+    assert first["tuned"]["flash_bytes"] > first["untuned"]["flash_bytes"]   # int16 weights chosen somewhere
+
+    assert main(["tune", str(MODEL), "--board", "mps2/an386", "--cache", str(cache), "--json"]) == 0
+    out = capsys.readouterr()
+    second = json.loads(out.out)
+    assert "nothing to measure" in out.err and second["builds_measured"] == 0
+    assert all(layer["cached"] for layer in second["layers"])
+    assert [layer["schedule"] for layer in second["layers"]] == [layer["schedule"] for layer in first["layers"]]
+    assert second["tuned"] == first["tuned"]
+    assert json.loads(cache.read_text())["layers"] == entries
+
+    assert main(["compile", str(MODEL), "--board", "mps2/an386", "--tuning", str(cache), "-o",
+                 str(tmp_path / "lib"), "-q"]) == 0
+    ops = json.loads((tmp_path / "lib" / "metadata.json").read_text())["ops"]
+    assert [op["schedule"] for op in ops if "schedule" in op] == [entries[op["layer_key"]]["schedule"]
+                                                                  for op in ops if "schedule" in op]
+
+
+@pytest.mark.parametrize("content", ["{not json", '{"format": "other", "layers": {}}',
+                                     '{"format": "mtk-tuning/1", "layers": {"k": {"schedule": "2x2"}}}'])
+def test_a_bad_tuning_file_is_a_clear_error(content, tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    assert main(["compile", str(MODEL), "--tuning", str(bad), "-o", str(tmp_path / "lib")]) == 2
+    assert str(bad) in capsys.readouterr().err
+    assert main(["run", str(MODEL), "--tuning", str(tmp_path / "missing.json")]) == 2
+    assert "missing.json does not exist" in capsys.readouterr().err
+
+
+def test_a_schedule_the_layer_cannot_take_is_refused(tmp_path):
+    layer = tunable_layers(read_model(MODEL), get_cpu("cortex-m3"))[0]
+    tuning = Tuning({layer.key: GemmSchedule("2x2", "int16")}, "shared.json")   # int16 weights need DSP
+    with pytest.raises(MtkError, match="shared.json: schedule 2x2/int16 is not one op 0 can take"):
+        compile_model(MODEL, tmp_path / "lib", cpu="cortex-m3", tuning=tuning)
+
+
+def test_counts_within_a_tick_are_equal_and_the_first_wins():
+    layer = tunable_layers(read_model(MODEL), get_cpu("cortex-m4"))[0]
+    labels = [s.label for s in layer.schedules]   # 2x2/int8 (the default), 2x2/int16, 1x4/int8, 1x4/int16
+    assert choose(layer, dict(zip(labels, [1000, 960, 990, 1000])), 40) == layer.schedules[0]
+    assert choose(layer, dict(zip(labels, [1000, 960, 920, 910])), 40) == layer.schedules[2]
+    assert choose(layer, {labels[0]: 1000, labels[3]: 900}, 40) == layer.schedules[3]   # 2 and 3: did not fit
