@@ -2,6 +2,7 @@
 
     python bench/peer_compare.py                         # the three shared models on mps2/an386
     python bench/peer_compare.py --board mps2/an385 --board mps2/an500 --layers --json out.json
+    python bench/peer_compare.py --tuning mtk-tuning.json   # per-layer schedules from `mtk tune`
 
 Per model and board: instructions per inference, arena bytes and code bytes next to the peer's
 figures in ../shared/peer/tflm_qemu.json (TFLM + CMSIS-NN, -O2), as ratios against the issue's
@@ -12,8 +13,9 @@ target figures come from `mtk bench --json` (--layers: `--profile`, a build with
 Code bytes = the firmware ELF's flash (.text + .rodata + .data) minus the model's constants:
 the same quantity as the peer's code_flash_excl_model (both include the firmware harness and
 libc). The generated model code alone (metadata code_bytes, arm-none-eabi-gcc -O2 .text of the
-kernels and run function) is printed beside it. The peer has M3 and M4 rows only; boards with
-another CPU are compared with the M4 row.
+kernels and run function) is printed beside it. Flash = the ELF's flash, next to the peer's
+flash_total (model included): int16 weights chosen by `mtk tune` (--tuning) double their share.
+The peer has M3 and M4 rows only; boards with another CPU are compared with the M4 row.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from mtk.compiler import compile_model
 from mtk.pipeline import random_samples
 from mtk.platforms.compiled_model import CompiledModel
 from mtk.reference import run_reference_batch
+from mtk.tuning import load_tuning
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 MODELS = {"kws": "kws_dscnn_int8", "ic": "ic_resnet8_int8", "ad": "ad_fc_int8"}
@@ -47,15 +50,16 @@ def peer_rows(path: Path) -> dict[tuple[str, str], dict]:
     return {(r["cpu"], r["model"]): r for r in rows if r["kernels"] == "cmsis" and r["opt"] == "O2"}
 
 
-def compile_seconds(model: Path, cpu: str, out: Path) -> tuple[float, dict]:
+def compile_seconds(model: Path, cpu: str, out: Path, tuning: Path | None) -> tuple[float, dict]:
     start = time.perf_counter()
-    result = compile_model(model, out, cpu=cpu, force=True)
+    result = compile_model(model, out, cpu=cpu, force=True, tuning=load_tuning(tuning) if tuning else None)
     return time.perf_counter() - start, result.metadata
 
 
-def mtk_bench(model: Path, board: str, layers: bool) -> dict:
+def mtk_bench(model: Path, board: str, layers: bool, tuning: Path | None) -> dict:
     """One row of `mtk bench --json` (it compiles, builds and runs the model on `board`)."""
-    command = ["mtk", "bench", str(model), "--board", board, "--json", "-q"] + (["--profile"] if layers else [])
+    command = ["mtk", "bench", str(model), "--board", board, "--json", "-q"] + (["--profile"] if layers else []) \
+        + (["--tuning", str(tuning)] if tuning else [])
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
@@ -71,10 +75,10 @@ def output_mismatches(model: Path, compiled_dir: Path, outputs: list[list[int]])
                for want, got in zip(expected, outputs))
 
 
-def measure(model: Path, board_name: str, layers: bool, work: Path) -> dict:
+def measure(model: Path, board_name: str, layers: bool, work: Path, tuning: Path | None) -> dict:
     board = get_board(board_name)
-    seconds, metadata = compile_seconds(model, board.cpu.name, work / "compiled")
-    row = mtk_bench(model, board.name, layers)
+    seconds, metadata = compile_seconds(model, board.cpu.name, work / "compiled", tuning)
+    row = mtk_bench(model, board.name, layers, tuning)
     return {
         "model": model.stem, "board": board.name, "cpu": board.cpu.name,
         "instructions": row["per_inference"]["median"],
@@ -83,6 +87,7 @@ def measure(model: Path, board_name: str, layers: bool, work: Path) -> dict:
         "code_bytes": row["code_bytes"],
         "model_code_bytes": metadata["memory"]["code_bytes"],
         "constant_bytes": row["constant_bytes"],
+        "flash_bytes": row["flash_bytes"],
         "compile_s": round(seconds, 2),
         "output_mismatches": output_mismatches(model, work / "compiled", row["outputs"]),
         "layers": None if row.get("layers") is None else [
@@ -95,7 +100,7 @@ def with_peer(row: dict, peers: dict[tuple[str, str], dict]) -> dict:
     peer = peers[(peer_cpu, row["model"])]
     return {**row, "peer_cpu": peer_cpu,
             "peer": {"instructions": peer["insns_per_inference"], "arena_bytes": peer["arena_used_bytes"],
-                     "code_bytes": peer["code_flash_excl_model"]},
+                     "code_bytes": peer["code_flash_excl_model"], "flash_bytes": peer["flash_total"]},
             "ratios": {"instructions": row["instructions"] / peer["insns_per_inference"],
                        "arena": row["arena_bytes"] / peer["arena_used_bytes"],
                        "code": row["code_bytes"] / peer["code_flash_excl_model"]},
@@ -108,13 +113,15 @@ def _mark(ratio: float, target: float) -> str:
 
 def print_table(rows: list[dict]) -> None:
     print(f"{'model':16} {'board':22} {'instructions':>12} {'peer':>10} {'×':>6} │ {'arena':>6} {'bound':>6} "
-          f"{'peer':>6} {'×':>6} │ {'code':>6} {'(model)':>7} {'peer':>6} {'×':>6} │ {'compile':>7} exact")
+          f"{'peer':>6} {'×':>6} │ {'code':>6} {'(model)':>7} {'peer':>6} {'×':>6} │ {'flash':>7} {'peer':>7} │ "
+          f"{'compile':>7} exact")
     for r in rows:
         p, q, t = r["peer"], r["ratios"], r["targets"]
         print(f"{r['model']:16} {r['board']:22} {r['instructions']:12,} {p['instructions']:10,} "
               f"{_mark(q['instructions'], t['instructions']):>6} │ {r['arena_bytes']:6} {r['arena_lower_bound_bytes']:6} "
               f"{p['arena_bytes']:6} {_mark(q['arena'], t['arena']):>6} │ {r['code_bytes']:6} "
               f"{r['model_code_bytes'] or 0:7} {p['code_bytes']:6} {_mark(q['code'], t['code']):>6} │ "
+              f"{r['flash_bytes']:7} {p['flash_bytes']:7} │ "
               f"{r['compile_s']:6.1f}s {'yes' if r['output_mismatches'] == 0 else 'NO'}")
     print("× = mtk / TFLM+CMSIS-NN (-O2, peer cpu m4 unless the board is M3); '!' = above the issue-6 target "
           f"(instructions {INSNS_TARGET}, arena 0.75 kws/ad 1.0 ic, code {CODE_TARGET}); code = ELF flash − "
@@ -137,6 +144,7 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="write the rows to this file")
     parser.add_argument("--peer", type=Path, default=SHARED / "peer" / "tflm_qemu.json")
     parser.add_argument("--models-dir", type=Path, default=SHARED / "models")
+    parser.add_argument("--tuning", type=Path, help="tuning file from `mtk tune` (default: untuned)")
     args = parser.parse_args()
 
     peers = peer_rows(args.peer)
@@ -145,7 +153,7 @@ def main() -> int:
         for key in args.model or list(MODELS):
             with tempfile.TemporaryDirectory(prefix="mtk-peer-") as tmp:
                 rows.append(with_peer(measure(args.models_dir / f"{MODELS[key]}.tflite", board, args.layers,
-                                              Path(tmp)), peers))
+                                              Path(tmp), args.tuning), peers))
     print_table(rows)
     if args.layers:
         for row in rows:

@@ -89,6 +89,25 @@ def candidate_tunings(layers: list[Layer]) -> list[tuple[GemmSchedule, Tuning]]:
     return [(schedule, Tuning(keys, f"schedule {schedule.label}")) for schedule, keys in tunings.items()]
 
 
+def _measure(model: Path, board: Board, layers: list[Layer], untuned: RunResult) -> dict[str, dict[str, int]]:
+    """Instructions of each layer key by schedule label: the default's from the untuned build, the
+    others' from one build per candidate schedule."""
+    counts = _counts(untuned)
+    measured = {layer.key: {layer.schedules[0].label: counts[layer.op.index]} for layer in layers}
+    candidates = candidate_tunings(layers)
+    for k, (schedule, tuning) in enumerate(candidates, 1):
+        ui.info(f"[{k}/{len(candidates)}] {schedule.label} on {len(tuning.schedules)} layer shape(s)")
+        try:
+            counts = _counts(_run(model, board, tuning, untuned))
+        except ModelError as err:   # the untuned build fits: this one is too big for the board
+            ui.info(f"  left out: {err.message}")
+            continue
+        for layer in layers:
+            if layer.key in tuning.schedules:
+                measured[layer.key][schedule.label] = counts[layer.op.index]
+    return measured
+
+
 def tune_model(model: Path, board: Board, cache: Path, calib: str | None = None) -> TuneResult:
     if not board.is_qemu:
         raise MtkError(f"{board.name} is not a QEMU board: mtk tune measures instructions under QEMU's -icount",
@@ -99,30 +118,15 @@ def tune_model(model: Path, board: Board, cache: Path, calib: str | None = None)
         by_key: dict[str, list[Layer]] = {}
         for layer in tunable_layers(read_model(model), board.cpu):
             by_key.setdefault(layer.key, []).append(layer)
-        todo = [key for key in by_key if key not in entries]
+        todo = [layers[0] for key, layers in by_key.items() if key not in entries]
         ui.info(f"{len(by_key)} layer shapes to tune on {board.cpu.name}: {len(by_key) - len(todo)} in {cache}, "
                 + (f"{len(todo)} to measure" if todo else "nothing to measure"))
 
         untuned = _run(model, board, None, None)
-        measured = {key: {by_key[key][0].schedules[0].label: _counts(untuned)[by_key[key][0].op.index]}
-                    for key in todo}
-        candidates = candidate_tunings([by_key[key][0] for key in todo])
-        for k, (schedule, tuning) in enumerate(candidates, 1):
-            ui.info(f"[{k}/{len(candidates)}] {schedule.label} on {len(tuning.schedules)} layer shape(s)")
-            try:
-                counts = _counts(_run(model, board, tuning, untuned))
-            except ModelError as err:   # the untuned build fits: this one is too big for the board
-                ui.info(f"  left out: {err.message}")
-                continue
-            for key in tuning.schedules:
-                measured[key][schedule.label] = counts[by_key[key][0].op.index]
-
-        new_entries = {}
-        for key in todo:
-            layer = by_key[key][0]
-            best = choose(layer, measured[key], 1e9 / board.qemu.timer_hz)
-            new_entries[key] = {"schedule": asdict(best), "instructions": measured[key], "board": board.name,
-                                "mtk_version": __version__}
+        measured = _measure(model, board, todo, untuned)
+        new_entries = {key: {"schedule": asdict(choose(by_key[key][0], counts, 1e9 / board.qemu.timer_hz)),
+                             "instructions": counts, "board": board.name, "mtk_version": __version__}
+                       for key, counts in measured.items()}
         if new_entries:
             write_entries(cache, new_entries)
         entries = {**entries, **new_entries}
@@ -134,4 +138,4 @@ def tune_model(model: Path, board: Board, cache: Path, calib: str | None = None)
         else:
             ui.info("building with the chosen schedules")
             tuned = _run(model, board, tuning, untuned)
-    return TuneResult(model.name, board, cache, choices, len(candidates), untuned, tuned)
+    return TuneResult(model.name, board, cache, choices, len(candidate_tunings(todo)), untuned, tuned)
