@@ -129,6 +129,21 @@ def test_model_sources_with_unsafe_names_are_refused(tmp_path):
         render(compiled, "qemu_cortex_m3", tmp_path / "app")
 
 
+def test_a_model_that_cannot_fit_the_board_is_refused_with_the_numbers(tmp_path):
+    """A folder from `mtk compile` may have been compiled for a bigger board: refused at render,
+    not after a long Zephyr build whose linker error hides the numbers."""
+    compiled = tmp_path / "compiled"
+    shutil.copytree(FAKE, compiled)
+    meta = json.loads((compiled / "metadata.json").read_text())
+    meta["memory"]["constant_bytes"] = get_board("qemu_cortex_m3").flash_bytes + 1
+    (compiled / "metadata.json").write_text(json.dumps(meta))
+    with pytest.raises(ModelError, match=r"does not fit qemu_cortex_m3: needs 262145 bytes of constants"):
+        render(compiled, "qemu_cortex_m3", tmp_path / "app")
+    with pytest.raises(ModelError, match=r"does not fit qemu_cortex_m3: .* stack 65536; RAM 65536"):
+        render(FAKE, "qemu_cortex_m3", tmp_path / "app", stack_bytes=65536)
+    assert not (tmp_path / "app").exists()
+
+
 def test_rerendering_over_a_project_needs_force(tmp_path):
     project = render(FAKE, "qemu_cortex_m3", tmp_path / "app")
     (project / "src" / "main.c").write_text("/* my edits */\n")

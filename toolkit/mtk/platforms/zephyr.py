@@ -21,7 +21,7 @@ from ..fsutil import atomic_output_dir
 from ..paths import ZEPHYR_APP
 from ..zephyr_env import Zephyr, find_zephyr
 from .base import Platform, ProjectOptions, run_build
-from .baremetal import icount_tick
+from .baremetal import _check_fits, icount_tick
 from .compiled_model import CompiledModel, c_safe_label, write_firmware_sources
 
 PROJECT_FILE = "mtk-project.json"
@@ -77,6 +77,7 @@ class ZephyrPlatform(Platform):
     def render(self, compiled_dir: Path, board: Board, out_dir: Path, options: ProjectOptions) -> Path:
         model = CompiledModel.load(compiled_dir)
         model.check_runs_on(board)
+        _check_fits(model, board, options)   # a folder from `mtk compile` was compiled without this board
         board_file = board_file_name(board)
         context = {
             "board": board, "model_title": c_safe_label(model.name), "model_sources": model_sources(model),
