@@ -71,9 +71,9 @@ class GemmSchedule:
 
 
 def gemm_schedules(cpu: Cpu, rows: int) -> list[GemmSchedule]:
-    """The schedules a GEMM of `rows` rows can take on `cpu`, the default first: 2x2 blocks (1x4 for a
-    single row); on DSP cores also int16 weights; on the Cortex-M3 also 1x4 blocks over paired weights,
-    which single-row GEMMs always take (one SMLAL per two products)."""
+    """The schedules a GEMM of `rows` rows can take on `cpu`, the default first: 2x2 blocks, then 1x4
+    (1x4 only, for a single row); on DSP cores each with int8, then int16 weights; on cores with a long
+    multiply but no DSP (Cortex-M3) 1x4 blocks take paired weights (one SMLAL per two products)."""
     blocks = ["1x4"] if rows == 1 else ["2x2", "1x4"]
     if cpu.dsp and not cpu.mve:
         return [GemmSchedule(b, f) for b in blocks for f in ("int8", "int16")]
