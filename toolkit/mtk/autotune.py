@@ -112,6 +112,8 @@ def tune_model(model: Path, board: Board, cache: Path, calib: str | None = None)
     if not board.is_qemu:
         raise MtkError(f"{board.name} is not a QEMU board: mtk tune measures instructions under QEMU's -icount",
                        hint="tune on a QEMU board with the same CPU, e.g. mps2/an386 for a Cortex-M4")
+    if not cache.parent.is_dir():
+        raise MtkError(f"cannot write the tuning file {cache}: folder {cache.parent} does not exist")
     entries = read_entries(cache) if cache.exists() else {}
     with tempfile.TemporaryDirectory(prefix="mtk-tune-") as tmp:
         model = int8_model(Path(model), calib, Path(tmp))

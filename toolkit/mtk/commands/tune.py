@@ -17,7 +17,8 @@ DESCRIPTION = f"""\
 For every conv and fully connected layer, build the model with each schedule the layer can take
 (micro-kernel block 2x2 or 1x4; int8 or int16-expanded weights on DSP cores; paired weights on the
 Cortex-M3), run it once in QEMU with per-op counters (exact instruction counts under -icount),
-and keep per layer the schedule with the fewest instructions (ties: the default). Every build's
+and keep per layer the schedule with the fewest instructions (counts within one timer tick, the
+counters' resolution, are ties: the first schedule wins, the default first). Every build's
 outputs must equal the untuned build's, bit for bit. Choices go to a JSON tuning file keyed by
 layer shape and CPU (default ./{DEFAULT_FILE}), merged with what it holds: shapes already there
 are not measured again. Keep the file with the model, share it, and pass it to
