@@ -8,7 +8,7 @@ part −in_zp·Σw is folded into the bias at compile time.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict
 
 import numpy as np
 from tvm import te, tirx
@@ -20,47 +20,9 @@ from . import depthwise
 from .base import Const, Kernel, Lowered, OpDef, ScheduledOpDef, constant_kernel, io
 from .fixedpoint import activation_range, clamp, multiply_by_quantized_multiplier, quantize_multipliers
 from .gemm import GemmSchedule, Patches, gemm_kernel, gemm_schedules
+from .geometry import ConvGeometry, conv_geometry
 from .requant import Requant
 from .schedules import schedule_per_output
-
-
-@dataclass(frozen=True)
-class ConvGeometry:
-    n: int
-    in_h: int
-    in_w: int
-    in_c: int
-    out_h: int
-    out_w: int
-    out_c: int
-    k_h: int
-    k_w: int
-    stride_h: int
-    stride_w: int
-    dil_h: int
-    dil_w: int
-    pad_top: int
-    pad_left: int
-
-
-def _same_padding(in_size: int, out_size: int, k: int, stride: int, dilation: int) -> int:
-    effective = (k - 1) * dilation + 1
-    return max(0, (out_size - 1) * stride + effective - in_size) // 2
-
-
-def conv_geometry(op: Op, x: Tensor, w: Tensor, y: Tensor) -> ConvGeometry:
-    o = op.options
-    n, in_h, in_w, in_c = x.shape
-    _, out_h, out_w, out_c = y.shape
-    k_h, k_w = w.shape[1], w.shape[2]
-    sh, sw = o.get("stride_h", 1), o.get("stride_w", 1)
-    dh, dw = o.get("dilation_h_factor", 1), o.get("dilation_w_factor", 1)
-    same = o.get("padding", "SAME") == "SAME"
-    return ConvGeometry(
-        n, in_h, in_w, in_c, out_h, out_w, out_c, k_h, k_w, sh, sw, dh, dw,
-        _same_padding(in_h, out_h, k_h, sh, dh) if same else 0,
-        _same_padding(in_w, out_w, k_w, sw, dw) if same else 0,
-    )
 
 
 def requant_params(x: Tensor, w: Tensor, y: Tensor, out_c: int, activation: str) -> Requant:
@@ -134,8 +96,7 @@ class Conv2D(ScheduledOpDef):
         bias_f = folded_bias(bias, w.data.astype(np.int64).sum(axis=(1, 2, 3)), x.quant.zp)
 
         direct = (g.k_h, g.k_w, g.stride_h, g.stride_w, g.pad_top, g.pad_left) == (1, 1, 1, 1, 0, 0)
-        patches = None if direct else Patches(g.in_h, g.in_w, g.in_c, g.out_h, g.out_w, g.k_h, g.k_w, g.stride_h,
-                                              g.stride_w, g.dil_h, g.dil_w, g.pad_top, g.pad_left, x.quant.zp)
+        patches = None if direct else Patches(**asdict(g), in_zp=x.quant.zp)
         return Lowered([gemm_kernel("conv2d", op, y, w.data.reshape(g.out_c, -1), bias_f, rq, patches, cpu,
                                     schedule)])
 

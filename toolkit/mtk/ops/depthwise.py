@@ -40,7 +40,7 @@ def _inside_range(size: int, out: int, k: int, stride: int, dil: int, pad: int) 
 
 
 def depthwise_kernel(op: Op, g, in_zp: int, w: np.ndarray, bias: np.ndarray, rq: Requant, cpu: Cpu) -> Kernel:
-    """`g` is the op's ConvGeometry (conv.py); w its [1, kh, kw, C] weights."""
+    """`g` is the op's ConvGeometry (geometry.py); w its [1, kh, kw, C] weights."""
     C = g.out_c
     groups = C // LANES
     taps = g.k_h * g.k_w

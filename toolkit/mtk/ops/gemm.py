@@ -22,6 +22,7 @@ from tvm.script import tirx as T
 from ..graph import Op, Tensor
 from ..target import Cpu
 from .base import Const, Kernel, Scratch, constant_kernel
+from .geometry import ConvGeometry
 from .requant import RSHIFT_FIELDS, Requant
 
 DOT_HEADER = "mtk_dot_s8.h"
@@ -30,22 +31,9 @@ HELIUM_CHUNK = 16   # k values per Helium vector: the weights' group on MVE core
 
 
 @dataclass(frozen=True)
-class Patches:
-    """How an output pixel's im2col row is gathered from an NHWC input."""
+class Patches(ConvGeometry):
+    """How an output pixel's im2col row is gathered from an NHWC input: taps outside it read `in_zp`."""
 
-    in_h: int
-    in_w: int
-    in_c: int
-    out_h: int
-    out_w: int
-    k_h: int
-    k_w: int
-    stride_h: int
-    stride_w: int
-    dil_h: int
-    dil_w: int
-    pad_top: int
-    pad_left: int
     in_zp: int
 
 
