@@ -17,9 +17,9 @@ from ..errors import ModelError
 from ..graph import Graph, Op, Tensor
 from ..target import Cpu
 from . import depthwise
-from .base import Const, Kernel, Lowered, OpDef, ScheduledOpDef, constant_kernel, io
+from .base import Const, Kernel, Lowered, OpDef, constant_kernel, io
 from .fixedpoint import activation_range, clamp, multiply_by_quantized_multiplier, quantize_multipliers
-from .gemm import GemmSchedule, Patches, gemm_kernel, gemm_schedules
+from .gemm import GemmOpDef, GemmSchedule, Patches, gemm_kernel
 from .geometry import ConvGeometry, conv_geometry
 from .requant import Requant
 from .schedules import schedule_per_output
@@ -68,7 +68,7 @@ def padded_input(x: te.Tensor, g: ConvGeometry, in_zp: int):
     return read
 
 
-class Conv2D(ScheduledOpDef):
+class Conv2D(GemmOpDef):
     types = ("CONV_2D",)
 
     def check(self, op: Op, graph: Graph) -> None:
@@ -83,10 +83,6 @@ class Conv2D(ScheduledOpDef):
     def macs(self, op: Op, graph: Graph) -> int:
         (x, w, *_), y = io(op, graph)
         return y.size * w.shape[1] * w.shape[2] * w.shape[3]
-
-    def schedules(self, op: Op, graph: Graph, cpu: Cpu) -> list[GemmSchedule]:
-        (x, w, *_), y = io(op, graph)
-        return gemm_schedules(cpu, y.size // w.shape[0])
 
     def lower_scheduled(self, op: Op, graph: Graph, cpu: Cpu, schedule: GemmSchedule) -> Lowered:
         (x, w, *rest), y = io(op, graph)

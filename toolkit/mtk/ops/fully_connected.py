@@ -11,12 +11,12 @@ import numpy as np
 from ..errors import ModelError
 from ..graph import Graph, Op
 from ..target import Cpu
-from .base import Lowered, ScheduledOpDef, io
+from .base import Lowered, io
 from .conv import check_int8_weighted, folded_bias, requant_params
-from .gemm import GemmSchedule, gemm_kernel, gemm_schedules
+from .gemm import GemmOpDef, GemmSchedule, gemm_kernel
 
 
-class FullyConnected(ScheduledOpDef):
+class FullyConnected(GemmOpDef):
     types = ("FULLY_CONNECTED",)
 
     def check(self, op: Op, graph: Graph) -> None:
@@ -31,10 +31,6 @@ class FullyConnected(ScheduledOpDef):
     def macs(self, op: Op, graph: Graph) -> int:
         (x, w, *_), _ = io(op, graph)
         return x.size * w.shape[0]
-
-    def schedules(self, op: Op, graph: Graph, cpu: Cpu) -> list[GemmSchedule]:
-        (x, w, *_), y = io(op, graph)
-        return gemm_schedules(cpu, y.size // w.shape[0])
 
     def lower_scheduled(self, op: Op, graph: Graph, cpu: Cpu, schedule: GemmSchedule) -> Lowered:
         (x, w, *rest), y = io(op, graph)

@@ -19,9 +19,9 @@ import numpy as np
 import tvm
 from tvm.script import tirx as T
 
-from ..graph import Op, Tensor
+from ..graph import Graph, Op, Tensor
 from ..target import Cpu
-from .base import Const, Kernel, Scratch, constant_kernel
+from .base import Const, Kernel, Scratch, ScheduledOpDef, constant_kernel, io
 from .geometry import ConvGeometry
 from .requant import RSHIFT_FIELDS, Requant
 
@@ -67,6 +67,14 @@ def gemm_schedules(cpu: Cpu, rows: int) -> list[GemmSchedule]:
         return [GemmSchedule(b, f) for b in blocks for f in ("int8", "int16")]
     paired = not cpu.dsp and cpu.long_multiply
     return [GemmSchedule(b, "pairs" if paired and b == "1x4" else "int8") for b in blocks]
+
+
+class GemmOpDef(ScheduledOpDef):
+    """An op computed by the GEMM (its weights' first axis: the output channels)."""
+
+    def schedules(self, op: Op, graph: Graph, cpu: Cpu) -> list[GemmSchedule]:
+        (_, w, *_), y = io(op, graph)
+        return gemm_schedules(cpu, y.size // w.shape[0])
 
 
 def pack_weights(w: np.ndarray, tile: int, group: int = GROUP) -> np.ndarray:
