@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from mtk.autotune import choose
 from mtk.cli import main
 from mtk.compiler import compile_model
 from mtk.errors import MtkError
-from mtk.ops.gemm import GemmSchedule
+from mtk.ops.gemm import GemmSchedule, pack_weight_pairs, pack_weights, pack_weights_int16, packed_weight_bytes
 from mtk.reader import read_model
 from mtk.target import get_cpu
 from mtk.tuning import Tuning, tunable_layers
@@ -47,9 +48,28 @@ def test_tuning_is_cached_and_repeatable(tmp_path, capsys):
     assert [op["schedule"] for op in ops if "schedule" in op] == [entries[op["layer_key"]]["schedule"]
                                                                   for op in ops if "schedule" in op]
 
+    # another flash limit: chosen again from the file's counts, nothing measured
+    capsys.readouterr()
+    assert main(["tune", str(MODEL), "--board", "mps2/an386", "--cache", str(cache), "--json",
+                 "--flash-per-instruction", "0"]) == 0
+    third = json.loads(capsys.readouterr().out)
+    assert third["builds_measured"] == 0 and third["flash_per_instruction"] == 0
+    assert all(layer["extra_flash_bytes"][f"{layer['schedule']['block']}/{layer['schedule']['weights']}"] <= 0
+               for layer in third["layers"])
+    assert any("+" in reason and "B flash" in reason for layer in third["layers"]
+               for reason in layer["passed_over"].values())
+    assert third["tuned"]["flash_bytes"] < first["tuned"]["flash_bytes"]
+    rechosen = json.loads(cache.read_text())["layers"]
+    assert all(entry["flash_per_instruction"] == 0 and entry["instructions"] == entries[key]["instructions"]
+               for key, entry in rechosen.items())
+    assert [rechosen[layer["key"]]["schedule"] for layer in third["layers"]] == [layer["schedule"]
+                                                                                 for layer in third["layers"]]
+
 
 @pytest.mark.parametrize("content", ["{not json", '{"format": "other", "layers": {}}',
-                                     '{"format": "mtk-tuning/1", "layers": {"k": {"schedule": "2x2"}}}'])
+                                     '{"format": "mtk-tuning/1", "layers": {"k": {"schedule": "2x2"}}}',
+                                     '{"format": "mtk-tuning/1", "layers": {"k": {"schedule": {"block": "2x2", '
+                                     '"weights": "int8"}, "instructions": [1]}}}'])
 def test_a_bad_tuning_file_is_a_clear_error(content, tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text(content)
@@ -69,6 +89,35 @@ def test_a_schedule_the_layer_cannot_take_is_refused(tmp_path):
 def test_counts_within_a_tick_are_equal_and_the_first_wins():
     layer = tunable_layers(read_model(MODEL), get_cpu("cortex-m4"))[0]
     labels = [s.label for s in layer.schedules]   # 2x2/int8 (the default), 2x2/int16, 1x4/int8, 1x4/int16
-    assert choose(layer, dict(zip(labels, [1000, 960, 990, 1000])), 40) == layer.schedules[0]
-    assert choose(layer, dict(zip(labels, [1000, 960, 920, 910])), 40) == layer.schedules[2]
-    assert choose(layer, {labels[0]: 1000, labels[3]: 900}, 40) == layer.schedules[3]   # 2 and 3: did not fit
+    inf = float("inf")
+    assert choose(layer, dict(zip(labels, [1000, 960, 990, 1000])), 40, inf)[0] == layer.schedules[0]
+    assert choose(layer, dict(zip(labels, [1000, 960, 920, 910])), 40, inf)[0] == layer.schedules[2]
+    schedule, passed_over = choose(layer, {labels[0]: 1000, labels[3]: 900}, 40, inf)
+    assert schedule == layer.schedules[3]
+    assert passed_over[labels[1]] == passed_over[labels[2]] == "not measured: the build did not fit the board"
+
+
+def test_more_flash_is_chosen_only_for_enough_instructions_saved():
+    layer = tunable_layers(read_model(MODEL), get_cpu("cortex-m4"))[0]
+    labels = [s.label for s in layer.schedules]   # 2x2/int8 (the default), 2x2/int16, 1x4/int8, 1x4/int16
+    extra = layer.extra_flash
+    assert extra[labels[0]] == extra[labels[2]] == 0 and extra[labels[1]] == extra[labels[3]] > 0
+    per_100 = extra[labels[1]] / 100   # bytes per instruction that let int16 weights save 100 instructions
+    schedule, passed_over = choose(layer, dict(zip(labels, [10_000, 9_901, 9_950, 9_900])), 0, per_100)
+    assert schedule == layer.schedules[3]
+    assert passed_over == {labels[0]: "+100 instructions", labels[2]: "+50 instructions",
+                           labels[1]: f"+{extra[labels[1]]:,} B flash for 99 instructions saved "
+                                      f"(limit {per_100:g} B per instruction)"}
+    assert choose(layer, dict(zip(labels, [10_000, 9_901, 9_950, 9_901])), 0, per_100)[0] == layer.schedules[2]
+    assert choose(layer, dict(zip(labels, [10_000, 9_000, 9_950, 9_000])), 0, 0)[0] == layer.schedules[2]
+    assert choose(layer, dict(zip(labels, [10_000, 10_000, 10_000, 10_100])), 0, float("inf"))[0] == layer.schedules[0]
+
+
+@pytest.mark.parametrize("channels, depth", [(10, 27), (64, 64), (3, 5)])
+def test_packed_weight_bytes_are_the_packed_arrays(channels, depth):
+    w = np.arange(channels * depth, dtype=np.int8).reshape(channels, depth)
+    for schedule, group, packed in [(GemmSchedule("2x2", "int8"), 4, pack_weights(w, 2)),
+                                    (GemmSchedule("1x4", "int8"), 16, pack_weights(w, 4, 16)),
+                                    (GemmSchedule("2x2", "int16"), 4, pack_weights_int16(w, 2)),
+                                    (GemmSchedule("1x4", "pairs"), 4, pack_weight_pairs(w))]:
+        assert packed.nbytes == packed_weight_bytes(channels, depth, schedule, group)

@@ -1,17 +1,22 @@
-"""`mtk tune`: per layer, the schedule that runs the fewest instructions in QEMU (exact under -icount).
+"""`mtk tune`: per layer, the schedule that runs the fewest instructions in QEMU (exact under -icount)
+for the flash it costs.
 
 Each candidate schedule is applied to every untuned layer that can take it, the model built with
-per-op counters and run once (pipeline.run_model, profile=True); each layer keeps the schedule with
-the fewest instructions. The counters tick every 1e9/timer_hz instructions (40 on MPS2), so counts
-within a tick of the fewest are equal and the first of them in the layer's schedule order wins (the
-default first): the same choices on every run. A candidate whose build does not fit the board is
-left out. Every build must give the untuned build's outputs on the same inputs, bit for bit.
-Layer shapes already in the tuning file are not measured again; new choices are merged into it.
-The model is then built with the chosen schedules and checked again.
+per-op counters and run once (pipeline.run_model, profile=True). A schedule whose weights take more
+flash than the default's (int16 or paired weights: twice) may be chosen only if it saves the
+default's instructions at `flash_per_instruction` bytes or less per instruction saved (choose);
+among those, each layer keeps the fewest instructions. The counters tick every 1e9/timer_hz
+instructions (40 on MPS2), so counts within a tick of the fewest are equal and the first of them in
+the layer's schedule order wins (the default first): the same choices on every run. A candidate
+whose build does not fit the board is left out. Every build must give the untuned build's outputs
+on the same inputs, bit for bit. Layer shapes already in the tuning file are not measured again but
+chosen again from its counts; new counts and the choices are merged into it. The model is then
+built with the chosen schedules and checked again.
 """
 
 from __future__ import annotations
 
+import math
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -32,8 +37,10 @@ class LayerChoice:
     key: str
     ops: list[int]                  # op indices with this key
     instructions: dict[str, int]    # by schedule label
+    extra_flash: dict[str, int]     # by schedule label: weight bytes over the default's
     schedule: GemmSchedule
-    cached: bool                    # read from the tuning file, not measured now
+    passed_over: dict[str, str]     # by schedule label: why it was not chosen
+    cached: bool                    # counts read from the tuning file, not measured now
 
 
 @dataclass
@@ -41,6 +48,7 @@ class TuneResult:
     model: str
     board: Board
     cache: Path
+    flash_per_instruction: float
     layers: list[LayerChoice]
     builds_measured: int            # candidate builds run (0: everything was in the tuning file)
     untuned: RunResult
@@ -51,10 +59,17 @@ class TuneResult:
             return {"instructions": r.per_inference.median, "arena_bytes": r.arena_bytes,
                     "flash_bytes": r.sizes.flash_bytes, "constant_bytes": r.constant_bytes}
         return {"model": self.model, "board": self.board.name, "cpu": self.board.cpu.name, "cache": str(self.cache),
+                "flash_per_instruction": _json_limit(self.flash_per_instruction),
                 "builds_measured": self.builds_measured, "untuned": whole(self.untuned), "tuned": whole(self.tuned),
                 "bit_exact": True,
-                "layers": [{"key": c.key, "ops": c.ops, "instructions": c.instructions, "cached": c.cached,
-                            "schedule": asdict(c.schedule)} for c in self.layers]}
+                "layers": [{"key": c.key, "ops": c.ops, "instructions": c.instructions,
+                            "extra_flash_bytes": c.extra_flash, "cached": c.cached, "schedule": asdict(c.schedule),
+                            "passed_over": c.passed_over} for c in self.layers]}
+
+
+def _json_limit(flash_per_instruction: float) -> float | None:
+    """The limit as JSON has it: null for none (inf)."""
+    return flash_per_instruction if math.isfinite(flash_per_instruction) else None
 
 
 def _same_outputs(a: RunResult, b: RunResult) -> bool:
@@ -73,11 +88,32 @@ def _counts(result: RunResult) -> dict[int, int]:
     return {layer.index: layer.units for layer in result.layers or []}
 
 
-def choose(layer: Layer, instructions: dict[str, int], tick: float) -> GemmSchedule:
-    """The measured schedule with the fewest instructions; within `tick` of the fewest, the first."""
-    measured = [s for s in layer.schedules if s.label in instructions]
-    fewest = min(instructions[s.label] for s in measured)
-    return next(s for s in measured if instructions[s.label] - fewest <= tick)
+def choose(layer: Layer, instructions: dict[str, int], tick: float,
+           flash_per_instruction: float) -> tuple[GemmSchedule, dict[str, str]]:
+    """The schedule for `layer` from its measured `instructions` (by label, the default's always
+    there), and why each other schedule was passed over. A schedule is allowed if its weights take
+    no more flash than the default's, or extra flash ≤ flash_per_instruction × the instructions it
+    saves; of the allowed, the fewest instructions, and within `tick` of the fewest the first."""
+    default, extra_flash = instructions[layer.schedules[0].label], layer.extra_flash
+    allowed: list[GemmSchedule] = []
+    passed_over: dict[str, str] = {}
+    for s in layer.schedules:
+        extra, count = extra_flash[s.label], instructions.get(s.label)
+        if count is None:
+            passed_over[s.label] = "not measured: the build did not fit the board"
+        elif extra > 0 and not (default > count and extra <= flash_per_instruction * (default - count)):
+            passed_over[s.label] = (f"+{extra:,} B flash for {default - count:,} instructions saved "
+                                    f"(limit {flash_per_instruction:g} B per instruction)")
+        else:
+            allowed.append(s)
+    fewest = min(instructions[s.label] for s in allowed)
+    chosen = next(s for s in allowed if instructions[s.label] - fewest <= tick)
+    for s in allowed:
+        if s != chosen:
+            more = instructions[s.label] - instructions[chosen.label]
+            passed_over[s.label] = (f"a tie with {chosen.label} (within a tick), which comes first"
+                                    if instructions[s.label] - fewest <= tick else f"{more:+,} instructions")
+    return chosen, passed_over
 
 
 def candidate_tunings(layers: list[Layer]) -> list[tuple[GemmSchedule, Tuning]]:
@@ -108,36 +144,47 @@ def _measure(model: Path, board: Board, layers: list[Layer], untuned: RunResult)
     return measured
 
 
-def tune_model(model: Path, board: Board, cache: Path, calib: str | None = None) -> TuneResult:
+def tune_model(model: Path, board: Board, cache: Path, calib: str | None = None,
+               flash_per_instruction: float = 1.0) -> TuneResult:
     if not board.is_qemu:
         raise MtkError(f"{board.name} is not a QEMU board: mtk tune measures instructions under QEMU's -icount",
                        hint="tune on a QEMU board with the same CPU, e.g. mps2/an386 for a Cortex-M4")
     if not cache.parent.is_dir():
         raise MtkError(f"cannot write the tuning file {cache}: folder {cache.parent} does not exist")
+    if not flash_per_instruction >= 0:
+        raise MtkError(f"--flash-per-instruction {flash_per_instruction}: expected bytes ≥ 0 (inf: no limit)")
     entries = read_entries(cache) if cache.exists() else {}
     with tempfile.TemporaryDirectory(prefix="mtk-tune-") as tmp:
         model = int8_model(Path(model), calib, Path(tmp))
         by_key: dict[str, list[Layer]] = {}
         for layer in tunable_layers(read_model(model), board.cpu):
             by_key.setdefault(layer.key, []).append(layer)
-        todo = [layers[0] for key, layers in by_key.items() if key not in entries]
+        todo = [layers[0] for key, layers in by_key.items()
+                if layers[0].schedules[0].label not in entries.get(key, {}).get("instructions", {})]
         ui.info(f"{len(by_key)} layer shapes to tune on {board.cpu.name}: {len(by_key) - len(todo)} in {cache}, "
                 + (f"{len(todo)} to measure" if todo else "nothing to measure"))
 
         untuned = _run(model, board, None, None)
-        measured = _measure(model, board, todo, untuned)
-        new_entries = {key: {"schedule": asdict(choose(by_key[key][0], counts, 1e9 / board.qemu.timer_hz)),
-                             "instructions": counts, "board": board.name, "mtk_version": __version__}
-                       for key, counts in measured.items()}
-        if new_entries:
-            write_entries(cache, new_entries)
-        entries = {**entries, **new_entries}
-        tuning = Tuning({key: GemmSchedule(**entries[key]["schedule"]) for key in by_key}, str(cache))
-        choices = [LayerChoice(key, [layer.op.index for layer in layers], dict(entries[key].get("instructions", {})),
-                               tuning.schedule(layers[0]), key not in new_entries) for key, layers in by_key.items()]
+        measured = {key: {"instructions": counts, "board": board.name, "mtk_version": __version__}
+                    for key, counts in _measure(model, board, todo, untuned).items()}
+        choices: list[LayerChoice] = []
+        chosen_entries: dict[str, dict] = {}
+        for key, layers in by_key.items():
+            entry = measured.get(key) or entries[key]
+            schedule, passed_over = choose(layers[0], entry["instructions"], 1e9 / board.qemu.timer_hz,
+                                           flash_per_instruction)
+            chosen_entries[key] = {**entry, "schedule": asdict(schedule), "extra_flash_bytes": layers[0].extra_flash,
+                                   "flash_per_instruction": _json_limit(flash_per_instruction)}
+            choices.append(LayerChoice(key, [layer.op.index for layer in layers], entry["instructions"],
+                                       layers[0].extra_flash, schedule, passed_over, key not in measured))
+        changed = {key: entry for key, entry in chosen_entries.items() if entries.get(key) != entry}
+        if changed:
+            write_entries(cache, changed)
         if all(c.schedule == by_key[c.key][0].schedules[0] for c in choices):
             tuned = untuned
         else:
             ui.info("building with the chosen schedules")
+            tuning = Tuning({c.key: c.schedule for c in choices}, str(cache))
             tuned = _run(model, board, tuning, untuned)
-    return TuneResult(model.name, board, cache, choices, len(candidate_tunings(todo)), untuned, tuned)
+    return TuneResult(model.name, board, cache, flash_per_instruction, choices, len(candidate_tunings(todo)),
+                      untuned, tuned)

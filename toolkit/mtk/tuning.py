@@ -3,15 +3,20 @@
 A layer key names an op by everything its kernel depends on: the op type, the shapes of its
 inputs (weights and bias included) and output, its strides, dilation, padding and depth
 multiplier, and the CPU. Equal keys get equal kernels, in any model. `mtk tune` measures
-the schedules of each key in QEMU and writes the fastest to a JSON file (tuning file):
+the schedules of each key in QEMU and writes to a JSON file (tuning file) the instructions and
+the flash each schedule's weights take over the default's, and the schedule chosen from them
+with `flash_per_instruction` bytes allowed per instruction saved (autotune.choose; null: no limit):
 
     {"format": "mtk-tuning/1",
      "layers": {"<key>": {"schedule": {"block": "2x2", "weights": "int16"},
                           "instructions": {"2x2/int8": 742720, "2x2/int16": 650100},
+                          "extra_flash_bytes": {"2x2/int8": 0, "2x2/int16": 4096},
+                          "flash_per_instruction": 1.0,
                           "board": "mps2/an386", "mtk_version": "0.1.0"}}}
 
-`mtk compile/run/bench/validate --tuning FILE` compile each layer whose key the file holds with
-its schedule, every other layer with the default.
+Files written before extra_flash_bytes and flash_per_instruction existed read the same (the
+format is unchanged: `mtk tune` adds both). `mtk compile/run/bench/validate --tuning FILE`
+compile each layer whose key the file holds with its schedule, every other layer with the default.
 """
 
 from __future__ import annotations
@@ -25,8 +30,7 @@ from .errors import MtkError
 from .fsutil import atomic_output_file
 from .graph import Graph, Op
 from .ops import op_def
-from .ops.base import ScheduledOpDef
-from .ops.gemm import GemmSchedule
+from .ops.gemm import GemmOpDef, GemmSchedule
 from .target import Cpu
 
 FORMAT = "mtk-tuning/1"
@@ -41,6 +45,13 @@ class Layer:
     op: Op
     key: str
     schedules: list[GemmSchedule]   # the default first
+    weight_bytes: dict[str, int]    # by schedule label: the flash of the packed weights
+
+    @property
+    def extra_flash(self) -> dict[str, int]:
+        """By schedule label: the flash its weights take over the default's (bytes)."""
+        default = self.weight_bytes[self.schedules[0].label]
+        return {label: size - default for label, size in self.weight_bytes.items()}
 
 
 @dataclass(frozen=True)
@@ -73,8 +84,10 @@ def tunable_layers(graph: Graph, cpu: Cpu) -> list[Layer]:
     layers = []
     for op in graph.ops:
         opdef = op_def(op.type)
-        if isinstance(opdef, ScheduledOpDef):
-            layers.append(Layer(op, layer_key(op, graph, cpu), opdef.schedules(op, graph, cpu)))
+        if isinstance(opdef, GemmOpDef):
+            schedules = opdef.schedules(op, graph, cpu)
+            layers.append(Layer(op, layer_key(op, graph, cpu), schedules,
+                                {s.label: opdef.weight_bytes(op, graph, cpu, s) for s in schedules}))
     return layers
 
 
@@ -97,6 +110,9 @@ def read_entries(path: Path) -> dict[str, dict[str, Any]]:
                 and all(isinstance(v, str) for v in schedule.values())):
             raise MtkError(f"tuning file {path}: layer '{key}' has no valid schedule "
                            "({\"block\": ..., \"weights\": ...})")
+        counts = entry.get("instructions", {})
+        if not (isinstance(counts, dict) and all(isinstance(n, int) for n in counts.values())):
+            raise MtkError(f"tuning file {path}: layer '{key}' has instructions that are not counts by schedule")
     return data["layers"]
 
 

@@ -7,26 +7,30 @@ import json
 from pathlib import Path
 
 from .. import ui
-from ..autotune import TuneResult, tune_model
+from ..autotune import LayerChoice, TuneResult, tune_model
 from ..boards import DEFAULT_BOARD, get_board
 from ..tuning import DEFAULT_FILE
 
 NAME = "tune"
-HELP = "measure each layer's schedules in QEMU and keep the fastest in a tuning file (--tuning FILE elsewhere)"
+HELP = ("measure each layer's schedules in QEMU and keep the fastest for its flash in a tuning file "
+        "(--tuning FILE elsewhere)")
 DESCRIPTION = f"""\
 For every conv and fully connected layer, build the model with each schedule the layer can take
 (micro-kernel block 2x2 or 1x4; int8 or int16-expanded weights on DSP cores; paired weights on the
 Cortex-M3), run it once in QEMU with per-op counters (exact instruction counts under -icount),
-and keep per layer the schedule with the fewest instructions (counts within one timer tick, the
-counters' resolution, are ties: the first schedule wins, the default first). Every build's
-outputs must equal the untuned build's, bit for bit. Choices go to a JSON tuning file keyed by
-layer shape and CPU (default ./{DEFAULT_FILE}), merged with what it holds: shapes already there
-are not measured again. Keep the file with the model, share it, and pass it to
-`mtk compile/run/bench/validate --tuning FILE`.
+and keep per layer the schedule with the fewest instructions among those whose weights take no
+more flash than the default's, or at most --flash-per-instruction bytes more per instruction
+saved (counts within one timer tick, the counters' resolution, are ties: the first schedule wins,
+the default first). Every build's outputs must equal the untuned build's, bit for bit. Counts,
+each schedule's extra flash and the choices go to a JSON tuning file keyed by layer shape and CPU
+(default ./{DEFAULT_FILE}), merged with what it holds: shapes already there are not measured
+again, only chosen again (another --flash-per-instruction measures nothing). Keep the file with
+the model, share it, and pass it to `mtk compile/run/bench/validate --tuning FILE`.
 
 examples:
   mtk tune model.tflite                                  # mps2/an386 (Cortex-M4F), ./{DEFAULT_FILE}
   mtk tune model.tflite --board mps2/an385 --cache tuning/m3.json --json
+  mtk tune model.tflite --flash-per-instruction inf      # fewest instructions, whatever the flash
   mtk bench model.tflite --tuning {DEFAULT_FILE}
 
 exit status: 0 tuned, 1 a schedule changed the outputs, 2 bad model/usage/tuning file, 3 tool missing,
@@ -40,26 +44,33 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cache", type=Path, default=Path(DEFAULT_FILE), metavar="FILE",
                    help=f"tuning file to read and update (default: ./{DEFAULT_FILE})")
     p.add_argument("--calib", metavar="DATA", help="calibration data to quantize a float model on the way")
+    p.add_argument("--flash-per-instruction", type=float, default=1.0, metavar="B",
+                   help="flash bytes a schedule may add over the default's per instruction it saves per "
+                        "inference (default: 1.0; 0: no extra flash; inf: fewest instructions only)")
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
 
 
-def _candidates(instructions: dict[str, int]) -> str:
-    return "  ".join(f"{label} {count:,}" for label, count in instructions.items())
+def _rows(c: LayerChoice) -> list[list[str]]:
+    """One row per schedule of the layer: instructions, extra flash, chosen or why not."""
+    return [[",".join(map(str, c.ops)) if k == 0 else "", c.key if k == 0 else "", label,
+             f"{c.instructions[label]:,}" if label in c.instructions else "-", f"{extra:+,}",
+             c.passed_over.get(label, "chosen" + (" (cached counts)" if c.cached else ""))]
+            for k, (label, extra) in enumerate(c.extra_flash.items())]
 
 
 def format_result(r: TuneResult) -> str:
-    rows = [[",".join(map(str, c.ops)), c.key, _candidates(c.instructions),
-             c.schedule.block + "/" + c.schedule.weights + (" (cached)" if c.cached else "")] for c in r.layers]
+    rows = [row for c in r.layers for row in _rows(c)]
     before, after = r.untuned, r.tuned
     return "\n".join([
-        ui.table(["ops", "layer", "instructions per schedule", "chosen"], rows), "",
+        ui.table(["ops", "layer", "schedule", "instructions", "flash B", "chosen, or why not"], rows), "",
         f"{r.model} on {r.board.name}: {before.per_inference.median:,} -> {after.per_inference.median:,} instructions "
         f"({after.per_inference.median / max(before.per_inference.median, 1):.3f}x, profiling builds), flash "
         f"{before.sizes.flash_bytes:,} -> {after.sizes.flash_bytes:,} B, outputs bit-exact with the untuned build",
-        f"tuning file {r.cache} ({r.builds_measured} candidate builds measured)"])
+        f"tuning file {r.cache} ({r.builds_measured} candidate builds measured), flash per instruction saved "
+        f"at most {r.flash_per_instruction:g} B"])
 
 
 def run(args: argparse.Namespace) -> int:
-    result = tune_model(Path(args.model), get_board(args.board), args.cache, args.calib)
+    result = tune_model(Path(args.model), get_board(args.board), args.cache, args.calib, args.flash_per_instruction)
     print(json.dumps(result.to_json()) if args.json else format_result(result))
     return 0

@@ -69,12 +69,30 @@ def gemm_schedules(cpu: Cpu, rows: int) -> list[GemmSchedule]:
     return [GemmSchedule(b, "pairs" if paired and b == "1x4" else "int8") for b in blocks]
 
 
+def weight_group(cpu: Cpu) -> int:
+    """The k values per packed weight group on `cpu`."""
+    return HELIUM_CHUNK if cpu.mve else GROUP
+
+
+def packed_weight_bytes(cols: int, depth: int, schedule: GemmSchedule, group: int) -> int:
+    """Flash bytes of weights [cols, depth] packed for `schedule` (pack_weights, pack_weights_int16,
+    pack_weight_pairs): whole tiles of the block's columns, whole groups of depth, 2 bytes a weight
+    unless int8."""
+    tile = schedule.rows_cols[1]
+    return -(-cols // tile) * tile * -(-depth // group) * group * (1 if schedule.weights == "int8" else 2)
+
+
 class GemmOpDef(ScheduledOpDef):
     """An op computed by the GEMM (its weights' first axis: the output channels)."""
 
     def schedules(self, op: Op, graph: Graph, cpu: Cpu) -> list[GemmSchedule]:
         (_, w, *_), y = io(op, graph)
         return gemm_schedules(cpu, y.size // w.shape[0])
+
+    def weight_bytes(self, op: Op, graph: Graph, cpu: Cpu, schedule: GemmSchedule) -> int:
+        """Flash bytes of the op's weights packed for `schedule` (what gemm_kernel packs)."""
+        (_, w, *_), _ = io(op, graph)
+        return packed_weight_bytes(w.shape[0], w.size // w.shape[0], schedule, weight_group(cpu))
 
 
 def pack_weights(w: np.ndarray, tile: int, group: int = GROUP) -> np.ndarray:
@@ -107,12 +125,11 @@ def gemm_kernel(name: str, op: Op, y: Tensor, w: np.ndarray, bias: np.ndarray, r
         return constant_kernel(op, y, rq.constant_output)
     rows = y.size // w.shape[0]
     in_size = patches.in_h * patches.in_w * patches.in_c if patches else rows * w.shape[1]
-    weight_group = HELIUM_CHUNK if cpu.mve else GROUP
-    layout = GemmLayout(rows, w.shape[0], w.shape[1], schedule, row_source(patches), weight_group)
+    layout = GemmLayout(rows, w.shape[0], w.shape[1], schedule, row_source(patches), weight_group(cpu))
     func = gemm_func(layout, in_size, rq, patches)
     pad = np.full(patches.in_c if patches else 1, patches.in_zp if patches else 0, np.int8)
     packed = {"pairs": lambda: pack_weight_pairs(w), "int16": lambda: pack_weights_int16(w, layout.block_cols),
-              "int8": lambda: pack_weights(w, layout.block_cols, weight_group)}[schedule.weights]()
+              "int8": lambda: pack_weights(w, layout.block_cols, layout.weight_group)}[schedule.weights]()
     args = [op.inputs[0], Const("w", packed), Const("bias", bias), *rq.consts(),
             Const("pad", pad), op.outputs[0], Scratch(layout.scratch_bytes)]
     return Kernel(name, args, func=func, headers=(DOT_HEADER,))
@@ -146,8 +163,11 @@ class GemmLayout:
 
     @property
     def weight_tile_bytes(self) -> int:
-        depth = -(-self.depth // self.weight_group) * self.weight_group
-        return depth * self.block_cols * (1 if self.schedule.weights == "int8" else 2)
+        return packed_weight_bytes(self.block_cols, self.depth, self.schedule, self.weight_group)
+
+    @property
+    def weight_bytes(self) -> int:
+        return packed_weight_bytes(self.cols, self.depth, self.schedule, self.weight_group)
 
     @property
     def micro_kernel(self) -> str:
@@ -207,7 +227,7 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
         return T.min(pb * R + i, P - 1)
 
     @T.prim_func
-    def gemm(x: T.Buffer((in_size,), "int8"), w: T.Buffer((c_tiles * w_tile,), "int8"), bias: T.Buffer((C,), i32),
+    def gemm(x: T.Buffer((in_size,), "int8"), w: T.Buffer((g.weight_bytes,), "int8"), bias: T.Buffer((C,), i32),
              table: T.Buffer((C * RSHIFT_FIELDS,), i32), mult: T.Buffer((C,), i32), shift: T.Buffer((C,), i32),
              pad: T.Buffer((pad_len,), "int8"), out: T.Buffer((P * C,), "int8"),
              scratch: T.Buffer((g.scratch_bytes,), "int8")):
