@@ -113,6 +113,19 @@ def test_more_flash_is_chosen_only_for_enough_instructions_saved():
     assert choose(layer, dict(zip(labels, [10_000, 10_000, 10_000, 10_100])), 0, float("inf"))[0] == layer.schedules[0]
 
 
+def test_flash_is_priced_against_the_leanest_schedule_not_the_default():
+    """Cortex-M3 fully connected: paired weights are the default, int8 the leanest; the paired
+    weights keep their place only where their instructions are worth their extra flash."""
+    layer = next(l for l in tunable_layers(read_model(MODEL), get_cpu("cortex-m3")) if l.op.type == "FULLY_CONNECTED")
+    paired, lean = layer.schedules
+    assert (paired.weights, lean.weights) == ("pairs", "int8") and layer.leanest == lean
+    extra = layer.extra_flash[paired.label]
+    assert extra > 0 and layer.extra_flash[lean.label] == 0
+    counts = {paired.label: 1_000, lean.label: 1_000 + extra // 2}   # 2 B per instruction saved
+    assert choose(layer, counts, 0, 1.0)[0] == lean
+    assert choose(layer, counts, 0, 2.0)[0] == paired
+
+
 @pytest.mark.parametrize("channels, depth", [(10, 27), (64, 64), (3, 5)])
 def test_packed_weight_bytes_are_the_packed_arrays(channels, depth):
     w = np.arange(channels * depth, dtype=np.int8).reshape(channels, depth)

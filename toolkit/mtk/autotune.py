@@ -3,8 +3,8 @@ for the flash it costs.
 
 Each candidate schedule is applied to every untuned layer that can take it, the model built with
 per-op counters and run once (pipeline.run_model, profile=True). A schedule whose weights take more
-flash than the default's (int16 or paired weights: twice) may be chosen only if it saves the
-default's instructions at `flash_per_instruction` bytes or less per instruction saved (choose);
+flash than the leanest schedule's (int16 or paired weights: twice) may be chosen only if it saves
+instructions over the leanest at `flash_per_instruction` bytes or less per instruction (choose);
 among those, each layer keeps the fewest instructions. The counters tick every 1e9/timer_hz
 instructions (40 on MPS2), so counts within a tick of the fewest are equal and the first of them in
 the layer's schedule order wins (the default first): the same choices on every run. A candidate
@@ -37,7 +37,7 @@ class LayerChoice:
     key: str
     ops: list[int]                  # op indices with this key
     instructions: dict[str, int]    # by schedule label
-    extra_flash: dict[str, int]     # by schedule label: weight bytes over the default's
+    extra_flash: dict[str, int]     # by schedule label: weight bytes over the leanest schedule's
     schedule: GemmSchedule
     passed_over: dict[str, str]     # by schedule label: why it was not chosen
     cached: bool                    # counts read from the tuning file, not measured now
@@ -90,19 +90,20 @@ def _counts(result: RunResult) -> dict[int, int]:
 
 def choose(layer: Layer, instructions: dict[str, int], tick: float,
            flash_per_instruction: float) -> tuple[GemmSchedule, dict[str, str]]:
-    """The schedule for `layer` from its measured `instructions` (by label, the default's always
-    there), and why each other schedule was passed over. A schedule is allowed if its weights take
-    no more flash than the default's, or extra flash ≤ flash_per_instruction × the instructions it
-    saves; of the allowed, the fewest instructions, and within `tick` of the fewest the first."""
-    default, extra_flash = instructions[layer.schedules[0].label], layer.extra_flash
+    """The schedule for `layer` from its measured `instructions` (by label, the leanest schedule's
+    always there), and why each other schedule was passed over. A schedule is allowed if its weights
+    take no more flash than the leanest's, or extra flash ≤ flash_per_instruction × the instructions
+    it saves over the leanest; of the allowed, the fewest instructions, and within `tick` of the
+    fewest the first."""
+    lean, extra_flash = instructions[layer.leanest.label], layer.extra_flash
     allowed: list[GemmSchedule] = []
     passed_over: dict[str, str] = {}
     for s in layer.schedules:
         extra, count = extra_flash[s.label], instructions.get(s.label)
         if count is None:
             passed_over[s.label] = "not measured: the build did not fit the board"
-        elif extra > 0 and not (default > count and extra <= flash_per_instruction * (default - count)):
-            passed_over[s.label] = (f"+{extra:,} B flash for {default - count:,} instructions saved "
+        elif extra > 0 and not (lean > count and extra <= flash_per_instruction * (lean - count)):
+            passed_over[s.label] = (f"+{extra:,} B flash for {lean - count:,} instructions saved "
                                     f"(limit {flash_per_instruction:g} B per instruction)")
         else:
             allowed.append(s)
@@ -160,7 +161,8 @@ def tune_model(model: Path, board: Board, cache: Path, calib: str | None = None,
         for layer in tunable_layers(read_model(model), board.cpu):
             by_key.setdefault(layer.key, []).append(layer)
         todo = [layers[0] for key, layers in by_key.items()
-                if layers[0].schedules[0].label not in entries.get(key, {}).get("instructions", {})]
+                if not {layers[0].schedules[0].label, layers[0].leanest.label} <= set(entries.get(key, {})
+                                                                                      .get("instructions", {}))]
         ui.info(f"{len(by_key)} layer shapes to tune on {board.cpu.name}: {len(by_key) - len(todo)} in {cache}, "
                 + (f"{len(todo)} to measure" if todo else "nothing to measure"))
 

@@ -4,7 +4,7 @@ A layer key names an op by everything its kernel depends on: the op type, the sh
 inputs (weights and bias included) and output, its strides, dilation, padding and depth
 multiplier, and the CPU. Equal keys get equal kernels, in any model. `mtk tune` measures
 the schedules of each key in QEMU and writes to a JSON file (tuning file) the instructions and
-the flash each schedule's weights take over the default's, and the schedule chosen from them
+the flash each schedule's weights take over the leanest schedule's, and the schedule chosen from them
 with `flash_per_instruction` bytes allowed per instruction saved (autotune.choose; null: no limit):
 
     {"format": "mtk-tuning/1",
@@ -48,10 +48,15 @@ class Layer:
     weight_bytes: dict[str, int]    # by schedule label: the flash of the packed weights
 
     @property
+    def leanest(self) -> GemmSchedule:
+        """The schedule whose weights take the least flash (the first of equals): what others pay against."""
+        return min(self.schedules, key=lambda s: self.weight_bytes[s.label])
+
+    @property
     def extra_flash(self) -> dict[str, int]:
-        """By schedule label: the flash its weights take over the default's (bytes)."""
-        default = self.weight_bytes[self.schedules[0].label]
-        return {label: size - default for label, size in self.weight_bytes.items()}
+        """By schedule label: the flash its weights take over the leanest schedule's (bytes)."""
+        lean = self.weight_bytes[self.leanest.label]
+        return {label: size - lean for label, size in self.weight_bytes.items()}
 
 
 @dataclass(frozen=True)

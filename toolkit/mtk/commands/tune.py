@@ -19,7 +19,7 @@ For every conv and fully connected layer, build the model with each schedule the
 (micro-kernel block 2x2 or 1x4; int8 or int16-expanded weights on DSP cores; paired weights on the
 Cortex-M3), run it once in QEMU with per-op counters (exact instruction counts under -icount),
 and keep per layer the schedule with the fewest instructions among those whose weights take no
-more flash than the default's, or at most --flash-per-instruction bytes more per instruction
+more flash than the leanest schedule's, or at most --flash-per-instruction bytes more per instruction
 saved (counts within one timer tick, the counters' resolution, are ties: the first schedule wins,
 the default first). Every build's outputs must equal the untuned build's, bit for bit. Counts,
 each schedule's extra flash and the choices go to a JSON tuning file keyed by layer shape and CPU
@@ -45,7 +45,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"tuning file to read and update (default: ./{DEFAULT_FILE})")
     p.add_argument("--calib", metavar="DATA", help="calibration data to quantize a float model on the way")
     p.add_argument("--flash-per-instruction", type=float, default=1.0, metavar="B",
-                   help="flash bytes a schedule may add over the default's per instruction it saves per "
+                   help="flash bytes a schedule may add over the leanest schedule's per instruction it saves per "
                         "inference (default: 1.0; 0: no extra flash; inf: fewest instructions only)")
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
 

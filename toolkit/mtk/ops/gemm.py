@@ -60,13 +60,17 @@ class GemmSchedule:
 
 def gemm_schedules(cpu: Cpu, rows: int) -> list[GemmSchedule]:
     """The schedules a GEMM of `rows` rows can take on `cpu`, the default first: 2x2 blocks, then 1x4
-    (1x4 only, for a single row); on DSP cores each with int8, then int16 weights; on cores with a long
-    multiply but no DSP (Cortex-M3) 1x4 blocks take paired weights (one SMLAL per two products)."""
+    (1x4 only, for a single row); on DSP cores each with int8, then int16 weights. On cores with a
+    long multiply but no DSP (Cortex-M3) 1x4 blocks take paired weights (one SMLAL per two products,
+    twice the weights' flash): the default for a single row (fully connected: 2/3 of the int8
+    kernel's instructions), with int8 weights as the lean alternative."""
     blocks = ["1x4"] if rows == 1 else ["2x2", "1x4"]
     if cpu.dsp and not cpu.mve:
         return [GemmSchedule(b, f) for b in blocks for f in ("int8", "int16")]
-    paired = not cpu.dsp and cpu.long_multiply
-    return [GemmSchedule(b, "pairs" if paired and b == "1x4" else "int8") for b in blocks]
+    if not cpu.dsp and cpu.long_multiply:
+        return [GemmSchedule("1x4", "pairs"), GemmSchedule("1x4", "int8")] if rows == 1 else \
+            [GemmSchedule("2x2", "int8"), GemmSchedule("1x4", "pairs")]
+    return [GemmSchedule(b, "int8") for b in blocks]
 
 
 def weight_group(cpu: Cpu) -> int:
