@@ -93,3 +93,12 @@ def test_refuses_a_model_compiled_for_other_kernels(tmp_path):
         get_platform("baremetal").render(compiled, get_board("mps2/an385"), tmp_path / "p", ProjectOptions())
     assert not (tmp_path / "p").exists()
     get_platform("baremetal").render(compiled, get_board("mps2/an500"), tmp_path / "m7", ProjectOptions())
+
+
+def test_build_failure_keeps_the_linkers_overflow_line(tmp_path):
+    from mtk.platforms.base import run_build
+
+    script = "echo compiling; echo \"ld: region \\`FLASH' overflowed by 4096 bytes\"; echo 'collect2: error: ld returned 1'; exit 1"
+    with pytest.raises(TargetError) as err:
+        run_build(["sh", "-c", script], cwd=tmp_path)
+    assert "overflowed by 4096 bytes" in err.value.message and "compiling" not in err.value.message

@@ -62,6 +62,7 @@ def test_instruction_counts_repeat_and_json_contract(capsys):
                 "code_bytes", "outputs"):
         assert key in first
     assert first["unit"] == "instructions" and first["macs"] == 2656768
+    assert (first["platform"], first["tuning"]) == ("baremetal", None)
     assert first["code_bytes"] == first["flash_bytes"] - first["constant_bytes"] > 0
     assert len(first["outputs"]) == 1 and len(first["outputs"][0]) == 12
     assert sum(layer["units"] for layer in first["layers"]) <= first["per_inference"]["median"]
@@ -74,7 +75,7 @@ def test_float_model_is_quantized_on_the_way_and_inputs_from_npz(tmp_path, capsy
     code = main(["validate", str(MODELS_DIR / "digits_cnn_float.tflite"), "--calib",
                  str(MODELS_DIR / "digits_calib.npz"), "--data", str(tmp_path / "digits.npy"), "--json"])
     report = json.loads(capsys.readouterr().out)
-    assert code == 0 and report["bit_exact"] and len(report["samples"]) == 4
+    assert code == 0 and report["bit_exact"] and len(report["samples"]) == 4 and report["platform"] == "baremetal"
 
 
 def test_float_model_without_calibration_data_is_a_clear_error(capsys):

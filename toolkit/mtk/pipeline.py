@@ -66,6 +66,8 @@ class RunResult:
     outputs: list[Sample]              # per input sample, the model's outputs
     int8_model: bytes                  # the model compiled (quantized on the way if it was float)
     layers: list[LayerTime] | None = None
+    platform: str = "baremetal"
+    tuning: str | None = None          # the tuning file the kernels' schedules came from
 
     @property
     def code_bytes(self) -> int:
@@ -79,7 +81,8 @@ class RunResult:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "board": self.board.name, "cpu": self.board.cpu.name, "model": self.model, "unit": self.unit,
+            "board": self.board.name, "cpu": self.board.cpu.name, "platform": self.platform, "model": self.model,
+            "tuning": self.tuning, "unit": self.unit,
             "per_inference": {"min": self.per_inference.min, "median": self.per_inference.median,
                               "max": self.per_inference.max, "runs": self.per_inference.count},
             "time_ms_at_clock": round(self.time_ms, 4), "clock_hz": self.board.clock_hz,
@@ -190,7 +193,8 @@ def run_model(model: str | Path, options: RunOptions, samples: str | Path | list
         unit, stats, outputs, layers = run_firmware(runner, elf, compiled, samples, options)
         return RunResult(options.board, model.name, unit, stats, compiled.macs, compiled.arena_bytes,
                          compiled.constant_bytes, elf_sizes(elf), samples, outputs, int8.read_bytes(),
-                         _layer_times(compiled, layers) if layers is not None else None)
+                         _layer_times(compiled, layers) if layers is not None else None, options.platform,
+                         options.tuning.source if options.tuning else None)
 
 
 # ---- input samples ---------------------------------------------------------------------------

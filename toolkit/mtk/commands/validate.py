@@ -52,7 +52,8 @@ def run(args: argparse.Namespace) -> int:
     report = compare(result)
     mismatches = sum(r["mismatches"] for r in report)
     if args.json:
-        json.dump({"board": result.board.name, "model": result.model, "samples": report,
+        json.dump({"board": result.board.name, "platform": result.platform, "model": result.model,
+                   "tuning": result.tuning, "samples": report,
                    "mismatches": mismatches, "bit_exact": mismatches == 0}, sys.stdout)
         print()
     else:

@@ -40,11 +40,14 @@ def require_tool(program: str, debian_package: str) -> str:
     return path
 
 
+BUILD_ERROR_WORDS = ("error", "overflowed", "will not fit")   # ld: "region `FLASH' overflowed by N bytes"
+
+
 def run_build(command: list[str], cwd: Path) -> None:
     """Run a build command; on failure raise TargetError with the compiler's error lines."""
     result = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
     if result.returncode != 0:
         lines = (result.stdout + result.stderr).strip().splitlines()
-        errors = [line for line in lines if "error" in line.lower()] or lines
+        errors = [line for line in lines if any(word in line.lower() for word in BUILD_ERROR_WORDS)] or lines
         raise TargetError(f"build of {cwd} failed:\n" + "\n".join(errors[-25:]),
                           hint=f"rerun by hand: cd {cwd} && {' '.join(command)}")

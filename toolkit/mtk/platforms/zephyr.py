@@ -8,6 +8,7 @@ the compiled model; `mtk-project.json` records the board it was rendered for.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -104,7 +105,7 @@ class ZephyrPlatform(Platform):
         project_dir = Path(project_dir).resolve()
         board = get_board(read_project(project_dir)["board"])
         zephyr = find_zephyr(project_dir)
-        ui.info(f"Zephyr {zephyr.version_text} at {zephyr.base}"
-                f" ({zephyr.toolchain.get('ZEPHYR_TOOLCHAIN_VARIANT', 'toolchain from the environment')})")
+        variant = zephyr.toolchain.get("ZEPHYR_TOOLCHAIN_VARIANT") or os.environ["ZEPHYR_TOOLCHAIN_VARIANT"]
+        ui.info(f"Zephyr {zephyr.version_text} at {zephyr.base}, toolchain {variant}")
         run_build(west_build_command(zephyr, board, project_dir), cwd=project_dir)
         return project_dir / ELF
