@@ -120,22 +120,30 @@ def test_gemm_kernels_match_numpy(flags, tmp_path):
     assert run_c(body + " return 0; }\n", flags, tmp_path) == expected
 
 
-@pytest.mark.parametrize("flags", [PATHS["plain"]], ids=["plain"])   # the Cortex-M3 kernel needs a long multiply
-def test_paired_weights_kernel_matches_numpy(flags, tmp_path):
-    from mtk.ops.gemm import pack_weight_pairs
+def single_row_packings() -> dict[str, tuple]:
+    """The single-row micro-kernels of cores without DSP: their weight packing, its C type, channels."""
+    from mtk.ops.gemm import pack_weight_pairs, pack_weights
+    return {"1x4_paired": (pack_weight_pairs, "int32_t", 4), "1x8": (lambda w: pack_weights(w, 8), "int8_t", 8)}
+
+
+@pytest.mark.parametrize("kernel, flags", [("1x4_paired", PATHS["plain"]),   # needs a long multiply
+                                           ("1x8", PATHS["plain"]), ("1x8", PATHS["long-multiply-by-halves"])],
+                         ids=["1x4_paired-plain", "1x8-plain", "1x8-long-multiply-by-halves"])
+def test_single_row_kernels_without_dsp_match_numpy(kernel, flags, tmp_path):
+    pack, ctype, channels = single_row_packings()[kernel]
     rng = np.random.default_rng(4)
     lines, expected, sizes = [], [], [1, 5, 64, 640, 1021]
     for case, k in enumerate(sizes):
         a = rng.integers(-128, 128, k)
-        b = rng.integers(-128, 128, (4, k))
+        b = rng.integers(-128, 128, (channels, k))
         if k > 512:
             a[:], b[:] = -128, -128
         groups = -(-k // 4)
-        lines += [c_array(f"a{case}", "int8_t", a), c_array(f"w{case}", "int32_t", pack_weight_pairs(b.astype(np.int8)))]
-        lines.append(f"static void case{case}(void) {{ int32_t acc[4]; int16_t col[{4 * groups}];"
-                     f" mtk_pack_row_s16(a{case}, {k}, col); mtk_dot_1x4_paired_s8(col, w{case}, {groups}, acc);"
-                     " for (int i = 0; i < 4; ++i) printf(\"%ld\\n\", (long)acc[i]); }")
-        expected += [int(a @ b[j]) for j in range(4)]
+        lines += [c_array(f"a{case}", "int8_t", a), c_array(f"w{case}", ctype, pack(b.astype(np.int8)))]
+        lines.append(f"static void case{case}(void) {{ int32_t acc[{channels}]; int16_t col[{4 * groups}];"
+                     f" mtk_pack_row_s16(a{case}, {k}, col); mtk_dot_{kernel}_s8(col, w{case}, {groups}, acc);"
+                     f" for (int i = 0; i < {channels}; ++i) printf(\"%ld\\n\", (long)acc[i]); }}")
+        expected += [int(a @ b[j]) for j in range(channels)]
     body = "\n".join(lines) + "\nint main(void) {" + "".join(f" case{c}();" for c in range(len(sizes)))
     assert run_c(body + " return 0; }\n", flags, tmp_path) == expected
 

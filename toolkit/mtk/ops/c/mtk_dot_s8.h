@@ -68,8 +68,12 @@ static inline int32_t mtk_smlatt(uint32_t a, uint32_t b, int32_t acc) {
  * stays a library call (2.4x the instructions for a whole model). */
 #if defined(__GNUC__)
 #define MTK_COPY4(dst, src) __builtin_memcpy((dst), (src), 4)
+#define MTK_IN_REGISTER(v) __asm__("" : "+r"(v))   /* v materialized in a register here */
+#define MTK_OUT_OF_LINE static __attribute__((noinline, unused))
 #else
 #define MTK_COPY4(dst, src) memcpy((dst), (src), 4)
+#define MTK_IN_REGISTER(v) ((void)0)
+#define MTK_OUT_OF_LINE static inline
 #endif
 
 #ifdef MTK_DOT_SIMD
@@ -306,9 +310,47 @@ static inline int32_t mtk_dot_2x2(const void* x, const void* w, int32_t groups, 
   return mtk_store4(acc, s00, s01, s10, s11);
 }
 
+#if !defined(MTK_DOT_SIMD) && !defined(MTK_DOT_MVE)
+/* acc[j] = p.w_j, j < n (4 or 8), over `groups` groups of 4 on cores with neither DSP nor Helium: x from
+ * mtk_pack_row_s16 (int16, in order), w n weight rows interleaved per group, int8 or wide; each value of
+ * x loaded once, each product one MLA into a sum held in a register. */
+static inline int32_t mtk_dot_1xn_scalar(const void* x, const void* w, int32_t groups, int32_t* acc, int wide,
+                                         int32_t n) {
+  int32_t s[8] = {0};
+  const int16_t* xp = (const int16_t*)x;
+  const uint8_t* wp = (const uint8_t*)w;
+  for (int32_t g = groups; g > 0; --g, xp += 4, wp += (4 * n) << wide) {
+#pragma GCC unroll 4
+    for (int32_t t = 0; t < 4; ++t) {
+      int32_t v = xp[t];
+#pragma GCC unroll 8
+      for (int32_t j = 0; j < n; ++j) {
+        s[j] += v * mtk_weight(wp, wide, 4 * j + t);
+        /* Each sum updated in place: otherwise gcc 12 expands a sum's 4 products together, holding
+         * the group's 4 values of x at once, and spills (8 sums on the Cortex-M3, 4 on the M0+). */
+        MTK_IN_REGISTER(s[j]);
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int32_t j = 0; j < n; ++j) acc[j] = s[j];
+  return 0;
+}
+
+/* The single-row micro-kernel over 8 channels (gemm.py pack_weights(w, 8)), int8 weights: per group
+ * 4 + 32 loads and 32 MLAs (on the Cortex-M3, 2.25 instructions a product; 1x4: 2.5). One copy that
+ * every layer calls: inlined, it leaves the loop no spare register (+4 instructions a group). */
+MTK_OUT_OF_LINE int32_t mtk_dot_1x8_s8(const void* x, const void* w, int32_t groups, int32_t* acc) {
+  return mtk_dot_1xn_scalar(x, w, groups, acc, 0, 8);
+}
+#endif
+
 /* acc[j] = p.w_j, j < 4, over `groups` groups of 4: x from mtk_pack_row_s16, w four weight rows
  * interleaved per group, int8 or wide. */
 static inline int32_t mtk_dot_1x4(const void* x, const void* w, int32_t groups, int32_t* acc, int wide) {
+#if !defined(MTK_DOT_SIMD) && !defined(MTK_DOT_MVE)
+  return mtk_dot_1xn_scalar(x, w, groups, acc, wide, 4);
+#else
   int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
 #if defined(MTK_DOT_MVE)
   const int8_t* xp = (const int8_t*)x;
@@ -337,21 +379,9 @@ static inline int32_t mtk_dot_1x4(const void* x, const void* w, int32_t groups, 
     MTK_SECOND_PAIRS(e, o, w1, wp, wide);
     s3 = mtk_smlad(b, o, mtk_smlad(a, e, s3));
   }
-#else
-  const int16_t* xp = (const int16_t*)x;
-  const uint8_t* wp = (const uint8_t*)w;
-  for (int32_t g = groups; g > 0; --g, xp += 4, wp += 16 << wide) {
-#pragma GCC unroll 4
-    for (int32_t t = 0; t < 4; ++t) {
-      int32_t v = xp[t];
-      s0 += v * mtk_weight(wp, wide, t);
-      s1 += v * mtk_weight(wp, wide, 4 + t);
-      s2 += v * mtk_weight(wp, wide, 8 + t);
-      s3 += v * mtk_weight(wp, wide, 12 + t);
-    }
-  }
 #endif
   return mtk_store4(acc, s0, s1, s2, s3);
+#endif
 }
 
 /* The micro-kernels the generated GEMMs call: int8 weights, and (not on Helium cores) wide ones. */
