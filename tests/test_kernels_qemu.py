@@ -20,7 +20,7 @@ MODELS = {
                                     padding="SAME", stride_h=1, stride_w=1, dilation_h_factor=1,
                                     dilation_w_factor=1, fused_activation_function="NONE"),
     "conv-gather": GEMM_MODELS["conv-gather"],
-    "fc-600": lambda: conv_model("FULLY_CONNECTED", (1, 600), (6, 600), (1, 6), per_channel=True,
+    "fc-600": lambda: conv_model("FULLY_CONNECTED", (1, 600), (10, 600), (1, 10), per_channel=True,
                                  fused_activation_function="RELU"),
     "depthwise": lambda: conv_model("DEPTHWISE_CONV_2D", (1, 9, 7, 8), (1, 3, 3, 8), (1, 9, 7, 8), per_channel=True,
                                     padding="SAME", stride_h=1, stride_w=1, depth_multiplier=1, dilation_h_factor=1,
@@ -45,9 +45,10 @@ def test_kernels_bit_exact_on_target(board, name, tmp_path):
 
 @pytest.mark.parametrize("board, candidates", [("mps3/corstone300/an547", 1), ("mps2/an385", 2)])
 def test_tuned_schedules_bit_exact_on_target(board, candidates, tmp_path):
-    """`mtk tune` runs every candidate schedule (1x4 blocks on Helium; on the M3 paired weights for
-    conv, int8 weights for fully connected) and requires the untuned build's outputs from each; those
-    are tflite-micro's. (The DSP schedules: tests/test_tune.py on mps2/an386.)"""
+    """`mtk tune` runs every candidate schedule (1x4 blocks on Helium; on the M3 1x4 blocks with paired
+    weights, for conv and fully connected, and with int8 weights, for fully connected: 2 builds) and
+    requires the untuned build's outputs from each; those are tflite-micro's. (The DSP schedules:
+    tests/test_tune.py on mps2/an386.)"""
     model = modelgen.example_models(0)["CHAIN_CNN"]
     path = tmp_path / "model.tflite"
     path.write_bytes(model)

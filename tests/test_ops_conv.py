@@ -127,15 +127,15 @@ def test_dsp_formulation_is_bit_exact(family, tmp_path):
         assert_bit_exact_on_c_paths(modelgen.example_models(seed)[family], work)
 
 
-@pytest.mark.parametrize("depth", [37, 600])
+@pytest.mark.parametrize("channels, depth", [(10, 37), (16, 600), (3, 8)])
 @pytest.mark.parametrize("per_channel", [True, False], ids=["per-channel", "per-tensor"])
-def test_fully_connected_for_cortex_m3_is_bit_exact(depth, per_channel, tmp_path):
-    """Compiled for the Cortex-M3, a single-row fully connected layer takes paired weights
-    (gemm.pack_weight_pairs) and sums over more than one chunk of 252 values when depth is 600."""
-    model = conv_model("FULLY_CONNECTED", (1, depth), (10, depth), (1, 10), per_channel=per_channel,
+def test_fully_connected_for_cortex_m3_is_bit_exact(channels, depth, per_channel, tmp_path):
+    """Compiled for the Cortex-M3, a single-row fully connected layer takes 1x8 blocks (8-channel
+    weight tiles, the last one zero-padded unless channels % 8 == 0)."""
+    model = conv_model("FULLY_CONNECTED", (1, depth), (channels, depth), (1, channels), per_channel=per_channel,
                        fused_activation_function="NONE")
     assert_bit_exact_on_c_paths(model, tmp_path, cpu="cortex-m3")
-    assert "mtk_dot_1x4_paired_s8" in (tmp_path / "lib" / "src" / "tvmgen_default_kernels.c").read_text()
+    assert "mtk_dot_1x8_s8" in (tmp_path / "lib" / "src" / "tvmgen_default_kernels.c").read_text()
 
 
 GEMM_MODELS = {   # a GEMM over rows of the input, over im2col taps, over gathered patches
@@ -150,11 +150,11 @@ GEMM_MODELS = {   # a GEMM over rows of the input, over im2col taps, over gather
 }
 
 
-@pytest.mark.parametrize("cpu, name", [("cortex-m4", name) for name in GEMM_MODELS] +
-                         [("cortex-m3", "conv-taps"), ("cortex-m3", "conv-gather")])   # an M3 FC: one schedule
+@pytest.mark.parametrize("cpu, name", [(cpu, name) for cpu in ("cortex-m4", "cortex-m3") for name in GEMM_MODELS])
 def test_every_gemm_schedule_is_bit_exact(cpu, name, tmp_path):
-    """Each schedule `mtk tune` may choose (gemm.gemm_schedules): 1x4 blocks for conv, int16 weights
-    on DSP cores, paired weights for conv on the Cortex-M3."""
+    """Each schedule `mtk tune` may choose (gemm.gemm_schedules) other than the default: 1x4 blocks for
+    conv, int16 weights on DSP cores; on the Cortex-M3 paired weights, and 1x4 int8 blocks for fully
+    connected layers (whose 1x8 default: test_fully_connected_for_cortex_m3_is_bit_exact)."""
     model = GEMM_MODELS[name]()
     (tmp_path / "m.tflite").write_bytes(model)
     candidates = candidate_tunings(tunable_layers(read_model(tmp_path / "m.tflite"), get_cpu(cpu)))

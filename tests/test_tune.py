@@ -114,16 +114,19 @@ def test_more_flash_is_chosen_only_for_enough_instructions_saved():
 
 
 def test_flash_is_priced_against_the_leanest_schedule_not_the_default():
-    """Cortex-M3 fully connected: paired weights are the default, int8 the leanest; the paired
-    weights keep their place only where their instructions are worth their extra flash."""
-    layer = next(l for l in tunable_layers(read_model(MODEL), get_cpu("cortex-m3")) if l.op.type == "FULLY_CONNECTED")
-    paired, lean = layer.schedules
-    assert (paired.weights, lean.weights) == ("pairs", "int8") and layer.leanest == lean
-    extra = layer.extra_flash[paired.label]
-    assert extra > 0 and layer.extra_flash[lean.label] == 0
-    counts = {paired.label: 1_000, lean.label: 1_000 + extra // 2}   # 2 B per instruction saved
+    """Cortex-M3 fully connected, 10 channels: the default 1x8 blocks pad the weights to 16 channels,
+    1x4 int8 ones to 12 (the leanest), paired 1x4 ones take twice that; each schedule's extra flash
+    is priced against the leanest's."""
+    layer = [l for l in tunable_layers(read_model(MODEL), get_cpu("cortex-m3")) if l.op.type == "FULLY_CONNECTED"][1]
+    eight, paired, lean = layer.schedules
+    assert (eight.label, paired.label, lean.label) == ("1x8/int8", "1x4/pairs", "1x4/int8") and layer.leanest == lean
+    extra = layer.extra_flash
+    assert extra[lean.label] == 0 < extra[eight.label] < extra[paired.label]
+    counts = {s.label: 10_000 - extra[s.label] // 2 for s in layer.schedules}   # 2 B per instruction saved
     assert choose(layer, counts, 0, 1.0)[0] == lean
     assert choose(layer, counts, 0, 2.0)[0] == paired
+    counts[eight.label] = 10_000 - extra[eight.label]   # 1 B per instruction saved
+    assert choose(layer, counts, 0, 1.0)[0] == eight
 
 
 @pytest.mark.parametrize("channels, depth", [(10, 27), (64, 64), (3, 5)])
@@ -131,6 +134,7 @@ def test_packed_weight_bytes_are_the_packed_arrays(channels, depth):
     w = np.arange(channels * depth, dtype=np.int8).reshape(channels, depth)
     for schedule, group, packed in [(GemmSchedule("2x2", "int8"), 4, pack_weights(w, 2)),
                                     (GemmSchedule("1x4", "int8"), 16, pack_weights(w, 4, 16)),
+                                    (GemmSchedule("1x8", "int8"), 4, pack_weights(w, 8)),
                                     (GemmSchedule("2x2", "int16"), 4, pack_weights_int16(w, 2)),
                                     (GemmSchedule("1x4", "pairs"), 4, pack_weight_pairs(w))]:
         assert packed.nbytes == packed_weight_bytes(channels, depth, schedule, group)

@@ -4,8 +4,8 @@ Rows `a` are the input itself (fully connected, 1×1 stride-1 unpadded conv) or 
 (padding read as the input zero point, which the folded bias cancels). Two rows at a time (one
 when there is one) are packed into an arena scratch in the layout the micro-kernels want (int16
 in SXTB16 order on DSP cores, int8 chunks of 16 on Helium cores, row pairs in one int32 on the
-Cortex-M3: c/mtk_dot_s8.h), then each 2×2 (rows × channels) or 1×4 block is an extern call to a C
-micro-kernel over weights interleaved offline per block (pack_weights, pack_weight_pairs,
+Cortex-M3: c/mtk_dot_s8.h), then each 2×2 (rows × channels), 1×4 or 1×8 block is an extern call to a
+C micro-kernel over weights interleaved offline per block (pack_weights, pack_weight_pairs,
 pack_weights_int16); TVM generates the loops, the byte gathering of patches whose channels do not
 come in 4s, and the requantization epilogue (requant.py). The block and the weights' format are a
 GemmSchedule: a default per CPU, or one `mtk tune` measured best for the layer (tuning.py).
@@ -42,9 +42,10 @@ SXTB16_ORDER = [0, 2, 1, 3]   # a group of 4 values as SXTB16 and its ROR 8 spli
 
 @dataclass(frozen=True)
 class GemmSchedule:
-    """How one GEMM runs: the micro-kernel's block, "2x2" (rows × channels) or "1x4", and its weights:
-    "int8"; "int16", expanded offline in SXTB16 order (DSP cores: no SXTB16 in the loop, twice the
-    weights' flash); or "pairs", two channels to an int32 (the Cortex-M3's 1x4, pack_weight_pairs)."""
+    """How one GEMM runs: the micro-kernel's block, "2x2" (rows × channels), "1x4" or "1x8" (one row,
+    8 channels: cores with neither DSP nor Helium), and its weights: "int8"; "int16", expanded offline
+    in SXTB16 order (DSP cores: no SXTB16 in the loop, twice the weights' flash); or "pairs", two
+    channels to an int32 (the Cortex-M3's 1x4, pack_weight_pairs)."""
 
     block: str = "2x2"
     weights: str = "int8"
@@ -55,21 +56,24 @@ class GemmSchedule:
 
     @property
     def rows_cols(self) -> tuple[int, int]:
-        return (2, 2) if self.block == "2x2" else (1, 4)
+        rows, cols = self.block.split("x")
+        return int(rows), int(cols)
 
 
 def gemm_schedules(cpu: Cpu, rows: int) -> list[GemmSchedule]:
     """The schedules a GEMM of `rows` rows can take on `cpu`, the default first: 2x2 blocks, then 1x4
     (1x4 only, for a single row); on DSP cores each with int8, then int16 weights. On cores with a
-    long multiply but no DSP (Cortex-M3) 1x4 blocks take paired weights (one SMLAL per two products,
-    twice the weights' flash): the default for a single row (fully connected: 2/3 of the int8
-    kernel's instructions), with int8 weights as the lean alternative."""
+    long multiply but no DSP (Cortex-M3) a single row defaults to 1x8 blocks of int8 weights (2.25
+    instructions a product, 1x4's 2.5; fully connected AD: 0.66× TFLM's instructions in less flash),
+    with 1x4 blocks as alternatives: paired weights (one SMLAL per two products, the fewest
+    instructions for twice the weights' flash) and int8 (fewer padded channels when channels % 8 ≤ 4).
+    Several rows there take 2x2 int8 blocks or 1x4 paired ones."""
     blocks = ["1x4"] if rows == 1 else ["2x2", "1x4"]
     if cpu.dsp and not cpu.mve:
         return [GemmSchedule(b, f) for b in blocks for f in ("int8", "int16")]
     if not cpu.dsp and cpu.long_multiply:
-        return [GemmSchedule("1x4", "pairs"), GemmSchedule("1x4", "int8")] if rows == 1 else \
-            [GemmSchedule("2x2", "int8"), GemmSchedule("1x4", "pairs")]
+        return [GemmSchedule("1x8", "int8"), GemmSchedule("1x4", "pairs"), GemmSchedule("1x4", "int8")] \
+            if rows == 1 else [GemmSchedule("2x2", "int8"), GemmSchedule("1x4", "pairs")]
     return [GemmSchedule(b, "int8") for b in blocks]
 
 
@@ -235,7 +239,7 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
              table: T.Buffer((C * RSHIFT_FIELDS,), i32), mult: T.Buffer((C,), i32), shift: T.Buffer((C,), i32),
              pad: T.Buffer((pad_len,), "int8"), out: T.Buffer((P * C,), "int8"),
              scratch: T.Buffer((g.scratch_bytes,), "int8")):
-        acc = T.alloc_buffer((4,), i32)
+        acc = T.alloc_buffer((R * B,), i32)
         for pb in T.serial((P + R - 1) // R):
             if g.source == "taps" and R == 2:
                 T.evaluate(T.call_extern(i32, "mtk_pack_taps_pair_s16", T.address_of(x[0]),
