@@ -16,7 +16,7 @@ HELP = ("measure each layer's schedules in QEMU and keep the fastest for its fla
         "(--tuning FILE elsewhere)")
 DESCRIPTION = f"""\
 For every conv and fully connected layer, build the model with each schedule the layer can take
-(micro-kernel block 2x2 or 1x4; int8 or int16-expanded weights on DSP cores; paired weights on the
+(micro-kernel block 2x2, 1x4 or 1x8; int8 or int16-expanded weights on DSP cores; paired weights on the
 Cortex-M3), run it once in QEMU with per-op counters (exact instruction counts under -icount),
 and keep per layer the schedule with the fewest instructions among those whose weights take no
 more flash than the leanest schedule's, or at most --flash-per-instruction bytes more per instruction

@@ -8,16 +8,12 @@ into one or more kernels the code generator emits and the run function calls in 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Union
+from typing import Any, ClassVar, Union
 
 import numpy as np
 
 from ..graph import Graph, Op, Tensor
 from ..target import Cpu
-
-if TYPE_CHECKING:
-    from .gemm import GemmSchedule
-
 
 @dataclass(frozen=True)
 class Const:
@@ -76,18 +72,6 @@ class OpDef:
         return 0
 
     def lower(self, op: Op, graph: Graph, cpu: Cpu) -> Lowered:
-        raise NotImplementedError
-
-
-class ScheduledOpDef(OpDef):
-    """An op family whose kernels take a schedule, chosen per layer: the default, or one `mtk tune`
-    measured (tuning.py). The compiler calls lower_scheduled instead of lower."""
-
-    def schedules(self, op: Op, graph: Graph, cpu: Cpu) -> list[GemmSchedule]:
-        """The schedules the op can take on `cpu`, the default first."""
-        raise NotImplementedError
-
-    def lower_scheduled(self, op: Op, graph: Graph, cpu: Cpu, schedule: GemmSchedule) -> Lowered:
         raise NotImplementedError
 
 

@@ -21,7 +21,7 @@ from tvm.script import tirx as T
 
 from ..graph import Graph, Op, Tensor
 from ..target import Cpu
-from .base import Const, Kernel, Scratch, ScheduledOpDef, constant_kernel, io
+from .base import Const, Kernel, Lowered, OpDef, Scratch, constant_kernel, io
 from .geometry import ConvGeometry
 from .requant import RSHIFT_FIELDS, Requant
 
@@ -90,8 +90,13 @@ def packed_weight_bytes(cols: int, depth: int, schedule: GemmSchedule, group: in
     return -(-cols // tile) * tile * -(-depth // group) * group * (1 if schedule.weights == "int8" else 2)
 
 
-class GemmOpDef(ScheduledOpDef):
-    """An op computed by the GEMM (its weights' first axis: the output channels)."""
+class GemmOpDef(OpDef):
+    """An op computed by the GEMM (its weights' first axis: the output channels). Its kernel takes a
+    schedule chosen per layer: the default, or one `mtk tune` measured (tuning.py); the compiler
+    calls lower_scheduled instead of lower."""
+
+    def lower_scheduled(self, op: Op, graph: Graph, cpu: Cpu, schedule: GemmSchedule) -> Lowered:
+        raise NotImplementedError
 
     def schedules(self, op: Op, graph: Graph, cpu: Cpu) -> list[GemmSchedule]:
         (_, w, *_), y = io(op, graph)
@@ -125,6 +130,15 @@ def pack_weight_pairs(w: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(pairs).reshape(-1)   # [tiles × groups][4 depth][2]
 
 
+def packed_weights(w: np.ndarray, layout: GemmLayout) -> np.ndarray:
+    """w [channels, depth] in the layout the schedule's micro-kernel reads."""
+    if layout.schedule.weights == "pairs":
+        return pack_weight_pairs(w)
+    if layout.schedule.weights == "int16":
+        return pack_weights_int16(w, layout.block_cols)
+    return pack_weights(w, layout.block_cols, layout.weight_group)
+
+
 def gemm_kernel(name: str, op: Op, y: Tensor, w: np.ndarray, bias: np.ndarray, rq: Requant,
                 patches: Patches | None, cpu: Cpu, schedule: GemmSchedule) -> Kernel:
     """The kernel computing `op` (input x, weights w [channels, depth]) as `schedule` says (one of
@@ -136,8 +150,7 @@ def gemm_kernel(name: str, op: Op, y: Tensor, w: np.ndarray, bias: np.ndarray, r
     layout = GemmLayout(rows, w.shape[0], w.shape[1], schedule, row_source(patches), weight_group(cpu))
     func = gemm_func(layout, in_size, rq, patches)
     pad = np.full(patches.in_c if patches else 1, patches.in_zp if patches else 0, np.int8)
-    packed = {"pairs": lambda: pack_weight_pairs(w), "int16": lambda: pack_weights_int16(w, layout.block_cols),
-              "int8": lambda: pack_weights(w, layout.block_cols, layout.weight_group)}[schedule.weights]()
+    packed = packed_weights(w, layout)
     args = [op.inputs[0], Const("w", packed), Const("bias", bias), *rq.consts(),
             Const("pad", pad), op.outputs[0], Scratch(layout.scratch_bytes)]
     return Kernel(name, args, func=func, headers=(DOT_HEADER,))
