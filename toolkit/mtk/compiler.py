@@ -42,7 +42,6 @@ class CompileResult:
 def check_supported(graph: Graph) -> None:
     """Whole-model checks first, then every op; all unsupported ops are reported at once."""
     path = graph.source or graph.name
-    activations = [t for t in graph.tensors if not t.is_constant]
     compute_inputs = {i for op in graph.ops if op.type not in EDGE_OPS for i in op.inputs if i is not None}
     float_compute = [graph.tensors[i] for i in compute_inputs
                      if graph.tensors[i].dtype.startswith("float") and not graph.tensors[i].is_constant]
@@ -54,14 +53,11 @@ def check_supported(graph: Graph) -> None:
                              hint="quantize the float model with `mtk quantize model.tflite --calib data.npy`")
         raise ModelError(f"{path} is a float model (tensor '{float_compute[0].name}' is {float_compute[0].dtype})",
                          hint="quantize it first with `mtk quantize model.tflite --calib data.npy -o model_int8.tflite`")
-    int16 = [t for t in activations if t.dtype == "int16"]
-    if int16:
-        raise ModelError(f"{path} has int16 activations (tensor '{int16[0].name}'); mtk supports int8 activations only")
     problems = []
     for op in graph.ops:
         opdef = op_def(op.type)
         if opdef is None:
-            problems.append(f"op {op.index}: {op.type} is not supported")
+            problems.append(f"op {op.index}: {op.type} ({op_dtypes(op, graph)}) is not supported")
             continue
         try:
             opdef.check(op, graph)
@@ -70,6 +66,16 @@ def check_supported(graph: Graph) -> None:
     if problems:
         raise ModelError(f"{path}: {len(problems)} unsupported op(s):\n    " + "\n    ".join(problems),
                          hint="supported ops: " + ", ".join(sorted(_supported_types())))
+
+
+def op_dtypes(op: Op, graph: Graph) -> str:
+    """The element types an op computes on, as an error message names them: 'int16', 'int8 -> int32'."""
+    def names(indices) -> list[str]:
+        tensors = [graph.tensors[i] for i in indices if i is not None]
+        return list(dict.fromkeys(t.dtype for t in tensors if not t.is_constant)) or \
+            list(dict.fromkeys(t.dtype for t in tensors))
+    ins, outs = names(op.inputs), names(op.outputs)
+    return "/".join(ins) if ins == outs or not ins else f"{'/'.join(ins)} -> {'/'.join(outs)}"
 
 
 def _supported_types() -> list[str]:
