@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Installs everything mtk needs on a Debian machine: the Arm toolchain and QEMU from Debian,
-# mtk itself (editable) with its Python dependencies. Safe to run again.
+# then mtk itself (editable) with its Python dependencies in a virtual environment, .venv in
+# this checkout (PEP 668: Debian's python3 refuses `pip install` outside one). Run mtk as
+# .venv/bin/mtk, or `source .venv/bin/activate` first. Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")"
 
-DEBIAN_PACKAGES=(gcc-arm-none-eabi libnewlib-arm-none-eabi picolibc-arm-none-eabi qemu-system-arm gcc make)
+DEBIAN_PACKAGES=(gcc-arm-none-eabi libnewlib-arm-none-eabi picolibc-arm-none-eabi qemu-system-arm gcc make
+                 python3 python3-venv)
 
 missing=()
 for pkg in "${DEBIAN_PACKAGES[@]}"; do
@@ -18,7 +21,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-PYTHON=${PYTHON:-python3}
-echo "install.sh: pip install -e .[test]" >&2
-"$PYTHON" -m pip install -q --disable-pip-version-check -e ".[test]"
-echo "install.sh: done ($(arm-none-eabi-gcc --version | head -1); $(qemu-system-arm --version | head -1))" >&2
+# The distribution's Python by default (not whichever python3 comes first on PATH); PYTHON=... to choose.
+PYTHON=${PYTHON:-/usr/bin/python3}
+VENV=.venv
+if ! "$VENV/bin/python" -c "" 2>/dev/null; then
+  echo "install.sh: $PYTHON -m venv $VENV" >&2
+  rm -rf "$VENV"
+  "$PYTHON" -m venv "$VENV"
+fi
+echo "install.sh: $VENV/bin/pip install -e .[test]" >&2
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check -e ".[test]"
+echo "install.sh: done ($("$VENV/bin/python" --version); $(arm-none-eabi-gcc --version | head -1);" \
+     "$(qemu-system-arm --version | head -1)); run $VENV/bin/mtk" >&2
