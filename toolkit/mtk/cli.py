@@ -1,23 +1,63 @@
-"""`mtk` command line: one subcommand per module in mtk.commands."""
+"""`mtk` command line: one subcommand per module in mtk.commands.
+
+Only the module of the command being run is imported (the others' NAME and HELP are read from
+their source), so that `mtk --help`, `mtk boards` or `mtk ports` start without TVM or TFLite.
+"""
 
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib
 import pkgutil
 import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
 
 from . import __version__, commands, ui
 from .errors import MtkError
 
 
-def _command_modules():
+@dataclass(frozen=True)
+class Command:
+    module: str   # module name in mtk.commands
+    name: str
+    help: str
+
+    def load(self) -> ModuleType:
+        return importlib.import_module(f"{commands.__name__}.{self.module}")
+
+
+def _literal_constants(source: Path, names: tuple[str, ...]) -> dict[str, object]:
+    """Module-level `NAME = <literal>` assignments of a source file."""
+    constants = {}
+    for node in ast.parse(source.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and node.targets[0].id in names:
+            try:
+                constants[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:   # not a literal (e.g. an f-string)
+                pass
+    return constants
+
+
+def all_commands() -> list[Command]:
+    found = []
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        if not info.name.startswith("_"):
-            yield importlib.import_module(f"{commands.__name__}.{info.name}")
+        if info.name.startswith("_"):
+            continue
+        constants = _literal_constants(Path(info.module_finder.path) / f"{info.name}.py", ("NAME", "HELP"))
+        if len(constants) < 2:   # not literals: ask the module itself
+            module = importlib.import_module(f"{commands.__name__}.{info.name}")
+            constants = {"NAME": module.NAME, "HELP": module.HELP}
+        found.append(Command(info.name, str(constants["NAME"]), str(constants["HELP"])))
+    return found
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser; with `only`, the arguments of that command alone (the others are listed
+    with their help but their modules are not imported)."""
     parser = argparse.ArgumentParser(
         prog="mtk",
         description="Compile int8 TFLite models to plain C through Apache TVM and run them on Cortex-M "
@@ -26,8 +66,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"mtk {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for module in _command_modules():
-        p = sub.add_parser(module.NAME, help=module.HELP, description=getattr(module, "DESCRIPTION", module.HELP),
+    for command in all_commands():
+        if only is not None and command.name != only:
+            sub.add_parser(command.name, help=command.help, description=command.help)
+            continue
+        module = command.load()
+        p = sub.add_parser(command.name, help=command.help, description=getattr(module, "DESCRIPTION", command.help),
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         p.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
         module.add_arguments(p)
@@ -35,8 +79,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _command_name(argv: list[str]) -> str:
+    """The subcommand named on the command line ("" for none: `mtk --help`, `mtk --version`)."""
+    return next((arg for arg in argv if not arg.startswith("-")), "")
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(only=_command_name(argv)).parse_args(argv)
     ui.set_quiet(args.quiet)
     try:
         return int(args._run(args) or 0)
