@@ -6,9 +6,10 @@ import json
 
 import pytest
 
-from mtk.boards import DEFAULT_BOARD, all_boards, get_board
+from mtk.boards import DEFAULT_BOARD, all_boards, boards_that_fit, fitting_boards_hint, get_board
 from mtk.cli import main
 from mtk.errors import MtkError
+from mtk.runners import get_runner
 from mtk.target import CPUS
 
 REQUIRED = ["mps2/an385", "mps2/an386", "mps2/an500", "mps3/corstone300/an547", "qemu_cortex_m3",
@@ -33,6 +34,24 @@ def test_unknown_board_lists_known_ones():
     with pytest.raises(MtkError) as err:
         get_board("mps2/an999")
     assert "mps2/an999" in str(err.value) and "nucleo_f746zg" in str(err.value)
+
+
+@pytest.mark.parametrize("typo, suggestion", [("mps2/an368", "did you mean mps2/an386"), ("an386", "did you mean mps2/an386"),
+                                              ("nucleo_f746", "did you mean nucleo_f746zg")])
+def test_a_board_typo_gets_a_suggestion(typo, suggestion, capsys):
+    assert main(["compile", "m.tflite", "-o", "out", "--board", typo]) == 2
+    assert suggestion in capsys.readouterr().err
+
+
+def test_a_runner_typo_gets_a_suggestion():
+    with pytest.raises(MtkError, match=r"runner 'openocdd' cannot run nucleo_f746zg; did you mean openocd"):
+        get_runner(get_board("nucleo_f746zg"), "openocdd")
+
+
+def test_no_board_has_room_for_everything():
+    assert fitting_boards_hint(1 << 40, 0).startswith("no board mtk knows")
+    roomy = [b.name for b in boards_that_fit(0, 300 * 1024)]
+    assert "mps2/an386" in roomy and "nucleo_f746zg" in roomy and "qemu_cortex_m3" not in roomy
 
 
 @pytest.mark.parametrize("board", all_boards(), ids=lambda b: b.name)

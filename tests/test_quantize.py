@@ -10,7 +10,8 @@ import pytest
 import tflite_micro
 
 from mtk.cli import main
-from mtk.errors import ModelError
+from mtk.errors import ModelError, MtkError
+from mtk.fsutil import umask
 from mtk.paths import MODELS
 from mtk.quantize import quantize_model
 from mtk.reader import read_model
@@ -133,6 +134,10 @@ def test_default_output_path_and_text_report(tmp_path: Path, capsys: pytest.Capt
     model = tmp_path / "digits_float.tflite"
     model.write_bytes(DIGITS_FLOAT.read_bytes())
     assert main(["quantize", str(model), "--calib", str(DIGITS_CALIB), "--eval", str(DIGITS_TEST)]) == 0
-    assert (tmp_path / "digits_int8.tflite").exists()
+    written = tmp_path / "digits_int8.tflite"
+    assert written.stat().st_mode & 0o777 == 0o666 & ~umask()   # not mkstemp's 0600
     text = capsys.readouterr().out
     assert "probabilities" in text and "accuracy: float" in text
+    before = written.read_bytes()   # a second run never replaces it without -o or --force
+    assert main(["quantize", str(model), "--calib", str(DIGITS_CALIB)]) == MtkError.exit_code
+    assert f"{written} exists" in capsys.readouterr().err and written.read_bytes() == before

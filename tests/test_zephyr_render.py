@@ -137,9 +137,10 @@ def test_a_model_that_cannot_fit_the_board_is_refused_with_the_numbers(tmp_path)
     meta = json.loads((compiled / "metadata.json").read_text())
     meta["memory"]["constant_bytes"] = get_board("qemu_cortex_m3").flash_bytes + 1
     (compiled / "metadata.json").write_text(json.dumps(meta))
-    with pytest.raises(ModelError, match=r"does not fit qemu_cortex_m3: needs 262145 bytes of constants"):
+    with pytest.raises(ModelError, match=r"does not fit qemu_cortex_m3: needs 262,145 B of constants") as err:
         render(compiled, "qemu_cortex_m3", tmp_path / "app")
-    with pytest.raises(ModelError, match=r"does not fit qemu_cortex_m3: .* stack 65536; RAM 65536"):
+    assert "it fits mps2/an385 (4,096 KB flash, 4,096 KB RAM), mps2/an386" in err.value.hint   # the boards with room
+    with pytest.raises(ModelError, match=r"does not fit qemu_cortex_m3: .* stack 65,536; RAM 65,536 B"):
         render(FAKE, "qemu_cortex_m3", tmp_path / "app", stack_bytes=65536)
     assert not (tmp_path / "app").exists()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -122,5 +123,25 @@ def get_board(name: str) -> Board:
     """The board called `name` (its Zephyr name or an alias such as "mps2_an386")."""
     key = _names().get(name.strip().lower())
     if key is None:
-        raise MtkError(f"unknown board '{name}'", hint=f"known boards: {', '.join(_registry())}")
+        close = dict.fromkeys(_names()[k] for k in difflib.get_close_matches(name.strip().lower(), _names(), n=3))
+        raise MtkError(f"unknown board '{name}'" + did_you_mean(list(close)),
+                       hint=f"known boards: {', '.join(_registry())}")
     return _registry()[key]
+
+
+def did_you_mean(candidates: list[str]) -> str:
+    """"; did you mean X?" (or "X or Y?"), empty without candidates."""
+    return f"; did you mean {' or '.join(candidates)}?" if candidates else ""
+
+
+def boards_that_fit(flash_bytes: int, ram_bytes: int) -> list[Board]:
+    return [b for b in all_boards() if b.flash_bytes >= flash_bytes and b.ram_bytes >= ram_bytes]
+
+
+def fitting_boards_hint(flash_bytes: int, ram_bytes: int) -> str:
+    """Which boards have room for `flash_bytes` of flash and `ram_bytes` of RAM, for an error's hint."""
+    fitting = boards_that_fit(flash_bytes, ram_bytes)
+    if not fitting:
+        return "no board mtk knows has that much flash and RAM (`mtk boards`)"
+    return "it fits " + ", ".join(f"{b.name} ({b.flash_bytes // 1024:,} KB flash, {b.ram_bytes // 1024:,} KB RAM)"
+                                  for b in fitting)

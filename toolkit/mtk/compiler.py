@@ -14,6 +14,7 @@ import numpy as np
 import tvm_ffi
 
 from . import __version__, ui
+from .boards import fitting_boards_hint, get_board
 from .codegen import aot, tvm_c
 from .codegen.memory_plan import Buffer, MemoryPlan, plan_memory
 from .errors import ModelError
@@ -275,7 +276,6 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
     `tuning` holds take its schedule, the others the default."""
     board_info = None
     if board is not None:
-        from .boards import get_board
         board_info = get_board(board)
     cpu_obj = cpu if isinstance(cpu, Cpu) else get_cpu(cpu or (board_info.cpu.name if board_info else DEFAULT_CPU))
     module = re.sub(r"[^A-Za-z0-9_]", "_", module_name) or "default"   # a prefix: tvmgen_<module>_run
@@ -412,9 +412,12 @@ def check_fits(metadata: dict, board) -> None:
     mem = metadata["memory"]
     ram = mem["arena_bytes"] + mem["io_bytes"]
     flash = mem["constant_bytes"] + (mem["code_bytes"] or 0)
+    hint = fitting_boards_hint(flash, ram)
     if ram > board.ram_bytes:
-        raise ModelError(f"{metadata['model']} does not fit {board.name}: it needs {ram} B of RAM (arena {mem['arena_bytes']} + inputs/outputs "
-                         f"{mem['io_bytes']}), {board.name} has {board.ram_bytes} B")
+        raise ModelError(f"{metadata['model']} does not fit {board.name}: it needs {ram:,} B of RAM (arena "
+                         f"{mem['arena_bytes']:,} + inputs/outputs {mem['io_bytes']:,}), {board.name} has "
+                         f"{board.ram_bytes:,} B", hint=hint)
     if flash > board.flash_bytes:
-        raise ModelError(f"{metadata['model']} does not fit {board.name}: it needs {flash} B of flash (constants {mem['constant_bytes']} + code "
-                         f"{mem['code_bytes'] or 0}), {board.name} has {board.flash_bytes} B")
+        raise ModelError(f"{metadata['model']} does not fit {board.name}: it needs {flash:,} B of flash (constants "
+                         f"{mem['constant_bytes']:,} + code {mem['code_bytes'] or 0:,}), {board.name} has "
+                         f"{board.flash_bytes:,} B", hint=hint)

@@ -12,6 +12,17 @@ from typing import Iterator
 from .errors import MtkError
 
 
+def umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def honour_umask(path: Path) -> None:
+    """Give a file or folder made by tempfile (0600/0700) the mode an ordinary create would give it."""
+    os.chmod(path, (0o777 if path.is_dir() else 0o666) & ~umask())
+
+
 def check_output_dir(path: Path, force: bool) -> None:
     """Refuse an existing non-empty folder unless --force."""
     if path.exists() and not path.is_dir():
@@ -27,6 +38,7 @@ def atomic_output_dir(path: Path, force: bool = False) -> Iterator[Path]:
     check_output_dir(path, force)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+    honour_umask(tmp)
     try:
         yield tmp
         if path.exists():
@@ -50,6 +62,7 @@ def atomic_output_file(path: Path) -> Iterator[Path]:
     fd, name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     os.close(fd)
     tmp = Path(name)
+    honour_umask(tmp)
     try:
         yield tmp
         os.replace(tmp, path)

@@ -24,6 +24,7 @@ from typing import Sequence
 import numpy as np
 
 from .errors import MtkError, TargetError, ToolMissing
+from .fsutil import honour_umask
 
 GCC_FLAGS = ("-O1", "-shared", "-fPIC", "-Wall", "-Wextra", "-Werror", "-std=c99")
 WORKSPACE_ALIGNMENT = 16
@@ -103,6 +104,7 @@ def build_library(compiled_dir: str | Path, cache_dir: str | Path | None = None)
                           hint="apt-get install gcc")
     cache.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f"{key}.", dir=cache))
+    honour_umask(staging)
     command = [gcc, *GCC_FLAGS, "-I", str(folder / "include"), *map(str, sources), "-o", str(staging / library.name)]
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:

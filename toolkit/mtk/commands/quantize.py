@@ -30,7 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", help="float .tflite model (with a SignatureDef)")
     parser.add_argument("--calib", required=True, metavar="DATA", help="calibration data (see above)")
     parser.add_argument("-o", "--output", metavar="PATH",
-                        help="int8 model to write (default: beside the model, _float -> _int8)")
+                        help="int8 model to write (default: beside the model, _float -> _int8, refused if it exists "
+                             "unless --force)")
+    parser.add_argument("--force", action="store_true", help="replace the default output if it exists")
     parser.add_argument("--eval", metavar="DATA", help="data to compare float and int8 on (default: the calibration data)")
     parser.add_argument("--float-io", action="store_true", help="keep float model input/output (QUANTIZE/DEQUANTIZE at the edges)")
     parser.add_argument("--allow-float", action="store_true", help="keep ops the quantizer leaves in float instead of failing")
@@ -49,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
     report = quantize_model(
         args.model, args.calib, args.output, eval_data=args.eval,
         float_io=args.float_io, allow_float=args.allow_float, calibration=args.calibration,
-        percentile=DEFAULT_PERCENTILE if args.percentile is None else args.percentile, mean=args.mean, scale=args.scale)
+        percentile=DEFAULT_PERCENTILE if args.percentile is None else args.percentile, mean=args.mean, scale=args.scale,
+        force=args.force)
     print(json.dumps(report.to_dict(), indent=2) if args.json else format_report(report))
     return 0

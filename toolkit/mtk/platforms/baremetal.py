@@ -8,7 +8,7 @@ from pathlib import Path
 
 import jinja2
 
-from ..boards import Board
+from ..boards import Board, fitting_boards_hint
 from ..errors import ModelError, MtkError
 from ..fsutil import atomic_output_dir
 from ..paths import BAREMETAL_APP
@@ -31,10 +31,10 @@ def _check_fits(model: CompiledModel, board: Board, options: ProjectOptions) -> 
     ram = model.arena_bytes + model.input_bytes + model.output_bytes + options.stack_bytes
     if model.constant_bytes > board.flash_bytes or ram > board.ram_bytes:
         raise ModelError(
-            f"{model.name} does not fit {board.name}: needs {model.constant_bytes} bytes of constants "
-            f"(flash {board.flash_bytes}) and at least {ram} bytes of RAM (arena {model.arena_bytes}, "
-            f"buffers {model.input_bytes + model.output_bytes}, stack {options.stack_bytes}; "
-            f"RAM {board.ram_bytes})")
+            f"{model.name} does not fit {board.name}: needs {model.constant_bytes:,} B of constants "
+            f"(flash {board.flash_bytes:,} B) and at least {ram:,} B of RAM (arena {model.arena_bytes:,}, "
+            f"buffers {model.input_bytes + model.output_bytes:,}, stack {options.stack_bytes:,}; "
+            f"RAM {board.ram_bytes:,} B)", hint=fitting_boards_hint(model.constant_bytes, ram))
 
 
 class BaremetalPlatform(Platform):

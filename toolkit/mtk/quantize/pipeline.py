@@ -41,8 +41,9 @@ def _float_input(graph: Graph) -> Tensor:
 def quantize_model(float_path: str | Path, calib: DataSource, out_path: str | Path | None = None, *,
                    eval_data: DataSource | None = None, float_io: bool = False, allow_float: bool = False,
                    calibration: CalibrationMethod = "minmax", percentile: float = DEFAULT_PERCENTILE,
-                   mean: float = 0.0, scale: float = 1.0, threads: int = 1) -> QuantizeReport:
-    """Quantize `float_path` to full-integer int8 at `out_path` (default: default_output_path).
+                   mean: float = 0.0, scale: float = 1.0, threads: int = 1, force: bool = False) -> QuantizeReport:
+    """Quantize `float_path` to full-integer int8 at `out_path` (default: default_output_path, which
+    is never replaced unless `force`: it may be a model of the user's own).
 
     Data sources: an .npy/.npz path, a folder of .npy files or images, or an array shaped (N, ...).
     The evaluation set (`eval_data`, else the calibration set) compares float and int8 outputs.
@@ -50,7 +51,11 @@ def quantize_model(float_path: str | Path, calib: DataSource, out_path: str | Pa
     `allow_float`, one with ops left in float. On any error `out_path` is left untouched.
     """
     float_path = Path(float_path)
-    out_path = Path(out_path) if out_path is not None else default_output_path(float_path)
+    if out_path is None:
+        out_path = default_output_path(float_path)
+        if out_path.exists() and not force:
+            raise MtkError(f"{out_path} exists", hint="name the output with -o PATH, or pass --force to replace it")
+    out_path = Path(out_path)
     if out_path.resolve() == float_path.resolve():
         raise MtkError(f"the output {out_path} would overwrite the float model")
     if calibration not in CALIBRATION_METHODS:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ..boards import Board
+import difflib
+
+from ..boards import Board, did_you_mean
 from ..errors import MtkError
 from .base import Runner, Session
 from .pyocd import PyOcdRunner
@@ -17,7 +19,8 @@ def runner_names(board: Board) -> list[str]:
     """What --runner accepts for `board`: qemu, or west (the build's runner), a Zephyr runner, pyocd."""
     if board.is_qemu:
         return [QEMU]
-    return [WestRunner.name, *dict.fromkeys([*board.runners, *FLASH_TOOLS]), PyOcdRunner.name]
+    zephyr_runners = dict.fromkeys(r for r in [*board.runners, *FLASH_TOOLS] if r != PyOcdRunner.name)
+    return [WestRunner.name, *zephyr_runners, PyOcdRunner.name]
 
 
 def get_runner(board: Board, runner: str | None = None, serial_number: str | None = None,
@@ -28,7 +31,9 @@ def get_runner(board: Board, runner: str | None = None, serial_number: str | Non
     several identical boards (passed to the flash tool and used to find the serial port), `port`
     overrides the serial port found from the board's USB ids."""
     if runner is not None and runner not in runner_names(board):
-        raise MtkError(f"runner '{runner}' cannot run {board.name}", hint=f"choose one of: {', '.join(runner_names(board))}")
+        names = runner_names(board)
+        raise MtkError(f"runner '{runner}' cannot run {board.name}" + did_you_mean(difflib.get_close_matches(runner, names)),
+                       hint=f"choose one of: {', '.join(names)}")
     if board.is_qemu:
         if serial_number is not None or port is not None:
             raise MtkError(f"{board.name} runs in QEMU: --serial-number and --port are for physical boards")
