@@ -20,6 +20,7 @@ from .boards import Board
 from .compiler import compile_model
 from .errors import ModelError, MtkError
 from .elfsize import ElfSizes, elf_sizes
+from .graph import Tensor
 from .platforms import ProjectOptions, get_platform
 from .platforms.compiled_model import CompiledModel
 from .reader import read_model
@@ -50,6 +51,7 @@ class LayerTime:
     index: int
     type: str
     units: int
+    macs: int
 
 
 @dataclass
@@ -68,6 +70,7 @@ class RunResult:
     layers: list[LayerTime] | None = None
     platform: str = "baremetal"
     tuning: str | None = None          # the tuning file the kernels' schedules came from
+    float_model: Path | None = None    # the float model quantized on the way into int8_model, if it was
 
     @property
     def code_bytes(self) -> int:
@@ -92,7 +95,8 @@ class RunResult:
             "code_bytes": self.code_bytes,
             "outputs": [sample[0].reshape(-1).astype(int).tolist() for sample in self.outputs],
             "layers": None if self.layers is None else [
-                {"index": layer.index, "type": layer.type, "units": layer.units} for layer in self.layers],
+                {"index": layer.index, "type": layer.type, "units": layer.units, "macs": layer.macs}
+                for layer in self.layers],
         }
 
 
@@ -172,7 +176,7 @@ def run_firmware(runner: Runner, elf: Path, compiled: CompiledModel, samples: li
 
 def _layer_times(compiled: CompiledModel, counts: list[int]) -> list[LayerTime]:
     ops = json.loads((compiled.path / "metadata.json").read_text())["ops"]
-    return [LayerTime(op["index"], op["type"], units) for op, units in zip(ops, counts)]
+    return [LayerTime(op["index"], op["type"], units, int(op.get("macs") or 0)) for op, units in zip(ops, counts)]
 
 
 def run_model(model: str | Path, options: RunOptions, samples: str | Path | list[Sample] | None = None) -> RunResult:
@@ -194,7 +198,7 @@ def run_model(model: str | Path, options: RunOptions, samples: str | Path | list
         return RunResult(options.board, model.name, unit, stats, compiled.macs, compiled.arena_bytes,
                          compiled.constant_bytes, elf_sizes(elf), samples, outputs, int8.read_bytes(),
                          _layer_times(compiled, layers) if layers is not None else None, options.platform,
-                         options.tuning.source if options.tuning else None)
+                         options.tuning.source if options.tuning else None, model if int8 != model else None)
 
 
 # ---- input samples ---------------------------------------------------------------------------
@@ -216,10 +220,20 @@ def load_samples(path: str | Path, model: str | Path) -> list[Sample]:
     """Samples for `model` from an .npy (one sample, with or without the batch dimension, or a
     batch of them) or an .npz (`x`, or one array per input named as the model's inputs).
     Float data for an int8 input is quantized with the input's scale and zero point."""
+    inputs = model_inputs(model)
+    batches = [_as_input(batch, array.dtype, t) for (array, batch), t in zip(sample_batches(path, inputs), inputs)]
+    return [[batch[k:k + 1] for batch in batches] for k in range(len(batches[0]))]
+
+
+def model_inputs(model: str | Path) -> list[Tensor]:
+    graph = read_model(model)
+    return [graph.tensors[i] for i in graph.inputs]
+
+
+def sample_batches(path: str | Path, inputs: list[Tensor]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per model input: the array as the file holds it, and as a float32 batch shaped (N, *input shape)."""
     from .quantize.dataset import as_batch
     path = Path(path)
-    graph = read_model(model)
-    inputs = [graph.tensors[i] for i in graph.inputs]
     try:
         if path.suffix == ".npz":
             with np.load(path, allow_pickle=False) as archive:
@@ -233,19 +247,18 @@ def load_samples(path: str | Path, model: str | Path) -> list[Sample]:
                 per_input = [arrays[t.name] for t in inputs]
         else:
             if len(inputs) != 1:
-                raise MtkError(f"{model} has {len(inputs)} inputs: give an .npz with one array per input name "
+                raise MtkError(f"the model has {len(inputs)} inputs: give an .npz with one array per input name "
                                f"({[t.name for t in inputs]})")
             per_input = [np.load(path, allow_pickle=False)]
     except (OSError, ValueError, EOFError) as err:
         raise MtkError(f"cannot read samples from {path} ({err})") from None
-    batches = [_as_input(as_batch(array, tuple(t.shape[1:]), str(path)), array.dtype, t)
-               for array, t in zip(per_input, inputs)]
-    if len({len(b) for b in batches}) != 1:
-        raise MtkError(f"{path}: the inputs hold different numbers of samples {[len(b) for b in batches]}")
-    return [[batch[k:k + 1] for batch in batches] for k in range(len(batches[0]))]
+    batches = [(array, as_batch(array, tuple(t.shape[1:]), str(path))) for array, t in zip(per_input, inputs)]
+    if len({len(b) for _, b in batches}) != 1:
+        raise MtkError(f"{path}: the inputs hold different numbers of samples {[len(b) for _, b in batches]}")
+    return batches
 
 
-def _as_input(batch: np.ndarray, source_dtype: np.dtype, tensor) -> np.ndarray:
+def _as_input(batch: np.ndarray, source_dtype: np.dtype, tensor: Tensor) -> np.ndarray:
     """A float32 batch (as_batch gives) in the input tensor's dtype."""
     if tensor.dtype != "int8":
         return batch.astype(tensor.dtype)

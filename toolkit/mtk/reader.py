@@ -91,6 +91,11 @@ def read_model(path: str | Path) -> Graph:
         buf = path.read_bytes()
     except OSError as err:
         raise ModelError(f"cannot read model {path}: {err.strerror or err}") from None
+    return parse_model(buf, path)
+
+
+def parse_model(buf: bytes, path: Path) -> Graph:
+    """A model's bytes (`path` names it in messages)."""
     if len(buf) < 8 or buf[4:8] != b"TFL3":
         raise ModelError(f"{path} is not a TFLite model (no 'TFL3' flatbuffer identifier)")
     try:

@@ -9,6 +9,7 @@ import sys
 import numpy as np
 
 from .. import ui
+from ..evaluation import evaluate, format_evaluation
 from ..pipeline import RunResult, run_model
 from ._target import add_target_arguments, run_options
 
@@ -18,11 +19,16 @@ DESCRIPTION = """\
 Compile the model, render and build firmware for the board, run it (QEMU boards: in
 qemu-system-arm with exact instruction counts), send the input over the serial port and read
 back the per-inference count (min/median/max over -n runs), memory use and the outputs.
+With labelled samples (an .npz with `x` and class labels `y`) it prints the top-1 accuracy on
+the target, overall and per class; for a float model quantized on the way (--calib), how far the
+target's outputs are from the float model's and from tflite-micro's (RMSE, MAE, L2 relative
+error, cosine, top-1 agreement), as stedgeai's validation report does.
 
 examples:
   mtk run model.tflite                                   # default board mps2/an386 (QEMU, Cortex-M4F)
   mtk run model.tflite --board qemu_cortex_m3 -n 20 --input x.npy
   mtk run model_float.tflite --calib calib.npy           # quantize on the way
+  mtk run models/digits_cnn_float.tflite --calib models/digits_calib.npz --input models/digits_test.npz
   mtk run model.tflite --profile                         # per-layer table
 
 exit status: 0 ok, 2 bad model/usage, 3 tool missing, 4 build or target failure
@@ -35,26 +41,30 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--input", metavar="FILE",
                    help=".npy with one sample (with or without the batch dimension) or several, or an .npz "
                         "with one array per input name; float data is quantized with the input's scale "
-                        "(default: deterministic random data)")
+                        "(default: deterministic random data); an .npz's `y` (class labels) gives the accuracy")
     p.add_argument("-n", "--runs", type=int, default=10, help="inferences to time (default: 10)")
     p.add_argument("--profile", action="store_true", help="per-layer counts (a profiling build)")
+    p.add_argument("-v", "--verbose", action="store_true", help="print every sample's outputs (default: "
+                   "the first sample's only)")
 
 
 def _count(value: int, unit: str) -> str:
     return f"{value:,} {unit}"
 
 
-def format_outputs(result: RunResult) -> list[str]:
+def format_outputs(result: RunResult, verbose: bool = False) -> list[str]:
     lines = []
-    for k, outputs in enumerate(result.outputs):
+    for k, outputs in enumerate(result.outputs if verbose else result.outputs[:1]):
         first = outputs[0].reshape(-1)
         values = " ".join(str(int(v)) for v in first[:16]) + (" ..." if first.size > 16 else "")
         argmax = f"argmax {int(np.argmax(first))}  " if first.size > 1 else ""
         lines.append(f"output {k}   {argmax}[{values}]")
+    if not verbose and len(result.outputs) > 1:
+        lines.append(f"           ({len(result.outputs)} samples: -v prints each one's outputs)")
     return lines
 
 
-def format_result(result: RunResult) -> str:
+def format_result(result: RunResult, verbose: bool = False) -> str:
     s, board = result.per_inference, result.board
     where = "QEMU" if board.is_qemu else "silicon"
     lines = [
@@ -67,7 +77,7 @@ def format_result(result: RunResult) -> str:
         f"memory     arena {result.arena_bytes:,} B, RAM {result.sizes.ram_bytes:,} B, "
         f"flash {result.sizes.flash_bytes:,} B (code {result.code_bytes:,} B, constants {result.constant_bytes:,} B)",
     ]
-    lines += format_outputs(result)
+    lines += format_outputs(result, verbose)
     if result.layers:
         total = sum(layer.units for layer in result.layers) or 1
         rows = [[layer.index, layer.type, f"{layer.units:,}", f"{100 * layer.units / total:.1f}"]
@@ -78,9 +88,12 @@ def format_result(result: RunResult) -> str:
 
 def run(args: argparse.Namespace) -> int:
     result = run_model(args.model, run_options(args, args.board, runs=args.runs, profile=args.profile), args.input)
+    evaluation = evaluate(result, args.input)
     if args.json:
-        json.dump(result.to_json(), sys.stdout)
+        json.dump({**result.to_json(), "evaluation": evaluation.to_json() if evaluation else None}, sys.stdout)
         print()
     else:
-        print(format_result(result))
+        print(format_result(result, args.verbose))
+        if evaluation:
+            print("\n" + format_evaluation(evaluation, args.verbose))
     return 0

@@ -88,7 +88,7 @@ def _load_npz(path: Path, sample_shape: tuple[int, ...]) -> tuple[np.ndarray, np
         raise MtkError(f"{path} holds arrays {sorted(arrays)} but no `x`",
                        hint="store the samples as `x` (and class labels as `y`)")
     labels = arrays.get("y")
-    return as_batch(x, sample_shape, str(path)), None if labels is None else _as_labels(labels, str(path))
+    return as_batch(x, sample_shape, str(path)), None if labels is None else as_labels(labels, str(path))
 
 
 def _load_folder(folder: Path, input_shape: tuple[int, ...]) -> np.ndarray:
@@ -137,7 +137,7 @@ def as_batch(array: np.ndarray, sample_shape: tuple[int, ...], name: str) -> np.
     return batch.astype(np.float32)
 
 
-def _as_labels(labels: np.ndarray, name: str) -> np.ndarray:
+def as_labels(labels: np.ndarray, name: str) -> np.ndarray:
     """Class indices from integer labels (N,) or one-hot rows (N, classes)."""
     if labels.ndim == 2 and labels.shape[1] > 1 and np.issubdtype(labels.dtype, np.number):
         return labels.argmax(axis=1).astype(np.int64)

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import ui
-from ..errors import MtkError
+from ..metrics import check_labels, error_metrics, predicted_classes
 
 
 @dataclass
@@ -55,33 +55,17 @@ class QuantizeReport:
 
 def compare_outputs(names: list[str], float_outputs: list[np.ndarray],
                     int8_outputs: list[np.ndarray]) -> list[OutputComparison]:
-    return [_compare(name, f.reshape(len(f), -1).astype(np.float64), q.reshape(len(q), -1).astype(np.float64))
-            for name, f, q in zip(names, float_outputs, int8_outputs)]
-
-
-def _compare(name: str, reference: np.ndarray, quantized: np.ndarray) -> OutputComparison:
-    error = quantized - reference
-    noise, signal = float(np.sum(error ** 2)), float(np.sum(reference ** 2))
-    snr = math.inf if noise == 0 else 10 * math.log10(max(signal, 1e-30) / noise)
-    norms = np.linalg.norm(reference, axis=1) * np.linalg.norm(quantized, axis=1)
-    dots = np.sum(reference * quantized, axis=1)
-    both_zero = norms == 0
-    cosines = np.where(both_zero, 1.0, dots / np.where(both_zero, 1.0, norms))
-    return OutputComparison(name, snr, float(np.mean(cosines)), float(np.max(np.abs(error))),
-                            float(np.sqrt(np.mean(error ** 2))))
+    comparisons = []
+    for name, reference, quantized in zip(names, float_outputs, int8_outputs):
+        m = error_metrics(reference, quantized)
+        comparisons.append(OutputComparison(name, m.snr_db, m.cosine, m.max_abs_error, m.rmse))
+    return comparisons
 
 
 def score_labels(labels: np.ndarray, float_scores: np.ndarray, int8_scores: np.ndarray) -> LabelScores:
     """Accuracy of the class (argmax) predicted by the first output of each model."""
-    classes = int(np.prod(float_scores.shape[1:]))
-    if classes < 2:
-        raise MtkError(f"labels `y` were given, but the model's first output holds {classes} value per sample, "
-                       "not one score per class")
-    if labels.min() < 0 or labels.max() >= classes:
-        raise MtkError(f"labels `y` range over {labels.min()}..{labels.max()}, "
-                       f"but the model's first output has {classes} classes")
-    float_pred = float_scores.reshape(len(labels), -1).argmax(axis=1)
-    int8_pred = int8_scores.reshape(len(labels), -1).argmax(axis=1)
+    check_labels(labels, float_scores)
+    float_pred, int8_pred = predicted_classes(float_scores), predicted_classes(int8_scores)
     return LabelScores(float(np.mean(float_pred == labels)), float(np.mean(int8_pred == labels)),
                        float(np.mean(float_pred == int8_pred)))
 
