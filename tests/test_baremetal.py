@@ -59,7 +59,7 @@ def test_refuses_model_too_big_before_building(tmp_path):
     meta = json.loads((big / "metadata.json").read_text())
     meta["memory"]["arena_bytes"] = 70_000
     (big / "metadata.json").write_text(json.dumps(meta))
-    with pytest.raises(ModelError, match=r"arena 70000.*RAM 65536"):
+    with pytest.raises(ModelError, match=r"arena 70,000.*RAM 65,536"):
         get_platform("baremetal").render(big, get_board("qemu_cortex_m3"), tmp_path / "p", ProjectOptions())
     assert not (tmp_path / "p").exists()
 
