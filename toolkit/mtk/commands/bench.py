@@ -11,9 +11,9 @@ from typing import Any
 from .. import ui
 from ..boards import DEFAULT_BOARD, Board, get_board
 from ..errors import MtkError
-from ..fsutil import atomic_output_file
 from ..lab import lab_targets
 from ..pipeline import RunResult, run_model
+from ._layers import layer_table
 from ._target import add_target_arguments, run_options
 
 NAME = "bench"
@@ -37,8 +37,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("models", nargs="+", help=".tflite models (int8; float with --calib)")
     add_target_arguments(p, several_boards=True)
     p.add_argument("-n", "--runs", type=int, default=5, help="inferences timed per pair (default: 5)")
-    p.add_argument("--profile", action="store_true", help="per-layer counts (profiling builds)")
-    p.add_argument("--plot", type=Path, metavar="PNG", help="write a chart of the results to this PNG file")
+    p.add_argument("--profile", action="store_true", help="per-layer counts (profiling builds): a table per "
+                   "model and board (MACs, count, MACs per unit, share) and, with --plot, a chart per model")
+    p.add_argument("--plot", type=Path, metavar="PNG", help="write charts of the results to this PNG file: per "
+                   "inference by model and board (log axis), flash and RAM against each board's")
     p.add_argument("--lab", type=Path, metavar="MAP",
                    help="run on the connected boards of a Zephyr Twister hardware map (`mtk ports --hardware-map`)")
 
@@ -47,36 +49,6 @@ def _row(r: RunResult) -> list[object]:
     return [r.model, r.board.name, f"{r.per_inference.median:,}", r.unit, f"{r.time_ms:.2f}",
             f"{r.macs / max(r.per_inference.median, 1):.3f}", f"{r.arena_bytes:,}", f"{r.sizes.ram_bytes:,}",
             f"{r.sizes.flash_bytes:,}", f"{r.code_bytes:,}"]
-
-
-def plot(results: list[RunResult], path: Path, per_layer: bool) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    panels = 2 if per_layer else 1
-    fig, axes = plt.subplots(panels, 1, figsize=(max(6, 1.2 * len(results) + 3), 4.5 * panels), squeeze=False)
-    labels = [f"{r.model}\n{r.board.name}" for r in results]
-    ax = axes[0][0]
-    ax.bar(labels, [r.per_inference.median for r in results], color="tab:blue")
-    ax.set_ylabel(" / ".join(sorted({r.unit for r in results})) + " per inference")
-    ax.set_title("mtk bench: per inference (median)")
-    ax.tick_params(axis="x", labelsize=8)
-    if per_layer:
-        ax = axes[1][0]
-        op_types = sorted({layer.type for r in results for layer in r.layers or []})
-        bottoms = [0] * len(results)
-        for op_type in op_types:
-            heights = [sum(layer.units for layer in r.layers or [] if layer.type == op_type) for r in results]
-            ax.bar(labels, heights, bottom=bottoms, label=op_type)
-            bottoms = [b + h for b, h in zip(bottoms, heights)]
-        ax.set_title("per layer, by op type")
-        ax.legend(fontsize=7)
-        ax.tick_params(axis="x", labelsize=8)
-    fig.tight_layout()
-    with atomic_output_file(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=100)
-    plt.close(fig)
 
 
 def _targets(args: argparse.Namespace) -> list[tuple[Board, dict[str, Any] | None]]:
@@ -104,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
             ui.info(f"  failed: {err}")
             failures.append((Path(model).name, board.name, str(err).splitlines()[0]))
     if args.plot and results:
-        plot(results, args.plot, args.profile)
+        from ..plots import write_bench_png   # matplotlib is slow to import
+        write_bench_png(results, args.plot)
     if args.json:
         json.dump([r.to_json() for r in results] +
                   [{"model": m, "board": b, "error": e} for m, b, e in failures], sys.stdout)
@@ -114,4 +87,7 @@ def run(args: argparse.Namespace) -> int:
                         "flash B", "code B"], [_row(r) for r in results]))
         for model, board, error in failures:
             print(f"FAILED {model} on {board}: {error}")
+        for r in results:
+            if r.layers:
+                print(f"\n{r.model} on {r.board.name}, per layer:\n{layer_table(r)}")
     return 4 if failures else 0

@@ -8,9 +8,9 @@ import sys
 
 import numpy as np
 
-from .. import ui
 from ..evaluation import evaluate, format_evaluation
 from ..pipeline import RunResult, run_model
+from ._layers import layer_table
 from ._target import add_target_arguments, run_options
 
 NAME = "run"
@@ -79,10 +79,7 @@ def format_result(result: RunResult, verbose: bool = False) -> str:
     ]
     lines += format_outputs(result, verbose)
     if result.layers:
-        total = sum(layer.units for layer in result.layers) or 1
-        rows = [[layer.index, layer.type, f"{layer.units:,}", f"{100 * layer.units / total:.1f}"]
-                for layer in result.layers]
-        lines += ["", ui.table(["op", "type", result.unit, "%"], rows)]
+        lines += ["", layer_table(result)]
     return "\n".join(lines)
 
 

@@ -1,0 +1,115 @@
+"""`mtk bench --plot` and `--profile` (issue 17 item 3): the chart's panels and what they show, the PNG
+opened and looked at (size, not blank, every board's colour), and the per-layer table.
+
+Results are made up here (the charts only read them); test_run.py runs bench --plot in QEMU."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from matplotlib.colors import to_rgb
+from PIL import Image
+
+from mtk.boards import get_board
+from mtk.commands._layers import layer_table
+from mtk.elfsize import ElfSizes
+from mtk.pipeline import LayerTime, RunResult
+from mtk.plots import DPI, bench_figure, write_bench_png
+from mtk.transport.protocol import CycleStats
+
+LAYERS = {   # model: (op type, MACs) per layer, a reshape that runs no code among them
+    "kws.tflite": [("CONV_2D", 1_000_000), ("DEPTHWISE_CONV_2D", 90_000), ("RESHAPE", 0), ("FULLY_CONNECTED", 768)],
+    "ad.tflite": [("FULLY_CONNECTED", 81_920), ("FULLY_CONNECTED", 16_384), ("FULLY_CONNECTED", 81_920)],
+}
+BOARDS = {"mps2/an386": 1.0, "mps2/an500": 0.8}   # board: instructions relative to the M4
+
+
+def made_up_result(model: str, board: str, profile: bool = True) -> RunResult:
+    layers = [LayerTime(k, op, 0 if op == "RESHAPE" else int(2.2 * macs * BOARDS[board]) + 500 * k, macs)
+              for k, (op, macs) in enumerate(LAYERS[model])]
+    total = sum(layer.units for layer in layers) + 3_000
+    macs = sum(layer.macs for layer in layers)
+    return RunResult(get_board(board), model, "instructions", CycleStats(1, total, total, total), macs,
+                     arena_bytes=4_096, constant_bytes=macs // 10, sizes=ElfSizes(20_000 + macs // 10, 400, 9_000),
+                     inputs=[], outputs=[], int8_model=b"", layers=layers if profile else None)
+
+
+@pytest.fixture
+def results() -> list[RunResult]:
+    return [made_up_result(model, board) for board in BOARDS for model in LAYERS]
+
+
+def test_bench_chart_groups_models_colours_boards_on_a_log_axis(results):
+    fig = bench_figure(results)
+    per_inference, flash, ram, *layer_axes = fig.axes
+    assert per_inference.get_yscale() == "log"
+    assert [t.get_text() for t in per_inference.get_xticklabels()] == list(LAYERS)
+    assert [t.get_text() for t in per_inference.get_legend().get_texts()] == list(BOARDS)
+    colours = {bar.get_facecolor()[:3] for bar in per_inference.patches}
+    assert len(colours) == len(BOARDS)   # one colour per board, the same in every group
+    values = [t.get_text() for t in per_inference.texts]
+    assert len(values) == len(results) and all(v[0].isdigit() for v in values)
+    for ax, kind, limit in ((flash, "flash", "flash_bytes"), (ram, "RAM", "ram_bytes")):
+        assert kind in ax.get_title() and ax.get_yscale() == "log"
+        assert all(t.get_text().endswith(" KB") for t in ax.texts) and len(ax.texts) == len(results)
+        marks = [segment for collection in ax.collections for segment in collection.get_segments()]
+        assert len(marks) == len(results)   # a mark across every bar at its board's limit
+        bars = [bar.get_x() for bar in ax.patches]
+        for (x0, y0), (x1, y1) in marks:
+            assert y0 == y1 == getattr(get_board("mps2/an386"), limit) / 1024 and x0 in bars
+    assert len(layer_axes) == 2 * len(LAYERS)   # per model: share and MACs per instruction
+
+
+def test_per_layer_panels_are_per_layer_not_per_op_type(results):
+    fig = bench_figure(results)
+    kws_share, kws_rate = fig.axes[3:5]
+    # four layers, the reshape runs no code: three bars per board, layers told apart by index
+    assert [t.get_text() for t in kws_share.get_xticklabels()] == \
+        ["0 conv_2d", "1 depthwise_conv_2d", "3 fully_connected"]
+    m4 = [bar.get_height() for bar in kws_share.patches[:3]]
+    layers = made_up_result("kws.tflite", "mps2/an386").layers
+    assert m4 == pytest.approx([100 * layer.units / sum(x.units for x in layers) for x in layers
+                                for layer in [x] if layer.units])
+    rates = [bar.get_height() for bar in kws_rate.patches[:3]]
+    assert rates == pytest.approx([x.macs / x.units for x in layers if x.units])
+    ad_share = fig.axes[5]
+    assert [t.get_text() for t in ad_share.get_xticklabels()] == \
+        ["0 fully_connected", "1 fully_connected", "2 fully_connected"]
+
+
+def test_png_is_the_figure_and_shows_every_board(tmp_path, results):
+    png = tmp_path / "bench.png"
+    write_bench_png(results, png)
+    with Image.open(png) as image:
+        assert image.format == "PNG"
+        pixels = np.asarray(image.convert("RGB"))
+    fig = bench_figure(results)
+    width, height = fig.get_size_inches() * DPI
+    assert pixels.shape[:2] == (round(height), round(width))
+    assert height >= 4 * 4 * DPI   # 2 rows of totals and memory, a row per profiled model
+    not_white = np.any(pixels < 250, axis=2).mean()
+    assert 0.05 < not_white < 0.8
+    for board_colour in ("tab:blue", "tab:orange"):
+        rgb = np.round(np.array(to_rgb(board_colour)) * 255)
+        assert (np.abs(pixels - rgb).max(axis=2) <= 2).sum() > 500, board_colour
+
+
+def test_png_without_profile_has_no_layer_rows(tmp_path):
+    png = tmp_path / "bench.png"
+    write_bench_png([made_up_result("ad.tflite", board, profile=False) for board in BOARDS], png)
+    with Image.open(png) as image:
+        assert image.size[1] < 2.5 * 4.2 * DPI
+
+
+def test_layer_table_shows_macs_per_instruction_per_layer():
+    result = made_up_result("kws.tflite", "mps2/an386")
+    lines = layer_table(result).splitlines()
+    assert lines[0].split() == ["layer", "op", "MACs", "instructions", "MACs/instruction", "%"]
+    conv = lines[2].split()
+    layer = result.layers[0]
+    assert conv == ["0", "CONV_2D", f"{layer.macs:,}", f"{layer.units:,}", f"{layer.macs / layer.units:.3f}",
+                    f"{100 * layer.units / sum(x.units for x in result.layers):.1f}"]
+    assert lines[4].split()[-2:] == ["-", "0.0"]   # the reshape: no code, no rate
+    assert lines[-1].split()[0] == "total" and lines[-1].split()[-1] == "100.0"

@@ -1,0 +1,18 @@
+"""The per-layer table of a profiling run (`mtk run --profile`, `mtk bench --profile`)."""
+
+from __future__ import annotations
+
+from .. import ui
+from ..pipeline import RunResult
+
+
+def layer_table(result: RunResult) -> str:
+    """One row per layer as the firmware ran them: its MACs, its count, MACs per unit and share."""
+    unit = result.unit[:-1]
+    total = sum(layer.units for layer in result.layers or []) or 1
+    rows = [[layer.index, layer.type, f"{layer.macs:,}", f"{layer.units:,}",
+             f"{layer.macs / layer.units:.3f}" if layer.units else "-", f"{100 * layer.units / total:.1f}"]
+            for layer in result.layers or []]
+    macs = sum(layer.macs for layer in result.layers or [])
+    rows.append(["", "total", f"{macs:,}", f"{total:,}", f"{macs / total:.3f}", "100.0"])
+    return ui.table(["layer", "op", "MACs", result.unit, f"MACs/{unit}", "%"], rows)

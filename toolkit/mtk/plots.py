@@ -1,0 +1,148 @@
+"""`mtk bench --plot`: one PNG of the results (matplotlib, Agg backend, no display needed).
+
+  row 1   per inference, grouped by model, one colour per board, log axis, values on the bars
+  row 2   flash and RAM used, in KB on a log axis, each bar marked at its board's limit
+  then    with --profile, per model: each layer's share of the instructions (or cycles) and its
+          MACs per instruction, layer by layer as the firmware ran them, one colour per board
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure   # the object API: no pyplot state, no GUI backend
+from matplotlib.patches import Rectangle
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+from .fsutil import atomic_output_file
+from .pipeline import LayerTime, RunResult
+
+ROW_HEIGHT = 4.2     # inches per row of panels
+DPI = 100
+
+
+def _short(value: float) -> str:
+    for limit, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if value >= limit:
+            return f"{value / limit:.3g}{suffix}"
+    return f"{value:.3g}"
+
+
+def _unit(results: list[RunResult]) -> str:
+    return " / ".join(sorted({r.unit for r in results}))
+
+
+def _grouped_bars(ax: Axes, models: list[str], boards: list[str], colours: dict[str, str],
+                  value: Callable[[RunResult], float], label: Callable[[RunResult], str],
+                  by_pair: dict[tuple[str, str], RunResult]) -> None:
+    """Bars per model (groups on the x axis), one per board that ran it, labelled on top."""
+    width = 0.8 / len(boards)
+    for b, board in enumerate(boards):
+        pairs = [(m, by_pair[model, board]) for m, model in enumerate(models) if (model, board) in by_pair]
+        if not pairs:
+            continue
+        xs = [m + (b - (len(boards) - 1) / 2) * width for m, _ in pairs]
+        bars = ax.bar(xs, [value(r) for _, r in pairs], width, color=colours[board], label=board)
+        ax.bar_label(bars, [label(r) for _, r in pairs], fontsize=7, padding=2,
+                     rotation=90 if len(boards) > 3 else 0)
+    ax.set_xticks(range(len(models)), models, fontsize=8)
+
+
+def _bar_results(models: list[str], boards: list[str], by_pair: dict[tuple[str, str], RunResult]) -> list[RunResult]:
+    """The results in the order _grouped_bars draws their bars."""
+    return [by_pair[model, board] for board in boards for model in models if (model, board) in by_pair]
+
+
+def _limit_marks(ax: Axes, marks: list[tuple[Rectangle, float]]) -> None:
+    """A black line across each bar at the board's limit."""
+    for k, (bar, limit) in enumerate(marks):
+        ax.hlines(limit, bar.get_x(), bar.get_x() + bar.get_width(), colors="black", linewidth=2.5,
+                  label="board's limit" if k == 0 else None)
+    ax.legend(fontsize=7, loc="best")
+
+
+def _layer_rows(results: list[RunResult]) -> list[LayerTime]:
+    """The layers that ran any code on any board (aliasing reshapes take none), in execution order."""
+    busy = {layer.index for r in results for layer in r.layers or [] if layer.units}
+    first = next(r for r in results if r.layers)
+    return [layer for layer in first.layers if layer.index in busy]
+
+
+def _layer_panels(share_ax: Axes, rate_ax: Axes, model: str, results: list[RunResult],
+                  colours: dict[str, str]) -> None:
+    layers = _layer_rows(results)
+    width = 0.8 / len(results)
+    unit = results[0].unit[:-1]
+    for k, r in enumerate(results):
+        by_index = {layer.index: layer for layer in r.layers or []}
+        total = sum(layer.units for layer in r.layers or []) or 1
+        xs = [i + (k - (len(results) - 1) / 2) * width for i in range(len(layers))]
+        ran = [by_index.get(layer.index) for layer in layers]
+        share_ax.bar(xs, [100 * t.units / total if t else 0 for t in ran], width, color=colours[r.board.name],
+                     label=r.board.name)
+        rate_ax.bar(xs, [t.macs / t.units if t and t.units else 0 for t in ran], width,
+                    color=colours[r.board.name], label=r.board.name)
+    names = [f"{layer.index} {layer.type.lower()}" for layer in layers]
+    for ax in (share_ax, rate_ax):
+        ax.set_xticks(range(len(layers)), names, rotation=60, ha="right", fontsize=7)
+        ax.grid(axis="y", alpha=0.3)
+    share_ax.set_ylabel(f"% of the {results[0].unit}")
+    share_ax.set_title(f"{model}: each layer's share of the {_unit(results)}", fontsize=10)
+    rate_ax.set_ylabel(f"MACs per {unit}")
+    rate_ax.set_title(f"{model}: MACs per {unit}, per layer", fontsize=10)
+    share_ax.legend(fontsize=7)
+
+
+def bench_figure(results: list[RunResult]) -> Figure:
+    models = list(dict.fromkeys(r.model for r in results))
+    boards = list(dict.fromkeys(r.board.name for r in results))
+    palette = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink",
+               "tab:olive", "tab:cyan", "tab:gray"]
+    colours = {board: palette[k % len(palette)] for k, board in enumerate(boards)}
+    by_pair = {(r.model, r.board.name): r for r in results}
+    profiled = [m for m in models if any(r.layers for r in results if r.model == m)]
+    most_layers = max((len(_layer_rows([r for r in results if r.model == m])) for m in profiled), default=0)
+    width = max(9.0, 1.2 * len(results) + 4, 2 * most_layers * (0.2 + 0.1 * len(boards)) + 2)   # inches
+    fig = Figure(figsize=(width, ROW_HEIGHT * (2 + len(profiled))), dpi=DPI)
+    grid = fig.add_gridspec(2 + len(profiled), 2)
+
+    ax = fig.add_subplot(grid[0, :])
+    _grouped_bars(ax, models, boards, colours, lambda r: r.per_inference.median,
+                  lambda r: _short(r.per_inference.median), by_pair)
+    ax.set_yscale("log")
+    ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: _short(v)))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.set_ylabel(f"{_unit(results)} per inference (median)")
+    ax.set_title("per inference, log scale (QEMU: instructions, exact under -icount; boards: cycles)", fontsize=10)
+    ax.margins(y=0.25)
+    ax.legend(title="board", fontsize=8)
+    ax.grid(axis="y", which="both", alpha=0.3)
+
+    for column, (kind, used, limit) in enumerate((("flash", lambda r: r.sizes.flash_bytes, lambda r: r.board.flash_bytes),
+                                                  ("RAM", lambda r: r.sizes.ram_bytes, lambda r: r.board.ram_bytes))):
+        ax = fig.add_subplot(grid[1, column])
+        _grouped_bars(ax, models, boards, colours, lambda r: used(r) / 1024, lambda r: f"{used(r) / 1024:,.0f} KB",
+                      by_pair)
+        _limit_marks(ax, [(bar, limit(r) / 1024) for bar, r in zip(ax.patches, _bar_results(models, boards, by_pair))])
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        ax.set_ylabel(f"{kind}, KB (log scale)")
+        ax.set_title(f"{kind} used (bars) against the board's (black marks)", fontsize=10)
+        ax.margins(y=0.3)
+        ax.grid(axis="y", which="major", alpha=0.3)
+
+    for row, model in enumerate(profiled, start=2):
+        _layer_panels(fig.add_subplot(grid[row, 0]), fig.add_subplot(grid[row, 1]), model,
+                      [r for r in results if r.model == model and r.layers], colours)
+    fig.tight_layout()
+    return fig
+
+
+def write_bench_png(results: list[RunResult], path: Path) -> None:
+    fig = bench_figure(results)
+    with atomic_output_file(Path(path)) as tmp:
+        fig.savefig(tmp, format="png", dpi=DPI)
