@@ -90,6 +90,7 @@ class Net:
     def __init__(self, description: str) -> None:
         self.builder = ModelBuilder(description=description)
         self.inputs: list[int] = []
+        self.side_outputs: list[int] = []   # model outputs besides the last layer's (SPLIT's other parts)
         self._names: dict[str, int] = {}
 
     def name(self, stem: str) -> str:
@@ -119,7 +120,7 @@ class Net:
 
     def build(self, output: Act) -> bytes:
         self.builder.inputs(self.inputs)
-        self.builder.outputs([output.index])
+        self.builder.outputs([output.index, *self.side_outputs])
         return self.builder.build()
 
 
@@ -419,10 +420,96 @@ def flatten(net: Net, d: Draw, x: Act) -> Act:
     return y
 
 
+def _split_sizes(d: Draw, size: int) -> list[int]:
+    """`size` cut into 1 to 4 positive parts."""
+    cuts = sorted({d.int(1, size - 1) for _ in range(d.int(0, min(3, size - 1)))}) if size > 1 else []
+    bounds = [0, *cuts, size]
+    return [b - a for a, b in zip(bounds, bounds[1:])]
+
+
+def _parts(net: Net, stem: str, x: Act, axis: int, sizes: Sequence[int], keep_axis: bool = True) -> list[Act]:
+    """Output tensors of a split of `x` along `axis` into `sizes`; all but the first become side outputs."""
+    parts = []
+    for size in sizes:
+        shape = list(x.shape)
+        if keep_axis:
+            shape[axis] = size
+        else:
+            del shape[axis]
+        parts.append(net.tensor(stem, shape, x.quant))
+    net.side_outputs += [p.index for p in parts[1:]]
+    return parts
+
+
+def split(net: Net, d: Draw, x: Act) -> Act:
+    """SPLIT (equal parts, axis a constant input) or SPLIT_V (sizes, one of them maybe -1)."""
+    rank = len(x.shape)
+    axis = d.int(0, rank - 1)
+    encoded_axis = axis - rank if d.bool() else axis
+    if d.bool():
+        count = d.choice([n for n in range(1, 5) if x.shape[axis] % n == 0])
+        parts = _parts(net, "split", x, axis, [x.shape[axis] // count] * count)
+        net.builder.op("SPLIT", [net.int32("axis", [encoded_axis]), x.index], [p.index for p in parts],
+                       num_splits=count)
+    else:
+        sizes = _split_sizes(d, x.shape[axis])
+        encoded = list(sizes)
+        if d.bool():
+            encoded[d.int(0, len(sizes) - 1)] = -1
+        parts = _parts(net, "split_v", x, axis, sizes)
+        net.builder.op("SPLIT_V", [x.index, net.int32("size_splits", encoded), net.int32("axis", [encoded_axis])],
+                       [p.index for p in parts], num_splits=len(sizes))
+    return parts[0]
+
+
+def pack(net: Net, d: Draw, x: Act) -> Act:
+    """PACK of `x` with 0 to 3 more tensors of its shape (model inputs or constants)."""
+    parts = [x, *[_operand(net, d, x.shape, x.quant) for _ in range(d.int(0, 3))]]
+    order = list(d.rng.permutation(len(parts)))
+    rank = len(x.shape) + 1
+    axis = d.int(0, rank - 1)
+    y = net.tensor("pack", (*x.shape[:axis], len(parts), *x.shape[axis:]), x.quant)
+    net.builder.op("PACK", [parts[i].index for i in order], [y.index], values_count=len(parts),
+                   axis=axis - rank if d.bool() else axis)
+    return y
+
+
+def unpack(net: Net, d: Draw, x: Act) -> Act:
+    rank = len(x.shape)
+    axis = d.int(0, rank - 1)
+    parts = _parts(net, "unpack", x, axis, [1] * x.shape[axis], keep_axis=False)
+    net.builder.op("UNPACK", [x.index], [p.index for p in parts], num=x.shape[axis],
+                   axis=axis - rank if d.bool() else axis)
+    return parts[0]
+
+
+def space_to_depth(net: Net, d: Draw, x: Act) -> Act:
+    """The input's H and W are made multiples of the block size by the family's shape."""
+    n, h, w, c = x.shape
+    block = d.choice([b for b in (1, 2, 3, 4) if h % b == 0 and w % b == 0])
+    y = net.tensor("space_to_depth", (n, h // block, w // block, c * block * block), x.quant)
+    net.builder.op("SPACE_TO_DEPTH", [x.index], [y.index], block_size=block)
+    return y
+
+
+def depth_to_space(net: Net, d: Draw, x: Act) -> Act:
+    n, h, w, c = x.shape
+    block = d.choice([b for b in (1, 2, 3) if c % (b * b) == 0])
+    y = net.tensor("depth_to_space", (n, h * block, w * block, c // (block * block)), x.quant)
+    net.builder.op("DEPTH_TO_SPACE", [x.index], [y.index], block_size=block)
+    return y
+
+
 # ---- families: an input shape and a sequence of layers --------------------------------------
 
 def image_shape(d: Draw) -> tuple[int, ...]:
     return 1, d.int(1, 10), d.int(1, 10), d.int(1, 8)
+
+
+def blocked_image_shape(d: Draw) -> tuple[int, ...]:
+    """NHWC with H, W and C multiples of 1 to 3 blocks (SPACE_TO_DEPTH, DEPTH_TO_SPACE)."""
+    block = d.int(1, 3)
+    return d.int(1, 2), block * d.int(1, 3), block * d.int(1, 3), block * block * d.int(1, 3)
 
 
 def any_shape(d: Draw, max_rank: int = 4) -> tuple[int, ...]:
@@ -482,6 +569,12 @@ FAMILIES: dict[str, Family] = {
     "CHAIN_RESIDUAL": Family(image_shape, (conv_2d, _binary("ADD"), _elementwise("RELU6", own_output_quant=False), mean,
                                            fully_connected)),
     "CHAIN_FLOAT_IO": Family(image_shape, (quantize, conv_2d, _pool("MAX_POOL_2D"), dequantize), float_input=True),
+    # issue 12 (appended: example_models seeds the families above by position)
+    "SPLIT": Family(any_shape, (split,)),
+    "PACK": Family(lambda d: any_shape(d, max_rank=3), (pack,)),
+    "UNPACK": Family(any_shape, (unpack,)),
+    "SPACE_TO_DEPTH": Family(blocked_image_shape, (space_to_depth,)),
+    "DEPTH_TO_SPACE": Family(blocked_image_shape, (depth_to_space,)),
 }
 
 

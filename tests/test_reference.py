@@ -19,7 +19,7 @@ SINGLE_OP = [name for name in modelgen.FAMILIES if not name.startswith("CHAIN_")
 # How far TFLM's integer kernels may be from float math, in output LSB (seen: 0 or 1 for every family).
 TOLERANCE_LSB = 1
 BYTE_EXACT = {"RESHAPE", "SQUEEZE", "EXPAND_DIMS", "CONCATENATION", "PAD", "STRIDED_SLICE", "TRANSPOSE",
-              "MAX_POOL_2D", "DEQUANTIZE"}
+              "MAX_POOL_2D", "DEQUANTIZE", "SPLIT", "PACK", "UNPACK", "SPACE_TO_DEPTH", "DEPTH_TO_SPACE"}
 _TYPES = {schema.TensorType.INT8: np.int8, schema.TensorType.INT32: np.int32, schema.TensorType.FLOAT32: np.float32}
 
 
@@ -158,6 +158,18 @@ def byte_semantics(m: Decoded, inputs: list[np.ndarray]) -> np.ndarray:
                 index.append(slice(None if options.beginMask >> axis & 1 else int(begin),
                                    None if options.endMask >> axis & 1 else int(end), int(stride)))
         return raw[0][tuple(index)]
+    if name in ("SPLIT", "SPLIT_V"):   # the first part
+        x, axis = (raw[1], raw[0]) if name == "SPLIT" else (raw[0], raw[2])
+        return np.take(x, range(out_shape[int(axis[0])]), axis=int(axis[0]))
+    if name == "PACK":
+        return np.stack(raw, axis=options.axis)
+    if name == "UNPACK":
+        return np.take(raw[0], 0, axis=options.axis)
+    if name in ("SPACE_TO_DEPTH", "DEPTH_TO_SPACE"):
+        (n, h, w, c), bs = (raw[0].shape, options.blockSize)
+        if name == "SPACE_TO_DEPTH":
+            return raw[0].reshape(n, h // bs, bs, w // bs, bs, c).transpose(0, 1, 3, 2, 4, 5).reshape(out_shape)
+        return raw[0].reshape(n, h, w, bs, bs, -1).transpose(0, 1, 3, 2, 4, 5).reshape(out_shape)
     if name == "MAX_POOL_2D":
         kernel = (options.filterHeight, options.filterWidth)
         taps = [np.where(valid, patch, -999) for *_, patch, valid in
@@ -193,7 +205,7 @@ def _check_semantics(name: str, model: bytes, inputs: list[np.ndarray], output: 
 
 def _runs_and_means_it(name: str, model: bytes, seed: int) -> None:
     inputs = modelgen.random_inputs(model, seed)
-    output, = run_reference(model, inputs)
+    output, *_ = run_reference(model, inputs)   # SPLIT and UNPACK: the first part
     assert output.shape == Decoded(model).shape(Decoded(model).subgraph.outputs[0])
     if name in SINGLE_OP:
         _check_semantics(name, model, inputs, output)

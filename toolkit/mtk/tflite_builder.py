@@ -52,6 +52,25 @@ _OPTIONS: dict[str, tuple[str, dict[str, Any]]] = {
     "HARD_SWISH": ("HardSwishOptions", {}),
     "STRIDED_SLICE": ("StridedSliceOptions", {}),
     "TRANSPOSE": ("TransposeOptions", {}),
+    "TRANSPOSE_CONV": ("TransposeConvOptions", {"stride_w": 1, "stride_h": 1}),
+    "SPLIT": ("SplitOptions", {}),
+    "SPLIT_V": ("SplitVOptions", {}),
+    "PACK": ("PackOptions", {}),
+    "UNPACK": ("UnpackOptions", {}),
+    "SPACE_TO_DEPTH": ("SpaceToDepthOptions", {}),
+    "DEPTH_TO_SPACE": ("DepthToSpaceOptions", {}),
+    "GATHER": ("GatherOptions", {}),
+    "RESIZE_NEAREST_NEIGHBOR": ("ResizeNearestNeighborOptions", {}),
+    "RESIZE_BILINEAR": ("ResizeBilinearOptions", {}),
+    "ARG_MAX": ("ArgMaxOptions", {"output_type": "INT32"}),
+    "ARG_MIN": ("ArgMinOptions", {"output_type": "INT32"}),
+    "MAXIMUM": ("MaximumMinimumOptions", {}),
+    "MINIMUM": ("MaximumMinimumOptions", {}),
+    "SQUARED_DIFFERENCE": ("SquaredDifferenceOptions", {}),
+    "SUM": ("ReducerOptions", {}),
+    "REDUCE_MAX": ("ReducerOptions", {}),
+    "BATCH_MATMUL": ("BatchMatMulOptions", {}),
+    "SVDF": ("SVDFOptions", {}),
 }
 
 # Option fields whose value is a schema enum, and that enum.
@@ -60,6 +79,7 @@ _ENUM_FIELDS: dict[str, type] = {
     "fused_activation_function": schema.ActivationFunctionType,
     "weights_format": schema.FullyConnectedOptionsWeightsFormat,
     "quantized_bias_type": schema.TensorType,
+    "output_type": schema.TensorType,
 }
 
 

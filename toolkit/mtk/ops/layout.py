@@ -96,25 +96,25 @@ def movement_func(buffers: list[tuple[str, int]], nests: list[Nest], dtype: str 
     return ib.get()
 
 
-def _fail(op: Op, message: str) -> ModelError:
+def op_error(op: Op, message: str) -> ModelError:
     return ModelError(f"op {op.index} ({op.type}): {message}")
 
 
 def _check_int8_io(op: Op, x: Tensor, y: Tensor, max_rank: int) -> None:
     if x.dtype != "int8" or y.dtype != "int8":
-        raise _fail(op, f"{x.dtype} -> {y.dtype}; mtk supports int8 only")
+        raise op_error(op, f"{x.dtype} -> {y.dtype}; mtk supports int8 only")
     if len(x.shape) > max_rank or len(y.shape) > max_rank:
-        raise _fail(op, f"{len(x.shape)}-D input; TFLM supports at most {max_rank} dimensions")
+        raise op_error(op, f"{len(x.shape)}-D input; TFLM supports at most {max_rank} dimensions")
     if x.size == 0 or y.size == 0:
-        raise _fail(op, f"empty tensor ({list(x.shape)} -> {list(y.shape)})")
+        raise op_error(op, f"empty tensor ({list(x.shape)} -> {list(y.shape)})")
 
 
-def _const_int32(op: Op, t: Tensor | None, what: str) -> np.ndarray:
+def const_int32(op: Op, t: Tensor | None, what: str) -> np.ndarray:
     """A constant int32 parameter tensor (TFLM reads these with GetTensorData<int32_t>)."""
     if t is None or not t.is_constant:
-        raise _fail(op, f"{what} must be a constant tensor (TFLM does not support a computed one)")
+        raise op_error(op, f"{what} must be a constant tensor (TFLM does not support a computed one)")
     if t.dtype != "int32":
-        raise _fail(op, f"{what} is {t.dtype}; TFLM reads it as int32")
+        raise op_error(op, f"{what} is {t.dtype}; TFLM reads it as int32")
     return t.data.astype(np.int64).reshape(-1)
 
 
@@ -122,7 +122,8 @@ class _Movement(OpDef):
     """An op whose kernel is a list of loop nests over its data inputs and its output.
 
     `plan` checks the op as TFLM's Prepare does (raising ModelError) and returns the data
-    inputs (in kernel parameter order; the output buffer comes after them) and the nests.
+    inputs (in kernel parameter order; the output buffers, one per output, come after them)
+    and the nests. Every data tensor has the output's element type.
     """
 
     kernel_name: ClassVar[str] = ""
@@ -136,8 +137,9 @@ class _Movement(OpDef):
     def lower(self, op: Op, graph: Graph, cpu: Cpu) -> Lowered:
         data, nests = self.plan(op, graph)
         buffers = [(f"x{i}", graph.tensors[t].size) for i, t in enumerate(data)]
-        buffers.append(("y", graph.tensors[op.outputs[0]].size))
-        return Lowered([Kernel(self.kernel_name, [*data, op.outputs[0]], func=movement_func(buffers, nests))])
+        buffers += [(f"y{i}", graph.tensors[t].size) for i, t in enumerate(op.outputs)]
+        func = movement_func(buffers, nests, graph.tensors[op.outputs[0]].dtype)
+        return Lowered([Kernel(self.kernel_name, [*data, *op.outputs], func=func)])
 
 
 # ---- CONCATENATION ---------------------------------------------------------------------------
@@ -153,25 +155,25 @@ class Concatenation(_Movement):
     def plan(self, op: Op, graph: Graph) -> tuple[list[int], list[Nest]]:
         xs, y = io(op, graph)
         if op.options.get("fused_activation_function", "NONE") != "NONE":
-            raise _fail(op, "a fused activation is not allowed (TFLM requires NONE)")
+            raise op_error(op, "a fused activation is not allowed (TFLM requires NONE)")
         if not 1 <= len(xs) <= _CONCAT_MAX_INPUTS or any(x is None for x in xs):
-            raise _fail(op, f"{len(xs)} inputs; TFLM supports 1 to {_CONCAT_MAX_INPUTS}")
+            raise op_error(op, f"{len(xs)} inputs; TFLM supports 1 to {_CONCAT_MAX_INPUTS}")
         for x in xs:
             _check_int8_io(op, x, y, max_rank=_CONCAT_MAX_RANK)
             if x.quant is None or y.quant is None or x.quant.per_channel or \
                     np.float32(x.quant.s) != np.float32(y.quant.s) or x.quant.zp != y.quant.zp:
-                raise _fail(op, f"input '{x.name}' is quantized unlike the output; TFLM's int8 concatenation "
+                raise op_error(op, f"input '{x.name}' is quantized unlike the output; TFLM's int8 concatenation "
                                 "does not rescale")
         axis = int(op.options.get("axis", 0))
         axis = axis + len(y.shape) if axis < 0 else axis   # CalculatePositiveAxis
         if not 0 <= axis < len(y.shape):
-            raise _fail(op, f"axis {op.options.get('axis')} is out of range for a {len(y.shape)}-D output")
+            raise op_error(op, f"axis {op.options.get('axis')} is out of range for a {len(y.shape)}-D output")
         for x in xs:
             if len(x.shape) != len(y.shape) or any(a != b for i, (a, b) in enumerate(zip(x.shape, y.shape))
                                                    if i != axis):
-                raise _fail(op, f"input {list(x.shape)} does not fit output {list(y.shape)} along axis {axis}")
+                raise op_error(op, f"input {list(x.shape)} does not fit output {list(y.shape)} along axis {axis}")
         if sum(x.shape[axis] for x in xs) != y.shape[axis]:
-            raise _fail(op, f"inputs add up to {sum(x.shape[axis] for x in xs)} along axis {axis}, "
+            raise op_error(op, f"inputs add up to {sum(x.shape[axis] for x in xs)} along axis {axis}, "
                             f"output has {y.shape[axis]}")
         outer = int(np.prod(y.shape[:axis], dtype=np.int64))
         inner = int(np.prod(y.shape[axis + 1:], dtype=np.int64))
@@ -199,27 +201,27 @@ class Pad(_Movement):
         x, paddings = inputs[0], inputs[1] if len(inputs) > 1 else None
         constant = inputs[2] if len(inputs) > 2 else None
         if len(inputs) not in (2, 3) or (op.type == "PAD" and constant is not None):
-            raise _fail(op, f"{len(inputs)} inputs")
+            raise op_error(op, f"{len(inputs)} inputs")
         _check_int8_io(op, x, y, max_rank=_PAD_MAX_RANK)
-        pads = _const_int32(op, paddings, "paddings")
+        pads = const_int32(op, paddings, "paddings")
         if pads.size != 2 * len(y.shape) or len(x.shape) != len(y.shape):
-            raise _fail(op, f"{pads.size} padding values for a {len(y.shape)}-D output")
+            raise op_error(op, f"{pads.size} padding values for a {len(y.shape)}-D output")
         pads = pads.reshape(-1, 2)
         if np.any(pads < 0):
-            raise _fail(op, f"negative paddings {pads.tolist()} are not supported by TFLM's kernel")
+            raise op_error(op, f"negative paddings {pads.tolist()} are not supported by TFLM's kernel")
         if any(o != i + int(a) + int(b) for o, i, (a, b) in zip(y.shape, x.shape, pads)):
-            raise _fail(op, f"output {list(y.shape)} is not input {list(x.shape)} padded by {pads.tolist()}")
+            raise op_error(op, f"output {list(y.shape)} is not input {list(x.shape)} padded by {pads.tolist()}")
         zp = y.quant.zp if y.quant is not None else 0
         if constant is None:
             if not -128 <= zp <= 127:
-                raise _fail(op, f"output zero point {zp} is outside int8")
+                raise op_error(op, f"output zero point {zp} is outside int8")
             return pads, zp
         if constant.dtype != "int8" or not constant.is_constant or constant.size != 1:
-            raise _fail(op, "the pad value must be a constant int8 scalar")
+            raise op_error(op, "the pad value must be a constant int8 scalar")
         c_zp = constant.quant.zp if constant.quant is not None else 0
         c_scale = constant.quant.s if constant.quant is not None else 0.0
         if c_zp != zp or np.float32(c_scale) != np.float32(y.quant.s if y.quant is not None else 0.0):
-            raise _fail(op, "the pad value must be quantized like the output (TFLM requires it)")
+            raise op_error(op, "the pad value must be quantized like the output (TFLM requires it)")
         return pads, int(constant.data.reshape(-1)[0])
 
     def plan(self, op: Op, graph: Graph) -> tuple[list[int], list[Nest]]:
@@ -294,31 +296,31 @@ class StridedSlice(_Movement):
     def plan(self, op: Op, graph: Graph) -> tuple[list[int], list[Nest]]:
         inputs, y = io(op, graph)
         if len(inputs) != 4:
-            raise _fail(op, f"{len(inputs)} inputs; TFLM needs input, begin, end, strides")
+            raise op_error(op, f"{len(inputs)} inputs; TFLM needs input, begin, end, strides")
         x, begin_t, end_t, strides_t = inputs
         _check_int8_io(op, x, y, max_rank=_SLICE_MAX_RANK)
         rank = len(x.shape)
-        begin, end, strides = (_const_int32(op, t, name) for t, name in
+        begin, end, strides = (const_int32(op, t, name) for t, name in
                                ((begin_t, "begin"), (end_t, "end"), (strides_t, "strides")))
         if not begin.size == end.size == strides.size == rank:
-            raise _fail(op, f"begin/end/strides have {begin.size}/{end.size}/{strides.size} values "
+            raise op_error(op, f"begin/end/strides have {begin.size}/{end.size}/{strides.size} values "
                             f"for a {rank}-D input")
         if np.any(strides == 0):
-            raise _fail(op, "stride value has to be non-zero")
+            raise op_error(op, "stride value has to be non-zero")
         o = op.options
         for mask in ("ellipsis_mask", "new_axis_mask"):
             if o.get(mask, 0):
-                raise _fail(op, f"{mask} is not supported (TFLM ignores it and would compute another slice)")
+                raise op_error(op, f"{mask} is not supported (TFLM ignores it and would compute another slice)")
         if o.get("offset", False) and np.any(begin != 0):
-            raise _fail(op, "offset=true is not supported (TFLM ignores it and would compute another slice)")
+            raise op_error(op, "offset=true is not supported (TFLM ignores it and would compute another slice)")
         axes = slice_axes(begin, end, strides, x.shape, int(o.get("begin_mask", 0)), int(o.get("end_mask", 0)),
                           int(o.get("shrink_axis_mask", 0)))
         for d, a in enumerate(axes):
             if a.shrink and a.count != 1:   # TFLM writes nothing for this axis: the output stays stale
-                raise _fail(op, f"shrunk axis {d} selects no element (begin {int(begin[d])}, stride {a.stride})")
+                raise op_error(op, f"shrunk axis {d} selects no element (begin {int(begin[d])}, stride {a.stride})")
         expected = [a.count for a in axes if not a.shrink]
         if list(y.shape) != expected:   # CheckOutputSize
-            raise _fail(op, f"output shape {list(y.shape)} does not match the slice {expected}")
+            raise op_error(op, f"output shape {list(y.shape)} does not match the slice {expected}")
         in_steps = row_major_strides(x.shape)
         counts = tuple(a.count for a in axes)
         nest = Nest(counts, 1, 0, row_major_strides(counts), 0, sum(a.start * s for a, s in zip(axes, in_steps)),
@@ -338,14 +340,14 @@ class Transpose(_Movement):
     def plan(self, op: Op, graph: Graph) -> tuple[list[int], list[Nest]]:
         inputs, y = io(op, graph)
         if len(inputs) != 2:
-            raise _fail(op, f"{len(inputs)} inputs; TFLM needs input and perm")
+            raise op_error(op, f"{len(inputs)} inputs; TFLM needs input and perm")
         x = inputs[0]
         _check_int8_io(op, x, y, max_rank=_TRANSPOSE_MAX_RANK)
-        perm = [int(p) for p in _const_int32(op, inputs[1], "perm")]
+        perm = [int(p) for p in const_int32(op, inputs[1], "perm")]
         if sorted(perm) != list(range(len(x.shape))):
-            raise _fail(op, f"perm {perm} is not a permutation of the input's {len(x.shape)} axes")
+            raise op_error(op, f"perm {perm} is not a permutation of the input's {len(x.shape)} axes")
         if list(y.shape) != [x.shape[p] for p in perm]:
-            raise _fail(op, f"output {list(y.shape)} is not input {list(x.shape)} permuted by {perm}")
+            raise op_error(op, f"output {list(y.shape)} is not input {list(x.shape)} permuted by {perm}")
         in_steps = row_major_strides(x.shape)
         # reference TransposeImpl: output in row-major order, input stride of axis perm[d] per output axis d
         return [op.inputs[0]], [Nest(y.shape, 1, 0, row_major_strides(y.shape), 0, 0,
