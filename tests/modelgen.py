@@ -420,6 +420,9 @@ def flatten(net: Net, d: Draw, x: Act) -> Act:
     return y
 
 
+Layer = Callable[[Net, Draw, Act], Act]
+
+
 def _split_sizes(d: Draw, size: int) -> list[int]:
     """`size` cut into 1 to 4 positive parts."""
     cuts = sorted({d.int(1, size - 1) for _ in range(d.int(0, min(3, size - 1)))}) if size > 1 else []
@@ -500,6 +503,31 @@ def depth_to_space(net: Net, d: Draw, x: Act) -> Act:
     return y
 
 
+def _resize(op: str) -> Layer:
+    def resize(net: Net, d: Draw, x: Act) -> Act:
+        size = [d.int(1, 12), d.int(1, 12)]
+        align = d.bool()
+        half = d.bool() and not (align and op == "RESIZE_BILINEAR")   # TFLM's bilinear rejects both
+        y = net.tensor(op.lower(), (x.shape[0], *size, x.shape[3]), x.quant)
+        net.builder.op(op, [x.index, net.int32("size", size)], [y.index], align_corners=align,
+                       half_pixel_centers=half)
+        return y
+    return resize
+
+
+def gather(net: Net, d: Draw, x: Act) -> Act:
+    """Constant positions (repeats allowed) along any axis, batch_dims 0 or up to the axis."""
+    rank = len(x.shape)
+    axis = d.int(0, rank - 1)
+    batch_dims = d.int(0, axis) if d.bool() else 0
+    positions_shape = (*x.shape[:batch_dims], *[d.int(1, 4) for _ in range(d.int(0, 2))])
+    positions = d.rng.integers(0, x.shape[axis], size=positions_shape).astype(np.int32)
+    y = net.tensor("gather", (*x.shape[:axis], *positions_shape[batch_dims:], *x.shape[axis + 1:]), x.quant)
+    net.builder.op("GATHER", [x.index, net.int32("positions", positions)], [y.index],
+                   axis=axis - rank if d.bool() else axis, batch_dims=batch_dims)
+    return y
+
+
 # ---- families: an input shape and a sequence of layers --------------------------------------
 
 def image_shape(d: Draw) -> tuple[int, ...]:
@@ -522,9 +550,6 @@ def vector_shape(d: Draw) -> tuple[int, ...]:
 
 def shape_with_ones(d: Draw) -> tuple[int, ...]:
     return tuple(1 if d.bool() else d.int(1, 5) for _ in range(d.int(2, 4)))
-
-
-Layer = Callable[[Net, Draw, Act], Act]
 
 
 @dataclass(frozen=True)
@@ -575,6 +600,9 @@ FAMILIES: dict[str, Family] = {
     "UNPACK": Family(any_shape, (unpack,)),
     "SPACE_TO_DEPTH": Family(blocked_image_shape, (space_to_depth,)),
     "DEPTH_TO_SPACE": Family(blocked_image_shape, (depth_to_space,)),
+    "RESIZE_NEAREST_NEIGHBOR": Family(image_shape, (_resize("RESIZE_NEAREST_NEIGHBOR"),)),
+    "RESIZE_BILINEAR": Family(image_shape, (_resize("RESIZE_BILINEAR"),)),
+    "GATHER": Family(any_shape, (gather,)),
 }
 
 

@@ -19,7 +19,8 @@ SINGLE_OP = [name for name in modelgen.FAMILIES if not name.startswith("CHAIN_")
 # How far TFLM's integer kernels may be from float math, in output LSB (seen: 0 or 1 for every family).
 TOLERANCE_LSB = 1
 BYTE_EXACT = {"RESHAPE", "SQUEEZE", "EXPAND_DIMS", "CONCATENATION", "PAD", "STRIDED_SLICE", "TRANSPOSE",
-              "MAX_POOL_2D", "DEQUANTIZE", "SPLIT", "PACK", "UNPACK", "SPACE_TO_DEPTH", "DEPTH_TO_SPACE"}
+              "MAX_POOL_2D", "DEQUANTIZE", "SPLIT", "PACK", "UNPACK", "SPACE_TO_DEPTH", "DEPTH_TO_SPACE",
+              "RESIZE_NEAREST_NEIGHBOR", "GATHER"}
 _TYPES = {schema.TensorType.INT8: np.int8, schema.TensorType.INT32: np.int32, schema.TensorType.FLOAT32: np.float32}
 
 
@@ -123,6 +124,8 @@ def float_semantics(m: Decoded, inputs: list[np.ndarray]) -> np.ndarray:
     if name == "SOFTMAX":
         e = np.exp(options.beta * (x - x.max(axis=-1, keepdims=True)))
         return e / e.sum(axis=-1, keepdims=True)
+    if name == "RESIZE_BILINEAR":
+        return _bilinear(x, out_shape[1:3], options.alignCorners, options.halfPixelCenters)
     if name == "MEAN":
         axes = tuple(int(a) % x.ndim for a in raw[1])
         return x.mean(axis=axes, keepdims=bool(options.keepDims))
@@ -170,6 +173,16 @@ def byte_semantics(m: Decoded, inputs: list[np.ndarray]) -> np.ndarray:
         if name == "SPACE_TO_DEPTH":
             return raw[0].reshape(n, h // bs, bs, w // bs, bs, c).transpose(0, 1, 3, 2, 4, 5).reshape(out_shape)
         return raw[0].reshape(n, h, w, bs, bs, -1).transpose(0, 1, 3, 2, 4, 5).reshape(out_shape)
+    if name == "GATHER":
+        x, positions, batch_dims = raw[0], raw[1], options.batchDims
+        axis = options.axis % x.ndim
+        if batch_dims == 0:
+            return np.take(x, positions, axis=axis)
+        return np.stack([_take_batched(x[b], positions[b], axis - 1, batch_dims - 1) for b in range(x.shape[0])])
+    if name == "RESIZE_NEAREST_NEIGHBOR":
+        picks = [_nearest(size, out, options.alignCorners, options.halfPixelCenters)
+                 for size, out in zip(raw[0].shape[1:3], out_shape[1:3])]
+        return raw[0][:, picks[0]][:, :, picks[1]]
     if name == "MAX_POOL_2D":
         kernel = (options.filterHeight, options.filterWidth)
         taps = [np.where(valid, patch, -999) for *_, patch, valid in
@@ -180,6 +193,32 @@ def byte_semantics(m: Decoded, inputs: list[np.ndarray]) -> np.ndarray:
         scale, zero_point = m.quant(op.inputs[0])
         return (raw[0].astype(np.int32) - zero_point[0]).astype(np.float32) * np.float32(scale[0])
     raise AssertionError(name)
+
+
+def _take_batched(x: np.ndarray, positions: np.ndarray, axis: int, batch_dims: int) -> np.ndarray:
+    if batch_dims == 0:
+        return np.take(x, positions, axis=axis)
+    return np.stack([_take_batched(x[b], positions[b], axis - 1, batch_dims - 1) for b in range(x.shape[0])])
+
+
+def _nearest(size: int, out: int, align_corners: bool, half_pixel_centers: bool) -> np.ndarray:
+    """The source index of each output pixel, in float64 (TFLM's float32 gives the same on these sizes)."""
+    scale = (size - 1) / (out - 1) if align_corners and out > 1 else size / out
+    position = (np.arange(out) + (0.5 if half_pixel_centers else 0.0)) * scale
+    return np.clip(np.floor(position + 0.5) if align_corners else np.floor(position), 0, size - 1).astype(int)
+
+
+def _bilinear(x: np.ndarray, out_hw: tuple[int, int], align_corners: bool, half_pixel_centers: bool) -> np.ndarray:
+    """Bilinear resize of NHWC `x` in float64, TensorFlow's source coordinates."""
+    for axis, out in zip((1, 2), out_hw):
+        size = x.shape[axis]
+        scale = (size - 1) / (out - 1) if align_corners and out > 1 else size / out
+        position = (np.arange(out) + 0.5) * scale - 0.5 if half_pixel_centers else np.arange(out) * scale
+        low = np.clip(np.floor(position), 0, size - 1).astype(int)
+        high = np.clip(np.ceil(position), 0, size - 1).astype(int)
+        weight = (position - low).reshape([-1 if a == axis else 1 for a in range(4)])
+        x = np.take(x, low, axis=axis) * (1 - weight) + np.take(x, high, axis=axis) * weight
+    return x
 
 
 def _activation_limits(m: Decoded, index: int, fused: int) -> tuple[int, int]:

@@ -174,7 +174,7 @@ class ModelBuilder:
 
     def const(self, name: str, data: np.ndarray, scale: Any = None, zero_point: Any = None, axis: int = 0) -> int:
         """A constant tensor holding `data` (dtype and shape from the array); returns its index."""
-        data = np.ascontiguousarray(data)
+        data = np.ascontiguousarray(data).reshape(np.shape(data))   # ascontiguousarray makes a scalar 1-D
         buffer = _AlignedBufferT()
         buffer.data = data
         self._buffers.append(buffer)
