@@ -239,14 +239,26 @@ def _binary(op: str) -> Callable[[Net, Draw, Act], Act]:
         broadcast = [1 if d.int(0, 3) == 0 else s for s in x.shape]     # some dims broadcast
         other_shape = tuple(broadcast[d.int(0, len(broadcast) - 1):])    # maybe fewer dims
         quant = Quant(x.quant.scale * 2.0 ** d.float(-2.0, 2.0), d.int(-128, 127))
+        if op in ("MINIMUM", "MAXIMUM"):   # TFLM compares raw values: the converter quantizes all three alike
+            quant = x.quant
         other = _operand(net, d, other_shape, quant)
         first, second = (x, other) if d.bool() else (other, x)
+        if op == "PRELU":   # input first, then alpha
+            first, second = x, other
         if op == "MUL":
             out_quant = accumulator_quant(d, x.quant.scale * quant.scale * _INT8_STD * _INT8_STD)
+        elif op == "SQUARED_DIFFERENCE":   # non-negative: zero point low
+            real = (_INT8_STD * max(x.quant.scale, quant.scale)) ** 2
+            out_quant = Quant(real * 2.0 ** d.float(-1.0, 2.0) / 128.0, d.int(-128, -64))
+        elif op == "PRELU":
+            out_quant = rescaled(d, x.quant)
+        elif op in ("MINIMUM", "MAXIMUM"):
+            out_quant = x.quant
         else:
             out_quant = Quant(max(x.quant.scale, quant.scale) * 2.0 ** d.float(-1.0, 1.5), d.int(-64, 63))
         y = net.tensor(op.lower(), np.broadcast_shapes(x.shape, other_shape), out_quant)
-        net.builder.op(op, [first.index, second.index], [y.index], fused_activation_function=d.choice(FUSED_ACTIVATIONS))
+        fused = {"fused_activation_function": d.choice(FUSED_ACTIVATIONS)} if op in ("ADD", "SUB", "MUL") else {}
+        net.builder.op(op, [first.index, second.index], [y.index], **fused)
         return y
     return binary
 
@@ -603,6 +615,10 @@ FAMILIES: dict[str, Family] = {
     "RESIZE_NEAREST_NEIGHBOR": Family(image_shape, (_resize("RESIZE_NEAREST_NEIGHBOR"),)),
     "RESIZE_BILINEAR": Family(image_shape, (_resize("RESIZE_BILINEAR"),)),
     "GATHER": Family(any_shape, (gather,)),
+    "MINIMUM": Family(any_shape, (_binary("MINIMUM"),)),
+    "MAXIMUM": Family(any_shape, (_binary("MAXIMUM"),)),
+    "PRELU": Family(any_shape, (_binary("PRELU"),)),
+    "SQUARED_DIFFERENCE": Family(any_shape, (_binary("SQUARED_DIFFERENCE"),)),
 }
 
 

@@ -20,7 +20,7 @@ SINGLE_OP = [name for name in modelgen.FAMILIES if not name.startswith("CHAIN_")
 TOLERANCE_LSB = 1
 BYTE_EXACT = {"RESHAPE", "SQUEEZE", "EXPAND_DIMS", "CONCATENATION", "PAD", "STRIDED_SLICE", "TRANSPOSE",
               "MAX_POOL_2D", "DEQUANTIZE", "SPLIT", "PACK", "UNPACK", "SPACE_TO_DEPTH", "DEPTH_TO_SPACE",
-              "RESIZE_NEAREST_NEIGHBOR", "GATHER"}
+              "RESIZE_NEAREST_NEIGHBOR", "GATHER", "MINIMUM", "MAXIMUM"}
 _TYPES = {schema.TensorType.INT8: np.int8, schema.TensorType.INT32: np.int32, schema.TensorType.FLOAT32: np.float32}
 
 
@@ -124,6 +124,10 @@ def float_semantics(m: Decoded, inputs: list[np.ndarray]) -> np.ndarray:
     if name == "SOFTMAX":
         e = np.exp(options.beta * (x - x.max(axis=-1, keepdims=True)))
         return e / e.sum(axis=-1, keepdims=True)
+    if name == "PRELU":
+        return np.where(args[0] >= 0, args[0], args[0] * args[1])
+    if name == "SQUARED_DIFFERENCE":
+        return (args[0] - args[1]) ** 2
     if name == "RESIZE_BILINEAR":
         return _bilinear(x, out_shape[1:3], options.alignCorners, options.halfPixelCenters)
     if name == "MEAN":
@@ -173,6 +177,8 @@ def byte_semantics(m: Decoded, inputs: list[np.ndarray]) -> np.ndarray:
         if name == "SPACE_TO_DEPTH":
             return raw[0].reshape(n, h // bs, bs, w // bs, bs, c).transpose(0, 1, 3, 2, 4, 5).reshape(out_shape)
         return raw[0].reshape(n, h, w, bs, bs, -1).transpose(0, 1, 3, 2, 4, 5).reshape(out_shape)
+    if name in ("MINIMUM", "MAXIMUM"):
+        return (np.minimum if name == "MINIMUM" else np.maximum)(raw[0], raw[1])
     if name == "GATHER":
         x, positions, batch_dims = raw[0], raw[1], options.batchDims
         axis = options.axis % x.ndim

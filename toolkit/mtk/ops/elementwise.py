@@ -88,10 +88,10 @@ def binary_params(op: Op, a: Tensor, b: Tensor, y: Tensor) -> BinaryParams:
     return BinaryParams(zps, y.quant.zp, lo, hi, (r1, r2), r_out)
 
 
-def input_table(zp: int, rescale: Rescale) -> np.ndarray:
+def input_table(zp: int, rescale: Rescale, left_shift: int = ADD_LEFT_SHIFT) -> np.ndarray:
     """ADD/SUB: one input's contribution on the common scale, MultiplyByQuantizedMultiplier((x − zp)·2^20),
     for each int8 value x (index x + 128): two table loads replace two rescales per element."""
-    shifted = (np.arange(-128, 128, dtype=np.int64) - zp) << ADD_LEFT_SHIFT
+    shifted = (np.arange(-128, 128, dtype=np.int64) - zp) << left_shift
     return multiply_by_quantized_multiplier_np(shifted, rescale.multiplier, rescale.shift).astype(np.int32)
 
 
