@@ -169,6 +169,9 @@ def weighted_sum(net: Net, d: Draw, x: Act, op: str, weight_shape: Sequence[int]
     return y
 
 
+Layer = Callable[[Net, Draw, Act], Act]
+
+
 # ---- layers: each appends one op after `x` --------------------------------------------------
 
 def _window(d: Draw, size: int, max_kernel: int = 4, max_dilation: int = 3) -> tuple[int, int, int]:
@@ -367,16 +370,39 @@ def pad(net: Net, d: Draw, x: Act) -> Act:
     return y
 
 
-def mean(net: Net, d: Draw, x: Act) -> Act:
-    rank = len(x.shape)
-    axes = sorted({d.int(0, rank - 1) for _ in range(d.int(1, rank))})
-    keep_dims = d.bool() or len(axes) == rank
-    shape = [1 if i in axes else s for i, s in enumerate(x.shape)] if keep_dims else \
-        [s for i, s in enumerate(x.shape) if i not in axes]
-    y = net.tensor("mean", shape, rescaled(d, x.quant, -1.5, 1.0))
-    encoded = [a - rank if d.bool() else a for a in axes]
-    net.builder.op("MEAN", [x.index, net.int32("axis", encoded)], [y.index], keep_dims=keep_dims)
-    return y
+def _reduce(op: str) -> Layer:
+    """MEAN, SUM (requantized), REDUCE_MAX (output quantized like the input) over some axes."""
+    def reduce(net: Net, d: Draw, x: Act) -> Act:
+        rank = len(x.shape)
+        axes = sorted({d.int(0, rank - 1) for _ in range(d.int(1, rank))})
+        keep_dims = d.bool() or len(axes) == rank
+        shape = [1 if i in axes else s for i, s in enumerate(x.shape)] if keep_dims else \
+            [s for i, s in enumerate(x.shape) if i not in axes]
+        if op == "REDUCE_MAX":
+            quant = x.quant
+        else:
+            quant = rescaled(d, x.quant, -1.5, 1.0)
+            if op == "SUM":   # the sum of N values has N times the range
+                count = int(np.prod([x.shape[a] for a in axes]))
+                quant = Quant(quant.scale * count ** d.float(0.5, 1.0), quant.zero_point)
+        y = net.tensor(op.lower(), shape, quant)
+        encoded = [a - rank if d.bool() else a for a in axes]
+        net.builder.op(op, [x.index, net.int32("axis", encoded)], [y.index], keep_dims=keep_dims)
+        return y
+    return reduce
+
+
+def _arg(op: str) -> Layer:
+    """ARG_MAX / ARG_MIN along one axis: an int32 output."""
+    def arg(net: Net, d: Draw, x: Act) -> Act:
+        rank = len(x.shape)
+        axis = d.int(0, rank - 1)
+        shape = x.shape[:axis] + x.shape[axis + 1:]
+        index = net.builder.tensor(net.name(op.lower()), shape, "int32")
+        net.builder.op(op, [x.index, net.int32("axis", [axis - rank if d.bool() else axis])], [index],
+                       output_type="INT32")
+        return Act(index, shape, None)
+    return arg
 
 
 def _slice_axis(d: Draw, size: int) -> tuple[int, int, int, bool, bool, slice]:
@@ -430,9 +456,6 @@ def flatten(net: Net, d: Draw, x: Act) -> Act:
     y = net.tensor("flatten", shape, x.quant)
     net.builder.op("RESHAPE", [x.index, net.int32("shape", shape)], [y.index], new_shape=shape)
     return y
-
-
-Layer = Callable[[Net, Draw, Act], Act]
 
 
 def _split_sizes(d: Draw, size: int) -> list[int]:
@@ -592,7 +615,7 @@ FAMILIES: dict[str, Family] = {
     "DEQUANTIZE": Family(any_shape, (dequantize,)),
     "CONCATENATION": Family(any_shape, (concatenation,)),
     "PAD": Family(any_shape, (pad,)),
-    "MEAN": Family(any_shape, (mean,)),
+    "MEAN": Family(any_shape, (_reduce("MEAN"),)),
     "LOGISTIC": Family(any_shape, (_fixed_output("LOGISTIC", Quant(1 / 256, -128)),), log2_input_scale=_NONLINEAR),
     "TANH": Family(any_shape, (_fixed_output("TANH", Quant(1 / 128, 0)),), log2_input_scale=_NONLINEAR),
     "RELU": Family(any_shape, (_elementwise("RELU"),)),
@@ -603,7 +626,7 @@ FAMILIES: dict[str, Family] = {
     "TRANSPOSE": Family(any_shape, (transpose,)),
     "CHAIN_CNN": Family(image_shape, (conv_2d, depthwise_conv_2d, _pool("AVERAGE_POOL_2D"), flatten,
                                       fully_connected, _fixed_output("SOFTMAX", Quant(1 / 256, -128)))),
-    "CHAIN_RESIDUAL": Family(image_shape, (conv_2d, _binary("ADD"), _elementwise("RELU6", own_output_quant=False), mean,
+    "CHAIN_RESIDUAL": Family(image_shape, (conv_2d, _binary("ADD"), _elementwise("RELU6", own_output_quant=False), _reduce("MEAN"),
                                            fully_connected)),
     "CHAIN_FLOAT_IO": Family(image_shape, (quantize, conv_2d, _pool("MAX_POOL_2D"), dequantize), float_input=True),
     # issue 12 (appended: example_models seeds the families above by position)
@@ -619,6 +642,10 @@ FAMILIES: dict[str, Family] = {
     "MAXIMUM": Family(any_shape, (_binary("MAXIMUM"),)),
     "PRELU": Family(any_shape, (_binary("PRELU"),)),
     "SQUARED_DIFFERENCE": Family(any_shape, (_binary("SQUARED_DIFFERENCE"),)),
+    "SUM": Family(any_shape, (_reduce("SUM"),)),
+    "REDUCE_MAX": Family(any_shape, (_reduce("REDUCE_MAX"),)),
+    "ARG_MAX": Family(any_shape, (_arg("ARG_MAX"),)),
+    "ARG_MIN": Family(any_shape, (_arg("ARG_MIN"),)),
 }
 
 

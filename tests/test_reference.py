@@ -20,7 +20,8 @@ SINGLE_OP = [name for name in modelgen.FAMILIES if not name.startswith("CHAIN_")
 TOLERANCE_LSB = 1
 BYTE_EXACT = {"RESHAPE", "SQUEEZE", "EXPAND_DIMS", "CONCATENATION", "PAD", "STRIDED_SLICE", "TRANSPOSE",
               "MAX_POOL_2D", "DEQUANTIZE", "SPLIT", "PACK", "UNPACK", "SPACE_TO_DEPTH", "DEPTH_TO_SPACE",
-              "RESIZE_NEAREST_NEIGHBOR", "GATHER", "MINIMUM", "MAXIMUM"}
+              "RESIZE_NEAREST_NEIGHBOR", "GATHER", "MINIMUM", "MAXIMUM",
+              "REDUCE_MAX", "ARG_MAX", "ARG_MIN"}
 _TYPES = {schema.TensorType.INT8: np.int8, schema.TensorType.INT32: np.int32, schema.TensorType.FLOAT32: np.float32}
 
 
@@ -130,9 +131,9 @@ def float_semantics(m: Decoded, inputs: list[np.ndarray]) -> np.ndarray:
         return (args[0] - args[1]) ** 2
     if name == "RESIZE_BILINEAR":
         return _bilinear(x, out_shape[1:3], options.alignCorners, options.halfPixelCenters)
-    if name == "MEAN":
+    if name in ("MEAN", "SUM"):
         axes = tuple(int(a) % x.ndim for a in raw[1])
-        return x.mean(axis=axes, keepdims=bool(options.keepDims))
+        return (x.mean if name == "MEAN" else x.sum)(axis=axes, keepdims=bool(options.keepDims))
     elementwise = {
         "QUANTIZE": lambda v: v, "DEQUANTIZE": lambda v: v,
         "LOGISTIC": lambda v: 1 / (1 + np.exp(-v)), "TANH": np.tanh,
@@ -177,6 +178,10 @@ def byte_semantics(m: Decoded, inputs: list[np.ndarray]) -> np.ndarray:
         if name == "SPACE_TO_DEPTH":
             return raw[0].reshape(n, h // bs, bs, w // bs, bs, c).transpose(0, 1, 3, 2, 4, 5).reshape(out_shape)
         return raw[0].reshape(n, h, w, bs, bs, -1).transpose(0, 1, 3, 2, 4, 5).reshape(out_shape)
+    if name == "REDUCE_MAX":
+        return raw[0].max(axis=tuple(int(a) % raw[0].ndim for a in raw[1]), keepdims=bool(options.keepDims))
+    if name in ("ARG_MAX", "ARG_MIN"):   # numpy's first extreme, as TFLM's strict comparison
+        return (np.argmax if name == "ARG_MAX" else np.argmin)(raw[0], axis=int(raw[1][0]))
     if name in ("MINIMUM", "MAXIMUM"):
         return (np.minimum if name == "MINIMUM" else np.maximum)(raw[0], raw[1])
     if name == "GATHER":

@@ -69,6 +69,7 @@ _OPTIONS: dict[str, tuple[str, dict[str, Any]]] = {
     "SQUARED_DIFFERENCE": ("SquaredDifferenceOptions", {}),
     "SUM": ("ReducerOptions", {}),
     "REDUCE_MAX": ("ReducerOptions", {}),
+    "REDUCE_MIN": ("ReducerOptions", {}),
     "BATCH_MATMUL": ("BatchMatMulOptions", {}),
     "SVDF": ("SVDFOptions", {}),
 }

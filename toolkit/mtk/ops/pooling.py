@@ -6,10 +6,10 @@ activation range of micro/kernels/pooling_common.cc. Input and output share one 
 half away from zero with C's truncating division, `(sum ± count/2) / count`; the max starts
 at -128. Both are then clamped to the fused activation range.
 
-MEAN copies reference/reduce.h QuantizedMeanOrSum as micro/kernels/reduce_common.cc calls it
-for int8: an int32 sum over the axes, minus in_zp·N, requantized by in_scale/out_scale with
-1/N folded into the multiplier (multiplier·2^k / N, shift − k, k = floor(log2 N) capped),
-+ out_zp, clamped to int8. TFLM uses this one path for every axes set and keep_dims (its
+MEAN and SUM copy reference/reduce.h QuantizedMeanOrSum as micro/kernels/reduce_common.cc calls
+it for int8 and int16 (EvalMeanHelper, EvalSumHelper): an int32 sum over the axes, minus in_zp·N,
+requantized by in_scale/out_scale (MEAN: with 1/N folded into the multiplier, multiplier·2^k / N,
+shift − k, k = floor(log2 N) capped), + out_zp, clamped to the element type. TFLM uses this one path for every axes set and keep_dims (its
 4-D axes {1, 2} fast path is float only), and so does mtk, for inputs up to 6-D.
 """
 
@@ -30,6 +30,7 @@ from .fixedpoint import INT8_MAX, INT8_MIN, activation_range, clamp, multiply_by
     quantize_multiplier
 
 MAX_RANK = 6
+_LIMITS = {"int8": (INT8_MIN, INT8_MAX), "int16": (-32768, 32767)}
 
 
 def _i32(v: int) -> tirx.PrimExpr:
@@ -42,10 +43,11 @@ def _let(value, body_fn, name: str):
     return tirx.Let(var, value, body_fn(var))
 
 
-def _check_int8(op: Op, *tensors: Tensor) -> None:
+def _check_int8(op: Op, *tensors: Tensor, dtypes: tuple[str, ...] = ("int8",)) -> None:
     for t in tensors:
-        if t.dtype != "int8":
-            raise ModelError(f"op {op.index} ({op.type}): tensor '{t.name}' is {t.dtype}; mtk supports int8 only")
+        if t.dtype not in dtypes or t.dtype != tensors[0].dtype:
+            raise ModelError(f"op {op.index} ({op.type}): tensor '{t.name}' is {t.dtype}; mtk supports "
+                             f"{' or '.join(dtypes)} only")
         if t.quant is None or t.quant.per_channel:
             raise ModelError(f"op {op.index} ({op.type}): tensor '{t.name}' must be quantized per tensor")
 
@@ -110,7 +112,7 @@ class Pool2D(OpDef):
             return Lowered([constant_kernel(op, y, lo)])
         average = op.type == "AVERAGE_POOL_2D"
 
-        X = te.placeholder(x.shape, "int8", name="x")
+        X = te.placeholder(x.shape, x.dtype, name="x")
         ky = te.reduce_axis((0, wy.filter), "ky")
         kx = te.reduce_axis((0, wx.filter), "kx")
 
@@ -163,7 +165,7 @@ def wrap_int32(v: int) -> int:
 def resolve_axes(op: Op, graph: Graph) -> tuple[int, ...]:
     """reduce.h ResolveAxis: negative axes count from the end, duplicates dropped."""
     x, axis = graph.input_tensors(op)[:2]
-    where = f"op {op.index} (MEAN)"
+    where = f"op {op.index} ({op.type})"
     if axis is None or axis.dtype != "int32" or not (axis.is_constant or axis.size == 0):
         raise ModelError(f"{where}: the axes must be a constant int32 tensor")
     rank = len(x.shape)
@@ -178,23 +180,25 @@ def resolve_axes(op: Op, graph: Graph) -> tuple[int, ...]:
 
 
 def mean_params(op: Op, graph: Graph) -> MeanParams:
-    """PrepareMeanOrSumHelper, then QuantizedMeanOrSum's folding of 1/N into the multiplier."""
+    """PrepareMeanOrSumHelper, then (MEAN) QuantizedMeanOrSum's folding of 1/N into the multiplier."""
     (x, *_), y = io(op, graph)
     axes = resolve_axes(op, graph)
     count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
     multiplier, shift = quantize_multiplier(float(np.float64(x.quant.s) / np.float64(y.quant.s)))
+    if op.type == "SUM":
+        return MeanParams(axes, count, multiplier, shift, x.quant.zp, y.quant.zp)
     k = min(count.bit_length() - 1, 32, 31 + shift)   # 63 − CountLeadingZeros(N), capped
     multiplier = (multiplier << k) // count
     return MeanParams(axes, count, multiplier, shift - k, x.quant.zp, y.quant.zp)
 
 
 class Mean(OpDef):
-    types = ("MEAN",)
+    types = ("MEAN", "SUM")
 
     def check(self, op: Op, graph: Graph) -> None:
         (x, *_), y = io(op, graph)
-        where = f"op {op.index} (MEAN)"
-        _check_int8(op, x, y)
+        where = f"op {op.index} ({op.type})"
+        _check_int8(op, x, y, dtypes=("int8", "int16"))
         if not 1 <= len(x.shape) <= MAX_RANK or x.size == 0:
             raise ModelError(f"{where}: input shape {list(x.shape)} is not supported (1-D to {MAX_RANK}-D, non-empty)")
         axes = resolve_axes(op, graph)
@@ -206,15 +210,16 @@ class Mean(OpDef):
     def lower(self, op: Op, graph: Graph, cpu: Cpu) -> Lowered:
         (x, *_), y = io(op, graph)
         p = mean_params(op, graph)
-        if p.multiplier == 0:
-            return Lowered([constant_kernel(op, y, clamp_int(p.out_zp, INT8_MIN, INT8_MAX))])
+        lo, hi = _LIMITS[x.dtype]
+        if p.multiplier == 0 and x.dtype == "int8":
+            return Lowered([constant_kernel(op, y, clamp_int(p.out_zp, lo, hi))])
         kept = [d for d in range(len(x.shape)) if d not in p.axes]
         out_shape = tuple(x.shape[d] for d in kept) or (1,)
         # No axes: N = 1 and every element is its own sum; a unit reduce axis keeps one code path.
         reduced = [d for d in range(len(x.shape)) if d in p.axes] or [None]
         rs = {d: te.reduce_axis((0, x.shape[d] if d is not None else 1), f"r{i}") for i, d in enumerate(reduced)}
 
-        X = te.placeholder(x.shape, "int8", name="x")
+        X = te.placeholder(x.shape, x.dtype, name="x")
 
         def total(*o):
             position = dict(zip(kept, o))
@@ -226,11 +231,11 @@ class Mean(OpDef):
         def requant(*o):
             shifted = acc[o] - _i32(wrap_int32(p.in_zp * p.count))
             scaled = multiply_by_quantized_multiplier(shifted, p.multiplier, p.shift)
-            return clamp(scaled + _i32(p.out_zp), INT8_MIN, INT8_MAX).astype("int8")
+            return clamp(scaled + _i32(p.out_zp), lo, hi).astype(x.dtype)
 
         out = te.compute(out_shape, requant, name="out")
         func = schedule_per_output(te.create_prim_func([X, out]))
-        return Lowered([Kernel("mean", [op.inputs[0], op.outputs[0]], func=func)])
+        return Lowered([Kernel(op.type.lower(), [op.inputs[0], op.outputs[0]], func=func)])
 
 
 OPS = [Pool2D(), Mean()]
