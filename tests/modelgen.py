@@ -151,7 +151,7 @@ _INT8_STD = 74.0   # std of (q - zero_point) for q uniform in int8 and a zero po
 
 def weighted_sum(net: Net, d: Draw, x: Act, op: str, weight_shape: Sequence[int], channel_axis: int,
                  reduction: int, out_shape: Sequence[int], per_channel: bool = True, bias_optional: bool = True,
-                 **options) -> Act:
+                 operands: Callable[[int, int, int | None], list] = lambda x, w, b: [x, w, b], **options) -> Act:
     """CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED: symmetric int8 weights, int32 bias, fused activation."""
     channels = weight_shape[channel_axis]
     weight_scales = 2.0 ** np.array([d.float(-9.0, -5.0) for _ in range(channels if per_channel else 1)])
@@ -165,7 +165,8 @@ def weighted_sum(net: Net, d: Draw, x: Act, op: str, weight_shape: Sequence[int]
         values = d.rng.integers(-accumulator_std, accumulator_std + 1, size=channels).astype(np.int32)
         bias = net.builder.const(net.name("bias"), values, scale=bias_scales, zero_point=np.zeros(len(bias_scales)))
     y = net.tensor(op.lower(), out_shape, accumulator_quant(d, accumulator_std * x.quant.scale * weight_scales.max()))
-    net.builder.op(op, [x.index, w, bias], [y.index], fused_activation_function=d.choice(FUSED_ACTIVATIONS), **options)
+    net.builder.op(op, operands(x.index, w, bias), [y.index], fused_activation_function=d.choice(FUSED_ACTIVATIONS),
+                   **options)
     return y
 
 
@@ -211,6 +212,21 @@ def depthwise_conv_2d(net: Net, d: Draw, x: Act) -> Act:
                         (1, *w["out"], cout), padding=w["padding"], stride_h=w["stride"][0], stride_w=w["stride"][1],
                         dilation_h_factor=w["dilation"][0], dilation_w_factor=w["dilation"][1],
                         depth_multiplier=multiplier, bias_optional=False)   # TFLM segfaults without
+
+
+def transpose_conv(net: Net, d: Draw, x: Act) -> Act:
+    """Output size as TensorFlow's conv2d_transpose makes it: H·stride (SAME), (H−1)·stride + filter (VALID)."""
+    (kh, kw), (sh, sw) = (d.int(1, 4), d.int(1, 4)), (d.int(1, 3), d.int(1, 3))
+    padding = d.choice(("SAME", "VALID"))
+    out_hw = [size * s if padding == "SAME" else (size - 1) * s + k
+              for size, s, k in zip(x.shape[1:3], (sh, sw), (kh, kw))]
+    cin, cout = x.shape[3], d.int(1, 8)
+    out_shape = (x.shape[0], *out_hw, cout)
+    taps = -(-kh // sh) * -(-kw // sw) * cin
+    shape = net.int32("output_shape", out_shape)
+    return weighted_sum(net, d, x, "TRANSPOSE_CONV", (cout, kh, kw, cin), 0, taps, out_shape,
+                        operands=lambda x, w, b: [shape, w, x] + ([b] if b is not None else []),
+                        padding=padding, stride_h=sh, stride_w=sw)
 
 
 def fully_connected(net: Net, d: Draw, x: Act) -> Act:
@@ -642,6 +658,7 @@ FAMILIES: dict[str, Family] = {
     "MAXIMUM": Family(any_shape, (_binary("MAXIMUM"),)),
     "PRELU": Family(any_shape, (_binary("PRELU"),)),
     "SQUARED_DIFFERENCE": Family(any_shape, (_binary("SQUARED_DIFFERENCE"),)),
+    "TRANSPOSE_CONV": Family(image_shape, (transpose_conv,)),
     "SUM": Family(any_shape, (_reduce("SUM"),)),
     "REDUCE_MAX": Family(any_shape, (_reduce("REDUCE_MAX"),)),
     "ARG_MAX": Family(any_shape, (_arg("ARG_MAX"),)),

@@ -108,6 +108,21 @@ def float_semantics(m: Decoded, inputs: list[np.ndarray]) -> np.ndarray:
             else:
                 result += np.repeat(patch, options.depthMultiplier, axis=3) * w[0, ky, kx, :]
         return _activation(result + (0 if args[2] is None else args[2]), options.fusedActivationFunction)
+    if name == "TRANSPOSE_CONV":   # inputs: output shape, filter, input, bias: each input pixel scattered
+        w, x = args[1], args[2]
+        stride = (options.strideH, options.strideW)
+        pads = [max((-(-out_shape[1 + a] // stride[a]) - 1) * stride[a] + w.shape[1 + a] - out_shape[1 + a], 0) // 2
+                if options.padding == schema.Padding.SAME else 0 for a in range(2)]
+        full = np.zeros((out_shape[0], (x.shape[1] - 1) * stride[0] + w.shape[1],
+                         (x.shape[2] - 1) * stride[1] + w.shape[2], w.shape[0]))
+        for fy in range(w.shape[1]):
+            for fx in range(w.shape[2]):
+                full[:, fy:fy + (x.shape[1] - 1) * stride[0] + 1:stride[0],
+                     fx:fx + (x.shape[2] - 1) * stride[1] + 1:stride[1]] += np.einsum("nhwc,oc->nhwo", x, w[:, fy, fx, :])
+        full = np.pad(full, ((0, 0), (0, out_shape[1]), (0, out_shape[2]), (0, 0)))
+        result = full[:, pads[0]:pads[0] + out_shape[1], pads[1]:pads[1] + out_shape[2]]
+        return _activation(result + (0 if len(args) < 4 or args[3] is None else args[3]),
+                           options.fusedActivationFunction)
     if name == "FULLY_CONNECTED":
         result = x.reshape(-1, args[1].shape[1]) @ args[1].T + (0 if args[2] is None else args[2])
         return _activation(result.reshape(out_shape), options.fusedActivationFunction)

@@ -1,0 +1,131 @@
+"""TRANSPOSE_CONV on int8 (per-channel int8 weights, int32 bias), as TFLM computes it.
+
+Reference (tensorflow/tflite-micro): micro/kernels/transpose_conv.cc (inputs: output shape,
+filter [out_c, fh, fw, in_c], input, optional bias; CalculateOpData pads as
+ComputePaddingHeightWidth does for a convolution from the OUTPUT's size, dilation 1;
+PopulateConvolutionQuantizationParams per output channel) with
+kernels/internal/reference/integer_ops/transpose_conv.h (every input pixel scatters
+(x − in_zp)·w into an int32 scratch image, then bias, requantization, out_zp, clamp).
+
+mtk gathers instead of scattering (integer sums do not depend on the order): output row oy
+takes the filter rows fy ≡ oy + pad (mod stride) from input row (oy + pad − fy) / stride, so each
+output visits only the ⌈fh/stride⌉·⌈fw/stride⌉ taps that reach it, and no scratch image is needed.
+The in_zp term stays inside the sum: which taps reach an output depends on its position.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from tvm import te, tirx
+
+from ..graph import Graph, Op
+from ..target import Cpu
+from .base import Const, Kernel, Lowered, OpDef, constant_kernel, io
+from .conv import requant_params
+from .layout import op_error
+from .requant import Requant
+from .schedules import schedule_per_output
+
+
+def _c_div(a: int, b: int) -> int:
+    """C's integer division (toward zero)."""
+    return -(-a // b) if (a < 0) != (b < 0) else a // b
+
+
+def transpose_conv_padding(padding: str, size: int, filter_size: int, stride: int) -> int:
+    """ComputePaddingHeightWidth along one axis, `size` being the transpose convolution's output extent."""
+    if padding == "SAME":
+        out = _c_div(size + stride - 1, stride)
+    elif padding == "VALID":
+        out = _c_div(size + stride - filter_size, stride)
+    else:
+        out = 0
+    return max((out - 1) * stride + filter_size - size, 0) // 2
+
+
+@dataclass(frozen=True)
+class TransposeConvPlan:
+    stride: tuple[int, int]
+    pad: tuple[int, int]
+    in_zp: int
+    requant: Requant
+
+
+class TransposeConv(OpDef):
+    types = ("TRANSPOSE_CONV",)
+
+    def plan(self, op: Op, graph: Graph) -> TransposeConvPlan:
+        inputs, y = io(op, graph)
+        if len(inputs) not in (3, 4):
+            raise op_error(op, f"{len(inputs)} inputs; TFLM needs output shape, filter, input and an optional bias")
+        _, w, x, *rest = inputs
+        bias = rest[0] if rest else None
+        if x.dtype != "int8" or y.dtype != "int8":
+            raise op_error(op, f"{x.dtype} -> {y.dtype}; mtk supports int8 here")
+        if w.dtype != "int8" or not w.is_constant or w.quant is None or np.any(w.quant.zero_point != 0):
+            raise op_error(op, "the filter must be constant symmetric int8")
+        if w.quant.per_channel and (w.quant.axis != 0 or len(w.quant.scale) != w.shape[0]):
+            raise op_error(op, f"per-channel filter quantized along axis {w.quant.axis}; TFLM needs axis 0")
+        if bias is not None and (bias.dtype != "int32" or not bias.is_constant or bias.size != w.shape[0]):
+            raise op_error(op, f"bias must be a constant int32 per output channel (got {bias.dtype}{list(bias.shape)})")
+        if x.quant is None or y.quant is None or x.quant.per_channel or y.quant.per_channel:
+            raise op_error(op, "input and output need per-tensor quantization")
+        if len(x.shape) != 4 or len(w.shape) != 4 or len(y.shape) != 4 or x.shape[0] != y.shape[0] \
+                or x.shape[3] != w.shape[3] or y.shape[3] != w.shape[0]:
+            raise op_error(op, f"input {list(x.shape)}, filter {list(w.shape)} and output {list(y.shape)} do not match")
+        o = op.options
+        stride = (int(o.get("stride_h", 1)), int(o.get("stride_w", 1)))
+        if min(stride) < 1:
+            raise op_error(op, f"stride {list(stride)}")
+        padding = o.get("padding", "SAME")
+        pad = tuple(transpose_conv_padding(padding, y.shape[1 + a], w.shape[1 + a], stride[a]) for a in range(2))
+        rq = requant_params(x, w, y, w.shape[0], o.get("fused_activation_function", "NONE"))
+        return TransposeConvPlan(stride, pad, x.quant.zp, rq)
+
+    def check(self, op: Op, graph: Graph) -> None:
+        self.plan(op, graph)
+
+    def macs(self, op: Op, graph: Graph) -> int:
+        (_, w, x, *_), _ = io(op, graph)
+        return x.size * w.shape[0] * w.shape[1] * w.shape[2]
+
+    def lower(self, op: Op, graph: Graph, cpu: Cpu) -> Lowered:
+        p = self.plan(op, graph)
+        (_, w, x, *rest), y = io(op, graph)
+        bias = rest[0] if rest else None
+        if p.requant.constant_output is not None:
+            return Lowered([constant_kernel(op, y, p.requant.constant_output)])
+        out_c, fh, fw, in_c = w.shape
+        (sh, sw), (ph, pw) = p.stride, p.pad
+        X = te.placeholder(x.shape, "int8", name="x")
+        W = te.placeholder(w.shape, "int8", name="w")
+        B = te.placeholder((out_c,), "int32", name="bias")
+        table, mult, shift = (te.placeholder((c.data.size,), "int32", name=c.name) for c in p.requant.consts())
+        ky = te.reduce_axis((0, -(-fh // sh)), "ky")
+        kx = te.reduce_axis((0, -(-fw // sw)), "kx")
+        kc = te.reduce_axis((0, in_c), "kc")
+
+        def i32(v: int):
+            return tirx.const(v, "int32")
+
+        def tap(n, oy, ox, c):
+            fy = tirx.floormod(oy + i32(ph), i32(sh)) + ky * i32(sh)
+            fx = tirx.floormod(ox + i32(pw), i32(sw)) + kx * i32(sw)
+            iy = tirx.floordiv(oy + i32(ph), i32(sh)) - ky
+            ix = tirx.floordiv(ox + i32(pw), i32(sw)) - kx
+            reaches = tirx.all(fy < i32(fh), fx < i32(fw), iy >= i32(0), iy < i32(x.shape[1]), ix >= i32(0),
+                               ix < i32(x.shape[2]))
+            product = (X[n, iy, ix, kc].astype("int32") - i32(p.in_zp)) * W[c, fy, fx, kc].astype("int32")
+            return te.sum(tirx.if_then_else(reaches, product, i32(0)), axis=[ky, kx, kc])
+        acc = te.compute(y.shape, tap, name="acc")
+        out = te.compute(y.shape, lambda n, oy, ox, c: p.requant.output(acc[n, oy, ox, c] + B[c], c, table, mult, shift),
+                         name="out")
+        func = schedule_per_output(te.create_prim_func([X, W, B, table, mult, shift, out]))
+        bias_data = np.zeros(out_c, np.int32) if bias is None else bias.data.astype(np.int32)
+        args = [op.inputs[2], op.inputs[1], Const("bias", bias_data), *p.requant.consts(), op.outputs[0]]
+        return Lowered([Kernel("transpose_conv", args, func=func)])
+
+
+OPS = [TransposeConv()]
