@@ -12,6 +12,7 @@ import pytest
 
 from mtk.cli import main
 from mtk.errors import MtkError
+from mtk.evaluation import Comparison, Evaluation, format_evaluation
 from mtk.metrics import accuracy, error_metrics
 
 MODELS_DIR = Path(__file__).resolve().parents[1] / "models"
@@ -40,6 +41,22 @@ def test_accuracy_overall_and_per_class():
     assert result.to_json()["per_class"][2]["accuracy"] is None
     with pytest.raises(MtkError, match=r"range over 0\.\.3.*3 classes"):
         accuracy("target", np.array([0, 1, 3, 1]), scores)
+
+
+def test_summary_is_a_table_and_many_classes_are_listed_only_with_verbose():
+    labels = np.arange(40) % 40
+    scores = np.eye(40)[labels]
+    scores[0] = np.eye(40)[1]
+    target, reference = accuracy("target", labels, scores), accuracy("float model", labels, np.eye(40)[labels])
+    agreement = Comparison("target", "float model", "out", 39 / 40, error_metrics(np.eye(40)[labels], scores))
+    evaluation = Evaluation(40, (target, reference), (agreement,))
+    text = format_evaluation(evaluation)
+    assert text.startswith("accuracy   top-1 97.50% on the target (39/40), float model 100.00%")
+    assert "40 classes: -v prints" in text and "\n0 " not in text
+    assert "97.50%" in text.splitlines()[-1] and "RMSE" in text and "\n\n\n" not in text
+    verbose = format_evaluation(evaluation, verbose=True)
+    assert "\n0      1        0.0%    100.0%" in verbose and "\n39 " in verbose
+    assert evaluation.to_json()["comparisons"][0]["top1_agreement"] == 0.975
 
 
 @pytest.fixture(scope="module")

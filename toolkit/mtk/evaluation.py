@@ -138,11 +138,11 @@ def _figure(value: float) -> str:
 
 
 def format_evaluation(evaluation: Evaluation, verbose: bool = False) -> str:
-    lines = []
+    blocks = []
     if evaluation.accuracy:
         target, *references = evaluation.accuracy
-        lines.append(f"accuracy   top-1 {target.top1:.2%} on the target ({target.correct}/{target.samples})"
-                     + "".join(f", {a.model} {a.top1:.2%}" for a in references))
+        lines = [f"accuracy   top-1 {target.top1:.2%} on the target ({target.correct}/{target.samples})"
+                 + "".join(f", {a.model} {a.top1:.2%}" for a in references)]
         classes = [c.label for c in target.per_class if c.samples]
         if verbose or len(classes) <= PER_CLASS_ROWS:
             rows = [[label, target.per_class[label].samples]
@@ -150,6 +150,7 @@ def format_evaluation(evaluation: Evaluation, verbose: bool = False) -> str:
             lines += ["", ui.table(["class", "samples"] + [a.model for a in evaluation.accuracy], rows)]
         else:
             lines.append(f"           {len(classes)} classes: -v prints the accuracy of each")
+        blocks.append("\n".join(lines))
     if evaluation.comparisons:
         several = len({c.tensor for c in evaluation.comparisons}) > 1
         rows = [[c.outputs, c.reference] + ([c.tensor] if several else [])
@@ -159,5 +160,5 @@ def format_evaluation(evaluation: Evaluation, verbose: bool = False) -> str:
                 for c in evaluation.comparisons]
         headers = ["outputs", "against"] + (["tensor"] if several else []) + \
             ["top-1 agree", "RMSE", "MAE", "L2 rel", "cosine", "max abs err"]
-        lines += ["", f"outputs as real values, {evaluation.samples} samples:", ui.table(headers, rows)]
-    return "\n".join(lines)
+        blocks.append(f"outputs as real values, {evaluation.samples} samples:\n" + ui.table(headers, rows))
+    return "\n\n".join(blocks)
