@@ -34,7 +34,7 @@ import numpy as np
 from mtk.boards import get_board
 from mtk.compiler import compile_model
 from mtk.pipeline import random_samples
-from mtk.platforms.compiled_model import CompiledModel
+from mtk.compiled import CompiledModel
 from mtk.reference import run_reference_batch
 from mtk.tuning import load_tuning
 
@@ -52,10 +52,10 @@ def peer_rows(path: Path) -> dict[tuple[str, str], dict]:
     return {(r["cpu"], r["model"]): r for r in rows if r["kernels"] == "cmsis" and r["opt"] == "O2"}
 
 
-def compile_seconds(model: Path, cpu: str, out: Path, tuning: Path | None) -> tuple[float, dict]:
+def compile_seconds(model: Path, cpu: str, out: Path, tuning: Path | None) -> tuple[float, CompiledModel]:
     start = time.perf_counter()
-    result = compile_model(model, out, cpu=cpu, force=True, tuning=load_tuning(tuning) if tuning else None)
-    return time.perf_counter() - start, result.metadata
+    compiled = compile_model(model, out, cpu=cpu, force=True, tuning=load_tuning(tuning) if tuning else None)
+    return time.perf_counter() - start, compiled
 
 
 def mtk_bench(model: Path, board: str, layers: bool, tuning: Path | None) -> dict:
@@ -68,10 +68,10 @@ def mtk_bench(model: Path, board: str, layers: bool, tuning: Path | None) -> dic
     return json.loads(done.stdout)[0]
 
 
-def output_mismatches(model: Path, compiled_dir: Path, outputs: list[list[int]]) -> int:
+def output_mismatches(model: Path, compiled: CompiledModel, outputs: list[list[int]]) -> int:
     """Elements of the outputs `mtk bench` read back that differ from tflite-micro on the same inputs
     (its deterministic random samples, made again here)."""
-    samples = random_samples(CompiledModel.load(compiled_dir), len(outputs))
+    samples = random_samples(compiled, len(outputs))
     expected = run_reference_batch(model, samples)
     return sum(int(np.count_nonzero(np.asarray(want[0]).reshape(-1) != np.asarray(got)))
                for want, got in zip(expected, outputs))
@@ -79,19 +79,19 @@ def output_mismatches(model: Path, compiled_dir: Path, outputs: list[list[int]])
 
 def measure(model: Path, board_name: str, layers: bool, work: Path, tuning: Path | None) -> dict:
     board = get_board(board_name)
-    seconds, metadata = compile_seconds(model, board.cpu.name, work / "compiled", tuning)
+    seconds, compiled = compile_seconds(model, board.cpu.name, work / "compiled", tuning)
     row = mtk_bench(model, board.name, layers, tuning)
     return {
         "model": model.stem, "board": board.name, "cpu": board.cpu.name,
         "instructions": row["per_inference"]["median"],
         "arena_bytes": row["arena_bytes"],
-        "arena_lower_bound_bytes": metadata["memory"]["lower_bound_bytes"],
+        "arena_lower_bound_bytes": compiled.memory.lower_bound_bytes,
         "code_bytes": row["code_bytes"],
-        "model_code_bytes": metadata["memory"]["code_bytes"],
+        "model_code_bytes": compiled.memory.code_bytes,
         "constant_bytes": row["constant_bytes"],
         "flash_bytes": row["flash_bytes"],
         "compile_s": round(seconds, 2),
-        "output_mismatches": output_mismatches(model, work / "compiled", row["outputs"]),
+        "output_mismatches": output_mismatches(model, compiled, row["outputs"]),
         "layers": None if row.get("layers") is None else [
             {"index": t["index"], "type": t["type"], "instructions": t["units"]} for t in row["layers"]],
     }

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from mtk.compiled import CompiledModel
 from mtk.boards import all_boards, get_board
 from mtk.errors import ModelError, MtkError, TargetError
 from mtk.platforms import ProjectOptions, get_platform
@@ -36,7 +37,7 @@ def _text_sizes(elf: Path) -> dict[str, int]:
 
 
 def test_rendered_project(tmp_path):
-    project = get_platform("baremetal").render(FAKE, get_board("mps3_an547"), tmp_path / "p", ProjectOptions())
+    project = get_platform("baremetal").render(CompiledModel.load(FAKE), get_board("mps3_an547"), tmp_path / "p", ProjectOptions())
     names = {p.name for p in project.iterdir()}
     assert {"Makefile", "linker.ld", "mtk_board.h", "startup.c", "mtk_port_baremetal.c", "model_glue.c",
             "firmware", "model"} <= names
@@ -50,7 +51,7 @@ def test_rendered_project(tmp_path):
 
 def test_refuses_physical_board(tmp_path):
     with pytest.raises(MtkError, match="QEMU boards only"):
-        get_platform("baremetal").render(FAKE, get_board("nucleo_f746zg"), tmp_path / "p", ProjectOptions())
+        get_platform("baremetal").render(CompiledModel.load(FAKE), get_board("nucleo_f746zg"), tmp_path / "p", ProjectOptions())
 
 
 def test_refuses_model_too_big_before_building(tmp_path):
@@ -60,14 +61,14 @@ def test_refuses_model_too_big_before_building(tmp_path):
     meta["memory"]["arena_bytes"] = 70_000
     (big / "metadata.json").write_text(json.dumps(meta))
     with pytest.raises(ModelError, match=r"arena 70,000.*RAM 65,536"):
-        get_platform("baremetal").render(big, get_board("qemu_cortex_m3"), tmp_path / "p", ProjectOptions())
+        get_platform("baremetal").render(CompiledModel.load(big), get_board("qemu_cortex_m3"), tmp_path / "p", ProjectOptions())
     assert not (tmp_path / "p").exists()
 
 
 @pytest.mark.qemu
 @pytest.mark.parametrize("board", QEMU_BOARDS, ids=lambda b: b.name)
 def test_builds_by_hand_with_make(board, tmp_path):
-    project = get_platform("baremetal").render(FAKE, board, tmp_path / "p", ProjectOptions())
+    project = get_platform("baremetal").render(CompiledModel.load(FAKE), board, tmp_path / "p", ProjectOptions())
     subprocess.run(["make", "-s"], cwd=project, check=True, capture_output=True)
     elf = project / "build" / "firmware.elf"
     core = sum(size for obj, size in _text_sizes(elf).items() if "model/src" not in obj)
@@ -77,7 +78,7 @@ def test_builds_by_hand_with_make(board, tmp_path):
 @pytest.mark.qemu
 def test_build_error_shows_compiler_message(tmp_path):
     platform = get_platform("baremetal")
-    project = platform.render(FAKE, get_board("mps2/an386"), tmp_path / "p", ProjectOptions())
+    project = platform.render(CompiledModel.load(FAKE), get_board("mps2/an386"), tmp_path / "p", ProjectOptions())
     (project / "model" / "src" / "default_lib.c").write_text("int broken(void) { return undeclared_thing; }\n")
     with pytest.raises(TargetError, match="undeclared_thing"):
         platform.build(project)
@@ -88,7 +89,7 @@ def test_refuses_a_model_compiled_for_other_kernels(tmp_path):
     from mtk.compiler import compile_model
 
     model = Path(__file__).resolve().parents[1] / "models" / "digits_cnn_int8.tflite"
-    compiled = compile_model(model, tmp_path / "m4", cpu="cortex-m4").out_dir
+    compiled = compile_model(model, tmp_path / "m4", cpu="cortex-m4")
     with pytest.raises(ModelError, match="(?s)compiled for cortex-m4.*--board mps2/an385"):
         get_platform("baremetal").render(compiled, get_board("mps2/an385"), tmp_path / "p", ProjectOptions())
     assert not (tmp_path / "p").exists()

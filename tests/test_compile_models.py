@@ -27,7 +27,7 @@ COMPILER_RUNTIME = {"cortex-m0plus": {"__aeabi_idiv", "__aeabi_idivmod", "__aeab
 def compiled(tmp_path_factory) -> dict[str, Path]:
     out = {}
     for model in shared_models():
-        out[model.stem] = compile_model(model, tmp_path_factory.mktemp(model.stem) / "lib").out_dir
+        out[model.stem] = compile_model(model, tmp_path_factory.mktemp(model.stem) / "lib").path
     return out
 
 

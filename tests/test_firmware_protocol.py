@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mtk.paths import FIRMWARE
-from mtk.platforms.compiled_model import CompiledModel, render_glue
+from mtk.compiled import CompiledModel
+from mtk.platforms.firmware import render_glue
 
 FAKE = Path(__file__).parent / "fixtures" / "fake_compiled"
 BOOT = ["m-timestamp-mode-performance", "m-init-done", "m-ready"]

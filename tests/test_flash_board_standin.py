@@ -22,6 +22,7 @@ import pytest
 import serial.tools.list_ports
 from serial.tools.list_ports_common import ListPortInfo
 
+from mtk.compiled import CompiledModel
 from mtk.boards import get_board
 from mtk.platforms import ProjectOptions, get_platform
 from mtk.runners import get_runner
@@ -75,7 +76,7 @@ def relay(master: int, port: int, stop: threading.Event) -> None:
 @pytest.fixture
 def standin_board(tmp_path, monkeypatch, board_tty):
     """A 'Zephyr build' for nucleo_f746zg whose flashing starts QEMU behind the board's pty port."""
-    project = get_platform("baremetal").render(FAKE, get_board("mps2/an386"), tmp_path / "fw",
+    project = get_platform("baremetal").render(CompiledModel.load(FAKE), get_board("mps2/an386"), tmp_path / "fw",
                                                ProjectOptions(semihosting=False))
     elf = get_platform("baremetal").build(project)
     build = tmp_path / "build"

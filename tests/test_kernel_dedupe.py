@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mtk.compiler import _Kernels
+from mtk.codegen.aot import KernelLibrary
 from mtk.ops.base import Kernel
 
 
@@ -11,10 +11,10 @@ def c_kernel(name: str, body: str) -> Kernel:
 
 
 def test_identical_c_kernels_share_one_symbol_and_different_ones_get_their_own():
-    kernels = _Kernels("m")
-    first = kernels.symbol(c_kernel("fill_4", "((int8_t*)out)[0] = 1;"))
-    same = kernels.symbol(c_kernel("fill_4", "((int8_t*)out)[0] = 1;"))
-    other = kernels.symbol(c_kernel("fill_4", "((int8_t*)out)[0] = 2;"))
+    kernels = KernelLibrary("m")
+    first = kernels.add(c_kernel("fill_4", "((int8_t*)out)[0] = 1;")).symbol
+    same = kernels.add(c_kernel("fill_4", "((int8_t*)out)[0] = 1;")).symbol
+    other = kernels.add(c_kernel("fill_4", "((int8_t*)out)[0] = 2;")).symbol
     assert first == same == "tvmgen_m_fill_4"
     assert other != first
     assert len(kernels.c_sources) == 2 and f"int32_t {other}(" in kernels.c_sources[other]

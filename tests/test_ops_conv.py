@@ -103,7 +103,7 @@ def assert_bit_exact_on_c_paths(model: bytes, workdir: Path, cpu: str = "cortex-
     with tflite-micro."""
     path = workdir / "model.tflite"
     path.write_bytes(model)
-    folder = compile_model(path, workdir / "lib", cpu=cpu, force=True, tuning=tuning).out_dir
+    folder = compile_model(path, workdir / "lib", cpu=cpu, force=True, tuning=tuning).path
     libs = [folder]
     if get_cpu(cpu).dsp:
         libs.append(workdir / "lib_dsp")

@@ -53,7 +53,7 @@ def assert_bit_exact(model: bytes, workdir: Path, samples: Sequence[Sequence[np.
     """Compile `model`, run it on the host and in TFLM: 0 mismatching elements. Returns the C folder."""
     path = workdir / "model.tflite"
     path.write_bytes(model)
-    folder = compile_model(path, workdir / "lib", force=True).out_dir
+    folder = compile_model(path, workdir / "lib", force=True).path
     samples = samples or [modelgen.random_inputs(model, seed) for seed in range(2)]
     host = HostModel(folder)
     for sample, expected in zip(samples, run_reference_batch(model, samples)):

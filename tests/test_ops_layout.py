@@ -44,7 +44,7 @@ def assert_bit_exact(model: bytes, inputs: list[list[np.ndarray]] | None = None,
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "model.tflite"
         path.write_bytes(model)
-        host = HostModel(compile_model(path, Path(tmp) / "lib").out_dir)
+        host = HostModel(compile_model(path, Path(tmp) / "lib").path)
         expected = run_reference_batch(model, inputs)
         for sample, ref in zip(inputs, expected):
             got = host.run(sample)
@@ -58,7 +58,7 @@ def undefined_symbols(model: bytes, cpu: str, tmp: Path) -> set[str]:
     """Compile `model` for `cpu`; what its C, built with warnings as errors, leaves undefined."""
     tmp.mkdir(parents=True, exist_ok=True)
     (tmp / "model.tflite").write_bytes(model)
-    return armbuild.undefined_symbols(compile_model(tmp / "model.tflite", tmp / f"lib_{cpu}", cpu=cpu).out_dir,
+    return armbuild.undefined_symbols(compile_model(tmp / "model.tflite", tmp / f"lib_{cpu}", cpu=cpu).path,
                                       cpu, tmp)
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mtk.compiled import CompiledModel
 from mtk.boards import all_boards, get_board
 from mtk.errors import TargetError
 from mtk.platforms import ProjectOptions, get_platform
@@ -22,9 +23,10 @@ OUTPUT = bytes.fromhex("05093a6d")  # FNV-1a of INPUT
 RESULTS = [0.5, 1.5, 13.75, 26.5]   # OUTPUT dequantised: (q - 3) * 0.25
 
 
-def build(board: str, out: Path, compiled: Path = FAKE, profile: bool = False) -> Path:
+def build(board: str, out: Path, compiled: Path | CompiledModel = FAKE, profile: bool = False) -> Path:
     platform = get_platform("baremetal")
-    return platform.build(platform.render(compiled, get_board(board), out, ProjectOptions(profile=profile)))
+    model = compiled if isinstance(compiled, CompiledModel) else CompiledModel.load(compiled)
+    return platform.build(platform.render(model, get_board(board), out, ProjectOptions(profile=profile)))
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +117,7 @@ def test_shared_model_bit_exact_on_target(tmp_path):
     model = Path(__file__).resolve().parents[2] / "shared" / "models" / "ad_fc_int8.tflite"
     if not model.exists():
         pytest.skip(f"{model} is missing")
-    compiled = compile_model(model, tmp_path / "compiled", cpu="cortex-m4").out_dir
+    compiled = compile_model(model, tmp_path / "compiled", cpu="cortex-m4")
     elf = build("mps2/an386", tmp_path / "project", compiled=compiled)
     samples = [np.random.default_rng(seed).integers(-128, 128, (1, 640), dtype=np.int8) for seed in range(3)]
     with get_runner(get_board("mps2/an386")).start(elf) as session:

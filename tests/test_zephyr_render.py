@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from mtk.compiled import CompiledModel
 from mtk.boards import all_boards, get_board
 from mtk.errors import ModelError, MtkError
 from mtk.platforms import ProjectOptions, get_platform
@@ -23,7 +24,7 @@ HOSTILE = 'ev"il\';name\n#include <stdio.h>\n$(rm -rf x)*/`.tflite'
 
 
 def render(compiled: Path, board: str, out: Path, **options) -> Path:
-    return get_platform("zephyr").render(compiled, get_board(board), out, ProjectOptions(**options))
+    return get_platform("zephyr").render(CompiledModel.load(compiled), get_board(board), out, ProjectOptions(**options))
 
 
 def kconfig(path: Path) -> dict[str, str]:

@@ -1,6 +1,6 @@
-"""Run a compiled model folder (made by `mtk compile`) on this machine: host gcc -> shared library -> ctypes.
+"""Run a compiled model (made by `mtk compile`) on this machine: host gcc -> shared library -> ctypes.
 
-    model = HostModel("build/model")
+    model = HostModel(compile_model(...))   # or HostModel("build/model"): a folder `mtk compile` wrote
     outputs = model.run([x])          # one array per model input, in metadata order
 
 The library is built once per content (sources, headers, flags) into a cache in the temp dir.
@@ -12,17 +12,16 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
-import json
 import re
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
+from .compiled import CompiledModel, IOTensor
 from .errors import MtkError, TargetError, ToolMissing
 from .fsutil import honour_umask
 
@@ -31,36 +30,20 @@ WORKSPACE_ALIGNMENT = 16
 _POISON = 0x5A
 
 
-@dataclass(frozen=True)
-class TensorSpec:
-    """One model input or output as metadata.json describes it."""
-
-    name: str
-    c_name: str
-    shape: tuple[int, ...]
-    dtype: np.dtype
-
-    @classmethod
-    def from_metadata(cls, entry: dict) -> TensorSpec:
-        return cls(entry["name"], entry["c_name"], tuple(int(s) for s in entry["shape"]), np.dtype(entry["dtype"]))
-
-    def poisoned(self) -> np.ndarray:
-        size = int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
-        return np.full(size, _POISON, np.uint8).view(self.dtype).reshape(self.shape)
+def _poisoned(tensor: IOTensor) -> np.ndarray:
+    return np.full(tensor.bytes, _POISON, np.uint8).view(tensor.dtype).reshape(tensor.shape)
 
 
 class HostModel:
-    """A compiled model folder built into a host shared library, callable from Python."""
+    """A compiled model (or the folder holding one) built into a host shared library, callable from Python."""
 
-    def __init__(self, compiled_dir: str | Path, cache_dir: str | Path | None = None) -> None:
-        self.folder = Path(compiled_dir)
-        self.metadata = _read_metadata(self.folder)
-        self.module: str = self.metadata["module"]
-        self.inputs = [TensorSpec.from_metadata(e) for e in self.metadata["inputs"]]
-        self.outputs = [TensorSpec.from_metadata(e) for e in self.metadata["outputs"]]
-        memory = self.metadata.get("memory", {})
-        self.external_workspace = memory.get("workspace", "internal") == "external"
-        self.arena_bytes = int(memory.get("arena_bytes", 0))
+    def __init__(self, compiled: CompiledModel | str | Path, cache_dir: str | Path | None = None) -> None:
+        self.compiled = compiled if isinstance(compiled, CompiledModel) else CompiledModel.load(compiled)
+        self.folder = self.compiled.path
+        self.module = self.compiled.module
+        self.inputs, self.outputs = self.compiled.inputs, self.compiled.outputs
+        self.external_workspace = self.compiled.external_workspace
+        self.arena_bytes = self.compiled.arena_bytes
         _check_header(self.folder / "include" / f"tvmgen_{self.module}.h", self.module,
                       {"inputs": self.inputs, "outputs": self.outputs})
         self.library_path = build_library(self.folder, cache_dir)
@@ -75,7 +58,7 @@ class HostModel:
         if len(inputs) != len(self.inputs):
             raise MtkError(f"model '{self.module}' has {len(self.inputs)} inputs, got {len(inputs)}")
         arrays = [_checked_input(spec, value) for spec, value in zip(self.inputs, inputs)]
-        outputs = [spec.poisoned() for spec in self.outputs]
+        outputs = [_poisoned(t) for t in self.outputs]
         args = [ctypes.byref(self._inputs_struct(*[a.ctypes.data for a in arrays])),
                 ctypes.byref(self._outputs_struct(*[o.ctypes.data for o in outputs]))]
         if self.external_workspace:
@@ -126,21 +109,7 @@ def _content_hash(folder: Path, sources: list[Path]) -> str:
     return digest.hexdigest()[:24]
 
 
-def _read_metadata(folder: Path) -> dict:
-    path = folder / "metadata.json"
-    try:
-        metadata = json.loads(path.read_text())
-    except OSError as err:
-        raise MtkError(f"cannot read {path}: {err.strerror or err}", hint="compile the model with `mtk compile`") from None
-    except json.JSONDecodeError as err:
-        raise MtkError(f"{path} is not valid JSON: {err}") from None
-    missing = [key for key in ("module", "inputs", "outputs") if key not in metadata]
-    if missing:
-        raise MtkError(f"{path} lacks {', '.join(missing)}")
-    return metadata
-
-
-def _check_header(header: Path, module: str, specs: dict[str, list[TensorSpec]]) -> None:
+def _check_header(header: Path, module: str, specs: dict[str, tuple[IOTensor, ...]]) -> None:
     """The header's struct members must be metadata's C names in metadata's order: the ctypes layout relies on it."""
     try:
         text = header.read_text()
@@ -159,10 +128,10 @@ def _pointer_struct(name: str, members: list[str]) -> type[ctypes.Structure]:
     return type(name, (ctypes.Structure,), {"_fields_": [(m, ctypes.c_void_p) for m in members]})
 
 
-def _checked_input(spec: TensorSpec, value: np.ndarray) -> np.ndarray:
+def _checked_input(spec: IOTensor, value: np.ndarray) -> np.ndarray:
     array = np.asarray(value)
     if array.dtype != spec.dtype or array.shape != spec.shape:
-        raise MtkError(f"input '{spec.name}' must be {spec.dtype.name}{list(spec.shape)}, "
+        raise MtkError(f"input '{spec.name}' must be {spec.dtype}{list(spec.shape)}, "
                        f"got {array.dtype.name}{list(array.shape)}")
     return np.ascontiguousarray(array)
 

@@ -6,7 +6,6 @@ rendered and built for a board, run on the target, and timing and outputs read b
 
 from __future__ import annotations
 
-import json
 import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -17,12 +16,12 @@ import numpy as np
 
 from . import ui
 from .boards import Board
+from .compiled import CompiledModel
 from .compiler import compile_model
 from .errors import ModelError, MtkError
 from .elfsize import ElfSizes, elf_sizes
 from .graph import Tensor
 from .platforms import ProjectOptions, get_platform
-from .platforms.compiled_model import CompiledModel
 from .reader import read_model
 from .runners import FlashRunner, Runner, get_runner
 from .transport.protocol import CycleStats, FirmwareClient
@@ -135,11 +134,9 @@ def int8_model(model: Path, calib: str | None, work: Path) -> Path:
 
 
 def build_firmware(model: Path, options: RunOptions, work: Path) -> tuple[CompiledModel, Path]:
-    compiled_dir = compile_model(model, work / "compiled", board=options.board.name, force=True,
-                                 tuning=options.tuning).out_dir
-    compiled = CompiledModel.load(compiled_dir)
+    compiled = compile_model(model, work / "compiled", board=options.board.name, force=True, tuning=options.tuning)
     platform = get_platform(options.platform)
-    project = platform.render(compiled_dir, options.board, work / "project",
+    project = platform.render(compiled, options.board, work / "project",
                               ProjectOptions(profile=options.profile, force=True))
     with ui.step(f"building {options.platform} firmware for {options.board.name}"):
         elf = platform.build(project)
@@ -175,8 +172,7 @@ def run_firmware(runner: Runner, elf: Path, compiled: CompiledModel, samples: li
 
 
 def _layer_times(compiled: CompiledModel, counts: list[int]) -> list[LayerTime]:
-    ops = json.loads((compiled.path / "metadata.json").read_text())["ops"]
-    return [LayerTime(op["index"], op["type"], units, int(op.get("macs") or 0)) for op, units in zip(ops, counts)]
+    return [LayerTime(op.index, op.type, units, op.macs) for op, units in zip(compiled.ops, counts)]
 
 
 def run_model(model: str | Path, options: RunOptions, samples: str | Path | list[Sample] | None = None) -> RunResult:

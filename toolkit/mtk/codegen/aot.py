@@ -1,6 +1,9 @@
-"""mtk's AOT part: the microTVM C interface, constants in flash, the static arena, the run function.
+"""mtk's AOT part: the run function as a small typed program, and its C.
 
-Emits, for module M:
+The compiler hands over the lowered ops in order and where each tensor lives (storage.py); here
+each kernel becomes a C function (TVM-generated or hand-written, structurally equal ones emitted
+once), each op's calls bind the kernel's parameters to buffers (`BufferRef`: an input or output
+of the run function, a constant in flash, a place in the arena), and the program emits, for module M:
   include/tvmgen_M.h      structs of I/O pointers, tvmgen_M_run(), size macros (microTVM's interface)
   src/tvmgen_M.c          constants (const, in flash), the arena, the run function calling kernels in order
   src/tvmgen_M_kernels.c  the operator kernels: TVM-generated C and hand-written C kernels
@@ -8,11 +11,20 @@ Emits, for module M:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
+from typing import Union
 
 import numpy as np
+import tvm_ffi
 
-from ..graph import Tensor
+from ..compiled import IOTensor
+from ..graph import Graph, c_identifier
+from ..ops.base import Const, Kernel, Scratch
+from ..ops.fixedpoint import FIXEDPOINT_HEADER
+from ..target import Cpu
+from . import tvm_c
+from .storage import Step, Storage
 
 _C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int32_t",
             "uint32": "uint32_t", "int64": "int64_t", "float32": "float", "bool": "uint8_t"}
@@ -34,6 +46,63 @@ def c_type(dtype: str) -> str:
     return _C_TYPES[dtype]
 
 
+# ---- the program's parts ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ArenaRef:
+    offset: int
+
+    def c(self) -> str:
+        return f"(void*)(arena + {self.offset})"
+
+
+@dataclass(frozen=True)
+class IORef:
+    """A member of the run function's `inputs` or `outputs` struct."""
+
+    struct: str     # "inputs" or "outputs"
+    member: str
+
+    def c(self) -> str:
+        return f"(void*)({self.struct}->{self.member})"
+
+
+@dataclass(frozen=True)
+class ConstRef:
+    symbol: str
+
+    def c(self) -> str:
+        return f"(void*){self.symbol}"
+
+
+BufferRef = Union[ArenaRef, IORef, ConstRef]
+
+
+@dataclass(frozen=True)
+class Param:
+    c_type: str     # "int8_t*", "void*", "int32_t"
+    name: str
+
+
+@dataclass(frozen=True)
+class KernelFunction:
+    """A kernel as the run function sees it: `int32_t symbol(params)`, 0 on success."""
+
+    symbol: str
+    params: tuple[Param, ...]
+
+    @property
+    def prototype(self) -> str:
+        return f"int32_t {self.symbol}({', '.join(f'{p.c_type} {p.name}' for p in self.params)});"
+
+
+@dataclass(frozen=True)
+class Call:
+    op_index: int
+    function: KernelFunction
+    args: tuple[BufferRef, ...]
+
+
 @dataclass
 class ConstArray:
     symbol: str
@@ -44,14 +113,159 @@ class ConstArray:
         return int(self.data.nbytes)
 
 
+class ConstantPool:
+    """Constant arrays in flash, each distinct content emitted once."""
+
+    def __init__(self, module: str):
+        self.module = module
+        self.arrays: list[ConstArray] = []
+        self._by_content: dict[tuple[str, tuple, bytes], str] = {}
+
+    def ref(self, hint: str, data: np.ndarray) -> ConstRef:
+        key = (data.dtype.str, data.shape, data.tobytes())
+        if key not in self._by_content:
+            sym = f"tvmgen_{self.module}_c{len(self.arrays)}_{hint[:40]}"
+            self._by_content[key] = sym
+            self.arrays.append(ConstArray(sym, np.ascontiguousarray(data)))
+        return ConstRef(self._by_content[key])
+
+    @property
+    def nbytes(self) -> int:
+        return sum(c.nbytes for c in self.arrays)
+
+
+def _signature(kernel: Kernel) -> tuple[Param, ...]:
+    """A TVM kernel's parameters as its C has them (tvm_c.with_pointer_params); a hand-written one takes void*."""
+    if kernel.func is None:
+        return tuple(Param("void*", f"a{k}") for k in range(len(kernel.args)))
+    return tuple(Param(c_type(p.dtype) + ("*" if tvm_c.is_pointer(p) else ""), p.name) for p in kernel.func.params)
+
+
+class KernelLibrary:
+    """Kernel functions, structurally identical ones emitted once."""
+
+    def __init__(self, module: str):
+        self.prefix = f"tvmgen_{module}_"
+        self.tvm_funcs: dict[str, object] = {}
+        self.c_sources: dict[str, str] = {}
+        self.headers: list[str] = [FIXEDPOINT_HEADER]
+
+    def add(self, kernel: Kernel) -> KernelFunction:
+        self.headers += [h for h in kernel.headers if h not in self.headers]
+        return KernelFunction(self._symbol(kernel), _signature(kernel))
+
+    def _symbol(self, kernel: Kernel) -> str:
+        if kernel.func is not None:
+            for sym, func in self.tvm_funcs.items():
+                if sym.startswith(self.prefix + kernel.name + "_") and tvm_ffi.structural_equal(func, kernel.func):
+                    return sym
+            sym = f"{self.prefix}{kernel.name}_{len(self.tvm_funcs) + len(self.c_sources)}"
+            self.tvm_funcs[sym] = kernel.func
+            return sym
+        src = kernel.c_source
+        for sym, existing in self.c_sources.items():
+            if existing == re.sub(rf"\b{kernel.c_name}\b", sym, src):
+                return sym
+        sym = f"{self.prefix}{kernel.c_name}"
+        if sym in self.c_sources:   # the same name for different code
+            sym = f"{sym}_{len(self.c_sources)}"
+        self.c_sources[sym] = re.sub(rf"\b{kernel.c_name}\b", sym, src)
+        return sym
+
+    def source(self, cpu: Cpu) -> str:
+        parts = [PRELUDE] + [f'#include "{h}"' for h in self.headers]
+        parts += list(self.c_sources.values())
+        parts.append(tvm_c.build_c(self.tvm_funcs, cpu))
+        return "\n".join(parts)
+
+
+def without_unused_params(kernel: Kernel) -> Kernel:
+    """A TVM kernel without the parameters its body never touches (and their arguments)."""
+    if kernel.func is None:
+        return kernel
+    drop = tvm_c.unused_params(kernel.func)
+    if not drop:
+        return kernel
+    return Kernel(kernel.name, [a for i, a in enumerate(kernel.args) if i not in drop],
+                  func=tvm_c.without_params(kernel.func, drop), headers=kernel.headers)
+
+
+def io_tensors(graph: Graph) -> dict[int, IOTensor]:
+    """The model's inputs and outputs by tensor index, each with a distinct C member name."""
+    names: dict[int, str] = {}
+    for t in graph.inputs + graph.outputs:
+        base = c_identifier(graph.tensors[t].name)
+        name, n = base, 1
+        while name in names.values() and names.get(t) != name:
+            n += 1
+            name = f"{base}_{n}"
+        names.setdefault(t, name)
+    io = {}
+    for t, c_name in names.items():
+        tensor = graph.tensors[t]
+        io[t] = IOTensor(tensor.name, c_name, tuple(tensor.shape), tensor.dtype,
+                         tensor.quant.s if tensor.quant else None, tensor.quant.zp if tensor.quant else None,
+                         tensor.nbytes)
+    return io
+
+
 @dataclass
-class Call:
-    """One kernel invocation: the function symbol and its C argument expressions."""
+class AotProgram:
+    """The run function: kernel calls in order over the arena, the I/O structs and the constants."""
 
-    op_index: int
-    symbol: str
-    args: list[str]
+    module: str
+    model_name: str
+    inputs: tuple[IOTensor, ...]
+    outputs: tuple[IOTensor, ...]
+    arena_bytes: int
+    external_workspace: bool
+    constants: ConstantPool
+    kernels: KernelLibrary
+    calls: list[Call] = field(default_factory=list)
 
+    def symbols(self, op_index: int) -> list[str]:
+        return [c.function.symbol for c in self.calls if c.op_index == op_index]
+
+    def header(self) -> str:
+        return _header(self.module, self.inputs, self.outputs, self.arena_bytes, self.external_workspace)
+
+    def run_source(self) -> str:
+        functions = {c.function.symbol: c.function for c in self.calls}
+        return _run_source(self.module, self.model_name, self.constants.arrays, self.calls,
+                          [f.prototype for f in functions.values()], self.arena_bytes, self.external_workspace)
+
+
+def build_program(graph: Graph, steps: list[Step], storage: Storage, module: str, model_name: str,
+                  external_workspace: bool) -> AotProgram:
+    """Every kernel of every step bound to its buffers, in order."""
+    io = io_tensors(graph)
+    program = AotProgram(module, model_name, tuple(io[t] for t in graph.inputs), tuple(io[t] for t in graph.outputs),
+                         storage.plan.arena_bytes, external_workspace, ConstantPool(module), KernelLibrary(module))
+
+    def tensor_ref(t: int) -> BufferRef:
+        where = storage.where(t)
+        if not isinstance(where, tuple):
+            return ArenaRef(where.offset)
+        kind, u = where
+        if kind == "const":
+            return program.constants.ref(c_identifier(graph.tensors[u].name), graph.tensors[u].data)
+        return IORef(kind + "s", io[u].c_name)
+
+    for step, (op, low) in enumerate(steps):
+        for k, kernel in enumerate(low.kernels):
+            args = []
+            for a in kernel.args:
+                if isinstance(a, Const):
+                    args.append(program.constants.ref(f"op{op.index}_{a.name}", a.data))
+                elif isinstance(a, Scratch):
+                    args.append(ArenaRef(storage.scratch[(step, k)].offset))
+                else:
+                    args.append(tensor_ref(a))
+            program.calls.append(Call(op.index, program.kernels.add(kernel), tuple(args)))
+    return program
+
+
+# ---- C text -------------------------------------------------------------------------------------
 
 def _format_values(data: np.ndarray) -> str:
     flat = data.reshape(-1)
@@ -65,8 +279,8 @@ def _format_values(data: np.ndarray) -> str:
     return "  " + ",\n  ".join(lines)
 
 
-def header(module: str, inputs: list[Tensor], outputs: list[Tensor], c_names: dict[int, str],
-           arena_bytes: int, external_workspace: bool) -> str:
+def _header(module: str, inputs: tuple[IOTensor, ...], outputs: tuple[IOTensor, ...], arena_bytes: int,
+           external_workspace: bool) -> str:
     guard = f"TVMGEN_{module.upper()}_H_"
     up = module.upper()
     lines = [f"#ifndef {guard}", f"#define {guard}", "", "#include <stdint.h>", "",
@@ -74,11 +288,11 @@ def header(module: str, inputs: list[Tensor], outputs: list[Tensor], c_names: di
     for kind, tensors in (("input", inputs), ("output", outputs)):
         for t in tensors:
             lines.append(f"/* {kind} '{t.name}': {t.dtype}{list(t.shape)} */")
-            lines.append(f"#define TVMGEN_{up}_{c_names[t.index].upper()}_SIZE {t.nbytes}")
+            lines.append(f"#define TVMGEN_{up}_{t.c_name.upper()}_SIZE {t.bytes}")
     lines.append("")
     for kind, tensors in (("inputs", inputs), ("outputs", outputs)):
         lines.append(f"struct tvmgen_{module}_{kind} {{")
-        lines += [f"  void* {c_names[t.index]};" for t in tensors]
+        lines += [f"  void* {t.c_name};" for t in tensors]
         lines.append("};")
         lines.append("")
     if external_workspace:
@@ -96,7 +310,7 @@ def header(module: str, inputs: list[Tensor], outputs: list[Tensor], c_names: di
     return "\n".join(lines)
 
 
-def run_source(module: str, model_name: str, constants: list[ConstArray], calls: list[Call],
+def _run_source(module: str, model_name: str, constants: list[ConstArray], calls: list[Call],
                kernel_prototypes: list[str], arena_bytes: int, external_workspace: bool) -> str:
     out = [f"/* Generated by mtk from {model_name}: static entry point, constants and arena. */",
            PRELUDE, f'#include "tvmgen_{module}.h"', "", ALIGN_MACRO,
@@ -123,7 +337,7 @@ def run_source(module: str, model_name: str, constants: list[ConstArray], calls:
     out.append("  (void)inputs;   /* a model may not read them: a constant output, pruned arguments */")
     out.append("  (void)outputs;")
     for i, call in enumerate(calls):
-        out.append(f"  if ({call.symbol}({', '.join(call.args)}) != 0) return -1;")
+        out.append(f"  if ({call.function.symbol}({', '.join(a.c() for a in call.args)}) != 0) return -1;")
         if i + 1 == len(calls) or calls[i + 1].op_index != call.op_index:
             out.append(f"  MTK_LAYER_HOOK({call.op_index});")
     out += ["  return 0;", "}", ""]

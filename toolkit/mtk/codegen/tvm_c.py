@@ -60,6 +60,11 @@ def with_pointer_params(func: tirx.PrimFunc, name: str, target: tvm.target.Targe
     return new.with_attr("global_symbol", name).with_attr("target", target)
 
 
+def is_pointer(param) -> bool:
+    """A buffer parameter: a pointer in the C (with_pointer_params)."""
+    return tirx.is_buffer_var(param)
+
+
 def unused_params(func: tirx.PrimFunc) -> set[int]:
     """Positions of buffer parameters the function body never reads or writes."""
     touched: list = []

@@ -7,6 +7,7 @@ import json
 import sys
 
 from .. import ui
+from ..compiled import CompiledModel
 from ..compiler import compile_model
 from ._target import add_tuning_argument, tuning_of
 
@@ -42,27 +43,26 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
 
 
-def summary(meta: dict, out_dir: str) -> dict:
-    mem = meta["memory"]
+def summary(compiled: CompiledModel) -> dict:
+    mem = compiled.memory
     return {
-        "model": meta["model"], "module": meta["module"], "cpu": meta["target"]["cpu"], "output": out_dir,
-        "ops": len(meta["ops"]), "macs": meta["macs"], "arena_bytes": mem["arena_bytes"],
-        "arena_lower_bound_bytes": mem["lower_bound_bytes"], "constant_bytes": mem["constant_bytes"],
-        "code_bytes": mem["code_bytes"], "files": meta["files"],
+        "model": compiled.model, "module": compiled.module, "cpu": compiled.cpu, "output": str(compiled.path),
+        "ops": compiled.op_count, "macs": compiled.macs, "arena_bytes": mem.arena_bytes,
+        "arena_lower_bound_bytes": mem.lower_bound_bytes, "constant_bytes": mem.constant_bytes,
+        "code_bytes": mem.code_bytes, "files": list(compiled.files),
     }
 
 
 def run(args: argparse.Namespace) -> int:
-    result = compile_model(args.model, args.output, cpu=args.cpu, board=args.board, module_name=args.module_name,
+    compiled = compile_model(args.model, args.output, cpu=args.cpu, board=args.board, module_name=args.module_name,
                            workspace=args.workspace, force=args.force, tuning=tuning_of(args))
-    info = summary(result.metadata, str(result.out_dir))
+    info = summary(compiled)
     if args.json:
         json.dump(info, sys.stdout, indent=1)
         print()
         return 0
-    mem = result.metadata["memory"]
     if args.verbose:
-        rows = [[b["tensor"], b["offset"], b["bytes"], f"{b['first_use']}..{b['last_use']}"] for b in mem["plan"]]
+        rows = [[b.tensor, b.offset, b.bytes, f"{b.first_use}..{b.last_use}"] for b in compiled.memory.plan]
         print(ui.table(["buffer", "offset", "bytes", "live (op steps)"], rows))
         print()
     code = f"{info['code_bytes']:,} B" if info["code_bytes"] is not None else "unknown (no arm-none-eabi-gcc)"

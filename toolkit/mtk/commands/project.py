@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .. import ui
 from ..boards import get_board
+from ..compiled import CompiledModel
 from ..compiler import compile_model
 from ..pipeline import int8_model
 from ..platforms import ProjectOptions, get_platform
@@ -44,10 +45,11 @@ def run(args: argparse.Namespace) -> int:
     board = get_board(args.board)
     options = ProjectOptions(profile=args.profile, stack_bytes=args.stack_bytes, force=args.force)
     with tempfile.TemporaryDirectory(prefix="mtk-project-") as tmp:
-        compiled = args.model
-        if not (args.model / "metadata.json").is_file():
+        if args.model.is_dir():
+            compiled = CompiledModel.load(args.model)
+        else:
             model = int8_model(args.model, args.calib, Path(tmp))
-            compiled = compile_model(model, Path(tmp) / "compiled", board=board.name).out_dir
+            compiled = compile_model(model, Path(tmp) / "compiled", board=board.name)
         project = get_platform("zephyr").render(compiled, board, args.output, options)
     ui.info(f"build it with: mtk build {project}   (or: west build -b {board.name} {project})")
     print(project)

@@ -8,12 +8,14 @@ from pathlib import Path
 
 import jinja2
 
-from ..boards import Board, fitting_boards_hint
-from ..errors import ModelError, MtkError
+from ..boards import Board
+from ..budget import check_fits, check_runs_on
+from ..compiled import CompiledModel
+from ..errors import MtkError
 from ..fsutil import atomic_output_dir
 from ..paths import BAREMETAL_APP
 from .base import Platform, ProjectOptions, require_tool, run_build
-from .compiled_model import CompiledModel, c_safe_label, write_firmware_sources
+from .firmware import c_safe_label, write_firmware_sources
 
 LIBC = {"name": "picolibc", "package": "picolibc-arm-none-eabi", "specs": "--specs=picolibc.specs"}
 ELF = Path("build/firmware.elf")
@@ -27,26 +29,15 @@ def icount_tick(timer_hz: int) -> dict[str, int]:
     return {"num": ratio.numerator, "shift": ratio.denominator.bit_length() - 1}
 
 
-def _check_fits(model: CompiledModel, board: Board, options: ProjectOptions) -> None:
-    ram = model.arena_bytes + model.input_bytes + model.output_bytes + options.stack_bytes
-    if model.constant_bytes > board.flash_bytes or ram > board.ram_bytes:
-        raise ModelError(
-            f"{model.name} does not fit {board.name}: needs {model.constant_bytes:,} B of constants "
-            f"(flash {board.flash_bytes:,} B) and at least {ram:,} B of RAM (arena {model.arena_bytes:,}, "
-            f"buffers {model.input_bytes + model.output_bytes:,}, stack {options.stack_bytes:,}; "
-            f"RAM {board.ram_bytes:,} B)", hint=fitting_boards_hint(model.constant_bytes, ram))
-
-
 class BaremetalPlatform(Platform):
     name = "baremetal"
 
-    def render(self, compiled_dir: Path, board: Board, out_dir: Path, options: ProjectOptions) -> Path:
+    def render(self, model: CompiledModel, board: Board, out_dir: Path, options: ProjectOptions) -> Path:
         if board.qemu is None:
             raise MtkError(f"the bare-metal platform runs QEMU boards only; {board.name} is a physical board",
                            hint="use the zephyr platform for it")
-        model = CompiledModel.load(compiled_dir)
-        model.check_runs_on(board)
-        _check_fits(model, board, options)
+        check_runs_on(model, board)
+        check_fits(model, board, options.stack_bytes)
         env = jinja2.Environment(loader=jinja2.FileSystemLoader(BAREMETAL_APP), undefined=jinja2.StrictUndefined,
                                  keep_trailing_newline=True)
         context = {"board": board, "qemu": board.qemu, "model": model, "label": c_safe_label(model.name),

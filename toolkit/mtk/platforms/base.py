@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..boards import Board
+from ..budget import DEFAULT_STACK_BYTES
+from ..compiled import CompiledModel
 from ..errors import TargetError, ToolMissing
 
 
@@ -17,7 +19,7 @@ class ProjectOptions:
     profile: bool = False       # per-layer cycle counts (MTK_LAYER_HOOK -> mtk_layer_hook)
     semihosting: bool = True    # exit QEMU with the status via semihosting (never on silicon)
     opt_level: str = "O2"
-    stack_bytes: int = 8192
+    stack_bytes: int = DEFAULT_STACK_BYTES
     force: bool = False         # replace a non-empty project folder
 
 
@@ -25,7 +27,7 @@ class Platform(ABC):
     name: str
 
     @abstractmethod
-    def render(self, compiled_dir: Path, board: Board, out_dir: Path, options: ProjectOptions) -> Path:
+    def render(self, model: CompiledModel, board: Board, out_dir: Path, options: ProjectOptions) -> Path:
         """Write a self-contained firmware project for the compiled model to `out_dir`; return it."""
 
     @abstractmethod

@@ -17,13 +17,15 @@ import jinja2
 
 from .. import ui
 from ..boards import Board, get_board
+from ..budget import check_fits, check_runs_on
+from ..compiled import CompiledModel
 from ..errors import ModelError, MtkError
 from ..fsutil import atomic_output_dir
 from ..paths import ZEPHYR_APP
 from ..zephyr_env import Zephyr, find_zephyr
 from .base import Platform, ProjectOptions, run_build
-from .baremetal import _check_fits, icount_tick
-from .compiled_model import CompiledModel, c_safe_label, write_firmware_sources
+from .baremetal import icount_tick
+from .firmware import c_safe_label, write_firmware_sources
 
 PROJECT_FILE = "mtk-project.json"
 BUILD_DIR = "build"
@@ -75,10 +77,9 @@ def west_build_command(zephyr: Zephyr, board: Board, project_dir: Path) -> list[
 class ZephyrPlatform(Platform):
     name = "zephyr"
 
-    def render(self, compiled_dir: Path, board: Board, out_dir: Path, options: ProjectOptions) -> Path:
-        model = CompiledModel.load(compiled_dir)
-        model.check_runs_on(board)
-        _check_fits(model, board, options)   # a folder from `mtk compile` was compiled without this board
+    def render(self, model: CompiledModel, board: Board, out_dir: Path, options: ProjectOptions) -> Path:
+        check_runs_on(model, board)
+        check_fits(model, board, options.stack_bytes)   # a folder from `mtk compile` was compiled without this board
         board_file = board_file_name(board)
         context = {
             "board": board, "model_title": c_safe_label(model.name), "model_sources": model_sources(model),

@@ -1,0 +1,116 @@
+"""Where every tensor lives while the model runs: the run function's inputs and outputs, a constant
+in flash, or a place in the arena; tensors an op only reinterprets (RESHAPE and friends) share
+their input's storage.
+
+    steps = join_aliases(graph, steps)      # aliases joined, or a copy where they cannot share
+    storage = plan_storage(graph, steps)    # lifetimes -> memory plan (memory_plan.py)
+    storage.where(tensor)                   # "input" / "output" / "const" / an arena Buffer
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..graph import Graph, Op
+from ..ops.base import Kernel, Lowered, Scratch
+from .memory_plan import Buffer, MemoryPlan, plan_memory
+
+Step = tuple[Op, Lowered]   # one op of the run function and its kernels, in order
+
+
+class AliasSets:
+    """Tensors that share one storage: a union-find over tensor indices."""
+
+    def __init__(self, tensor_count: int) -> None:
+        self.parent: dict[int, int] = {}
+        self.universe = range(tensor_count)
+
+    def root(self, t: int) -> int:
+        while self.parent.get(t, t) != t:
+            t = self.parent[t]
+        return t
+
+    def members(self, t: int) -> list[int]:
+        r = self.root(t)
+        return [u for u in self.universe if self.root(u) == r]
+
+    def join(self, a: int, b: int) -> None:
+        self.parent[self.root(b)] = self.root(a)
+
+
+def external_kind(graph: Graph, t: int) -> str | None:
+    """"input", "output" or "const" for a tensor the run function does not place in its arena."""
+    if t in graph.inputs:
+        return "input"
+    if t in graph.outputs:
+        return "output"
+    return "const" if graph.tensors[t].is_constant else None
+
+
+def _copy_kernel(op: Op, graph: Graph) -> Kernel:
+    """A reshape whose input and output cannot share storage (e.g. model input straight to model output)."""
+    nbytes = graph.tensors[op.outputs[0]].nbytes
+    src = (f"int32_t copy_{nbytes}(void* src, void* dst) {{\n"
+           f"  for (size_t i = 0; i < {nbytes}u; ++i) ((uint8_t*)dst)[i] = ((const uint8_t*)src)[i];\n"
+           "  return 0;\n}\n")
+    return Kernel("copy", [op.inputs[0], op.outputs[0]], c_source=src, c_name=f"copy_{nbytes}")
+
+
+def join_aliases(graph: Graph, steps: list[Step]) -> tuple[list[Step], AliasSets]:
+    """Each aliasing op's output joined to its input's storage, unless the joined group would hold
+    two external tensors (an input and an output, say): that op copies instead."""
+    aliases = AliasSets(len(graph.tensors))
+    joined: list[Step] = []
+    for op, low in steps:
+        if low.alias_of is not None:
+            group = set(aliases.members(low.alias_of)) | set(aliases.members(op.outputs[0]))
+            if sum(external_kind(graph, t) is not None for t in group) <= 1:
+                aliases.join(low.alias_of, op.outputs[0])
+            else:
+                low = Lowered([_copy_kernel(op, graph)])
+        joined.append((op, low))
+    return joined, aliases
+
+
+@dataclass
+class Storage:
+    graph: Graph
+    aliases: AliasSets
+    plan: MemoryPlan
+    tensor_buffers: dict[int, Buffer]                # by alias root
+    scratch: dict[tuple[int, int], Buffer]          # by (step, kernel position)
+
+    def where(self, t: int) -> tuple[str, int] | Buffer:
+        """(external kind, the tensor that is external) for a tensor stored outside the arena, else its buffer."""
+        for u in self.aliases.members(t):
+            kind = external_kind(self.graph, u)
+            if kind is not None:
+                return kind, u
+        return self.tensor_buffers[self.aliases.root(t)]
+
+
+def plan_storage(graph: Graph, steps: list[Step], aliases: AliasSets) -> Storage:
+    """Every arena tensor (by alias group) lives from the first step touching it to the last;
+    each kernel's scratch during its step only. The memory plan places them all."""
+    first: dict[int, int] = {}
+    last: dict[int, int] = {}
+    for step, (op, _) in enumerate(steps):
+        for t in [*op.outputs, *(i for i in op.inputs if i is not None)]:
+            r = aliases.root(t)
+            first.setdefault(r, step)
+            last[r] = max(last.get(r, step), step)
+    tensor_buffers: dict[int, Buffer] = {}
+    for r in sorted(first):
+        group = aliases.members(r)
+        if any(external_kind(graph, t) for t in group):
+            continue
+        tensor_buffers[r] = Buffer(graph.tensors[r].name, max(graph.tensors[t].nbytes for t in group),
+                                   first[r], last[r])
+    scratch: dict[tuple[int, int], Buffer] = {}
+    for step, (op, low) in enumerate(steps):
+        for k, kernel in enumerate(low.kernels):
+            for a in kernel.args:
+                if isinstance(a, Scratch):
+                    scratch[(step, k)] = Buffer(f"scratch:op{op.index}.{kernel.name}", a.nbytes, step, step)
+    plan = plan_memory(list(tensor_buffers.values()) + list(scratch.values()))
+    return Storage(graph, aliases, plan, tensor_buffers, scratch)

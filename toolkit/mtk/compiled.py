@@ -1,0 +1,261 @@
+"""The compiled model, typed: what `mtk compile` made and every later stage takes.
+
+The compiler returns a `CompiledModel` and writes `metadata.json` from it (`to_json`); platforms,
+the pipeline, hostrun and the commands take it in memory. `CompiledModel.load` reads a folder back,
+only where a command starts from one (`mtk project compiled/`, hostrun on a folder).
+
+The firmware sees all inputs as one byte buffer (each tensor at a multiple of TENSOR_ALIGN, in
+metadata order) and all outputs likewise: `IOTensor.offset`, `pack_inputs`, `unpack_outputs`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .errors import ModelError
+
+TENSOR_ALIGN = 16   # MTK_TENSOR_ALIGN in firmware/mtk_model.h
+METADATA = "metadata.json"
+
+
+@dataclass(frozen=True)
+class IOTensor:
+    """A model input or output."""
+
+    name: str
+    c_name: str            # its member in struct tvmgen_<module>_inputs/outputs
+    shape: tuple[int, ...]
+    dtype: str             # numpy dtype name
+    scale: float | None
+    zero_point: int | None
+    bytes: int
+    offset: int = 0        # in the firmware's input or output buffer (not in metadata.json)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "c_name": self.c_name, "shape": list(self.shape), "dtype": self.dtype,
+                "scale": self.scale, "zero_point": self.zero_point, "bytes": self.bytes}
+
+    @classmethod
+    def from_json(cls, e: dict[str, Any]) -> IOTensor:
+        return cls(str(e["name"]), str(e["c_name"]), tuple(int(d) for d in e["shape"]), str(e["dtype"]),
+                   None if e["scale"] is None else float(e["scale"]),
+                   None if e["zero_point"] is None else int(e["zero_point"]), int(e["bytes"]))
+
+
+def with_buffer_offsets(tensors: list[IOTensor]) -> tuple[IOTensor, ...]:
+    """The tensors placed one after another in one buffer, each at a multiple of TENSOR_ALIGN."""
+    placed, offset = [], 0
+    for t in tensors:
+        offset = -(-offset // TENSOR_ALIGN) * TENSOR_ALIGN
+        placed.append(replace(t, offset=offset))
+        offset += t.bytes
+    return tuple(placed)
+
+
+@dataclass(frozen=True)
+class CompiledOp:
+    """One op of the model as compiled: its kernel function(s) and how they compute it."""
+
+    index: int
+    type: str
+    input_shapes: list[list[int] | None]
+    output_shape: list[int]
+    macs: int
+    kernel: str | list[str] | None   # the C symbol(s) the run function calls for it; None: an alias
+    impl: str                        # "tvm", "c", "tvm+c", or "alias" (shares its input's memory)
+    layer_key: str | None = None     # tunable layers (tuning.py): its key and the schedule it took
+    schedule: dict[str, str] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"index": self.index, "type": self.type, "input_shapes": self.input_shapes,
+               "output_shape": self.output_shape, "macs": self.macs, "kernel": self.kernel, "impl": self.impl}
+        if self.layer_key is not None:
+            out.update(layer_key=self.layer_key, schedule=self.schedule)
+        return out
+
+    @classmethod
+    def from_json(cls, e: dict[str, Any]) -> CompiledOp:
+        return cls(int(e["index"]), str(e["type"]), e["input_shapes"], e["output_shape"], int(e["macs"]),
+                   e["kernel"], str(e["impl"]), e.get("layer_key"), e.get("schedule"))
+
+
+@dataclass(frozen=True)
+class PlacedBuffer:
+    """A buffer of the memory plan: its place in the arena and the op steps it lives through."""
+
+    tensor: str
+    offset: int
+    bytes: int
+    first_use: int
+    last_use: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"tensor": self.tensor, "offset": self.offset, "bytes": self.bytes,
+                "first_use": self.first_use, "last_use": self.last_use}
+
+
+@dataclass(frozen=True)
+class MemoryUse:
+    """RAM and flash the model takes (the firmware around it not counted)."""
+
+    workspace: str                 # "internal": a static arena in the library; "external": the caller's
+    arena_bytes: int
+    lower_bound_bytes: int         # no plan can use less arena
+    io_bytes: int                  # inputs and outputs, each at its own size
+    constant_bytes: int            # weights and tables in flash
+    code_bytes: int | None         # .text of the generated C (arm-none-eabi-gcc -O2); None: no compiler here
+    plan: tuple[PlacedBuffer, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"workspace": self.workspace, "arena_bytes": self.arena_bytes,
+                "lower_bound_bytes": self.lower_bound_bytes, "io_bytes": self.io_bytes,
+                "constant_bytes": self.constant_bytes, "code_bytes": self.code_bytes,
+                "plan": [b.to_json() for b in self.plan]}
+
+    @classmethod
+    def from_json(cls, e: dict[str, Any]) -> MemoryUse:
+        return cls(str(e["workspace"]), int(e["arena_bytes"]), int(e["lower_bound_bytes"]), int(e["io_bytes"]),
+                   int(e["constant_bytes"]), None if e["code_bytes"] is None else int(e["code_bytes"]),
+                   tuple(PlacedBuffer(**b) for b in e["plan"]))
+
+
+@dataclass(frozen=True)
+class CompiledTarget:
+    cpu: str | None                # None: plain C that runs on any Cortex-M (test fixtures)
+    dsp: bool
+    mve: bool
+    fpu: str | None
+    board: str | None = None       # the board whose limits the model was checked against, if any
+
+    def to_json(self) -> dict[str, Any]:
+        return {"cpu": self.cpu, "dsp": self.dsp, "mve": self.mve, "fpu": self.fpu, "board": self.board}
+
+
+@dataclass(frozen=True)
+class CompiledModel:
+    module: str                    # C prefix: tvmgen_<module>_run
+    model: str                     # the .tflite file's name
+    target: CompiledTarget
+    inputs: tuple[IOTensor, ...]
+    outputs: tuple[IOTensor, ...]
+    ops: tuple[CompiledOp, ...]
+    memory: MemoryUse
+    files: tuple[str, ...] = ()    # relative to the folder
+    mtk_version: str = __version__
+    path: Path | None = None       # the folder holding it (None until written)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "inputs", with_buffer_offsets(list(self.inputs)))
+        object.__setattr__(self, "outputs", with_buffer_offsets(list(self.outputs)))
+
+    # ---- figures --------------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self.model
+
+    @property
+    def cpu(self) -> str | None:
+        return self.target.cpu
+
+    @property
+    def op_count(self) -> int:
+        return len(self.ops)
+
+    @property
+    def macs(self) -> int:
+        return sum(op.macs for op in self.ops)
+
+    @property
+    def arena_bytes(self) -> int:
+        return self.memory.arena_bytes
+
+    @property
+    def constant_bytes(self) -> int:
+        return self.memory.constant_bytes
+
+    @property
+    def external_workspace(self) -> bool:
+        return self.memory.workspace == "external"
+
+    @property
+    def input_bytes(self) -> int:
+        """The firmware's input buffer."""
+        return _buffer_bytes(self.inputs)
+
+    @property
+    def output_bytes(self) -> int:
+        """The firmware's output buffer."""
+        return _buffer_bytes(self.outputs)
+
+    # ---- the firmware's I/O buffers -------------------------------------------------------------
+
+    def pack_inputs(self, tensors: list[bytes]) -> bytes:
+        """Per-input-tensor bytes -> the firmware's input buffer."""
+        if len(tensors) != len(self.inputs) or any(len(b) != t.bytes for b, t in zip(tensors, self.inputs)):
+            expected = ", ".join(f"{t.name}: {t.bytes} bytes" for t in self.inputs)
+            got = ", ".join(f"{len(b)} bytes" for b in tensors)
+            raise ModelError(f"model {self.name} takes {expected}; got {got}")
+        buffer = bytearray(self.input_bytes)
+        for data, tensor in zip(tensors, self.inputs):
+            buffer[tensor.offset:tensor.offset + tensor.bytes] = data
+        return bytes(buffer)
+
+    def unpack_outputs(self, buffer: bytes) -> list[bytes]:
+        """The firmware's output buffer -> per-output-tensor bytes."""
+        return [buffer[t.offset:t.offset + t.bytes] for t in self.outputs]
+
+    # ---- metadata.json --------------------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "mtk_version": self.mtk_version, "module": self.module, "model": self.model,
+            "target": self.target.to_json(),
+            "inputs": [t.to_json() for t in self.inputs], "outputs": [t.to_json() for t in self.outputs],
+            "ops": [op.to_json() for op in self.ops], "macs": self.macs,
+            "memory": self.memory.to_json(), "files": list(self.files),
+        }
+
+    def write_metadata(self, folder: Path) -> None:
+        (Path(folder) / METADATA).write_text(json.dumps(self.to_json(), indent=1) + "\n")
+
+    @classmethod
+    def from_json(cls, meta: dict[str, Any], path: Path | None = None) -> CompiledModel:
+        target = meta["target"]
+        return cls(module=str(meta["module"]), model=str(meta["model"]),
+                   target=CompiledTarget(target["cpu"], bool(target["dsp"]), bool(target["mve"]),
+                                         target["fpu"], target["board"]),
+                   inputs=tuple(IOTensor.from_json(e) for e in meta["inputs"]),
+                   outputs=tuple(IOTensor.from_json(e) for e in meta["outputs"]),
+                   ops=tuple(CompiledOp.from_json(e) for e in meta["ops"]),
+                   memory=MemoryUse.from_json(meta["memory"]), files=tuple(meta["files"]),
+                   mtk_version=str(meta["mtk_version"]), path=path)
+
+    @classmethod
+    def load(cls, folder: str | Path) -> CompiledModel:
+        """The compiled model in a folder `mtk compile` wrote; ModelError naming what is wrong if it is not one."""
+        folder = Path(folder)
+        path = folder / METADATA
+        try:
+            meta = json.loads(path.read_text())
+        except OSError as err:
+            raise ModelError(f"{folder} is not a compiled model folder: cannot read {path} "
+                             f"({err.strerror or err})", hint="compile the model with `mtk compile`") from None
+        except ValueError as err:
+            raise ModelError(f"{path} is not valid JSON: {err}") from None
+        try:
+            model = cls.from_json(meta, folder)
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
+            raise ModelError(f"{path} is not the metadata of a compiled model ({type(err).__name__}: {err})",
+                             hint="compile the model again with this mtk version") from None
+        if not (folder / "include" / f"tvmgen_{model.module}.h").is_file():
+            raise ModelError(f"{folder}/include/tvmgen_{model.module}.h is missing")
+        return model
+
+
+def _buffer_bytes(tensors: tuple[IOTensor, ...]) -> int:
+    return tensors[-1].offset + tensors[-1].bytes if tensors else 0
