@@ -187,26 +187,26 @@ def _padded_size(padding: str, size: int, kernel: int, stride: int, dilation: in
     return -(-size // stride) if padding == "SAME" else (size - effective) // stride + 1
 
 
-def _spatial(d: Draw, x: Act, max_dilation: int) -> dict:
+def _spatial(d: Draw, x: Act, max_dilation: int, max_kernel: tuple[int, int] = (4, 4)) -> dict:
     """Kernel, stride, dilation and padding for a 2-D window over NHWC `x`; 'out' is the output H, W."""
-    (kh, sh, dh), (kw, sw, dw) = _window(d, x.shape[1], max_dilation=max_dilation), \
-        _window(d, x.shape[2], max_dilation=max_dilation)
+    (kh, sh, dh), (kw, sw, dw) = _window(d, x.shape[1], max_kernel[0], max_dilation), \
+        _window(d, x.shape[2], max_kernel[1], max_dilation)
     padding = d.choice(("SAME", "VALID"))
     out = (_padded_size(padding, x.shape[1], kh, sh, dh), _padded_size(padding, x.shape[2], kw, sw, dw))
     return {"kernel": (kh, kw), "stride": (sh, sw), "dilation": (dh, dw), "padding": padding, "out": out}
 
 
-def conv_2d(net: Net, d: Draw, x: Act) -> Act:
-    w = _spatial(d, x, max_dilation=3)
+def conv_2d(net: Net, d: Draw, x: Act, max_kernel: tuple[int, int] = (4, 4)) -> Act:
+    w = _spatial(d, x, max_dilation=3, max_kernel=max_kernel)
     cin, cout = x.shape[3], d.int(1, 8)
     return weighted_sum(net, d, x, "CONV_2D", (cout, *w["kernel"], cin), 0, w["kernel"][0] * w["kernel"][1] * cin,
                         (1, *w["out"], cout), padding=w["padding"], stride_h=w["stride"][0], stride_w=w["stride"][1],
                         dilation_h_factor=w["dilation"][0], dilation_w_factor=w["dilation"][1])
 
 
-def depthwise_conv_2d(net: Net, d: Draw, x: Act) -> Act:
-    w = _spatial(d, x, max_dilation=3)
-    multiplier = d.int(1, 3)
+def depthwise_conv_2d(net: Net, d: Draw, x: Act, max_multiplier: int = 3, max_kernel: tuple[int, int] = (4, 4)) -> Act:
+    w = _spatial(d, x, max_dilation=3, max_kernel=max_kernel)
+    multiplier = d.int(1, max_multiplier)
     cout = x.shape[3] * multiplier
     return weighted_sum(net, d, x, "DEPTHWISE_CONV_2D", (1, *w["kernel"], cout), 3, w["kernel"][0] * w["kernel"][1],
                         (1, *w["out"], cout), padding=w["padding"], stride_h=w["stride"][0], stride_w=w["stride"][1],
@@ -227,6 +227,16 @@ def transpose_conv(net: Net, d: Draw, x: Act) -> Act:
     return weighted_sum(net, d, x, "TRANSPOSE_CONV", (cout, kh, kw, cin), 0, taps, out_shape,
                         operands=lambda x, w, b: [shape, w, x] + ([b] if b is not None else []),
                         padding=padding, stride_h=sh, stride_w=sw)
+
+
+def first_layer_conv_2d(net: Net, d: Draw, x: Act) -> Act:
+    """A conv over 1-3 input channels (image and spectrogram first layers), kernels up to 10×8."""
+    return conv_2d(net, d, x, max_kernel=(10, 8))
+
+
+def any_depthwise_conv_2d(net: Net, d: Draw, x: Act) -> Act:
+    """Depthwise with any multiplier up to 8 and kernels up to 10×8 (1→N included)."""
+    return depthwise_conv_2d(net, d, x, max_multiplier=8, max_kernel=(10, 8))
 
 
 def fully_connected(net: Net, d: Draw, x: Act) -> Act:
@@ -591,6 +601,17 @@ def blocked_image_shape(d: Draw) -> tuple[int, ...]:
     return d.int(1, 2), block * d.int(1, 3), block * d.int(1, 3), block * block * d.int(1, 3)
 
 
+def first_layer_shape(d: Draw) -> tuple[int, ...]:
+    return 1, d.int(1, 24), d.int(1, 20), d.int(1, 3)
+
+
+def any_channels_shape(d: Draw) -> tuple[int, ...]:
+    """Images with 1 to 67 channels (few pixels when there are many channels)."""
+    channels = d.choice((1, 1, 2, 3, d.int(1, 67)))
+    side = 16 if channels <= 4 else 6
+    return 1, d.int(1, side), d.int(1, side), channels
+
+
 def any_shape(d: Draw, max_rank: int = 4) -> tuple[int, ...]:
     return tuple(d.int(1, 6) for _ in range(d.int(1, max_rank)))
 
@@ -663,6 +684,9 @@ FAMILIES: dict[str, Family] = {
     "REDUCE_MAX": Family(any_shape, (_reduce("REDUCE_MAX"),)),
     "ARG_MAX": Family(any_shape, (_arg("ARG_MAX"),)),
     "ARG_MIN": Family(any_shape, (_arg("ARG_MIN"),)),
+    # issue 11
+    "CONV_2D_FIRST_LAYER": Family(first_layer_shape, (first_layer_conv_2d,)),
+    "DEPTHWISE_CONV_2D_ANY": Family(any_channels_shape, (any_depthwise_conv_2d,)),
 }
 
 

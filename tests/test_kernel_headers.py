@@ -148,9 +148,12 @@ def test_single_row_kernels_without_dsp_match_numpy(kernel, flags, tmp_path):
     assert run_c(body + " return 0; }\n", flags, tmp_path) == expected
 
 
+@pytest.mark.parametrize("multiplier", [1, 2, 3])
 @pytest.mark.parametrize("flags", PATHS.values(), ids=PATHS.keys())
-def test_depthwise_kernel_matches_numpy(flags, tmp_path):
-    """mtk_dw_4ch_s8 on a 3x3 window (row step 20, column step 8) with every tap range, against numpy."""
+def test_depthwise_kernel_matches_numpy(flags, multiplier, tmp_path):
+    """mtk_dw_s8 on a 3x3 window (row step 20, column step 8) with every tap range, against numpy: with
+    multiplier 1 the 4 consecutive channels' formulation (offsets 1, 2, 3), otherwise the lanes' (output
+    channel c reads input channel c / multiplier)."""
     from mtk.ops.depthwise import pack_weights
     rng = np.random.default_rng(3)
     x = rng.integers(-128, 128, (3, 20))
@@ -158,14 +161,15 @@ def test_depthwise_kernel_matches_numpy(flags, tmp_path):
     x[0, 0], w[0, 0, 0, 0] = -128, -128
     pad = -7
     ranges = [(0, 3, 0, 3), (1, 3, 0, 3), (0, 2, 1, 2), (2, 2, 0, 3), (0, 3, 2, 3)]
-    body = c_array("X", "int8_t", x.reshape(-1)) + c_array("W", "int16_t", pack_weights(w.astype(np.int8)))
-    body += "\nint main(void) { int32_t acc[4];"
+    source = [j // multiplier for j in range(4)]
+    body = c_array("X", "int8_t", x.reshape(-1)) + c_array("W", "int16_t", pack_weights(w.astype(np.int8), multiplier))
+    body = '#include "mtk_depthwise_s8.h"\n' + body + "\nint main(void) { int32_t acc[4];"
     expected = []
     for ky_lo, ky_hi, kx_lo, kx_hi in ranges:
-        body += (f" mtk_dw_4ch_s8(X, 20, 8, W, 3, 3, {ky_lo}, {ky_hi}, {kx_lo}, {kx_hi}, {pad}, acc);"
-                 " for (int i = 0; i < 4; ++i) printf(\"%ld\\n\", (long)acc[i]);")
+        body += (f" mtk_dw_s8(X, 20, 8, W, 3, 3, {ky_lo}, {ky_hi}, {kx_lo}, {kx_hi}, {pad}, "
+                 f"{source[1]}, {source[2]}, {source[3]}, acc); for (int i = 0; i < 4; ++i) printf(\"%ld\\n\", (long)acc[i]);")
         for j in range(4):
-            expected.append(sum(int(w[0, ky, kx, j]) * (int(x[ky, kx * 8 + j]) if ky_lo <= ky < ky_hi and
+            expected.append(sum(int(w[0, ky, kx, j]) * (int(x[ky, kx * 8 + source[j]]) if ky_lo <= ky < ky_hi and
                                                           kx_lo <= kx < kx_hi else pad)
                                 for ky in range(3) for kx in range(3)))
     body += " return 0; }\n"

@@ -11,7 +11,9 @@ from mtk.autotune import tune_model
 from mtk.boards import get_board
 from mtk.pipeline import RunOptions, run_model
 from mtk.reference import run_reference_batch
+from hypothesis import HealthCheck, given, settings
 from test_ops_conv import GEMM_MODELS, conv_model
+from test_ops_shapes import LAYERS
 
 pytestmark = [pytest.mark.qemu, pytest.mark.slow]
 
@@ -25,15 +27,16 @@ MODELS = {
     "depthwise": lambda: conv_model("DEPTHWISE_CONV_2D", (1, 9, 7, 8), (1, 3, 3, 8), (1, 9, 7, 8), per_channel=True,
                                     padding="SAME", stride_h=1, stride_w=1, depth_multiplier=1, dilation_h_factor=1,
                                     dilation_w_factor=1, fused_activation_function="RELU"),
+    **{name: LAYERS[name] for name in ("dw-1to8-10x8-s2", "dw-5to20-s3", "dw-67-s2", "conv-2ch-10x8-valid")},
     "chain-cnn": lambda: modelgen.example_models(0)["CHAIN_CNN"],
     "chain-residual": lambda: modelgen.example_models(1)["CHAIN_RESIDUAL"],
 }
 
 
-@pytest.mark.parametrize("board", ["mps3/corstone300/an547", "mps2/an385", "mps2/an386"])
-@pytest.mark.parametrize("name", MODELS)
-def test_kernels_bit_exact_on_target(board, name, tmp_path):
-    model = MODELS[name]()
+BOARDS = ["mps3/corstone300/an547", "mps2/an385", "mps2/an386"]
+
+
+def assert_bit_exact_on_target(model: bytes, board: str, tmp_path) -> None:
     path = tmp_path / "model.tflite"
     path.write_bytes(model)
     samples = [modelgen.random_inputs(model, seed) for seed in range(2)]
@@ -41,6 +44,24 @@ def test_kernels_bit_exact_on_target(board, name, tmp_path):
     for expected, got in zip(run_reference_batch(model, samples), result.outputs):
         for want, out in zip(expected, got):
             assert np.array_equal(np.asarray(out).reshape(-1), np.asarray(want).reshape(-1))
+
+
+@pytest.mark.parametrize("board", BOARDS)
+@pytest.mark.parametrize("name", MODELS)
+def test_kernels_bit_exact_on_target(board, name, tmp_path):
+    assert_bit_exact_on_target(MODELS[name](), board, tmp_path)
+
+
+@pytest.mark.parametrize("board", BOARDS)
+@pytest.mark.parametrize("family", ["DEPTHWISE_CONV_2D_ANY", "CONV_2D_FIRST_LAYER"])
+def test_random_layer_shapes_bit_exact_on_target(board, family, tmp_path_factory):
+    """A few of modelgen's new layer shapes (tests/test_ops_shapes.py) per board."""
+    @settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                    HealthCheck.too_slow])
+    @given(model=modelgen.strategies[family])
+    def check(model):
+        assert_bit_exact_on_target(model, board, tmp_path_factory.mktemp(family.lower()))
+    check()
 
 
 @pytest.mark.parametrize("board, candidates", [("mps3/corstone300/an547", 1), ("mps2/an385", 2)])

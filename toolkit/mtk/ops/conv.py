@@ -11,18 +11,16 @@ from __future__ import annotations
 from dataclasses import asdict
 
 import numpy as np
-from tvm import te, tirx
 
 from ..errors import ModelError
 from ..graph import Graph, Op, Tensor
 from ..target import Cpu
 from . import depthwise
-from .base import Const, Kernel, Lowered, OpDef, constant_kernel, io
-from .fixedpoint import activation_range, clamp, multiply_by_quantized_multiplier, quantize_multipliers
-from .gemm import GemmOpDef, GemmSchedule, Patches, gemm_kernel
-from .geometry import ConvGeometry, conv_geometry
+from .base import Lowered, OpDef, constant_kernel, io
+from .fixedpoint import activation_range, quantize_multipliers
+from .gemm import GemmOpDef, GemmSchedule, Patches, gemm_kernel, gemm_schedules
+from .geometry import conv_geometry
 from .requant import Requant
-from .schedules import schedule_per_output
 
 
 def requant_params(x: Tensor, w: Tensor, y: Tensor, out_c: int, activation: str) -> Requant:
@@ -53,19 +51,6 @@ def check_int8_weighted(op: Op, graph: Graph, weight_axis: int) -> None:
 def folded_bias(bias: Tensor | None, weight_sums: np.ndarray, in_zp: int) -> np.ndarray:
     b = np.zeros_like(weight_sums, dtype=np.int64) if bias is None else bias.data.astype(np.int64)
     return (b - in_zp * weight_sums.astype(np.int64)).astype(np.int32)
-
-
-def requant_output(acc, c, mult: te.Tensor, shift: te.Tensor, rq: Requant):
-    scaled = multiply_by_quantized_multiplier(acc, mult[c], shift[c])
-    return clamp(scaled + tirx.const(rq.out_zp, "int32"), rq.act_min, rq.act_max).astype("int8")
-
-
-def padded_input(x: te.Tensor, g: ConvGeometry, in_zp: int):
-    """x read with in_zp outside the image (the pad stage, inlined into the reduction)."""
-    def read(n, iy, ix, c):
-        inside = tirx.all(iy >= 0, iy < g.in_h, ix >= 0, ix < g.in_w)
-        return tirx.if_then_else(inside, x[n, iy, ix, c], tirx.const(in_zp, "int8"))
-    return read
 
 
 class Conv2D(GemmOpDef):
@@ -115,34 +100,16 @@ class DepthwiseConv2D(OpDef):
         (x, w, *rest), y = io(op, graph)
         bias = rest[0] if rest else None
         g = conv_geometry(op, x, w, y)
-        multiplier = g.out_c // g.in_c
         rq = requant_params(x, w, y, g.out_c, op.options.get("fused_activation_function", "NONE"))
         bias_f = folded_bias(bias, w.data.astype(np.int64).sum(axis=(0, 1, 2)), x.quant.zp)
         if rq.constant_output is not None:
             return Lowered([constant_kernel(op, y, rq.constant_output)])
-        if depthwise.supports(g.in_c, g.out_c):
-            return Lowered([depthwise.depthwise_kernel(op, g, x.quant.zp, w.data, bias_f, rq, cpu)])
-
-        X = te.placeholder(x.shape, "int8", name="x")
-        W = te.placeholder(w.shape, "int8", name="w")
-        B = te.placeholder((g.out_c,), "int32", name="bias")
-        M = te.placeholder((g.out_c,), "int32", name="mult")
-        S = te.placeholder((g.out_c,), "int32", name="shift")
-        ky = te.reduce_axis((0, g.k_h), "ky")
-        kx = te.reduce_axis((0, g.k_w), "kx")
-        xp = padded_input(X, g, x.quant.zp)
-        acc = te.compute(
-            y.shape,
-            lambda n, oy, ox, c: te.sum(
-                xp(n, oy * g.stride_h + ky * g.dil_h - g.pad_top, ox * g.stride_w + kx * g.dil_w - g.pad_left,
-                   c // multiplier).astype("int32") * W[0, ky, kx, c].astype("int32"),
-                axis=[ky, kx]),
-            name="acc")
-        out = te.compute(y.shape, lambda n, oy, ox, c: requant_output(acc[n, oy, ox, c] + B[c], c, M, S, rq), name="out")
-        func = schedule_per_output(te.create_prim_func([X, W, B, M, S, out]))
-        args = [op.inputs[0], op.inputs[1], Const("bias", bias_f), Const("mult", rq.multiplier),
-                Const("shift", rq.shift), op.outputs[0]]
-        return Lowered([Kernel("depthwise_conv2d", args, func=func)])
+        if g.in_c == 1:   # one input channel: a convolution with out_c output channels
+            patches = Patches(**asdict(g), in_zp=x.quant.zp)
+            schedule = gemm_schedules(cpu, y.size // g.out_c)[0]
+            return Lowered([gemm_kernel("depthwise_conv2d", op, y, w.data.reshape(-1, g.out_c).T, bias_f, rq,
+                                        patches, cpu, schedule)])
+        return Lowered([depthwise.depthwise_kernel(op, g, x.quant.zp, w.data, bias_f, rq, cpu)])
 
 
 OPS = [Conv2D(), DepthwiseConv2D()]

@@ -26,6 +26,7 @@ from .geometry import ConvGeometry
 from .requant import RSHIFT_FIELDS, Requant
 
 DOT_HEADER = "mtk_dot_s8.h"
+IM2COL_HEADER = "mtk_im2col_s8.h"
 GROUP = 4   # k values per packed group
 HELIUM_CHUNK = 16   # k values per Helium vector: the weights' group on MVE cores (c/mtk_dot_s8.h)
 
@@ -153,7 +154,8 @@ def gemm_kernel(name: str, op: Op, y: Tensor, w: np.ndarray, bias: np.ndarray, r
     packed = packed_weights(w, layout)
     args = [op.inputs[0], Const("w", packed), Const("bias", bias), *rq.consts(),
             Const("pad", pad), op.outputs[0], Scratch(layout.scratch_bytes)]
-    return Kernel(name, args, func=func, headers=(DOT_HEADER,))
+    headers = (DOT_HEADER, IM2COL_HEADER) if layout.source == "gather" else (DOT_HEADER,)
+    return Kernel(name, args, func=func, headers=headers)
 
 
 def row_source(patches: Patches | None) -> str:
@@ -230,12 +232,6 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
     def in_x(p, kx):
         return (p % pt.out_w) * pt.stride_w + kx * pt.dil_w - pt.pad_left
 
-    def in_image(p, ky, kx):
-        return tvm.tirx.all(in_y(p, ky) >= 0, in_y(p, ky) < pt.in_h, in_x(p, kx) >= 0, in_x(p, kx) < pt.in_w)
-
-    def source_pixel(p, ky, kx):
-        return in_y(p, ky) * pt.in_w + in_x(p, kx)
-
     def taps_geometry(pad):
         return (pt.in_h, pt.in_w, pt.in_c, pt.k_h, pt.k_w, pt.dil_h, pt.dil_w, T.address_of(pad[0]))
 
@@ -263,15 +259,10 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
                                          *taps_geometry(pad), T.address_of(scratch[0])))
             elif g.source == "gather":
                 for slot in T.serial(R):
-                    for ky in T.serial(pt.k_h):
-                        for kx in T.serial(pt.k_w):
-                            if in_image(row(pb, slot), ky, kx):
-                                for c in T.serial(pt.in_c):
-                                    scratch[gathered_at + slot * K + (ky * pt.k_w + kx) * pt.in_c + c] = x[
-                                        source_pixel(row(pb, slot), ky, kx) * pt.in_c + c]
-                            else:
-                                for c in T.serial(pt.in_c):
-                                    scratch[gathered_at + slot * K + (ky * pt.k_w + kx) * pt.in_c + c] = T.int8(pt.in_zp)
+                    T.evaluate(T.call_extern(i32, "mtk_im2col_s8", T.address_of(x[0]), in_y(row(pb, slot), 0),
+                                             in_x(row(pb, slot), 0), pt.in_h, pt.in_w, pt.in_c, 0, pt.in_c, pt.k_h,
+                                             pt.k_w, pt.dil_h, pt.dil_w, pt.in_zp,
+                                             T.address_of(scratch[gathered_at + slot * K])))
                 if R == 2:
                     T.evaluate(T.call_extern(i32, "mtk_pack_pair_s16", T.address_of(scratch[gathered_at]),
                                              T.address_of(scratch[gathered_at + K]), K, T.address_of(scratch[0])))

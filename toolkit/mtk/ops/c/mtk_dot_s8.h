@@ -430,8 +430,9 @@ typedef struct {
 #define MTK_DW_SUMS_ZERO {{0, 0, 0, 0}}
 #endif
 
-/* sums[j] += v[j] * w_j for the 4 channels of one depthwise tap. The tap's weights are int16 prepared
- * offline (depthwise.py): in order on Helium cores, else in SXTB16 order (w0, w2, w1, w3). */
+/* sums[j] += v[j] * w_j for 4 consecutive channels of one depthwise tap (c/mtk_depthwise_s8.h). The tap's
+ * weights are int16 prepared offline (depthwise.py): in order on Helium cores, else in SXTB16 order
+ * (w0, w2, w1, w3). */
 static inline void mtk_dw_tap(mtk_dw_sums_t* sums, const int8_t* v, const void* w) {
 #if defined(MTK_DOT_MVE)
   *sums = vaddq_s32(*sums, vmulq_s32(vldrbq_s32(v), vldrhq_s32((const int16_t*)w)));   /* no vector-by-vector MLA in MVE */
@@ -449,33 +450,6 @@ static inline void mtk_dw_tap(mtk_dw_sums_t* sums, const int8_t* v, const void* 
   sums->c[1] += v[1] * wp[2];
   sums->c[2] += v[2] * wp[1];
   sums->c[3] += v[3] * wp[3];
-#endif
-}
-
-/* Depthwise, 4 channels of one output pixel: acc[j] = sum over the kh x kw taps of x_tap[j] * w_tap[j].
- * Tap (ky, kx) reads the 4 bytes at x + ky*row_step + kx*col_step when ky_lo <= ky < ky_hi and
- * kx_lo <= kx < kx_hi, and 4 times `pad` (the input zero point) elsewhere; w holds 8 bytes a tap. */
-static inline int32_t mtk_dw_4ch_s8(const void* x, int32_t row_step, int32_t col_step, const void* w, int32_t kh,
-                                    int32_t kw, int32_t ky_lo, int32_t ky_hi, int32_t kx_lo, int32_t kx_hi,
-                                    int32_t pad, int32_t* acc) {
-  const int8_t* xb = (const int8_t*)x;
-  const uint8_t* wp = (const uint8_t*)w;
-  const int8_t pads[4] = {(int8_t)pad, (int8_t)pad, (int8_t)pad, (int8_t)pad};
-  mtk_dw_sums_t sums = MTK_DW_SUMS_ZERO;
-#pragma GCC unroll 8
-  for (int32_t ky = 0; ky < kh; ++ky) {
-    int row_inside = ky >= ky_lo && ky < ky_hi;
-#pragma GCC unroll 8
-    for (int32_t kx = 0; kx < kw; ++kx, wp += 8) {
-      int inside = row_inside && kx >= kx_lo && kx < kx_hi;
-      mtk_dw_tap(&sums, inside ? xb + ky * row_step + kx * col_step : pads, wp);
-    }
-  }
-#if defined(MTK_DOT_MVE)
-  vstrwq_s32(acc, sums);
-  return 0;
-#else
-  return mtk_store4(acc, sums.c[0], sums.c[1], sums.c[2], sums.c[3]);
 #endif
 }
 

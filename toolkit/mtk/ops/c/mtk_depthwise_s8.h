@@ -1,0 +1,80 @@
+/* Depthwise sums of one output pixel's group of 4 output channels (depthwise.py), tap by tap. Lane j
+ * reads the input byte at offset off_j (off_0 = 0, off_j <= 3) from the group's first input channel:
+ * - offsets (1, 2, 3): 4 consecutive input channels (depth multiplier 1): mtk_dw_tap (c/mtk_dot_s8.h),
+ *   one 4-byte load per tap, weights int16 in SXTB16 order (in order on Helium cores);
+ * - otherwise (a multiplier above 1, where output channel c reads input channel c / multiplier; the last,
+ *   partial group of a channel count that is not a multiple of 4, whose lanes past the last channel
+ *   have weight 0 and offset 0): mtk_dw_lanes_tap, one byte load per lane, weights int16 in lane
+ *   order: on DSP cores one LDRD of the tap's 4 weights and SMLABB/SMLABT per lane (x sign-extended
+ *   in the bottom half), on Helium cores a 4-lane gather load, elsewhere one MLA per lane.
+ * The weights are prepared offline, 8 bytes a tap. */
+#ifndef MTK_DEPTHWISE_S8_H_
+#define MTK_DEPTHWISE_S8_H_
+
+#include <stdint.h>
+
+#include "mtk_dot_s8.h"   /* MTK_DOT_SIMD, MTK_DOT_MVE, mtk_smlabb, mtk_dw_sums_t, mtk_dw_tap, mtk_store4 */
+
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+#define mtk_smlabt(a, b, acc) __smlabt((a), (b), (acc))
+#elif defined(MTK_EMULATE_DSP)
+static inline int32_t mtk_smlabt(uint32_t a, uint32_t b, int32_t acc) {
+  return (int32_t)((uint32_t)acc + (uint32_t)((int32_t)(int16_t)(a & 0xffff) * (int32_t)(int16_t)(b >> 16)));
+}
+#endif
+
+/* sums[j] += v[off_j] * w[j] for one tap. */
+static inline void mtk_dw_lanes_tap(mtk_dw_sums_t* sums, const int8_t* v, const int16_t* w, int32_t off1,
+                                    int32_t off2, int32_t off3) {
+#if defined(MTK_DOT_MVE)
+  const uint32x4_t offsets = {0, (uint32_t)off1, (uint32_t)off2, (uint32_t)off3};
+  *sums = vaddq_s32(*sums, vmulq_s32(vldrbq_gather_offset_s32(v, offsets), vldrhq_s32(w)));
+#elif defined(MTK_DOT_SIMD)
+  uint32_t w01, w23;
+  MTK_COPY4(&w01, w);
+  MTK_COPY4(&w23, w + 2);
+  sums->c[0] = mtk_smlabb((uint32_t)(int32_t)v[0], w01, sums->c[0]);
+  sums->c[1] = mtk_smlabt((uint32_t)(int32_t)v[off1], w01, sums->c[1]);
+  sums->c[2] = mtk_smlabb((uint32_t)(int32_t)v[off2], w23, sums->c[2]);
+  sums->c[3] = mtk_smlabt((uint32_t)(int32_t)v[off3], w23, sums->c[3]);
+#else
+  sums->c[0] += v[0] * w[0];
+  sums->c[1] += v[off1] * w[1];
+  sums->c[2] += v[off2] * w[2];
+  sums->c[3] += v[off3] * w[3];
+#endif
+}
+
+/* acc[j] = sum over the kh x kw taps of x_tap[off_j] * w_tap[j]. Tap (ky, kx) reads at
+ * x + ky*row_step + kx*col_step when ky_lo <= ky < ky_hi and kx_lo <= kx < kx_hi, and `pad` (the input
+ * zero point) elsewhere. */
+static inline int32_t mtk_dw_s8(const void* x, int32_t row_step, int32_t col_step, const void* w, int32_t kh,
+                                      int32_t kw, int32_t ky_lo, int32_t ky_hi, int32_t kx_lo, int32_t kx_hi,
+                                      int32_t pad, int32_t off1, int32_t off2, int32_t off3, int32_t* acc) {
+  const int8_t* xb = (const int8_t*)x;
+  const int16_t* wp = (const int16_t*)w;
+  const int8_t pads[4] = {(int8_t)pad, (int8_t)pad, (int8_t)pad, (int8_t)pad};
+  const int consecutive = off1 == 1 && off2 == 2 && off3 == 3;   /* constants at the call: folds */
+  mtk_dw_sums_t sums = MTK_DW_SUMS_ZERO;
+#pragma GCC unroll 8
+  for (int32_t ky = 0; ky < kh; ++ky) {
+    int row_inside = ky >= ky_lo && ky < ky_hi;
+#pragma GCC unroll 8
+    for (int32_t kx = 0; kx < kw; ++kx, wp += 4) {
+      int inside = row_inside && kx >= kx_lo && kx < kx_hi;
+      const int8_t* v = inside ? xb + ky * row_step + kx * col_step : pads;
+      if (consecutive)
+        mtk_dw_tap(&sums, v, wp);
+      else
+        mtk_dw_lanes_tap(&sums, v, wp, off1, off2, off3);
+    }
+  }
+#if defined(MTK_DOT_MVE)
+  vstrwq_s32(acc, sums);
+  return 0;
+#else
+  return mtk_store4(acc, sums.c[0], sums.c[1], sums.c[2], sums.c[3]);
+#endif
+}
+
+#endif /* MTK_DEPTHWISE_S8_H_ */
