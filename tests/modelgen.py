@@ -239,6 +239,22 @@ def any_depthwise_conv_2d(net: Net, d: Draw, x: Act) -> Act:
     return depthwise_conv_2d(net, d, x, max_multiplier=8, max_kernel=(10, 8))
 
 
+def batch_matmul(net: Net, d: Draw, x: Act) -> Act:
+    """x (at least 2-D) times a second operand (a model input or a constant) with broadcast batch
+    dimensions; either side maybe read transposed (adj_x, adj_y)."""
+    adj_x, adj_y = d.bool(), d.bool()
+    rows, depth = x.shape[-2:][::-1] if adj_x else x.shape[-2:]
+    cols = d.int(1, 6)
+    batch = [1 if d.int(0, 2) == 0 else s for s in x.shape[:-2]]
+    batch = batch[d.int(0, len(batch)):]   # maybe fewer batch dimensions
+    other_shape = (*batch, *((cols, depth) if adj_y else (depth, cols)))
+    other = _operand(net, d, other_shape, Quant(2.0 ** d.float(-8.0, -4.0), d.int(-128, 127)))
+    out_quant = accumulator_quant(d, x.quant.scale * other.quant.scale * _INT8_STD * _INT8_STD * np.sqrt(depth))
+    y = net.tensor("batch_matmul", (*np.broadcast_shapes(x.shape[:-2], tuple(batch)), rows, cols), out_quant)
+    net.builder.op("BATCH_MATMUL", [x.index, other.index], [y.index], adj_x=adj_x, adj_y=adj_y)
+    return y
+
+
 def fully_connected(net: Net, d: Draw, x: Act) -> Act:
     depth, units = x.shape[-1], d.int(1, 12)
     keep_num_dims = len(x.shape) > 2 and d.bool()
@@ -680,6 +696,7 @@ FAMILIES: dict[str, Family] = {
     "PRELU": Family(any_shape, (_binary("PRELU"),)),
     "SQUARED_DIFFERENCE": Family(any_shape, (_binary("SQUARED_DIFFERENCE"),)),
     "TRANSPOSE_CONV": Family(image_shape, (transpose_conv,)),
+    "BATCH_MATMUL": Family(lambda d: tuple(d.int(1, 6) for _ in range(d.int(2, 4))), (batch_matmul,)),
     "SUM": Family(any_shape, (_reduce("SUM"),)),
     "REDUCE_MAX": Family(any_shape, (_reduce("REDUCE_MAX"),)),
     "ARG_MAX": Family(any_shape, (_arg("ARG_MAX"),)),

@@ -123,6 +123,9 @@ def float_semantics(m: Decoded, inputs: list[np.ndarray]) -> np.ndarray:
         result = full[:, pads[0]:pads[0] + out_shape[1], pads[1]:pads[1] + out_shape[2]]
         return _activation(result + (0 if len(args) < 4 or args[3] is None else args[3]),
                            options.fusedActivationFunction)
+    if name == "BATCH_MATMUL":
+        left = np.swapaxes(args[0], -1, -2) if options.adjX else args[0]
+        return np.matmul(left, np.swapaxes(args[1], -1, -2) if options.adjY else args[1])
     if name == "FULLY_CONNECTED":
         result = x.reshape(-1, args[1].shape[1]) @ args[1].T + (0 if args[2] is None else args[2])
         return _activation(result.reshape(out_shape), options.fusedActivationFunction)
