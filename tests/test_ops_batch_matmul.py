@@ -4,7 +4,6 @@ for Cortex-M."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from mtk.tflite_builder import ModelBuilder
