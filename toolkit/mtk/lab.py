@@ -50,6 +50,21 @@ class LabBoard:
         return entry
 
 
+@dataclass(frozen=True)
+class Failure:
+    """A model that did not run on a board (of a lab's place, when `place` is set)."""
+
+    model: str
+    board: str
+    error: str
+    place: str | None = None
+    host: str | None = None
+
+    def to_json(self) -> dict[str, str]:
+        where = {"place": self.place, "host": self.host} if self.place is not None else {}
+        return {**where, "model": self.model, "board": self.board, "error": self.error}
+
+
 def _lab_board(entry: Any, where: str) -> LabBoard:
     if not isinstance(entry, dict):
         raise MtkError(f"{where}: expected a mapping with {', '.join(REQUIRED)}")

@@ -43,6 +43,7 @@ class RunOptions:
     random_samples: int = 1     # inputs made up when the user gives none
     tuning: Tuning | None = None   # per-layer schedules (`mtk tune`); None: the defaults
     runner_options: dict[str, Any] = field(default_factory=dict)
+    semihosting: bool = True    # QEMU runs exit through semihosting; a board (or its stand-in) resets
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,13 @@ class RunResult:
     platform: str = "baremetal"
     tuning: str | None = None          # the tuning file the kernels' schedules came from
     float_model: Path | None = None    # the float model quantized on the way into int8_model, if it was
+    place: str | None = None           # the labgrid place it ran on (`mtk bench --lab labgrid`)
+    host: str | None = None            # the exporter serving that place
+
+    @property
+    def target_name(self) -> str:
+        """The board, or for a lab's place `place (board)`: what reports tell results apart by."""
+        return self.board.name if self.place is None else f"{self.place} ({self.board.name})"
 
     @property
     def code_bytes(self) -> int:
@@ -83,6 +91,7 @@ class RunResult:
 
     def to_json(self) -> dict[str, Any]:
         return {
+            **({"place": self.place, "host": self.host} if self.place is not None else {}),
             "board": self.board.name, "cpu": self.board.cpu.name, "platform": self.platform, "model": self.model,
             "tuning": self.tuning, "unit": self.unit,
             "per_inference": {"min": self.per_inference.min, "median": self.per_inference.median,
@@ -137,7 +146,8 @@ def build_firmware(model: Path, options: RunOptions, work: Path) -> tuple[Compil
     compiled = compile_model(model, work / "compiled", board=options.board.name, force=True, tuning=options.tuning)
     platform = get_platform(options.platform)
     project = platform.render(compiled, options.board, work / "project",
-                              ProjectOptions(profile=options.profile, force=True))
+                              ProjectOptions(profile=options.profile, semihosting=options.semihosting,
+                                             force=True))
     with ui.step(f"building {options.platform} firmware for {options.board.name}"):
         elf = platform.build(project)
     return compiled, elf
@@ -175,26 +185,55 @@ def _layer_times(compiled: CompiledModel, counts: list[int]) -> list[LayerTime]:
     return [LayerTime(op.index, op.type, units, op.macs) for op, units in zip(compiled.ops, counts)]
 
 
+@dataclass(frozen=True)
+class Firmware:
+    """A model built into firmware for one board type, with the samples it will be sent: what
+    `run_built` runs on any number of targets of that type."""
+
+    model: Path                 # as the user gave it
+    int8: Path                  # the int8 model compiled
+    compiled: CompiledModel
+    elf: Path
+    samples: list[Sample]
+    options: RunOptions
+
+
+def build_model_firmware(model: Path, options: RunOptions, work: Path,
+                         samples: str | Path | list[Sample] | None = None) -> Firmware:
+    """Quantize (if float), compile and build `model` for `options.board` in `work`."""
+    int8 = int8_model(model, options.calib, work)
+    if isinstance(samples, (str, Path)):
+        samples = load_samples(samples, int8)
+    compiled, elf = build_firmware(int8, options, work)
+    samples = [check_sample(compiled, s) for s in samples or random_samples(compiled, options.random_samples)]
+    return Firmware(model, int8, compiled, elf, samples, options)
+
+
+def run_built(firmware: Firmware, runner: Runner) -> RunResult:
+    """Run a built firmware on the target `runner` starts; its result."""
+    options, compiled = firmware.options, firmware.compiled
+    unit, stats, outputs, layers = run_firmware(runner, firmware.elf, compiled, firmware.samples, options)
+    return RunResult(options.board, firmware.model.name, unit, stats, compiled.macs, compiled.arena_bytes,
+                     compiled.constant_bytes, elf_sizes(firmware.elf), firmware.samples, outputs,
+                     firmware.int8.read_bytes(), _layer_times(compiled, layers) if layers is not None else None,
+                     options.platform, options.tuning.source if options.tuning else None,
+                     firmware.model if firmware.int8 != firmware.model else None)
+
+
+def check_runs(runs: int) -> None:
+    if runs < 1:
+        raise MtkError(f"-n {runs}: at least one inference is needed")
+
+
 def run_model(model: str | Path, options: RunOptions, samples: str | Path | list[Sample] | None = None) -> RunResult:
     """Compile, build, run `model` on `options.board`. `samples`: a data file (load_samples), arrays,
     or None for `options.random_samples` deterministic random ones."""
-    model = Path(model)
-    if options.runs < 1:
-        raise MtkError(f"-n {options.runs}: at least one inference is needed")
+    check_runs(options.runs)
     runner = get_runner(options.board, **options.runner_options)
     if isinstance(runner, FlashRunner):
         runner.select_board()   # no board attached: say so before a long build
     with work_folder(options.build_dir) as work:
-        int8 = int8_model(model, options.calib, work)
-        if isinstance(samples, (str, Path)):
-            samples = load_samples(samples, int8)
-        compiled, elf = build_firmware(int8, options, work)
-        samples = [check_sample(compiled, s) for s in samples or random_samples(compiled, options.random_samples)]
-        unit, stats, outputs, layers = run_firmware(runner, elf, compiled, samples, options)
-        return RunResult(options.board, model.name, unit, stats, compiled.macs, compiled.arena_bytes,
-                         compiled.constant_bytes, elf_sizes(elf), samples, outputs, int8.read_bytes(),
-                         _layer_times(compiled, layers) if layers is not None else None, options.platform,
-                         options.tuning.source if options.tuning else None, model if int8 != model else None)
+        return run_built(build_model_firmware(Path(model), options, work, samples), runner)
 
 
 # ---- input samples ---------------------------------------------------------------------------

@@ -80,10 +80,10 @@ def _layer_panels(share_ax: Axes, rate_ax: Axes, model: str, results: list[RunRe
         total = sum(layer.units for layer in r.layers or []) or 1
         xs = [i + (k - (len(results) - 1) / 2) * width for i in range(len(layers))]
         ran = [by_index.get(layer.index) for layer in layers]
-        share_ax.bar(xs, [100 * t.units / total if t else 0 for t in ran], width, color=colours[r.board.name],
-                     label=r.board.name)
+        share_ax.bar(xs, [100 * t.units / total if t else 0 for t in ran], width, color=colours[r.target_name],
+                     label=r.target_name)
         rate_ax.bar(xs, [t.macs / t.units if t and t.units else 0 for t in ran], width,
-                    color=colours[r.board.name], label=r.board.name)
+                    color=colours[r.target_name], label=r.target_name)
     names = [f"{layer.index} {layer.type.lower()}" for layer in layers]
     for ax in (share_ax, rate_ax):
         ax.set_xticks(range(len(layers)), names, rotation=60, ha="right", fontsize=7)
@@ -97,11 +97,11 @@ def _layer_panels(share_ax: Axes, rate_ax: Axes, model: str, results: list[RunRe
 
 def bench_figure(results: list[RunResult]) -> Figure:
     models = list(dict.fromkeys(r.model for r in results))
-    boards = list(dict.fromkeys(r.board.name for r in results))
+    boards = list(dict.fromkeys(r.target_name for r in results))
     palette = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink",
                "tab:olive", "tab:cyan", "tab:gray"]
     colours = {board: palette[k % len(palette)] for k, board in enumerate(boards)}
-    by_pair = {(r.model, r.board.name): r for r in results}
+    by_pair = {(r.model, r.target_name): r for r in results}
     profiled = [m for m in models if any(r.layers for r in results if r.model == m)]
     most_layers = max((len(_layer_rows([r for r in results if r.model == m])) for m in profiled), default=0)
     width = max(9.0, 1.2 * len(results) + 4, 2 * most_layers * (0.2 + 0.1 * len(boards)) + 2)   # inches

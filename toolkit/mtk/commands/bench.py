@@ -11,8 +11,9 @@ from typing import Any
 from .. import ui
 from ..boards import DEFAULT_BOARD, Board, get_board
 from ..errors import MtkError
-from ..lab import lab_targets
-from ..pipeline import RunResult, run_model
+from ..lab import Failure, lab_targets
+from ..labgrid_lab import coordinator_address, is_labgrid_lab, require_labgrid
+from ..pipeline import RunResult, check_runs, run_model
 from ._layers import layer_table
 from ._target import add_target_arguments, run_options
 
@@ -28,6 +29,7 @@ examples:
   mtk bench models/*.tflite --json > bench.json
   mtk bench a.tflite --profile --plot bench.png
   mtk bench models/*.tflite --lab map.yaml --json        # every connected board of a Twister hardware map
+  mtk bench models/*.tflite --lab labgrid://lab:20408    # every place tagged board=<mtk board> of a labgrid lab
 
 exit status: 0 all ran, 4 some model/board pair failed, 2 bad usage, 3 tool missing
 """
@@ -41,14 +43,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "model and board (MACs, count, MACs per unit, share) and, with --plot, a chart per model")
     p.add_argument("--plot", type=Path, metavar="PNG", help="write charts of the results to this PNG file: per "
                    "inference by model and board (log axis), flash and RAM against each board's")
-    p.add_argument("--lab", type=Path, metavar="MAP",
-                   help="run on the connected boards of a Zephyr Twister hardware map (`mtk ports --hardware-map`)")
+    p.add_argument("--lab", metavar="MAP|labgrid[://HOST:PORT]",
+                   help="run on the connected boards of a Zephyr Twister hardware map (`mtk ports --hardware-map`), "
+                        "or on every place tagged board=<mtk board> of a labgrid coordinator (address: "
+                        "labgrid://HOST:PORT, else LG_COORDINATOR, else 127.0.0.1:20408)")
+    p.add_argument("--lab-timeout", type=float, default=300.0, metavar="SECONDS",
+                   help="labgrid: wait this long for a place another client holds, then skip it (default: 300)")
 
 
-def _row(r: RunResult) -> list[object]:
-    return [r.model, r.board.name, f"{r.per_inference.median:,}", r.unit, f"{r.time_ms:.2f}",
-            f"{r.macs / max(r.per_inference.median, 1):.3f}", f"{r.arena_bytes:,}", f"{r.sizes.ram_bytes:,}",
-            f"{r.sizes.flash_bytes:,}", f"{r.code_bytes:,}"]
+def _row(r: RunResult, lab: bool) -> list[object]:
+    return ([r.place, r.host] if lab else []) + [
+        r.model, r.board.name, f"{r.per_inference.median:,}", r.unit, f"{r.time_ms:.2f}",
+        f"{r.macs / max(r.per_inference.median, 1):.3f}", f"{r.arena_bytes:,}", f"{r.sizes.ram_bytes:,}",
+        f"{r.sizes.flash_bytes:,}", f"{r.code_bytes:,}"]
 
 
 def _targets(args: argparse.Namespace) -> list[tuple[Board, dict[str, Any] | None]]:
@@ -56,38 +63,57 @@ def _targets(args: argparse.Namespace) -> list[tuple[Board, dict[str, Any] | Non
     if args.lab is not None:
         if args.boards:
             raise MtkError("give either --board or --lab, not both")
-        targets = list(lab_targets(args.lab))
+        targets = list(lab_targets(Path(args.lab)))
         if not targets:
             raise MtkError(f"{args.lab} lists no connected board mtk knows")
         return targets
     return [(get_board(name), None) for name in args.boards or [DEFAULT_BOARD]]
 
 
-def run(args: argparse.Namespace) -> int:
+def _bench_local(args: argparse.Namespace) -> tuple[list[RunResult], list[Failure]]:
     targets = _targets(args)
     pairs = [(m, board, runner) for board, runner in targets for m in args.models]
     results: list[RunResult] = []
-    failures: list[tuple[str, str, str]] = []
+    failures: list[Failure] = []
     for k, (model, board, runner) in enumerate(pairs, 1):
         ui.info(f"[{k}/{len(pairs)}] {Path(model).name} on {board.name}")
         try:
             results.append(run_model(model, run_options(args, board, runner, runs=args.runs, profile=args.profile)))
         except MtkError as err:
             ui.info(f"  failed: {err}")
-            failures.append((Path(model).name, board.name, str(err).splitlines()[0]))
+            failures.append(Failure(Path(model).name, board.name, str(err).splitlines()[0]))
+    return results, failures
+
+
+def _bench_labgrid(args: argparse.Namespace) -> tuple[list[RunResult], list[Failure]]:
+    if args.boards:
+        raise MtkError("give either --board or --lab, not both")
+    require_labgrid()
+    from ..labgrid_lab.bench import bench_on_labgrid
+    check_runs(args.runs)
+    return bench_on_labgrid(coordinator_address(args.lab), [Path(m) for m in args.models],
+                            lambda board: run_options(args, board, {}, runs=args.runs, profile=args.profile,
+                                                      semihosting=False),
+                            args.lab_timeout, args.build_dir)
+
+
+def run(args: argparse.Namespace) -> int:
+    labgrid = args.lab is not None and is_labgrid_lab(args.lab)
+    results, failures = (_bench_labgrid if labgrid else _bench_local)(args)
     if args.plot and results:
         from ..plots import write_bench_png   # matplotlib is slow to import
         write_bench_png(results, args.plot)
     if args.json:
-        json.dump([r.to_json() for r in results] +
-                  [{"model": m, "board": b, "error": e} for m, b, e in failures], sys.stdout)
+        json.dump([r.to_json() for r in results] + [f.to_json() for f in failures], sys.stdout)
         print()
     else:
-        print(ui.table(["model", "board", "per inference", "unit", "ms", "MACs/unit", "arena B", "RAM B",
-                        "flash B", "code B"], [_row(r) for r in results]))
-        for model, board, error in failures:
-            print(f"FAILED {model} on {board}: {error}")
+        print(ui.table((["place", "host"] if labgrid else []) +
+                       ["model", "board", "per inference", "unit", "ms", "MACs/unit", "arena B", "RAM B",
+                        "flash B", "code B"], [_row(r, labgrid) for r in results]))
+        for f in failures:
+            print(f"FAILED {f.model} on {f.board}" + (f" at place {f.place} ({f.host or '?'})" if f.place else "")
+                  + f": {f.error}")
         for r in results:
             if r.layers:
-                print(f"\n{r.model} on {r.board.name}, per layer:\n{layer_table(r)}")
+                print(f"\n{r.model} on {r.target_name}, per layer:\n{layer_table(r)}")
     return 4 if failures else 0

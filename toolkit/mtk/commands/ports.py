@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import socket
 import sys
 from pathlib import Path
 
 from .. import ui
 from ..errors import MtkError
 from ..lab import hardware_map_entries, write_hardware_map
+from ..labgrid_lab.exporter import exporter_config
 from ..transport.ports import list_serial_ports
 
 NAME = "ports"
@@ -18,11 +20,14 @@ DESCRIPTION = """\
 List the machine's serial ports with their USB ids, serial numbers and the registry boards
 whose debug probe has those ids. --hardware-map writes the attached USB boards as a Zephyr
 Twister hardware map (edit 'platform' where several boards share a probe), which
-`mtk bench --lab map.yaml` and Twister both read.
+`mtk bench --lab map.yaml` and Twister both read. --labgrid-exporter prints a labgrid exporter
+configuration for them instead (USB serial port and probe per board, matched by the probe's
+serial number), with the labgrid-client commands that make each a place tagged with its board.
 
 examples:
   mtk ports
   mtk ports --hardware-map lab.yaml
+  mtk ports --labgrid-exporter > exporter.yaml && labgrid-exporter -c coordinator:20408 exporter.yaml
 """
 
 
@@ -30,10 +35,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the ports as JSON")
     p.add_argument("--hardware-map", type=Path, metavar="FILE", help="write the attached boards to FILE")
     p.add_argument("--force", action="store_true", help="overwrite an existing hardware map")
+    p.add_argument("--labgrid-exporter", nargs="?", const=socket.gethostname(), metavar="NAME",
+                   help="print a labgrid exporter YAML for the attached boards (NAME: the exporter's "
+                        "name, default this host's name)")
 
 
 def run(args: argparse.Namespace) -> int:
     ports = list_serial_ports()
+    if args.labgrid_exporter is not None:
+        print(exporter_config(ports, args.labgrid_exporter), end="")
+        return 0
     if args.hardware_map is not None:
         if args.hardware_map.exists() and not args.force:
             raise MtkError(f"{args.hardware_map} exists", hint="pass --force to overwrite it")

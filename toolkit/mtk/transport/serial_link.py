@@ -28,7 +28,11 @@ class SerialLink:
     @classmethod
     def open(cls, url: str, baudrate: int = BAUD_RATE) -> SerialLink:
         """Open `url` (a pyserial URL or device path); raises serial.SerialException if it cannot."""
-        port = serial.serial_for_url(url, baudrate=baudrate, timeout=0.5)
+        return cls.over(serial.serial_for_url(url, baudrate=baudrate, timeout=0.5))
+
+    @classmethod
+    def over(cls, port: serial.SerialBase) -> SerialLink:
+        """A link over a port opened elsewhere (labgrid's SerialDriver opens a place's port)."""
         sock = getattr(port, "_socket", None)
         if sock is not None:  # pyserial's socket:// leaves Nagle on: ~40 ms per round trip
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

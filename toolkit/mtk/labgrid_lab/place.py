@@ -1,0 +1,54 @@
+"""A runner for an acquired labgrid place: the serial port its exporter publishes
+(NetworkSerialPort, opened by labgrid's SerialDriver: rfc2217:// or socket://) carries mtk's
+protocol, the place's probe resource flashes the firmware (probes.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import serial
+from labgrid.driver import SerialDriver
+from labgrid.target import Target
+
+from ..boards import Board
+from ..errors import TargetError
+from ..runners.base import Runner
+from ..runners.serial_board import BoardSession
+from ..transport.serial_link import SerialLink
+from .probes import probe_driver
+
+
+class PlaceSession(BoardSession):
+    def __init__(self, link: SerialLink, target: Target, console: SerialDriver):
+        super().__init__(link)
+        self._target, self._console = target, console
+
+    def close(self) -> None:
+        self._target.deactivate(self._console)
+
+
+class PlaceRunner(Runner):
+    def __init__(self, target: Target, board: Board):
+        self.target, self.board = target, board
+        self.console = SerialDriver(target, name=None)
+        self.loader = probe_driver(target, board)
+
+    def start(self, elf: Path) -> PlaceSession:
+        if not Path(elf).is_file():
+            raise TargetError(f"firmware {elf} does not exist")
+        try:
+            self.target.activate(self.console)   # opened before flashing: the boot banner is not lost
+        except serial.SerialException as err:
+            raise TargetError(f"place {self.target.name}: {err}") from None
+        link = SerialLink.over(self.console.serial)
+        try:
+            self.target.activate(self.loader)
+            self.loader.load(str(elf))
+        except Exception as err:
+            self.target.deactivate(self.console)
+            if isinstance(err, TargetError):
+                raise
+            raise TargetError(f"flashing place {self.target.name} failed: {err}") from None
+        finally:
+            self.target.deactivate(self.loader)
+        return PlaceSession(link, self.target, self.console)
