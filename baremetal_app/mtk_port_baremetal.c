@@ -1,5 +1,5 @@
 /* mtk_port_baremetal.c - the mtk port for bare metal under QEMU: console UART (CMSDK APB
- * UART or PL011), cycle counter (DWT CYCCNT when it counts, else SysTick; QEMU has no
+ * UART, PL011 or nRF51 UART), cycle counter (DWT CYCCNT when it counts, else SysTick; QEMU has no
  * DWT), exit through semihosting or a system reset. */
 #include <stdint.h>
 
@@ -12,7 +12,8 @@
 /* ---- console UART ---- */
 
 #if defined(MTK_UART_CMSDK)
-#define UART_DATA REG(MTK_UART_BASE + 0x00u)
+#define UART_RX_DATA REG(MTK_UART_BASE + 0x00u)
+#define UART_TX_DATA UART_RX_DATA
 #define UART_STATE REG(MTK_UART_BASE + 0x04u)  /* bit0 TX full, bit1 RX full */
 #define UART_CTRL REG(MTK_UART_BASE + 0x08u)   /* bit0 TX enable, bit1 RX enable */
 #define UART_BAUDDIV REG(MTK_UART_BASE + 0x10u)
@@ -25,13 +26,53 @@ static void uart_init(void)
 static int uart_rx_ready(void) { return UART_STATE & 2u; }
 static int uart_tx_full(void) { return UART_STATE & 1u; }
 #elif defined(MTK_UART_PL011)
-#define UART_DATA REG(MTK_UART_BASE + 0x00u)
+#define UART_RX_DATA REG(MTK_UART_BASE + 0x00u)
+#define UART_TX_DATA UART_RX_DATA
 #define UART_FR REG(MTK_UART_BASE + 0x18u)     /* bit4 RX empty, bit5 TX full */
 #define UART_CTL REG(MTK_UART_BASE + 0x30u)
 
 static void uart_init(void) { UART_CTL = 0x301u; }
 static int uart_rx_ready(void) { return !(UART_FR & 0x10u); }
 static int uart_tx_full(void) { return UART_FR & 0x20u; }
+#elif defined(MTK_UART_NRF51)
+/* nRF51 UART: tasks start reception and transmission; an event register says a byte arrived or went
+ * (cleared by writing 0, before reading RXD, and before writing TXD: QEMU drops a byte written while
+ * the last one is pending). */
+#define UART_STARTRX REG(MTK_UART_BASE + 0x000u)
+#define UART_STARTTX REG(MTK_UART_BASE + 0x008u)
+#define UART_RXDRDY REG(MTK_UART_BASE + 0x108u)
+#define UART_TXDRDY REG(MTK_UART_BASE + 0x11Cu)
+#define UART_ENABLE REG(MTK_UART_BASE + 0x500u)
+#define UART_RX_DATA REG(MTK_UART_BASE + 0x518u)
+#define UART_TX_DATA REG(MTK_UART_BASE + 0x51Cu)
+#define UART_BAUDRATE REG(MTK_UART_BASE + 0x524u)
+
+static int tx_pending;
+
+static void uart_init(void)
+{
+    UART_BAUDRATE = 0x01D7E000u; /* 115200 */
+    UART_ENABLE = 4u;
+    UART_STARTTX = 1u;
+    UART_STARTRX = 1u;
+}
+static int uart_rx_ready(void)
+{
+    if (!UART_RXDRDY) {
+        return 0;
+    }
+    UART_RXDRDY = 0u;
+    return 1;
+}
+static int uart_tx_full(void)
+{
+    if (tx_pending && !UART_TXDRDY) {
+        return 1;
+    }
+    UART_TXDRDY = 0u;
+    tx_pending = 1;
+    return 0;
+}
 #else
 #error "mtk_board.h names no UART kind"
 #endif
@@ -40,14 +81,14 @@ int mtk_port_getc(void)
 {
     while (!uart_rx_ready()) {
     }
-    return (int)(UART_DATA & 0xFFu);
+    return (int)(UART_RX_DATA & 0xFFu);
 }
 
 void mtk_port_putc(char c)
 {
     while (uart_tx_full()) {
     }
-    UART_DATA = (uint8_t)c;
+    UART_TX_DATA = (uint8_t)c;
 }
 
 static void put_str(const char *s)
@@ -81,6 +122,9 @@ void SysTick_Handler(void)
 
 static int dwt_counts(void)
 {
+#if defined(__ARM_ARCH_6M__)
+    return 0; /* ARMv6-M: no cycle counter */
+#else
     uint32_t before;
     DEMCR |= 1u << 24;     /* TRCENA */
     DWT_LAR = 0xC5ACCE55u; /* unlock (Cortex-M7) */
@@ -90,6 +134,7 @@ static int dwt_counts(void)
     for (volatile int i = 0; i < 8; i++) {
     }
     return DWT_CYCCNT != before;
+#endif
 }
 
 void mtk_port_init(void)

@@ -12,7 +12,7 @@ from mtk.errors import MtkError
 from mtk.runners import get_runner
 from mtk.target import CPUS
 
-REQUIRED = ["mps2/an385", "mps2/an386", "mps2/an500", "mps3/corstone300/an547", "qemu_cortex_m3",
+REQUIRED = ["mps2/an385", "mps2/an386", "mps2/an500", "mps3/corstone300/an547", "qemu_cortex_m3", "bbc_microbit",
             "nucleo_f746zg", "nucleo_l4r5zi", "stm32f746g_disco"]
 
 
@@ -24,7 +24,7 @@ def test_required_boards_are_registered():
 @pytest.mark.parametrize("alias, name", [
     ("mps2_an386", "mps2/an386"), ("MPS2/AN386", "mps2/an386"), ("mps3_an547", "mps3/corstone300/an547"),
     ("mps3/an547", "mps3/corstone300/an547"), ("mps3_corstone300_an547", "mps3/corstone300/an547"),
-    ("qemu_cortex_m3", "qemu_cortex_m3"),
+    ("qemu_cortex_m3", "qemu_cortex_m3"), ("microbit", "bbc_microbit"),
 ])
 def test_aliases(alias, name):
     assert get_board(alias).name == name
@@ -61,7 +61,7 @@ def test_board_is_complete(board):
     if board.qemu:
         assert board.usb_vid_pid is None and not board.runners
         assert board.qemu.code.size <= board.flash_bytes and board.qemu.ram.size <= board.ram_bytes
-        assert board.qemu.uart_kind in ("cmsdk", "pl011")
+        assert board.qemu.uart_kind in ("cmsdk", "pl011", "nrf51")
     else:
         assert board.usb_vid_pid == "0483:374b" and "openocd" in board.runners
 
@@ -78,7 +78,7 @@ def test_boards_command_json(capsys):
     assert main(["boards", "--json"]) == 0
     boards = json.loads(capsys.readouterr().out)
     assert [b["name"] for b in boards] == REQUIRED
-    assert boards[1]["qemu_machine"] == "mps2-an386" and boards[5]["runners"][0] == "stm32cubeprogrammer"
+    assert boards[1]["qemu_machine"] == "mps2-an386" and boards[6]["runners"][0] == "stm32cubeprogrammer"
 
 
 def test_boards_command_table(capsys):

@@ -20,7 +20,8 @@ from conftest import shared_models
 
 # ARMv6-M has no divide instruction: gcc calls its own runtime (libgcc, linked by every gcc build)
 # for integer division, including the index arithmetic of the generated loops.
-COMPILER_RUNTIME = {"cortex-m0plus": {"__aeabi_idiv", "__aeabi_idivmod", "__aeabi_uidiv", "__aeabi_uidivmod"}}
+COMPILER_RUNTIME = {cpu: {"__aeabi_idiv", "__aeabi_idivmod", "__aeabi_uidiv", "__aeabi_uidivmod"}
+                    for cpu in ("cortex-m0", "cortex-m0plus")}
 
 
 @pytest.fixture(scope="module")

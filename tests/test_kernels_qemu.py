@@ -33,7 +33,7 @@ MODELS = {
 }
 
 
-BOARDS = ["mps3/corstone300/an547", "mps2/an385", "mps2/an386"]
+BOARDS = ["mps3/corstone300/an547", "mps2/an385", "mps2/an386", "microbit"]
 
 
 def assert_bit_exact_on_target(model: bytes, board: str, tmp_path) -> None:

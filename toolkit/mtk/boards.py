@@ -15,7 +15,7 @@ from .target import Cpu, get_cpu
 
 BOARDS_FILE = BOARD_TEMPLATES / "boards.yaml"
 DEFAULT_BOARD = "mps2/an386"
-UART_KINDS = ("cmsdk", "pl011")
+UART_KINDS = ("cmsdk", "pl011", "nrf51")
 
 
 @dataclass(frozen=True)

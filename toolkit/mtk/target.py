@@ -41,6 +41,7 @@ class Cpu:
 
 
 CPUS: dict[str, Cpu] = {c.name: c for c in [
+    Cpu("cortex-m0", "armv6-m", dsp=False, mve=False, fpu=None),
     Cpu("cortex-m0plus", "armv6-m", dsp=False, mve=False, fpu=None),
     Cpu("cortex-m3", "armv7-m", dsp=False, mve=False, fpu=None),
     Cpu("cortex-m4", "armv7e-m", dsp=True, mve=False, fpu="fpv4-sp-d16"),
