@@ -9,14 +9,16 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib
+import os
 import pkgutil
 import sys
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
 from . import __version__, commands, ui
-from .errors import MtkError
+from .errors import INTERNAL_ERROR_EXIT, MtkError
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser(only=_command_name(argv)).parse_args(argv)
     ui.set_quiet(args.quiet)
+    # Overflow in host-side parameter math (absurd scales) is refused afterwards as a ModelError.
+    warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"mtk\.")
     try:
         return int(args._run(args) or 0)
     except MtkError as err:
@@ -96,6 +100,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"mtk {args.command}: interrupted", file=sys.stderr)
         return 130
+    except Exception as err:   # noqa: BLE001 (a bug in mtk: never a traceback, never exit 1 "outputs differ")
+        print(f"mtk {args.command}: internal error: {type(err).__name__}: {err}\n"
+              f"  please report this at the mtk issue tracker with the command line and input files "
+              f"(run with MTK_TRACEBACK=1 for the traceback)", file=sys.stderr)
+        if os.environ.get("MTK_TRACEBACK"):
+            raise
+        return INTERNAL_ERROR_EXIT
 
 
 if __name__ == "__main__":

@@ -55,7 +55,7 @@ def check_supported(graph: Graph) -> None:
         try:
             opdef.check(op, graph)
         except ModelError as err:
-            problems.append(err.message)
+            problems.append(at_op(op, err.message))
     if problems:
         raise ModelError(f"{path}: {len(problems)} unsupported op(s):\n    " + "\n    ".join(problems),
                          hint="supported ops: " + ", ".join(sorted(_supported_types())))
@@ -71,6 +71,12 @@ def op_dtypes(op: Op, graph: Graph) -> str:
     return "/".join(ins) if ins == outs or not ins else f"{'/'.join(ins)} -> {'/'.join(outs)}"
 
 
+def at_op(op: Op, message: str) -> str:
+    """`message` prefixed with the op it is about, unless it already names it."""
+    prefix = f"op {op.index} ({op.type})"
+    return message if message.startswith(prefix) else f"{prefix}: {message}"
+
+
 def _supported_types() -> list[str]:
     from .ops import registry
     return list(registry())
@@ -83,12 +89,15 @@ def lower_ops(graph: Graph, cpu: Cpu, tuning: Tuning) -> tuple[list[Step], dict[
     scheduled: dict[int, tuple[Layer, GemmSchedule]] = {}
     for op in graph.ops:
         opdef = op_def(op.type)
-        if op.index in layers:
-            schedule = tuning.schedule(layers[op.index])
-            scheduled[op.index] = (layers[op.index], schedule)
-            low = opdef.lower_scheduled(op, graph, cpu, schedule)
-        else:
-            low = opdef.lower(op, graph, cpu)
+        try:
+            if op.index in layers:
+                schedule = tuning.schedule(layers[op.index])
+                scheduled[op.index] = (layers[op.index], schedule)
+                low = opdef.lower_scheduled(op, graph, cpu, schedule)
+            else:
+                low = opdef.lower(op, graph, cpu)
+        except ModelError as err:
+            raise ModelError(at_op(op, err.message), err.hint) from None
         low.kernels = [aot.without_unused_params(k) for k in low.kernels]
         steps.append((op, low))
     return steps, scheduled

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 
+INTERNAL_ERROR_EXIT = 70   # sysexits.h EX_SOFTWARE: a bug in mtk, not in the input
+
+
 class MtkError(Exception):
     """An error the user can act on. `exit_code` is what the CLI exits with."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from tflite.utils import BUILTIN_OPCODE2NAME
 
 from .errors import ModelError
 from .graph import Graph, Op, Quant, Tensor
+from .validation import OMITTED, validate
 
 _TENSOR_TYPES = {
     tflite.TensorType.FLOAT32: "float32", tflite.TensorType.FLOAT16: "float16",
@@ -85,7 +87,7 @@ def _quant(q: tflite.QuantizationParameters | None, shape: tuple[int, ...]) -> Q
 
 
 def read_model(path: str | Path) -> Graph:
-    """Parse `path`; every malformed-file case becomes a ModelError naming the file."""
+    """Parse and validate `path`; every malformed-file case becomes a ModelError naming the file."""
     path = Path(path)
     try:
         buf = path.read_bytes()
@@ -99,11 +101,13 @@ def parse_model(buf: bytes, path: Path) -> Graph:
     if len(buf) < 8 or buf[4:8] != b"TFL3":
         raise ModelError(f"{path} is not a TFLite model (no 'TFL3' flatbuffer identifier)")
     try:
-        return _parse(buf, path)
+        graph = _parse(buf, path)
     except ModelError:
         raise
     except Exception as err:  # the flatbuffers runtime raises anything on corrupt offsets
         raise ModelError(f"{path} is a corrupt or truncated TFLite flatbuffer ({type(err).__name__}: {err})") from None
+    validate(graph)
+    return graph
 
 
 def _parse(buf: bytes, path: Path) -> Graph:
@@ -141,7 +145,7 @@ def _parse(buf: bytes, path: Path) -> Graph:
         data = None
         if raw is not None:
             np_dtype = np.dtype(dtype) if dtype != "int4" else np.dtype("int8")
-            expected = int(np.prod(shape, dtype=np.int64)) * np_dtype.itemsize
+            expected = math.prod(shape) * np_dtype.itemsize
             if dtype == "int4" or len(raw) != expected:
                 raise ModelError(f"{path}: constant tensor {i} '{name}' holds {len(raw)} bytes, "
                                  f"shape {list(shape)} needs {expected}")
@@ -156,12 +160,8 @@ def _parse(buf: bytes, path: Path) -> Graph:
         op_type = BUILTIN_OPCODE2NAME.get(builtin, f"BUILTIN_{builtin}")
         if op_type == "CUSTOM":
             op_type = f"CUSTOM:{(code.CustomCode() or b'').decode('utf-8', 'replace')}"
-        inputs = [None if int(x) < 0 else int(x) for x in (o.InputsAsNumpy() if o.InputsLength() else [])]
+        inputs = [None if int(x) == OMITTED else int(x) for x in (o.InputsAsNumpy() if o.InputsLength() else [])]
         outputs = [int(x) for x in (o.OutputsAsNumpy() if o.OutputsLength() else [])]
-        for t in [x for x in inputs if x is not None] + outputs:
-            if t >= len(tensors):
-                raise ModelError(f"{path}: operator {i} ({op_type}) refers to tensor {t}, "
-                                 f"but the model has {len(tensors)}")
         ops.append(Op(i, op_type, inputs, outputs, _read_options(o)))
 
     graph_inputs = [int(x) for x in sub.InputsAsNumpy()] if sub.InputsLength() else []

@@ -28,7 +28,11 @@ def quantize_multiplier(real: float) -> tuple[int, int]:
     """QuantizeMultiplier: real ≈ multiplier * 2^(shift - 31), multiplier in [2^30, 2^31)."""
     if real == 0.0:
         return 0, 0
+    if not math.isfinite(real):
+        raise ModelError(f"rescale factor {real} is not a finite number")
     q, shift = math.frexp(real)
+    if shift > 31:   # the int32 left shift x·2^shift would overflow for every x ≠ 0
+        raise ModelError(f"rescale factor {real:g} is too large for 32-bit fixed point (at most 2^31)")
     q_fixed = tflite_round(q * (1 << 31))
     if q_fixed == (1 << 31):
         q_fixed //= 2

@@ -1,0 +1,156 @@
+"""Malformed models (families 1-3 of issue 15): every index, arity, rank, size, option and quantization
+parameter is checked once between the reader and the ops, and `mtk compile` exits 2 with one line
+naming the op and the tensor; anything that still escapes is an internal error (exit 70), never 1."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pytest
+from ai_edge_litert import schema_py_generated as schema
+
+from mtk.cli import main
+from mtk.compiler import check_supported
+from mtk.errors import INTERNAL_ERROR_EXIT, ModelError
+from mtk.reader import read_model
+from mtk.tflite_builder import ModelBuilder
+from model_mutator import mutate, pack
+
+
+def conv_model() -> bytes:
+    """input (1,6,6,2) -> CONV_2D 3x3 (4 filters, per-channel) -> AVERAGE_POOL_2D 2x2 -> output."""
+    b = ModelBuilder()
+    x = b.tensor("input", (1, 6, 6, 2), "int8", scale=0.05, zero_point=-3)
+    w = b.const("w", np.ones((4, 3, 3, 2), np.int8), scale=np.full(4, 0.01), zero_point=np.zeros(4), axis=0)
+    bias = b.const("bias", np.zeros(4, np.int32), scale=np.full(4, 0.0005), zero_point=np.zeros(4))
+    h = b.tensor("conv", (1, 6, 6, 4), "int8", scale=0.1, zero_point=0)
+    y = b.tensor("y", (1, 3, 3, 4), "int8", scale=0.1, zero_point=0)
+    b.op("CONV_2D", [x, w, bias], [h], padding="SAME")
+    b.op("AVERAGE_POOL_2D", [h], [y], padding="VALID", filter_height=2, filter_width=2, stride_h=2, stride_w=2)
+    b.inputs([x])
+    b.outputs([y])
+    return b.build()
+
+
+def edited(edit: Callable[[schema.ModelT], None]) -> bytes:
+    model = schema.ModelT.InitFromPackedBuf(bytearray(conv_model()), 0)
+    edit(model)
+    return pack(model)
+
+
+def _sub(m):
+    return m.subgraphs[0]
+
+
+def _tensor(m, name):
+    return next(t for t in _sub(m).tensors if t.name.decode() == name)
+
+
+def _set(obj, **fields):
+    for k, v in fields.items():
+        setattr(obj, k, v)
+
+
+CONV, POOL = 0, 1
+# (edit, words the one-line message must hold)
+CASES = {
+    # family 1: indices
+    "graph input too large": (lambda m: _set(_sub(m), inputs=[99]), ["model input 0", "tensor 99"]),
+    "graph output negative": (lambda m: _set(_sub(m), outputs=[-3]), ["model output 0", "tensor -3"]),
+    "graph output twice": (lambda m: _set(_sub(m), outputs=[4, 4]), ["'y'", "listed twice"]),
+    "op input negative": (lambda m: _set(_sub(m).operators[CONV], inputs=[0, -7, 2]), ["op 0 (CONV_2D)", "tensor -7"]),
+    "op output negative": (lambda m: _set(_sub(m).operators[POOL], outputs=[-2]), ["op 1 (AVERAGE_POOL_2D)", "tensor -2"]),
+    "op output too large": (lambda m: _set(_sub(m).operators[POOL], outputs=[6]), ["op 1", "tensor 6"]),
+    "required input omitted": (lambda m: _set(_sub(m).operators[CONV], inputs=[0, -1, 2]),
+                               ["op 0 (CONV_2D)", "input 1 is omitted"]),
+    "op reads a later tensor": (lambda m: _sub(m).operators.reverse(), ["op 0 (AVERAGE_POOL_2D)", "'conv'"]),
+    "op writes a constant": (lambda m: _set(_sub(m).operators[POOL], outputs=[1]), ["op 1", "'w'", "constant"]),
+    # family 2: arity and rank
+    "too few inputs": (lambda m: _set(_sub(m).operators[CONV], inputs=[0]), ["op 0 (CONV_2D)", "1 inputs", "2 to 3"]),
+    "too many inputs": (lambda m: _set(_sub(m).operators[POOL], inputs=[3, 3]), ["op 1 (AVERAGE_POOL_2D)", "2 inputs"]),
+    "no outputs": (lambda m: _set(_sub(m).operators[POOL], outputs=[]), ["op 1", "no outputs"]),
+    "two outputs": (lambda m: _set(_sub(m).operators[CONV], outputs=[3, 4]), ["op 0 (CONV_2D)", "2 outputs"]),
+    "conv input rank 3": (lambda m: _set(_tensor(m, "input"), shape=[6, 6, 2]), ["op 0 (CONV_2D)", "'input'", "4 dimensions"]),
+    "pool output rank 2": (lambda m: _set(_tensor(m, "y"), shape=[9, 4]), ["op 1", "'y'", "4 dimensions"]),
+    # sizes
+    "negative dimension": (lambda m: _set(_tensor(m, "conv"), shape=[1, -6, 6, 4]), ["'conv'", "negative dimension"]),
+    "size beyond int32": (lambda m: _set(_tensor(m, "conv"), shape=[65536, 65536, 1, 4]), ["'conv'", "bytes"]),
+    "int64 wrap": (lambda m: _set(_tensor(m, "conv"), shape=[2**31 - 1] * 4), ["'conv'", "bytes"]),
+    # family 3: options and quantization
+    "pool stride 0": (lambda m: _set(_sub(m).operators[POOL].builtinOptions, strideH=0), ["op 1", "stride_h is 0"]),
+    "conv dilation -1": (lambda m: _set(_sub(m).operators[CONV].builtinOptions, dilationWFactor=-1),
+                         ["op 0 (CONV_2D)", "dilation_w_factor"]),
+    "padding enum 7": (lambda m: _set(_sub(m).operators[CONV].builtinOptions, padding=7), ["op 0", "padding 7"]),
+    "activation enum 99": (lambda m: _set(_sub(m).operators[CONV].builtinOptions, fusedActivationFunction=99),
+                           ["op 0", "fused activation 99"]),
+    "NaN scale": (lambda m: _set(_tensor(m, "conv").quantization, scale=[float("nan")]), ["'conv'", "scale nan"]),
+    "zero scale": (lambda m: _set(_tensor(m, "input").quantization, scale=[0.0]), ["'input'", "scale 0.0"]),
+    "zero point 2^40": (lambda m: _set(_tensor(m, "y").quantization, zeroPoint=[2**40]), ["'y'", "zero point 1099511627776", "int8"]),
+    "per-channel length": (lambda m: _set(_tensor(m, "w").quantization, scale=[0.01] * 3, zeroPoint=[0] * 3),
+                           ["'w'", "3 per-channel scales for 4 channels"]),
+    "per-channel axis": (lambda m: _set(_tensor(m, "w").quantization, quantizedDimension=7), ["'w'", "axis 7"]),
+    "quantization missing": (lambda m: _set(_tensor(m, "conv"), quantization=None),
+                             ["op 0 (CONV_2D)", "'conv'", "without quantization"]),
+    "multiplier beyond int32": (lambda m: [_set(_tensor(m, n).quantization, scale=[1e-30]) for n in ("conv", "y")],
+                                ["op 0 (CONV_2D)", "too large for 32-bit"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_model_exits_2_with_one_line(case, tmp_path, capsys):
+    edit, words = CASES[case]
+    model = tmp_path / "m.tflite"
+    model.write_bytes(edited(edit))
+    code = main(["compile", str(model), "-o", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "Traceback" not in err and "internal error" not in err
+    for word in words:
+        assert word in err, (word, err)
+    assert not (tmp_path / "out").exists()
+
+
+def test_unmodified_model_is_valid(tmp_path):
+    model = tmp_path / "m.tflite"
+    model.write_bytes(conv_model())
+    check_supported(read_model(model))
+
+
+def test_a_bug_is_an_internal_error_not_outputs_differ(tmp_path, capsys, monkeypatch):
+    model = tmp_path / "m.tflite"
+    model.write_bytes(conv_model())
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("division by zero")
+    monkeypatch.setattr("mtk.compiler.check_supported", broken)
+    code = main(["compile", str(model), "-o", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == INTERNAL_ERROR_EXIT and code not in (0, 1, 2, 3, 4)
+    assert "internal error: ZeroDivisionError" in err and "please report" in err and "Traceback" not in err
+
+
+def seed_models() -> list[bytes]:
+    import modelgen
+    return [conv_model(), *modelgen.example_models(0).values()]
+
+
+def test_fuzzed_models_fail_only_as_model_errors(tmp_path):
+    """2,000 seeded mutants (bit flips, truncation, structural edits) through reader, validation and the
+    op checks: each is accepted or refused with a ModelError; nothing else escapes."""
+    rng = random.Random(15)
+    seeds = seed_models()
+    path = tmp_path / "m.tflite"
+    outcomes = {"valid": 0, "refused": 0}
+    for _ in range(2000):
+        kind, data = mutate(rng.choice(seeds), rng)
+        path.write_bytes(data)
+        try:
+            graph = read_model(path)
+            check_supported(graph)
+            outcomes["valid"] += 1
+        except ModelError:
+            outcomes["refused"] += 1
+    assert outcomes["refused"] > 1000 and outcomes["valid"] > 100, outcomes

@@ -1,0 +1,230 @@
+"""Structural checks between the reader and the ops: after `validate(graph)` every op may assume a
+well-formed graph (indices in range, arity and ranks as the op type needs, sizes that fit, options
+and quantization parameters that the integer arithmetic can hold).
+
+Each check runs once and the first problem becomes one ModelError naming the op index, the op
+type and the tensor; op families then check only what is specific to them (dtypes, shapes that
+must agree, TFLM's own restrictions).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import ModelError
+from .graph import Graph, Op, Tensor
+
+MAX_RANK = 8                     # TFLite's RuntimeShape holds up to 6 (a few ops 8)
+MAX_TENSOR_BYTES = 2**31 - 1     # the generated C indexes with 32-bit integers
+OMITTED = -1                     # the flatbuffer's mark of an omitted optional input
+
+# Zero points and constant-free activation tensors must fit their element type.
+DTYPE_RANGES = {
+    "int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767), "uint16": (0, 65535),
+    "int32": (-2**31, 2**31 - 1), "uint32": (0, 2**32 - 1), "int64": (-2**63, 2**63 - 1),
+}
+QUANTIZED_DTYPES = ("int8", "uint8", "int16")
+
+PADDINGS = ("SAME", "VALID")
+FUSED_ACTIVATIONS = ("NONE", "RELU", "RELU_N1_TO_1", "RELU6", "TANH", "SIGN_BIT")
+POSITIVE_OPTIONS = ("stride_h", "stride_w", "filter_height", "filter_width", "dilation_h_factor",
+                    "dilation_w_factor")
+MAX_OPTION = 2**16               # strides, filters and dilations beyond this fit no microcontroller
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """What an op type takes: input and output counts, which inputs may be omitted (-1), the rank
+    range of each input position (`ranks`, by position; positions absent from it take any rank up to
+    MAX_RANK) and of the outputs, and input positions whose int8 tensor may lack quantization."""
+
+    inputs: tuple[int, int]
+    outputs: tuple[int, int] = (1, 1)
+    optional: frozenset[int] = frozenset()
+    ranks: tuple[tuple[int, int, int], ...] = ()    # (position, min rank, max rank)
+    output_rank: tuple[int, int] = (0, MAX_RANK)
+    unquantized: frozenset[int] = frozenset()
+
+
+_UNARY = OpSpec(inputs=(1, 1))
+_CONV = OpSpec(inputs=(2, 3), optional=frozenset({2}), ranks=((0, 4, 4), (1, 4, 4), (2, 1, 1)), output_rank=(4, 4))
+_POOL = OpSpec(inputs=(1, 1), ranks=((0, 4, 4),), output_rank=(4, 4))
+_BINARY = OpSpec(inputs=(2, 2), ranks=((0, 0, 6), (1, 0, 6)), output_rank=(0, 6))
+
+OP_SPECS: dict[str, OpSpec] = {
+    "CONV_2D": _CONV,
+    "DEPTHWISE_CONV_2D": _CONV,
+    "FULLY_CONNECTED": OpSpec(inputs=(2, 3), optional=frozenset({2}), ranks=((0, 1, MAX_RANK), (1, 2, 2), (2, 1, 1)),
+                              output_rank=(1, MAX_RANK)),
+    "AVERAGE_POOL_2D": _POOL,
+    "MAX_POOL_2D": _POOL,
+    "MEAN": OpSpec(inputs=(2, 2), ranks=((0, 1, 6), (1, 0, 1))),
+    "ADD": _BINARY,
+    "SUB": _BINARY,
+    "MUL": _BINARY,
+    "SOFTMAX": OpSpec(inputs=(1, 1), ranks=((0, 1, MAX_RANK),), output_rank=(1, MAX_RANK)),
+    "RESHAPE": OpSpec(inputs=(1, 2), optional=frozenset({1}), ranks=((1, 0, 1),)),
+    "SQUEEZE": _UNARY,
+    "EXPAND_DIMS": OpSpec(inputs=(2, 2), ranks=((1, 0, 1),)),
+    "QUANTIZE": _UNARY,
+    "DEQUANTIZE": _UNARY,
+    "CONCATENATION": OpSpec(inputs=(1, 10), ranks=tuple((i, 0, 6) for i in range(10)), output_rank=(0, 6)),
+    "PAD": OpSpec(inputs=(2, 2), ranks=((0, 0, 5), (1, 2, 2)), output_rank=(0, 5)),
+    "PADV2": OpSpec(inputs=(2, 3), optional=frozenset({2}), ranks=((0, 0, 5), (1, 2, 2)), output_rank=(0, 5),
+                    unquantized=frozenset({2})),
+    "STRIDED_SLICE": OpSpec(inputs=(4, 4), ranks=((0, 0, 4), (1, 1, 1), (2, 1, 1), (3, 1, 1)), output_rank=(0, 4)),
+    "TRANSPOSE": OpSpec(inputs=(2, 2), ranks=((0, 0, 5), (1, 1, 1)), output_rank=(0, 5)),
+    "LOGISTIC": _UNARY,
+    "TANH": _UNARY,
+    "LEAKY_RELU": _UNARY,
+    "HARD_SWISH": _UNARY,
+    "RELU": _UNARY,
+    "RELU6": _UNARY,
+}
+
+
+def validate(graph: Graph) -> None:
+    """Raise ModelError for the first structural problem of `graph`."""
+    where = str(graph.source or graph.name)
+    n = len(graph.tensors)
+    for role, indices in (("input", graph.inputs), ("output", graph.outputs)):
+        for k, t in enumerate(indices):
+            if not 0 <= t < n:
+                raise ModelError(f"{where}: model {role} {k} refers to tensor {t}; the model has {n} tensors")
+        seen = set()
+        for t in indices:
+            if t in seen:
+                raise ModelError(f"{where}: tensor '{graph.tensors[t].name}' is listed twice as a model {role}")
+            seen.add(t)
+    for t in graph.inputs:
+        if graph.tensors[t].is_constant:
+            raise ModelError(f"{where}: model input '{graph.tensors[t].name}' is a constant tensor")
+    for op in graph.ops:
+        _check_indices(op, n, where)
+
+    used = {t for op in graph.ops for t in [*op.inputs, *op.outputs] if t is not None} | set(graph.inputs) | set(graph.outputs)
+    for t in sorted(used):
+        _check_tensor(graph.tensors[t], where)
+
+    # An empty tensor has nothing to read (an empty constant holds no buffer data: MEAN's no-axes list).
+    available = set(graph.inputs) | {t.index for t in graph.tensors if t.is_constant or (t.shape and t.size == 0)}
+    for op in graph.ops:
+        here = f"{where}: op {op.index} ({op.type})"
+        _check_dataflow(op, graph, available, here)
+        spec = OP_SPECS.get(op.type)
+        if spec is not None:
+            _check_spec(op, graph, spec, here)
+        _check_options(op, here)
+    for t in graph.outputs:
+        if t not in available or graph.tensors[t].is_constant:
+            raise ModelError(f"{where}: model output '{graph.tensors[t].name}' is produced by no op")
+
+
+def _check_indices(op: Op, n: int, where: str) -> None:
+    here = f"{where}: op {op.index} ({op.type})"
+    for k, t in enumerate(op.inputs):
+        if t is not None and not 0 <= t < n:
+            raise ModelError(f"{here}: input {k} refers to tensor {t}; the model has {n} tensors "
+                             f"({OMITTED} marks an omitted optional input)")
+    if not op.outputs:
+        raise ModelError(f"{here}: the op has no outputs")
+    for k, t in enumerate(op.outputs):
+        if not 0 <= t < n:
+            raise ModelError(f"{here}: output {k} refers to tensor {t}; the model has {n} tensors")
+
+
+def _check_tensor(t: Tensor, where: str) -> None:
+    here = f"{where}: tensor {t.index} '{t.name}'"
+    if len(t.shape) > MAX_RANK:
+        raise ModelError(f"{here} has {len(t.shape)} dimensions; at most {MAX_RANK} are supported")
+    if any(d < 0 for d in t.shape):
+        raise ModelError(f"{here} has a negative dimension in its shape {list(t.shape)}")
+    nbytes = math.prod(t.shape) * (np.dtype(t.dtype).itemsize if t.dtype != "int4" else 1)
+    if nbytes > MAX_TENSOR_BYTES:
+        raise ModelError(f"{here}: shape {list(t.shape)} takes {nbytes} bytes; at most {MAX_TENSOR_BYTES} fit")
+    q = t.quant
+    if q is None:
+        return
+    if len(q.zero_point) != len(q.scale):
+        raise ModelError(f"{here} has {len(q.scale)} scales but {len(q.zero_point)} zero points")
+    if not np.all(np.isfinite(q.scale)) or not np.all(q.scale > 0):
+        bad = next(float(s) for s in q.scale if not (math.isfinite(s) and s > 0))
+        raise ModelError(f"{here} has the quantization scale {bad!r}; scales must be finite and positive")
+    lo, hi = DTYPE_RANGES.get(t.dtype, (-2**31, 2**31 - 1))
+    if np.any(q.zero_point < lo) or np.any(q.zero_point > hi):
+        bad = next(int(z) for z in q.zero_point if not lo <= z <= hi)
+        raise ModelError(f"{here} has the zero point {bad}, outside {t.dtype} [{lo}, {hi}]")
+    if len(q.scale) > 1:
+        if not 0 <= q.axis < len(t.shape):
+            raise ModelError(f"{here} is quantized per channel along axis {q.axis} of a {len(t.shape)}-D shape")
+        if len(q.scale) != t.shape[q.axis]:
+            raise ModelError(f"{here} has {len(q.scale)} per-channel scales for {t.shape[q.axis]} channels "
+                             f"(axis {q.axis} of {list(t.shape)})")
+
+
+def _check_dataflow(op: Op, graph: Graph, available: set[int], here: str) -> None:
+    """Inputs are model inputs, constants or earlier ops' outputs; each tensor is written once."""
+    for t in op.inputs:
+        if t is not None and t not in available:
+            raise ModelError(f"{here}: input '{graph.tensors[t].name}' is not a model input, a constant or "
+                             "the output of an earlier op")
+    for t in op.outputs:
+        tensor = graph.tensors[t]
+        if tensor.is_constant or t in graph.inputs:
+            raise ModelError(f"{here}: output '{tensor.name}' is a {'constant' if tensor.is_constant else 'model input'}")
+        if t in available:
+            raise ModelError(f"{here}: output '{tensor.name}' is written by an earlier op or twice by this one")
+        available.add(t)
+
+
+def _check_spec(op: Op, graph: Graph, spec: OpSpec, here: str) -> None:
+    lo, hi = spec.inputs
+    if not lo <= len(op.inputs) <= hi:
+        raise ModelError(f"{here}: {len(op.inputs)} inputs; {op.type} takes {_count(lo, hi)}")
+    lo, hi = spec.outputs
+    if not lo <= len(op.outputs) <= hi:
+        raise ModelError(f"{here}: {len(op.outputs)} outputs; {op.type} gives {_count(lo, hi)}")
+    for k, t in enumerate(op.inputs):
+        if t is None and k not in spec.optional:
+            raise ModelError(f"{here}: input {k} is omitted, but {op.type} requires it")
+    ranks = {k: (r_lo, r_hi) for k, r_lo, r_hi in spec.ranks}
+    for k, tensor in enumerate(graph.input_tensors(op)):
+        if tensor is None:
+            continue
+        r_lo, r_hi = ranks.get(k, (0, MAX_RANK))
+        if not r_lo <= len(tensor.shape) <= r_hi:
+            raise ModelError(f"{here}: input {k} '{tensor.name}' has shape {list(tensor.shape)}; "
+                             f"{op.type} needs {_count(r_lo, r_hi)} dimensions there")
+        if tensor.dtype in QUANTIZED_DTYPES and tensor.quant is None and k not in spec.unquantized:
+            raise ModelError(f"{here}: input {k} '{tensor.name}' is {tensor.dtype} without quantization parameters")
+    for tensor in graph.output_tensors(op):
+        r_lo, r_hi = spec.output_rank
+        if not r_lo <= len(tensor.shape) <= r_hi:
+            raise ModelError(f"{here}: output '{tensor.name}' has shape {list(tensor.shape)}; "
+                             f"{op.type} needs {_count(r_lo, r_hi)} dimensions there")
+        if tensor.dtype in QUANTIZED_DTYPES and tensor.quant is None:
+            raise ModelError(f"{here}: output '{tensor.name}' is {tensor.dtype} without quantization parameters")
+
+
+def _check_options(op: Op, here: str) -> None:
+    o = op.options
+    for key in POSITIVE_OPTIONS:
+        if key in o and not (isinstance(o[key], int) and 1 <= o[key] <= MAX_OPTION):
+            raise ModelError(f"{here}: option {key} is {o[key]}; it must be in [1, {MAX_OPTION}]")
+    if "padding" in o and o["padding"] not in PADDINGS:
+        raise ModelError(f"{here}: padding {o['padding']} is not one of {', '.join(PADDINGS)}")
+    if "fused_activation_function" in o and o["fused_activation_function"] not in FUSED_ACTIVATIONS:
+        raise ModelError(f"{here}: fused activation {o['fused_activation_function']} is not one of "
+                         f"{', '.join(FUSED_ACTIVATIONS)}")
+    for key, value in o.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ModelError(f"{here}: option {key} is {value}")
+
+
+def _count(lo: int, hi: int) -> str:
+    if lo == hi:
+        return str(lo)
+    return f"at most {hi}" if lo == 0 else f"at least {lo}" if hi == MAX_RANK else f"{lo} to {hi}"
