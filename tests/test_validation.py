@@ -154,3 +154,9 @@ def test_fuzzed_models_fail_only_as_model_errors(tmp_path):
         except ModelError:
             outcomes["refused"] += 1
     assert outcomes["refused"] > 1000 and outcomes["valid"] > 100, outcomes
+
+
+def test_every_supported_op_type_has_a_row_in_the_arity_table():
+    from mtk.ops import registry
+    from mtk.validation import OP_SPECS
+    assert sorted(set(registry()) - set(OP_SPECS)) == []

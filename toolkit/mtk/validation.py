@@ -31,7 +31,8 @@ QUANTIZED_DTYPES = ("int8", "uint8", "int16")
 PADDINGS = ("SAME", "VALID")
 FUSED_ACTIVATIONS = ("NONE", "RELU", "RELU_N1_TO_1", "RELU6", "TANH", "SIGN_BIT")
 POSITIVE_OPTIONS = ("stride_h", "stride_w", "filter_height", "filter_width", "dilation_h_factor",
-                    "dilation_w_factor")
+                    "dilation_w_factor", "block_size")
+MAX_OUTPUTS = 1024               # SPLIT/UNPACK
 MAX_OPTION = 2**16               # strides, filters and dilations beyond this fit no microcontroller
 
 
@@ -53,6 +54,8 @@ _UNARY = OpSpec(inputs=(1, 1))
 _CONV = OpSpec(inputs=(2, 3), optional=frozenset({2}), ranks=((0, 4, 4), (1, 4, 4), (2, 1, 1)), output_rank=(4, 4))
 _POOL = OpSpec(inputs=(1, 1), ranks=((0, 4, 4),), output_rank=(4, 4))
 _BINARY = OpSpec(inputs=(2, 2), ranks=((0, 0, 6), (1, 0, 6)), output_rank=(0, 6))
+_REDUCE = OpSpec(inputs=(2, 2), ranks=((0, 1, 6), (1, 0, 1)))
+_RESIZE = OpSpec(inputs=(2, 2), ranks=((0, 4, 4), (1, 1, 1)), output_rank=(4, 4))
 
 OP_SPECS: dict[str, OpSpec] = {
     "CONV_2D": _CONV,
@@ -61,7 +64,27 @@ OP_SPECS: dict[str, OpSpec] = {
                               output_rank=(1, MAX_RANK)),
     "AVERAGE_POOL_2D": _POOL,
     "MAX_POOL_2D": _POOL,
-    "MEAN": OpSpec(inputs=(2, 2), ranks=((0, 1, 6), (1, 0, 1))),
+    "MEAN": _REDUCE,
+    "SUM": _REDUCE,
+    "REDUCE_MAX": _REDUCE,
+    "REDUCE_MIN": _REDUCE,
+    "ARG_MAX": _REDUCE,
+    "ARG_MIN": _REDUCE,
+    "MINIMUM": _BINARY,
+    "MAXIMUM": _BINARY,
+    "PRELU": _BINARY,
+    "SQUARED_DIFFERENCE": _BINARY,
+    "GATHER": OpSpec(inputs=(2, 2)),
+    "RESIZE_NEAREST_NEIGHBOR": _RESIZE,
+    "RESIZE_BILINEAR": _RESIZE,
+    "SPLIT": OpSpec(inputs=(2, 2), outputs=(1, MAX_OUTPUTS), ranks=((0, 0, 1),)),
+    "SPLIT_V": OpSpec(inputs=(3, 3), outputs=(1, MAX_OUTPUTS), ranks=((1, 1, 1), (2, 0, 1))),
+    "PACK": OpSpec(inputs=(1, MAX_OUTPUTS)),
+    "UNPACK": OpSpec(inputs=(1, 1), outputs=(1, MAX_OUTPUTS)),
+    "SPACE_TO_DEPTH": OpSpec(inputs=(1, 1), ranks=((0, 4, 4),), output_rank=(4, 4)),
+    "DEPTH_TO_SPACE": OpSpec(inputs=(1, 1), ranks=((0, 4, 4),), output_rank=(4, 4)),
+    "TRANSPOSE_CONV": OpSpec(inputs=(3, 4), optional=frozenset({3}), ranks=((0, 1, 1), (1, 4, 4), (2, 4, 4), (3, 1, 1)),
+                             output_rank=(4, 4)),
     "ADD": _BINARY,
     "SUB": _BINARY,
     "MUL": _BINARY,

@@ -1,0 +1,209 @@
+"""Fuzz campaign (issue 15): seeded mutants of the shared models and of tests/modelgen.py's examples
+through reader + validation + op checks + lowering (the whole compile to C), and through the real CLI.
+
+    nice -n 10 python bench/fuzz_campaign.py --cases 100000              # reader .. lowering
+    nice -n 10 python bench/fuzz_campaign.py --cases 500 --cli           # `mtk compile` in a subprocess
+
+Each case runs in a worker process with a deadline (a case past it counts as a hang and the
+worker is replaced). Outcomes: `refused` (an MtkError: exit 2 on the CLI) at the reader/validation
+or at the op checks or during lowering, `compiled`, `crash` (any other exception: a bug) and
+`hang`. A mutant that passes the checks is lowered once per structure: mutants that differ from
+an already lowered one only in constant data larger than 64 elements (weights flipped by a bit)
+count as `compiled (same structure)` with the first one's outcome, so the campaign spends its time
+on new structures. With --cli every case is `python -m mtk.cli compile` with its exit code and
+stderr: a `Traceback` or an exit code other than 0/2/3 counts against it.
+Prints counts per outcome (and --json FILE writes them); exit 1 if any crash, hang or traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import hashlib
+import json
+import multiprocessing as mp
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+SHARED = ROOT.parent / "shared" / "models"
+if not SHARED.is_dir():
+    SHARED = Path("/work/shared/models")
+
+
+def seeds() -> list[tuple[str, bytes]]:
+    import modelgen
+    found = [(p.stem, p.read_bytes()) for p in sorted(SHARED.glob("*.tflite"))]
+    found += [(f"modelgen:{k}", v) for k, v in modelgen.example_models(0).items()]
+    return found
+
+
+def mutant(seed_models: list[tuple[str, bytes]], campaign_seed: int, case: int) -> tuple[str, str, bytes]:
+    from model_mutator import mutate
+    rng = random.Random(f"{campaign_seed}:{case}")
+    # Small models are lowered in a fraction of a second; the shared ones take seconds: 1 case in 8.
+    name, data = rng.choice(seed_models[:3]) if rng.random() < 0.125 and len(seed_models) > 3 else \
+        rng.choice(seed_models[3:] or seed_models)
+    kind, out = mutate(data, rng)
+    return name, kind, out
+
+
+def structure_key(graph) -> str:
+    h = hashlib.sha256()
+    for t in graph.tensors:
+        h.update(repr((t.name, t.shape, t.dtype, None if t.quant is None else
+                       (t.quant.scale.tobytes(), t.quant.zero_point.tobytes(), t.quant.axis))).encode())
+        if t.data is not None:
+            h.update(t.data.tobytes() if t.data.size <= 64 else repr(t.data.shape).encode())
+    for op in graph.ops:
+        h.update(repr((op.type, op.inputs, op.outputs, sorted(op.options.items()))).encode())
+    h.update(repr((graph.inputs, graph.outputs)).encode())
+    return h.hexdigest()
+
+
+def _where(err: BaseException) -> str:
+    frame = traceback.extract_tb(err.__traceback__)[-1]
+    return f"{type(err).__name__} at {Path(frame.filename).name}:{frame.lineno}"
+
+
+def worker(conn, campaign_seed: int, work: str) -> None:
+    """Answers ("check", case) with (outcome, detail, key) and ("lower", case) with (outcome, detail)."""
+    import warnings
+    warnings.filterwarnings("ignore")
+    from mtk import compiler
+    from mtk.errors import MtkError
+    from mtk.reader import read_model
+    from mtk import ui
+    ui.set_quiet(True)
+    compiler.measure_code_bytes = lambda *args, **kwargs: None   # the C is compiled by the --cli cases
+    models = seeds()
+    path = Path(work) / f"m{os.getpid()}.tflite"
+    while True:
+        request, case = conn.recv()
+        name, kind, data = mutant(models, campaign_seed, case)
+        path.write_bytes(data)
+        try:
+            if request == "check":
+                try:
+                    graph = read_model(path)
+                except MtkError:
+                    conn.send(("refused: reader/validation", "", None))
+                    continue
+                compiler.check_supported(graph)
+                conn.send(("checked", "", structure_key(graph)))
+            else:
+                compiler.compile_model(path, Path(work) / f"out{os.getpid()}", force=True)
+                conn.send(("compiled", "", None))
+        except MtkError as err:
+            conn.send((f"refused: {'op checks' if request == 'check' else 'lowering'}", str(err).splitlines()[0][:200], None))
+        except BaseException as err:   # noqa: BLE001 (what the campaign is looking for)
+            conn.send(("crash", f"{_where(err)}: {str(err)[:200]} [{name}, {kind}, case {case}]", None))
+
+
+class Worker:
+    def __init__(self, campaign_seed: int, work: str):
+        self.args = (campaign_seed, work)
+        self.start()
+
+    def start(self) -> None:
+        self.conn, child = mp.Pipe()
+        self.proc = mp.Process(target=worker, args=(child, *self.args), daemon=True)
+        self.proc.start()
+
+    def ask(self, request: str, case: int, timeout: float):
+        self.conn.send((request, case))
+        if self.conn.poll(timeout):
+            return self.conn.recv()
+        self.proc.kill()
+        self.proc.join()
+        self.start()
+        return ("hang", f"{request} past {timeout:.0f} s [case {case}]", None)
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.join()
+
+
+def campaign(cases: int, campaign_seed: int, timeout: float) -> dict:
+    counts: collections.Counter = collections.Counter()
+    details: dict[str, list[str]] = collections.defaultdict(list)
+    lowered: dict[str, str] = {}
+    start = time.time()
+    with tempfile.TemporaryDirectory(prefix="mtk-fuzz-") as work:
+        w = Worker(campaign_seed, work)
+        try:
+            for case in range(cases):
+                outcome, detail, key = w.ask("check", case, timeout)
+                if outcome == "checked":
+                    if key in lowered:
+                        outcome = lowered[key] + " (same structure)"
+                    else:
+                        outcome, detail, _ = w.ask("lower", case, timeout)
+                        lowered[key] = outcome
+                counts[outcome] += 1
+                if outcome in ("crash", "hang") and len(details[outcome]) < 50:
+                    details[outcome].append(detail)
+                if (case + 1) % 1000 == 0:
+                    print(f"{case + 1} cases, {time.time() - start:.0f} s: {dict(counts)}", file=sys.stderr, flush=True)
+        finally:
+            w.close()
+    return {"cases": cases, "seed": campaign_seed, "seconds": round(time.time() - start), "counts": dict(counts),
+            "distinct_structures_lowered": len(lowered), "details": dict(details)}
+
+
+def cli_campaign(cases: int, campaign_seed: int, timeout: float) -> dict:
+    counts: collections.Counter = collections.Counter()
+    details: dict[str, list[str]] = collections.defaultdict(list)
+    models = seeds()
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "toolkit"))
+    start = time.time()
+    with tempfile.TemporaryDirectory(prefix="mtk-fuzz-cli-") as work:
+        path = Path(work) / "model.tflite"
+        for case in range(cases):
+            name, kind, data = mutant(models, campaign_seed, case)
+            path.write_bytes(data)
+            try:
+                proc = subprocess.run([sys.executable, "-m", "mtk.cli", "compile", str(path), "-o",
+                                       str(Path(work) / "out"), "--force"],
+                                      capture_output=True, text=True, timeout=timeout, env=env)
+            except subprocess.TimeoutExpired:
+                counts["hang"] += 1
+                details["hang"].append(f"case {case} [{name}, {kind}]")
+                continue
+            traceback_seen = "Traceback" in proc.stderr
+            outcome = "traceback" if traceback_seen else f"exit {proc.returncode}"
+            counts[outcome] += 1
+            if (traceback_seen or proc.returncode not in (0, 2, 3)) and len(details[outcome]) < 50:
+                details[outcome].append(f"case {case} [{name}, {kind}]: {proc.stderr.strip().splitlines()[-1:]}")
+            if (case + 1) % 50 == 0:
+                print(f"{case + 1} CLI cases, {time.time() - start:.0f} s: {dict(counts)}", file=sys.stderr, flush=True)
+    return {"cases": cases, "seed": campaign_seed, "seconds": round(time.time() - start), "counts": dict(counts),
+            "details": dict(details)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cases", type=int, default=10000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--cli", action="store_true", help="run each case through `mtk compile` in a subprocess")
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per case before it counts as a hang")
+    parser.add_argument("--json", type=Path, help="write the counts here")
+    args = parser.parse_args()
+    result = (cli_campaign if args.cli else campaign)(args.cases, args.seed, args.timeout)
+    print(json.dumps(result, indent=1))
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1) + "\n")
+    bad = {"crash", "hang", "traceback"} | {k for k in result["counts"] if k.startswith("exit ") and
+                                              k not in ("exit 0", "exit 2", "exit 3")}
+    return 1 if any(result["counts"].get(k) for k in bad) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
