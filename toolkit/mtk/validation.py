@@ -83,6 +83,7 @@ OP_SPECS: dict[str, OpSpec] = {
     "UNPACK": OpSpec(inputs=(1, 1), outputs=(1, MAX_OUTPUTS)),
     "SPACE_TO_DEPTH": OpSpec(inputs=(1, 1), ranks=((0, 4, 4),), output_rank=(4, 4)),
     "DEPTH_TO_SPACE": OpSpec(inputs=(1, 1), ranks=((0, 4, 4),), output_rank=(4, 4)),
+    "BATCH_MATMUL": OpSpec(inputs=(2, 2), ranks=((0, 2, 5), (1, 2, 5))),
     "TRANSPOSE_CONV": OpSpec(inputs=(3, 4), optional=frozenset({3}), ranks=((0, 1, 1), (1, 4, 4), (2, 4, 4), (3, 1, 1)),
                              output_rank=(4, 4)),
     "ADD": _BINARY,
