@@ -106,8 +106,9 @@ class Lab:
         return f"labgrid://{self.address}"
 
     def acquired(self) -> dict[str, str | None]:
+        """The stand-ins' places and who holds them."""
         with Coordinator(self.address) as coordinator:
-            return {p.name: p.acquired_by for p in coordinator.places()}
+            return {p.name: p.acquired_by for p in coordinator.places() if p.name.startswith("standin-")}
 
 
 def labgrid_client(address: str, *args: str) -> None:
@@ -132,6 +133,8 @@ def lab(tmp_path_factory):
             config.write_text(standin.exporter_yaml())
             processes.append(subprocess.Popen(["labgrid-exporter", "-c", address, "-n", standin.exporter,
                                                str(config)], cwd=folder, stdout=log, stderr=subprocess.STDOUT))
+        labgrid_client(address, "-p", "not-a-board", "create")   # a place mtk has no board for: skipped
+        labgrid_client(address, "-p", "not-a-board", "set-tags", "board=no_such_board")
         for standin in standins:
             labgrid_client(address, "-p", standin.place, "create")
             labgrid_client(address, "-p", standin.place, "add-match", f"{standin.exporter}/{standin.place}/*")
@@ -162,8 +165,10 @@ def test_two_boards_on_two_exporters_one_report_bit_exact(lab, fc_model, tmp_pat
     monkeypatch.setattr(labgrid_bench, "bench_on_labgrid", keep_results)
     png = tmp_path / "bench.png"
     code = main(["bench", str(DIGITS), str(fc_model), "--lab", lab.url, "-n", "2", "--json", "--plot", str(png)])
-    rows = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    rows = json.loads(captured.out)
     assert code == 0, rows
+    assert "skipping place not-a-board: mtk knows no board 'no_such_board'" in captured.err
     assert [(r["place"], r["host"], r["board"], r["model"]) for r in rows] == [
         ("standin-an385", "host1", "mps2/an385", "digits_cnn_int8.tflite"),
         ("standin-an385", "host1", "mps2/an385", "fc_int8.tflite"),
@@ -189,12 +194,14 @@ def test_a_stand_in_killed_mid_run_fails_alone(lab, fc_model, capsys, monkeypatc
 
     monkeypatch.setattr(PlaceRunner, "start", start_then_kill_an385)
     try:
-        code = main(["bench", str(fc_model), "--lab", lab.url, "-n", "1", "--json"])
+        code = main(["bench", str(fc_model), "--lab", lab.url, "-n", "1"])
     finally:
         an385.start()   # the same ports again: the exporter's resources stay valid
-    rows = json.loads(capsys.readouterr().out)
+    report = capsys.readouterr().out.splitlines()
     assert code == 4
-    assert [(r["place"], "error" in r) for r in rows] == [("standin-an386", False), ("standin-an385", True)]
+    assert report[0].split()[:4] == ["place", "host", "model", "board"]
+    assert [line.split()[:4] for line in report[2:3]] == [["standin-an386", "host2", "fc_int8.tflite", "mps2/an386"]]
+    assert report[3].startswith("FAILED fc_int8.tflite on mps2/an385 at place standin-an385 (host1): ")
     assert lab.acquired() == {"standin-an385": None, "standin-an386": None}
 
 

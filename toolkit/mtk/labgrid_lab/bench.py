@@ -27,7 +27,11 @@ JOIN_POLL_S = 0.2
 
 @contextmanager
 def sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM ends the run as Ctrl-C does, through the same clean-up."""
+    """SIGTERM ends the run as Ctrl-C does, through the same clean-up (signals reach the main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
     def interrupt(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
     previous = signal.signal(signal.SIGTERM, interrupt)

@@ -5,6 +5,7 @@ flashes; places are reserved, acquired and released through the coordinator's ca
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 from collections.abc import Awaitable
@@ -38,6 +39,8 @@ class Coordinator:
 
     def __init__(self, address: str):
         self.address = address
+        if not logging.getLogger().handlers:   # labgrid logs its session's errors; mtk reports them itself
+            logging.getLogger().addHandler(logging.NullHandler())
         self._loop = asyncio.new_event_loop()
         self._session: ClientSession | None = None
         self._error: BaseException | None = None
@@ -46,7 +49,8 @@ class Coordinator:
         self._thread.start()
         started.wait()
         if self._error is not None:
-            raise TargetError(f"cannot reach the labgrid coordinator at {address}: {self._error}",
+            reason = self._error.args[0] if isinstance(self._error, LabgridError) else self._error
+            raise TargetError(f"cannot reach the labgrid coordinator at {address}: {reason}",
                               hint="start it (labgrid-coordinator), or give its address as "
                                    "--lab labgrid://HOST:PORT or LG_COORDINATOR=HOST:PORT")
 
