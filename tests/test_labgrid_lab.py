@@ -105,6 +105,11 @@ class Lab:
     def url(self) -> str:
         return f"labgrid://{self.address}"
 
+    def reservations(self) -> str:
+        """What `labgrid-client reservations` lists (nothing when every client cleaned up)."""
+        return subprocess.run(["labgrid-client", "-x", self.address, "reservations"], check=True,
+                              capture_output=True, text=True, timeout=60).stdout.strip()
+
     def acquired(self) -> dict[str, str | None]:
         """The stand-ins' places and who holds them."""
         with Coordinator(self.address) as coordinator:
@@ -178,7 +183,7 @@ def test_two_boards_on_two_exporters_one_report_bit_exact(lab, fc_model, tmp_pat
                for r in rows)
     assert [sum(s["mismatches"] for s in compare(result)) for result in seen] == [0, 0, 0, 0]
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert lab.acquired() == {"standin-an385": None, "standin-an386": None}
+    assert lab.acquired() == {"standin-an385": None, "standin-an386": None} and lab.reservations() == ""
 
 
 def test_a_stand_in_killed_mid_run_fails_alone(lab, fc_model, capsys, monkeypatch):
@@ -202,7 +207,7 @@ def test_a_stand_in_killed_mid_run_fails_alone(lab, fc_model, capsys, monkeypatc
     assert report[0].split()[:4] == ["place", "host", "model", "board"]
     assert [line.split()[:4] for line in report[2:3]] == [["standin-an386", "host2", "fc_int8.tflite", "mps2/an386"]]
     assert report[3].startswith("FAILED fc_int8.tflite on mps2/an385 at place standin-an385 (host1): ")
-    assert lab.acquired() == {"standin-an385": None, "standin-an386": None}
+    assert lab.acquired() == {"standin-an385": None, "standin-an386": None} and lab.reservations() == ""
 
 
 def test_a_second_client_skips_or_waits_and_sigterm_releases(lab, fc_model, capsys):
@@ -234,4 +239,4 @@ def test_a_second_client_skips_or_waits_and_sigterm_releases(lab, fc_model, caps
     finally:
         first.send_signal(signal.SIGCONT)
         stop(first)
-    assert lab.acquired() == {"standin-an385": None, "standin-an386": None}
+    assert lab.acquired() == {"standin-an385": None, "standin-an386": None} and lab.reservations() == ""

@@ -61,7 +61,8 @@ class LabRun:
         self.results: list[RunResult] = []
         self.failures: list[Failure] = []
         self._stop = threading.Event()
-        self._held: set[str] = set()
+        self._held: set[str] = set()        # places acquired
+        self._reservations: set[str] = set()  # tokens not cancelled yet
         self._lock = threading.Lock()
 
     def run(self, places: list[tuple[LabPlace, Board]], firmware: dict[str, list[Firmware | Failure]]) -> None:
@@ -79,11 +80,21 @@ class LabRun:
             self._release_all()
 
     def _release_all(self) -> None:
-        """After an interrupt: stop the places' threads and release what they hold."""
+        """After an interrupt: stop the places' threads, release what they hold and cancel their
+        reservations (a reservation left behind would keep its place from others until it expires)."""
         with self._lock:
             self._stop.set()
             for name in sorted(self._held):
                 self._release(name)
+            for token in sorted(self._reservations):
+                self._cancel(token)
+
+    def _cancel(self, token: str) -> None:
+        try:
+            self.coordinator.cancel(token)
+        except (MtkError, TimeoutError):
+            pass   # cancelled already, or expired
+        self._reservations.discard(token)
 
     def _release(self, name: str) -> None:
         try:
@@ -100,11 +111,15 @@ class LabRun:
             self.failures.append(Failure(model, board.name, error, place, host))
 
     def _run_place(self, place: LabPlace, board: Board, firmware: list[Firmware | Failure], deadline: float) -> None:
-        try:
-            token = self.coordinator.reserve(place.name)
-        except MtkError as err:
-            self._fail_all(firmware, board, str(err), place.name)
-            return
+        with self._lock:
+            if self._stop.is_set():
+                return
+            try:
+                token = self.coordinator.reserve(place.name)
+            except MtkError as err:
+                self._fail_all(firmware, board, str(err), place.name)
+                return
+            self._reservations.add(token)
         try:
             if not self.coordinator.wait_allocated(token, deadline, self._stop):
                 if not self._stop.is_set():
@@ -126,10 +141,9 @@ class LabRun:
         except MtkError as err:
             self._fail_all(firmware, board, str(err).splitlines()[0], place.name)
         finally:
-            try:
-                self.coordinator.cancel(token)
-            except (MtkError, TimeoutError):
-                pass
+            with self._lock:
+                if token in self._reservations:
+                    self._cancel(token)
 
     def _run_acquired(self, place: LabPlace, board: Board, firmware: list[Firmware | Failure]) -> None:
         host = self.coordinator.host(place.name)
