@@ -13,8 +13,9 @@ from labgrid.resource.serialport import NetworkSerialPort  # noqa: E402
 from labgrid.target import Target  # noqa: E402
 
 from mtk.boards import get_board  # noqa: E402
-from mtk.errors import MtkError  # noqa: E402
+from mtk.errors import MtkError, TargetError  # noqa: E402
 from mtk.labgrid_lab import coordinator_address  # noqa: E402
+from mtk.labgrid_lab.place import PlaceRunner  # noqa: E402
 from mtk.labgrid_lab.probes import GDBServer, GdbServerDriver, probe_driver  # noqa: E402
 
 
@@ -49,6 +50,13 @@ def test_a_gdb_server_place_is_loaded_over_the_gdb_remote_protocol():
 def test_places_mtk_cannot_flash_say_why(probes, board, message):
     with pytest.raises(MtkError, match=message):
         probe_driver(place("p", *probes), get_board(board))
+
+
+def test_a_place_without_a_serial_port_is_refused():
+    target = Target("no-uart")
+    GDBServer(target, name=None, host="rack1", port=3333)
+    with pytest.raises(TargetError, match="place no-uart has no serial port"):
+        PlaceRunner(target, get_board("mps2/an386"))
 
 
 @pytest.mark.parametrize("lab, env, address", [

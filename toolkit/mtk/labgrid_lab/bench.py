@@ -80,8 +80,9 @@ class LabRun:
             self._release_all()
 
     def _release_all(self) -> None:
-        """After an interrupt: stop the places' threads, release what they hold and cancel their
-        reservations (a reservation left behind would keep its place from others until it expires)."""
+        """When the run ends: stop the places' threads, release what they still hold and cancel their
+        reservations (only after an interrupt is anything left; a reservation left behind would keep
+        its place from others until it expires)."""
         with self._lock:
             self._stop.set()
             for name in sorted(self._held):
@@ -92,7 +93,7 @@ class LabRun:
     def _cancel(self, token: str) -> None:
         try:
             self.coordinator.cancel(token)
-        except (MtkError, TimeoutError):
+        except MtkError:
             pass   # cancelled already, or expired
         self._reservations.discard(token)
 
@@ -100,7 +101,7 @@ class LabRun:
         try:
             self.coordinator.release(name)
             ui.info(f"released place {name}")
-        except (MtkError, TimeoutError) as err:
+        except MtkError as err:
             ui.info(f"could not release place {name}: {err}")
         self._held.discard(name)
 

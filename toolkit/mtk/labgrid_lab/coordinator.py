@@ -65,7 +65,11 @@ class Coordinator:
             self._loop.run_forever()
 
     def _call(self, coroutine: Awaitable[Answer]) -> Answer:
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(CALL_TIMEOUT_S)
+        try:
+            return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(CALL_TIMEOUT_S)
+        except TimeoutError:
+            raise TargetError(f"the labgrid coordinator at {self.address} did not answer within "
+                              f"{CALL_TIMEOUT_S:g} s") from None
 
     async def _rpc(self, method: str, request) -> object:
         try:
@@ -136,8 +140,8 @@ class Coordinator:
             try:
                 self._call(self._session.stop())
                 self._call(self._session.close())
-            except (TimeoutError, MtkError):
-                pass
+            except MtkError:
+                pass   # the coordinator is gone: nothing to close there
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(CALL_TIMEOUT_S)
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import serial
 from labgrid.driver import SerialDriver
+from labgrid.exceptions import NoSupplierFoundError
 from labgrid.target import Target
 
 from ..boards import Board
@@ -30,7 +30,11 @@ class PlaceSession(BoardSession):
 class PlaceRunner(Runner):
     def __init__(self, target: Target, board: Board):
         self.target, self.board = target, board
-        self.console = SerialDriver(target, name=None)
+        try:
+            self.console = SerialDriver(target, name=None)
+        except NoSupplierFoundError:
+            raise TargetError(f"place {target.name} has no serial port",
+                              hint="export the board's USBSerialPort or a NetworkSerialPort in its group") from None
         self.loader = probe_driver(target, board)
 
     def start(self, elf: Path) -> PlaceSession:
@@ -38,7 +42,7 @@ class PlaceRunner(Runner):
             raise TargetError(f"firmware {elf} does not exist")
         try:
             self.target.activate(self.console)   # opened before flashing: the boot banner is not lost
-        except serial.SerialException as err:
+        except Exception as err:   # pyserial's or labgrid's: the port is not there
             raise TargetError(f"place {self.target.name}: {err}") from None
         link = SerialLink.over(self.console.serial)
         try:
