@@ -36,6 +36,11 @@ DIGITS = REPO / "models" / "digits_cnn_int8.tflite"
 START_TIMEOUT_S = 30.0
 
 
+def labgrid_tool(name: str) -> list[str]:
+    """labgrid-coordinator/-exporter/-client of this Python (a venv's bin/ need not be on PATH)."""
+    return [sys.executable, "-m", f"labgrid.remote.{name}"]
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -107,7 +112,7 @@ class Lab:
 
     def reservations(self) -> str:
         """What `labgrid-client reservations` lists (nothing when every client cleaned up)."""
-        return subprocess.run(["labgrid-client", "-x", self.address, "reservations"], check=True,
+        return subprocess.run([*labgrid_tool("client"), "-x", self.address, "reservations"], check=True,
                               capture_output=True, text=True, timeout=60).stdout.strip()
 
     def acquired(self) -> dict[str, str | None]:
@@ -117,7 +122,7 @@ class Lab:
 
 
 def labgrid_client(address: str, *args: str) -> None:
-    subprocess.run(["labgrid-client", "-x", address, *args], check=True, capture_output=True, timeout=60)
+    subprocess.run([*labgrid_tool("client"), "-x", address, *args], check=True, capture_output=True, timeout=60)
 
 
 @pytest.fixture(scope="module")
@@ -129,14 +134,14 @@ def lab(tmp_path_factory):
                 StandIn("standin-an386", "host2", "mps2-an386", "mps2_an386")]
     log = open(folder / "labgrid.log", "wb")
     try:
-        processes.append(subprocess.Popen(["labgrid-coordinator", "-l", address], cwd=folder,
+        processes.append(subprocess.Popen([*labgrid_tool("coordinator"), "-l", address], cwd=folder,
                                           stdout=log, stderr=subprocess.STDOUT))
         wait_until(lambda: listening(int(address.split(":")[1])), "the coordinator did not listen")
         for standin in standins:
             standin.start()
             config = folder / f"{standin.exporter}.yaml"
             config.write_text(standin.exporter_yaml())
-            processes.append(subprocess.Popen(["labgrid-exporter", "-c", address, "-n", standin.exporter,
+            processes.append(subprocess.Popen([*labgrid_tool("exporter"), "-c", address, "-n", standin.exporter,
                                                str(config)], cwd=folder, stdout=log, stderr=subprocess.STDOUT))
         labgrid_client(address, "-p", "not-a-board", "create")   # a place mtk has no board for: skipped
         labgrid_client(address, "-p", "not-a-board", "set-tags", "board=no_such_board")
