@@ -1,5 +1,6 @@
-"""Which labgrid driver flashes a place, from its probe resource and its board (no hardware: the
-drivers are made, not run; tests/test_labgrid_lab.py runs the GDB server one on QEMU stand-ins)."""
+"""The labgrid lab's pieces that need no lab: which labgrid driver flashes a place, from its probe
+resource and its board (the drivers are made, not run; tests/test_labgrid_lab.py runs the GDB
+server one on QEMU stand-ins), the coordinator's address, `--lab labgrid` usage errors."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from labgrid.resource.serialport import NetworkSerialPort  # noqa: E402
 from labgrid.target import Target  # noqa: E402
 
 from mtk.boards import get_board  # noqa: E402
+from mtk.cli import main  # noqa: E402
 from mtk.errors import MtkError, TargetError  # noqa: E402
 from mtk.labgrid_lab import coordinator_address  # noqa: E402
 from mtk.labgrid_lab.place import PlaceRunner  # noqa: E402
@@ -69,3 +71,14 @@ def test_the_coordinator_address_comes_from_the_url_or_lg_coordinator(lab, env, 
     if env:
         monkeypatch.setenv("LG_COORDINATOR", env)
     assert coordinator_address(lab) == address
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--board", "mps2/an386"], "either --board or --lab"),
+    (["--serial-number", "066D"], "--serial-number is for a board on this host"),
+    (["--lab-timeout", "-1"], "--lab-timeout -1: seconds"),
+])
+def test_bad_lab_usage_is_refused_in_one_line(options, message, capsys):
+    assert main(["bench", "m.tflite", "--lab", "labgrid://127.0.0.1:1", *options]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1

@@ -88,6 +88,10 @@ def _bench_local(args: argparse.Namespace) -> tuple[list[RunResult], list[Failur
 def _bench_labgrid(args: argparse.Namespace) -> tuple[list[RunResult], list[Failure]]:
     if args.boards:
         raise MtkError("give either --board or --lab, not both")
+    given = [option for option in ("runner", "serial_number", "port") if getattr(args, option) is not None]
+    if given:
+        raise MtkError(f"--{given[0].replace('_', '-')} is for a board on this host: a labgrid place is flashed "
+                       "through its own probe resource")
     require_labgrid()
     from ..labgrid_lab.bench import bench_on_labgrid
     check_runs(args.runs)
