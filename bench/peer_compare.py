@@ -1,14 +1,16 @@
 """mtk against TFLM + CMSIS-NN on the MLPerf Tiny models (issue 6), in QEMU with exact instruction counts.
 
-    python bench/peer_compare.py                         # the three shared models on mps2/an386
-    python bench/peer_compare.py --board mps2/an385 --board mps2/an500 --layers --json out.json
+    python bench/peer_compare.py                         # the three shared models on every core the peer has
+    python bench/peer_compare.py --board mps2/an386 --no-layers --json out.json
     python bench/peer_compare.py --tuning mtk-tuning.json   # per-layer schedules from `mtk tune`
 
 Per model and board: instructions per inference, arena bytes and code bytes next to the peer's
 figures in ../shared/peer/tflm_qemu.json (TFLM + CMSIS-NN, -O2), as ratios against the issue's
 targets; the memory plan's lower bound; whether the outputs match tflite-micro bit for bit; and
 the host compile time (issue 2 asks for kws's, and its arena against TFLM's 22,820 B). The
-target figures come from `mtk bench --json` (--layers: `--profile`, a build with per-op counters).
+target figures come from `mtk bench --json`, with per-op counters (`--profile`: a few instructions per
+op more) unless --no-layers; the per-op figures are printed beside the peer's per-op instructions (TFLM's profiler around each op's
+Eval, graph order) where the peer file has them.
 
 Code bytes = the firmware ELF's flash (.text + .rodata + .data) minus the model's constants:
 the same quantity as the peer's code_flash_excl_model (both include the firmware harness and
@@ -16,7 +18,9 @@ libc). The generated model code alone (metadata code_bytes, arm-none-eabi-gcc -O
 kernels and run function) is printed beside it. Flash = the ELF's flash, next to the peer's
 flash_total (model included), as a ratio against the goal of less than the peer's: int16 or paired
 weights chosen by `mtk tune` (--tuning) double their layers' share.
-The peer has M3 and M4 rows only; boards with another CPU are compared with the M4 row.
+Each board is compared with the peer's rows for its CPU (m3 mps2/an385, m4 mps2/an386, m7 mps2/an500,
+m55 mps3/corstone300/an547, read from the peer file); a board whose CPU the file has no rows for is
+compared with the M4 rows, and the table says so.
 """
 
 from __future__ import annotations
@@ -40,7 +44,8 @@ from mtk.tuning import load_tuning
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 MODELS = {"kws": "kws_dscnn_int8", "ic": "ic_resnet8_int8", "ad": "ad_fc_int8"}
-PEER_CPU = {"cortex-m3": "m3", "cortex-m4": "m4"}
+PEER_BOARDS = {"m3": "mps2/an385", "m4": "mps2/an386", "m7": "mps2/an500", "m55": "mps3/corstone300/an547"}
+FALLBACK_PEER_CPU = "m4"
 INSNS_TARGET = 0.70                                             # × the peer's instructions
 ARENA_TARGET = {"kws_dscnn_int8": 0.75, "ad_fc_int8": 0.75, "ic_resnet8_int8": 1.0}
 CODE_TARGET = 0.30
@@ -97,12 +102,20 @@ def measure(model: Path, board_name: str, layers: bool, work: Path, tuning: Path
     }
 
 
+def peer_cpu_of(cpu: str, peers: dict[tuple[str, str], dict]) -> str:
+    """The peer file's name of `cpu` ("cortex-m55" -> "m55") if it has rows for it, else the M4's."""
+    name = cpu.removeprefix("cortex-")
+    return name if any(c == name for c, _ in peers) else FALLBACK_PEER_CPU
+
+
 def with_peer(row: dict, peers: dict[tuple[str, str], dict]) -> dict:
-    peer_cpu = PEER_CPU.get(row["cpu"], "m4")
+    peer_cpu = peer_cpu_of(row["cpu"], peers)
     peer = peers[(peer_cpu, row["model"])]
     return {**row, "peer_cpu": peer_cpu,
             "peer": {"instructions": peer["insns_per_inference"], "arena_bytes": peer["arena_used_bytes"],
-                     "code_bytes": peer["code_flash_excl_model"], "flash_bytes": peer["flash_total"]},
+                     "code_bytes": peer["code_flash_excl_model"], "flash_bytes": peer["flash_total"],
+                     "layers": [{"type": t, "instructions": n} for t, n in
+                                zip(peer.get("op_types", []), peer.get("op_insns", []))] or None},
             "ratios": {"instructions": row["instructions"] / peer["insns_per_inference"],
                        "arena": row["arena_bytes"] / peer["arena_used_bytes"],
                        "code": row["code_bytes"] / peer["code_flash_excl_model"],
@@ -116,35 +129,47 @@ def _mark(ratio: float, target: float) -> str:
 
 
 def print_table(rows: list[dict]) -> None:
-    print(f"{'model':16} {'board':22} {'instructions':>12} {'peer':>10} {'×':>6} │ {'arena':>6} {'bound':>6} "
+    print(f"{'model':16} {'board':22} {'peer cpu':8} {'instructions':>12} {'peer':>10} {'×':>6} │ {'arena':>6} {'bound':>6} "
           f"{'peer':>6} {'×':>6} │ {'code':>6} {'(model)':>7} {'peer':>6} {'×':>6} │ {'flash':>7} {'peer':>7} "
           f"{'×':>6} │ {'compile':>7} exact")
     for r in rows:
         p, q, t = r["peer"], r["ratios"], r["targets"]
-        print(f"{r['model']:16} {r['board']:22} {r['instructions']:12,} {p['instructions']:10,} "
+        print(f"{r['model']:16} {r['board']:22} {r['peer_cpu']:8} {r['instructions']:12,} {p['instructions']:10,} "
               f"{_mark(q['instructions'], t['instructions']):>6} │ {r['arena_bytes']:6} {r['arena_lower_bound_bytes']:6} "
               f"{p['arena_bytes']:6} {_mark(q['arena'], t['arena']):>6} │ {r['code_bytes']:6} "
               f"{r['model_code_bytes'] or 0:7} {p['code_bytes']:6} {_mark(q['code'], t['code']):>6} │ "
               f"{r['flash_bytes']:7} {p['flash_bytes']:7} {_mark(q['flash'], t['flash']):>6} │ "
               f"{r['compile_s']:6.1f}s {'yes' if r['output_mismatches'] == 0 else 'NO'}")
-    print("× = mtk / TFLM+CMSIS-NN (-O2, peer cpu m4 unless the board is M3); '!' = above the issue-6 target "
+    print("× = mtk / TFLM+CMSIS-NN (-O2) on the peer cpu's board (the M4's when the peer file has no rows for "
+          "the board's cpu); '!' = above the issue-6 target "
           f"(instructions {INSNS_TARGET}, arena 0.75 kws/ad 1.0 ic, code {CODE_TARGET}, flash {FLASH_TARGET}); "
           "code = ELF flash − constants (as the peer's), (model) = generated kernels alone")
 
 
 def print_layers(row: dict) -> None:
-    total = row["instructions"]
-    print(f"\n{row['model']} on {row['board']}: per-op instructions")
-    for layer in sorted(row["layers"], key=lambda layer: -layer["instructions"]):
-        print(f"  op {layer['index']:3} {layer['type']:20} {layer['instructions']:10,} "
-              f"{100 * layer['instructions'] / total:5.1f} %")
+    """mtk's instructions per op beside the peer's, graph order (the peer's op i is op i: both run the
+    model's operators one for one)."""
+    peer = row["peer"]["layers"] or []
+    total = sum(layer["instructions"] for layer in row["layers"]) or 1
+    print(f"\n{row['model']} on {row['board']}: instructions per op, mtk and TFLM+CMSIS-NN "
+          f"({row['peer_cpu']}{'' if peer else ': no per-op figures in the peer file'})")
+    print(f"  {'op':>3} {'type':20} {'mtk':>10} {'share':>6} {'peer':>10} {'×':>6}")
+    for layer in sorted(row["layers"], key=lambda layer: layer["index"]):
+        theirs = peer[layer["index"]] if layer["index"] < len(peer) else None
+        line = f"  {layer['index']:3} {layer['type']:20} {layer['instructions']:10,} " \
+               f"{100 * layer['instructions'] / total:5.1f}%"
+        if theirs is not None and theirs["type"] == layer["type"] and theirs["instructions"]:
+            line += f" {theirs['instructions']:10,} {layer['instructions'] / theirs['instructions']:6.2f}"
+        print(line)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--board", action="append", help="board(s) to run on (default mps2/an386)")
+    parser.add_argument("--board", action="append",
+                        help="board(s) to run on (default: the board of every cpu the peer file has rows for)")
     parser.add_argument("--model", action="append", choices=sorted(MODELS), help="model(s) (default all three)")
-    parser.add_argument("--layers", action="store_true", help="profile build: per-op instructions as well")
+    parser.add_argument("--layers", action=argparse.BooleanOptionalAction, default=True,
+                        help="per-op instructions beside the peer's (a profiling build; default on)")
     parser.add_argument("--json", type=Path, help="write the rows to this file")
     parser.add_argument("--peer", type=Path, default=SHARED / "peer" / "tflm_qemu.json")
     parser.add_argument("--models-dir", type=Path, default=SHARED / "models")
@@ -153,7 +178,7 @@ def main() -> int:
 
     peers = peer_rows(args.peer)
     rows = []
-    for board in args.board or ["mps2/an386"]:
+    for board in args.board or [PEER_BOARDS[cpu] for cpu in PEER_BOARDS if any(c == cpu for c, _ in peers)]:
         for key in args.model or list(MODELS):
             with tempfile.TemporaryDirectory(prefix="mtk-peer-") as tmp:
                 rows.append(with_peer(measure(args.models_dir / f"{MODELS[key]}.tflite", board, args.layers,

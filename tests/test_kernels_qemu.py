@@ -78,3 +78,18 @@ def test_tuned_schedules_bit_exact_on_target(board, candidates, tmp_path):
     for expected, got in zip(run_reference_batch(model, result.untuned.inputs), result.untuned.outputs):
         for want, out in zip(expected, got):
             assert np.array_equal(np.asarray(out).reshape(-1), np.asarray(want).reshape(-1))
+
+
+def test_one_to_n_depthwise_is_tuned_on_target(tmp_path):
+    """A depthwise layer with one input channel runs on the GEMM, so `mtk tune` measures its schedules
+    (1x4 blocks, int16 weights: 3 builds), each build on two different inputs."""
+    model = GEMM_MODELS["depthwise-1-to-n"]()
+    path = tmp_path / "model.tflite"
+    path.write_bytes(model)
+    result = tune_model(path, get_board("mps2/an386"), tmp_path / "tuning.json")
+    assert result.builds_measured == 3 and [c.key.split()[0] for c in result.layers] == ["DEPTHWISE_CONV_2D"]
+    assert len(result.untuned.inputs) == 2 and len(result.untuned.sample_layers) == 2
+    assert not np.array_equal(*(sample[0] for sample in result.untuned.inputs))
+    for expected, got in zip(run_reference_batch(model, result.tuned.inputs), result.tuned.outputs):
+        for want, out in zip(expected, got):
+            assert np.array_equal(np.asarray(out).reshape(-1), np.asarray(want).reshape(-1))

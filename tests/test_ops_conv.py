@@ -138,7 +138,7 @@ def test_fully_connected_for_cortex_m3_is_bit_exact(channels, depth, per_channel
     assert "mtk_dot_1x8_s8" in (tmp_path / "lib" / "src" / "tvmgen_default_kernels.c").read_text()
 
 
-GEMM_MODELS = {   # a GEMM over rows of the input, over im2col taps, over gathered patches
+GEMM_MODELS = {   # a GEMM over rows of the input, over im2col taps, over gathered patches (1→N depthwise too)
     "fc": lambda: conv_model("FULLY_CONNECTED", (1, 37), (10, 37), (1, 10), per_channel=True,
                              fused_activation_function="NONE"),
     "conv-taps": lambda: conv_model("CONV_2D", (1, 5, 6, 8), (6, 3, 3, 8), (1, 5, 6, 6), per_channel=True,
@@ -147,6 +147,10 @@ GEMM_MODELS = {   # a GEMM over rows of the input, over im2col taps, over gather
     "conv-gather": lambda: conv_model("CONV_2D", (1, 9, 9, 3), (5, 3, 3, 3), (1, 5, 5, 5), per_channel=True,
                                       padding="SAME", stride_h=2, stride_w=2, dilation_h_factor=1,
                                       dilation_w_factor=1, fused_activation_function="RELU"),
+    "depthwise-1-to-n": lambda: conv_model("DEPTHWISE_CONV_2D", (1, 9, 8, 1), (1, 3, 4, 6), (1, 5, 4, 6),
+                                           per_channel=True, padding="SAME", stride_h=2, stride_w=2,
+                                           depth_multiplier=6, dilation_h_factor=1, dilation_w_factor=1,
+                                           fused_activation_function="RELU"),
 }
 
 

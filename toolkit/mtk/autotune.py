@@ -2,7 +2,8 @@
 for the flash it costs.
 
 Each candidate schedule is applied to every untuned layer that can take it, the model built with
-per-op counters and run once (pipeline.run_model, profile=True). A schedule whose weights take more
+per-op counters and run on two different inputs (pipeline.run_model, profile=True); a layer's count
+is the mean of the two (a kernel's instructions can depend on the data: requantization, borders). A schedule whose weights take more
 flash than the leanest schedule's (int16 or paired weights: twice) may be chosen only if it saves
 instructions over the leanest at `flash_per_instruction` bytes or less per instruction (choose);
 among those, each layer keeps the fewest instructions. The counters tick every 1e9/timer_hz
@@ -30,6 +31,8 @@ from .ops.gemm import GemmSchedule
 from .pipeline import RunOptions, RunResult, int8_model, run_model
 from .reader import read_model
 from .tuning import Layer, Tuning, read_entries, tunable_layers, write_entries
+
+MEASURED_INPUTS = 2   # each build runs on this many different inputs
 
 
 @dataclass
@@ -77,7 +80,8 @@ def _same_outputs(a: RunResult, b: RunResult) -> bool:
 
 
 def _run(model: Path, board: Board, tuning: Tuning | None, untuned: RunResult | None) -> RunResult:
-    result = run_model(model, RunOptions(board=board, runs=1, profile=True, tuning=tuning))
+    result = run_model(model, RunOptions(board=board, runs=1, profile=True, tuning=tuning,
+                                         random_samples=MEASURED_INPUTS))
     if untuned is not None and not _same_outputs(result, untuned):
         raise MismatchError(f"{model.name} on {board.name}: the outputs with {tuning.source} differ from the "
                             "untuned build's (a kernel bug: please report it)")
@@ -85,7 +89,10 @@ def _run(model: Path, board: Board, tuning: Tuning | None, untuned: RunResult | 
 
 
 def _counts(result: RunResult) -> dict[int, int]:
-    return {layer.index: layer.units for layer in result.layers or []}
+    """Units per op index: the mean over the inputs measured."""
+    per_sample = result.sample_layers or []
+    return {layer.index: round(sum(counts[i] for counts in per_sample) / len(per_sample))
+            for i, layer in enumerate(result.layers or [])}
 
 
 def choose(layer: Layer, instructions: dict[str, int], tick: float,

@@ -67,12 +67,13 @@ class RunResult:
     inputs: list[Sample]               # the samples sent, as the int8 model takes them
     outputs: list[Sample]              # per input sample, the model's outputs
     int8_model: bytes                  # the model compiled (quantized on the way if it was float)
-    layers: list[LayerTime] | None = None
+    layers: list[LayerTime] | None = None   # the first sample's
     platform: str = "baremetal"
     tuning: str | None = None          # the tuning file the kernels' schedules came from
     float_model: Path | None = None    # the float model quantized on the way into int8_model, if it was
     place: str | None = None           # the labgrid place it ran on (`mtk bench --lab labgrid`)
     host: str | None = None            # the exporter serving that place
+    sample_layers: list[list[int]] | None = None   # per input sample, units per op (profiling builds)
 
     @property
     def target_name(self) -> str:
@@ -159,20 +160,22 @@ def _unpack(compiled: CompiledModel, raw: bytes) -> Sample:
 
 
 def run_firmware(runner: Runner, elf: Path, compiled: CompiledModel, samples: list[Sample],
-                 options: RunOptions) -> tuple[str, CycleStats, list[Sample], list[int] | None]:
-    """Send each sample, read its outputs; time `options.runs` inferences of the first sample."""
+                 options: RunOptions) -> tuple[str, CycleStats, list[Sample], list[list[int]] | None]:
+    """Send each sample, read its outputs; time `options.runs` inferences of the first sample; with
+    profiling, the units per op of each sample's (last) inference."""
     with ui.step(f"running on {options.board.name}"), runner.start(elf) as session:
         client = FirmwareClient(session.link)
         client.wait_boot()
         info = client.info()
-        outputs, stats, layers = [], None, None
+        outputs, stats, layers = [], None, [] if options.profile else None
         for k, sample in enumerate(samples):
             client.load_input(compiled.pack_inputs([np.ascontiguousarray(a).tobytes() for a in sample]))
             if k == 0:
                 stats = client.stats(options.runs, timeout=INFER_TIMEOUT_S)
-                layers = client.layers() if options.profile else None
             else:
                 client.infer(1, 0, timeout=INFER_TIMEOUT_S)
+            if options.profile:
+                layers.append(client.layers())
             outputs.append(_unpack(compiled, client.read_output()))
         client.exit(0)
         status = session.wait_exit(10)
@@ -215,9 +218,9 @@ def run_built(firmware: Firmware, runner: Runner) -> RunResult:
     unit, stats, outputs, layers = run_firmware(runner, firmware.elf, compiled, firmware.samples, options)
     return RunResult(options.board, firmware.model.name, unit, stats, compiled.macs, compiled.arena_bytes,
                      compiled.constant_bytes, elf_sizes(firmware.elf), firmware.samples, outputs,
-                     firmware.int8.read_bytes(), _layer_times(compiled, layers) if layers is not None else None,
+                     firmware.int8.read_bytes(), _layer_times(compiled, layers[0]) if layers else None,
                      options.platform, options.tuning.source if options.tuning else None,
-                     firmware.model if firmware.int8 != firmware.model else None)
+                     firmware.model if firmware.int8 != firmware.model else None, sample_layers=layers or None)
 
 
 def check_runs(runs: int) -> None:

@@ -89,8 +89,8 @@ def tunable_layers(graph: Graph, cpu: Cpu) -> list[Layer]:
     layers = []
     for op in graph.ops:
         opdef = op_def(op.type)
-        if isinstance(opdef, GemmOpDef):
-            schedules = opdef.schedules(op, graph, cpu)
+        schedules = opdef.schedules(op, graph, cpu) if isinstance(opdef, GemmOpDef) else []
+        if schedules:
             layers.append(Layer(op, layer_key(op, graph, cpu), schedules,
                                 {s.label: opdef.weight_bytes(op, graph, cpu, s) for s in schedules}))
     return layers

@@ -16,9 +16,9 @@ from ..errors import ModelError
 from ..graph import Graph, Op, Tensor
 from ..target import Cpu
 from . import depthwise
-from .base import Lowered, OpDef, constant_kernel, io
+from .base import Lowered, constant_kernel, io
 from .fixedpoint import activation_range, quantize_multipliers
-from .gemm import GemmOpDef, GemmSchedule, Patches, gemm_kernel, gemm_schedules
+from .gemm import GemmOpDef, GemmSchedule, Patches, gemm_kernel, gemm_schedules, packed_weight_bytes, weight_group
 from .geometry import conv_geometry
 from .requant import Requant
 
@@ -82,7 +82,9 @@ class Conv2D(GemmOpDef):
                                     schedule)])
 
 
-class DepthwiseConv2D(OpDef):
+class DepthwiseConv2D(GemmOpDef):
+    """With one input channel a convolution (the GEMM, its schedules tunable); otherwise depthwise.py."""
+
     types = ("DEPTHWISE_CONV_2D",)
 
     def check(self, op: Op, graph: Graph) -> None:
@@ -96,7 +98,19 @@ class DepthwiseConv2D(OpDef):
         (x, w, *_), y = io(op, graph)
         return y.size * w.shape[1] * w.shape[2]
 
+    def schedules(self, op: Op, graph: Graph, cpu: Cpu) -> list[GemmSchedule]:
+        (x, w, *_), y = io(op, graph)
+        return gemm_schedules(cpu, y.size // w.shape[3]) if x.shape[3] == 1 else []
+
+    def weight_bytes(self, op: Op, graph: Graph, cpu: Cpu, schedule: GemmSchedule) -> int:
+        (_, w, *_), _ = io(op, graph)
+        return packed_weight_bytes(w.shape[3], w.shape[1] * w.shape[2], schedule, weight_group(cpu))
+
     def lower(self, op: Op, graph: Graph, cpu: Cpu) -> Lowered:
+        schedules = self.schedules(op, graph, cpu)
+        return self.lower_scheduled(op, graph, cpu, schedules[0] if schedules else None)
+
+    def lower_scheduled(self, op: Op, graph: Graph, cpu: Cpu, schedule: GemmSchedule | None) -> Lowered:
         (x, w, *rest), y = io(op, graph)
         bias = rest[0] if rest else None
         g = conv_geometry(op, x, w, y)
@@ -104,11 +118,9 @@ class DepthwiseConv2D(OpDef):
         bias_f = folded_bias(bias, w.data.astype(np.int64).sum(axis=(0, 1, 2)), x.quant.zp)
         if rq.constant_output is not None:
             return Lowered([constant_kernel(op, y, rq.constant_output)])
-        if g.in_c == 1:   # one input channel: a convolution with out_c output channels
-            patches = Patches(**asdict(g), in_zp=x.quant.zp)
-            schedule = gemm_schedules(cpu, y.size // g.out_c)[0]
+        if schedule is not None:   # one input channel: a convolution with out_c output channels
             return Lowered([gemm_kernel("depthwise_conv2d", op, y, w.data.reshape(-1, g.out_c).T, bias_f, rq,
-                                        patches, cpu, schedule)])
+                                        Patches(**asdict(g), in_zp=x.quant.zp), cpu, schedule)])
         return Lowered([depthwise.depthwise_kernel(op, g, x.quant.zp, w.data, bias_f, rq, cpu)])
 
 
