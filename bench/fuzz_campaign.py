@@ -3,13 +3,14 @@ through reader + validation + op checks + lowering (the whole compile to C), and
 
     nice -n 10 python bench/fuzz_campaign.py --cases 100000              # reader .. lowering
     nice -n 10 python bench/fuzz_campaign.py --cases 500 --cli           # `mtk compile` in a subprocess
+    nice -n 10 python bench/fuzz_campaign.py --cases 30000 --start 70000 # one of several parallel ranges
 
 Each case runs in a worker process with a deadline (a case past it counts as a hang and the
 worker is replaced). Outcomes: `refused` (an MtkError: exit 2 on the CLI) at the reader/validation
 or at the op checks or during lowering, `compiled`, `crash` (any other exception: a bug) and
 `hang`. A mutant that passes the checks is lowered once per structure: mutants that differ from
 an already lowered one only in constant data larger than 64 elements (weights flipped by a bit)
-count as `compiled (same structure)` with the first one's outcome, so the campaign spends its time
+(or in tensor names) count as `compiled (same structure)` with the first one's outcome, so the campaign spends its time
 on new structures. With --cli every case is `python -m mtk.cli compile` with its exit code and
 stderr: a `Traceback` or an exit code other than 0/2/3 counts against it.
 Prints counts per outcome (and --json FILE writes them); exit 1 if any crash, hang or traceback.
@@ -57,8 +58,8 @@ def mutant(seed_models: list[tuple[str, bytes]], campaign_seed: int, case: int) 
 
 def structure_key(graph) -> str:
     h = hashlib.sha256()
-    for t in graph.tensors:
-        h.update(repr((t.name, t.shape, t.dtype, None if t.quant is None else
+    for t in graph.tensors:   # names only reach C identifiers and comments: the --cli cases build that C
+        h.update(repr((t.shape, t.dtype, None if t.quant is None else
                        (t.quant.scale.tobytes(), t.quant.zero_point.tobytes(), t.quant.axis))).encode())
         if t.data is not None:
             h.update(t.data.tobytes() if t.data.size <= 64 else repr(t.data.shape).encode())
@@ -131,7 +132,7 @@ class Worker:
         self.proc.join()
 
 
-def campaign(cases: int, campaign_seed: int, timeout: float) -> dict:
+def campaign(cases: range, campaign_seed: int, timeout: float) -> dict:
     counts: collections.Counter = collections.Counter()
     details: dict[str, list[str]] = collections.defaultdict(list)
     lowered: dict[str, str] = {}
@@ -139,7 +140,7 @@ def campaign(cases: int, campaign_seed: int, timeout: float) -> dict:
     with tempfile.TemporaryDirectory(prefix="mtk-fuzz-") as work:
         w = Worker(campaign_seed, work)
         try:
-            for case in range(cases):
+            for done, case in enumerate(cases, 1):
                 outcome, detail, key = w.ask("check", case, timeout)
                 if outcome == "checked":
                     if key in lowered:
@@ -150,15 +151,16 @@ def campaign(cases: int, campaign_seed: int, timeout: float) -> dict:
                 counts[outcome] += 1
                 if outcome in ("crash", "hang") and len(details[outcome]) < 50:
                     details[outcome].append(detail)
-                if (case + 1) % 1000 == 0:
-                    print(f"{case + 1} cases, {time.time() - start:.0f} s: {dict(counts)}", file=sys.stderr, flush=True)
+                    print(f"{outcome}: {detail}", file=sys.stderr, flush=True)
+                if done % 1000 == 0:
+                    print(f"{done} cases (to case {case}), {time.time() - start:.0f} s: {dict(counts)}", file=sys.stderr, flush=True)
         finally:
             w.close()
-    return {"cases": cases, "seed": campaign_seed, "seconds": round(time.time() - start), "counts": dict(counts),
-            "distinct_structures_lowered": len(lowered), "details": dict(details)}
+    return {"cases": f"{cases.start}..{cases.stop - 1}", "seed": campaign_seed, "seconds": round(time.time() - start),
+            "counts": dict(counts), "distinct_structures_lowered": len(lowered), "details": dict(details)}
 
 
-def cli_campaign(cases: int, campaign_seed: int, timeout: float) -> dict:
+def cli_campaign(cases: range, campaign_seed: int, timeout: float) -> dict:
     counts: collections.Counter = collections.Counter()
     details: dict[str, list[str]] = collections.defaultdict(list)
     models = seeds()
@@ -166,7 +168,7 @@ def cli_campaign(cases: int, campaign_seed: int, timeout: float) -> dict:
     start = time.time()
     with tempfile.TemporaryDirectory(prefix="mtk-fuzz-cli-") as work:
         path = Path(work) / "model.tflite"
-        for case in range(cases):
+        for done, case in enumerate(cases, 1):
             name, kind, data = mutant(models, campaign_seed, case)
             path.write_bytes(data)
             try:
@@ -182,21 +184,23 @@ def cli_campaign(cases: int, campaign_seed: int, timeout: float) -> dict:
             counts[outcome] += 1
             if (traceback_seen or proc.returncode not in (0, 2, 3)) and len(details[outcome]) < 50:
                 details[outcome].append(f"case {case} [{name}, {kind}]: {proc.stderr.strip().splitlines()[-1:]}")
-            if (case + 1) % 50 == 0:
-                print(f"{case + 1} CLI cases, {time.time() - start:.0f} s: {dict(counts)}", file=sys.stderr, flush=True)
-    return {"cases": cases, "seed": campaign_seed, "seconds": round(time.time() - start), "counts": dict(counts),
-            "details": dict(details)}
+            if done % 50 == 0:
+                print(f"{done} CLI cases (to case {case}), {time.time() - start:.0f} s: {dict(counts)}", file=sys.stderr, flush=True)
+    return {"cases": f"{cases.start}..{cases.stop - 1}", "seed": campaign_seed, "seconds": round(time.time() - start),
+            "counts": dict(counts), "details": dict(details)}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cases", type=int, default=10000)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--start", type=int, default=0, help="first case number (runs in parallel take disjoint ranges)")
     parser.add_argument("--cli", action="store_true", help="run each case through `mtk compile` in a subprocess")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per case before it counts as a hang")
     parser.add_argument("--json", type=Path, help="write the counts here")
     args = parser.parse_args()
-    result = (cli_campaign if args.cli else campaign)(args.cases, args.seed, args.timeout)
+    cases = range(args.start, args.start + args.cases)
+    result = (cli_campaign if args.cli else campaign)(cases, args.seed, args.timeout)
     print(json.dumps(result, indent=1))
     if args.json:
         args.json.write_text(json.dumps(result, indent=1) + "\n")

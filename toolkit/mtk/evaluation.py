@@ -6,13 +6,13 @@ RMSE, MAE, L2 relative error, cosine)."""
 from __future__ import annotations
 
 import math
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from . import ui
+from .datafile import read_npz
 from .errors import MtkError
 from .graph import Graph, Tensor
 from .metrics import Accuracy, ErrorMetrics, accuracy, error_metrics, predicted_classes
@@ -56,11 +56,7 @@ def load_labels(path: str | Path) -> np.ndarray | None:
     path = Path(path)
     if path.suffix != ".npz":
         return None
-    try:
-        with np.load(path, allow_pickle=False) as archive:
-            labels = archive["y"] if "y" in archive.files else None
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:
-        raise MtkError(f"cannot read labels from {path} ({err})") from None
+    labels = read_npz(path).get("y")
     return None if labels is None else as_labels(labels, str(path))
 
 

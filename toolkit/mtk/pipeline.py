@@ -18,6 +18,7 @@ from . import ui
 from .boards import Board
 from .compiled import CompiledModel
 from .compiler import compile_model
+from .datafile import read_npy, read_npz, require_finite
 from .errors import ModelError, MtkError
 from .elfsize import ElfSizes, elf_sizes
 from .graph import Tensor
@@ -272,24 +273,27 @@ def sample_batches(path: str | Path, inputs: list[Tensor]) -> list[tuple[np.ndar
     """Per model input: the array as the file holds it, and as a float32 batch shaped (N, *input shape)."""
     from .quantize.dataset import as_batch
     path = Path(path)
-    try:
-        if path.suffix == ".npz":
-            with np.load(path, allow_pickle=False) as archive:
-                arrays = {key: archive[key] for key in archive.files}
-            if len(inputs) == 1 and ("x" in arrays or len(arrays) == 1):
-                per_input = [arrays.get("x", next(iter(arrays.values())))]
-            else:
-                missing = [t.name for t in inputs if t.name not in arrays]
-                if missing:
-                    raise MtkError(f"{path} has no array for input(s) {missing} (holds {sorted(arrays)})")
-                per_input = [arrays[t.name] for t in inputs]
+    if path.suffix == ".npz":
+        arrays = read_npz(path)
+        if len(inputs) == 1:
+            keys = ("x", inputs[0].name, "arr_0")   # arr_0: np.savez with one positional array
+            key = next((k for k in keys if k in arrays), None)
+            if key is None:
+                raise MtkError(f"{path} holds arrays {sorted(arrays)}; the model's input is read from "
+                               f"{' or '.join(repr(k) for k in keys)}")
+            per_input = [arrays[key]]
         else:
-            if len(inputs) != 1:
-                raise MtkError(f"the model has {len(inputs)} inputs: give an .npz with one array per input name "
-                               f"({[t.name for t in inputs]})")
-            per_input = [np.load(path, allow_pickle=False)]
-    except (OSError, ValueError, EOFError) as err:
-        raise MtkError(f"cannot read samples from {path} ({err})") from None
+            missing = [t.name for t in inputs if t.name not in arrays]
+            if missing:
+                raise MtkError(f"{path} has no array for input(s) {missing} (holds {sorted(arrays)})")
+            per_input = [arrays[t.name] for t in inputs]
+    else:
+        if len(inputs) != 1:
+            raise MtkError(f"the model has {len(inputs)} inputs: give an .npz with one array per input name "
+                           f"({[t.name for t in inputs]})")
+        per_input = [read_npy(path)]
+    for array in per_input:
+        require_finite(array, str(path))
     batches = [(array, as_batch(array, tuple(t.shape[1:]), str(path))) for array, t in zip(per_input, inputs)]
     if len({len(b) for _, b in batches}) != 1:
         raise MtkError(f"{path}: the inputs hold different numbers of samples {[len(b) for _, b in batches]}")
@@ -301,6 +305,10 @@ def _as_input(batch: np.ndarray, source_dtype: np.dtype, tensor: Tensor) -> np.n
     if tensor.dtype != "int8":
         return batch.astype(tensor.dtype)
     if np.issubdtype(source_dtype, np.integer):
+        if source_dtype != np.int8:
+            raise MtkError(f"input {tensor.name} is int8: give int8 values (already quantized) or float values "
+                           f"(quantized with scale {tensor.quant.s:g}, zero point {tensor.quant.zp}); "
+                           f"the samples are {source_dtype}")
         if batch.min() < -128 or batch.max() > 127:
             raise MtkError(f"input {tensor.name} is int8; the samples hold values outside -128..127")
         return batch.astype(np.int8)

@@ -6,16 +6,20 @@ before anything runs; every problem is an MtkError naming the file.
 
 from __future__ import annotations
 
-import zipfile
+import struct
+import warnings
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
+from ..datafile import read_npy, read_npz, require_finite
 from ..errors import MtkError
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp")
+MAX_IMAGE_PIXELS = 4096 * 4096   # calibration images are resized to a microcontroller model's input
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,7 @@ def load_dataset(source: str | Path | np.ndarray, input_shape: tuple[int, ...],
         elif path.suffix == ".npz":
             x, y = _load_npz(path, sample_shape)
         elif path.suffix == ".npy":
-            x, y = as_batch(_read_npy(path), sample_shape, name), None
+            x, y = as_batch(read_npy(path), sample_shape, name), None
         else:
             raise MtkError(f"data {path}: unknown kind of file",
                            hint="give an .npy or .npz file, or a folder of .npy files or of images")
@@ -67,26 +71,17 @@ def load_dataset(source: str | Path | np.ndarray, input_shape: tuple[int, ...],
     return Dataset(x.astype(np.float32), y, name)
 
 
-def _read_npy(path: Path) -> np.ndarray:
-    try:
-        return np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError) as err:
-        raise MtkError(f"cannot read {path} as a numpy .npy file ({err})") from None
-
-
 def _load_npz(path: Path, sample_shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray | None]:
-    try:
-        with np.load(path, allow_pickle=False) as archive:
-            arrays = {key: archive[key] for key in archive.files}
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:
-        raise MtkError(f"cannot read {path} as a numpy .npz archive ({err})") from None
+    arrays = read_npz(path)
+    samples = [k for k in arrays if k != "y"]
     if "x" in arrays:
         x = arrays["x"]
-    elif len(arrays) == 1:
-        x = next(iter(arrays.values()))
+    elif len(samples) == 1:
+        x = arrays[samples[0]]
     else:
         raise MtkError(f"{path} holds arrays {sorted(arrays)} but no `x`",
                        hint="store the samples as `x` (and class labels as `y`)")
+    require_finite(x, str(path))
     labels = arrays.get("y")
     return as_batch(x, sample_shape, str(path)), None if labels is None else as_labels(labels, str(path))
 
@@ -100,7 +95,7 @@ def _load_folder(folder: Path, input_shape: tuple[int, ...]) -> np.ndarray:
     if not arrays and not images:
         raise MtkError(f"folder {folder} holds no .npy files and no images ({', '.join(IMAGE_SUFFIXES)})")
     if arrays:
-        return np.concatenate([as_batch(_read_npy(p), input_shape[1:], str(p)) for p in arrays])
+        return np.concatenate([as_batch(read_npy(p), input_shape[1:], str(p)) for p in arrays])
     return np.stack([_read_image(p, input_shape) for p in images])
 
 
@@ -110,9 +105,15 @@ def _read_image(path: Path, input_shape: tuple[int, ...]) -> np.ndarray:
         raise MtkError(f"images need a model input shaped (1, H, W, 1 or 3); this model's is {list(input_shape)}")
     _, height, width, channels = input_shape
     try:
-        with Image.open(path) as image:
-            pixels = image.convert("L" if channels == 1 else "RGB").resize((width, height), Image.BILINEAR)
-    except (OSError, UnidentifiedImageError) as err:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(path) as image:   # reads the header only: the size is known before the pixels
+                if image.width * image.height > MAX_IMAGE_PIXELS:
+                    raise MtkError(f"image {path} is {image.width}x{image.height} pixels; "
+                                   f"at most {MAX_IMAGE_PIXELS} are read")
+                pixels = image.convert("L" if channels == 1 else "RGB").resize((width, height), Image.BILINEAR)
+    except (OSError, UnidentifiedImageError, ValueError, SyntaxError, EOFError, struct.error, zlib.error,
+            Image.DecompressionBombError, Image.DecompressionBombWarning) as err:   # what Pillow raises on corrupt files
         raise MtkError(f"cannot read image {path} ({err})") from None
     return np.asarray(pixels, dtype=np.float32).reshape(height, width, channels)
 

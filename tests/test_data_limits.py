@@ -1,0 +1,131 @@
+"""Data files (issue 15 family 6): .npy/.npz/PNG read with limits, by content not by name, finite
+values, dtypes and keys checked with the expected values in the message; exit 2, never a traceback."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from mtk import datafile
+from mtk.cli import main
+from mtk.errors import MtkError
+from mtk.pipeline import load_samples
+from mtk.quantize import load_dataset
+
+MODELS = Path(__file__).resolve().parents[1] / "models"
+DIGITS_INT8 = MODELS / "digits_cnn_int8.tflite"    # one int8 input (1, 8, 8, 1)
+GOOD = np.zeros((2, 8, 8, 1), np.float32)
+
+
+def npy_bytes(array: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, array)
+    return buf.getvalue()
+
+
+def npy_header(shape: tuple[int, ...], dtype: str = "<f4") -> bytes:
+    """An .npy header claiming `shape` with no data after it."""
+    header = repr({"descr": dtype, "fortran_order": False, "shape": shape}).encode()
+    header += b" " * (63 - (len(header) + 10) % 64) + b"\n"
+    return b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header
+
+
+def zip_bytes(members: dict[str, bytes], compression=zipfile.ZIP_DEFLATED) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression) as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+    return buf.getvalue()
+
+
+GOOD_NPZ = zip_bytes({"x.npy": npy_bytes(GOOD)})
+
+BAD_FILES = {
+    "truncated npz": ("d.npz", GOOD_NPZ[: len(GOOD_NPZ) // 2], "cannot read"),
+    "npy named npz": ("d.npz", npy_bytes(GOOD), "it is an .npy array, not a numpy .npz archive"),
+    "zip named npy": ("d.npy", GOOD_NPZ, "it is a zip archive (an .npz?), not a numpy .npy file"),
+    "member not npy": ("d.npz", zip_bytes({"x.txt": b"1 2 3"}), "member 'x.txt' is not an .npy array"),
+    "header claims 10^12 elements": ("d.npy", npy_header((10**6, 10**6)), "declares shape [1000000, 1000000]"),
+    "member header claims more than its size": ("d.npz", zip_bytes({"x.npy": npy_header((10**9,))}),
+                                                 "declares shape [1000000000]"),
+    "truncated npy data": ("d.npy", npy_bytes(GOOD)[:-10], "truncated"),
+    "object array": ("d.npy", npy_header((2,), "|O"), "expected integer or float"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_FILES))
+@pytest.mark.parametrize("reader", ["samples", "calibration"])
+def test_bad_data_file_is_one_clear_error(case, reader, tmp_path):
+    name, content, message = BAD_FILES[case]
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(MtkError) as err:
+        if reader == "samples":
+            load_samples(path, DIGITS_INT8)
+        else:
+            load_dataset(path, (1, 8, 8, 1))
+    assert message in str(err.value) and err.value.exit_code == 2
+
+
+def test_zip_bomb_is_refused_before_it_is_inflated(tmp_path, monkeypatch):
+    """64 MB of zeros deflate to ~64 KB: with a 16 MB limit the declared size refuses it unread."""
+    monkeypatch.setattr(datafile, "MAX_DATA_BYTES", 16 << 20)
+    bomb = tmp_path / "bomb.npz"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as z, z.open("x.npy", "w", force_zip64=True) as f:
+        f.write(npy_header((16 << 20,), "<f4"))
+        chunk = bytes(1 << 20)
+        for _ in range(64):
+            f.write(chunk)
+    assert bomb.stat().st_size < 1 << 20
+    with pytest.raises(MtkError, match="inflates to 67108"):
+        load_samples(bomb, DIGITS_INT8)
+
+
+def test_image_decompression_bomb_in_a_calibration_folder(tmp_path):
+    folder = tmp_path / "calib"
+    folder.mkdir()
+    Image.new("1", (5000, 5000)).save(folder / "big.png")   # 25 M pixels in a few KB
+    with pytest.raises(MtkError, match=r"5000x5000 pixels; at most 16777216"):
+        load_dataset(folder, (1, 8, 8, 1))
+
+
+@pytest.mark.parametrize("arrays, message", [
+    ({"x": np.full((1, 8, 8, 1), np.nan, np.float32)}, "64 of 64 values are NaN or infinite"),
+    ({"x": np.full((1, 8, 8, 1), np.inf, np.float32)}, "NaN or infinite"),
+    ({"x": np.zeros((1, 8, 8, 1), np.int32)}, "give int8 values (already quantized) or float values"),
+    ({"samples": GOOD}, "the model's input is read from 'x' or"),
+    ({"y": np.zeros(2, np.int64)}, "holds arrays ['y']"),
+])
+def test_run_samples_are_checked(arrays, message, tmp_path):
+    path = tmp_path / "d.npz"
+    np.savez(path, **arrays)
+    with pytest.raises(MtkError) as err:
+        load_samples(path, DIGITS_INT8)
+    assert message in str(err.value)
+
+
+def test_int32_samples_name_the_expected_dtype_and_quantization(tmp_path):
+    np.save(tmp_path / "d.npy", np.zeros((1, 8, 8, 1), np.int32))
+    with pytest.raises(MtkError, match=r"scale [0-9.e-]+, zero point -?\d+\); the samples are int32"):
+        load_samples(tmp_path / "d.npy", DIGITS_INT8)
+
+
+def test_positional_npz_and_good_files_still_load(tmp_path):
+    np.savez(tmp_path / "p.npz", GOOD)
+    assert len(load_samples(tmp_path / "p.npz", DIGITS_INT8)) == 2
+    (tmp_path / "g.npz").write_bytes(GOOD_NPZ)
+    assert len(load_samples(tmp_path / "g.npz", DIGITS_INT8)) == 2
+    assert len(load_dataset(tmp_path / "g.npz", (1, 8, 8, 1))) == 2
+
+
+def test_cli_exits_2_on_a_truncated_npz_before_building(tmp_path, capsys):
+    data = tmp_path / "d.npz"
+    data.write_bytes(GOOD_NPZ[:100])
+    code = main(["run", str(DIGITS_INT8), "--input", str(data), "--build-dir", str(tmp_path / "build")])
+    err = capsys.readouterr().err
+    assert code == 2 and "cannot read" in err and "Traceback" not in err
