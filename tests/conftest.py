@@ -6,6 +6,12 @@ from pathlib import Path
 import pytest
 
 SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
+TOOLKIT = Path(__file__).resolve().parents[1] / "toolkit"
+
+
+def toolkit_env() -> dict[str, str]:
+    """The environment for a Python subprocess that imports this checkout's mtk."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(TOOLKIT), os.environ.get("PYTHONPATH")]))}
 
 
 def shared_models() -> list[Path]:

@@ -4,14 +4,13 @@ interpreters, the quantizer, matplotlib, numpy): only the module of the command 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-TOOLKIT = Path(__file__).resolve().parents[1] / "toolkit"
+from conftest import toolkit_env
+
 HEAVY = ("tvm", "tvm_ffi", "tflite", "tflite_micro", "ai_edge_quantizer", "ai_edge_litert", "matplotlib", "numpy",
          "jinja2")
 PROBE = """
@@ -27,9 +26,8 @@ sys.stderr.write("\\nPROBE " + json.dumps({"code": code, "heavy": heavy}) + "\\n
 
 
 def run_probe(*argv: str) -> dict:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(TOOLKIT), os.environ.get("PYTHONPATH")]))}
     result = subprocess.run([sys.executable, "-c", f"HEAVY = {HEAVY!r}\n{PROBE}", *argv], capture_output=True,
-                            text=True, env=env, timeout=120)
+                            text=True, env=toolkit_env(), timeout=120)
     line = next(line for line in result.stderr.splitlines() if line.startswith("PROBE "))
     return json.loads(line[len("PROBE "):])
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from mtk.autotune import choose
+from mtk import autotune
 from mtk.cli import main
 from mtk.compiler import compile_model
 from mtk.errors import MtkError
@@ -138,3 +140,32 @@ def test_packed_weight_bytes_are_the_packed_arrays(channels, depth):
                                     (GemmSchedule("2x2", "int16"), 4, pack_weights_int16(w, 2)),
                                     (GemmSchedule("1x4", "pairs"), 4, pack_weight_pairs(w))]:
         assert packed.nbytes == packed_weight_bytes(channels, depth, schedule, group)
+
+
+@pytest.mark.qemu
+@pytest.mark.slow
+def test_an_interrupted_tune_keeps_its_counts_and_resumes(tmp_path, monkeypatch, capsys):
+    """Ctrl-C after the first candidate build: the file holds the counts measured so far (the
+    layers keep their default schedule), and tuning again measures only the remaining candidates."""
+    cache = tmp_path / "tuning.json"
+    real_run, runs = autotune._run, []
+
+    def interrupted_after_one_candidate(*args):
+        runs.append(args)
+        if len(runs) == 3:   # the untuned build, one candidate, then Ctrl-C
+            raise KeyboardInterrupt
+        return real_run(*args)
+
+    monkeypatch.setattr(autotune, "_run", interrupted_after_one_candidate)
+    assert main(["tune", str(MODEL), "--board", "mps2/an386", "--cache", str(cache), "-q"]) == 130
+    partial = json.loads(cache.read_text())["layers"]
+    defaults = {layer.key: asdict(layer.schedules[0]) for layer in tunable_layers(read_model(MODEL), get_cpu("cortex-m4"))}
+    assert partial and all(entry["schedule"] == defaults[key] for key, entry in partial.items())
+    assert max(len(entry["instructions"]) for entry in partial.values()) == 2   # default + the first candidate
+
+    monkeypatch.setattr(autotune, "_run", real_run)
+    assert main(["tune", str(MODEL), "--board", "mps2/an386", "--cache", str(cache), "--json", "-q"]) == 0
+    resumed = json.loads(capsys.readouterr().out)
+    assert resumed["builds_measured"] == 2 and resumed["tuned"]["instructions"] < resumed["untuned"]["instructions"]
+    assert all(entry["instructions"].items() >= partial[key]["instructions"].items()
+               for key, entry in json.loads(cache.read_text())["layers"].items())

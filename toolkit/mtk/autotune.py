@@ -124,32 +124,54 @@ def choose(layer: Layer, instructions: dict[str, int], tick: float,
     return chosen, passed_over
 
 
-def candidate_tunings(layers: list[Layer]) -> list[tuple[GemmSchedule, Tuning]]:
-    """Per schedule other than a default, that schedule for every layer key that can take it."""
+def candidate_tunings(layers: list[Layer], measured: dict[str, dict[str, int | None]] | None = None
+                      ) -> list[tuple[GemmSchedule, Tuning]]:
+    """Per schedule other than a default, that schedule for every layer key that can take it and
+    has no count for it in `measured` yet."""
     tunings: dict[GemmSchedule, dict[str, GemmSchedule]] = {}
     for layer in layers:
         for schedule in layer.schedules[1:]:
-            tunings.setdefault(schedule, {})[layer.key] = schedule
+            if schedule.label not in (measured or {}).get(layer.key, {}):
+                tunings.setdefault(schedule, {})[layer.key] = schedule
     return [(schedule, Tuning(keys, f"schedule {schedule.label}")) for schedule, keys in tunings.items()]
 
 
-def _measure(model: Path, board: Board, layers: list[Layer], untuned: RunResult) -> dict[str, dict[str, int]]:
-    """Instructions of each layer key by schedule label: the default's from the untuned build, the
-    others' from one build per candidate schedule."""
+def is_measured(layer: Layer, counts: dict[str, int | None]) -> bool:
+    """Every schedule of the layer has a count (None: its build did not fit the board)."""
+    return all(s.label in counts for s in layer.schedules)
+
+
+def _measure(model: Path, board: Board, layers: list[Layer], untuned: RunResult, cache: Path,
+             known: dict[str, dict[str, int | None]]) -> tuple[dict[str, dict[str, int | None]], int]:
+    """Instructions of each layer key by schedule label (None: the build did not fit): the default's
+    from the untuned build, counts `known` from an interrupted run, the others from one build per
+    candidate schedule. Counts go to the tuning file after every build (the default schedule stays
+    the layer's until all are measured), so that an interrupted tune resumes where it stopped.
+    Also returns the number of candidate builds."""
     counts = _counts(untuned)
-    measured = {layer.key: {layer.schedules[0].label: counts[layer.op.index]} for layer in layers}
-    candidates = candidate_tunings(layers)
+    measured = {layer.key: {**known.get(layer.key, {}), layer.schedules[0].label: counts[layer.op.index]}
+                for layer in layers}
+    _save_counts(cache, board, layers, measured)
+    candidates = candidate_tunings(layers, measured)
     for k, (schedule, tuning) in enumerate(candidates, 1):
         ui.info(f"[{k}/{len(candidates)}] {schedule.label} on {len(tuning.schedules)} layer shape(s)")
         try:
             counts = _counts(_run(model, board, tuning, untuned))
         except ModelError as err:   # the untuned build fits: this one is too big for the board
             ui.info(f"  left out: {err.message}")
-            continue
+            counts = None
         for layer in layers:
             if layer.key in tuning.schedules:
-                measured[layer.key][schedule.label] = counts[layer.op.index]
-    return measured
+                measured[layer.key][schedule.label] = counts[layer.op.index] if counts is not None else None
+        _save_counts(cache, board, layers, measured)
+    return measured, len(candidates)
+
+
+def _save_counts(cache: Path, board: Board, layers: list[Layer], measured: dict[str, dict[str, int | None]]) -> None:
+    if layers:
+        write_entries(cache, {layer.key: {"instructions": measured[layer.key], "board": board.name,
+                                          "mtk_version": __version__, "schedule": asdict(layer.schedules[0])}
+                              for layer in layers})
 
 
 def tune_model(model: Path, board: Board, cache: Path, calib: str | None = None,
@@ -167,15 +189,15 @@ def tune_model(model: Path, board: Board, cache: Path, calib: str | None = None,
         by_key: dict[str, list[Layer]] = {}
         for layer in tunable_layers(read_model(model), board.cpu):
             by_key.setdefault(layer.key, []).append(layer)
-        todo = [layers[0] for key, layers in by_key.items()
-                if not {layers[0].schedules[0].label, layers[0].leanest.label} <= set(entries.get(key, {})
-                                                                                      .get("instructions", {}))]
+        known = {key: entry.get("instructions", {}) for key, entry in entries.items()}
+        todo = [layers[0] for key, layers in by_key.items() if not is_measured(layers[0], known.get(key, {}))]
         ui.info(f"{len(by_key)} layer shapes to tune on {board.cpu.name}: {len(by_key) - len(todo)} in {cache}, "
                 + (f"{len(todo)} to measure" if todo else "nothing to measure"))
 
         untuned = _run(model, board, None, None)
+        counts, builds = _measure(model, board, todo, untuned, cache, known)
         measured = {key: {"instructions": counts, "board": board.name, "mtk_version": __version__}
-                    for key, counts in _measure(model, board, todo, untuned).items()}
+                    for key, counts in counts.items()}
         choices: list[LayerChoice] = []
         chosen_entries: dict[str, dict] = {}
         for key, layers in by_key.items():
@@ -195,5 +217,4 @@ def tune_model(model: Path, board: Board, cache: Path, calib: str | None = None,
             ui.info("building with the chosen schedules")
             tuning = Tuning({c.key: c.schedule for c in choices}, str(cache))
             tuned = _run(model, board, tuning, untuned)
-    return TuneResult(model.name, board, cache, flash_per_instruction, choices, len(candidate_tunings(todo)),
-                      untuned, tuned)
+    return TuneResult(model.name, board, cache, flash_per_instruction, choices, builds, untuned, tuned)

@@ -89,11 +89,11 @@ def _command_name(argv: list[str]) -> str:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser(only=_command_name(argv)).parse_args(argv)
-    ui.set_quiet(args.quiet)
     # Overflow in host-side parameter math (absurd scales) is refused afterwards as a ModelError.
     warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"mtk\.")
     try:
-        return int(args._run(args) or 0)
+        with ui.terminal_output(quiet=args.quiet):
+            return int(args._run(args) or 0)
     except MtkError as err:
         print(f"mtk {args.command}: error: {err}", file=sys.stderr)
         return err.exit_code

@@ -47,6 +47,11 @@ class RunOptions:
     semihosting: bool = True    # QEMU runs exit through semihosting; a board (or its stand-in) resets
 
 
+def default_platform(board: Board) -> str:
+    """Bare metal for QEMU boards, Zephyr for physical ones."""
+    return "baremetal" if board.is_qemu else "zephyr"
+
+
 @dataclass(frozen=True)
 class LayerTime:
     index: int
@@ -169,6 +174,7 @@ def run_firmware(runner: Runner, elf: Path, compiled: CompiledModel, samples: li
         client.wait_boot()
         info = client.info()
         outputs, stats, layers = [], None, [] if options.profile else None
+        inferences = options.runs + len(samples) - 1
         for k, sample in enumerate(samples):
             client.load_input(compiled.pack_inputs([np.ascontiguousarray(a).tobytes() for a in sample]))
             if k == 0:
@@ -178,6 +184,7 @@ def run_firmware(runner: Runner, elf: Path, compiled: CompiledModel, samples: li
             if options.profile:
                 layers.append(client.layers())
             outputs.append(_unpack(compiled, client.read_output()))
+            ui.progress(options.runs + k, inferences)   # inferences done
         client.exit(0)
         status = session.wait_exit(10)
     if status != 0:

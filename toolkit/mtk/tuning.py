@@ -116,8 +116,9 @@ def read_entries(path: Path) -> dict[str, dict[str, Any]]:
             raise MtkError(f"tuning file {path}: layer '{key}' has no valid schedule "
                            "({\"block\": ..., \"weights\": ...})")
         counts = entry.get("instructions", {})
-        if not (isinstance(counts, dict) and all(isinstance(n, int) for n in counts.values())):
-            raise MtkError(f"tuning file {path}: layer '{key}' has instructions that are not counts by schedule")
+        if not (isinstance(counts, dict) and all(n is None or isinstance(n, int) for n in counts.values())):
+            raise MtkError(f"tuning file {path}: layer '{key}' has instructions that are not counts by schedule "
+                           "(null: its build did not fit the board)")
     return data["layers"]
 
 

@@ -1,63 +1,197 @@
-"""Terminal output: progress on stderr for people, stdout kept clean for --json."""
+"""Messages, progress and tables.
+
+Library code reports through the `mtk` logger: `info` lines, `step`s (a long piece of work, its
+duration, and `progress` inside it) as INFO records, progress updates as DEBUG ones. Nothing shows
+unless the program installs a handler (`logging.basicConfig(level=logging.INFO)` prints the lines);
+the CLI installs `TerminalHandler`, which draws steps with a live progress bar on a terminal (rich)
+and as plain `message ... done (1.2 s)` lines elsewhere. stdout stays clean for --json.
+"""
 
 from __future__ import annotations
 
+import logging
+import re
+import shutil
 import sys
 import time
 from contextlib import contextmanager
-from typing import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Iterator, TextIO
 
-_quiet = False
-_pending_step: str | None = None   # a step's `message ...` line on the terminal, waiting for its `done`
-
-
-def set_quiet(quiet: bool) -> None:
-    global _quiet
-    _quiet = quiet
+log = logging.getLogger("mtk")
+log.addHandler(logging.NullHandler())
 
 
-def _end_pending_line() -> None:
-    """Anything printed inside a step goes on a line of its own."""
-    global _pending_step
-    if _pending_step is not None:
-        print(file=sys.stderr)
-        _pending_step = None
+@dataclass(eq=False)
+class Step:
+    message: str
+    start: float = field(default_factory=time.monotonic)
+
+
+_open_steps: list[Step] = []
 
 
 def info(message: str) -> None:
-    if not _quiet:
-        _end_pending_line()
-        print(message, file=sys.stderr, flush=True)
+    log.info("%s", message)
+
+
+def progress(done: int, total: int | None = None) -> None:
+    """How far the innermost step is (e.g. inferences run, or ninja's [n/m])."""
+    if _open_steps:
+        current = _open_steps[-1]
+        log.debug("%s: %d/%s", current.message, done, total if total is not None else "?",
+                  extra={"mtk_step": current, "mtk_progress": (done, total)})
 
 
 @contextmanager
-def step(message: str) -> Iterator[None]:
-    """Show a long step as `message ...` and its duration when done (repeating the message when
-    something was printed in between)."""
-    global _pending_step
-    start = time.monotonic()
-    if not _quiet:
-        _end_pending_line()
-        print(f"{message} ...", end="", file=sys.stderr, flush=True)
-        _pending_step = message
+def step(message: str) -> Iterator[Step]:
+    """Report a long step as `message ...`, then its outcome and duration."""
+    current = Step(message)
+    log.info("%s ...", message, extra={"mtk_step": current, "mtk_event": "start"})
+    _open_steps.append(current)
 
     def finish(outcome: str) -> None:
-        global _pending_step
-        if not _quiet:
-            line_open = _pending_step == message
-            print(f" {outcome}" if line_open else f"{message} ... {outcome}", file=sys.stderr, flush=True)
-            _pending_step = None
+        _open_steps.remove(current)
+        log.info("%s ... %s", message, outcome, extra={"mtk_step": current, "mtk_event": outcome})
 
     try:
-        yield
+        yield current
     except BaseException:
         finish("failed")
         raise
-    finish(f"done ({time.monotonic() - start:.1f} s)")
+    finish(f"done ({time.monotonic() - current.start:.1f} s)")
+
+
+class TerminalHandler(logging.Handler):
+    """mtk's records on a stream: live progress bars on a terminal, plain lines elsewhere."""
+
+    def __init__(self, stream: TextIO):
+        super().__init__(logging.DEBUG)
+        self.stream = stream
+        self.live = _RichSteps(stream) if stream.isatty() else None
+        self.pending: Step | None = None   # plain mode: a step's `message ...` waiting for its outcome
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            current: Step | None = getattr(record, "mtk_step", None)
+            event: str | None = getattr(record, "mtk_event", None)
+            if self.live is not None:
+                self.live.show(record, current, event)
+            elif not hasattr(record, "mtk_progress") and record.levelno >= logging.INFO:
+                self._plain(record, current, event)
+        except Exception:   # a display problem must never break the work
+            self.handleError(record)
+
+    def _plain(self, record: logging.LogRecord, current: Step | None, event: str | None) -> None:
+        if event is not None and event != "start" and self.pending is current:
+            self.stream.write(f" {event}\n")      # the outcome ends the step's own line
+            self.pending = None
+        else:
+            if self.pending is not None:
+                self.stream.write("\n")           # something printed inside a step: its own line
+                self.pending = None
+            if event == "start":
+                self.stream.write(f"{current.message} ...")
+                self.pending = current
+            else:
+                self.stream.write(record.getMessage() + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+        elif self.pending is not None:
+            self.stream.write("\n")
+            self.pending = None
+        super().close()
+
+
+class _RichSteps:
+    """Open steps as rich progress tasks (spinner, bar once the total is known, n/m, time); lines above."""
+
+    def __init__(self, stream: TextIO):
+        from rich.console import Console
+        from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        self.console = Console(file=stream, highlight=False)
+        count = TextColumn("{task.fields[count]}", markup=False)   # "n/m" once a total is known
+        self.progress = Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False), BarColumn(),
+                                 count, TimeElapsedColumn(), console=self.console, transient=True)
+        self.tasks: dict[Step, Any] = {}
+
+    def show(self, record: logging.LogRecord, current: Step | None, event: str | None) -> None:
+        from rich.text import Text
+
+        if hasattr(record, "mtk_progress"):
+            if current in self.tasks:
+                done, total = record.mtk_progress
+                self.progress.update(self.tasks[current], completed=done, total=total,
+                                     count=f"{done}/{total}" if total else str(done))
+        elif event == "start":
+            if not self.tasks:
+                self.progress.start()
+            self.tasks[current] = self.progress.add_task(current.message, total=None, count="")
+        elif record.levelno >= logging.INFO:
+            if current in self.tasks:
+                self.progress.remove_task(self.tasks.pop(current))
+            style = {"failed": "red"}.get(event or "", "green" if event else "")
+            line = Text(record.getMessage())
+            if event:
+                line.stylize(style, len(current.message) + 5)
+            self.progress.console.print(line)
+            if not self.tasks:
+                self.progress.stop()
+
+    def stop(self) -> None:
+        self.tasks.clear()
+        self.progress.stop()
+
+
+@contextmanager
+def terminal_output(quiet: bool = False, stream: TextIO | None = None) -> Iterator[None]:
+    """Show mtk's messages and progress on `stream` (stderr) for the block (nothing if `quiet`)."""
+    if quiet:
+        yield
+        return
+    handler = TerminalHandler(stream or sys.stderr)
+    level = log.level
+    log.addHandler(handler)
+    log.setLevel(logging.DEBUG)
+    try:
+        yield
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(level)
+        handler.close()
+
+
+NUMBER = re.compile(r"[-+]?[\d,.]+( ?%| [A-Za-z]+)?|-")
 
 
 def table(headers: list[str], rows: list[list[object]]) -> str:
-    cells = [[str(h) for h in headers]] + [[str(c) for c in r] for r in rows]
+    """Rows under headers: plain aligned columns when stdout is not a terminal (whole lines, for
+    grep and files), on a terminal a rich table that fits its width, numbers right-aligned."""
+    cells = [[str(c) for c in r] for r in rows]
+    if not sys.stdout.isatty():
+        return _plain_table([str(h) for h in headers], cells)
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=sys.stdout, width=shutil.get_terminal_size().columns, highlight=False)
+    rich_table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
+    for i, header in enumerate(headers):
+        numeric = bool(cells) and all(NUMBER.fullmatch(r[i]) for r in cells if r[i])
+        rich_table.add_column(str(header), justify="right" if numeric else "left", overflow="fold")
+    for r in cells:
+        rich_table.add_row(*r)
+    with console.capture() as captured:
+        console.print(rich_table)
+    return captured.get().rstrip("\n")
+
+
+def _plain_table(headers: list[str], rows: list[list[str]]) -> str:
+    cells = [headers] + rows
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..boards import DEFAULT_BOARD, Board, get_board
-from ..pipeline import RunOptions
+from ..pipeline import RunOptions, default_platform
 from ..platforms import PLATFORMS
 from ..tuning import Tuning, load_tuning
 
@@ -54,6 +54,6 @@ def run_options(args: argparse.Namespace, board: Board | str, runner_options: di
     if runner_options is None:
         runner_options = {key: value for key in ("runner", "serial_number", "port")
                           if (value := getattr(args, key)) is not None}
-    platform = args.platform or ("baremetal" if board.is_qemu else "zephyr")
+    platform = args.platform or default_platform(board)
     return RunOptions(board=board, platform=platform, calib=args.calib, build_dir=args.build_dir,
                       runner_options=runner_options, tuning=tuning_of(args), **overrides)

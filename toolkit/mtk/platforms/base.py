@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import ui
 from ..boards import Board
 from ..budget import DEFAULT_STACK_BYTES
 from ..compiled import CompiledModel
@@ -43,13 +45,20 @@ def require_tool(program: str, debian_package: str) -> str:
 
 
 BUILD_ERROR_WORDS = ("error", "overflowed", "will not fit")   # ld: "region `FLASH' overflowed by N bytes"
+NINJA_PROGRESS = re.compile(r"^\[(\d+)/(\d+)\] ")
 
 
 def run_build(command: list[str], cwd: Path) -> None:
-    """Run a build command; on failure raise TargetError with the compiler's error lines."""
-    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
-    if result.returncode != 0:
-        lines = (result.stdout + result.stderr).strip().splitlines()
+    """Run a build command, reporting ninja's [n/m] as progress; on failure raise TargetError with
+    the compiler's error lines."""
+    lines = []
+    with subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          errors="replace") as process:
+        for line in process.stdout:
+            lines.append(line.rstrip("\n"))
+            if match := NINJA_PROGRESS.match(line):
+                ui.progress(int(match.group(1)), int(match.group(2)))
+    if process.returncode != 0:
         errors = [line for line in lines if any(word in line.lower() for word in BUILD_ERROR_WORDS)] or lines
         raise TargetError(f"build of {cwd} failed:\n" + "\n".join(errors[-25:]),
                           hint=f"rerun by hand: cd {cwd} && {' '.join(command)}")

@@ -1,0 +1,87 @@
+"""Terminal output: steps and messages through the `mtk` logger, drawn by the CLI's handler (plain
+lines off a terminal, rich progress and colours on one), tables that fit the terminal."""
+
+from __future__ import annotations
+
+import io
+import logging
+import re
+
+import pytest
+
+from mtk import ui
+from mtk.platforms.base import run_build
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def work_with_steps() -> None:
+    with ui.step("compiling"):
+        pass
+    with ui.step("building"):
+        ui.info("a message inside a step")
+        ui.progress(1, 2)
+    with pytest.raises(RuntimeError), ui.step("running"):
+        raise RuntimeError
+
+
+def test_plain_lines_off_a_terminal():
+    stream = io.StringIO()
+    with ui.terminal_output(stream=stream):
+        work_with_steps()
+    lines = stream.getvalue().splitlines()
+    assert re.fullmatch(r"compiling \.\.\. done \(\d+\.\d s\)", lines[0])
+    assert lines[1:3] == ["building ...", "a message inside a step"]
+    assert re.fullmatch(r"building \.\.\. done \(\d+\.\d s\)", lines[3])
+    assert lines[4:] == ["running ... failed"]
+    assert not ANSI.search(stream.getvalue())
+
+
+def test_colours_and_progress_only_on_a_terminal(monkeypatch):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm-256color")
+    stream = Terminal()
+    with ui.terminal_output(stream=stream):
+        work_with_steps()
+    text = stream.getvalue()
+    assert ANSI.search(text)
+    plain = ANSI.sub("", text)
+    assert "a message inside a step" in plain and "running ... failed" in plain and "building ... done (" in plain
+
+
+def test_quiet_shows_nothing_and_the_library_alone_is_silent(capsys):
+    with ui.terminal_output(quiet=True):
+        work_with_steps()
+    work_with_steps()
+    assert capsys.readouterr().err == ""
+
+
+def test_ninja_counts_are_progress(tmp_path, caplog):
+    script = "echo '[1/3] Building C object a.obj'; echo '[2/3] Building C object b.obj'; echo '[3/3] Linking'"
+    with caplog.at_level(logging.DEBUG, logger="mtk"), ui.step("building"):
+        run_build(["sh", "-c", script], cwd=tmp_path)
+    assert [r.mtk_progress for r in caplog.records if hasattr(r, "mtk_progress")] == [(1, 3), (2, 3), (3, 3)]
+
+
+ROWS = [["mps3/corstone300/an547", "cortex-m55", f"{n:,}", "a long description of where the board runs " * 2]
+        for n in (1, 22_000, 333_000_000)]
+
+
+def test_tables_are_whole_lines_off_a_terminal(monkeypatch):
+    monkeypatch.setattr("sys.stdout", io.StringIO())
+    lines = ui.table(["board", "cpu", "count", "runs on"], ROWS).splitlines()
+    assert lines[0].split() == ["board", "cpu", "count", "runs", "on"] and len(lines) == 5
+    assert all(line.endswith("runs") for line in lines[2:])
+
+
+def test_tables_fit_the_terminal(monkeypatch):
+    monkeypatch.setattr("sys.stdout", Terminal())
+    monkeypatch.setenv("COLUMNS", "60")
+    text = ANSI.sub("", ui.table(["board", "cpu", "count", "runs on"], ROWS))
+    assert max(len(line) for line in text.splitlines()) <= 60
+    assert "333,000,000" in text
