@@ -24,8 +24,8 @@ def main(output: Path) -> None:
     logging.basicConfig(level=logging.INFO, format="%(message)s")   # mtk's progress, on stderr
 
     library = mtk.compile(MODEL, output, board="mps2/an386", force=True)
-    memory = library.metadata["memory"]
-    print(f"C library in {library.out_dir}: arena {memory['arena_bytes']:,} B, constants {memory['constant_bytes']:,} B")
+    print(f"C library in {library.path}: arena {library.memory.arena_bytes:,} B, "
+          f"constants {library.memory.constant_bytes:,} B, {library.macs:,} MACs")
 
     result = mtk.run(MODEL, board="mps2/an386", inputs=TEST_DATA, runs=5)
     predicted = np.array([np.argmax(sample[0]) for sample in result.outputs])

@@ -37,9 +37,9 @@ def test_errors_are_mtk_errors_with_the_clis_message(tmp_path):
 def test_compile_returns_the_typed_result_and_prints_nothing(tmp_path):
     model = Path(__file__).resolve().parents[1] / "models" / "digits_cnn_int8.tflite"
     result = python("import sys, mtk\nlib = mtk.compile(sys.argv[1], sys.argv[2], board='mps2/an386')\n"
-                    "print(type(lib).__name__, lib.out_dir, lib.metadata['macs'])", str(model), str(tmp_path / "lib"))
+                    "print(type(lib).__name__, lib.path, lib.macs)", str(model), str(tmp_path / "lib"))
     assert result.returncode == 0 and result.stderr == ""   # no handler installed: the library is silent
-    assert result.stdout.split() == ["CompileResult", str(tmp_path / "lib"), "31552"]
+    assert result.stdout.split() == ["CompiledModel", str(tmp_path / "lib"), "31552"]
 
 
 @pytest.mark.slow

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from .boards import DEFAULT_BOARD, get_board
-from .compiler import CompileResult, compile_model
+from .compiled import CompiledModel
+from .compiler import compile_model
 from .pipeline import RunOptions, RunResult, Sample, default_platform, run_model
 from .quantize import QuantizeReport, quantize_model
 from .tuning import Tuning, load_tuning
@@ -30,9 +31,10 @@ def _tuning(tuning: str | Path | Tuning | None) -> Tuning | None:
 
 def compile(model: str | Path, output: str | Path, *, board: str | None = None, cpu: str | None = None,
             module_name: str = "default", workspace: str = "internal", tuning: str | Path | Tuning | None = None,
-            force: bool = False) -> CompileResult:
+            force: bool = False) -> CompiledModel:
     """`mtk compile`: an int8 .tflite to a plain-C library folder at `output` (include/, src/,
-    metadata.json), written atomically; `board` sets the CPU and checks the model fits it.
+    metadata.json), written atomically; returns what metadata.json holds, typed (its `path` is the
+    folder). `board` sets the CPU and checks the model fits it.
     `tuning`: a tuning file from `mtk tune` (or a Tuning). A non-empty `output` needs `force`."""
     return compile_model(model, output, cpu=cpu, board=board, module_name=module_name, workspace=workspace,
                          force=force, tuning=_tuning(tuning))
