@@ -35,12 +35,11 @@ def one_stlink(monkeypatch):
     monkeypatch.setattr(serial.tools.list_ports, "comports", lambda: [info])
 
 
-def test_project_renders_and_refuses_to_overwrite(app, capsys):
+def test_project_renders_and_renders_again_for_another_board(app):
     assert json.loads((app / "mtk-project.json").read_text())["board"] == "qemu_cortex_m3"
-    assert main(["project", str(FAKE), "--board", "qemu_cortex_m3", "-o", str(app)]) == 2
-    assert "not empty" in capsys.readouterr().err
-    assert main(["project", str(FAKE), "--board", "mps2_an386", "-o", str(app), "--force", "--profile"]) == 0
-    assert "CONFIG_MTK_PROFILE=y" in (app / "prj.conf").read_text()
+    assert main(["project", str(FAKE), "--board", "mps2_an386", "-o", str(app), "--profile"]) == 0
+    assert "CONFIG_MTK_PROFILE=y" in (app / "prj.conf").read_text()   # not edited: refreshed
+    assert json.loads((app / "mtk-project.json").read_text())["board"] == "mps2/an386"
 
 
 def test_build_refuses_a_folder_mtk_did_not_render(tmp_path, capsys):

@@ -14,6 +14,7 @@ import pytest
 from mtk.compiled import CompiledModel
 from mtk.boards import all_boards, get_board
 from mtk.errors import ModelError, MtkError
+from mtk.paths import ZEPHYR_APP
 from mtk.platforms import ProjectOptions, get_platform
 from mtk.platforms.zephyr import board_file_name, read_project
 
@@ -84,7 +85,11 @@ def test_every_board_renders_a_complete_application(tmp_path, board):
     assert mtk_symbols <= declared_symbols(project)
     overlay = (project / "boards" / f"{name}.overlay").read_text()
     assert f"zephyr,console = &{b.console};" in overlay
-    assert read_project(project) == {"platform": "zephyr", "board": b.name, "model": "fake_checksum.tflite"}
+    record = read_project(project)
+    assert record | {"files": None} == {"platform": "zephyr", "board": b.name, "model": "fake_checksum.tflite",
+                                        "files": None}
+    assert sorted(record["files"]) == [f for f in files if not f.startswith(("model/", "firmware/"))
+                                       and f not in ("src/model_glue.c", "mtk-project.json")]
     cmake = (project / "CMakeLists.txt").read_text()
     assert "find_package(Zephyr REQUIRED HINTS $ENV{ZEPHYR_BASE})" in cmake
     assert "model/src/default_lib.c" in cmake and f"-b {b.name} " in cmake
@@ -146,15 +151,15 @@ def test_a_model_that_cannot_fit_the_board_is_refused_with_the_numbers(tmp_path)
     assert not (tmp_path / "app").exists()
 
 
-def test_rerendering_over_a_project_needs_force(tmp_path):
+def test_rerendering_over_a_project_keeps_edits_unless_force(tmp_path):
     project = render(FAKE, "qemu_cortex_m3", tmp_path / "app")
     (project / "src" / "main.c").write_text("/* my edits */\n")
-    with pytest.raises(MtkError, match="not empty"):
-        render(FAKE, "qemu_cortex_m3", project)
+    render(FAKE, "mps2/an385", project)
     assert (project / "src" / "main.c").read_text() == "/* my edits */\n"
-    render(FAKE, "mps2/an385", project, force=True)
     assert read_project(project)["board"] == "mps2/an385"
-    assert not (project / "boards" / "qemu_cortex_m3.conf").exists()
+    assert not (project / "boards" / "qemu_cortex_m3.conf").exists()   # mtk's, unedited, for another board
+    render(FAKE, "mps2/an385", project, force=True)
+    assert (project / "src" / "main.c").read_text() == (ZEPHYR_APP / "src" / "main.c").read_text()
 
 
 def test_a_folder_not_rendered_by_mtk_is_not_a_project(tmp_path):

@@ -49,6 +49,8 @@ class Board:
     runners: tuple[str, ...] = ()
     pyocd_target: str | None = None   # pyOCD's target type (a CMSIS-Pack device name)
     aliases: tuple[str, ...] = ()
+    zephyr_modules: tuple[str, ...] = ()   # west projects it needs besides zephyr and cmsis_6
+    zephyr_selects: tuple[tuple[str, tuple[str, ...]], ...] = ()   # (Kconfig symbol, what it selects)
 
     @property
     def is_qemu(self) -> bool:
@@ -78,6 +80,8 @@ def _board_from_yaml(name: str, entry: dict[str, Any]) -> Board:
             runners=tuple(entry.get("runners", ())),
             pyocd_target=entry.get("pyocd_target"),
             aliases=tuple(entry.get("aliases", ())),
+            zephyr_modules=tuple(entry.get("zephyr_modules", ())),
+            zephyr_selects=tuple((symbol, tuple(selects)) for symbol, selects in entry.get("zephyr_selects", {}).items()),
         )
     except (KeyError, TypeError, ValueError) as err:
         raise MtkError(f"{BOARDS_FILE}: board '{name}' is malformed ({err!r})") from err

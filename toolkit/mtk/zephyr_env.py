@@ -19,8 +19,9 @@ from .errors import ToolMissing
 
 MIN_VERSION = (3, 7)   # hardware model v2 board names ("mps2/an386") came with Zephyr 3.7
 WEST_INSTALL = "pip install west (in a Python >= 3.12 environment for Zephyr 4.2)"
-ZEPHYR_INSTALL = ("west init ~/zephyrproject && cd ~/zephyrproject && west update, then "
-                  "export ZEPHYR_BASE=~/zephyrproject/zephyr")
+ZEPHYR_INSTALL = ("a minimal workspace (Zephyr, cmsis_6, hal_stm32): mkdir -p ~/zephyrproject/manifest && "
+                  "mtk zephyr-manifest > ~/zephyrproject/manifest/west.yml && cd ~/zephyrproject && "
+                  "west init -l manifest && west update, then export ZEPHYR_BASE=~/zephyrproject/zephyr")
 
 
 @dataclass(frozen=True)

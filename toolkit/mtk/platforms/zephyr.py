@@ -7,11 +7,14 @@ the compiled model; `mtk-project.json` records the board it was rendered for.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import shutil
+import tempfile
 from pathlib import Path
+from typing import Callable
 
 import jinja2
 
@@ -29,15 +32,20 @@ from .firmware import c_safe_label, write_firmware_sources
 
 PROJECT_FILE = "mtk-project.json"
 BUILD_DIR = "build"
-ELF = Path(BUILD_DIR) / "zephyr" / "zephyr.elf"
+ELF_IN_BUILD = Path("zephyr") / "zephyr.elf"
+ELF = BUILD_DIR / ELF_IN_BUILD
 SOURCE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*\.c")
 TEMPLATES = {   # template -> rendered file; "{board}" is the board's file name
     "CMakeLists.txt.j2": "CMakeLists.txt",
+    "Kconfig.j2": "Kconfig",
     "prj.conf.j2": "prj.conf",
     "board.conf.j2": "boards/{board}.conf",
     "board.overlay.j2": "boards/{board}.overlay",
 }
-COPIED = ("Kconfig", "src/main.c", "src/mtk_port_zephyr.c")
+COPIED = ("src/main.c", "src/mtk_port_zephyr.c")
+# What mtk owns in an application: replaced whenever it renders. Every other file it writes (the
+# templates' and COPIED) is the user's to edit once written: kept when edited, unless --force.
+OWNED = ("model", "firmware", "src/model_glue.c", PROJECT_FILE)
 
 
 def board_file_name(board: Board) -> str:
@@ -65,6 +73,83 @@ def read_project(project_dir: Path) -> dict:
     return record
 
 
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def refresh_project(project: Path, write: Callable[[Path], None], force: bool) -> None:
+    """Render an application again over one mtk rendered before: what mtk owns (OWNED) is replaced,
+    the user's files (the rest mtk writes) only where the user left them as mtk wrote them, or with
+    `force`; files mtk wrote before and writes no more go if unedited; files mtk never wrote (the
+    build folder, the user's own sources) stay."""
+    try:
+        written_before = json.loads((project / PROJECT_FILE).read_text()).get("files", {})
+    except (OSError, ValueError, AttributeError):
+        written_before = {}
+    staging = Path(tempfile.mkdtemp(prefix=f".{project.name}.", dir=project.parent))
+    try:
+        write(staging)
+        edited = []
+        written_now = json.loads((staging / PROJECT_FILE).read_text())["files"]
+        for name in written_now:
+            new, old = staging / name, project / name
+            if old.is_file() and _digest(old) not in (written_before.get(name), _digest(new)):
+                edited.append(name)
+                if not force:
+                    continue
+            old.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(new, old)
+        for name, digest in written_before.items():   # e.g. the boards/ files of the previous board
+            old = project / name
+            if name not in written_now and old.is_file() and _digest(old) == digest:
+                old.unlink()
+        for name in OWNED:
+            if (project / name).is_dir():
+                shutil.rmtree(project / name)
+            (project / name).parent.mkdir(parents=True, exist_ok=True)
+            os.replace(staging / name, project / name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    if edited:
+        ui.info(f"{'replaced' if force else 'kept'} your edits of {', '.join(edited)}"
+                + ("" if force else " (--force replaces them with mtk's)"))
+
+
+def built_application(build_dir: Path) -> Path | None:
+    """The application a Zephyr build folder was configured for, read from its CMakeCache.txt as
+    `west build` reads it, if it is one."""
+    try:
+        cache = (Path(build_dir) / "CMakeCache.txt").read_text(errors="replace")
+    except OSError:
+        return None
+    entries = dict(re.findall(r"^([A-Za-z_]+):\w+=(.*)$", cache, flags=re.M))
+    source = next((entries[k] for k in ("APP_DIR", "APPLICATION_SOURCE_DIR", "CMAKE_HOME_DIRECTORY") if entries.get(k)),
+                  None)
+    return Path(source.strip()).resolve() if source else None
+
+
+def find_build(project: Path | None, build_dir: Path | None) -> tuple[Path, Path]:
+    """(application, its build folder): `build_dir` if given (west build's -d), else the
+    application's build/ (`mtk build`'s), else ./build (`west build`'s default, wherever it ran).
+    Without `project`: the application ./build was built from, else the current folder."""
+    here = Path("build")
+    if build_dir is not None:
+        app = built_application(build_dir)
+        if app is None:
+            raise MtkError(f"{build_dir} is not a Zephyr build folder (no CMakeCache.txt naming the application)")
+        if project is not None and app != Path(project).resolve():
+            raise MtkError(f"{build_dir} is a build of {app}, not of {Path(project).resolve()}")
+        return app, Path(build_dir)
+    if project is None:
+        project = built_application(here) if not Path(PROJECT_FILE).is_file() else None
+        project = project or Path(".")
+    project = Path(project)
+    for candidate in (project / BUILD_DIR, here):
+        if built_application(candidate) == project.resolve():
+            return project, candidate
+    return project, project / BUILD_DIR   # not built: the caller says how to build it
+
+
 def west_build_command(zephyr: Zephyr, board: Board, project_dir: Path) -> list[str]:
     """`west build` for `project_dir`, with the Zephyr tree and toolchain spelled out so that the
     command can be rerun by hand as it is."""
@@ -89,18 +174,30 @@ class ZephyrPlatform(Platform):
         }
         env = jinja2.Environment(loader=jinja2.FileSystemLoader(ZEPHYR_APP), undefined=jinja2.StrictUndefined,
                                  keep_trailing_newline=True)
-        with atomic_output_dir(out_dir, force=options.force) as tmp:
+
+        def write(folder: Path) -> None:
             for template, target in TEMPLATES.items():
-                path = tmp / target.format(board=board_file)
+                path = folder / target.format(board=board_file)
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(env.get_template(template).render(context))
-            (tmp / "src").mkdir()
+            (folder / "src").mkdir(exist_ok=True)
             for name in COPIED:
-                shutil.copy2(ZEPHYR_APP / name, tmp / name)
-            write_firmware_sources(model, tmp, "src/model_glue.c")
-            record = {"platform": self.name, "board": board.name, "model": model.name}
-            (tmp / PROJECT_FILE).write_text(json.dumps(record, indent=1) + "\n")
-        return Path(out_dir).resolve()
+                shutil.copy2(ZEPHYR_APP / name, folder / name)
+            write_firmware_sources(model, folder, "src/model_glue.c")
+            users = sorted(str(p.relative_to(folder)) for p in folder.rglob("*")
+                           if p.is_file() and p.relative_to(folder).parts[0] not in OWNED
+                           and str(p.relative_to(folder)) not in OWNED)
+            record = {"platform": self.name, "board": board.name, "model": model.name,
+                      "files": {name: _digest(folder / name) for name in users}}   # as mtk wrote them
+            (folder / PROJECT_FILE).write_text(json.dumps(record, indent=1) + "\n")
+
+        out_dir = Path(out_dir)
+        if (out_dir / PROJECT_FILE).is_file():
+            refresh_project(out_dir, write, options.force)
+        else:
+            with atomic_output_dir(out_dir, force=options.force) as tmp:
+                write(tmp)
+        return out_dir.resolve()
 
     def build(self, project_dir: Path) -> Path:
         project_dir = Path(project_dir).resolve()

@@ -1,0 +1,89 @@
+"""A Zephyr user's workflow without Zephyr: the minimal west manifest, rendering again over an
+application the user edited, flashing from the build folder `west build` left, the AN500's FPU."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from mtk.cli import main
+from test_flash_runners import RUNNERS_YAML, fake_west  # noqa: F401 (a fixture)
+from test_zephyr_commands import one_stlink  # noqa: F401 (a fixture)
+
+FAKE = Path(__file__).parent / "fixtures" / "fake_compiled"
+
+
+def test_the_manifest_imports_only_the_modules_the_boards_need(capsys):
+    assert main(["zephyr-manifest"]) == 0
+    zephyr = yaml.safe_load(capsys.readouterr().out)["manifest"]["projects"][0]
+    assert (zephyr["name"], zephyr["revision"]) == ("zephyr", "v4.2.0")
+    assert zephyr["import"]["name-allowlist"] == ["cmsis_6", "hal_stm32"]
+    assert main(["zephyr-manifest", "--board", "mps2/an386", "--revision", "v4.1.0"]) == 0
+    zephyr = yaml.safe_load(capsys.readouterr().out)["manifest"]["projects"][0]
+    assert zephyr["import"]["name-allowlist"] == ["cmsis_6"] and zephyr["revision"] == "v4.1.0"
+
+
+def test_rendering_again_refreshes_what_mtk_owns_and_keeps_the_users_edits(tmp_path, capsys):
+    app = tmp_path / "app"
+    assert main(["project", str(FAKE), "--board", "qemu_cortex_m3", "-o", str(app)]) == 0
+    (app / "prj.conf").write_text((app / "prj.conf").read_text() + "CONFIG_ASSERT=y\n")   # the user's edit
+    (app / "src" / "sensor.c").write_text("int sensor;\n")                                 # the user's own file
+    (app / "build").mkdir()
+    (app / "build" / "CMakeCache.txt").write_text("")
+    (app / "model" / "src" / "stale.c").write_text("")                                     # mtk's, outdated
+    capsys.readouterr()
+
+    assert main(["project", str(FAKE), "--board", "qemu_cortex_m3", "-o", str(app), "--profile"]) == 0
+    assert "kept your edits of prj.conf (--force replaces them with mtk's)" in capsys.readouterr().err
+    assert "CONFIG_ASSERT=y" in (app / "prj.conf").read_text()
+    assert (app / "src" / "sensor.c").exists() and (app / "build" / "CMakeCache.txt").exists()
+    assert not (app / "model" / "src" / "stale.c").exists() and (app / "src" / "model_glue.c").exists()
+    assert json.loads((app / "mtk-project.json").read_text())["board"] == "qemu_cortex_m3"
+
+    assert main(["project", str(FAKE), "--board", "qemu_cortex_m3", "-o", str(app), "--profile", "--force"]) == 0
+    assert "replaced your edits of prj.conf" in capsys.readouterr().err
+    prj = (app / "prj.conf").read_text()
+    assert "CONFIG_ASSERT=y" not in prj and "CONFIG_MTK_PROFILE=y" in prj
+    assert (app / "src" / "sensor.c").exists() and (app / "build").is_dir()
+
+
+def test_a_folder_mtk_did_not_render_is_still_refused(tmp_path, capsys):
+    (tmp_path / "mine.txt").write_text("")
+    assert main(["project", str(FAKE), "--board", "qemu_cortex_m3", "-o", str(tmp_path)]) == 2
+    assert "not empty" in capsys.readouterr().err and (tmp_path / "mine.txt").exists()
+
+
+def west_build(folder: Path, app: Path) -> Path:
+    """The files `west build -d folder app` leaves that flashing reads."""
+    (folder / "zephyr").mkdir(parents=True)
+    (folder / "CMakeCache.txt").write_text(f"CMAKE_BUILD_TYPE:STRING=\nAPPLICATION_SOURCE_DIR:PATH={app}\n")
+    (folder / "zephyr" / "runners.yaml").write_text(RUNNERS_YAML)
+    (folder / "zephyr" / "zephyr.elf").write_bytes(b"\x7fELF")
+    return folder.resolve()
+
+
+def test_flash_finds_the_build_folder_west_build_used(tmp_path, monkeypatch, capsys, one_stlink, fake_west):
+    app = tmp_path / "app"
+    assert main(["project", str(FAKE), "--board", "nucleo_f746zg", "-o", str(app)]) == 0
+    elsewhere = tmp_path / "elsewhere"
+    build = west_build(elsewhere / "build", app.resolve())   # `west build -b nucleo_f746zg /abs/app` from there
+    monkeypatch.chdir(elsewhere)
+    assert main(["flash", "--board", "nucleo_f746zg"]) == 0   # the README's command, from where west ran
+    assert main(["flash", str(app)]) == 0
+    assert main(["flash", str(app), "-d", str(build)]) == 0
+    assert fake_west.read_text().count(f"flash --skip-rebuild -d {build} -r stm32cubeprogrammer") == 3
+
+    other = west_build(tmp_path / "other", tmp_path / "another_app")
+    assert main(["flash", str(app), "--build-dir", str(other)]) == 2
+    assert f"{other} is a build of {tmp_path / 'another_app'}, not of" in capsys.readouterr().err
+
+
+def test_the_an500_application_gives_its_cortex_m7_the_fpu(tmp_path):
+    assert main(["project", str(FAKE), "--board", "mps2/an500", "-o", str(tmp_path / "app")]) == 0
+    kconfig = (tmp_path / "app" / "Kconfig").read_text()
+    assert "config SOC_MPS2_AN500\n\tselect CPU_HAS_FPU_DOUBLE_PRECISION\n" in kconfig
+    assert "CONFIG_FPU=y" in (tmp_path / "app" / "boards" / "mps2_an500.conf").read_text()
+    assert main(["project", str(FAKE), "--board", "mps2/an386", "-o", str(tmp_path / "m4")]) == 0
+    assert "select" not in (tmp_path / "m4" / "Kconfig").read_text()   # Zephyr's SoC has it
