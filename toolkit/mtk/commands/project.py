@@ -26,7 +26,10 @@ examples:
   mtk project compiled/ --board qemu_cortex_m3 -o app/ --profile
   mtk build app/ && mtk flash app/
 
-An existing non-empty folder is refused unless --force (it replaces the folder, user edits too).
+Over an application mtk rendered before, it refreshes what it owns (model/, firmware/,
+src/model_glue.c, mtk-project.json) and the other files it writes only where they are as it wrote
+them: files you edited are kept and named (--force replaces them); your own files and the build
+folder stay. Any other non-empty folder is refused unless --force (which replaces its content).
 """
 
 
@@ -38,7 +41,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profile", action="store_true", help="per-layer counts (CONFIG_MTK_PROFILE)")
     p.add_argument("--stack-bytes", type=int, default=ProjectOptions.stack_bytes,
                    help=f"main thread stack (default: {ProjectOptions.stack_bytes})")
-    p.add_argument("--force", action="store_true", help="replace a non-empty output folder")
+    p.add_argument("--force", action="store_true", help="replace the files of an application you edited, or a non-empty folder mtk did not render")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
             model = int8_model(args.model, args.calib, Path(tmp))
             compiled = compile_model(model, Path(tmp) / "compiled", board=board.name)
         project = get_platform("zephyr").render(compiled, board, args.output, options)
-    ui.info(f"build it with: mtk build {project}   (or: west build -b {board.name} {project})")
+    ui.info(f"build it with: mtk build {project}   (or: west build -b {board.name} -d {project}/build {project}); "
+            f"flash it with: mtk flash {project}")
     print(project)
     return 0
