@@ -18,10 +18,19 @@
 #define UART_CTRL REG(MTK_UART_BASE + 0x08u)   /* bit0 TX enable, bit1 RX enable */
 #define UART_BAUDDIV REG(MTK_UART_BASE + 0x10u)
 
+#define UART_INTCLEAR REG(MTK_UART_BASE + 0x0Cu) /* bit1 RX interrupt */
+#define UART_CTRL_ON 3u
+#define UART_CTRL_RX_IRQ 8u
+
 static void uart_init(void)
 {
     UART_BAUDDIV = MTK_CLOCK_HZ / 115200u;
-    UART_CTRL = 3u;
+    UART_CTRL = UART_CTRL_ON;
+}
+static inline void uart_rx_irq(int on)
+{
+    UART_CTRL = on ? UART_CTRL_ON | UART_CTRL_RX_IRQ : UART_CTRL_ON;
+    UART_INTCLEAR = 2u;
 }
 static int uart_rx_ready(void) { return UART_STATE & 2u; }
 static int uart_tx_full(void) { return UART_STATE & 1u; }
@@ -30,8 +39,15 @@ static int uart_tx_full(void) { return UART_STATE & 1u; }
 #define UART_TX_DATA UART_RX_DATA
 #define UART_FR REG(MTK_UART_BASE + 0x18u)     /* bit4 RX empty, bit5 TX full */
 #define UART_CTL REG(MTK_UART_BASE + 0x30u)
+#define UART_IMSC REG(MTK_UART_BASE + 0x38u)   /* bit4 RX interrupt */
+#define UART_ICR REG(MTK_UART_BASE + 0x44u)
 
 static void uart_init(void) { UART_CTL = 0x301u; }
+static inline void uart_rx_irq(int on)
+{
+    UART_IMSC = on ? 0x10u : 0u;
+    UART_ICR = 0x10u;
+}
 static int uart_rx_ready(void) { return !(UART_FR & 0x10u); }
 static int uart_tx_full(void) { return UART_FR & 0x20u; }
 #elif defined(MTK_UART_NRF51)
@@ -46,8 +62,19 @@ static int uart_tx_full(void) { return UART_FR & 0x20u; }
 #define UART_RX_DATA REG(MTK_UART_BASE + 0x518u)
 #define UART_TX_DATA REG(MTK_UART_BASE + 0x51Cu)
 #define UART_BAUDRATE REG(MTK_UART_BASE + 0x524u)
+#define UART_INTENSET REG(MTK_UART_BASE + 0x304u) /* bit2 RXDRDY */
+#define UART_INTENCLR REG(MTK_UART_BASE + 0x308u)
 
 static int tx_pending;
+
+static inline void uart_rx_irq(int on)
+{
+    if (on) {
+        UART_INTENSET = 4u;
+    } else {
+        UART_INTENCLR = 4u;
+    }
+}
 
 static void uart_init(void)
 {
@@ -77,9 +104,44 @@ static int uart_tx_full(void)
 #error "mtk_board.h names no UART kind"
 #endif
 
-int mtk_port_getc(void)
+#define NVIC_ISER(n) REG(0xE000E100u + 4u * (n))
+#define NVIC_WORDS 4u  /* the 128 external vectors of MTK_IDLE_WFI builds */
+
+/* Under paced QEMU (`mtk serve`: -icount align=on,sleep=on) the wait for input idles the CPU in
+ * WFI: virtual time then follows the host's clock, where a polling loop, slower than the pace,
+ * would bank lateness that QEMU later makes up by running unpaced. The UART's RX interrupt wakes
+ * it; its handler (every external vector, startup.c) only turns that interrupt off again. */
+#if MTK_IDLE_WFI
+void Idle_IRQHandler(void)
+{
+    uart_rx_irq(0);
+}
+
+static void wait_for_input(void)
+{
+    for (uint32_t n = 0; n < NVIC_WORDS; n++) {
+        NVIC_ISER(n) = ~0u; /* only the UART has its interrupt enabled at the source */
+    }
+    __asm volatile("cpsid i" ::: "memory");
+    while (!uart_rx_ready()) {
+        uart_rx_irq(1);
+        __asm volatile("wfi\n\tcpsie i\n\tisb\n\tcpsid i" ::: "memory"); /* handlers run at cpsie */
+    }
+    __asm volatile("cpsie i" ::: "memory");
+    uart_rx_irq(0);
+}
+#else
+static void wait_for_input(void)
 {
     while (!uart_rx_ready()) {
+    }
+}
+#endif
+
+int mtk_port_getc(void)
+{
+    if (!uart_rx_ready()) {
+        wait_for_input();
     }
     return (int)(UART_RX_DATA & 0xFFu);
 }
@@ -189,9 +251,9 @@ const char *mtk_port_cycle_unit(void)
     return use_dwt ? "cycles" : "instructions";
 }
 
-uint32_t mtk_port_cycles_per_us(void)
+uint32_t mtk_port_units_per_us(void)
 {
-    return use_dwt ? MTK_CLOCK_HZ / 1000000u : 1000u; /* -icount shift=0: 1 ns per instruction */
+    return MTK_CLOCK_HZ / 1000000u; /* cycles, or under QEMU instructions counted one a cycle */
 }
 
 /* ---- exit ---- */

@@ -9,6 +9,7 @@ extern uint32_t __data_load[], __data_start[], __data_end[], __bss_start[], __bs
 void Reset_Handler(void) __attribute__((noreturn));
 void HardFault_Handler(void); /* mtk_port_baremetal.c */
 void SysTick_Handler(void);   /* mtk_port_baremetal.c */
+void Idle_IRQHandler(void);   /* mtk_port_baremetal.c, MTK_IDLE_WFI builds */
 
 static void Default_Handler(void)
 {
@@ -32,7 +33,10 @@ void Reset_Handler(void)
     mtk_core_main();
 }
 
-__attribute__((section(".vectors"), used)) static void (*const vectors[16])(void) = {
+/* MTK_IDLE_WFI builds add the external interrupts (the UART's wakes the idle CPU). */
+#define EXTERNAL_VECTORS (MTK_IDLE_WFI ? 128 : 0)
+
+__attribute__((section(".vectors"), used)) static void (*const vectors[16 + EXTERNAL_VECTORS])(void) = {
     (void (*)(void))__stack_top,
     Reset_Handler,
     Default_Handler,   /* NMI */
@@ -47,4 +51,7 @@ __attribute__((section(".vectors"), used)) static void (*const vectors[16])(void
     0,
     Default_Handler,   /* PendSV */
     SysTick_Handler,
+#if MTK_IDLE_WFI
+    [16 ... 16 + EXTERNAL_VECTORS - 1] = Idle_IRQHandler,
+#endif
 };

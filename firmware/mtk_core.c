@@ -6,20 +6,20 @@
 
 /* ---- output: no printf, a few formatters ---- */
 
-static void put_str(const char *s)
+void mtk_put_str(const char *s)
 {
     while (*s) {
         mtk_port_putc(*s++);
     }
 }
 
-static void put_line(const char *s)
+void mtk_put_line(const char *s)
 {
-    put_str(s);
-    put_str("\r\n");
+    mtk_put_str(s);
+    mtk_put_str("\r\n");
 }
 
-static void put_dec(uint32_t v)
+void mtk_put_dec(uint32_t v)
 {
     char digits[10];
     int n = 0;
@@ -30,6 +30,31 @@ static void put_dec(uint32_t v)
     while (n) {
         mtk_port_putc(digits[--n]);
     }
+}
+
+void mtk_put_int(int32_t v)
+{
+    if (v < 0) {
+        mtk_port_putc('-');
+    }
+    mtk_put_dec(v < 0 ? 0u - (uint32_t)v : (uint32_t)v);
+}
+
+/* Three digits, leading zeros kept: 7 -> "007". */
+void mtk_put_dec3(uint32_t v)
+{
+    mtk_port_putc((char)('0' + v / 100u));
+    mtk_port_putc((char)('0' + v / 10u % 10u));
+    mtk_port_putc((char)('0' + v % 10u));
+}
+
+static int streq(const char *a, const char *b)
+{
+    while (*a && *a == *b) {
+        a++;
+        b++;
+    }
+    return *a == *b;
 }
 
 static void put_hex8(uint8_t b)
@@ -47,33 +72,30 @@ static void put_milli(int32_t milli)
         mtk_port_putc('-');
         m = 0u - m;
     }
-    put_dec(m / 1000u);
+    mtk_put_dec(m / 1000u);
     mtk_port_putc('.');
-    m %= 1000u;
-    mtk_port_putc((char)('0' + m / 100u));
-    mtk_port_putc((char)('0' + m / 10u % 10u));
-    mtk_port_putc((char)('0' + m % 10u));
+    mtk_put_dec3(m % 1000u);
 }
 
 static void put_error(const char *what, const char *arg)
 {
-    put_str("e-[");
-    put_str(what);
-    put_str(arg);
-    put_line("]");
+    mtk_put_str("e-[");
+    mtk_put_str(what);
+    mtk_put_str(arg);
+    mtk_put_line("]");
 }
 
-/* ---- time: a microsecond clock kept from the port's counter ---- */
+/* ---- time: microseconds of the board's clock, kept from the port's counter ---- */
 
 static uint32_t clock_last; /* counter value at the last update */
 static uint32_t clock_us;
-static uint32_t clock_rem; /* units not yet a whole microsecond */
+static uint32_t clock_rem;  /* units not yet a whole microsecond */
 
 static uint32_t clock_now_us(void)
 {
     uint32_t now = mtk_port_cycles();
     uint32_t delta = now - clock_last;
-    uint32_t per_us = mtk_port_cycles_per_us();
+    uint32_t per_us = mtk_port_units_per_us();
     clock_last = now;
     clock_us += delta / per_us;
     clock_rem += delta % per_us;
@@ -92,11 +114,17 @@ static void clock_restart(void)
     clock_last = 0;
 }
 
-static void put_timestamp(uint32_t us)
+/* th_timestamp() of the reference API: a `m-lap-us-` line, or in energy mode an edge on the
+ * timestamp pin for the energy monitor. */
+static void timestamp(void)
 {
-    put_str("m-lap-us-");
-    put_dec(us);
-    put_str("\r\n");
+#ifdef MTK_ENERGY_MODE
+    mtk_port_timestamp_pulse();
+#else
+    mtk_put_str("m-lap-us-");
+    mtk_put_dec(clock_now_us());
+    mtk_put_str("\r\n");
+#endif
 }
 
 /* ---- model ---- */
@@ -122,9 +150,9 @@ static int run_model(uint32_t *units)
     *units = mtk_port_cycles();
     (void)clock_now_us();
     if (status != 0) {
-        put_str("e-[Model run failed: ");
-        put_dec((uint32_t)status);
-        put_line("]");
+        mtk_put_str("e-[Model run failed: ");
+        mtk_put_dec((uint32_t)status);
+        mtk_put_line("]");
     }
     return status == 0;
 }
@@ -140,44 +168,75 @@ static int32_t result_at(uint32_t i)
     }
 }
 
-static void cmd_results(void)
+/* ---- the `db` buffer: the model input itself, or a benchmark's own buffer ---- */
+
+static uint32_t db_size; /* bytes announced by `db load` */
+static uint32_t db_pos;  /* bytes received */
+
+static uint8_t *db_buffer(void)
 {
-    put_str("m-results-[");
-    for (uint32_t i = 0; mtk_model.result_type != MTK_RESULT_NONE && i < mtk_model.result_count; i++) {
-        int64_t q = (int64_t)result_at(i) - mtk_model.result_zero_point;
-        if (i) {
-            mtk_port_putc(',');
-        }
-        put_milli((int32_t)((q * mtk_model.result_scale_milli_q16 + 32768) >> 16));
-    }
-    put_line("]");
+    return mtk_model.benchmark ? mtk_model.benchmark->db : mtk_model.input;
 }
 
+static uint32_t db_capacity(void)
+{
+    return mtk_model.benchmark ? mtk_model.benchmark->db_capacity : mtk_model.input_bytes;
+}
+
+/* th_load_tensor(): a benchmark converts the `db` bytes into the model input (mtk's own firmware
+ * loads the input directly). */
+static void load_tensor(void)
+{
+    if (mtk_model.benchmark) {
+        mtk_model.benchmark->load_tensor(mtk_model.benchmark, db_pos);
+    }
+}
+
+/* th_results(): a benchmark's reference format, or mtk's dequantized thousandths. */
+static void cmd_results(void)
+{
+    if (mtk_model.benchmark) {
+        mtk_model.benchmark->put_results(mtk_model.benchmark);
+        return;
+    }
+    mtk_put_str("m-results-[");
+    {
+        for (uint32_t i = 0; mtk_model.result_type != MTK_RESULT_NONE && i < mtk_model.result_count; i++) {
+            int64_t q = (int64_t)result_at(i) - mtk_model.result_zero_point;
+            if (i) {
+                mtk_port_putc(',');
+            }
+            put_milli((int32_t)((q * mtk_model.result_scale_milli_q16 + 32768) >> 16));
+        }
+    }
+    mtk_put_line("]");
+}
+
+/* ee_infer() of the reference API. */
 static void cmd_infer(uint32_t count, uint32_t warmup)
 {
-    uint32_t units, t0;
-    put_str("m-warmup-start-");
-    put_dec(warmup);
-    put_str("\r\n");
+    uint32_t units;
+    load_tensor();
+    mtk_put_str("m-warmup-start-");
+    mtk_put_dec(warmup);
+    mtk_put_str("\r\n");
     while (warmup--) {
         if (!run_model(&units)) {
             return;
         }
     }
-    put_line("m-warmup-done");
-    put_str("m-infer-start-");
-    put_dec(count);
-    put_str("\r\n");
-    clock_restart();
-    t0 = clock_us;
-    for (uint32_t i = 0; i < count; i++) {
+    mtk_put_line("m-warmup-done");
+    mtk_put_str("m-infer-start-");
+    mtk_put_dec(count);
+    mtk_put_str("\r\n");
+    timestamp();
+    while (count--) {
         if (!run_model(&units)) {
             return;
         }
     }
-    put_timestamp(t0);
-    put_timestamp(clock_us);
-    put_line("m-infer-done");
+    timestamp();
+    mtk_put_line("m-infer-done");
     cmd_results();
 }
 
@@ -188,6 +247,7 @@ static void cmd_stats(uint32_t count)
         put_error("mtk-stats N must be 1..32", "");
         return;
     }
+    load_tensor();
     for (uint32_t i = 0; i < count; i++) {
         uint32_t v, j = i;
         if (!run_model(&v)) {
@@ -200,15 +260,15 @@ static void cmd_stats(uint32_t count)
     }
     {
         uint32_t lo = samples[(count - 1) / 2], hi = samples[count / 2];
-        put_str("m-mtk-stats-[n:");
-        put_dec(count);
-        put_str(",min:");
-        put_dec(samples[0]);
-        put_str(",median:");
-        put_dec(lo + (hi - lo) / 2);
-        put_str(",max:");
-        put_dec(samples[count - 1]);
-        put_line("]");
+        mtk_put_str("m-mtk-stats-[n:");
+        mtk_put_dec(count);
+        mtk_put_str(",min:");
+        mtk_put_dec(samples[0]);
+        mtk_put_str(",median:");
+        mtk_put_dec(lo + (hi - lo) / 2);
+        mtk_put_str(",max:");
+        mtk_put_dec(samples[count - 1]);
+        mtk_put_line("]");
     }
 }
 
@@ -218,31 +278,31 @@ static void cmd_layers(void)
         put_error("Built without profiling", "");
         return;
     }
-    put_str("m-mtk-layers-[");
+    mtk_put_str("m-mtk-layers-[");
     for (uint32_t i = 0; i < mtk_model.layer_count; i++) {
         if (i) {
             mtk_port_putc(',');
         }
-        put_dec(mtk_model.layer_cycles[i]);
+        mtk_put_dec(mtk_model.layer_cycles[i]);
     }
-    put_line("]");
+    mtk_put_line("]");
 }
 
 static void cmd_info(void)
 {
-    put_str("m-mtk-info-[model:");
-    put_str(mtk_model.name);
-    put_str(",arena:");
-    put_dec(mtk_model.arena_bytes);
-    put_str(",input:");
-    put_dec(mtk_model.input_bytes);
-    put_str(",output:");
-    put_dec(mtk_model.output_bytes);
-    put_str(",unit:");
-    put_str(mtk_port_cycle_unit());
-    put_str(",layers:");
-    put_dec(mtk_model.layer_count);
-    put_line("]");
+    mtk_put_str("m-mtk-info-[model:");
+    mtk_put_str(mtk_model.name);
+    mtk_put_str(",arena:");
+    mtk_put_dec(mtk_model.arena_bytes);
+    mtk_put_str(",input:");
+    mtk_put_dec(mtk_model.input_bytes);
+    mtk_put_str(",output:");
+    mtk_put_dec(mtk_model.output_bytes);
+    mtk_put_str(",unit:");
+    mtk_put_str(mtk_port_cycle_unit());
+    mtk_put_str(",layers:");
+    mtk_put_dec(mtk_model.layer_count);
+    mtk_put_line("]");
 }
 
 static void put_bytes_hex(const uint8_t *bytes, uint32_t n)
@@ -252,10 +312,7 @@ static void put_bytes_hex(const uint8_t *bytes, uint32_t n)
     }
 }
 
-/* ---- input buffer: `db` ---- */
-
-static uint32_t load_expected;
-static uint32_t load_pos;
+/* ---- `db`: ee_buffer_parse() of the reference API ---- */
 
 static int hex_digit(char c)
 {
@@ -265,10 +322,53 @@ static int hex_digit(char c)
     return -1;
 }
 
+/* atoi(): optional sign, then digits up to the first other character. */
+static int32_t parse_int(const char *s)
+{
+    uint32_t v = 0;
+    int negative = *s == '-';
+    if (*s == '-' || *s == '+') {
+        s++;
+    }
+    while (*s >= '0' && *s <= '9') {
+        v = v * 10u + (uint32_t)(*s++ - '0');
+    }
+    return (int32_t)(negative ? 0u - v : v);
+}
+
+static void db_load(const char *tok)
+{
+    int32_t n;
+    if (!tok) {
+        mtk_put_line("e-[Command 'db load' requires the # of bytes]");
+        return;
+    }
+    n = parse_int(tok);
+    if (n == 0) {
+        db_size = 0;
+        mtk_put_line("e-[Command 'db load' must be >0 bytes]");
+        return;
+    }
+    db_pos = 0;
+    if ((uint32_t)n > db_capacity()) {
+        mtk_put_str("Supplied buffer size ");
+        mtk_put_int(n);
+        mtk_put_str(" exceeds maximum of ");
+        mtk_put_dec(db_capacity());
+        mtk_put_str("\n");
+        db_size = 0; /* the reference keeps the size and overruns its buffer */
+    } else {
+        db_size = (uint32_t)n;
+        mtk_put_str("m-[Expecting ");
+        mtk_put_dec(db_size);
+        mtk_put_line(" bytes]");
+    }
+}
+
 static void db_hex(const char *hex)
 {
     const char *p = hex;
-    if (load_pos >= load_expected) {
+    if (db_pos >= db_size) {
         put_error("No load in progress: ", "db load N first");
         return;
     }
@@ -276,40 +376,92 @@ static void db_hex(const char *hex)
         p++;
     }
     if ((p - hex) & 1) {
-        put_error("Insufficent number of hex digits", "");
+        mtk_put_line("e-[Insufficent number of hex digits]");
         return;
     }
     for (p = hex; *p; p += 2) {
         int hi = hex_digit(p[0]), lo = hex_digit(p[1]);
         if (hi < 0 || lo < 0) {
-            put_error("Invalid hex digits: ", hex);
+            mtk_put_str("e-[Invalid hex digit '");
+            mtk_port_putc(p[0]);
+            mtk_port_putc(p[1]);
+            mtk_put_line("']");
             return;
         }
-        mtk_model.input[load_pos++] = (uint8_t)(hi << 4 | lo);
-        if (load_pos == load_expected) {
-            put_line("m-load-done");
+        db_buffer()[db_pos++] = (uint8_t)(hi << 4 | lo);
+        if (db_pos == db_size) {
+            mtk_put_line("m-load-done");
             return;
         }
     }
 }
 
-static void db_print(uint32_t n, uint32_t off)
+/* Every byte announced by the last `db load`, 8 a line (the reference ignores N and offset). */
+static void db_print(void)
 {
-    uint32_t end = off + n > mtk_model.input_bytes ? mtk_model.input_bytes : off + n;
-    for (uint32_t i = off; i < end; i++) {
-        put_str((i - off) % 16u ? "-0x" : "m-buffer-0x");
-        put_hex8(mtk_model.input[i]);
-        if ((i - off) % 16u == 15u || i + 1 == end) {
-            put_str("\r\n");
+    const uint8_t *db = db_buffer();
+    uint32_t i = 0;
+    for (; i < db_size; i++) {
+        if (i % 8u == 0) {
+            mtk_put_str("m-buffer-");
         }
+        put_hex8(db[i]);
+        mtk_put_str((i + 1) % 8u == 0 || i + 1 == db_size ? "\r\n" : "-");
+    }
+    if (i % 8u != 0) {
+        mtk_put_str("\r\n");
+    }
+}
+
+static void cmd_db(char **tok)
+{
+    if (!tok[1]) {
+        mtk_put_line("e-[Command 'db' requires a subcommand]");
+    } else if (streq(tok[1], "load")) {
+        db_load(tok[2]);
+    } else if (streq(tok[1], "print")) {
+        db_print();
+    } else {
+        db_hex(tok[1]);
     }
 }
 
 /* ---- commands ---- */
 
 #define MAX_TOKENS 4
+#define FIRMWARE_VERSION "ULPMark for tinyML Firmware V0.0.1" /* EE_FW_VERSION */
 
-/* Decimal argument `tok`, or `fallback` when absent; 0 with an error line when not a number. */
+static void cmd_help(void)
+{
+    mtk_put_line(FIRMWARE_VERSION);
+    mtk_put_line("");
+    mtk_put_line("help         : Print this information");
+    mtk_put_line("name         : Print the name of the device");
+    mtk_put_line("timestsamp   : Generate a timetsamp");
+    mtk_put_line("db SUBCMD    : Manipulate a generic byte buffer");
+    mtk_put_line("  load N     : Allocate N bytes and set load counter");
+    mtk_put_line("  db HH[HH]* : Load 8-bit hex byte(s) until N bytes");
+    mtk_put_line("  print [N=16] [offset=0]");
+    mtk_put_line("             : Print N bytes at offset as hex");
+    mtk_put_line("infer N [W=0]: Load input, execute N inferences after W warmup loops");
+    mtk_put_line("results      : Return the result fp32 vector");
+}
+
+/* `infer [N=1] [W=10]`, checked as the reference checks them. */
+static void cmd_infer_args(char **tok)
+{
+    int32_t n = tok[1] ? parse_int(tok[1]) : 1, w = tok[1] && tok[2] ? parse_int(tok[2]) : 10;
+    if (n <= 0) {
+        mtk_put_line("e-[Inference iterations must be >0]");
+    } else if (w < 0) {
+        mtk_put_line("e-[Inference warmup must be >=0]");
+    } else {
+        cmd_infer((uint32_t)n, (uint32_t)w);
+    }
+}
+
+/* Decimal argument `tok` of an mtk extension, or `fallback` when absent; 0 with an error line when
+ * not a number. */
 static int parse_u32(const char *tok, uint32_t fallback, uint32_t *out)
 {
     uint32_t v = 0;
@@ -328,51 +480,11 @@ static int parse_u32(const char *tok, uint32_t fallback, uint32_t *out)
     return 1;
 }
 
-static int streq(const char *a, const char *b)
-{
-    while (*a && *a == *b) {
-        a++;
-        b++;
-    }
-    return *a == *b;
-}
-
-static void cmd_db(char **tok)
-{
-    uint32_t a, b;
-    if (!tok[1]) {
-        put_error("Unknown command: ", tok[0]);
-    } else if (streq(tok[1], "load")) {
-        if (!parse_u32(tok[2], 0, &a)) {
-            return;
-        }
-        if (a == 0 || a > mtk_model.input_bytes) {
-            put_str("e-[Request of ");
-            put_dec(a);
-            put_str(" bytes must be 1..");
-            put_dec(mtk_model.input_bytes);
-            put_line("]");
-            return;
-        }
-        load_expected = a;
-        load_pos = 0;
-        put_str("m-[Expecting ");
-        put_dec(a);
-        put_line(" bytes]");
-    } else if (streq(tok[1], "print")) {
-        if (parse_u32(tok[2], load_pos, &a) && parse_u32(tok[3], 0, &b)) {
-            db_print(a, b);
-        }
-    } else {
-        db_hex(tok[1]);
-    }
-}
-
 static void execute(char *line)
 {
     char *tok[MAX_TOKENS] = {0};
     int n = 0;
-    uint32_t a, b;
+    uint32_t a;
     for (char *p = line; *p && n < MAX_TOKENS;) {
         while (*p == ' ') {
             *p++ = '\0';
@@ -388,28 +500,28 @@ static void execute(char *line)
         return;
     }
     if (streq(tok[0], "name")) {
-        put_line("m-name-dut-[mtk]");
-    } else if (streq(tok[0], "profile")) {
-        put_line("m-profile-[mtk firmware 1]");
-        put_str("m-model-[");
-        put_str(mtk_model.name);
-        put_line("]");
+        mtk_put_line("m-name-dut-[mtk]");
     } else if (streq(tok[0], "timestamp")) {
-        put_timestamp(clock_now_us());
+        timestamp();
+    } else if (streq(tok[0], "profile")) {
+        mtk_put_line("m-profile-[" FIRMWARE_VERSION "]");
+        mtk_put_str("m-model-[");
+        mtk_put_str(mtk_model.benchmark ? mtk_model.benchmark->id : mtk_model.name);
+        mtk_put_line("]");
+    } else if (streq(tok[0], "help")) {
+        cmd_help();
     } else if (streq(tok[0], "db")) {
         cmd_db(tok);
     } else if (streq(tok[0], "infer")) {
-        if (parse_u32(tok[1], 1, &a) && parse_u32(tok[2], 0, &b)) {
-            cmd_infer(a, b);
-        }
+        cmd_infer_args(tok);
     } else if (streq(tok[0], "results")) {
         cmd_results();
     } else if (streq(tok[0], "mtk-info")) {
         cmd_info();
     } else if (streq(tok[0], "mtk-out")) {
-        put_str("m-mtk-out-[");
+        mtk_put_str("m-mtk-out-[");
         put_bytes_hex(mtk_model.output, mtk_model.output_bytes);
-        put_line("]");
+        mtk_put_line("]");
     } else if (streq(tok[0], "mtk-stats")) {
         if (parse_u32(tok[1], 1, &a)) {
             cmd_stats(a);
@@ -418,9 +530,9 @@ static void execute(char *line)
         cmd_layers();
     } else if (streq(tok[0], "mtk-exit")) {
         if (parse_u32(tok[1], 0, &a)) {
-            put_str("m-mtk-exit-");
-            put_dec(a);
-            put_str("\r\n");
+            mtk_put_str("m-mtk-exit-");
+            mtk_put_dec(a);
+            mtk_put_str("\r\n");
             mtk_port_exit((int)a);
         }
     } else {
@@ -445,7 +557,7 @@ void mtk_core_feed(char c)
         }
         line_len = 0;
         line_overflow = 0;
-        put_line("m-ready");
+        mtk_put_line("m-ready");
     } else if (c >= ' ' && c <= '~') {
         if (line_len < MTK_CMD_MAX) {
             line_buf[line_len++] = c;
@@ -455,11 +567,17 @@ void mtk_core_feed(char c)
     }
 }
 
+/* ee_benchmark_initialize() of the reference API. */
 void mtk_core_boot(void)
 {
-    put_line("m-timestamp-mode-performance");
-    put_line("m-init-done");
-    put_line("m-ready");
+#ifdef MTK_ENERGY_MODE
+    mtk_put_line("m-timestamp-mode-energy");
+#else
+    mtk_put_line("m-timestamp-mode-performance");
+#endif
+    timestamp();
+    mtk_put_line("m-init-done");
+    mtk_put_line("m-ready");
 }
 
 void mtk_core_main(void)

@@ -40,6 +40,14 @@ void mtk_core_feed(char c);
 /* Init the port, boot, then feed bytes forever (exits 0 when the port's input closes). */
 void mtk_core_main(void) __attribute__((noreturn));
 
+/* Output helpers shared with mtk_mlperf.c: a string, a string and "\r\n", decimals (put_dec3: three
+ * digits, leading zeros kept). */
+void mtk_put_str(const char *s);
+void mtk_put_line(const char *s);
+void mtk_put_dec(uint32_t v);
+void mtk_put_int(int32_t v);
+void mtk_put_dec3(uint32_t v);
+
 /* Called after each op by the compiled model in MTK_PROFILE builds (see mtk_layer_hook.h). */
 void mtk_layer_hook(uint32_t index);
 

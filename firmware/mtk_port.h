@@ -29,8 +29,13 @@ uint32_t mtk_port_cycles(void);
 /* What a unit is: "instructions" under QEMU -icount, "cycles" on silicon. */
 const char *mtk_port_cycle_unit(void);
 
-/* Units per microsecond (1000 under QEMU -icount shift=0; the core clock in MHz on silicon). */
-uint32_t mtk_port_cycles_per_us(void);
+/* Units per microsecond of the board's clock, for timestamps in its microseconds: the core clock
+ * in MHz (under QEMU -icount one instruction counts as one cycle of the board's clock). */
+uint32_t mtk_port_units_per_us(void);
+
+/* Energy-mode builds (MTK_ENERGY_MODE) only: the reference's timestamp for the energy monitor,
+ * the timestamp pin pulled low for about a millisecond, then released. */
+void mtk_port_timestamp_pulse(void);
 
 /* Stop: end the QEMU run with `status`, or halt/reset a real board. */
 void mtk_port_exit(int status) __attribute__((noreturn));

@@ -16,7 +16,8 @@ from mtk.platforms import ProjectOptions, get_platform
 
 FAKE = Path(__file__).parent / "fixtures" / "fake_compiled"
 QEMU_BOARDS = [b for b in all_boards() if b.qemu]
-CORE_TEXT_LIMIT = 4096  # firmware core + port + startup + glue, without the model
+CORE_TEXT_LIMIT = 6144  # firmware core + port + startup + glue, without the model (1 KB of it: the
+#                         MLPerf Tiny reference API's help text and replies)
 
 
 def _text_sizes(elf: Path) -> dict[str, int]:

@@ -17,7 +17,7 @@ from mtk.compiled import CompiledModel
 from mtk.platforms.firmware import render_glue
 
 FAKE = Path(__file__).parent / "fixtures" / "fake_compiled"
-BOOT = ["m-timestamp-mode-performance", "m-init-done", "m-ready"]
+BOOT = ["m-timestamp-mode-performance", "m-lap-us-0", "m-init-done", "m-ready"]
 INPUT = bytes(range(64))
 # FNV-1a of INPUT as 4 int8 outputs, dequantised with the fake model's scale 0.25, zero point 3
 OUTPUT_HEX = "05093a6d"
@@ -32,7 +32,8 @@ def _build(out: Path, profile: bool) -> Path:
     flags = ["-DMTK_PROFILE", "-include", str(FIRMWARE / "mtk_layer_hook.h")] if profile else []
     binary = out / ("firmware_profile" if profile else "firmware")
     subprocess.run([gcc, "-O1", "-Wall", "-Werror", *flags, f"-I{FIRMWARE}", f"-I{FAKE / 'include'}", "-o", str(binary),
-                    str(FIRMWARE / "mtk_core.c"), str(FIRMWARE / "host" / "mtk_port_host.c"), str(glue),
+                    str(FIRMWARE / "mtk_core.c"), str(FIRMWARE / "mtk_mlperf.c"), str(FIRMWARE / "host" / "mtk_port_host.c"),
+                    str(glue),
                     str(FAKE / "src" / "default_lib.c")], check=True)
     return binary
 
@@ -52,9 +53,9 @@ def talk(binary: Path, data: bytes | str, status: int = 0) -> list[str]:
     result = subprocess.run([str(binary)], input=data.encode() if isinstance(data, str) else data,
                             capture_output=True, timeout=10)
     lines = result.stdout.decode().split("\r\n")
-    assert lines[:3] == BOOT
+    assert lines[:4] == BOOT
     assert lines[-1] == f"exit {status}\n" and result.returncode == status
-    return lines[3:-1]
+    return lines[4:-1]
 
 
 def test_boot_and_empty_input(firmware):
@@ -63,7 +64,7 @@ def test_boot_and_empty_input(firmware):
 
 def test_name_profile_timestamp(firmware):
     lines = talk(firmware, "name%profile%timestamp%")
-    assert lines[:5] == ["m-name-dut-[mtk]", "m-ready", "m-profile-[mtk firmware 1]",
+    assert lines[:5] == ["m-name-dut-[mtk]", "m-ready", "m-profile-[ULPMark for tinyML Firmware V0.0.1]",
                          "m-model-[fake_checksum.tflite]", "m-ready"]
     assert lines[5].startswith("m-lap-us-") and lines[5][9:].isdigit() and lines[6] == "m-ready"
 
@@ -73,32 +74,36 @@ def test_unknown_and_empty_commands(firmware):
 
 
 def test_db_load_and_print(firmware):
-    lines = talk(firmware, LOAD + "db print 20%db print 2 62%")
-    assert lines[:6] == ["m-[Expecting 64 bytes]", "m-ready", "m-ready", "m-load-done", "m-ready",
-                         "m-buffer-" + "-".join(f"0x{b:02x}" for b in range(16))]
-    assert lines[6:] == ["m-buffer-0x10-0x11-0x12-0x13", "m-ready", "m-buffer-0x3e-0x3f", "m-ready"]
+    """`db print` prints every loaded byte, 8 a line, whatever its arguments (as the reference API)."""
+    lines = talk(firmware, "db load 10%db 00112233445566778899%db print 2 3%")
+    assert lines == ["m-[Expecting 10 bytes]", "m-ready", "m-load-done", "m-ready",
+                     "m-buffer-00-11-22-33-44-55-66-77", "m-buffer-88-99", "", "m-ready"]
 
 
 @pytest.mark.parametrize("command, error", [
     ("db 00", "e-[No load in progress: db load N first]"),
-    ("db load 65", "e-[Request of 65 bytes must be 1..64]"),
-    ("db load 0", "e-[Request of 0 bytes must be 1..64]"),
-    ("db load x1", "e-[Invalid number: x1]"),
-    ("db", "e-[Unknown command: db]"),
-    ("infer 1x", "e-[Invalid number: 1x]"),
-    ("infer 99999999999", "e-[Invalid number: 99999999999]"),
+    ("db load 65", "Supplied buffer size 65 exceeds maximum of 64\n"),   # sic: "\n" only, as the reference
+    ("db load 0", "e-[Command 'db load' must be >0 bytes]"),
+    ("db load x1", "e-[Command 'db load' must be >0 bytes]"),
+    ("db load", "e-[Command 'db load' requires the # of bytes]"),
+    ("db", "e-[Command 'db' requires a subcommand]"),
+    ("infer 0", "e-[Inference iterations must be >0]"),
+    ("infer x", "e-[Inference iterations must be >0]"),
+    ("infer 1 -1", "e-[Inference warmup must be >=0]"),
     ("mtk-stats 0", "e-[mtk-stats N must be 1..32]"),
     ("mtk-stats 33", "e-[mtk-stats N must be 1..32]"),
+    ("mtk-stats 1x", "e-[Invalid number: 1x]"),
     ("mtk-layers", "e-[Built without profiling]"),
 ])
 def test_refused_commands(firmware, command, error):
-    assert talk(firmware, command + "%") == [error, "m-ready"]
+    transcript = error if error.endswith("\n") else error + "\r\n"
+    assert "\r\n".join(talk(firmware, command + "%")) == transcript + "m-ready"
 
 
 def test_bad_hex(firmware):
-    assert talk(firmware, "db load 4%db 123%db zz11%") == [
+    assert talk(firmware, "db load 4%db 123%db 11zz%") == [
         "m-[Expecting 4 bytes]", "m-ready", "e-[Insufficent number of hex digits]", "m-ready",
-        "e-[Invalid hex digits: zz11]", "m-ready"]
+        "e-[Invalid hex digit 'zz']", "m-ready"]
 
 
 def test_infer_results_and_outputs(firmware):
@@ -142,7 +147,7 @@ def test_partial_lines_across_writes(firmware):
         process.stdin.flush()
         time.sleep(0.01)
     out, _ = process.communicate(timeout=10)
-    assert out.decode().split("\r\n")[3:-1] == [
+    assert out.decode().split("\r\n")[4:-1] == [
         "m-name-dut-[mtk]", "m-ready", "m-[Expecting 2 bytes]", "m-ready", "m-load-done", "m-ready"]
 
 

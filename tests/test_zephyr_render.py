@@ -63,7 +63,7 @@ def test_every_board_renders_a_complete_application(tmp_path, board):
     assert files == sorted([
         "CMakeLists.txt", "Kconfig", "prj.conf", f"boards/{name}.conf", f"boards/{name}.overlay",
         "src/main.c", "src/mtk_port_zephyr.c", "src/model_glue.c", "mtk-project.json",
-        "firmware/mtk_core.c", "firmware/mtk_core.h", "firmware/mtk_port.h", "firmware/mtk_model.h",
+        "firmware/mtk_core.c", "firmware/mtk_mlperf.c", "firmware/mtk_core.h", "firmware/mtk_port.h", "firmware/mtk_model.h",
         "firmware/mtk_layer_hook.h", "firmware/mtk_semihosting.h", "model/include/tvmgen_default.h", "model/src/default_lib.c",
         "model/metadata.json"])
     for path in project.rglob("*"):

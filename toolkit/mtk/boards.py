@@ -48,6 +48,7 @@ class Board:
     usb_vid_pid: str | None = None
     runners: tuple[str, ...] = ()
     pyocd_target: str | None = None   # pyOCD's target type (a CMSIS-Pack device name)
+    timestamp_gpio: str | None = None  # MLPerf Tiny energy mode's timestamp pin: devicetree cells
     aliases: tuple[str, ...] = ()
     zephyr_modules: tuple[str, ...] = ()   # west projects it needs besides zephyr and cmsis_6
     zephyr_selects: tuple[tuple[str, tuple[str, ...]], ...] = ()   # (Kconfig symbol, what it selects)
@@ -62,6 +63,7 @@ class Board:
             "flash_bytes": self.flash_bytes, "ram_bytes": self.ram_bytes, "console": self.console,
             "qemu_machine": self.qemu.machine if self.qemu else None,
             "usb_vid_pid": self.usb_vid_pid, "runners": list(self.runners), "pyocd_target": self.pyocd_target,
+            "timestamp_gpio": self.timestamp_gpio,
         }
 
 
@@ -79,6 +81,7 @@ def _board_from_yaml(name: str, entry: dict[str, Any]) -> Board:
             usb_vid_pid=entry.get("usb_vid_pid"),
             runners=tuple(entry.get("runners", ())),
             pyocd_target=entry.get("pyocd_target"),
+            timestamp_gpio=entry.get("timestamp_gpio"),
             aliases=tuple(entry.get("aliases", ())),
             zephyr_modules=tuple(entry.get("zephyr_modules", ())),
             zephyr_selects=tuple((symbol, tuple(selects)) for symbol, selects in entry.get("zephyr_selects", {}).items()),

@@ -14,12 +14,13 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from . import ui
+from . import mlperf, ui
 from .boards import Board
 from .compiled import CompiledModel
 from .compiler import compile_model
 from .datafile import read_npy, read_npz, require_finite
 from .errors import ModelError, MtkError
+from .mlperf import Benchmark
 from .elfsize import ElfSizes, elf_sizes
 from .graph import Tensor
 from .platforms import ProjectOptions, get_platform
@@ -43,6 +44,7 @@ class RunOptions:
     build_dir: Path | None = None
     random_samples: int = 1     # inputs made up when the user gives none
     tuning: Tuning | None = None   # per-layer schedules (`mtk tune`); None: the defaults
+    mlperf_tiny: str | None = None  # an MLPerf Tiny benchmark id, or mlperf.AUTO: a conforming DUT
     runner_options: dict[str, Any] = field(default_factory=dict)
     semihosting: bool = True    # QEMU runs exit through semihosting; a board (or its stand-in) resets
 
@@ -149,12 +151,21 @@ def int8_model(model: Path, calib: str | None, work: Path) -> Path:
     return out
 
 
-def build_firmware(model: Path, options: RunOptions, work: Path) -> tuple[CompiledModel, Path]:
+def benchmark_of(compiled: CompiledModel, options: RunOptions) -> Benchmark | None:
+    """The MLPerf Tiny benchmark the firmware conforms to (None: mtk's own firmware)."""
+    return mlperf.resolve(options.mlperf_tiny, compiled)
+
+
+def build_firmware(model: Path, options: RunOptions, work: Path, icount_shift: int = 0) -> tuple[CompiledModel, Path]:
     compiled = compile_model(model, work / "compiled", board=options.board.name, force=True, tuning=options.tuning)
+    benchmark = benchmark_of(compiled, options)
+    if benchmark is not None and options.mlperf_tiny == mlperf.AUTO:
+        ui.info(f"MLPerf Tiny: {benchmark.id} ({benchmark.title}), detected from the model's I/O "
+                f"({benchmark.describe()})")
     platform = get_platform(options.platform)
     project = platform.render(compiled, options.board, work / "project",
                               ProjectOptions(profile=options.profile, semihosting=options.semihosting,
-                                             force=True))
+                                             force=True, benchmark=benchmark, icount_shift=icount_shift))
     with ui.step(f"building {options.platform} firmware for {options.board.name}"):
         elf = platform.build(project)
     return compiled, elf
@@ -169,6 +180,7 @@ def run_firmware(runner: Runner, elf: Path, compiled: CompiledModel, samples: li
                  options: RunOptions) -> tuple[str, CycleStats, list[Sample], list[list[int]] | None]:
     """Send each sample, read its outputs; time `options.runs` inferences of the first sample; with
     profiling, the units per op of each sample's (last) inference."""
+    benchmark = benchmark_of(compiled, options)
     with ui.step(f"running on {options.board.name}"), runner.start(elf) as session:
         client = FirmwareClient(session.link)
         client.wait_boot()
@@ -176,7 +188,10 @@ def run_firmware(runner: Runner, elf: Path, compiled: CompiledModel, samples: li
         outputs, stats, layers = [], None, [] if options.profile else None
         inferences = options.runs + len(samples) - 1
         for k, sample in enumerate(samples):
-            client.load_input(compiled.pack_inputs([np.ascontiguousarray(a).tobytes() for a in sample]))
+            if benchmark is not None:   # the bytes the MLPerf Tiny runner would send
+                client.load_input(benchmark.encode(sample[0], compiled.inputs[0]))
+            else:
+                client.load_input(compiled.pack_inputs([np.ascontiguousarray(a).tobytes() for a in sample]))
             if k == 0:
                 stats = client.stats(options.runs, timeout=INFER_TIMEOUT_S)
             else:

@@ -1,10 +1,13 @@
 /* mtk_port_zephyr.c - the mtk port for Zephyr: the console UART by polling (the protocol is
  * strictly request/response), counts from Zephyr's timing API on silicon (DWT cycles where
  * the core has a DWT) or, under QEMU -icount, system timer cycles converted to instructions
- * (QEMU has no DWT), and the end of a run through semihosting (QEMU) or a reboot. */
+ * (QEMU has no DWT), and the end of a run through semihosting (QEMU) or a reboot. In energy mode
+ * (CONFIG_MTK_ENERGY_MODE) a timestamp is a pulse on the `timestamp-gpios` pin of the zephyr,user
+ * node (the board overlay sets it) for EEMBC's energy monitor. */
 #include <stdint.h>
 
 #include <zephyr/device.h>
+#include <zephyr/drivers/gpio.h>
 #include <zephyr/drivers/uart.h>
 #include <zephyr/fatal.h>
 #include <zephyr/kernel.h>
@@ -32,11 +35,35 @@ void mtk_port_putc(char c)
     uart_poll_out(console, (unsigned char)c);
 }
 
+#if defined(CONFIG_MTK_ENERGY_MODE)
+#define PULSE_US 1000 /* the reference holds the pin low for 100,000 nops */
+
+static const struct gpio_dt_spec timestamp_pin = GPIO_DT_SPEC_GET(DT_PATH(zephyr_user), timestamp_gpios);
+
+static void timestamp_pin_init(void)
+{
+    /* released (high) from boot, so that the monitor sees the first falling edge */
+    gpio_pin_configure_dt(&timestamp_pin, GPIO_OUTPUT_HIGH);
+}
+
+void mtk_port_timestamp_pulse(void)
+{
+    gpio_pin_set_dt(&timestamp_pin, 0);
+    k_busy_wait(PULSE_US);
+    gpio_pin_set_dt(&timestamp_pin, 1);
+}
+#else
+static void timestamp_pin_init(void)
+{
+}
+#endif
+
 #if QEMU_ICOUNT
 static uint32_t start_cycles;
 
 void mtk_port_init(void)
 {
+    timestamp_pin_init();
 }
 
 void mtk_port_cycles_start(void)
@@ -55,15 +82,16 @@ const char *mtk_port_cycle_unit(void)
     return "instructions";
 }
 
-uint32_t mtk_port_cycles_per_us(void)
+uint32_t mtk_port_units_per_us(void)
 {
-    return 1000u; /* -icount shift=0: 1 ns per instruction */
+    return CONFIG_MTK_QEMU_CLOCK_MHZ; /* one instruction counts as one cycle of the board's clock */
 }
 #else
 static timing_t start_count;
 
 void mtk_port_init(void)
 {
+    timestamp_pin_init();
     timing_init();
     timing_start();
 }
@@ -84,7 +112,7 @@ const char *mtk_port_cycle_unit(void)
     return "cycles";
 }
 
-uint32_t mtk_port_cycles_per_us(void)
+uint32_t mtk_port_units_per_us(void)
 {
     return timing_freq_get_mhz();
 }

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from .. import mlperf
 from ..boards import DEFAULT_BOARD, Board, get_board
 from ..pipeline import RunOptions, default_platform
 from ..platforms import PLATFORMS
@@ -20,6 +21,13 @@ def add_tuning_argument(p: argparse.ArgumentParser) -> None:
 
 def tuning_of(args: argparse.Namespace) -> Tuning | None:
     return load_tuning(args.tuning) if args.tuning is not None else None
+
+
+def add_mlperf_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--mlperf-tiny", nargs="?", const=mlperf.AUTO, choices=[*mlperf.BENCHMARKS, mlperf.AUTO],
+                   metavar="ID", help="firmware that is an MLPerf Tiny DUT for benchmark ID "
+                   f"({', '.join(mlperf.BENCHMARKS)}; alone: the one whose reference model has the model's I/O), "
+                   "as the stock runner (mlcommons/tiny benchmark/runner) expects it")
 
 
 def add_runner_arguments(p: argparse.ArgumentParser) -> None:
@@ -45,6 +53,7 @@ def add_target_arguments(p: argparse.ArgumentParser, several_boards: bool = Fals
     p.add_argument("--build-dir", type=Path, metavar="DIR",
                    help="keep the compiled model and the firmware project here (default: a temporary folder)")
     add_tuning_argument(p)
+    add_mlperf_argument(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
 
 
@@ -56,4 +65,5 @@ def run_options(args: argparse.Namespace, board: Board | str, runner_options: di
                           if (value := getattr(args, key)) is not None}
     platform = args.platform or default_platform(board)
     return RunOptions(board=board, platform=platform, calib=args.calib, build_dir=args.build_dir,
-                      runner_options=runner_options, tuning=tuning_of(args), **overrides)
+                      runner_options=runner_options, tuning=tuning_of(args), mlperf_tiny=args.mlperf_tiny,
+                      **overrides)

@@ -6,12 +6,14 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from .. import ui
+from .. import mlperf, ui
 from ..boards import get_board
 from ..compiled import CompiledModel
 from ..compiler import compile_model
+from ..errors import MtkError
 from ..pipeline import int8_model
 from ..platforms import ProjectOptions, get_platform
+from ._target import add_mlperf_argument
 
 NAME = "project"
 HELP = "render a Zephyr application for a model and a board (an ordinary app you can edit and west build)"
@@ -25,6 +27,7 @@ examples:
   mtk project model.tflite --board nucleo_f746zg -o app/
   mtk project compiled/ --board qemu_cortex_m3 -o app/ --profile
   mtk build app/ && mtk flash app/
+  mtk project kws.tflite --board nucleo_l4r5zi -o app/ --mlperf-tiny kws01 --energy
 
 Over an application mtk rendered before, it refreshes what it owns (model/, firmware/,
 src/model_glue.c, mtk-project.json) and the other files it writes only where they are as it wrote
@@ -41,18 +44,28 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profile", action="store_true", help="per-layer counts (CONFIG_MTK_PROFILE)")
     p.add_argument("--stack-bytes", type=int, default=ProjectOptions.stack_bytes,
                    help=f"main thread stack (default: {ProjectOptions.stack_bytes})")
+    add_mlperf_argument(p)
+    p.add_argument("--energy", action="store_true",
+                   help="with --mlperf-tiny: MLPerf Tiny energy mode (timestamps as pulses on the board's "
+                        "timestamp pin for EEMBC's energy monitor, console at 9600 baud)")
     p.add_argument("--force", action="store_true", help="replace the files of an application you edited, or a non-empty folder mtk did not render")
 
 
 def run(args: argparse.Namespace) -> int:
     board = get_board(args.board)
-    options = ProjectOptions(profile=args.profile, stack_bytes=args.stack_bytes, force=args.force)
+    if args.energy and args.mlperf_tiny is None:
+        raise MtkError("--energy is MLPerf Tiny's energy mode: give --mlperf-tiny too")
     with tempfile.TemporaryDirectory(prefix="mtk-project-") as tmp:
         if args.model.is_dir():
             compiled = CompiledModel.load(args.model)
         else:
             model = int8_model(args.model, args.calib, Path(tmp))
             compiled = compile_model(model, Path(tmp) / "compiled", board=board.name)
+        benchmark = mlperf.resolve(args.mlperf_tiny, compiled)
+        if benchmark is not None:
+            ui.info(f"MLPerf Tiny {benchmark.id} ({benchmark.title}){' energy mode' if args.energy else ''}")
+        options = ProjectOptions(profile=args.profile, stack_bytes=args.stack_bytes, force=args.force,
+                                 benchmark=benchmark, energy=args.energy)
         project = get_platform("zephyr").render(compiled, board, args.output, options)
     ui.info(f"build it with: mtk build {project}   (or: west build -b {board.name} -d {project}/build {project}); "
             f"flash it with: mtk flash {project}")

@@ -21,9 +21,9 @@ LIBC = {"name": "picolibc", "package": "picolibc-arm-none-eabi", "specs": "--spe
 ELF = Path("build/firmware.elf")
 
 
-def icount_tick(timer_hz: int) -> dict[str, int]:
-    """Instructions per SysTick tick under -icount shift=0 (1 ns each) as num >> shift."""
-    ratio = Fraction(10**9, timer_hz)
+def icount_tick(timer_hz: int, icount_shift: int = 0) -> dict[str, int]:
+    """Instructions per SysTick tick under -icount shift=S (2^S ns each) as num >> shift."""
+    ratio = Fraction(10**9, timer_hz << icount_shift)
     if ratio.denominator & (ratio.denominator - 1):
         raise MtkError(f"SysTick at {timer_hz} Hz is not a power-of-two fraction of 1 GHz")
     return {"num": ratio.numerator, "shift": ratio.denominator.bit_length() - 1}
@@ -36,20 +36,23 @@ class BaremetalPlatform(Platform):
         if board.qemu is None:
             raise MtkError(f"the bare-metal platform runs QEMU boards only; {board.name} is a physical board",
                            hint="use the zephyr platform for it")
+        if options.energy:
+            raise MtkError("MLPerf Tiny energy mode needs a physical board (a timestamp pin for the energy monitor)",
+                           hint="render it for a board with `mtk project --energy`")
         check_runs_on(model, board)
         check_fits(model, board, options.stack_bytes)
         env = jinja2.Environment(loader=jinja2.FileSystemLoader(BAREMETAL_APP), undefined=jinja2.StrictUndefined,
                                  keep_trailing_newline=True)
         context = {"board": board, "qemu": board.qemu, "model": model, "label": c_safe_label(model.name),
                    "options": options, "libc": LIBC,
-                   "tick": icount_tick(board.qemu.timer_hz)}
+                   "tick": icount_tick(board.qemu.timer_hz, options.icount_shift)}
         with atomic_output_dir(out_dir, force=options.force) as tmp:
             for source in sorted(BAREMETAL_APP.iterdir()):
                 if source.suffix == ".j2":
                     (tmp / source.stem).write_text(env.get_template(source.name).render(context))
                 else:
                     shutil.copy2(source, tmp / source.name)
-            write_firmware_sources(model, tmp, "model_glue.c")
+            write_firmware_sources(model, tmp, "model_glue.c", options.benchmark)
         return Path(out_dir).resolve()
 
     def build(self, project_dir: Path) -> Path:

@@ -14,6 +14,7 @@ from ..boards import Board
 from ..budget import DEFAULT_STACK_BYTES
 from ..compiled import CompiledModel
 from ..errors import TargetError, ToolMissing
+from ..mlperf import Benchmark
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,9 @@ class ProjectOptions:
     opt_level: str = "O2"
     stack_bytes: int = DEFAULT_STACK_BYTES
     force: bool = False         # replace a non-empty project folder
+    benchmark: Benchmark | None = None   # MLPerf Tiny: a conforming DUT for this benchmark
+    energy: bool = False        # MLPerf Tiny energy mode: timestamps on a GPIO pin (physical boards)
+    icount_shift: int = 0       # QEMU -icount shift the firmware will run under (mtk serve paces QEMU)
 
 
 class Platform(ABC):

@@ -14,9 +14,10 @@ from pathlib import Path
 import jinja2
 
 from ..compiled import CompiledModel, IOTensor
+from ..mlperf import Benchmark
 from ..paths import FIRMWARE
 
-CORE_FILES = ("mtk_core.c", "mtk_core.h", "mtk_port.h", "mtk_model.h", "mtk_layer_hook.h", "mtk_semihosting.h")
+CORE_FILES = ("mtk_core.c", "mtk_mlperf.c", "mtk_core.h", "mtk_port.h", "mtk_model.h", "mtk_layer_hook.h", "mtk_semihosting.h")
 # dtype -> (enum mtk_result_type, element bytes)
 RESULT_TYPES = {"int8": (1, 1), "uint8": (2, 1), "int16": (3, 2), "int32": (4, 4)}
 INT32_MAX = 2**31 - 1
@@ -32,12 +33,14 @@ def _result_fields(tensor: IOTensor) -> dict[str, int]:
             "zero_point": tensor.zero_point or 0, "scale_milli_q16": scale_q16}
 
 
-def render_glue(model: CompiledModel) -> str:
-    """model_glue.c: the model's buffers and run function as the core's `mtk_model`."""
+def render_glue(model: CompiledModel, benchmark: Benchmark | None = None) -> str:
+    """model_glue.c: the model's buffers and run function as the core's `mtk_model`; with an MLPerf
+    Tiny benchmark, its `db` buffer, input conversion and results format."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(FIRMWARE), undefined=jinja2.StrictUndefined,
                              keep_trailing_newline=True)
-    return env.get_template("model_glue.c.j2").render(model=model, label=c_safe_label(model.name),
-                                                      result=_result_fields(model.outputs[0]))
+    return env.get_template("model_glue.c.j2").render(
+        model=model, label=c_safe_label(model.name), result=_result_fields(model.outputs[0]),
+        benchmark=benchmark.glue_fields(model) if benchmark else None)
 
 
 def c_safe_label(name: str) -> str:
@@ -45,7 +48,7 @@ def c_safe_label(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._+-]", "_", name)
 
 
-def write_firmware_sources(model: CompiledModel, project: Path, glue: str) -> None:
+def write_firmware_sources(model: CompiledModel, project: Path, glue: str, benchmark: Benchmark | None = None) -> None:
     """Into a project folder: the firmware core (firmware/), the compiled model (model/) and the
     glue binding them (at `glue`, relative to the project)."""
     (project / "firmware").mkdir()
@@ -54,4 +57,4 @@ def write_firmware_sources(model: CompiledModel, project: Path, glue: str) -> No
     for part in ("include", "src"):
         shutil.copytree(model.path / part, project / "model" / part)
     model.write_metadata(project / "model")
-    (project / glue).write_text(render_glue(model))
+    (project / glue).write_text(render_glue(model, benchmark))

@@ -159,6 +159,17 @@ def west_build_command(zephyr: Zephyr, board: Board, project_dir: Path) -> list[
             "-d", str(Path(project_dir) / BUILD_DIR), str(project_dir)]
 
 
+def mlperf_context(board: Board, options: ProjectOptions) -> dict:
+    """MLPerf Tiny settings of the rendered app: the console's baud rate as the runner's devices files
+    expect it on silicon (QEMU ignores it) and, in energy mode, the timestamp pin."""
+    if options.energy and (options.benchmark is None or board.is_qemu or board.timestamp_gpio is None):
+        raise MtkError(f"MLPerf Tiny energy mode needs --mlperf-tiny and a physical board with a timestamp pin "
+                       f"({board.name}: {'emulated' if board.is_qemu else 'no timestamp_gpio in boards.yaml'})")
+    mode = "energy" if options.energy else "performance"
+    baud = options.benchmark.baud[mode] if options.benchmark and not board.is_qemu else None
+    return {"energy": options.energy, "baud": baud, "timestamp_gpio": board.timestamp_gpio}
+
+
 class ZephyrPlatform(Platform):
     name = "zephyr"
 
@@ -167,10 +178,11 @@ class ZephyrPlatform(Platform):
         check_fits(model, board, options.stack_bytes)   # a folder from `mtk compile` was compiled without this board
         board_file = board_file_name(board)
         context = {
+            **mlperf_context(board, options),
             "board": board, "model_title": c_safe_label(model.name), "model_sources": model_sources(model),
             "opt_level": options.opt_level, "stack_bytes": options.stack_bytes, "profile": options.profile,
-            "tick": icount_tick(board.qemu.timer_hz) if board.qemu else None,
-            "semihosting": board.is_qemu and options.semihosting,
+            "tick": icount_tick(board.qemu.timer_hz, options.icount_shift) if board.qemu else None,
+            "semihosting": board.is_qemu and options.semihosting, "icount_shift": options.icount_shift,
         }
         env = jinja2.Environment(loader=jinja2.FileSystemLoader(ZEPHYR_APP), undefined=jinja2.StrictUndefined,
                                  keep_trailing_newline=True)
@@ -183,12 +195,14 @@ class ZephyrPlatform(Platform):
             (folder / "src").mkdir(exist_ok=True)
             for name in COPIED:
                 shutil.copy2(ZEPHYR_APP / name, folder / name)
-            write_firmware_sources(model, folder, "src/model_glue.c")
+            write_firmware_sources(model, folder, "src/model_glue.c", options.benchmark)
             users = sorted(str(p.relative_to(folder)) for p in folder.rglob("*")
                            if p.is_file() and p.relative_to(folder).parts[0] not in OWNED
                            and str(p.relative_to(folder)) not in OWNED)
             record = {"platform": self.name, "board": board.name, "model": model.name,
                       "files": {name: _digest(folder / name) for name in users}}   # as mtk wrote them
+            if options.benchmark:
+                record |= {"mlperf_tiny": options.benchmark.id, "energy": options.energy}
             (folder / PROJECT_FILE).write_text(json.dumps(record, indent=1) + "\n")
 
         out_dir = Path(out_dir)

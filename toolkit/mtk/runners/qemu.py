@@ -37,6 +37,17 @@ def qemu_command(qemu: str, machine: str, elf: Path, port: int) -> list[str]:
             "-semihosting-config", "enable=on,target=native"]
 
 
+def stop_process(process: subprocess.Popen) -> None:
+    """End `process` if it still runs: terminate it, kill it if it lingers, reap it."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 class QemuSession(Session):
     def __init__(self, process: subprocess.Popen, log: IO[bytes], link: SerialLink):
         self.process = process
@@ -56,13 +67,7 @@ class QemuSession(Session):
 
     def close(self) -> None:
         self.link.close()
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
         self._log.close()
 
 

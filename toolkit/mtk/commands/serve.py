@@ -1,0 +1,103 @@
+"""mtk serve: an MLPerf Tiny DUT for the stock host runner, built from a model and left running."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+from pathlib import Path
+
+from .. import mlperf, mlperf_ports, ui
+from ..errors import TargetError
+from ..pipeline import build_firmware, int8_model, work_folder
+from ..runners import get_runner
+from ..runners.qemu_pty import PacedQemu, pacing_shift
+from ._target import add_target_arguments, run_options
+
+NAME = "serve"
+HELP = "build MLPerf Tiny conforming firmware and serve it to the stock runner (QEMU on a paced pty, or a board)"
+DESCRIPTION = """\
+Build firmware that is an MLPerf Tiny DUT for the model (--mlperf-tiny ID, or the benchmark whose
+reference model has the model's I/O) and leave it running for MLPerf Tiny's host runner
+(mlcommons/tiny benchmark/runner): print its serial port on stdout, then wait.
+
+QEMU boards run in QEMU with the UART on a pseudo-terminal, paced to real time so that the guest
+runs no faster than the board's clock (-icount shift=S,align=on: 2^S ns an instruction): the
+runner's 10-second windows then last at least 10 s of host time. Timestamps (m-lap-us-) stay
+instructions counted one a cycle of the board's clock, as `mtk run` reports them. Ctrl-C or
+SIGTERM stops QEMU. Physical boards are flashed (console at the runner's baud rate for the
+benchmark) and their serial port printed.
+
+The runner finds its DUT by USB ids, which a pty has not: run it through mtk/mlperf_ports.py
+(printed below), which lists the port with the ids of the runner's devices file.
+
+examples:
+  mtk serve kws_dscnn_int8.tflite                          # kws01 on mps2/an386 (QEMU, 25 MHz)
+  mtk serve ic.tflite --board mps2/an500 --mlperf-tiny ic01
+  mtk serve ad.tflite --board nucleo_l4r5zi                # flash; console at 921600 baud
+
+exit status: 0 stopped by Ctrl-C/SIGTERM (or a board flashed), 2 bad model/usage, 3 tool missing,
+4 build or target failure (QEMU ended by itself)
+"""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", help=".tflite model (int8; float with --calib)")
+    add_target_arguments(p)
+    p.set_defaults(mlperf_tiny=mlperf.AUTO)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def runner_hint(port: str, benchmark_id: str) -> str:
+    devices = "devices_ad.yaml" if benchmark_id == "ad01" else "devices_kws_ic_vww.yaml"
+    return (f"python3 {Path(mlperf_ports.__file__).resolve()} --port {port} "
+            f"main.py -d {devices} -s DATASETS -m p    (-m a: accuracy)")
+
+
+def run(args: argparse.Namespace) -> int:
+    options = run_options(args, args.board)
+    board = options.board
+    shift = pacing_shift(board.clock_hz) if board.is_qemu else 0
+    runner = None if board.is_qemu else get_runner(board, **options.runner_options)
+    with work_folder(options.build_dir) as work:
+        compiled, elf = build_firmware(int8_model(Path(args.model), options.calib, work), options, work, shift)
+        benchmark = mlperf.resolve(options.mlperf_tiny, compiled)
+        if runner is not None:
+            with ui.step(f"flashing {board.name}"):
+                runner.start(elf).close()
+            return _report(args, runner.select_board(), benchmark, board, None)
+        previous = signal.signal(signal.SIGTERM, _interrupt)
+        try:
+            with PacedQemu(board, elf, shift) as qemu:
+                _report(args, qemu.port, benchmark, board, shift)
+                status = qemu.wait()
+                raise TargetError(f"QEMU ended by itself (status {status}):\n{qemu.log()}")
+        except KeyboardInterrupt:
+            ui.info("stopped")
+            return 0
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _report(args: argparse.Namespace, port: str, benchmark: mlperf.Benchmark, board, shift: int | None) -> int:
+    if shift is not None:
+        rate = 1e9 / 2**shift
+        ui.info(f"MLPerf Tiny {benchmark.id} DUT on {port}: {board.name} in QEMU, paced at {2**shift} ns an "
+                f"instruction ({rate / 1e6:.3g} M instructions/s, {rate / board.clock_hz:.2f}x the board's "
+                f"{board.clock_hz / 1e6:g} MHz); timestamps are instructions at {board.clock_hz / 1e6:g} MHz")
+        ui.info(f"stock runner, from its folder: {runner_hint(port, benchmark.id)}")
+        ui.info("Ctrl-C stops")
+    else:
+        ui.info(f"MLPerf Tiny {benchmark.id} DUT flashed on {board.name}, serial port {port} at "
+                f"{benchmark.baud['performance']} baud")
+    if args.json:
+        json.dump({"port": port, "benchmark": benchmark.id, "board": board.name,
+                   "icount_shift": shift, "clock_hz": board.clock_hz}, sys.stdout)
+        print(flush=True)
+    else:
+        print(port, flush=True)
+    return 0
