@@ -14,6 +14,7 @@ import json
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import numpy as np
@@ -308,3 +309,30 @@ def test_ad01_score_is_the_mse_of_tflite_micros_outputs(shared_model_paths, tmp_
             outputs = run_reference(model, [q.reshape(x.shape)])[0].reshape(-1)
             assert infer[-1] == ref.th_results(b, outputs, y.scale, y.zero_point, data)
             assert bytes.fromhex(_send(session.link, "mtk-out")[0][len("m-mtk-out-["):-1]) == outputs.tobytes()
+
+
+@pytest.mark.slow
+@pytest.mark.qemu
+def test_serve_puts_a_paced_dut_on_a_pty_and_stops_on_sigterm(shared_model_paths):
+    import signal
+    import sys
+
+    import serial
+    model = next((p for p in shared_model_paths if p.name.startswith("ad_")), None) or pytest.skip("no AD model")
+    serve = subprocess.Popen([sys.executable, "-m", "mtk", "serve", str(model), "--json"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        served = json.loads(serve.stdout.readline())
+        assert served["benchmark"] == "ad01" and served["icount_shift"] == 6   # 64 ns: no faster than 25 MHz
+        with serial.Serial(served["port"], 115200, timeout=0.2) as port:
+            port.write(b"profile%")
+            reply = b""
+            deadline = time.monotonic() + 60
+            while not re.search(rb"m-model-\[\w+\]\r\nm-ready\r\n", reply):
+                assert serve.poll() is None and time.monotonic() < deadline, reply
+                reply += port.read(256)
+        assert b"m-model-[ad01]\r\n" in reply
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        _, err = serve.communicate(timeout=30)
+    assert serve.returncode == 0 and err.rstrip().endswith("stopped")

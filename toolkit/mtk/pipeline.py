@@ -181,6 +181,8 @@ def run_firmware(runner: Runner, elf: Path, compiled: CompiledModel, samples: li
     """Send each sample, read its outputs; time `options.runs` inferences of the first sample; with
     profiling, the units per op of each sample's (last) inference."""
     benchmark = benchmark_of(compiled, options)
+    if benchmark is not None and isinstance(runner, FlashRunner):
+        runner.baudrate = benchmark.baud["performance"]
     with ui.step(f"running on {options.board.name}"), runner.start(elf) as session:
         client = FirmwareClient(session.link)
         client.wait_boot()

@@ -14,7 +14,7 @@ from pathlib import Path
 from ..boards import Board
 from ..errors import MtkError, TargetError
 from ..transport.ports import find_board_port, open_board_port
-from ..transport.serial_link import SerialLink
+from ..transport.serial_link import BAUD_RATE, SerialLink
 from .base import Runner, Session
 
 SERIAL_NUMBER = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]*")   # goes into tool command lines
@@ -43,6 +43,7 @@ class BoardSession(Session):
 class FlashRunner(Runner):
     name: str
     selects_probe: bool = True   # can flash one of several identical boards, by serial number
+    baudrate: int = BAUD_RATE    # the firmware's console (an MLPerf Tiny build: its benchmark's)
 
     def __init__(self, board: Board, serial_number: str | None = None, port: str | None = None):
         if board.is_qemu:
@@ -66,7 +67,7 @@ class FlashRunner(Runner):
     def start(self, elf: Path) -> BoardSession:
         if not Path(elf).is_file():
             raise TargetError(f"firmware {elf} does not exist")
-        link = open_board_port(self.select_board())
+        link = open_board_port(self.select_board(), self.baudrate)
         try:
             self.flash(Path(elf))
         except BaseException:
