@@ -9,6 +9,7 @@ from pathlib import Path
 import yaml
 
 from mtk.cli import main
+from test_zephyr_env import executable, zephyr_tree
 from test_flash_runners import RUNNERS_YAML, fake_west  # noqa: F401 (a fixture)
 from test_zephyr_commands import one_stlink  # noqa: F401 (a fixture)
 
@@ -87,3 +88,26 @@ def test_the_an500_application_gives_its_cortex_m7_the_fpu(tmp_path):
     assert "CONFIG_FPU=y" in (tmp_path / "app" / "boards" / "mps2_an500.conf").read_text()
     assert main(["project", str(FAKE), "--board", "mps2/an386", "-o", str(tmp_path / "m4")]) == 0
     assert "select" not in (tmp_path / "m4" / "Kconfig").read_text()   # Zephyr's SoC has it
+
+
+WEST_WITH_A_DROPPED_SETTING = """#!/bin/sh
+echo '[1/2] Building C object zephyr/CMakeFiles/zephyr.dir/lib/os/printk.c.obj'
+echo "warning: FPU (defined at arch/Kconfig:1005) was assigned the value 'y' but got the value 'n'. Check these unsatisfied dependencies: CPU_HAS_FPU (=n)."
+echo '[2/2] Linking C executable zephyr/zephyr.elf'
+"""
+
+
+def test_a_kconfig_setting_zephyr_dropped_is_shown(tmp_path, monkeypatch, capsys):
+    """Zephyr 4.2 dropped the AN500's CONFIG_FPU=y with nothing but a warning in the build output."""
+    app = tmp_path / "app"
+    assert main(["project", str(FAKE), "--board", "mps2/an386", "-o", str(app)]) == 0
+    base = zephyr_tree(tmp_path / "zephyr")
+    executable(tmp_path / "bin", "west", WEST_WITH_A_DROPPED_SETTING)
+    executable(tmp_path / "bin", "arm-none-eabi-gcc")
+    monkeypatch.setenv("ZEPHYR_BASE", str(base))
+    monkeypatch.delenv("ZEPHYR_TOOLCHAIN_VARIANT", raising=False)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:/usr/bin:/bin")
+    capsys.readouterr()
+    assert main(["build", str(app)]) == 4   # the made-up build leaves no ELF: a target failure
+    err = capsys.readouterr().err
+    assert "Zephyr Kconfig warning: FPU (defined at arch/Kconfig:1005) was assigned the value 'y' but got" in err

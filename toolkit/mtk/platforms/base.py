@@ -52,9 +52,9 @@ BUILD_ERROR_WORDS = ("error", "overflowed", "will not fit")   # ld: "region `FLA
 NINJA_PROGRESS = re.compile(r"^\[(\d+)/(\d+)\] ")
 
 
-def run_build(command: list[str], cwd: Path) -> None:
-    """Run a build command, reporting ninja's [n/m] as progress; on failure raise TargetError with
-    the compiler's error lines."""
+def run_build(command: list[str], cwd: Path) -> list[str]:
+    """Run a build command, reporting ninja's [n/m] as progress; return its output lines, or on
+    failure raise TargetError with the compiler's error lines."""
     lines = []
     with subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           errors="replace") as process:
@@ -66,3 +66,4 @@ def run_build(command: list[str], cwd: Path) -> None:
         errors = [line for line in lines if any(word in line.lower() for word in BUILD_ERROR_WORDS)] or lines
         raise TargetError(f"build of {cwd} failed:\n" + "\n".join(errors[-25:]),
                           hint=f"rerun by hand: cd {cwd} && {' '.join(command)}")
+    return lines

@@ -31,6 +31,7 @@ from .baremetal import icount_tick
 from .firmware import c_safe_label, write_firmware_sources
 
 PROJECT_FILE = "mtk-project.json"
+KCONFIG_DROPPED = re.compile(r"^warning: .* was assigned the value .* but got the value")
 BUILD_DIR = "build"
 ELF_IN_BUILD = Path("zephyr") / "zephyr.elf"
 ELF = BUILD_DIR / ELF_IN_BUILD
@@ -219,5 +220,8 @@ class ZephyrPlatform(Platform):
         zephyr = find_zephyr(project_dir)
         variant = zephyr.toolchain.get("ZEPHYR_TOOLCHAIN_VARIANT") or os.environ["ZEPHYR_TOOLCHAIN_VARIANT"]
         ui.info(f"Zephyr {zephyr.version_text} at {zephyr.base}, toolchain {variant}")
-        run_build(west_build_command(zephyr, board, project_dir), cwd=project_dir)
+        output = run_build(west_build_command(zephyr, board, project_dir), cwd=project_dir)
+        for line in output:   # e.g. a board whose SoC lacks what CONFIG_FPU=y depends on
+            if KCONFIG_DROPPED.search(line):
+                ui.info(f"Zephyr Kconfig {line.strip()}")
         return project_dir / ELF
