@@ -5,7 +5,6 @@ Results are made up here (the charts only read them); test_run.py runs bench --p
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pytest

@@ -7,13 +7,13 @@ codegen/aot.py binds the kernels into the run function and emits the C, compiled
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, replace
 from pathlib import Path
 
 from . import ui
 from .boards import get_board
 from .budget import check_fits
+from .buildfiles import folder_layout, fragments
 from .codegen import aot
 from .codegen.code_size import measure_code_bytes
 from .codegen.storage import Step, join_aliases, plan_storage
@@ -21,6 +21,7 @@ from .compiled import CompiledModel, CompiledOp, CompiledTarget, MemoryUse, Plac
 from .errors import ModelError
 from .fsutil import atomic_output_dir
 from .graph import Graph, Op
+from .names import module as module_identifier
 from .ops import op_def
 from .ops.base import Lowered
 from .ops.gemm import GemmSchedule
@@ -111,7 +112,7 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
     does not fit it (budget.py)."""
     board_info = get_board(board) if board is not None else None
     cpu_obj = cpu if isinstance(cpu, Cpu) else get_cpu(cpu or (board_info.cpu.name if board_info else DEFAULT_CPU))
-    module = re.sub(r"[^A-Za-z0-9_]", "_", module_name) or "default"   # a prefix: tvmgen_<module>_run
+    module = module_identifier(module_name)   # a prefix: tvmgen_<module>_run
     if workspace not in ("internal", "external"):
         raise ModelError(f"--workspace must be 'internal' or 'external', not '{workspace}'")
     model_name = Path(model_path).name
@@ -146,6 +147,8 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
             plan=tuple(PlacedBuffer(b.name, b.offset, b.nbytes, b.first_use, b.last_use)
                        for b in sorted(plan.buffers, key=lambda b: (b.first_use, b.offset)))),
         files=tuple(sorted(files)))
+    files.update(fragments(compiled, folder_layout(compiled)))   # CMakeLists.txt, tvmgen_<module>.mk
+    compiled = replace(compiled, files=tuple(sorted(files)))
     if board_info is not None:
         check_fits(compiled, board_info)
 

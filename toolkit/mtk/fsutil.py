@@ -31,6 +31,14 @@ def check_output_dir(path: Path, force: bool) -> None:
         raise MtkError(f"output folder {path} is not empty", hint="pass --force to replace its content")
 
 
+def check_output_file(path: Path, force: bool) -> None:
+    """Refuse an existing file unless --force, and a folder."""
+    if path.is_dir():
+        raise MtkError(f"output path {path} is a folder; give a file name")
+    if path.exists() and not force:
+        raise MtkError(f"output file {path} exists", hint="pass --force to replace it")
+
+
 @contextmanager
 def atomic_output_dir(path: Path, force: bool = False) -> Iterator[Path]:
     """Yield a temporary folder beside `path`; it replaces `path` only if the block succeeds."""

@@ -4,7 +4,8 @@ The compiler hands over the lowered ops in order and where each tensor lives (st
 each kernel becomes a C function (TVM-generated or hand-written, structurally equal ones emitted
 once), each op's calls bind the kernel's parameters to buffers (`BufferRef`: an input or output
 of the run function, a constant in flash, a place in the arena), and the program emits, for module M:
-  include/tvmgen_M.h      structs of I/O pointers, tvmgen_M_run(), size macros (microTVM's interface)
+  include/tvmgen_M.h      structs of I/O pointers, tvmgen_M_run() (microTVM's interface); macros of each
+                          tensor's size, type, shape, scale and zero point, and of the return codes
   src/tvmgen_M.c          constants (const, in flash), the arena, the run function calling kernels in order
   src/tvmgen_M_kernels.c  the operator kernels: TVM-generated C and hand-written C kernels
 """
@@ -20,6 +21,7 @@ import tvm_ffi
 
 from ..compiled import IOTensor
 from ..graph import Graph, c_identifier
+from ..names import library, macro, run_function
 from ..ops.base import Const, Kernel, Scratch
 from ..ops.fixedpoint import FIXEDPOINT_HEADER
 from ..target import Cpu
@@ -279,33 +281,69 @@ def _format_values(data: np.ndarray) -> str:
     return "  " + ",\n  ".join(lines)
 
 
+def _c_float(value: float) -> str:
+    """A float literal that reads back as the same float32."""
+    text = f"{value:.9g}"
+    return text + ("" if any(c in text for c in ".en") else ".0") + "f"
+
+
+def _tensor_macros(module: str, kind: str, t: IOTensor) -> list[str]:
+    """What the caller needs to fill an input or read an output: its bytes, C element type, shape and,
+    for a quantized tensor, real value = SCALE * (q - ZERO_POINT)."""
+    def define(part: str, value: object) -> str:
+        return f"#define {macro(module, t.c_name, part)} {value}"
+
+    if t.scale is None:
+        quantized = ", not quantized"
+    else:
+        q = "q" if not t.zero_point else f"(q {'-' if t.zero_point > 0 else '+'} {abs(t.zero_point)})"
+        quantized = f", real value = {t.scale:.9g} * {q}"
+    lines = [f"/* {kind} '{t.name}': {t.dtype}{list(t.shape)}{quantized} */",
+             define("SIZE", t.bytes), define("TYPE", c_type(t.dtype)),
+             define("ELEMENTS", int(np.prod(t.shape, dtype=np.int64))), define("RANK", len(t.shape)),
+             define("SHAPE", "{" + ", ".join(str(d) for d in t.shape) + "}")]
+    if t.scale is not None:
+        lines += [define("SCALE", _c_float(t.scale)), define("ZERO_POINT", f"({t.zero_point})")]
+    return lines + [""]
+
+
 def _header(module: str, inputs: tuple[IOTensor, ...], outputs: tuple[IOTensor, ...], arena_bytes: int,
-           external_workspace: bool) -> str:
-    guard = f"TVMGEN_{module.upper()}_H_"
-    up = module.upper()
+            external_workspace: bool) -> str:
+    guard = f"{macro(module)}_H_"
+    run = run_function(module)
     lines = [f"#ifndef {guard}", f"#define {guard}", "", "#include <stdint.h>", "",
              "#ifdef __cplusplus", 'extern "C" {', "#endif", ""]
     for kind, tensors in (("input", inputs), ("output", outputs)):
         for t in tensors:
-            lines.append(f"/* {kind} '{t.name}': {t.dtype}{list(t.shape)} */")
-            lines.append(f"#define TVMGEN_{up}_{t.c_name.upper()}_SIZE {t.bytes}")
-    lines.append("")
+            lines += _tensor_macros(module, kind, t)
     for kind, tensors in (("inputs", inputs), ("outputs", outputs)):
-        lines.append(f"struct tvmgen_{module}_{kind} {{")
+        lines.append(f"struct {library(module)}_{kind} {{")
         lines += [f"  void* {t.c_name};" for t in tensors]
         lines.append("};")
         lines.append("")
+    ok, error = macro(module, "OK"), macro(module, "ERROR")
+    lines += [f"/* What {run} returns (microTVM's contract): {ok} when the outputs are written;",
+              f" * {error} when a kernel returned non-zero (the kernels mtk generates check nothing",
+              " * at run time and always return 0). */",
+              f"#define {ok} 0", f"#define {error} (-1)", ""]
+    pointers = ["/* One inference. inputs and outputs point at buffers of the _SIZE bytes above (mtk's",
+                " * firmware aligns them to 16 bytes); the working memory is"]
     if external_workspace:
-        lines += [f"#define TVMGEN_{up}_GLOBAL_WORKSPACE_WORKSPACE_POOL_SIZE {arena_bytes}", "",
-                  f"struct tvmgen_{module}_workspace_pools {{",
+        pools = f"struct {library(module)}_workspace_pools"
+        lines += [f"#define {macro(module, 'GLOBAL_WORKSPACE_WORKSPACE_POOL_SIZE')} {arena_bytes}", "",
+                  f"{pools} {{",
                   f"  void* global_workspace;  /* {arena_bytes} bytes, 16-byte aligned */", "};", "",
-                  f"int32_t tvmgen_{module}_run(struct tvmgen_{module}_inputs* inputs, "
-                  f"struct tvmgen_{module}_outputs* outputs, struct tvmgen_{module}_workspace_pools* workspace_pools);"]
+                  *pointers[:-1], pointers[-1] + " the caller's workspace pool, so calls",
+                  f" * with different pools may run at the same time. Returns {ok} or {error}. */",
+                  f"int32_t {run}(struct {library(module)}_inputs* inputs, "
+                  f"struct {library(module)}_outputs* outputs, {pools}* workspace_pools);"]
     else:
         lines += [f"/* Working memory: a static arena of {arena_bytes} bytes inside the library. */",
-                  f"#define TVMGEN_{up}_ARENA_SIZE {arena_bytes}", "",
-                  f"int32_t tvmgen_{module}_run(struct tvmgen_{module}_inputs* inputs, "
-                  f"struct tvmgen_{module}_outputs* outputs);"]
+                  f"#define {macro(module, 'ARENA_SIZE')} {arena_bytes}", "",
+                  *pointers[:-1], pointers[-1] + " the library's static arena, so one",
+                  f" * call at a time. Returns {ok} or {error}. */",
+                  f"int32_t {run}(struct {library(module)}_inputs* inputs, "
+                  f"struct {library(module)}_outputs* outputs);"]
     lines += ["", "#ifdef __cplusplus", "}", "#endif", "", f"#endif  /* {guard} */", ""]
     return "\n".join(lines)
 
