@@ -210,7 +210,7 @@ class GemmLayout:
 
     @property
     def scratch_bytes(self) -> int:
-        return self.packed_bytes + (self.block_rows * self.depth if self.source == "gather" else 0)
+        return self.packed_bytes + (self.block_rows * self.groups * GROUP if self.source == "gather" else 0)
 
 
 def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None):
@@ -221,7 +221,7 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
     R, B = g.block_rows, g.block_cols
     c_tiles = -(-C // B)
     w_tile = g.weight_tile_bytes
-    gathered_at = g.packed_bytes
+    gathered_at, gathered_row = g.packed_bytes, g.groups * GROUP   # im2col rows, zero-padded to whole groups
     pad_len = patches.in_c if patches else 1
     i32 = "int32"
     pt = patches
@@ -261,14 +261,15 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
                 for slot in T.serial(R):
                     T.evaluate(T.call_extern(i32, "mtk_im2col_s8", T.address_of(x[0]), in_y(row(pb, slot), 0),
                                              in_x(row(pb, slot), 0), pt.in_h, pt.in_w, pt.in_c, 0, pt.in_c, pt.k_h,
-                                             pt.k_w, pt.dil_h, pt.dil_w, pt.in_zp,
-                                             T.address_of(scratch[gathered_at + slot * K])))
+                                             pt.k_w, pt.dil_h, pt.dil_w, pt.in_zp, gathered_row - K,
+                                             T.address_of(scratch[gathered_at + slot * gathered_row])))
                 if R == 2:
-                    T.evaluate(T.call_extern(i32, "mtk_pack_pair_s16", T.address_of(scratch[gathered_at]),
-                                             T.address_of(scratch[gathered_at + K]), K, T.address_of(scratch[0])))
-                else:
-                    T.evaluate(T.call_extern(i32, "mtk_pack_row_s16", T.address_of(scratch[gathered_at]), K,
+                    T.evaluate(T.call_extern(i32, "mtk_pack_pair_groups_s16", T.address_of(scratch[gathered_at]),
+                                             T.address_of(scratch[gathered_at + gathered_row]), g.groups,
                                              T.address_of(scratch[0])))
+                else:
+                    T.evaluate(T.call_extern(i32, "mtk_pack_row_groups_s16", T.address_of(scratch[gathered_at]),
+                                             g.groups, T.address_of(scratch[0])))
             elif R == 2:
                 T.evaluate(T.call_extern(i32, "mtk_pack_pair_s16", T.address_of(x[row(pb, 0) * K]),
                                          T.address_of(x[row(pb, 1) * K]), K, T.address_of(scratch[0])))
