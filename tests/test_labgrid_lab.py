@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -28,6 +27,7 @@ from mtk.labgrid_lab.coordinator import Coordinator  # noqa: E402
 from mtk.labgrid_lab.place import PlaceRunner  # noqa: E402
 
 from modelgen import example_models  # noqa: E402
+from tcp import free_port, wait_listening  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.qemu]
 
@@ -41,26 +41,12 @@ def labgrid_tool(name: str) -> list[str]:
     return [sys.executable, "-m", f"labgrid.remote.{name}"]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def wait_until(condition, what: str, timeout: float = START_TIMEOUT_S, poll: float = 0.1) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
             raise AssertionError(f"{what} within {timeout:g} s")
         time.sleep(poll)
-
-
-def listening(port: int) -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-        return True
-    except OSError:
-        return False
 
 
 def stop(process: subprocess.Popen) -> None:
@@ -93,7 +79,7 @@ class StandIn:
              "-icount", "shift=0,align=off,sleep=off", "-gdb", f"tcp:127.0.0.1:{self.gdb_port}",
              "-serial", f"tcp:127.0.0.1:{self.serial_port},server=on,wait=off"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_until(lambda: listening(self.gdb_port), f"QEMU's GDB server for {self.place} did not listen")
+        wait_listening(self.gdb_port, f"QEMU's GDB server for {self.place}")
 
     def exporter_yaml(self) -> str:
         return (f"{self.place}:\n"
@@ -136,7 +122,7 @@ def lab(tmp_path_factory):
     try:
         processes.append(subprocess.Popen([*labgrid_tool("coordinator"), "-l", address], cwd=folder,
                                           stdout=log, stderr=subprocess.STDOUT))
-        wait_until(lambda: listening(int(address.split(":")[1])), "the coordinator did not listen")
+        wait_listening(int(address.split(":")[1]), "the coordinator")
         for standin in standins:
             standin.start()
             config = folder / f"{standin.exporter}.yaml"

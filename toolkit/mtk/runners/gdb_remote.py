@@ -58,7 +58,11 @@ class GdbRemote:
         self._socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._socket.settimeout(REPLY_TIMEOUT_S)
         self._pending = b""
-        features = self.request("qSupported:swbreak+")
+        try:
+            features = self.request("qSupported:swbreak+")
+        except TargetError:
+            self.close()
+            raise
         sizes = [f.split("=", 1)[1] for f in features.split(";") if f.startswith("PacketSize=")]
         self.packet_bytes = int(sizes[0], 16) if sizes else DEFAULT_PACKET_BYTES
 
