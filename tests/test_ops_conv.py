@@ -14,6 +14,7 @@ import modelgen
 from mtk.autotune import candidate_tunings
 from mtk.compiler import compile_model
 from mtk.hostrun import HostModel
+from mtk.ops import prepare_ops
 from mtk.reader import read_model
 from mtk.reference import run_reference_batch
 from mtk.target import get_cpu
@@ -161,7 +162,7 @@ def test_every_gemm_schedule_is_bit_exact(cpu, name, tmp_path):
     connected layers (whose 1x8 default: test_fully_connected_for_cortex_m3_is_bit_exact)."""
     model = GEMM_MODELS[name]()
     (tmp_path / "m.tflite").write_bytes(model)
-    candidates = candidate_tunings(tunable_layers(read_model(tmp_path / "m.tflite"), get_cpu(cpu)))
+    candidates = candidate_tunings(tunable_layers(prepare_ops(read_model(tmp_path / "m.tflite"), get_cpu(cpu))))
     assert candidates
     for schedule, tuning in candidates:
         work = tmp_path / schedule.label.replace("/", "-")

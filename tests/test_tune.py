@@ -15,6 +15,7 @@ from mtk.cli import main
 from mtk.compiler import compile_model
 from mtk.errors import MtkError
 from mtk.ops.gemm import GemmSchedule, pack_weight_pairs, pack_weights, pack_weights_int16, packed_weight_bytes
+from mtk.ops import prepare_ops
 from mtk.reader import read_model
 from mtk.target import get_cpu
 from mtk.tuning import Tuning, tunable_layers
@@ -82,14 +83,14 @@ def test_a_bad_tuning_file_is_a_clear_error(content, tmp_path, capsys):
 
 
 def test_a_schedule_the_layer_cannot_take_is_refused(tmp_path):
-    layer = tunable_layers(read_model(MODEL), get_cpu("cortex-m3"))[0]
+    layer = tunable_layers(prepare_ops(read_model(MODEL), get_cpu("cortex-m3")))[0]
     tuning = Tuning({layer.key: GemmSchedule("2x2", "int16")}, "shared.json")   # int16 weights need DSP
     with pytest.raises(MtkError, match="shared.json: schedule 2x2/int16 is not one op 0 can take"):
         compile_model(MODEL, tmp_path / "lib", cpu="cortex-m3", tuning=tuning)
 
 
 def test_counts_within_a_tick_are_equal_and_the_first_wins():
-    layer = tunable_layers(read_model(MODEL), get_cpu("cortex-m4"))[0]
+    layer = tunable_layers(prepare_ops(read_model(MODEL), get_cpu("cortex-m4")))[0]
     labels = [s.label for s in layer.schedules]   # 2x2/int8 (the default), 2x2/int16, 1x4/int8, 1x4/int16
     inf = float("inf")
     assert choose(layer, dict(zip(labels, [1000, 960, 990, 1000])), 40, inf)[0] == layer.schedules[0]
@@ -100,7 +101,7 @@ def test_counts_within_a_tick_are_equal_and_the_first_wins():
 
 
 def test_more_flash_is_chosen_only_for_enough_instructions_saved():
-    layer = tunable_layers(read_model(MODEL), get_cpu("cortex-m4"))[0]
+    layer = tunable_layers(prepare_ops(read_model(MODEL), get_cpu("cortex-m4")))[0]
     labels = [s.label for s in layer.schedules]   # 2x2/int8 (the default), 2x2/int16, 1x4/int8, 1x4/int16
     extra = layer.extra_flash
     assert extra[labels[0]] == extra[labels[2]] == 0 and extra[labels[1]] == extra[labels[3]] > 0
@@ -119,7 +120,7 @@ def test_flash_is_priced_against_the_leanest_schedule_not_the_default():
     """Cortex-M3 fully connected, 10 channels: the default 1x8 blocks pad the weights to 16 channels,
     1x4 int8 ones to 12 (the leanest), paired 1x4 ones take twice that; each schedule's extra flash
     is priced against the leanest's."""
-    layer = [l for l in tunable_layers(read_model(MODEL), get_cpu("cortex-m3")) if l.op.type == "FULLY_CONNECTED"][1]
+    layer = [l for l in tunable_layers(prepare_ops(read_model(MODEL), get_cpu("cortex-m3"))) if l.op.type == "FULLY_CONNECTED"][1]
     eight, paired, lean = layer.schedules
     assert (eight.label, paired.label, lean.label) == ("1x8/int8", "1x4/pairs", "1x4/int8") and layer.leanest == lean
     extra = layer.extra_flash

@@ -27,6 +27,7 @@ import numpy as np
 from . import __version__, ui
 from .boards import Board
 from .errors import MismatchError, ModelError, MtkError
+from .ops import prepare_ops
 from .ops.gemm import GemmSchedule
 from .pipeline import RunOptions, RunResult, int8_model, run_model
 from .reader import read_model
@@ -187,7 +188,7 @@ def tune_model(model: Path, board: Board, cache: Path, calib: str | None = None,
     with tempfile.TemporaryDirectory(prefix="mtk-tune-") as tmp:
         model = int8_model(Path(model), calib, Path(tmp))
         by_key: dict[str, list[Layer]] = {}
-        for layer in tunable_layers(read_model(model), board.cpu):
+        for layer in tunable_layers(prepare_ops(read_model(model), board.cpu)):
             by_key.setdefault(layer.key, []).append(layer)
         known = {key: entry.get("instructions", {}) for key, entry in entries.items()}
         todo = [layers[0] for key, layers in by_key.items() if not is_measured(layers[0], known.get(key, {}))]

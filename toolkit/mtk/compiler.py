@@ -20,11 +20,11 @@ from .codegen.storage import Step, join_aliases, plan_storage
 from .compiled import CompiledModel, CompiledOp, CompiledTarget, MemoryUse, PlacedBuffer
 from .errors import ModelError
 from .fsutil import atomic_output_dir
-from .graph import Graph, Op
+from .graph import Graph
 from .names import module as module_identifier
-from .ops import op_def
-from .ops.base import Lowered
-from .ops.gemm import GemmSchedule
+from .ops import op_def, prepare_ops
+from .ops.base import Lowered, OpData
+from .ops.common import at_op
 from .reader import read_model
 from .target import DEFAULT_CPU, Cpu, get_cpu
 from .tuning import Layer, Tuning, tunable_layers
@@ -33,8 +33,8 @@ EDGE_OPS = ("QUANTIZE", "DEQUANTIZE")
 KERNEL_HEADERS = Path(__file__).parent / "ops" / "c"
 
 
-def check_supported(graph: Graph) -> None:
-    """Whole-model checks first, then every op; all unsupported ops are reported at once."""
+def prepare_model(graph: Graph, cpu: Cpu) -> list[OpData]:
+    """Whole-model checks first, then every op prepared; all unsupported ops are reported at once."""
     path = graph.source or graph.name
     compute_inputs = {i for op in graph.ops if op.type not in EDGE_OPS for i in op.inputs if i is not None}
     float_compute = [graph.tensors[i] for i in compute_inputs
@@ -47,61 +47,23 @@ def check_supported(graph: Graph) -> None:
                              hint="quantize the float model with `mtk quantize model.tflite --calib data.npy`")
         raise ModelError(f"{path} is a float model (tensor '{float_compute[0].name}' is {float_compute[0].dtype})",
                          hint="quantize it first with `mtk quantize model.tflite --calib data.npy -o model_int8.tflite`")
-    problems = []
-    for op in graph.ops:
-        opdef = op_def(op.type)
-        if opdef is None:
-            problems.append(f"op {op.index}: {op.type} ({op_dtypes(op, graph)}) is not supported")
-            continue
-        try:
-            opdef.check(op, graph)
-        except ModelError as err:
-            problems.append(at_op(op, err.message))
-    if problems:
-        raise ModelError(f"{path}: {len(problems)} unsupported op(s):\n    " + "\n    ".join(problems),
-                         hint="supported ops: " + ", ".join(sorted(_supported_types())))
+    return prepare_ops(graph, cpu)
 
 
-def op_dtypes(op: Op, graph: Graph) -> str:
-    """The element types an op computes on, as an error message names them: 'int16', 'int8 -> int32'."""
-    def names(indices) -> list[str]:
-        tensors = [graph.tensors[i] for i in indices if i is not None]
-        return list(dict.fromkeys(t.dtype for t in tensors if not t.is_constant)) or \
-            list(dict.fromkeys(t.dtype for t in tensors))
-    ins, outs = names(op.inputs), names(op.outputs)
-    return "/".join(ins) if ins == outs or not ins else f"{'/'.join(ins)} -> {'/'.join(outs)}"
-
-
-def at_op(op: Op, message: str) -> str:
-    """`message` prefixed with the op it is about, unless it already names it."""
-    prefix = f"op {op.index} ({op.type})"
-    return message if message.startswith(prefix) else f"{prefix}: {message}"
-
-
-def _supported_types() -> list[str]:
-    from .ops import registry
-    return list(registry())
-
-
-def lower_ops(graph: Graph, cpu: Cpu, tuning: Tuning) -> tuple[list[Step], dict[int, tuple[Layer, GemmSchedule]]]:
-    """Every op's kernels, in order; the tunable layers' schedules by op index."""
-    layers = {layer.op.index: layer for layer in tunable_layers(graph, cpu)}
+def lower_ops(prepared: list[OpData], tuning: Tuning) -> tuple[list[Step], dict[int, Layer]]:
+    """Every op's kernels, in order (tunable layers in the variant `tuning` holds for them, the others
+    and layers it does not hold in their default); the tunable layers by op index."""
+    layers = {layer.op.index: layer for layer in tunable_layers(prepared)}
     steps: list[Step] = []
-    scheduled: dict[int, tuple[Layer, GemmSchedule]] = {}
-    for op in graph.ops:
-        opdef = op_def(op.type)
+    for data in prepared:
+        layer = layers.get(data.op.index)
         try:
-            if op.index in layers:
-                schedule = tuning.schedule(layers[op.index])
-                scheduled[op.index] = (layers[op.index], schedule)
-                low = opdef.lower_scheduled(op, graph, cpu, schedule)
-            else:
-                low = opdef.lower(op, graph, cpu)
+            low = op_def(data.op.type).lower(data, tuning.schedule(layer) if layer else None)
         except ModelError as err:
-            raise ModelError(at_op(op, err.message), err.hint) from None
+            raise ModelError(at_op(data.op, err.message), err.hint) from None
         low.kernels = [aot.without_unused_params(k) for k in low.kernels]
-        steps.append((op, low))
-    return steps, scheduled
+        steps.append((data.op, low))
+    return steps, layers
 
 
 def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu | None = None,
@@ -119,9 +81,9 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
 
     with ui.step(f"reading {model_name}"):
         graph = read_model(model_path)
-        check_supported(graph)
+        prepared = prepare_model(graph, cpu_obj)
     with ui.step(f"lowering {len(graph.ops)} ops through TVM TE/TIR for {cpu_obj.name}"):
-        steps, scheduled = lower_ops(graph, cpu_obj, tuning or Tuning())
+        steps, layers = lower_ops(prepared, tuning or Tuning())
         steps, aliases = join_aliases(graph, steps)
         storage = plan_storage(graph, steps, aliases)
     with ui.step("generating C"):
@@ -139,7 +101,7 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
         target=CompiledTarget(cpu_obj.name, cpu_obj.dsp, cpu_obj.mve, cpu_obj.fpu,
                               board_info.name if board_info else None),
         inputs=program.inputs, outputs=program.outputs,
-        ops=tuple(_compiled_op(op, low, graph, program, scheduled.get(op.index)) for op, low in steps),
+        ops=tuple(_compiled_op(data, low, program, layers.get(data.op.index)) for data, (_, low) in zip(prepared, steps)),
         memory=MemoryUse(
             workspace=workspace, arena_bytes=plan.arena_bytes, lower_bound_bytes=plan.lower_bound_bytes,
             io_bytes=sum(t.bytes for t in program.inputs + program.outputs),
@@ -160,15 +122,14 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
     return replace(compiled, path=Path(out_dir).resolve())
 
 
-def _compiled_op(op: Op, low: Lowered, graph: Graph, program: aot.AotProgram,
-                 scheduled: tuple[Layer, GemmSchedule] | None) -> CompiledOp:
+def _compiled_op(data: OpData, low: Lowered, program: aot.AotProgram, layer: Layer | None) -> CompiledOp:
+    op = data.op
     symbols = program.symbols(op.index)
-    layer, schedule = scheduled or (None, None)
     return CompiledOp(
         index=op.index, type=op.type,
-        input_shapes=[list(graph.tensors[i].shape) if i is not None else None for i in op.inputs],
-        output_shape=list(graph.tensors[op.outputs[0]].shape),
-        macs=op_def(op.type).macs(op, graph),
+        input_shapes=[list(t.shape) if t is not None else None for t in data.inputs],
+        output_shape=list(data.output.shape),
+        macs=op_def(op.type).macs(data),
         kernel=symbols[0] if len(symbols) == 1 else (symbols or None),
         impl="alias" if not low.kernels else "+".join(sorted({k.impl for k in low.kernels})),
-        layer_key=layer.key if layer else None, schedule=asdict(schedule) if schedule else None)
+        layer_key=layer.key if layer else None, schedule=asdict(low.variant) if layer else None)

@@ -28,10 +28,10 @@ from typing import Any
 
 from .errors import MtkError
 from .fsutil import atomic_output_file
-from .graph import Graph, Op
+from .graph import Op
 from .ops import op_def
+from .ops.base import OpData
 from .ops.gemm import GemmOpDef, GemmSchedule
-from .target import Cpu
 
 FORMAT = "mtk-tuning/1"
 DEFAULT_FILE = "mtk-tuning.json"
@@ -42,10 +42,14 @@ KEY_OPTIONS = ("stride_h", "stride_w", "dilation_h_factor", "dilation_w_factor",
 class Layer:
     """An op whose kernel takes a schedule."""
 
-    op: Op
+    data: OpData                    # the op prepared
     key: str
     schedules: list[GemmSchedule]   # the default first
     weight_bytes: dict[str, int]    # by schedule label: the flash of the packed weights
+
+    @property
+    def op(self) -> Op:
+        return self.data.op
 
     @property
     def leanest(self) -> GemmSchedule:
@@ -79,20 +83,22 @@ def _shape(shape) -> str:
     return "x".join(str(d) for d in shape)
 
 
-def layer_key(op: Op, graph: Graph, cpu: Cpu) -> str:
-    inputs = ",".join(_shape(graph.tensors[i].shape) for i in op.inputs if i is not None)
+def layer_key(data: OpData) -> str:
+    op = data.op
+    inputs = ",".join(_shape(t.shape) for t in data.inputs if t is not None)
     options = [f"{name}={op.options[name]}" for name in KEY_OPTIONS if name in op.options]
-    return " ".join([op.type, f"in={inputs}", f"out={_shape(graph.tensors[op.outputs[0]].shape)}", *options, cpu.name])
+    return " ".join([op.type, f"in={inputs}", f"out={_shape(data.output.shape)}", *options, data.cpu.name])
 
 
-def tunable_layers(graph: Graph, cpu: Cpu) -> list[Layer]:
+def tunable_layers(prepared: list[OpData]) -> list[Layer]:
+    """The prepared ops whose kernels take a schedule (ops.prepare_ops)."""
     layers = []
-    for op in graph.ops:
-        opdef = op_def(op.type)
-        schedules = opdef.schedules(op, graph, cpu) if isinstance(opdef, GemmOpDef) else []
+    for data in prepared:
+        opdef = op_def(data.op.type)
+        schedules = opdef.variants(data) if isinstance(opdef, GemmOpDef) else []
         if schedules:
-            layers.append(Layer(op, layer_key(op, graph, cpu), schedules,
-                                {s.label: opdef.weight_bytes(op, graph, cpu, s) for s in schedules}))
+            layers.append(Layer(data, layer_key(data), schedules,
+                                {s.label: opdef.weight_bytes(data, s) for s in schedules}))
     return layers
 
 

@@ -1,4 +1,4 @@
-"""Op families, one module each. Each module lists its definitions in OPS."""
+"""Op families, one module each. Each module lists its definitions (OpDef, base.py) in OPS."""
 
 from __future__ import annotations
 
@@ -6,7 +6,11 @@ import importlib
 import pkgutil
 from functools import lru_cache
 
-from .base import OpDef
+from ..errors import ModelError
+from ..graph import Graph, Op
+from ..target import Cpu
+from .base import OpData, OpDef
+from .common import at_op
 
 
 @lru_cache(maxsize=None)
@@ -22,3 +26,31 @@ def registry() -> dict[str, OpDef]:
 
 def op_def(op_type: str) -> OpDef | None:
     return registry().get(op_type)
+
+
+def prepare_ops(graph: Graph, cpu: Cpu) -> list[OpData]:
+    """Every op prepared (base.OpDef.prepare), in order; one ModelError listing every op mtk cannot compile."""
+    prepared, problems = [], []
+    for op in graph.ops:
+        opdef = op_def(op.type)
+        if opdef is None:
+            problems.append(f"op {op.index}: {op.type} ({op_dtypes(op, graph)}) is not supported")
+            continue
+        try:
+            prepared.append(opdef.prepare(op, graph, cpu))
+        except ModelError as err:
+            problems.append(at_op(op, err.message))
+    if problems:
+        raise ModelError(f"{graph.source or graph.name}: {len(problems)} unsupported op(s):\n    "
+                         + "\n    ".join(problems), hint="supported ops: " + ", ".join(sorted(registry())))
+    return prepared
+
+
+def op_dtypes(op: Op, graph: Graph) -> str:
+    """The element types an op computes on, as an error message names them: 'int16', 'int8 -> int32'."""
+    def names(indices) -> list[str]:
+        tensors = [graph.tensors[i] for i in indices if i is not None]
+        return list(dict.fromkeys(t.dtype for t in tensors if not t.is_constant)) or \
+            list(dict.fromkeys(t.dtype for t in tensors))
+    ins, outs = names(op.inputs), names(op.outputs)
+    return "/".join(ins) if ins == outs or not ins else f"{'/'.join(ins)} -> {'/'.join(outs)}"

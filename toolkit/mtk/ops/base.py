@@ -1,8 +1,6 @@
-"""What an op family provides: checks, prepared parameters (host side) and kernels (TE/TIR or C).
-
-Mirrors TFLM's split: `prepare` computes everything that does not depend on the input
-values (multipliers, shifts, activation ranges, folded biases, tables); `lower` turns that
-into one or more kernels the code generator emits and the run function calls in order.
+"""What an op family provides (OpDef): TFLM's split of Prepare (host side, once: checks and
+parameters, into an OpData) and Eval (here `lower`: kernels in TE/TIR or C that the code generator
+emits and the run function calls in order).
 """
 
 from __future__ import annotations
@@ -58,20 +56,51 @@ class Kernel:
 class Lowered:
     kernels: list[Kernel] = field(default_factory=list)
     alias_of: int | None = None   # output shares this input tensor's memory (no copy)
+    variant: Any = None           # the variant the kernels compute (one of OpDef.variants), if any
+
+
+@dataclass(frozen=True)
+class OpData:
+    """What `prepare` computed for one op, and all that `lower` reads (TFLM's OpData): the op, its
+    tensors, the CPU, and the family's own parameters (multipliers, activation range, folded bias,
+    tables, loop plans: whatever does not depend on the input values)."""
+
+    op: Op
+    inputs: tuple[Tensor | None, ...]   # None for an omitted optional input
+    output: Tensor
+    cpu: Cpu
+    params: Any = None
+
+    @classmethod
+    def of(cls, op: Op, graph: Graph, cpu: Cpu, params: Any = None) -> OpData:
+        return cls(op, tuple(graph.input_tensors(op)), graph.tensors[op.outputs[0]], cpu, params)
 
 
 class OpDef:
-    """An op family. Subclasses set `types` and implement the methods below."""
+    """An op family: TFLite builtin `types` it computes, and TFLM's Prepare/Eval split.
+
+        data = opdef.prepare(op, graph, cpu)   # validate, compute parameters: once per op
+        opdef.macs(data)                       # multiply-accumulates per inference (metadata, bench)
+        opdef.variants(data)                   # ways to compute it, the default first (tunable: GEMMs)
+        opdef.lower(data, variant)             # the kernels; variant None: the default
+
+    `prepare` raises ModelError naming the op and the tensor (`common.op_error`) for whatever TFLM
+    would reject or mtk does not support; the compiler collects every op's error before failing.
+    """
 
     types: ClassVar[tuple[str, ...]] = ()
 
-    def check(self, op: Op, graph: Graph) -> None:
-        """Raise ModelError for configurations mtk does not support."""
+    def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
+        return OpData.of(op, graph, cpu)
 
-    def macs(self, op: Op, graph: Graph) -> int:
+    def macs(self, data: OpData) -> int:
         return 0
 
-    def lower(self, op: Op, graph: Graph, cpu: Cpu) -> Lowered:
+    def variants(self, data: OpData) -> list[Any]:
+        """The variants `lower` takes, the default first; [] when there is one way (`mtk tune` measures the others)."""
+        return []
+
+    def lower(self, data: OpData, variant: Any = None) -> Lowered:
         raise NotImplementedError
 
 
@@ -80,10 +109,11 @@ def io(op: Op, graph: Graph) -> tuple[list[Tensor | None], Tensor]:
     return graph.input_tensors(op), graph.tensors[op.outputs[0]]
 
 
-def constant_kernel(op: Op, y: Tensor, value: int) -> Kernel:
+def constant_kernel(data: OpData, value: int) -> Kernel:
     """The output does not depend on the inputs (a fused activation range of one value, or a zero
     multiplier): TVM would fold the inputs away and leave unused parameters (-Wunused-parameter),
     so a small C kernel fills the output instead."""
+    op, y = data.op, data.output
     inputs = [i for i in op.inputs if i is not None]
     name = f"fill_i8_{len(inputs)}_{y.size}_{'m' if value < 0 else ''}{abs(value)}"
     params = ", ".join([f"void* in{k}" for k in range(len(inputs))] + ["void* out"])

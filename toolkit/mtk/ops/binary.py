@@ -21,10 +21,10 @@ from tvm import te, tirx
 
 from ..graph import Graph, Op, Tensor
 from ..target import Cpu
-from .base import Const, Kernel, Lowered, OpDef, io
+from .base import Const, Kernel, Lowered, OpData, OpDef, io
+from .common import op_error
 from .elementwise import Rescale, broadcast_read, input_table
 from .fixedpoint import clamp, quantize_multiplier, quantize_multiplier_smaller_than_one_exp
-from .layout import op_error
 from .requant import clamp_s8
 from .schedules import schedule_per_output
 
@@ -78,15 +78,15 @@ class Binary(OpDef):
             return BinaryPlan(shape, a.dtype, (a.quant.zp, b.quant.zp), y.quant.zp, _prelu_rescales(a, b, y))
         return BinaryPlan(shape, a.dtype, (a.quant.zp, b.quant.zp), y.quant.zp, _squared_difference_rescales(op, a, b, y))
 
-    def check(self, op: Op, graph: Graph) -> None:
-        self.plan(op, graph)
+    def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
+        return OpData.of(op, graph, cpu, self.plan(op, graph))
 
-    def macs(self, op: Op, graph: Graph) -> int:
-        return 0 if op.type in ("MINIMUM", "MAXIMUM") else graph.tensors[op.outputs[0]].size
+    def macs(self, data: OpData) -> int:
+        return 0 if data.op.type in ("MINIMUM", "MAXIMUM") else data.output.size
 
-    def lower(self, op: Op, graph: Graph, cpu: Cpu) -> Lowered:
-        p = self.plan(op, graph)
-        (a, b), _ = io(op, graph)
+    def lower(self, data: OpData, variant=None) -> Lowered:
+        op, p = data.op, data.params
+        a, b = data.inputs
         A = te.placeholder(tuple(a.shape) or (1,), a.dtype, name="x1")
         B = te.placeholder(tuple(b.shape) or (1,), b.dtype, name="x2")
         shape = p.out_shape or (1,)

@@ -22,11 +22,12 @@ from tvm import te, tirx
 from ..errors import ModelError
 from ..graph import Graph, Op, Tensor
 from ..target import Cpu
-from .activation import multiply_by_quantized_multiplier_np
-from .base import Const, Kernel, Lowered, OpDef, constant_kernel, io
-from .schedules import schedule_per_output
+from .base import Const, Kernel, Lowered, OpData, OpDef, constant_kernel, io
+from .common import op_error, require_per_tensor
 from .fixedpoint import activation_range, quantize_multiplier, quantize_multiplier_smaller_than_one_exp
+from .gemmlowp import multiply_by_quantized_multiplier_np
 from .requant import clamp_s8, scale
+from .schedules import schedule_per_output
 
 ADD_LEFT_SHIFT = 20   # add_common.cc / sub_common.cc: left_shift for int8
 MAX_RANK = 6
@@ -112,33 +113,28 @@ def broadcast_read(t: te.Tensor, out_rank: int):
 class BinaryElementwise(OpDef):
     types = ("ADD", "SUB", "MUL")
 
-    def check(self, op: Op, graph: Graph) -> None:
+    def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
         (a, b, *_), y = io(op, graph)
-        where = f"op {op.index} ({op.type})"
-        for t in (a, b, y):
-            if t.dtype != "int8":
-                raise ModelError(f"{where}: tensor '{t.name}' is {t.dtype}; mtk supports int8 only")
-            if t.quant is None or t.quant.per_channel:
-                raise ModelError(f"{where}: tensor '{t.name}' must be quantized per tensor")
+        require_per_tensor(op, a, b, y)
         try:
             shape = np.broadcast_shapes(a.shape, b.shape)
         except ValueError:
-            raise ModelError(f"{where}: shapes {list(a.shape)} and {list(b.shape)} do not broadcast") from None
+            raise op_error(op, f"shapes {list(a.shape)} and {list(b.shape)} do not broadcast") from None
         if tuple(shape) != tuple(y.shape):
-            raise ModelError(f"{where}: output shape {list(y.shape)} is not the broadcast shape {list(shape)}")
+            raise op_error(op, f"output shape {list(y.shape)} is not the broadcast shape {list(shape)}")
         if len(shape) > MAX_RANK:
-            raise ModelError(f"{where}: {len(shape)}-D tensors; at most {MAX_RANK}-D is supported")
-        binary_params(op, a, b, y)   # raises for scales TFLM rejects
+            raise op_error(op, f"{len(shape)}-D tensors; at most {MAX_RANK}-D is supported")
+        return OpData.of(op, graph, cpu, binary_params(op, a, b, y))   # raises for scales TFLM rejects
 
-    def macs(self, op: Op, graph: Graph) -> int:
-        _, y = io(op, graph)
-        return y.size if op.type == "MUL" else 0
+    def macs(self, data: OpData) -> int:
+        return data.output.size if data.op.type == "MUL" else 0
 
-    def lower(self, op: Op, graph: Graph, cpu: Cpu) -> Lowered:
-        (a, b, *_), y = io(op, graph)
-        p = binary_params(op, a, b, y)
+    def lower(self, data: OpData, variant=None) -> Lowered:
+        op, p = data.op, data.params
+        a, b, *_ = data.inputs
+        y = data.output
         if p.act_min == p.act_max or p.output.multiplier == 0:
-            return Lowered([constant_kernel(op, y, clamp_int(p.out_zp, p.act_min, p.act_max))])
+            return Lowered([constant_kernel(data, clamp_int(p.out_zp, p.act_min, p.act_max))])
         out_shape = tuple(y.shape) or (1,)
         A = te.placeholder(tuple(a.shape) or (1,), "int8", name="x1")
         B = te.placeholder(tuple(b.shape) or (1,), "int8", name="x2")

@@ -15,6 +15,7 @@ from tvm import tirx
 
 from ..errors import ModelError
 from ..graph import Quant
+from .common import i32, let
 
 INT8_MIN, INT8_MAX = -128, 127
 
@@ -74,27 +75,18 @@ def activation_range(activation: str, q: Quant, qmin: int = INT8_MIN, qmax: int 
 
 # ---- TIR expressions ------------------------------------------------------------------
 
-def _i32(v: int) -> tirx.PrimExpr:
-    return tirx.const(v, "int32")
-
-
-def _let(value, body_fn, name: str, dtype: str):
-    var = tirx.Var(name, dtype)
-    return tirx.Let(var, value, body_fn(var))
-
-
 def rounding_divide_by_pot(x, exponent):
     """RoundingDivideByPOT(x, exponent): round half away from zero. `exponent` an int or PrimExpr ≥ 0."""
     if isinstance(exponent, int):
         if exponent == 0:
             return x
-        mask = _i32((1 << exponent) - 1)
-        threshold = tirx.Select(x < 0, _i32(((1 << exponent) - 1) >> 1) + 1, _i32(((1 << exponent) - 1) >> 1))
-        return (x >> _i32(exponent)) + tirx.Select((x & mask) > threshold, _i32(1), _i32(0))
+        mask = i32((1 << exponent) - 1)
+        threshold = tirx.Select(x < 0, i32(((1 << exponent) - 1) >> 1) + 1, i32(((1 << exponent) - 1) >> 1))
+        return (x >> i32(exponent)) + tirx.Select((x & mask) > threshold, i32(1), i32(0))
     def body(m):
-        threshold = (m >> 1) + tirx.Select(x < 0, _i32(1), _i32(0))
-        return (x >> exponent) + tirx.Select((x & m) > threshold, _i32(1), _i32(0))
-    return _let((_i32(1) << exponent) - 1, body, "mask", "int32")
+        threshold = (m >> 1) + tirx.Select(x < 0, i32(1), i32(0))
+        return (x >> exponent) + tirx.Select((x & m) > threshold, i32(1), i32(0))
+    return let((i32(1) << exponent) - 1, body, "mask", "int32")
 
 
 FIXEDPOINT_HEADER = "mtk_fixedpoint.h"
@@ -114,15 +106,15 @@ def multiply_by_quantized_multiplier(x, multiplier, shift):
     """
     if isinstance(shift, int):
         left, right = max(shift, 0), max(-shift, 0)
-        scaled = x if left == 0 else x * _i32(1 << left)
-        mult = multiplier if not isinstance(multiplier, int) else _i32(multiplier)
+        scaled = x if left == 0 else x * i32(1 << left)
+        mult = multiplier if not isinstance(multiplier, int) else i32(multiplier)
         high = saturating_rounding_doubling_high_mul(scaled, mult)
-        return _let(high, lambda h: rounding_divide_by_pot(h, right), "high", "int32")
-    left = tirx.Max(shift, _i32(0))
-    right = tirx.Max(_i32(0) - shift, _i32(0))
+        return let(high, lambda h: rounding_divide_by_pot(h, right), "high", "int32")
+    left = tirx.Max(shift, i32(0))
+    right = tirx.Max(i32(0) - shift, i32(0))
     high = saturating_rounding_doubling_high_mul(x << left, multiplier)
-    return _let(high, lambda h: rounding_divide_by_pot(h, right), "high", "int32")
+    return let(high, lambda h: rounding_divide_by_pot(h, right), "high", "int32")
 
 
 def clamp(x, lo: int, hi: int):
-    return tirx.Min(tirx.Max(x, _i32(lo)), _i32(hi))
+    return tirx.Min(tirx.Max(x, i32(lo)), i32(hi))

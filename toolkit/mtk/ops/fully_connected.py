@@ -8,38 +8,31 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ModelError
 from ..graph import Graph, Op
 from ..target import Cpu
-from .base import Lowered, io
+from .base import OpData, io
+from .common import op_error
 from .conv import check_int8_weighted, folded_bias, requant_params
-from .gemm import GemmOpDef, GemmSchedule, gemm_kernel
+from .gemm import GemmOpDef, GemmParams
 
 
 class FullyConnected(GemmOpDef):
     types = ("FULLY_CONNECTED",)
 
-    def check(self, op: Op, graph: Graph) -> None:
+    def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
         check_int8_weighted(op, graph, weight_axis=0)
-        (x, w, *_), y = io(op, graph)
-        if len(w.shape) != 2 or x.size % w.shape[1] != 0:
-            raise ModelError(f"op {op.index} (FULLY_CONNECTED): input of {x.size} values does not divide "
-                             f"into rows of {w.shape[-1]}")
-        if op.options.get("weights_format", 0) != 0:
-            raise ModelError(f"op {op.index} (FULLY_CONNECTED): shuffled weights are not supported")
-
-    def macs(self, op: Op, graph: Graph) -> int:
-        (x, w, *_), _ = io(op, graph)
-        return x.size * w.shape[0]
-
-    def lower_scheduled(self, op: Op, graph: Graph, cpu: Cpu, schedule: GemmSchedule) -> Lowered:
         (x, w, *rest), y = io(op, graph)
-        bias = rest[0] if rest else None
-        units = w.shape[0]
-        rq = requant_params(x, w, y, units, op.options.get("fused_activation_function", "NONE"))
-        bias_f = folded_bias(bias, w.data.astype(np.int64).sum(axis=1), x.quant.zp)
+        if len(w.shape) != 2 or x.size % w.shape[1] != 0:
+            raise op_error(op, f"input of {x.size} values does not divide into rows of {w.shape[-1]}")
+        if op.options.get("weights_format", 0) != 0:
+            raise op_error(op, "shuffled weights are not supported")
+        rq = requant_params(x, w, y, w.shape[0], op.options.get("fused_activation_function", "NONE"))
+        bias = folded_bias(rest[0] if rest else None, w.data.astype(np.int64).sum(axis=1), x.quant.zp)
+        return OpData.of(op, graph, cpu, GemmParams("fully_connected", w.data, bias, rq))
 
-        return Lowered([gemm_kernel("fully_connected", op, y, w.data, bias_f, rq, None, cpu, schedule)])
+    def macs(self, data: OpData) -> int:
+        x, w, *_ = data.inputs
+        return x.size * w.shape[0]
 
 
 OPS = [FullyConnected()]

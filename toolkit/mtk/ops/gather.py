@@ -18,8 +18,8 @@ from tvm import te, tirx
 
 from ..graph import Graph, Op
 from ..target import Cpu
-from .base import Kernel, Lowered, OpDef, io
-from .layout import op_error
+from .base import Kernel, Lowered, OpData, OpDef, io
+from .common import op_error
 
 
 @dataclass(frozen=True)
@@ -64,14 +64,14 @@ class Gather(OpDef):
         return GatherPlan(_prod(x.shape[:batch_dims]), _prod(x.shape[batch_dims:axis]), x.shape[axis],
                           _prod(x.shape[axis + 1:]), _prod(positions.shape[batch_dims:]))
 
-    def check(self, op: Op, graph: Graph) -> None:
-        self.plan(op, graph)
+    def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
+        return OpData.of(op, graph, cpu, self.plan(op, graph))
 
-    def lower(self, op: Op, graph: Graph, cpu: Cpu) -> Lowered:
-        p = self.plan(op, graph)
+    def lower(self, data: OpData, variant=None) -> Lowered:
+        op, p = data.op, data.params
         X = te.placeholder((p.batch, p.outer, p.axis_size, p.inner), "int8", name="x")
         P = te.placeholder((p.batch, p.coords), "int32", name="positions")
-        checked = graph.tensors[op.inputs[1]].is_constant
+        checked = data.inputs[1].is_constant
 
         def pick(b, o, k, i):
             at = P[b, k] if checked else tirx.Min(tirx.Max(P[b, k], tirx.const(0, "int32")),

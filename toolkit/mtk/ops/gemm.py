@@ -19,9 +19,8 @@ import numpy as np
 import tvm
 from tvm.script import tirx as T
 
-from ..graph import Graph, Op, Tensor
 from ..target import Cpu
-from .base import Const, Kernel, Lowered, OpDef, Scratch, constant_kernel, io
+from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, constant_kernel
 from .geometry import ConvGeometry
 from .requant import RSHIFT_FIELDS, Requant
 
@@ -91,22 +90,33 @@ def packed_weight_bytes(cols: int, depth: int, schedule: GemmSchedule, group: in
     return -(-cols // tile) * tile * -(-depth // group) * group * (1 if schedule.weights == "int8" else 2)
 
 
+@dataclass(frozen=True)
+class GemmParams:
+    """What a GEMM op's prepare computes: its kernel's name, weights [channels, depth], the bias with
+    −in_zp·Σw folded in, the requantization, and where rows come from (None: the input's rows)."""
+
+    name: str
+    weights: np.ndarray
+    bias: np.ndarray
+    requant: Requant
+    patches: Patches | None = None
+
+
 class GemmOpDef(OpDef):
-    """An op computed by the GEMM (its weights' first axis: the output channels). Its kernel takes a
-    schedule chosen per layer: the default, or one `mtk tune` measured (tuning.py); the compiler
-    calls lower_scheduled instead of lower."""
+    """An op computed by the GEMM: `prepare` returns OpData with GemmParams; its variants are the
+    GemmSchedules of gemm_schedules (the default first), one per layer chosen by `mtk tune`."""
 
-    def lower_scheduled(self, op: Op, graph: Graph, cpu: Cpu, schedule: GemmSchedule) -> Lowered:
-        raise NotImplementedError
+    def variants(self, data: OpData) -> list[GemmSchedule]:
+        return gemm_schedules(data.cpu, data.output.size // data.params.weights.shape[0])
 
-    def schedules(self, op: Op, graph: Graph, cpu: Cpu) -> list[GemmSchedule]:
-        (_, w, *_), y = io(op, graph)
-        return gemm_schedules(cpu, y.size // w.shape[0])
-
-    def weight_bytes(self, op: Op, graph: Graph, cpu: Cpu, schedule: GemmSchedule) -> int:
+    def weight_bytes(self, data: OpData, schedule: GemmSchedule) -> int:
         """Flash bytes of the op's weights packed for `schedule` (what gemm_kernel packs)."""
-        (_, w, *_), _ = io(op, graph)
-        return packed_weight_bytes(w.shape[0], w.size // w.shape[0], schedule, weight_group(cpu))
+        channels, depth = data.params.weights.shape
+        return packed_weight_bytes(channels, depth, schedule, weight_group(data.cpu))
+
+    def lower(self, data: OpData, variant: GemmSchedule | None = None) -> Lowered:
+        schedule = variant or self.variants(data)[0]
+        return Lowered([gemm_kernel(data, schedule)], variant=schedule)
 
 
 def pack_weights(w: np.ndarray, tile: int, group: int = GROUP) -> np.ndarray:
@@ -140,22 +150,23 @@ def packed_weights(w: np.ndarray, layout: GemmLayout) -> np.ndarray:
     return pack_weights(w, layout.block_cols, layout.weight_group)
 
 
-def gemm_kernel(name: str, op: Op, y: Tensor, w: np.ndarray, bias: np.ndarray, rq: Requant,
-                patches: Patches | None, cpu: Cpu, schedule: GemmSchedule) -> Kernel:
-    """The kernel computing `op` (input x, weights w [channels, depth]) as `schedule` says (one of
+def gemm_kernel(data: OpData, schedule: GemmSchedule) -> Kernel:
+    """The kernel computing the op `data` holds (GemmParams) as `schedule` says (one of
     gemm_schedules): the TIR GEMM, or a fill when the output is constant."""
+    p: GemmParams = data.params
+    op, y, w, rq, patches = data.op, data.output, p.weights, p.requant, p.patches
     if rq.constant_output is not None:
-        return constant_kernel(op, y, rq.constant_output)
+        return constant_kernel(data, rq.constant_output)
     rows = y.size // w.shape[0]
     in_size = patches.in_h * patches.in_w * patches.in_c if patches else rows * w.shape[1]
-    layout = GemmLayout(rows, w.shape[0], w.shape[1], schedule, row_source(patches), weight_group(cpu))
+    layout = GemmLayout(rows, w.shape[0], w.shape[1], schedule, row_source(patches), weight_group(data.cpu))
     func = gemm_func(layout, in_size, rq, patches)
     pad = np.full(patches.in_c if patches else 1, patches.in_zp if patches else 0, np.int8)
     packed = packed_weights(w, layout)
-    args = [op.inputs[0], Const("w", packed), Const("bias", bias), *rq.consts(),
+    args = [op.inputs[0], Const("w", packed), Const("bias", p.bias), *rq.consts(),
             Const("pad", pad), op.outputs[0], Scratch(layout.scratch_bytes)]
     headers = (DOT_HEADER, IM2COL_HEADER) if layout.source == "gather" else (DOT_HEADER,)
-    return Kernel(name, args, func=func, headers=headers)
+    return Kernel(p.name, args, func=func, headers=headers)
 
 
 def row_source(patches: Patches | None) -> str:

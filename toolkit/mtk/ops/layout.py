@@ -25,10 +25,10 @@ from tvm import tirx
 from tvm.script import ir_builder as IB
 from tvm.script.ir_builder import tirx as T
 
-from ..errors import ModelError
 from ..graph import Graph, Op, Tensor
 from ..target import Cpu
-from .base import Kernel, Lowered, OpDef, io
+from .base import Kernel, Lowered, OpData, OpDef, io
+from .common import const_int32, op_error
 
 
 # ---- the kernel shape shared by every op here ------------------------------------------------
@@ -96,10 +96,6 @@ def movement_func(buffers: list[tuple[str, int]], nests: list[Nest], dtype: str 
     return ib.get()
 
 
-def op_error(op: Op, message: str) -> ModelError:
-    return ModelError(f"op {op.index} ({op.type}): {message}")
-
-
 def _check_int8_io(op: Op, x: Tensor, y: Tensor, max_rank: int) -> None:
     if x.dtype != "int8" or y.dtype != "int8":
         raise op_error(op, f"{x.dtype} -> {y.dtype}; mtk supports int8 only")
@@ -109,13 +105,11 @@ def _check_int8_io(op: Op, x: Tensor, y: Tensor, max_rank: int) -> None:
         raise op_error(op, f"empty tensor ({list(x.shape)} -> {list(y.shape)})")
 
 
-def const_int32(op: Op, t: Tensor | None, what: str) -> np.ndarray:
-    """A constant int32 parameter tensor (TFLM reads these with GetTensorData<int32_t>)."""
-    if t is None or not t.is_constant:
-        raise op_error(op, f"{what} must be a constant tensor (TFLM does not support a computed one)")
-    if t.dtype != "int32":
-        raise op_error(op, f"{what} is {t.dtype}; TFLM reads it as int32")
-    return t.data.astype(np.int64).reshape(-1)
+@dataclass(frozen=True)
+class MovementPlan:
+    inputs: list[int]                  # the data inputs, in kernel parameter order (the outputs follow)
+    buffers: list[tuple[str, int]]     # every kernel parameter: name, elements
+    nests: list[Nest]
 
 
 class _Movement(OpDef):
@@ -131,15 +125,16 @@ class _Movement(OpDef):
     def plan(self, op: Op, graph: Graph) -> tuple[list[int], list[Nest]]:
         raise NotImplementedError
 
-    def check(self, op: Op, graph: Graph) -> None:
-        self.plan(op, graph)
-
-    def lower(self, op: Op, graph: Graph, cpu: Cpu) -> Lowered:
-        data, nests = self.plan(op, graph)
-        buffers = [(f"x{i}", graph.tensors[t].size) for i, t in enumerate(data)]
+    def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
+        inputs, nests = self.plan(op, graph)
+        buffers = [(f"x{i}", graph.tensors[t].size) for i, t in enumerate(inputs)]
         buffers += [(f"y{i}", graph.tensors[t].size) for i, t in enumerate(op.outputs)]
-        func = movement_func(buffers, nests, graph.tensors[op.outputs[0]].dtype)
-        return Lowered([Kernel(self.kernel_name, [*data, *op.outputs], func=func)])
+        return OpData.of(op, graph, cpu, MovementPlan(inputs, buffers, nests))
+
+    def lower(self, data: OpData, variant=None) -> Lowered:
+        p: MovementPlan = data.params
+        func = movement_func(p.buffers, p.nests, data.output.dtype)
+        return Lowered([Kernel(self.kernel_name, [*p.inputs, *data.op.outputs], func=func)])
 
 
 # ---- CONCATENATION ---------------------------------------------------------------------------

@@ -20,36 +20,17 @@ from dataclasses import dataclass
 import numpy as np
 from tvm import te, tirx
 
-from ..errors import ModelError
 from ..graph import Graph, Op, Tensor
 from ..target import Cpu
-from .base import Kernel, Lowered, OpDef, constant_kernel, io
+from .base import Kernel, Lowered, OpData, OpDef, constant_kernel, io
+from .common import i32, let, op_error, require_per_tensor
 from .elementwise import clamp_int
-from .schedules import schedule_per_output
 from .fixedpoint import INT8_MAX, INT8_MIN, activation_range, clamp, multiply_by_quantized_multiplier, \
     quantize_multiplier
+from .schedules import schedule_per_output
 
 MAX_RANK = 6
 _LIMITS = {"int8": (INT8_MIN, INT8_MAX), "int16": (-32768, 32767)}
-
-
-def _i32(v: int) -> tirx.PrimExpr:
-    return tirx.const(v, "int32")
-
-
-def _let(value, body_fn, name: str):
-    """An int32 sub-expression bound once."""
-    var = tirx.Var(name, "int32")
-    return tirx.Let(var, value, body_fn(var))
-
-
-def _check_int8(op: Op, *tensors: Tensor, dtypes: tuple[str, ...] = ("int8",)) -> None:
-    for t in tensors:
-        if t.dtype not in dtypes or t.dtype != tensors[0].dtype:
-            raise ModelError(f"op {op.index} ({op.type}): tensor '{t.name}' is {t.dtype}; mtk supports "
-                             f"{' or '.join(dtypes)} only")
-        if t.quant is None or t.quant.per_channel:
-            raise ModelError(f"op {op.index} ({op.type}): tensor '{t.name}' must be quantized per tensor")
 
 
 # ---- AVERAGE_POOL_2D, MAX_POOL_2D -----------------------------------------------------------
@@ -75,7 +56,7 @@ class Window:
 
     def taps(self, origin):
         """Number of in-bounds taps: min(filter, size − origin) − max(0, −origin)."""
-        return tirx.Min(_i32(self.filter), _i32(self.size) - origin) - tirx.Max(_i32(0), _i32(0) - origin)
+        return tirx.Min(i32(self.filter), i32(self.size) - origin) - tirx.Max(i32(0), i32(0) - origin)
 
 
 def pool_windows(op: Op, x: Tensor) -> tuple[Window, Window]:
@@ -85,31 +66,41 @@ def pool_windows(op: Op, x: Tensor) -> tuple[Window, Window]:
             Window.of(x.shape[2], o.get("filter_width", 1), o.get("stride_w", 1), padding))
 
 
+@dataclass(frozen=True)
+class PoolParams:
+    rows: Window
+    cols: Window
+    act_min: int
+    act_max: int
+
+
 class Pool2D(OpDef):
     types = ("AVERAGE_POOL_2D", "MAX_POOL_2D")
 
-    def check(self, op: Op, graph: Graph) -> None:
+    def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
         (x, *_), y = io(op, graph)
-        where = f"op {op.index} ({op.type})"
-        _check_int8(op, x, y)
+        require_per_tensor(op, x, y)
         if len(x.shape) != 4 or len(y.shape) != 4:
-            raise ModelError(f"{where}: input and output must be 4-D (NHWC)")
+            raise op_error(op, "input and output must be 4-D (NHWC)")
         # pooling_common.cc: |in_scale − out_scale| ≤ 1e-6 (in float) and equal zero points.
         if abs(np.float32(x.quant.s) - np.float32(y.quant.s)) > 1.0e-6 or x.quant.zp != y.quant.zp:
-            raise ModelError(f"{where}: input and output quantization differ; TFLM requires them equal")
+            raise op_error(op, "input and output quantization differ; TFLM requires them equal")
         wy, wx = pool_windows(op, x)
         if min(wy.filter, wx.filter, wy.stride, wx.stride) < 1 or wy.out < 1 or wx.out < 1:
-            raise ModelError(f"{where}: filter {wy.filter}x{wx.filter}, stride {wy.stride}x{wx.stride} "
-                             f"do not fit the {x.shape[1]}x{x.shape[2]} input")
+            raise op_error(op, f"filter {wy.filter}x{wx.filter}, stride {wy.stride}x{wx.stride} "
+                               f"do not fit the {x.shape[1]}x{x.shape[2]} input")
         if (y.shape[0], y.shape[3]) != (x.shape[0], x.shape[3]) or y.shape[1] > wy.out or y.shape[2] > wx.out:
-            raise ModelError(f"{where}: output shape {list(y.shape)} does not match the input and window")
+            raise op_error(op, f"output shape {list(y.shape)} does not match the input and window")
+        activation = activation_range(op.options.get("fused_activation_function", "NONE"), y.quant)
+        return OpData.of(op, graph, cpu, PoolParams(wy, wx, *activation))
 
-    def lower(self, op: Op, graph: Graph, cpu: Cpu) -> Lowered:
-        (x, *_), y = io(op, graph)
-        wy, wx = pool_windows(op, x)
-        lo, hi = activation_range(op.options.get("fused_activation_function", "NONE"), y.quant)
+    def lower(self, data: OpData, variant=None) -> Lowered:
+        op, p = data.op, data.params
+        x, *_ = data.inputs
+        y = data.output
+        wy, wx, lo, hi = p.rows, p.cols, p.act_min, p.act_max
         if lo == hi:
-            return Lowered([constant_kernel(op, y, lo)])
+            return Lowered([constant_kernel(data, lo)])
         average = op.type == "AVERAGE_POOL_2D"
 
         X = te.placeholder(x.shape, x.dtype, name="x")
@@ -132,7 +123,7 @@ class Pool2D(OpDef):
             if not average:
                 return clamp(acc[n, oy, ox, c].astype("int32"), lo, hi).astype("int8")
             count = wy.taps(wy.origin(oy)) * wx.taps(wx.origin(ox))
-            return _let(count, lambda k: clamp(rounded_average(acc[n, oy, ox, c], k), lo, hi).astype("int8"), "count")
+            return let(count, lambda k: clamp(rounded_average(acc[n, oy, ox, c], k), lo, hi).astype("int8"), "count")
 
         out = te.compute(y.shape, finish, name="out")
         func = schedule_per_output(te.create_prim_func([X, out]))
@@ -141,7 +132,7 @@ class Pool2D(OpDef):
 
 def rounded_average(total, count):
     """AveragePool's rounding: (sum + count/2) / count if sum > 0 else (sum − count/2) / count, truncating."""
-    half = tirx.truncdiv(count, _i32(2))
+    half = tirx.truncdiv(count, i32(2))
     return tirx.Select(total > 0, tirx.truncdiv(total + half, count), tirx.truncdiv(total - half, count))
 
 
@@ -165,14 +156,13 @@ def wrap_int32(v: int) -> int:
 def resolve_axes(op: Op, graph: Graph) -> tuple[int, ...]:
     """reduce.h ResolveAxis: negative axes count from the end, duplicates dropped."""
     x, axis = graph.input_tensors(op)[:2]
-    where = f"op {op.index} ({op.type})"
     if axis is None or axis.dtype != "int32" or not (axis.is_constant or axis.size == 0):
-        raise ModelError(f"{where}: the axes must be a constant int32 tensor")
+        raise op_error(op, "the axes must be a constant int32 tensor")
     rank = len(x.shape)
     resolved: list[int] = []
     for a in ([] if axis.size == 0 else axis.data.reshape(-1).tolist()):   # an empty buffer reads as no data
         if not -rank <= a < rank:
-            raise ModelError(f"{where}: axis {a} is out of range for a {rank}-D input")
+            raise op_error(op, f"axis {a} is out of range for a {rank}-D input")
         a = a + rank if a < 0 else a
         if a not in resolved:
             resolved.append(a)
@@ -195,24 +185,24 @@ def mean_params(op: Op, graph: Graph) -> MeanParams:
 class Mean(OpDef):
     types = ("MEAN", "SUM")
 
-    def check(self, op: Op, graph: Graph) -> None:
+    def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
         (x, *_), y = io(op, graph)
-        where = f"op {op.index} ({op.type})"
-        _check_int8(op, x, y, dtypes=("int8", "int16"))
+        require_per_tensor(op, x, y, dtypes=("int8", "int16"))
         if not 1 <= len(x.shape) <= MAX_RANK or x.size == 0:
-            raise ModelError(f"{where}: input shape {list(x.shape)} is not supported (1-D to {MAX_RANK}-D, non-empty)")
+            raise op_error(op, f"input shape {list(x.shape)} is not supported (1-D to {MAX_RANK}-D, non-empty)")
         axes = resolve_axes(op, graph)
         kept = [s for i, s in enumerate(x.shape) if i not in axes]
         if y.size != int(np.prod(kept, dtype=np.int64)):
-            raise ModelError(f"{where}: output shape {list(y.shape)} does not match the input {list(x.shape)} "
-                             f"reduced over axes {list(axes)}")
+            raise op_error(op, f"output shape {list(y.shape)} does not match the input {list(x.shape)} "
+                               f"reduced over axes {list(axes)}")
+        return OpData.of(op, graph, cpu, mean_params(op, graph))
 
-    def lower(self, op: Op, graph: Graph, cpu: Cpu) -> Lowered:
-        (x, *_), y = io(op, graph)
-        p = mean_params(op, graph)
+    def lower(self, data: OpData, variant=None) -> Lowered:
+        op, p = data.op, data.params
+        x, *_ = data.inputs
         lo, hi = _LIMITS[x.dtype]
         if p.multiplier == 0 and x.dtype == "int8":
-            return Lowered([constant_kernel(op, y, clamp_int(p.out_zp, lo, hi))])
+            return Lowered([constant_kernel(data, clamp_int(p.out_zp, lo, hi))])
         kept = [d for d in range(len(x.shape)) if d not in p.axes]
         out_shape = tuple(x.shape[d] for d in kept) or (1,)
         # No axes: N = 1 and every element is its own sum; a unit reduce axis keeps one code path.
@@ -229,9 +219,9 @@ class Mean(OpDef):
         acc = te.compute(out_shape, total, name="acc")
 
         def requant(*o):
-            shifted = acc[o] - _i32(wrap_int32(p.in_zp * p.count))
+            shifted = acc[o] - i32(wrap_int32(p.in_zp * p.count))
             scaled = multiply_by_quantized_multiplier(shifted, p.multiplier, p.shift)
-            return clamp(scaled + _i32(p.out_zp), lo, hi).astype(x.dtype)
+            return clamp(scaled + i32(p.out_zp), lo, hi).astype(x.dtype)
 
         out = te.compute(out_shape, requant, name="out")
         func = schedule_per_output(te.create_prim_func([X, out]))

@@ -24,22 +24,18 @@ from __future__ import annotations
 import numpy as np
 from tvm import te, tirx
 
-from ..errors import ModelError
 from ..graph import Graph, Op, Tensor
 from ..target import Cpu
-from .base import Const, Kernel, Lowered, OpDef, io
+from .base import Const, Kernel, Lowered, OpData, OpDef, io
+from .common import i32, let, op_error
 from .fixedpoint import INT8_MAX, INT8_MIN, clamp, multiply_by_quantized_multiplier, quantize_multiplier
-
-
-def _fail(op: Op, message: str) -> ModelError:
-    return ModelError(f"op {op.index} ({op.type}): {message}")
 
 
 def _per_tensor(op: Op, t: Tensor, role: str) -> None:
     if t.quant is None:
-        raise _fail(op, f"the {role} '{t.name}' has no quantization parameters")
+        raise op_error(op, f"the {role} '{t.name}' has no quantization parameters")
     if t.quant.per_channel:
-        raise _fail(op, f"the {role} '{t.name}' is quantized per channel; TFLM supports per-tensor only")
+        raise op_error(op, f"the {role} '{t.name}' is quantized per channel; TFLM supports per-tensor only")
 
 
 def _float_scale(t: Tensor) -> np.ndarray:
@@ -47,17 +43,8 @@ def _float_scale(t: Tensor) -> np.ndarray:
     return np.array([t.quant.s], dtype=np.float32)
 
 
-def _bind(value, body, name: str, dtype: str):
-    var = tirx.Var(name, dtype)
-    return tirx.Let(var, value, body(var))
-
-
 def _f32(v: float):
     return tirx.const(v, "float32")
-
-
-def _i32(v: int):
-    return tirx.const(v, "int32")
 
 
 def affine_quantize(x, scale, zero_point: int):
@@ -67,30 +54,35 @@ def affine_quantize(x, scale, zero_point: int):
     def rounded(c):   # c integral-range float in [lo, hi]: std::round without libm
         def with_trunc(t):
             frac = c - t.astype("float32")
-            return t + tirx.Select(frac >= _f32(0.5), _i32(1), _i32(0)) \
-                - tirx.Select(frac <= _f32(-0.5), _i32(1), _i32(0))
-        return _bind(c.astype("int32"), with_trunc, "t", "int32")
+            return t + tirx.Select(frac >= _f32(0.5), i32(1), i32(0)) \
+                - tirx.Select(frac <= _f32(-0.5), i32(1), i32(0))
+        return let(c.astype("int32"), with_trunc, "t", "int32")
 
     def clamped(q):   # NaN fails both comparisons and lands on lo
-        return _bind(tirx.Select(q >= _f32(lo), tirx.Select(q <= _f32(hi), q, _f32(hi)), _f32(lo)),
+        return let(tirx.Select(q >= _f32(lo), tirx.Select(q <= _f32(hi), q, _f32(hi)), _f32(lo)),
                      rounded, "c", "float32")
 
-    return _bind(x / scale, clamped, "q", "float32") + _i32(zero_point)
+    return let(x / scale, clamped, "q", "float32") + i32(zero_point)
 
 
 class Quantize(OpDef):
     types = ("QUANTIZE",)
 
-    def check(self, op: Op, graph: Graph) -> None:
+    def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
+        """params: the requantization's (multiplier, shift) for int8 -> int8, None for float32 -> int8."""
         (x, *_), y = io(op, graph)
         if y.dtype != "int8" or x.dtype not in ("float32", "int8"):
-            raise _fail(op, f"{x.dtype} -> {y.dtype}; mtk supports float32 -> int8 and int8 -> int8")
+            raise op_error(op, f"{x.dtype} -> {y.dtype}; mtk supports float32 -> int8 and int8 -> int8")
         _per_tensor(op, y, "output")
-        if x.dtype == "int8":
-            _per_tensor(op, x, "input")
+        if x.dtype == "float32":
+            return OpData.of(op, graph, cpu)
+        _per_tensor(op, x, "input")
+        return OpData.of(op, graph, cpu, quantize_multiplier(float(np.float64(x.quant.s) / np.float64(y.quant.s))))
 
-    def lower(self, op: Op, graph: Graph, cpu: Cpu) -> Lowered:
-        (x, *_), y = io(op, graph)
+    def lower(self, data: OpData, variant=None) -> Lowered:
+        op = data.op
+        x, *_ = data.inputs
+        y = data.output
         n = x.size
         X = te.placeholder((n,), x.dtype, name="x")
         if x.dtype == "float32":
@@ -99,10 +91,10 @@ class Quantize(OpDef):
             func = te.create_prim_func([X, S, out])
             args = [op.inputs[0], Const("scale", _float_scale(y)), op.outputs[0]]
             return Lowered([Kernel("quantize", args, func=func)])
-        multiplier, shift = quantize_multiplier(float(np.float64(x.quant.s) / np.float64(y.quant.s)))
+        multiplier, shift = data.params
         out = te.compute((n,), lambda i: clamp(
-            multiply_by_quantized_multiplier(X[i].astype("int32") - _i32(x.quant.zp), multiplier, shift)
-            + _i32(y.quant.zp), INT8_MIN, INT8_MAX).astype("int8"), name="out")
+            multiply_by_quantized_multiplier(X[i].astype("int32") - i32(x.quant.zp), multiplier, shift)
+            + i32(y.quant.zp), INT8_MIN, INT8_MAX).astype("int8"), name="out")
         return Lowered([Kernel("requantize", [op.inputs[0], op.outputs[0]],
                                func=te.create_prim_func([X, out]))])
 
@@ -110,18 +102,20 @@ class Quantize(OpDef):
 class Dequantize(OpDef):
     types = ("DEQUANTIZE",)
 
-    def check(self, op: Op, graph: Graph) -> None:
+    def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
         (x, *_), y = io(op, graph)
         if x.dtype != "int8" or y.dtype != "float32":
-            raise _fail(op, f"{x.dtype} -> {y.dtype}; mtk supports int8 -> float32")
+            raise op_error(op, f"{x.dtype} -> {y.dtype}; mtk supports int8 -> float32")
         _per_tensor(op, x, "input")
+        return OpData.of(op, graph, cpu)
 
-    def lower(self, op: Op, graph: Graph, cpu: Cpu) -> Lowered:
-        (x, *_), y = io(op, graph)
+    def lower(self, data: OpData, variant=None) -> Lowered:
+        op = data.op
+        x, *_ = data.inputs
         n = x.size
         X = te.placeholder((n,), "int8", name="x")
         S = te.placeholder((1,), "float32", name="scale")
-        out = te.compute((n,), lambda i: (X[i].astype("int32") - _i32(x.quant.zp)).astype("float32") * S[0],
+        out = te.compute((n,), lambda i: (X[i].astype("int32") - i32(x.quant.zp)).astype("float32") * S[0],
                          name="out")
         args = [op.inputs[0], Const("scale", _float_scale(x)), op.outputs[0]]
         return Lowered([Kernel("dequantize", args, func=te.create_prim_func([X, S, out]))])

@@ -16,7 +16,8 @@ from typing import ClassVar
 import numpy as np
 
 from ..graph import Graph, Op, Tensor
-from .layout import Nest, _Movement, const_int32, op_error
+from .common import const_int32, op_error
+from .layout import Nest, _Movement
 
 _MAX_RANK = 5   # RuntimeShape::kMaxSmallSize is 6; 5 keeps every nest within what TFLM tests
 

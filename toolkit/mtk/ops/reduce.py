@@ -16,8 +16,8 @@ from tvm import s_tir, te, tirx
 
 from ..graph import Graph, Op
 from ..target import Cpu
-from .base import Kernel, Lowered, OpDef, io
-from .layout import const_int32, op_error
+from .base import Kernel, Lowered, OpData, OpDef, io
+from .common import const_int32, op_error
 from .pooling import MAX_RANK, resolve_axes
 from .schedules import schedule_per_output
 
@@ -37,20 +37,22 @@ def _check_int8_input(op: Op, graph: Graph) -> None:
 class ReduceMinMax(OpDef):
     types = ("REDUCE_MAX", "REDUCE_MIN")
 
-    def check(self, op: Op, graph: Graph) -> None:
+    def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
         _check_int8_input(op, graph)
         (x, *_), y = io(op, graph)
         if y.dtype != "int8" or x.quant is None or y.quant is None or x.quant.per_channel \
                 or np.float32(x.quant.s) != np.float32(y.quant.s) or x.quant.zp != y.quant.zp:
             raise op_error(op, "input and output must be int8 quantized alike (TFLM requires it)")
-        kept = [s for i, s in enumerate(x.shape) if i not in resolve_axes(op, graph)]
+        axes = resolve_axes(op, graph)
+        kept = [s for i, s in enumerate(x.shape) if i not in axes]
         if y.size != _prod(kept):
             raise op_error(op, f"output shape {list(y.shape)} does not match the input {list(x.shape)} reduced "
-                               f"over axes {list(resolve_axes(op, graph))}")
+                               f"over axes {list(axes)}")
+        return OpData.of(op, graph, cpu, axes)
 
-    def lower(self, op: Op, graph: Graph, cpu: Cpu) -> Lowered:
-        (x, *_), y = io(op, graph)
-        axes = resolve_axes(op, graph)
+    def lower(self, data: OpData, variant=None) -> Lowered:
+        op, axes = data.op, data.params
+        x, *_ = data.inputs
         kept = [d for d in range(len(x.shape)) if d not in axes]
         X = te.placeholder(x.shape, "int8", name="x")
         reduced = {d: te.reduce_axis((0, x.shape[d]), f"r{d}") for d in axes}
@@ -88,12 +90,12 @@ class ArgMinMax(OpDef):
             raise op_error(op, f"output shape {list(y.shape)} is not input {list(x.shape)} without axis {axis}")
         return axis
 
-    def check(self, op: Op, graph: Graph) -> None:
-        self._axis(op, graph)
+    def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
+        return OpData.of(op, graph, cpu, self._axis(op, graph))
 
-    def lower(self, op: Op, graph: Graph, cpu: Cpu) -> Lowered:
-        axis = self._axis(op, graph)
-        (x, _), _ = io(op, graph)
+    def lower(self, data: OpData, variant=None) -> Lowered:
+        op, axis = data.op, data.params
+        x, _ = data.inputs
         outer, size, inner = _prod(x.shape[:axis]), x.shape[axis], _prod(x.shape[axis + 1:])
         X = te.placeholder((outer, size, inner), "int8", name="x")
         r = te.reduce_axis((0, size), "r")

@@ -21,8 +21,8 @@ from tvm import te, tirx
 
 from ..graph import Graph, Op
 from ..target import Cpu
-from .base import Const, Kernel, Lowered, OpDef, io
-from .layout import const_int32, op_error
+from .base import Const, Kernel, Lowered, OpData, OpDef, io
+from .common import const_int32, op_error
 
 ONE_Q10 = 1 << 10
 
@@ -86,12 +86,13 @@ class Resize(OpDef):
             raise op_error(op, "half_pixel_centers and align_corners both set (TFLM rejects it)")
         return ResizePlan(x.shape[0], (x.shape[1], x.shape[2]), (y.shape[1], y.shape[2]), x.shape[3], align, half)
 
-    def check(self, op: Op, graph: Graph) -> None:
-        self.plan(op, graph)
+    def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
+        return OpData.of(op, graph, cpu, self.plan(op, graph))
 
-    def lower(self, op: Op, graph: Graph, cpu: Cpu) -> Lowered:
-        p = self.plan(op, graph)
-        (x, _), y = io(op, graph)
+    def lower(self, data: OpData, variant=None) -> Lowered:
+        op, p = data.op, data.params
+        x, _ = data.inputs
+        y = data.output
         X = te.placeholder(x.shape, x.dtype, name="x")
         if op.type == "RESIZE_NEAREST_NEIGHBOR":
             maps = [nearest_indices(i, o, p.align_corners, p.half_pixel_centers) for i, o in zip(p.in_hw, p.out_hw)]

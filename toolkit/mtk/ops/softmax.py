@@ -29,10 +29,11 @@ from tvm import s_tir, te, tirx
 from ..errors import ModelError
 from ..graph import Graph, Op
 from ..target import Cpu
-from .activation import (NumpyArith, TirArith, exp_on_negative_values, one_over_one_plus_x_for_x_in_0_1,
-                         rescale)
-from .base import Const, Kernel, Lowered, OpDef, io
+from .base import Const, Kernel, Lowered, OpData, OpDef, io
+from .common import op_error, require_per_tensor
 from .fixedpoint import clamp, quantize_multiplier
+from .gemmlowp import (NumpyArith, TirArith, exp_on_negative_values, one_over_one_plus_x_for_x_in_0_1,
+                         rescale)
 
 SCALED_DIFF_INTEGER_BITS = 5     # exp's input: Q5.26
 ACCUMULATION_INTEGER_BITS = 12   # the sum of exps: Q12.19
@@ -152,28 +153,25 @@ class RowArith:
 class Softmax(OpDef):
     types = ("SOFTMAX",)
 
-    def check(self, op: Op, graph: Graph) -> None:
+    def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
+        """params: the table of e^(x - max) exp_table computes from softmax_params."""
         (x, *_), y = io(op, graph)
-        if x.dtype != "int8" or y.dtype != "int8":
-            raise ModelError(f"op {op.index} (SOFTMAX): {x.dtype} -> {y.dtype}; mtk supports int8 -> int8 only")
-        if x.quant is None or y.quant is None or x.quant.per_channel:
-            raise ModelError(f"op {op.index} (SOFTMAX): input and output need per-tensor quantization")
+        require_per_tensor(op, x, y)
         if y.quant.zp != -128 or np.float32(y.quant.s) != np.float32(1.0 / 256):
-            raise ModelError(f"op {op.index} (SOFTMAX): output must have scale 1/256 and zero point -128 "
-                             f"(got {y.quant.s:g}, {y.quant.zp})")
+            raise op_error(op, f"output must have scale 1/256 and zero point -128 (got {y.quant.s:g}, {y.quant.zp})")
         if tuple(x.shape) != tuple(y.shape) or not x.shape:
-            raise ModelError(f"op {op.index} (SOFTMAX): input {list(x.shape)} and output {list(y.shape)} differ")
+            raise op_error(op, f"input {list(x.shape)} and output {list(y.shape)} differ")
         if x.shape[-1] > MAX_DEPTH:
-            raise ModelError(f"op {op.index} (SOFTMAX): {x.shape[-1]} classes; at most {MAX_DEPTH} are supported")
+            raise op_error(op, f"{x.shape[-1]} classes; at most {MAX_DEPTH} are supported")
         try:
-            softmax_params(x.quant.s, op.options.get("beta", 1.0))
+            params = softmax_params(x.quant.s, op.options.get("beta", 1.0))
         except ModelError as err:
-            raise ModelError(f"op {op.index} (SOFTMAX): {err.message}") from None
+            raise op_error(op, err.message) from None
+        return OpData.of(op, graph, cpu, exp_table(*params))
 
-    def lower(self, op: Op, graph: Graph, cpu: Cpu) -> Lowered:
-        (x, *_), _ = io(op, graph)
-        multiplier, left_shift, diff_min = softmax_params(x.quant.s, op.options.get("beta", 1.0))
-        table = exp_table(multiplier, left_shift, diff_min)
+    def lower(self, data: OpData, variant=None) -> Lowered:
+        op, table = data.op, data.params
+        x, *_ = data.inputs
         depth = x.shape[-1]
         rows = x.size // depth
 

@@ -22,9 +22,9 @@ from tvm import te, tirx
 
 from ..graph import Graph, Op
 from ..target import Cpu
-from .base import Const, Kernel, Lowered, OpDef, constant_kernel, io
+from .base import Const, Kernel, Lowered, OpData, OpDef, constant_kernel, io
+from .common import op_error
 from .conv import requant_params
-from .layout import op_error
 from .requant import Requant
 from .schedules import schedule_per_output
 
@@ -84,19 +84,20 @@ class TransposeConv(OpDef):
         rq = requant_params(x, w, y, w.shape[0], o.get("fused_activation_function", "NONE"))
         return TransposeConvPlan(stride, pad, x.quant.zp, rq)
 
-    def check(self, op: Op, graph: Graph) -> None:
-        self.plan(op, graph)
+    def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
+        return OpData.of(op, graph, cpu, self.plan(op, graph))
 
-    def macs(self, op: Op, graph: Graph) -> int:
-        (_, w, x, *_), _ = io(op, graph)
+    def macs(self, data: OpData) -> int:
+        _, w, x, *_ = data.inputs
         return x.size * w.shape[0] * w.shape[1] * w.shape[2]
 
-    def lower(self, op: Op, graph: Graph, cpu: Cpu) -> Lowered:
-        p = self.plan(op, graph)
-        (_, w, x, *rest), y = io(op, graph)
+    def lower(self, data: OpData, variant=None) -> Lowered:
+        op, p = data.op, data.params
+        _, w, x, *rest = data.inputs
+        y = data.output
         bias = rest[0] if rest else None
         if p.requant.constant_output is not None:
-            return Lowered([constant_kernel(op, y, p.requant.constant_output)])
+            return Lowered([constant_kernel(data, p.requant.constant_output)])
         out_c, fh, fw, in_c = w.shape
         (sh, sw), (ph, pw) = p.stride, p.pad
         X = te.placeholder(x.shape, "int8", name="x")

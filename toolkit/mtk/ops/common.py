@@ -1,0 +1,50 @@
+"""What every op family's prepare and lower use: the error naming an op, the checks TFLM's Prepare
+functions share (int8 per-tensor tensors, constant int32 parameters), and two TIR shorthands."""
+
+from __future__ import annotations
+
+import numpy as np
+from tvm import tirx
+
+from ..errors import ModelError
+from ..graph import Op, Tensor
+
+
+def op_error(op: Op, message: str) -> ModelError:
+    """The one-line error for an op mtk cannot compile: 'op 3 (CONV_2D): <message>'."""
+    return ModelError(at_op(op, message))
+
+
+def at_op(op: Op, message: str) -> str:
+    """`message` prefixed with the op it is about, unless it already names it."""
+    prefix = f"op {op.index} ({op.type})"
+    return message if message.startswith(prefix) else f"{prefix}: {message}"
+
+
+def require_per_tensor(op: Op, *tensors: Tensor, dtypes: tuple[str, ...] = ("int8",)) -> None:
+    """Every tensor of one element type among `dtypes`, quantized with one scale and zero point
+    (the common case of TFLM's quantized kernels)."""
+    for t in tensors:
+        if t.dtype not in dtypes or t.dtype != tensors[0].dtype:
+            raise op_error(op, f"tensor '{t.name}' is {t.dtype}; mtk supports {' or '.join(dtypes)} only")
+        if t.quant is None or t.quant.per_channel:
+            raise op_error(op, f"tensor '{t.name}' must be quantized per tensor")
+
+
+def const_int32(op: Op, t: Tensor | None, what: str) -> np.ndarray:
+    """A constant int32 parameter tensor (TFLM reads these with GetTensorData<int32_t>)."""
+    if t is None or not t.is_constant:
+        raise op_error(op, f"{what} must be a constant tensor (TFLM does not support a computed one)")
+    if t.dtype != "int32":
+        raise op_error(op, f"{what} is {t.dtype}; TFLM reads it as int32")
+    return t.data.astype(np.int64).reshape(-1)
+
+
+def i32(v: int) -> tirx.PrimExpr:
+    return tirx.const(v, "int32")
+
+
+def let(value, body_fn, name: str, dtype: str = "int32"):
+    """`body_fn(var)` with `value` computed once into `var` (tirx.Let)."""
+    var = tirx.Var(name, dtype)
+    return tirx.Let(var, value, body_fn(var))
