@@ -18,10 +18,10 @@ from tvm import te, tirx
 
 from ..graph import Graph, Op
 from ..target import Cpu
-from .base import Kernel, Lowered, OpDef, io
+from .base import Kernel, Lowered, OpData, OpDef, io
 from .elementwise import Rescale
 from .fixedpoint import quantize_multiplier
-from .layout import op_error
+from .common import op_error
 from .requant import clamp_s8
 from .schedules import schedule_per_output
 
@@ -68,16 +68,17 @@ class BatchMatMul(OpDef):
         rescale = Rescale(*quantize_multiplier(product / float(np.float32(y.quant.s))))
         return MatMulPlan(batch, rows, depth, cols, lhs.quant.zp, rhs.quant.zp, y.quant.zp, rescale)
 
-    def check(self, op: Op, graph: Graph) -> None:
-        self.plan(op, graph)
+    def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
+        return OpData.of(op, graph, cpu, self.plan(op, graph))
 
-    def macs(self, op: Op, graph: Graph) -> int:
-        p = self.plan(op, graph)
+    def macs(self, data: OpData) -> int:
+        p = data.params
         return int(np.prod(p.batch, dtype=np.int64)) * p.rows * p.depth * p.cols
 
-    def lower(self, op: Op, graph: Graph, cpu: Cpu) -> Lowered:
-        p = self.plan(op, graph)
-        (lhs, rhs), y = io(op, graph)
+    def lower(self, data: OpData, variant=None) -> Lowered:
+        op, p = data.op, data.params
+        lhs, rhs = data.inputs
+        y = data.output
         L = te.placeholder(lhs.shape, "int8", name="lhs")
         R = te.placeholder(rhs.shape, "int8", name="rhs")
         k = te.reduce_axis((0, p.depth), "k")
