@@ -33,8 +33,9 @@ EDGE_OPS = ("QUANTIZE", "DEQUANTIZE")
 KERNEL_HEADERS = Path(__file__).parent / "ops" / "c"
 
 
-def prepare_model(graph: Graph, cpu: Cpu) -> list[OpData]:
-    """Whole-model checks first, then every op prepared; all unsupported ops are reported at once."""
+def check_supported(graph: Graph, cpu: Cpu | None = None) -> list[OpData]:
+    """Whole-model checks first, then every op prepared for `cpu` (default: DEFAULT_CPU); all
+    unsupported ops are reported at once. Returns the prepared ops."""
     path = graph.source or graph.name
     compute_inputs = {i for op in graph.ops if op.type not in EDGE_OPS for i in op.inputs if i is not None}
     float_compute = [graph.tensors[i] for i in compute_inputs
@@ -47,7 +48,7 @@ def prepare_model(graph: Graph, cpu: Cpu) -> list[OpData]:
                              hint="quantize the float model with `mtk quantize model.tflite --calib data.npy`")
         raise ModelError(f"{path} is a float model (tensor '{float_compute[0].name}' is {float_compute[0].dtype})",
                          hint="quantize it first with `mtk quantize model.tflite --calib data.npy -o model_int8.tflite`")
-    return prepare_ops(graph, cpu)
+    return prepare_ops(graph, cpu or get_cpu(DEFAULT_CPU))
 
 
 def lower_ops(prepared: list[OpData], tuning: Tuning) -> tuple[list[Step], dict[int, Layer]]:
@@ -81,7 +82,7 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
 
     with ui.step(f"reading {model_name}"):
         graph = read_model(model_path)
-        prepared = prepare_model(graph, cpu_obj)
+        prepared = check_supported(graph, cpu_obj)
     with ui.step(f"lowering {len(graph.ops)} ops through TVM TE/TIR for {cpu_obj.name}"):
         steps, layers = lower_ops(prepared, tuning or Tuning())
         steps, aliases = join_aliases(graph, steps)

@@ -200,7 +200,9 @@ class HardSwish(Int8Unary):
 
 def relu_table(input_scale: float, input_zp: int, output_scale: float, output_zp: int) -> np.ndarray:
     """ReluQuantized: out_zp + MultiplyByQuantizedMultiplier(x - in_zp), clamped to [out_zp, 127]."""
-    multiplier, shift = quantize_multiplier(float(_f32(input_scale) / _f32(output_scale)))
+    with np.errstate(over="ignore"):   # a float32 overflow is inf: quantize_multiplier refuses it
+        ratio = _f32(input_scale) / _f32(output_scale)
+    multiplier, shift = quantize_multiplier(float(ratio))
     scaled = multiply_by_quantized_multiplier_np(INT8_VALUES - input_zp, multiplier, shift).astype(np.int64)
     return np.clip(output_zp + scaled, max(-128, output_zp), 127).astype(np.int8)
 
