@@ -160,7 +160,7 @@ def test_an_interrupted_tune_keeps_its_counts_and_resumes(tmp_path, monkeypatch,
     monkeypatch.setattr(autotune, "_run", interrupted_after_one_candidate)
     assert main(["tune", str(MODEL), "--board", "mps2/an386", "--cache", str(cache), "-q"]) == 130
     partial = json.loads(cache.read_text())["layers"]
-    defaults = {layer.key: asdict(layer.schedules[0]) for layer in tunable_layers(read_model(MODEL), get_cpu("cortex-m4"))}
+    defaults = {layer.key: asdict(layer.schedules[0]) for layer in tunable_layers(prepare_ops(read_model(MODEL), get_cpu("cortex-m4")))}
     assert partial and all(entry["schedule"] == defaults[key] for key, entry in partial.items())
     assert max(len(entry["instructions"]) for entry in partial.values()) == 2   # default + the first candidate
 
