@@ -31,7 +31,8 @@ from .baremetal import icount_tick
 from .firmware import c_safe_label, write_firmware_sources
 
 PROJECT_FILE = "mtk-project.json"
-KCONFIG_DROPPED = re.compile(r"^warning: .* was assigned the value .* but got the value")
+KCONFIG_DROPPED = re.compile(   # Zephyr's kconfig.py, its lines wrapped anywhere
+    r"warning: (\w+) \(defined at [^)]*\)\s+was\s+assigned\s+the\s+value\s+'([^']*)'\s+but\s+got\s+the\s+value\s+'([^']*)'")
 BUILD_DIR = "build"
 ELF_IN_BUILD = Path("zephyr") / "zephyr.elf"
 ELF = BUILD_DIR / ELF_IN_BUILD
@@ -221,7 +222,7 @@ class ZephyrPlatform(Platform):
         variant = zephyr.toolchain.get("ZEPHYR_TOOLCHAIN_VARIANT") or os.environ["ZEPHYR_TOOLCHAIN_VARIANT"]
         ui.info(f"Zephyr {zephyr.version_text} at {zephyr.base}, toolchain {variant}")
         output = run_build(west_build_command(zephyr, board, project_dir), cwd=project_dir)
-        for line in output:   # e.g. a board whose SoC lacks what CONFIG_FPU=y depends on
-            if KCONFIG_DROPPED.search(line):
-                ui.info(f"Zephyr Kconfig {line.strip()}")
+        for symbol, wanted, got in KCONFIG_DROPPED.findall("\n".join(output)):   # e.g. FPU on a SoC without one
+            ui.info(f"Zephyr set CONFIG_{symbol}={got}, not {wanted} as asked: its dependencies are not met on "
+                    f"{board.name} (west build's output says which)")
         return project_dir / ELF
