@@ -6,8 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
+# ser2net: a labgrid exporter serves a board's serial port with it (tests/test_labgrid_lab.py runs one)
 DEBIAN_PACKAGES=(gcc-arm-none-eabi libnewlib-arm-none-eabi picolibc-arm-none-eabi qemu-system-arm gcc make
-                 python3 python3-venv)
+                 python3 python3-venv ser2net)
 
 missing=()
 for pkg in "${DEBIAN_PACKAGES[@]}"; do

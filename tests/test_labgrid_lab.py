@@ -7,7 +7,9 @@ probe is QEMU's GDB server (the place's GDBServer): flashing loads the ELF throu
 from __future__ import annotations
 
 import json
+import re
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -19,6 +21,9 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("labgrid")
+if not (shutil.which("ser2net") or Path("/usr/sbin/ser2net").exists()):
+    pytest.skip("ser2net is not installed (install.sh installs it): labgrid's exporter serves a tty with it",
+                allow_module_level=True)
 
 from mtk.cli import main  # noqa: E402
 from mtk.commands.validate import compare  # noqa: E402
@@ -61,30 +66,38 @@ def stop(process: subprocess.Popen) -> None:
 
 @dataclass
 class StandIn:
-    """A QEMU machine waiting to be flashed: CPU halted, GDB server and UART on TCP ports."""
+    """A QEMU machine waiting to be flashed: CPU halted, GDB server on a TCP port; its UART either
+    on a TCP port (exported as a raw NetworkSerialPort) or on a pseudo-terminal that the exporter
+    serves itself through ser2net, RFC 2217 (exported as a RawSerialPort, as a USB board's port is)."""
 
     place: str
     exporter: str
     machine: str
     board_tag: str
+    uart_on_tty: bool = False
     serial_port: int = 0
     gdb_port: int = 0
+    tty: str = ""
     process: subprocess.Popen | None = None
 
-    def start(self) -> None:
+    def start(self, folder: Path) -> None:
         self.serial_port = self.serial_port or free_port()
         self.gdb_port = self.gdb_port or free_port()
-        self.process = subprocess.Popen(
-            ["qemu-system-arm", "-M", self.machine, "-display", "none", "-monitor", "none", "-S",
-             "-icount", "shift=0,align=off,sleep=off", "-gdb", f"tcp:127.0.0.1:{self.gdb_port}",
-             "-serial", f"tcp:127.0.0.1:{self.serial_port},server=on,wait=off"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        uart = "pty" if self.uart_on_tty else f"tcp:127.0.0.1:{self.serial_port},server=on,wait=off"
+        log = folder / f"{self.place}.log"
+        with open(log, "wb") as output:
+            self.process = subprocess.Popen(
+                ["qemu-system-arm", "-M", self.machine, "-display", "none", "-monitor", "none", "-S",
+                 "-icount", "shift=0,align=off,sleep=off", "-gdb", f"tcp:127.0.0.1:{self.gdb_port}",
+                 "-serial", uart], stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT)
         wait_listening(self.gdb_port, f"QEMU's GDB server for {self.place}")
+        if self.uart_on_tty:
+            self.tty = re.search(r"redirected to (/dev/pts/\d+)", log.read_text()).group(1)
 
     def exporter_yaml(self) -> str:
-        return (f"{self.place}:\n"
-                f"  NetworkSerialPort: {{host: 127.0.0.1, port: {self.serial_port}, protocol: raw}}\n"
-                f"  GDBServer: {{host: 127.0.0.1, port: {self.gdb_port}}}\n")
+        uart = (f"RawSerialPort: {{port: {self.tty}, speed: 115200}}" if self.uart_on_tty else
+                f"NetworkSerialPort: {{host: 127.0.0.1, port: {self.serial_port}, protocol: raw}}")
+        return f"{self.place}:\n  {uart}\n  GDBServer: {{host: 127.0.0.1, port: {self.gdb_port}}}\n"
 
 
 @dataclass
@@ -117,18 +130,18 @@ def lab(tmp_path_factory):
     address = f"127.0.0.1:{free_port()}"
     processes: list[subprocess.Popen] = []
     standins = [StandIn("standin-an385", "host1", "mps2-an385", "mps2_an385"),
-                StandIn("standin-an386", "host2", "mps2-an386", "mps2_an386")]
+                StandIn("standin-an386", "host2", "mps2-an386", "mps2_an386", uart_on_tty=True)]
     log = open(folder / "labgrid.log", "wb")
     try:
         processes.append(subprocess.Popen([*labgrid_tool("coordinator"), "-l", address], cwd=folder,
                                           stdout=log, stderr=subprocess.STDOUT))
         wait_listening(int(address.split(":")[1]), "the coordinator")
         for standin in standins:
-            standin.start()
+            standin.start(folder)
             config = folder / f"{standin.exporter}.yaml"
             config.write_text(standin.exporter_yaml())
             processes.append(subprocess.Popen([*labgrid_tool("exporter"), "-c", address, "-n", standin.exporter,
-                                               str(config)], cwd=folder, stdout=log, stderr=subprocess.STDOUT))
+                                               "--hostname", "127.0.0.1", str(config)], cwd=folder, stdout=log, stderr=subprocess.STDOUT))
         labgrid_client(address, "-p", "not-a-board", "create")   # a place mtk has no board for: skipped
         labgrid_client(address, "-p", "not-a-board", "set-tags", "board=no_such_board")
         for standin in standins:
@@ -177,7 +190,7 @@ def test_two_boards_on_two_exporters_one_report_bit_exact(lab, fc_model, tmp_pat
     assert lab.acquired() == {"standin-an385": None, "standin-an386": None} and lab.reservations() == ""
 
 
-def test_a_stand_in_killed_mid_run_fails_alone(lab, fc_model, capsys, monkeypatch):
+def test_a_stand_in_killed_mid_run_fails_alone(lab, fc_model, tmp_path, capsys, monkeypatch):
     an385 = lab.standins[0]
     start = PlaceRunner.start
 
@@ -192,7 +205,7 @@ def test_a_stand_in_killed_mid_run_fails_alone(lab, fc_model, capsys, monkeypatc
     try:
         code = main(["bench", str(fc_model), "--lab", lab.url, "-n", "1"])
     finally:
-        an385.start()   # the same ports again: the exporter's resources stay valid
+        an385.start(tmp_path)   # the same ports again: the exporter's resources stay valid
     report = capsys.readouterr().out.splitlines()
     assert code == 4
     assert report[0].split()[:4] == ["place", "host", "model", "board"]
