@@ -255,6 +255,36 @@ def batch_matmul(net: Net, d: Draw, x: Act) -> Act:
     return y
 
 
+def svdf(net: Net, d: Draw, x: Act) -> Act:
+    """SVDF over a [batch, features] input: int8 feature weights, int16 (or int8) time weights and
+    state (a variable tensor), bias scaled by state × time weight scales, rank 1 or 2."""
+    batch, n_input = x.shape
+    rank, units, memory = d.int(1, 2), d.int(1, 6), d.int(1, 10)
+    filters = rank * units
+    wide = d.int(0, 3) > 0
+    state_dtype = "int16" if wide else "int8"
+    feature_scale = 2.0 ** d.float(-9.0, -6.0)
+    feature_std = x.quant.scale * feature_scale * _INT8_STD * _INT8_STD * np.sqrt(n_input)
+    state_scale = float(np.float32(feature_std * 2.0 ** d.float(-1.0, 1.0) / (4096.0 if wide else 32.0)))
+    state_zp = 0 if wide else d.int(-20, 20)
+    time_scale = float(np.float32(2.0 ** d.float(-14.0, -11.0) if wide else 2.0 ** d.float(-8.0, -6.0)))
+    w_feature = net.builder.const(net.name("feature_weights"), int8_data(d, (filters, n_input), symmetric=True),
+                                  scale=feature_scale, zero_point=0)
+    time_max = 32767 if wide else 127
+    w_time = net.builder.const(net.name("time_weights"),
+                               d.rng.integers(-time_max, time_max + 1, size=(filters, memory)).astype(state_dtype),
+                               scale=time_scale, zero_point=0)
+    bias_scale = float(np.float32(state_scale) * np.float32(time_scale))
+    bias = net.builder.const(net.name("bias"), d.rng.integers(-5000, 5000, size=units).astype(np.int32),
+                             scale=bias_scale, zero_point=0)
+    state = net.builder.tensor(net.name("state"), (batch, filters * memory), state_dtype, scale=state_scale,
+                               zero_point=state_zp, variable=True)
+    typical = bias_scale * (12000.0 if wide else 60.0) * np.sqrt(rank * memory) * time_max / 2
+    y = net.tensor("svdf", (batch, units), Quant(typical * 2.0 ** d.float(-1.0, 1.0) / 64.0, d.int(-20, 20)))
+    net.builder.op("SVDF", [x.index, w_feature, w_time, bias, state], [y.index], rank=rank)
+    return y
+
+
 def fully_connected(net: Net, d: Draw, x: Act) -> Act:
     depth, units = x.shape[-1], d.int(1, 12)
     keep_num_dims = len(x.shape) > 2 and d.bool()
@@ -705,6 +735,7 @@ FAMILIES: dict[str, Family] = {
     "DEPTHWISE_CONV_2D_ANY": Family(any_channels_shape, (any_depthwise_conv_2d,)),
     # issue 12, continued
     "BATCH_MATMUL": Family(lambda d: tuple(d.int(1, 6) for _ in range(d.int(2, 4))), (batch_matmul,)),
+    "SVDF": Family(lambda d: (d.int(1, 2), d.int(1, 24)), (svdf,)),
     # one of each issue-12 op family in one model (what the QEMU tests run)
     "CHAIN_ONE_OF_EACH": Family(lambda d: (1, d.int(2, 4), d.int(2, 4), d.int(1, 4)), (
         transpose_conv, _resize("RESIZE_BILINEAR"), _resize("RESIZE_NEAREST_NEIGHBOR"), space_to_depth,

@@ -22,14 +22,15 @@ def check_fits(model: CompiledModel, board: Board, stack_bytes: int = DEFAULT_ST
     code = model.memory.code_bytes or 0
     flash = model.constant_bytes + code
     buffers = model.input_bytes + model.output_bytes
-    ram = model.arena_bytes + buffers + stack_bytes
+    ram = model.arena_bytes + model.memory.state_bytes + buffers + stack_bytes
     if flash > board.flash_bytes:
         raise ModelError(f"{model.name} does not fit {board.name}: needs {model.constant_bytes:,} B of constants "
                          f"+ {code:,} B of code = {flash:,} B of flash; {board.name} has {board.flash_bytes:,} B",
                          hint=fitting_boards_hint(flash, ram))
     if ram > board.ram_bytes:
         raise ModelError(f"{model.name} does not fit {board.name}: needs at least {ram:,} B of RAM (arena "
-                         f"{model.arena_bytes:,}, buffers {buffers:,}, stack {stack_bytes:,}; RAM {board.ram_bytes:,} B)",
+                         f"{model.arena_bytes:,}, state {model.memory.state_bytes:,}, buffers {buffers:,}, stack {stack_bytes:,}; "
+                         f"RAM {board.ram_bytes:,} B)",
                          hint=fitting_boards_hint(flash, ram))
 
 

@@ -99,6 +99,27 @@ class PlacedBuffer:
 
 
 @dataclass(frozen=True)
+class StateTensor:
+    """A variable tensor: static storage outside the arena, kept between runs, reset by tvmgen_<module>_reset()."""
+
+    name: str
+    symbol: str            # its static array in src/tvmgen_<module>.c
+    shape: tuple[int, ...]
+    dtype: str
+    bytes: int
+    reset_value: int       # every element after a reset (TFLM: an int8 tensor's zero point, else 0)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "symbol": self.symbol, "shape": list(self.shape), "dtype": self.dtype,
+                "bytes": self.bytes, "reset_value": self.reset_value}
+
+    @classmethod
+    def from_json(cls, e: dict[str, Any]) -> StateTensor:
+        return cls(str(e["name"]), str(e["symbol"]), tuple(int(d) for d in e["shape"]), str(e["dtype"]),
+                   int(e["bytes"]), int(e["reset_value"]))
+
+
+@dataclass(frozen=True)
 class MemoryUse:
     """RAM and flash the model takes (the firmware around it not counted)."""
 
@@ -109,18 +130,19 @@ class MemoryUse:
     constant_bytes: int            # weights and tables in flash
     code_bytes: int | None         # .text of the generated C (arm-none-eabi-gcc -O2); None: no compiler here
     plan: tuple[PlacedBuffer, ...] = ()
+    state_bytes: int = 0           # the state region (variable tensors), static RAM beside the arena
 
     def to_json(self) -> dict[str, Any]:
         return {"workspace": self.workspace, "arena_bytes": self.arena_bytes,
                 "lower_bound_bytes": self.lower_bound_bytes, "io_bytes": self.io_bytes,
                 "constant_bytes": self.constant_bytes, "code_bytes": self.code_bytes,
-                "plan": [b.to_json() for b in self.plan]}
+                "plan": [b.to_json() for b in self.plan], "state_bytes": self.state_bytes}
 
     @classmethod
     def from_json(cls, e: dict[str, Any]) -> MemoryUse:
         return cls(str(e["workspace"]), int(e["arena_bytes"]), int(e["lower_bound_bytes"]), int(e["io_bytes"]),
                    int(e["constant_bytes"]), None if e["code_bytes"] is None else int(e["code_bytes"]),
-                   tuple(PlacedBuffer(**b) for b in e["plan"]))
+                   tuple(PlacedBuffer(**b) for b in e["plan"]), int(e.get("state_bytes", 0)))
 
 
 @dataclass(frozen=True)
@@ -145,6 +167,7 @@ class CompiledModel:
     ops: tuple[CompiledOp, ...]
     memory: MemoryUse
     files: tuple[str, ...] = ()    # relative to the folder
+    state: tuple[StateTensor, ...] = ()
     mtk_version: str = __version__
     path: Path | None = None       # the folder holding it (None until written)
 
@@ -218,6 +241,7 @@ class CompiledModel:
             "inputs": [t.to_json() for t in self.inputs], "outputs": [t.to_json() for t in self.outputs],
             "ops": [op.to_json() for op in self.ops], "macs": self.macs,
             "memory": self.memory.to_json(), "files": list(self.files),
+            "state": [s.to_json() for s in self.state],
         }
 
     def write_metadata(self, folder: Path) -> None:
@@ -233,6 +257,7 @@ class CompiledModel:
                    outputs=tuple(IOTensor.from_json(e) for e in meta["outputs"]),
                    ops=tuple(CompiledOp.from_json(e) for e in meta["ops"]),
                    memory=MemoryUse.from_json(meta["memory"]), files=tuple(meta["files"]),
+                   state=tuple(StateTensor.from_json(e) for e in meta.get("state", [])),
                    mtk_version=str(meta["mtk_version"]), path=path)
 
     @classmethod

@@ -17,7 +17,7 @@ from .buildfiles import folder_layout, fragments
 from .codegen import aot
 from .codegen.code_size import measure_code_bytes
 from .codegen.storage import Step, join_aliases, plan_storage
-from .compiled import CompiledModel, CompiledOp, CompiledTarget, MemoryUse, PlacedBuffer
+from .compiled import CompiledModel, CompiledOp, CompiledTarget, MemoryUse, PlacedBuffer, StateTensor
 from .errors import ModelError
 from .fsutil import atomic_output_dir
 from .graph import Graph
@@ -108,8 +108,11 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
             io_bytes=sum(t.bytes for t in program.inputs + program.outputs),
             constant_bytes=program.constants.nbytes, code_bytes=measure_code_bytes(files, cpu_obj),
             plan=tuple(PlacedBuffer(b.name, b.offset, b.nbytes, b.first_use, b.last_use)
-                       for b in sorted(plan.buffers, key=lambda b: (b.first_use, b.offset)))),
-        files=tuple(sorted(files)))
+                       for b in sorted(plan.buffers, key=lambda b: (b.first_use, b.offset))),
+            state_bytes=sum(s.nbytes for s in program.states.values())),
+        files=tuple(sorted(files)),
+        state=tuple(StateTensor(s.tensor, s.symbol, graph.tensors[t].shape, s.dtype, s.nbytes, s.reset_value)
+                    for t, s in program.states.items()))
     files.update(fragments(compiled, folder_layout(compiled)))   # CMakeLists.txt, tvmgen_<module>.mk
     compiled = replace(compiled, files=tuple(sorted(files)))
     if board_info is not None:

@@ -73,9 +73,9 @@ def evaluate(result: RunResult, data: str | Path | None, tflm_outputs: list[Samp
     tensors = [graph.tensors[i] for i in graph.outputs]
     outputs = {TARGET: _real_values(result.outputs, tensors)}
     if result.float_model is not None and tflm_outputs is None:
-        from .reference import run_reference_batch
+        from .reference import run_reference_sequence   # the samples in order, as the target ran them
         with ui.step(f"running the {len(result.inputs)} samples in tflite-micro on the host"):
-            tflm_outputs = run_reference_batch(result.int8_model, result.inputs)
+            tflm_outputs = run_reference_sequence(result.int8_model, result.inputs)
     if tflm_outputs is not None:
         outputs[TFLM] = _real_values(tflm_outputs, tensors)
     if result.float_model is not None:

@@ -42,6 +42,7 @@ class Tensor:
     dtype: str                          # numpy dtype name: "int8", "int32", "float32", ...
     quant: Quant | None = None
     data: np.ndarray | None = None      # constant contents (shape `shape`), None for activations
+    variable: bool = False              # state kept between inferences (SVDF's activation state)
 
     @property
     def is_constant(self) -> bool:

@@ -2,6 +2,7 @@
 
     model = HostModel(compile_model(...))   # or HostModel("build/model"): a folder `mtk compile` wrote
     outputs = model.run([x])          # one array per model input, in metadata order
+    model.reset()                     # a model with state (variable tensors): back to its start
 
 The library is built once per content (sources, headers, flags) into a cache in the temp dir.
 Outputs and an external workspace start filled with a non-zero pattern, so a kernel that skips
@@ -50,8 +51,15 @@ class HostModel:
         self._library = ctypes.CDLL(str(self.library_path))
         self._run = getattr(self._library, f"tvmgen_{self.module}_run")
         self._run.restype = ctypes.c_int32
+        self._reset = getattr(self._library, f"tvmgen_{self.module}_reset") if self.compiled.state else None
         self._inputs_struct = _pointer_struct("inputs", [s.c_name for s in self.inputs])
         self._outputs_struct = _pointer_struct("outputs", [s.c_name for s in self.outputs])
+
+    def reset(self) -> None:
+        """The model's state back to where it starts (tvmgen_<module>_reset); nothing for a model without.
+        The state lives in the library, which one process loads once: every HostModel of it shares it."""
+        if self._reset is not None:
+            self._reset()
 
     def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Outputs for one sample; raises MtkError on wrong inputs, TargetError if the model returns non-zero."""

@@ -150,7 +150,7 @@ def _parse(buf: bytes, path: Path) -> Graph:
                 raise ModelError(f"{path}: constant tensor {i} '{name}' holds {len(raw)} bytes, "
                                  f"shape {list(shape)} needs {expected}")
             data = np.frombuffer(raw, dtype=np_dtype).reshape(shape).copy()
-        tensors.append(Tensor(i, name, shape, dtype, _quant(t.Quantization(), shape), data))
+        tensors.append(Tensor(i, name, shape, dtype, _quant(t.Quantization(), shape), data, bool(t.IsVariable())))
 
     ops: list[Op] = []
     for i in range(sub.OperatorsLength()):

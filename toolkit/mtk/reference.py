@@ -8,6 +8,7 @@ tensors and doubles it while TFLM reports that it cannot allocate.
     outputs = run_reference(model_bytes, [x])                     # one sample
     batch = run_reference_batch(model_path, [[x0], [x1], [x2]])   # several samples
     tensors = reference_tensors(model_bytes, [x])                 # every tensor after the run, by index
+    steps = run_reference_sequence(model_path, [[x0], [x1]])      # one stream: state kept between samples
 """
 
 from __future__ import annotations
@@ -43,6 +44,12 @@ def run_reference(model: bytes | Path, inputs: Sequence[np.ndarray]) -> list[np.
 def run_reference_batch(model: bytes | Path, samples: Sequence[Sequence[np.ndarray]]) -> list[list[np.ndarray]]:
     """The model's outputs for each sample; the interpreter is reset between samples."""
     return _call("outputs", _model_bytes(model), samples)
+
+
+def run_reference_sequence(model: bytes | Path, samples: Sequence[Sequence[np.ndarray]]) -> list[list[np.ndarray]]:
+    """The model's outputs for consecutive samples of one stream: the interpreter is reset once, before
+    the first, so variable tensors (SVDF's state) carry over from each sample to the next."""
+    return _call("sequence", _model_bytes(model), samples)
 
 
 def reference_tensors(model: bytes | Path, inputs: Sequence[np.ndarray]) -> dict[int, np.ndarray]:
@@ -171,14 +178,15 @@ def _answer(kind: str, model: bytes, samples: list[list[np.ndarray]]) -> Any:
         return {i: np.array(interpreter.GetTensor(i, 0)["tensor_data"]) for i in range(subgraph.TensorsLength())}
     interpreter = _interpreter(model, runtime.InterpreterConfig.kAllocationRecording)
     outputs = []
-    for sample in samples:
-        _invoke(interpreter, sample)
+    for step, sample in enumerate(samples):
+        _invoke(interpreter, sample, reset=kind == "outputs" or step == 0)
         outputs.append([np.array(interpreter.get_output(i)) for i in range(subgraph.OutputsLength())])
     return outputs
 
 
-def _invoke(interpreter: Any, sample: list[np.ndarray]) -> None:
-    interpreter.reset()
+def _invoke(interpreter: Any, sample: list[np.ndarray], reset: bool = True) -> None:
+    if reset:
+        interpreter.reset()
     for index, value in enumerate(sample):
         interpreter.set_input(value, index)
     interpreter.invoke()

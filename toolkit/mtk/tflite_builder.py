@@ -169,9 +169,12 @@ class ModelBuilder:
         self._outputs: list[int] = []
 
     def tensor(self, name: str, shape: Sequence[int], dtype: str, scale: Any = None,
-               zero_point: Any = None, axis: int = 0) -> int:
-        """An activation tensor; returns its index. scale/zero_point: scalars or per-channel arrays."""
-        return self._add_tensor(name, shape, dtype, _quantization(scale, zero_point, axis), buffer=0)
+               zero_point: Any = None, axis: int = 0, variable: bool = False) -> int:
+        """An activation tensor; returns its index. scale/zero_point: scalars or per-channel arrays;
+        `variable`: state the runtime keeps between inferences (SVDF's activation state)."""
+        index = self._add_tensor(name, shape, dtype, _quantization(scale, zero_point, axis), buffer=0)
+        self._tensors[index].isVariable = variable
+        return index
 
     def const(self, name: str, data: np.ndarray, scale: Any = None, zero_point: Any = None, axis: int = 0) -> int:
         """A constant tensor holding `data` (dtype and shape from the array); returns its index."""

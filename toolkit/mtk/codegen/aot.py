@@ -6,7 +6,9 @@ once), each op's calls bind the kernel's parameters to buffers (`BufferRef`: an 
 of the run function, a constant in flash, a place in the arena), and the program emits, for module M:
   include/tvmgen_M.h      structs of I/O pointers, tvmgen_M_run() (microTVM's interface); macros of each
                           tensor's size, type, shape, scale and zero point, and of the return codes
-  src/tvmgen_M.c          constants (const, in flash), the arena, the run function calling kernels in order
+  src/tvmgen_M.c          constants (const, in flash), the arena, the state region (variable tensors:
+                          kept between calls, set to TFLM's reset values by tvmgen_M_reset() and
+                          before the first run), the run function calling kernels in order
   src/tvmgen_M_kernels.c  the operator kernels: TVM-generated C and hand-written C kernels
 """
 
@@ -20,13 +22,13 @@ import numpy as np
 import tvm_ffi
 
 from ..compiled import IOTensor
-from ..graph import Graph, c_identifier
+from ..graph import Graph, Tensor, c_identifier
 from ..names import library, macro, run_function
 from ..ops.base import Const, Kernel, Scratch
 from ..ops.fixedpoint import FIXEDPOINT_HEADER
 from ..target import Cpu
 from . import tvm_c
-from .storage import Step, Storage
+from .storage import Step, Storage, scratch_key
 
 _C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int32_t",
             "uint32": "uint32_t", "int64": "int64_t", "float32": "float", "bool": "uint8_t"}
@@ -77,7 +79,15 @@ class ConstRef:
         return f"(void*){self.symbol}"
 
 
-BufferRef = Union[ArenaRef, IORef, ConstRef]
+@dataclass(frozen=True)
+class StateRef:
+    symbol: str
+
+    def c(self) -> str:
+        return f"(void*){self.symbol}"
+
+
+BufferRef = Union[ArenaRef, IORef, ConstRef, StateRef]
 
 
 @dataclass(frozen=True)
@@ -134,6 +144,28 @@ class ConstantPool:
     @property
     def nbytes(self) -> int:
         return sum(c.nbytes for c in self.arrays)
+
+
+@dataclass(frozen=True)
+class StateArray:
+    """A variable tensor's storage: static, kept between inferences, reset to `reset_value` (what
+    TFLM's ResetTensorData writes: an int8 tensor's zero point, else 0)."""
+
+    symbol: str
+    tensor: str
+    dtype: str
+    size: int
+    reset_value: int
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * np.dtype(self.dtype).itemsize
+
+
+def state_array(module: str, tensor: Tensor, position: int) -> StateArray:
+    reset = tensor.quant.zp if tensor.dtype == "int8" and tensor.quant is not None else 0
+    return StateArray(f"tvmgen_{module}_state{position}_{tensor.c_name[:40]}", tensor.name, tensor.dtype,
+                      tensor.size, reset)
 
 
 def _signature(kernel: Kernel) -> tuple[Param, ...]:
@@ -224,17 +256,20 @@ class AotProgram:
     constants: ConstantPool
     kernels: KernelLibrary
     calls: list[Call] = field(default_factory=list)
+    states: dict[int, StateArray] = field(default_factory=dict)   # by tensor index
 
     def symbols(self, op_index: int) -> list[str]:
         return [c.function.symbol for c in self.calls if c.op_index == op_index]
 
     def header(self) -> str:
-        return _header(self.module, self.inputs, self.outputs, self.arena_bytes, self.external_workspace)
+        return _header(self.module, self.inputs, self.outputs, self.arena_bytes, self.external_workspace,
+                       list(self.states.values()))
 
     def run_source(self) -> str:
         functions = {c.function.symbol: c.function for c in self.calls}
         return _run_source(self.module, self.model_name, self.constants.arrays, self.calls,
-                          [f.prototype for f in functions.values()], self.arena_bytes, self.external_workspace)
+                          [f.prototype for f in functions.values()], self.arena_bytes, self.external_workspace,
+                          list(self.states.values()))
 
 
 def build_program(graph: Graph, steps: list[Step], storage: Storage, module: str, model_name: str,
@@ -251,6 +286,9 @@ def build_program(graph: Graph, steps: list[Step], storage: Storage, module: str
         kind, u = where
         if kind == "const":
             return program.constants.ref(c_identifier(graph.tensors[u].name), graph.tensors[u].data)
+        if kind == "state":
+            state = program.states.setdefault(u, state_array(module, graph.tensors[u], len(program.states)))
+            return StateRef(state.symbol)
         return IORef(kind + "s", io[u].c_name)
 
     for step, (op, low) in enumerate(steps):
@@ -260,7 +298,7 @@ def build_program(graph: Graph, steps: list[Step], storage: Storage, module: str
                 if isinstance(a, Const):
                     args.append(program.constants.ref(f"op{op.index}_{a.name}", a.data))
                 elif isinstance(a, Scratch):
-                    args.append(ArenaRef(storage.scratch[(step, k)].offset))
+                    args.append(ArenaRef(storage.scratch[scratch_key(step, k, a)].offset))
                 else:
                     args.append(tensor_ref(a))
             program.calls.append(Call(op.index, program.kernels.add(kernel), tuple(args)))
@@ -308,7 +346,7 @@ def _tensor_macros(module: str, kind: str, t: IOTensor) -> list[str]:
 
 
 def _header(module: str, inputs: tuple[IOTensor, ...], outputs: tuple[IOTensor, ...], arena_bytes: int,
-            external_workspace: bool) -> str:
+            external_workspace: bool, states: list[StateArray]) -> str:
     guard = f"{macro(module)}_H_"
     run = run_function(module)
     lines = [f"#ifndef {guard}", f"#define {guard}", "", "#include <stdint.h>", "",
@@ -344,12 +382,28 @@ def _header(module: str, inputs: tuple[IOTensor, ...], outputs: tuple[IOTensor, 
                   f" * call at a time. Returns {ok} or {error}. */",
                   f"int32_t {run}(struct {library(module)}_inputs* inputs, "
                   f"struct {library(module)}_outputs* outputs);"]
+    if states:
+        lines += ["", f"/* State kept between runs ({len(states)} variable tensors): {library(module)}_reset() sets it",
+                  " * back to its start (as TFLM's MicroInterpreter::Reset does); the first run does it too. */",
+                  f"#define {macro(module, 'STATE_SIZE')} {sum(s.nbytes for s in states)}",
+                  f"void {library(module)}_reset(void);"]
     lines += ["", "#ifdef __cplusplus", "}", "#endif", "", f"#endif  /* {guard} */", ""]
     return "\n".join(lines)
 
 
+def _state_source(module: str, states: list[StateArray]) -> list[str]:
+    """The state arrays (.bss), a flag saying they hold a run's state, and the reset function."""
+    out = [f"static {c_type(s.dtype)} {s.symbol}[{s.size}] TVMGEN_ALIGNED(16);" for s in states]
+    out += [f"static uint8_t tvmgen_{module}_state_ready;", "", f"void tvmgen_{module}_reset(void) {{"]
+    out += [f"  for (size_t i = 0; i < {s.size}u; ++i) {s.symbol}[i] = ({c_type(s.dtype)})({s.reset_value});"
+            for s in states]
+    out += [f"  tvmgen_{module}_state_ready = 1;", "}", ""]
+    return out
+
+
 def _run_source(module: str, model_name: str, constants: list[ConstArray], calls: list[Call],
-               kernel_prototypes: list[str], arena_bytes: int, external_workspace: bool) -> str:
+               kernel_prototypes: list[str], arena_bytes: int, external_workspace: bool,
+               states: list[StateArray]) -> str:
     out = [f"/* Generated by mtk from {model_name}: static entry point, constants and arena. */",
            PRELUDE, f'#include "tvmgen_{module}.h"', "", ALIGN_MACRO,
            "#ifndef MTK_LAYER_HOOK", "#define MTK_LAYER_HOOK(op_index) ((void)0)", "#endif", ""]
@@ -359,6 +413,8 @@ def _run_source(module: str, model_name: str, constants: list[ConstArray], calls
         out.append(_format_values(c.data) if c.data.size else "  0")
         out.append("};")
     out.append("")
+    if states:
+        out += _state_source(module, states)
     if external_workspace:
         out.append(f"int32_t tvmgen_{module}_run(struct tvmgen_{module}_inputs* inputs, "
                    f"struct tvmgen_{module}_outputs* outputs, struct tvmgen_{module}_workspace_pools* workspace_pools) {{")
@@ -372,6 +428,8 @@ def _run_source(module: str, model_name: str, constants: list[ConstArray], calls
                    f"struct tvmgen_{module}_outputs* outputs) {{")
         if arena_bytes:
             out.append(f"  uint8_t* arena = tvmgen_{module}_arena;")
+    if states:
+        out.append(f"  if (!tvmgen_{module}_state_ready) tvmgen_{module}_reset();")
     out.append("  (void)inputs;   /* a model may not read them: a constant output, pruned arguments */")
     out.append("  (void)outputs;")
     for i, call in enumerate(calls):

@@ -1,10 +1,10 @@
 """Where every tensor lives while the model runs: the run function's inputs and outputs, a constant
-in flash, or a place in the arena; tensors an op only reinterprets (RESHAPE and friends) share
-their input's storage.
+in flash, the state region (variable tensors, kept between inferences), or a place in the arena;
+tensors an op only reinterprets (RESHAPE and friends) share their input's storage.
 
     steps = join_aliases(graph, steps)      # aliases joined, or a copy where they cannot share
     storage = plan_storage(graph, steps)    # lifetimes -> memory plan (memory_plan.py)
-    storage.where(tensor)                   # "input" / "output" / "const" / an arena Buffer
+    storage.where(tensor)                   # "input" / "output" / "const" / "state" / an arena Buffer
 """
 
 from __future__ import annotations
@@ -39,11 +39,13 @@ class AliasSets:
 
 
 def external_kind(graph: Graph, t: int) -> str | None:
-    """"input", "output" or "const" for a tensor the run function does not place in its arena."""
+    """"input", "output", "const" or "state" for a tensor the run function does not place in its arena."""
     if t in graph.inputs:
         return "input"
     if t in graph.outputs:
         return "output"
+    if graph.tensors[t].variable:
+        return "state"
     return "const" if graph.tensors[t].is_constant else None
 
 
@@ -78,7 +80,7 @@ class Storage:
     aliases: AliasSets
     plan: MemoryPlan
     tensor_buffers: dict[int, Buffer]                # by alias root
-    scratch: dict[tuple[int, int], Buffer]          # by (step, kernel position)
+    scratch: dict[tuple[int, int | str], Buffer]    # by scratch_key
 
     def where(self, t: int) -> tuple[str, int] | Buffer:
         """(external kind, the tensor that is external) for a tensor stored outside the arena, else its buffer."""
@@ -87,6 +89,11 @@ class Storage:
             if kind is not None:
                 return kind, u
         return self.tensor_buffers[self.aliases.root(t)]
+
+
+def scratch_key(step: int, kernel_position: int, scratch: Scratch) -> tuple[int, int | str]:
+    """A kernel's own scratch, or one an op's kernels share by name."""
+    return (step, scratch.name or kernel_position)
 
 
 def plan_storage(graph: Graph, steps: list[Step], aliases: AliasSets) -> Storage:
@@ -106,11 +113,12 @@ def plan_storage(graph: Graph, steps: list[Step], aliases: AliasSets) -> Storage
             continue
         tensor_buffers[r] = Buffer(graph.tensors[r].name, max(graph.tensors[t].nbytes for t in group),
                                    first[r], last[r])
-    scratch: dict[tuple[int, int], Buffer] = {}
+    scratch: dict[tuple[int, int | str], Buffer] = {}
     for step, (op, low) in enumerate(steps):
         for k, kernel in enumerate(low.kernels):
             for a in kernel.args:
-                if isinstance(a, Scratch):
-                    scratch[(step, k)] = Buffer(f"scratch:op{op.index}.{kernel.name}", a.nbytes, step, step)
+                if isinstance(a, Scratch) and scratch_key(step, k, a) not in scratch:
+                    scratch[scratch_key(step, k, a)] = Buffer(f"scratch:op{op.index}.{a.name or kernel.name}",
+                                                              a.nbytes, step, step)
     plan = plan_memory(list(tensor_buffers.values()) + list(scratch.values()))
     return Storage(graph, aliases, plan, tensor_buffers, scratch)

@@ -12,7 +12,7 @@ from .. import ui
 from ..errors import MismatchError
 from ..evaluation import evaluate, format_evaluation
 from ..pipeline import RunResult, Sample, run_model
-from ..reference import run_reference_batch
+from ..reference import run_reference_sequence
 from ._target import add_target_arguments, run_options
 
 NAME = "validate"
@@ -48,9 +48,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def compare(result: RunResult, expected: list[Sample] | None = None) -> list[dict]:
     """Per sample: mismatching elements and max abs difference over all outputs, against `expected`
-    (default: tflite-micro's outputs for the same samples)."""
+    (default: tflite-micro's outputs for the same samples, run in order as one stream like the firmware
+    runs them: a model with state (SVDF) carries it from each sample to the next)."""
     if expected is None:
-        expected = run_reference_batch(result.int8_model, result.inputs)
+        expected = run_reference_sequence(result.int8_model, result.inputs)
     report = []
     for k, (got, want) in enumerate(zip(result.outputs, expected)):
         diffs = [np.abs(g.reshape(-1).astype(np.int64) - w.reshape(-1).astype(np.int64)) for g, w in zip(got, want)]
@@ -63,7 +64,7 @@ def compare(result: RunResult, expected: list[Sample] | None = None) -> list[dic
 def run(args: argparse.Namespace) -> int:
     result = run_model(args.model, run_options(args, args.board, runs=1, random_samples=3), args.data)
     with ui.step(f"running the {len(result.inputs)} samples in tflite-micro on the host"):
-        expected = run_reference_batch(result.int8_model, result.inputs)
+        expected = run_reference_sequence(result.int8_model, result.inputs)
     report = compare(result, expected)
     evaluation = evaluate(result, args.data, expected)
     mismatches = sum(r["mismatches"] for r in report)

@@ -23,9 +23,11 @@ class Const:
 
 @dataclass(frozen=True)
 class Scratch:
-    """Working memory a kernel needs while it runs; the memory planner places it in the arena."""
+    """Working memory a kernel needs while it runs; the memory planner places it in the arena.
+    A named scratch is one buffer for all the op's kernels that name it (one writes, a later one reads)."""
 
     nbytes: int
+    name: str = ""
 
 
 Operand = Union[int, Const, Scratch]   # int: index of a graph tensor

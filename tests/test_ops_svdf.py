@@ -1,0 +1,92 @@
+"""SVDF (mtk/ops/svdf.py) and the state region: bit-exact with tflite-micro over 10 consecutive
+inferences with the state carried (on the host and in QEMU), reset back to the start, the state
+outside the arena, listed in metadata.json and in the header."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import modelgen
+from mtk.boards import get_board
+from mtk.compiler import compile_model
+from mtk.hostrun import HostModel
+from mtk.pipeline import RunOptions, run_model
+from mtk.reference import run_reference_batch, run_reference_sequence
+
+STEPS = 10
+
+
+def _compiled(model: bytes, tmp: Path) -> HostModel:
+    (tmp / "model.tflite").write_bytes(model)
+    return HostModel(compile_model(tmp / "model.tflite", tmp / "lib", force=True))
+
+
+def assert_stream_bit_exact(model: bytes, host: HostModel, seed: int = 0) -> list[np.ndarray]:
+    """STEPS inferences from a reset, each output equal to tflite-micro's on the same stream."""
+    samples = [modelgen.random_inputs(model, seed * 100 + s) for s in range(STEPS)]
+    host.reset()
+    got = [host.run(sample)[0] for sample in samples]
+    for step, (g, want) in enumerate(zip(got, run_reference_sequence(model, samples))):
+        bad = int((g != want[0]).sum())
+        assert bad == 0, f"step {step}: {bad} of {g.size} outputs differ from tflite-micro"
+    return got
+
+
+@settings(max_examples=6, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(model=modelgen.strategies["SVDF"])
+def test_random_svdf_streams_are_bit_exact(model):
+    with tempfile.TemporaryDirectory() as tmp:
+        assert_stream_bit_exact(model, _compiled(model, Path(tmp)))
+
+
+@pytest.fixture(scope="module")
+def keyword_svdf(tmp_path_factory):
+    """int16 state, rank 2: the keyword-spotting layout."""
+    for seed in range(50):
+        model = modelgen.generate("SVDF", modelgen.Draw(np.random.default_rng([seed, 7])))
+        host = _compiled(model, tmp_path_factory.mktemp("svdf"))
+        if host.compiled.state[0].dtype == "int16":
+            return model, host
+    raise AssertionError("no int16-state SVDF drawn")
+
+
+def test_state_carries_and_reset_restarts(keyword_svdf):
+    model, host = keyword_svdf
+    first = assert_stream_bit_exact(model, host, seed=1)
+    samples = [modelgen.random_inputs(model, 100 + s) for s in range(STEPS)]
+    stateless = run_reference_batch(model, samples)   # every sample from a fresh state
+    assert any((g != s[0]).any() for g, s in zip(first, stateless)), "the state changed nothing"
+    again = assert_stream_bit_exact(model, host, seed=1)   # reset() inside: the same stream again
+    assert all((a == b).all() for a, b in zip(first, again))
+
+
+def test_state_region_is_outside_the_arena(keyword_svdf):
+    _, host = keyword_svdf
+    compiled = host.compiled
+    (state,) = compiled.state
+    assert compiled.memory.state_bytes == state.bytes == int(np.prod(state.shape)) * 2
+    assert all(b.tensor != state.name for b in compiled.memory.plan)
+    header = (compiled.path / "include" / f"tvmgen_{compiled.module}.h").read_text()
+    assert f"void tvmgen_{compiled.module}_reset(void);" in header
+    assert f"TVMGEN_{compiled.module.upper()}_STATE_SIZE {state.bytes}" in header
+    assert f"static int16_t {state.symbol}[" in (compiled.path / "src" / f"tvmgen_{compiled.module}.c").read_text()
+
+
+@pytest.mark.slow
+@pytest.mark.qemu
+@pytest.mark.parametrize("board", ["mps2/an386", "mps3/corstone300/an547"])
+def test_svdf_stream_bit_exact_on_target(board, keyword_svdf, tmp_path):
+    """The firmware runs the samples in order, one inference each: the state carries as in TFLM."""
+    model, _ = keyword_svdf
+    path = tmp_path / "model.tflite"
+    path.write_bytes(model)
+    samples = [modelgen.random_inputs(model, s) for s in range(STEPS)]
+    result = run_model(path, RunOptions(board=get_board(board), runs=1), samples)
+    for step, (got, want) in enumerate(zip(result.outputs, run_reference_sequence(model, samples))):
+        assert np.array_equal(np.asarray(got[0]).reshape(-1), want[0].reshape(-1)), f"step {step}"
