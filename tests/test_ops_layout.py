@@ -72,12 +72,12 @@ def compile_error(model: bytes) -> str:
 
 
 def single_op(op: str, x_shape, y_shape, params: list[np.ndarray] = (), x_quant=(0.05, 3), y_quant=None,
-              **options) -> bytes:
-    """x -> op(x, *constant int32 params) -> y, int8 with y quantized like x unless told."""
+              dtype: str = "int8", **options) -> bytes:
+    """x -> op(x, *constant int32 params) -> y, int8 (or `dtype`) with y quantized like x unless told."""
     b = ModelBuilder(description=f"test {op}")
-    x = b.tensor("x", x_shape, "int8", scale=x_quant[0], zero_point=x_quant[1])
+    x = b.tensor("x", x_shape, dtype, scale=x_quant[0], zero_point=x_quant[1])
     y_quant = y_quant or x_quant
-    y = b.tensor("y", y_shape, "int8", scale=y_quant[0], zero_point=y_quant[1])
+    y = b.tensor("y", y_shape, dtype, scale=y_quant[0], zero_point=y_quant[1])
     consts = [b.const(f"p{i}", np.asarray(p, dtype=np.int32)) for i, p in enumerate(params)]
     b.op(op, [x, *consts], [y], **options)
     b.inputs([x])
@@ -175,6 +175,32 @@ def test_strided_slice_clamping_masks_and_shrink(case):
     out = _numpy_slice(*case)
     assert_bit_exact(single_op("STRIDED_SLICE", shape, out, [np.array(begin), np.array(end), np.array(strides)],
                                begin_mask=bm, end_mask=em, shrink_axis_mask=sm))
+
+
+def _int16(shape, seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).integers(-32768, 32768, size=shape).astype(np.int16)
+
+
+def test_int16_movement():
+    """16x8 models move int16 activations: the same kernels, two bytes an element; PAD fills with 0."""
+    q = (0.001, 0)
+    cases = [   # (model, input shape)
+        (single_op("PAD", (1, 3, 3, 2), (1, 5, 4, 2), [np.array([[0, 0], [1, 1], [0, 1], [0, 0]])], q,
+                   dtype="int16"), (1, 3, 3, 2)),
+        (single_op("TRANSPOSE", (2, 3, 4), (4, 2, 3), [np.array([2, 0, 1])], q, dtype="int16"), (2, 3, 4)),
+        (single_op("STRIDED_SLICE", (5, 6), (2, 3), [np.array([-1, 0]), np.array([0, 6]), np.array([-2, 2])], q,
+                   dtype="int16"), (5, 6)),
+    ]
+    for model, x_shape in cases:
+        assert_bit_exact(model, [[_int16(x_shape, seed)] for seed in range(2)])
+    b = ModelBuilder(description="concat int16")
+    x = b.tensor("x", (2, 3), "int16", scale=0.001, zero_point=0)
+    z = b.tensor("z", (2, 2), "int16", scale=0.004, zero_point=0)   # TFLM's int16 kernel copies, unscaled
+    y = b.tensor("y", (2, 5), "int16", scale=0.002, zero_point=0)
+    b.op("CONCATENATION", [x, z], [y], axis=1)
+    b.inputs([x, z])
+    b.outputs([y])
+    assert_bit_exact(b.build(), [[_int16((2, 3), 5), _int16((2, 2), 6)]])
 
 
 # ---- what TFLM rejects (or would silently compute differently) -------------------------------

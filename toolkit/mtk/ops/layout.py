@@ -1,4 +1,4 @@
-"""CONCATENATION, PAD, PADV2, STRIDED_SLICE, TRANSPOSE: int8 data movement as TFLM does it.
+"""CONCATENATION, PAD, PADV2, STRIDED_SLICE, TRANSPOSE: int8 and int16 data movement as TFLM does it.
 
 References (tensorflow/tflite-micro): micro/kernels/concatenation.cc with
 kernels/internal/reference/concatenation.h; micro/kernels/pad.cc, pad_common.cc with
@@ -7,9 +7,9 @@ reference/strided_slice.h and kernels/internal/strided_slice_logic.h; micro/kern
 transpose_common.cc with reference/transpose.h.
 
 None of them looks at the values: every output element is an input element (or the pad
-value). Concatenation requires every input quantized exactly like the output (TFLM's
-Prepare rejects anything else); pad copies bytes even when input and output quantization
-differ, and so do we. All index math (masks, clamping, negative strides,
+value). Int8 concatenation requires every input quantized exactly like the output, int16 zero
+points 0 (TFLM's Prepare rejects anything else); pad copies bytes even when input and output
+quantization differ, and so do we, and pads int16 with 0 (TFLM: not the zero point). All index math (masks, clamping, negative strides,
 paddings) is done here on the host; each op becomes one TIR kernel made of plain loop nests
 `dst[base + Σ i·step] = src[base' + Σ i·step']` (or `= pad value`), with adjacent loops merged
 where both sides are contiguous, so the C is a few flat copy loops and uses no stack.
@@ -97,8 +97,8 @@ def movement_func(buffers: list[tuple[str, int]], nests: list[Nest], dtype: str 
 
 
 def _check_int8_io(op: Op, x: Tensor, y: Tensor, max_rank: int) -> None:
-    if x.dtype != "int8" or y.dtype != "int8":
-        raise op_error(op, f"{x.dtype} -> {y.dtype}; mtk supports int8 only")
+    if x.dtype != y.dtype or x.dtype not in ("int8", "int16"):
+        raise op_error(op, f"{x.dtype} -> {y.dtype}; mtk supports int8 and int16")
     if len(x.shape) > max_rank or len(y.shape) > max_rank:
         raise op_error(op, f"{len(x.shape)}-D input; TFLM supports at most {max_rank} dimensions")
     if x.size == 0 or y.size == 0:
@@ -155,8 +155,11 @@ class Concatenation(_Movement):
             raise op_error(op, f"{len(xs)} inputs; TFLM supports 1 to {_CONCAT_MAX_INPUTS}")
         for x in xs:
             _check_int8_io(op, x, y, max_rank=_CONCAT_MAX_RANK)
-            if x.quant is None or y.quant is None or x.quant.per_channel or \
-                    np.float32(x.quant.s) != np.float32(y.quant.s) or x.quant.zp != y.quant.zp:
+            if x.quant is None or y.quant is None or x.quant.per_channel:
+                raise op_error(op, f"input '{x.name}' needs per-tensor quantization")
+            if y.dtype == "int16" and (x.quant.zp != 0 or y.quant.zp != 0):   # the int16 kernel copies too
+                raise op_error(op, "int16 inputs and output need zero point 0 (TFLM requires it)")
+            if y.dtype == "int8" and (np.float32(x.quant.s) != np.float32(y.quant.s) or x.quant.zp != y.quant.zp):
                 raise op_error(op, f"input '{x.name}' is quantized unlike the output; TFLM's int8 concatenation "
                                 "does not rescale")
         axis = int(op.options.get("axis", 0))
@@ -206,13 +209,13 @@ class Pad(_Movement):
             raise op_error(op, f"negative paddings {pads.tolist()} are not supported by TFLM's kernel")
         if any(o != i + int(a) + int(b) for o, i, (a, b) in zip(y.shape, x.shape, pads)):
             raise op_error(op, f"output {list(y.shape)} is not input {list(x.shape)} padded by {pads.tolist()}")
-        zp = y.quant.zp if y.quant is not None else 0
+        zp = y.quant.zp if y.quant is not None and y.dtype == "int8" else 0   # int16 pads with 0, not the zp
         if constant is None:
             if not -128 <= zp <= 127:
                 raise op_error(op, f"output zero point {zp} is outside int8")
             return pads, zp
-        if constant.dtype != "int8" or not constant.is_constant or constant.size != 1:
-            raise op_error(op, "the pad value must be a constant int8 scalar")
+        if constant.dtype != y.dtype or not constant.is_constant or constant.size != 1:
+            raise op_error(op, f"the pad value must be a constant {y.dtype} scalar")
         c_zp = constant.quant.zp if constant.quant is not None else 0
         c_scale = constant.quant.s if constant.quant is not None else 0.0
         if c_zp != zp or np.float32(c_scale) != np.float32(y.quant.s if y.quant is not None else 0.0):
