@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 from mtk.compiler import compile_model
 from mtk.errors import ModelError
+from mtk.tflite_builder import ModelBuilder
 from test_ops_elementwise import assert_bit_exact, assert_builds_for_cortex_m4, check_random_models, single_op_model
+from test_ops_layout import assert_bit_exact as assert_exact
 
 
 @pytest.mark.parametrize("op", ["AVERAGE_POOL_2D", "MAX_POOL_2D", "MEAN"])
@@ -97,3 +99,17 @@ def test_mean_with_computed_axes_is_refused(tmp_path):
     (tmp_path / "m.tflite").write_bytes(model)
     with pytest.raises(ModelError, match="constant int32"):
         compile_model(tmp_path / "m.tflite", tmp_path / "lib")
+
+
+@pytest.mark.parametrize("op", ["AVERAGE_POOL_2D", "MAX_POOL_2D"])
+def test_int16_pooling(op):
+    """16x8 pooling: int16 values, int32 sums, the fused activation range within int16."""
+    b = ModelBuilder(description=f"{op} int16")
+    x = b.tensor("x", (1, 7, 6, 3), "int16", scale=0.0005, zero_point=0)
+    y = b.tensor("y", (1, 4, 3, 3), "int16", scale=0.0005, zero_point=0)
+    b.op(op, [x], [y], padding="SAME", stride_h=2, stride_w=2, filter_height=3, filter_width=2,
+         fused_activation_function="RELU6")
+    b.inputs([x])
+    b.outputs([y])
+    rng = np.random.default_rng(3)
+    assert_exact(b.build(), [[rng.integers(-32768, 32768, size=(1, 7, 6, 3)).astype(np.int16)] for _ in range(2)])

@@ -28,9 +28,9 @@ def check_fits(model: CompiledModel, board: Board, stack_bytes: int = DEFAULT_ST
                          f"+ {code:,} B of code = {flash:,} B of flash; {board.name} has {board.flash_bytes:,} B",
                          hint=fitting_boards_hint(flash, ram))
     if ram > board.ram_bytes:
+        state = f"state {model.memory.state_bytes:,}, " if model.memory.state_bytes else ""
         raise ModelError(f"{model.name} does not fit {board.name}: needs at least {ram:,} B of RAM (arena "
-                         f"{model.arena_bytes:,}, state {model.memory.state_bytes:,}, buffers {buffers:,}, stack {stack_bytes:,}; "
-                         f"RAM {board.ram_bytes:,} B)",
+                         f"{model.arena_bytes:,}, {state}buffers {buffers:,}, stack {stack_bytes:,}; RAM {board.ram_bytes:,} B)",
                          hint=fitting_boards_hint(flash, ram))
 
 

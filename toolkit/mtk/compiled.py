@@ -133,10 +133,11 @@ class MemoryUse:
     state_bytes: int = 0           # the state region (variable tensors), static RAM beside the arena
 
     def to_json(self) -> dict[str, Any]:
-        return {"workspace": self.workspace, "arena_bytes": self.arena_bytes,
-                "lower_bound_bytes": self.lower_bound_bytes, "io_bytes": self.io_bytes,
-                "constant_bytes": self.constant_bytes, "code_bytes": self.code_bytes,
-                "plan": [b.to_json() for b in self.plan], "state_bytes": self.state_bytes}
+        out = {"workspace": self.workspace, "arena_bytes": self.arena_bytes,
+               "lower_bound_bytes": self.lower_bound_bytes, "io_bytes": self.io_bytes,
+               "constant_bytes": self.constant_bytes, "code_bytes": self.code_bytes,
+               "plan": [b.to_json() for b in self.plan]}
+        return {**out, "state_bytes": self.state_bytes} if self.state_bytes else out
 
     @classmethod
     def from_json(cls, e: dict[str, Any]) -> MemoryUse:
@@ -235,14 +236,14 @@ class CompiledModel:
     # ---- metadata.json --------------------------------------------------------------------------
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "mtk_version": self.mtk_version, "module": self.module, "model": self.model,
             "target": self.target.to_json(),
             "inputs": [t.to_json() for t in self.inputs], "outputs": [t.to_json() for t in self.outputs],
             "ops": [op.to_json() for op in self.ops], "macs": self.macs,
             "memory": self.memory.to_json(), "files": list(self.files),
-            "state": [s.to_json() for s in self.state],
         }
+        return {**out, "state": [s.to_json() for s in self.state]} if self.state else out   # a model with state
 
     def write_metadata(self, folder: Path) -> None:
         (Path(folder) / METADATA).write_text(json.dumps(self.to_json(), indent=1) + "\n")

@@ -1,10 +1,10 @@
-"""AVERAGE_POOL_2D, MAX_POOL_2D and MEAN on int8: TFLite's reference kernels, bit for bit.
+"""AVERAGE_POOL_2D, MAX_POOL_2D, MEAN and SUM on int8 and int16: TFLite's reference kernels, bit for bit.
 
 Pooling copies reference/integer_ops/pooling.h (AveragePool, MaxPool) with the padding and
 activation range of micro/kernels/pooling_common.cc. Input and output share one quantization
 (TFLM checks it), so there is no requantization: the average of the in-bounds taps is rounded
 half away from zero with C's truncating division, `(sum ± count/2) / count`; the max starts
-at -128. Both are then clamped to the fused activation range.
+at the type's minimum. Both are then clamped to the fused activation range (int16: within int16).
 
 MEAN and SUM copy reference/reduce.h QuantizedMeanOrSum as micro/kernels/reduce_common.cc calls
 it for int8 and int16 (EvalMeanHelper, EvalSumHelper): an int32 sum over the axes, minus in_zp·N,
@@ -79,7 +79,7 @@ class Pool2D(OpDef):
 
     def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
         (x, *_), y = io(op, graph)
-        require_per_tensor(op, x, y)
+        require_per_tensor(op, x, y, dtypes=("int8", "int16"))
         if len(x.shape) != 4 or len(y.shape) != 4:
             raise op_error(op, "input and output must be 4-D (NHWC)")
         # pooling_common.cc: |in_scale − out_scale| ≤ 1e-6 (in float) and equal zero points.
@@ -91,7 +91,7 @@ class Pool2D(OpDef):
                                f"do not fit the {x.shape[1]}x{x.shape[2]} input")
         if (y.shape[0], y.shape[3]) != (x.shape[0], x.shape[3]) or y.shape[1] > wy.out or y.shape[2] > wx.out:
             raise op_error(op, f"output shape {list(y.shape)} does not match the input and window")
-        activation = activation_range(op.options.get("fused_activation_function", "NONE"), y.quant)
+        activation = activation_range(op.options.get("fused_activation_function", "NONE"), y.quant, *_LIMITS[x.dtype])
         return OpData.of(op, graph, cpu, PoolParams(wy, wx, *activation))
 
     def lower(self, data: OpData, variant=None) -> Lowered:
@@ -99,7 +99,8 @@ class Pool2D(OpDef):
         x, *_ = data.inputs
         y = data.output
         wy, wx, lo, hi = p.rows, p.cols, p.act_min, p.act_max
-        if lo == hi:
+        lowest, _ = _LIMITS[x.dtype]
+        if lo == hi and x.dtype == "int8":
             return Lowered([constant_kernel(data, lo)])
         average = op.type == "AVERAGE_POOL_2D"
 
@@ -110,20 +111,20 @@ class Pool2D(OpDef):
         def tap(n, oy, ox, c, outside):
             iy, ix = wy.origin(oy) + ky, wx.origin(ox) + kx
             inside = tirx.all(iy >= 0, iy < wy.size, ix >= 0, ix < wx.size)
-            dtype = "int32" if average else "int8"
+            dtype = "int32" if average else x.dtype
             return tirx.if_then_else(inside, X[n, iy, ix, c].astype(dtype), tirx.const(outside, dtype))
 
         if average:
             acc = te.compute(y.shape, lambda n, oy, ox, c: te.sum(tap(n, oy, ox, c, 0), axis=[ky, kx]), name="acc")
-        else:   # te.max starts from the int8 minimum, as MaxPool does
-            acc = te.compute(y.shape, lambda n, oy, ox, c: te.max(tap(n, oy, ox, c, INT8_MIN), axis=[ky, kx]),
+        else:   # te.max starts from the type's minimum, as MaxPool does
+            acc = te.compute(y.shape, lambda n, oy, ox, c: te.max(tap(n, oy, ox, c, lowest), axis=[ky, kx]),
                              name="acc")
 
         def finish(n, oy, ox, c):
             if not average:
-                return clamp(acc[n, oy, ox, c].astype("int32"), lo, hi).astype("int8")
+                return clamp(acc[n, oy, ox, c].astype("int32"), lo, hi).astype(x.dtype)
             count = wy.taps(wy.origin(oy)) * wx.taps(wx.origin(ox))
-            return let(count, lambda k: clamp(rounded_average(acc[n, oy, ox, c], k), lo, hi).astype("int8"), "count")
+            return let(count, lambda k: clamp(rounded_average(acc[n, oy, ox, c], k), lo, hi).astype(x.dtype), "count")
 
         out = te.compute(y.shape, finish, name="out")
         func = schedule_per_output(te.create_prim_func([X, out]))
