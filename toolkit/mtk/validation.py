@@ -86,6 +86,7 @@ OP_SPECS: dict[str, OpSpec] = {
     "BATCH_MATMUL": OpSpec(inputs=(2, 2), ranks=((0, 2, 5), (1, 2, 5))),
     "TRANSPOSE_CONV": OpSpec(inputs=(3, 4), optional=frozenset({3}), ranks=((0, 1, 1), (1, 4, 4), (2, 4, 4), (3, 1, 1)),
                              output_rank=(4, 4)),
+    "SVDF": OpSpec(inputs=(5, 5), ranks=((0, 2, 2), (1, 2, 2), (2, 2, 2), (3, 1, 1), (4, 2, 2)), output_rank=(2, 2)),
     "ADD": _BINARY,
     "SUB": _BINARY,
     "MUL": _BINARY,
@@ -134,7 +135,9 @@ def validate(graph: Graph) -> None:
         _check_tensor(graph.tensors[t], where)
 
     # An empty tensor has nothing to read (an empty constant holds no buffer data: MEAN's no-axes list).
-    available = set(graph.inputs) | {t.index for t in graph.tensors if t.is_constant or (t.shape and t.size == 0)}
+    # A variable tensor (SVDF's state) holds the previous inference's values from the start.
+    available = set(graph.inputs) | {t.index for t in graph.tensors
+                                     if t.is_constant or t.variable or (t.shape and t.size == 0)}
     for op in graph.ops:
         here = f"{where}: op {op.index} ({op.type})"
         _check_dataflow(op, graph, available, here)
