@@ -111,3 +111,29 @@ def test_float_io_builds_for_cortex_m(tmp_path):
     m3 = undefined_symbols(model, "cortex-m3", tmp_path)
     assert m3 and all(SOFT_FLOAT.match(s) for s in m3), sorted(m3)
     assert not undefined_symbols(modelgen.example_models(seed=3)["QUANTIZE_INT8"], "cortex-m3", tmp_path / "int8")
+
+
+_RANGES = {"int8": (-128, 128), "int16": (-32768, 32768), "int32": (-2**31, 2**31)}
+
+
+@pytest.mark.parametrize("src, dst", [("int8", "int16"), ("int16", "int8"), ("int16", "int16"), ("int16", "int32"),
+                                      ("int8", "int32"), ("int32", "int8"), ("int32", "int16"), ("float32", "int16"),
+                                      ("int16", "float32")])
+def test_16x8_edges(src, dst):
+    """QUANTIZE between int8, int16 and int32 (Requantize, clamped to the output type), float32 -> int16
+    (AffineQuantize), DEQUANTIZE int16 -> float32: what joins 16x8 and int8 parts of a model."""
+    quant = {"int8": dict(scale=0.02, zero_point=-5), "int16": dict(scale=0.0007, zero_point=0),
+             "int32": dict(scale=0.00001, zero_point=0), "float32": {}}
+    b = ModelBuilder(description=f"{src} -> {dst}")
+    x = b.tensor("x", (3, 50), src, **quant[src])
+    y = b.tensor("y", (3, 50), dst, **quant[dst])
+    b.op("DEQUANTIZE" if dst == "float32" else "QUANTIZE", [x], [y])
+    b.inputs([x])
+    b.outputs([y])
+    rng = np.random.default_rng(1)
+    if src == "float32":
+        samples = [[rng.uniform(-30, 30, size=(3, 50)).astype(np.float32)]]
+    else:
+        low, high = _RANGES[src] if src != "int32" else (-2**22, 2**22)   # int32: values a 16x8 model carries
+        samples = [[rng.integers(low, high, size=(3, 50)).astype(src)] for _ in range(2)]
+    assert_bit_exact(b.build(), samples)

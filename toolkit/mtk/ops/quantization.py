@@ -1,18 +1,19 @@
-"""QUANTIZE and DEQUANTIZE: float I/O at a model's edges, and int8 -> int8 requantization.
+"""QUANTIZE and DEQUANTIZE: float I/O at a model's edges, and integer requantization (int8, int16,
+int32: the pairs TFLM's PrepareQuantizeReference accepts, which join 16x8 and int8 parts).
 
 References (tensorflow/tflite-micro): micro/kernels/quantize_common.cc (PrepareQuantizeReference,
 EvalQuantizeReference) with kernels/internal/reference/quantize.h (AffineQuantize) and
 reference/requantize.h (Requantize); micro/kernels/dequantize_common.cc with reference/dequantize.h.
 
-- float32 -> int8, AffineQuantize: clamp(TfLiteRound(x / (float)scale) + zp, -128, 127), the
+- float32 -> int8/int16, AffineQuantize: clamp(TfLiteRound(x / (float)scale) + zp, type limits), the
   division in float32 and std::round (half away from zero). The kernel needs no libm: the
-  quotient is first clamped to [-128 - zp, 127 - zp] (integers, so clamping before rounding
+  quotient is first clamped to [min - zp, max - zp] (integers, so clamping before rounding
   gives the same result and keeps the float -> int conversion in range), then rounded as
   trunc plus a ±1 step when the exact fraction reaches ±0.5.
-- int8 -> int8, Requantize: MultiplyByQuantizedMultiplier(q - in_zp, M, s) + out_zp, clamped,
-  with M, s from QuantizeMultiplier(double(in_scale) / double(out_scale)).
-- int8 -> float32, Dequantize: (float)(double(scale) * (q - zp)). The double product is
-  exact (24-bit scale times a 9-bit integer), so one correctly rounded float32 multiply
+- integer -> integer, Requantize: MultiplyByQuantizedMultiplier(q - in_zp, M, s) + out_zp, clamped
+  to the output type, with M, s from QuantizeMultiplier(double(in_scale) / double(out_scale)).
+- int8/int16 -> float32, Dequantize: (float)(double(scale) * (q - zp)). The double product is
+  exact (24-bit scale times a 17-bit integer), so one correctly rounded float32 multiply
   gives the same float: the kernel uses float32 only, as an FPv4-SP FPU has.
 
 TVM prints float literals with 7 significant digits (not enough to round-trip a float32),
@@ -47,9 +48,15 @@ def _f32(v: float):
     return tirx.const(v, "float32")
 
 
-def affine_quantize(x, scale, zero_point: int):
-    """AffineQuantize of one float32 value to int32 in [-128, 127]; `scale` a float32 PrimExpr."""
-    lo, hi = float(INT8_MIN - zero_point), float(INT8_MAX - zero_point)
+LIMITS = {"int8": (INT8_MIN, INT8_MAX), "int16": (-32768, 32767), "int32": (-2**31, 2**31 - 1)}
+# (input, output) element types TFLM's QUANTIZE takes (uint8 aside)
+QUANTIZE_PAIRS = {("float32", "int8"), ("float32", "int16"), ("int8", "int8"), ("int8", "int16"), ("int8", "int32"),
+                  ("int16", "int8"), ("int16", "int16"), ("int16", "int32"), ("int32", "int8"), ("int32", "int16")}
+
+
+def affine_quantize(x, scale, zero_point: int, dtype: str = "int8"):
+    """AffineQuantize of one float32 value to int32 within `dtype`'s limits; `scale` a float32 PrimExpr."""
+    lo, hi = (float(limit - zero_point) for limit in LIMITS[dtype])
 
     def rounded(c):   # c integral-range float in [lo, hi]: std::round without libm
         def with_trunc(t):
@@ -69,10 +76,11 @@ class Quantize(OpDef):
     types = ("QUANTIZE",)
 
     def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
-        """params: the requantization's (multiplier, shift) for int8 -> int8, None for float32 -> int8."""
+        """params: the requantization's (multiplier, shift) between integer types, None from float32."""
         (x, *_), y = io(op, graph)
-        if y.dtype != "int8" or x.dtype not in ("float32", "int8"):
-            raise op_error(op, f"{x.dtype} -> {y.dtype}; mtk supports float32 -> int8 and int8 -> int8")
+        if (x.dtype, y.dtype) not in QUANTIZE_PAIRS:
+            raise op_error(op, f"{x.dtype} -> {y.dtype}; mtk supports float32 -> int8/int16 and between int8, "
+                               "int16 and int32 as TFLM does")
         _per_tensor(op, y, "output")
         if x.dtype == "float32":
             return OpData.of(op, graph, cpu)
@@ -87,14 +95,15 @@ class Quantize(OpDef):
         X = te.placeholder((n,), x.dtype, name="x")
         if x.dtype == "float32":
             S = te.placeholder((1,), "float32", name="scale")
-            out = te.compute((n,), lambda i: affine_quantize(X[i], S[0], y.quant.zp).astype("int8"), name="out")
+            out = te.compute((n,), lambda i: affine_quantize(X[i], S[0], y.quant.zp, y.dtype).astype(y.dtype),
+                             name="out")
             func = te.create_prim_func([X, S, out])
             args = [op.inputs[0], Const("scale", _float_scale(y)), op.outputs[0]]
             return Lowered([Kernel("quantize", args, func=func)])
         multiplier, shift = data.params
         out = te.compute((n,), lambda i: clamp(
             multiply_by_quantized_multiplier(X[i].astype("int32") - i32(x.quant.zp), multiplier, shift)
-            + i32(y.quant.zp), INT8_MIN, INT8_MAX).astype("int8"), name="out")
+            + i32(y.quant.zp), *LIMITS[y.dtype]).astype(y.dtype), name="out")
         return Lowered([Kernel("requantize", [op.inputs[0], op.outputs[0]],
                                func=te.create_prim_func([X, out]))])
 
@@ -104,8 +113,8 @@ class Dequantize(OpDef):
 
     def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
         (x, *_), y = io(op, graph)
-        if x.dtype != "int8" or y.dtype != "float32":
-            raise op_error(op, f"{x.dtype} -> {y.dtype}; mtk supports int8 -> float32")
+        if x.dtype not in ("int8", "int16") or y.dtype != "float32":
+            raise op_error(op, f"{x.dtype} -> {y.dtype}; mtk supports int8/int16 -> float32")
         _per_tensor(op, x, "input")
         return OpData.of(op, graph, cpu)
 
@@ -113,7 +122,7 @@ class Dequantize(OpDef):
         op = data.op
         x, *_ = data.inputs
         n = x.size
-        X = te.placeholder((n,), "int8", name="x")
+        X = te.placeholder((n,), x.dtype, name="x")
         S = te.placeholder((1,), "float32", name="scale")
         out = te.compute((n,), lambda i: (X[i].astype("int32") - i32(x.quant.zp)).astype("float32") * S[0],
                          name="out")
