@@ -80,16 +80,18 @@ def test_all_unsupported_ops_listed_at_once(tmp_path, capsys):
     x = b.tensor("x", (1, 8), "int8", scale=0.1, zero_point=0)
     h = b.tensor("h", (1, 8), "int8", scale=0.1, zero_point=0)
     wide = b.tensor("wide", (1, 8), "int16", scale=0.01, zero_point=0)
+    relu = b.tensor("relu", (1, 8), "int16", scale=0.01, zero_point=0)
     y = b.tensor("y", (1, 8), "int16", scale=0.01, zero_point=0)
     b.op("FLOOR", [x], [h])
     b.op("QUANTIZE", [h], [wide])
-    b.op("SQUARE", [wide], [y])
+    b.op("RELU", [wide], [relu])
+    b.op("SQUARE", [relu], [y])
     b.inputs([x]); b.outputs([y])
     code, err = _run(capsys, "compile", str(_write(tmp_path, "u.tflite", b.build())), "-o", str(tmp_path / "out"))
     assert code == 2 and "3 unsupported" in err
     assert "op 0: FLOOR (int8) is not supported" in err
-    assert "op 1 (QUANTIZE): int8 -> int16" in err
-    assert "op 2: SQUARE (int16) is not supported" in err
+    assert "op 2 (RELU): int16 -> int16" in err
+    assert "op 3: SQUARE (int16) is not supported" in err
     assert "int16 activations" not in err
     assert not (tmp_path / "out").exists()
 
