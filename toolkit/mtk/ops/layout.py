@@ -9,8 +9,8 @@ transpose_common.cc with reference/transpose.h.
 None of them looks at the values: every output element is an input element (or the pad
 value). Int8 concatenation requires every input quantized exactly like the output, int16 zero
 points 0 (TFLM's Prepare rejects anything else); pad copies bytes even when input and output
-quantization differ, and so do we, and pads int16 with 0 (TFLM: not the zero point). All index math (masks, clamping, negative strides,
-paddings) is done here on the host; each op becomes one TIR kernel made of plain loop nests
+quantization differ, and so do we, and pads int16 with 0 (TFLM: not the zero point). All index
+math (masks, clamping, negative strides, paddings) is done here on the host; each op becomes one TIR kernel made of plain loop nests
 `dst[base + Σ i·step] = src[base' + Σ i·step']` (or `= pad value`), with adjacent loops merged
 where both sides are contiguous, so the C is a few flat copy loops and uses no stack.
 """

@@ -26,10 +26,11 @@ from tvm import te, tirx
 
 from ..graph import Graph, Op
 from ..target import Cpu
-from .base import Const, Kernel, Lowered, OpDef, Scratch, io
+from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, io
+from .common import op_error
 from .elementwise import Rescale
 from .fixedpoint import quantize_multiplier
-from .layout import Nest, movement_func, op_error
+from .layout import Nest, movement_func
 from .requant import clamp_s8
 from .schedules import schedule_per_output
 
@@ -57,7 +58,11 @@ def _f32(v: float) -> np.float32:
 class Svdf(OpDef):
     types = ("SVDF",)
 
-    def plan(self, op: Op, graph: Graph) -> SvdfPlan:
+    def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
+        return OpData.of(op, graph, cpu, self._plan(op, graph))
+
+    @staticmethod
+    def _plan(op: Op, graph: Graph) -> SvdfPlan:
         inputs, y = io(op, graph)
         if len(inputs) != 5 or any(t is None for t in inputs):
             raise op_error(op, f"{len(inputs)} inputs; mtk needs input, feature and time weights, bias and state "
@@ -93,16 +98,13 @@ class Svdf(OpDef):
         return SvdfPlan(batch, n_input, n_filter, n_memory, rank, state.dtype, state.quant.zp,
                         Rescale(*quantize_multiplier(feature)), Rescale(*quantize_multiplier(time)), y.quant.zp)
 
-    def check(self, op: Op, graph: Graph) -> None:
-        self.plan(op, graph)
-
-    def macs(self, op: Op, graph: Graph) -> int:
-        p = self.plan(op, graph)
+    def macs(self, data: OpData) -> int:
+        p = data.params
         return p.batch * p.n_filter * (p.n_input + p.n_memory)
 
-    def lower(self, op: Op, graph: Graph, cpu: Cpu) -> Lowered:
-        p = self.plan(op, graph)
-        (x, wf, wt, bias, _), _ = io(op, graph)
+    def lower(self, data: OpData, variant=None) -> Lowered:
+        op, p = data.op, data.params
+        x, wf, wt, bias, _ = data.inputs
         fresh = Scratch(p.batch * p.n_filter * np.dtype(p.state_dtype).itemsize, name="fresh")
         return Lowered([self._feature(op, p, x.quant.zp, wf.data, fresh),
                         Kernel("svdf_state", [op.inputs[4], fresh], func=movement_func(
