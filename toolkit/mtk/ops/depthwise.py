@@ -61,6 +61,12 @@ def depthwise_kernel(op: Op, g, in_zp: int, w: np.ndarray, bias: np.ndarray, rq:
     ox_lo, ox_hi = _inside_range(g.in_w, g.out_w, g.k_w, g.stride_w, g.dil_w, g.pad_left)
     row_step, col_step = g.dil_h * g.in_w * g.in_c, g.dil_w * g.in_c
     i32 = "int32"
+    padded = groups * LANES
+    # Helium: a group's requantization as 4-lane vectors (mtk_dw_requant_mve_s8) when every channel shifts right
+    vector_requant = cpu.mve and rq.rshift_table is not None
+
+    def whole_groups(per_channel: np.ndarray) -> np.ndarray:
+        return np.pad(per_channel, (0, padded - C))
 
     def first_tap(o, stride: int, pad: int, dil: int):
         return T.max(0, (pad - o * stride + dil - 1) // dil)
@@ -81,6 +87,13 @@ def depthwise_kernel(op: Op, g, in_zp: int, w: np.ndarray, bias: np.ndarray, rq:
         offsets = range(1, LANES) if consecutive_inputs else [lane_offset(q, j) for j in range(1, LANES)]
         return T.call_extern(i32, "mtk_dw_s8", *common, *offsets, acc.access_ptr("rw"))
 
+    def vector_outputs(acc, bias, mult, shift, out, oy, ox, q):
+        """The call requantizing and storing the group's outputs (vector_requant)."""
+        real = T.min(C - q * LANES, LANES) if C % LANES else LANES
+        return T.call_extern(i32, "mtk_dw_requant_mve_s8", acc.access_ptr("r"), T.address_of(bias[q * LANES]),
+                             T.address_of(mult[q * LANES]), T.address_of(shift[q * LANES]), rq.out_zp, rq.act_min,
+                             rq.act_max, real, T.address_of(out[(oy * g.out_w + ox) * C + q * LANES]))
+
     def in_output(q, j: int):
         return q * LANES + j < C if C % LANES else True
 
@@ -94,15 +107,19 @@ def depthwise_kernel(op: Op, g, in_zp: int, w: np.ndarray, bias: np.ndarray, rq:
                 end_tap(oy, g.in_h, g.stride_h, g.pad_top, g.dil_h, g.k_h),
                 first_tap(ox, g.stride_w, g.pad_left, g.dil_w),
                 end_tap(ox, g.in_w, g.stride_w, g.pad_left, g.dil_w, g.k_w))))
-        for j in T.unroll(LANES):
-            if in_output(q, j):
-                out[(oy * g.out_w + ox) * C + q * LANES + j] = rq.output(
-                    acc[j] + bias[q * LANES + j], q * LANES + j, table, mult, shift)
+        if vector_requant:
+            T.evaluate(vector_outputs(acc, bias, mult, shift, out, oy, ox, q))
+        else:
+            for j in T.unroll(LANES):
+                if in_output(q, j):
+                    out[(oy * g.out_w + ox) * C + q * LANES + j] = rq.output(
+                        acc[j] + bias[q * LANES + j], q * LANES + j, table, mult, shift)
 
     @T.prim_func
     def depthwise(x: T.Buffer((g.in_h * g.in_w * g.in_c,), "int8"), wp: T.Buffer((taps * groups * LANES,), "int16"),
-                  bias: T.Buffer((C,), i32), table: T.Buffer((C * RSHIFT_FIELDS,), i32), mult: T.Buffer((C,), i32),
-                  shift: T.Buffer((C,), i32), out: T.Buffer((g.out_h * g.out_w * C,), "int8")):
+                  bias: T.Buffer((padded,), i32), table: T.Buffer((C * RSHIFT_FIELDS,), i32),
+                  mult: T.Buffer((padded,), i32), shift: T.Buffer((padded,), i32),
+                  out: T.Buffer((g.out_h * g.out_w * C,), "int8")):
         acc = T.alloc_buffer((LANES,), i32)
         for oy in T.serial(g.out_h):
             for ox in T.serial(g.out_w):
@@ -113,5 +130,7 @@ def depthwise_kernel(op: Op, g, in_zp: int, w: np.ndarray, bias: np.ndarray, rq:
                     for q in T.serial(consecutive, groups):
                         group(x, wp, acc, out, bias, table, mult, shift, oy, ox, q, False)
 
-    args = [op.inputs[0], Const("w", pack_weights(w, M, cpu.mve)), Const("bias", bias), *rq.consts(), op.outputs[0]]
+    table, mult, shift = rq.consts()
+    args = [op.inputs[0], Const("w", pack_weights(w, M, cpu.mve)), Const("bias", whole_groups(bias)), table,
+            Const("mult", whole_groups(mult.data)), Const("shift", whole_groups(shift.data)), op.outputs[0]]
     return Kernel("depthwise_conv2d", args, func=depthwise, headers=(DOT_HEADER, DEPTHWISE_HEADER))
