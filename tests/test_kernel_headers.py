@@ -92,9 +92,9 @@ def test_clamp_s8(flags, tmp_path):
 
 @pytest.mark.parametrize("flags", PATHS.values(), ids=PATHS.keys())
 def test_gemm_kernels_match_numpy(flags, tmp_path):
-    """Rows packed by mtk_pack_pair_s16 / mtk_pack_row_s16 against weights packed by gemm.pack_weights,
+    """Rows packed by mtk_pack_pair_s16 / mtk_pack_row_s16 against weights packed by microkernels.pack_weights,
     int8 and int16-expanded (pack_weights_int16, the mtk_dot_*_w16_s8 kernels)."""
-    from mtk.ops.gemm import pack_weights, pack_weights_int16
+    from mtk.ops.microkernels import pack_weights, pack_weights_int16
     rng = np.random.default_rng(1)
     lines, expected = [], []
     sizes = [1, 3, 4, 7, 16, 33, 600, 1021]
@@ -122,7 +122,7 @@ def test_gemm_kernels_match_numpy(flags, tmp_path):
 
 def single_row_packings() -> dict[str, tuple]:
     """The single-row micro-kernels of cores without DSP: their weight packing, its C type, channels."""
-    from mtk.ops.gemm import pack_weight_pairs, pack_weights
+    from mtk.ops.microkernels import pack_weight_pairs, pack_weights
     return {"1x4_paired": (pack_weight_pairs, "int32_t", 4), "1x8": (lambda w: pack_weights(w, 8), "int8_t", 8)}
 
 

@@ -14,7 +14,8 @@ from mtk import autotune
 from mtk.cli import main
 from mtk.compiler import compile_model
 from mtk.errors import MtkError
-from mtk.ops.gemm import GemmSchedule, pack_weight_pairs, pack_weights, pack_weights_int16, packed_weight_bytes
+from mtk.ops.gemm import GemmSchedule, packed_weight_bytes
+from mtk.ops.microkernels import pack_weight_pairs, pack_weights, pack_weights_int16
 from mtk.ops import prepare_ops
 from mtk.reader import read_model
 from mtk.target import get_cpu

@@ -66,7 +66,7 @@ class CompiledOp:
     output_shape: list[int]
     macs: int
     kernel: str | list[str] | None   # the C symbol(s) the run function calls for it; None: an alias
-    impl: str                        # "tvm", "c", "tvm+c", or "alias" (shares its input's memory)
+    impl: str                        # "tvm", "c", "tvm+c:<micro-kernels>", or "alias" (shares its input's memory)
     layer_key: str | None = None     # tunable layers (tuning.py): its key and the schedule it took
     schedule: dict[str, str] | None = None
 

@@ -15,7 +15,7 @@ of the run function, a constant in flash, a place in the arena), and the program
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Union
 
 import numpy as np
@@ -220,8 +220,8 @@ def without_unused_params(kernel: Kernel) -> Kernel:
     drop = tvm_c.unused_params(kernel.func)
     if not drop:
         return kernel
-    return Kernel(kernel.name, [a for i, a in enumerate(kernel.args) if i not in drop],
-                  func=tvm_c.without_params(kernel.func, drop), headers=kernel.headers)
+    return replace(kernel, args=[a for i, a in enumerate(kernel.args) if i not in drop],
+                   func=tvm_c.without_params(kernel.func, drop))
 
 
 def io_tensors(graph: Graph) -> dict[int, IOTensor]:

@@ -39,7 +39,8 @@ class Kernel:
 
     `func` is a TIR PrimFunc whose buffer parameters match `args` in order; or `c_source` is
     a hand-written C function named `c_name` taking pointers in the order of `args`.
-    `headers` names C helper headers in mtk/ops/c/ the kernel calls into (extern calls).
+    `headers` names C helper headers in mtk/ops/c/ the kernel calls into (extern calls);
+    `c_calls` the hand-written C functions among them that do its arithmetic (micro-kernels).
     """
 
     name: str
@@ -48,10 +49,14 @@ class Kernel:
     c_source: str | None = None
     c_name: str | None = None
     headers: tuple[str, ...] = ()
+    c_calls: tuple[str, ...] = ()
 
     @property
     def impl(self) -> str:
-        return "tvm" if self.func is not None else "c"
+        """How metadata says it is computed: "tvm", "c", or "tvm+c:<micro-kernels>"."""
+        if self.func is None:
+            return "c"
+        return "tvm+c:" + ",".join(self.c_calls) if self.c_calls else "tvm"
 
 
 @dataclass

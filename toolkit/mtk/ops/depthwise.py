@@ -20,7 +20,7 @@ from tvm.script import tirx as T
 from ..graph import Op
 from ..target import Cpu
 from .base import Const, Kernel
-from .gemm import DOT_HEADER, SXTB16_ORDER
+from .microkernels import DOT_HEADER, SXTB16_ORDER
 from .requant import RSHIFT_FIELDS, Requant
 
 LANES = 4
@@ -133,4 +133,5 @@ def depthwise_kernel(op: Op, g, in_zp: int, w: np.ndarray, bias: np.ndarray, rq:
     table, mult, shift = rq.consts()
     args = [op.inputs[0], Const("w", pack_weights(w, M, cpu.mve)), Const("bias", whole_groups(bias)), table,
             Const("mult", whole_groups(mult.data)), Const("shift", whole_groups(shift.data)), op.outputs[0]]
-    return Kernel("depthwise_conv2d", args, func=depthwise, headers=(DOT_HEADER, DEPTHWISE_HEADER))
+    c_calls = ("mtk_dw_s8", "mtk_dw_requant_mve_s8") if vector_requant else ("mtk_dw_s8",)
+    return Kernel("depthwise_conv2d", args, func=depthwise, headers=(DOT_HEADER, DEPTHWISE_HEADER), c_calls=c_calls)

@@ -22,12 +22,10 @@ from tvm.script import tirx as T
 from ..target import Cpu
 from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, constant_kernel
 from .geometry import ConvGeometry
+from .microkernels import BY_LABEL, GROUP, HELIUM_CHUNK, MicroKernel, choices, weight_group
 from .requant import RSHIFT_FIELDS, Requant
 
-DOT_HEADER = "mtk_dot_s8.h"
 IM2COL_HEADER = "mtk_im2col_s8.h"
-GROUP = 4   # k values per packed group
-HELIUM_CHUNK = 16   # k values per Helium vector: the weights' group on MVE cores (c/mtk_dot_s8.h)
 
 
 @dataclass(frozen=True)
@@ -37,15 +35,10 @@ class Patches(ConvGeometry):
     in_zp: int
 
 
-SXTB16_ORDER = [0, 2, 1, 3]   # a group of 4 values as SXTB16 and its ROR 8 split it: (v0, v2), (v1, v3)
-
-
 @dataclass(frozen=True)
 class GemmSchedule:
-    """How one GEMM runs: the micro-kernel's block, "2x2" (rows × channels), "1x4" or "1x8" (one row,
-    8 channels: cores with neither DSP nor Helium), and its weights: "int8"; "int16", expanded offline
-    in SXTB16 order (DSP cores: no SXTB16 in the loop, twice the weights' flash); or "pairs", two
-    channels to an int32 (the Cortex-M3's 1x4, pack_weight_pairs)."""
+    """How one GEMM runs: the label of its micro-kernel (microkernels.py), block "2x2" (rows ×
+    channels), "1x4" or "1x8", weights "int8", "int16" or "pairs". Tuning files hold these."""
 
     block: str = "2x2"
     weights: str = "int8"
@@ -55,39 +48,18 @@ class GemmSchedule:
         return f"{self.block}/{self.weights}"
 
     @property
-    def rows_cols(self) -> tuple[int, int]:
-        rows, cols = self.block.split("x")
-        return int(rows), int(cols)
+    def micro_kernel(self) -> MicroKernel:
+        return BY_LABEL[self.label]
 
 
 def gemm_schedules(cpu: Cpu, rows: int) -> list[GemmSchedule]:
-    """The schedules a GEMM of `rows` rows can take on `cpu`, the default first: 2x2 blocks, then 1x4
-    (1x4 only, for a single row); on DSP cores each with int8, then int16 weights. On cores with a
-    long multiply but no DSP (Cortex-M3) a single row defaults to 1x8 blocks of int8 weights (2.25
-    instructions a product, 1x4's 2.5; fully connected AD: 0.66× TFLM's instructions in less flash),
-    with 1x4 blocks as alternatives: paired weights (one SMLAL per two products, the fewest
-    instructions for twice the weights' flash) and int8 (fewer padded channels when channels % 8 ≤ 4).
-    Several rows there take 2x2 int8 blocks or 1x4 paired ones."""
-    blocks = ["1x4"] if rows == 1 else ["2x2", "1x4"]
-    if cpu.dsp and not cpu.mve:
-        return [GemmSchedule(b, f) for b in blocks for f in ("int8", "int16")]
-    if not cpu.dsp and cpu.long_multiply:
-        return [GemmSchedule("1x8", "int8"), GemmSchedule("1x4", "pairs"), GemmSchedule("1x4", "int8")] \
-            if rows == 1 else [GemmSchedule("2x2", "int8"), GemmSchedule("1x4", "pairs")]
-    return [GemmSchedule(b, "int8") for b in blocks]
-
-
-def weight_group(cpu: Cpu) -> int:
-    """The k values per packed weight group on `cpu`."""
-    return HELIUM_CHUNK if cpu.mve else GROUP
+    """The schedules a GEMM of `rows` rows can take on `cpu`, the default first (microkernels.CHOICES)."""
+    return [GemmSchedule(mk.block, mk.weights) for mk in choices(cpu, rows)]
 
 
 def packed_weight_bytes(cols: int, depth: int, schedule: GemmSchedule, group: int) -> int:
-    """Flash bytes of weights [cols, depth] packed for `schedule` (pack_weights, pack_weights_int16,
-    pack_weight_pairs): whole tiles of the block's columns, whole groups of depth, 2 bytes a weight
-    unless int8."""
-    tile = schedule.rows_cols[1]
-    return -(-cols // tile) * tile * -(-depth // group) * group * (1 if schedule.weights == "int8" else 2)
+    """Flash bytes of weights [cols, depth] packed for `schedule`'s micro-kernel."""
+    return schedule.micro_kernel.weight_bytes(cols, depth, group)
 
 
 @dataclass(frozen=True)
@@ -119,37 +91,6 @@ class GemmOpDef(OpDef):
         return Lowered([gemm_kernel(data, schedule)], variant=schedule)
 
 
-def pack_weights(w: np.ndarray, tile: int, group: int = GROUP) -> np.ndarray:
-    """w [channels, depth] → [channel tiles][depth groups][tile][group], zero-padded to whole tiles and groups."""
-    channels, depth = w.shape
-    padded = np.zeros((-(-channels // tile) * tile, -(-depth // group) * group), np.int8)
-    padded[:channels, :depth] = w
-    tiles = padded.reshape(-1, tile, padded.shape[1] // group, group)
-    return np.ascontiguousarray(tiles.transpose(0, 2, 1, 3)).reshape(-1)
-
-
-def pack_weights_int16(w: np.ndarray, tile: int) -> np.ndarray:
-    """pack_weights with each group of 4 as int16 in SXTB16 order (mtk_dot_*_w16_s8)."""
-    return pack_weights(w, tile).reshape(-1, GROUP)[:, SXTB16_ORDER].astype(np.int16).reshape(-1)
-
-
-def pack_weight_pairs(w: np.ndarray) -> np.ndarray:
-    """w [channels, depth] → int32 [4-channel tiles][depth, zero-padded to groups][2]: channels 0 and 1
-    of the tile as w0 + w1·2^23, then channels 2 and 3 (mtk_dot_1x4_paired_s8)."""
-    tiles = pack_weights(w, 4).astype(np.int32).reshape(-1, 4, GROUP)   # [tiles × groups][channel][4 depth]
-    pairs = np.stack([tiles[:, 0] + tiles[:, 1] * (1 << 23), tiles[:, 2] + tiles[:, 3] * (1 << 23)], axis=-1)
-    return np.ascontiguousarray(pairs).reshape(-1)   # [tiles × groups][4 depth][2]
-
-
-def packed_weights(w: np.ndarray, layout: GemmLayout) -> np.ndarray:
-    """w [channels, depth] in the layout the schedule's micro-kernel reads."""
-    if layout.schedule.weights == "pairs":
-        return pack_weight_pairs(w)
-    if layout.schedule.weights == "int16":
-        return pack_weights_int16(w, layout.block_cols)
-    return pack_weights(w, layout.block_cols, layout.weight_group)
-
-
 def gemm_kernel(data: OpData, schedule: GemmSchedule) -> Kernel:
     """The kernel computing the op `data` holds (GemmParams) as `schedule` says (one of
     gemm_schedules): the TIR GEMM, or a fill when the output is constant."""
@@ -162,11 +103,12 @@ def gemm_kernel(data: OpData, schedule: GemmSchedule) -> Kernel:
     layout = GemmLayout(rows, w.shape[0], w.shape[1], schedule, row_source(patches), weight_group(data.cpu))
     func = gemm_func(layout, in_size, rq, patches)
     pad = np.full(patches.in_c if patches else 1, patches.in_zp if patches else 0, np.int8)
-    packed = packed_weights(w, layout)
+    mk = schedule.micro_kernel
+    packed = mk.pack(w, layout.block_cols, layout.weight_group)
     args = [op.inputs[0], Const("w", packed), Const("bias", p.bias), *rq.consts(),
             Const("pad", pad), op.outputs[0], Scratch(layout.scratch_bytes)]
-    headers = (DOT_HEADER, IM2COL_HEADER) if layout.source == "gather" else (DOT_HEADER,)
-    return Kernel(p.name, args, func=func, headers=headers)
+    headers = (mk.header, IM2COL_HEADER) if layout.source == "gather" else (mk.header,)
+    return Kernel(p.name, args, func=func, headers=headers, c_calls=(mk.name,))
 
 
 def row_source(patches: Patches | None) -> str:
@@ -189,11 +131,11 @@ class GemmLayout:
 
     @property
     def block_rows(self) -> int:
-        return self.schedule.rows_cols[0]
+        return self.schedule.micro_kernel.rows
 
     @property
     def block_cols(self) -> int:
-        return self.schedule.rows_cols[1]
+        return self.schedule.micro_kernel.cols
 
     @property
     def weight_tile_bytes(self) -> int:
@@ -205,9 +147,7 @@ class GemmLayout:
 
     @property
     def micro_kernel(self) -> str:
-        if self.schedule.weights == "pairs":
-            return "mtk_dot_1x4_paired_s8"
-        return f"mtk_dot_{self.schedule.block}_{'w16_' if self.schedule.weights == 'int16' else ''}s8"
+        return self.schedule.micro_kernel.name
 
     @property
     def groups(self) -> int:

@@ -1,0 +1,38 @@
+"""The micro-kernel table (mtk/ops/microkernels.py) agrees with the C it describes and with what the
+compiler reports."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mtk.ops import microkernels
+from mtk.ops.gemm import gemm_schedules
+from mtk.target import CPUS
+
+C_DIR = Path(microkernels.__file__).parent / "c"
+
+
+def test_every_choice_is_a_micro_kernel_with_code_for_that_instruction_set():
+    for isa, (single, several) in microkernels.CHOICES.items():
+        for label in single + several:
+            assert isa in microkernels.BY_LABEL[label].isas, (isa, label)
+    assert {microkernels.isa_of(cpu) for cpu in CPUS.values()} == set(microkernels.CHOICES)
+
+
+@pytest.mark.parametrize("mk", microkernels.MICRO_KERNELS, ids=lambda mk: mk.label)
+def test_each_micro_kernel_is_defined_in_its_header_and_its_packer_fills_its_flash(mk):
+    assert re.search(rf"\b{mk.name}\s*\(", (C_DIR / mk.header).read_text()), f"{mk.name} not in {mk.header}"
+    w = np.random.default_rng(0).integers(-128, 128, (13, 37)).astype(np.int8)
+    for group in (microkernels.GROUP, microkernels.HELIUM_CHUNK if mk.weights == "int8" else microkernels.GROUP):
+        assert mk.pack(w, mk.cols, group).nbytes == mk.weight_bytes(13, 37, group)
+
+
+def test_schedules_follow_the_table():
+    m3, m4 = CPUS["cortex-m3"], CPUS["cortex-m4"]
+    assert [s.label for s in gemm_schedules(m3, 1)] == ["1x8/int8", "1x4/pairs", "1x4/int8"]
+    assert [s.label for s in gemm_schedules(m4, 9)] == ["2x2/int8", "2x2/int16", "1x4/int8", "1x4/int16"]
+    assert all(s.micro_kernel.name.startswith("mtk_dot_") for s in gemm_schedules(m4, 9))

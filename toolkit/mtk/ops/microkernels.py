@@ -1,0 +1,126 @@
+"""The GEMM's C micro-kernels (c/mtk_dot_s8.h) as data: what each computes per call, the weights'
+flash format and the packer that writes it, the instruction sets with code for it; and per
+instruction set, the ones a GEMM may take, the default first. Schedule choice (gemm.gemm_schedules),
+weight packing and flash sizes (gemm.py, the tuner's flash prices) and the tests read this table.
+
+A GEMM's schedule (gemm.GemmSchedule, what tuning files hold) names a micro-kernel by its label,
+"<block>/<weights>": block rows × channels per call, weights "int8", "int16" (expanded offline in
+SXTB16 order: no SXTB16 in the loop on DSP cores, twice the flash) or "pairs" (two channels to an
+int32, one SMLAL per two products on the Cortex-M3, twice the flash).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ..target import Cpu
+
+DOT_HEADER = "mtk_dot_s8.h"
+GROUP = 4            # k values per packed group
+HELIUM_CHUNK = 16    # k values per Helium vector: the weights' group on MVE cores
+SXTB16_ORDER = [0, 2, 1, 3]   # a group of 4 values as SXTB16 and its ROR 8 split it: (v0, v2), (v1, v3)
+
+
+def pack_weights(w: np.ndarray, tile: int, group: int = GROUP) -> np.ndarray:
+    """w [channels, depth] → [channel tiles][depth groups][tile][group], zero-padded to whole tiles and groups."""
+    channels, depth = w.shape
+    padded = np.zeros((-(-channels // tile) * tile, -(-depth // group) * group), np.int8)
+    padded[:channels, :depth] = w
+    tiles = padded.reshape(-1, tile, padded.shape[1] // group, group)
+    return np.ascontiguousarray(tiles.transpose(0, 2, 1, 3)).reshape(-1)
+
+
+def pack_weights_int16(w: np.ndarray, tile: int) -> np.ndarray:
+    """pack_weights with each group of 4 as int16 in SXTB16 order (mtk_dot_*_w16_s8)."""
+    return pack_weights(w, tile).reshape(-1, GROUP)[:, SXTB16_ORDER].astype(np.int16).reshape(-1)
+
+
+def pack_weight_pairs(w: np.ndarray) -> np.ndarray:
+    """w [channels, depth] → int32 [4-channel tiles][depth, zero-padded to groups][2]: channels 0 and 1
+    of the tile as w0 + w1·2^23, then channels 2 and 3 (mtk_dot_1x4_paired_s8)."""
+    tiles = pack_weights(w, 4).astype(np.int32).reshape(-1, 4, GROUP)   # [tiles × groups][channel][4 depth]
+    pairs = np.stack([tiles[:, 0] + tiles[:, 1] * (1 << 23), tiles[:, 2] + tiles[:, 3] * (1 << 23)], axis=-1)
+    return np.ascontiguousarray(pairs).reshape(-1)   # [tiles × groups][4 depth][2]
+
+
+Packer = Callable[[np.ndarray, int, int], np.ndarray]   # (weights [channels, depth], tile, group) -> flash array
+
+
+@dataclass(frozen=True)
+class MicroKernel:
+    name: str                 # the C function
+    block: str                # rows × channels per call
+    weights: str              # the weights' flash format
+    bytes_per_weight: int
+    pack: Packer
+    isas: tuple[str, ...]     # instruction sets (isa_of) whose C has code for it
+    header: str = DOT_HEADER
+
+    @property
+    def label(self) -> str:
+        return f"{self.block}/{self.weights}"
+
+    @property
+    def rows(self) -> int:
+        return int(self.block.split("x")[0])
+
+    @property
+    def cols(self) -> int:
+        return int(self.block.split("x")[1])
+
+    def weight_bytes(self, channels: int, depth: int, group: int) -> int:
+        """Flash of weights [channels, depth] packed for it: whole tiles of its channels, whole groups of depth."""
+        return -(-channels // self.cols) * self.cols * -(-depth // group) * group * self.bytes_per_weight
+
+
+def _int8(w: np.ndarray, tile: int, group: int) -> np.ndarray:
+    return pack_weights(w, tile, group)
+
+
+def _int16(w: np.ndarray, tile: int, group: int) -> np.ndarray:
+    return pack_weights_int16(w, tile)
+
+
+def _pairs(w: np.ndarray, tile: int, group: int) -> np.ndarray:
+    return pack_weight_pairs(w)
+
+
+ALL_ISAS = ("scalar", "m3", "dsp", "mve")
+MICRO_KERNELS = (
+    MicroKernel("mtk_dot_2x2_s8", "2x2", "int8", 1, _int8, ALL_ISAS),
+    MicroKernel("mtk_dot_1x4_s8", "1x4", "int8", 1, _int8, ALL_ISAS),
+    MicroKernel("mtk_dot_2x2_w16_s8", "2x2", "int16", 2, _int16, ("dsp",)),
+    MicroKernel("mtk_dot_1x4_w16_s8", "1x4", "int16", 2, _int16, ("dsp",)),
+    MicroKernel("mtk_dot_1x8_s8", "1x8", "int8", 1, _int8, ("m3",)),
+    MicroKernel("mtk_dot_1x4_paired_s8", "1x4", "pairs", 2, _pairs, ("m3",)),
+)
+BY_LABEL = {mk.label: mk for mk in MICRO_KERNELS}
+
+# Per instruction set, the micro-kernels a GEMM of one row and of several rows may take, the default first.
+# Cortex-M3 (long multiply, no DSP): one row defaults to 1x8 int8 (2.25 instructions a product, 1x4's 2.5;
+# AD: 0.66x TFLM's instructions in less flash); 1x4 paired takes the fewest instructions for twice the
+# flash, 1x4 int8 pads fewer channels when channels % 8 <= 4.
+CHOICES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "dsp": (("1x4/int8", "1x4/int16"), ("2x2/int8", "2x2/int16", "1x4/int8", "1x4/int16")),
+    "m3": (("1x8/int8", "1x4/pairs", "1x4/int8"), ("2x2/int8", "1x4/pairs")),
+    "mve": (("1x4/int8",), ("2x2/int8", "1x4/int8")),
+    "scalar": (("1x4/int8",), ("2x2/int8", "1x4/int8")),
+}
+
+
+def isa_of(cpu: Cpu) -> str:
+    """Which of the C's code paths `cpu` builds: Helium, DSP (SIMD), long multiply only (Cortex-M3), or plain C."""
+    return "mve" if cpu.mve else "dsp" if cpu.dsp else "m3" if cpu.long_multiply else "scalar"
+
+
+def choices(cpu: Cpu, rows: int) -> list[MicroKernel]:
+    """The micro-kernels a GEMM of `rows` rows may take on `cpu`, the default first."""
+    return [BY_LABEL[label] for label in CHOICES[isa_of(cpu)][rows > 1]]
+
+
+def weight_group(cpu: Cpu) -> int:
+    """The k values per packed weight group on `cpu`."""
+    return HELIUM_CHUNK if cpu.mve else GROUP
