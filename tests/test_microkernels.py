@@ -36,3 +36,18 @@ def test_schedules_follow_the_table():
     assert [s.label for s in gemm_schedules(m3, 1)] == ["1x8/int8", "1x4/pairs", "1x4/int8"]
     assert [s.label for s in gemm_schedules(m4, 9)] == ["2x2/int8", "2x2/int16", "1x4/int8", "1x4/int16"]
     assert all(s.micro_kernel.name.startswith("mtk_dot_") for s in gemm_schedules(m4, 9))
+
+
+@pytest.mark.slow
+def test_metadata_names_the_micro_kernel_the_generated_c_calls(tmp_path):
+    from conftest import SHARED_MODELS
+    from mtk.compiler import compile_model
+
+    model = SHARED_MODELS / "ad_fc_int8.tflite"
+    if not model.exists():
+        pytest.skip(f"{model} is missing")
+    compiled = compile_model(model, tmp_path / "lib", cpu="cortex-m3")
+    kernels_c = (compiled.path / "src" / "tvmgen_default_kernels.c").read_text()
+    for op in compiled.ops:
+        assert op.impl == "tvm+c:mtk_dot_1x8_s8", op
+        assert "mtk_dot_1x8_s8(" in kernels_c
