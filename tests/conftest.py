@@ -34,3 +34,10 @@ def board_tty():
     yield os.ttyname(slave), master
     os.close(master)
     os.close(slave)
+
+
+def pytest_collection_modifyitems(items) -> None:
+    """Every test that runs QEMU is slow too: `pytest -m "not slow"` is the fast inner loop."""
+    for item in items:
+        if item.get_closest_marker("qemu") is not None:
+            item.add_marker(pytest.mark.slow)

@@ -17,6 +17,8 @@ from mtk.target import CPUS
 from armbuild import undefined_symbols
 from conftest import shared_models
 
+pytestmark = pytest.mark.slow   # compiles models with TVM
+
 
 # ARMv6-M has no divide instruction: gcc calls its own runtime (libgcc, linked by every gcc build)
 # for integer division, including the index arithmetic of the generated loops.

@@ -9,6 +9,8 @@ import pytest
 from mtk.tflite_builder import ModelBuilder
 from test_ops_layout import assert_bit_exact, assert_example_c_builds, compile_error, random_models_test
 
+pytestmark = pytest.mark.slow   # compiles models with TVM
+
 test_batch_matmul_random = random_models_test("BATCH_MATMUL", max_examples=8)
 
 

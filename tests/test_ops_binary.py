@@ -10,6 +10,8 @@ from mtk.tflite_builder import ModelBuilder
 from test_ops_elementwise import all_int8_pairs, single_op_model
 from test_ops_layout import assert_bit_exact, compile_error, assert_example_c_builds, random_models_test
 
+pytestmark = pytest.mark.slow   # compiles models with TVM
+
 test_minimum_random = random_models_test("MINIMUM", max_examples=4)
 test_maximum_random = random_models_test("MAXIMUM", max_examples=4)
 test_prelu_random = random_models_test("PRELU", max_examples=6)

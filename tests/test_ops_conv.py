@@ -22,6 +22,8 @@ from mtk.tflite_builder import ModelBuilder
 from mtk.tuning import Tuning, tunable_layers
 from test_ops_elementwise import assert_bit_exact, assert_builds_for_cortex_m4, check_random_models
 
+pytestmark = pytest.mark.slow   # compiles models with TVM
+
 
 @pytest.mark.parametrize("op", ["CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"])
 def test_random_models_are_bit_exact(op, tmp_path_factory):

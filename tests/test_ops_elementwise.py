@@ -20,6 +20,8 @@ from mtk.hostrun import HostModel
 from mtk.reference import run_reference_batch
 from mtk.tflite_builder import ModelBuilder
 
+pytestmark = pytest.mark.slow   # compiles models with TVM
+
 M4_FLAGS = ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16", "-std=c99", "-O2",
             "-Wall", "-Wextra", "-Werror"]
 RANDOM = settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,

@@ -25,6 +25,8 @@ from mtk.hostrun import HostModel
 from mtk.reference import run_reference_batch
 from mtk.tflite_builder import ModelBuilder
 
+pytestmark = pytest.mark.slow   # compiles models with TVM
+
 HYPOTHESIS = settings(max_examples=10, deadline=None, derandomize=True,
                       suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 

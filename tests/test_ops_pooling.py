@@ -11,6 +11,8 @@ from mtk.tflite_builder import ModelBuilder
 from test_ops_elementwise import assert_bit_exact, assert_builds_for_cortex_m4, check_random_models, single_op_model
 from test_ops_layout import assert_bit_exact as assert_exact
 
+pytestmark = pytest.mark.slow   # compiles models with TVM
+
 
 @pytest.mark.parametrize("op", ["AVERAGE_POOL_2D", "MAX_POOL_2D", "MEAN"])
 def test_random_models_are_bit_exact(op, tmp_path_factory):

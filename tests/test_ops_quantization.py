@@ -21,6 +21,8 @@ from mtk.tflite_builder import ModelBuilder
 
 from test_ops_layout import HYPOTHESIS, assert_bit_exact, random_models_test, undefined_symbols
 
+pytestmark = pytest.mark.slow   # compiles models with TVM
+
 # libgcc's soft-float single-precision routines (ARM run-time ABI names)
 SOFT_FLOAT = re.compile(r"__aeabi_(f\w+|i2f|ui2f|l2f|ul2f)$")
 

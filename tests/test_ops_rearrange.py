@@ -10,6 +10,8 @@ import pytest
 from mtk.tflite_builder import ModelBuilder
 from test_ops_layout import assert_bit_exact, compile_error, assert_example_c_builds, random_models_test
 
+pytestmark = pytest.mark.slow   # compiles models with TVM
+
 test_split_random = random_models_test("SPLIT", max_examples=8)
 test_pack_random = random_models_test("PACK", max_examples=6)
 test_unpack_random = random_models_test("UNPACK", max_examples=6)

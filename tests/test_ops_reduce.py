@@ -9,6 +9,8 @@ import pytest
 from mtk.tflite_builder import ModelBuilder
 from test_ops_layout import assert_bit_exact, assert_example_c_builds, compile_error, random_models_test
 
+pytestmark = pytest.mark.slow   # compiles models with TVM
+
 test_sum_random = random_models_test("SUM", max_examples=6)
 test_reduce_max_random = random_models_test("REDUCE_MAX", max_examples=5)
 test_arg_max_random = random_models_test("ARG_MAX", max_examples=5)

@@ -10,6 +10,8 @@ import pytest
 from mtk.tflite_builder import ModelBuilder
 from test_ops_layout import assert_bit_exact, compile_error, assert_example_c_builds, random_models_test
 
+pytestmark = pytest.mark.slow   # compiles models with TVM
+
 test_resize_nearest_random = random_models_test("RESIZE_NEAREST_NEIGHBOR", max_examples=6)
 test_resize_bilinear_random = random_models_test("RESIZE_BILINEAR", max_examples=8)
 test_gather_random = random_models_test("GATHER", max_examples=8)

@@ -19,6 +19,8 @@ from mtk.ops import softmax
 from mtk.reference import run_reference_batch
 from test_ops_elementwise import assert_bit_exact, assert_builds_for_cortex_m4, single_op_model
 
+pytestmark = pytest.mark.slow   # compiles models with TVM
+
 RANDOM = settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                           HealthCheck.too_slow])
 
