@@ -1,4 +1,4 @@
-"""CONCATENATION, PAD, PADV2, STRIDED_SLICE, TRANSPOSE (mtk/ops/layout.py): bit-exact with tflite-micro.
+"""CONCATENATION, PAD, PADV2, STRIDED_SLICE, TRANSPOSE (mtk/ops/movement.py): bit-exact with tflite-micro.
 
 Random single-op models from modelgen plus hand-built ones for what modelgen does not draw
 (PADV2, 5-D and 6-D inputs, out-of-range slice indices, pad output quantized unlike its input), each

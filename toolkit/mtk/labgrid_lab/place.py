@@ -13,7 +13,7 @@ from labgrid.target import Target
 from ..boards import Board
 from ..errors import TargetError
 from ..runners.base import Runner
-from ..runners.serial_board import BoardSession
+from ..runners.flash import BoardSession
 from ..transport.serial_link import SerialLink
 from .probes import probe_driver
 

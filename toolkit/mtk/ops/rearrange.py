@@ -17,7 +17,7 @@ import numpy as np
 
 from ..graph import Graph, Op, Tensor
 from .common import const_int32, op_error
-from .layout import Nest, _Movement
+from .movement import Nest, _Movement
 
 _MAX_RANK = 5   # RuntimeShape::kMaxSmallSize is 6; 5 keeps every nest within what TFLM tests
 

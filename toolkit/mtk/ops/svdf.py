@@ -30,7 +30,7 @@ from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, io
 from .common import op_error
 from .elementwise import Rescale
 from .fixedpoint import quantize_multiplier
-from .layout import Nest, movement_func
+from .movement import Nest, movement_func
 from .requant import clamp_s8
 from .schedules import schedule_per_output
 

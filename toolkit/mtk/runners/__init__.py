@@ -9,7 +9,7 @@ from ..errors import MtkError
 from .base import Runner, Session
 from .pyocd import PyOcdRunner
 from .qemu import QemuRunner
-from .serial_board import BoardSession, FlashRunner
+from .flash import BoardSession, FlashRunner
 from .west import FLASH_TOOLS, WestRunner
 
 QEMU = "qemu"

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..boards import Board
 from ..errors import MtkError, TargetError, ToolMissing
-from .serial_board import FlashRunner
+from .flash import FlashRunner
 
 PYOCD_INSTALL = "pip install pyocd"
 

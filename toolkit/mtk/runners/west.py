@@ -12,7 +12,7 @@ import yaml
 from ..boards import Board
 from ..errors import MtkError, TargetError, ToolMissing
 from ..zephyr_env import WEST_INSTALL
-from .serial_board import FlashRunner
+from .flash import FlashRunner
 
 FLASH_TIMEOUT_S = 300.0
 MISSING_TOOL_MARKERS = ("required program", "not found", "no such file or directory", "is not installed")
