@@ -78,6 +78,15 @@ def test_per_layer_panels_are_per_layer_not_per_op_type(results):
         ["0 fully_connected", "1 fully_connected", "2 fully_connected"]
 
 
+def test_a_pair_that_failed_is_marked_where_its_bar_would_be(results):
+    fig = bench_figure(results[:3], failed=[("ad.tflite", "mps2/an500"), ("ad.tflite", "qemu_cortex_m3")])
+    per_inference = fig.axes[0]
+    marks = {t.get_text(): t.get_position()[0] for t in per_inference.texts if "failed" in t.get_text()}
+    assert set(marks) == {"mps2/an500: failed", "qemu_cortex_m3: failed"}
+    ad_bars = [bar.get_x() + bar.get_width() / 2 for bar in per_inference.patches if bar.get_x() > 0.5]
+    assert len(ad_bars) == 1 and ad_bars[0] < marks["mps2/an500: failed"] < marks["qemu_cortex_m3: failed"] < 1.5
+
+
 def test_png_is_the_figure_and_shows_every_board(tmp_path, results):
     png = tmp_path / "bench.png"
     write_bench_png(results, png)

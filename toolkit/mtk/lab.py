@@ -50,6 +50,11 @@ class LabBoard:
         return entry
 
 
+def target_name(board: str, place: str | None) -> str:
+    """The board, or for a lab's place `place (board)`: what reports tell results apart by."""
+    return board if place is None else f"{place} ({board})"
+
+
 @dataclass(frozen=True)
 class Failure:
     """A model that did not run on a board (of a lab's place, when `place` is set)."""
@@ -59,6 +64,10 @@ class Failure:
     error: str
     place: str | None = None
     host: str | None = None
+
+    @property
+    def target_name(self) -> str:
+        return target_name(self.board, self.place)
 
     def to_json(self) -> dict[str, str]:
         where = {"place": self.place, "host": self.host} if self.place is not None else {}

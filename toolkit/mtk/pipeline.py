@@ -23,6 +23,7 @@ from .errors import ModelError, MtkError
 from .mlperf import Benchmark
 from .elfsize import ElfSizes, elf_sizes
 from .graph import Tensor
+from .lab import target_name
 from .platforms import ProjectOptions, get_platform
 from .reader import read_model
 from .runners import FlashRunner, Runner, get_runner
@@ -86,7 +87,7 @@ class RunResult:
     @property
     def target_name(self) -> str:
         """The board, or for a lab's place `place (board)`: what reports tell results apart by."""
-        return self.board.name if self.place is None else f"{self.place} ({self.board.name})"
+        return target_name(self.board.name, self.place)
 
     @property
     def code_bytes(self) -> int:

@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure   # the object API: no pyplot state, no GUI backend
@@ -48,6 +48,7 @@ def _grouped_bars(ax: Axes, models: list[str], boards: list[str], colours: dict[
         ax.bar_label(bars, [label(r) for _, r in pairs], fontsize=7, padding=2,
                      rotation=90 if len(boards) > 3 else 0)
     ax.set_xticks(range(len(models)), models, fontsize=8)
+    ax.set_xlim(-0.5, len(models) - 0.5)   # every group's slots, those of pairs that failed too
 
 
 def _bar_results(models: list[str], boards: list[str], by_pair: dict[tuple[str, str], RunResult]) -> list[RunResult]:
@@ -95,9 +96,20 @@ def _layer_panels(share_ax: Axes, rate_ax: Axes, model: str, results: list[RunRe
     share_ax.legend(fontsize=7)
 
 
-def bench_figure(results: list[RunResult]) -> Figure:
-    models = list(dict.fromkeys(r.model for r in results))
-    boards = list(dict.fromkeys(r.target_name for r in results))
+def _mark_failures(ax: Axes, models: list[str], boards: list[str], colours: dict[str, str],
+                   failed: Sequence[tuple[str, str]]) -> None:
+    """"<board>: failed" where the bar of a pair that did not run would be."""
+    width = 0.8 / len(boards)
+    for model, board in failed:
+        x = models.index(model) + (boards.index(board) - (len(boards) - 1) / 2) * width
+        ax.text(x, 0.03, f"{board}: failed", transform=ax.get_xaxis_transform(), rotation=90, ha="center", va="bottom",
+                fontsize=8, color=colours[board])
+
+
+def bench_figure(results: list[RunResult], failed: Sequence[tuple[str, str]] = ()) -> Figure:
+    """`failed`: (model, board or place) pairs that did not run, marked where their bars would be."""
+    models = list(dict.fromkeys([r.model for r in results] + [model for model, _ in failed]))
+    boards = list(dict.fromkeys([r.target_name for r in results] + [board for _, board in failed]))
     palette = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink",
                "tab:olive", "tab:cyan", "tab:gray"]
     colours = {board: palette[k % len(palette)] for k, board in enumerate(boards)}
@@ -111,6 +123,7 @@ def bench_figure(results: list[RunResult]) -> Figure:
     ax = fig.add_subplot(grid[0, :])
     _grouped_bars(ax, models, boards, colours, lambda r: r.per_inference.median,
                   lambda r: _short(r.per_inference.median), by_pair)
+    _mark_failures(ax, models, boards, colours, failed)
     ax.set_yscale("log")
     ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: _short(v)))
@@ -142,7 +155,7 @@ def bench_figure(results: list[RunResult]) -> Figure:
     return fig
 
 
-def write_bench_png(results: list[RunResult], path: Path) -> None:
-    fig = bench_figure(results)
+def write_bench_png(results: list[RunResult], path: Path, failed: Sequence[tuple[str, str]] = ()) -> None:
+    fig = bench_figure(results, failed)
     with atomic_output_file(Path(path)) as tmp:
         fig.savefig(tmp, format="png", dpi=DPI)

@@ -11,7 +11,7 @@ def layer_table(result: RunResult) -> str:
     unit = result.unit[:-1]
     total = sum(layer.units for layer in result.layers or []) or 1
     rows = [[layer.index, layer.type, f"{layer.macs:,}", f"{layer.units:,}",
-             f"{layer.macs / layer.units:.3f}" if layer.units else "-", f"{100 * layer.units / total:.1f}"]
+             f"{layer.macs / layer.units:.3f}" if layer.units and layer.macs else "-", f"{100 * layer.units / total:.1f}"]
             for layer in result.layers or []]
     macs = sum(layer.macs for layer in result.layers or [])
     rows.append(["", "total", f"{macs:,}", f"{total:,}", f"{macs / total:.3f}", "100.0"])

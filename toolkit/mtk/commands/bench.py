@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     results, failures = (_bench_labgrid if labgrid else _bench_local)(args)
     if args.plot and results:
         from ..plots import write_bench_png   # matplotlib is slow to import
-        write_bench_png(results, args.plot)
+        write_bench_png(results, args.plot, [(f.model, f.target_name) for f in failures])
     if args.json:
         json.dump([r.to_json() for r in results] + [f.to_json() for f in failures], sys.stdout)
         print()
