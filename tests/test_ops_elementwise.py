@@ -166,3 +166,18 @@ def test_shapes_that_do_not_broadcast_are_refused(tmp_path):
     (tmp_path / "m.tflite").write_bytes(model)
     with pytest.raises(ModelError, match="do not broadcast"):
         compile_model(tmp_path / "m.tflite", tmp_path / "lib")
+
+
+def test_int16_mul(tmp_path):
+    """16x8 MUL (zero points 0, as TFLM requires), broadcast, a fused RELU6 clamped within int16."""
+    b = ModelBuilder(description="mul int16")
+    x = b.tensor("x", (2, 3, 8), "int16", scale=0.0004, zero_point=0)
+    w = b.tensor("w", (3, 1), "int16", scale=0.0002, zero_point=0)
+    y = b.tensor("y", (2, 3, 8), "int16", scale=0.0003, zero_point=0)
+    b.op("MUL", [x, w], [y], fused_activation_function="RELU6")
+    b.inputs([x, w])
+    b.outputs([y])
+    rng = np.random.default_rng(9)
+    samples = [[rng.integers(-32768, 32768, size=(2, 3, 8)).astype(np.int16),
+                rng.integers(-32768, 32768, size=(3, 1)).astype(np.int16)] for _ in range(2)]
+    assert_bit_exact(b.build(), tmp_path, samples)

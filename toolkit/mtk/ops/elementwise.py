@@ -1,4 +1,4 @@
-"""ADD, SUB, MUL on int8 tensors: TFLite's reference kernels, bit for bit.
+"""ADD, SUB, MUL on int8 tensors, MUL on int16 too (16x8): TFLite's reference kernels, bit for bit.
 
 ADD: reference/integer_ops/add.h (AddFunc); SUB: reference/sub.h (SubElementwise,
 BroadcastQuantSubSlow); MUL: reference/integer_ops/mul.h (MulElementwise). Parameters as the
@@ -8,7 +8,8 @@ Broadcasting follows reference/broadcast_loop.h (numpy rules, shapes aligned on 
 ADD/SUB: each input (x − zp) is shifted left by 20 and rescaled by in_scale / (2·max_in_scale)
 to a common scale (a 256-entry table per input, computed at compile time); the sum (difference)
 is rescaled by 2·max_in_scale / (2^20·out_scale).
-MUL: (x1 − zp1)·(x2 − zp2) rescaled by in1_scale·in2_scale / out_scale.
+MUL: (x1 − zp1)·(x2 − zp2) rescaled by in1_scale·in2_scale / out_scale (int16: zero points 0,
+the product within int32, the result clamped within int16).
 Then + out_zp and the clamp to the fused activation range.
 """
 
@@ -24,7 +25,7 @@ from ..graph import Graph, Op, Tensor
 from ..target import Cpu
 from .base import Const, Kernel, Lowered, OpData, OpDef, constant_kernel, io
 from .common import op_error, require_per_tensor
-from .fixedpoint import activation_range, quantize_multiplier, quantize_multiplier_smaller_than_one_exp
+from .fixedpoint import activation_range, clamp, quantize_multiplier, quantize_multiplier_smaller_than_one_exp
 from .gemmlowp import multiply_by_quantized_multiplier_np
 from .requant import clamp_s8, scale
 from .schedules import schedule_per_output
@@ -79,8 +80,12 @@ def add_sub_params(op: Op, s1: float, s2: float, s_out: float) -> tuple[Rescale,
             _smaller_than_one_exp(twice_max / ((1 << ADD_LEFT_SHIFT) * s_out), where))
 
 
+INT16_LIMITS = (-32768, 32767)
+
+
 def binary_params(op: Op, a: Tensor, b: Tensor, y: Tensor) -> BinaryParams:
-    lo, hi = activation_range(op.options.get("fused_activation_function", "NONE"), y.quant)
+    limits = INT16_LIMITS if y.dtype == "int16" else ()
+    lo, hi = activation_range(op.options.get("fused_activation_function", "NONE"), y.quant, *limits)
     zps = (a.quant.zp, b.quant.zp)
     if op.type == "MUL":
         real = float(np.float64(a.quant.s) * np.float64(b.quant.s) / np.float64(y.quant.s))
@@ -115,7 +120,9 @@ class BinaryElementwise(OpDef):
 
     def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
         (a, b, *_), y = io(op, graph)
-        require_per_tensor(op, a, b, y)
+        require_per_tensor(op, a, b, y, dtypes=("int8", "int16") if op.type == "MUL" else ("int8",))
+        if y.dtype == "int16" and (a.quant.zp, b.quant.zp, y.quant.zp) != (0, 0, 0):   # mul_common.cc
+            raise op_error(op, "int16 MUL needs zero points 0 (TFLM requires it)")
         try:
             shape = np.broadcast_shapes(a.shape, b.shape)
         except ValueError:
@@ -133,11 +140,11 @@ class BinaryElementwise(OpDef):
         op, p = data.op, data.params
         a, b, *_ = data.inputs
         y = data.output
-        if p.act_min == p.act_max or p.output.multiplier == 0:
+        if (p.act_min == p.act_max or p.output.multiplier == 0) and y.dtype == "int8":
             return Lowered([constant_kernel(data, clamp_int(p.out_zp, p.act_min, p.act_max))])
         out_shape = tuple(y.shape) or (1,)
-        A = te.placeholder(tuple(a.shape) or (1,), "int8", name="x1")
-        B = te.placeholder(tuple(b.shape) or (1,), "int8", name="x2")
+        A = te.placeholder(tuple(a.shape) or (1,), a.dtype, name="x1")
+        B = te.placeholder(tuple(b.shape) or (1,), b.dtype, name="x2")
         read_a, read_b = broadcast_read(A, len(out_shape)), broadcast_read(B, len(out_shape))
         if op.type == "MUL":
             params, consts = [], []
@@ -158,7 +165,8 @@ class BinaryElementwise(OpDef):
         # Two stages, fused per element by the schedule: one expression with the rescales nested
         # in one another makes TVM's CompactBufferAllocation take seconds.
         raw = te.compute(out_shape, element, name="raw")
-        out = te.compute(out_shape, lambda *i: clamp_s8(p.output.apply(raw[i]) + tirx.const(p.out_zp, "int32"),
+        saturate = clamp_s8 if y.dtype == "int8" else lambda v, lo, hi: clamp(v, lo, hi).astype("int16")
+        out = te.compute(out_shape, lambda *i: saturate(p.output.apply(raw[i]) + tirx.const(p.out_zp, "int32"),
                                                         p.act_min, p.act_max), name="out")
         func = schedule_per_output(te.create_prim_func([A, B, *params, out]), acc_block="raw")
         return Lowered([Kernel(op.type.lower(), [op.inputs[0], op.inputs[1], *consts, op.outputs[0]], func=func)])
