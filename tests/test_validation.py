@@ -75,6 +75,11 @@ CASES = {
     "two outputs": (lambda m: _set(_sub(m).operators[CONV], outputs=[3, 4]), ["op 0 (CONV_2D)", "2 outputs"]),
     "conv input rank 3": (lambda m: _set(_tensor(m, "input"), shape=[6, 6, 2]), ["op 0 (CONV_2D)", "'input'", "4 dimensions"]),
     "pool output rank 2": (lambda m: _set(_tensor(m, "y"), shape=[9, 4]), ["op 1", "'y'", "4 dimensions"]),
+    "conv output channels": (lambda m: _set(_tensor(m, "conv"), shape=[1, 6, 6, 5]), ["op 0 (CONV_2D)", "give output [1, 6, 6, 4]"]),
+    "conv output size": (lambda m: _set(_tensor(m, "conv"), shape=[1, 7, 6, 4]), ["op 0 (CONV_2D)", "not [1, 7, 6, 4]"]),
+    "conv bias length": (lambda m: [_set(_tensor(m, "bias"), shape=[3], quantization=None),
+                                    _set(m.buffers[_tensor(m, "bias").buffer], data=np.zeros(12, np.uint8))],
+                         ["op 0 (CONV_2D)", "bias 'bias' has 3 values for 4 output channels"]),
     # sizes
     "negative dimension": (lambda m: _set(_tensor(m, "conv"), shape=[1, -6, 6, 4]), ["'conv'", "negative dimension"]),
     "size beyond int32": (lambda m: _set(_tensor(m, "conv"), shape=[65536, 65536, 1, 4]), ["'conv'", "bytes"]),

@@ -11,13 +11,15 @@ import ast
 import importlib
 import os
 import pkgutil
+import signal
 import sys
+import threading
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from . import __version__, commands, ui
+from . import __version__, commands, fsutil, ui
 from .errors import INTERNAL_ERROR_EXIT, MtkError
 
 
@@ -86,27 +88,70 @@ def _command_name(argv: list[str]) -> str:
     return next((arg for arg in argv if not arg.startswith("-")), "")
 
 
+OUTPUT_ARGS = ("output", "plot")   # arguments naming a file or folder the command writes
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP: unwinds like Ctrl-C (QEMU stopped, temporary folders removed)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate(signum: int, frame) -> None:
+    raise Terminated(signum)
+
+
+def _paths_named(args: argparse.Namespace) -> list[str]:
+    values = [v for k, v in vars(args).items() if k not in OUTPUT_ARGS and not k.startswith("_")]
+    flat = [x for v in values for x in (v if isinstance(v, list) else [v])]
+    return [str(x) for x in flat if isinstance(x, (str, Path)) and x]
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    args = build_parser(only=_command_name(argv)).parse_args(argv)
-    # Overflow in host-side parameter math (absurd scales) is refused afterwards as a ModelError.
-    warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"mtk\.")
+    in_main_thread = threading.current_thread() is threading.main_thread()   # where Python runs handlers
+    handlers = {s: signal.signal(s, _terminate) for s in (signal.SIGTERM, signal.SIGHUP)} if in_main_thread else {}
+    command = "?"
     try:
+        argv = sys.argv[1:] if argv is None else argv
+        command = _command_name(argv) or command
+        args = build_parser(only=_command_name(argv)).parse_args(argv)
+        # Overflow in host-side parameter math (absurd scales) is refused afterwards as a ModelError.
+        warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"mtk\.")
+        fsutil.protect_inputs(_paths_named(args))
+        for name in OUTPUT_ARGS:   # before any work: an output that cannot be written, or --force on an input
+            out = getattr(args, name, None)
+            if out:
+                fsutil.check_writable(out)
+                if getattr(args, "force", False) and Path(out).is_dir():
+                    fsutil.check_output_dir(Path(out), force=True)
         with ui.terminal_output(quiet=args.quiet):
             return int(args._run(args) or 0)
     except MtkError as err:
-        print(f"mtk {args.command}: error: {err}", file=sys.stderr)
+        if err.exit_code == INTERNAL_ERROR_EXIT:
+            return _internal_error(command, str(err))
+        print(f"mtk {command}: error: {err}", file=sys.stderr)
         return err.exit_code
-    except KeyboardInterrupt:
-        print(f"mtk {args.command}: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as err:
+        signum = getattr(err, "signum", signal.SIGINT)
+        print(f"mtk {command}: {'interrupted' if signum == signal.SIGINT else signal.Signals(signum).name}",
+              file=sys.stderr)
+        return 128 + signum
     except Exception as err:   # noqa: BLE001 (a bug in mtk: never a traceback, never exit 1 "outputs differ")
-        print(f"mtk {args.command}: internal error: {type(err).__name__}: {err}\n"
-              f"  please report this at the mtk issue tracker with the command line and input files "
-              f"(run with MTK_TRACEBACK=1 for the traceback)", file=sys.stderr)
         if os.environ.get("MTK_TRACEBACK"):
             raise
-        return INTERNAL_ERROR_EXIT
+        return _internal_error(command, f"{type(err).__name__}: {err}")
+    finally:
+        for s, handler in handlers.items():
+            signal.signal(s, handler)
+
+
+def _internal_error(command: str, what: str) -> int:
+    print(f"mtk {command}: internal error: {what}\n"
+          "  please report this at the mtk issue tracker with the command line and input files "
+          "(run with MTK_TRACEBACK=1 for the traceback)", file=sys.stderr)
+    return INTERNAL_ERROR_EXIT
 
 
 if __name__ == "__main__":

@@ -40,3 +40,9 @@ class MismatchError(MtkError):
     """Target outputs differ from the reference."""
 
     exit_code = 1
+
+
+class InternalError(MtkError):
+    """A bug in mtk found by a check of its own output (e.g. generated C that does not build)."""
+
+    exit_code = INTERNAL_ERROR_EXIT

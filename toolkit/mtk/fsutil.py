@@ -7,7 +7,7 @@ import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator
 
 from .errors import MtkError
 
@@ -23,12 +23,43 @@ def honour_umask(path: Path) -> None:
     os.chmod(path, (0o777 if path.is_dir() else 0o666) & ~umask())
 
 
+# Files and folders the running command reads (named on its command line): --force never deletes them.
+_inputs: set[Path] = set()
+
+
+def protect_inputs(paths: Iterable[str | Path]) -> None:
+    _inputs.update(Path(p).resolve() for p in paths if Path(p).exists())
+
+
+def check_writable(path: str | Path) -> None:
+    """Before any work: `path` can be created (its nearest existing ancestor is a folder that takes a
+    new entry: not a file, not read-only, not /proc)."""
+    path = Path(path).absolute()
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise MtkError(f"cannot write {path}: {parent} is a file, not a folder")
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".mtk-probe-", dir=parent))
+    except OSError as err:
+        raise MtkError(f"cannot write {path}: {parent}: {err.strerror or err}") from None
+
+
 def check_output_dir(path: Path, force: bool) -> None:
-    """Refuse an existing non-empty folder unless --force."""
+    """Refuse an existing non-empty folder unless --force, and even with --force a folder that holds
+    an input of the command or the working directory."""
     if path.exists() and not path.is_dir():
         raise MtkError(f"output path {path} exists and is not a folder")
-    if path.is_dir() and any(path.iterdir()) and not force:
-        raise MtkError(f"output folder {path} is not empty", hint="pass --force to replace its content")
+    if path.is_dir() and any(path.iterdir()):
+        if not force:
+            raise MtkError(f"output folder {path} is not empty", hint="pass --force to replace its content")
+        resolved = path.resolve()
+        kept = [(p, "an input of this command") for p in sorted(_inputs)] + [(Path.cwd().resolve(), "the working directory")]
+        for p, what in kept:
+            if p == resolved or resolved in p.parents:
+                raise MtkError(f"--force would delete {p} ({what}) with output folder {path}",
+                               hint="give an output folder of its own")
 
 
 def check_output_file(path: Path, force: bool) -> None:

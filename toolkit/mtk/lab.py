@@ -18,7 +18,9 @@ import yaml
 
 from . import ui
 from .boards import Board, get_board
+from .configfile import read_yaml
 from .errors import MtkError
+from .runners import runner_names
 from .transport.ports import SerialPort
 
 UNKNOWN = "unknown"   # what Twister writes for a board it could not identify
@@ -80,6 +82,9 @@ def _lab_board(entry: Any, where: str) -> LabBoard:
     missing = [key for key in REQUIRED if key not in entry]
     if missing:
         raise MtkError(f"{where}: missing {', '.join(missing)}")
+    nested = [key for key in ("id", "runner", "product", "serial", "notes") if isinstance(entry.get(key), (dict, list))]
+    if nested:
+        raise MtkError(f"{where}: '{nested[0]}' must be a single value, not a {type(entry[nested[0]]).__name__}")
     platforms = entry["platform"] if isinstance(entry["platform"], list) else [entry["platform"]]
     if not platforms or not all(isinstance(p, str) for p in platforms) or not isinstance(entry["connected"], bool):
         raise MtkError(f"{where}: 'platform' must be a board name or a list of them, 'connected' true or false")
@@ -89,10 +94,7 @@ def _lab_board(entry: Any, where: str) -> LabBoard:
 
 
 def read_hardware_map(path: Path) -> list[LabBoard]:
-    try:
-        data = yaml.safe_load(Path(path).read_text())
-    except (OSError, yaml.YAMLError) as err:
-        raise MtkError(f"cannot read the hardware map {path}: {err}") from None
+    data = read_yaml(path, "hardware map")
     if not isinstance(data, list):
         raise MtkError(f"{path}: a hardware map is a list of boards (Zephyr Twister's format)")
     return [_lab_board(entry, f"{path}, board {k + 1}") for k, entry in enumerate(data)]
@@ -127,6 +129,9 @@ def lab_targets(path: Path) -> Iterator[tuple[Board, dict[str, Any]]]:
             ui.info(f"{path}: skipping probe {entry.id}: mtk knows no board '{', '.join(entry.platforms)}' "
                     "(`mtk boards` lists them)")
             continue
+        if entry.runner not in runner_names(board):   # a typo in the map is bad input (2), not a failed board (4)
+            raise MtkError(f"{path}: probe {entry.id}: runner '{entry.runner}' cannot flash {board.name}",
+                           hint=f"choose one of: {', '.join(runner_names(board))}")
         yield board, entry.runner_options()
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .configfile import read_json
 from .errors import MtkError
 from .fsutil import atomic_output_file
 from .graph import Op
@@ -106,12 +107,9 @@ def tunable_layers(prepared: list[OpData]) -> list[Layer]:
 
 def read_entries(path: Path) -> dict[str, dict[str, Any]]:
     """The layers of the tuning file at `path`, each checked; MtkError naming the file if it is not one."""
-    try:
-        data = json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise MtkError(f"tuning file {path} does not exist", hint="make one with `mtk tune model.tflite`") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise MtkError(f"tuning file {path} is not readable JSON ({err})") from None
+    if not Path(path).exists():
+        raise MtkError(f"tuning file {path} does not exist", hint="make one with `mtk tune model.tflite`")
+    data = read_json(path, "tuning file")
     if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("layers"), dict):
         raise MtkError(f"{path} is not an mtk tuning file (expected an object with \"format\": \"{FORMAT}\" "
                        "and \"layers\")")

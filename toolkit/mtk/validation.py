@@ -145,6 +145,8 @@ def validate(graph: Graph) -> None:
         if spec is not None:
             _check_spec(op, graph, spec, here)
         _check_options(op, here)
+        if op.type in SHAPE_RULES:
+            SHAPE_RULES[op.type](op, graph, here)
     for t in graph.outputs:
         if t not in available or graph.tensors[t].is_constant:
             raise ModelError(f"{where}: model output '{graph.tensors[t].name}' is produced by no op")
@@ -249,6 +251,44 @@ def _check_options(op: Op, here: str) -> None:
     for key, value in o.items():
         if isinstance(value, float) and not math.isfinite(value):
             raise ModelError(f"{here}: option {key} is {value}")
+
+
+def _conv_out_size(size: int, k: int, stride: int, dilation: int, padding: str) -> int:
+    """TFLM's ComputeOutSize."""
+    effective = (k - 1) * dilation + 1
+    return (size + stride - 1) // stride if padding == "SAME" else (size - effective + stride) // stride
+
+
+def _conv_shapes(op: Op, graph: Graph, here: str) -> None:
+    """CONV_2D (filter OHWI) and DEPTHWISE_CONV_2D (filter 1HWC): channels, bias and output size agree."""
+    x, w, *rest = graph.input_tensors(op)
+    bias, y = (rest[0] if rest else None), graph.tensors[op.outputs[0]]
+    depthwise = op.type == "DEPTHWISE_CONV_2D"
+    out_c = w.shape[3] if depthwise else w.shape[0]
+    o = op.options
+    expected = [x.shape[0], *(_conv_out_size(x.shape[1 + a], w.shape[1 + a], o.get(f"stride_{d}", 1),
+                                             o.get(f"dilation_{d}_factor", 1), o.get("padding", "SAME"))
+                              for a, d in enumerate("hw")), out_c]
+    if list(y.shape) != expected or min(expected) < 1 or (depthwise and w.shape[0] != 1):
+        raise ModelError(f"{here}: input {list(x.shape)} and filter {list(w.shape)} give output {expected}, "
+                         f"not {list(y.shape)} ('{y.name}')")
+    if bias is not None and bias.size != out_c:
+        raise ModelError(f"{here}: bias '{bias.name}' has {bias.size} values for {out_c} output channels")
+
+
+def _fully_connected_shapes(op: Op, graph: Graph, here: str) -> None:
+    x, w, *rest = graph.input_tensors(op)
+    bias, y = (rest[0] if rest else None), graph.tensors[op.outputs[0]]
+    units, depth = w.shape
+    if depth == 0 or x.size % depth or y.size != x.size // depth * units or (y.shape and y.shape[-1] != units):
+        raise ModelError(f"{here}: input {list(x.shape)} and weights {list(w.shape)} do not give output "
+                         f"{list(y.shape)} ('{y.name}')")
+    if bias is not None and bias.size != units:
+        raise ModelError(f"{here}: bias '{bias.name}' has {bias.size} values for {units} units")
+
+
+# Shape relations between an op's tensors that its kernels index by (beyond ranks).
+SHAPE_RULES = {"CONV_2D": _conv_shapes, "DEPTHWISE_CONV_2D": _conv_shapes, "FULLY_CONNECTED": _fully_connected_shapes}
 
 
 def _count(lo: int, hi: int) -> str:

@@ -8,12 +8,12 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from ..errors import InternalError
 from ..target import Cpu
 
 
 def measure_code_bytes(files: dict[str, str], cpu: Cpu) -> int | None:
-    """.text of the .c files among `files` (relative path -> text) built for `cpu`; None without the compiler
-    or if it refuses them."""
+    """.text of the .c files among `files` (relative path -> text) built for `cpu`; None without the compiler."""
     gcc = shutil.which("arm-none-eabi-gcc")
     size = shutil.which("arm-none-eabi-size")
     if not gcc or not size:
@@ -29,8 +29,10 @@ def measure_code_bytes(files: dict[str, str], cpu: Cpu) -> int | None:
                 obj = root / (Path(rel).stem + ".o")
                 cmd = [gcc, *cpu.gcc_flags, "-O2", "-ffunction-sections", "-fdata-sections",
                        "-I", str(root / "include"), "-c", str(root / rel), "-o", str(obj)]
-                if subprocess.run(cmd, capture_output=True).returncode != 0:
-                    return None
+                built = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+                if built.returncode != 0:   # mtk wrote C that does not build: a bug, not "no compiler"
+                    first = next((line for line in built.stderr.splitlines() if "error" in line), built.stderr.strip())
+                    raise InternalError(f"the generated {rel} does not build with arm-none-eabi-gcc: {first}")
                 objs.append(str(obj))
         out = subprocess.run([size, "-A", *objs], capture_output=True, text=True).stdout
     return sum(int(m.group(1)) for m in re.finditer(r"^\.text\S*\s+(\d+)", out, re.M))

@@ -44,6 +44,8 @@ def _fixed_point_input_params(input_scale: float) -> tuple[int, int, int]:
     """LOGISTIC/TANH Prepare: input onto Q4.27 (frexp, no QuantizeMultiplier fix-ups) and the radius
     (CalculateInputRadius(4, shift, 31)) beyond which the output saturates."""
     q, shift = math.frexp(float(_f32(input_scale)) * float(1 << 27))
+    if not -31 <= shift <= 31:   # the int32 rescale would shift every input out (or overflow)
+        raise ModelError(f"input scale {input_scale:g} is outside what 32-bit fixed point can rescale")
     multiplier = tflite_round(q * (1 << 31))
     radius = math.floor(15.0 * (1 << 27) / math.ldexp(1.0, shift))
     return multiplier, shift, radius

@@ -3,8 +3,11 @@ console UART on a loopback TCP socket, exit status through semihosting."""
 
 from __future__ import annotations
 
+import ctypes
+import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -27,6 +30,15 @@ def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+PR_SET_PDEATHSIG = 1   # linux/prctl.h
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: the kernel kills QEMU when mtk dies, even by SIGKILL."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def qemu_command(qemu: str, machine: str, elf: Path, port: int) -> list[str]:
@@ -92,7 +104,8 @@ class QemuRunner(Runner):
         port = _free_port()
         log = tempfile.TemporaryFile()
         process = subprocess.Popen(qemu_command(qemu, self.board.qemu.machine, elf, port),
-                                   stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+                                   stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                   preexec_fn=_die_with_parent if sys.platform == "linux" else None)
         try:
             return QemuSession(process, log, self._connect(process, port))
         except TargetError:
