@@ -19,7 +19,7 @@ from .boards import Board
 from .compiled import CompiledModel
 from .compiler import compile_model
 from .datafile import read_npy, read_npz, require_finite
-from .errors import ModelError, MtkError
+from .errors import ModelError, MtkError, TargetError
 from .mlperf import Benchmark
 from .elfsize import ElfSizes, elf_sizes
 from .graph import Tensor
@@ -32,6 +32,7 @@ from .tuning import Tuning
 
 Sample = list[np.ndarray]      # one array per model input
 INFER_TIMEOUT_S = 120.0        # one `mtk-stats N` under QEMU on a slow machine
+ANSWER_TIMEOUT_S = 10.0        # any other answer of the target, and its exit
 BUILD_MARKER = ".mtk-build"
 
 
@@ -48,6 +49,7 @@ class RunOptions:
     mlperf_tiny: str | None = None  # an MLPerf Tiny benchmark id, or mlperf.AUTO: a conforming DUT
     runner_options: dict[str, Any] = field(default_factory=dict)
     semihosting: bool = True    # QEMU runs exit through semihosting; a board (or its stand-in) resets
+    timeout: float | None = None   # seconds for each whole answer of the target (--timeout); None: the defaults
 
 
 def default_platform(board: Board) -> str:
@@ -173,6 +175,8 @@ def build_firmware(model: Path, options: RunOptions, work: Path, icount_shift: i
 
 
 def _unpack(compiled: CompiledModel, raw: bytes) -> Sample:
+    if len(raw) != compiled.output_bytes:
+        raise TargetError(f"the target sent {len(raw)} output bytes; {compiled.name}'s outputs take {compiled.output_bytes}")
     return [np.frombuffer(data, dtype=t.dtype).reshape(t.shape)
             for data, t in zip(compiled.unpack_outputs(raw), compiled.outputs)]
 
@@ -185,7 +189,8 @@ def run_firmware(runner: Runner, elf: Path, compiled: CompiledModel, samples: li
     if benchmark is not None and isinstance(runner, FlashRunner):
         runner.baudrate = benchmark.baud["performance"]
     with ui.step(f"running on {options.board.name}"), runner.start(elf) as session:
-        client = FirmwareClient(session.link)
+        client = FirmwareClient(session.link, timeout=options.timeout or ANSWER_TIMEOUT_S)
+        infer_timeout = options.timeout or INFER_TIMEOUT_S
         client.wait_boot()
         info = client.info()
         outputs, stats, layers = [], None, [] if options.profile else None
@@ -196,15 +201,15 @@ def run_firmware(runner: Runner, elf: Path, compiled: CompiledModel, samples: li
             else:
                 client.load_input(compiled.pack_inputs([np.ascontiguousarray(a).tobytes() for a in sample]))
             if k == 0:
-                stats = client.stats(options.runs, timeout=INFER_TIMEOUT_S)
+                stats = client.stats(options.runs, timeout=infer_timeout)
             else:
-                client.infer(1, 0, timeout=INFER_TIMEOUT_S)
+                client.infer(1, 0, timeout=infer_timeout)
             if options.profile:
                 layers.append(client.layers())
             outputs.append(_unpack(compiled, client.read_output()))
             ui.progress(options.runs + k, inferences)   # inferences done
         client.exit(0)
-        status = session.wait_exit(10)
+        status = session.wait_exit(options.timeout or ANSWER_TIMEOUT_S)
     if status != 0:
         raise MtkError(f"the firmware on {options.board.name} exited with status {status}")
     return info.unit, stats, outputs, layers

@@ -54,7 +54,19 @@ def add_target_arguments(p: argparse.ArgumentParser, several_boards: bool = Fals
                    help="keep the compiled model and the firmware project here (default: a temporary folder)")
     add_tuning_argument(p)
     add_mlperf_argument(p)
+    p.add_argument("--timeout", type=_seconds, metavar="S",
+                   help="seconds to wait for each whole answer of the target (default: 10; inferences 120)")
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < 1e6:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds in (0, 1e6)")
+    return value
 
 
 def run_options(args: argparse.Namespace, board: Board | str, runner_options: dict[str, Any] | None = None,
@@ -66,4 +78,4 @@ def run_options(args: argparse.Namespace, board: Board | str, runner_options: di
     platform = args.platform or default_platform(board)
     return RunOptions(board=board, platform=platform, calib=args.calib, build_dir=args.build_dir,
                       runner_options=runner_options, tuning=tuning_of(args), mlperf_tiny=args.mlperf_tiny,
-                      **overrides)
+                      timeout=args.timeout, **overrides)

@@ -159,6 +159,7 @@ class FirmwareClient:
         """Ask the firmware to end the run with `status`."""
         self.link.write(f"mtk-exit {status}%".encode("ascii"))
         expected = f"m-mtk-exit-{status}"
-        while (line := self.link.read_line(self.timeout)) != expected:
+        deadline = time.monotonic() + self.timeout   # one deadline: a target that keeps talking is not waited on
+        while (line := self.link.read_line(max(0.0, deadline - time.monotonic()))) != expected:
             if line is None:
-                raise TargetError(f"the target did not exit\n{self.link.describe_last_lines()}")
+                raise TargetError(f"the target did not exit within {self.timeout:g} s\n{self.link.describe_last_lines()}")

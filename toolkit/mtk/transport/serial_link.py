@@ -17,6 +17,7 @@ from ..errors import TargetError
 
 BAUD_RATE = 115200
 HISTORY_LINES = 12
+READ_CHUNK_BYTES = 65536
 
 
 class SerialLink:
@@ -27,8 +28,12 @@ class SerialLink:
 
     @classmethod
     def open(cls, url: str, baudrate: int = BAUD_RATE) -> SerialLink:
-        """Open `url` (a pyserial URL or device path); raises serial.SerialException if it cannot."""
-        return cls.over(serial.serial_for_url(url, baudrate=baudrate, timeout=0.5))
+        """Open `url` (a pyserial URL or device path); raises serial.SerialException if it cannot.
+        What the target sends while the port opens is kept: pyserial's open() would drop it."""
+        port = serial.serial_for_url(url, baudrate=baudrate, timeout=0.5, do_not_open=True)
+        port.reset_input_buffer = lambda: None   # open() calls it; a target that speaks first loses nothing
+        port.open()
+        return cls.over(port)
 
     @classmethod
     def over(cls, port: serial.SerialBase) -> SerialLink:
@@ -66,7 +71,8 @@ class SerialLink:
                 return None
             self._port.timeout = min(remaining, 0.5)
             try:
-                chunk = self._port.read(max(1, self._port.in_waiting))
+                chunk = self._port.read(1)
+                chunk += self._available() if chunk else b""
             except (serial.SerialException, OSError) as err:
                 raise TargetError(f"the target closed the serial connection ({err})\n"
                                   f"{self.describe_last_lines()}") from err
@@ -75,6 +81,19 @@ class SerialLink:
         line = raw.rstrip(b"\r").decode("ascii", errors="replace")
         self._history.append(line)
         return line
+
+    def _available(self) -> bytes:
+        """Whatever has arrived, without waiting: a socket's in_waiting says only 0 or 1."""
+        sock = getattr(self._port, "_socket", None)
+        if sock is None:
+            return self._port.read(self._port.in_waiting) if self._port.in_waiting else b""
+        try:
+            data = sock.recv(READ_CHUNK_BYTES, socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return b""
+        if not data:
+            raise serial.SerialException("connection closed by the target")
+        return data
 
     def close(self) -> None:
         self._port.close()
