@@ -20,7 +20,6 @@ from . import ui
 from .boards import Board, get_board
 from .configfile import read_yaml
 from .errors import MtkError
-from .runners import runner_names
 from .transport.ports import SerialPort
 
 UNKNOWN = "unknown"   # what Twister writes for a board it could not identify
@@ -129,6 +128,7 @@ def lab_targets(path: Path) -> Iterator[tuple[Board, dict[str, Any]]]:
             ui.info(f"{path}: skipping probe {entry.id}: mtk knows no board '{', '.join(entry.platforms)}' "
                     "(`mtk boards` lists them)")
             continue
+        from .runners import runner_names   # not at import: `mtk ports` starts without numpy
         if entry.runner not in runner_names(board):   # a typo in the map is bad input (2), not a failed board (4)
             raise MtkError(f"{path}: probe {entry.id}: runner '{entry.runner}' cannot flash {board.name}",
                            hint=f"choose one of: {', '.join(runner_names(board))}")

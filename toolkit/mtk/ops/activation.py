@@ -24,6 +24,7 @@ import math
 import numpy as np
 from tvm import te
 
+from ..errors import ModelError
 from ..graph import Graph, Op, Tensor
 from ..target import Cpu
 from .base import Const, Kernel, Lowered, OpData, OpDef, io
@@ -44,8 +45,8 @@ def _fixed_point_input_params(input_scale: float) -> tuple[int, int, int]:
     """LOGISTIC/TANH Prepare: input onto Q4.27 (frexp, no QuantizeMultiplier fix-ups) and the radius
     (CalculateInputRadius(4, shift, 31)) beyond which the output saturates."""
     q, shift = math.frexp(float(_f32(input_scale)) * float(1 << 27))
-    if not -31 <= shift <= 31:   # the int32 rescale would shift every input out (or overflow)
-        raise ModelError(f"input scale {input_scale:g} is outside what 32-bit fixed point can rescale")
+    if shift < -31:   # the int32 rescale would shift every input out (a huge scale saturates: radius 0)
+        raise ModelError(f"input scale {input_scale:g} is too small for 32-bit fixed point to rescale")
     multiplier = tflite_round(q * (1 << 31))
     radius = math.floor(15.0 * (1 << 27) / math.ldexp(1.0, shift))
     return multiplier, shift, radius
