@@ -41,7 +41,7 @@ BAD_FILES = {   # (reader, file name, content, message)
     "yaml nested id": (read_hardware_map, "map.yaml",
                        "- {connected: true, id: [1, 2], platform: mps2/an386, product: p, runner: qemu}\n",
                        "'id' must be a single value"),
-    "yaml cut": (read_hardware_map, "map.yaml", "- {connected: true, id: 1\n", "cannot read hardware map"),
+    "yaml cut": (read_hardware_map, "map.yaml", "- {connected: true, id: 1\n", "cannot read the hardware map"),
 }
 
 

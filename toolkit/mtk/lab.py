@@ -93,7 +93,7 @@ def _lab_board(entry: Any, where: str) -> LabBoard:
 
 
 def read_hardware_map(path: Path) -> list[LabBoard]:
-    data = read_yaml(path, "hardware map")
+    data = read_yaml(path, "the hardware map")
     if not isinstance(data, list):
         raise MtkError(f"{path}: a hardware map is a list of boards (Zephyr Twister's format)")
     return [_lab_board(entry, f"{path}, board {k + 1}") for k, entry in enumerate(data)]
