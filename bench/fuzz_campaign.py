@@ -81,8 +81,6 @@ def worker(conn, campaign_seed: int, work: str) -> None:
     from mtk import compiler
     from mtk.errors import MtkError
     from mtk.reader import read_model
-    from mtk import ui
-    ui.set_quiet(True)
     compiler.measure_code_bytes = lambda *args, **kwargs: None   # the C is compiled by the --cli cases
     models = seeds()
     path = Path(work) / f"m{os.getpid()}.tflite"
