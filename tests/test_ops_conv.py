@@ -12,9 +12,11 @@ import pytest
 
 import modelgen
 from mtk.autotune import candidate_tunings
+from mtk.compiled import CompiledModel
 from mtk.compiler import compile_model
 from mtk.hostrun import HostModel
 from mtk.ops import prepare_ops
+from mtk.ops.gemm import CHUNK
 from mtk.reader import read_model
 from mtk.reference import run_reference_batch
 from mtk.target import get_cpu
@@ -141,9 +143,27 @@ def test_fully_connected_for_cortex_m3_is_bit_exact(channels, depth, per_channel
     assert "mtk_dot_1x8_s8" in (tmp_path / "lib" / "src" / "tvmgen_default_kernels.c").read_text()
 
 
+def long_fc_model(rows: int = 1, depth: int = 4000, units: int = 4) -> bytes:
+    """A fully connected layer whose whole-row scratch would be the arena's peak (issue 16)."""
+    return conv_model("FULLY_CONNECTED", (rows, depth), (units, depth), (rows, units), per_channel=True,
+                      fused_activation_function="NONE")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cpu", ["cortex-m4", "cortex-m3"])
+def test_long_fully_connected_packs_its_row_in_chunks(cpu, tmp_path):
+    """4000 -> 4: packing the whole row (8,000 B) would set the arena; the GEMM packs 256 values at a
+    time and adds up the partial sums: arena ≤ input + output + 1 KB, bit-exact with tflite-micro."""
+    assert_bit_exact_on_c_paths(long_fc_model(), tmp_path, cpu=cpu)
+    compiled = CompiledModel.load(tmp_path / "lib")
+    assert compiled.memory.arena_bytes <= 4000 + 4 + 1024
+    assert [op.schedule["chunk"] for op in compiled.ops] == [CHUNK]
+
+
 GEMM_MODELS = {   # a GEMM over rows of the input, over im2col taps, over gathered patches (1→N depthwise too)
     "fc": lambda: conv_model("FULLY_CONNECTED", (1, 37), (10, 37), (1, 10), per_channel=True,
                              fused_activation_function="NONE"),
+    "fc-chunked": lambda: long_fc_model(rows=3, depth=1003, units=5),   # pairs of rows, a partial last chunk
     "conv-taps": lambda: conv_model("CONV_2D", (1, 5, 6, 8), (6, 3, 3, 8), (1, 5, 6, 6), per_channel=True,
                                     padding="SAME", stride_h=1, stride_w=1, dilation_h_factor=1,
                                     dilation_w_factor=1, fused_activation_function="NONE"),

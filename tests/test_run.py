@@ -19,6 +19,7 @@ from mtk.pipeline import RunOptions, load_samples, run_model
 from mtk.runners import get_runner
 
 from conftest import shared_models
+from test_ops_conv import long_fc_model
 
 pytestmark = pytest.mark.qemu
 
@@ -42,6 +43,15 @@ def test_shared_models_bit_exact_on_target(model, board):
     assert [r["mismatches"] for r in report] == [0, 0, 0]
     assert result.unit == "instructions"
     assert result.per_inference.min == result.per_inference.max > 0
+
+
+@pytest.mark.slow
+def test_long_fully_connected_is_bit_exact_on_target(tmp_path):
+    """4000 -> 4, its row packed 256 values at a time (test_ops_conv): bit-exact in QEMU too."""
+    model = tmp_path / "fc4000.tflite"
+    model.write_bytes(long_fc_model())
+    result = run_model(model, RunOptions(get_board("mps2/an386"), runs=1, random_samples=2))
+    assert [r["mismatches"] for r in compare(result)] == [0, 0]
 
 
 def test_model_too_big_is_refused_before_building(tmp_path):

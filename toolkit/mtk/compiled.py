@@ -68,7 +68,7 @@ class CompiledOp:
     kernel: str | list[str] | None   # the C symbol(s) the run function calls for it; None: an alias
     impl: str                        # "tvm", "c", "tvm+c:<micro-kernels>", or "alias" (shares its input's memory)
     layer_key: str | None = None     # tunable layers (tuning.py): its key and the schedule it took
-    schedule: dict[str, str] | None = None
+    schedule: dict[str, str | int] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out = {"index": self.index, "type": self.type, "input_shapes": self.input_shapes,

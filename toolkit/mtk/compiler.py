@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, replace
 from pathlib import Path
+from typing import Any
 
 from . import ui
 from .boards import get_board
@@ -16,7 +17,8 @@ from .budget import check_fits
 from .buildfiles import folder_layout, fragments
 from .codegen import aot
 from .codegen.code_size import measure_code_bytes
-from .codegen.storage import Step, join_aliases, plan_storage
+from .codegen.memory_plan import align
+from .codegen.storage import AliasSets, Step, Storage, join_aliases, plan_storage
 from .compiled import CompiledModel, CompiledOp, CompiledTarget, MemoryUse, PlacedBuffer, StateTensor
 from .errors import ModelError
 from .fsutil import atomic_output_dir
@@ -24,6 +26,7 @@ from .graph import Graph
 from .names import module as module_identifier
 from .ops import op_def, prepare_ops
 from .ops.base import Lowered, OpData
+from .ops.gemm import GemmSchedule
 from .ops.common import at_op
 from .reader import read_model
 from .target import DEFAULT_CPU, Cpu, get_cpu
@@ -58,13 +61,40 @@ def lower_ops(prepared: list[OpData], tuning: Tuning) -> tuple[list[Step], dict[
     steps: list[Step] = []
     for data in prepared:
         layer = layers.get(data.op.index)
-        try:
-            low = op_def(data.op.type).lower(data, tuning.schedule(layer) if layer else None)
-        except ModelError as err:
-            raise ModelError(at_op(data.op, err.message), err.hint) from None
-        low.kernels = [aot.without_unused_params(k) for k in low.kernels]
-        steps.append((data.op, low))
+        steps.append((data.op, lower_op(data, tuning.schedule(layer) if layer else None)))
     return steps, layers
+
+
+def lower_op(data: OpData, variant: Any) -> Lowered:
+    """The op's kernels in `variant` (None: its default), their unused parameters dropped."""
+    try:
+        low = op_def(data.op.type).lower(data, variant)
+    except ModelError as err:
+        raise ModelError(at_op(data.op, err.message), err.hint) from None
+    low.kernels = [aot.without_unused_params(k) for k in low.kernels]
+    return low
+
+
+def chunk_scratch(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: AliasSets,
+                  storage: Storage) -> tuple[list[Step], Storage]:
+    """No schedule raises the peak for free: a GEMM whose whole-row scratch makes its step's live bytes
+    exceed the arena the model needs with every such GEMM chunked takes its chunked schedule (a scratch
+    of CHUNK values: GemmOpDef.chunked); the others keep theirs. Returns the steps and their storage."""
+    chunkable = {i: op_def(data.op.type).chunked(data, low.variant) for i, (data, (_, low)) in
+                 enumerate(zip(prepared, steps)) if isinstance(low.variant, GemmSchedule)}
+    chunkable = {i: schedule for i, schedule in chunkable.items() if schedule is not None}
+    if not chunkable:
+        return steps, storage
+    all_chunked = [(op, lower_op(prepared[i], chunkable[i])) if i in chunkable else (op, low)
+                   for i, (op, low) in enumerate(steps)]
+    lean = plan_storage(graph, all_chunked, aliases)
+    live = {i: sum(align(b.nbytes) for b in storage.plan.buffers if b.first_use <= i <= b.last_use) for i in chunkable}
+    mixed = [all_chunked[i] if i in chunkable and live[i] > lean.plan.arena_bytes else step
+             for i, step in enumerate(steps)]
+    mixed_storage = plan_storage(graph, mixed, aliases)
+    if mixed_storage.plan.arena_bytes <= lean.plan.arena_bytes:
+        return mixed, mixed_storage
+    return all_chunked, lean
 
 
 def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu | None = None,
@@ -87,6 +117,7 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
         steps, layers = lower_ops(prepared, tuning or Tuning())
         steps, aliases = join_aliases(graph, steps)
         storage = plan_storage(graph, steps, aliases)
+        steps, storage = chunk_scratch(graph, prepared, steps, aliases, storage)
     with ui.step("generating C"):
         program = aot.build_program(graph, steps, storage, module, model_name, workspace == "external")
         files = {

@@ -31,7 +31,7 @@ class MemoryPlan:
     lower_bound_bytes: int
 
 
-def _align(n: int, alignment: int = ALIGNMENT) -> int:
+def align(n: int, alignment: int = ALIGNMENT) -> int:
     return (n + alignment - 1) // alignment * alignment
 
 
@@ -43,10 +43,10 @@ def plan_memory(buffers: list[Buffer]) -> MemoryPlan:
         for other in conflicts:
             if offset + buf.nbytes <= other.offset:
                 break
-            offset = max(offset, _align(other.offset + other.nbytes))
+            offset = max(offset, align(other.offset + other.nbytes))
         buf.offset = offset
         placed.append(buf)
-    arena = _align(max((b.offset + b.nbytes for b in buffers), default=0))
+    arena = align(max((b.offset + b.nbytes for b in buffers), default=0))
     steps = {s for b in buffers for s in (b.first_use, b.last_use)}
-    lower = max((sum(_align(b.nbytes) for b in buffers if b.first_use <= s <= b.last_use) for s in steps), default=0)
+    lower = max((sum(align(b.nbytes) for b in buffers if b.first_use <= s <= b.last_use) for s in steps), default=0)
     return MemoryPlan(buffers, arena, lower)

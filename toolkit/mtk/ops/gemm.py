@@ -26,6 +26,7 @@ from .microkernels import BY_LABEL, GROUP, HELIUM_CHUNK, MicroKernel, choices, w
 from .requant import RSHIFT_FIELDS, Requant
 
 IM2COL_HEADER = "mtk_im2col_s8.h"
+CHUNK = 256   # k values a chunked schedule packs at a time: a multiple of every weight group
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,15 @@ class GemmSchedule:
     @property
     def micro_kernel(self) -> MicroKernel:
         return BY_LABEL[self.label]
+
+
+@dataclass(frozen=True)
+class ChunkedSchedule(GemmSchedule):
+    """A schedule packing `chunk` values of a row at a time and adding up the partial sums (rows from
+    the input only): the compiler's choice when the whole row's scratch would raise the arena
+    (compiler.chunk_scratch), not a tuning one."""
+
+    chunk: int = CHUNK
 
 
 def gemm_schedules(cpu: Cpu, rows: int) -> list[GemmSchedule]:
@@ -85,6 +95,13 @@ class GemmOpDef(OpDef):
         """Flash bytes of the op's weights packed for `schedule` (what gemm_kernel packs)."""
         channels, depth = data.params.weights.shape
         return packed_weight_bytes(channels, depth, schedule, weight_group(data.cpu))
+
+    def chunked(self, data: OpData, schedule: GemmSchedule) -> ChunkedSchedule | None:
+        """`schedule` packing CHUNK values of a row at a time (a scratch of a chunk, not of the row),
+        when rows come from the input itself and are longer than a chunk; else None."""
+        if data.params.patches is not None or data.params.weights.shape[1] <= CHUNK:
+            return None
+        return ChunkedSchedule(schedule.block, schedule.weights)
 
     def lower(self, data: OpData, variant: GemmSchedule | None = None) -> Lowered:
         schedule = variant or self.variants(data)[0]
@@ -154,13 +171,27 @@ class GemmLayout:
         return -(-self.depth // GROUP)
 
     @property
+    def chunk(self) -> int:
+        """The k values packed at a time: the schedule's chunk, or the whole row."""
+        return min(self.schedule.chunk, self.depth) if isinstance(self.schedule, ChunkedSchedule) else self.depth
+
+    @property
+    def chunk_weight_bytes(self) -> int:
+        """Bytes of a weight tile per chunk of k (the chunk is a multiple of the weight group)."""
+        return self.chunk * self.block_cols * self.schedule.micro_kernel.bytes_per_weight
+
+    @property
     def packed_bytes(self) -> int:
-        """The packed rows of one block: 2 bytes a value (int16, or int8 rows read 16 values at a time
-        on Helium cores), whole chunks of 16."""
-        return self.block_rows * -(-self.depth // HELIUM_CHUNK) * HELIUM_CHUNK * 2
+        """The packed rows of one block (one chunk of them): 2 bytes a value (int16, or int8 rows read
+        16 values at a time on Helium cores), whole chunks of 16."""
+        return self.block_rows * -(-self.chunk // HELIUM_CHUNK) * HELIUM_CHUNK * 2
 
     @property
     def scratch_bytes(self) -> int:
+        """The packed rows, then the gathered rows (gather) or a chunked schedule's int32 sums of a block
+        of rows over every channel tile."""
+        if self.chunk < self.depth:
+            return self.packed_bytes + self.block_rows * -(-self.cols // self.block_cols) * self.block_cols * 4
         return self.packed_bytes + (self.block_rows * self.groups * GROUP if self.source == "gather" else 0)
 
 
@@ -174,6 +205,8 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
     w_tile = g.weight_tile_bytes
     gathered_at, gathered_row = g.packed_bytes, g.groups * GROUP   # im2col rows, zero-padded to whole groups
     pad_len = patches.in_c if patches else 1
+    chunked, CH = g.chunk < K, g.chunk
+    n_chunks, w_chunk = -(-K // CH), g.chunk_weight_bytes
     i32 = "int32"
     pt = patches
 
@@ -200,6 +233,7 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
              pad: T.Buffer((pad_len,), "int8"), out: T.Buffer((P * C,), "int8"),
              scratch: T.Buffer((g.scratch_bytes,), "int8")):
         acc = T.alloc_buffer((R * B,), i32)
+        sums = T.decl_buffer((R * B * c_tiles,), i32, data=scratch.data, elem_offset=g.packed_bytes // 4)
         for pb in T.serial((P + R - 1) // R):
             if g.source == "taps" and R == 2:
                 T.evaluate(T.call_extern(i32, "mtk_pack_taps_pair_s16", T.address_of(x[0]),
@@ -221,15 +255,36 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
                 else:
                     T.evaluate(T.call_extern(i32, "mtk_pack_row_groups_s16", T.address_of(scratch[gathered_at]),
                                              g.groups, T.address_of(scratch[0])))
-            elif R == 2:
+            elif not chunked and R == 2:
                 T.evaluate(T.call_extern(i32, "mtk_pack_pair_s16", T.address_of(x[row(pb, 0) * K]),
                                          T.address_of(x[row(pb, 1) * K]), K, T.address_of(scratch[0])))
-            else:
+            elif not chunked:
                 T.evaluate(T.call_extern(i32, "mtk_pack_row_s16", T.address_of(x[pb * K]), K,
                                          T.address_of(scratch[0])))
+            if chunked:
+                for i in T.serial(R * B * c_tiles):
+                    sums[i] = 0
+                for ch in T.serial(n_chunks):
+                    if R == 2:
+                        T.evaluate(T.call_extern(i32, "mtk_pack_pair_s16", T.address_of(x[row(pb, 0) * K + ch * CH]),
+                                                 T.address_of(x[row(pb, 1) * K + ch * CH]),
+                                                 T.min(CH, K - ch * CH), T.address_of(scratch[0])))
+                    else:
+                        T.evaluate(T.call_extern(i32, "mtk_pack_row_s16", T.address_of(x[pb * K + ch * CH]),
+                                                 T.min(CH, K - ch * CH), T.address_of(scratch[0])))
+                    for ct in T.serial(c_tiles):
+                        T.evaluate(T.call_extern(i32, g.micro_kernel, T.address_of(scratch[0]),
+                                                 T.address_of(w[ct * w_tile + ch * w_chunk]),
+                                                 (T.min(CH, K - ch * CH) + GROUP - 1) // GROUP, acc.access_ptr("w")))
+                        for i in T.unroll(R * B):
+                            sums[ct * R * B + i] = sums[ct * R * B + i] + acc[i]
             for ct in T.serial(c_tiles):
-                T.evaluate(T.call_extern(i32, g.micro_kernel, T.address_of(scratch[0]),
-                                         T.address_of(w[ct * w_tile]), g.groups, acc.access_ptr("rw")))
+                if chunked:
+                    for i in T.unroll(R * B):
+                        acc[i] = sums[ct * R * B + i]
+                else:
+                    T.evaluate(T.call_extern(i32, g.micro_kernel, T.address_of(scratch[0]),
+                                             T.address_of(w[ct * w_tile]), g.groups, acc.access_ptr("rw")))
                 for i in T.unroll(R):
                     for j in T.unroll(B):
                         if in_output(pb * R + i, ct * B + j):
