@@ -287,8 +287,18 @@ def _fully_connected_shapes(op: Op, graph: Graph, here: str) -> None:
         raise ModelError(f"{here}: bias '{bias.name}' has {bias.size} values for {units} units")
 
 
+def _split_shapes(op: Op, graph: Graph, here: str) -> None:
+    """SPLIT (axis, input) and SPLIT_V (input, sizes, axis): every output has the input's rank."""
+    x = graph.tensors[op.inputs[1] if op.type == "SPLIT" else op.inputs[0]]
+    for y in graph.output_tensors(op):
+        if len(y.shape) != len(x.shape):
+            raise ModelError(f"{here}: output '{y.name}' {list(y.shape)} does not have the rank of the input "
+                             f"{list(x.shape)}")
+
+
 # Shape relations between an op's tensors that its kernels index by (beyond ranks).
-SHAPE_RULES = {"CONV_2D": _conv_shapes, "DEPTHWISE_CONV_2D": _conv_shapes, "FULLY_CONNECTED": _fully_connected_shapes}
+SHAPE_RULES = {"CONV_2D": _conv_shapes, "DEPTHWISE_CONV_2D": _conv_shapes, "FULLY_CONNECTED": _fully_connected_shapes,
+               "SPLIT": _split_shapes, "SPLIT_V": _split_shapes}
 
 
 def _count(lo: int, hi: int) -> str:
