@@ -138,7 +138,9 @@ def test_mlf_tarball_is_laid_out_as_microtvm_and_builds(compiled, tmp_path):
         names = tar.getnames()
         assert all(name == "." or name.startswith("./") for name in names)
         assert all(m.uid == 0 and m.uname == "root" for m in tar.getmembers())
-        tar.extractall(tmp_path / "mlf", filter="data")
+        # extraction filters came in Python 3.11.4 (and Debian 12 ships 3.11.2)
+        safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+        tar.extractall(tmp_path / "mlf", **safe)
     mlf = tmp_path / "mlf"
     files = sorted(str(p.relative_to(mlf)) for p in mlf.rglob("*") if p.is_file())
     assert "codegen/host/include/tvmgen_default.h" in files and "metadata.json" in files
