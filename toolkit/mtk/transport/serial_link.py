@@ -12,6 +12,7 @@ import time
 from collections import deque
 
 import serial
+from serial.urlhandler.protocol_socket import Serial as SocketSerial
 
 from ..errors import TargetError
 
@@ -38,7 +39,7 @@ class SerialLink:
     @classmethod
     def over(cls, port: serial.SerialBase) -> SerialLink:
         """A link over a port opened elsewhere (labgrid's SerialDriver opens a place's port)."""
-        sock = getattr(port, "_socket", None)
+        sock = _raw_socket(port)
         if sock is not None:  # pyserial's socket:// leaves Nagle on: ~40 ms per round trip
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return cls(port)
@@ -84,7 +85,7 @@ class SerialLink:
 
     def _available(self) -> bytes:
         """Whatever has arrived, without waiting: a socket's in_waiting says only 0 or 1."""
-        sock = getattr(self._port, "_socket", None)
+        sock = _raw_socket(self._port)
         if sock is None:
             return self._port.read(self._port.in_waiting) if self._port.in_waiting else b""
         try:
@@ -97,3 +98,9 @@ class SerialLink:
 
     def close(self) -> None:
         self._port.close()
+
+
+def _raw_socket(port: serial.SerialBase) -> socket.socket | None:
+    """The TCP socket of a plain socket:// port. An rfc2217:// port has one too, but its reader
+    thread owns it (telnet framing): reading it here would steal and garble the target's bytes."""
+    return port._socket if isinstance(port, SocketSerial) else None
