@@ -3,8 +3,7 @@ console UART on a loopback TCP socket, exit status through semihosting."""
 
 from __future__ import annotations
 
-import ctypes
-import signal
+import shutil
 import socket
 import subprocess
 import sys
@@ -32,13 +31,12 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-PR_SET_PDEATHSIG = 1   # linux/prctl.h
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: the kernel kills QEMU when mtk dies, even by SIGKILL."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+def die_with_parent(command: list[str]) -> list[str]:
+    """`command` run so that the kernel kills it when mtk dies, even by SIGKILL (PR_SET_PDEATHSIG
+    through util-linux's setpriv, which then execs it). Not a preexec_fn: Python code between fork
+    and exec can deadlock or trip gRPC's fork handlers once labgrid's threads run in mtk."""
+    setpriv = shutil.which("setpriv")
+    return [setpriv, "--pdeathsig", "KILL", "--", *command] if setpriv else command
 
 
 def qemu_command(qemu: str, machine: str, elf: Path, port: int) -> list[str]:
@@ -103,9 +101,8 @@ class QemuRunner(Runner):
         """Start QEMU on a free port; None if another process took the port meanwhile."""
         port = _free_port()
         log = tempfile.TemporaryFile()
-        process = subprocess.Popen(qemu_command(qemu, self.board.qemu.machine, elf, port),
-                                   stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                   preexec_fn=_die_with_parent if sys.platform == "linux" else None)
+        process = subprocess.Popen(die_with_parent(qemu_command(qemu, self.board.qemu.machine, elf, port)),
+                                   stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
         try:
             return QemuSession(process, log, self._connect(process, port))
         except TargetError:

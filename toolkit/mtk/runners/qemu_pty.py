@@ -27,7 +27,7 @@ from pathlib import Path
 from ..boards import Board
 from ..errors import TargetError
 from ..platforms.base import require_tool
-from .qemu import stop_process
+from .qemu import die_with_parent, stop_process
 
 PTY_LINE = re.compile(rb"char device redirected to (\S+)")
 START_TIMEOUT_S = 10.0
@@ -96,7 +96,7 @@ class PacedQemu:
         monitor_path = Path(self._folder.name) / "monitor"
         self._log = tempfile.TemporaryFile()
         self._governor: Governor | None = None
-        self.process = subprocess.Popen(paced_qemu_command(qemu, board.qemu.machine, Path(elf), shift, monitor_path),
+        self.process = subprocess.Popen(die_with_parent(paced_qemu_command(qemu, board.qemu.machine, Path(elf), shift, monitor_path)),
                                         stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT)
         try:
             self.port = self._wait_for_pty()
