@@ -165,3 +165,32 @@ def test_every_supported_op_type_has_a_row_in_the_arity_table():
     from mtk.ops import registry
     from mtk.validation import OP_SPECS
     assert sorted(set(registry()) - set(OP_SPECS)) == []
+
+
+def _relu6_model(input_dtype: str, input_scale: float) -> bytes:
+    b = ModelBuilder()
+    x = b.tensor("x", (1, 4), "int8", scale=input_scale, zero_point=0)
+    extra = b.tensor("unused", (1, 4), input_dtype, scale=0.1, zero_point=0)
+    y = b.tensor("y", (1, 4), "int8", scale=0.1, zero_point=0)
+    b.op("RELU6", [x], [y])
+    b.inputs([x, extra])
+    b.outputs([y])
+    return b.build()
+
+
+@pytest.mark.parametrize("dtype, scale, words", [
+    ("int16", 1.4e-45, ["op 0 (RELU6)", "cannot be rounded"]),      # 6.0 / a denormal scale is inf in float32
+])
+def test_found_by_the_campaign(dtype, scale, words, tmp_path, capsys):
+    model = tmp_path / "m.tflite"
+    model.write_bytes(_relu6_model(dtype, scale))
+    code = main(["compile", str(model), "-o", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and all(w in err for w in words), err
+
+
+def test_an_int4_model_input_is_refused(tmp_path):
+    model = tmp_path / "m.tflite"
+    model.write_bytes(edited(lambda m: _set(_tensor(m, "input"), type=schema.TensorType.INT4)))
+    with pytest.raises(ModelError, match="'input' is int4; the generated C passes"):
+        read_model(model)

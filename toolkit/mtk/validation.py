@@ -27,6 +27,8 @@ DTYPE_RANGES = {
     "int32": (-2**31, 2**31 - 1), "uint32": (0, 2**32 - 1), "int64": (-2**63, 2**63 - 1),
 }
 QUANTIZED_DTYPES = ("int8", "uint8", "int16")
+# Element types a model input or output may have: those the generated C declares (codegen/aot.py's C types).
+IO_DTYPES = ("int8", "uint8", "int16", "int32", "uint32", "int64", "float32", "bool")
 
 PADDINGS = ("SAME", "VALID")
 FUSED_ACTIVATIONS = ("NONE", "RELU", "RELU_N1_TO_1", "RELU6", "TANH", "SIGN_BIT")
@@ -127,6 +129,10 @@ def validate(graph: Graph) -> None:
     for t in graph.inputs:
         if graph.tensors[t].is_constant:
             raise ModelError(f"{where}: model input '{graph.tensors[t].name}' is a constant tensor")
+    for t in graph.inputs + graph.outputs:
+        if graph.tensors[t].dtype not in IO_DTYPES:
+            raise ModelError(f"{where}: model input or output '{graph.tensors[t].name}' is {graph.tensors[t].dtype}; "
+                             f"the generated C passes {', '.join(IO_DTYPES)}")
     for op in graph.ops:
         _check_indices(op, n, where)
 

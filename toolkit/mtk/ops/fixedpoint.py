@@ -22,6 +22,8 @@ INT8_MIN, INT8_MAX = -128, 127
 
 def tflite_round(x: float) -> int:
     """std::round: half away from zero."""
+    if not math.isfinite(x):   # e.g. 6.0 / a denormal scale in float32
+        raise ModelError(f"{x} cannot be rounded to an integer (a scale too small or too large)")
     return int(math.floor(abs(x) + 0.5)) * (1 if x >= 0 else -1)
 
 
