@@ -285,6 +285,59 @@ def svdf(net: Net, d: Draw, x: Act) -> Act:
     return y
 
 
+LSTM_GATES = ("input", "forget", "cell", "output")
+LSTM_VARIANTS = {"peephole": (9, 10, 11), "projection": (16, 17), "layer_norm": (20, 21, 22, 23), "cifg": (1, 5, 12)}
+
+
+def lstm(net: Net, d: Draw, x: Act, units: int | None = None, time_major: bool | None = None,
+         variant: str = "") -> Act:
+    """UNIDIRECTIONAL_SEQUENCE_LSTM over [batch, time, features] (or time-major [time, batch, features]),
+    quantized as the TFLite converter writes it (TFLM's example models mnist_lstm, micro_speech_lstm):
+    int8 symmetric per-tensor weights per gate, int32 biases scaled input × weight, an int8 hidden state
+    quantized like the output, an int16 cell state with a power-of-two scale (now and then not: TFLM
+    rounds its log2), both variable tensors; 24 inputs, the variants' ones omitted (-1); the converter's
+    five intermediates (four empty float32 tensors and the effective hidden scale). `variant` adds the
+    tensors of an LSTM variant TFLM refuses: "peephole", "projection", "layer_norm", or drops the input
+    gate ("cifg")."""
+    time_major = d.bool() if time_major is None else time_major
+    steps, batch, depth = x.shape if time_major else (x.shape[1], x.shape[0], x.shape[2])
+    units = units or d.int(1, 12)
+    hidden = Quant(2.0 ** d.float(-8.5, -6.5), d.int(-10, 10))
+    cell_scale = 2.0 ** (-d.int(9, 15) if d.int(0, 3) else d.float(-15.0, -9.0))
+
+    def weights(stem: str, rows: int, cols: int, in_scale: float, in_std: float) -> tuple[int, float]:
+        scale = float(np.float32(2.0 ** d.float(-1.5, 1.5) / (in_scale * in_std * _INT8_STD * np.sqrt(cols))))
+        return net.builder.const(net.name(stem), int8_data(d, (rows, cols), symmetric=True), scale=scale,
+                                 zero_point=0), scale
+
+    input_weights = [weights(f"{g}_input_weights", units, depth, x.quant.scale, _INT8_STD) for g in LSTM_GATES]
+    recurrent = [weights(f"{g}_recurrent_weights", units, units, hidden.scale, 40.0)[0] for g in LSTM_GATES]
+    biases = []
+    for gate, (_, w_scale) in zip(LSTM_GATES, input_weights):
+        bias_scale = float(np.float32(x.quant.scale) * np.float32(w_scale))
+        values = np.clip(np.round(d.rng.uniform(-1.0, 1.0, units) / bias_scale), -2**31, 2**31 - 1)
+        biases.append(net.builder.const(net.name(f"{gate}_gate_bias"), values.astype(np.int32), scale=bias_scale,
+                                        zero_point=0))
+    h = net.builder.tensor(net.name("hidden_state"), (batch, units), "int8", scale=hidden.scale,
+                           zero_point=hidden.zero_point, variable=True)
+    c = net.builder.tensor(net.name("cell_state"), (batch, units), "int16", scale=cell_scale, zero_point=0,
+                           variable=True)
+    intermediates = [net.builder.tensor(net.name(f"input_to_{g}_intermediate"), (0,), "float32") for g in LSTM_GATES]
+    intermediates.append(net.builder.tensor(net.name("effective_hidden_scale_intermediate"), (0,), "int8",
+                                            scale=hidden.scale, zero_point=hidden.zero_point))
+    y = net.tensor("lstm", (steps, batch, units) if time_major else (batch, steps, units), hidden)
+    inputs = [x.index, *(w for w, _ in input_weights), *recurrent, None, None, None, *biases, None, None, h, c,
+              None, None, None, None]
+    for position in LSTM_VARIANTS.get(variant, ()):
+        inputs[position] = None if variant == "cifg" else net.builder.const(
+            net.name(f"{variant}_{position}"), np.ones((units, units) if position == 16 else units,
+                                                     np.int32 if position == 17 else np.int16),
+            scale=1.0 / 1024, zero_point=0)
+    net.builder.op("UNIDIRECTIONAL_SEQUENCE_LSTM", inputs, [y.index], intermediates=intermediates,
+                   cell_clip=d.choice([0.0, 0.0, 10.0, float(np.float32(d.float(0.5, 4.0)))]), time_major=time_major)
+    return y
+
+
 def fully_connected(net: Net, d: Draw, x: Act) -> Act:
     depth, units = x.shape[-1], d.int(1, 12)
     keep_num_dims = len(x.shape) > 2 and d.bool()
@@ -741,6 +794,7 @@ FAMILIES: dict[str, Family] = {
         transpose_conv, _resize("RESIZE_BILINEAR"), _resize("RESIZE_NEAREST_NEIGHBOR"), space_to_depth,
         depth_to_space, _binary("PRELU"), _binary("MAXIMUM"), _binary("SQUARED_DIFFERENCE"), batch_matmul, split,
         pack, unpack, gather, _reduce("REDUCE_MAX"), _reduce("SUM"), _arg("ARG_MAX"))),
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": Family(lambda d: (d.int(1, 2), d.int(1, 6), d.int(1, 16)), (lstm,)),
 }
 
 

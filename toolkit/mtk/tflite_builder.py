@@ -72,6 +72,7 @@ _OPTIONS: dict[str, tuple[str, dict[str, Any]]] = {
     "REDUCE_MIN": ("ReducerOptions", {}),
     "BATCH_MATMUL": ("BatchMatMulOptions", {}),
     "SVDF": ("SVDFOptions", {}),
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": ("UnidirectionalSequenceLSTMOptions", {"fused_activation_function": "TANH"}),
 }
 
 # Option fields whose value is a schema enum, and that enum.
@@ -185,16 +186,20 @@ class ModelBuilder:
         return self._add_tensor(name, data.shape, data.dtype.name, _quantization(scale, zero_point, axis),
                                 buffer=len(self._buffers) - 1)
 
-    def op(self, op_type: str, inputs: Sequence[int | None], outputs: Sequence[int], **options: Any) -> int:
-        """A builtin op; None in `inputs` is an omitted optional input. Returns the op's index."""
+    def op(self, op_type: str, inputs: Sequence[int | None], outputs: Sequence[int],
+           intermediates: Sequence[int] = (), **options: Any) -> int:
+        """A builtin op; None in `inputs` is an omitted optional input; `intermediates`: tensors the
+        converter attaches for the op's internal scales (an integer LSTM's). Returns the op's index."""
         if op_type not in _BUILTIN_CODES:
             raise ValueError(f"unknown TFLite builtin op {op_type!r}")
-        for index in [i for i in inputs if i is not None] + list(outputs):
+        for index in [i for i in inputs if i is not None] + list(outputs) + list(intermediates):
             self._check_index(index)
         operator = schema.OperatorT()
         operator.opcodeIndex = self._opcodes.setdefault(op_type, len(self._opcodes))
         operator.inputs = [-1 if i is None else int(i) for i in inputs]
         operator.outputs = [int(i) for i in outputs]
+        if intermediates:
+            operator.intermediates = [int(i) for i in intermediates]
         operator.builtinOptionsType, operator.builtinOptions = _options_table(op_type, options)
         self._operators.append(operator)
         return len(self._operators) - 1

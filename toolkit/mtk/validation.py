@@ -89,6 +89,11 @@ OP_SPECS: dict[str, OpSpec] = {
     "TRANSPOSE_CONV": OpSpec(inputs=(3, 4), optional=frozenset({3}), ranks=((0, 1, 1), (1, 4, 4), (2, 4, 4), (3, 1, 1)),
                              output_rank=(4, 4)),
     "SVDF": OpSpec(inputs=(5, 5), ranks=((0, 2, 2), (1, 2, 2), (2, 2, 2), (3, 1, 1), (4, 2, 2)), output_rank=(2, 2)),
+    # lstm_shared.h: input, 8 weights, 3 peephole, 4 biases, projection weights and bias, 2 states, 4 layer norms
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": OpSpec(
+        inputs=(24, 24), optional=frozenset({1, 5, 9, 10, 11, 12, 16, 17, 20, 21, 22, 23}),
+        ranks=((0, 3, 3), *((k, 2, 2) for k in (1, 2, 3, 4, 5, 6, 7, 8, 16)), *((k, 1, 1) for k in range(9, 16)),
+               (17, 1, 1), *((k, 1, 1) for k in range(20, 24))), output_rank=(3, 3)),
     "ADD": _BINARY,
     "SUB": _BINARY,
     "MUL": _BINARY,

@@ -30,8 +30,8 @@ from ..target import Cpu
 from . import tvm_c
 from .storage import Step, Storage, scratch_key
 
-_C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int32_t",
-            "uint32": "uint32_t", "int64": "int64_t", "float32": "float", "bool": "uint8_t"}
+_C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "uint16": "uint16_t",
+            "int32": "int32_t", "uint32": "uint32_t", "int64": "int64_t", "float32": "float", "bool": "uint8_t"}
 
 PRELUDE = """#include <stdint.h>
 #include <stddef.h>

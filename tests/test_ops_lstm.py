@@ -1,0 +1,112 @@
+"""UNIDIRECTIONAL_SEQUENCE_LSTM (mtk/ops/lstm.py): bit-exact with tflite-micro over 10 consecutive
+inferences with the hidden and cell states carried (host), reset back to the start, the variants TFLM
+refuses refused with one line, and an LSTM classifier over 28 time steps bit-exact on the host and in QEMU."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import modelgen
+from mtk.boards import get_board
+from mtk.cli import main
+from mtk.compiler import compile_model
+from mtk.hostrun import HostModel
+from mtk.pipeline import RunOptions, run_model
+from mtk.reference import run_reference_sequence
+from test_ops_svdf import assert_state_carries_and_reset_restarts, assert_stream_bit_exact
+
+LSTM = "UNIDIRECTIONAL_SEQUENCE_LSTM"
+
+
+def _compiled(model: bytes, tmp: Path) -> HostModel:
+    (tmp / "model.tflite").write_bytes(model)
+    return HostModel(compile_model(tmp / "model.tflite", tmp / "lib", force=True))
+
+
+def _single_lstm(seed: int, variant: str = "", **lstm_options) -> bytes:
+    d = modelgen.Draw(np.random.default_rng([seed, 12]))
+    net = modelgen.Net(f"mtk test LSTM {variant}")
+    x = net.model_input((d.int(1, 2), d.int(2, 6), d.int(1, 12)), modelgen.activation_quant(d))
+    return net.build(modelgen.lstm(net, d, x, variant=variant, **lstm_options))
+
+
+def lstm_classifier(seed: int = 0) -> bytes:
+    """28 rows of 28 pixels (an MNIST image, as TFLM's mnist_lstm example reads it) -> LSTM(20 units) ->
+    flatten -> 10 classes -> softmax."""
+    d = modelgen.Draw(np.random.default_rng([seed, 28]))
+    net = modelgen.Net("mtk test LSTM classifier over 28 time steps")
+    x = net.model_input((1, 28, 28), modelgen.Quant(1 / 255, -128))
+    x = modelgen.lstm(net, d, x, units=20, time_major=False)
+    x = modelgen.flatten(net, d, x)
+    x = modelgen.weighted_sum(net, d, x, "FULLY_CONNECTED", (10, x.shape[1]), 0, x.shape[1], (1, 10),
+                              per_channel=False, bias_optional=False)
+    return net.build(modelgen._fixed_output("SOFTMAX", modelgen.Quant(1 / 256, -128))(net, d, x))
+
+
+@pytest.mark.slow
+@settings(max_examples=8, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(model=modelgen.strategies[LSTM])
+def test_random_lstm_streams_are_bit_exact(model):
+    """Random batch, steps, features, units, quantization, cell clip, batch- or time-major layout."""
+    with tempfile.TemporaryDirectory() as tmp:
+        assert_stream_bit_exact(model, _compiled(model, Path(tmp)))
+
+
+@pytest.fixture(scope="module")
+def clipped_lstm(tmp_path_factory):
+    """Two batch rows, a cell clip and a hidden zero point: every part of the state update."""
+    model = _single_lstm(5, time_major=False)
+    return model, _compiled(model, tmp_path_factory.mktemp("lstm"))
+
+
+@pytest.mark.slow
+def test_state_carries_and_reset_restarts(clipped_lstm):
+    assert_state_carries_and_reset_restarts(*clipped_lstm)
+
+
+@pytest.mark.slow
+def test_both_states_live_in_the_state_region(clipped_lstm):
+    model, host = clipped_lstm
+    compiled = host.compiled
+    hidden, cell = sorted(compiled.state, key=lambda s: s.dtype != "int8")
+    assert (hidden.dtype, cell.dtype) == ("int8", "int16")
+    assert compiled.memory.state_bytes == hidden.bytes + cell.bytes == 3 * int(np.prod(hidden.shape))
+    assert all(b.tensor not in (hidden.name, cell.name) for b in compiled.memory.plan)
+
+
+@pytest.mark.parametrize("variant", ["peephole", "projection", "layer_norm", "cifg"])
+def test_variants_tflm_refuses_are_refused_in_one_line(variant, tmp_path, capsys):
+    path = tmp_path / "lstm.tflite"
+    path.write_bytes(_single_lstm(0, variant))
+    code = main(["compile", str(path), "-o", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2
+    problem = [line for line in err.splitlines() if "op 0 (UNIDIRECTIONAL_SEQUENCE_LSTM)" in line]
+    assert len(problem) == 1 and "TFLM's LSTM" in problem[0], err
+    assert "Traceback" not in err and not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+def test_classifier_over_28_steps_is_bit_exact_on_host(tmp_path):
+    model = lstm_classifier()
+    assert_stream_bit_exact(model, _compiled(model, tmp_path))
+
+
+@pytest.mark.slow
+@pytest.mark.qemu
+@pytest.mark.parametrize("board", ["mps2/an386", "mps3/corstone300/an547"])
+def test_classifier_stream_bit_exact_on_target(board, tmp_path):
+    """The firmware runs the samples in order, one inference each: both states carry as in TFLM."""
+    model = lstm_classifier()
+    path = tmp_path / "model.tflite"
+    path.write_bytes(model)
+    samples = [modelgen.random_inputs(model, s) for s in range(3)]
+    result = run_model(path, RunOptions(board=get_board(board), runs=1), samples)
+    for step, (got, want) in enumerate(zip(result.outputs, run_reference_sequence(model, samples))):
+        assert np.array_equal(np.asarray(got[0]).reshape(-1), want[0].reshape(-1)), f"step {step}"

@@ -1,0 +1,289 @@
+"""UNIDIRECTIONAL_SEQUENCE_LSTM, the integer LSTM as TFLM evaluates it: int8 input, output and hidden
+state, int8 weights, int32 biases, an int16 cell state and int16 gate values.
+
+Reference (tensorflow/tflite-micro): micro/kernels/unidirectional_sequence_lstm.cc (Prepare, Eval:
+EvalLstm<int8_t, int8_t, int16_t, int32_t>), lstm_eval.h/.cc (LstmStep, CalculateLstmGate,
+UpdateLstmCell, UpdateLstmHidden, ValidateTensorStatus) and lstm_eval_common.cc (the Prepare side:
+CreateGateParams, CreateInterGateMulParams, CreateLstmCellStateInfo). Only the standard LSTM: TFLM
+refuses CIFG (no input gate), peephole, projection and layer-norm tensors, and so does mtk.
+
+Per time step and batch row, with the hidden state h and cell state c (variable tensors, kept in
+mtk's state region between inferences):
+  gate[g] = act_g(sat16(FC16(x_t, Wx_g, bias_g) + FC16(h, Wh_g)))   g = input, forget, cell, output
+      FC16: Σ w·(v − zp) (+ bias), MultiplyByQuantizedMultiplier to the fixed gate scale 2^-12
+      (s_v·s_w computed in float, divided in double: GetQuantizedConvolutionMultipler), clamped to
+      int16; act: Logistic(int16) for input/forget/output gates, Tanh(int16) (shift 0) for the cell
+      gate (lut16.py)
+  c = sat16(Mul(forget, c; 2^-15) + Mul(input, cell; 2^-30/s_c)), clipped to ±cell_clip/s_c if set
+  h = clamp8(Mul(Tanh(c; the cell scale's rounded log2), output; 2^-30/s_h) + zp_h);  out_t = h
+The output gate reads the hidden state of the previous step, as TFLM's (it updates h last). Rows
+run in memory order: batch-major input is one sequence per batch row (TFLM's batch-then-time
+loops), time-major input every batch row at each step; a row only touches its own state.
+
+One TIR kernel: the four gates' int16 values of a row go to a scratch of 4·units int16 (TFLM asks
+for four such buffers per batch), the zero points are folded into per-unit constants offline.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from tvm import tirx
+from tvm.script import ir_builder as IB
+from tvm.script.ir_builder import tirx as T
+
+from ..graph import Graph, Op, Tensor
+from ..target import Cpu
+from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, io
+from .common import i32, op_error
+from .elementwise import Rescale
+from .fixedpoint import clamp, quantize_multiplier
+from .lut16 import SIGMOID_TABLE_UINT16, input_scaling, logistic_s16, tanh_s16
+from .requant import clamp_s8
+
+# lstm_shared.h: the op's 24 inputs
+INPUT = 0
+INPUT_WEIGHTS = (1, 2, 3, 4)        # input-to-{input, forget, cell, output} weights
+RECURRENT_WEIGHTS = (5, 6, 7, 8)
+GATE_BIASES = (12, 13, 14, 15)
+HIDDEN_STATE, CELL_STATE = 18, 19
+VARIANTS = {"peephole weights": (9, 10, 11), "projection weights and bias": (16, 17),
+            "layer-norm coefficients": (20, 21, 22, 23)}
+GATE_INPUT, GATE_FORGET, GATE_CELL, GATE_OUTPUT = range(4)
+
+GATE_SCALE = 2.0 ** -12       # PrepareGateParametersInteger: Q3.12 gate inputs
+NONLINEAR_SCALE = 2.0 ** -15  # Q0.15 gate outputs
+INT16_MIN, INT16_MAX = -32768, 32767
+
+
+@dataclass(frozen=True)
+class LstmPlan:
+    rows: int                 # batch · time steps, in memory order
+    steps: int
+    batch: int
+    time_major: bool
+    depth: int                # input features
+    units: int                # state dimension
+    input_fc: tuple[Rescale, ...]       # per gate: x·Wx to the gate scale
+    recurrent_fc: tuple[Rescale, ...]   # per gate: h·Wh to the gate scale
+    forget_cell: Rescale
+    input_cell: Rescale
+    output_hidden: Rescale
+    hidden_zp: int
+    cell_clip: int | None     # quantized; None: no clipping (cell_clip 0)
+    cell_tanh: tuple[int, int]          # the cell state's Tanh input multiplier and right shift
+    input_bias: np.ndarray    # int32 [4, units]: bias − zp_x·ΣWx
+    recurrent_bias: np.ndarray   # int32 [4, units]: −zp_h·ΣWh
+    input_weights: np.ndarray    # int8 [4, units, depth]
+    recurrent_weights: np.ndarray   # int8 [4, units, units]
+
+    def row_batch(self, r):
+        """The batch row that memory row `r` of the input belongs to."""
+        return r % i32(self.batch) if self.time_major else r // i32(self.steps)
+
+
+def _f32(v: float) -> np.float32:
+    return np.float32(v)
+
+
+def _rescale(real: float) -> Rescale:
+    return Rescale(*quantize_multiplier(real))
+
+
+def _fc_scale(input_scale: float, weight_scale: float) -> Rescale:
+    """GetQuantizedConvolutionMultipler: the scales' product in float, over the gate scale in double."""
+    return _rescale(float(_f32(input_scale) * _f32(weight_scale)) / GATE_SCALE)
+
+
+def _mul_scale(scale1: float, scale2: float, out_scale: float) -> Rescale:
+    """CreateInterGateMulParams: in double from the float scales."""
+    return _rescale(float(_f32(scale1)) * float(_f32(scale2)) / float(_f32(out_scale)))
+
+
+def cell_scale_power(scale: float) -> int:
+    """CheckedLog2 (quantization_util.cc) in float: log2 of the cell state's scale, rounded (TFLM uses the
+    rounded value whether or not the scale is a power of two)."""
+    log2 = float(_f32(np.log(_f32(scale))) * _f32(_f32(1.0) / _f32(np.log(_f32(2.0)))))
+    return int(math.copysign(math.floor(abs(log2) + 0.5), log2))   # std::round: half away from zero
+
+
+def _wrap32(values: np.ndarray) -> np.ndarray:
+    return ((values.astype(np.int64) + 2**31) % 2**32 - 2**31).astype(np.int32)
+
+
+class UnidirectionalSequenceLstm(OpDef):
+    types = ("UNIDIRECTIONAL_SEQUENCE_LSTM",)
+
+    def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
+        return OpData.of(op, graph, cpu, self._plan(op, graph))
+
+    @staticmethod
+    def _plan(op: Op, graph: Graph) -> LstmPlan:
+        inputs, y = io(op, graph)
+        if len(inputs) != 24:
+            raise op_error(op, f"{len(inputs)} inputs; TFLM's LSTM takes 24")
+        _check_standard(op, inputs)
+        x, h, c = inputs[INPUT], inputs[HIDDEN_STATE], inputs[CELL_STATE]
+        wx = [inputs[i] for i in INPUT_WEIGHTS]
+        wh = [inputs[i] for i in RECURRENT_WEIGHTS]
+        biases = [inputs[i] for i in GATE_BIASES]
+        _check_types(op, x, h, c, y, wx + wh, biases)
+        activation = op.options.get("fused_activation_function", "NONE")
+        if activation != "TANH":
+            raise op_error(op, f"cell gate activation {activation}; TFLM's integer LSTM computes TANH only")
+        time_major = bool(op.options.get("time_major", False))
+        if len(x.shape) != 3 or len(y.shape) != 3:
+            raise op_error(op, f"input {list(x.shape)} and output {list(y.shape)} must be 3-D")
+        steps, batch = (x.shape[0], x.shape[1]) if time_major else (x.shape[1], x.shape[0])
+        depth, units = x.shape[2], y.shape[2]
+        if tuple(y.shape[:2]) != tuple(x.shape[:2]) or min(steps, batch, depth, units) < 1:
+            raise op_error(op, f"input {list(x.shape)} does not give output {list(y.shape)}")
+        for t in wx:
+            _check_shape(op, t, (units, depth))
+        for t in wh:
+            _check_shape(op, t, (units, units))
+        for t in biases:
+            _check_shape(op, t, (units,))
+        for t in (h, c):
+            if t.size != batch * units:
+                raise op_error(op, f"state '{t.name}' has {t.size} values; {batch} batch × {units} units need "
+                                   f"{batch * units}")
+        power = cell_scale_power(c.quant.s)
+        tanh_shift = 12 + power   # lstm_eval.cc Tanh: (15 + cell_state_scale_power) - 3
+        if not -31 <= tanh_shift <= 14:
+            raise op_error(op, f"cell state scale {c.quant.s:g} (2^{power}) is outside what TFLM's int16 tanh "
+                               "input scaling holds (2^-43 to 2^2)")
+        cell_tanh = input_scaling(0, tanh_shift) if tanh_shift >= 0 else input_scaling(3, -tanh_shift)
+        clip = float(op.options.get("cell_clip", 0.0))
+        quantized_clip = int(min(max(clip / float(_f32(c.quant.s)), -32768.0), 32767.0)) if clip > 0 else None
+
+        in_weights = np.stack([t.data.astype(np.int8) for t in wx])
+        rec_weights = np.stack([t.data.astype(np.int8) for t in wh])
+        bias = np.stack([t.data.astype(np.int64).reshape(-1) for t in biases])
+        input_bias = _wrap32(bias - x.quant.zp * in_weights.astype(np.int64).sum(axis=2))
+        recurrent_bias = _wrap32(-h.quant.zp * rec_weights.astype(np.int64).sum(axis=2))
+        return LstmPlan(
+            rows=steps * batch, steps=steps, batch=batch, time_major=time_major, depth=depth, units=units,
+            input_fc=tuple(_fc_scale(x.quant.s, t.quant.s) for t in wx),
+            recurrent_fc=tuple(_fc_scale(h.quant.s, t.quant.s) for t in wh),
+            forget_cell=_mul_scale(NONLINEAR_SCALE, c.quant.s, c.quant.s),
+            input_cell=_mul_scale(NONLINEAR_SCALE, NONLINEAR_SCALE, c.quant.s),
+            output_hidden=_mul_scale(NONLINEAR_SCALE, NONLINEAR_SCALE, h.quant.s),
+            hidden_zp=h.quant.zp, cell_clip=quantized_clip, cell_tanh=cell_tanh,
+            input_bias=input_bias, recurrent_bias=recurrent_bias,
+            input_weights=in_weights, recurrent_weights=rec_weights)
+
+    def macs(self, data: OpData) -> int:
+        p: LstmPlan = data.params
+        return p.rows * 4 * p.units * (p.depth + p.units)
+
+    def lower(self, data: OpData, variant=None) -> Lowered:
+        op, p = data.op, data.params
+        args = [op.inputs[INPUT], Const("lstm_wx", p.input_weights.reshape(-1)),
+                Const("lstm_wh", p.recurrent_weights.reshape(-1)), Const("lstm_bx", p.input_bias.reshape(-1)),
+                Const("lstm_bh", p.recurrent_bias.reshape(-1)), Const("sigmoid_table", SIGMOID_TABLE_UINT16),
+                op.inputs[HIDDEN_STATE], op.inputs[CELL_STATE], op.outputs[0], Scratch(4 * p.units * 2)]
+        return Lowered([Kernel("lstm", args, func=lstm_func(p))])
+
+
+def _check_standard(op: Op, inputs: list[Tensor | None]) -> None:
+    """ValidateTensorStatus: the standard LSTM's tensors present, the variants' absent."""
+    for what, positions in VARIANTS.items():
+        given = [k for k in positions if inputs[k] is not None]
+        if given:
+            raise op_error(op, f"{what} given (input {given[0]}); TFLM's LSTM supports the standard LSTM only "
+                               "(no peephole, projection or layer norm)")
+    missing = [k for k in (INPUT, *INPUT_WEIGHTS, *RECURRENT_WEIGHTS, *GATE_BIASES, HIDDEN_STATE, CELL_STATE)
+               if inputs[k] is None]
+    if missing:
+        cifg = " (CIFG: no input gate)" if missing[0] in (1, 5, 12) else ""
+        raise op_error(op, f"input {missing[0]} is omitted{cifg}; TFLM's LSTM needs all four gates' weights and "
+                           "biases and both states")
+
+
+def _check_types(op: Op, x: Tensor, h: Tensor, c: Tensor, y: Tensor, weights: list[Tensor],
+                 biases: list[Tensor]) -> None:
+    if x.dtype != "int8" or y.dtype != "int8" or h.dtype != "int8" or c.dtype != "int16" \
+            or any(t.dtype != "int8" for t in weights) or any(t.dtype != "int32" for t in biases):
+        kinds = f"input {x.dtype}, weights {weights[0].dtype}, bias {biases[0].dtype}, cell state {c.dtype}"
+        raise op_error(op, f"{kinds} -> {y.dtype}; mtk supports the int8 LSTM (int8 input, output, hidden state and "
+                           "weights, int32 biases, int16 cell state)")
+    for t in (h, c):
+        if not t.variable:
+            raise op_error(op, f"the state '{t.name}' is not a variable tensor (TFLM requires it)")
+    for t in (*weights, *biases):
+        if not t.is_constant:
+            raise op_error(op, f"'{t.name}' must be a constant tensor")
+    for t in (x, h, c, y, *weights):
+        if t.quant is None or t.quant.per_channel:
+            raise op_error(op, f"tensor '{t.name}' must be quantized per tensor (TFLM's LSTM reads one scale)")
+    for t in weights:
+        if t.quant.zp != 0:
+            raise op_error(op, f"weights '{t.name}' have zero point {t.quant.zp}; TFLM requires symmetric weights")
+    if c.quant.zp != 0:
+        raise op_error(op, f"cell state '{c.name}' has zero point {c.quant.zp}; TFLM's int16 cell state is symmetric")
+
+
+def _check_shape(op: Op, t: Tensor, shape: tuple[int, ...]) -> None:
+    if tuple(t.shape) != shape:
+        raise op_error(op, f"'{t.name}' has shape {list(t.shape)}; the LSTM's sizes need {list(shape)}")
+
+
+def _sat16(x):
+    return clamp(x, INT16_MIN, INT16_MAX)
+
+
+def lstm_func(p: LstmPlan) -> tirx.PrimFunc:
+    """The PrimFunc (x, wx, wh, bx, bh, table, h, c, out, gates): every row of the input, in order."""
+    S, I = p.units, p.depth
+    gate_activation = {GATE_CELL: lambda v, table: tanh_s16(v, table, *input_scaling(0, 0))}
+    sigmoid = input_scaling(0, 0)
+    with IB.IRBuilder() as ib:
+        with T.prim_func():
+            T.func_name("main")
+            x = T.arg("x", T.buffer((p.rows * I,), "int8"))
+            wx = T.arg("wx", T.buffer((4 * S * I,), "int8"))
+            wh = T.arg("wh", T.buffer((4 * S * S,), "int8"))
+            bx = T.arg("bx", T.buffer((4 * S,), "int32"))
+            bh = T.arg("bh", T.buffer((4 * S,), "int32"))
+            table = T.arg("table", T.buffer((256,), "uint16"))
+            h = T.arg("h", T.buffer((p.batch * S,), "int8"))
+            c = T.arg("c", T.buffer((p.batch * S,), "int16"))
+            out = T.arg("out", T.buffer((p.rows * S,), "int8"))
+            gates = T.arg("gates", T.buffer((4 * S,), "int16"))
+            acc = T.alloc_buffer((2,), "int32")
+            with T.serial(0, p.rows) as r:
+                b = p.row_batch(r)
+                for g in range(4):
+                    with T.serial(0, S) as s:
+                        T.buffer_store(acc, bx[g * S + s], [0])
+                        T.buffer_store(acc, bh[g * S + s], [1])
+                        with T.serial(0, I) as k:
+                            T.buffer_store(acc, acc[0] + x[r * I + k].astype("int32")
+                                           * wx[(g * S + s) * I + k].astype("int32"), [0])
+                        with T.serial(0, S) as k:
+                            T.buffer_store(acc, acc[1] + h[b * S + k].astype("int32")
+                                           * wh[(g * S + s) * S + k].astype("int32"), [1])
+                        pre = _sat16(_sat16(p.input_fc[g].apply(acc[0])) + _sat16(p.recurrent_fc[g].apply(acc[1])))
+                        value = gate_activation.get(g, lambda v, t: logistic_s16(v, t, *sigmoid))(pre, table)
+                        T.buffer_store(gates, value, [g * S + s])
+                with T.serial(0, S) as s:
+                    def gate(index):
+                        return gates[index * S + s].astype("int32")
+                    kept = _sat16(p.forget_cell.apply(gate(GATE_FORGET) * c[b * S + s].astype("int32")))
+                    added = _sat16(p.input_cell.apply(gate(GATE_INPUT) * gate(GATE_CELL)))
+                    cell = _sat16(kept + added)
+                    if p.cell_clip is not None:
+                        cell = clamp(cell, -p.cell_clip, p.cell_clip)
+                    T.buffer_store(c, cell.astype("int16"), [b * S + s])
+                    squashed = tanh_s16(c[b * S + s].astype("int32"), table, *p.cell_tanh).astype("int32")
+                    hidden = clamp_s8(p.output_hidden.apply(squashed * gate(GATE_OUTPUT)) + i32(p.hidden_zp),
+                                      -128, 127)
+                    T.buffer_store(h, hidden, [b * S + s])
+                    T.buffer_store(out, hidden, [r * S + s])
+    return ib.get()
+
+
+OPS = [UnidirectionalSequenceLstm()]
