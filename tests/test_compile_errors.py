@@ -67,10 +67,10 @@ def test_int16_op_is_named_with_its_dtype(tmp_path, capsys):
     b = ModelBuilder()
     x = b.tensor("x", (1, 4), "int16", scale=0.1, zero_point=0)
     y = b.tensor("y", (1, 4), "int16", scale=0.1, zero_point=0)
-    b.op("RELU", [x], [y])
+    b.op("HARD_SWISH", [x], [y])
     b.inputs([x]); b.outputs([y])
     code, err = _run(capsys, "compile", str(_write(tmp_path, "i16.tflite", b.build())), "-o", str(tmp_path / "out"))
-    assert code == 2 and "op 0 (RELU): int16 -> int16" in err
+    assert code == 2 and "op 0 (HARD_SWISH): int16 -> int16" in err
 
 
 def test_all_unsupported_ops_listed_at_once(tmp_path, capsys):
@@ -84,13 +84,13 @@ def test_all_unsupported_ops_listed_at_once(tmp_path, capsys):
     y = b.tensor("y", (1, 8), "int16", scale=0.01, zero_point=0)
     b.op("FLOOR", [x], [h])
     b.op("QUANTIZE", [h], [wide])
-    b.op("RELU", [wide], [relu])
+    b.op("HARD_SWISH", [wide], [relu])
     b.op("SQUARE", [relu], [y])
     b.inputs([x]); b.outputs([y])
     code, err = _run(capsys, "compile", str(_write(tmp_path, "u.tflite", b.build())), "-o", str(tmp_path / "out"))
     assert code == 2 and "3 unsupported" in err
     assert "op 0: FLOOR (int8) is not supported" in err
-    assert "op 2 (RELU): int16 -> int16" in err
+    assert "op 2 (HARD_SWISH): int16 -> int16" in err
     assert "op 3: SQUARE (int16) is not supported" in err
     assert "int16 activations" not in err
     assert not (tmp_path / "out").exists()

@@ -1,4 +1,5 @@
-"""LOGISTIC, TANH, RELU, RELU6, LEAKY_RELU, HARD_SWISH on int8: TFLM's reference kernels, bit for bit.
+"""LOGISTIC, TANH, RELU, RELU6, LEAKY_RELU, HARD_SWISH on int8, and all but HARD_SWISH
+on int16 (their int16 kernels are in activation_int16.py): TFLM's reference kernels, bit for bit.
 
 What each op copies (tensorflow/tflite-micro):
   LOGISTIC    micro/kernels/logistic_common.cc + reference/integer_ops/logistic.h (gemmlowp::logistic
@@ -27,6 +28,7 @@ from tvm import te
 from ..errors import ModelError
 from ..graph import Graph, Op, Tensor
 from ..target import Cpu
+from . import activation_int16
 from .base import Const, Kernel, Lowered, OpData, OpDef, io
 from .common import op_error, require_per_tensor
 from .fixedpoint import quantize_multiplier, tflite_round
@@ -79,8 +81,8 @@ def tanh_table(input_scale: float, input_zp: int) -> np.ndarray:
 def leaky_relu_table(input_scale: float, input_zp: int, output_scale: float, output_zp: int,
                      alpha: float) -> np.ndarray:
     """reference_ops::QuantizeLeakyRelu (int8); the multipliers are float32 ratios, as in Prepare."""
-    alpha_mult, alpha_shift = quantize_multiplier(float(_f32(_f32(input_scale) * _f32(alpha)) / _f32(output_scale)))
-    ident_mult, ident_shift = quantize_multiplier(float(_f32(input_scale) / _f32(output_scale)))
+    (ident_mult, ident_shift), (alpha_mult, alpha_shift) = activation_int16.leaky_relu_multipliers(
+        input_scale, alpha, output_scale)
     x = INT8_VALUES - input_zp
     identity = multiply_by_quantized_multiplier_np(x, ident_mult, ident_shift).astype(np.int64)
     scaled_alpha = multiply_by_quantized_multiplier_np(x, abs(alpha_mult), alpha_shift).astype(np.int64)
@@ -146,27 +148,36 @@ def lookup_kernel(data: OpData) -> Lowered:
     return Lowered([Kernel("lookup_int8", [op.inputs[0], Const("lut", data.params), op.outputs[0]], func=func)])
 
 
-class Int8Unary(OpDef):
-    """One int8 input, one int8 output of the same size, per-tensor quantization; prepare runs the
-    reference on all 256 inputs (`table`, which raises for configurations TFLM rejects), lower looks it up."""
+class Unary(OpDef):
+    """One input, one output of the same type (int8 or int16) and size, per-tensor quantization.
+    int8: prepare runs the reference on all 256 inputs (`table`, which raises for configurations TFLM
+    rejects), lower looks it up. int16: prepare computes TFLM's OpData (`int16_params`), lower computes
+    the reference's expression per element (activation_int16.py)."""
 
     def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
         (x, *_), y = io(op, graph)
-        if x.dtype != "int8" or y.dtype != "int8":
-            raise op_error(op, f"{x.dtype} -> {y.dtype}; mtk supports int8 only")
-        require_per_tensor(op, x, y)
+        if x.dtype != y.dtype or x.dtype not in ("int8", "int16"):
+            raise op_error(op, f"{x.dtype} -> {y.dtype}; mtk supports int8 -> int8 and int16 -> int16")
+        require_per_tensor(op, x, y, dtypes=("int8", "int16"))
         if x.size != y.size:
             raise op_error(op, f"input {list(x.shape)} and output {list(y.shape)} differ")
+        if x.dtype == "int16":
+            return OpData.of(op, graph, cpu, self.int16_params(op, x, y))
         return OpData.of(op, graph, cpu, self.table(op, x, y).astype(np.int8))
 
     def table(self, op: Op, x: Tensor, y: Tensor) -> np.ndarray:
         raise NotImplementedError
 
+    def int16_params(self, op: Op, x: Tensor, y: Tensor):
+        raise op_error(op, f"int16 -> int16; TFLM has no int16 {op.type} kernel")
+
     def lower(self, data: OpData, variant=None) -> Lowered:
+        if data.output.dtype == "int16":
+            return data.params.lower(data)
         return lookup_kernel(data)
 
 
-class Logistic(Int8Unary):
+class Logistic(Unary):
     types = ("LOGISTIC",)
 
     def table(self, op: Op, x: Tensor, y: Tensor) -> np.ndarray:
@@ -174,8 +185,11 @@ class Logistic(Int8Unary):
             raise op_error(op, f"output zero point must be -128 (got {y.quant.zp})")
         return logistic_table(x.quant.s, x.quant.zp)
 
+    def int16_params(self, op: Op, x: Tensor, y: Tensor):
+        return activation_int16.sigmoid_params(op, x, y)
 
-class Tanh(Int8Unary):
+
+class Tanh(Unary):
     """TFLM checks neither the output scale nor its zero point: the result is always Q0.7."""
 
     types = ("TANH",)
@@ -183,15 +197,21 @@ class Tanh(Int8Unary):
     def table(self, op: Op, x: Tensor, y: Tensor) -> np.ndarray:
         return tanh_table(x.quant.s, x.quant.zp)
 
+    def int16_params(self, op: Op, x: Tensor, y: Tensor):
+        return activation_int16.sigmoid_params(op, x, y)
 
-class LeakyRelu(Int8Unary):
+
+class LeakyRelu(Unary):
     types = ("LEAKY_RELU",)
 
     def table(self, op: Op, x: Tensor, y: Tensor) -> np.ndarray:
         return leaky_relu_table(x.quant.s, x.quant.zp, y.quant.s, y.quant.zp, op.options.get("alpha", 0.0))
 
+    def int16_params(self, op: Op, x: Tensor, y: Tensor):
+        return activation_int16.leaky_relu_params(op, x, y)
 
-class HardSwish(Int8Unary):
+
+class HardSwish(Unary):
     types = ("HARD_SWISH",)
 
     def table(self, op: Op, x: Tensor, y: Tensor) -> np.ndarray:
@@ -203,33 +223,37 @@ class HardSwish(Int8Unary):
 
 def relu_table(input_scale: float, input_zp: int, output_scale: float, output_zp: int) -> np.ndarray:
     """ReluQuantized: out_zp + MultiplyByQuantizedMultiplier(x - in_zp), clamped to [out_zp, 127]."""
-    with np.errstate(over="ignore"):   # a float32 overflow is inf: quantize_multiplier refuses it
-        ratio = _f32(input_scale) / _f32(output_scale)
-    multiplier, shift = quantize_multiplier(float(ratio))
+    multiplier, shift = activation_int16.relu_multiplier(input_scale, output_scale)
     scaled = multiply_by_quantized_multiplier_np(INT8_VALUES - input_zp, multiplier, shift).astype(np.int64)
     return np.clip(output_zp + scaled, max(-128, output_zp), 127).astype(np.int8)
 
 
 def relu6_table(input_scale: float, input_zp: int) -> np.ndarray:
     """Relu6Quantized: x clamped to [in_zp, quantized 6.0] in the input's own quantization."""
-    six = min(127, max(-128, tflite_round(float(_f32(6.0) / _f32(input_scale))) + input_zp))
+    six = activation_int16.quantized_six(input_scale, input_zp, -128, 127)
     return np.minimum(np.maximum(INT8_VALUES, input_zp), six).astype(np.int8)
 
 
-class Relu(Int8Unary):
+class Relu(Unary):
     types = ("RELU",)
 
     def table(self, op: Op, x: Tensor, y: Tensor) -> np.ndarray:
         return relu_table(x.quant.s, x.quant.zp, y.quant.s, y.quant.zp)
 
+    def int16_params(self, op: Op, x: Tensor, y: Tensor):
+        return activation_int16.relu_params(op, x, y)
 
-class Relu6(Int8Unary):
+
+class Relu6(Unary):
     """TFLM ignores the output's quantization: the result is the clamped input."""
 
     types = ("RELU6",)
 
     def table(self, op: Op, x: Tensor, y: Tensor) -> np.ndarray:
         return relu6_table(x.quant.s, x.quant.zp)
+
+    def int16_params(self, op: Op, x: Tensor, y: Tensor):
+        return activation_int16.relu6_params(op, x, y)
 
 
 OPS = [Logistic(), Tanh(), LeakyRelu(), HardSwish(), Relu(), Relu6()]

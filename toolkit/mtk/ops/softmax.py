@@ -1,4 +1,4 @@
-"""SOFTMAX int8 -> int8: TFLM's reference kernel (reference/softmax.h, the int8 path), bit for bit.
+"""SOFTMAX int8 -> int8 and int16 -> int16: TFLM's reference kernels (reference/softmax.h), bit for bit.
 
 Prepare (micro/kernels/softmax_common.cc CalculateSoftmaxParams): the output must be scale 1/256,
 zero point -128; PreprocessSoftmaxScaling(beta, input_scale, 5) gives the multiplier and left
@@ -16,12 +16,23 @@ e(d) depends only on d in [diff_min, 0] (at most 256 values): it is a prepared i
 computed on the host with the same integer math (activation.py's gemmlowp transcription), with
 one trailing 0 standing for every d < diff_min. The kernel is TE: row max, sum, the per-row
 reciprocal (gemmlowp's Newton division as TIR) and the outputs, all scheduled inside the row loop.
+
+int16 (SoftmaxInt16; Prepare InitializeLutForInt16): zero points 0, output scale 1/32768. Two 513-entry
+int16 tables that Prepare fills with LUTPopulate<int16_t> in float32 (exp on [-10, 0], 1/(1 + x) on
+[0, 1]; expf from the C library, as TFLM calls it) and LUTLookup interpolates on the low 7 bits:
+    d = MultiplyByQuantizedMultiplier(x - max, QuantizeMultiplier(scale·beta / (10/65535)))
+    e = LUTLookup(sat16(d + 32767), exp_lut)                                      Q0.15
+    sum = Σ e;  h = CountLeadingZeros(sum)
+    r = LUTLookup(sat16(round((sum << (h - 1)) >> 14) - 3·2^15), one_over_one_plus_x_lut)
+    y = clamp((e·r + 2^(30 - h)) >> (31 - h), 0, 32767)
+The kernel computes e twice (for the sum, then for the output) instead of caching it in the output.
 """
 
 from __future__ import annotations
 
 import math
 import operator
+from dataclasses import dataclass
 
 import numpy as np
 from tvm import s_tir, te, tirx
@@ -30,14 +41,17 @@ from ..errors import ModelError
 from ..graph import Graph, Op
 from ..target import Cpu
 from .base import Const, Kernel, Lowered, OpData, OpDef, io
-from .common import op_error, require_per_tensor
-from .fixedpoint import clamp, quantize_multiplier
+from .common import i32, op_error, require_per_tensor
+from .activation_int16 import libm_f32
+from .fixedpoint import clamp, multiply_by_quantized_multiplier, quantize_multiplier
 from .gemmlowp import (NumpyArith, TirArith, exp_on_negative_values, one_over_one_plus_x_for_x_in_0_1,
                          rescale)
 
 SCALED_DIFF_INTEGER_BITS = 5     # exp's input: Q5.26
 ACCUMULATION_INTEGER_BITS = 12   # the sum of exps: Q12.19
 MAX_DEPTH = 4095                 # 4096 exps of 1.0 overflow the int32 sum
+MAX_DEPTH_INT16 = 65536          # int16: 65538 exps of 32767 would
+LUT_STEPS = 512                  # LUTPopulate<int16_t>: 512 segments, 513 entries
 
 
 def softmax_params(input_scale: float, beta: float) -> tuple[int, int, int]:
@@ -58,6 +72,63 @@ def exp_table(multiplier: int, left_shift: int, diff_min: int) -> np.ndarray:
     diffs = -np.arange(min(255, -diff_min) + 1, dtype=np.int64)
     rescaled = A.srdhm((diffs << left_shift).astype(np.int32), multiplier)   # MultiplyByQuantizedMultiplierGreaterThanOne
     return np.append(exp_on_negative_values(A, rescaled, SCALED_DIFF_INTEGER_BITS), 0).astype(np.int32)
+
+
+def _round_f32(v: np.ndarray) -> np.ndarray:
+    """TfLiteRound on float32 (roundf: half away from zero)."""
+    v = np.asarray(v, np.float32)
+    return (np.sign(v) * np.floor(np.abs(v).astype(np.float64) + 0.5)).astype(np.float32)
+
+
+def lut_populate_int16(transform, input_scale: np.float32, input_zp: int, output_scale: np.float32) -> np.ndarray:
+    """LUTPopulateInt16<float> (kernels/internal/common.h), output zero point 0: 512 samples of
+    `transform` (float32 -> float32), each biased by half the interpolation error at its midpoint."""
+    f = lambda values: np.array([transform(v) for v in values], np.float32)
+    input_min = np.float32(input_scale * np.float32(-32768 - input_zp))
+    input_max = np.float32(input_scale * np.float32(32767 - input_zp))
+    output_min, output_max = output_scale * np.float32(-32768), output_scale * np.float32(32767)
+    step = (input_max - input_min) / np.float32(LUT_STEPS)
+    half_step = step / np.float32(2)
+    inverse = np.float32(65536) / (output_max - output_min)
+    i = np.arange(LUT_STEPS, dtype=np.float32)
+    at = input_min + i * step
+    val, val_mid, val_next = f(at), f(at + half_step), f(input_min + (i + np.float32(1)) * step)
+    sample = _round_f32(val * inverse)
+    midpoint_interp = _round_f32((val_next * inverse + _round_f32(val * inverse)) / np.float32(2))
+    bias = _round_f32((midpoint_interp - _round_f32(val_mid * inverse)) / np.float32(2))
+    last = _round_f32(f([input_max]) * inverse)
+    return np.clip(np.append(sample - bias, last), -32768, 32767).astype(np.int16)
+
+
+@dataclass(frozen=True)
+class Int16Softmax:
+    """CalculateSoftmaxParams for int16: the rescale of x - max onto the exp table's [-65535, 0], the tables."""
+
+    multiplier: int
+    shift: int
+    exp_lut: np.ndarray
+    reciprocal_lut: np.ndarray
+
+
+_expf = libm_f32("expf")
+_INT16_RANGE = np.float32(65535)
+
+
+def int16_softmax_params(input_scale: float, beta: float) -> Int16Softmax:
+    multiplier, shift = quantize_multiplier(float(np.float32(input_scale)) * float(np.float32(beta)) / (10.0 / 65535.0))
+    exp_lut = lut_populate_int16(_expf, np.float32(10) / _INT16_RANGE, 32767, np.float32(2) / _INT16_RANGE)
+    reciprocal_lut = lut_populate_int16(lambda v: np.float32(1) / (np.float32(1) + v), np.float32(1) / _INT16_RANGE,
+                                        -32768, np.float32(2) / _INT16_RANGE)
+    return Int16Softmax(multiplier, shift, exp_lut, reciprocal_lut)
+
+
+def lut_lookup(lut, value):
+    """LUTLookup(int16 value, 513-entry lut) as TIR: lut[256 + (v >> 7)] plus the slope times v's low 7 bits."""
+    v, base = tirx.Var("lut_in", "int32"), tirx.Var("base", "int32")
+    index = (v >> i32(7)) + i32(256)
+    slope = lut[index + i32(1)].astype("int32") - base
+    body = tirx.Let(base, lut[index].astype("int32"), base + ((slope * (v & i32(0x7F)) + i32(64)) >> i32(7)))
+    return tirx.Let(v, value, body)
 
 
 def count_leading_zeros(A, x):
@@ -154,31 +225,47 @@ class Softmax(OpDef):
     types = ("SOFTMAX",)
 
     def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
-        """params: the table of e^(x - max) exp_table computes from softmax_params."""
+        """params: int8, the table of e^(x - max) exp_table computes from softmax_params; int16, Int16Softmax."""
         (x, *_), y = io(op, graph)
-        require_per_tensor(op, x, y)
-        if y.quant.zp != -128 or np.float32(y.quant.s) != np.float32(1.0 / 256):
-            raise op_error(op, f"output must have scale 1/256 and zero point -128 (got {y.quant.s:g}, {y.quant.zp})")
+        require_per_tensor(op, x, y, dtypes=("int8", "int16"))
         if tuple(x.shape) != tuple(y.shape) or not x.shape:
             raise op_error(op, f"input {list(x.shape)} and output {list(y.shape)} differ")
+        beta = op.options.get("beta", 1.0)
+        if x.dtype == "int16":
+            return OpData.of(op, graph, cpu, self._prepare_int16(op, x, y, beta))
+        if y.quant.zp != -128 or np.float32(y.quant.s) != np.float32(1.0 / 256):
+            raise op_error(op, f"output must have scale 1/256 and zero point -128 (got {y.quant.s:g}, {y.quant.zp})")
         if x.shape[-1] > MAX_DEPTH:
             raise op_error(op, f"{x.shape[-1]} classes; at most {MAX_DEPTH} are supported")
         try:
-            params = softmax_params(x.quant.s, op.options.get("beta", 1.0))
+            params = softmax_params(x.quant.s, beta)
         except ModelError as err:
             raise op_error(op, err.message) from None
         return OpData.of(op, graph, cpu, exp_table(*params))
 
-    def lower(self, data: OpData, variant=None) -> Lowered:
-        op, table = data.op, data.params
-        x, *_ = data.inputs
-        depth = x.shape[-1]
-        rows = x.size // depth
+    @staticmethod
+    def _prepare_int16(op: Op, x, y, beta: float) -> Int16Softmax:
+        if x.quant.zp != 0 or y.quant.zp != 0:
+            raise op_error(op, f"int16 zero points must be 0 (got {x.quant.zp}, {y.quant.zp})")
+        one = np.float32(1.0) / np.float32(32768)
+        if abs(np.float32(y.quant.s) - one) > np.float32(0.001) * one:   # TF_LITE_ENSURE_NEAR
+            raise op_error(op, f"int16 output must have scale 1/32768 (got {y.quant.s:g})")
+        if x.shape[-1] > MAX_DEPTH_INT16:
+            raise op_error(op, f"{x.shape[-1]} classes; at most {MAX_DEPTH_INT16} are supported")
+        try:
+            return int16_softmax_params(x.quant.s, beta)
+        except ModelError as err:
+            raise op_error(op, err.message) from None
 
-        X = te.placeholder((rows, depth), "int8", name="x")
+    def lower(self, data: OpData, variant=None) -> Lowered:
+        if isinstance(data.params, Int16Softmax):
+            return self._lower_int16(data)
+        return self._lower_int8(data)
+
+    def _lower_int8(self, data: OpData) -> Lowered:
+        op, table = data.op, data.params
+        rows, depth, X, row_max = _rows_and_max(data)
         E = te.placeholder((len(table),), "int32", name="exp_table")
-        k = te.reduce_axis((0, depth), "k")
-        row_max = te.compute((rows,), lambda r: te.max(X[r, k].astype("int32"), axis=k), name="row_max")
 
         def exp_of(r, c):   # e(x - max), 0 below diff_min (the table's last entry)
             return E[tirx.Min(row_max[r] - X[r, c].astype("int32"), tirx.const(len(table) - 1, "int32"))]
@@ -202,18 +289,69 @@ class Softmax(OpDef):
             return clamp(scaled - tirx.const(128, "int32"), -128, 127).astype("int8")
 
         y = te.compute((rows, depth), output, name="y")
-        func = te.create_prim_func([X, E, y])
-        sch = s_tir.Schedule(func)
-        row_loop = sch.get_loops(sch.get_sblock("y"))[0]
-        for stage in [t.op.name for t in reversed(A.stages)] + ["sum_of_exps", "row_max"]:   # consumers first
-            sch.compute_at(sch.get_sblock(stage), row_loop)
-        for reduction in ("sum_of_exps", "row_max"):   # initialise before the loop, not inside it
-            block = sch.get_sblock(reduction)
-            loops = sch.get_loops(block)
-            if len(loops) > 1:   # one class: no reduction loop left
-                sch.decompose_reduction(block, loops[1])
+        func = _schedule_rows(te.create_prim_func([X, E, y]), [t.op.name for t in reversed(A.stages)])
         args = [op.inputs[0], Const("exp_table", table), op.outputs[0]]
-        return Lowered([Kernel("softmax", args, func=sch.mod["main"])])
+        return Lowered([Kernel("softmax", args, func=func)])
+
+    def _lower_int16(self, data: OpData) -> Lowered:
+        op, p = data.op, data.params
+        rows, depth, X, row_max = _rows_and_max(data)
+        E = te.placeholder((len(p.exp_lut),), "int16", name="exp_lut")
+        R = te.placeholder((len(p.reciprocal_lut),), "int16", name="reciprocal_lut")
+
+        def exp_of(r, c):   # SoftMaxCalculateExp
+            scaled = multiply_by_quantized_multiplier(X[r, c].astype("int32") - row_max[r], p.multiplier, p.shift)
+            return lut_lookup(E, clamp(scaled + i32(32767), -32768, 32767))
+
+        j = te.reduce_axis((0, depth), "j")
+        total = te.compute((rows,), lambda r: te.sum(exp_of(r, j), axis=j), name="sum_of_exps")
+        A = RowArith(rows, "row")
+        headroom = A.bind(count_leading_zeros(A, RowValue(lambda r: total[r])))   # headroom_plus_one
+
+        def reciprocal(r):
+            # ((sum << (h - 1)) + 2^13) >> 14 without int64: the shifted sum is below 2^31.
+            shifted = tirx.Var("shifted", "int32")
+            rounded = (shifted >> i32(14)) + ((shifted >> i32(13)) & i32(1))
+            sym = tirx.Let(shifted, total[r] << (headroom.at(r) - i32(1)), rounded - i32((1 << 15) + (1 << 16)))
+            return lut_lookup(R, clamp(sym, -32768, 32767))
+
+        recip = te.compute((rows,), reciprocal, name="reciprocal")
+
+        def output(r, c):
+            # 31 - headroom_plus_one, in [14, 30] for sums of 1 to 65536 exps; bounded for TVM's bound analysis.
+            right_shift = tirx.Max(tirx.Min(i32(31) - headroom.at(r), i32(30)), i32(1))
+            product = exp_of(r, c) * recip[r] + (i32(1) << (right_shift - i32(1)))
+            return clamp(product >> right_shift, 0, 32767).astype("int16")
+
+        y = te.compute((rows, depth), output, name="y")
+        func = _schedule_rows(te.create_prim_func([X, E, R, y]), ["reciprocal", *(t.op.name for t in reversed(A.stages))])
+        args = [op.inputs[0], Const("exp_lut", p.exp_lut), Const("reciprocal_lut", p.reciprocal_lut), op.outputs[0]]
+        return Lowered([Kernel("softmax_int16", args, func=func)])
+
+
+def _rows_and_max(data: OpData):
+    """The input as rows of the last axis (TE placeholder) and each row's maximum, as int32."""
+    x, *_ = data.inputs
+    depth = x.shape[-1]
+    rows = x.size // depth
+    X = te.placeholder((rows, depth), x.dtype, name="x")
+    k = te.reduce_axis((0, depth), "k")
+    return rows, depth, X, te.compute((rows,), lambda r: te.max(X[r, k].astype("int32"), axis=k), name="row_max")
+
+
+def _schedule_rows(func, row_stages: list[str]):
+    """Every per-row stage (`row_stages` consumers first, then the sum and the max) computed inside
+    the output's row loop, the reductions initialised before their loops."""
+    sch = s_tir.Schedule(func)
+    row_loop = sch.get_loops(sch.get_sblock("y"))[0]
+    for stage in [*row_stages, "sum_of_exps", "row_max"]:
+        sch.compute_at(sch.get_sblock(stage), row_loop)
+    for reduction in ("sum_of_exps", "row_max"):   # initialise before the loop, not inside it
+        block = sch.get_sblock(reduction)
+        loops = sch.get_loops(block)
+        if len(loops) > 1:   # one class: no reduction loop left
+            sch.decompose_reduction(block, loops[1])
+    return sch.mod["main"]
 
 
 OPS = [Softmax()]
