@@ -9,7 +9,8 @@ What each copies (tensorflow/tflite-micro):
 
 An int16 input has 65536 values, too many for a table on a microcontroller: prepare computes TFLM's
 OpData (multipliers, shifts, bounds) and the kernel is the reference's integer expression per element
-(TE). LOGISTIC and TANH interpolate in TFLite's 256-entry sigmoid table, a 512-byte constant.
+(TE). LOGISTIC and TANH interpolate in TFLite's 256-entry sigmoid table, a 512-byte constant
+(lut16.py, which the LSTM's gates share).
 Prepare's float steps (CheckedLog2's logf, the LUT generation of int16 SOFTMAX) run through the C
 library's float32 functions, as TFLM's do.
 """
@@ -28,32 +29,10 @@ from ..graph import Op, Tensor
 from .base import Const, Kernel, Lowered, OpData
 from .common import i32, op_error
 from .fixedpoint import clamp, quantize_multiplier, tflite_round
+from .lut16 import SIGMOID_TABLE_UINT16, input_scaling, logistic_s16, tanh_s16
 from .requant import scale
 
 INT16_MIN, INT16_MAX = -32768, 32767
-
-# TFLite's sigmoid_table_uint16 (kernels/internal/common.h): sigmoid(i / 24) in unsigned Q0.16 for
-# i = 0..255, shared by the int16 LOGISTIC and TANH kernels. Its entries are tuned for interpolation:
-# no closed formula reproduces them (round(65536 * sigmoid(i / 24)) differs in 44 of them).
-SIGMOID_TABLE = np.array([
-    32768, 33451, 34133, 34813, 35493, 36169, 36843, 37513, 38180, 38841, 39498, 40149, 40794, 41432, 42064, 42688,
-    43304, 43912, 44511, 45102, 45683, 46255, 46817, 47369, 47911, 48443, 48964, 49475, 49975, 50464, 50942, 51409,
-    51865, 52311, 52745, 53169, 53581, 53983, 54374, 54755, 55125, 55485, 55834, 56174, 56503, 56823, 57133, 57433,
-    57724, 58007, 58280, 58544, 58800, 59048, 59288, 59519, 59743, 59959, 60168, 60370, 60565, 60753, 60935, 61110,
-    61279, 61441, 61599, 61750, 61896, 62036, 62172, 62302, 62428, 62549, 62666, 62778, 62886, 62990, 63090, 63186,
-    63279, 63368, 63454, 63536, 63615, 63691, 63765, 63835, 63903, 63968, 64030, 64090, 64148, 64204, 64257, 64308,
-    64357, 64405, 64450, 64494, 64536, 64576, 64614, 64652, 64687, 64721, 64754, 64786, 64816, 64845, 64873, 64900,
-    64926, 64950, 64974, 64997, 65019, 65039, 65060, 65079, 65097, 65115, 65132, 65149, 65164, 65179, 65194, 65208,
-    65221, 65234, 65246, 65258, 65269, 65280, 65291, 65301, 65310, 65319, 65328, 65337, 65345, 65352, 65360, 65367,
-    65374, 65381, 65387, 65393, 65399, 65404, 65410, 65415, 65420, 65425, 65429, 65433, 65438, 65442, 65445, 65449,
-    65453, 65456, 65459, 65462, 65465, 65468, 65471, 65474, 65476, 65479, 65481, 65483, 65485, 65488, 65489, 65491,
-    65493, 65495, 65497, 65498, 65500, 65501, 65503, 65504, 65505, 65507, 65508, 65509, 65510, 65511, 65512, 65513,
-    65514, 65515, 65516, 65517, 65517, 65518, 65519, 65520, 65520, 65521, 65522, 65522, 65523, 65523, 65524, 65524,
-    65525, 65525, 65526, 65526, 65526, 65527, 65527, 65528, 65528, 65528, 65529, 65529, 65529, 65529, 65530, 65530,
-    65530, 65530, 65531, 65531, 65531, 65531, 65531, 65532, 65532, 65532, 65532, 65532, 65532, 65533, 65533, 65533,
-    65533, 65533, 65533, 65533, 65533, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65535,
-], np.uint16)
-
 
 # ---- the C library's float32 functions (TFLM's Prepare calls logf, expf) ------------------------
 
@@ -133,33 +112,18 @@ class LeakyRelu16:
 
 @dataclass(frozen=True)
 class SigmoidLookup:
-    """reference_integer_ops::Logistic / Tanh (int16): the input rescaled to 1/(3·4096) per unit,
-    ((x · multiplier + round) >> left_shift), then sigmoid_table interpolated on its low bits
-    (9 for LOGISTIC, 8 for TANH, which reads sigmoid(2x)); the result in Q0.15."""
+    """reference_integer_ops::Logistic / Tanh (int16), lut16.py's expressions: TFLM's OpData
+    (input_multiplier 0 marks the power-of-two case) and the sigmoid table."""
 
     op_type: str   # "LOGISTIC" or "TANH"
-    multiplier: int
-    left_shift: int
+    input_multiplier: int
+    input_left_shift: int
 
     def lower(self, data: OpData) -> Lowered:
-        bits = 9 if self.op_type == "LOGISTIC" else 8
-        rounding = (1 << (self.left_shift - 1)) if self.left_shift > 0 else 0
-
-        def element(x, table):
-            v = tirx.Var("v", "int32")
-            a = tirx.Var("a", "int32")
-            index = tirx.Min(a >> i32(bits), i32(254))   # read only in range: TE evaluates both Select arms
-            low, high = table[index].astype("int32"), table[index + 1].astype("int32")
-            interpolated = (low << i32(bits)) + (a & i32((1 << bits) - 1)) * (high - low)
-            saturated = 0x7FFF << 10 if bits == 9 else 0xFFFF << 8
-            r = tirx.Select((a >> i32(bits)) >= i32(255), i32(saturated), interpolated)
-            if bits == 9:   # logistic.h
-                out = tirx.Select(v >= i32(0), r + i32(1 << 9), i32((1 << 25) + (1 << 9) - 1) - r) >> i32(10)
-            else:           # tanh.h
-                out = tirx.Select(v >= i32(0), r - i32((1 << 23) - (1 << 7)), i32((1 << 23) + (1 << 7) - 1) - r) >> i32(8)
-            body = tirx.Let(a, tirx.Select(v >= i32(0), v, i32(0) - v), out)
-            return tirx.Let(v, (x * i32(self.multiplier) + i32(rounding)) >> i32(self.left_shift), body)
-        return _elementwise(data, f"{self.op_type.lower()}_int16", element, (Const("sigmoid_table", SIGMOID_TABLE),))
+        function = logistic_s16 if self.op_type == "LOGISTIC" else tanh_s16
+        scaling = input_scaling(self.input_multiplier, self.input_left_shift)
+        return _elementwise(data, f"{self.op_type.lower()}_int16", lambda x, table: function(x, table, *scaling),
+                            (Const("sigmoid_table", SIGMOID_TABLE_UINT16),))
 
 
 # ---- Prepare ------------------------------------------------------------------------------------
@@ -211,8 +175,8 @@ def leaky_relu_params(op: Op, x: Tensor, y: Tensor) -> LeakyRelu16:
 
 def sigmoid_params(op: Op, x: Tensor, y: Tensor) -> SigmoidLookup:
     """The int16 branch of LOGISTIC's and TANH's Prepare. A power-of-two input scale of 2^-12 (TANH:
-    also 2^-13) takes multiplier 3 << left_shift and shift 0, as Eval substitutes; any other scale s
-    takes multiplier ⌊s·3·4096·2^k⌋ with the smallest k that brings it above 32767 / 2."""
+    also 2^-13) gives multiplier 0 (Eval then takes 3 << left_shift); any other scale s gives
+    ⌊s·3·4096·2^k⌋ with the smallest k that brings it above 32767 / 2."""
     _require_zero_points(op, x, y)
     log2_out, out_pot = checked_log2(y.quant.s)
     if not out_pot or log2_out != -15:
@@ -220,7 +184,7 @@ def sigmoid_params(op: Op, x: Tensor, y: Tensor) -> SigmoidLookup:
     log2_in, pot = checked_log2(x.quant.s)
     left_shift = 12 + log2_in
     if pot and left_shift in ((0,) if op.type == "LOGISTIC" else (0, 1)):
-        return SigmoidLookup(op.type, 3 << left_shift, 0)
+        return SigmoidLookup(op.type, 0, left_shift)
     multiplier, left_shift = float(_f32(x.quant.s)) * 4096.0 * 3.0, 0
     while multiplier <= 32767.0 / 2.0 and left_shift <= 30:
         left_shift += 1
