@@ -45,6 +45,9 @@ def test_rendered_project(tmp_path):
     assert "-mcpu=cortex-m55" in (project / "Makefile").read_text()
     linker = (project / "linker.ld").read_text()
     assert "ORIGIN = 0x10000000, LENGTH = 0x80000" in linker and "ORIGIN = 0x30000000" in linker
+    # the AN547's second RAM region, where a model's arena pool in section "SRAM" goes (test_regions.py)
+    assert "SRAM (rw) : ORIGIN = 0x11000000, LENGTH = 0x200000" in linker
+    assert ".sram (NOLOAD)" in linker and "KEEP(*(SRAM))" in linker and "} > SRAM" in linker
     board_h = (project / "mtk_board.h").read_text()
     assert "MTK_UART_CMSDK 1" in board_h and "0x59303000u" in board_h
     assert "MTK_TICK_NUM 125u" in board_h and "MTK_TICK_SHIFT 2u" in board_h  # 32 MHz: 31.25 ns a tick

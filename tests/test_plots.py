@@ -121,3 +121,25 @@ def test_layer_table_shows_macs_per_instruction_per_layer():
                     f"{100 * layer.units / sum(x.units for x in result.layers):.1f}"]
     assert lines[4].split()[-2:] == ["-", "0.0"]   # the reshape: no code, no rate
     assert lines[-1].split()[0] == "total" and lines[-1].split()[-1] == "100.0"
+
+
+def test_memory_chart_stacks_live_bytes_by_region_under_the_limits(tmp_path):
+    """`mtk compile --plot-memory`: one band per RAM region, lines at the arena and at each room."""
+    from dataclasses import replace
+    from pathlib import Path
+
+    from mtk.compiled import CompiledModel, RegionUse
+    from mtk.plots import memory_figure, write_memory_png
+
+    fake = CompiledModel.load(Path(__file__).parent / "fixtures" / "fake_compiled")
+    dtcm, sram = (10, 40, 30), (0, 200, 0)
+    memory = replace(fake.memory, arena_bytes=256, live_bytes=tuple(d + s for d, s in zip(dtcm, sram)),
+                     arena_limit_bytes=900, regions=(RegionUse("DTCM", 48, 60, dtcm), RegionUse("SRAM", 208, 300, sram)))
+    compiled = replace(fake, memory=memory, ops=fake.ops * 3)
+    ax = memory_figure(compiled, {"untiled": [300, 300, 40]}).axes[0]
+    labels = ax.get_legend_handles_labels()[1]
+    assert [lab.split(" (")[0] for lab in labels[:3]] == ["live in DTCM", "live in SRAM", "untiled"]
+    assert any("room for the arena 900 B" in lab for lab in labels)
+    assert {"DTCM's room 60 B", "SRAM's room 300 B", "arena 256 B"} <= set(labels)
+    write_memory_png(compiled, tmp_path / "m.png")
+    assert Image.open(tmp_path / "m.png").size[0] >= 900

@@ -25,6 +25,19 @@ class MemoryRegion:
 
 
 @dataclass(frozen=True)
+class RamRegion:
+    """A RAM region the model's arena may use. `name` is the linker's: the memory region and the input
+    section a pool placed there goes to (in Zephyr its devicetree node's `zephyr,memory-region`);
+    the `system` region holds the firmware's own data, I/O buffers and stack (Zephyr's `zephyr,sram`)."""
+
+    name: str
+    base: int | None      # None: not known (a board mtk only knows through Zephyr's devicetree)
+    size: int
+    system: bool = False
+    tcm: bool = False     # tightly coupled: no wait states, no cache; hot buffers go here first
+
+
+@dataclass(frozen=True)
 class QemuMachine:
     """How QEMU emulates a board: machine, memory map and console UART."""
 
@@ -52,6 +65,11 @@ class Board:
     aliases: tuple[str, ...] = ()
     zephyr_modules: tuple[str, ...] = ()   # west projects it needs besides zephyr and cmsis_6
     zephyr_selects: tuple[tuple[str, tuple[str, ...]], ...] = ()   # (Kconfig symbol, what it selects)
+    ram_regions: tuple[RamRegion, ...] = ()   # fastest first; their sizes add up to ram_bytes
+
+    @property
+    def system_region(self) -> RamRegion:
+        return next(r for r in self.ram_regions if r.system)
 
     @property
     def is_qemu(self) -> bool:
@@ -64,20 +82,24 @@ class Board:
             "qemu_machine": self.qemu.machine if self.qemu else None,
             "usb_vid_pid": self.usb_vid_pid, "runners": list(self.runners), "pyocd_target": self.pyocd_target,
             "timestamp_gpio": self.timestamp_gpio,
+            "ram_regions": [{"name": r.name, "base": r.base, "size": r.size, "system": r.system, "tcm": r.tcm}
+                            for r in self.ram_regions],
         }
 
 
 def _board_from_yaml(name: str, entry: dict[str, Any]) -> Board:
     try:
         qemu = entry.get("qemu")
+        qemu_machine = _qemu_from_yaml(qemu) if qemu else None
+        ram_bytes = int(entry["ram_bytes"])
         return Board(
             name=name,
             cpu=get_cpu(entry["cpu"]),
             clock_hz=int(entry["clock_hz"]),
             flash_bytes=int(entry["flash_bytes"]),
-            ram_bytes=int(entry["ram_bytes"]),
+            ram_bytes=ram_bytes,
             console=str(entry["console"]),
-            qemu=_qemu_from_yaml(qemu) if qemu else None,
+            qemu=qemu_machine,
             usb_vid_pid=entry.get("usb_vid_pid"),
             runners=tuple(entry.get("runners", ())),
             pyocd_target=entry.get("pyocd_target"),
@@ -85,9 +107,27 @@ def _board_from_yaml(name: str, entry: dict[str, Any]) -> Board:
             aliases=tuple(entry.get("aliases", ())),
             zephyr_modules=tuple(entry.get("zephyr_modules", ())),
             zephyr_selects=tuple((symbol, tuple(selects)) for symbol, selects in entry.get("zephyr_selects", {}).items()),
+            ram_regions=_ram_regions_from_yaml(entry.get("ram_regions"), ram_bytes, qemu_machine),
         )
     except (KeyError, TypeError, ValueError) as err:
         raise MtkError(f"{BOARDS_FILE}: board '{name}' is malformed ({err!r})") from err
+
+
+def _ram_regions_from_yaml(entries: list[dict[str, Any]] | None, ram_bytes: int,
+                          qemu: QemuMachine | None) -> tuple[RamRegion, ...]:
+    """The board's RAM regions; without a list, one system region "RAM" of ram_bytes."""
+    if not entries:
+        return (RamRegion("RAM", qemu.ram.base if qemu else None, ram_bytes, system=True),)
+    regions = tuple(RamRegion(str(e["name"]), int(e["base"]), int(e["size"]), bool(e.get("system", False)),
+                              bool(e.get("tcm", False))) for e in entries)
+    systems = [r for r in regions if r.system]
+    if len(systems) != 1:
+        raise ValueError("ram_regions need exactly one system region")
+    if sum(r.size for r in regions) != ram_bytes:
+        raise ValueError(f"ram_regions add up to {sum(r.size for r in regions):#x}, ram_bytes is {ram_bytes:#x}")
+    if qemu and (qemu.ram.base, qemu.ram.size) != (systems[0].base, systems[0].size):
+        raise ValueError("the system region is not where QEMU's firmware links its RAM (qemu.ram)")
+    return regions
 
 
 def _qemu_from_yaml(entry: dict[str, Any]) -> QemuMachine:

@@ -15,6 +15,18 @@ from .errors import ModelError
 from .target import get_cpu
 
 DEFAULT_STACK_BYTES = 8192   # the firmware's main stack (ProjectOptions.stack_bytes)
+FIRMWARE_DATA_BYTES = 8192   # the firmware core's, libc's and the RTOS's own data: kept free beside the arena
+
+
+def arena_room(board: Board, io_bytes: int, state_bytes: int, stack_bytes: int = DEFAULT_STACK_BYTES) -> int:
+    """RAM left for the arena once the firmware's I/O buffers, the state and the stack are in: the
+    limit the memory report draws."""
+    return board.ram_bytes - io_bytes - state_bytes - stack_bytes
+
+
+def system_reserved(io_bytes: int, state_bytes: int, stack_bytes: int = DEFAULT_STACK_BYTES) -> int:
+    """What the system RAM region keeps for the firmware when the arena is split across regions."""
+    return io_bytes + state_bytes + stack_bytes + FIRMWARE_DATA_BYTES
 
 
 def check_fits(model: CompiledModel, board: Board, stack_bytes: int = DEFAULT_STACK_BYTES) -> None:
@@ -27,6 +39,10 @@ def check_fits(model: CompiledModel, board: Board, stack_bytes: int = DEFAULT_ST
         raise ModelError(f"{model.name} does not fit {board.name}: needs {model.constant_bytes:,} B of constants "
                          f"+ {code:,} B of code = {flash:,} B of flash; {board.name} has {board.flash_bytes:,} B",
                          hint=fitting_boards_hint(flash, ram))
+    missing = [r.name for r in model.memory.regions if r.name not in {b.name for b in board.ram_regions}]
+    if missing:
+        raise ModelError(f"{model.name} was compiled for RAM region{'s' * (len(missing) > 1)} {', '.join(missing)}, "
+                         f"which {board.name} does not have", hint=f"compile it with --board {board.name}")
     if ram > board.ram_bytes:
         state = f"state {model.memory.state_bytes:,}, " if model.memory.state_bytes else ""
         raise ModelError(f"{model.name} does not fit {board.name}: needs at least {ram:,} B of RAM (arena "

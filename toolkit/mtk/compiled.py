@@ -92,10 +92,31 @@ class PlacedBuffer:
     bytes: int
     first_use: int
     last_use: int
+    region: str = ""   # the RAM region whose pool holds it (offset within that pool); "": the one arena
 
     def to_json(self) -> dict[str, Any]:
-        return {"tensor": self.tensor, "offset": self.offset, "bytes": self.bytes,
-                "first_use": self.first_use, "last_use": self.last_use}
+        out = {"tensor": self.tensor, "offset": self.offset, "bytes": self.bytes,
+               "first_use": self.first_use, "last_use": self.last_use}
+        return {**out, "region": self.region} if self.region else out
+
+
+@dataclass(frozen=True)
+class RegionUse:
+    """The arena's pool in one RAM region of the board: its size (the peak of its buffers' plan), the
+    room the region has for it, and its live bytes at each op step."""
+
+    name: str
+    arena_bytes: int
+    limit_bytes: int
+    live_bytes: tuple[int, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "arena_bytes": self.arena_bytes, "limit_bytes": self.limit_bytes,
+                "live_bytes": list(self.live_bytes)}
+
+    @classmethod
+    def from_json(cls, e: dict[str, Any]) -> RegionUse:
+        return cls(str(e["name"]), int(e["arena_bytes"]), int(e["limit_bytes"]), tuple(int(v) for v in e["live_bytes"]))
 
 
 @dataclass(frozen=True)
@@ -131,19 +152,27 @@ class MemoryUse:
     code_bytes: int | None         # .text of the generated C (arm-none-eabi-gcc -O2); None: no compiler here
     plan: tuple[PlacedBuffer, ...] = ()
     state_bytes: int = 0           # the state region (variable tensors), static RAM beside the arena
+    live_bytes: tuple[int, ...] = ()        # arena bytes live at each op step (the ops' order)
+    arena_limit_bytes: int | None = None    # the board's room for the arena (RAM − I/O, state, stack)
+    regions: tuple[RegionUse, ...] = ()     # by RAM region, for a board with several (codegen/regions.py)
 
     def to_json(self) -> dict[str, Any]:
         out = {"workspace": self.workspace, "arena_bytes": self.arena_bytes,
                "lower_bound_bytes": self.lower_bound_bytes, "io_bytes": self.io_bytes,
                "constant_bytes": self.constant_bytes, "code_bytes": self.code_bytes,
                "plan": [b.to_json() for b in self.plan]}
-        return {**out, "state_bytes": self.state_bytes} if self.state_bytes else out
+        optional = {"state_bytes": self.state_bytes, "live_bytes": list(self.live_bytes),
+                    "arena_limit_bytes": self.arena_limit_bytes, "regions": [r.to_json() for r in self.regions]}
+        return {**out, **{k: v for k, v in optional.items() if v}}
 
     @classmethod
     def from_json(cls, e: dict[str, Any]) -> MemoryUse:
+        limit = e.get("arena_limit_bytes")
         return cls(str(e["workspace"]), int(e["arena_bytes"]), int(e["lower_bound_bytes"]), int(e["io_bytes"]),
                    int(e["constant_bytes"]), None if e["code_bytes"] is None else int(e["code_bytes"]),
-                   tuple(PlacedBuffer(**b) for b in e["plan"]), int(e.get("state_bytes", 0)))
+                   tuple(PlacedBuffer(**b) for b in e["plan"]), int(e.get("state_bytes", 0)),
+                   tuple(int(v) for v in e.get("live_bytes", ())), None if limit is None else int(limit),
+                   tuple(RegionUse.from_json(r) for r in e.get("regions", ())))
 
 
 @dataclass(frozen=True)

@@ -12,14 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from . import ui
-from .boards import get_board
-from .budget import check_fits
+from .boards import Board, get_board
+from .budget import arena_room, check_fits, system_reserved
 from .buildfiles import folder_layout, fragments
 from .codegen import aot
 from .codegen.code_size import measure_code_bytes
 from .codegen.memory_plan import align
+from .codegen.regions import Pool, live_bytes, place_in_regions
 from .codegen.storage import AliasSets, Step, Storage, join_aliases, plan_storage
-from .compiled import CompiledModel, CompiledOp, CompiledTarget, MemoryUse, PlacedBuffer, StateTensor
+from .compiled import CompiledModel, CompiledOp, CompiledTarget, MemoryUse, PlacedBuffer, RegionUse, StateTensor
 from .errors import ModelError
 from .fsutil import atomic_output_dir
 from .graph import Graph
@@ -97,6 +98,16 @@ def chunk_scratch(graph: Graph, prepared: list[OpData], steps: list[Step], alias
     return all_chunked, lean
 
 
+def place_arena(graph: Graph, storage: Storage, board: Board | None, workspace: str, what: str) -> tuple[Pool, ...]:
+    """The arena's pools by RAM region for a board with several (regions.py); () for one arena: no
+    board, a board with one region, or a workspace the caller passes."""
+    if board is None or len(board.ram_regions) < 2 or workspace != "internal":
+        return ()
+    io = sum(graph.tensors[t].nbytes for t in (*graph.inputs, *graph.outputs))
+    state = sum(t.nbytes for t in graph.tensors if t.variable)
+    return place_in_regions(storage.plan, board.ram_regions, system_reserved(io, state), what)
+
+
 def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu | None = None,
                   board: str | None = None, module_name: str = "default", workspace: str = "internal",
                   force: bool = False, tuning: Tuning | None = None) -> CompiledModel:
@@ -118,8 +129,10 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
         steps, aliases = join_aliases(graph, steps)
         storage = plan_storage(graph, steps, aliases)
         steps, storage = chunk_scratch(graph, prepared, steps, aliases, storage)
+        pools = place_arena(graph, storage, board_info, workspace,
+                            f"{model_name} does not fit {board_info.name if board_info else ''}")
     with ui.step("generating C"):
-        program = aot.build_program(graph, steps, storage, module, model_name, workspace == "external")
+        program = aot.build_program(graph, steps, storage, module, model_name, workspace == "external", pools)
         files = {
             f"include/tvmgen_{module}.h": program.header(),
             f"src/tvmgen_{module}.c": program.run_source(),
@@ -128,6 +141,8 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
         files.update({f"src/{h}": (KERNEL_HEADERS / h).read_text() for h in program.kernels.headers})
 
     plan = storage.plan
+    io_bytes = sum(t.bytes for t in program.inputs + program.outputs)
+    state_bytes = sum(s.nbytes for s in program.states.values())
     compiled = CompiledModel(
         module=module, model=model_name,
         target=CompiledTarget(cpu_obj.name, cpu_obj.dsp, cpu_obj.mve, cpu_obj.fpu,
@@ -135,12 +150,14 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
         inputs=program.inputs, outputs=program.outputs,
         ops=tuple(_compiled_op(data, low, program, layers.get(data.op.index)) for data, (_, low) in zip(prepared, steps)),
         memory=MemoryUse(
-            workspace=workspace, arena_bytes=plan.arena_bytes, lower_bound_bytes=plan.lower_bound_bytes,
-            io_bytes=sum(t.bytes for t in program.inputs + program.outputs),
-            constant_bytes=program.constants.nbytes, code_bytes=measure_code_bytes(files, cpu_obj),
-            plan=tuple(PlacedBuffer(b.name, b.offset, b.nbytes, b.first_use, b.last_use)
-                       for b in sorted(plan.buffers, key=lambda b: (b.first_use, b.offset))),
-            state_bytes=sum(s.nbytes for s in program.states.values())),
+            workspace=workspace, arena_bytes=program.arena_bytes, lower_bound_bytes=plan.lower_bound_bytes,
+            io_bytes=io_bytes, constant_bytes=program.constants.nbytes, code_bytes=measure_code_bytes(files, cpu_obj),
+            plan=tuple(PlacedBuffer(b.name, b.offset, b.nbytes, b.first_use, b.last_use, b.pool)
+                       for b in sorted(plan.buffers, key=lambda b: (b.pool, b.first_use, b.offset))),
+            state_bytes=state_bytes, live_bytes=tuple(live_bytes(plan.buffers, len(steps))),
+            arena_limit_bytes=arena_room(board_info, io_bytes, state_bytes) if board_info else None,
+            regions=tuple(RegionUse(p.region, p.nbytes, p.capacity, tuple(live_bytes(plan.buffers, len(steps), p.region)))
+                          for p in pools)),
         files=tuple(sorted(files)),
         state=tuple(StateTensor(s.tensor, s.symbol, graph.tensors[t].shape, s.dtype, s.nbytes, s.reset_value)
                     for t, s in program.states.items()))

@@ -4,6 +4,9 @@
   row 2   flash and RAM used, in KB on a log axis, each bar marked at its board's limit
   then    with --profile, per model: each layer's share of the instructions (or cycles) and its
           MACs per instruction, layer by layer as the firmware ran them, one colour per board
+
+`mtk compile --plot-memory`: the arena's live bytes at each op step (stacked by RAM region on a board
+with several), against the arena's size, the board's room for it and each region's.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from matplotlib.figure import Figure   # the object API: no pyplot state, no GUI
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
+from .compiled import CompiledModel
 from .fsutil import atomic_output_file
 from .pipeline import LayerTime, RunResult
 
@@ -157,5 +161,56 @@ def bench_figure(results: list[RunResult], failed: Sequence[tuple[str, str]] = (
 
 def write_bench_png(results: list[RunResult], path: Path, failed: Sequence[tuple[str, str]] = ()) -> None:
     fig = bench_figure(results, failed)
+    with atomic_output_file(Path(path)) as tmp:
+        fig.savefig(tmp, format="png", dpi=DPI)
+
+
+REGION_COLOURS = ["tab:blue", "tab:orange", "tab:green", "tab:purple"]
+
+
+def memory_figure(compiled: CompiledModel, curves: dict[str, Sequence[int]] | None = None) -> Figure:
+    """Live arena bytes per op step as filled steps (one band per RAM region), the arena's size and the
+    board's room as lines; `curves`: more named live-bytes lines over the same steps (e.g. another
+    schedule of the same model)."""
+    mem = compiled.memory
+    steps = list(range(len(mem.live_bytes)))
+    fig = Figure(figsize=(max(9.0, 0.18 * len(steps) + 3), ROW_HEIGHT * 1.3), dpi=DPI)
+    ax = fig.add_subplot()
+    bands = [(r.name, r.live_bytes) for r in mem.regions] or [("arena", mem.live_bytes)]
+    base = [0] * len(steps)
+    for k, (name, live) in enumerate(bands):
+        top = [b + v for b, v in zip(base, live)]
+        ax.fill_between(steps, base, top, step="mid", color=REGION_COLOURS[k % len(REGION_COLOURS)], alpha=0.6,
+                        label=f"live in {name} (peak {max(live, default=0):,} B)" if mem.regions
+                        else f"live bytes (peak {max(live, default=0):,} B)")
+        base = top
+    for name, live in (curves or {}).items():
+        ax.step(steps, live, where="mid", linewidth=1.5, label=f"{name} (peak {max(live, default=0):,} B)")
+    ax.axhline(mem.arena_bytes, color="black", linestyle=":", linewidth=1, label=f"arena {mem.arena_bytes:,} B")
+    if mem.arena_limit_bytes is not None:
+        ax.axhline(mem.arena_limit_bytes, color="red", linewidth=1.5,
+                   label=f"{compiled.target.board}'s room for the arena {mem.arena_limit_bytes:,} B")
+    for k, r in enumerate(mem.regions):
+        ax.axhline(r.limit_bytes, color=REGION_COLOURS[k % len(REGION_COLOURS)], linestyle="--", linewidth=1,
+                   label=f"{r.name}'s room {r.limit_bytes:,} B")
+    types = [op.type.lower() for op in compiled.ops]
+    every = max(1, len(steps) // 60)
+    ax.set_xticks(steps[::every], [f"{s} {types[s]}" if s < len(types) else str(s) for s in steps[::every]],
+                  rotation=60, ha="right", fontsize=7)
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: _short(v)))
+    ax.set_ylabel("bytes")
+    ax.set_xlabel("op step")
+    ax.set_title(f"{compiled.model}: arena bytes live at each op", fontsize=10)
+    ax.set_ylim(0, 1.15 * max([mem.arena_bytes, *(r.limit_bytes for r in mem.regions),
+                               *([] if mem.arena_limit_bytes is None or mem.arena_limit_bytes > 4 * mem.arena_bytes
+                                 else [mem.arena_limit_bytes])], default=1))
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=7, loc="upper right")
+    fig.tight_layout()
+    return fig
+
+
+def write_memory_png(compiled: CompiledModel, path: Path, curves: dict[str, Sequence[int]] | None = None) -> None:
+    fig = memory_figure(compiled, curves)
     with atomic_output_file(Path(path)) as tmp:
         fig.savefig(tmp, format="png", dpi=DPI)

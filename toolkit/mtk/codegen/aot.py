@@ -6,7 +6,8 @@ once), each op's calls bind the kernel's parameters to buffers (`BufferRef`: an 
 of the run function, a constant in flash, a place in the arena), and the program emits, for module M:
   include/tvmgen_M.h      structs of I/O pointers, tvmgen_M_run() (microTVM's interface); macros of each
                           tensor's size, type, shape, scale and zero point, and of the return codes
-  src/tvmgen_M.c          constants (const, in flash), the arena, the state region (variable tensors:
+  src/tvmgen_M.c          constants (const, in flash), the arena (one pool per RAM region it uses:
+                          regions.py), the state region (variable tensors:
                           kept between calls, set to TFLM's reset values by tvmgen_M_reset() and
                           before the first run), the run function calling kernels in order
   src/tvmgen_M_kernels.c  the operator kernels: TVM-generated C and hand-written C kernels
@@ -28,6 +29,8 @@ from ..ops.base import Const, Kernel, Scratch
 from ..ops.fixedpoint import FIXEDPOINT_HEADER
 from ..target import Cpu
 from . import tvm_c
+from .memory_plan import Buffer
+from .regions import Pool
 from .storage import Step, Storage, scratch_key
 
 _C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "uint16": "uint16_t",
@@ -45,6 +48,13 @@ ALIGN_MACRO = """#if defined(__GNUC__) || defined(__clang__)
 #endif
 """
 
+SECTION_MACRO = """#if defined(__GNUC__) || defined(__clang__)
+#define TVMGEN_SECTION(name) __attribute__((section(name)))
+#else
+#define TVMGEN_SECTION(name)
+#endif
+"""
+
 
 def c_type(dtype: str) -> str:
     return _C_TYPES[dtype]
@@ -55,9 +65,16 @@ def c_type(dtype: str) -> str:
 @dataclass(frozen=True)
 class ArenaRef:
     offset: int
+    pool: str = "arena"   # the C pointer to the pool holding it (pool_pointer)
 
     def c(self) -> str:
-        return f"(void*)(arena + {self.offset})"
+        return f"(void*)({self.pool} + {self.offset})"
+
+
+def pool_pointer(pool: Pool) -> str:
+    """The run function's pointer to `pool`: `arena` for the system region's (the one a board with one
+    region has), `arena_<region>` for the others."""
+    return "arena" if pool.section is None else "arena_" + c_identifier(pool.region.lower())
 
 
 @dataclass(frozen=True)
@@ -264,6 +281,7 @@ class AotProgram:
     kernels: KernelLibrary
     calls: list[Call] = field(default_factory=list)
     states: dict[int, StateArray] = field(default_factory=dict)   # by tensor index
+    pools: tuple[Pool, ...] = ()   # the arena's pools by RAM region (empty: the one arena)
 
     def symbols(self, op_index: int) -> list[str]:
         return [c.function.symbol for c in self.calls if c.op_index == op_index]
@@ -276,20 +294,26 @@ class AotProgram:
         functions = {c.function.symbol: c.function for c in self.calls}
         return _run_source(self.module, self.model_name, self.constants.arrays, self.calls,
                           [f.prototype for f in functions.values()], self.arena_bytes, self.external_workspace,
-                          list(self.states.values()))
+                          list(self.states.values()), self.pools)
 
 
 def build_program(graph: Graph, steps: list[Step], storage: Storage, module: str, model_name: str,
-                  external_workspace: bool) -> AotProgram:
-    """Every kernel of every step bound to its buffers, in order."""
+                  external_workspace: bool, pools: tuple[Pool, ...] = ()) -> AotProgram:
+    """Every kernel of every step bound to its buffers, in order; arena buffers in `pools` by their
+    Buffer.pool (regions.place_in_regions), or all in the one arena."""
     io = io_tensors(graph)
+    arena_bytes = sum(p.nbytes for p in pools) if pools else storage.plan.arena_bytes
     program = AotProgram(module, model_name, tuple(io[t] for t in graph.inputs), tuple(io[t] for t in graph.outputs),
-                         storage.plan.arena_bytes, external_workspace, ConstantPool(module), KernelLibrary(module))
+                         arena_bytes, external_workspace, ConstantPool(module), KernelLibrary(module), pools=pools)
+    pointers = {p.region: pool_pointer(p) for p in pools}
+
+    def arena_ref(buf: Buffer) -> ArenaRef:
+        return ArenaRef(buf.offset, pointers.get(buf.pool, "arena"))
 
     def tensor_ref(t: int) -> BufferRef:
         where = storage.where(t)
         if not isinstance(where, tuple):
-            return ArenaRef(where.offset)
+            return arena_ref(where)
         kind, u = where
         if kind == "const":
             return program.constants.ref(c_identifier(graph.tensors[u].name), graph.tensors[u].data)
@@ -305,7 +329,7 @@ def build_program(graph: Graph, steps: list[Step], storage: Storage, module: str
                 if isinstance(a, Const):
                     args.append(program.constants.ref(f"op{op.index}_{a.name}", a.data))
                 elif isinstance(a, Scratch):
-                    args.append(ArenaRef(storage.scratch[scratch_key(step, k, a)].offset))
+                    args.append(arena_ref(storage.scratch[scratch_key(step, k, a)]))
                 else:
                     args.append(tensor_ref(a))
             program.calls.append(Call(op.index, program.kernels.add(kernel), tuple(args)))
@@ -410,9 +434,10 @@ def _state_source(module: str, states: list[StateArray]) -> list[str]:
 
 def _run_source(module: str, model_name: str, constants: list[ConstArray], calls: list[Call],
                kernel_prototypes: list[str], arena_bytes: int, external_workspace: bool,
-               states: list[StateArray]) -> str:
+               states: list[StateArray], pools: tuple[Pool, ...] = ()) -> str:
     out = [f"/* Generated by mtk from {c_comment(model_name)}: static entry point, constants and arena. */",
            PRELUDE, f'#include "tvmgen_{module}.h"', "", ALIGN_MACRO,
+           *([SECTION_MACRO] if any(p.section for p in pools) else []),
            "#ifndef MTK_LAYER_HOOK", "#define MTK_LAYER_HOOK(op_index) ((void)0)", "#endif", ""]
     out += kernel_prototypes + [""]
     for c in constants:
@@ -428,13 +453,17 @@ def _run_source(module: str, model_name: str, constants: list[ConstArray], calls
         out.append("  uint8_t* arena = (uint8_t*)workspace_pools->global_workspace;" if arena_bytes
                    else "  (void)workspace_pools;")
     else:
-        if arena_bytes:
-            out.append(f"static uint8_t tvmgen_{module}_arena[{arena_bytes}] TVMGEN_ALIGNED(16);")
+        arrays = {pool_pointer(p): p for p in pools} if pools else {"arena": Pool("", arena_bytes, arena_bytes, None)}
+        arrays = {pointer: p for pointer, p in arrays.items() if p.nbytes}
+        for pointer, p in arrays.items():
+            section = f' TVMGEN_SECTION("{p.section}")' if p.section else ""
+            region = f"   /* RAM region {p.region} */" if p.section else ""
+            out.append(f"static uint8_t tvmgen_{module}_{pointer}[{p.nbytes}] TVMGEN_ALIGNED(16){section};{region}")
+        if arrays:
             out.append("")
         out.append(f"int32_t tvmgen_{module}_run(struct tvmgen_{module}_inputs* inputs, "
                    f"struct tvmgen_{module}_outputs* outputs) {{")
-        if arena_bytes:
-            out.append(f"  uint8_t* arena = tvmgen_{module}_arena;")
+        out += [f"  uint8_t* {pointer} = tvmgen_{module}_{pointer};" for pointer in arrays]
     if states:
         out.append(f"  if (!tvmgen_{module}_state_ready) tvmgen_{module}_reset();")
     out.append("  (void)inputs;   /* a model may not read them: a constant output, pruned arguments */")

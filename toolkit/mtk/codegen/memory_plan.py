@@ -22,7 +22,8 @@ class Buffer:
     nbytes: int
     first_use: int      # step (op position) that writes it first
     last_use: int       # last step that reads it
-    offset: int = -1
+    offset: int = -1    # in its pool
+    pool: str = ""      # the RAM region whose pool holds it (regions.py); "": the one arena
 
     def overlaps_in_time(self, other: "Buffer") -> bool:
         return self.first_use <= other.last_use and other.first_use <= self.last_use

@@ -35,6 +35,11 @@ examples:
   mtk compile model.tflite --cpu cortex-m55 --module-name kws -o out/
   mtk compile model.tflite --board mps2/an386 --tuning mtk-tuning.json -o out/   # schedules from `mtk tune`
   mtk compile model.tflite --format mlf -o model.tar                               # for microTVM's consumers
+  mtk compile model.tflite --board mps3/an547 -o out/ -v --plot-memory mem.png     # where the RAM goes
+
+On a board whose RAM comes in several regions (boards.yaml `ram_regions`, e.g. the AN547's DTCM and
+SRAM) the arena is split into one pool per region it uses: the fastest region first, the largest
+buffers moving on to the next when it is full; -v and metadata.json show the peak per region.
 """
 
 FORMATS = ("folder", "mlf")
@@ -56,7 +61,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_tuning_argument(p)
     p.add_argument("--force", action="store_true", help="replace the content of a non-empty output folder "
                    "(or an existing tarball)")
-    p.add_argument("--verbose", "-v", action="store_true", help="print the memory plan (each buffer's placement)")
+    p.add_argument("--verbose", "-v", action="store_true",
+                   help="print the memory plan (each buffer's placement) and the arena's live bytes op by op")
+    p.add_argument("--plot-memory", metavar="PNG", type=Path,
+                   help="write a chart of the arena's live bytes at each op against the board's limit")
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
 
 
@@ -65,9 +73,26 @@ def summary(compiled: CompiledModel) -> dict:
     return {
         "model": compiled.model, "module": compiled.module, "cpu": compiled.cpu, "output": str(compiled.path),
         "ops": compiled.op_count, "macs": compiled.macs, "arena_bytes": mem.arena_bytes,
-        "arena_lower_bound_bytes": mem.lower_bound_bytes, "constant_bytes": mem.constant_bytes,
-        "code_bytes": mem.code_bytes, "files": list(compiled.files),
+        "arena_lower_bound_bytes": mem.lower_bound_bytes, "arena_limit_bytes": mem.arena_limit_bytes,
+        "arena_regions": [{"name": r.name, "arena_bytes": r.arena_bytes, "limit_bytes": r.limit_bytes}
+                          for r in mem.regions],
+        "constant_bytes": mem.constant_bytes, "code_bytes": mem.code_bytes, "files": list(compiled.files),
     }
+
+
+def live_chart(compiled: CompiledModel, width: int = 40) -> str:
+    """The arena's live bytes at each op step as a bar of `width` characters at the arena's size."""
+    mem = compiled.memory
+    scale = max(mem.arena_bytes, 1)
+    rows = [[step, op.type, f"{live:,}", "#" * round(width * live / scale)]
+            for step, (op, live) in enumerate(zip(compiled.ops, mem.live_bytes))]
+    return ui.table(["step", "op", "live bytes", f"of the arena ({mem.arena_bytes:,} B)"], rows)
+
+
+def arena_line(info: dict) -> str:
+    regions = "".join(f"; {r['name']} {r['arena_bytes']:,} B of {r['limit_bytes']:,}" for r in info["arena_regions"])
+    limit = f", room on the board {info['arena_limit_bytes']:,} B" if info["arena_limit_bytes"] is not None else ""
+    return f"arena      {info['arena_bytes']:,} B (lower bound {info['arena_lower_bound_bytes']:,} B{limit}){regions}"
 
 
 def _compile(args: argparse.Namespace, out_dir: Path) -> CompiledModel:
@@ -76,6 +101,8 @@ def _compile(args: argparse.Namespace, out_dir: Path) -> CompiledModel:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.plot_memory is not None:
+        check_output_file(args.plot_memory, args.force)
     if args.format == "mlf":
         tarball = Path(args.output)
         check_output_file(tarball, args.force)
@@ -86,20 +113,30 @@ def run(args: argparse.Namespace) -> int:
     else:
         compiled = _compile(args, Path(args.output))
         info = {**summary(compiled), "format": "folder"}
+    if args.plot_memory is not None:
+        from ..plots import write_memory_png   # matplotlib: only when asked
+        write_memory_png(compiled, args.plot_memory)
+        info["memory_plot"] = str(args.plot_memory.resolve())
     if args.json:
         json.dump(info, sys.stdout, indent=1)
         print()
         return 0
     if args.verbose:
-        rows = [[b.tensor, b.offset, b.bytes, f"{b.first_use}..{b.last_use}"] for b in compiled.memory.plan]
-        print(ui.table(["buffer", "offset", "bytes", "live (op steps)"], rows))
+        regions = bool(compiled.memory.regions)
+        rows = [[b.tensor, *([b.region] if regions else []), b.offset, b.bytes, f"{b.first_use}..{b.last_use}"]
+                for b in compiled.memory.plan]
+        print(ui.table(["buffer", *(["region"] if regions else []), "offset", "bytes", "live (op steps)"], rows))
+        print()
+        print(live_chart(compiled))
         print()
     code = f"{info['code_bytes']:,} B" if info["code_bytes"] is not None else "unknown (no arm-none-eabi-gcc)"
     print(f"model      {info['model']} -> {info['output']}")
     print(f"target     {info['cpu']}, module '{info['module']}'")
     print(f"ops        {info['ops']}, {info['macs']:,} MACs")
-    print(f"arena      {info['arena_bytes']:,} B (lower bound {info['arena_lower_bound_bytes']:,} B)")
+    print(arena_line(info))
     print(f"constants  {info['constant_bytes']:,} B (flash)")
     print(f"code       {code}")
     print("files      " + ", ".join(info["files"]))
+    if "memory_plot" in info:
+        print(f"plot       {info['memory_plot']}")
     return 0

@@ -185,6 +185,8 @@ class ZephyrPlatform(Platform):
             "opt_level": options.opt_level, "stack_bytes": options.stack_bytes, "profile": options.profile,
             "tick": icount_tick(board.qemu.timer_hz, options.icount_shift) if board.qemu else None,
             "semihosting": board.is_qemu and options.semihosting, "icount_shift": options.icount_shift,
+            "arena_regions": [r for r in board.ram_regions
+                              if not r.system and r.name in {u.name for u in model.memory.regions}],
         }
         env = jinja2.Environment(loader=jinja2.FileSystemLoader(ZEPHYR_APP), undefined=jinja2.StrictUndefined,
                                  keep_trailing_newline=True)

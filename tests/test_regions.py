@@ -1,0 +1,130 @@
+"""Memory regions (issue 16 item 3): boards list their RAM regions (boards.yaml), the plan places
+arena buffers in them (codegen/regions.py: the fastest region first, the largest buffers moving on),
+the library puts each region's pool in its linker section, the bare-metal linker script and the
+Zephyr overlay say where; a model whose arena no single region holds runs split across them."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mtk.boards import RamRegion, get_board
+from mtk.codegen.memory_plan import Buffer, MemoryPlan, plan_memory
+from mtk.codegen.regions import live_bytes, place_in_regions
+from mtk.errors import ModelError
+from mtk.tflite_builder import ModelBuilder
+
+FAKE = Path(__file__).parent / "fixtures" / "fake_compiled"
+DTCM = RamRegion("DTCM", 0x30000000, 1000, system=True, tcm=True)
+SRAM = RamRegion("SRAM", 0x11000000, 4000)
+
+
+def pointwise_chain(hw: int, channels: list[int], seed: int = 0) -> bytes:
+    """Input hw×hw×channels[0] through 1×1 convolutions to each next channel count: the tensor between
+    two convolutions is as large as the widest layer makes it."""
+    rng = np.random.default_rng(seed)
+    b = ModelBuilder(description="mtk test pointwise chain")
+    x = b.tensor("x", (1, hw, hw, channels[0]), "int8", scale=0.05, zero_point=-7)
+    b.inputs([x])
+    for i, (cin, cout) in enumerate(zip(channels, channels[1:])):
+        w_scale = rng.uniform(0.002, 0.02, cout)
+        w = b.const(f"w{i}", rng.integers(-127, 128, (cout, 1, 1, cin)).astype(np.int8), scale=w_scale,
+                    zero_point=np.zeros(cout, np.int64), axis=0)
+        bias = b.const(f"b{i}", rng.integers(-2000, 2000, cout).astype(np.int32), scale=0.05 * w_scale,
+                       zero_point=np.zeros(cout, np.int64), axis=0)
+        y = b.tensor(f"y{i}", (1, hw, hw, cout), "int8", scale=0.05, zero_point=-7)
+        b.op("CONV_2D", [x, w, bias], [y], padding="VALID", stride_h=1, stride_w=1,
+             fused_activation_function="NONE")
+        x = y
+    b.outputs([x])
+    return b.build()
+
+
+def buffers() -> list[Buffer]:
+    return [Buffer("big", 2500, 0, 1), Buffer("mid", 700, 1, 2), Buffer("scratch", 100, 1, 1), Buffer("out", 50, 2, 3)]
+
+
+def test_an_arena_that_fits_the_first_region_stays_there():
+    plan = plan_memory(buffers()[1:])
+    pools = place_in_regions(plan, [DTCM, SRAM], system_reserved=0, what="m")
+    assert [(p.region, p.section) for p in pools] == [("DTCM", None)]
+    assert {b.pool for b in plan.buffers} == {"DTCM"}
+
+
+def test_the_largest_buffers_move_on_and_an_arena_larger_than_any_region_is_split():
+    plan = plan_memory(buffers())
+    assert plan.arena_bytes == 3328   # more than either region holds
+    pools = place_in_regions(plan, [DTCM, RamRegion("SRAM", 0x11000000, 2600)], system_reserved=100, what="m")
+    assert {b.name: b.pool for b in plan.buffers} == {"big": "SRAM", "mid": "DTCM", "scratch": "DTCM", "out": "DTCM"}
+    assert [(p.region, p.nbytes, p.capacity, p.section) for p in pools] == [("DTCM", 816, 900, None),
+                                                                            ("SRAM", 2512, 2600, "SRAM")]
+    for pool in pools:   # no two buffers of a pool live at once overlap
+        mine = [b for b in plan.buffers if b.pool == pool.region]
+        assert max(b.offset + b.nbytes for b in mine) <= pool.nbytes
+        assert max(live_bytes(mine, 4)) <= pool.nbytes
+
+
+def test_an_arena_too_big_for_all_regions_is_refused_with_figures():
+    with pytest.raises(ModelError, match=r"m: the arena does not fit .*DTCM 900 B.*SRAM 2,000 B.*'big' alone needs 2,500 B"):
+        place_in_regions(plan_memory(buffers()), [DTCM, RamRegion("SRAM", 0, 2000)], system_reserved=100, what="m")
+
+
+def test_board_regions_add_up_to_the_boards_ram():
+    an547 = get_board("mps3/an547")
+    assert [(r.name, r.size, r.system) for r in an547.ram_regions] == [("DTCM", 512 * 1024, True),
+                                                                        ("SRAM", 2 * 1024 * 1024, False)]
+    assert an547.system_region.base == an547.qemu.ram.base
+    f746 = get_board("nucleo_f746zg")
+    assert [(r.name, r.size // 1024, r.tcm) for r in f746.ram_regions] == [("DTCM", 64, True), ("SRAM", 256, False)]
+    assert len(get_board("mps2/an386").ram_regions) == 1
+
+
+def with_regions(tmp_path: Path, regions: list[dict]) -> Path:
+    """The fake compiled model as if its arena had pools in `regions`."""
+    compiled = tmp_path / "compiled"
+    shutil.copytree(FAKE, compiled)
+    meta = json.loads((compiled / "metadata.json").read_text())
+    meta["memory"]["regions"] = regions
+    (compiled / "metadata.json").write_text(json.dumps(meta))
+    return compiled
+
+
+def test_the_zephyr_overlay_says_where_a_pool_goes_and_other_boards_refuse_it(tmp_path):
+    from mtk.compiled import CompiledModel
+    from mtk.platforms import ProjectOptions, get_platform
+    from mtk.platforms.zephyr import board_file_name
+
+    compiled = CompiledModel.load(with_regions(tmp_path, [{"name": "DTCM", "arena_bytes": 32, "limit_bytes": 65536,
+                                                           "live_bytes": [32]}]))
+    board = get_board("nucleo_f746zg")
+    project = get_platform("zephyr").render(compiled, board, tmp_path / "app", ProjectOptions())
+    overlay = (project / "boards" / f"{board_file_name(board)}.overlay").read_text()
+    assert 'input section "DTCM"' in overlay and "0x20000000, 64 KB" in overlay
+    with pytest.raises(ModelError, match="compiled for RAM region DTCM, which mps2/an386 does not have"):
+        get_platform("baremetal").render(compiled, get_board("mps2/an386"), tmp_path / "p", ProjectOptions())
+
+
+@pytest.mark.slow
+@pytest.mark.qemu
+def test_an_arena_larger_than_any_region_runs_bit_exact_on_the_an547(tmp_path):
+    """128×128: 1 → 104 → 24 → 1 channels. The 1.7 MB and 393 KB tensors live at once: a 2,097,600 B
+    arena, more than the SRAM's 2 MB and the DTCM's 512 KB; the 1.7 MB one goes to SRAM, the rest
+    stays in DTCM, and the firmware runs it bit-exact with tflite-micro."""
+    from mtk.commands.validate import compare
+    from mtk.compiled import CompiledModel
+    from mtk.pipeline import RunOptions, run_model
+
+    model = tmp_path / "chain.tflite"
+    model.write_bytes(pointwise_chain(128, [1, 104, 24, 1]))
+    result = run_model(model, RunOptions(get_board("mps3/an547"), runs=1, random_samples=2, build_dir=tmp_path / "b"))
+    assert [r["mismatches"] for r in compare(result)] == [0, 0]
+    compiled = CompiledModel.load(tmp_path / "b" / "compiled")
+    assert compiled.memory.arena_bytes > 2 * 1024 * 1024
+    assert [(r.name, r.arena_bytes) for r in compiled.memory.regions] == [("DTCM", 393664), ("SRAM", 1703936)]
+    assert {b.tensor: b.region for b in compiled.memory.plan}["y0"] == "SRAM"
+    source = (tmp_path / "b" / "compiled" / "src" / "tvmgen_default.c").read_text()
+    assert 'tvmgen_default_arena_sram[1703936] TVMGEN_ALIGNED(16) TVMGEN_SECTION("SRAM")' in source

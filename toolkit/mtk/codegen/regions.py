@@ -1,0 +1,66 @@
+"""Which RAM region each arena buffer lives in: a step after the memory plan, for a board whose RAM
+comes in several regions (boards.yaml `ram_regions`, fastest first).
+
+The regions are filled in order: a region takes every buffer not placed yet, and while their plan
+(memory_plan.plan_memory, offsets within the region's pool) exceeds what the region has for the
+arena, the largest of them moves on to the next region. Small, hot buffers (scratch, the narrow
+layers' tensors) so stay in the fastest (tightly coupled) region, large ones stream from the bigger
+one, and a model whose arena no single region holds is split across them. Each region used gets one
+pool: a static array in the library, in the linker input section named after the region (the system
+region's in .bss, as a board with one region has it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from ..boards import RamRegion
+from ..errors import ModelError
+from .memory_plan import Buffer, MemoryPlan, plan_memory
+
+
+@dataclass(frozen=True)
+class Pool:
+    region: str           # a RamRegion's name
+    nbytes: int           # the pool's size: its buffers' plan
+    capacity: int         # what the region has for the arena
+    section: str | None   # the linker input section of its array; None: .bss (the system region)
+
+
+def place_in_regions(plan: MemoryPlan, regions: Sequence[RamRegion], system_reserved: int,
+                     what: str) -> tuple[Pool, ...]:
+    """Every buffer of `plan` given a pool (Buffer.pool) and an offset in it; the pools used, in the
+    regions' order. `system_reserved`: bytes the system region keeps for the firmware (I/O buffers,
+    state, stack, its own data). ModelError with the figures if the buffers do not fit."""
+    capacity = {r.name: max(r.size - (system_reserved if r.system else 0), 0) for r in regions}
+    remaining = sorted(plan.buffers, key=lambda b: (-b.nbytes, b.name))
+    pools: list[Pool] = []
+    for region in regions:
+        here, moved = list(remaining), []
+        while here:
+            nbytes = plan_memory(here).arena_bytes   # sets the buffers' offsets within the pool
+            if nbytes <= capacity[region.name]:
+                break
+            moved.append(here.pop(0))                # the largest moves on
+        for buf in here:
+            buf.pool = region.name
+        if here:
+            pools.append(Pool(region.name, nbytes, capacity[region.name], None if region.system else region.name))
+        remaining = moved
+    if remaining:
+        largest = remaining[0]
+        raise ModelError(f"{what}: the arena does not fit the board's RAM regions ("
+                         + ", ".join(f"{r.name} {capacity[r.name]:,} B for the arena" for r in regions)
+                         + f"); '{largest.name}' alone needs {largest.nbytes:,} B")
+    return tuple(pools)
+
+
+def live_bytes(buffers: Sequence[Buffer], steps: int, pool: str | None = None) -> list[int]:
+    """Bytes of the buffers (of `pool`, or all) live at each op step: the memory report's curve."""
+    live = [0] * steps
+    for b in buffers:
+        if pool is None or b.pool == pool:
+            for s in range(b.first_use, b.last_use + 1):
+                live[s] += b.nbytes
+    return live
