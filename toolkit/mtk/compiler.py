@@ -7,6 +7,7 @@ codegen/aot.py binds the kernels into the run function and emits the C, compiled
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,20 @@ from .tuning import Layer, Tuning, tunable_layers
 
 EDGE_OPS = ("QUANTIZE", "DEQUANTIZE")
 KERNEL_HEADERS = Path(__file__).parent / "ops" / "c"
+_LOCAL_INCLUDE = re.compile(r'^#include "([^"]+)"', re.M)
+
+
+def kernel_header_files(names: list[str]) -> dict[str, str]:
+    """The C helper headers `names` and every header of KERNEL_HEADERS they include (each instruction
+    set's file behind mtk_dot_s8.h: the build picks one), by name."""
+    files: dict[str, str] = {}
+    todo = list(names)
+    while todo:
+        name = todo.pop(0)
+        if name not in files:
+            files[name] = (KERNEL_HEADERS / name).read_text()
+            todo += _LOCAL_INCLUDE.findall(files[name])
+    return files
 
 
 def check_supported(graph: Graph, cpu: Cpu | None = None) -> list[OpData]:
@@ -138,7 +153,7 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
             f"src/tvmgen_{module}.c": program.run_source(),
             f"src/tvmgen_{module}_kernels.c": program.kernels.source(cpu_obj),
         }
-        files.update({f"src/{h}": (KERNEL_HEADERS / h).read_text() for h in program.kernels.headers})
+        files.update({f"src/{h}": text for h, text in kernel_header_files(program.kernels.headers).items()})
 
     plan = storage.plan
     io_bytes = sum(t.bytes for t in program.inputs + program.outputs)

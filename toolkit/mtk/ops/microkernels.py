@@ -1,6 +1,6 @@
-"""The GEMM's C micro-kernels (c/mtk_dot_s8.h) as data: what each computes per call, the weights'
-flash format and the packer that writes it, the instruction sets with code for it; and per
-instruction set, the ones a GEMM may take, the default first. Schedule choice (gemm.gemm_schedules),
+"""The GEMM's C micro-kernels (c/mtk_dot_s8.h: one file per instruction set, ISA_HEADERS) as data: what
+each computes per call, the weights' flash format and the packer that writes it, the instruction sets
+with code for it; and per instruction set, the ones a GEMM may take, the default first. Schedule choice (gemm.gemm_schedules),
 weight packing and flash sizes (gemm.py, the tuner's flash prices) and the tests read this table.
 
 A GEMM's schedule (gemm.GemmSchedule, what tuning files hold) names a micro-kernel by its label,
@@ -18,7 +18,9 @@ import numpy as np
 
 from ..target import Cpu
 
-DOT_HEADER = "mtk_dot_s8.h"
+DOT_HEADER = "mtk_dot_s8.h"   # what the generated C includes: it picks the instruction set's file
+ISA_HEADERS = {"scalar": "mtk_dot_s8_scalar.h", "m3": "mtk_dot_s8_m3.h", "dsp": "mtk_dot_s8_dsp.h",
+               "mve": "mtk_dot_s8_mve.h"}
 GROUP = 4            # k values per packed group
 HELIUM_CHUNK = 16    # k values per Helium vector: the weights' group on MVE cores
 SXTB16_ORDER = [0, 2, 1, 3]   # a group of 4 values as SXTB16 and its ROR 8 split it: (v0, v2), (v1, v3)
@@ -94,7 +96,7 @@ MICRO_KERNELS = (
     MicroKernel("mtk_dot_1x4_s8", "1x4", "int8", 1, _int8, ALL_ISAS),
     MicroKernel("mtk_dot_2x2_w16_s8", "2x2", "int16", 2, _int16, ("dsp",)),
     MicroKernel("mtk_dot_1x4_w16_s8", "1x4", "int16", 2, _int16, ("dsp",)),
-    MicroKernel("mtk_dot_1x8_s8", "1x8", "int8", 1, _int8, ("m3",)),
+    MicroKernel("mtk_dot_1x8_s8", "1x8", "int8", 1, _int8, ("scalar", "m3")),
     MicroKernel("mtk_dot_1x4_paired_s8", "1x4", "pairs", 2, _pairs, ("m3",)),
 )
 BY_LABEL = {mk.label: mk for mk in MICRO_KERNELS}

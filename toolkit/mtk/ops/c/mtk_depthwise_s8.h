@@ -1,6 +1,6 @@
 /* Depthwise sums of one output pixel's group of 4 output channels (depthwise.py), tap by tap. Lane j
  * reads the input byte at offset off_j (off_0 = 0, off_j <= 3) from the group's first input channel:
- * - offsets (1, 2, 3): 4 consecutive input channels (depth multiplier 1): mtk_dw_tap (c/mtk_dot_s8.h),
+ * - offsets (1, 2, 3): 4 consecutive input channels (depth multiplier 1): mtk_dw_tap (c/mtk_dot_s8_<isa>.h),
  *   one 4-byte load per tap, weights int16 in SXTB16 order (in order on Helium cores);
  * - otherwise (a multiplier above 1, where output channel c reads input channel c / multiplier; the last,
  *   partial group of a channel count that is not a multiple of 4, whose lanes past the last channel
@@ -13,15 +13,7 @@
 
 #include <stdint.h>
 
-#include "mtk_dot_s8.h"   /* MTK_DOT_SIMD, MTK_DOT_MVE, mtk_smlabb, mtk_dw_sums_t, mtk_dw_tap, mtk_store4 */
-
-#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
-#define mtk_smlabt(a, b, acc) __smlabt((a), (b), (acc))
-#elif defined(MTK_EMULATE_DSP)
-static inline int32_t mtk_smlabt(uint32_t a, uint32_t b, int32_t acc) {
-  return (int32_t)((uint32_t)acc + (uint32_t)((int32_t)(int16_t)(a & 0xffff) * (int32_t)(int16_t)(b >> 16)));
-}
-#endif
+#include "mtk_dot_s8.h"   /* MTK_DOT_SIMD, MTK_DOT_MVE, mtk_smlabb, mtk_smlabt, mtk_dw_sums_t, mtk_dw_tap, mtk_store4 */
 
 /* sums[j] += v[off_j] * w[j] for one tap. */
 static inline void mtk_dw_lanes_tap(mtk_dw_sums_t* sums, const int8_t* v, const int16_t* w, int32_t off1,

@@ -1,0 +1,142 @@
+/* The micro-kernels on cores with the DSP extension (Cortex-M4, M7, M33; mtk_dot_s8.h): rows packed
+ * as int16 pairs in SXTB16 order, SMLAD adds two products. Defining MTK_EMULATE_DSP runs this
+ * formulation in portable C (host tests of it). */
+#ifndef MTK_DOT_S8_DSP_H_
+#define MTK_DOT_S8_DSP_H_
+
+#define MTK_DOT_SIMD 1
+
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+#include <arm_acle.h>
+#define mtk_sxtb16(x) __sxtb16(x)
+#define mtk_smlad(a, b, acc) __smlad((a), (b), (acc))
+#define mtk_smlabb(a, b, acc) __smlabb((a), (b), (acc))
+#define mtk_smlabt(a, b, acc) __smlabt((a), (b), (acc))
+#define mtk_smlatt(a, b, acc) __smlatt((a), (b), (acc))
+/* gcc 12 does not fold the rotate into SXTB16's ROR operand: say it directly. */
+static inline uint32_t mtk_sxtb16_ror8(uint32_t x) {
+  uint32_t r;
+  __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(x));
+  return r;
+}
+/* Two words at p, p then advanced by `step` bytes, in one LDRD: gcc 12 splits such loads into
+ * single ones with separate pointer increments. p must be word-aligned. */
+#define MTK_LOAD2_POST(a, b, p, step) __asm__("ldrd %0, %1, [%2], #" #step : "=r"(a), "=r"(b), "+r"(p) : : "memory")
+#else   /* MTK_EMULATE_DSP */
+static inline uint32_t mtk_sxtb16(uint32_t x) {
+  return ((uint32_t)(uint16_t)(int16_t)(int8_t)(x & 0xff)) | ((uint32_t)(uint16_t)(int16_t)(int8_t)((x >> 16) & 0xff) << 16);
+}
+static inline uint32_t mtk_sxtb16_ror8(uint32_t x) { return mtk_sxtb16((x >> 8) | (x << 24)); }
+static inline int32_t mtk_smlad(uint32_t a, uint32_t b, int32_t acc) {
+  return (int32_t)((uint32_t)acc + (uint32_t)((int32_t)(int16_t)(a & 0xffff) * (int32_t)(int16_t)(b & 0xffff))
+                   + (uint32_t)((int32_t)(int16_t)(a >> 16) * (int32_t)(int16_t)(b >> 16)));
+}
+static inline int32_t mtk_smlabb(uint32_t a, uint32_t b, int32_t acc) {
+  return (int32_t)((uint32_t)acc + (uint32_t)((int32_t)(int16_t)(a & 0xffff) * (int32_t)(int16_t)(b & 0xffff)));
+}
+static inline int32_t mtk_smlabt(uint32_t a, uint32_t b, int32_t acc) {
+  return (int32_t)((uint32_t)acc + (uint32_t)((int32_t)(int16_t)(a & 0xffff) * (int32_t)(int16_t)(b >> 16)));
+}
+static inline int32_t mtk_smlatt(uint32_t a, uint32_t b, int32_t acc) {
+  return (int32_t)((uint32_t)acc + (uint32_t)((int32_t)(int16_t)(a >> 16) * (int32_t)(int16_t)(b >> 16)));
+}
+#define MTK_LOAD2_POST(a, b, p, step) ((a) = (p)[0], (b) = (p)[1], (p) += (step) / 4)
+#endif
+
+static inline uint32_t mtk_load4_s8(const int8_t* p) {
+  uint32_t v;
+  MTK_COPY4(&v, p);
+  return v;
+}
+
+/* A group as (x0, x2), (x1, x3) int16 pairs, 8 bytes. */
+static inline void mtk_pack_row_group(const int8_t* src, uint8_t* row, int32_t g) {
+  uint32_t v = mtk_load4_s8(src);
+  ((uint32_t*)(row + 8 * g))[0] = mtk_sxtb16(v);
+  ((uint32_t*)(row + 8 * g))[1] = mtk_sxtb16_ror8(v);
+}
+
+/* The two rows' row groups, 16 bytes a group. */
+static inline void mtk_pack_pair_group(const int8_t* src0, const int8_t* src1, uint8_t* pair, int32_t g) {
+  mtk_pack_row_group(src0, pair + 8 * g, g);
+  mtk_pack_row_group(src1, pair + 8 * g + 8, g);
+}
+
+/* The SXTB16 pairs (w0, w2) in e, (w1, w3) in o of two channels' groups, one channel at a time:
+ * MTK_FIRST_PAIRS gives the first channel's (int8: one LDRD of both channels' words, the second
+ * kept in w1), MTK_SECOND_PAIRS the second's. Wide weights are loaded as they are. */
+#define MTK_FIRST_PAIRS(e, o, w1, wp, wide) \
+  do {                                      \
+    if (wide) {                             \
+      MTK_LOAD2_POST(e, o, wp, 8);          \
+    } else {                                \
+      uint32_t w0_;                         \
+      MTK_LOAD2_POST(w0_, w1, wp, 8);       \
+      (e) = mtk_sxtb16(w0_);                \
+      (o) = mtk_sxtb16_ror8(w0_);           \
+    }                                       \
+  } while (0)
+#define MTK_SECOND_PAIRS(e, o, w1, wp, wide) \
+  do {                                       \
+    if (wide) {                              \
+      MTK_LOAD2_POST(e, o, wp, 8);           \
+    } else {                                 \
+      (e) = mtk_sxtb16(w1);                  \
+      (o) = mtk_sxtb16_ror8(w1);             \
+    }                                        \
+  } while (0)
+
+static inline int32_t mtk_dot_2x2(const void* x, const void* w, int32_t groups, int32_t* acc, int wide) {
+  int32_t s00 = 0, s01 = 0, s10 = 0, s11 = 0;
+  const uint32_t* xp = (const uint32_t*)x;
+  const uint32_t* wp = (const uint32_t*)w;
+  for (int32_t g = groups; g > 0; --g) {   /* unrolling makes gcc 12 spill the counter */
+    uint32_t a0, b0, a1, b1, e, o, w1 = 0;
+    MTK_LOAD2_POST(a0, b0, xp, 8);
+    MTK_LOAD2_POST(a1, b1, xp, 8);
+    MTK_FIRST_PAIRS(e, o, w1, wp, wide);
+    s00 = mtk_smlad(b0, o, mtk_smlad(a0, e, s00));
+    s10 = mtk_smlad(b1, o, mtk_smlad(a1, e, s10));
+    MTK_SECOND_PAIRS(e, o, w1, wp, wide);
+    s01 = mtk_smlad(b0, o, mtk_smlad(a0, e, s01));
+    s11 = mtk_smlad(b1, o, mtk_smlad(a1, e, s11));
+  }
+  return mtk_store4(acc, s00, s01, s10, s11);
+}
+
+static inline int32_t mtk_dot_1x4(const void* x, const void* w, int32_t groups, int32_t* acc, int wide) {
+  int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  const uint32_t* xp = (const uint32_t*)x;
+  const uint32_t* wp = (const uint32_t*)w;
+#pragma GCC unroll 2
+  for (int32_t g = groups; g > 0; --g) {
+    uint32_t a, b, e, o, w1 = 0;   /* two weight words at a time: four would make gcc 12 copy registers */
+    MTK_LOAD2_POST(a, b, xp, 8);
+    MTK_FIRST_PAIRS(e, o, w1, wp, wide);
+    s0 = mtk_smlad(b, o, mtk_smlad(a, e, s0));
+    MTK_SECOND_PAIRS(e, o, w1, wp, wide);
+    s1 = mtk_smlad(b, o, mtk_smlad(a, e, s1));
+    MTK_FIRST_PAIRS(e, o, w1, wp, wide);
+    s2 = mtk_smlad(b, o, mtk_smlad(a, e, s2));
+    MTK_SECOND_PAIRS(e, o, w1, wp, wide);
+    s3 = mtk_smlad(b, o, mtk_smlad(a, e, s3));
+  }
+  return mtk_store4(acc, s0, s1, s2, s3);
+}
+
+typedef mtk_sums4_t mtk_dw_sums_t;
+#define MTK_DW_SUMS_ZERO MTK_SUMS4_ZERO
+
+/* sums[j] += v[j] * w_j for 4 consecutive channels of one depthwise tap (mtk_depthwise_s8.h); the tap's
+ * weights int16 in SXTB16 order (w0, w2, w1, w3), prepared offline (depthwise.py). */
+static inline void mtk_dw_tap(mtk_dw_sums_t* sums, const int8_t* v, const void* w) {
+  const uint32_t* wp = (const uint32_t*)w;
+  uint32_t x = mtk_load4_s8(v);
+  uint32_t xe = mtk_sxtb16(x), xo = mtk_sxtb16_ror8(x);
+  sums->c[0] = mtk_smlabb(xe, wp[0], sums->c[0]);
+  sums->c[2] = mtk_smlatt(xe, wp[0], sums->c[2]);
+  sums->c[1] = mtk_smlabb(xo, wp[1], sums->c[1]);
+  sums->c[3] = mtk_smlatt(xo, wp[1], sums->c[3]);
+}
+
+#endif /* MTK_DOT_S8_DSP_H_ */
