@@ -819,19 +819,21 @@ def example_models(seed: int = 0) -> dict[str, bytes]:
             for index, name in enumerate(FAMILIES)}
 
 
-_NUMPY_TYPES = {schema.TensorType.INT8: np.int8, schema.TensorType.FLOAT32: np.float32}
+_NUMPY_TYPES = {schema.TensorType.INT8: np.int8, schema.TensorType.INT16: np.int16,
+                schema.TensorType.FLOAT32: np.float32}
 
 
 def random_inputs(model: bytes, seed: int = 0) -> list[np.ndarray]:
-    """One random array per model input: int8 over the whole range, float32 in +-8."""
+    """One random array per model input: int8 and int16 over the whole range, float32 in +-8."""
     rng = np.random.default_rng(seed)
     subgraph = schema.Model.GetRootAs(model, 0).Subgraphs(0)
     arrays = []
     for i in range(subgraph.InputsLength()):
         tensor = subgraph.Tensors(subgraph.Inputs(i))
         shape = tuple(int(s) for s in tensor.ShapeAsNumpy())
-        if _NUMPY_TYPES[tensor.Type()] is np.int8:
-            arrays.append(rng.integers(-128, 128, size=shape).astype(np.int8))
+        dtype = _NUMPY_TYPES[tensor.Type()]
+        if dtype is not np.float32:
+            arrays.append(rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max + 1, size=shape).astype(dtype))
         else:
             arrays.append(rng.uniform(-_FLOAT_INPUT_RANGE, _FLOAT_INPUT_RANGE, size=shape).astype(np.float32))
     return arrays

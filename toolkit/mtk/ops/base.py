@@ -122,11 +122,12 @@ def constant_kernel(data: OpData, value: int) -> Kernel:
     so a small C kernel fills the output instead."""
     op, y = data.op, data.output
     inputs = [i for i in op.inputs if i is not None]
-    name = f"fill_i8_{len(inputs)}_{y.size}_{'m' if value < 0 else ''}{abs(value)}"
+    bits = np.dtype(y.dtype).itemsize * 8
+    name = f"fill_i{bits}_{len(inputs)}_{y.size}_{'m' if value < 0 else ''}{abs(value)}"
     params = ", ".join([f"void* in{k}" for k in range(len(inputs))] + ["void* out"])
     unused = " ".join(f"(void)in{k};" for k in range(len(inputs)))
     src = (f"int32_t {name}({params}) {{\n"
            f"  {unused}\n"
-           f"  for (size_t i = 0; i < {y.size}u; ++i) ((int8_t*)out)[i] = (int8_t)({value});\n"
+           f"  for (size_t i = 0; i < {y.size}u; ++i) ((int{bits}_t*)out)[i] = (int{bits}_t)({value});\n"
            "  return 0;\n}\n")
     return Kernel("fill", [*inputs, op.outputs[0]], c_source=src, c_name=name)

@@ -31,6 +31,16 @@ def require_per_tensor(op: Op, *tensors: Tensor, dtypes: tuple[str, ...] = ("int
             raise op_error(op, f"tensor '{t.name}' must be quantized per tensor")
 
 
+def check_int8_weights(op: Op, w: Tensor, weight_axis: int) -> None:
+    """Constant symmetric int8 weights, per tensor or per channel along `weight_axis`."""
+    if w.dtype != "int8" or not w.is_constant or w.quant is None:
+        raise op_error(op, f"weights must be constant int8 (got {w.dtype})")
+    if np.any(w.quant.zero_point != 0):
+        raise op_error(op, "weights must be symmetric (zero point 0)")
+    if w.quant.per_channel and (w.quant.axis != weight_axis or len(w.quant.scale) != w.shape[weight_axis]):
+        raise op_error(op, f"per-channel weights quantized along axis {w.quant.axis}")
+
+
 def const_int32(op: Op, t: Tensor | None, what: str) -> np.ndarray:
     """A constant int32 parameter tensor (TFLM reads these with GetTensorData<int32_t>)."""
     if t is None or not t.is_constant:

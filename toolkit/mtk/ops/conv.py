@@ -1,4 +1,5 @@
-"""CONV_2D and DEPTHWISE_CONV_2D: TFLite's int8 reference kernels (integer_ops/conv.h, depthwise_conv.h).
+"""CONV_2D and DEPTHWISE_CONV_2D: TFLite's int8 reference kernels (integer_ops/conv.h, depthwise_conv.h);
+16x8 (int16 activations): int16x8.py.
 
 Math: acc = Σ w · (x − in_zp) over the taps inside the input, + bias; requantized per output
 channel; + out_zp; clamped to the fused activation range. Padding the input with in_zp makes
@@ -16,18 +17,17 @@ from ..graph import Graph, Op, Tensor
 from ..target import Cpu
 from . import depthwise
 from .base import Lowered, OpData, constant_kernel, io
-from .common import op_error, require_per_tensor
-from .fixedpoint import activation_range, quantize_multipliers
+from .common import check_int8_weights, op_error, require_per_tensor
+from .fixedpoint import activation_range, convolution_multipliers
 from .gemm import GemmOpDef, GemmParams, GemmSchedule, Patches
 from .geometry import ConvGeometry, conv_geometry
+from .int16x8 import with_16x8
 from .requant import Requant
 
 
 def requant_params(x: Tensor, w: Tensor, y: Tensor, out_c: int, activation: str) -> Requant:
     """Per-output-channel requantization, as TFLM's PopulateConvolutionQuantizationParams computes it."""
-    w_scale = np.broadcast_to(w.quant.scale, (out_c,))
-    effective = (np.float64(x.quant.s) * w_scale.astype(np.float64)) / np.float64(y.quant.s)
-    mult, shift = quantize_multipliers(effective)
+    mult, shift = convolution_multipliers(x.quant.s, w.quant.scale, y.quant.s, out_c)
     lo, hi = activation_range(activation, y.quant)
     return Requant(mult, shift, y.quant.zp, lo, hi)
 
@@ -37,12 +37,7 @@ def check_int8_weighted(op: Op, graph: Graph, weight_axis: int) -> None:
     (x, w, *rest), y = io(op, graph)
     bias = rest[0] if rest else None
     require_per_tensor(op, x, y)
-    if w.dtype != "int8" or not w.is_constant or w.quant is None:
-        raise op_error(op, f"weights must be constant int8 (got {w.dtype})")
-    if np.any(w.quant.zero_point != 0):
-        raise op_error(op, "weights must be symmetric (zero point 0)")
-    if w.quant.per_channel and (w.quant.axis != weight_axis or len(w.quant.scale) != w.shape[weight_axis]):
-        raise op_error(op, f"per-channel weights quantized along axis {w.quant.axis}")
+    check_int8_weights(op, w, weight_axis)
     if bias is not None and (bias.dtype != "int32" or not bias.is_constant):
         raise op_error(op, f"bias must be constant int32 (got {bias.dtype})")
 
@@ -118,4 +113,4 @@ class DepthwiseConv2D(GemmOpDef):
         return Lowered([depthwise.depthwise_kernel(data.op, p.geometry, x.quant.zp, w.data, p.bias, p.requant, data.cpu)])
 
 
-OPS = [Conv2D(), DepthwiseConv2D()]
+OPS = [with_16x8(Conv2D)(), with_16x8(DepthwiseConv2D)()]

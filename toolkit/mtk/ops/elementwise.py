@@ -1,13 +1,14 @@
-"""ADD, SUB, MUL on int8 tensors, MUL on int16 too (16x8): TFLite's reference kernels, bit for bit.
+"""ADD, SUB, MUL on int8 and int16 tensors (16x8): TFLite's reference kernels, bit for bit.
 
-ADD: reference/integer_ops/add.h (AddFunc); SUB: reference/sub.h (SubElementwise,
-BroadcastQuantSubSlow); MUL: reference/integer_ops/mul.h (MulElementwise). Parameters as the
+ADD: reference/integer_ops/add.h (AddFunc), int16: reference/add.h (AddGeneralParamScale → AddElementwise,
+BroadcastAdd6DSlow); SUB: reference/sub.h (SubElementwise, BroadcastQuantSubSlow, both types);
+MUL: reference/integer_ops/mul.h (MulElementwise). Parameters as the
 Prepare code of micro/kernels/add_common.cc, sub_common.cc and mul_common.cc computes them.
 Broadcasting follows reference/broadcast_loop.h (numpy rules, shapes aligned on the right).
 
-ADD/SUB: each input (x − zp) is shifted left by 20 and rescaled by in_scale / (2·max_in_scale)
-to a common scale (a 256-entry table per input, computed at compile time); the sum (difference)
-is rescaled by 2·max_in_scale / (2^20·out_scale).
+ADD/SUB: each input (x − zp) is shifted left by 20 (int16: 15) and rescaled by in_scale / (2·max_in_scale)
+to a common scale (int8: a 256-entry table per input, computed at compile time); the sum (difference)
+is rescaled by 2·max_in_scale / (2^20·out_scale) (int16: 2^15). int16 zero points are honoured as TFLM does.
 MUL: (x1 − zp1)·(x2 − zp2) rescaled by in1_scale·in2_scale / out_scale (int16: zero points 0,
 the product within int32, the result clamped within int16).
 Then + out_zp and the clamp to the fused activation range.
@@ -30,7 +31,7 @@ from .gemmlowp import multiply_by_quantized_multiplier_np
 from .requant import clamp_s8, scale
 from .schedules import schedule_per_output
 
-ADD_LEFT_SHIFT = 20   # add_common.cc / sub_common.cc: left_shift for int8
+ADD_LEFT_SHIFT = {"int8": 20, "int16": 15}   # add_common.cc / sub_common.cc: left_shift
 MAX_RANK = 6
 
 
@@ -66,7 +67,7 @@ def _smaller_than_one_exp(real: float, where: str) -> Rescale:
     return Rescale(multiplier, shift)
 
 
-def add_sub_params(op: Op, s1: float, s2: float, s_out: float) -> tuple[Rescale, Rescale, Rescale]:
+def add_sub_params(op: Op, s1: float, s2: float, s_out: float, left_shift: int) -> tuple[Rescale, Rescale, Rescale]:
     """CalculateOpDataAdd / CalculateOpDataSub: the real multipliers in double.
 
     TFLM's sub_common.cc (source as of Aug 2026) computes SUB's in float, but the tflite-micro
@@ -77,7 +78,7 @@ def add_sub_params(op: Op, s1: float, s2: float, s_out: float) -> tuple[Rescale,
     where = f"op {op.index} ({op.type})"
     return (_smaller_than_one_exp(s1 / twice_max, where),
             _smaller_than_one_exp(s2 / twice_max, where),
-            _smaller_than_one_exp(twice_max / ((1 << ADD_LEFT_SHIFT) * s_out), where))
+            _smaller_than_one_exp(twice_max / ((1 << left_shift) * s_out), where))
 
 
 INT16_LIMITS = (-32768, 32767)
@@ -90,11 +91,11 @@ def binary_params(op: Op, a: Tensor, b: Tensor, y: Tensor) -> BinaryParams:
     if op.type == "MUL":
         real = float(np.float64(a.quant.s) * np.float64(b.quant.s) / np.float64(y.quant.s))
         return BinaryParams(zps, y.quant.zp, lo, hi, None, Rescale(*quantize_multiplier(real)))
-    r1, r2, r_out = add_sub_params(op, a.quant.s, b.quant.s, y.quant.s)
+    r1, r2, r_out = add_sub_params(op, a.quant.s, b.quant.s, y.quant.s, ADD_LEFT_SHIFT[y.dtype])
     return BinaryParams(zps, y.quant.zp, lo, hi, (r1, r2), r_out)
 
 
-def input_table(zp: int, rescale: Rescale, left_shift: int = ADD_LEFT_SHIFT) -> np.ndarray:
+def input_table(zp: int, rescale: Rescale, left_shift: int = ADD_LEFT_SHIFT["int8"]) -> np.ndarray:
     """ADD/SUB: one input's contribution on the common scale, MultiplyByQuantizedMultiplier((x − zp)·2^20),
     for each int8 value x (index x + 128): two table loads replace two rescales per element."""
     shifted = (np.arange(-128, 128, dtype=np.int64) - zp) << left_shift
@@ -120,8 +121,8 @@ class BinaryElementwise(OpDef):
 
     def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
         (a, b, *_), y = io(op, graph)
-        require_per_tensor(op, a, b, y, dtypes=("int8", "int16") if op.type == "MUL" else ("int8",))
-        if y.dtype == "int16" and (a.quant.zp, b.quant.zp, y.quant.zp) != (0, 0, 0):   # mul_common.cc
+        require_per_tensor(op, a, b, y, dtypes=("int8", "int16"))
+        if op.type == "MUL" and y.dtype == "int16" and (a.quant.zp, b.quant.zp, y.quant.zp) != (0, 0, 0):   # mul_common.cc
             raise op_error(op, "int16 MUL needs zero points 0 (TFLM requires it)")
         try:
             shape = np.broadcast_shapes(a.shape, b.shape)
@@ -140,7 +141,7 @@ class BinaryElementwise(OpDef):
         op, p = data.op, data.params
         a, b, *_ = data.inputs
         y = data.output
-        if (p.act_min == p.act_max or p.output.multiplier == 0) and y.dtype == "int8":
+        if p.act_min == p.act_max or p.output.multiplier == 0:
             return Lowered([constant_kernel(data, clamp_int(p.out_zp, p.act_min, p.act_max))])
         out_shape = tuple(y.shape) or (1,)
         A = te.placeholder(tuple(a.shape) or (1,), a.dtype, name="x1")
@@ -153,6 +154,14 @@ class BinaryElementwise(OpDef):
                 x1 = read_a(index).astype("int32") - tirx.const(p.in_zp[0], "int32")
                 x2 = read_b(index).astype("int32") - tirx.const(p.in_zp[1], "int32")
                 return x1 * x2
+        elif y.dtype == "int16":   # AddElementwise / SubElementwise: each input rescaled on the way
+            params, consts = [], []
+
+            def element(*index):
+                x1, x2 = (p.inputs[k].apply((read(index).astype("int32") - tirx.const(p.in_zp[k], "int32"))
+                                            * tirx.const(1 << ADD_LEFT_SHIFT["int16"], "int32"))
+                          for k, read in enumerate((read_a, read_b)))
+                return x1 + x2 if op.type == "ADD" else x1 - x2
         else:
             params = [te.placeholder((256,), "int32", name=f"scaled{k}") for k in (1, 2)]
             consts = [Const(f"scaled{k}", input_table(zp, r)) for k, zp, r in zip((1, 2), p.in_zp, p.inputs)]

@@ -50,6 +50,14 @@ def quantize_multipliers(reals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return (np.array([p[0] for p in pairs], dtype=np.int32), np.array([p[1] for p in pairs], dtype=np.int32))
 
 
+def convolution_multipliers(input_scale: float, weight_scales: np.ndarray, output_scale: float,
+                            channels: int) -> tuple[np.ndarray, np.ndarray]:
+    """PopulateConvolutionQuantizationParams (kernel_util.cc): per output channel, s_in·s_w[c]/s_out in double
+    (one weight scale serves every channel)."""
+    w_scale = np.broadcast_to(np.asarray(weight_scales, np.float64), (channels,))
+    return quantize_multipliers(np.float64(input_scale) * w_scale / np.float64(output_scale))
+
+
 def quantize_multiplier_smaller_than_one_exp(real: float) -> tuple[int, int]:
     """QuantizeMultiplierSmallerThanOneExp (used by ADD/SUB and LUT-free ops)."""
     if not 0.0 < real < 1.0:
@@ -116,6 +124,27 @@ def multiply_by_quantized_multiplier(x, multiplier, shift):
     right = tirx.Max(i32(0) - shift, i32(0))
     high = saturating_rounding_doubling_high_mul(x << left, multiplier)
     return let(high, lambda h: rounding_divide_by_pot(h, right), "high", "int32")
+
+
+def reduced_multiplier(multiplier: int, shift: int) -> tuple[int, int]:
+    """The 16-bit multiplier and the right shift TFLite's MultiplyByQuantizedMultiplier(int64_t x, ...)
+    (internal/common.cc) uses: (multiplier + 2^15) >> 16 (0x7FFF from 0x7FFF0000 up) and 15 − shift.
+    The 16x8 kernels (int64 accumulators) call it; TFLite asserts shift < 8."""
+    if shift >= 8:
+        raise ModelError(f"rescale factor 2^{shift - 1} or more is too large for TFLite's 64-bit requantization "
+                         "(shift must be below 8)")
+    return ((multiplier + (1 << 15)) >> 16 if multiplier < 0x7FFF0000 else 0x7FFF), 15 - shift
+
+
+def multiply_by_quantized_multiplier_s64(x, reduced, total_shift):
+    """MultiplyByQuantizedMultiplier(int64_t x, multiplier, shift) from its reduced_multiplier pair:
+    (x·reduced + 2^(total_shift − 1)) >> total_shift, truncated to int32 as TFLite's `int32_t result = ...`
+    does. `x` an int64 PrimExpr; `reduced`/`total_shift` Python ints or int32 PrimExprs."""
+    def i64(v):
+        return tirx.const(v, "int64") if isinstance(v, int) else v.astype("int64")
+    rounding = i64(1 << (total_shift - 1)) if isinstance(total_shift, int) else \
+        tirx.const(1, "int64") << i64(total_shift - i32(1))
+    return ((x * i64(reduced) + rounding) >> i64(total_shift)).astype("int32")
 
 
 def clamp(x, lo: int, hi: int):

@@ -1,4 +1,4 @@
-"""FULLY_CONNECTED: TFLite's int8 reference kernel (integer_ops/fully_connected.h).
+"""FULLY_CONNECTED: TFLite's int8 reference kernel (integer_ops/fully_connected.h); 16x8: int16x8.py.
 
 acc = Σ w · (x − in_zp) + bias per output unit, requantized (per tensor or per channel),
 + out_zp, clamped. As in conv.py the −in_zp·Σw term is folded into the bias offline.
@@ -14,6 +14,7 @@ from .base import OpData, io
 from .common import op_error
 from .conv import check_int8_weighted, folded_bias, requant_params
 from .gemm import GemmOpDef, GemmParams
+from .int16x8 import with_16x8
 
 
 class FullyConnected(GemmOpDef):
@@ -35,4 +36,4 @@ class FullyConnected(GemmOpDef):
         return x.size * w.shape[0]
 
 
-OPS = [FullyConnected()]
+OPS = [with_16x8(FullyConnected)()]

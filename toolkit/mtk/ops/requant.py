@@ -79,14 +79,16 @@ class Requant:
         return [Const("requant", np.zeros((1, RSHIFT_FIELDS), np.int32) if table is None else table),
                 Const("mult", self.multiplier), Const("shift", self.shift)]
 
+    def scaled(self, acc, c, table, mult, shift):
+        """MultiplyByQuantizedMultiplier(acc) for channel `c`; table/mult/shift are the kernel's buffers of consts()."""
+        if self.per_tensor:
+            return scale(acc, int(self.multiplier[0]), int(self.shift[0]))
+        if self.rshift_table is not None:
+            return tirx.call_extern("int32", "mtk_requant_rshift", acc,
+                                    *[table[c * RSHIFT_FIELDS + f] for f in range(RSHIFT_FIELDS)])
+        return multiply_by_quantized_multiplier(acc, mult[c], shift[c])
+
     def output(self, acc, c, table, mult, shift):
         """The int8 output of channel `c` from `acc`; table/mult/shift are the kernel's buffers of consts()."""
-        rshift = self.rshift_table
-        if self.per_tensor:
-            scaled = scale(acc, int(self.multiplier[0]), int(self.shift[0]))
-        elif rshift is not None:
-            scaled = tirx.call_extern("int32", "mtk_requant_rshift", acc,
-                                      *[table[c * RSHIFT_FIELDS + f] for f in range(RSHIFT_FIELDS)])
-        else:
-            scaled = multiply_by_quantized_multiplier(acc, mult[c], shift[c])
-        return clamp_s8(scaled + tirx.const(self.out_zp, "int32"), self.act_min, self.act_max)
+        return clamp_s8(self.scaled(acc, c, table, mult, shift) + tirx.const(self.out_zp, "int32"),
+                        self.act_min, self.act_max)

@@ -11,6 +11,10 @@ mtk gathers instead of scattering (integer sums do not depend on the order): out
 takes the filter rows fy ≡ oy + pad (mod stride) from input row (oy + pad − fy) / stride, so each
 output visits only the ⌈fh/stride⌉·⌈fw/stride⌉ taps that reach it, and no scratch image is needed.
 The in_zp term stays inside the sum: which taps reach an output depends on its position.
+
+16x8 (int16 input and output, zero points 0): transpose_conv.cc's kTfLiteInt16 case, an int64 scratch
+image (an int16 bias converted to int64 first, or an int64 bias), integer_ops/transpose_conv.h's int16
+TransposeConv: MultiplyByQuantizedMultiplier(int64_t, ...) and the int16 clamp (int16x8.Requant16).
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from ..target import Cpu
 from .base import Const, Kernel, Lowered, OpData, OpDef, constant_kernel, io
 from .common import op_error
 from .conv import requant_params
+from .fixedpoint import convolution_multipliers
+from .int16x8 import Requant16, check_16x8, sum_dtype
 from .requant import Requant
 from .schedules import schedule_per_output
 
@@ -50,7 +56,9 @@ class TransposeConvPlan:
     stride: tuple[int, int]
     pad: tuple[int, int]
     in_zp: int
-    requant: Requant
+    requant: Requant | Requant16
+    bias: np.ndarray          # int32 (int8), int64 (16x8): one per output channel, zeros without a bias
+    sum_dtype: str = "int32"  # the loops' accumulator
 
 
 class TransposeConv(OpDef):
@@ -62,14 +70,19 @@ class TransposeConv(OpDef):
             raise op_error(op, f"{len(inputs)} inputs; TFLM needs output shape, filter, input and an optional bias")
         _, w, x, *rest = inputs
         bias = rest[0] if rest else None
-        if x.dtype != "int8" or y.dtype != "int8":
-            raise op_error(op, f"{x.dtype} -> {y.dtype}; mtk supports int8 here")
+        wide = (x.dtype, y.dtype) == ("int16", "int16")
+        if (x.dtype, y.dtype) != ("int8", "int8") and not wide:
+            raise op_error(op, f"{x.dtype} -> {y.dtype}; mtk supports int8 -> int8 and int16 -> int16 here")
         if w.dtype != "int8" or not w.is_constant or w.quant is None or np.any(w.quant.zero_point != 0):
             raise op_error(op, "the filter must be constant symmetric int8")
         if w.quant.per_channel and (w.quant.axis != 0 or len(w.quant.scale) != w.shape[0]):
             raise op_error(op, f"per-channel filter quantized along axis {w.quant.axis}; TFLM needs axis 0")
-        if bias is not None and (bias.dtype != "int32" or not bias.is_constant or bias.size != w.shape[0]):
+        if wide:
+            check_16x8(op, x, w, bias, y)
+        elif bias is not None and (bias.dtype != "int32" or not bias.is_constant):
             raise op_error(op, f"bias must be a constant int32 per output channel (got {bias.dtype}{list(bias.shape)})")
+        if bias is not None and bias.size != w.shape[0]:
+            raise op_error(op, f"bias has {bias.size} values for {w.shape[0]} output channels")
         if x.quant is None or y.quant is None or x.quant.per_channel or y.quant.per_channel:
             raise op_error(op, "input and output need per-tensor quantization")
         if len(x.shape) != 4 or len(w.shape) != 4 or len(y.shape) != 4 or x.shape[0] != y.shape[0] \
@@ -81,8 +94,14 @@ class TransposeConv(OpDef):
             raise op_error(op, f"stride {list(stride)}")
         padding = o.get("padding", "SAME")
         pad = tuple(transpose_conv_padding(padding, y.shape[1 + a], w.shape[1 + a], stride[a]) for a in range(2))
-        rq = requant_params(x, w, y, w.shape[0], o.get("fused_activation_function", "NONE"))
-        return TransposeConvPlan(stride, pad, x.quant.zp, rq)
+        if wide:
+            mult, shift = convolution_multipliers(x.quant.s, w.quant.scale, y.quant.s, w.shape[0])
+            rq = Requant16.of(op, mult, shift, y, wide=True)
+        else:
+            rq = requant_params(x, w, y, w.shape[0], o.get("fused_activation_function", "NONE"))
+        bias_data = (np.zeros(w.shape[0], np.int64) if bias is None else bias.data.reshape(-1)).astype(
+            "int64" if wide else "int32")
+        return TransposeConvPlan(stride, pad, x.quant.zp, rq, bias_data, sum_dtype(w.data, 0) if wide else "int32")
 
     def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
         return OpData.of(op, graph, cpu, self.plan(op, graph))
@@ -93,23 +112,27 @@ class TransposeConv(OpDef):
 
     def lower(self, data: OpData, variant=None) -> Lowered:
         op, p = data.op, data.params
-        _, w, x, *rest = data.inputs
+        _, w, x, *_ = data.inputs
         y = data.output
-        bias = rest[0] if rest else None
-        if p.requant.constant_output is not None:
-            return Lowered([constant_kernel(data, p.requant.constant_output)])
+        rq = p.requant
+        if rq.constant_output is not None:
+            return Lowered([constant_kernel(data, rq.constant_output)])
         out_c, fh, fw, in_c = w.shape
         (sh, sw), (ph, pw) = p.stride, p.pad
-        X = te.placeholder(x.shape, "int8", name="x")
+        X = te.placeholder(x.shape, x.dtype, name="x")
         W = te.placeholder(w.shape, "int8", name="w")
-        B = te.placeholder((out_c,), "int32", name="bias")
-        table, mult, shift = (te.placeholder((c.data.size,), "int32", name=c.name) for c in p.requant.consts())
+        B = te.placeholder((out_c,), p.bias.dtype.name, name="bias")
+        buffers = [te.placeholder((c.data.size,), "int32", name=c.name) for c in rq.consts()]
+        acc_dtype = p.sum_dtype
         ky = te.reduce_axis((0, -(-fh // sh)), "ky")
         kx = te.reduce_axis((0, -(-fw // sw)), "kx")
         kc = te.reduce_axis((0, in_c), "kc")
 
         def i32(v: int):
             return tirx.const(v, "int32")
+
+        def to_acc(v):
+            return v.astype(acc_dtype)
 
         def tap(n, oy, ox, c):
             fy = tirx.floormod(oy + i32(ph), i32(sh)) + ky * i32(sh)
@@ -118,15 +141,14 @@ class TransposeConv(OpDef):
             ix = tirx.floordiv(ox + i32(pw), i32(sw)) - kx
             reaches = tirx.all(fy < i32(fh), fx < i32(fw), iy >= i32(0), iy < i32(x.shape[1]), ix >= i32(0),
                                ix < i32(x.shape[2]))
-            product = (X[n, iy, ix, kc].astype("int32") - i32(p.in_zp)) * W[c, fy, fx, kc].astype("int32")
-            return te.sum(tirx.if_then_else(reaches, product, i32(0)), axis=[ky, kx, kc])
+            product = (to_acc(X[n, iy, ix, kc]) - tirx.const(p.in_zp, acc_dtype)) * to_acc(W[c, fy, fx, kc])
+            return te.sum(tirx.if_then_else(reaches, product, tirx.const(0, acc_dtype)), axis=[ky, kx, kc])
         acc = te.compute(y.shape, tap, name="acc")
-        out = te.compute(y.shape, lambda n, oy, ox, c: p.requant.output(acc[n, oy, ox, c] + B[c], c, table, mult, shift),
+        out = te.compute(y.shape, lambda n, oy, ox, c: rq.output(acc[n, oy, ox, c].astype(B.dtype) + B[c], c, *buffers),
                          name="out")
-        func = schedule_per_output(te.create_prim_func([X, W, B, table, mult, shift, out]))
-        bias_data = np.zeros(out_c, np.int32) if bias is None else bias.data.astype(np.int32)
-        args = [op.inputs[2], op.inputs[1], Const("bias", bias_data), *p.requant.consts(), op.outputs[0]]
-        return Lowered([Kernel("transpose_conv", args, func=func)])
+        func = schedule_per_output(te.create_prim_func([X, W, B, *buffers, out]))
+        args = [op.inputs[2], op.inputs[1], Const("bias", p.bias), *rq.consts(), op.outputs[0]]
+        return Lowered([Kernel("transpose_conv" if x.dtype == "int8" else "transpose_conv_s16", args, func=func)])
 
 
 OPS = [TransposeConv()]

@@ -1,0 +1,115 @@
+"""16x8 CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, TRANSPOSE_CONV (mtk/ops/int16x8.py, transpose_conv.py) and
+ADD/SUB on int16 (elementwise.py): bit-exact with tflite-micro on the host over random models (tests/modelgen16x8.py:
+int64, int32 and int16 biases, both accumulators, per-tensor and per-channel weights, fused activations, int16 zero
+points for ADD/SUB), an int16 encoder-decoder and a mixed int8/int16 model; the C builds for Cortex-M4; the
+encoder-decoder and the mixed model bit-exact in QEMU on a Cortex-M4 and a Cortex-M55 board."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+
+import modelgen
+import modelgen16x8
+from mtk.boards import get_board
+from mtk.compiled import CompiledModel
+from mtk.errors import ModelError
+from mtk.compiler import compile_model
+from mtk.pipeline import RunOptions, run_model
+from mtk.reference import run_reference_batch
+from mtk.tflite_builder import ModelBuilder
+from test_ops_elementwise import RANDOM, assert_bit_exact, assert_builds_for_cortex_m4
+
+pytestmark = pytest.mark.slow   # compiles models with TVM
+
+
+def _samples(model: bytes, count: int = 2) -> list[list[np.ndarray]]:
+    return [modelgen.random_inputs(model, seed) for seed in range(count)]
+
+
+@pytest.mark.parametrize("op", list(modelgen16x8.FAMILIES))
+def test_random_models_are_bit_exact(op, tmp_path_factory):
+    @RANDOM
+    @given(model=modelgen16x8.strategies[op])
+    def check(model):
+        work = tmp_path_factory.mktemp(op.lower())
+        assert_builds_for_cortex_m4(assert_bit_exact(model, work, _samples(model)), work)
+    check()
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_encoder_decoder_is_bit_exact(seed, tmp_path):
+    """CONV/DEPTHWISE down, TRANSPOSE_CONV up, skip ADDs: every op 16x8, each compiled to its int16 kernel."""
+    model = modelgen16x8.encoder_decoder(seed)
+    samples = _samples(model, 3)
+    assert len(np.unique(run_reference_batch(model, samples[:1])[0][0])) > 10   # not a saturated model
+    folder = assert_bit_exact(model, tmp_path, samples)
+    ops = CompiledModel.load(folder).ops
+    assert {op.type for op in ops} == {"CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV", "ADD"}
+    assert all("_s16_" in op.kernel for op in ops if op.type != "ADD")
+
+
+def test_mixed_int8_int16_model_is_bit_exact(tmp_path):
+    model = modelgen16x8.mixed_int8_int16(0)
+    assert_builds_for_cortex_m4(assert_bit_exact(model, tmp_path, _samples(model, 3)), tmp_path)
+
+
+def _long_fully_connected(bias_dtype: str) -> bytes:
+    """1000 weights of ±127 against inputs of ±32768: sums up to 4.2e9, beyond int32 (the int64 accumulator)."""
+    rng = np.random.default_rng(3)
+    b = ModelBuilder(description="long 16x8 fc")
+    x = b.tensor("x", (2, 1000), "int16", scale=2.0 ** -12, zero_point=0)
+    w = b.const("w", np.where(rng.random((3, 1000)) < 0.5, -127, 127).astype(np.int8), scale=2.0 ** -7, zero_point=0)
+    bias = b.const("b", np.array([-5, 1 << 32, -(1 << 32)], bias_dtype), scale=2.0 ** -19, zero_point=0)
+    y = b.tensor("y", (2, 3), "int16", scale=1.0, zero_point=0)
+    b.op("FULLY_CONNECTED", [x, w, bias], [y])
+    b.inputs([x])
+    b.outputs([y])
+    return b.build()
+
+
+def test_sums_beyond_int32_are_bit_exact(tmp_path):
+    model = _long_fully_connected("int64")
+    rng = np.random.default_rng(0)
+    samples = [[np.where(rng.random((2, 1000)) < 0.5, -32768, 32767).astype(np.int16)],
+               [rng.integers(-32768, 32768, (2, 1000)).astype(np.int16)]]
+    assert_bit_exact(model, tmp_path, samples)
+
+
+def _conv16(x_zp: int = 0, bias_dtype: str = "int64", op: str = "CONV_2D") -> bytes:
+    b = ModelBuilder(description="16x8 conv")
+    x = b.tensor("x", (1, 4, 4, 2), "int16", scale=0.001, zero_point=x_zp)
+    shape = (1, 3, 3, 2) if op == "DEPTHWISE_CONV_2D" else (2, 3, 3, 2)
+    w = b.const("w", np.ones(shape, np.int8), scale=0.01, zero_point=0)
+    bias = b.const("b", np.zeros(2, bias_dtype), scale=0.00001, zero_point=0)
+    y = b.tensor("y", (1, 4, 4, 2), "int16", scale=0.002, zero_point=0)
+    b.op(op, [x, w, bias], [y], padding="SAME")
+    b.inputs([x])
+    b.outputs([y])
+    return b.build()
+
+
+@pytest.mark.parametrize("model, message", [
+    (lambda: _conv16(x_zp=3), "op 0 (CONV_2D): int16 tensor 'x' has zero point 3; 16x8 quantization needs 0"),
+    (lambda: _conv16(bias_dtype="int32", op="DEPTHWISE_CONV_2D"), "bias must be constant int64 with int16 input"),
+    (lambda: _conv16(bias_dtype="int16"), "bias must be constant int32 or int64 with int16 input (got int16)"),
+], ids=["zero-point", "depthwise-int32-bias", "conv-int16-bias"])
+def test_what_tflm_rejects_is_refused(model, message, tmp_path):
+    (tmp_path / "m.tflite").write_bytes(model())
+    with pytest.raises(ModelError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        compile_model(tmp_path / "m.tflite", tmp_path / "lib")
+
+
+@pytest.mark.qemu
+@pytest.mark.parametrize("board", ["mps2/an386", "mps3/corstone300/an547"])
+def test_int16_models_bit_exact_on_target(board, tmp_path):
+    """The encoder-decoder (CONV, DEPTHWISE, TRANSPOSE_CONV, ADD) and the mixed model (QUANTIZE, FULLY_CONNECTED)."""
+    for name, model in (("encoder", modelgen16x8.encoder_decoder(1)), ("mixed", modelgen16x8.mixed_int8_int16(0))):
+        path = tmp_path / f"{name}.tflite"
+        path.write_bytes(model)
+        samples = _samples(model)
+        result = run_model(path, RunOptions(board=get_board(board), runs=1), samples)
+        for expected, got in zip(run_reference_batch(model, samples), result.outputs):
+            for want, out in zip(expected, got):
+                assert np.array_equal(np.asarray(out).reshape(-1), np.asarray(want).reshape(-1)), name
