@@ -106,6 +106,18 @@ def assert_bit_exact_on_c_paths(model: bytes, workdir: Path, cpu: str = "cortex-
     """Compiled for `cpu` (with `tuning`'s schedules), run on the host: the plain C kernels and, for a
     DSP core, the DSP formulation (MTK_EMULATE_DSP, what Cortex-M4/M7/M33/M55 execute); bit-exact
     with tflite-micro."""
+    samples = [modelgen.random_inputs(model, seed) for seed in range(2)]
+    for lib in c_path_libraries(model, workdir, cpu, tuning):
+        host = HostModel(lib)
+        for sample, expected in zip(samples, run_reference_batch(model, samples)):
+            for got, want in zip(host.run(sample), expected):
+                mismatches = int((got.reshape(-1) != want.reshape(-1)).sum())
+                assert mismatches == 0, f"{lib.name}: {mismatches} of {want.size} outputs differ from tflite-micro"
+
+
+def c_path_libraries(model: bytes, workdir: Path, cpu: str = "cortex-m4", tuning: Tuning | None = None) -> list[Path]:
+    """The model compiled for `cpu` (with `tuning`'s schedules) as the host runs it: the plain C kernels and,
+    for a DSP core, a copy computing the DSP formulation (MTK_EMULATE_DSP)."""
     path = workdir / "model.tflite"
     path.write_bytes(model)
     folder = compile_model(path, workdir / "lib", cpu=cpu, force=True, tuning=tuning).path
@@ -115,13 +127,7 @@ def assert_bit_exact_on_c_paths(model: bytes, workdir: Path, cpu: str = "cortex-
         shutil.copytree(folder, libs[-1])
         for src in (libs[-1] / "src").glob("*_kernels.c"):
             src.write_text("#define MTK_EMULATE_DSP 1\n" + src.read_text())
-    samples = [modelgen.random_inputs(model, seed) for seed in range(2)]
-    for lib in libs:
-        host = HostModel(lib)
-        for sample, expected in zip(samples, run_reference_batch(model, samples)):
-            for got, want in zip(host.run(sample), expected):
-                mismatches = int((got.reshape(-1) != want.reshape(-1)).sum())
-                assert mismatches == 0, f"{lib.name}: {mismatches} of {want.size} outputs differ from tflite-micro"
+    return libs
 
 
 @pytest.mark.parametrize("family", ["CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "CHAIN_CNN"])

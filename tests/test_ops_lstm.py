@@ -18,6 +18,7 @@ from mtk.compiler import compile_model
 from mtk.hostrun import HostModel
 from mtk.pipeline import RunOptions, run_model
 from mtk.reference import run_reference_sequence
+from test_ops_conv import c_path_libraries
 from test_ops_svdf import assert_state_carries_and_reset_restarts, assert_stream_bit_exact
 
 LSTM = "UNIDIRECTIONAL_SEQUENCE_LSTM"
@@ -58,10 +59,20 @@ def test_random_lstm_streams_are_bit_exact(model):
         assert_stream_bit_exact(model, _compiled(model, Path(tmp)))
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("cpu", ["cortex-m3", "cortex-m4"])
+def test_gate_dot_products_are_bit_exact_on_every_c_path(cpu, tmp_path):
+    """The gates' micro-kernels as the host runs them: 1x8 on the Cortex-M3, 1x4 plain and DSP-emulated on
+    the M4 (Helium: the QEMU test on the an547); units and depths not multiples of the tiles and groups."""
+    model = _single_lstm(3, units=7)
+    for lib in c_path_libraries(model, tmp_path, cpu):
+        assert_stream_bit_exact(model, HostModel(lib))
+
+
 @pytest.fixture(scope="module")
 def clipped_lstm(tmp_path_factory):
     """Two batch rows, a cell clip and a hidden zero point: every part of the state update."""
-    model = _single_lstm(5, time_major=False)
+    model = _single_lstm(1, time_major=False)
     return model, _compiled(model, tmp_path_factory.mktemp("lstm"))
 
 

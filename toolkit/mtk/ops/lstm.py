@@ -41,6 +41,7 @@ from .common import i32, op_error
 from .elementwise import Rescale
 from .fixedpoint import clamp, quantize_multiplier
 from .lut16 import SIGMOID_TABLE_UINT16, input_scaling, logistic_s16, tanh_s16
+from .microkernels import GROUP, HELIUM_CHUNK, MicroKernel, choices, weight_group
 from .requant import clamp_s8
 
 # lstm_shared.h: the op's 24 inputs
@@ -55,7 +56,6 @@ GATE_INPUT, GATE_FORGET, GATE_CELL, GATE_OUTPUT = range(4)
 
 GATE_SCALE = 2.0 ** -12       # PrepareGateParametersInteger: Q3.12 gate inputs
 NONLINEAR_SCALE = 2.0 ** -15  # Q0.15 gate outputs
-INT16_MIN, INT16_MAX = -32768, 32767
 
 
 @dataclass(frozen=True)
@@ -181,11 +181,60 @@ class UnidirectionalSequenceLstm(OpDef):
 
     def lower(self, data: OpData, variant=None) -> Lowered:
         op, p = data.op, data.params
-        args = [op.inputs[INPUT], Const("lstm_wx", p.input_weights.reshape(-1)),
-                Const("lstm_wh", p.recurrent_weights.reshape(-1)), Const("lstm_bx", p.input_bias.reshape(-1)),
-                Const("lstm_bh", p.recurrent_bias.reshape(-1)), Const("sigmoid_table", SIGMOID_TABLE_UINT16),
-                op.inputs[HIDDEN_STATE], op.inputs[CELL_STATE], op.outputs[0], Scratch(4 * p.units * 2)]
-        return Lowered([Kernel("lstm", args, func=lstm_func(p))])
+        g = GateLayout.of(p, data.cpu)
+        args = [op.inputs[INPUT], Const("lstm_wx", g.pack(p.input_weights)), Const("lstm_wh", g.pack(p.recurrent_weights)),
+                Const("lstm_bx", g.pad(p.input_bias)), Const("lstm_bh", g.pad(p.recurrent_bias)),
+                Const("sigmoid_table", SIGMOID_TABLE_UINT16), op.inputs[HIDDEN_STATE], op.inputs[CELL_STATE],
+                op.outputs[0], Scratch(g.packed_x + g.packed_h, name="rows"), Scratch(4 * g.units * 2, name="gates")]
+        return Lowered([Kernel("lstm", args, func=lstm_func(p, g), headers=(g.kernel.header,),
+                               c_calls=(g.kernel.name,))])
+
+
+@dataclass(frozen=True)
+class GateLayout:
+    """How the gates' dot products run: the CPU's one-row GEMM micro-kernel (microkernels.py) over the row
+    of x and the hidden state, each packed once per row, and each gate's weights packed offline in tiles
+    of the micro-kernel's units (padded units compute into the scratch and are never read)."""
+
+    kernel: MicroKernel
+    group: int                # depth values per weight group
+    units: int                # units padded to whole tiles
+    depth_x: int
+    depth_h: int
+
+    @classmethod
+    def of(cls, p: LstmPlan, cpu: Cpu) -> GateLayout:
+        kernel = choices(cpu, 1)[0]
+        return cls(kernel, weight_group(cpu), -(-p.units // kernel.cols) * kernel.cols, p.depth, p.units)
+
+    @property
+    def tiles(self) -> int:
+        return self.units // self.kernel.cols
+
+    def tile_elements(self, depth: int) -> int:
+        return self.kernel.weight_bytes(self.kernel.cols, depth, self.group) // self.kernel.bytes_per_weight
+
+    def pack(self, weights: np.ndarray) -> np.ndarray:
+        """[4 gates, units, depth] -> the gates' packed weights one after the other."""
+        return np.concatenate([self.kernel.pack(w, self.kernel.cols, self.group) for w in weights])
+
+    def pad(self, bias: np.ndarray) -> np.ndarray:
+        padded = np.zeros((4, self.units), np.int32)
+        padded[:, :bias.shape[1]] = bias
+        return padded.reshape(-1)
+
+    @staticmethod
+    def packed_bytes(depth: int) -> int:
+        """A row packed by mtk_pack_row_s16: 2 bytes a value, whole chunks of 16 (gemm.GemmLayout)."""
+        return -(-depth // HELIUM_CHUNK) * HELIUM_CHUNK * 2
+
+    @property
+    def packed_x(self) -> int:
+        return self.packed_bytes(self.depth_x)
+
+    @property
+    def packed_h(self) -> int:
+        return self.packed_bytes(self.depth_h)
 
 
 def _check_standard(op: Op, inputs: list[Tensor | None]) -> None:
@@ -232,54 +281,63 @@ def _check_shape(op: Op, t: Tensor, shape: tuple[int, ...]) -> None:
 
 
 def _sat16(x):
-    return clamp(x, INT16_MIN, INT16_MAX)
+    """x saturated to int16 (mtk_sat_s16: SSAT where there is one)."""
+    return tirx.call_extern("int32", "mtk_sat_s16", x)
 
 
-def lstm_func(p: LstmPlan) -> tirx.PrimFunc:
-    """The PrimFunc (x, wx, wh, bx, bh, table, h, c, out, gates): every row of the input, in order."""
-    S, I = p.units, p.depth
-    gate_activation = {GATE_CELL: lambda v, table: tanh_s16(v, table, *input_scaling(0, 0))}
-    sigmoid = input_scaling(0, 0)
+def lstm_func(p: LstmPlan, g: GateLayout) -> tirx.PrimFunc:
+    """The PrimFunc (x, wx, wh, bx, bh, table, h, c, out, rows, gates): every row of the input, in order."""
+    S, I, U, cols = p.units, p.depth, g.units, g.kernel.cols
+    wdt = g.kernel.pack(np.zeros((1, 1), np.int8), cols, g.group).dtype.name
+    tile_x, tile_h = g.tile_elements(I), g.tile_elements(S)
+    sigmoid, cell_gate = input_scaling(0, 0), input_scaling(0, 0)   # lstm_eval.cc: Sigmoid, Tanh(-12)
     with IB.IRBuilder() as ib:
         with T.prim_func():
             T.func_name("main")
             x = T.arg("x", T.buffer((p.rows * I,), "int8"))
-            wx = T.arg("wx", T.buffer((4 * S * I,), "int8"))
-            wh = T.arg("wh", T.buffer((4 * S * S,), "int8"))
-            bx = T.arg("bx", T.buffer((4 * S,), "int32"))
-            bh = T.arg("bh", T.buffer((4 * S,), "int32"))
+            wx = T.arg("wx", T.buffer((4 * g.tiles * tile_x,), wdt))
+            wh = T.arg("wh", T.buffer((4 * g.tiles * tile_h,), wdt))
+            bx = T.arg("bx", T.buffer((4 * U,), "int32"))
+            bh = T.arg("bh", T.buffer((4 * U,), "int32"))
             table = T.arg("table", T.buffer((256,), "uint16"))
             h = T.arg("h", T.buffer((p.batch * S,), "int8"))
             c = T.arg("c", T.buffer((p.batch * S,), "int16"))
             out = T.arg("out", T.buffer((p.rows * S,), "int8"))
-            gates = T.arg("gates", T.buffer((4 * S,), "int16"))
-            acc = T.alloc_buffer((2,), "int32")
+            rows = T.arg("rows", T.buffer((g.packed_x + g.packed_h,), "int8"))
+            gates = T.arg("gates", T.buffer((4 * U,), "int16"))
+            acc = T.alloc_buffer((2 * cols,), "int32")
             with T.serial(0, p.rows) as r:
                 b = p.row_batch(r)
-                for g in range(4):
-                    with T.serial(0, S) as s:
-                        T.buffer_store(acc, bx[g * S + s], [0])
-                        T.buffer_store(acc, bh[g * S + s], [1])
-                        with T.serial(0, I) as k:
-                            T.buffer_store(acc, acc[0] + x[r * I + k].astype("int32")
-                                           * wx[(g * S + s) * I + k].astype("int32"), [0])
-                        with T.serial(0, S) as k:
-                            T.buffer_store(acc, acc[1] + h[b * S + k].astype("int32")
-                                           * wh[(g * S + s) * S + k].astype("int32"), [1])
-                        pre = _sat16(_sat16(p.input_fc[g].apply(acc[0])) + _sat16(p.recurrent_fc[g].apply(acc[1])))
-                        value = gate_activation.get(g, lambda v, t: logistic_s16(v, t, *sigmoid))(pre, table)
-                        T.buffer_store(gates, value, [g * S + s])
+                T.evaluate(T.call_extern("int32", "mtk_pack_row_s16", T.address_of(x[r * I]), I,
+                                         T.address_of(rows[0])))
+                T.evaluate(T.call_extern("int32", "mtk_pack_row_s16", T.address_of(h[b * S]), S,
+                                         T.address_of(rows[g.packed_x])))
+                for gate in range(4):
+                    with T.serial(0, g.tiles) as t:
+                        T.evaluate(T.call_extern("int32", g.kernel.name, T.address_of(rows[0]),
+                                                 T.address_of(wx[(gate * g.tiles + t) * tile_x]), -(-I // GROUP),
+                                                 T.address_of(acc[0])))
+                        T.evaluate(T.call_extern("int32", g.kernel.name, T.address_of(rows[g.packed_x]),
+                                                 T.address_of(wh[(gate * g.tiles + t) * tile_h]), -(-S // GROUP),
+                                                 T.address_of(acc[cols])))
+                        with T.serial(0, cols) as j:
+                            u = gate * U + t * cols + j
+                            pre = _sat16(_sat16(p.input_fc[gate].apply(acc[j] + bx[u]))
+                                         + _sat16(p.recurrent_fc[gate].apply(acc[cols + j] + bh[u])))
+                            value = tanh_s16(pre, table, *cell_gate) if gate == GATE_CELL \
+                                else logistic_s16(pre, table, *sigmoid)
+                            T.buffer_store(gates, value, [u])
                 with T.serial(0, S) as s:
-                    def gate(index):
-                        return gates[index * S + s].astype("int32")
-                    kept = _sat16(p.forget_cell.apply(gate(GATE_FORGET) * c[b * S + s].astype("int32")))
-                    added = _sat16(p.input_cell.apply(gate(GATE_INPUT) * gate(GATE_CELL)))
+                    def gate_value(index):
+                        return gates[index * U + s].astype("int32")
+                    kept = _sat16(p.forget_cell.apply(gate_value(GATE_FORGET) * c[b * S + s].astype("int32")))
+                    added = _sat16(p.input_cell.apply(gate_value(GATE_INPUT) * gate_value(GATE_CELL)))
                     cell = _sat16(kept + added)
                     if p.cell_clip is not None:
                         cell = clamp(cell, -p.cell_clip, p.cell_clip)
                     T.buffer_store(c, cell.astype("int16"), [b * S + s])
                     squashed = tanh_s16(c[b * S + s].astype("int32"), table, *p.cell_tanh).astype("int32")
-                    hidden = clamp_s8(p.output_hidden.apply(squashed * gate(GATE_OUTPUT)) + i32(p.hidden_zp),
+                    hidden = clamp_s8(p.output_hidden.apply(squashed * gate_value(GATE_OUTPUT)) + i32(p.hidden_zp),
                                       -128, 127)
                     T.buffer_store(h, hidden, [b * S + s])
                     T.buffer_store(out, hidden, [r * S + s])

@@ -78,4 +78,14 @@ static inline int32_t mtk_clamp_s8(int32_t x, int32_t lo, int32_t hi) {
   return x;
 }
 
+/* min(max(x, -32768), 32767): an int16 result saturated (the LSTM's gates and cell state), one SSAT
+ * where the core has it. */
+static inline int32_t mtk_sat_s16(int32_t x) {
+#if defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
+  return __ssat(x, 16);
+#else
+  return x < -32768 ? -32768 : (x > 32767 ? 32767 : x);
+#endif
+}
+
 #endif
