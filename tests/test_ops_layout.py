@@ -184,7 +184,8 @@ def _int16(shape, seed: int) -> np.ndarray:
 
 
 def test_int16_movement():
-    """16x8 models move int16 activations: the same kernels, two bytes an element; PAD fills with 0."""
+    """16x8 models move int16 activations: the same kernels, two bytes an element; PAD fills with 0;
+    RESHAPE, SQUEEZE and EXPAND_DIMS alias their input."""
     q = (0.001, 0)
     cases = [   # (model, input shape)
         (single_op("PAD", (1, 3, 3, 2), (1, 5, 4, 2), [np.array([[0, 0], [1, 1], [0, 1], [0, 0]])], q,
@@ -192,6 +193,9 @@ def test_int16_movement():
         (single_op("TRANSPOSE", (2, 3, 4), (4, 2, 3), [np.array([2, 0, 1])], q, dtype="int16"), (2, 3, 4)),
         (single_op("STRIDED_SLICE", (5, 6), (2, 3), [np.array([-1, 0]), np.array([0, 6]), np.array([-2, 2])], q,
                    dtype="int16"), (5, 6)),
+        (single_op("RESHAPE", (2, 5), (10,), [np.array([10])], q, dtype="int16"), (2, 5)),
+        (single_op("SQUEEZE", (2, 1, 5), (2, 5), [], q, dtype="int16", squeeze_dims=[1]), (2, 1, 5)),
+        (single_op("EXPAND_DIMS", (2, 5), (2, 5, 1), [np.array([-1])], q, dtype="int16"), (2, 5)),
     ]
     for model, x_shape in cases:
         assert_bit_exact(model, [[_int16(x_shape, seed)] for seed in range(2)])

@@ -1,7 +1,8 @@
-"""SOFTMAX int8 -> int8 and int16 -> int16: TFLM's reference kernels (reference/softmax.h), bit for bit.
+"""SOFTMAX int8 -> int8, int8 -> int16 and int16 -> int16: TFLM's reference kernels (reference/softmax.h),
+bit for bit.
 
 Prepare (micro/kernels/softmax_common.cc CalculateSoftmaxParams): the output must be scale 1/256,
-zero point -128; PreprocessSoftmaxScaling(beta, input_scale, 5) gives the multiplier and left
+zero point -128 (int16 output: 1/65536 and -32768, the same math with 16 output bits); PreprocessSoftmaxScaling(beta, input_scale, 5) gives the multiplier and left
 shift that put an input difference into Q5.26, and diff_min = -CalculateInputRadius(5, shift)
 is the smallest difference that still counts.
 
@@ -225,15 +226,23 @@ class Softmax(OpDef):
     types = ("SOFTMAX",)
 
     def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
-        """params: int8, the table of e^(x - max) exp_table computes from softmax_params; int16, Int16Softmax."""
+        """params: int8 input, the table of e^(x - max) exp_table computes from softmax_params; int16, Int16Softmax."""
         (x, *_), y = io(op, graph)
-        require_per_tensor(op, x, y, dtypes=("int8", "int16"))
+        if (x.dtype, y.dtype) not in (("int8", "int8"), ("int8", "int16"), ("int16", "int16")):
+            raise op_error(op, f"{x.dtype} -> {y.dtype}; mtk supports int8 -> int8/int16 and int16 -> int16")
+        require_per_tensor(op, x, dtypes=("int8", "int16"))
+        require_per_tensor(op, y, dtypes=("int8", "int16"))
         if tuple(x.shape) != tuple(y.shape) or not x.shape:
             raise op_error(op, f"input {list(x.shape)} and output {list(y.shape)} differ")
         beta = op.options.get("beta", 1.0)
         if x.dtype == "int16":
             return OpData.of(op, graph, cpu, self._prepare_int16(op, x, y, beta))
-        if y.quant.zp != -128 or np.float32(y.quant.s) != np.float32(1.0 / 256):
+        if y.dtype == "int16":   # TF_LITE_ENSURE_NEAR(scale, 1/65536, 0.001/65536)
+            unit = np.float32(1.0) / np.float32(65536)
+            if y.quant.zp != -32768 or abs(np.float32(y.quant.s) - unit) > np.float32(0.001) * unit:
+                raise op_error(op, f"int16 output must have scale 1/65536 and zero point -32768 "
+                                   f"(got {y.quant.s:g}, {y.quant.zp})")
+        elif y.quant.zp != -128 or np.float32(y.quant.s) != np.float32(1.0 / 256):
             raise op_error(op, f"output must have scale 1/256 and zero point -128 (got {y.quant.s:g}, {y.quant.zp})")
         if x.shape[-1] > MAX_DEPTH:
             raise op_error(op, f"{x.shape[-1]} classes; at most {MAX_DEPTH} are supported")
@@ -280,13 +289,16 @@ class Softmax(OpDef):
         headroom = A.bind(count_leading_zeros(A, RowValue(lambda r: total[r])))
         recip = A.bind(reciprocal_of_sum(A, RowValue(lambda r: total[r]), headroom))
 
+        bits, out_dtype = (16, "int16") if data.output.dtype == "int16" else (8, "int8")
+        low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
         def output(r, c):
-            # num_bits_over_unit + 31 - 8, in [0, 31] (TFLM aborts beyond 31, i.e. sum >= 2^28; we saturate).
+            # num_bits_over_unit + 31 - bits, in [0, 31] (TFLM aborts beyond 31, i.e. sum >= 2^28; we saturate).
             # Bounded on both sides: with an unbounded shift TVM's bound analysis drops the clamp to 127.
-            exponent = tirx.Max(tirx.Min(tirx.const(ACCUMULATION_INTEGER_BITS + 31 - 8, "int32") - headroom.at(r),
+            exponent = tirx.Max(tirx.Min(tirx.const(ACCUMULATION_INTEGER_BITS + 31 - bits, "int32") - headroom.at(r),
                                          tirx.const(31, "int32")), tirx.const(0, "int32"))
             scaled = _tir(lambda T: T.rdpot(T.srdhm(recip.at(r), exp_of(r, c)), exponent))
-            return clamp(scaled - tirx.const(128, "int32"), -128, 127).astype("int8")
+            return clamp(scaled + tirx.const(low, "int32"), low, high).astype(out_dtype)
 
         y = te.compute((rows, depth), output, name="y")
         func = _schedule_rows(te.create_prim_func([X, E, y]), [t.op.name for t in reversed(A.stages)])
