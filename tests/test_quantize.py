@@ -141,3 +141,30 @@ def test_default_output_path_and_text_report(tmp_path: Path, capsys: pytest.Capt
     before = written.read_bytes()   # a second run never replaces it without -o or --force
     assert main(["quantize", str(model), "--calib", str(DIGITS_CALIB)]) == MtkError.exit_code
     assert f"{written} exists" in capsys.readouterr().err and written.read_bytes() == before
+
+
+def test_16x8_keeps_accuracy_and_is_named_so(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """--activations int16: int16 activations and I/O (symmetric), int8 weights, int64 biases; the same report."""
+    model = tmp_path / "digits_float.tflite"
+    model.write_bytes(DIGITS_FLOAT.read_bytes())
+    assert main(["quantize", str(model), "--calib", str(DIGITS_CALIB), "--eval", str(DIGITS_TEST),
+                 "--activations", "int16", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    out = tmp_path / "digits_16x8.tflite"
+    assert report["activations"] == "int16" and report["int8_model"] == str(out) and report["float_ops"] == []
+    assert report["labels"]["agreement"] >= 0.99 and report["outputs"][0]["snr_db"] > 35   # int8: ~28 dB
+    graph = read_model(out)
+    activations = [graph.tensors[i] for op in graph.ops for i in [op.inputs[0], *op.outputs]]
+    assert {(t.dtype, t.quant.zp) for t in activations} == {("int16", 0)}
+    weighted = [graph.input_tensors(op) for op in graph.ops if op.type in ("CONV_2D", "FULLY_CONNECTED")]
+    assert {(w.dtype, b.dtype) for _, w, b in weighted} == {("int8", "int64")}
+
+
+def test_bad_activations_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    with pytest.raises(MtkError, match="unknown activations 'int4'"):
+        quantize_model(DIGITS_FLOAT, DIGITS_CALIB, tmp_path / "x.tflite", activations="int4")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["quantize", str(DIGITS_FLOAT), "--calib", str(DIGITS_CALIB), "--activations", "int4"])
+    assert exit_info.value.code == 2 and "invalid choice: 'int4'" in capsys.readouterr().err
+    assert not (tmp_path / "x.tflite").exists()
+

@@ -1,4 +1,4 @@
-"""`mtk quantize`: float .tflite -> full-integer int8 .tflite, with a float-vs-int8 report."""
+"""`mtk quantize`: float .tflite -> full-integer int8 (or 16x8) .tflite, with a float-vs-quantized report."""
 
 from __future__ import annotations
 
@@ -8,13 +8,16 @@ import json
 from ..errors import MtkError
 from ..quantize import format_report, quantize_model
 from ..quantize.calibration import CALIBRATION_METHODS, DEFAULT_PERCENTILE
+from ..quantize.pipeline import ACTIVATIONS
 
 NAME = "quantize"
-HELP = "quantize a float .tflite to full-integer int8 with calibration data"
+HELP = "quantize a float .tflite to full-integer int8 (or 16x8) with calibration data"
 DESCRIPTION = """\
 Post-training full-integer quantization with ai-edge-quantizer: per-channel int8 weights, int32 bias,
-int8 activations, int8 model input/output (--float-io keeps float I/O). Activation ranges are the
-global min/max over the calibration data (or percentile-clipped). Fails if an op was left in float.
+int8 activations, int8 model input/output (--float-io keeps float I/O). --activations int16 makes a
+16x8 model instead (ai-edge-quantizer's static_wi8_ai16: int16 symmetric activations and I/O, int64
+bias; common for audio). Activation ranges are the global min/max over the calibration data (or
+percentile-clipped). Fails if an op was left in float.
 
 data (--calib, --eval): an .npy (samples shaped [N, ...input shape]), an .npz (`x`, and class
 labels `y` for accuracy), a folder of .npy files, or a folder of png/jpg images (resized to the
@@ -23,6 +26,7 @@ model input, greyscale or RGB as it needs). --mean/--scale normalise every sampl
 examples:
   mtk quantize models/digits_cnn_float.tflite --calib models/digits_calib.npz --eval models/digits_test.npz
   mtk quantize model_float.tflite --calib images/ --mean 127.5 --scale 127.5 -o model_int8.tflite
+  mtk quantize speech_float.tflite --calib frames.npy --activations int16     # -> speech_16x8.tflite
 """
 
 
@@ -30,10 +34,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", help="float .tflite model (with a SignatureDef)")
     parser.add_argument("--calib", required=True, metavar="DATA", help="calibration data (see above)")
     parser.add_argument("-o", "--output", metavar="PATH",
-                        help="int8 model to write (default: beside the model, _float -> _int8, refused if it exists "
-                             "unless --force)")
+                        help="model to write (default: beside the model, _float -> _int8 or _16x8, refused if it "
+                             "exists unless --force)")
     parser.add_argument("--force", action="store_true", help="replace the default output if it exists")
-    parser.add_argument("--eval", metavar="DATA", help="data to compare float and int8 on (default: the calibration data)")
+    parser.add_argument("--eval", metavar="DATA", help="data to compare the float and quantized models on (default: the calibration data)")
+    parser.add_argument("--activations", choices=ACTIVATIONS, default="int8",
+                        help="activation type: int8 (default), or int16 for a 16x8 model")
     parser.add_argument("--float-io", action="store_true", help="keep float model input/output (QUANTIZE/DEQUANTIZE at the edges)")
     parser.add_argument("--allow-float", action="store_true", help="keep ops the quantizer leaves in float instead of failing")
     parser.add_argument("--calibration", choices=CALIBRATION_METHODS, default="minmax",
@@ -49,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     if args.percentile is not None and args.calibration != "percentile":
         raise MtkError("--percentile needs --calibration percentile")
     report = quantize_model(
-        args.model, args.calib, args.output, eval_data=args.eval,
+        args.model, args.calib, args.output, eval_data=args.eval, activations=args.activations,
         float_io=args.float_io, allow_float=args.allow_float, calibration=args.calibration,
         percentile=DEFAULT_PERCENTILE if args.percentile is None else args.percentile, mean=args.mean, scale=args.scale,
         force=args.force)

@@ -1,4 +1,5 @@
-"""Drive ai-edge-quantizer: full-integer int8 (per-channel int8 weights, int32 bias, int8 activations)."""
+"""Drive ai-edge-quantizer: full-integer int8 (per-channel int8 weights, int32 bias, int8 activations) or
+16x8 (per-channel int8 weights, int64 bias, symmetric int16 activations)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,17 @@ from ..errors import ModelError
 from .calibration import CalibrationMethod, clip_to_percentile, global_min_max
 from .litert import Signature, quiet_native_output
 
+# --activations: ai-edge-quantizer's recipe for each activation type
+RECIPES = {"int8": recipe.static_wi8_ai8, "int16": recipe.static_wi8_ai16}
 
-def quantize_int8(model: bytes, name: str, signature: Signature, samples: np.ndarray, *, float_io: bool,
-                  calibration: CalibrationMethod, percentile: float, threads: int) -> bytes:
-    """The int8 flatbuffer for float `model`; `float_io` keeps float model I/O (QUANTIZE/DEQUANTIZE at the edges)."""
+
+def quantize_full_integer(model: bytes, name: str, signature: Signature, samples: np.ndarray, *, activations: str,
+                          float_io: bool, calibration: CalibrationMethod, percentile: float, threads: int) -> bytes:
+    """The integer flatbuffer for float `model` with `activations` (a RECIPES key); `float_io` keeps float
+    model I/O (QUANTIZE/DEQUANTIZE at the edges)."""
     try:
         aeq = quantizer.Quantizer(model)
-        aeq.load_quantization_recipe(recipe.static_wi8_ai8())
+        aeq.load_quantization_recipe(RECIPES[activations]())
         if float_io:
             for edge in (qtyping.TFLOperationName.INPUT, qtyping.TFLOperationName.OUTPUT):
                 aeq.update_quantization_recipe(

@@ -1,4 +1,4 @@
-"""quantize_model: float .tflite + calibration data -> int8 .tflite and a float-vs-int8 report."""
+"""quantize_model: float .tflite + calibration data -> int8 (or 16x8) .tflite and a float-vs-quantized report."""
 
 from __future__ import annotations
 
@@ -13,19 +13,23 @@ from ..graph import Graph, Tensor
 from ..reader import read_model
 from .calibration import CALIBRATION_METHODS, DEFAULT_PERCENTILE, CalibrationMethod
 from .dataset import Normalization, load_dataset
-from .driver import quantize_int8
+from .driver import RECIPES, quantize_full_integer
 from .float_ops import leftover_float_ops
 from .litert import run_model, signature_of
-from .report import QuantizeReport, compare_outputs, score_labels
+from .report import KINDS, QuantizeReport, compare_outputs, score_labels
 
 DataSource = str | Path | np.ndarray
 
 
-def default_output_path(float_path: str | Path) -> Path:
-    """model_float.tflite -> model_int8.tflite, other.tflite -> other_int8.tflite, beside the input."""
+ACTIVATIONS = tuple(RECIPES)
+
+
+def default_output_path(float_path: str | Path, activations: str = "int8") -> Path:
+    """model_float.tflite -> model_int8.tflite (16x8: model_16x8.tflite), other.tflite -> other_int8.tflite,
+    beside the input."""
     path = Path(float_path)
     stem = path.stem.removesuffix("_float")
-    return path.with_name(f"{stem}_int8.tflite")
+    return path.with_name(f"{stem}_{KINDS[activations]}.tflite")
 
 
 def _float_input(graph: Graph) -> Tensor:
@@ -39,11 +43,13 @@ def _float_input(graph: Graph) -> Tensor:
 
 
 def quantize_model(float_path: str | Path, calib: DataSource, out_path: str | Path | None = None, *,
-                   eval_data: DataSource | None = None, float_io: bool = False, allow_float: bool = False,
+                   eval_data: DataSource | None = None, activations: str = "int8", float_io: bool = False,
+                   allow_float: bool = False,
                    calibration: CalibrationMethod = "minmax", percentile: float = DEFAULT_PERCENTILE,
                    mean: float = 0.0, scale: float = 1.0, threads: int = 1, force: bool = False) -> QuantizeReport:
-    """Quantize `float_path` to full-integer int8 at `out_path` (default: default_output_path, which
-    is never replaced unless `force`: it may be a model of the user's own).
+    """Quantize `float_path` to full-integer int8 (`activations` "int16": 16x8, int16 activations and
+    int8 weights) at `out_path` (default: default_output_path, which is never replaced unless `force`:
+    it may be a model of the user's own).
 
     Data sources: an .npy/.npz path, a folder of .npy files or images, or an array shaped (N, ...).
     The evaluation set (`eval_data`, else the calibration set) compares float and int8 outputs.
@@ -51,8 +57,10 @@ def quantize_model(float_path: str | Path, calib: DataSource, out_path: str | Pa
     `allow_float`, one with ops left in float. On any error `out_path` is left untouched.
     """
     float_path = Path(float_path)
+    if activations not in ACTIVATIONS:
+        raise MtkError(f"unknown activations {activations!r}; choose one of {', '.join(ACTIVATIONS)}")
     if out_path is None:
-        out_path = default_output_path(float_path)
+        out_path = default_output_path(float_path, activations)
         if out_path.exists() and not force:
             raise MtkError(f"{out_path} exists", hint="name the output with -o PATH, or pass --force to replace it")
     out_path = Path(out_path)
@@ -72,29 +80,31 @@ def quantize_model(float_path: str | Path, calib: DataSource, out_path: str | Pa
     calib_set = load_dataset(calib, model_input.shape, normalization)
     eval_set = calib_set if eval_data is None else load_dataset(eval_data, model_input.shape, normalization)
 
-    with ui.step(f"quantizing {float_path.name} with {len(calib_set)} calibration samples"):
-        int8_model = quantize_int8(model, str(float_path), signature, calib_set.x, float_io=float_io,
-                                   calibration=calibration, percentile=percentile, threads=threads)
+    kind = KINDS[activations]
+    with ui.step(f"quantizing {float_path.name} to {kind} with {len(calib_set)} calibration samples"):
+        quantized = quantize_full_integer(model, str(float_path), signature, calib_set.x, activations=activations,
+                                           float_io=float_io, calibration=calibration, percentile=percentile,
+                                           threads=threads)
 
     out_path.parent.mkdir(parents=True, exist_ok=True)
     temp_name = out_path.with_name(f".{out_path.name}.{os.getpid()}.tmp")
     try:
-        temp_name.write_bytes(int8_model)
+        temp_name.write_bytes(quantized)
         float_ops = leftover_float_ops(graph, read_model(temp_name))
         if float_ops and not allow_float:
             raise ModelError(f"ai-edge-quantizer left {len(float_ops)} op(s) of {float_path.name} in float: "
                              f"{', '.join(float_ops)}",
                              hint="replace them with ops it quantizes, or pass --allow-float to keep them in float")
-        with ui.step(f"comparing float and int8 on {len(eval_set)} samples"):
+        with ui.step(f"comparing float and {kind} on {len(eval_set)} samples"):
             float_outputs = run_model(model, eval_set.x)
-            int8_outputs = run_model(int8_model, eval_set.x)
+            int8_outputs = run_model(quantized, eval_set.x)
         labels = None if eval_set.y is None else score_labels(eval_set.y, float_outputs[0], int8_outputs[0])
         os.replace(temp_name, out_path)
     finally:
         temp_name.unlink(missing_ok=True)
     return QuantizeReport(
-        float_model=float_path, int8_model=out_path, float_bytes=len(model), int8_bytes=len(int8_model),
+        float_model=float_path, int8_model=out_path, float_bytes=len(model), int8_bytes=len(quantized),
         calibration=calibration if calibration == "minmax" else f"percentile {percentile:g}",
-        calibration_samples=len(calib_set), float_io=float_io, eval_source=eval_set.source, eval_samples=len(eval_set),
+        calibration_samples=len(calib_set), activations=activations, float_io=float_io, eval_source=eval_set.source, eval_samples=len(eval_set),
         outputs=compare_outputs([graph.tensors[i].name for i in graph.outputs], float_outputs, int8_outputs),
         labels=labels, float_ops=float_ops)

@@ -1,4 +1,5 @@
-"""Float vs int8: per-output SNR, cosine similarity and max abs error; accuracy and agreement given labels."""
+"""Float vs int8 (or 16x8): per-output SNR, cosine similarity and max abs error; accuracy and agreement
+given labels. The field names say int8 for either kind of quantized model."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ import numpy as np
 
 from .. import ui
 from ..metrics import check_labels, error_metrics, predicted_classes
+
+
+KINDS = {"int8": "int8", "int16": "16x8"}   # a quantized model's kind, by its activation type
 
 
 @dataclass
@@ -43,6 +47,7 @@ class QuantizeReport:
     outputs: list[OutputComparison]
     labels: LabelScores | None = None
     float_ops: list[str] = field(default_factory=list)   # ops kept in float (--allow-float), see leftover_float_ops
+    activations: str = "int8"                            # "int16": a 16x8 model
 
     def to_dict(self) -> dict:
         """JSON-ready: paths as strings, an infinite SNR as null."""
@@ -71,18 +76,19 @@ def score_labels(labels: np.ndarray, float_scores: np.ndarray, int8_scores: np.n
 
 
 def format_report(report: QuantizeReport) -> str:
-    io_kind = "float" if report.float_io else "int8"
-    lines = [f"{report.int8_model}: {report.int8_bytes / 1024:.1f} KB int8 "
+    kind = KINDS[report.activations]
+    io_kind = "float" if report.float_io else report.activations
+    lines = [f"{report.int8_model}: {report.int8_bytes / 1024:.1f} KB {kind} "
              f"(float {report.float_bytes / 1024:.1f} KB), {io_kind} input/output",
              f"calibration: {report.calibration} over {report.calibration_samples} samples",
-             f"float vs int8 on {report.eval_samples} samples of {report.eval_source}:", ""]
+             f"float vs {kind} on {report.eval_samples} samples of {report.eval_source}:", ""]
     rows = [[o.name, "exact" if math.isinf(o.snr_db) else f"{o.snr_db:.1f}", f"{o.cosine:.5f}", f"{o.max_abs_error:.4g}",
              f"{o.rms_error:.4g}"]
             for o in report.outputs]
     lines.append(ui.table(["output", "SNR dB", "cosine", "max abs error", "RMS error"], rows))
     if report.labels:
         scores = report.labels
-        lines += ["", f"accuracy: float {scores.float_accuracy:.2%}, int8 {scores.int8_accuracy:.2%}; "
+        lines += ["", f"accuracy: float {scores.float_accuracy:.2%}, {kind} {scores.int8_accuracy:.2%}; "
                       f"same prediction on {scores.agreement:.2%}"]
     if report.float_ops:
         lines += ["", f"left in float (--allow-float): {', '.join(report.float_ops)}"]
