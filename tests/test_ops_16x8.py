@@ -12,6 +12,7 @@ from hypothesis import given
 
 import modelgen
 import modelgen16x8
+from modelgen import Draw
 from mtk.boards import get_board
 from mtk.compiled import CompiledModel
 from mtk.errors import ModelError
@@ -19,6 +20,7 @@ from mtk.compiler import compile_model
 from mtk.pipeline import RunOptions, run_model
 from mtk.reference import run_reference_batch
 from mtk.tflite_builder import ModelBuilder
+from test_ops_conv import assert_bit_exact_on_c_paths
 from test_ops_elementwise import RANDOM, assert_bit_exact, assert_builds_for_cortex_m4
 
 pytestmark = pytest.mark.slow   # compiles models with TVM
@@ -36,6 +38,16 @@ def test_random_models_are_bit_exact(op, tmp_path_factory):
         work = tmp_path_factory.mktemp(op.lower())
         assert_builds_for_cortex_m4(assert_bit_exact(model, work, _samples(model)), work)
     check()
+
+
+@pytest.mark.parametrize("op", ["CONV_2D", "FULLY_CONNECTED"])
+def test_dsp_formulation_is_bit_exact(op, tmp_path):
+    """mtk_dot_2x2_s16 (c/mtk_dot_s16.h) as Cortex-M4/M7/M33 run it (SMLAD on int16 pairs, emulated on the host)
+    and in plain C: odd depths, odd channel and row counts, gathered and direct rows."""
+    for seed in range(4):
+        work = tmp_path / str(seed)
+        work.mkdir()
+        assert_bit_exact_on_c_paths(modelgen16x8.generate(op, Draw(np.random.default_rng([seed, 11]))), work)
 
 
 @pytest.mark.parametrize("seed", [1, 2])

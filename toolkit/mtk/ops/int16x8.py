@@ -29,17 +29,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import tvm
 from tvm import te, tirx
+from tvm.script import tirx as T
 
 from ..errors import ModelError
 from ..graph import Graph, Op, Tensor
 from ..target import Cpu
-from .base import Const, Kernel, Lowered, OpData, OpDef, constant_kernel, io
+from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, constant_kernel, io
 from .common import check_int8_weights, op_error, require_per_tensor
 from .fixedpoint import (activation_range, clamp, convolution_multipliers, multiply_by_quantized_multiplier_s64,
                          quantize_multipliers, reduced_multiplier)
 from .geometry import ConvGeometry, conv_geometry
-from .requant import Requant
+from .requant import RSHIFT_FIELDS, Requant
 from .schedules import schedule_per_output
 
 INT16_MIN, INT16_MAX = -32768, 32767
@@ -74,24 +76,27 @@ class Requant16(Requant):
         return "int64" if self.wide else "int32"
 
     def consts(self) -> list[Const]:
-        """The arrays `output` reads, in the order of its `buffers`."""
-        return [Const("mult", self.multiplier), Const("shift", self.shift)] if self.wide else super().consts()
+        """The arrays `output` reads, as Requant's (wide: no rshift table, a placeholder the kernel leaves unused)."""
+        if self.wide:
+            return [Const("requant", np.zeros((1, RSHIFT_FIELDS), np.int32)), Const("mult", self.multiplier),
+                    Const("shift", self.shift)]
+        return super().consts()
 
-    def output(self, acc, c, *buffers):
-        """The int16 output of channel `c` from `acc` (acc_dtype); `buffers` those of consts()."""
+    def output(self, acc, c, table, mult, shift):
+        """The int16 output of channel `c` from `acc` (acc_dtype); table/mult/shift the kernel's buffers of consts()."""
         if not self.wide:
-            scaled = self.scaled(acc, c, *buffers)
+            scaled = self.scaled(acc, c, table, mult, shift)
         elif self.per_tensor:
             scaled = multiply_by_quantized_multiplier_s64(acc, int(self.multiplier[0]), int(self.shift[0]))
         else:
-            scaled = multiply_by_quantized_multiplier_s64(acc, buffers[0][c], buffers[1][c])
+            scaled = multiply_by_quantized_multiplier_s64(acc, mult[c], shift[c])
         return clamp(scaled, self.act_min, self.act_max).astype("int16")
 
 
-def sum_dtype(w: np.ndarray, weight_axis: int) -> str:
-    """int32 when no output channel's sum can leave int32 (|x| ≤ 32768), else int64."""
+def sums_fit_int32(w: np.ndarray, weight_axis: int) -> bool:
+    """Whether no output channel's Σ w·x can leave int32 (|x| ≤ 32768)."""
     channel_bound = np.abs(np.moveaxis(w.astype(np.int64), weight_axis, 0)).reshape(w.shape[weight_axis], -1).sum(axis=1)
-    return "int32" if int(channel_bound.max(initial=0)) * 32768 < 2**31 else "int64"
+    return int(channel_bound.max(initial=0)) * 32768 < 2**31
 
 
 def check_16x8(op: Op, x: Tensor, w: Tensor, bias: Tensor | None, y: Tensor) -> bool:
@@ -115,8 +120,13 @@ def check_16x8(op: Op, x: Tensor, w: Tensor, bias: Tensor | None, y: Tensor) -> 
 class Params16x8:
     bias: np.ndarray             # int64 (wide) or int32, one per output channel (zeros without a bias)
     requant: Requant16
-    sum_dtype: str               # the loops' accumulator (int32 when exact)
+    exact_in_int32: bool         # sums_fit_int32
     geometry: ConvGeometry | None = None   # conv and depthwise
+
+    @property
+    def sum_dtype(self) -> str:
+        """The loops' accumulator: int32 when exact or when TFLM's is int32 too, else int64."""
+        return "int32" if self.exact_in_int32 or not self.requant.wide else "int64"
 
 
 def plan_16x8(op: Op, graph: Graph) -> Params16x8:
@@ -146,7 +156,7 @@ def plan_16x8(op: Op, graph: Graph) -> Params16x8:
         mult, shift = convolution_multipliers(x.quant.s, w.quant.scale, y.quant.s, channels)
     requant = Requant16.of(op, mult, shift, y, wide)
     bias_data = (np.zeros(channels, np.int64) if bias is None else bias.data.reshape(-1)).astype(requant.acc_dtype)
-    return Params16x8(bias_data, requant, sum_dtype(w.data, axis) if wide else "int32", geometry)
+    return Params16x8(bias_data, requant, sums_fit_int32(w.data, axis), geometry)
 
 
 def _window_sum(op_type: str, X: te.Tensor, W: te.Tensor, out_shape, g: ConvGeometry, dtype: str) -> te.Tensor:
@@ -177,11 +187,86 @@ def _row_sum(X: te.Tensor, W: te.Tensor, out_shape, dtype: str) -> te.Tensor:
                       name="acc")
 
 
+DOT_S16_HEADER = "mtk_dot_s16.h"
+
+
+def pack_channel_pairs(w: np.ndarray) -> np.ndarray:
+    """Weights [C, K] → int16 blocks of 2 channels (the last zero-padded), mtk_dot_2x2_s16's order: per pair of
+    values j (w[c0][2j], w[c0][2j+1], w[c1][2j], w[c1][2j+1]), then for an odd K (w[c0][K-1], w[c1][K-1])."""
+    channels, depth = w.shape
+    blocks, even = -(-channels // 2), depth - depth % 2
+    padded = np.zeros((blocks * 2, depth), np.int16)
+    padded[:channels] = w
+    pairs = padded.reshape(blocks, 2, depth)
+    body = pairs[:, :, :even].reshape(blocks, 2, even // 2, 2).transpose(0, 2, 1, 3).reshape(blocks, -1)
+    return np.concatenate([body, pairs[:, :, even:].reshape(blocks, -1)], axis=1).reshape(-1)
+
+
+def gemm_s16_kernel(data: OpData) -> Kernel:
+    """CONV_2D / FULLY_CONNECTED as rows × weights, 2 rows × 2 channels per mtk_dot_2x2_s16 call: rows are the input's
+    own (fully connected, a 1×1 stride-1 unpadded conv) or im2col rows gathered into a scratch (mtk_im2col_s16);
+    the requantization in TIR."""
+    op, p, y, rq = data.op, data.params, data.output, data.params.requant
+    x, w, *_ = data.inputs
+    channels = w.shape[0]
+    depth = w.size // channels
+    rows = y.size // channels
+    g = p.geometry
+    gather = g is not None and (g.k_h, g.k_w, g.stride_h, g.stride_w, g.pad_top, g.pad_left) != (1, 1, 1, 1, 0, 0)
+    row_len = depth + depth % 2            # the second gathered row starts word-aligned
+    blocks = -(-channels // 2)
+    consts = rq.consts()
+    sizes = [c.data.size for c in consts]
+    acc_dtype = rq.acc_dtype
+    i32 = "int32"
+
+    def first_row(pb, i):
+        return T.min(pb * 2 + i, rows - 1)
+
+    def row_ptr(x, scratch, pb, i):
+        if gather:
+            return T.address_of(scratch[i * row_len])
+        return T.address_of(x[first_row(pb, i) * depth])
+
+    def in_output(r, c):
+        checks = ([r < rows] if rows % 2 else []) + ([c < channels] if channels % 2 else [])
+        return tvm.tirx.all(*checks) if checks else True
+
+    @T.prim_func
+    def gemm(x: T.Buffer((x.size,), "int16"), wp: T.Buffer((blocks * 2 * depth,), "int16"),
+             bias: T.Buffer((channels,), acc_dtype), table: T.Buffer((sizes[0],), i32), mult: T.Buffer((sizes[1],), i32),
+             shift: T.Buffer((sizes[2],), i32), out: T.Buffer((rows * channels,), "int16"),
+             scratch: T.Buffer((2 * row_len,), "int16")):
+        acc = T.alloc_buffer((4,), i32)
+        for pb in T.serial((rows + 1) // 2):
+            if gather:
+                for i in T.serial(2):
+                    T.evaluate(T.call_extern(
+                        i32, "mtk_im2col_s16", T.address_of(x[0]),
+                        (first_row(pb, i) // g.out_w) * g.stride_h - g.pad_top,
+                        (first_row(pb, i) % g.out_w) * g.stride_w - g.pad_left,
+                        g.in_h, g.in_w, g.in_c, g.k_h, g.k_w, g.dil_h, g.dil_w, T.address_of(scratch[i * row_len])))
+            for cb in T.serial(blocks):
+                T.evaluate(T.call_extern(i32, "mtk_dot_2x2_s16", row_ptr(x, scratch, pb, 0), row_ptr(x, scratch, pb, 1),
+                                         T.address_of(wp[cb * 2 * depth]), depth, acc.access_ptr("w")))
+                for i in T.unroll(2):
+                    for j in T.unroll(2):
+                        if in_output(pb * 2 + i, cb * 2 + j):
+                            out[(pb * 2 + i) * channels + cb * 2 + j] = rq.output(
+                                T.Cast(acc_dtype, acc[i * 2 + j]) + bias[cb * 2 + j], cb * 2 + j, table, mult, shift)
+
+    args = [op.inputs[0], Const("w", pack_channel_pairs(w.data.reshape(channels, depth))), Const("bias", p.bias), *consts,
+            op.outputs[0], Scratch(4 * row_len)]
+    return Kernel(f"{op.type.lower()}_s16", args, func=gemm, headers=(DOT_S16_HEADER,), c_calls=("mtk_dot_2x2_s16",))
+
+
 def lower_16x8(data: OpData) -> Lowered:
     op, p, y = data.op, data.params, data.output
     rq = p.requant
     if rq.constant_output is not None:
         return Lowered([constant_kernel(data, rq.constant_output)])
+    if op.type != "DEPTHWISE_CONV_2D" and p.exact_in_int32:
+        return Lowered([gemm_s16_kernel(data)])
     x, w, *_ = data.inputs
     if op.type == "FULLY_CONNECTED":
         x_shape, out_shape = (x.size // w.shape[1], w.shape[1]), (y.size // w.shape[0], w.shape[0])

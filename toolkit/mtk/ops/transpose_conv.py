@@ -30,7 +30,7 @@ from .base import Const, Kernel, Lowered, OpData, OpDef, constant_kernel, io
 from .common import op_error
 from .conv import requant_params
 from .fixedpoint import convolution_multipliers
-from .int16x8 import Requant16, check_16x8, sum_dtype
+from .int16x8 import Requant16, check_16x8, sums_fit_int32
 from .requant import Requant
 from .schedules import schedule_per_output
 
@@ -101,7 +101,8 @@ class TransposeConv(OpDef):
             rq = requant_params(x, w, y, w.shape[0], o.get("fused_activation_function", "NONE"))
         bias_data = (np.zeros(w.shape[0], np.int64) if bias is None else bias.data.reshape(-1)).astype(
             "int64" if wide else "int32")
-        return TransposeConvPlan(stride, pad, x.quant.zp, rq, bias_data, sum_dtype(w.data, 0) if wide else "int32")
+        sums = "int64" if wide and not sums_fit_int32(w.data, 0) else "int32"
+        return TransposeConvPlan(stride, pad, x.quant.zp, rq, bias_data, sums)
 
     def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
         return OpData.of(op, graph, cpu, self.plan(op, graph))
