@@ -255,13 +255,15 @@ def batch_matmul(net: Net, d: Draw, x: Act) -> Act:
     return y
 
 
-def svdf(net: Net, d: Draw, x: Act) -> Act:
-    """SVDF over a [batch, features] input: int8 feature weights, int16 (or int8) time weights and
-    state (a variable tensor), bias scaled by state × time weight scales, rank 1 or 2."""
+def svdf(net: Net, d: Draw, x: Act, rank: int | None = None, units: int | None = None, memory: int | None = None,
+         wide: bool | None = None, gain: float = 1.0) -> Act:
+    """SVDF over a [batch, features] input: int8 feature weights, int16 (`wide`, or int8) time weights and
+    state (a variable tensor), bias scaled by state × time weight scales, rank 1 or 2 (what is not given
+    is drawn: up to 6 units, a memory of up to 10); the output scale a typical one over `gain`."""
     batch, n_input = x.shape
-    rank, units, memory = d.int(1, 2), d.int(1, 6), d.int(1, 10)
+    rank, units, memory = rank or d.int(1, 2), units or d.int(1, 6), memory or d.int(1, 10)
     filters = rank * units
-    wide = d.int(0, 3) > 0
+    wide = d.int(0, 3) > 0 if wide is None else wide
     state_dtype = "int16" if wide else "int8"
     feature_scale = 2.0 ** d.float(-9.0, -6.0)
     feature_std = x.quant.scale * feature_scale * _INT8_STD * _INT8_STD * np.sqrt(n_input)
@@ -280,7 +282,7 @@ def svdf(net: Net, d: Draw, x: Act) -> Act:
     state = net.builder.tensor(net.name("state"), (batch, filters * memory), state_dtype, scale=state_scale,
                                zero_point=state_zp, variable=True)
     typical = bias_scale * (12000.0 if wide else 60.0) * np.sqrt(rank * memory) * time_max / 2
-    y = net.tensor("svdf", (batch, units), Quant(typical * 2.0 ** d.float(-1.0, 1.0) / 64.0, d.int(-20, 20)))
+    y = net.tensor("svdf", (batch, units), Quant(typical * 2.0 ** d.float(-1.0, 1.0) / 64.0 / gain, d.int(-20, 20)))
     net.builder.op("SVDF", [x.index, w_feature, w_time, bias, state], [y.index], rank=rank)
     return y
 
@@ -806,6 +808,28 @@ def generate(family: str, d: Draw) -> bytes:
     for layer in spec.layers:
         x = layer(net, d, x)
     return net.build(x)
+
+
+def svdf_keyword_spotter(seed: int = 0, features: int = 40, classes: int = 4) -> bytes:
+    """A streaming keyword spotter as TFLM's SVDF examples are built: one int16 frame of filterbank
+    `features` a call, QUANTIZE'd to int8, two SVDF layers (rank 1, 32 units, int16 state over 8 and 16
+    frames), a FULLY_CONNECTED over the `classes` and SOFTMAX. Scales chosen so that frames with a std
+    of about 4000 use the int8 ranges (the outputs move from frame to frame)."""
+    d = Draw(np.random.default_rng([seed, 12]))
+    net = Net(description="mtk modelgen svdf keyword spotter")
+    frame = net.builder.tensor("frame", (1, features), "int16", scale=float(np.float32(2.0 ** -9)), zero_point=0)
+    net.inputs.append(frame)
+    x = net.tensor("frame_int8", (1, features), Quant(2.0 ** -2, 0))
+    net.builder.op("QUANTIZE", [frame], [x.index])
+    x = svdf(net, d, x, rank=1, units=32, memory=8, wide=True)
+    x = svdf(net, d, x, rank=1, units=32, memory=16, wide=True, gain=16.0)
+    accumulator_std = 60.0 * _INT8_STD * np.sqrt(32)          # the SVDF's int8 outputs spread about +-60
+    w_scale = float(np.float32(2.0 / (accumulator_std * x.quant.scale)))   # logits with a real std of about 2
+    weights = net.builder.const(net.name("classifier_weights"), int8_data(d, (classes, 32), symmetric=True),
+                                scale=w_scale, zero_point=0)
+    logits = net.tensor("logits", (1, classes), Quant(float(x.quant.scale * w_scale * accumulator_std * 3 / 127), 0))
+    net.builder.op("FULLY_CONNECTED", [x.index, weights, None], [logits.index])
+    return net.build(_fixed_output("SOFTMAX", Quant(1 / 256, -128))(net, d, logits))
 
 
 strategies: dict[str, st.SearchStrategy[bytes]] = {

@@ -94,3 +94,42 @@ def test_svdf_stream_bit_exact_on_target(board, keyword_svdf, tmp_path):
     result = run_model(path, RunOptions(board=get_board(board), runs=1), samples)
     for step, (got, want) in enumerate(zip(result.outputs, run_reference_sequence(model, samples))):
         assert np.array_equal(np.asarray(got[0]).reshape(-1), want[0].reshape(-1)), f"step {step}"
+
+
+def keyword_frames(seed: int) -> list[list[np.ndarray]]:
+    """STEPS int16 filterbank-like frames (std about 4000) for modelgen.svdf_keyword_spotter."""
+    rng = np.random.default_rng(seed)
+    return [[np.clip(rng.normal(0, 4000, (1, 40)), -32768, 32767).astype(np.int16)] for _ in range(STEPS)]
+
+
+@pytest.fixture(scope="module")
+def keyword_spotter(tmp_path_factory):
+    model = modelgen.svdf_keyword_spotter()
+    return model, _compiled(model, tmp_path_factory.mktemp("kws"))
+
+
+def test_keyword_spotter_stream_bit_exact(keyword_spotter):
+    """int16 frames QUANTIZE'd to int8, two SVDFs with int16 state, FC, SOFTMAX: 10 consecutive
+    inferences equal to tflite-micro's, the probabilities moving with the stream; reset() replays it."""
+    model, host = keyword_spotter
+    frames = keyword_frames(3)
+    expected = [want[0] for want in run_reference_sequence(model, frames)]
+    for attempt in range(2):
+        host.reset()
+        got = [host.run(frame)[0] for frame in frames]
+        for step, (g, want) in enumerate(zip(got, expected)):
+            assert np.array_equal(g, want), f"run {attempt}, step {step}: {g} != {want}"
+    assert len({tuple(e.reshape(-1)) for e in expected}) > STEPS // 2
+    assert [s.dtype for s in host.compiled.state] == ["int16", "int16"]
+
+
+@pytest.mark.slow
+@pytest.mark.qemu
+def test_keyword_spotter_stream_bit_exact_on_target(keyword_spotter, tmp_path):
+    model, _ = keyword_spotter
+    path = tmp_path / "model.tflite"
+    path.write_bytes(model)
+    frames = keyword_frames(4)
+    result = run_model(path, RunOptions(board=get_board("mps2/an386"), runs=1), frames)
+    for step, (got, want) in enumerate(zip(result.outputs, run_reference_sequence(model, frames))):
+        assert np.array_equal(np.asarray(got[0]).reshape(-1), want[0].reshape(-1)), f"step {step}"

@@ -168,3 +168,20 @@ def test_bad_activations_are_refused(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert exit_info.value.code == 2 and "invalid choice: 'int4'" in capsys.readouterr().err
     assert not (tmp_path / "x.tflite").exists()
 
+
+
+@pytest.mark.slow
+def test_16x8_model_compiles_bit_exact(tmp_path: Path) -> None:
+    """The 16x8 digits CNN (CONV_2D, MAX_POOL_2D, RESHAPE, FULLY_CONNECTED, SOFTMAX on int16) compiled by
+    mtk: bit-exact with tflite-micro on the host, and as accurate as the quantizer's report says."""
+    from test_ops_layout import assert_bit_exact
+    out = tmp_path / "digits_16x8.tflite"
+    report = quantize_model(DIGITS_FLOAT, DIGITS_CALIB, out, eval_data=DIGITS_TEST, activations="int16")
+    graph = read_model(out)
+    quant = graph.tensors[graph.inputs[0]].quant
+    with np.load(DIGITS_TEST) as data:
+        x, y = data["x"][:40], data["y"][:40]
+    samples = [[np.clip(np.round(v[None] / quant.s), -32768, 32767).astype(np.int16)] for v in x]
+    assert_bit_exact(out.read_bytes(), inputs=samples)
+    predictions = np.array([o[0].reshape(-1).argmax() for o in run_reference_batch(out, samples)])
+    assert np.mean(predictions == y) >= report.labels.int8_accuracy - 0.05
