@@ -22,6 +22,7 @@ from tvm.script import tirx as T
 from ..target import Cpu
 from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, constant_kernel
 from .geometry import ConvGeometry
+from .gemm_mve import gemm_mve_kernel
 from .microkernels import BY_LABEL, GROUP, HELIUM_CHUNK, MicroKernel, choices, weight_group
 from .requant import RSHIFT_FIELDS, Requant
 
@@ -62,9 +63,9 @@ class ChunkedSchedule(GemmSchedule):
     chunk: int = CHUNK
 
 
-def gemm_schedules(cpu: Cpu, rows: int) -> list[GemmSchedule]:
+def gemm_schedules(cpu: Cpu, rows: int, right_shifts: bool = True) -> list[GemmSchedule]:
     """The schedules a GEMM of `rows` rows can take on `cpu`, the default first (microkernels.CHOICES)."""
-    return [GemmSchedule(mk.block, mk.weights) for mk in choices(cpu, rows)]
+    return [GemmSchedule(mk.block, mk.weights) for mk in choices(cpu, rows, right_shifts)]
 
 
 def packed_weight_bytes(cols: int, depth: int, schedule: GemmSchedule, group: int) -> int:
@@ -89,7 +90,8 @@ class GemmOpDef(OpDef):
     GemmSchedules of gemm_schedules (the default first), one per layer chosen by `mtk tune`."""
 
     def variants(self, data: OpData) -> list[GemmSchedule]:
-        return gemm_schedules(data.cpu, data.output.size // data.params.weights.shape[0])
+        return gemm_schedules(data.cpu, data.output.size // data.params.weights.shape[0],
+                              data.params.requant.rshift_table is not None)
 
     def weight_bytes(self, data: OpData, schedule: GemmSchedule) -> int:
         """Flash bytes of the op's weights packed for `schedule` (what gemm_kernel packs)."""
@@ -99,7 +101,7 @@ class GemmOpDef(OpDef):
     def chunked(self, data: OpData, schedule: GemmSchedule) -> ChunkedSchedule | None:
         """`schedule` packing CHUNK values of a row at a time (a scratch of a chunk, not of the row),
         when rows come from the input itself and are longer than a chunk; else None."""
-        if data.params.patches is not None or data.params.weights.shape[1] <= CHUNK:
+        if data.params.patches is not None or data.params.weights.shape[1] <= CHUNK or schedule.micro_kernel.fused:
             return None
         return ChunkedSchedule(schedule.block, schedule.weights)
 
@@ -115,6 +117,8 @@ def gemm_kernel(data: OpData, schedule: GemmSchedule) -> Kernel:
     op, y, w, rq, patches = data.op, data.output, p.weights, p.requant, p.patches
     if rq.constant_output is not None:
         return constant_kernel(data, rq.constant_output)
+    if schedule.micro_kernel.fused:
+        return gemm_mve_kernel(data, schedule.micro_kernel)
     rows = y.size // w.shape[0]
     in_size = patches.in_h * patches.in_w * patches.in_c if patches else rows * w.shape[1]
     layout = GemmLayout(rows, w.shape[0], w.shape[1], schedule, row_source(patches), weight_group(data.cpu))

@@ -21,6 +21,7 @@ from ..target import Cpu
 DOT_HEADER = "mtk_dot_s8.h"   # what the generated C includes: it picks the instruction set's file
 ISA_HEADERS = {"scalar": "mtk_dot_s8_scalar.h", "m3": "mtk_dot_s8_m3.h", "dsp": "mtk_dot_s8_dsp.h",
                "mve": "mtk_dot_s8_mve.h"}
+GEMM_MVE_HEADER = "mtk_gemm_mve.h"   # Helium's fused GEMM (gemm_mve.py)
 GROUP = 4            # k values per packed group
 HELIUM_CHUNK = 16    # k values per Helium vector: the weights' group on MVE cores
 SXTB16_ORDER = [0, 2, 1, 3]   # a group of 4 values as SXTB16 and its ROR 8 split it: (v0, v2), (v1, v3)
@@ -60,6 +61,7 @@ class MicroKernel:
     pack: Packer
     isas: tuple[str, ...]     # instruction sets (isa_of) whose C has code for it
     header: str = DOT_HEADER
+    fused: bool = False       # the whole GEMM with its requantization (gemm_mve.py), not a block's sums
 
     @property
     def label(self) -> str:
@@ -98,6 +100,7 @@ MICRO_KERNELS = (
     MicroKernel("mtk_dot_1x4_w16_s8", "1x4", "int16", 2, _int16, ("dsp",)),
     MicroKernel("mtk_dot_1x8_s8", "1x8", "int8", 1, _int8, ("scalar", "m3")),
     MicroKernel("mtk_dot_1x4_paired_s8", "1x4", "pairs", 2, _pairs, ("m3",)),
+    MicroKernel("mtk_gemm_mve_2x4_s8", "2x4", "int8", 1, _int8, ("mve",), header=GEMM_MVE_HEADER, fused=True),
 )
 BY_LABEL = {mk.label: mk for mk in MICRO_KERNELS}
 
@@ -108,7 +111,7 @@ BY_LABEL = {mk.label: mk for mk in MICRO_KERNELS}
 CHOICES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "dsp": (("1x4/int8", "1x4/int16"), ("2x2/int8", "2x2/int16", "1x4/int8", "1x4/int16")),
     "m3": (("1x8/int8", "1x4/pairs", "1x4/int8"), ("2x2/int8", "1x4/pairs")),
-    "mve": (("1x4/int8",), ("2x2/int8", "1x4/int8")),
+    "mve": (("2x4/int8",), ("2x4/int8",)),
     "scalar": (("1x4/int8",), ("2x2/int8", "1x4/int8")),
 }
 
@@ -118,9 +121,15 @@ def isa_of(cpu: Cpu) -> str:
     return "mve" if cpu.mve else "dsp" if cpu.dsp else "m3" if cpu.long_multiply else "scalar"
 
 
-def choices(cpu: Cpu, rows: int) -> list[MicroKernel]:
-    """The micro-kernels a GEMM of `rows` rows may take on `cpu`, the default first."""
-    return [BY_LABEL[label] for label in CHOICES[isa_of(cpu)][rows > 1]]
+# Helium's fused GEMM requantizes with right shifts only: a layer with a channel that shifts left takes these.
+MVE_UNFUSED = (("1x4/int8",), ("2x2/int8", "1x4/int8"))
+
+
+def choices(cpu: Cpu, rows: int, right_shifts: bool = True) -> list[MicroKernel]:
+    """The micro-kernels a GEMM of `rows` rows may take on `cpu`, the default first; `right_shifts`:
+    whether every channel's requantization shifts right (requant.rshift_table)."""
+    table = CHOICES[isa_of(cpu)] if right_shifts or not cpu.mve else MVE_UNFUSED
+    return [BY_LABEL[label] for label in table[rows > 1]]
 
 
 def weight_group(cpu: Cpu) -> int:

@@ -1,0 +1,83 @@
+"""The GEMM on Helium (MVE) cores, requantization fused (c/mtk_gemm_mve.h): out[p, c] = requant(Σ_k a[p, k]·w[c, k] + bias[c]).
+
+TIR walks the rows two at a time (the last alone when there is an odd one); a row is the input's own
+(fully connected, 1×1 stride-1 unpadded conv) or an im2col row gathered into the scratch (mtk_im2col_s8).
+One C call then computes both rows against every output channel, 4 channels at a time: VMLADAVA over 16
+int8 values of a row and of 4 channels' weights (interleaved offline, pack_weights(w, 4, 16)), then the
+sums as vectors through TFLM's MultiplyByQuantizedMultiplier (every channel shifts right:
+requant.rshift_table) and stored 4 bytes at a time. Layers with a channel that shifts left take gemm.py's
+general path.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from tvm.script import tirx as T
+
+from .base import Const, Kernel, OpData, Scratch
+from .microkernels import DOT_HEADER, HELIUM_CHUNK, MicroKernel
+
+GEMM_MVE_HEADER = "mtk_gemm_mve.h"
+IM2COL_HEADER = "mtk_im2col_s8.h"
+TILE = 4          # output channels per vector
+ONE_ROW = "mtk_gemm_mve_1x4_s8"
+
+
+def requant_params(bias: np.ndarray, multiplier: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """int32 [channel tiles][bias, multiplier, shift][4]: what the kernel loads per tile, zero-padded."""
+    tiles = -(-bias.size // TILE)
+    params = np.zeros((3, tiles * TILE), np.int32)
+    params[:, :bias.size] = bias, multiplier, shift
+    return np.ascontiguousarray(params.reshape(3, tiles, TILE).transpose(1, 0, 2)).reshape(-1)
+
+
+def gemm_mve_kernel(data: OpData, mk: MicroKernel) -> Kernel:
+    """The kernel computing the GEMM op `data` holds (gemm.GemmParams) with the fused Helium micro-kernel `mk`."""
+    p = data.params
+    op, y, w, rq, pt = data.op, data.output, p.weights, p.requant, p.patches
+    C, K = w.shape
+    P = y.size // C
+    pairs, odd = P // 2, P % 2 == 1
+    in_size = pt.in_h * pt.in_w * pt.in_c if pt else P * K
+    packed = mk.pack(w, TILE, HELIUM_CHUNK)
+    params = requant_params(p.bias, rq.multiplier, rq.shift)
+    i32 = "int32"
+
+    def call(kernel: str, row_ptr, wp, qp, out, row):
+        """The micro-kernel call for the row(s) at row_ptr, whose first output row is `row`."""
+        return T.call_extern(i32, kernel, row_ptr, T.address_of(wp[0]), K, C, T.address_of(qp[0]), rq.out_zp,
+                             rq.act_min, rq.act_max, T.address_of(out[row * C]))
+
+    def gather(x, rows, row, slot):
+        """im2col row `row` into the scratch's slot."""
+        iy = (row // pt.out_w) * pt.stride_h - pt.pad_top
+        ix = (row % pt.out_w) * pt.stride_w - pt.pad_left
+        return T.call_extern(i32, "mtk_im2col_s8", T.address_of(x[0]), iy, ix, pt.in_h, pt.in_w, pt.in_c, 0, pt.in_c,
+                             pt.k_h, pt.k_w, pt.dil_h, pt.dil_w, pt.in_zp, 0, T.address_of(rows[slot * K]))
+
+    args = [op.inputs[0], Const("w", packed), Const("requant", params), op.outputs[0]]
+    if pt is None:
+        @T.prim_func
+        def gemm_rows(x: T.Buffer((in_size,), "int8"), wp: T.Buffer((packed.size,), "int8"),
+                      qp: T.Buffer((params.size,), i32), out: T.Buffer((P * C,), "int8")):
+            for pb in T.serial(pairs):
+                T.evaluate(call(mk.name, T.address_of(x[pb * 2 * K]), wp, qp, out, pb * 2))
+            if odd:
+                T.evaluate(call(ONE_ROW, T.address_of(x[(P - 1) * K]), wp, qp, out, P - 1))
+
+        return Kernel(p.name, args, func=gemm_rows, headers=(GEMM_MVE_HEADER,), c_calls=(mk.name,))
+
+    @T.prim_func
+    def gemm_patches(x: T.Buffer((in_size,), "int8"), wp: T.Buffer((packed.size,), "int8"),
+                     qp: T.Buffer((params.size,), i32), out: T.Buffer((P * C,), "int8"),
+                     rows: T.Buffer((2 * K,), "int8")):
+        for pb in T.serial(pairs):
+            T.evaluate(gather(x, rows, pb * 2, 0))
+            T.evaluate(gather(x, rows, pb * 2 + 1, 1))
+            T.evaluate(call(mk.name, T.address_of(rows[0]), wp, qp, out, pb * 2))
+        if odd:
+            T.evaluate(gather(x, rows, P - 1, 0))
+            T.evaluate(call(ONE_ROW, T.address_of(rows[0]), wp, qp, out, P - 1))
+
+    return Kernel(p.name, [*args, Scratch(2 * K)], func=gemm_patches, headers=(GEMM_MVE_HEADER, DOT_HEADER, IM2COL_HEADER),
+                  c_calls=(mk.name,))
