@@ -64,6 +64,18 @@ def test_random_layer_shapes_bit_exact_on_target(board, family, tmp_path_factory
     check()
 
 
+@pytest.mark.parametrize("family", ["CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"])
+def test_helium_gemm_and_depthwise_bit_exact_on_random_shapes(family, tmp_path_factory):
+    """Helium's fused GEMM (gemm_mve.py: depths and channel counts off its 16 and 4, odd row counts)
+    and depthwise (depthwise_mve.py: channels off its 8, borders, strides, dilations) on a few random layers."""
+    @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                    HealthCheck.too_slow])
+    @given(model=modelgen.strategies[family])
+    def check(model):
+        assert_bit_exact_on_target(model, "mps3/corstone300/an547", tmp_path_factory.mktemp(family.lower()))
+    check()
+
+
 @pytest.mark.parametrize("board, candidates", [("mps3/corstone300/an547", 0), ("mps2/an385", 2)])
 def test_tuned_schedules_bit_exact_on_target(board, candidates, tmp_path):
     """`mtk tune` runs every candidate schedule (none on Helium, whose GEMMs have one: the fused

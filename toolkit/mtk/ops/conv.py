@@ -18,6 +18,7 @@ from ..target import Cpu
 from . import depthwise
 from .base import Lowered, OpData, constant_kernel, io
 from .common import check_int8_weights, op_error, require_per_tensor
+from .depthwise_mve import depthwise_mve_kernel
 from .fixedpoint import activation_range, convolution_multipliers
 from .gemm import GemmOpDef, GemmParams, GemmSchedule, Patches
 from .geometry import ConvGeometry, conv_geometry
@@ -110,7 +111,10 @@ class DepthwiseConv2D(GemmOpDef):
         if p.requant.constant_output is not None:
             return Lowered([constant_kernel(data, p.requant.constant_output)])
         x, w, *_ = data.inputs
-        return Lowered([depthwise.depthwise_kernel(data.op, p.geometry, x.quant.zp, w.data, p.bias, p.requant, data.cpu)])
+        g = p.geometry
+        if data.cpu.mve and g.out_c == g.in_c and p.requant.rshift_table is not None:
+            return Lowered([depthwise_mve_kernel(data.op, g, x.quant.zp, w.data, p.bias, p.requant)])
+        return Lowered([depthwise.depthwise_kernel(data.op, g, x.quant.zp, w.data, p.bias, p.requant, data.cpu)])
 
 
 OPS = [with_16x8(Conv2D)(), with_16x8(DepthwiseConv2D)()]

@@ -1,0 +1,73 @@
+/* DEPTHWISE_CONV_2D with depth multiplier 1 on Helium (MVE) cores, the whole layer in one call
+ * (depthwise_mve.py), requantization fused.
+ *
+ * Per output pixel, a table of its kh * kw taps' input pixels (the input zero point's row `pad` for taps
+ * outside the image: the folded bias cancels it, as in conv.py); then per group of 8 channels and tap,
+ * 8 input bytes widened to int16 (VLDRB.S16) times the tap's 8 weights (int16, prepared offline) as two
+ * widening multiplies (VMULLB/VMULLT.S16: channels 0, 2, 4, 6 and 1, 3, 5, 7) added to int32 sums that
+ * start at the bias. The sums requantize as vectors (mtk_requant_mve), narrow back into channel order
+ * (VMOVNT) and store 8 bytes (predicated on the last partial group). The channels' bias, multiplier and
+ * shift come per group as even then odd lanes (depthwise_mve.py requant_params). */
+#ifndef MTK_DEPTHWISE_MVE_H_
+#define MTK_DEPTHWISE_MVE_H_
+
+#include <stdint.h>
+
+#include "mtk_gemm_mve.h"   /* mtk_requant_mve, MTK_MVE_INLINE */
+
+/* The output pixel's channels c .. c + 7 (`n` of them, 8 when `full`) from its taps at taps[]. */
+MTK_MVE_INLINE void mtk_dw_mve_group(const int8_t* const* taps, int32_t n_taps, int32_t c, const int16_t* w,
+                                     const int32_t* q, int32_t out_zp, int32x4_t lo, int32x4_t hi, int full,
+                                     int32_t n, int8_t* out) {
+  const mve_pred16_t pred = vctp16q((uint32_t)n);
+  int32x4_t even = vldrwq_s32(q), odd = vldrwq_s32(q + 4);
+  for (int32_t t = 0; t < n_taps; ++t, w += 8) {
+    const int16x8_t x = full ? vldrbq_s16(taps[t] + c) : vldrbq_z_s16(taps[t] + c, pred), wv = vldrhq_s16(w);
+    even = vaddq_s32(even, vmullbq_int_s16(x, wv));
+    odd = vaddq_s32(odd, vmulltq_int_s16(x, wv));
+  }
+  even = mtk_requant_mve(even, vldrwq_s32(q + 8), vldrwq_s32(q + 16), out_zp, lo, hi);
+  odd = mtk_requant_mve(odd, vldrwq_s32(q + 12), vldrwq_s32(q + 20), out_zp, lo, hi);
+  const int16x8_t narrow = vmovntq_s32(vreinterpretq_s16_s32(even), odd);
+  if (full)
+    vstrbq_s16(out, narrow);
+  else
+    vstrbq_p_s16(out, narrow, pred);
+}
+
+/* x [in_h][in_w][C] -> out [out_h][out_w][C]: w int16 [groups of 8][kh * kw][8], q int32 [groups][24]. */
+MTK_MVE_INLINE int32_t mtk_depthwise_mve_s8(const void* x, const void* w, const void* q, const void* pad, void* out,
+                                            int32_t in_h, int32_t in_w, int32_t C, int32_t out_h, int32_t out_w,
+                                            int32_t kh, int32_t kw, int32_t stride_h, int32_t stride_w,
+                                            int32_t dil_h, int32_t dil_w, int32_t pad_top, int32_t pad_left,
+                                            int32_t out_zp, int32_t act_min, int32_t act_max) {
+  const int8_t* xb = (const int8_t*)x;
+  int8_t* o = (int8_t*)out;
+  const int32x4_t lo = vdupq_n_s32(act_min), hi = vdupq_n_s32(act_max);
+  const int8_t* taps[kh * kw];
+  for (int32_t oy = 0; oy < out_h; ++oy) {
+    for (int32_t ox = 0; ox < out_w; ++ox) {
+      const int32_t iy = oy * stride_h - pad_top, ix = ox * stride_w - pad_left;
+      for (int32_t ky = 0; ky < kh; ++ky) {
+        const int32_t y = iy + ky * dil_h;
+        for (int32_t kx = 0; kx < kw; ++kx) {
+          const int32_t px = ix + kx * dil_w;
+          taps[ky * kw + kx] = y >= 0 && y < in_h && px >= 0 && px < in_w ? xb + (y * in_w + px) * C
+                                                                           : (const int8_t*)pad;
+        }
+      }
+      const int16_t* wp = (const int16_t*)w;
+      const int32_t* qp = (const int32_t*)q;
+      int32_t c = 0;
+      for (; c + 8 <= C; c += 8, wp += 8 * kh * kw, qp += 24, o += 8)
+        mtk_dw_mve_group(taps, kh * kw, c, wp, qp, out_zp, lo, hi, 1, 8, o);
+      if (c < C) {
+        mtk_dw_mve_group(taps, kh * kw, c, wp, qp, out_zp, lo, hi, 0, C - c, o);
+        o += C - c;
+      }
+    }
+  }
+  return 0;
+}
+
+#endif /* MTK_DEPTHWISE_MVE_H_ */
