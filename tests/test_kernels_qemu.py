@@ -11,11 +11,24 @@ from mtk.autotune import tune_model
 from mtk.boards import get_board
 from mtk.pipeline import RunOptions, run_model
 from mtk.reference import run_reference_batch
+from mtk.tflite_builder import ModelBuilder
 from hypothesis import HealthCheck, given, settings
 from test_ops_conv import GEMM_MODELS, conv_model
 from test_ops_shapes import LAYERS
 
 pytestmark = [pytest.mark.qemu, pytest.mark.slow]
+
+def add_model(shape: tuple[int, ...], activation: str) -> bytes:
+    """ADD of two same-shape int8 inputs (Helium: mtk_add_mve.h)."""
+    b = ModelBuilder(description="mtk test ADD")
+    x1 = b.tensor("x1", shape, "int8", scale=0.05, zero_point=-7)
+    x2 = b.tensor("x2", shape, "int8", scale=0.03, zero_point=3)
+    y = b.tensor("y", shape, "int8", scale=0.07, zero_point=5)
+    b.op("ADD", [x1, x2], [y], fused_activation_function=activation)
+    b.inputs([x1, x2])
+    b.outputs([y])
+    return b.build()
+
 
 MODELS = {
     "conv-taps": lambda: conv_model("CONV_2D", (1, 7, 6, 4), (6, 3, 3, 4), (1, 7, 6, 6), per_channel=True,
@@ -28,6 +41,7 @@ MODELS = {
                                     padding="SAME", stride_h=1, stride_w=1, depth_multiplier=1, dilation_h_factor=1,
                                     dilation_w_factor=1, fused_activation_function="RELU"),
     **{name: LAYERS[name] for name in ("dw-1to8-10x8-s2", "dw-5to20-s3", "dw-67-s2", "conv-2ch-10x8-valid")},
+    "add-105-relu": lambda: add_model((1, 5, 3, 7), "RELU"),
     "chain-cnn": lambda: modelgen.example_models(0)["CHAIN_CNN"],
     "chain-residual": lambda: modelgen.example_models(1)["CHAIN_RESIDUAL"],
 }
