@@ -78,10 +78,12 @@ def test_random_layer_shapes_bit_exact_on_target(board, family, tmp_path_factory
     check()
 
 
-@pytest.mark.parametrize("family", ["CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"])
-def test_helium_gemm_and_depthwise_bit_exact_on_random_shapes(family, tmp_path_factory):
-    """Helium's fused GEMM (gemm_mve.py: depths and channel counts off its 16 and 4, odd row counts)
-    and depthwise (depthwise_mve.py: channels off its 8, borders, strides, dilations) on a few random layers."""
+@pytest.mark.parametrize("family", ["CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2D",
+                                    "MAX_POOL_2D"])
+def test_helium_kernels_bit_exact_on_random_shapes(family, tmp_path_factory):
+    """Helium's fused GEMM (gemm_mve.py: depths and channel counts off its 16 and 4, odd row counts),
+    depthwise (depthwise_mve.py: channels off its 8, borders, strides, dilations) and pooling
+    (mtk_pool_mve.h: windows clipped at the borders) on a few random layers."""
     @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                     HealthCheck.too_slow])
     @given(model=modelgen.strategies[family])

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from tvm import te, tirx
+from tvm.script import tirx as T
 
 from ..graph import Graph, Op, Tensor
 from ..target import Cpu
@@ -30,6 +31,8 @@ from .fixedpoint import INT8_MAX, INT8_MIN, activation_range, clamp, multiply_by
 from .schedules import schedule_per_output
 
 MAX_RANK = 6
+POOL_MVE_HEADER = "mtk_pool_mve.h"
+MVE_POOL_MAX_TAPS = 256   # int16 sums of int8 taps cannot overflow
 _LIMITS = {"int8": (INT8_MIN, INT8_MAX), "int16": (-32768, 32767)}
 
 
@@ -103,6 +106,8 @@ class Pool2D(OpDef):
         if lo == hi and x.dtype == "int8":
             return Lowered([constant_kernel(data, lo)])
         average = op.type == "AVERAGE_POOL_2D"
+        if data.cpu.mve and x.dtype == "int8" and wy.filter * wx.filter <= MVE_POOL_MAX_TAPS:
+            return Lowered([pool_mve_kernel(op, x, y, p, average)])
 
         X = te.placeholder(x.shape, x.dtype, name="x")
         ky = te.reduce_axis((0, wy.filter), "ky")
@@ -129,6 +134,23 @@ class Pool2D(OpDef):
         out = te.compute(y.shape, finish, name="out")
         func = schedule_per_output(te.create_prim_func([X, out]))
         return Lowered([Kernel(op.type.lower(), [op.inputs[0], op.outputs[0]], func=func)])
+
+
+def pool_mve_kernel(op: Op, x: Tensor, y: Tensor, p: PoolParams, average: bool) -> Kernel:
+    """int8 pooling on Helium cores: one call for the layer (c/mtk_pool_mve.h)."""
+    n, h, w, c = x.shape
+    _, oh, ow, _ = y.shape
+    wy, wx = p.rows, p.cols
+
+    @T.prim_func
+    def pool(xb: T.Buffer((x.size,), "int8"), out: T.Buffer((y.size,), "int8")):
+        for b in T.serial(n):
+            T.evaluate(T.call_extern("int32", "mtk_pool_mve_s8", T.address_of(xb[b * h * w * c]),
+                                     T.address_of(out[b * oh * ow * c]), h, w, c, oh, ow, wy.filter, wx.filter,
+                                     wy.stride, wx.stride, wy.pad, wx.pad, p.act_min, p.act_max, int(average)))
+
+    return Kernel(op.type.lower(), [op.inputs[0], op.outputs[0]], func=pool, headers=(POOL_MVE_HEADER,),
+                  c_calls=("mtk_pool_mve_s8",))
 
 
 def rounded_average(total, count):
