@@ -63,9 +63,9 @@ class ChunkedSchedule(GemmSchedule):
     chunk: int = CHUNK
 
 
-def gemm_schedules(cpu: Cpu, rows: int, right_shifts: bool = True) -> list[GemmSchedule]:
+def gemm_schedules(cpu: Cpu, rows: int, fused: bool = True) -> list[GemmSchedule]:
     """The schedules a GEMM of `rows` rows can take on `cpu`, the default first (microkernels.CHOICES)."""
-    return [GemmSchedule(mk.block, mk.weights) for mk in choices(cpu, rows, right_shifts)]
+    return [GemmSchedule(mk.block, mk.weights) for mk in choices(cpu, rows, fused)]
 
 
 def packed_weight_bytes(cols: int, depth: int, schedule: GemmSchedule, group: int) -> int:

@@ -204,7 +204,7 @@ class GateLayout:
 
     @classmethod
     def of(cls, p: LstmPlan, cpu: Cpu) -> GateLayout:
-        kernel = choices(cpu, 1)[0]
+        kernel = choices(cpu, 1, fused=False)[0]
         return cls(kernel, weight_group(cpu), -(-p.units // kernel.cols) * kernel.cols, p.depth, p.units)
 
     @property

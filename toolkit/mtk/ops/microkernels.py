@@ -121,14 +121,15 @@ def isa_of(cpu: Cpu) -> str:
     return "mve" if cpu.mve else "dsp" if cpu.dsp else "m3" if cpu.long_multiply else "scalar"
 
 
-# Helium's fused GEMM requantizes with right shifts only: a layer with a channel that shifts left takes these.
+# Helium's GEMM kernels that return sums (the fused one requantizes, with right shifts only): for layers
+# with a channel that shifts left, and for callers that requantize themselves (lstm.py).
 MVE_UNFUSED = (("1x4/int8",), ("2x2/int8", "1x4/int8"))
 
 
-def choices(cpu: Cpu, rows: int, right_shifts: bool = True) -> list[MicroKernel]:
-    """The micro-kernels a GEMM of `rows` rows may take on `cpu`, the default first; `right_shifts`:
-    whether every channel's requantization shifts right (requant.rshift_table)."""
-    table = CHOICES[isa_of(cpu)] if right_shifts or not cpu.mve else MVE_UNFUSED
+def choices(cpu: Cpu, rows: int, fused: bool = True) -> list[MicroKernel]:
+    """The micro-kernels a GEMM of `rows` rows may take on `cpu`, the default first; `fused`: whether a
+    kernel that requantizes itself may be among them (every channel shifts right: requant.rshift_table)."""
+    table = CHOICES[isa_of(cpu)] if fused or not cpu.mve else MVE_UNFUSED
     return [BY_LABEL[label] for label in table[rows > 1]]
 
 
