@@ -40,10 +40,10 @@ def test_random_models_are_bit_exact(op, tmp_path_factory):
     check()
 
 
-@pytest.mark.parametrize("op", ["CONV_2D", "FULLY_CONNECTED"])
+@pytest.mark.parametrize("op", ["CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV"])
 def test_dsp_formulation_is_bit_exact(op, tmp_path):
     """mtk_dot_2x2_s16 (c/mtk_dot_s16.h) as Cortex-M4/M7/M33 run it (SMLAD on int16 pairs, emulated on the host)
-    and in plain C: odd depths, odd channel and row counts, gathered and direct rows."""
+    and in plain C: odd depths, odd channel and row counts, gathered and direct rows, transpose phases."""
     for seed in range(4):
         work = tmp_path / str(seed)
         work.mkdir()

@@ -202,62 +202,157 @@ def pack_channel_pairs(w: np.ndarray) -> np.ndarray:
     return np.concatenate([body, pairs[:, :, even:].reshape(blocks, -1)], axis=1).reshape(-1)
 
 
-def gemm_s16_kernel(data: OpData) -> Kernel:
-    """CONV_2D / FULLY_CONNECTED as rows × weights, 2 rows × 2 channels per mtk_dot_2x2_s16 call: rows are the input's
-    own (fully connected, a 1×1 stride-1 unpadded conv) or im2col rows gathered into a scratch (mtk_im2col_s16);
-    the requantization in TIR."""
-    op, p, y, rq = data.op, data.params, data.output, data.params.requant
-    x, w, *_ = data.inputs
-    channels = w.shape[0]
-    depth = w.size // channels
+@dataclass(frozen=True)
+class Windows:
+    """Where im2col rows come from. A convolution: output pixel o reads taps from o·stride − pad on, `dilation`
+    apart. A transpose convolution (`transposed`): the output pixels fall into stride_h × stride_w phases (o + pad ≡
+    phase mod stride), each a convolution of its own over the input with its own weights (the filter taps
+    phase + k·stride), reading taps from (o + pad) / stride backwards (dilation −1); `k_h`, `k_w` are then the
+    phase filters' sizes, ⌈filter / stride⌉."""
+
+    in_h: int
+    in_w: int
+    in_c: int
+    out_h: int
+    out_w: int
+    k_h: int
+    k_w: int
+    stride: tuple[int, int]
+    pad: tuple[int, int]
+    dilation: tuple[int, int]
+    transposed: bool = False
+
+    @classmethod
+    def of_conv(cls, g: ConvGeometry) -> Windows:
+        return cls(g.in_h, g.in_w, g.in_c, g.out_h, g.out_w, g.k_h, g.k_w, (g.stride_h, g.stride_w),
+                   (g.pad_top, g.pad_left), (g.dil_h, g.dil_w))
+
+    @property
+    def phases(self) -> tuple[int, int]:
+        return self.stride if self.transposed else (1, 1)
+
+    @property
+    def depth(self) -> int:
+        return self.k_h * self.k_w * self.in_c
+
+    def first(self, phase, axis: int):
+        """The first output position of `phase` along `axis` (0: rows, 1: columns)."""
+        return T.floormod(phase - self.pad[axis], self.stride[axis]) if self.transposed else 0
+
+    def step(self, axis: int) -> int:
+        return self.stride[axis] if self.transposed else 1
+
+    def origin(self, o, axis: int):
+        """The input position output position `o` reads its first tap from."""
+        if self.transposed:
+            return T.floordiv(o + self.pad[axis], self.stride[axis])
+        return o * self.stride[axis] - self.pad[axis]
+
+    def tap_step(self, axis: int) -> int:
+        return -1 if self.transposed else self.dilation[axis]
+
+
+def gemm_s16_kernel(data: OpData, windows: Windows | None, weights: np.ndarray, bias: np.ndarray) -> Kernel:
+    """Rows × `weights` (pack_channel_pairs, one after the other per phase), 2 rows × 2 channels per mtk_dot_2x2_s16 call: rows are the
+    input's own (`windows` None: fully connected, a 1×1 stride-1 unpadded conv) or im2col rows of `windows`
+    gathered into a scratch (mtk_im2col_s16); the requantization in TIR."""
+    op, y, rq = data.op, data.output, data.params.requant
+    x = data.inputs[2] if op.type == "TRANSPOSE_CONV" else data.inputs[0]
+    channels = y.shape[-1]
     rows = y.size // channels
-    g = p.geometry
-    gather = g is not None and (g.k_h, g.k_w, g.stride_h, g.stride_w, g.pad_top, g.pad_left) != (1, 1, 1, 1, 0, 0)
-    row_len = depth + depth % 2            # the second gathered row starts word-aligned
     blocks = -(-channels // 2)
+    (n_py, n_px) = windows.phases if windows else (1, 1)
+    phase_len = weights.size // (n_py * n_px)
+    depth = phase_len // (blocks * 2)
+    row_len = depth + depth % 2            # the second gathered row starts word-aligned
     consts = rq.consts()
     sizes = [c.data.size for c in consts]
     acc_dtype = rq.acc_dtype
     i32 = "int32"
+    wn = windows
+    gathered = wn is not None
 
-    def first_row(pb, i):
-        return T.min(pb * 2 + i, rows - 1)
+    def first(phase, axis: int):
+        return wn.first(phase, axis) if gathered else 0
 
-    def row_ptr(x, scratch, pb, i):
-        if gather:
-            return T.address_of(scratch[i * row_len])
-        return T.address_of(x[first_row(pb, i) * depth])
+    def count(first_pos, axis: int):
+        """The phase's output positions along `axis` (direct rows: `rows` × 1)."""
+        if not gathered:
+            return rows if axis == 0 else 1
+        return T.max((wn.out_h, wn.out_w)[axis] - first_pos + wn.step(axis) - 1, 0) // wn.step(axis)
 
-    def in_output(r, c):
-        checks = ([r < rows] if rows % 2 else []) + ([c < channels] if channels % 2 else [])
+    def position(py, px, q):
+        """Output row and column of the phase's row q."""
+        nx = count(first(px, 1), 1)
+        return first(py, 0) + q // nx * wn.step(0), first(px, 1) + q % nx * wn.step(1)
+
+    def pixel(py, px, q):
+        """The output pixel of the phase's row q."""
+        if not gathered:
+            return q
+        oy, ox = position(py, px, q)
+        return oy * wn.out_w + ox
+
+    def im2col(x, scratch, py, px, q, i):
+        """Gather the phase's row q (the last one past its end) into scratch row i."""
+        oy, ox = position(py, px, T.min(q, count(first(py, 0), 0) * count(first(px, 1), 1) - 1))
+        return T.call_extern(i32, "mtk_im2col_s16", T.address_of(x[0]), wn.origin(oy, 0), wn.origin(ox, 1), wn.in_h,
+                             wn.in_w, wn.in_c, wn.k_h, wn.k_w, wn.tap_step(0), wn.tap_step(1),
+                             T.address_of(scratch[i * row_len]))
+
+    def in_output(r, py, px, c):
+        total = count(first(py, 0), 0) * count(first(px, 1), 1)
+        checks = ([r < total] if gathered or rows % 2 else []) + ([c < channels] if channels % 2 else [])
         return tvm.tirx.all(*checks) if checks else True
 
     @T.prim_func
-    def gemm(x: T.Buffer((x.size,), "int16"), wp: T.Buffer((blocks * 2 * depth,), "int16"),
+    def gemm(x: T.Buffer((x.size,), "int16"), wp: T.Buffer((weights.size,), "int16"),
              bias: T.Buffer((channels,), acc_dtype), table: T.Buffer((sizes[0],), i32), mult: T.Buffer((sizes[1],), i32),
              shift: T.Buffer((sizes[2],), i32), out: T.Buffer((rows * channels,), "int16"),
              scratch: T.Buffer((2 * row_len,), "int16")):
         acc = T.alloc_buffer((4,), i32)
-        for pb in T.serial((rows + 1) // 2):
-            if gather:
-                for i in T.serial(2):
-                    T.evaluate(T.call_extern(
-                        i32, "mtk_im2col_s16", T.address_of(x[0]),
-                        (first_row(pb, i) // g.out_w) * g.stride_h - g.pad_top,
-                        (first_row(pb, i) % g.out_w) * g.stride_w - g.pad_left,
-                        g.in_h, g.in_w, g.in_c, g.k_h, g.k_w, g.dil_h, g.dil_w, T.address_of(scratch[i * row_len])))
-            for cb in T.serial(blocks):
-                T.evaluate(T.call_extern(i32, "mtk_dot_2x2_s16", row_ptr(x, scratch, pb, 0), row_ptr(x, scratch, pb, 1),
-                                         T.address_of(wp[cb * 2 * depth]), depth, acc.access_ptr("w")))
-                for i in T.unroll(2):
-                    for j in T.unroll(2):
-                        if in_output(pb * 2 + i, cb * 2 + j):
-                            out[(pb * 2 + i) * channels + cb * 2 + j] = rq.output(
-                                T.Cast(acc_dtype, acc[i * 2 + j]) + bias[cb * 2 + j], cb * 2 + j, table, mult, shift)
+        for py, px in T.grid(n_py, n_px):
+            # the phase's output pixels: ny × nx, row q at (oy0 + (q / nx)·step_h, ox0 + (q % nx)·step_w)
+            for pb in T.serial((count(first(py, 0), 0) * count(first(px, 1), 1) + 1) // 2):
+                if gathered:
+                    for i in T.serial(2):
+                        T.evaluate(im2col(x, scratch, py, px, pb * 2 + i, i))
+                for cb in T.serial(blocks):
+                    if gathered:
+                        T.evaluate(T.call_extern(i32, "mtk_dot_2x2_s16", T.address_of(scratch[0]),
+                                                 T.address_of(scratch[row_len]),
+                                                 T.address_of(wp[(py * n_px + px) * phase_len + cb * 2 * depth]),
+                                                 depth, acc.access_ptr("w")))
+                    else:
+                        T.evaluate(T.call_extern(i32, "mtk_dot_2x2_s16", T.address_of(x[pb * 2 * depth]),
+                                                 T.address_of(x[T.min(pb * 2 + 1, rows - 1) * depth]),
+                                                 T.address_of(wp[cb * 2 * depth]), depth, acc.access_ptr("w")))
+                    for i in T.unroll(2):
+                        for j in T.unroll(2):
+                            if in_output(pb * 2 + i, py, px, cb * 2 + j):
+                                out[pixel(py, px, pb * 2 + i) * channels + cb * 2 + j] = rq.output(
+                                    T.Cast(acc_dtype, acc[i * 2 + j]) + bias[cb * 2 + j], cb * 2 + j, table, mult, shift)
 
-    args = [op.inputs[0], Const("w", pack_channel_pairs(w.data.reshape(channels, depth))), Const("bias", p.bias), *consts,
-            op.outputs[0], Scratch(4 * row_len)]
+    args = [op.inputs[2] if op.type == "TRANSPOSE_CONV" else op.inputs[0], Const("w", weights), Const("bias", bias),
+            *consts, op.outputs[0], Scratch(4 * row_len)]
     return Kernel(f"{op.type.lower()}_s16", args, func=gemm, headers=(DOT_S16_HEADER,), c_calls=("mtk_dot_2x2_s16",))
+
+
+def transpose_conv_s16_kernel(data: OpData, stride: tuple[int, int], pad: tuple[int, int], bias: np.ndarray) -> Kernel:
+    """16x8 TRANSPOSE_CONV as stride_h × stride_w convolutions (Windows.transposed) on the GEMM above."""
+    _, w, x, *_ = data.inputs
+    y = data.output
+    channels, f_h, f_w, in_c = w.shape
+    k_h, k_w = -(-f_h // stride[0]), -(-f_w // stride[1])
+    phases = []
+    for py in range(stride[0]):
+        for px in range(stride[1]):
+            taps = w.data[:, py::stride[0], px::stride[1], :]
+            phase = np.zeros((channels, k_h, k_w, in_c), np.int8)
+            phase[:, :taps.shape[1], :taps.shape[2]] = taps
+            phases.append(pack_channel_pairs(phase.reshape(channels, -1)))
+    windows = Windows(x.shape[1], x.shape[2], in_c, y.shape[1], y.shape[2], k_h, k_w, stride, pad, (-1, -1), True)
+    return gemm_s16_kernel(data, windows, np.concatenate(phases), bias)
 
 
 def lower_16x8(data: OpData) -> Lowered:
@@ -266,7 +361,11 @@ def lower_16x8(data: OpData) -> Lowered:
     if rq.constant_output is not None:
         return Lowered([constant_kernel(data, rq.constant_output)])
     if op.type != "DEPTHWISE_CONV_2D" and p.exact_in_int32:
-        return Lowered([gemm_s16_kernel(data)])
+        w = data.inputs[1]
+        g = p.geometry
+        direct = g is None or (g.k_h, g.k_w, g.stride_h, g.stride_w, g.pad_top, g.pad_left) == (1, 1, 1, 1, 0, 0)
+        weights = pack_channel_pairs(w.data.reshape(w.shape[0], -1))
+        return Lowered([gemm_s16_kernel(data, None if direct else Windows.of_conv(g), weights, p.bias)])
     x, w, *_ = data.inputs
     if op.type == "FULLY_CONNECTED":
         x_shape, out_shape = (x.size // w.shape[1], w.shape[1]), (y.size // w.shape[0], w.shape[0])

@@ -30,7 +30,7 @@ from .base import Const, Kernel, Lowered, OpData, OpDef, constant_kernel, io
 from .common import op_error
 from .conv import requant_params
 from .fixedpoint import convolution_multipliers
-from .int16x8 import Requant16, check_16x8, sums_fit_int32
+from .int16x8 import Requant16, check_16x8, sums_fit_int32, transpose_conv_s16_kernel
 from .requant import Requant
 from .schedules import schedule_per_output
 
@@ -118,6 +118,8 @@ class TransposeConv(OpDef):
         rq = p.requant
         if rq.constant_output is not None:
             return Lowered([constant_kernel(data, rq.constant_output)])
+        if isinstance(rq, Requant16) and p.sum_dtype == "int32" and x.shape[0] == 1:
+            return Lowered([transpose_conv_s16_kernel(data, p.stride, p.pad, p.bias)])
         out_c, fh, fw, in_c = w.shape
         (sh, sw), (ph, pw) = p.stride, p.pad
         X = te.placeholder(x.shape, x.dtype, name="x")
