@@ -292,7 +292,7 @@ LSTM_VARIANTS = {"peephole": (9, 10, 11), "projection": (16, 17), "layer_norm": 
 
 
 def lstm(net: Net, d: Draw, x: Act, units: int | None = None, time_major: bool | None = None,
-         variant: str = "") -> Act:
+         variant: str = "", activations: str = "int8") -> Act:
     """UNIDIRECTIONAL_SEQUENCE_LSTM over [batch, time, features] (or time-major [time, batch, features]),
     quantized as the TFLite converter writes it (TFLM's example models mnist_lstm, micro_speech_lstm):
     int8 symmetric per-tensor weights per gate, int32 biases scaled input × weight, an int8 hidden state
@@ -300,11 +300,14 @@ def lstm(net: Net, d: Draw, x: Act, units: int | None = None, time_major: bool |
     rounds its log2), both variable tensors; 24 inputs, the variants' ones omitted (-1); the converter's
     five intermediates (four empty float32 tensors and the effective hidden scale). `variant` adds the
     tensors of an LSTM variant TFLM refuses: "peephole", "projection", "layer_norm", or drops the input
-    gate ("cifg")."""
+    gate ("cifg"). `activations` "int16": the 16x8 LSTM (x an int16 tensor with zero point 0; hidden state and
+    output int16, zero point 0; int64 biases)."""
+    wide = activations == "int16"
     time_major = d.bool() if time_major is None else time_major
     steps, batch, depth = x.shape if time_major else (x.shape[1], x.shape[0], x.shape[2])
     units = units or d.int(1, 12)
-    hidden = Quant(2.0 ** d.float(-8.5, -6.5), d.int(-10, 10))
+    hidden = Quant(2.0 ** d.float(-15.5, -14.5), 0) if wide else Quant(2.0 ** d.float(-8.5, -6.5), d.int(-10, 10))
+    x_std, h_std = (18918.0, 10000.0) if wide else (_INT8_STD, 40.0)   # of x and h around their zero points
     cell_scale = 2.0 ** (-d.int(9, 15) if d.int(0, 3) else d.float(-15.0, -9.0))
 
     def weights(stem: str, rows: int, cols: int, in_scale: float, in_std: float) -> tuple[int, float]:
@@ -312,22 +315,24 @@ def lstm(net: Net, d: Draw, x: Act, units: int | None = None, time_major: bool |
         return net.builder.const(net.name(stem), int8_data(d, (rows, cols), symmetric=True), scale=scale,
                                  zero_point=0), scale
 
-    input_weights = [weights(f"{g}_input_weights", units, depth, x.quant.scale, _INT8_STD) for g in LSTM_GATES]
-    recurrent = [weights(f"{g}_recurrent_weights", units, units, hidden.scale, 40.0)[0] for g in LSTM_GATES]
+    input_weights = [weights(f"{g}_input_weights", units, depth, x.quant.scale, x_std) for g in LSTM_GATES]
+    recurrent = [weights(f"{g}_recurrent_weights", units, units, hidden.scale, h_std)[0] for g in LSTM_GATES]
     biases = []
     for gate, (_, w_scale) in zip(LSTM_GATES, input_weights):
         bias_scale = float(np.float32(x.quant.scale) * np.float32(w_scale))
         values = np.clip(np.round(d.rng.uniform(-1.0, 1.0, units) / bias_scale), -2**31, 2**31 - 1)
-        biases.append(net.builder.const(net.name(f"{gate}_gate_bias"), values.astype(np.int32), scale=bias_scale,
-                                        zero_point=0))
-    h = net.builder.tensor(net.name("hidden_state"), (batch, units), "int8", scale=hidden.scale,
+        biases.append(net.builder.const(net.name(f"{gate}_gate_bias"), values.astype(np.int64 if wide else np.int32),
+                                        scale=bias_scale, zero_point=0))
+    h = net.builder.tensor(net.name("hidden_state"), (batch, units), activations, scale=hidden.scale,
                            zero_point=hidden.zero_point, variable=True)
     c = net.builder.tensor(net.name("cell_state"), (batch, units), "int16", scale=cell_scale, zero_point=0,
                            variable=True)
     intermediates = [net.builder.tensor(net.name(f"input_to_{g}_intermediate"), (0,), "float32") for g in LSTM_GATES]
-    intermediates.append(net.builder.tensor(net.name("effective_hidden_scale_intermediate"), (0,), "int8",
+    intermediates.append(net.builder.tensor(net.name("effective_hidden_scale_intermediate"), (0,), activations,
                                             scale=hidden.scale, zero_point=hidden.zero_point))
-    y = net.tensor("lstm", (steps, batch, units) if time_major else (batch, steps, units), hidden)
+    out_shape = (steps, batch, units) if time_major else (batch, steps, units)
+    y = Act(net.builder.tensor(net.name("lstm"), out_shape, activations, scale=hidden.scale,
+                               zero_point=hidden.zero_point), out_shape, hidden)
     inputs = [x.index, *(w for w, _ in input_weights), *recurrent, None, None, None, *biases, None, None, h, c,
               None, None, None, None]
     for position in LSTM_VARIANTS.get(variant, ()):

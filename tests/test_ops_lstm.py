@@ -1,6 +1,7 @@
-"""UNIDIRECTIONAL_SEQUENCE_LSTM (mtk/ops/lstm.py): bit-exact with tflite-micro over 10 consecutive
-inferences with the hidden and cell states carried (host), reset back to the start, the variants TFLM
-refuses refused with one line, and an LSTM classifier over 28 time steps bit-exact on the host and in QEMU."""
+"""UNIDIRECTIONAL_SEQUENCE_LSTM (mtk/ops/lstm.py), int8 and 16x8: bit-exact with tflite-micro over 10
+consecutive inferences with the hidden and cell states carried (host), reset back to the start, the variants
+TFLM refuses refused with one line, and an LSTM classifier over 28 time steps (and a 16x8 LSTM) bit-exact on
+the host and in QEMU."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import modelgen
 from mtk.boards import get_board
@@ -34,6 +36,16 @@ def _single_lstm(seed: int, variant: str = "", **lstm_options) -> bytes:
     net = modelgen.Net(f"mtk test LSTM {variant}")
     x = net.model_input((d.int(1, 2), d.int(2, 6), d.int(1, 12)), modelgen.activation_quant(d))
     return net.build(modelgen.lstm(net, d, x, variant=variant, **lstm_options))
+
+
+def lstm_16x8(d: modelgen.Draw) -> bytes:
+    """A 16x8 LSTM: int16 input (zero point 0), hidden state and output, int64 biases."""
+    net = modelgen.Net("mtk test 16x8 LSTM")
+    shape, scale = (d.int(1, 2), d.int(1, 6), d.int(1, 16)), 2.0 ** d.float(-15.0, -8.0)
+    x = modelgen.Act(net.builder.tensor("input", shape, "int16", scale=scale, zero_point=0), shape,
+                     modelgen.Quant(scale, 0))
+    net.inputs.append(x.index)
+    return net.build(modelgen.lstm(net, d, x, activations="int16"))
 
 
 def lstm_classifier(seed: int = 0) -> bytes:
@@ -67,6 +79,16 @@ def test_gate_dot_products_are_bit_exact_on_every_c_path(cpu, tmp_path):
     model = _single_lstm(3, units=7)
     for lib in c_path_libraries(model, tmp_path, cpu):
         assert_stream_bit_exact(model, HostModel(lib))
+
+
+@pytest.mark.slow
+@settings(max_examples=6, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(model=st.composite(lambda draw: lstm_16x8(modelgen.HypothesisDraw(draw)))())
+def test_random_16x8_lstm_streams_are_bit_exact(model):
+    """int16 activations: the int64 sums and TFLM's 64-bit requantization of its FullyConnected."""
+    with tempfile.TemporaryDirectory() as tmp:
+        assert_stream_bit_exact(model, _compiled(model, Path(tmp)))
 
 
 @pytest.fixture(scope="module")
@@ -109,12 +131,16 @@ def test_classifier_over_28_steps_is_bit_exact_on_host(tmp_path):
     assert_stream_bit_exact(model, _compiled(model, tmp_path))
 
 
+TARGET_MODELS = {"classifier": lstm_classifier, "16x8": lambda: lstm_16x8(modelgen.Draw(np.random.default_rng(16)))}
+
+
 @pytest.mark.slow
 @pytest.mark.qemu
 @pytest.mark.parametrize("board", ["mps2/an386", "mps3/corstone300/an547"])
-def test_classifier_stream_bit_exact_on_target(board, tmp_path):
+@pytest.mark.parametrize("kind", list(TARGET_MODELS))
+def test_lstm_streams_bit_exact_on_target(kind, board, tmp_path):
     """The firmware runs the samples in order, one inference each: both states carry as in TFLM."""
-    model = lstm_classifier()
+    model = TARGET_MODELS[kind]()
     path = tmp_path / "model.tflite"
     path.write_bytes(model)
     samples = [modelgen.random_inputs(model, s) for s in range(3)]

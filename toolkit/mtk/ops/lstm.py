@@ -1,9 +1,11 @@
 """UNIDIRECTIONAL_SEQUENCE_LSTM, the integer LSTM as TFLM evaluates it: int8 input, output and hidden
-state, int8 weights, int32 biases, an int16 cell state and int16 gate values.
+state, int8 weights, int32 biases, an int16 cell state and int16 gate values; and its 16x8 form (int16
+input, output and hidden state, int64 biases and accumulators).
 
 Reference (tensorflow/tflite-micro): micro/kernels/unidirectional_sequence_lstm.cc (Prepare, Eval:
-EvalLstm<int8_t, int8_t, int16_t, int32_t>), lstm_eval.h/.cc (LstmStep, CalculateLstmGate,
-UpdateLstmCell, UpdateLstmHidden, ValidateTensorStatus) and lstm_eval_common.cc (the Prepare side:
+EvalLstm<int8_t, int8_t, int16_t, int32_t>, or <int16_t, int8_t, int16_t, int64_t>), lstm_eval.h/.cc
+(LstmStep, CalculateLstmGate, UpdateLstmCell, UpdateLstmHidden, ValidateTensorStatus) and
+lstm_eval_common.cc (the Prepare side:
 CreateGateParams, CreateInterGateMulParams, CreateLstmCellStateInfo). Only the standard LSTM: TFLM
 refuses CIFG (no input gate), peephole, projection and layer-norm tensors, and so does mtk.
 
@@ -11,17 +13,18 @@ Per time step and batch row, with the hidden state h and cell state c (variable 
 mtk's state region between inferences):
   gate[g] = act_g(sat16(FC16(x_t, Wx_g, bias_g) + FC16(h, Wh_g)))   g = input, forget, cell, output
       FC16: Σ w·(v − zp) (+ bias), MultiplyByQuantizedMultiplier to the fixed gate scale 2^-12
-      (s_v·s_w computed in float, divided in double: GetQuantizedConvolutionMultipler), clamped to
-      int16; act: Logistic(int16) for input/forget/output gates, Tanh(int16) (shift 0) for the cell
-      gate (lut16.py)
+      (s_v·s_w computed in float, divided in double: GetQuantizedConvolutionMultipler; 16x8: the sum
+      and bias in int64, MultiplyByQuantizedMultiplier(int64_t)), clamped to int16; act: Logistic(int16)
+      for input/forget/output gates, Tanh(int16) (shift 0) for the cell gate (lut16.py)
   c = sat16(Mul(forget, c; 2^-15) + Mul(input, cell; 2^-30/s_c)), clipped to ±cell_clip/s_c if set
-  h = clamp8(Mul(Tanh(c; the cell scale's rounded log2), output; 2^-30/s_h) + zp_h);  out_t = h
+  h = clamp(Mul(Tanh(c; the cell scale's rounded log2), output; 2^-30/s_h) + zp_h);  out_t = h
 The output gate reads the hidden state of the previous step, as TFLM's (it updates h last). Rows
 run in memory order: batch-major input is one sequence per batch row (TFLM's batch-then-time
 loops), time-major input every batch row at each step; a row only touches its own state.
 
 One TIR kernel: the four gates' int16 values of a row go to a scratch of 4·units int16 (TFLM asks
-for four such buffers per batch), the zero points are folded into per-unit constants offline.
+for four such buffers per batch), the zero points are folded into per-unit constants offline. The int8
+LSTM's dot products run on the GEMM micro-kernels (MicroKernelDots), the 16x8 one's in plain loops.
 """
 
 from __future__ import annotations
@@ -39,7 +42,8 @@ from ..target import Cpu
 from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, io
 from .common import i32, op_error
 from .elementwise import Rescale
-from .fixedpoint import clamp, quantize_multiplier
+from ..errors import ModelError
+from .fixedpoint import clamp, multiply_by_quantized_multiplier_s64, quantize_multiplier, reduced_multiplier
 from .lut16 import SIGMOID_TABLE_UINT16, input_scaling, logistic_s16, tanh_s16
 from .microkernels import GROUP, HELIUM_CHUNK, MicroKernel, choices, weight_group
 from .requant import clamp_s8
@@ -54,12 +58,14 @@ VARIANTS = {"peephole weights": (9, 10, 11), "projection weights and bias": (16,
             "layer-norm coefficients": (20, 21, 22, 23)}
 GATE_INPUT, GATE_FORGET, GATE_CELL, GATE_OUTPUT = range(4)
 
+BIAS_TYPES = {"int8": "int32", "int16": "int64"}   # EvalLstm's BiasType per activation type
 GATE_SCALE = 2.0 ** -12       # PrepareGateParametersInteger: Q3.12 gate inputs
 NONLINEAR_SCALE = 2.0 ** -15  # Q0.15 gate outputs
 
 
 @dataclass(frozen=True)
 class LstmPlan:
+    activations: str          # "int8" or "int16" (16x8)
     rows: int                 # batch · time steps, in memory order
     steps: int
     batch: int
@@ -74,14 +80,30 @@ class LstmPlan:
     hidden_zp: int
     cell_clip: int | None     # quantized; None: no clipping (cell_clip 0)
     cell_tanh: tuple[int, int]          # the cell state's Tanh input multiplier and right shift
-    input_bias: np.ndarray    # int32 [4, units]: bias − zp_x·ΣWx
-    recurrent_bias: np.ndarray   # int32 [4, units]: −zp_h·ΣWh
+    input_bias: np.ndarray    # int32 (16x8: int64) [4, units]: bias − zp_x·ΣWx
+    recurrent_bias: np.ndarray   # the same type [4, units]: −zp_h·ΣWh
     input_weights: np.ndarray    # int8 [4, units, depth]
     recurrent_weights: np.ndarray   # int8 [4, units, units]
+
+    @property
+    def accumulator(self) -> str:
+        return BIAS_TYPES[self.activations]
 
     def row_batch(self, r):
         """The batch row that memory row `r` of the input belongs to."""
         return r % i32(self.batch) if self.time_major else r // i32(self.steps)
+
+    def gate_input(self, gate: int, recurrent: bool, acc):
+        """One FC16 of a gate from its accumulator (bias included): to the gate scale, saturated to int16."""
+        r = (self.recurrent_fc if recurrent else self.input_fc)[gate]
+        if self.accumulator == "int64":
+            return _sat16(multiply_by_quantized_multiplier_s64(acc, *reduced_multiplier(r.multiplier, r.shift)))
+        return _sat16(r.apply(acc))
+
+    def hidden(self, product):
+        """The hidden state's value from tanh(c)·output gate (MulElementwise into the activation type)."""
+        scaled = self.output_hidden.apply(product) + i32(self.hidden_zp)
+        return _sat16(scaled).astype("int16") if self.activations == "int16" else clamp_s8(scaled, -128, 127)
 
 
 def _f32(v: float) -> np.float32:
@@ -162,12 +184,22 @@ class UnidirectionalSequenceLstm(OpDef):
         in_weights = np.stack([t.data.astype(np.int8) for t in wx])
         rec_weights = np.stack([t.data.astype(np.int8) for t in wh])
         bias = np.stack([t.data.astype(np.int64).reshape(-1) for t in biases])
-        input_bias = _wrap32(bias - x.quant.zp * in_weights.astype(np.int64).sum(axis=2))
-        recurrent_bias = _wrap32(-h.quant.zp * rec_weights.astype(np.int64).sum(axis=2))
+        input_bias = bias - x.quant.zp * in_weights.astype(np.int64).sum(axis=2)
+        recurrent_bias = -h.quant.zp * rec_weights.astype(np.int64).sum(axis=2)
+        input_fc = tuple(_fc_scale(x.quant.s, t.quant.s) for t in wx)
+        recurrent_fc = tuple(_fc_scale(h.quant.s, t.quant.s) for t in wh)
+        if x.dtype == "int8":
+            input_bias, recurrent_bias = _wrap32(input_bias), _wrap32(recurrent_bias)
+        else:
+            for r in (*input_fc, *recurrent_fc):
+                try:
+                    reduced_multiplier(r.multiplier, r.shift)
+                except ModelError as err:
+                    raise op_error(op, err.message) from None
         return LstmPlan(
-            rows=steps * batch, steps=steps, batch=batch, time_major=time_major, depth=depth, units=units,
-            input_fc=tuple(_fc_scale(x.quant.s, t.quant.s) for t in wx),
-            recurrent_fc=tuple(_fc_scale(h.quant.s, t.quant.s) for t in wh),
+            activations=x.dtype, rows=steps * batch, steps=steps, batch=batch, time_major=time_major, depth=depth,
+            units=units,
+            input_fc=input_fc, recurrent_fc=recurrent_fc,
             forget_cell=_mul_scale(NONLINEAR_SCALE, c.quant.s, c.quant.s),
             input_cell=_mul_scale(NONLINEAR_SCALE, NONLINEAR_SCALE, c.quant.s),
             output_hidden=_mul_scale(NONLINEAR_SCALE, NONLINEAR_SCALE, h.quant.s),
@@ -181,18 +213,60 @@ class UnidirectionalSequenceLstm(OpDef):
 
     def lower(self, data: OpData, variant=None) -> Lowered:
         op, p = data.op, data.params
-        g = GateLayout.of(p, data.cpu)
-        args = [op.inputs[INPUT], Const("lstm_wx", g.pack(p.input_weights)), Const("lstm_wh", g.pack(p.recurrent_weights)),
-                Const("lstm_bx", g.pad(p.input_bias)), Const("lstm_bh", g.pad(p.recurrent_bias)),
+        g = MicroKernelDots.of(p, data.cpu) if p.activations == "int8" else LoopDots(p.units, p.depth)
+        args = [op.inputs[INPUT], Const("lstm_wx", g.pack(p.input_weights)),
+                Const("lstm_wh", g.pack(p.recurrent_weights)), Const("lstm_bx", g.pad(p.input_bias)),
+                Const("lstm_bh", g.pad(p.recurrent_bias)),
                 Const("sigmoid_table", SIGMOID_TABLE_UINT16), op.inputs[HIDDEN_STATE], op.inputs[CELL_STATE],
-                op.outputs[0], Scratch(g.packed_x + g.packed_h, name="rows"), Scratch(4 * g.units * 2, name="gates")]
-        return Lowered([Kernel("lstm", args, func=lstm_func(p, g), headers=(g.kernel.header,),
-                               c_calls=(g.kernel.name,))])
+                op.outputs[0], Scratch(4 * g.units * 2, name="gates")]
+        if g.packed_bytes:
+            args.append(Scratch(g.packed_bytes, name="rows"))
+        return Lowered([Kernel("lstm", args, func=lstm_func(p, g), headers=g.headers, c_calls=g.c_calls)])
 
 
 @dataclass(frozen=True)
-class GateLayout:
-    """How the gates' dot products run: the CPU's one-row GEMM micro-kernel (microkernels.py) over the row
+class LoopDots:
+    """The 16x8 LSTM's dot products: plain loops, one unit at a time, int16 values times int8 weights
+    summed in int64 as TFLM's FullyConnected<int16_t, int8_t, int16_t, int64_t> does."""
+
+    units: int
+    depth_x: int
+    cols = 1
+    packed_bytes = 0
+    headers: tuple[str, ...] = ()
+    c_calls: tuple[str, ...] = ()
+
+    @property
+    def tiles(self) -> int:
+        return self.units
+
+    weight_dtype = "int8"
+
+    def weight_elements(self, depth: int) -> int:
+        return 4 * self.units * depth
+
+    def pack(self, weights: np.ndarray) -> np.ndarray:
+        return weights.reshape(-1)
+
+    def pad(self, bias: np.ndarray) -> np.ndarray:
+        return bias.astype(np.int64).reshape(-1)
+
+    def start_row(self, x, h, rows, r, b) -> None:
+        pass
+
+    def sums(self, gate: int, t, x, wx, h, wh, rows, acc, r, b) -> None:
+        I, S = self.depth_x, self.units
+        u = gate * S + t
+        for slot, (values, weights, n, base) in enumerate(((x, wx, I, r * I), (h, wh, S, b * S))):
+            T.buffer_store(acc, tirx.const(0, "int64"), [slot])
+            with T.serial(0, n) as k:
+                product = values[base + k].astype("int32") * weights[u * n + k].astype("int32")
+                T.buffer_store(acc, acc[slot] + product.astype("int64"), [slot])
+
+
+@dataclass(frozen=True)
+class MicroKernelDots:
+    """The int8 LSTM's dot products: the CPU's one-row GEMM micro-kernel (microkernels.py) over the row
     of x and the hidden state, each packed once per row, and each gate's weights packed offline in tiles
     of the micro-kernel's units (padded units compute into the scratch and are never read)."""
 
@@ -203,13 +277,32 @@ class GateLayout:
     depth_h: int
 
     @classmethod
-    def of(cls, p: LstmPlan, cpu: Cpu) -> GateLayout:
+    def of(cls, p: LstmPlan, cpu: Cpu) -> MicroKernelDots:
         kernel = choices(cpu, 1, fused=False)[0]
         return cls(kernel, weight_group(cpu), -(-p.units // kernel.cols) * kernel.cols, p.depth, p.units)
 
     @property
+    def cols(self) -> int:
+        return self.kernel.cols
+
+    @property
+    def headers(self) -> tuple[str, ...]:
+        return (self.kernel.header,)
+
+    @property
+    def c_calls(self) -> tuple[str, ...]:
+        return (self.kernel.name,)
+
+    @property
     def tiles(self) -> int:
         return self.units // self.kernel.cols
+
+    @property
+    def weight_dtype(self) -> str:
+        return self.kernel.pack(np.zeros((1, 1), np.int8), self.cols, self.group).dtype.name
+
+    def weight_elements(self, depth: int) -> int:
+        return 4 * self.tiles * self.tile_elements(depth)
 
     def tile_elements(self, depth: int) -> int:
         return self.kernel.weight_bytes(self.kernel.cols, depth, self.group) // self.kernel.bytes_per_weight
@@ -224,17 +317,34 @@ class GateLayout:
         return padded.reshape(-1)
 
     @staticmethod
-    def packed_bytes(depth: int) -> int:
+    def row_bytes(depth: int) -> int:
         """A row packed by mtk_pack_row_s16: 2 bytes a value, whole chunks of 16 (gemm.GemmLayout)."""
         return -(-depth // HELIUM_CHUNK) * HELIUM_CHUNK * 2
 
     @property
     def packed_x(self) -> int:
-        return self.packed_bytes(self.depth_x)
+        return self.row_bytes(self.depth_x)
 
     @property
-    def packed_h(self) -> int:
-        return self.packed_bytes(self.depth_h)
+    def packed_bytes(self) -> int:
+        return self.packed_x + self.row_bytes(self.depth_h)
+
+    def start_row(self, x, h, rows, r, b) -> None:
+        """x's row and the hidden state packed for the micro-kernel (mtk_pack_row_s16)."""
+        T.evaluate(T.call_extern("int32", "mtk_pack_row_s16", T.address_of(x[r * self.depth_x]), self.depth_x,
+                                 T.address_of(rows[0])))
+        T.evaluate(T.call_extern("int32", "mtk_pack_row_s16", T.address_of(h[b * self.depth_h]), self.depth_h,
+                                 T.address_of(rows[self.packed_x])))
+
+    def sums(self, gate: int, t, x, wx, h, wh, rows, acc, r, b) -> None:
+        """acc[0:cols] = x·Wx and acc[cols:2·cols] = h·Wh for the units of tile t of `gate`."""
+        tile_x, tile_h = self.tile_elements(self.depth_x), self.tile_elements(self.depth_h)
+        T.evaluate(T.call_extern("int32", self.kernel.name, T.address_of(rows[0]),
+                                 T.address_of(wx[(gate * self.tiles + t) * tile_x]), -(-self.depth_x // GROUP),
+                                 T.address_of(acc[0])))
+        T.evaluate(T.call_extern("int32", self.kernel.name, T.address_of(rows[self.packed_x]),
+                                 T.address_of(wh[(gate * self.tiles + t) * tile_h]), -(-self.depth_h // GROUP),
+                                 T.address_of(acc[self.cols])))
 
 
 def _check_standard(op: Op, inputs: list[Tensor | None]) -> None:
@@ -254,11 +364,11 @@ def _check_standard(op: Op, inputs: list[Tensor | None]) -> None:
 
 def _check_types(op: Op, x: Tensor, h: Tensor, c: Tensor, y: Tensor, weights: list[Tensor],
                  biases: list[Tensor]) -> None:
-    if x.dtype != "int8" or y.dtype != "int8" or h.dtype != "int8" or c.dtype != "int16" \
-            or any(t.dtype != "int8" for t in weights) or any(t.dtype != "int32" for t in biases):
+    if x.dtype not in BIAS_TYPES or y.dtype != x.dtype or h.dtype != x.dtype or c.dtype != "int16" \
+            or any(t.dtype != "int8" for t in weights) or any(t.dtype != BIAS_TYPES[x.dtype] for t in biases):
         kinds = f"input {x.dtype}, weights {weights[0].dtype}, bias {biases[0].dtype}, cell state {c.dtype}"
-        raise op_error(op, f"{kinds} -> {y.dtype}; mtk supports the int8 LSTM (int8 input, output, hidden state and "
-                           "weights, int32 biases, int16 cell state)")
+        raise op_error(op, f"{kinds} -> {y.dtype}; TFLM's integer LSTMs take int8 (or int16) input, output and hidden "
+                           "state, int8 weights, int32 (int64) biases, an int16 cell state")
     for t in (h, c):
         if not t.variable:
             raise op_error(op, f"the state '{t.name}' is not a variable tensor (TFLM requires it)")
@@ -285,45 +395,35 @@ def _sat16(x):
     return tirx.call_extern("int32", "mtk_sat_s16", x)
 
 
-def lstm_func(p: LstmPlan, g: GateLayout) -> tirx.PrimFunc:
-    """The PrimFunc (x, wx, wh, bx, bh, table, h, c, out, rows, gates): every row of the input, in order."""
-    S, I, U, cols = p.units, p.depth, g.units, g.kernel.cols
-    wdt = g.kernel.pack(np.zeros((1, 1), np.int8), cols, g.group).dtype.name
-    tile_x, tile_h = g.tile_elements(I), g.tile_elements(S)
+def lstm_func(p: LstmPlan, g: MicroKernelDots | LoopDots) -> tirx.PrimFunc:
+    """The PrimFunc (x, wx, wh, bx, bh, table, h, c, out, gates[, rows]): every row of the input, in order."""
+    S, I, U, cols, act = p.units, p.depth, g.units, g.cols, p.activations
     sigmoid, cell_gate = input_scaling(0, 0), input_scaling(0, 0)   # lstm_eval.cc: Sigmoid, Tanh(-12)
     with IB.IRBuilder() as ib:
         with T.prim_func():
             T.func_name("main")
-            x = T.arg("x", T.buffer((p.rows * I,), "int8"))
-            wx = T.arg("wx", T.buffer((4 * g.tiles * tile_x,), wdt))
-            wh = T.arg("wh", T.buffer((4 * g.tiles * tile_h,), wdt))
-            bx = T.arg("bx", T.buffer((4 * U,), "int32"))
-            bh = T.arg("bh", T.buffer((4 * U,), "int32"))
+            x = T.arg("x", T.buffer((p.rows * I,), act))
+            wx = T.arg("wx", T.buffer((g.weight_elements(I),), g.weight_dtype))
+            wh = T.arg("wh", T.buffer((g.weight_elements(S),), g.weight_dtype))
+            bx = T.arg("bx", T.buffer((4 * U,), p.accumulator))
+            bh = T.arg("bh", T.buffer((4 * U,), p.accumulator))
             table = T.arg("table", T.buffer((256,), "uint16"))
-            h = T.arg("h", T.buffer((p.batch * S,), "int8"))
+            h = T.arg("h", T.buffer((p.batch * S,), act))
             c = T.arg("c", T.buffer((p.batch * S,), "int16"))
-            out = T.arg("out", T.buffer((p.rows * S,), "int8"))
-            rows = T.arg("rows", T.buffer((g.packed_x + g.packed_h,), "int8"))
+            out = T.arg("out", T.buffer((p.rows * S,), act))
             gates = T.arg("gates", T.buffer((4 * U,), "int16"))
-            acc = T.alloc_buffer((2 * cols,), "int32")
+            rows = T.arg("rows", T.buffer((g.packed_bytes,), "int8")) if g.packed_bytes else None
+            acc = T.alloc_buffer((2 * cols,), p.accumulator)
             with T.serial(0, p.rows) as r:
                 b = p.row_batch(r)
-                T.evaluate(T.call_extern("int32", "mtk_pack_row_s16", T.address_of(x[r * I]), I,
-                                         T.address_of(rows[0])))
-                T.evaluate(T.call_extern("int32", "mtk_pack_row_s16", T.address_of(h[b * S]), S,
-                                         T.address_of(rows[g.packed_x])))
+                g.start_row(x, h, rows, r, b)
                 for gate in range(4):
                     with T.serial(0, g.tiles) as t:
-                        T.evaluate(T.call_extern("int32", g.kernel.name, T.address_of(rows[0]),
-                                                 T.address_of(wx[(gate * g.tiles + t) * tile_x]), -(-I // GROUP),
-                                                 T.address_of(acc[0])))
-                        T.evaluate(T.call_extern("int32", g.kernel.name, T.address_of(rows[g.packed_x]),
-                                                 T.address_of(wh[(gate * g.tiles + t) * tile_h]), -(-S // GROUP),
-                                                 T.address_of(acc[cols])))
+                        g.sums(gate, t, x, wx, h, wh, rows, acc, r, b)
                         with T.serial(0, cols) as j:
                             u = gate * U + t * cols + j
-                            pre = _sat16(_sat16(p.input_fc[gate].apply(acc[j] + bx[u]))
-                                         + _sat16(p.recurrent_fc[gate].apply(acc[cols + j] + bh[u])))
+                            pre = _sat16(p.gate_input(gate, False, acc[j] + bx[u])
+                                         + p.gate_input(gate, True, acc[cols + j] + bh[u]))
                             value = tanh_s16(pre, table, *cell_gate) if gate == GATE_CELL \
                                 else logistic_s16(pre, table, *sigmoid)
                             T.buffer_store(gates, value, [u])
@@ -337,8 +437,7 @@ def lstm_func(p: LstmPlan, g: GateLayout) -> tirx.PrimFunc:
                         cell = clamp(cell, -p.cell_clip, p.cell_clip)
                     T.buffer_store(c, cell.astype("int16"), [b * S + s])
                     squashed = tanh_s16(c[b * S + s].astype("int32"), table, *p.cell_tanh).astype("int32")
-                    hidden = clamp_s8(p.output_hidden.apply(squashed * gate_value(GATE_OUTPUT)) + i32(p.hidden_zp),
-                                      -128, 127)
+                    hidden = p.hidden(squashed * gate_value(GATE_OUTPUT))
                     T.buffer_store(h, hidden, [b * S + s])
                     T.buffer_store(out, hidden, [r * S + s])
     return ib.get()
