@@ -355,11 +355,54 @@ def transpose_conv_s16_kernel(data: OpData, stride: tuple[int, int], pad: tuple[
     return gemm_s16_kernel(data, windows, np.concatenate(phases), bias)
 
 
+def pack_depthwise(w: np.ndarray) -> np.ndarray:
+    """Depthwise weights [1, k_h, k_w, C] → int16 [⌈C/4⌉][k_h·k_w][4], zero past C (mtk_dw_s16)."""
+    channels = w.shape[-1]
+    blocks = -(-channels // 4)
+    taps = np.zeros((w.size // channels, blocks * 4), np.int16)
+    taps[:, :channels] = w.reshape(-1, channels)
+    return np.ascontiguousarray(taps.reshape(-1, blocks, 4).transpose(1, 0, 2)).reshape(-1)
+
+
+def depthwise_s16_kernel(data: OpData) -> Kernel:
+    """16x8 DEPTHWISE_CONV_2D: per output pixel and block of 4 channels a mtk_dw_s16 call, the requantization in TIR."""
+    op, p, y, rq = data.op, data.params, data.output, data.params.requant
+    g = p.geometry
+    channels, blocks = g.out_c, -(-g.out_c // 4)
+    x_size = g.in_h * g.in_w * g.in_c
+    consts = rq.consts()
+    sizes = [c.data.size for c in consts]
+    acc_dtype = rq.acc_dtype
+    i32 = "int32"
+
+    @T.prim_func
+    def depthwise(x: T.Buffer((x_size,), "int16"), wp: T.Buffer((blocks * 4 * g.k_h * g.k_w,), "int16"),
+                  bias: T.Buffer((channels,), acc_dtype), table: T.Buffer((sizes[0],), i32),
+                  mult: T.Buffer((sizes[1],), i32), shift: T.Buffer((sizes[2],), i32),
+                  out: T.Buffer((g.out_h * g.out_w * channels,), "int16")):
+        acc = T.alloc_buffer((4,), i32)
+        for oy, ox, cb in T.grid(g.out_h, g.out_w, blocks):
+            T.evaluate(T.call_extern(i32, "mtk_dw_s16", T.address_of(x[0]), oy * g.stride_h - g.pad_top,
+                                     ox * g.stride_w - g.pad_left, g.in_h, g.in_w, g.in_c, g.k_h, g.k_w, g.dil_h,
+                                     g.dil_w, channels // g.in_c, T.address_of(wp[0]), channels, cb,
+                                     acc.access_ptr("w")))
+            for j in T.unroll(4):
+                if channels % 4 == 0 or cb * 4 + j < channels:
+                    out[(oy * g.out_w + ox) * channels + cb * 4 + j] = rq.output(
+                        T.Cast(acc_dtype, acc[j]) + bias[cb * 4 + j], cb * 4 + j, table, mult, shift)
+
+    args = [op.inputs[0], Const("w", pack_depthwise(data.inputs[1].data)), Const("bias", p.bias), *consts,
+            op.outputs[0]]
+    return Kernel("depthwise_conv_2d_s16", args, func=depthwise, headers=(DOT_S16_HEADER,), c_calls=("mtk_dw_s16",))
+
+
 def lower_16x8(data: OpData) -> Lowered:
     op, p, y = data.op, data.params, data.output
     rq = p.requant
     if rq.constant_output is not None:
         return Lowered([constant_kernel(data, rq.constant_output)])
+    if op.type == "DEPTHWISE_CONV_2D" and p.exact_in_int32 and p.geometry.n == 1:
+        return Lowered([depthwise_s16_kernel(data)])
     if op.type != "DEPTHWISE_CONV_2D" and p.exact_in_int32:
         w = data.inputs[1]
         g = p.geometry
