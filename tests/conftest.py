@@ -1,9 +1,13 @@
 from __future__ import annotations
 
 import os
+import stat
+import sys
 from pathlib import Path
 
 import pytest
+import serial.tools.list_ports
+from serial.tools.list_ports_common import ListPortInfo
 
 SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
 TOOLKIT = Path(__file__).resolve().parents[1] / "toolkit"
@@ -34,6 +38,37 @@ def board_tty():
     yield os.ttyname(slave), master
     os.close(master)
     os.close(slave)
+
+
+FAKE_WEST = f"""#!{sys.executable}
+import os, sys
+with open(os.environ["FAKE_WEST_LOG"], "a") as log:
+    log.write(" ".join(sys.argv[1:]) + "\\n")
+sys.stdout.write(os.environ.get("FAKE_WEST_OUTPUT", ""))
+sys.exit(int(os.environ.get("FAKE_WEST_STATUS", "0")))
+"""
+
+
+@pytest.fixture
+def fake_west(tmp_path, monkeypatch) -> Path:
+    """A `west` on PATH that logs its arguments; FAKE_WEST_STATUS/OUTPUT set how it ends."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    west = bin_dir / "west"
+    west.write_text(FAKE_WEST)
+    west.chmod(west.stat().st_mode | stat.S_IEXEC)
+    log = tmp_path / "west.log"
+    monkeypatch.setenv("PATH", str(bin_dir))
+    monkeypatch.setenv("FAKE_WEST_LOG", str(log))
+    return log
+
+
+@pytest.fixture
+def one_stlink(monkeypatch):
+    """One ST-LINK attached (its serial port)."""
+    info = ListPortInfo("/dev/ttyACM0", skip_link_detection=True)
+    info.vid, info.pid, info.serial_number, info.product = 0x0483, 0x374B, "066DFF49", "STM32 STLink"
+    monkeypatch.setattr(serial.tools.list_ports, "comports", lambda: [info])
 
 
 def pytest_collection_modifyitems(items) -> None:

@@ -4,7 +4,6 @@ for the tool's failures, fake list_ports entries and a pseudo-terminal as the bo
 from __future__ import annotations
 
 import os
-import stat
 import sys
 from pathlib import Path
 
@@ -17,23 +16,9 @@ from mtk.boards import all_boards, get_board
 from mtk.errors import MtkError, TargetError, ToolMissing
 from mtk.runners import PyOcdRunner, QemuRunner, WestRunner, get_runner, runner_names
 from mtk.runners.pyocd import session_options
+from harness import RUNNERS_YAML
 
 PHYSICAL = [b for b in all_boards() if not b.is_qemu]
-RUNNERS_YAML = """\
-runners:
-- stm32cubeprogrammer
-- openocd
-- jlink
-flash-runner: stm32cubeprogrammer
-debug-runner: openocd
-"""
-FAKE_WEST = f"""#!{sys.executable}
-import os, sys
-with open(os.environ["FAKE_WEST_LOG"], "a") as log:
-    log.write(" ".join(sys.argv[1:]) + "\\n")
-sys.stdout.write(os.environ.get("FAKE_WEST_OUTPUT", ""))
-sys.exit(int(os.environ.get("FAKE_WEST_STATUS", "0")))
-"""
 
 
 @pytest.fixture
@@ -46,20 +31,6 @@ def zephyr_build(tmp_path) -> Path:
     elf = build / "zephyr" / "zephyr.elf"
     elf.write_bytes(b"\x7fELF")
     return elf
-
-
-@pytest.fixture
-def fake_west(tmp_path, monkeypatch) -> Path:
-    """A `west` on PATH that logs its arguments; FAKE_WEST_STATUS/OUTPUT set how it ends."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    west = bin_dir / "west"
-    west.write_text(FAKE_WEST)
-    west.chmod(west.stat().st_mode | stat.S_IEXEC)
-    log = tmp_path / "west.log"
-    monkeypatch.setenv("PATH", str(bin_dir))
-    monkeypatch.setenv("FAKE_WEST_LOG", str(log))
-    return log
 
 
 @pytest.fixture

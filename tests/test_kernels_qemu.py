@@ -9,12 +9,10 @@ import pytest
 import modelgen
 from mtk.autotune import tune_model
 from mtk.boards import get_board
-from mtk.pipeline import RunOptions, run_model
 from mtk.reference import run_reference_batch
 from mtk.tflite_builder import ModelBuilder
 from hypothesis import HealthCheck, given, settings
-from test_ops_conv import GEMM_MODELS, conv_model
-from test_ops_shapes import LAYERS
+from harness import GEMM_MODELS, LAYERS, assert_bit_exact_on_target, conv_model
 
 pytestmark = [pytest.mark.qemu, pytest.mark.slow]
 
@@ -48,16 +46,6 @@ MODELS = {
 
 
 BOARDS = ["mps3/corstone300/an547", "mps2/an385", "mps2/an386", "microbit"]
-
-
-def assert_bit_exact_on_target(model: bytes, board: str, tmp_path) -> None:
-    path = tmp_path / "model.tflite"
-    path.write_bytes(model)
-    samples = [modelgen.random_inputs(model, seed) for seed in range(2)]
-    result = run_model(path, RunOptions(board=get_board(board), runs=1), samples)
-    for expected, got in zip(run_reference_batch(model, samples), result.outputs):
-        for want, out in zip(expected, got):
-            assert np.array_equal(np.asarray(out).reshape(-1), np.asarray(want).reshape(-1))
 
 
 @pytest.mark.parametrize("board", BOARDS)

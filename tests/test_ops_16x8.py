@@ -20,8 +20,7 @@ from mtk.compiler import compile_model
 from mtk.pipeline import RunOptions, run_model
 from mtk.reference import run_reference_batch
 from mtk.tflite_builder import ModelBuilder
-from test_ops_conv import assert_bit_exact_on_c_paths
-from test_ops_elementwise import RANDOM, assert_bit_exact, assert_builds_for_cortex_m4
+from harness import RANDOM, assert_bit_exact, assert_bit_exact_on_c_paths, assert_builds_for_cortex_m4
 
 pytestmark = pytest.mark.slow   # compiles models with TVM
 

@@ -20,7 +20,7 @@ from mtk.compiler import compile_model
 from mtk.errors import ModelError
 from mtk.ops import activation
 from mtk.reference import run_reference_batch
-from test_ops_elementwise import assert_bit_exact, assert_builds_for_cortex_m4, single_op_model
+from harness import assert_bit_exact, assert_builds_for_cortex_m4, single_op_model, subdir
 
 pytestmark = pytest.mark.slow   # compiles models with TVM
 
@@ -28,11 +28,6 @@ UNARY_OPS = ("LOGISTIC", "TANH", "RELU", "RELU6", "LEAKY_RELU", "HARD_SWISH")
 ALL_VALUES = np.arange(-128, 128, dtype=np.int8).reshape(1, 256)
 RANDOM = settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                           HealthCheck.too_slow])
-
-
-def subdir(base, name) -> "Path":
-    (base / str(name)).mkdir(exist_ok=True)
-    return base / str(name)
 
 
 def random_quant(rng: np.random.Generator, op: str) -> dict:

@@ -17,11 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mtk.boards import get_board
-from mtk.pipeline import RunOptions, run_model
-from mtk.reference import run_reference_batch
 from mtk.tflite_builder import ModelBuilder
-from test_ops_layout import HYPOTHESIS, assert_bit_exact, compile_error, undefined_symbols
+from harness import HYPOTHESIS, assert_bit_exact, assert_bit_exact_on_target, compile_error, undefined_symbols
 
 pytestmark = pytest.mark.slow   # compiles models with TVM
 
@@ -173,12 +170,4 @@ def test_c_needs_no_library_functions(tmp_path):
 @pytest.mark.qemu
 @pytest.mark.parametrize("board", ["mps2/an386", "mps3/corstone300/an547"])
 def test_chain_bit_exact_on_target(board, tmp_path):
-    model = activation_chain()
-    path = tmp_path / "model.tflite"
-    path.write_bytes(model)
-    samples = chain_inputs(2)
-    result = run_model(path, RunOptions(board=get_board(board), runs=1), samples)
-    for expected, got in zip(run_reference_batch(model, samples), result.outputs):
-        assert len(got) == len(expected)
-        for want, out in zip(expected, got):
-            assert np.array_equal(np.asarray(out).reshape(-1), np.asarray(want).reshape(-1))
+    assert_bit_exact_on_target(activation_chain(), board, tmp_path, chain_inputs(2))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from mtk.tflite_builder import ModelBuilder
-from test_ops_layout import assert_bit_exact, assert_example_c_builds, compile_error, random_models_test
+from harness import assert_bit_exact, assert_example_c_builds, compile_error, random_models_test
 
 pytestmark = pytest.mark.slow   # compiles models with TVM
 

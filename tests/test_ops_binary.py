@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from mtk.tflite_builder import ModelBuilder
-from test_ops_elementwise import all_int8_pairs, single_op_model
-from test_ops_layout import assert_bit_exact, compile_error, assert_example_c_builds, random_models_test
+from harness import (all_int8_pairs, assert_bit_exact, assert_example_c_builds, compile_error, random_models_test,
+                     single_op_model)
 
 pytestmark = pytest.mark.slow   # compiles models with TVM
 
@@ -27,7 +27,7 @@ test_squared_difference_random = random_models_test("SQUARED_DIFFERENCE", max_ex
 def test_every_int8_pair(op, quant):
     (s1, z1), (s2, z2), (so, zo) = quant
     model = single_op_model(op, [((256, 1), s1, z1), ((1, 256), s2, z2)], ((256, 256), so, zo))
-    assert_bit_exact(model, [all_int8_pairs()])
+    assert_bit_exact(model, inputs=[all_int8_pairs()])
 
 
 def _int16_model(op: str, alpha_dtype: str = "int16") -> bytes:
@@ -47,7 +47,7 @@ def test_int16(op, alpha_dtype):
     alpha_range = (-32768, 32768) if alpha_dtype == "int16" else (-128, 128)
     samples = [[rng.integers(-32768, 32768, size=(2, 3, 4)).astype(np.int16),
                 rng.integers(*alpha_range, size=(3, 1)).astype(alpha_dtype)] for _ in range(2)]
-    assert_bit_exact(_int16_model(op, alpha_dtype), samples)
+    assert_bit_exact(_int16_model(op, alpha_dtype), inputs=samples)
 
 
 def test_rejected_configurations():

@@ -4,25 +4,19 @@ multi-op chains compiled by mtk: bit-exact with tflite-micro on the host over ra
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
 
-import numpy as np
 import pytest
 
 import modelgen
 from mtk.autotune import candidate_tunings
 from mtk.compiled import CompiledModel
-from mtk.compiler import compile_model
-from mtk.hostrun import HostModel
 from mtk.ops import prepare_ops
 from mtk.ops.gemm import CHUNK
 from mtk.reader import read_model
-from mtk.reference import run_reference_batch
 from mtk.target import get_cpu
-from mtk.tflite_builder import ModelBuilder
-from mtk.tuning import Tuning, tunable_layers
-from test_ops_elementwise import assert_bit_exact, assert_builds_for_cortex_m4, check_random_models
+from mtk.tuning import tunable_layers
+from harness import (GEMM_MODELS, assert_bit_exact, assert_bit_exact_on_c_paths, assert_builds_for_cortex_m4,
+                     check_random_models, conv_model, long_fc_model)
 
 pytestmark = pytest.mark.slow   # compiles models with TVM
 
@@ -38,24 +32,6 @@ def test_fixed_chains_are_bit_exact(family, seed, tmp_path):
     model = modelgen.example_models(seed)[family]
     samples = [modelgen.random_inputs(model, s) for s in range(3)]
     assert_builds_for_cortex_m4(assert_bit_exact(model, tmp_path, samples), tmp_path)
-
-
-def conv_model(op: str, in_shape, w_shape, out_shape, *, per_channel: bool, seed: int = 0, **options) -> bytes:
-    rng = np.random.default_rng(seed)
-    b = ModelBuilder(description=f"mtk test {op}")
-    x = b.tensor("x", in_shape, "int8", scale=0.05, zero_point=-7)
-    channels = w_shape[0] if op != "DEPTHWISE_CONV_2D" else w_shape[-1]
-    axis = 0 if op != "DEPTHWISE_CONV_2D" else 3
-    w_scale = rng.uniform(0.002, 0.02, channels) if per_channel else np.array([0.01])
-    w = b.const("w", rng.integers(-127, 128, w_shape).astype(np.int8), scale=w_scale,
-                zero_point=np.zeros(len(w_scale), np.int64), axis=axis)
-    bias = b.const("b", rng.integers(-2000, 2000, channels).astype(np.int32), scale=0.05 * w_scale,
-                   zero_point=np.zeros(len(w_scale), np.int64), axis=0)
-    y = b.tensor("y", out_shape, "int8", scale=0.2, zero_point=5)
-    b.op(op, [x, w, bias], [y], **options)
-    b.inputs([x])
-    b.outputs([y])
-    return b.build()
 
 
 @pytest.mark.parametrize("case", [
@@ -102,34 +78,6 @@ def test_depthwise_kernel_geometries(case, per_channel, tmp_path):
     assert_bit_exact_on_c_paths(model, tmp_path)
 
 
-def assert_bit_exact_on_c_paths(model: bytes, workdir: Path, cpu: str = "cortex-m4", tuning: Tuning | None = None) -> None:
-    """Compiled for `cpu` (with `tuning`'s schedules), run on the host: the plain C kernels and, for a
-    DSP core, the DSP formulation (MTK_EMULATE_DSP, what Cortex-M4/M7/M33/M55 execute); bit-exact
-    with tflite-micro."""
-    samples = [modelgen.random_inputs(model, seed) for seed in range(2)]
-    for lib in c_path_libraries(model, workdir, cpu, tuning):
-        host = HostModel(lib)
-        for sample, expected in zip(samples, run_reference_batch(model, samples)):
-            for got, want in zip(host.run(sample), expected):
-                mismatches = int((got.reshape(-1) != want.reshape(-1)).sum())
-                assert mismatches == 0, f"{lib.name}: {mismatches} of {want.size} outputs differ from tflite-micro"
-
-
-def c_path_libraries(model: bytes, workdir: Path, cpu: str = "cortex-m4", tuning: Tuning | None = None) -> list[Path]:
-    """The model compiled for `cpu` (with `tuning`'s schedules) as the host runs it: the plain C kernels and,
-    for a DSP core, a copy computing the DSP formulation (MTK_EMULATE_DSP)."""
-    path = workdir / "model.tflite"
-    path.write_bytes(model)
-    folder = compile_model(path, workdir / "lib", cpu=cpu, force=True, tuning=tuning).path
-    libs = [folder]
-    if get_cpu(cpu).dsp:
-        libs.append(workdir / "lib_dsp")
-        shutil.copytree(folder, libs[-1])
-        for src in (libs[-1] / "src").glob("*_kernels.c"):
-            src.write_text("#define MTK_EMULATE_DSP 1\n" + src.read_text())
-    return libs
-
-
 @pytest.mark.parametrize("family", ["CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "CHAIN_CNN"])
 def test_dsp_formulation_is_bit_exact(family, tmp_path):
     for seed in range(3):
@@ -149,12 +97,6 @@ def test_fully_connected_for_cortex_m3_is_bit_exact(channels, depth, per_channel
     assert "mtk_dot_1x8_s8" in (tmp_path / "lib" / "src" / "tvmgen_default_kernels.c").read_text()
 
 
-def long_fc_model(rows: int = 1, depth: int = 4000, units: int = 4) -> bytes:
-    """A fully connected layer whose whole-row scratch would be the arena's peak (issue 16)."""
-    return conv_model("FULLY_CONNECTED", (rows, depth), (units, depth), (rows, units), per_channel=True,
-                      fused_activation_function="NONE")
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("cpu", ["cortex-m4", "cortex-m3"])
 def test_long_fully_connected_packs_its_row_in_chunks(cpu, tmp_path):
@@ -164,23 +106,6 @@ def test_long_fully_connected_packs_its_row_in_chunks(cpu, tmp_path):
     compiled = CompiledModel.load(tmp_path / "lib")
     assert compiled.memory.arena_bytes <= 4000 + 4 + 1024
     assert [op.schedule["chunk"] for op in compiled.ops] == [CHUNK]
-
-
-GEMM_MODELS = {   # a GEMM over rows of the input, over im2col taps, over gathered patches (1→N depthwise too)
-    "fc": lambda: conv_model("FULLY_CONNECTED", (1, 37), (10, 37), (1, 10), per_channel=True,
-                             fused_activation_function="NONE"),
-    "fc-chunked": lambda: long_fc_model(rows=3, depth=1003, units=5),   # pairs of rows, a partial last chunk
-    "conv-taps": lambda: conv_model("CONV_2D", (1, 5, 6, 8), (6, 3, 3, 8), (1, 5, 6, 6), per_channel=True,
-                                    padding="SAME", stride_h=1, stride_w=1, dilation_h_factor=1,
-                                    dilation_w_factor=1, fused_activation_function="NONE"),
-    "conv-gather": lambda: conv_model("CONV_2D", (1, 9, 9, 3), (5, 3, 3, 3), (1, 5, 5, 5), per_channel=True,
-                                      padding="SAME", stride_h=2, stride_w=2, dilation_h_factor=1,
-                                      dilation_w_factor=1, fused_activation_function="RELU"),
-    "depthwise-1-to-n": lambda: conv_model("DEPTHWISE_CONV_2D", (1, 9, 8, 1), (1, 3, 4, 6), (1, 5, 4, 6),
-                                           per_channel=True, padding="SAME", stride_h=2, stride_w=2,
-                                           depth_multiplier=6, dilation_h_factor=1, dilation_w_factor=1,
-                                           fused_activation_function="RELU"),
-}
 
 
 @pytest.mark.parametrize("cpu, name", [(cpu, name) for cpu in ("cortex-m4", "cortex-m3") for name in GEMM_MODELS])

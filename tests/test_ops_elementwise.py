@@ -4,95 +4,19 @@ generated C builds for Cortex-M4 with warnings as errors."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
 
-import modelgen
 from mtk.compiler import compile_model
 from mtk.errors import ModelError
-from mtk.hostrun import HostModel
-from mtk.reference import run_reference_batch
 from mtk.tflite_builder import ModelBuilder
+from harness import all_int8_pairs, assert_bit_exact, assert_builds_for_cortex_m4, check_random_models, single_op_model
 
 pytestmark = pytest.mark.slow   # compiles models with TVM
 
-M4_FLAGS = ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16", "-std=c99", "-O2",
-            "-Wall", "-Wextra", "-Werror"]
-RANDOM = settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                          HealthCheck.too_slow])
-
-
-# ---- helpers (test_ops_pooling.py uses them too) --------------------------------------------
-
-def single_op_model(op: str, inputs: Sequence, output: tuple, **options) -> bytes:
-    """One op. `inputs`: (shape, scale, zero_point) for a model input, or a numpy array (int8
-    constant, per-tensor (scale, zero_point) in `const_quant`, or an int32 constant without one);
-    `output`: (shape, scale, zero_point)."""
-    b = ModelBuilder(description=f"mtk test {op}")
-    const_quant = options.pop("const_quant", (1.0, 0))
-    model_inputs, indices = [], []
-    for k, spec in enumerate(inputs):
-        if isinstance(spec, np.ndarray):
-            quant = dict(scale=const_quant[0], zero_point=const_quant[1]) if spec.dtype == np.int8 else {}
-            indices.append(b.const(f"c{k}", spec, **quant))
-        else:
-            indices.append(b.tensor(f"in{k}", spec[0], "int8", scale=spec[1], zero_point=spec[2]))
-            model_inputs.append(indices[-1])
-    y = b.tensor("out", output[0], "int8", scale=output[1], zero_point=output[2])
-    b.op(op, indices, [y], **options)
-    b.inputs(model_inputs)
-    b.outputs([y])
-    return b.build()
-
-
-def assert_bit_exact(model: bytes, workdir: Path, samples: Sequence[Sequence[np.ndarray]] | None = None) -> Path:
-    """Compile `model`, run it on the host and in TFLM: 0 mismatching elements. Returns the C folder."""
-    path = workdir / "model.tflite"
-    path.write_bytes(model)
-    folder = compile_model(path, workdir / "lib", force=True).path
-    samples = samples or [modelgen.random_inputs(model, seed) for seed in range(2)]
-    host = HostModel(folder)
-    for sample, expected in zip(samples, run_reference_batch(model, samples)):
-        for got, want in zip(host.run(sample), expected):
-            assert got.size == want.size
-            mismatches = int((got.reshape(-1) != want.reshape(-1)).sum())
-            assert mismatches == 0, f"{mismatches} of {want.size} outputs differ from tflite-micro"
-    return folder
-
-
-def assert_builds_for_cortex_m4(folder: Path, workdir: Path) -> None:
-    gcc = shutil.which("arm-none-eabi-gcc")
-    if gcc is None:
-        pytest.skip("arm-none-eabi-gcc not installed")
-    for src in sorted((folder / "src").glob("*.c")):
-        result = subprocess.run([gcc, *M4_FLAGS, "-I", str(folder / "include"), "-c", str(src),
-                                 "-o", str(workdir / f"{src.stem}.o")], capture_output=True, text=True)
-        assert result.returncode == 0, result.stderr
-
-
-def all_int8_pairs() -> list[np.ndarray]:
-    """Inputs (256, 1) and (1, 256): broadcast together they cover every pair of int8 values."""
-    values = np.arange(-128, 128, dtype=np.int8)
-    return [values.reshape(256, 1), values.reshape(1, 256)]
-
 
 # ---- random models ---------------------------------------------------------------------------
-
-def check_random_models(op: str, tmp_path_factory) -> None:
-    """modelgen's random single-op models of `op`: bit-exact, and the C builds for Cortex-M4."""
-    @RANDOM
-    @given(model=modelgen.strategies[op])
-    def check(model):
-        work = tmp_path_factory.mktemp(op.lower())
-        assert_builds_for_cortex_m4(assert_bit_exact(model, work), work)
-    check()
-
 
 @pytest.mark.parametrize("op", ["ADD", "SUB", "MUL"])
 def test_random_models_are_bit_exact(op, tmp_path_factory):

@@ -4,100 +4,21 @@ Random single-op models from modelgen plus hand-built ones for what modelgen doe
 (PADV2, 5-D and 6-D inputs, out-of-range slice indices, pad output quantized unlike its input), each
 compiled by mtk, run on the host and compared with TFLM; the generated C builds for
 Cortex-M4F and M3 with warnings as errors; what TFLM rejects is a ModelError.
-
-The helpers here are shared with test_ops_quantization.py.
 """
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
 
-import armbuild
-import modelgen
-from mtk.compiler import compile_model
-from mtk.errors import ModelError
-from mtk.hostrun import HostModel
-from mtk.reference import run_reference_batch
 from mtk.tflite_builder import ModelBuilder
+from harness import assert_bit_exact, assert_example_c_builds, compile_error, random_models_test, single_op
 
 pytestmark = pytest.mark.slow   # compiles models with TVM
 
-HYPOTHESIS = settings(max_examples=10, deadline=None, derandomize=True,
-                      suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-
-
-def mismatches(got: np.ndarray, ref: np.ndarray) -> int:
-    """Differing elements; float32 outputs must be the identical float (compared bit for bit)."""
-    assert got.shape == ref.shape and got.dtype == ref.dtype, (got.shape, got.dtype, ref.shape, ref.dtype)
-    if got.dtype == np.float32:
-        return int((got.view(np.uint32) != ref.view(np.uint32)).sum())
-    return int((got != ref).sum())
-
-
-def assert_bit_exact(model: bytes, inputs: list[list[np.ndarray]] | None = None, samples: int = 2) -> None:
-    """Compile `model`, run it on the host and in TFLM on the same inputs: 0 mismatching elements."""
-    if inputs is None:
-        inputs = [modelgen.random_inputs(model, seed) for seed in range(samples)]
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "model.tflite"
-        path.write_bytes(model)
-        host = HostModel(compile_model(path, Path(tmp) / "lib").path)
-        expected = run_reference_batch(model, inputs)
-        for sample, ref in zip(inputs, expected):
-            got = host.run(sample)
-            assert len(got) == len(ref)
-            for g, r in zip(got, ref):
-                bad = mismatches(np.asarray(g), np.asarray(r))
-                assert bad == 0, f"{bad} of {r.size} outputs differ"
-
-
-def undefined_symbols(model: bytes, cpu: str, tmp: Path) -> set[str]:
-    """Compile `model` for `cpu`; what its C, built with warnings as errors, leaves undefined."""
-    tmp.mkdir(parents=True, exist_ok=True)
-    (tmp / "model.tflite").write_bytes(model)
-    return armbuild.undefined_symbols(compile_model(tmp / "model.tflite", tmp / f"lib_{cpu}", cpu=cpu).path,
-                                      cpu, tmp)
-
-
-def compile_error(model: bytes) -> str:
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "model.tflite"
-        path.write_bytes(model)
-        with pytest.raises(ModelError) as err:
-            compile_model(path, Path(tmp) / "lib")
-    return err.value.message
-
-
-def single_op(op: str, x_shape, y_shape, params: list[np.ndarray] = (), x_quant=(0.05, 3), y_quant=None,
-              dtype: str = "int8", **options) -> bytes:
-    """x -> op(x, *constant int32 params) -> y, int8 (or `dtype`) with y quantized like x unless told."""
-    b = ModelBuilder(description=f"test {op}")
-    x = b.tensor("x", x_shape, dtype, scale=x_quant[0], zero_point=x_quant[1])
-    y_quant = y_quant or x_quant
-    y = b.tensor("y", y_shape, dtype, scale=y_quant[0], zero_point=y_quant[1])
-    consts = [b.const(f"p{i}", np.asarray(p, dtype=np.int32)) for i, p in enumerate(params)]
-    b.op(op, [x, *consts], [y], **options)
-    b.inputs([x])
-    b.outputs([y])
-    return b.build()
-
 
 # ---- random models from modelgen -------------------------------------------------------------
-
-def random_models_test(family: str, max_examples: int = 10):
-    """A test: `max_examples` models of modelgen's `family`, each bit-exact with TFLM."""
-    @settings(HYPOTHESIS, max_examples=max_examples)
-    @given(model=modelgen.strategies[family])
-    def test(model):
-        assert_bit_exact(model)
-    test.__doc__ = f"modelgen's {family} models are bit-exact with TFLM"
-    return test
-
 
 test_concatenation_random = random_models_test("CONCATENATION")
 test_pad_random = random_models_test("PAD")
@@ -198,7 +119,7 @@ def test_int16_movement():
         (single_op("EXPAND_DIMS", (2, 5), (2, 5, 1), [np.array([-1])], q, dtype="int16"), (2, 5)),
     ]
     for model, x_shape in cases:
-        assert_bit_exact(model, [[_int16(x_shape, seed)] for seed in range(2)])
+        assert_bit_exact(model, inputs=[[_int16(x_shape, seed)] for seed in range(2)])
     b = ModelBuilder(description="concat int16")
     x = b.tensor("x", (2, 3), "int16", scale=0.001, zero_point=0)
     z = b.tensor("z", (2, 2), "int16", scale=0.004, zero_point=0)   # TFLM's int16 kernel copies, unscaled
@@ -206,7 +127,7 @@ def test_int16_movement():
     b.op("CONCATENATION", [x, z], [y], axis=1)
     b.inputs([x, z])
     b.outputs([y])
-    assert_bit_exact(b.build(), [[_int16((2, 3), 5), _int16((2, 2), 6)]])
+    assert_bit_exact(b.build(), inputs=[[_int16((2, 3), 5), _int16((2, 2), 6)]])
 
 
 # ---- what TFLM rejects (or would silently compute differently) -------------------------------
@@ -242,13 +163,6 @@ def test_rejected_configurations():
 
 
 # ---- the generated C on Cortex-M ---------------------------------------------------------------
-
-def assert_example_c_builds(families: tuple[str, ...], cpu: str, tmp: Path) -> None:
-    """modelgen's example models of `families` compile to C that builds for `cpu` with no undefined symbol."""
-    models = modelgen.example_models(seed=3)
-    for family in families:
-        symbols = undefined_symbols(models[family], cpu, tmp / family)
-        assert not symbols, f"{family} on {cpu} needs {sorted(symbols)}"
 
 
 @pytest.mark.parametrize("cpu", ["cortex-m4", "cortex-m3"])

@@ -16,19 +16,12 @@ from hypothesis import strategies as st
 import modelgen
 from mtk.boards import get_board
 from mtk.cli import main
-from mtk.compiler import compile_model
 from mtk.hostrun import HostModel
 from mtk.pipeline import RunOptions, run_model
 from mtk.reference import run_reference_sequence
-from test_ops_conv import c_path_libraries
-from test_ops_svdf import assert_state_carries_and_reset_restarts, assert_stream_bit_exact
+from harness import assert_state_carries_and_reset_restarts, assert_stream_bit_exact, c_path_libraries, host_model
 
 LSTM = "UNIDIRECTIONAL_SEQUENCE_LSTM"
-
-
-def _compiled(model: bytes, tmp: Path) -> HostModel:
-    (tmp / "model.tflite").write_bytes(model)
-    return HostModel(compile_model(tmp / "model.tflite", tmp / "lib", force=True))
 
 
 def _single_lstm(seed: int, variant: str = "", **lstm_options) -> bytes:
@@ -68,7 +61,7 @@ def lstm_classifier(seed: int = 0) -> bytes:
 def test_random_lstm_streams_are_bit_exact(model):
     """Random batch, steps, features, units, quantization, cell clip, batch- or time-major layout."""
     with tempfile.TemporaryDirectory() as tmp:
-        assert_stream_bit_exact(model, _compiled(model, Path(tmp)))
+        assert_stream_bit_exact(model, host_model(model, Path(tmp)))
 
 
 @pytest.mark.slow
@@ -88,14 +81,14 @@ def test_gate_dot_products_are_bit_exact_on_every_c_path(cpu, tmp_path):
 def test_random_16x8_lstm_streams_are_bit_exact(model):
     """int16 activations: the int64 sums and TFLM's 64-bit requantization of its FullyConnected."""
     with tempfile.TemporaryDirectory() as tmp:
-        assert_stream_bit_exact(model, _compiled(model, Path(tmp)))
+        assert_stream_bit_exact(model, host_model(model, Path(tmp)))
 
 
 @pytest.fixture(scope="module")
 def clipped_lstm(tmp_path_factory):
     """Two batch rows, a cell clip and a hidden zero point: every part of the state update."""
     model = _single_lstm(1, time_major=False)
-    return model, _compiled(model, tmp_path_factory.mktemp("lstm"))
+    return model, host_model(model, tmp_path_factory.mktemp("lstm"))
 
 
 @pytest.mark.slow
@@ -128,7 +121,7 @@ def test_variants_tflm_refuses_are_refused_in_one_line(variant, tmp_path, capsys
 @pytest.mark.slow
 def test_classifier_over_28_steps_is_bit_exact_on_host(tmp_path):
     model = lstm_classifier()
-    assert_stream_bit_exact(model, _compiled(model, tmp_path))
+    assert_stream_bit_exact(model, host_model(model, tmp_path))
 
 
 TARGET_MODELS = {"classifier": lstm_classifier, "16x8": lambda: lstm_16x8(modelgen.Draw(np.random.default_rng(16)))}

@@ -8,8 +8,7 @@ import pytest
 from mtk.compiler import compile_model
 from mtk.errors import ModelError
 from mtk.tflite_builder import ModelBuilder
-from test_ops_elementwise import assert_bit_exact, assert_builds_for_cortex_m4, check_random_models, single_op_model
-from test_ops_layout import assert_bit_exact as assert_exact
+from harness import assert_bit_exact, assert_builds_for_cortex_m4, check_random_models, single_op_model
 
 pytestmark = pytest.mark.slow   # compiles models with TVM
 
@@ -114,4 +113,4 @@ def test_int16_pooling(op):
     b.inputs([x])
     b.outputs([y])
     rng = np.random.default_rng(3)
-    assert_exact(b.build(), [[rng.integers(-32768, 32768, size=(1, 7, 6, 3)).astype(np.int16)] for _ in range(2)])
+    assert_bit_exact(b.build(), inputs=[[rng.integers(-32768, 32768, size=(1, 7, 6, 3)).astype(np.int16)] for _ in range(2)])

@@ -18,8 +18,7 @@ from hypothesis import strategies as st
 
 import modelgen
 from mtk.tflite_builder import ModelBuilder
-
-from test_ops_layout import HYPOTHESIS, assert_bit_exact, random_models_test, undefined_symbols
+from harness import HYPOTHESIS, assert_bit_exact, random_models_test, undefined_symbols
 
 pytestmark = pytest.mark.slow   # compiles models with TVM
 
@@ -138,4 +137,4 @@ def test_16x8_edges(src, dst):
     else:
         low, high = _RANGES[src] if src != "int32" else (-2**22, 2**22)   # int32: values a 16x8 model carries
         samples = [[rng.integers(low, high, size=(3, 50)).astype(src)] for _ in range(2)]
-    assert_bit_exact(b.build(), samples)
+    assert_bit_exact(b.build(), inputs=samples)

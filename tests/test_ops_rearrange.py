@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from mtk.tflite_builder import ModelBuilder
-from test_ops_layout import assert_bit_exact, compile_error, assert_example_c_builds, random_models_test
+from harness import assert_bit_exact, assert_example_c_builds, compile_error, random_models_test
 
 pytestmark = pytest.mark.slow   # compiles models with TVM
 
@@ -28,7 +28,7 @@ def test_split_of_int16_with_unlike_output_quantization():
     b.inputs([x])
     b.outputs(parts)
     rng = np.random.default_rng(0)
-    assert_bit_exact(b.build(), [[rng.integers(-32768, 32768, size=(2, 6, 3)).astype(np.int16)]])
+    assert_bit_exact(b.build(), inputs=[[rng.integers(-32768, 32768, size=(2, 6, 3)).astype(np.int16)]])
 
 
 def test_rejected_configurations():

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from mtk.tflite_builder import ModelBuilder
-from test_ops_layout import assert_bit_exact, assert_example_c_builds, compile_error, random_models_test
+from harness import assert_bit_exact, assert_example_c_builds, compile_error, random_models_test
 
 pytestmark = pytest.mark.slow   # compiles models with TVM
 
@@ -36,7 +36,7 @@ def test_int16(op):
     quant = ((0.001, 0), (0.004 if op == "SUM" else 0.0008, 0))
     model = _reduce(op, (2, 5, 3, 4), [1, -1], (2, 3), "int16", quant, keep_dims=False)
     samples = [[rng.integers(-32768, 32768, size=(2, 5, 3, 4)).astype(np.int16)] for _ in range(2)]
-    assert_bit_exact(model, samples + [[np.full((2, 5, 3, 4), 32767, np.int16)]])
+    assert_bit_exact(model, inputs=samples + [[np.full((2, 5, 3, 4), 32767, np.int16)]])
 
 
 def test_reduce_min_and_ties():
@@ -44,7 +44,7 @@ def test_reduce_min_and_ties():
     assert_bit_exact(_reduce("REDUCE_MIN", (3, 4, 5), [0, 2], (1, 4, 1), keep_dims=True))
     rows = np.array([[5, 5, -3, 5], [-128, 127, 127, -128], [0, 0, 0, 0]], np.int8)
     for op in ("ARG_MAX", "ARG_MIN"):
-        assert_bit_exact(_reduce(op, (3, 4), [1], (3,), out_dtype="int32", output_type="INT32"), [[rows]])
+        assert_bit_exact(_reduce(op, (3, 4), [1], (3,), out_dtype="int32", output_type="INT32"), inputs=[[rows]])
 
 
 def test_rejected_configurations():

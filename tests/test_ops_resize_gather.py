@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from mtk.tflite_builder import ModelBuilder
-from test_ops_layout import assert_bit_exact, compile_error, assert_example_c_builds, random_models_test
+from harness import assert_bit_exact, assert_example_c_builds, compile_error, random_models_test
 
 pytestmark = pytest.mark.slow   # compiles models with TVM
 
@@ -35,13 +35,13 @@ def _resize(op: str, in_shape, size, dtype="int8", **options) -> bytes:
 def test_bilinear_extreme_scales(size, options):
     rng = np.random.default_rng(size[0])
     x = rng.integers(-128, 128, size=(1, 5, 7, 3)).astype(np.int8)
-    assert_bit_exact(_resize("RESIZE_BILINEAR", (1, 5, 7, 3), size, **options), [[x], [np.full_like(x, -128)]])
+    assert_bit_exact(_resize("RESIZE_BILINEAR", (1, 5, 7, 3), size, **options), inputs=[[x], [np.full_like(x, -128)]])
 
 
 def test_nearest_int16():
     rng = np.random.default_rng(7)
     model = _resize("RESIZE_NEAREST_NEIGHBOR", (2, 3, 4, 2), (7, 5), "int16", half_pixel_centers=True)
-    assert_bit_exact(model, [[rng.integers(-32768, 32768, size=(2, 3, 4, 2)).astype(np.int16)]])
+    assert_bit_exact(model, inputs=[[rng.integers(-32768, 32768, size=(2, 3, 4, 2)).astype(np.int16)]])
 
 
 def test_gather_with_positions_from_a_model_input():
@@ -55,7 +55,7 @@ def test_gather_with_positions_from_a_model_input():
     b.inputs([ids])
     b.outputs([y])
     samples = [[np.array([[0, 9, 3], [3, 3, 1]], np.int32)], [np.array([[9, 8, 7], [0, 0, 0]], np.int32)]]
-    assert_bit_exact(b.build(), samples)
+    assert_bit_exact(b.build(), inputs=samples)
 
 
 def test_rejected_configurations():

@@ -17,17 +17,12 @@ from mtk.compiler import compile_model
 from mtk.errors import ModelError
 from mtk.ops import softmax
 from mtk.reference import run_reference_batch
-from test_ops_elementwise import assert_bit_exact, assert_builds_for_cortex_m4, single_op_model
+from harness import assert_bit_exact, assert_builds_for_cortex_m4, single_op_model, subdir
 
 pytestmark = pytest.mark.slow   # compiles models with TVM
 
 RANDOM = settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                           HealthCheck.too_slow])
-
-
-def subdir(base, name) -> "Path":
-    (base / str(name)).mkdir(exist_ok=True)
-    return base / str(name)
 
 
 def softmax_model(shape, scale: float, zero_point: int, beta: float = 1.0, out=(1 / 256, -128)) -> bytes:

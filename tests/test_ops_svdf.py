@@ -13,28 +13,9 @@ from hypothesis import HealthCheck, given, settings
 
 import modelgen
 from mtk.boards import get_board
-from mtk.compiler import compile_model
-from mtk.hostrun import HostModel
 from mtk.pipeline import RunOptions, run_model
-from mtk.reference import run_reference_batch, run_reference_sequence
-
-STEPS = 10
-
-
-def _compiled(model: bytes, tmp: Path) -> HostModel:
-    (tmp / "model.tflite").write_bytes(model)
-    return HostModel(compile_model(tmp / "model.tflite", tmp / "lib", force=True))
-
-
-def assert_stream_bit_exact(model: bytes, host: HostModel, seed: int = 0) -> list[np.ndarray]:
-    """STEPS inferences from a reset, each output equal to tflite-micro's on the same stream."""
-    samples = [modelgen.random_inputs(model, seed * 100 + s) for s in range(STEPS)]
-    host.reset()
-    got = [host.run(sample)[0] for sample in samples]
-    for step, (g, want) in enumerate(zip(got, run_reference_sequence(model, samples))):
-        bad = int((g != want[0]).sum())
-        assert bad == 0, f"step {step}: {bad} of {g.size} outputs differ from tflite-micro"
-    return got
+from mtk.reference import run_reference_sequence
+from harness import STEPS, assert_state_carries_and_reset_restarts, assert_stream_bit_exact, host_model
 
 
 @settings(max_examples=6, deadline=None, derandomize=True,
@@ -42,7 +23,7 @@ def assert_stream_bit_exact(model: bytes, host: HostModel, seed: int = 0) -> lis
 @given(model=modelgen.strategies["SVDF"])
 def test_random_svdf_streams_are_bit_exact(model):
     with tempfile.TemporaryDirectory() as tmp:
-        assert_stream_bit_exact(model, _compiled(model, Path(tmp)))
+        assert_stream_bit_exact(model, host_model(model, Path(tmp)))
 
 
 @pytest.fixture(scope="module")
@@ -50,20 +31,10 @@ def keyword_svdf(tmp_path_factory):
     """int16 state, rank 2: the keyword-spotting layout."""
     for seed in range(50):
         model = modelgen.generate("SVDF", modelgen.Draw(np.random.default_rng([seed, 7])))
-        host = _compiled(model, tmp_path_factory.mktemp("svdf"))
+        host = host_model(model, tmp_path_factory.mktemp("svdf"))
         if host.compiled.state[0].dtype == "int16":
             return model, host
     raise AssertionError("no int16-state SVDF drawn")
-
-
-def assert_state_carries_and_reset_restarts(model: bytes, host: HostModel) -> None:
-    """A stream differs from the same samples each run from a fresh state, and replays after reset()."""
-    first = assert_stream_bit_exact(model, host, seed=1)
-    samples = [modelgen.random_inputs(model, 100 + s) for s in range(STEPS)]
-    stateless = run_reference_batch(model, samples)   # every sample from a fresh state
-    assert any((g != s[0]).any() for g, s in zip(first, stateless)), "the state changed nothing"
-    again = assert_stream_bit_exact(model, host, seed=1)   # reset() inside: the same stream again
-    assert all((a == b).all() for a, b in zip(first, again))
 
 
 def test_state_carries_and_reset_restarts(keyword_svdf):
@@ -105,7 +76,7 @@ def keyword_frames(seed: int) -> list[list[np.ndarray]]:
 @pytest.fixture(scope="module")
 def keyword_spotter(tmp_path_factory):
     model = modelgen.svdf_keyword_spotter()
-    return model, _compiled(model, tmp_path_factory.mktemp("kws"))
+    return model, host_model(model, tmp_path_factory.mktemp("kws"))
 
 
 def test_keyword_spotter_stream_bit_exact(keyword_spotter):

@@ -174,7 +174,7 @@ def test_bad_activations_are_refused(tmp_path: Path, capsys: pytest.CaptureFixtu
 def test_16x8_model_compiles_bit_exact(tmp_path: Path) -> None:
     """The 16x8 digits CNN (CONV_2D, MAX_POOL_2D, RESHAPE, FULLY_CONNECTED, SOFTMAX on int16) compiled by
     mtk: bit-exact with tflite-micro on the host, and as accurate as the quantizer's report says."""
-    from test_ops_layout import assert_bit_exact
+    from harness import assert_bit_exact
     out = tmp_path / "digits_16x8.tflite"
     report = quantize_model(DIGITS_FLOAT, DIGITS_CALIB, out, eval_data=DIGITS_TEST, activations="int16")
     graph = read_model(out)

@@ -19,7 +19,7 @@ from mtk.pipeline import RunOptions, load_samples, run_model
 from mtk.runners import get_runner
 
 from conftest import shared_models
-from test_ops_conv import long_fc_model
+from harness import long_fc_model
 
 pytestmark = pytest.mark.qemu
 

@@ -7,9 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-import serial.tools.list_ports
 import yaml
-from serial.tools.list_ports_common import ListPortInfo
 
 from mtk.boards import get_board
 from mtk.cli import main
@@ -26,13 +24,6 @@ FAKE = Path(__file__).parent / "fixtures" / "fake_compiled"
 def app(tmp_path) -> Path:
     assert main(["project", str(FAKE), "--board", "qemu_cortex_m3", "-o", str(tmp_path / "app")]) == 0
     return tmp_path / "app"
-
-
-@pytest.fixture
-def one_stlink(monkeypatch):
-    info = ListPortInfo("/dev/ttyACM0", skip_link_detection=True)
-    info.vid, info.pid, info.serial_number, info.product = 0x0483, 0x374B, "066DFF49", "STM32 STLink"
-    monkeypatch.setattr(serial.tools.list_ports, "comports", lambda: [info])
 
 
 def test_project_renders_and_renders_again_for_another_board(app):

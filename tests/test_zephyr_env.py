@@ -2,30 +2,13 @@
 
 from __future__ import annotations
 
-import stat
 import sys
-from pathlib import Path
 
 import pytest
 
 from mtk.errors import ToolMissing
 from mtk.zephyr_env import find_base, find_toolchain, find_zephyr, read_version
-
-
-def zephyr_tree(root: Path, version: tuple[int, int, int] = (4, 2, 0), extra: str = "rc1") -> Path:
-    (root / "cmake").mkdir(parents=True)
-    major, minor, patch = version
-    (root / "VERSION").write_text(f"VERSION_MAJOR = {major}\nVERSION_MINOR = {minor}\nPATCHLEVEL = {patch}\n"
-                                  f"VERSION_TWEAK = 0\nEXTRAVERSION = {extra}\n")
-    return root
-
-
-def executable(folder: Path, name: str, first_line: str = "#!/bin/sh") -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / name
-    path.write_text(first_line + "\n")
-    path.chmod(path.stat().st_mode | stat.S_IEXEC)
-    return path
+from harness import executable, zephyr_tree
 
 
 @pytest.fixture

@@ -9,9 +9,7 @@ from pathlib import Path
 import yaml
 
 from mtk.cli import main
-from test_zephyr_env import executable, zephyr_tree
-from test_flash_runners import RUNNERS_YAML, fake_west  # noqa: F401 (a fixture)
-from test_zephyr_commands import one_stlink  # noqa: F401 (a fixture)
+from harness import RUNNERS_YAML, executable, zephyr_tree
 
 FAKE = Path(__file__).parent / "fixtures" / "fake_compiled"
 
