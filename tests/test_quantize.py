@@ -13,6 +13,7 @@ from mtk.cli import main
 from mtk.errors import ModelError, MtkError
 from mtk.fsutil import umask
 from mtk.paths import MODELS
+from mtk.pipeline import load_samples
 from mtk.quantize import quantize_model
 from mtk.reader import read_model
 from mtk.reference import run_reference_batch
@@ -170,18 +171,50 @@ def test_bad_activations_are_refused(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 
 
+@pytest.fixture(scope="module")
+def digits_16x8(tmp_path_factory: pytest.TempPathFactory):
+    out = tmp_path_factory.mktemp("digits16") / "digits_16x8.tflite"
+    return out, quantize_model(DIGITS_FLOAT, DIGITS_CALIB, out, eval_data=DIGITS_TEST, activations="int16")
+
+
 @pytest.mark.slow
-def test_16x8_model_compiles_bit_exact(tmp_path: Path) -> None:
+def test_16x8_model_compiles_bit_exact(digits_16x8) -> None:
     """The 16x8 digits CNN (CONV_2D, MAX_POOL_2D, RESHAPE, FULLY_CONNECTED, SOFTMAX on int16) compiled by
     mtk: bit-exact with tflite-micro on the host, and as accurate as the quantizer's report says."""
     from harness import assert_bit_exact
-    out = tmp_path / "digits_16x8.tflite"
-    report = quantize_model(DIGITS_FLOAT, DIGITS_CALIB, out, eval_data=DIGITS_TEST, activations="int16")
-    graph = read_model(out)
-    quant = graph.tensors[graph.inputs[0]].quant
+    out, report = digits_16x8
+    samples = load_samples(DIGITS_TEST, out)[:40]
     with np.load(DIGITS_TEST) as data:
-        x, y = data["x"][:40], data["y"][:40]
-    samples = [[np.clip(np.round(v[None] / quant.s), -32768, 32767).astype(np.int16)] for v in x]
+        y = data["y"]
     assert_bit_exact(out.read_bytes(), inputs=samples)
     predictions = np.array([o[0].reshape(-1).argmax() for o in run_reference_batch(out, samples)])
-    assert np.mean(predictions == y) >= report.labels.int8_accuracy - 0.05
+    assert np.mean(predictions == y[:40]) >= report.labels.int8_accuracy - 0.05
+
+
+@pytest.mark.qemu
+def test_16x8_model_validates_on_target(digits_16x8, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """mtk validate with the float test set: quantized to the int16 input, bit-exact on an386, TFLM's accuracy."""
+    out, _ = digits_16x8
+    with np.load(DIGITS_TEST) as data:
+        np.savez(tmp_path / "test40.npz", x=data["x"][:40], y=data["y"][:40])
+    assert main(["validate", str(out), "--board", "mps2/an386", "--data", str(tmp_path / "test40.npz"), "--json",
+                 "-q"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    target, tflm = result["evaluation"]["accuracy"]
+    assert result["bit_exact"] and target["top1"] == tflm["top1"] >= 0.95
+
+
+def test_float_samples_are_quantized_for_an_int16_input(tmp_path: Path) -> None:
+    b = ModelBuilder(description="int16 input")
+    x = b.tensor("x", (1, 4), "int16", scale=0.001, zero_point=0)
+    y = b.tensor("y", (1, 4), "int16", scale=0.001, zero_point=0)
+    b.op("RELU", [x], [y])
+    b.inputs([x])
+    b.outputs([y])
+    model = b.save(tmp_path / "m.tflite")
+    np.save(tmp_path / "f.npy", np.float32([[0.5, -0.0014, 40.0, -40.0]]))
+    (sample,) = load_samples(tmp_path / "f.npy", model)
+    assert sample[0].dtype == np.int16 and sample[0].tolist() == [[500, -1, 32767, -32768]]
+    np.save(tmp_path / "i.npy", np.int32([[1, 2, 3, 4]]))
+    with pytest.raises(MtkError, match="input x is int16: give int16 values"):
+        load_samples(tmp_path / "i.npy", model)

@@ -272,11 +272,19 @@ def run_model(model: str | Path, options: RunOptions, samples: str | Path | list
 
 # ---- input samples ---------------------------------------------------------------------------
 
+QUANTIZED_INPUTS = ("int8", "int16")   # input types whose float samples are quantized with the tensor's scale
+
+
 def random_samples(compiled: CompiledModel, count: int = 1) -> list[Sample]:
-    """Deterministic random data over each input's whole range (int8) or about ±1 (float)."""
+    """Deterministic random data over each input's whole range (int8, int16) or about ±1 (float)."""
     rng = np.random.default_rng(0)
-    return [[rng.integers(-128, 128, t.shape).astype(np.int8) if t.dtype == "int8"
-             else rng.uniform(-1, 1, t.shape).astype(t.dtype) for t in compiled.inputs] for _ in range(count)]
+
+    def sample(t) -> np.ndarray:
+        if t.dtype in QUANTIZED_INPUTS:
+            info = np.iinfo(t.dtype)
+            return rng.integers(info.min, info.max + 1, t.shape).astype(t.dtype)
+        return rng.uniform(-1, 1, t.shape).astype(t.dtype)
+    return [[sample(t) for t in compiled.inputs] for _ in range(count)]
 
 
 def check_sample(compiled: CompiledModel, sample: Sample) -> Sample:
@@ -288,7 +296,7 @@ def check_sample(compiled: CompiledModel, sample: Sample) -> Sample:
 def load_samples(path: str | Path, model: str | Path) -> list[Sample]:
     """Samples for `model` from an .npy (one sample, with or without the batch dimension, or a
     batch of them) or an .npz (`x`, or one array per input named as the model's inputs).
-    Float data for an int8 input is quantized with the input's scale and zero point."""
+    Float data for an int8 or int16 input is quantized with the input's scale and zero point."""
     inputs = model_inputs(model)
     batches = [_as_input(batch, array.dtype, t) for (array, batch), t in zip(sample_batches(path, inputs), inputs)]
     return [[batch[k:k + 1] for batch in batches] for k in range(len(batches[0]))]
@@ -332,15 +340,16 @@ def sample_batches(path: str | Path, inputs: list[Tensor]) -> list[tuple[np.ndar
 
 def _as_input(batch: np.ndarray, source_dtype: np.dtype, tensor: Tensor) -> np.ndarray:
     """A float32 batch (as_batch gives) in the input tensor's dtype."""
-    if tensor.dtype != "int8":
+    if tensor.dtype not in QUANTIZED_INPUTS:
         return batch.astype(tensor.dtype)
+    info = np.iinfo(tensor.dtype)
     if np.issubdtype(source_dtype, np.integer):
-        if source_dtype != np.int8:
-            raise MtkError(f"input {tensor.name} is int8: give int8 values (already quantized) or float values "
-                           f"(quantized with scale {tensor.quant.s:g}, zero point {tensor.quant.zp}); "
+        if np.iinfo(source_dtype).bits > info.bits:
+            raise MtkError(f"input {tensor.name} is {tensor.dtype}: give {tensor.dtype} values (already quantized) or "
+                           f"float values (quantized with scale {tensor.quant.s:g}, zero point {tensor.quant.zp}); "
                            f"the samples are {source_dtype}")
-        if batch.min() < -128 or batch.max() > 127:
-            raise MtkError(f"input {tensor.name} is int8; the samples hold values outside -128..127")
-        return batch.astype(np.int8)
+        if batch.min() < info.min or batch.max() > info.max:
+            raise MtkError(f"input {tensor.name} is {tensor.dtype}; the samples hold values outside {info.min}..{info.max}")
+        return batch.astype(tensor.dtype)
     q = np.round(batch / np.float32(tensor.quant.s)) + tensor.quant.zp
-    return np.clip(q, -128, 127).astype(np.int8)
+    return np.clip(q, info.min, info.max).astype(tensor.dtype)
