@@ -66,6 +66,24 @@ def test_mixed_int8_int16_model_is_bit_exact(tmp_path):
     assert_builds_for_cortex_m4(assert_bit_exact(model, tmp_path, _samples(model, 3)), tmp_path)
 
 
+@pytest.mark.parametrize("op", ["ADD", "SUB"])
+@pytest.mark.parametrize("scales", [(0.0003, 0.0002, 0.0004), (0.0001, 0.00025, 0.0003)], ids=["first-larger", "second-larger"])
+def test_every_int16_value(op, scales, tmp_path):
+    """Every int16 value of the first input against random ones, zero points at the range's edges (TFLM's int16
+    ADD/SUB read them), a fused RELU within int16."""
+    b = ModelBuilder(description=f"{op} int16")
+    s1, s2, so = scales
+    x1 = b.tensor("x1", (256, 256), "int16", scale=s1, zero_point=-32000)
+    x2 = b.tensor("x2", (256, 256), "int16", scale=s2, zero_point=1234)
+    y = b.tensor("y", (256, 256), "int16", scale=so, zero_point=-100)
+    b.op(op, [x1, x2], [y], fused_activation_function="RELU")
+    b.inputs([x1, x2])
+    b.outputs([y])
+    rng = np.random.default_rng(4)
+    every = np.arange(-32768, 32768, dtype=np.int16).reshape(256, 256)
+    assert_bit_exact(b.build(), tmp_path, [[every, rng.integers(-32768, 32768, (256, 256)).astype(np.int16)]])
+
+
 def _long_fully_connected(bias_dtype: str) -> bytes:
     """1000 weights of ±127 against inputs of ±32768: sums up to 4.2e9, beyond int32 (the int64 accumulator)."""
     rng = np.random.default_rng(3)

@@ -161,10 +161,14 @@ class BinaryElementwise(OpDef):
         elif y.dtype == "int16":   # AddElementwise / SubElementwise: each input rescaled on the way
             params, consts = [], []
 
+            def on_common_scale(k: int, read, index):
+                v = read(index).astype("int32") - tirx.const(p.in_zp[k], "int32")
+                if (p.inputs[k].multiplier, p.inputs[k].shift) == (1 << 30, 0):   # the input of the larger scale:
+                    return v * tirx.const(1 << 14, "int32")   # SaturatingRoundingDoublingHighMul(v·2^15, 2^30), exact
+                return p.inputs[k].apply(v * tirx.const(1 << ADD_LEFT_SHIFT["int16"], "int32"))
+
             def element(*index):
-                x1, x2 = (p.inputs[k].apply((read(index).astype("int32") - tirx.const(p.in_zp[k], "int32"))
-                                            * tirx.const(1 << ADD_LEFT_SHIFT["int16"], "int32"))
-                          for k, read in enumerate((read_a, read_b)))
+                x1, x2 = (on_common_scale(k, read, index) for k, read in enumerate((read_a, read_b)))
                 return x1 + x2 if op.type == "ADD" else x1 - x2
         else:
             params = [te.placeholder((256,), "int32", name=f"scaled{k}") for k in (1, 2)]
