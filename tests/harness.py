@@ -290,6 +290,13 @@ GEMM_MODELS = {   # a GEMM over rows of the input, over im2col taps, over gather
     "conv-taps": lambda: conv_model("CONV_2D", (1, 5, 6, 8), (6, 3, 3, 8), (1, 5, 6, 6), per_channel=True,
                                     padding="SAME", stride_h=1, stride_w=1, dilation_h_factor=1,
                                     dilation_w_factor=1, fused_activation_function="NONE"),
+    # its arena is its scratch: taps packed a kernel row at a time (chunked), an odd count of windows
+    "conv-taps-dilated": lambda: conv_model("CONV_2D", (1, 9, 9, 16), (5, 3, 3, 16), (1, 5, 5, 5), per_channel=True,
+                                            padding="VALID", stride_h=1, stride_w=1, dilation_h_factor=2,
+                                            dilation_w_factor=2, fused_activation_function="RELU"),
+    "conv-taps-one-row": lambda: conv_model("CONV_2D", (1, 5, 6, 8), (6, 1, 3, 8), (1, 5, 6, 6), per_channel=True,
+                                            padding="SAME", stride_h=1, stride_w=1, dilation_h_factor=1,
+                                            dilation_w_factor=1, fused_activation_function="NONE"),   # whole rows
     "conv-gather": lambda: conv_model("CONV_2D", (1, 9, 9, 3), (5, 3, 3, 3), (1, 5, 5, 5), per_channel=True,
                                       padding="SAME", stride_h=2, stride_w=2, dilation_h_factor=1,
                                       dilation_w_factor=1, fused_activation_function="RELU"),

@@ -19,7 +19,7 @@ from mtk.pipeline import RunOptions, load_samples, run_model
 from mtk.runners import get_runner
 
 from conftest import shared_models
-from harness import long_fc_model
+from harness import GEMM_MODELS, long_fc_model
 
 pytestmark = pytest.mark.qemu
 
@@ -52,6 +52,20 @@ def test_long_fully_connected_is_bit_exact_on_target(tmp_path):
     model.write_bytes(long_fc_model())
     result = run_model(model, RunOptions(get_board("mps2/an386"), runs=1, random_samples=2))
     assert [r["mismatches"] for r in compare(result)] == [0, 0]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("board", ["mps2/an386", "mps3/corstone300/an547"])
+def test_im2col_taps_packed_a_kernel_row_at_a_time_are_bit_exact_on_target(board, tmp_path):
+    """A 3×3 dilated conv over 16 channels whose whole-window scratch would be its arena: its taps are
+    packed one kernel row (48 values) at a time with int32 partial sums (int16 pairs on the M4, Helium
+    chunks of 16 on the M55): bit-exact in QEMU."""
+    model = tmp_path / "conv.tflite"
+    model.write_bytes(GEMM_MODELS["conv-taps-dilated"]())
+    result = run_model(model, RunOptions(get_board(board), runs=1, random_samples=2, build_dir=tmp_path / "b"))
+    assert [r["mismatches"] for r in compare(result)] == [0, 0]
+    metadata = json.loads((tmp_path / "b" / "compiled" / "metadata.json").read_text())
+    assert metadata["ops"][0]["schedule"]["chunk"] == 48
 
 
 def test_model_too_big_is_refused_before_building(tmp_path):

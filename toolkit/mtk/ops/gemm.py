@@ -56,9 +56,9 @@ class GemmSchedule:
 
 @dataclass(frozen=True)
 class ChunkedSchedule(GemmSchedule):
-    """A schedule packing `chunk` values of a row at a time and adding up the partial sums (rows from
-    the input only): the compiler's choice when the whole row's scratch would raise the arena
-    (compiler.chunk_scratch), not a tuning one."""
+    """A schedule packing `chunk` values of a row at a time and adding up the partial sums: CHUNK values
+    of rows from the input, whole kernel rows of im2col taps. The compiler's choice when the whole row's
+    scratch would raise the arena (compiler.chunk_scratch), not a tuning one."""
 
     chunk: int = CHUNK
 
@@ -99,11 +99,22 @@ class GemmOpDef(OpDef):
         return packed_weight_bytes(channels, depth, schedule, weight_group(data.cpu))
 
     def chunked(self, data: OpData, schedule: GemmSchedule) -> ChunkedSchedule | None:
-        """`schedule` packing CHUNK values of a row at a time (a scratch of a chunk, not of the row),
-        when rows come from the input itself and are longer than a chunk; else None."""
-        if data.params.patches is not None or data.params.weights.shape[1] <= CHUNK or schedule.micro_kernel.fused:
+        """`schedule` packing a chunk of a row at a time (a scratch of a chunk and the partial sums, not
+        of the row): CHUNK values of rows from the input itself, one kernel row of im2col taps (a
+        multiple of the weight group) when that scratch is the smaller; else None."""
+        p: GemmParams = data.params
+        depth = p.weights.shape[1]
+        if schedule.micro_kernel.fused:   # requantizes inside the micro-kernel: no partial sums
             return None
-        return ChunkedSchedule(schedule.block, schedule.weights)
+        if p.patches is None:
+            return ChunkedSchedule(schedule.block, schedule.weights) if depth > CHUNK else None
+        kernel_row = p.patches.k_w * p.patches.in_c
+        if row_source(p.patches) != "taps" or kernel_row >= depth or kernel_row % weight_group(data.cpu):
+            return None
+        chunked = ChunkedSchedule(schedule.block, schedule.weights, kernel_row)
+        rows, cols, group = data.output.size // p.weights.shape[0], p.weights.shape[0], weight_group(data.cpu)
+        whole, part = (GemmLayout(rows, cols, depth, s, "taps", group).scratch_bytes for s in (schedule, chunked))
+        return chunked if part < whole else None
 
     def lower(self, data: OpData, variant: GemmSchedule | None = None) -> Lowered:
         schedule = variant or self.variants(data)[0]
@@ -213,6 +224,7 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
     n_chunks, w_chunk = -(-K // CH), g.chunk_weight_bytes
     i32 = "int32"
     pt = patches
+    chunk_taps = CH // (pt.k_w * pt.in_c) if chunked and g.source == "taps" else 0   # kernel rows a chunk
 
     def in_y(p, ky):
         return (p // pt.out_w) * pt.stride_h + ky * pt.dil_h - pt.pad_top
@@ -239,11 +251,11 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
         acc = T.alloc_buffer((R * B,), i32)
         sums = T.decl_buffer((R * B * c_tiles,), i32, data=scratch.data, elem_offset=g.packed_bytes // 4)
         for pb in T.serial((P + R - 1) // R):
-            if g.source == "taps" and R == 2:
+            if g.source == "taps" and R == 2 and not chunked:   # (chunked: packed chunk by chunk below)
                 T.evaluate(T.call_extern(i32, "mtk_pack_taps_pair_s16", T.address_of(x[0]),
                                          in_y(row(pb, 0), 0), in_x(row(pb, 0), 0), in_y(row(pb, 1), 0),
                                          in_x(row(pb, 1), 0), *taps_geometry(pad), T.address_of(scratch[0])))
-            elif g.source == "taps":
+            elif g.source == "taps" and not chunked:
                 T.evaluate(T.call_extern(i32, "mtk_pack_taps_row_s16", T.address_of(x[0]), in_y(pb, 0), in_x(pb, 0),
                                          *taps_geometry(pad), T.address_of(scratch[0])))
             elif g.source == "gather":
@@ -269,7 +281,19 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
                 for i in T.serial(R * B * c_tiles):
                     sums[i] = 0
                 for ch in T.serial(n_chunks):
-                    if R == 2:
+                    if chunk_taps > 0 and R == 2:   # kernel rows ch·chunk_taps.. of both windows: taps of kh rows
+                        T.evaluate(T.call_extern(i32, "mtk_pack_taps_pair_s16", T.address_of(x[0]),
+                                                 in_y(row(pb, 0), ch * chunk_taps), in_x(row(pb, 0), 0),
+                                                 in_y(row(pb, 1), ch * chunk_taps), in_x(row(pb, 1), 0),
+                                                 pt.in_h, pt.in_w, pt.in_c, T.min(chunk_taps, pt.k_h - ch * chunk_taps),
+                                                 pt.k_w, pt.dil_h, pt.dil_w, T.address_of(pad[0]),
+                                                 T.address_of(scratch[0])))
+                    elif chunk_taps > 0:
+                        T.evaluate(T.call_extern(i32, "mtk_pack_taps_row_s16", T.address_of(x[0]),
+                                                 in_y(pb, ch * chunk_taps), in_x(pb, 0), pt.in_h, pt.in_w, pt.in_c,
+                                                 T.min(chunk_taps, pt.k_h - ch * chunk_taps), pt.k_w, pt.dil_h,
+                                                 pt.dil_w, T.address_of(pad[0]), T.address_of(scratch[0])))
+                    elif R == 2:
                         T.evaluate(T.call_extern(i32, "mtk_pack_pair_s16", T.address_of(x[row(pb, 0) * K + ch * CH]),
                                                  T.address_of(x[row(pb, 1) * K + ch * CH]),
                                                  T.min(CH, K - ch * CH), T.address_of(scratch[0])))
