@@ -55,11 +55,12 @@ def test_long_fully_connected_is_bit_exact_on_target(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("board", ["mps2/an386", "mps3/corstone300/an547"])
+@pytest.mark.parametrize("board", ["mps2/an386", "mps2/an385"])
 def test_im2col_taps_packed_a_kernel_row_at_a_time_are_bit_exact_on_target(board, tmp_path):
     """A 3×3 dilated conv over 16 channels whose whole-window scratch would be its arena: its taps are
-    packed one kernel row (48 values) at a time with int32 partial sums (int16 pairs on the M4, Helium
-    chunks of 16 on the M55): bit-exact in QEMU."""
+    packed one kernel row (48 values) at a time with int32 partial sums (int16 pairs on the M4, row
+    pairs in int32 on the M3): bit-exact in QEMU. (Helium's fused GEMM requantizes inside its
+    micro-kernel and is not chunked.)"""
     model = tmp_path / "conv.tflite"
     model.write_bytes(GEMM_MODELS["conv-taps-dilated"]())
     result = run_model(model, RunOptions(get_board(board), runs=1, random_samples=2, build_dir=tmp_path / "b"))
