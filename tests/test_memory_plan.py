@@ -32,3 +32,18 @@ def test_buffers_live_at_once_never_overlap(specs):
             if a.overlaps_in_time(b):
                 assert a.offset + a.nbytes <= b.offset or b.offset + b.nbytes <= a.offset
     assert plan.lower_bound_bytes <= plan.arena_bytes == align(max(b.offset + b.nbytes for b in buffers))
+
+
+def test_no_schedule_tune_may_choose_takes_more_scratch_than_the_default():
+    """`mtk tune` weighs flash per instruction; RAM needs no price: on every instruction set the default
+    schedule has the most block rows, so no alternative packs more (its arena can only stay or shrink),
+    and compiler.chunk_scratch chunks whichever schedule a layer has."""
+    from mtk.ops.gemm import GemmLayout, gemm_schedules
+    from mtk.ops.microkernels import weight_group
+    from mtk.target import get_cpu
+
+    for cpu in map(get_cpu, ("cortex-m0", "cortex-m3", "cortex-m4", "cortex-m7", "cortex-m55")):
+        for rows, source in ((1, "rows"), (30, "rows"), (30, "taps"), (30, "gather")):
+            schedules = gemm_schedules(cpu, rows)
+            scratch = [GemmLayout(rows, 12, 72, s, source, weight_group(cpu)).scratch_bytes for s in schedules]
+            assert scratch[0] == max(scratch), (cpu.name, rows, source, scratch)
