@@ -866,3 +866,50 @@ def random_inputs(model: bytes, seed: int = 0) -> list[np.ndarray]:
         else:
             arrays.append(rng.uniform(-_FLOAT_INPUT_RANGE, _FLOAT_INPUT_RANGE, size=shape).astype(np.float32))
     return arrays
+
+
+# ---- tiling (issue 16): chains of row-local layers, and a MobileNet-shaped network ------------
+
+CHAIN_LAYERS: tuple[Layer, ...] = (conv_2d, depthwise_conv_2d, _pool("MAX_POOL_2D"), _pool("AVERAGE_POOL_2D"),
+                                   _elementwise("RELU"), _elementwise("LEAKY_RELU"))
+
+
+def tiling_chain(d: Draw, layers: int = 4) -> bytes:
+    """A chain of `layers` random conv/depthwise/pooling/activation layers over a tall image: the
+    layers tiled execution computes band by band."""
+    net = Net(description="mtk modelgen tiling chain")
+    x = net.model_input((1, d.int(24, 48), d.int(1, 12), d.int(1, 6)), activation_quant(d))
+    for _ in range(layers):
+        x = d.choice(CHAIN_LAYERS)(net, d, x)
+    return net.build(x)
+
+
+def _separable(net: Net, d: Draw, x: Act, channels: int, stride: int) -> Act:
+    """A 3×3 depthwise (SAME, `stride`) then a 1×1 convolution to `channels`: MobileNetV1's block."""
+    out = (1, -(-x.shape[1] // stride), -(-x.shape[2] // stride), x.shape[3])
+    x = weighted_sum(net, d, x, "DEPTHWISE_CONV_2D", (1, 3, 3, x.shape[3]), 3, 9, out, padding="SAME",
+                     stride_h=stride, stride_w=stride, depth_multiplier=1, bias_optional=False)
+    return weighted_sum(net, d, x, "CONV_2D", (channels, 1, 1, x.shape[3]), 0, x.shape[3], (*out[:3], channels),
+                        padding="SAME")
+
+
+# MobileNetV1 as the MLPerf Tiny visual wake words reference builds it: (channels, stride) of each block
+MOBILENET_V1_BLOCKS = ((64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2), *[(512, 1)] * 5, (1024, 2), (1024, 1))
+
+
+def mobilenet_v1(d: Draw, size: int = 96, alpha: float = 0.25, classes: int = 2) -> bytes:
+    """A MobileNetV1 of width `alpha` over size×size×3 images, random weights: a 3×3/2 convolution to
+    32·alpha channels, the depthwise-separable blocks, average pooling, a classifier, softmax."""
+    net = Net(description=f"mtk modelgen mobilenet_v1 {alpha} {size}")
+    x = net.model_input((1, size, size, 3), activation_quant(d))
+    half = -(-size // 2)
+    x = weighted_sum(net, d, x, "CONV_2D", (int(32 * alpha), 3, 3, 3), 0, 27, (1, half, half, int(32 * alpha)),
+                     padding="SAME", stride_h=2, stride_w=2)
+    for channels, stride in MOBILENET_V1_BLOCKS:
+        x = _separable(net, d, x, int(channels * alpha), stride)
+    y = net.tensor("pool", (1, 1, 1, x.shape[3]), x.quant)
+    net.builder.op("AVERAGE_POOL_2D", [x.index], [y.index], padding="VALID", stride_h=1, stride_w=1,
+                   filter_height=x.shape[1], filter_width=x.shape[2])
+    x = flatten(net, d, y)
+    x = weighted_sum(net, d, x, "FULLY_CONNECTED", (classes, x.shape[1]), 0, x.shape[1], (1, classes))
+    return net.build(_fixed_output("SOFTMAX", Quant(1 / 256, -128))(net, d, x))

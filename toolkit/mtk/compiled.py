@@ -155,6 +155,7 @@ class MemoryUse:
     live_bytes: tuple[int, ...] = ()        # arena bytes live at each op step (the ops' order)
     arena_limit_bytes: int | None = None    # the board's room for the arena (RAM − I/O, state, stack)
     regions: tuple[RegionUse, ...] = ()     # by RAM region, for a board with several (codegen/regions.py)
+    tiling: dict[str, Any] | None = None    # the tiled stages, arena before/after, extra MACs (codegen/tiling.py)
 
     def to_json(self) -> dict[str, Any]:
         out = {"workspace": self.workspace, "arena_bytes": self.arena_bytes,
@@ -162,7 +163,7 @@ class MemoryUse:
                "constant_bytes": self.constant_bytes, "code_bytes": self.code_bytes,
                "plan": [b.to_json() for b in self.plan]}
         optional = {"state_bytes": self.state_bytes, "live_bytes": list(self.live_bytes),
-                    "arena_limit_bytes": self.arena_limit_bytes, "regions": [r.to_json() for r in self.regions]}
+                    "arena_limit_bytes": self.arena_limit_bytes, "regions": [r.to_json() for r in self.regions], "tiling": self.tiling}
         return {**out, **{k: v for k, v in optional.items() if v}}
 
     @classmethod
@@ -172,7 +173,7 @@ class MemoryUse:
                    int(e["constant_bytes"]), None if e["code_bytes"] is None else int(e["code_bytes"]),
                    tuple(PlacedBuffer(**b) for b in e["plan"]), int(e.get("state_bytes", 0)),
                    tuple(int(v) for v in e.get("live_bytes", ())), None if limit is None else int(limit),
-                   tuple(RegionUse.from_json(r) for r in e.get("regions", ())))
+                   tuple(RegionUse.from_json(r) for r in e.get("regions", ())), e.get("tiling"))
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from .codegen.code_size import measure_code_bytes
 from .codegen.memory_plan import align
 from .codegen.regions import Pool, live_bytes, place_in_regions
 from .codegen.storage import AliasSets, Step, Storage, join_aliases, plan_storage
+from .codegen.tiling import tile
 from .compiled import CompiledModel, CompiledOp, CompiledTarget, MemoryUse, PlacedBuffer, RegionUse, StateTensor
 from .errors import ModelError
 from .fsutil import atomic_output_dir
@@ -35,6 +36,7 @@ from .target import DEFAULT_CPU, Cpu, get_cpu
 from .tuning import Layer, Tuning, tunable_layers
 
 EDGE_OPS = ("QUANTIZE", "DEQUANTIZE")
+DEFAULT_MAX_RECOMPUTE = 0.15   # extra MACs tiling may add, a fraction of the model's
 KERNEL_HEADERS = Path(__file__).parent / "ops" / "c"
 _LOCAL_INCLUDE = re.compile(r'^#include "([^"]+)"', re.M)
 
@@ -134,16 +136,23 @@ def place_arena(graph: Graph, storage: Storage, board: Board | None, workspace: 
 
 def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu | None = None,
                   board: str | None = None, module_name: str = "default", workspace: str = "internal",
-                  force: bool = False, tuning: Tuning | None = None) -> CompiledModel:
+                  force: bool = False, tuning: Tuning | None = None, max_ram: int | None = None,
+                  max_recompute: float = DEFAULT_MAX_RECOMPUTE) -> CompiledModel:
     """Compile `model_path` into a C library folder at `out_dir` (written atomically); layers whose key
-    `tuning` holds take its schedule, the others the default. With `board`, refuse a model that
-    does not fit it (budget.py)."""
+    `tuning` holds take its schedule, the others the default. When the arena is above `max_ram`
+    (default: what `board`'s RAM leaves for it), the layers where it peaks are tiled (codegen/tiling.py)
+    for the lowest arena within `max_recompute` extra MACs; a model whose arena still exceeds `max_ram`
+    is refused. With `board`, refuse a model that does not fit it (budget.py)."""
     board_info = get_board(board) if board is not None else None
     cpu_obj = cpu if isinstance(cpu, Cpu) else get_cpu(cpu or (board_info.cpu.name if board_info else DEFAULT_CPU))
     module = module_identifier(module_name)   # a prefix: tvmgen_<module>_run
     if workspace not in ("internal", "external"):
         raise ModelError(f"--workspace must be 'internal' or 'external', not '{workspace}'")
     model_name = Path(model_path).name
+    if max_ram is not None and max_ram < 0:
+        raise ModelError(f"--max-ram {max_ram}: must be 0 or more bytes")
+    if not 0 <= max_recompute <= 10:
+        raise ModelError(f"--max-recompute {max_recompute:g}: must be a fraction of the MACs between 0 and 10")
 
     with ui.step(f"reading {model_name}"):
         graph = read_model(model_path)
@@ -153,9 +162,22 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
         steps, aliases = join_aliases(graph, steps)
         storage = plan_storage(graph, steps, aliases)
         steps, storage = chunk_scratch(graph, prepared, steps, aliases, storage)
+        untiled = steps
+        limit = max_ram if max_ram is not None or board_info is None else arena_room(
+            board_info, sum(graph.tensors[t].nbytes for t in (*graph.inputs, *graph.outputs)),
+            sum(t.nbytes for t in graph.tensors if t.variable))
+    tiling = None
+    if limit is not None and storage.plan.arena_bytes > limit:
+        with ui.step(f"tiling: arena {storage.plan.arena_bytes:,} B above {limit:,} B"):
+            steps, storage, tiling = tile(graph, prepared, steps, aliases, storage, limit, max_recompute, lower_op,
+                                          lambda d: op_def(d.op.type).macs(d))
+        if max_ram is not None and storage.plan.arena_bytes > max_ram:
+            raise ModelError(f"{model_name}: arena {tiling.untiled_arena_bytes:,} B untiled, at best "
+                             f"{storage.plan.arena_bytes:,} B tiled within {max_recompute:.0%} extra MACs; "
+                             f"--max-ram {max_ram:,} B", hint="raise --max-ram or --max-recompute")
+    with ui.step("generating C"):
         pools = place_arena(graph, storage, board_info, workspace,
                             f"{model_name} does not fit {board_info.name if board_info else ''}")
-    with ui.step("generating C"):
         program = aot.build_program(graph, steps, storage, module, model_name, workspace == "external", pools)
         files = {
             f"include/tvmgen_{module}.h": program.header(),
@@ -172,7 +194,8 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
         target=CompiledTarget(cpu_obj.name, cpu_obj.dsp, cpu_obj.mve, cpu_obj.fpu,
                               board_info.name if board_info else None),
         inputs=program.inputs, outputs=program.outputs,
-        ops=tuple(_compiled_op(data, low, program, layers.get(data.op.index)) for data, (_, low) in zip(prepared, steps)),
+        ops=tuple(_compiled_op(data, low, program, layers.get(data.op.index), tiled is not low)
+                  for data, (_, low), (_, tiled) in zip(prepared, untiled, steps)),
         memory=MemoryUse(
             workspace=workspace, arena_bytes=program.arena_bytes, lower_bound_bytes=plan.lower_bound_bytes,
             io_bytes=io_bytes, constant_bytes=program.constants.nbytes, code_bytes=measure_code_bytes(files, cpu_obj),
@@ -181,7 +204,8 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
             state_bytes=state_bytes, live_bytes=tuple(live_bytes(plan.buffers, len(steps))),
             arena_limit_bytes=arena_room(board_info, io_bytes, state_bytes) if board_info else None,
             regions=tuple(RegionUse(p.region, p.nbytes, p.capacity, tuple(live_bytes(plan.buffers, len(steps), p.region)))
-                          for p in pools)),
+                          for p in pools),
+            tiling=tiling.to_json() if tiling else None),
         files=tuple(sorted(files)),
         state=tuple(StateTensor(s.tensor, s.symbol, graph.tensors[t].shape, s.dtype, s.nbytes, s.reset_value)
                     for t, s in program.states.items()))
@@ -198,14 +222,16 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
     return replace(compiled, path=Path(out_dir).resolve())
 
 
-def _compiled_op(data: OpData, low: Lowered, program: aot.AotProgram, layer: Layer | None) -> CompiledOp:
+def _compiled_op(data: OpData, low: Lowered, program: aot.AotProgram, layer: Layer | None, tiled: bool) -> CompiledOp:
+    """`low`: the op's untiled kernels; `tiled`: it runs in a tiled stage (whose calls the stage's first op lists)."""
     op = data.op
-    symbols = program.symbols(op.index)
+    symbols = list(dict.fromkeys(program.symbols(op.index)))
+    impl = "alias" if not low.kernels else "+".join(sorted({k.impl for k in low.kernels}))
     return CompiledOp(
         index=op.index, type=op.type,
         input_shapes=[list(t.shape) if t is not None else None for t in data.inputs],
         output_shape=list(data.output.shape),
         macs=op_def(op.type).macs(data),
         kernel=symbols[0] if len(symbols) == 1 else (symbols or None),
-        impl="alias" if not low.kernels else "+".join(sorted({k.impl for k in low.kernels})),
+        impl=f"tiled:{impl}" if tiled else impl,
         layer_key=layer.key if layer else None, schedule=asdict(low.variant) if layer else None)

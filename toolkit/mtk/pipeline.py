@@ -17,7 +17,7 @@ import numpy as np
 from . import mlperf, ui
 from .boards import Board
 from .compiled import CompiledModel
-from .compiler import compile_model
+from .compiler import DEFAULT_MAX_RECOMPUTE, compile_model
 from .datafile import read_npy, read_npz, require_finite
 from .errors import ModelError, MtkError, TargetError
 from .mlperf import Benchmark
@@ -50,6 +50,8 @@ class RunOptions:
     runner_options: dict[str, Any] = field(default_factory=dict)
     semihosting: bool = True    # QEMU runs exit through semihosting; a board (or its stand-in) resets
     timeout: float | None = None   # seconds for each whole answer of the target (--timeout); None: the defaults
+    max_ram: int | None = None     # the most arena (--max-ram); None: what the board's RAM leaves
+    max_recompute: float = DEFAULT_MAX_RECOMPUTE   # extra MACs tiling may add (--max-recompute)
 
 
 def default_platform(board: Board) -> str:
@@ -160,7 +162,8 @@ def benchmark_of(compiled: CompiledModel, options: RunOptions) -> Benchmark | No
 
 
 def build_firmware(model: Path, options: RunOptions, work: Path, icount_shift: int = 0) -> tuple[CompiledModel, Path]:
-    compiled = compile_model(model, work / "compiled", board=options.board.name, force=True, tuning=options.tuning)
+    compiled = compile_model(model, work / "compiled", board=options.board.name, force=True, tuning=options.tuning,
+                             max_ram=options.max_ram, max_recompute=options.max_recompute)
     benchmark = benchmark_of(compiled, options)
     if benchmark is not None and options.mlperf_tiny == mlperf.AUTO:
         ui.info(f"MLPerf Tiny: {benchmark.id} ({benchmark.title}), detected from the model's I/O "

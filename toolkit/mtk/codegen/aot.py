@@ -25,7 +25,7 @@ import tvm_ffi
 from ..compiled import IOTensor
 from ..graph import Graph, Tensor, c_comment, c_identifier
 from ..names import library, macro, run_function
-from ..ops.base import Const, Kernel, Scratch
+from ..ops.base import Const, Kernel, Scratch, View
 from ..ops.fixedpoint import FIXEDPOINT_HEADER
 from ..target import Cpu
 from . import tvm_c
@@ -79,12 +79,15 @@ def pool_pointer(pool: Pool) -> str:
 
 @dataclass(frozen=True)
 class IORef:
-    """A member of the run function's `inputs` or `outputs` struct."""
+    """A member of the run function's `inputs` or `outputs` struct (from byte `offset` on)."""
 
     struct: str     # "inputs" or "outputs"
     member: str
+    offset: int = 0
 
     def c(self) -> str:
+        if self.offset:
+            return f"(void*)((uint8_t*){self.struct}->{self.member} + {self.offset})"
         return f"(void*)({self.struct}->{self.member})"
 
 
@@ -322,17 +325,28 @@ def build_program(graph: Graph, steps: list[Step], storage: Storage, module: str
             return StateRef(state.symbol)
         return IORef(kind + "s", io[u].c_name)
 
+    def view_ref(step: int, k: int, view: View) -> BufferRef:
+        """A tiled layer's rows: in the arena (a tensor or scratch there) or in an input or output."""
+        base = operand_ref(step, k, view.of)
+        if isinstance(base, ArenaRef):
+            return replace(base, offset=base.offset + view.offset)
+        if isinstance(base, IORef):
+            return replace(base, offset=base.offset + view.offset)
+        raise AssertionError(f"a view of {base} (tiling reads and writes activations only)")
+
+    def operand_ref(step: int, k: int, a) -> BufferRef:
+        if isinstance(a, Const):
+            return program.constants.ref(f"op{steps[step][0].index}_{a.name}", a.data)
+        if isinstance(a, Scratch):
+            return arena_ref(storage.scratch[scratch_key(step, k, a)])
+        if isinstance(a, View):
+            return view_ref(step, k, a)
+        return tensor_ref(a)
+
     for step, (op, low) in enumerate(steps):
         for k, kernel in enumerate(low.kernels):
-            args = []
-            for a in kernel.args:
-                if isinstance(a, Const):
-                    args.append(program.constants.ref(f"op{op.index}_{a.name}", a.data))
-                elif isinstance(a, Scratch):
-                    args.append(arena_ref(storage.scratch[scratch_key(step, k, a)]))
-                else:
-                    args.append(tensor_ref(a))
-            program.calls.append(Call(op.index, program.kernels.add(kernel), tuple(args)))
+            args = tuple(operand_ref(step, k, a) for a in kernel.args)
+            program.calls.append(Call(op.index, program.kernels.add(kernel), args))
     return program
 
 

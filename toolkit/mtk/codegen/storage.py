@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..graph import Graph, Op
-from ..ops.base import Kernel, Lowered, Scratch
+from ..ops.base import Kernel, Lowered, Scratch, View
 from .memory_plan import Buffer, MemoryPlan, plan_memory
 
 Step = tuple[Op, Lowered]   # one op of the run function and its kernels, in order
@@ -117,6 +117,7 @@ def plan_storage(graph: Graph, steps: list[Step], aliases: AliasSets) -> Storage
     for step, (op, low) in enumerate(steps):
         for k, kernel in enumerate(low.kernels):
             for a in kernel.args:
+                a = a.of if isinstance(a, View) else a
                 if isinstance(a, Scratch) and scratch_key(step, k, a) not in scratch:
                     scratch[scratch_key(step, k, a)] = Buffer(f"scratch:op{op.index}.{a.name or kernel.name}",
                                                               a.nbytes, step, step)

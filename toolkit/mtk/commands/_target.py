@@ -8,6 +8,7 @@ from typing import Any
 
 from .. import mlperf
 from ..boards import DEFAULT_BOARD, Board, get_board
+from ..compiler import DEFAULT_MAX_RECOMPUTE
 from ..pipeline import RunOptions, default_platform
 from ..platforms import PLATFORMS
 from ..tuning import Tuning, load_tuning
@@ -17,6 +18,36 @@ def add_tuning_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tuning", type=Path, metavar="FILE",
                    help="per-layer schedules measured by `mtk tune` (its cache file, e.g. mtk-tuning.json); "
                         "layers it does not hold take the default")
+
+
+def _bytes(text: str) -> int:
+    """A byte count: 65536, 64K or 1M (K and M are 1024 and 1024²)."""
+    scale = {"K": 1024, "M": 1024 * 1024}.get(text[-1:].upper(), 1)
+    digits = text[:-1] if scale > 1 else text
+    if not digits.isdigit() or int(digits) * scale >= 2**31:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a byte count (e.g. 65536, 64K, 1M)")
+    return int(digits) * scale
+
+
+def _fraction(text: str) -> float:
+    """A fraction of the model's MACs: 0.15 or 15%."""
+    try:
+        value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value <= 10:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a fraction between 0 and 10 (e.g. 0.15 or 15%)")
+    return value
+
+
+def add_memory_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--max-ram", type=_bytes, metavar="BYTES",
+                   help="the most arena (working memory) the model may take: above it, the layers where the "
+                        "arena peaks are computed in tiles of rows (default: what the board's RAM leaves, when "
+                        "a board is given); refused if no tiling gets there")
+    p.add_argument("--max-recompute", type=_fraction, default=DEFAULT_MAX_RECOMPUTE, metavar="FRACTION",
+                   help="extra MACs tiling may add by recomputing tile borders, a fraction of the model's "
+                        f"(default {DEFAULT_MAX_RECOMPUTE}; {100 * DEFAULT_MAX_RECOMPUTE:.0f}%% works too)")
 
 
 def tuning_of(args: argparse.Namespace) -> Tuning | None:
@@ -53,6 +84,7 @@ def add_target_arguments(p: argparse.ArgumentParser, several_boards: bool = Fals
     p.add_argument("--build-dir", type=Path, metavar="DIR",
                    help="keep the compiled model and the firmware project here (default: a temporary folder)")
     add_tuning_argument(p)
+    add_memory_arguments(p)
     add_mlperf_argument(p)
     p.add_argument("--timeout", type=_seconds, metavar="S",
                    help="seconds to wait for each whole answer of the target (default: 10; inferences 120)")
@@ -78,4 +110,4 @@ def run_options(args: argparse.Namespace, board: Board | str, runner_options: di
     platform = args.platform or default_platform(board)
     return RunOptions(board=board, platform=platform, calib=args.calib, build_dir=args.build_dir,
                       runner_options=runner_options, tuning=tuning_of(args), mlperf_tiny=args.mlperf_tiny,
-                      timeout=args.timeout, **overrides)
+                      timeout=args.timeout, max_ram=args.max_ram, max_recompute=args.max_recompute, **overrides)

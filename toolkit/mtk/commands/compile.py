@@ -13,7 +13,7 @@ from ..compiled import CompiledModel
 from ..compiler import compile_model
 from ..fsutil import check_output_file
 from ..mlf import write_mlf
-from ._target import add_tuning_argument, tuning_of
+from ._target import add_memory_arguments, add_tuning_argument, tuning_of
 
 NAME = "compile"
 HELP = "compile an int8 TFLite model to plain C (TVM kernels, static entry point and memory plan)"
@@ -36,6 +36,7 @@ examples:
   mtk compile model.tflite --board mps2/an386 --tuning mtk-tuning.json -o out/   # schedules from `mtk tune`
   mtk compile model.tflite --format mlf -o model.tar                               # for microTVM's consumers
   mtk compile model.tflite --board mps3/an547 -o out/ -v --plot-memory mem.png     # where the RAM goes
+  mtk compile model.tflite --max-ram 32K -o out/        # tiles of rows where the arena peaks, to fit 32 KB
 
 On a board whose RAM comes in several regions (boards.yaml `ram_regions`, e.g. the AN547's DTCM and
 SRAM) the arena is split into one pool per region it uses: the fastest region first, the largest
@@ -59,6 +60,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workspace", choices=["internal", "external"], default="internal",
                    help="internal: a static arena in the library; external: the caller passes the arena")
     add_tuning_argument(p)
+    add_memory_arguments(p)
     p.add_argument("--force", action="store_true", help="replace the content of a non-empty output folder "
                    "(or an existing tarball)")
     p.add_argument("--verbose", "-v", action="store_true",
@@ -77,6 +79,7 @@ def summary(compiled: CompiledModel) -> dict:
         "arena_regions": [{"name": r.name, "arena_bytes": r.arena_bytes, "limit_bytes": r.limit_bytes}
                           for r in mem.regions],
         "constant_bytes": mem.constant_bytes, "code_bytes": mem.code_bytes, "files": list(compiled.files),
+        "tiling": mem.tiling,
     }
 
 
@@ -95,9 +98,23 @@ def arena_line(info: dict) -> str:
     return f"arena      {info['arena_bytes']:,} B (lower bound {info['arena_lower_bound_bytes']:,} B{limit}){regions}"
 
 
+def tiling_lines(tiling: dict) -> str:
+    """What tiling did: arena before and after, extra MACs, each stage's choice."""
+    lines = [f"tiling     arena {tiling['untiled_arena_bytes']:,} B untiled -> {tiling['arena_bytes']:,} B, "
+             f"{tiling['extra_macs']:+,} MACs ({tiling['extra_macs_percent']:+.1f} %)"]
+    for s in tiling["stages"]:
+        rows = f"{s['rows_per_call']} rows a call" if s["halo"] == "cached" else f"bands of {s['band_rows']} rows"
+        lines.append(f"           ops {s['ops'][0]}..{s['ops'][-1]} ({len(s['ops'])} layers): {rows}, halo {s['halo']}, "
+                     f"{s['calls']} calls, scratch {s['scratch_bytes']:,} B, {s['extra_macs']:+,} MACs")
+    if not tiling["stages"]:
+        lines.append("           no tiling lowers the arena")
+    return "\n".join(lines)
+
+
 def _compile(args: argparse.Namespace, out_dir: Path) -> CompiledModel:
     return compile_model(args.model, out_dir, cpu=args.cpu, board=args.board, module_name=args.module_name,
-                         workspace=args.workspace, force=args.force, tuning=tuning_of(args))
+                         workspace=args.workspace, force=args.force, tuning=tuning_of(args), max_ram=args.max_ram,
+                         max_recompute=args.max_recompute)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -134,6 +151,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"target     {info['cpu']}, module '{info['module']}'")
     print(f"ops        {info['ops']}, {info['macs']:,} MACs")
     print(arena_line(info))
+    if info["tiling"]:
+        print(tiling_lines(info["tiling"]))
     print(f"constants  {info['constant_bytes']:,} B (flash)")
     print(f"code       {code}")
     print("files      " + ", ".join(info["files"]))

@@ -30,7 +30,16 @@ class Scratch:
     name: str = ""
 
 
-Operand = Union[int, Const, Scratch]   # int: index of a graph tensor
+@dataclass(frozen=True)
+class View:
+    """The bytes of a graph tensor (its index) or of a scratch from `offset` on: the rows of a tensor
+    a tiled layer reads or writes (codegen/tiling.py)."""
+
+    of: Union[int, Scratch]
+    offset: int
+
+
+Operand = Union[int, Const, Scratch, View]   # int: index of a graph tensor
 
 
 @dataclass

@@ -1,0 +1,215 @@
+"""Tiled execution (issue 16 items 1-2, codegen/tiling.py): the row schedules give every layer the rows it
+reads where it reads them; tiled random chains are bit-exact with tflite-micro on the host and in QEMU;
+`--max-ram` tiles only when the untiled arena is above it and refuses with figures when nothing fits."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import modelgen
+from conftest import SHARED_MODELS, toolkit_env
+from mtk.boards import get_board
+from mtk.codegen import tiling
+from mtk.codegen.tiling import Rows, recomputed_schedule, streamed_schedule
+from mtk.errors import ModelError
+from mtk.pipeline import RunOptions, run_model
+from mtk.reference import run_reference_batch
+
+HALO_MODES = {"cached": (True,), "recomputed": (False,)}
+
+
+# ---- the schedules (no TVM) -------------------------------------------------------------------
+
+@st.composite
+def row_chains(draw) -> list[Rows]:
+    height = draw(st.integers(1, 40))
+    chain = []
+    for _ in range(draw(st.integers(1, 6))):
+        extent, stride = draw(st.integers(1, 7)), draw(st.integers(1, 3))
+        pad, pad_after = draw(st.integers(0, extent - 1)), draw(st.integers(0, extent - 1))
+        out = (height + pad + pad_after - extent) // stride + 1
+        if out < 1:
+            break
+        chain.append(Rows(height, out, extent, stride, pad))
+        height = out
+    return chain or [Rows(height, height, 1, 1, 0)]
+
+
+def check_schedule(rows: list[Rows], schedule: tiling.Schedule, once: bool) -> None:
+    """Simulate the calls on buffers of global row numbers: each call finds its input rows where it
+    reads them, writes within its buffer, and the last layer's output ends up whole."""
+    buffers = [[None] * c for c in schedule.capacity]
+    written = [0] * rows[-1].out_h
+    for call in schedule.calls:
+        j, buf = call.layer, buffers[call.layer]
+        if call.keep_rows:
+            buf[:call.keep_rows] = buf[call.keep_from:call.keep_from + call.keep_rows]
+        if call.hi == call.lo:
+            continue
+        assert (call.in_lo, call.in_hi) == rows[j].needs(call.lo, call.hi)
+        if j == 0:
+            assert call.in_at == call.in_lo
+        else:
+            assert buffers[j - 1][call.in_at:call.in_at + call.in_hi - call.in_lo] == list(range(call.in_lo, call.in_hi))
+        if j == len(rows) - 1:
+            assert call.at == call.lo
+            for r in range(call.lo, call.hi):
+                written[r] += 1
+        else:
+            assert call.at + call.hi - call.lo <= len(buf)
+            buf[call.at:call.at + call.hi - call.lo] = range(call.lo, call.hi)
+    assert all(written) and (not once or set(written) == {1})
+    if once:
+        assert all(c <= r.out_h for c, r in zip(schedule.computed, rows))
+
+
+@settings(max_examples=300, deadline=None)
+@given(row_chains(), st.integers(1, 5))
+def test_streamed_schedule_computes_each_row_once_where_it_is_read(rows, chunk):
+    check_schedule(rows, streamed_schedule(rows, chunk), once=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(row_chains(), st.integers(1, 5))
+def test_recomputed_schedule_gives_each_band_its_halo(rows, band_rows):
+    check_schedule(rows, recomputed_schedule(rows, band_rows), once=False)
+
+
+def test_streamed_buffers_hold_about_the_next_window():
+    """3×3 stride-1 layers: each buffer holds the 3 rows the next layer's window reads, not the image."""
+    rows = [Rows(48, 48, 3, 1, 1)] * 4
+    assert streamed_schedule(rows, 1).capacity == [3, 3, 3, 0]
+
+
+@pytest.mark.parametrize("value", ["abc", "-5", "1.5K", "4G"])
+def test_max_ram_must_be_a_byte_count(value, tmp_path):
+    done = subprocess.run([sys.executable, "-m", "mtk", "compile", "model.tflite", "-o", str(tmp_path / "out"),
+                           "--max-ram", value], capture_output=True, text=True, env=toolkit_env())
+    assert done.returncode == 2 and "is not a byte count" in done.stderr
+
+
+# ---- compiled (TVM), host and QEMU -------------------------------------------------------------
+
+def tiled_compile(model: bytes, tmp_path, halos: tuple[bool, ...], monkeypatch):
+    from mtk.compiler import compile_model
+    path = tmp_path / "model.tflite"
+    path.write_bytes(model)
+    untiled = compile_model(path, tmp_path / "untiled", force=True)
+    monkeypatch.setattr(tiling, "HALOS", halos)
+    return untiled, compile_model(path, tmp_path / "tiled", force=True, max_ram=untiled.arena_bytes - 1,
+                                  max_recompute=10.0)
+
+
+def assert_host_bit_exact(model: bytes, folder) -> None:
+    from mtk.hostrun import HostModel
+    samples = [modelgen.random_inputs(model, seed) for seed in range(2)]
+    host = HostModel(folder)
+    for sample, expected in zip(samples, run_reference_batch(model, samples)):
+        for got, want in zip(host.run(sample), expected):
+            assert np.array_equal(got.reshape(-1), np.asarray(want).reshape(-1))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("halo", sorted(HALO_MODES))
+@pytest.mark.parametrize("seed", range(4))
+def test_tiled_random_chains_are_bit_exact(halo, seed, tmp_path, monkeypatch):
+    model = modelgen.tiling_chain(modelgen.Draw(np.random.default_rng(seed)))
+    untiled, tiled = tiled_compile(model, tmp_path, HALO_MODES[halo], monkeypatch)
+    assert tiled.arena_bytes < untiled.arena_bytes
+    stages = tiled.memory.tiling["stages"]
+    assert stages and all(s["halo"] == halo for s in stages)
+    assert_host_bit_exact(model, tiled.path)
+
+
+@pytest.mark.slow
+def test_tiled_resnet_block_is_bit_exact_below_its_bound(tmp_path):
+    """IC (ResNet-8): the block whose ADD reads the block's input (a side input, read at the output's
+    rows) tiled: the arena at most 0.8× the untiled one, outputs bit-exact."""
+    from mtk.compiler import compile_model
+    path = SHARED_MODELS / "ic_resnet8_int8.tflite"
+    if not path.is_file():
+        pytest.skip(f"{path} not here")
+    untiled = compile_model(path, tmp_path / "untiled", force=True)
+    tiled = compile_model(path, tmp_path / "tiled", force=True, max_ram=int(0.8 * untiled.arena_bytes))
+    assert tiled.arena_bytes <= 0.8 * untiled.arena_bytes
+    assert "ADD" in tiled.memory.tiling["stages"][0]["types"]
+    assert_host_bit_exact(path.read_bytes(), tiled.path)
+
+
+def first_layers_model(seed: int = 0) -> bytes:
+    """The first layers of an image network, one of each kernel path tiling drives: a conv over 3
+    channels (im2col gathered), a depthwise (C micro-kernel), a 1×1 conv (rows), a conv over 8 channels
+    (taps), average pooling and a lookup activation; then a classifier."""
+    d = modelgen.Draw(np.random.default_rng(seed))
+    net = modelgen.Net("mtk tiling first layers")
+    x = net.model_input((1, 24, 10, 3), modelgen.activation_quant(d))
+    ws = modelgen.weighted_sum
+    x = ws(net, d, x, "CONV_2D", (8, 3, 3, 3), 0, 27, (1, 12, 5, 8), padding="SAME", stride_h=2, stride_w=2)
+    x = ws(net, d, x, "DEPTHWISE_CONV_2D", (1, 3, 3, 8), 3, 9, (1, 12, 5, 8), padding="SAME", depth_multiplier=1,
+           bias_optional=False)
+    x = ws(net, d, x, "CONV_2D", (16, 1, 1, 8), 0, 8, (1, 12, 5, 16), padding="SAME")
+    x = ws(net, d, x, "CONV_2D", (8, 3, 3, 16), 0, 144, (1, 12, 5, 8), padding="SAME")
+    y = net.tensor("pool", (1, 6, 5, 8), x.quant)
+    net.builder.op("AVERAGE_POOL_2D", [x.index], [y.index], padding="SAME", stride_h=2, stride_w=1,
+                   filter_height=3, filter_width=3)
+    x = modelgen._elementwise("RELU")(net, d, y)
+    x = modelgen.flatten(net, d, x)
+    return net.build(modelgen.fully_connected(net, d, x))
+
+
+@pytest.mark.slow
+def test_max_ram_tiles_only_when_needed_and_refuses_with_figures(tmp_path):
+    from mtk.compiler import compile_model
+    path = tmp_path / "model.tflite"
+    path.write_bytes(first_layers_model())
+    plain = compile_model(path, tmp_path / "plain", force=True)
+    assert plain.arena_bytes == 2016   # test_tiled_first_layers_bit_exact_on_target's figure
+    roomy = compile_model(path, tmp_path / "roomy", force=True, max_ram=plain.arena_bytes)
+    for rel in plain.files:
+        if rel.endswith((".c", ".h")):
+            assert (plain.path / rel).read_text() == (roomy.path / rel).read_text()
+    assert roomy.memory.tiling is None
+    tiled = compile_model(path, tmp_path / "tiled", force=True, max_ram=plain.arena_bytes - 1)
+    meta = json.loads((tiled.path / "metadata.json").read_text())["memory"]["tiling"]
+    assert meta["untiled_arena_bytes"] == plain.arena_bytes and meta["arena_bytes"] == tiled.arena_bytes
+    assert tiled.arena_bytes < plain.arena_bytes and meta["stages"][0]["ops"][0] == 0
+    assert any(op.impl.startswith("tiled:") for op in tiled.ops)
+    with pytest.raises(ModelError, match=r"at best [\d,]+ B tiled within 15% extra MACs; --max-ram 64 B"):
+        compile_model(path, tmp_path / "tiny", force=True, max_ram=64)
+    assert not (tmp_path / "tiny").exists()
+
+
+@pytest.mark.slow
+def test_max_ram_refusal_is_one_line_exit_2(tmp_path):
+    path = tmp_path / "model.tflite"
+    path.write_bytes(first_layers_model())
+    done = subprocess.run([sys.executable, "-m", "mtk", "compile", str(path), "-o", str(tmp_path / "out"),
+                           "--max-ram", "64"], capture_output=True, text=True, env=toolkit_env())
+    assert done.returncode == 2, done.stderr
+    error = [line for line in done.stderr.splitlines() if "--max-ram 64 B" in line]
+    assert len(error) == 1 and "untiled" in error[0] and not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.qemu
+@pytest.mark.parametrize("board, halo", [("mps2/an386", "cached"), ("mps2/an386", "recomputed"),
+                                         ("mps3/corstone300/an547", "cached")])
+def test_tiled_first_layers_bit_exact_on_target(board, halo, tmp_path, monkeypatch):
+    model = first_layers_model()
+    path = tmp_path / "model.tflite"
+    path.write_bytes(model)
+    monkeypatch.setattr(tiling, "HALOS", HALO_MODES[halo])
+    samples = [modelgen.random_inputs(model, seed) for seed in range(2)]
+    untiled_arena = 2016   # the model's arena untiled (test_max_ram_tiles_only_when_needed...)
+    result = run_model(path, RunOptions(board=get_board(board), runs=1, max_ram=untiled_arena - 1, max_recompute=10.0),
+                       samples)
+    assert result.arena_bytes < untiled_arena
+    for expected, got in zip(run_reference_batch(model, samples), result.outputs):
+        for want, out in zip(expected, got):
+            assert np.array_equal(np.asarray(out).reshape(-1), np.asarray(want).reshape(-1))
