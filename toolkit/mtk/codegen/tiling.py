@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 from ..graph import Graph, Op
 from ..ops import op_def
-from ..ops.activation import Int8Unary
+from ..ops.activation import Unary
 from ..ops.base import Kernel, Lowered, OpData, Scratch, View
 from ..ops.conv import DepthwiseParams
 from ..ops.elementwise import BinaryParams
@@ -84,7 +84,7 @@ def row_map(data: OpData) -> Rows | None:
         return Rows(g.in_h, g.out_h, (g.k_h - 1) * g.dil_h + 1, g.stride_h, g.pad_top)
     if isinstance(p, PoolParams):
         return Rows(p.rows.size, y.shape[1], p.rows.filter, p.rows.stride, p.rows.pad)
-    if isinstance(op_def(data.op.type), Int8Unary) and x.shape == y.shape:
+    if isinstance(op_def(data.op.type), Unary) and x.shape == y.shape:
         return Rows(x.shape[1], y.shape[1], 1, 1, 0)
     return None
 
