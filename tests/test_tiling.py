@@ -14,12 +14,12 @@ from hypothesis import given, settings, strategies as st
 
 import modelgen
 from conftest import SHARED_MODELS, toolkit_env
+from harness import assert_outputs_match, random_samples
 from mtk.boards import get_board
 from mtk.codegen import tiling
 from mtk.codegen.tiling import Rows, recomputed_schedule, streamed_schedule
 from mtk.errors import ModelError
 from mtk.pipeline import RunOptions, run_model
-from mtk.reference import run_reference_batch
 
 HALO_MODES = {"cached": (True,), "recomputed": (False,)}
 
@@ -108,11 +108,9 @@ def tiled_compile(model: bytes, tmp_path, halos: tuple[bool, ...], monkeypatch):
 
 def assert_host_bit_exact(model: bytes, folder) -> None:
     from mtk.hostrun import HostModel
-    samples = [modelgen.random_inputs(model, seed) for seed in range(2)]
+    samples = random_samples(model)
     host = HostModel(folder)
-    for sample, expected in zip(samples, run_reference_batch(model, samples)):
-        for got, want in zip(host.run(sample), expected):
-            assert np.array_equal(got.reshape(-1), np.asarray(want).reshape(-1))
+    assert_outputs_match(model, samples, [host.run(sample) for sample in samples])
 
 
 @pytest.mark.slow
@@ -204,12 +202,10 @@ def test_tiled_first_layers_bit_exact_on_target(board, halo, tmp_path, monkeypat
     path = tmp_path / "model.tflite"
     path.write_bytes(model)
     monkeypatch.setattr(tiling, "HALOS", HALO_MODES[halo])
-    samples = [modelgen.random_inputs(model, seed) for seed in range(2)]
+    samples = random_samples(model)
     from mtk.compiler import compile_model
     untiled_arena = compile_model(path, tmp_path / "untiled", board=board).arena_bytes
     result = run_model(path, RunOptions(board=get_board(board), runs=1, max_ram=untiled_arena - 1, max_recompute=10.0),
                        samples)
     assert result.arena_bytes < untiled_arena
-    for expected, got in zip(run_reference_batch(model, samples), result.outputs):
-        for want, out in zip(expected, got):
-            assert np.array_equal(np.asarray(out).reshape(-1), np.asarray(want).reshape(-1))
+    assert_outputs_match(model, samples, result.outputs, f"{board}: ")
