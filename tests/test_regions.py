@@ -128,3 +128,20 @@ def test_an_arena_larger_than_any_region_runs_bit_exact_on_the_an547(tmp_path):
     assert {b.tensor: b.region for b in compiled.memory.plan}["y0"] == "SRAM"
     source = (tmp_path / "b" / "compiled" / "src" / "tvmgen_default.c").read_text()
     assert 'tvmgen_default_arena_sram[1703936] TVMGEN_ALIGNED(16) TVMGEN_SECTION("SRAM")' in source
+
+
+@pytest.mark.slow
+def test_compile_reports_regions_and_plots_live_bytes(tmp_path, capsys):
+    """`mtk compile -v --plot-memory` for the STM32F746: the digits CNN's arena in DTCM (tightly coupled,
+    not the system region: its own linker section), each buffer's region, the live bytes op by op."""
+    from mtk.cli import main
+
+    digits = Path(__file__).resolve().parents[1] / "models" / "digits_cnn_int8.tflite"
+    assert main(["compile", str(digits), "--board", "nucleo_f746zg", "-o", str(tmp_path / "out"), "-v",
+                 "--plot-memory", str(tmp_path / "mem.png")]) == 0
+    out = capsys.readouterr().out
+    assert "region" in out.splitlines()[0] and "of the arena (800 B)" in out
+    assert "arena      800 B (lower bound 800 B, room on the board" in out and "; DTCM 800 B of 65,536" in out
+    source = (tmp_path / "out" / "src" / "tvmgen_default.c").read_text()
+    assert 'tvmgen_default_arena_dtcm[800] TVMGEN_ALIGNED(16) TVMGEN_SECTION("DTCM")' in source
+    assert (tmp_path / "mem.png").stat().st_size > 10_000
