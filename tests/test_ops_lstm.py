@@ -31,10 +31,10 @@ def _single_lstm(seed: int, variant: str = "", **lstm_options) -> bytes:
     return net.build(modelgen.lstm(net, d, x, variant=variant, **lstm_options))
 
 
-def lstm_16x8(d: modelgen.Draw) -> bytes:
+def lstm_16x8(d: modelgen.Draw, shape: tuple[int, int, int] | None = None) -> bytes:
     """A 16x8 LSTM: int16 input (zero point 0), hidden state and output, int64 biases."""
     net = modelgen.Net("mtk test 16x8 LSTM")
-    shape, scale = (d.int(1, 2), d.int(1, 6), d.int(1, 16)), 2.0 ** d.float(-15.0, -8.0)
+    shape, scale = shape or (d.int(1, 2), d.int(1, 6), d.int(1, 16)), 2.0 ** d.float(-15.0, -8.0)
     x = modelgen.Act(net.builder.tensor("input", shape, "int16", scale=scale, zero_point=0), shape,
                      modelgen.Quant(scale, 0))
     net.inputs.append(x.index)
@@ -82,6 +82,16 @@ def test_random_16x8_lstm_streams_are_bit_exact(model):
     """int16 activations: the int64 sums and TFLM's 64-bit requantization of its FullyConnected."""
     with tempfile.TemporaryDirectory() as tmp:
         assert_stream_bit_exact(model, host_model(model, Path(tmp)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("depth", [13, 1100])
+def test_16x8_dot_paths_are_bit_exact(depth, tmp_path):
+    """Sums that fit int32 run on the 16x8 micro-kernel (plain and DSP-emulated C); 1,100 features of weights
+    up to ±127 may leave int32 (Σ|w|·32768 ≥ 2^31): the int64 loops."""
+    model = lstm_16x8(modelgen.Draw(np.random.default_rng([depth, 16])), shape=(1, 3, depth))
+    for lib in c_path_libraries(model, tmp_path, "cortex-m4"):
+        assert_stream_bit_exact(model, HostModel(lib))
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,8 @@ loops), time-major input every batch row at each step; a row only touches its ow
 
 One TIR kernel: the four gates' int16 values of a row go to a scratch of 4·units int16 (TFLM asks
 for four such buffers per batch), the zero points are folded into per-unit constants offline. The int8
-LSTM's dot products run on the GEMM micro-kernels (MicroKernelDots), the 16x8 one's in plain loops.
+LSTM's dot products run on the GEMM micro-kernels (MicroKernelDots), the 16x8 one's on the 16x8 GEMM's
+(PairDots) or, when the sums may leave int32, in plain int64 loops (LoopDots).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from .elementwise import Rescale
 from ..errors import ModelError
 from .fixedpoint import clamp, multiply_by_quantized_multiplier_s64, quantize_multiplier, reduced_multiplier
 from .lut16 import SIGMOID_TABLE_UINT16, input_scaling, logistic_s16, tanh_s16
+from .int16x8 import DOT_S16_HEADER, pack_channel_pairs
 from .microkernels import GROUP, HELIUM_CHUNK, MicroKernel, choices, weight_group
 from .requant import clamp_s8
 
@@ -213,7 +215,8 @@ class UnidirectionalSequenceLstm(OpDef):
 
     def lower(self, data: OpData, variant=None) -> Lowered:
         op, p = data.op, data.params
-        g = MicroKernelDots.of(p, data.cpu) if p.activations == "int8" else LoopDots(p.units, p.depth)
+        g = MicroKernelDots.of(p, data.cpu) if p.activations == "int8" else \
+            PairDots(-(-p.units // 2) * 2, p.depth, p.units) if PairDots.fits(p) else LoopDots(p.units, p.depth)
         args = [op.inputs[INPUT], Const("lstm_wx", g.pack(p.input_weights)),
                 Const("lstm_wh", g.pack(p.recurrent_weights)), Const("lstm_bx", g.pad(p.input_bias)),
                 Const("lstm_bh", g.pad(p.recurrent_bias)),
@@ -233,6 +236,7 @@ class LoopDots:
     depth_x: int
     cols = 1
     packed_bytes = 0
+    raw_sums = 0
     headers: tuple[str, ...] = ()
     c_calls: tuple[str, ...] = ()
 
@@ -254,7 +258,7 @@ class LoopDots:
     def start_row(self, x, h, rows, r, b) -> None:
         pass
 
-    def sums(self, gate: int, t, x, wx, h, wh, rows, acc, r, b) -> None:
+    def sums(self, gate: int, t, x, wx, h, wh, rows, acc, raw, r, b) -> None:
         I, S = self.depth_x, self.units
         u = gate * S + t
         for slot, (values, weights, n, base) in enumerate(((x, wx, I, r * I), (h, wh, S, b * S))):
@@ -265,6 +269,57 @@ class LoopDots:
 
 
 @dataclass(frozen=True)
+class PairDots:
+    """The 16x8 LSTM's dot products when no unit's Σ|w|·32768 can leave int32 (then the int32 sums are the
+    int64 ones): the 16x8 GEMM's micro-kernel (c/mtk_dot_s16.h, SMLAD on the int16 rows as they are), two
+    units per call, weights int16-expanded in channel pairs (int16x8.pack_channel_pairs)."""
+
+    units: int                # padded to pairs
+    depth_x: int
+    depth_h: int
+    cols = 2
+    packed_bytes = 0
+    raw_sums = 8
+    weight_dtype = "int16"
+    headers = (DOT_S16_HEADER,)
+    c_calls = ("mtk_dot_2x2_s16",)
+
+    @staticmethod
+    def fits(p: LstmPlan) -> bool:
+        return all(int(np.abs(w.astype(np.int64)).sum(axis=-1).max()) * 32768 < 2**31
+                   for w in (p.input_weights, p.recurrent_weights))
+
+    @property
+    def tiles(self) -> int:
+        return self.units // 2
+
+    def weight_elements(self, depth: int) -> int:
+        return 4 * self.units * depth
+
+    def pack(self, weights: np.ndarray) -> np.ndarray:
+        return np.concatenate([pack_channel_pairs(w) for w in weights])
+
+    def pad(self, bias: np.ndarray) -> np.ndarray:
+        padded = np.zeros((4, self.units), np.int64)
+        padded[:, :bias.shape[1]] = bias
+        return padded.reshape(-1)
+
+    def start_row(self, x, h, rows, r, b) -> None:
+        pass
+
+    def sums(self, gate: int, t, x, wx, h, wh, rows, acc, raw, r, b) -> None:
+        """acc = (x·Wx, h·Wh) of units 2t, 2t+1 of `gate`, widened to int64 (the row passed as both rows:
+        raw[2:4] and raw[6:8] are unused)."""
+        I, S = self.depth_x, self.depth_h
+        for slot, (values, weights, n, base) in enumerate(((x, wx, I, r * I), (h, wh, S, b * S))):
+            T.evaluate(T.call_extern("int32", "mtk_dot_2x2_s16", T.address_of(values[base]),
+                                     T.address_of(values[base]), T.address_of(weights[(gate * self.tiles + t) * 2 * n]),
+                                     n, T.address_of(raw[4 * slot])))
+            for j in range(2):
+                T.buffer_store(acc, raw[4 * slot + j].astype("int64"), [2 * slot + j])
+
+
+@dataclass(frozen=True)
 class MicroKernelDots:
     """The int8 LSTM's dot products: the CPU's one-row GEMM micro-kernel (microkernels.py) over the row
     of x and the hidden state, each packed once per row, and each gate's weights packed offline in tiles
@@ -272,6 +327,7 @@ class MicroKernelDots:
 
     kernel: MicroKernel
     group: int                # depth values per weight group
+    raw_sums = 0
     units: int                # units padded to whole tiles
     depth_x: int
     depth_h: int
@@ -336,7 +392,7 @@ class MicroKernelDots:
         T.evaluate(T.call_extern("int32", "mtk_pack_row_s16", T.address_of(h[b * self.depth_h]), self.depth_h,
                                  T.address_of(rows[self.packed_x])))
 
-    def sums(self, gate: int, t, x, wx, h, wh, rows, acc, r, b) -> None:
+    def sums(self, gate: int, t, x, wx, h, wh, rows, acc, raw, r, b) -> None:
         """acc[0:cols] = x·Wx and acc[cols:2·cols] = h·Wh for the units of tile t of `gate`."""
         tile_x, tile_h = self.tile_elements(self.depth_x), self.tile_elements(self.depth_h)
         T.evaluate(T.call_extern("int32", self.kernel.name, T.address_of(rows[0]),
@@ -395,7 +451,7 @@ def _sat16(x):
     return tirx.call_extern("int32", "mtk_sat_s16", x)
 
 
-def lstm_func(p: LstmPlan, g: MicroKernelDots | LoopDots) -> tirx.PrimFunc:
+def lstm_func(p: LstmPlan, g: MicroKernelDots | PairDots | LoopDots) -> tirx.PrimFunc:
     """The PrimFunc (x, wx, wh, bx, bh, table, h, c, out, gates[, rows]): every row of the input, in order."""
     S, I, U, cols, act = p.units, p.depth, g.units, g.cols, p.activations
     sigmoid, cell_gate = input_scaling(0, 0), input_scaling(0, 0)   # lstm_eval.cc: Sigmoid, Tanh(-12)
@@ -414,12 +470,13 @@ def lstm_func(p: LstmPlan, g: MicroKernelDots | LoopDots) -> tirx.PrimFunc:
             gates = T.arg("gates", T.buffer((4 * U,), "int16"))
             rows = T.arg("rows", T.buffer((g.packed_bytes,), "int8")) if g.packed_bytes else None
             acc = T.alloc_buffer((2 * cols,), p.accumulator)
+            raw = T.alloc_buffer((g.raw_sums,), "int32") if g.raw_sums else None
             with T.serial(0, p.rows) as r:
                 b = p.row_batch(r)
                 g.start_row(x, h, rows, r, b)
                 for gate in range(4):
                     with T.serial(0, g.tiles) as t:
-                        g.sums(gate, t, x, wx, h, wh, rows, acc, r, b)
+                        g.sums(gate, t, x, wx, h, wh, rows, acc, raw, r, b)
                         with T.serial(0, cols) as j:
                             u = gate * U + t * cols + j
                             pre = _sat16(p.gate_input(gate, False, acc[j] + bx[u])
