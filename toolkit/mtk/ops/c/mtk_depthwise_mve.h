@@ -45,15 +45,25 @@ MTK_MVE_INLINE int32_t mtk_depthwise_mve_s8(const void* x, const void* w, const 
   int8_t* o = (int8_t*)out;
   const int32x4_t lo = vdupq_n_s32(act_min), hi = vdupq_n_s32(act_max);
   const int8_t* taps[kh * kw];
+  int32_t offsets[kh * kw];   /* of each tap from the window's corner, when the window is inside the image */
+  for (int32_t ky = 0; ky < kh; ++ky)
+    for (int32_t kx = 0; kx < kw; ++kx) offsets[ky * kw + kx] = (ky * dil_h * in_w + kx * dil_w) * C;
   for (int32_t oy = 0; oy < out_h; ++oy) {
+    const int32_t iy = oy * stride_h - pad_top;
+    const int rows_inside = iy >= 0 && iy + (kh - 1) * dil_h < in_h;
     for (int32_t ox = 0; ox < out_w; ++ox) {
-      const int32_t iy = oy * stride_h - pad_top, ix = ox * stride_w - pad_left;
-      for (int32_t ky = 0; ky < kh; ++ky) {
-        const int32_t y = iy + ky * dil_h;
-        for (int32_t kx = 0; kx < kw; ++kx) {
-          const int32_t px = ix + kx * dil_w;
-          taps[ky * kw + kx] = y >= 0 && y < in_h && px >= 0 && px < in_w ? xb + (y * in_w + px) * C
-                                                                           : (const int8_t*)pad;
+      const int32_t ix = ox * stride_w - pad_left;
+      if (rows_inside && ix >= 0 && ix + (kw - 1) * dil_w < in_w) {
+        const int8_t* corner = xb + (iy * in_w + ix) * C;
+        for (int32_t t = 0; t < kh * kw; ++t) taps[t] = corner + offsets[t];
+      } else {
+        for (int32_t ky = 0; ky < kh; ++ky) {
+          const int32_t y = iy + ky * dil_h;
+          for (int32_t kx = 0; kx < kw; ++kx) {
+            const int32_t px = ix + kx * dil_w;
+            taps[ky * kw + kx] = y >= 0 && y < in_h && px >= 0 && px < in_w ? xb + (y * in_w + px) * C
+                                                                             : (const int8_t*)pad;
+          }
         }
       }
       const int16_t* wp = (const int16_t*)w;

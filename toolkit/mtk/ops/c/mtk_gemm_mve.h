@@ -62,52 +62,80 @@ MTK_MVE_INLINE int32x4_t mtk_requant_mve(int32x4_t v, int32x4_t mult, int32x4_t 
 #define MTK_MVE_ROWS_2 "vldrb.8 q0, [%[p0]], #16\n\tvldrb.8 q1, [%[p1]], #16\n\t"
 #define MTK_MVE_TAIL_1 "vctp.8 %[tail]\n\tvpst\n\tvldrbt.8 q0, [%[p0]]\n\t"
 #define MTK_MVE_TAIL_2 "vctp.8 %[tail]\n\tvpstt\n\tvldrbt.8 q0, [%[p0]]\n\tvldrbt.8 q1, [%[p1]]\n\t"
+#define MTK_MVE_SET(s) "=&Te"(s)
+#define MTK_MVE_ADD(s) "+&Te"(s)
 
+/* Chunks: LOAD (the rows' next 16 values, or the predicated last ones) and the products with 4 channels'
+ * weights, setting the sums (ACC "", SUMS MTK_MVE_SET: the first chunk) or adding to them ("a",
+ * MTK_MVE_ADD), once, or REPEAT: the assembler's .rept (a constant count) or a loop (SUBS, BNE). The sums
+ * live in even registers (VMLADAV's operand), r0 .. r12 and lr, fixed: gcc may not take lr for a loop of
+ * its own around them. */
+#define MTK_MVE_ASM_CHUNKS(ROWS, LOAD, ACC, SUMS, REPEAT) MTK_MVE_ASM_CHUNKS_(ROWS, LOAD, ACC, SUMS, REPEAT)
+#define MTK_MVE_ASM_CHUNKS_(ROWS, LOAD, ACC, SUMS, BEGIN, END, MORE_OUT, MORE_IN)                                \
+  __asm__ volatile(BEGIN LOAD MTK_MVE_CHUNK_##ROWS(ACC) END                                                      \
+                   : [s00] SUMS(s00), [s01] SUMS(s01), [s02] SUMS(s02), [s03] SUMS(s03), [s10] SUMS(s10),       \
+                     [s11] SUMS(s11), [s12] SUMS(s12), [s13] SUMS(s13), [p0] "+r"(p0_), [p1] "+r"(p1_),         \
+                     [wp] "+r"(wt_) MORE_OUT()                                                                    \
+                   : [none] "i"(0) MORE_IN()                                                                    \
+                   : "q0", "q1", "q2", "q3", "memory", "cc")
+#define MTK_MVE_ONCE "", "", MTK_MVE_NONE, MTK_MVE_NONE
+#define MTK_MVE_REPT ".rept %c[reps]\n\t", ".endr\n\t", MTK_MVE_NONE, MTK_MVE_REPS
+#define MTK_MVE_LOOP "2:\n\t", "subs %[n], %[n], #1\n\tbne 2b\n\t", MTK_MVE_PASSES, MTK_MVE_NONE
+#define MTK_MVE_TAIL_ONCE "", "", MTK_MVE_NONE, MTK_MVE_TAIL_VALUES
+#define MTK_MVE_NONE()
+#define MTK_MVE_REPS() , [reps] "i"(n_)
+#define MTK_MVE_PASSES() , [n] "+r"(k_)
+#define MTK_MVE_TAIL_VALUES() , [tail] "r"(tail_)
+
+#if defined(__OPTIMIZE__)
 /* The sums of a tile of 4 channels over `depth` values of one row (ROWS 1) or two (ROWS 2), into v0 (and
- * v1) as vectors {s0, s1, s2, s3}; w advances past the tile's weights. The first chunk sets the sums
- * (VMLADAV), the others add (VMLADAVA): per whole chunk ROWS + 4 loads, 4 * ROWS VMLADAVA, SUBS and BNE. */
+ * v1) as vectors {s0, s1, s2, s3}; w advances past the tile's weights. Per whole chunk ROWS + 4 loads and
+ * 4 * ROWS VMLADAV(A); unrolled when the depth is a constant at the call, else a loop (SUBS, BNE). */
 #define MTK_MVE_TILE(ROWS, v0, v1, x0, x1, w, depth)                                                             \
   do {                                                                                                          \
     const int8_t* p0_ = (x0);                                                                                   \
     const int8_t* p1_ = (x1);                                                                                   \
-    int32_t n_ = (depth) >> 4, tail_ = (depth) & 15;                                                            \
+    const int8_t* wt_ = (w);                                                                                    \
+    const int32_t n_ = ((depth) >> 4) - 1;                                                                      \
+    const int32_t tail_ = (depth) & 15;                                                                         \
     register int32_t s00 __asm__("r0"), s01 __asm__("r2"), s02 __asm__("r4"), s03 __asm__("r6");              \
     register int32_t s10 __asm__("r8"), s11 __asm__("r10"), s12 __asm__("r12"), s13 __asm__("lr");            \
-    (void)p1_;                                                                                                  \
-    if (n_ > 0) {                                                                                               \
-      __asm__ volatile(MTK_MVE_ROWS_##ROWS MTK_MVE_CHUNK_##ROWS("")                                             \
-                       "subs %[n], %[n], #1\n\t"                                                                \
-                       "beq 1f\n"                                                                               \
-                       "2:\n\t" MTK_MVE_ROWS_##ROWS MTK_MVE_CHUNK_##ROWS("a")                                   \
-                       "subs %[n], %[n], #1\n\t"                                                                \
-                       "bne 2b\n"                                                                               \
-                       "1:\n\t"                                                                                 \
-                       : [s00] "=&Te"(s00), [s01] "=&Te"(s01), [s02] "=&Te"(s02), [s03] "=&Te"(s03),                \
-                         [s10] "=&Te"(s10), [s11] "=&Te"(s11), [s12] "=&Te"(s12), [s13] "=&Te"(s13),                \
-                         [p0] "+&r"(p0_), [p1] "+&r"(p1_), [wp] "+&r"(w), [n] "+&r"(n_)                          \
-                       :                                                                                        \
-                       : "q0", "q1", "q2", "q3", "memory", "cc");                                               \
-      if (tail_)                                                                                                \
-        __asm__ volatile(MTK_MVE_TAIL_##ROWS MTK_MVE_CHUNK_##ROWS("a")                                          \
-                         : [s00] "+&Te"(s00), [s01] "+&Te"(s01), [s02] "+&Te"(s02), [s03] "+&Te"(s03),              \
-                           [s10] "+&Te"(s10), [s11] "+&Te"(s11), [s12] "+&Te"(s12), [s13] "+&Te"(s13),              \
-                           [wp] "+&r"(w)                                                                         \
-                         : [p0] "r"(p0_), [p1] "r"(p1_), [tail] "r"(tail_)                                      \
-                         : "q0", "q1", "q2", "q3", "memory");                                                   \
+    if (n_ >= 0) {                                                                                              \
+      MTK_MVE_ASM_CHUNKS(ROWS, MTK_MVE_ROWS_##ROWS, "", MTK_MVE_SET, MTK_MVE_ONCE);                             \
+      if (__builtin_constant_p(n_)) {                                                                           \
+        if (n_ > 0) MTK_MVE_ASM_CHUNKS(ROWS, MTK_MVE_ROWS_##ROWS, "a", MTK_MVE_ADD, MTK_MVE_REPT);              \
+      } else if (n_ > 0) {                                                                                      \
+        int32_t k_ = n_;                                                                                        \
+        MTK_MVE_ASM_CHUNKS(ROWS, MTK_MVE_ROWS_##ROWS, "a", MTK_MVE_ADD, MTK_MVE_LOOP);                          \
+      }                                                                                                         \
+      if (tail_) MTK_MVE_ASM_CHUNKS(ROWS, MTK_MVE_TAIL_##ROWS, "a", MTK_MVE_ADD, MTK_MVE_TAIL_ONCE);            \
     } else {                                                                                                    \
-      __asm__ volatile(MTK_MVE_TAIL_##ROWS MTK_MVE_CHUNK_##ROWS("")                                             \
-                       : [s00] "=&Te"(s00), [s01] "=&Te"(s01), [s02] "=&Te"(s02), [s03] "=&Te"(s03),                \
-                         [s10] "=&Te"(s10), [s11] "=&Te"(s11), [s12] "=&Te"(s12), [s13] "=&Te"(s13),                \
-                         [wp] "+&r"(w)                                                                           \
-                       : [p0] "r"(p0_), [p1] "r"(p1_), [tail] "r"(tail_)                                        \
-                       : "q0", "q1", "q2", "q3", "memory");                                                     \
+      MTK_MVE_ASM_CHUNKS(ROWS, MTK_MVE_TAIL_##ROWS, "", MTK_MVE_SET, MTK_MVE_TAIL_ONCE);                        \
     }                                                                                                           \
+    (w) = wt_;                                                                                                  \
     __asm__("vmov %e[v], %[c0], %[c1]\n\tvmov %f[v], %[c2], %[c3]"                     \
             : [v] "=w"(v0) : [c0] "r"(s00), [c1] "r"(s01), [c2] "r"(s02), [c3] "r"(s03));                      \
     if (ROWS > 1)                                                                                               \
       __asm__("vmov %e[v], %[c0], %[c1]\n\tvmov %f[v], %[c2], %[c3]"                   \
               : [v] "=w"(v1) : [c0] "r"(s10), [c1] "r"(s11), [c2] "r"(s12), [c3] "r"(s13));                    \
   } while (0)
+#else
+/* Unoptimized builds (-O0 keeps too few registers free for the sums above): the same sums in intrinsics. */
+#define MTK_MVE_TILE(ROWS, v0, v1, x0, x1, w, depth)                                                             \
+  do {                                                                                                          \
+    int32_t s_[2][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}};                                                            \
+    const int8_t* rows_[2] = {(x0), (x1)};                                                                      \
+    for (int32_t k_ = 0; k_ < (depth); k_ += 16, (w) += 64) {                                                   \
+      const mve_pred16_t in_row_ = vctp8q((uint32_t)((depth) - k_));                                           \
+      for (int32_t r_ = 0; r_ < (ROWS); ++r_) {                                                                 \
+        const int8x16_t a_ = vldrbq_z_s8(rows_[r_] + k_, in_row_);                                              \
+        for (int32_t j_ = 0; j_ < 4; ++j_) s_[r_][j_] = vmladavaq_s8(s_[r_][j_], a_, vldrbq_s8((w) + 16 * j_)); \
+      }                                                                                                         \
+    }                                                                                                           \
+    v0 = vldrwq_s32(s_[0]);                                                                                     \
+    v1 = vldrwq_s32(s_[1]);                                                                                     \
+  } while (0)
+#endif
 
 /* out_r[c] = requant(x_r . w_c + bias[c]) for rows r < ROWS (1 or 2), c < channels: row r at x + r * depth
  * (`depth` int8 values), its outputs at out + r * channels. params holds per tile of 4 channels their bias,

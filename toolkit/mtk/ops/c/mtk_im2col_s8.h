@@ -19,6 +19,26 @@
 #define MTK_IM2COL_COPY4(dst, src) memcpy((dst), (src), 4)
 #endif
 
+#if defined(MTK_DOT_MVE)
+/* Helium: inlined into the GEMM's loop (its geometry folds), 16 bytes a vector, the last partial one predicated. */
+#define MTK_IM2COL_INLINE static inline __attribute__((always_inline))
+static inline int8_t* mtk_im2col_fill(int8_t* d, int8_t value, int32_t n) {
+  const int8x16_t v = vdupq_n_s8(value);
+  for (; n >= 16; n -= 16, d += 16) vstrbq_s8(d, v);
+  if (n > 0) vstrbq_p_s8(d, v, vctp8q((uint32_t)n));
+  return d + n;
+}
+
+static inline int8_t* mtk_im2col_copy(int8_t* d, const int8_t* s, int32_t n) {
+  for (; n >= 16; n -= 16, d += 16, s += 16) vstrbq_s8(d, vldrbq_s8(s));
+  if (n > 0) {
+    const mve_pred16_t p = vctp8q((uint32_t)n);
+    vstrbq_p_s8(d, vldrbq_z_s8(s, p), p);
+  }
+  return d + n;
+}
+#else
+#define MTK_IM2COL_INLINE static inline
 static inline int8_t* mtk_im2col_fill(int8_t* d, int8_t value, int32_t n) {
   for (; n > 0; --n) *d++ = value;
   return d;
@@ -30,12 +50,13 @@ static inline int8_t* mtk_im2col_copy(int8_t* d, const int8_t* s, int32_t n) {
   for (; n > 0; --n) *d++ = *s++;
   return d;
 }
+#endif
 
 static inline int32_t mtk_im2col_clamp(int32_t v, int32_t lo, int32_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
 /* The kh * kw * cn values of the window whose top left input pixel is (iy, ix), tap by tap (ky, then kx),
  * channels c0 .. c0 + cn - 1 of each tap (all in_c of them, or one group's), then `tail` zeros, into dst. */
-static inline int32_t mtk_im2col_s8(const void* x, int32_t iy, int32_t ix, int32_t in_h, int32_t in_w, int32_t in_c,
+MTK_IM2COL_INLINE int32_t mtk_im2col_s8(const void* x, int32_t iy, int32_t ix, int32_t in_h, int32_t in_w, int32_t in_c,
                                     int32_t c0, int32_t cn, int32_t kh, int32_t kw, int32_t dil_h, int32_t dil_w,
                                     int32_t pad, int32_t tail, void* dst) {
   const int8_t* xb = (const int8_t*)x + c0;
