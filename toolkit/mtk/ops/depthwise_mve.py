@@ -1,5 +1,5 @@
 """DEPTHWISE_CONV_2D with depth multiplier 1 on Helium (MVE) cores: one C call for the whole layer
-(c/mtk_depthwise_mve.h), 8 channels a vector, requantization fused (every channel shifts right:
+(c/mtk_depthwise_mve.h), 16 channels a pass (the rest 8 at a time), requantization fused (every channel shifts right:
 requant.rshift_table). Other depthwise layers take depthwise.py's path."""
 
 from __future__ import annotations
@@ -18,12 +18,17 @@ HALF = LANES // 2   # int32 lanes: the group's even channels, then its odd ones
 
 
 def pack_weights(w: np.ndarray) -> np.ndarray:
-    """w [1, kh, kw, C] → int16 [ceil(C/8)][kh·kw][8], zero-padded to whole groups."""
+    """w [1, kh, kw, C] → int16: the whole groups of 16 channels [C // 16][kh·kw][16], then the rest in groups
+    of 8 [ceil(C % 16 / 8)][kh·kw][8], zero-padded."""
     channels = w.shape[-1]
     groups = -(-channels // LANES)
     padded = np.zeros((w.size // channels, groups * LANES), np.int16)
     padded[:, :channels] = w.reshape(-1, channels)
-    return np.ascontiguousarray(padded.reshape(-1, groups, LANES).transpose(1, 0, 2)).reshape(-1)
+    wide = channels // (2 * LANES) * 2 * LANES
+
+    def by_group(part: np.ndarray, lanes: int) -> np.ndarray:
+        return part.reshape(part.shape[0], -1, lanes).transpose(1, 0, 2).reshape(-1)
+    return np.concatenate([by_group(padded[:, :wide], 2 * LANES), by_group(padded[:, wide:], LANES)])
 
 
 def requant_params(bias: np.ndarray, multiplier: np.ndarray, shift: np.ndarray) -> np.ndarray:

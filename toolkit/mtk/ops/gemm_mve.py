@@ -43,9 +43,12 @@ def gemm_mve_kernel(data: OpData, mk: MicroKernel) -> Kernel:
     params = requant_params(p.bias, rq.multiplier, rq.shift)
     i32 = "int32"
 
+    # gathered rows end in zeros up to whole chunks (the weights' padding): no predicated last chunk
+    row_bytes = -(-K // HELIUM_CHUNK) * HELIUM_CHUNK if pt else K
+
     def call(kernel: str, row_ptr, wp, qp, out, row):
         """The micro-kernel call for the row(s) at row_ptr, whose first output row is `row`."""
-        return T.call_extern(i32, kernel, row_ptr, T.address_of(wp[0]), K, C, T.address_of(qp[0]), rq.out_zp,
+        return T.call_extern(i32, kernel, row_ptr, T.address_of(wp[0]), row_bytes, C, T.address_of(qp[0]), rq.out_zp,
                              rq.act_min, rq.act_max, T.address_of(out[row * C]))
 
     def gather(x, rows, row, slot):
@@ -53,7 +56,8 @@ def gemm_mve_kernel(data: OpData, mk: MicroKernel) -> Kernel:
         iy = (row // pt.out_w) * pt.stride_h - pt.pad_top
         ix = (row % pt.out_w) * pt.stride_w - pt.pad_left
         return T.call_extern(i32, "mtk_im2col_s8", T.address_of(x[0]), iy, ix, pt.in_h, pt.in_w, pt.in_c, 0, pt.in_c,
-                             pt.k_h, pt.k_w, pt.dil_h, pt.dil_w, pt.in_zp, 0, T.address_of(rows[slot * K]))
+                             pt.k_h, pt.k_w, pt.dil_h, pt.dil_w, pt.in_zp, row_bytes - K,
+                             T.address_of(rows[slot * row_bytes]))
 
     args = [op.inputs[0], Const("w", packed), Const("requant", params), op.outputs[0]]
     if pt is None:
@@ -70,7 +74,7 @@ def gemm_mve_kernel(data: OpData, mk: MicroKernel) -> Kernel:
     @T.prim_func
     def gemm_patches(x: T.Buffer((in_size,), "int8"), wp: T.Buffer((packed.size,), "int8"),
                      qp: T.Buffer((params.size,), i32), out: T.Buffer((P * C,), "int8"),
-                     rows: T.Buffer((2 * K,), "int8")):
+                     rows: T.Buffer((2 * row_bytes,), "int8")):
         for pb in T.serial(pairs):
             T.evaluate(gather(x, rows, pb * 2, 0))
             T.evaluate(gather(x, rows, pb * 2 + 1, 1))
@@ -79,5 +83,5 @@ def gemm_mve_kernel(data: OpData, mk: MicroKernel) -> Kernel:
             T.evaluate(gather(x, rows, P - 1, 0))
             T.evaluate(call(ONE_ROW, T.address_of(rows[0]), wp, qp, out, P - 1))
 
-    return Kernel(p.name, [*args, Scratch(2 * K)], func=gemm_patches, headers=(GEMM_MVE_HEADER, DOT_HEADER, IM2COL_HEADER),
+    return Kernel(p.name, [*args, Scratch(2 * row_bytes)], func=gemm_patches, headers=(GEMM_MVE_HEADER, DOT_HEADER, IM2COL_HEADER),
                   c_calls=(mk.name,))

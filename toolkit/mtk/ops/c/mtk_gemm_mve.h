@@ -67,30 +67,30 @@ MTK_MVE_INLINE int32x4_t mtk_requant_mve(int32x4_t v, int32x4_t mult, int32x4_t 
 
 /* Chunks: LOAD (the rows' next 16 values, or the predicated last ones) and the products with 4 channels'
  * weights, setting the sums (ACC "", SUMS MTK_MVE_SET: the first chunk) or adding to them ("a",
- * MTK_MVE_ADD), once, or REPEAT: the assembler's .rept (a constant count) or a loop (SUBS, BNE). The sums
- * live in even registers (VMLADAV's operand), r0 .. r12 and lr, fixed: gcc may not take lr for a loop of
- * its own around them. */
+ * MTK_MVE_ADD), once or (LOOP) 4 at a time for `k_` passes (SUBS, BNE). The sums live in even registers
+ * (VMLADAV's operand), r0 .. r12 and lr, fixed: gcc may not take lr for a loop of its own around them, so
+ * the repetition is written out in the assembly (no .rept either: gcc would misjudge the code's length). */
 #define MTK_MVE_ASM_CHUNKS(ROWS, LOAD, ACC, SUMS, REPEAT) MTK_MVE_ASM_CHUNKS_(ROWS, LOAD, ACC, SUMS, REPEAT)
-#define MTK_MVE_ASM_CHUNKS_(ROWS, LOAD, ACC, SUMS, BEGIN, END, MORE_OUT, MORE_IN)                                \
-  __asm__ volatile(BEGIN LOAD MTK_MVE_CHUNK_##ROWS(ACC) END                                                      \
+#define MTK_MVE_ASM_CHUNKS_(ROWS, LOAD, ACC, SUMS, BODY, MORE_OUT, MORE_IN)                                      \
+  __asm__ volatile(BODY(LOAD MTK_MVE_CHUNK_##ROWS(ACC))                                                          \
                    : [s00] SUMS(s00), [s01] SUMS(s01), [s02] SUMS(s02), [s03] SUMS(s03), [s10] SUMS(s10),       \
                      [s11] SUMS(s11), [s12] SUMS(s12), [s13] SUMS(s13), [p0] "+r"(p0_), [p1] "+r"(p1_),         \
-                     [wp] "+r"(wt_) MORE_OUT()                                                                    \
+                     [wp] "+r"(wt_) MORE_OUT()                                                                  \
                    : [none] "i"(0) MORE_IN()                                                                    \
                    : "q0", "q1", "q2", "q3", "memory", "cc")
-#define MTK_MVE_ONCE "", "", MTK_MVE_NONE, MTK_MVE_NONE
-#define MTK_MVE_REPT ".rept %c[reps]\n\t", ".endr\n\t", MTK_MVE_NONE, MTK_MVE_REPS
-#define MTK_MVE_LOOP "2:\n\t", "subs %[n], %[n], #1\n\tbne 2b\n\t", MTK_MVE_PASSES, MTK_MVE_NONE
-#define MTK_MVE_TAIL_ONCE "", "", MTK_MVE_NONE, MTK_MVE_TAIL_VALUES
+#define MTK_MVE_ONCE MTK_MVE_BODY_ONCE, MTK_MVE_NONE, MTK_MVE_NONE
+#define MTK_MVE_LOOP4 MTK_MVE_BODY_LOOP4, MTK_MVE_PASSES, MTK_MVE_NONE
+#define MTK_MVE_TAIL_ONCE MTK_MVE_BODY_ONCE, MTK_MVE_NONE, MTK_MVE_TAIL_VALUES
+#define MTK_MVE_BODY_ONCE(CHUNK) CHUNK
+#define MTK_MVE_BODY_LOOP4(CHUNK) "2:\n\t" CHUNK CHUNK CHUNK CHUNK "subs %[n], %[n], #1\n\tbne 2b\n\t"
 #define MTK_MVE_NONE()
-#define MTK_MVE_REPS() , [reps] "i"(n_)
 #define MTK_MVE_PASSES() , [n] "+r"(k_)
 #define MTK_MVE_TAIL_VALUES() , [tail] "r"(tail_)
 
 #if defined(__OPTIMIZE__)
 /* The sums of a tile of 4 channels over `depth` values of one row (ROWS 1) or two (ROWS 2), into v0 (and
  * v1) as vectors {s0, s1, s2, s3}; w advances past the tile's weights. Per whole chunk ROWS + 4 loads and
- * 4 * ROWS VMLADAV(A); unrolled when the depth is a constant at the call, else a loop (SUBS, BNE). */
+ * 4 * ROWS VMLADAV(A); a loop of 4 chunks a pass, then the 0-3 left one by one (a constant depth folds). */
 #define MTK_MVE_TILE(ROWS, v0, v1, x0, x1, w, depth)                                                             \
   do {                                                                                                          \
     const int8_t* p0_ = (x0);                                                                                   \
@@ -102,12 +102,13 @@ MTK_MVE_INLINE int32x4_t mtk_requant_mve(int32x4_t v, int32x4_t mult, int32x4_t 
     register int32_t s10 __asm__("r8"), s11 __asm__("r10"), s12 __asm__("r12"), s13 __asm__("lr");            \
     if (n_ >= 0) {                                                                                              \
       MTK_MVE_ASM_CHUNKS(ROWS, MTK_MVE_ROWS_##ROWS, "", MTK_MVE_SET, MTK_MVE_ONCE);                             \
-      if (__builtin_constant_p(n_)) {                                                                           \
-        if (n_ > 0) MTK_MVE_ASM_CHUNKS(ROWS, MTK_MVE_ROWS_##ROWS, "a", MTK_MVE_ADD, MTK_MVE_REPT);              \
-      } else if (n_ > 0) {                                                                                      \
-        int32_t k_ = n_;                                                                                        \
-        MTK_MVE_ASM_CHUNKS(ROWS, MTK_MVE_ROWS_##ROWS, "a", MTK_MVE_ADD, MTK_MVE_LOOP);                          \
+      if (n_ >= 4) {                                                                                            \
+        int32_t k_ = n_ >> 2;                                                                                   \
+        MTK_MVE_ASM_CHUNKS(ROWS, MTK_MVE_ROWS_##ROWS, "a", MTK_MVE_ADD, MTK_MVE_LOOP4);                         \
       }                                                                                                         \
+      if (n_ & 3) MTK_MVE_ASM_CHUNKS(ROWS, MTK_MVE_ROWS_##ROWS, "a", MTK_MVE_ADD, MTK_MVE_ONCE);                \
+      if ((n_ & 3) > 1) MTK_MVE_ASM_CHUNKS(ROWS, MTK_MVE_ROWS_##ROWS, "a", MTK_MVE_ADD, MTK_MVE_ONCE);          \
+      if ((n_ & 3) > 2) MTK_MVE_ASM_CHUNKS(ROWS, MTK_MVE_ROWS_##ROWS, "a", MTK_MVE_ADD, MTK_MVE_ONCE);          \
       if (tail_) MTK_MVE_ASM_CHUNKS(ROWS, MTK_MVE_TAIL_##ROWS, "a", MTK_MVE_ADD, MTK_MVE_TAIL_ONCE);            \
     } else {                                                                                                    \
       MTK_MVE_ASM_CHUNKS(ROWS, MTK_MVE_TAIL_##ROWS, "", MTK_MVE_SET, MTK_MVE_TAIL_ONCE);                        \
