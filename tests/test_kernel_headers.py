@@ -38,7 +38,8 @@ def run_c(body: str, flags: list[str], tmp_path: Path) -> list[int]:
     if gcc is None:
         pytest.skip("no host gcc")
     src = tmp_path / "t.c"
-    src.write_text('#include <stdio.h>\n#include "mtk_fixedpoint.h"\n#include "mtk_dot_s8.h"\n' + body)
+    src.write_text('#include <stdio.h>\n#include "mtk_fixedpoint.h"\n#include "mtk_dot_s8.h"\n'
+                   '#include "mtk_dot_biased_s8.h"\n' + body)
     exe = tmp_path / "t"
     subprocess.run([gcc, "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", *flags, "-I", str(KERNEL_HEADERS),
                     str(src), "-o", str(exe)], check=True)
@@ -93,8 +94,9 @@ def test_clamp_s8(flags, tmp_path):
 @pytest.mark.parametrize("flags", PATHS.values(), ids=PATHS.keys())
 def test_gemm_kernels_match_numpy(flags, tmp_path):
     """Rows packed by mtk_pack_pair_s16 / mtk_pack_row_s16 against weights packed by microkernels.pack_weights,
-    int8 and int16-expanded (pack_weights_int16, the mtk_dot_*_w16_s8 kernels)."""
-    from mtk.ops.microkernels import pack_weights, pack_weights_int16
+    int8, int16-expanded (pack_weights_int16, the mtk_dot_*_w16_s8 kernels) and biased (pack_weights_biased,
+    mtk_dot_*_biased_s8 with the rows' sums from mtk_pack_sums_s16)."""
+    from mtk.ops.microkernels import pack_weights, pack_weights_biased, pack_weights_int16
     rng = np.random.default_rng(1)
     lines, expected = [], []
     sizes = [1, 3, 4, 7, 16, 33, 600, 1021]
@@ -110,12 +112,16 @@ def test_gemm_kernels_match_numpy(flags, tmp_path):
         lines.append(c_array(f"w4_{case}", "int8_t", pack_weights(b.astype(np.int8), 4)))
         lines.append(c_array(f"v2_{case}", "int16_t", pack_weights_int16(b[:2].astype(np.int8), 2)))
         lines.append(c_array(f"v4_{case}", "int16_t", pack_weights_int16(b.astype(np.int8), 4)))
-        calls = [("pair", "2x2", "w2"), ("row", "1x4", "w4"), ("pair", "2x2_w16", "v2"), ("row", "1x4_w16", "v4")]
-        lines.append(f"static void case{case}(void) {{ int32_t acc[4]; int32_t col[{4 * groups}];" + "".join(
+        lines.append(c_array(f"u2_{case}", "int8_t", pack_weights_biased(b[:2].astype(np.int8), 2)))
+        lines.append(c_array(f"u4_{case}", "int8_t", pack_weights_biased(b.astype(np.int8), 4)))
+        calls = [("pair", "2x2", "w2"), ("row", "1x4", "w4"), ("pair", "2x2_w16", "v2"), ("row", "1x4_w16", "v4"),
+                 ("pair", "2x2_biased", "u2"), ("row", "1x4_biased", "u4")]
+        lines.append(f"static void case{case}(void) {{ int32_t acc[6]; int32_t col[{4 * groups}];" + "".join(
             f" mtk_pack_{rows}_s16(a{case}_0, {f'a{case}_1, ' if rows == 'pair' else ''}{k}, col);"
-            f" mtk_dot_{kernel}_s8(col, {w}_{case}, {groups}, acc);"
+            + (f" mtk_pack_sums_s16(col, {groups}, {2 if rows == 'pair' else 1}, acc + 4);" if 'biased' in kernel else "")
+            + f" mtk_dot_{kernel}_s8(col, {w}_{case}, {groups}, acc);"
             " for (int i = 0; i < 4; ++i) printf(\"%ld\\n\", (long)acc[i]);" for rows, kernel, w in calls) + " }")
-        expected += 2 * ([int(a[i] @ b[j]) for i in range(2) for j in range(2)] + [int(a[0] @ b[j]) for j in range(4)])
+        expected += 3 * ([int(a[i] @ b[j]) for i in range(2) for j in range(2)] + [int(a[0] @ b[j]) for j in range(4)])
     body = "\n".join(lines) + "\nint main(void) {" + "".join(f" case{c}();" for c in range(len(sizes)))
     assert run_c(body + " return 0; }\n", flags, tmp_path) == expected
 

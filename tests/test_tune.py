@@ -92,7 +92,7 @@ def test_a_schedule_the_layer_cannot_take_is_refused(tmp_path):
 
 def test_counts_within_a_tick_are_equal_and_the_first_wins():
     layer = tunable_layers(prepare_ops(read_model(MODEL), get_cpu("cortex-m4")))[0]
-    labels = [s.label for s in layer.schedules]   # 2x2/int8 (the default), 2x2/int16, 1x4/int8, 1x4/int16
+    labels = [s.label for s in layer.schedules]   # 2x2/biased (the default), 2x2/int16, 1x4/biased, 1x4/int16
     inf = float("inf")
     assert choose(layer, dict(zip(labels, [1000, 960, 990, 1000])), 40, inf)[0] == layer.schedules[0]
     assert choose(layer, dict(zip(labels, [1000, 960, 920, 910])), 40, inf)[0] == layer.schedules[2]
@@ -103,7 +103,7 @@ def test_counts_within_a_tick_are_equal_and_the_first_wins():
 
 def test_more_flash_is_chosen_only_for_enough_instructions_saved():
     layer = tunable_layers(prepare_ops(read_model(MODEL), get_cpu("cortex-m4")))[0]
-    labels = [s.label for s in layer.schedules]   # 2x2/int8 (the default), 2x2/int16, 1x4/int8, 1x4/int16
+    labels = [s.label for s in layer.schedules]   # 2x2/biased (the default), 2x2/int16, 1x4/biased, 1x4/int16
     extra = layer.extra_flash
     assert extra[labels[0]] == extra[labels[2]] == 0 and extra[labels[1]] == extra[labels[3]] > 0
     per_100 = extra[labels[1]] / 100   # bytes per instruction that let int16 weights save 100 instructions

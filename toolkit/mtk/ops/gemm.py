@@ -23,7 +23,7 @@ from ..target import Cpu
 from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, constant_kernel
 from .geometry import ConvGeometry
 from .gemm_mve import gemm_mve_kernel
-from .microkernels import BY_LABEL, GROUP, HELIUM_CHUNK, MicroKernel, choices, weight_group
+from .microkernels import BY_LABEL, DOT_HEADER, GROUP, HELIUM_CHUNK, MicroKernel, choices, weight_group
 from .requant import RSHIFT_FIELDS, Requant
 
 IM2COL_HEADER = "mtk_im2col_s8.h"
@@ -139,7 +139,7 @@ def gemm_kernel(data: OpData, schedule: GemmSchedule) -> Kernel:
     packed = mk.pack(w, layout.block_cols, layout.weight_group)
     args = [op.inputs[0], Const("w", packed), Const("bias", p.bias), *rq.consts(),
             Const("pad", pad), op.outputs[0], Scratch(layout.scratch_bytes)]
-    headers = (mk.header, IM2COL_HEADER) if layout.source == "gather" else (mk.header,)
+    headers = tuple(dict.fromkeys((DOT_HEADER, mk.header) + ((IM2COL_HEADER,) if layout.source == "gather" else ())))
     return Kernel(p.name, args, func=func, headers=headers, c_calls=(mk.name,))
 
 
@@ -196,6 +196,10 @@ class GemmLayout:
         return self.chunk * self.block_cols * self.schedule.micro_kernel.bytes_per_weight
 
     @property
+    def row_sums(self) -> bool:
+        return self.schedule.micro_kernel.row_sums
+
+    @property
     def packed_bytes(self) -> int:
         """The packed rows of one block (one chunk of them): 2 bytes a value (int16, or int8 rows read
         16 values at a time on Helium cores), whole chunks of 16."""
@@ -248,7 +252,7 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
              table: T.Buffer((C * RSHIFT_FIELDS,), i32), mult: T.Buffer((C,), i32), shift: T.Buffer((C,), i32),
              pad: T.Buffer((pad_len,), "int8"), out: T.Buffer((P * C,), "int8"),
              scratch: T.Buffer((g.scratch_bytes,), "int8")):
-        acc = T.alloc_buffer((R * B,), i32)
+        acc = T.alloc_buffer((R * B + R * g.row_sums,), i32)   # the block's sums, then its rows' Σx
         sums = T.decl_buffer((R * B * c_tiles,), i32, data=scratch.data, elem_offset=g.packed_bytes // 4)
         for pb in T.serial((P + R - 1) // R):
             if g.source == "taps" and R == 2 and not chunked:   # (chunked: packed chunk by chunk below)
@@ -277,6 +281,9 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
             elif not chunked:
                 T.evaluate(T.call_extern(i32, "mtk_pack_row_s16", T.address_of(x[pb * K]), K,
                                          T.address_of(scratch[0])))
+            if not chunked and g.row_sums:
+                T.evaluate(T.call_extern(i32, "mtk_pack_sums_s16", T.address_of(scratch[0]), g.groups, R,
+                                         T.address_of(acc[R * B])))
             if chunked:
                 for i in T.serial(R * B * c_tiles):
                     sums[i] = 0
@@ -300,10 +307,14 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
                     else:
                         T.evaluate(T.call_extern(i32, "mtk_pack_row_s16", T.address_of(x[pb * K + ch * CH]),
                                                  T.min(CH, K - ch * CH), T.address_of(scratch[0])))
+                    if g.row_sums:
+                        T.evaluate(T.call_extern(i32, "mtk_pack_sums_s16", T.address_of(scratch[0]),
+                                                 (T.min(CH, K - ch * CH) + GROUP - 1) // GROUP, R,
+                                                 T.address_of(acc[R * B])))
                     for ct in T.serial(c_tiles):
                         T.evaluate(T.call_extern(i32, g.micro_kernel, T.address_of(scratch[0]),
                                                  T.address_of(w[ct * w_tile + ch * w_chunk]),
-                                                 (T.min(CH, K - ch * CH) + GROUP - 1) // GROUP, acc.access_ptr("w")))
+                                                 (T.min(CH, K - ch * CH) + GROUP - 1) // GROUP, acc.access_ptr("rw")))
                         for i in T.unroll(R * B):
                             sums[ct * R * B + i] = sums[ct * R * B + i] + acc[i]
             for ct in T.serial(c_tiles):

@@ -5,8 +5,10 @@ weight packing and flash sizes (gemm.py, the tuner's flash prices) and the tests
 
 A GEMM's schedule (gemm.GemmSchedule, what tuning files hold) names a micro-kernel by its label,
 "<block>/<weights>": block rows × channels per call, weights "int8", "int16" (expanded offline in
-SXTB16 order: no SXTB16 in the loop on DSP cores, twice the flash) or "pairs" (two channels to an
-int32, one SMLAL per two products on the Cortex-M3, twice the flash).
+SXTB16 order: no SXTB16 in the loop on DSP cores, twice the flash), "biased" (int8, two channels to an
+int16 halfword, the low one biased by 128: one SXTB16 per two weights of a channel pair on DSP cores,
+c/mtk_dot_biased_s8.h) or "pairs" (two channels to an int32, one SMLAL per two products on the
+Cortex-M3, twice the flash).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ DOT_HEADER = "mtk_dot_s8.h"   # what the generated C includes: it picks the inst
 ISA_HEADERS = {"scalar": "mtk_dot_s8_scalar.h", "m3": "mtk_dot_s8_m3.h", "dsp": "mtk_dot_s8_dsp.h",
                "mve": "mtk_dot_s8_mve.h"}
 GEMM_MVE_HEADER = "mtk_gemm_mve.h"   # Helium's fused GEMM (gemm_mve.py)
+BIASED_HEADER = "mtk_dot_biased_s8.h"
 GROUP = 4            # k values per packed group
 HELIUM_CHUNK = 16    # k values per Helium vector: the weights' group on MVE cores
 SXTB16_ORDER = [0, 2, 1, 3]   # a group of 4 values as SXTB16 and its ROR 8 split it: (v0, v2), (v1, v3)
@@ -49,6 +52,14 @@ def pack_weight_pairs(w: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(pairs).reshape(-1)   # [tiles × groups][4 depth][2]
 
 
+def pack_weights_biased(w: np.ndarray, tile: int) -> np.ndarray:
+    """pack_weights with each pair of channels (c0, c1) of a tile as int16 halfwords (c0 + 128) + 256·c1,
+    a group's 4 in SXTB16 order (mtk_dot_*_biased_s8)."""
+    quads = pack_weights(w, tile).reshape(-1, tile // 2, 2, GROUP).astype(np.int16)   # [tiles × groups][pair][c][k]
+    halves = np.stack([quads[:, :, 0] + 128, quads[:, :, 1] & 0xFF], axis=-1)          # [..][pair][k][low, high byte]
+    return np.ascontiguousarray(halves[:, :, SXTB16_ORDER]).astype(np.uint8).view(np.int8).reshape(-1)
+
+
 Packer = Callable[[np.ndarray, int, int], np.ndarray]   # (weights [channels, depth], tile, group) -> flash array
 
 
@@ -62,6 +73,7 @@ class MicroKernel:
     isas: tuple[str, ...]     # instruction sets (isa_of) whose C has code for it
     header: str = DOT_HEADER
     fused: bool = False       # the whole GEMM with its requantization (gemm_mve.py), not a block's sums
+    row_sums: bool = False    # reads each packed row's sum after it (mtk_pack_sums_s16)
 
     @property
     def label(self) -> str:
@@ -88,6 +100,10 @@ def _int16(w: np.ndarray, tile: int, group: int) -> np.ndarray:
     return pack_weights_int16(w, tile)
 
 
+def _biased(w: np.ndarray, tile: int, group: int) -> np.ndarray:
+    return pack_weights_biased(w, tile)
+
+
 def _pairs(w: np.ndarray, tile: int, group: int) -> np.ndarray:
     return pack_weight_pairs(w)
 
@@ -98,6 +114,8 @@ MICRO_KERNELS = (
     MicroKernel("mtk_dot_1x4_s8", "1x4", "int8", 1, _int8, ALL_ISAS),
     MicroKernel("mtk_dot_2x2_w16_s8", "2x2", "int16", 2, _int16, ("dsp",)),
     MicroKernel("mtk_dot_1x4_w16_s8", "1x4", "int16", 2, _int16, ("dsp",)),
+    MicroKernel("mtk_dot_2x2_biased_s8", "2x2", "biased", 1, _biased, ("dsp",), BIASED_HEADER, row_sums=True),
+    MicroKernel("mtk_dot_1x4_biased_s8", "1x4", "biased", 1, _biased, ("dsp",), BIASED_HEADER, row_sums=True),
     MicroKernel("mtk_dot_1x8_s8", "1x8", "int8", 1, _int8, ("scalar", "m3")),
     MicroKernel("mtk_dot_1x4_paired_s8", "1x4", "pairs", 2, _pairs, ("m3",)),
     MicroKernel("mtk_gemm_mve_2x4_s8", "2x4", "int8", 1, _int8, ("mve",), header=GEMM_MVE_HEADER, fused=True),
@@ -105,11 +123,13 @@ MICRO_KERNELS = (
 BY_LABEL = {mk.label: mk for mk in MICRO_KERNELS}
 
 # Per instruction set, the micro-kernels a GEMM of one row and of several rows may take, the default first.
+# DSP cores: biased weights take int8's flash and fewer instructions than int8 ones (the shared models:
+# IC −12 %, AD −20 % on the M4), int16 ones fewer still in the loop for twice the flash.
 # Cortex-M3 (long multiply, no DSP): one row defaults to 1x8 int8 (2.25 instructions a product, 1x4's 2.5;
 # AD: 0.66x TFLM's instructions in less flash); 1x4 paired takes the fewest instructions for twice the
 # flash, 1x4 int8 pads fewer channels when channels % 8 <= 4.
 CHOICES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "dsp": (("1x4/int8", "1x4/int16"), ("2x2/int8", "2x2/int16", "1x4/int8", "1x4/int16")),
+    "dsp": (("1x4/biased", "1x4/int16"), ("2x2/biased", "2x2/int16", "1x4/biased", "1x4/int16")),
     "m3": (("1x8/int8", "1x4/pairs", "1x4/int8"), ("2x2/int8", "1x4/pairs")),
     "mve": (("2x4/int8",), ("2x4/int8",)),
     "scalar": (("1x4/int8",), ("2x2/int8", "1x4/int8")),
@@ -121,15 +141,18 @@ def isa_of(cpu: Cpu) -> str:
     return "mve" if cpu.mve else "dsp" if cpu.dsp else "m3" if cpu.long_multiply else "scalar"
 
 
-# Helium's GEMM kernels that return sums (the fused one requantizes, with right shifts only): for layers
-# with a channel that shifts left, and for callers that requantize themselves (lstm.py).
-MVE_UNFUSED = (("1x4/int8",), ("2x2/int8", "1x4/int8"))
+# Kernels returning a block's plain sums, for callers that pack rows and requantize themselves (lstm.py)
+# and, on Helium, layers with a channel that shifts left (the fused kernel shifts right only): Helium's
+# unfused ones; int8 on DSP cores (the biased ones read the rows' sums the GEMM packs for them).
+PLAIN_SUMS = {"mve": (("1x4/int8",), ("2x2/int8", "1x4/int8")), "dsp": (("1x4/int8",), ("2x2/int8", "1x4/int8"))}
 
 
 def choices(cpu: Cpu, rows: int, fused: bool = True) -> list[MicroKernel]:
     """The micro-kernels a GEMM of `rows` rows may take on `cpu`, the default first; `fused`: whether a
-    kernel that requantizes itself may be among them (every channel shifts right: requant.rshift_table)."""
-    table = CHOICES[isa_of(cpu)] if fused or not cpu.mve else MVE_UNFUSED
+    kernel that requantizes itself (every channel shifts right: requant.rshift_table) or reads the rows'
+    sums the GEMM packs may be among them."""
+    isa = isa_of(cpu)
+    table = CHOICES[isa] if fused else PLAIN_SUMS.get(isa, CHOICES[isa])
     return [BY_LABEL[label] for label in table[rows > 1]]
 
 

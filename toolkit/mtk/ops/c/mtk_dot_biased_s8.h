@@ -1,0 +1,177 @@
+/* GEMM micro-kernels over "biased" int8 weights (gemm.py's "2x2/biased", "1x4/biased"; microkernels.py
+ * pack_weights_biased): one SXTB16 per two weights of a channel pair instead of one per weight, at int8's flash.
+ *
+ * Two channels c0, c1 of a tile share each int16 halfword of the weights: its low byte c0[k] + 128
+ * (unsigned), its high byte c1[k], so that the halfword is (c0[k] + 128) + 256 * c1[k]. Per group of 4 k
+ * values a pair holds two words in SXTB16 order: A = halfwords (k0, k2), B = (k1, k3), matching the packed
+ * rows' words (x0, x2), (x1, x3) (mtk_pack_row_s16). SMLAD of the raw words sums
+ * S = Σ c0·x + 128·Σx + 256·Σ c1·x; SMLAD of their SXTB16 ROR 8 (c1's bytes) sums T = Σ c1·x. Then
+ * c1's dot product is T and c0's is S − 256·T − 128·Σx, exact in wrapping int32 arithmetic.
+ * The generated GEMM has mtk_pack_sums_s16 store each packed row's Σx after the block's sums in acc
+ * (acc[4 + r]), where the kernels read it.
+ * On cores without DSP (host builds) the kernels decode the weights and sum the products as they are. */
+#ifndef MTK_DOT_BIASED_S8_H_
+#define MTK_DOT_BIASED_S8_H_
+
+#include <stdint.h>
+
+#include "mtk_dot_s8.h"
+
+#ifdef MTK_DOT_SIMD
+/* Σx of each of the `rows` (1 or 2) packed rows at x: sums[r]. */
+static inline int32_t mtk_pack_sums_s16(const void* x, int32_t groups, int32_t rows, int32_t* sums) {
+  const uint32_t* xp = (const uint32_t*)x;
+  int32_t s0 = 0, s1 = 0;
+  for (int32_t g = groups; g > 0; --g, xp += 2 * rows) {
+    s0 = mtk_smlad(xp[0], 0x00010001u, mtk_smlad(xp[1], 0x00010001u, s0));
+    if (rows == 2) s1 = mtk_smlad(xp[2], 0x00010001u, mtk_smlad(xp[3], 0x00010001u, s1));
+  }
+  sums[0] = s0;
+  if (rows == 2) sums[1] = s1;
+  return 0;
+}
+
+/* acc[r * 2 * pairs + 2p + i] = channel 2p + i of row r, from the pair sums S (s) and T (t) and Σx. */
+static inline void mtk_biased_result(int32_t* acc, int32_t s, int32_t t, int32_t sum_x) {
+  acc[0] = (int32_t)((uint32_t)s - ((uint32_t)t << 8) - ((uint32_t)sum_x << 7));
+  acc[1] = t;
+}
+#else
+static inline int32_t mtk_pack_sums_s16(const void* x, int32_t groups, int32_t rows, int32_t* sums) {
+  (void)x, (void)groups, (void)rows, (void)sums;   /* the plain kernels below do not read Σx */
+  return 0;
+}
+
+/* Value k of packed row r (of `rows`) as the plain path packs it (mtk_pack_row_group, mtk_pack_pair_group). */
+static inline int32_t mtk_packed_value(const void* x, int32_t rows, int32_t r, int32_t k) {
+  if (rows == 1) return ((const int16_t*)x)[k];
+#ifdef MTK_NO_MUL64
+  return ((const int16_t*)x)[8 * (k >> 2) + 4 * r + (k & 3)];
+#else
+  int32_t v = ((const int32_t*)x)[k], low = (int32_t)((uint32_t)v << 9) >> 9;   /* r0 + r1 * 2^23 */
+  return r == 0 ? low : (v - low) >> 23;
+#endif
+}
+
+/* Weight k of channel 2p + i of a biased tile of `pairs` channel pairs. */
+static inline int32_t mtk_biased_weight(const void* w, int32_t pairs, int32_t p, int32_t i, int32_t k) {
+  const uint8_t* b = (const uint8_t*)w + 8 * pairs * (k >> 2) + 8 * p + 4 * (k & 1) + 2 * ((k >> 1) & 1) + i;
+  return i == 0 ? (int32_t)*b - 128 : (int32_t)(int8_t)*b;
+}
+#endif
+
+/* acc = the `rows` × 2·`pairs` dot products of packed rows x (mtk_pack_row_s16 / mtk_pack_pair_s16; their
+ * Σx in acc[4 + r], mtk_pack_sums_s16) with a biased weight tile, over `groups` groups of 4: the
+ * formulation in C (the DSP emulation on the host, and any core without DSP). */
+static inline int32_t mtk_dot_biased(const void* x, const void* w, int32_t groups, int32_t* acc, int32_t rows,
+                                     int32_t pairs) {
+#ifdef MTK_DOT_SIMD
+  int32_t s[2][2] = {{0, 0}, {0, 0}}, t[2][2] = {{0, 0}, {0, 0}};
+  const uint32_t* xp = (const uint32_t*)x;
+  const uint32_t* wp = (const uint32_t*)w;
+  for (int32_t g = groups; g > 0; --g, xp += 2 * rows, wp += 2 * pairs)
+    for (int32_t r = 0; r < rows; ++r)
+      for (int32_t p = 0; p < pairs; ++p) {
+        s[r][p] = mtk_smlad(wp[2 * p + 1], xp[2 * r + 1], mtk_smlad(wp[2 * p], xp[2 * r], s[r][p]));
+        t[r][p] = mtk_smlad(mtk_sxtb16_ror8(wp[2 * p + 1]), xp[2 * r + 1],
+                            mtk_smlad(mtk_sxtb16_ror8(wp[2 * p]), xp[2 * r], t[r][p]));
+      }
+  for (int32_t r = 0; r < rows; ++r)
+    for (int32_t p = 0; p < pairs; ++p) mtk_biased_result(acc + 2 * (r * pairs + p), s[r][p], t[r][p], acc[4 + r]);
+#else
+  for (int32_t r = 0; r < rows; ++r)
+    for (int32_t c = 0; c < 2 * pairs; ++c) {
+      int32_t sum = 0;
+      for (int32_t k = 0; k < 4 * groups; ++k)
+        sum += mtk_packed_value(x, rows, r, k) * mtk_biased_weight(w, pairs, c >> 1, c & 1, k);
+      acc[r * 2 * pairs + c] = sum;
+    }
+#endif
+  return 0;
+}
+
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__GNUC__)
+/* The DSP loops in assembly: gcc 12 neither keeps 9 values in registers across the loop nor loads 4
+ * words with one LDM. Each runs groups in pairs (an odd count enters at the second), the 4 words an LDM
+ * loads in r8, r10-r12 (r7 may be the frame pointer, r9 the platform register: not used). */
+#define MTK_BIASED_LOOP(GROUP)                 \
+  "adds %[n], %[n], #1\n\t"                    \
+  "lsrs %[n], %[n], #1\n\t"                    \
+  "bcs 1f\n\t"                                 \
+  "b 2f\n"                                     \
+  "1:\n\t" GROUP "2:\n\t" GROUP                \
+  "subs %[n], %[n], #1\n\t"                    \
+  "bne 1b\n\t"
+
+/* One group of two rows (r8, r10: row 0's (x0, x2), (x1, x3); r11, r12: row 1's) by a channel pair (u, v). */
+#define MTK_BIASED_2X2_GROUP                   \
+  "ldm %[xp]!, {r8, r10, r11, r12}\n\t"        \
+  "ldrd %[u], %[v], [%[wp]], #8\n\t"           \
+  "smlad %[s0], %[u], r8, %[s0]\n\t"           \
+  "smlad %[s1], %[u], r11, %[s1]\n\t"          \
+  "sxtb16 %[u], %[u], ror #8\n\t"              \
+  "smlad %[t0], %[u], r8, %[t0]\n\t"           \
+  "smlad %[t1], %[u], r11, %[t1]\n\t"          \
+  "smlad %[s0], %[v], r10, %[s0]\n\t"          \
+  "smlad %[s1], %[v], r12, %[s1]\n\t"          \
+  "sxtb16 %[v], %[v], ror #8\n\t"              \
+  "smlad %[t0], %[v], r10, %[t0]\n\t"          \
+  "smlad %[t1], %[v], r12, %[t1]\n\t"
+
+/* One group of a row (u, v) by two channel pairs (r8, r10: pair 0's words; r11, r12: pair 1's). */
+#define MTK_BIASED_1X4_GROUP                   \
+  "ldrd %[u], %[v], [%[xp]], #8\n\t"           \
+  "ldm %[wp]!, {r8, r10, r11, r12}\n\t"        \
+  "smlad %[s0], r8, %[u], %[s0]\n\t"           \
+  "sxtb16 r8, r8, ror #8\n\t"                  \
+  "smlad %[t0], r8, %[u], %[t0]\n\t"           \
+  "smlad %[s0], r10, %[v], %[s0]\n\t"          \
+  "sxtb16 r10, r10, ror #8\n\t"                \
+  "smlad %[t0], r10, %[v], %[t0]\n\t"          \
+  "smlad %[s1], r11, %[u], %[s1]\n\t"          \
+  "sxtb16 r11, r11, ror #8\n\t"                \
+  "smlad %[t1], r11, %[u], %[t1]\n\t"          \
+  "smlad %[s1], r12, %[v], %[s1]\n\t"          \
+  "sxtb16 r12, r12, ror #8\n\t"                \
+  "smlad %[t1], r12, %[v], %[t1]\n\t"
+
+/* 2x2: {p0.c0, p0.c1, p1.c0, p1.c1}, two packed rows (mtk_pack_pair_s16) by a biased tile of 2 channels;
+ * 1x4: {c0, c1, c2, c3}, a packed row (mtk_pack_row_s16) by a biased tile of 4 channels. */
+static inline int32_t mtk_dot_biased_dsp(const void* x, const void* w, int32_t groups, int32_t* acc, int32_t rows) {
+  const uint32_t* xp = (const uint32_t*)x;
+  const uint32_t* wp = (const uint32_t*)w;
+  int32_t s0 = 0, t0 = 0, s1 = 0, t1 = 0;
+  uint32_t n = (uint32_t)groups, u, v;
+#define MTK_BIASED_OPERANDS                                                                                   \
+  : [xp] "+r"(xp), [wp] "+r"(wp), [n] "+r"(n), [s0] "+r"(s0), [t0] "+r"(t0), [s1] "+r"(s1), [t1] "+r"(t1), \
+    [u] "=&r"(u), [v] "=&r"(v)                                                                                \
+  :                                                                                                           \
+  : "r8", "r10", "r11", "r12", "cc", "memory"
+  if (rows == 2)
+    __asm__ volatile(MTK_BIASED_LOOP(MTK_BIASED_2X2_GROUP) MTK_BIASED_OPERANDS);
+  else
+    __asm__ volatile(MTK_BIASED_LOOP(MTK_BIASED_1X4_GROUP) MTK_BIASED_OPERANDS);
+#undef MTK_BIASED_OPERANDS
+  mtk_biased_result(acc, s0, t0, acc[4]);
+  mtk_biased_result(acc + 2, s1, t1, acc[4 + rows - 1]);
+  return 0;
+}
+
+static inline int32_t mtk_dot_2x2_biased_s8(const void* x, const void* w, int32_t groups, int32_t* acc) {
+  return mtk_dot_biased_dsp(x, w, groups, acc, 2);
+}
+
+static inline int32_t mtk_dot_1x4_biased_s8(const void* x, const void* w, int32_t groups, int32_t* acc) {
+  return mtk_dot_biased_dsp(x, w, groups, acc, 1);
+}
+#else
+static inline int32_t mtk_dot_2x2_biased_s8(const void* x, const void* w, int32_t groups, int32_t* acc) {
+  return mtk_dot_biased(x, w, groups, acc, 2, 1);
+}
+
+static inline int32_t mtk_dot_1x4_biased_s8(const void* x, const void* w, int32_t groups, int32_t* acc) {
+  return mtk_dot_biased(x, w, groups, acc, 1, 2);
+}
+#endif
+
+#endif /* MTK_DOT_BIASED_S8_H_ */
