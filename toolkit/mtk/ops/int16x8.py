@@ -38,7 +38,7 @@ from ..graph import Graph, Op, Tensor
 from ..target import Cpu
 from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, constant_kernel, io
 from .common import check_int8_weights, op_error, require_per_tensor
-from .fixedpoint import (activation_range, clamp, convolution_multipliers, multiply_by_quantized_multiplier_s64,
+from .fixedpoint import (activation_range, convolution_multipliers, multiply_by_quantized_multiplier_s64,
                          quantize_multipliers, reduced_multiplier)
 from .geometry import ConvGeometry, conv_geometry
 from .requant import RSHIFT_FIELDS, Requant
@@ -89,8 +89,13 @@ class Requant16(Requant):
         elif self.per_tensor:
             scaled = multiply_by_quantized_multiplier_s64(acc, int(self.multiplier[0]), int(self.shift[0]))
         else:
-            scaled = multiply_by_quantized_multiplier_s64(acc, mult[c], shift[c])
-        return clamp(scaled, self.act_min, self.act_max).astype("int16")
+            scaled = tirx.call_extern("int32", "mtk_requant_s64", acc, mult[c], shift[c])
+        saturated = tirx.call_extern("int32", "mtk_sat_s16", scaled)   # one SSAT where the core has it
+        if self.act_min > INT16_MIN:
+            saturated = tirx.Max(saturated, tirx.const(self.act_min, "int32"))
+        if self.act_max < INT16_MAX:
+            saturated = tirx.Min(saturated, tirx.const(self.act_max, "int32"))
+        return saturated.astype("int16")
 
 
 def sums_fit_int32(w: np.ndarray, weight_axis: int) -> bool:
@@ -366,7 +371,7 @@ def pack_depthwise(w: np.ndarray) -> np.ndarray:
 
 def depthwise_s16_kernel(data: OpData) -> Kernel:
     """16x8 DEPTHWISE_CONV_2D: per output pixel and block of 4 channels a mtk_dw_s16 call, the requantization in TIR."""
-    op, p, y, rq = data.op, data.params, data.output, data.params.requant
+    op, p, rq = data.op, data.params, data.params.requant
     g = p.geometry
     channels, blocks = g.out_c, -(-g.out_c // 4)
     x_size = g.in_h * g.in_w * g.in_c

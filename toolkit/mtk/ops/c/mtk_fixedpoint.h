@@ -88,4 +88,19 @@ static inline int32_t mtk_sat_s16(int32_t x) {
 #endif
 }
 
+/* MultiplyByQuantizedMultiplier(int64_t x, ...) of TFLite's 16x8 kernels from its reduced 16-bit multiplier and
+ * right shift (mtk/ops/fixedpoint.py reduced_multiplier): (x*reduced + 2^(total_shift-1)) >> total_shift, truncated
+ * to int32, for total_shift in [8, 46] as TFLite's asserts allow, without 64-bit variable shifts (per-channel
+ * shifts: gcc would branch through both words twice). */
+static inline int32_t mtk_requant_s64(int64_t x, int32_t reduced, int32_t total_shift) {
+  int64_t p = x * reduced;
+  uint32_t lo = (uint32_t)p;
+  int32_t hi = (int32_t)(p >> 32);
+  if (total_shift > 32) return (hi + (1 << (total_shift - 33))) >> (total_shift - 32);
+  uint32_t rounded = lo + (1u << (total_shift - 1));
+  hi += rounded < lo;   /* the carry */
+  if (total_shift == 32) return hi;
+  return (int32_t)((rounded >> total_shift) | ((uint32_t)hi << (32 - total_shift)));
+}
+
 #endif
