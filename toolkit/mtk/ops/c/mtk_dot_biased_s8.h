@@ -92,15 +92,20 @@ static inline int32_t mtk_dot_biased(const void* x, const void* w, int32_t group
 
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__GNUC__)
 /* The DSP loops in assembly: gcc 12 neither keeps 9 values in registers across the loop nor loads 4
- * words with one LDM. Each runs groups in pairs (an odd count enters at the second), the 4 words an LDM
- * loads in r8, r10-r12 (r7 may be the frame pointer, r9 the platform register: not used). */
-#define MTK_BIASED_LOOP(GROUP)                 \
-  "adds %[n], %[n], #1\n\t"                    \
-  "lsrs %[n], %[n], #1\n\t"                    \
-  "bcs 1f\n\t"                                 \
-  "b 2f\n"                                     \
-  "1:\n\t" GROUP "2:\n\t" GROUP                \
-  "subs %[n], %[n], #1\n\t"                    \
+ * words with one LDM. Each runs groups in fours (a count of 4n + r, r > 0, enters the loop r groups before
+ * its end), the 4 words an LDM loads in r8, r10-r12 (r7 may be the frame pointer, r9 the platform
+ * register: not used); u is free before the loop. */
+#define MTK_BIASED_LOOP(GROUP)                                          \
+  "ands %[u], %[n], #3\n\t"                                             \
+  "adds %[n], %[n], #3\n\t"                                             \
+  "lsrs %[n], %[n], #2\n\t"                                             \
+  "cmp %[u], #2\n\t"                                                    \
+  "beq 3f\n\t"                                                          \
+  "bhi 2f\n\t"                                                          \
+  "cmp %[u], #1\n\t"                                                    \
+  "beq 4f\n"                                                            \
+  "1:\n\t" GROUP "2:\n\t" GROUP "3:\n\t" GROUP "4:\n\t" GROUP          \
+  "subs %[n], %[n], #1\n\t"                                             \
   "bne 1b\n\t"
 
 /* One group of two rows (r8, r10: row 0's (x0, x2), (x1, x3); r11, r12: row 1's) by a channel pair (u, v). */
