@@ -897,16 +897,19 @@ def _separable(net: Net, d: Draw, x: Act, channels: int, stride: int) -> Act:
 MOBILENET_V1_BLOCKS = ((64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2), *[(512, 1)] * 5, (1024, 2), (1024, 1))
 
 
-def mobilenet_v1(d: Draw, size: int = 96, alpha: float = 0.25, classes: int = 2) -> bytes:
+def mobilenet_v1(d: Draw, size: int = 96, alpha: float = 0.25, classes: int = 2, blocks: int | None = None) -> bytes:
     """A MobileNetV1 of width `alpha` over size×size×3 images, random weights: a 3×3/2 convolution to
-    32·alpha channels, the depthwise-separable blocks, average pooling, a classifier, softmax."""
+    32·alpha channels, the depthwise-separable blocks, average pooling, a classifier, softmax. With
+    `blocks`, only that many blocks and no head: the features are the output."""
     net = Net(description=f"mtk modelgen mobilenet_v1 {alpha} {size}")
     x = net.model_input((1, size, size, 3), activation_quant(d))
     half = -(-size // 2)
     x = weighted_sum(net, d, x, "CONV_2D", (int(32 * alpha), 3, 3, 3), 0, 27, (1, half, half, int(32 * alpha)),
                      padding="SAME", stride_h=2, stride_w=2)
-    for channels, stride in MOBILENET_V1_BLOCKS:
+    for channels, stride in MOBILENET_V1_BLOCKS[:blocks]:
         x = _separable(net, d, x, int(channels * alpha), stride)
+    if blocks is not None:
+        return net.build(x)
     y = net.tensor("pool", (1, 1, 1, x.shape[3]), x.quant)
     net.builder.op("AVERAGE_POOL_2D", [x.index], [y.index], padding="VALID", stride_h=1, stride_w=1,
                    filter_height=x.shape[1], filter_width=x.shape[2])

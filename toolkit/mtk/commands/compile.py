@@ -103,7 +103,8 @@ def tiling_lines(tiling: dict) -> str:
     lines = [f"tiling     arena {tiling['untiled_arena_bytes']:,} B untiled -> {tiling['arena_bytes']:,} B, "
              f"{tiling['extra_macs']:+,} MACs ({tiling['extra_macs_percent']:+.1f} %)"]
     for s in tiling["stages"]:
-        rows = f"{s['rows_per_call']} rows a call" if s["halo"] == "cached" else f"bands of {s['band_rows']} rows"
+        rows = s["rows_per_call"] if s["halo"] == "cached" else s["band_rows"]
+        rows = f"{rows} row{'s' * (rows > 1)} a call" if s["halo"] == "cached" else f"bands of {rows} rows"
         lines.append(f"           ops {s['ops'][0]}..{s['ops'][-1]} ({len(s['ops'])} layers): {rows}, halo {s['halo']}, "
                      f"{s['calls']} calls, scratch {s['scratch_bytes']:,} B, {s['extra_macs']:+,} MACs")
     if not tiling["stages"]:
