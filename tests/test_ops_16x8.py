@@ -84,6 +84,26 @@ def test_every_int16_value(op, scales, tmp_path):
     assert_bit_exact(b.build(), tmp_path, [[every, rng.integers(-32768, 32768, (256, 256)).astype(np.int16)]])
 
 
+@pytest.mark.parametrize("dtype, in_scale, out_scale, bias", [
+    ("int8", 0.024790890514850616, 0.36449846625328064, -88337),
+    ("int16", 0.024790890514850616 / 256, 0.36449846625328064 / 256, -24055304),
+])
+def test_per_tensor_fully_connected_multiplier(dtype, in_scale, out_scale, bias, tmp_path):
+    """A per-tensor FULLY_CONNECTED whose multiplier differs in the last bits with s_in·s_w taken in float32
+    (what fully_connected_common.cc's source does) or in double (what the tflite-micro interpreter does: the
+    scales of the AD model's last layer, the bias putting one output on the rounding edge)."""
+    b = ModelBuilder(description="per-tensor fc")
+    x = b.tensor("x", (256, 1), dtype, scale=in_scale, zero_point=0)
+    w = b.const("w", np.ones((1, 1), np.int8), scale=0.0195566825568676, zero_point=0)
+    bias_t = b.const("b", np.array([bias], np.int32), scale=np.float32(in_scale) * np.float32(0.0195566825568676),
+                     zero_point=0)
+    y = b.tensor("y", (256, 1), dtype, scale=out_scale, zero_point=0)
+    b.op("FULLY_CONNECTED", [x, w, bias_t], [y])
+    b.inputs([x])
+    b.outputs([y])
+    assert_bit_exact(b.build(), tmp_path, [[np.arange(-128, 128).astype(dtype).reshape(256, 1)]])
+
+
 def _long_fully_connected(bias_dtype: str) -> bytes:
     """1000 weights of ±127 against inputs of ±32768: sums up to 4.2e9, beyond int32 (the int64 accumulator)."""
     rng = np.random.default_rng(3)

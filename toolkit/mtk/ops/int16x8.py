@@ -14,9 +14,10 @@ References (tensorflow/tflite-micro):
       depthwise output channel c reads input channel c / depth_multiplier.
   integer_ops/fully_connected.h (FullyConnectedPerChannel, FullyConnected): acc = Σ w·(x + input_offset), +
       output_offset after scaling: both offsets 0 here.
-  Multipliers: PopulateConvolutionQuantizationParams (conv, depthwise: s_in·s_w[c]/s_out in double);
-      fully_connected_common.cc: per channel the same, per tensor GetQuantizedConvolutionMultipler (the
-      float32 product s_in·s_w, then / s_out in double).
+  Multipliers: PopulateConvolutionQuantizationParams (s_in·s_w[c]/s_out in double). fully_connected_common.cc
+      computes a per-tensor one through GetQuantizedConvolutionMultipler, whose source multiplies s_in·s_w in
+      float32, but the tflite-micro interpreter mtk is checked against behaves as double there too
+      (tests/test_ops_16x8.py test_per_tensor_fully_connected_multiplier, as fully_connected.py's int8 path).
 
 mtk requires zero point 0 on the int16 tensors, as 16x8 quantization makes them (TFLM's conv kernel would
 ignore another, its fully connected kernel would read it). An int64 accumulator is exact in int32 when no
@@ -38,8 +39,7 @@ from ..graph import Graph, Op, Tensor
 from ..target import Cpu
 from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, constant_kernel, io
 from .common import check_int8_weights, op_error, require_per_tensor
-from .fixedpoint import (activation_range, convolution_multipliers, multiply_by_quantized_multiplier_s64,
-                         quantize_multipliers, reduced_multiplier)
+from .fixedpoint import activation_range, convolution_multipliers, multiply_by_quantized_multiplier_s64, reduced_multiplier
 from .geometry import ConvGeometry, conv_geometry
 from .requant import RSHIFT_FIELDS, Requant
 from .schedules import schedule_per_output
@@ -154,11 +154,7 @@ def plan_16x8(op: Op, graph: Graph) -> Params16x8:
         raise op_error(op, f"filter channels {w.shape[3]} do not match input channels {x.shape[3]} × depth multiplier")
     if op.type != "FULLY_CONNECTED":
         geometry = conv_geometry(op, x, w, y)
-    if op.type == "FULLY_CONNECTED" and not w.quant.per_channel:
-        real = float(np.float32(x.quant.s) * np.float32(w.quant.s)) / float(np.float32(y.quant.s))
-        mult, shift = quantize_multipliers(np.full(channels, real))
-    else:
-        mult, shift = convolution_multipliers(x.quant.s, w.quant.scale, y.quant.s, channels)
+    mult, shift = convolution_multipliers(x.quant.s, w.quant.scale, y.quant.s, channels)
     requant = Requant16.of(op, mult, shift, y, wide)
     bias_data = (np.zeros(channels, np.int64) if bias is None else bias.data.reshape(-1)).astype(requant.acc_dtype)
     return Params16x8(bias_data, requant, sums_fit_int32(w.data, axis), geometry)
