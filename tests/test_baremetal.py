@@ -88,6 +88,7 @@ def test_build_error_shows_compiler_message(tmp_path):
         platform.build(project)
 
 
+@pytest.mark.slow
 def test_refuses_a_model_compiled_for_other_kernels(tmp_path):
     """Weight layouts follow the CPU's DSP/Helium/long-multiply features: an M4 model is not M3 code."""
     from mtk.compiler import compile_model

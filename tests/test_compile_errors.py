@@ -96,6 +96,7 @@ def test_all_unsupported_ops_listed_at_once(tmp_path, capsys):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_model_too_big_for_board(tmp_path, capsys, shared_model_paths):
     ad = next(p for p in shared_model_paths if p.name.startswith("ad_"))
     code, err = _run(capsys, "compile", str(ad), "--board", "qemu_cortex_m3", "-o", str(tmp_path / "out"))
@@ -103,6 +104,7 @@ def test_model_too_big_for_board(tmp_path, capsys, shared_model_paths):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_output_folder_with_content_needs_force(tmp_path, capsys):
     b = ModelBuilder()
     x = b.tensor("x", (1, 8), "int8", scale=0.1, zero_point=0)

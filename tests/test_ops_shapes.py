@@ -16,6 +16,7 @@ SHAPES = settings(max_examples=6, deadline=None, suppress_health_check=[HealthCh
                                                                         HealthCheck.too_slow])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cpu", CPUS)
 @pytest.mark.parametrize("name", LAYERS)
 def test_layer_shapes_are_bit_exact(name, cpu, tmp_path):

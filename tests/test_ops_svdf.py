@@ -18,6 +18,7 @@ from mtk.reference import run_reference_sequence
 from harness import STEPS, assert_state_carries_and_reset_restarts, assert_stream_bit_exact, host_model
 
 
+@pytest.mark.slow
 @settings(max_examples=6, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(model=modelgen.strategies["SVDF"])
