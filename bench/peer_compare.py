@@ -2,7 +2,7 @@
 
     python bench/peer_compare.py                         # the three shared models on every core the peer has
     python bench/peer_compare.py --board mps2/an386 --no-layers --json out.json
-    python bench/peer_compare.py --tuning mtk-tuning.json   # per-layer schedules from `mtk tune`
+    python bench/peer_compare.py --tuning mtk-tuning.json   # per-layer variants from `mtk tune`
 
 Per model and board: instructions per inference, arena bytes and code bytes next to the peer's
 figures in ../shared/peer/tflm_qemu.json (TFLM + CMSIS-NN, -O2), as ratios against the issue's

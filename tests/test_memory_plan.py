@@ -38,12 +38,12 @@ def test_no_schedule_tune_may_choose_takes_more_scratch_than_the_default():
     """`mtk tune` weighs flash per instruction; RAM needs no price: on every instruction set the default
     schedule has the most block rows, so no alternative packs more (its arena can only stay or shrink),
     and compiler.chunk_scratch chunks whichever schedule a layer has."""
-    from mtk.ops.gemm import GemmLayout, gemm_schedules
+    from mtk.ops.gemm import GemmLayout, gemm_variants
     from mtk.ops.microkernels import weight_group
     from mtk.target import get_cpu
 
     for cpu in map(get_cpu, ("cortex-m0", "cortex-m3", "cortex-m4", "cortex-m7", "cortex-m55")):
         for rows, source in ((1, "rows"), (30, "rows"), (30, "taps"), (30, "gather")):
-            schedules = gemm_schedules(cpu, rows)
-            scratch = [GemmLayout(rows, 12, 72, s, source, weight_group(cpu)).scratch_bytes for s in schedules]
+            variants = gemm_variants(cpu, rows)
+            scratch = [GemmLayout(rows, 12, 72, s, source, weight_group(cpu)).scratch_bytes for s in variants]
             assert scratch[0] == max(scratch), (cpu.name, rows, source, scratch)

@@ -105,21 +105,21 @@ def test_long_fully_connected_packs_its_row_in_chunks(cpu, tmp_path):
     assert_bit_exact_on_c_paths(long_fc_model(), tmp_path, cpu=cpu)
     compiled = CompiledModel.load(tmp_path / "lib")
     assert compiled.memory.arena_bytes <= 4000 + 4 + 1024
-    assert [op.schedule["chunk"] for op in compiled.ops] == [CHUNK]
+    assert [op.variant["chunk"] for op in compiled.ops] == [CHUNK]
 
 
 @pytest.mark.parametrize("cpu, name", [(cpu, name) for cpu in ("cortex-m4", "cortex-m3") for name in GEMM_MODELS])
 def test_every_gemm_schedule_is_bit_exact(cpu, name, tmp_path):
-    """Each schedule `mtk tune` may choose (gemm.gemm_schedules) other than the default: 1x4 blocks for
+    """Each schedule `mtk tune` may choose (gemm.gemm_variants) other than the default: 1x4 blocks for
     conv, int16 weights on DSP cores; on the Cortex-M3 paired weights, and 1x4 int8 blocks for fully
     connected layers (whose 1x8 default: test_fully_connected_for_cortex_m3_is_bit_exact)."""
     model = GEMM_MODELS[name]()
     (tmp_path / "m.tflite").write_bytes(model)
     candidates = candidate_tunings(tunable_layers(prepare_ops(read_model(tmp_path / "m.tflite"), get_cpu(cpu))))
     assert candidates
-    for schedule, tuning in candidates:
-        work = tmp_path / schedule.label.replace("/", "-")
+    for variant, tuning in candidates:
+        work = tmp_path / variant.label.replace("/", "-")
         work.mkdir()
         assert_bit_exact_on_c_paths(model, work, cpu, tuning)
         kernels = (work / "lib" / "src" / "tvmgen_default_kernels.c").read_text()
-        assert ("_w16_" in kernels) == (schedule.weights == "int16")
+        assert ("_w16_" in kernels) == (variant.weights == "int16")

@@ -1,18 +1,18 @@
-"""`mtk tune`: per layer, the schedule that runs the fewest instructions in QEMU (exact under -icount)
+"""`mtk tune`: per layer, the variant that runs the fewest instructions in QEMU (exact under -icount)
 for the flash it costs.
 
-Each candidate schedule is applied to every untuned layer that can take it, the model built with
+Each candidate variant is applied to every untuned layer that can take it, the model built with
 per-op counters and run on two different inputs (pipeline.run_model, profile=True); a layer's count
-is the mean of the two (a kernel's instructions can depend on the data: requantization, borders). A schedule whose weights take more
-flash than the leanest schedule's (int16 or paired weights: twice) may be chosen only if it saves
+is the mean of the two (a kernel's instructions can depend on the data: requantization, borders). A variant whose weights take more
+flash than the leanest variant's (int16 or paired weights: twice) may be chosen only if it saves
 instructions over the leanest at `flash_per_instruction` bytes or less per instruction (choose);
 among those, each layer keeps the fewest instructions. The counters tick every 1e9/timer_hz
 instructions (40 on MPS2), so counts within a tick of the fewest are equal and the first of them in
-the layer's schedule order wins (the default first): the same choices on every run. A candidate
+the layer's variant order wins (the default first): the same choices on every run. A candidate
 whose build does not fit the board is left out. Every build must give the untuned build's outputs
 on the same inputs, bit for bit. Layer shapes already in the tuning file are not measured again but
 chosen again from its counts; new counts and the choices are merged into it. The model is then
-built with the chosen schedules and checked again.
+built with the chosen variants and checked again.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from . import __version__, ui
 from .boards import Board
 from .errors import MismatchError, ModelError, MtkError
 from .ops import prepare_ops
-from .ops.gemm import GemmSchedule
+from .ops.gemm import GemmVariant
 from .pipeline import RunOptions, RunResult, int8_model, run_model
 from .reader import read_model
 from .tuning import Layer, Tuning, read_entries, tunable_layers, write_entries
@@ -40,10 +40,10 @@ MEASURED_INPUTS = 2   # each build runs on this many different inputs
 class LayerChoice:
     key: str
     ops: list[int]                  # op indices with this key
-    instructions: dict[str, int]    # by schedule label
-    extra_flash: dict[str, int]     # by schedule label: weight bytes over the leanest schedule's
-    schedule: GemmSchedule
-    passed_over: dict[str, str]     # by schedule label: why it was not chosen
+    instructions: dict[str, int]    # by variant label
+    extra_flash: dict[str, int]     # by variant label: weight bytes over the leanest variant's
+    variant: GemmVariant
+    passed_over: dict[str, str]     # by variant label: why it was not chosen
     cached: bool                    # counts read from the tuning file, not measured now
 
 
@@ -67,7 +67,7 @@ class TuneResult:
                 "builds_measured": self.builds_measured, "untuned": whole(self.untuned), "tuned": whole(self.tuned),
                 "bit_exact": True,
                 "layers": [{"key": c.key, "ops": c.ops, "instructions": c.instructions,
-                            "extra_flash_bytes": c.extra_flash, "cached": c.cached, "schedule": asdict(c.schedule),
+                            "extra_flash_bytes": c.extra_flash, "cached": c.cached, "schedule": asdict(c.variant),
                             "passed_over": c.passed_over} for c in self.layers]}
 
 
@@ -97,16 +97,16 @@ def _counts(result: RunResult) -> dict[int, int]:
 
 
 def choose(layer: Layer, instructions: dict[str, int], tick: float,
-           flash_per_instruction: float) -> tuple[GemmSchedule, dict[str, str]]:
-    """The schedule for `layer` from its measured `instructions` (by label, the leanest schedule's
-    always there), and why each other schedule was passed over. A schedule is allowed if its weights
+           flash_per_instruction: float) -> tuple[GemmVariant, dict[str, str]]:
+    """The variant for `layer` from its measured `instructions` (by label, the leanest variant's
+    always there), and why each other variant was passed over. A variant is allowed if its weights
     take no more flash than the leanest's, or extra flash ≤ flash_per_instruction × the instructions
     it saves over the leanest; of the allowed, the fewest instructions, and within `tick` of the
     fewest the first."""
     lean, extra_flash = instructions[layer.leanest.label], layer.extra_flash
-    allowed: list[GemmSchedule] = []
+    allowed: list[GemmVariant] = []
     passed_over: dict[str, str] = {}
-    for s in layer.schedules:
+    for s in layer.variants:
         extra, count = extra_flash[s.label], instructions.get(s.label)
         if count is None:
             passed_over[s.label] = "not measured: the build did not fit the board"
@@ -126,44 +126,44 @@ def choose(layer: Layer, instructions: dict[str, int], tick: float,
 
 
 def candidate_tunings(layers: list[Layer], measured: dict[str, dict[str, int | None]] | None = None
-                      ) -> list[tuple[GemmSchedule, Tuning]]:
-    """Per schedule other than a default, that schedule for every layer key that can take it and
+                      ) -> list[tuple[GemmVariant, Tuning]]:
+    """Per variant other than a default, that variant for every layer key that can take it and
     has no count for it in `measured` yet."""
-    tunings: dict[GemmSchedule, dict[str, GemmSchedule]] = {}
+    tunings: dict[GemmVariant, dict[str, GemmVariant]] = {}
     for layer in layers:
-        for schedule in layer.schedules[1:]:
-            if schedule.label not in (measured or {}).get(layer.key, {}):
-                tunings.setdefault(schedule, {})[layer.key] = schedule
-    return [(schedule, Tuning(keys, f"schedule {schedule.label}")) for schedule, keys in tunings.items()]
+        for variant in layer.variants[1:]:
+            if variant.label not in (measured or {}).get(layer.key, {}):
+                tunings.setdefault(variant, {})[layer.key] = variant
+    return [(variant, Tuning(keys, f"schedule {variant.label}")) for variant, keys in tunings.items()]
 
 
 def is_measured(layer: Layer, counts: dict[str, int | None]) -> bool:
-    """Every schedule of the layer has a count (None: its build did not fit the board)."""
-    return all(s.label in counts for s in layer.schedules)
+    """Every variant of the layer has a count (None: its build did not fit the board)."""
+    return all(s.label in counts for s in layer.variants)
 
 
 def _measure(model: Path, board: Board, layers: list[Layer], untuned: RunResult, cache: Path,
              known: dict[str, dict[str, int | None]]) -> tuple[dict[str, dict[str, int | None]], int]:
-    """Instructions of each layer key by schedule label (None: the build did not fit): the default's
+    """Instructions of each layer key by variant label (None: the build did not fit): the default's
     from the untuned build, counts `known` from an interrupted run, the others from one build per
-    candidate schedule. Counts go to the tuning file after every build (the default schedule stays
+    candidate variant. Counts go to the tuning file after every build (the default variant stays
     the layer's until all are measured), so that an interrupted tune resumes where it stopped.
     Also returns the number of candidate builds."""
     counts = _counts(untuned)
-    measured = {layer.key: {**known.get(layer.key, {}), layer.schedules[0].label: counts[layer.op.index]}
+    measured = {layer.key: {**known.get(layer.key, {}), layer.variants[0].label: counts[layer.op.index]}
                 for layer in layers}
     _save_counts(cache, board, layers, measured)
     candidates = candidate_tunings(layers, measured)
-    for k, (schedule, tuning) in enumerate(candidates, 1):
-        ui.info(f"[{k}/{len(candidates)}] {schedule.label} on {len(tuning.schedules)} layer shape(s)")
+    for k, (variant, tuning) in enumerate(candidates, 1):
+        ui.info(f"[{k}/{len(candidates)}] {variant.label} on {len(tuning.variants)} layer shape(s)")
         try:
             counts = _counts(_run(model, board, tuning, untuned))
         except ModelError as err:   # the untuned build fits: this one is too big for the board
             ui.info(f"  left out: {err.message}")
             counts = None
         for layer in layers:
-            if layer.key in tuning.schedules:
-                measured[layer.key][schedule.label] = counts[layer.op.index] if counts is not None else None
+            if layer.key in tuning.variants:
+                measured[layer.key][variant.label] = counts[layer.op.index] if counts is not None else None
         _save_counts(cache, board, layers, measured)
     return measured, len(candidates)
 
@@ -171,7 +171,7 @@ def _measure(model: Path, board: Board, layers: list[Layer], untuned: RunResult,
 def _save_counts(cache: Path, board: Board, layers: list[Layer], measured: dict[str, dict[str, int | None]]) -> None:
     if layers:
         write_entries(cache, {layer.key: {"instructions": measured[layer.key], "board": board.name,
-                                          "mtk_version": __version__, "schedule": asdict(layer.schedules[0])}
+                                          "mtk_version": __version__, "schedule": asdict(layer.variants[0])}
                               for layer in layers})
 
 
@@ -203,19 +203,19 @@ def tune_model(model: Path, board: Board, cache: Path, calib: str | None = None,
         chosen_entries: dict[str, dict] = {}
         for key, layers in by_key.items():
             entry = measured.get(key) or entries[key]
-            schedule, passed_over = choose(layers[0], entry["instructions"], 1e9 / board.qemu.timer_hz,
+            variant, passed_over = choose(layers[0], entry["instructions"], 1e9 / board.qemu.timer_hz,
                                            flash_per_instruction)
-            chosen_entries[key] = {**entry, "schedule": asdict(schedule), "extra_flash_bytes": layers[0].extra_flash,
+            chosen_entries[key] = {**entry, "schedule": asdict(variant), "extra_flash_bytes": layers[0].extra_flash,
                                    "flash_per_instruction": _json_limit(flash_per_instruction)}
             choices.append(LayerChoice(key, [layer.op.index for layer in layers], entry["instructions"],
-                                       layers[0].extra_flash, schedule, passed_over, key not in measured))
+                                       layers[0].extra_flash, variant, passed_over, key not in measured))
         changed = {key: entry for key, entry in chosen_entries.items() if entries.get(key) != entry}
         if changed:
             write_entries(cache, changed)
-        if all(c.schedule == by_key[c.key][0].schedules[0] for c in choices):
+        if all(c.variant == by_key[c.key][0].variants[0] for c in choices):
             tuned = untuned
         else:
             ui.info("building with the chosen schedules")
-            tuning = Tuning({c.key: c.schedule for c in choices}, str(cache))
+            tuning = Tuning({c.key: c.variant for c in choices}, str(cache))
             tuned = _run(model, board, tuning, untuned)
     return TuneResult(model.name, board, cache, flash_per_instruction, choices, builds, untuned, tuned)

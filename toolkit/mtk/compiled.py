@@ -67,14 +67,14 @@ class CompiledOp:
     macs: int
     kernel: str | list[str] | None   # the C symbol(s) the run function calls for it; None: an alias
     impl: str                        # "tvm", "c", "tvm+c:<micro-kernels>", or "alias" (shares its input's memory)
-    layer_key: str | None = None     # tunable layers (tuning.py): its key and the schedule it took
-    schedule: dict[str, str | int] | None = None
+    layer_key: str | None = None     # tunable layers (tuning.py): its key and the variant it took
+    variant: dict[str, str | int] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out = {"index": self.index, "type": self.type, "input_shapes": self.input_shapes,
                "output_shape": self.output_shape, "macs": self.macs, "kernel": self.kernel, "impl": self.impl}
         if self.layer_key is not None:
-            out.update(layer_key=self.layer_key, schedule=self.schedule)
+            out.update(layer_key=self.layer_key, schedule=self.variant)   # metadata.json's name for it
         return out
 
     @classmethod

@@ -29,7 +29,7 @@ from .graph import Graph
 from .names import module as module_identifier
 from .ops import op_def, prepare_ops
 from .ops.base import Lowered, OpData
-from .ops.gemm import GemmSchedule
+from .ops.gemm import GemmVariant
 from .ops.common import at_op
 from .reader import read_model
 from .target import DEFAULT_CPU, Cpu, get_cpu
@@ -79,7 +79,7 @@ def lower_ops(prepared: list[OpData], tuning: Tuning) -> tuple[list[Step], dict[
     steps: list[Step] = []
     for data in prepared:
         layer = layers.get(data.op.index)
-        steps.append((data.op, lower_op(data, tuning.schedule(layer) if layer else None)))
+        steps.append((data.op, lower_op(data, tuning.variant(layer) if layer else None)))
     return steps, layers
 
 
@@ -98,16 +98,16 @@ CHUNK_MIN_SAVING = 1 / 8   # of the arena: what chunked scratch must save to be 
 
 def chunk_scratch(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: AliasSets,
                   storage: Storage) -> tuple[list[Step], Storage]:
-    """No schedule raises the peak for free: a GEMM whose whole-row scratch makes its step's live bytes
-    exceed the arena the model needs with every such GEMM chunked takes its chunked schedule (a scratch
+    """No variant raises the peak for free: a GEMM whose whole-row scratch makes its step's live bytes
+    exceed the arena the model needs with every such GEMM chunked takes its chunked variant (a scratch
     of a chunk of the row and partial sums: GemmOpDef.chunked); the others keep theirs. RAM is weighed
     against instructions (a chunk's partial sums cost a few % of the layer's): chunking is taken only
     when it saves at least CHUNK_MIN_SAVING of the arena (the 4000 -> 4 FC 94 %, AD 18 %; IC's 3x3
     convolutions would save 0.5 % for +3 % instructions on the M4, +9 % on the M55, and keep their
     whole-window scratch). Returns the steps and their storage."""
     chunkable = {i: op_def(data.op.type).chunked(data, low.variant) for i, (data, (_, low)) in
-                 enumerate(zip(prepared, steps)) if isinstance(low.variant, GemmSchedule)}
-    chunkable = {i: schedule for i, schedule in chunkable.items() if schedule is not None}
+                 enumerate(zip(prepared, steps)) if isinstance(low.variant, GemmVariant)}
+    chunkable = {i: variant for i, variant in chunkable.items() if variant is not None}
     if not chunkable:
         return steps, storage
     all_chunked = [(op, lower_op(prepared[i], chunkable[i])) if i in chunkable else (op, low)
@@ -139,7 +139,7 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
                   force: bool = False, tuning: Tuning | None = None, max_ram: int | None = None,
                   max_recompute: float = DEFAULT_MAX_RECOMPUTE) -> CompiledModel:
     """Compile `model_path` into a C library folder at `out_dir` (written atomically); layers whose key
-    `tuning` holds take its schedule, the others the default. When the arena is above `max_ram`
+    `tuning` holds take its variant, the others the default. When the arena is above `max_ram`
     (default: what `board`'s RAM leaves for it), the layers where it peaks are tiled (codegen/tiling.py)
     for the lowest arena within `max_recompute` extra MACs; a model whose arena still exceeds `max_ram`
     is refused. With `board`, refuse a model that does not fit it (budget.py)."""
@@ -234,4 +234,4 @@ def _compiled_op(data: OpData, low: Lowered, program: aot.AotProgram, layer: Lay
         macs=op_def(op.type).macs(data),
         kernel=symbols[0] if len(symbols) == 1 else (symbols or None),
         impl=f"tiled:{impl}" if tiled else impl,
-        layer_key=layer.key if layer else None, schedule=asdict(low.variant) if layer else None)
+        layer_key=layer.key if layer else None, variant=asdict(low.variant) if layer else None)

@@ -45,7 +45,7 @@ class RunOptions:
     calib: str | None = None    # calibration data: quantize a float model on the way
     build_dir: Path | None = None
     random_samples: int = 1     # inputs made up when the user gives none
-    tuning: Tuning | None = None   # per-layer schedules (`mtk tune`); None: the defaults
+    tuning: Tuning | None = None   # per-layer variants (`mtk tune`); None: the defaults
     mlperf_tiny: str | None = None  # an MLPerf Tiny benchmark id, or mlperf.AUTO: a conforming DUT
     runner_options: dict[str, Any] = field(default_factory=dict)
     semihosting: bool = True    # QEMU runs exit through semihosting; a board (or its stand-in) resets
@@ -82,7 +82,7 @@ class RunResult:
     int8_model: bytes                  # the model compiled (quantized on the way if it was float)
     layers: list[LayerTime] | None = None   # the first sample's
     platform: str = "baremetal"
-    tuning: str | None = None          # the tuning file the kernels' schedules came from
+    tuning: str | None = None          # the tuning file the kernels' variants came from
     float_model: Path | None = None    # the float model quantized on the way into int8_model, if it was
     place: str | None = None           # the labgrid place it ran on (`mtk bench --lab labgrid`)
     host: str | None = None            # the exporter serving that place

@@ -171,7 +171,7 @@ REGION_COLOURS = ["tab:blue", "tab:orange", "tab:green", "tab:purple"]
 def memory_figure(compiled: CompiledModel, curves: dict[str, Sequence[int]] | None = None) -> Figure:
     """Live arena bytes per op step as filled steps (one band per RAM region), the arena's size and the
     board's room as lines; `curves`: more named live-bytes lines over the same steps (e.g. another
-    schedule of the same model)."""
+    variant of the same model)."""
     mem = compiled.memory
     steps = list(range(len(mem.live_bytes)))
     fig = Figure(figsize=(max(9.0, 0.18 * len(steps) + 3), ROW_HEIGHT * 1.3), dpi=DPI)

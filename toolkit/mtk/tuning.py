@@ -1,10 +1,10 @@
-"""Per-layer schedules: the layers a model can tune, their keys, and the tuning file users keep.
+"""Per-layer variants: the layers a model can tune, their keys, and the tuning file users keep.
 
 A layer key names an op by everything its kernel depends on: the op type, the shapes of its
 inputs (weights and bias included) and output, its strides, dilation, padding and depth
 multiplier, and the CPU. Equal keys get equal kernels, in any model. `mtk tune` measures
-the schedules of each key in QEMU and writes to a JSON file (tuning file) the instructions and
-the flash each schedule's weights take over the leanest schedule's, and the schedule chosen from them
+the variants of each key in QEMU and writes to a JSON file (tuning file) the instructions and
+the flash each variant's weights take over the leanest variant's, and the variant chosen from them
 with `flash_per_instruction` bytes allowed per instruction saved (autotune.choose; null: no limit):
 
     {"format": "mtk-tuning/1",
@@ -16,7 +16,9 @@ with `flash_per_instruction` bytes allowed per instruction saved (autotune.choos
 
 Files written before extra_flash_bytes and flash_per_instruction existed read the same (the
 format is unchanged: `mtk tune` adds both). `mtk compile/run/bench/validate --tuning FILE`
-compile each layer whose key the file holds with its schedule, every other layer with the default.
+compile each layer whose key the file holds with its variant, every other layer with the default.
+A layer's variant (gemm.GemmVariant: which C micro-kernel, which weight format) is what the file, the
+messages and metadata.json call its "schedule".
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from .fsutil import atomic_output_file
 from .graph import Op
 from .ops import op_def
 from .ops.base import OpData
-from .ops.gemm import GemmOpDef, GemmSchedule
+from .ops.gemm import GemmOpDef, GemmVariant
 
 FORMAT = "mtk-tuning/1"
 DEFAULT_FILE = "mtk-tuning.json"
@@ -41,41 +43,41 @@ KEY_OPTIONS = ("stride_h", "stride_w", "dilation_h_factor", "dilation_w_factor",
 
 @dataclass(frozen=True)
 class Layer:
-    """An op whose kernel takes a schedule."""
+    """An op whose kernel takes a variant."""
 
     data: OpData                    # the op prepared
     key: str
-    schedules: list[GemmSchedule]   # the default first
-    weight_bytes: dict[str, int]    # by schedule label: the flash of the packed weights
+    variants: list[GemmVariant]   # the default first
+    weight_bytes: dict[str, int]    # by variant label: the flash of the packed weights
 
     @property
     def op(self) -> Op:
         return self.data.op
 
     @property
-    def leanest(self) -> GemmSchedule:
-        """The schedule whose weights take the least flash (the first of equals): what others pay against."""
-        return min(self.schedules, key=lambda s: self.weight_bytes[s.label])
+    def leanest(self) -> GemmVariant:
+        """The variant whose weights take the least flash (the first of equals): what others pay against."""
+        return min(self.variants, key=lambda s: self.weight_bytes[s.label])
 
     @property
     def extra_flash(self) -> dict[str, int]:
-        """By schedule label: the flash its weights take over the leanest schedule's (bytes)."""
+        """By variant label: the flash its weights take over the leanest variant's (bytes)."""
         lean = self.weight_bytes[self.leanest.label]
         return {label: size - lean for label, size in self.weight_bytes.items()}
 
 
 @dataclass(frozen=True)
 class Tuning:
-    """Schedules by layer key, and where they come from (named in errors)."""
+    """Variants by layer key, and where they come from (named in errors)."""
 
-    schedules: dict[str, GemmSchedule] = field(default_factory=dict)
+    variants: dict[str, GemmVariant] = field(default_factory=dict)
     source: str = "tuning"
 
-    def schedule(self, layer: Layer) -> GemmSchedule:
-        chosen = self.schedules.get(layer.key, layer.schedules[0])
-        if chosen not in layer.schedules:
+    def variant(self, layer: Layer) -> GemmVariant:
+        chosen = self.variants.get(layer.key, layer.variants[0])
+        if chosen not in layer.variants:
             raise MtkError(f"{self.source}: schedule {chosen.label} is not one op {layer.op.index} can take "
-                           f"({', '.join(s.label for s in layer.schedules)}) for layer '{layer.key}'",
+                           f"({', '.join(s.label for s in layer.variants)}) for layer '{layer.key}'",
                            hint="tune the model again with this mtk version (`mtk tune`)")
         return chosen
 
@@ -92,14 +94,14 @@ def layer_key(data: OpData) -> str:
 
 
 def tunable_layers(prepared: list[OpData]) -> list[Layer]:
-    """The prepared ops whose kernels take a schedule (ops.prepare_ops)."""
+    """The prepared ops whose kernels take a variant (ops.prepare_ops)."""
     layers = []
     for data in prepared:
         opdef = op_def(data.op.type)
-        schedules = opdef.variants(data) if isinstance(opdef, GemmOpDef) else []
-        if schedules:
-            layers.append(Layer(data, layer_key(data), schedules,
-                                {s.label: opdef.weight_bytes(data, s) for s in schedules}))
+        variants = opdef.variants(data) if isinstance(opdef, GemmOpDef) else []
+        if variants:
+            layers.append(Layer(data, layer_key(data), variants,
+                                {s.label: opdef.weight_bytes(data, s) for s in variants}))
     return layers
 
 
@@ -114,9 +116,9 @@ def read_entries(path: Path) -> dict[str, dict[str, Any]]:
         raise MtkError(f"{path} is not an mtk tuning file (expected an object with \"format\": \"{FORMAT}\" "
                        "and \"layers\")")
     for key, entry in data["layers"].items():
-        schedule = entry.get("schedule") if isinstance(entry, dict) else None
-        if not (isinstance(schedule, dict) and set(schedule) == {"block", "weights"}
-                and all(isinstance(v, str) for v in schedule.values())):
+        variant = entry.get("schedule") if isinstance(entry, dict) else None
+        if not (isinstance(variant, dict) and set(variant) == {"block", "weights"}
+                and all(isinstance(v, str) for v in variant.values())):
             raise MtkError(f"tuning file {path}: layer '{key}' has no valid schedule "
                            "({\"block\": ..., \"weights\": ...})")
         counts = entry.get("instructions", {})
@@ -128,7 +130,7 @@ def read_entries(path: Path) -> dict[str, dict[str, Any]]:
 
 def load_tuning(path: str | Path) -> Tuning:
     entries = read_entries(Path(path))
-    return Tuning({key: GemmSchedule(**entry["schedule"]) for key, entry in entries.items()}, str(path))
+    return Tuning({key: GemmVariant(**entry["schedule"]) for key, entry in entries.items()}, str(path))
 
 
 def write_entries(path: Path, entries: dict[str, dict[str, Any]]) -> None:

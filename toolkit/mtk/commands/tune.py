@@ -51,7 +51,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _rows(c: LayerChoice) -> list[list[str]]:
-    """One row per schedule of the layer: instructions, extra flash, chosen or why not."""
+    """One row per variant of the layer: instructions, extra flash, chosen or why not."""
     return [[",".join(map(str, c.ops)) if k == 0 else "", c.key if k == 0 else "", label,
              f"{c.instructions[label]:,}" if c.instructions.get(label) is not None else "-", f"{extra:+,}",
              c.passed_over.get(label, "chosen" + (" (cached counts)" if c.cached else ""))]

@@ -20,7 +20,7 @@ from .base import Lowered, OpData, constant_kernel, io
 from .common import check_int8_weights, op_error, require_per_tensor
 from .depthwise_mve import depthwise_mve_kernel
 from .fixedpoint import activation_range, convolution_multipliers
-from .gemm import GemmOpDef, GemmParams, GemmSchedule, Patches
+from .gemm import GemmOpDef, GemmParams, GemmVariant, Patches
 from .geometry import ConvGeometry, conv_geometry
 from .int16x8 import with_16x8
 from .requant import Requant
@@ -79,7 +79,7 @@ class DepthwiseParams:
 
 
 class DepthwiseConv2D(GemmOpDef):
-    """With one input channel a convolution (the GEMM, its schedules tunable); otherwise depthwise.py."""
+    """With one input channel a convolution (the GEMM, its variants tunable); otherwise depthwise.py."""
 
     types = ("DEPTHWISE_CONV_2D",)
 
@@ -101,10 +101,10 @@ class DepthwiseConv2D(GemmOpDef):
         _, w, *_ = data.inputs
         return data.output.size * w.shape[1] * w.shape[2]
 
-    def variants(self, data: OpData) -> list[GemmSchedule]:
+    def variants(self, data: OpData) -> list[GemmVariant]:
         return super().variants(data) if isinstance(data.params, GemmParams) else []
 
-    def lower(self, data: OpData, variant: GemmSchedule | None = None) -> Lowered:
+    def lower(self, data: OpData, variant: GemmVariant | None = None) -> Lowered:
         p = data.params
         if isinstance(p, GemmParams):
             return super().lower(data, variant)

@@ -8,7 +8,7 @@ Cortex-M3: c/mtk_dot_s8.h), then each 2×2 (rows × channels), 1×4 or 1×8 bloc
 C micro-kernel over weights interleaved offline per block (pack_weights, pack_weight_pairs,
 pack_weights_int16); TVM generates the loops, the byte gathering of patches whose channels do not
 come in 4s, and the requantization epilogue (requant.py). The block and the weights' format are a
-GemmSchedule: a default per CPU, or one `mtk tune` measured best for the layer (tuning.py).
+GemmVariant: a default per CPU, or one `mtk tune` measured best for the layer (tuning.py).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from .microkernels import BY_LABEL, DOT_HEADER, GROUP, HELIUM_CHUNK, MicroKernel
 from .requant import RSHIFT_FIELDS, Requant
 
 IM2COL_HEADER = "mtk_im2col_s8.h"
-CHUNK = 256   # k values a chunked schedule packs at a time: a multiple of every weight group
+CHUNK = 256   # k values a chunked variant packs at a time: a multiple of every weight group
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ class Patches(ConvGeometry):
 
 
 @dataclass(frozen=True)
-class GemmSchedule:
+class GemmVariant:
     """How one GEMM runs: the label of its micro-kernel (microkernels.py), block "2x2" (rows ×
     channels), "1x4" or "1x8", weights "int8", "int16" or "pairs". Tuning files hold these."""
 
@@ -55,22 +55,22 @@ class GemmSchedule:
 
 
 @dataclass(frozen=True)
-class ChunkedSchedule(GemmSchedule):
-    """A schedule packing `chunk` values of a row at a time and adding up the partial sums: CHUNK values
+class ChunkedVariant(GemmVariant):
+    """A variant packing `chunk` values of a row at a time and adding up the partial sums: CHUNK values
     of rows from the input, whole kernel rows of im2col taps. The compiler's choice when the whole row's
     scratch would raise the arena (compiler.chunk_scratch), not a tuning one."""
 
     chunk: int = CHUNK
 
 
-def gemm_schedules(cpu: Cpu, rows: int, fused: bool = True) -> list[GemmSchedule]:
-    """The schedules a GEMM of `rows` rows can take on `cpu`, the default first (microkernels.CHOICES)."""
-    return [GemmSchedule(mk.block, mk.weights) for mk in choices(cpu, rows, fused)]
+def gemm_variants(cpu: Cpu, rows: int, fused: bool = True) -> list[GemmVariant]:
+    """The variants a GEMM of `rows` rows can take on `cpu`, the default first (microkernels.CHOICES)."""
+    return [GemmVariant(mk.block, mk.weights) for mk in choices(cpu, rows, fused)]
 
 
-def packed_weight_bytes(cols: int, depth: int, schedule: GemmSchedule, group: int) -> int:
-    """Flash bytes of weights [cols, depth] packed for `schedule`'s micro-kernel."""
-    return schedule.micro_kernel.weight_bytes(cols, depth, group)
+def packed_weight_bytes(cols: int, depth: int, variant: GemmVariant, group: int) -> int:
+    """Flash bytes of weights [cols, depth] packed for `variant`'s micro-kernel."""
+    return variant.micro_kernel.weight_bytes(cols, depth, group)
 
 
 @dataclass(frozen=True)
@@ -87,55 +87,55 @@ class GemmParams:
 
 class GemmOpDef(OpDef):
     """An op computed by the GEMM: `prepare` returns OpData with GemmParams; its variants are the
-    GemmSchedules of gemm_schedules (the default first), one per layer chosen by `mtk tune`."""
+    GemmVariants of gemm_variants (the default first), one per layer chosen by `mtk tune`."""
 
-    def variants(self, data: OpData) -> list[GemmSchedule]:
-        return gemm_schedules(data.cpu, data.output.size // data.params.weights.shape[0],
+    def variants(self, data: OpData) -> list[GemmVariant]:
+        return gemm_variants(data.cpu, data.output.size // data.params.weights.shape[0],
                               data.params.requant.rshift_table is not None)
 
-    def weight_bytes(self, data: OpData, schedule: GemmSchedule) -> int:
-        """Flash bytes of the op's weights packed for `schedule` (what gemm_kernel packs)."""
+    def weight_bytes(self, data: OpData, variant: GemmVariant) -> int:
+        """Flash bytes of the op's weights packed for `variant` (what gemm_kernel packs)."""
         channels, depth = data.params.weights.shape
-        return packed_weight_bytes(channels, depth, schedule, weight_group(data.cpu))
+        return packed_weight_bytes(channels, depth, variant, weight_group(data.cpu))
 
-    def chunked(self, data: OpData, schedule: GemmSchedule) -> ChunkedSchedule | None:
-        """`schedule` packing a chunk of a row at a time (a scratch of a chunk and the partial sums, not
+    def chunked(self, data: OpData, variant: GemmVariant) -> ChunkedVariant | None:
+        """`variant` packing a chunk of a row at a time (a scratch of a chunk and the partial sums, not
         of the row): CHUNK values of rows from the input itself, one kernel row of im2col taps (a
         multiple of the weight group) when that scratch is the smaller; else None."""
         p: GemmParams = data.params
         depth = p.weights.shape[1]
-        if schedule.micro_kernel.fused:   # requantizes inside the micro-kernel: no partial sums
+        if variant.micro_kernel.fused:   # requantizes inside the micro-kernel: no partial sums
             return None
         if p.patches is None:
-            return ChunkedSchedule(schedule.block, schedule.weights) if depth > CHUNK else None
+            return ChunkedVariant(variant.block, variant.weights) if depth > CHUNK else None
         kernel_row = p.patches.k_w * p.patches.in_c
         if row_source(p.patches) != "taps" or kernel_row >= depth or kernel_row % weight_group(data.cpu):
             return None
-        chunked = ChunkedSchedule(schedule.block, schedule.weights, kernel_row)
+        chunked = ChunkedVariant(variant.block, variant.weights, kernel_row)
         rows, cols, group = data.output.size // p.weights.shape[0], p.weights.shape[0], weight_group(data.cpu)
-        whole, part = (GemmLayout(rows, cols, depth, s, "taps", group).scratch_bytes for s in (schedule, chunked))
+        whole, part = (GemmLayout(rows, cols, depth, s, "taps", group).scratch_bytes for s in (variant, chunked))
         return chunked if part < whole else None
 
-    def lower(self, data: OpData, variant: GemmSchedule | None = None) -> Lowered:
-        schedule = variant or self.variants(data)[0]
-        return Lowered([gemm_kernel(data, schedule)], variant=schedule)
+    def lower(self, data: OpData, variant: GemmVariant | None = None) -> Lowered:
+        variant = variant or self.variants(data)[0]
+        return Lowered([gemm_kernel(data, variant)], variant=variant)
 
 
-def gemm_kernel(data: OpData, schedule: GemmSchedule) -> Kernel:
-    """The kernel computing the op `data` holds (GemmParams) as `schedule` says (one of
-    gemm_schedules): the TIR GEMM, or a fill when the output is constant."""
+def gemm_kernel(data: OpData, variant: GemmVariant) -> Kernel:
+    """The kernel computing the op `data` holds (GemmParams) as `variant` says (one of
+    gemm_variants): the TIR GEMM, or a fill when the output is constant."""
     p: GemmParams = data.params
     op, y, w, rq, patches = data.op, data.output, p.weights, p.requant, p.patches
     if rq.constant_output is not None:
         return constant_kernel(data, rq.constant_output)
-    if schedule.micro_kernel.fused:
-        return gemm_mve_kernel(data, schedule.micro_kernel)
+    if variant.micro_kernel.fused:
+        return gemm_mve_kernel(data, variant.micro_kernel)
     rows = y.size // w.shape[0]
     in_size = patches.in_h * patches.in_w * patches.in_c if patches else rows * w.shape[1]
-    layout = GemmLayout(rows, w.shape[0], w.shape[1], schedule, row_source(patches), weight_group(data.cpu))
+    layout = GemmLayout(rows, w.shape[0], w.shape[1], variant, row_source(patches), weight_group(data.cpu))
     func = gemm_func(layout, in_size, rq, patches)
     pad = np.full(patches.in_c if patches else 1, patches.in_zp if patches else 0, np.int8)
-    mk = schedule.micro_kernel
+    mk = variant.micro_kernel
     packed = mk.pack(w, layout.block_cols, layout.weight_group)
     args = [op.inputs[0], Const("w", packed), Const("bias", p.bias), *rq.consts(),
             Const("pad", pad), op.outputs[0], Scratch(layout.scratch_bytes)]
@@ -157,29 +157,29 @@ class GemmLayout:
     rows: int
     cols: int
     depth: int
-    schedule: GemmSchedule
+    variant: GemmVariant
     source: str
     weight_group: int = GROUP
 
     @property
     def block_rows(self) -> int:
-        return self.schedule.micro_kernel.rows
+        return self.variant.micro_kernel.rows
 
     @property
     def block_cols(self) -> int:
-        return self.schedule.micro_kernel.cols
+        return self.variant.micro_kernel.cols
 
     @property
     def weight_tile_bytes(self) -> int:
-        return packed_weight_bytes(self.block_cols, self.depth, self.schedule, self.weight_group)
+        return packed_weight_bytes(self.block_cols, self.depth, self.variant, self.weight_group)
 
     @property
     def weight_bytes(self) -> int:
-        return packed_weight_bytes(self.cols, self.depth, self.schedule, self.weight_group)
+        return packed_weight_bytes(self.cols, self.depth, self.variant, self.weight_group)
 
     @property
     def micro_kernel(self) -> str:
-        return self.schedule.micro_kernel.name
+        return self.variant.micro_kernel.name
 
     @property
     def groups(self) -> int:
@@ -187,17 +187,17 @@ class GemmLayout:
 
     @property
     def chunk(self) -> int:
-        """The k values packed at a time: the schedule's chunk, or the whole row."""
-        return min(self.schedule.chunk, self.depth) if isinstance(self.schedule, ChunkedSchedule) else self.depth
+        """The k values packed at a time: the variant's chunk, or the whole row."""
+        return min(self.variant.chunk, self.depth) if isinstance(self.variant, ChunkedVariant) else self.depth
 
     @property
     def chunk_weight_bytes(self) -> int:
         """Bytes of a weight tile per chunk of k (the chunk is a multiple of the weight group)."""
-        return self.chunk * self.block_cols * self.schedule.micro_kernel.bytes_per_weight
+        return self.chunk * self.block_cols * self.variant.micro_kernel.bytes_per_weight
 
     @property
     def row_sums(self) -> bool:
-        return self.schedule.micro_kernel.row_sums
+        return self.variant.micro_kernel.row_sums
 
     @property
     def packed_bytes(self) -> int:
@@ -207,7 +207,7 @@ class GemmLayout:
 
     @property
     def scratch_bytes(self) -> int:
-        """The packed rows, then the gathered rows (gather) or a chunked schedule's int32 sums of a block
+        """The packed rows, then the gathered rows (gather) or a chunked variant's int32 sums of a block
         of rows over every channel tile."""
         if self.chunk < self.depth:
             return self.packed_bytes + self.block_rows * -(-self.cols // self.block_cols) * self.block_cols * 4

@@ -437,7 +437,7 @@ def with_16x8(opdef: type[OpDef]) -> type[OpDef]:
 
 
 class With16x8:
-    """Mixed in ahead of an int8 op family: an int16 output takes the 16x8 kernel here (no schedules to
+    """Mixed in ahead of an int8 op family: an int16 output takes the 16x8 kernel here (no variants to
     tune), any other the family's own."""
 
     def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:

@@ -1,4 +1,5 @@
-"""Schedules shared by the TE-defined op families."""
+"""TVM schedules (s_tir.Schedule) shared by the TE-defined op families. (How a tunable op runs, which the
+tuning file calls its schedule, is its variant in the code: gemm.GemmVariant.)"""
 
 from __future__ import annotations
 
