@@ -92,22 +92,16 @@ class IORef:
 
 
 @dataclass(frozen=True)
-class ConstRef:
+class SymbolRef:
+    """A file-scope array of the library: a constant (ConstantPool) or a state tensor."""
+
     symbol: str
 
     def c(self) -> str:
         return f"(void*){self.symbol}"
 
 
-@dataclass(frozen=True)
-class StateRef:
-    symbol: str
-
-    def c(self) -> str:
-        return f"(void*){self.symbol}"
-
-
-BufferRef = Union[ArenaRef, IORef, ConstRef, StateRef]
+BufferRef = Union[ArenaRef, IORef, SymbolRef]
 
 
 @dataclass(frozen=True)
@@ -153,13 +147,13 @@ class ConstantPool:
         self.arrays: list[ConstArray] = []
         self._by_content: dict[tuple[str, tuple, bytes], str] = {}
 
-    def ref(self, hint: str, data: np.ndarray) -> ConstRef:
+    def ref(self, hint: str, data: np.ndarray) -> SymbolRef:
         key = (data.dtype.str, data.shape, data.tobytes())
         if key not in self._by_content:
             sym = f"tvmgen_{self.module}_c{len(self.arrays)}_{hint[:40]}"
             self._by_content[key] = sym
             self.arrays.append(ConstArray(sym, np.ascontiguousarray(data)))
-        return ConstRef(self._by_content[key])
+        return SymbolRef(self._by_content[key])
 
     @property
     def nbytes(self) -> int:
@@ -322,7 +316,7 @@ def build_program(graph: Graph, steps: list[Step], storage: Storage, module: str
             return program.constants.ref(c_identifier(graph.tensors[u].name), graph.tensors[u].data)
         if kind == "state":
             state = program.states.setdefault(u, state_array(module, graph.tensors[u], len(program.states)))
-            return StateRef(state.symbol)
+            return SymbolRef(state.symbol)
         return IORef(kind + "s", io[u].c_name)
 
     def view_ref(step: int, k: int, view: View) -> BufferRef:

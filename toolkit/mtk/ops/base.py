@@ -106,8 +106,12 @@ class OpDef:
 
     types: ClassVar[tuple[str, ...]] = ()
 
+    def plan(self, op: Op, graph: Graph) -> Any:
+        """The op's parameters (OpData.params), checked; None for an op that needs none."""
+        return None
+
     def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
-        return OpData.of(op, graph, cpu)
+        return OpData.of(op, graph, cpu, self.plan(op, graph))
 
     def macs(self, data: OpData) -> int:
         return 0

@@ -17,7 +17,6 @@ import numpy as np
 from tvm import te, tirx
 
 from ..graph import Graph, Op
-from ..target import Cpu
 from .base import Kernel, Lowered, OpData, OpDef, io
 from .elementwise import Rescale
 from .fixedpoint import quantize_multiplier
@@ -45,8 +44,6 @@ class BatchMatMul(OpDef):
 
     def plan(self, op: Op, graph: Graph) -> MatMulPlan:
         inputs, y = io(op, graph)
-        if len(inputs) != 2:
-            raise op_error(op, f"{len(inputs)} inputs; TFLM needs 2")
         lhs, rhs = inputs
         if {lhs.dtype, rhs.dtype, y.dtype} != {"int8"}:
             raise op_error(op, f"{lhs.dtype}, {rhs.dtype} -> {y.dtype}; mtk supports int8 here")
@@ -67,9 +64,6 @@ class BatchMatMul(OpDef):
         product = float(np.float32(lhs.quant.s) * np.float32(rhs.quant.s))   # float, as TFLM multiplies them
         rescale = Rescale(*quantize_multiplier(product / float(np.float32(y.quant.s))))
         return MatMulPlan(batch, rows, depth, cols, lhs.quant.zp, rhs.quant.zp, y.quant.zp, rescale)
-
-    def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
-        return OpData.of(op, graph, cpu, self.plan(op, graph))
 
     def macs(self, data: OpData) -> int:
         p = data.params

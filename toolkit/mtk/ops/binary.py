@@ -20,7 +20,6 @@ import numpy as np
 from tvm import te, tirx
 
 from ..graph import Graph, Op, Tensor
-from ..target import Cpu
 from .base import Const, Kernel, Lowered, OpData, OpDef, io
 from .common import op_error
 from .elementwise import Rescale, broadcast_read, input_table
@@ -55,8 +54,6 @@ class Binary(OpDef):
 
     def plan(self, op: Op, graph: Graph) -> BinaryPlan:
         inputs, y = io(op, graph)
-        if len(inputs) != 2 or any(t is None for t in inputs):
-            raise op_error(op, f"{len(inputs)} inputs; TFLM needs 2")
         a, b = inputs
         if (a.dtype, b.dtype) not in self._DTYPES[op.type] or y.dtype != a.dtype:
             raise op_error(op, f"{a.dtype}, {b.dtype} -> {y.dtype}; mtk supports "
@@ -77,9 +74,6 @@ class Binary(OpDef):
         if op.type == "PRELU":
             return BinaryPlan(shape, a.dtype, (a.quant.zp, b.quant.zp), y.quant.zp, _prelu_rescales(a, b, y))
         return BinaryPlan(shape, a.dtype, (a.quant.zp, b.quant.zp), y.quant.zp, _squared_difference_rescales(op, a, b, y))
-
-    def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
-        return OpData.of(op, graph, cpu, self.plan(op, graph))
 
     def macs(self, data: OpData) -> int:
         return 0 if data.op.type in ("MINIMUM", "MAXIMUM") else data.output.size

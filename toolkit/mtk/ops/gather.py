@@ -17,7 +17,6 @@ import numpy as np
 from tvm import te, tirx
 
 from ..graph import Graph, Op
-from ..target import Cpu
 from .base import Kernel, Lowered, OpData, OpDef, io
 from .common import op_error
 
@@ -40,8 +39,6 @@ class Gather(OpDef):
 
     def plan(self, op: Op, graph: Graph) -> GatherPlan:
         inputs, y = io(op, graph)
-        if len(inputs) != 2:
-            raise op_error(op, f"{len(inputs)} inputs; TFLM needs input and positions")
         x, positions = inputs
         if x.dtype != "int8" or y.dtype != "int8":
             raise op_error(op, f"{x.dtype} -> {y.dtype}; mtk supports int8 here (TFLM: float32 or int8)")
@@ -63,9 +60,6 @@ class Gather(OpDef):
             raise op_error(op, f"a position is outside 0..{x.shape[axis] - 1}")
         return GatherPlan(_prod(x.shape[:batch_dims]), _prod(x.shape[batch_dims:axis]), x.shape[axis],
                           _prod(x.shape[axis + 1:]), _prod(positions.shape[batch_dims:]))
-
-    def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
-        return OpData.of(op, graph, cpu, self.plan(op, graph))
 
     def lower(self, data: OpData, variant=None) -> Lowered:
         op, p = data.op, data.params

@@ -293,8 +293,6 @@ class StridedSlice(_Movement):
 
     def plan(self, op: Op, graph: Graph) -> tuple[list[int], list[Nest]]:
         inputs, y = io(op, graph)
-        if len(inputs) != 4:
-            raise op_error(op, f"{len(inputs)} inputs; TFLM needs input, begin, end, strides")
         x, begin_t, end_t, strides_t = inputs
         _check_int8_io(op, x, y, max_rank=_SLICE_MAX_RANK)
         rank = len(x.shape)
@@ -337,8 +335,6 @@ class Transpose(_Movement):
 
     def plan(self, op: Op, graph: Graph) -> tuple[list[int], list[Nest]]:
         inputs, y = io(op, graph)
-        if len(inputs) != 2:
-            raise op_error(op, f"{len(inputs)} inputs; TFLM needs input and perm")
         x = inputs[0]
         _check_int8_io(op, x, y, max_rank=_TRANSPOSE_MAX_RANK)
         perm = [int(p) for p in const_int32(op, inputs[1], "perm")]

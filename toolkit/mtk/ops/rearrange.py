@@ -69,8 +69,6 @@ class Split(_Rearrange):
 
     def plan(self, op: Op, graph: Graph) -> tuple[list[int], list[Nest]]:
         inputs, outs = graph.input_tensors(op), graph.output_tensors(op)
-        if len(inputs) != 2:
-            raise op_error(op, f"{len(inputs)} inputs; TFLM needs axis and input")
         axis_t, x = inputs
         self.check_dtypes(op, [x, *outs])
         axis = _axis(op, int(const_int32(op, axis_t, "axis")[0]), len(x.shape))
@@ -86,8 +84,6 @@ class SplitV(_Rearrange):
 
     def plan(self, op: Op, graph: Graph) -> tuple[list[int], list[Nest]]:
         inputs, outs = graph.input_tensors(op), graph.output_tensors(op)
-        if len(inputs) != 3:
-            raise op_error(op, f"{len(inputs)} inputs; TFLM needs input, size_splits and axis")
         x, _, axis_t = inputs   # TFLM takes the sizes from the output shapes, not from size_splits
         self.check_dtypes(op, [x, *outs])
         axis = _axis(op, int(const_int32(op, axis_t, "axis")[0]), len(x.shape))

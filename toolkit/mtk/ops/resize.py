@@ -20,7 +20,6 @@ import numpy as np
 from tvm import te, tirx
 
 from ..graph import Graph, Op
-from ..target import Cpu
 from .base import Const, Kernel, Lowered, OpData, OpDef, io
 from .common import const_int32, op_error
 
@@ -69,14 +68,10 @@ class Resize(OpDef):
 
     def plan(self, op: Op, graph: Graph) -> ResizePlan:
         inputs, y = io(op, graph)
-        if len(inputs) != 2:
-            raise op_error(op, f"{len(inputs)} inputs; TFLM needs input and size")
         x, size_t = inputs
         dtypes = ("int8", "int16") if op.type == "RESIZE_NEAREST_NEIGHBOR" else ("int8",)
         if x.dtype != y.dtype or x.dtype not in dtypes:
             raise op_error(op, f"{x.dtype} -> {y.dtype}; mtk supports {' or '.join(dtypes)} here")
-        if len(x.shape) != 4 or len(y.shape) != 4:
-            raise op_error(op, f"{list(x.shape)} -> {list(y.shape)}: TFLM needs 4-D input and output")
         size = const_int32(op, size_t, "size")
         if size.size != 2 or tuple(y.shape) != (x.shape[0], int(size[0]), int(size[1]), x.shape[3]) or x.size == 0 \
                 or y.size == 0:
@@ -85,9 +80,6 @@ class Resize(OpDef):
         if op.type == "RESIZE_BILINEAR" and align and half:
             raise op_error(op, "half_pixel_centers and align_corners both set (TFLM rejects it)")
         return ResizePlan(x.shape[0], (x.shape[1], x.shape[2]), (y.shape[1], y.shape[2]), x.shape[3], align, half)
-
-    def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
-        return OpData.of(op, graph, cpu, self.plan(op, graph))
 
     def lower(self, data: OpData, variant=None) -> Lowered:
         op, p = data.op, data.params

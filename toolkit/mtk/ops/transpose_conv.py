@@ -25,7 +25,6 @@ import numpy as np
 from tvm import te, tirx
 
 from ..graph import Graph, Op
-from ..target import Cpu
 from .base import Const, Kernel, Lowered, OpData, OpDef, constant_kernel, io
 from .common import op_error
 from .conv import requant_params
@@ -66,8 +65,6 @@ class TransposeConv(OpDef):
 
     def plan(self, op: Op, graph: Graph) -> TransposeConvPlan:
         inputs, y = io(op, graph)
-        if len(inputs) not in (3, 4):
-            raise op_error(op, f"{len(inputs)} inputs; TFLM needs output shape, filter, input and an optional bias")
         _, w, x, *rest = inputs
         bias = rest[0] if rest else None
         wide = (x.dtype, y.dtype) == ("int16", "int16")
@@ -103,9 +100,6 @@ class TransposeConv(OpDef):
             "int64" if wide else "int32")
         sums = "int64" if wide and not sums_fit_int32(w.data, 0) else "int32"
         return TransposeConvPlan(stride, pad, x.quant.zp, rq, bias_data, sums)
-
-    def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
-        return OpData.of(op, graph, cpu, self.plan(op, graph))
 
     def macs(self, data: OpData) -> int:
         _, w, x, *_ = data.inputs
