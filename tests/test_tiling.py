@@ -209,3 +209,36 @@ def test_tiled_first_layers_bit_exact_on_target(board, halo, tmp_path, monkeypat
                        samples)
     assert result.arena_bytes < untiled_arena
     assert_outputs_match(model, samples, result.outputs, f"{board}: ")
+
+
+def wide_first_layers_model(seed: int = 0) -> bytes:
+    """48×48 image layers whose untiled arena (55,296 B) leaves no room on a 64 KB board."""
+    d = modelgen.Draw(np.random.default_rng(seed))
+    net = modelgen.Net("mtk tiling wide first layers")
+    x = net.model_input((1, 48, 48, 3), modelgen.activation_quant(d))
+    ws = modelgen.weighted_sum
+    x = ws(net, d, x, "CONV_2D", (8, 3, 3, 3), 0, 27, (1, 48, 48, 8), padding="SAME")
+    x = ws(net, d, x, "DEPTHWISE_CONV_2D", (1, 3, 3, 8), 3, 9, (1, 48, 48, 8), padding="SAME", depth_multiplier=1,
+           bias_optional=False)
+    x = ws(net, d, x, "CONV_2D", (16, 1, 1, 8), 0, 8, (1, 48, 48, 16), padding="SAME")
+    y = net.tensor("pool", (1, 24, 24, 16), x.quant)
+    net.builder.op("MAX_POOL_2D", [x.index], [y.index], padding="VALID", stride_h=2, stride_w=2,
+                   filter_height=2, filter_width=2)
+    x = modelgen.flatten(net, d, y)
+    return net.build(modelgen.fully_connected(net, d, x))
+
+
+@pytest.mark.slow
+def test_a_board_too_small_for_the_untiled_plan_gets_it_tiled(tmp_path):
+    """qemu_cortex_m3 has 64 KB of RAM: the untiled arena does not fit beside the I/O and the stack,
+    so compiling for it tiles by default (no --max-ram), and the result fits and is bit-exact."""
+    from mtk.compiler import compile_model
+    model = wide_first_layers_model()
+    path = tmp_path / "model.tflite"
+    path.write_bytes(model)
+    untiled = compile_model(path, tmp_path / "untiled", force=True, cpu="cortex-m3")
+    board = get_board("qemu_cortex_m3")
+    assert untiled.arena_bytes + untiled.input_bytes + untiled.output_bytes + 8192 > board.ram_bytes
+    tiled = compile_model(path, tmp_path / "tiled", force=True, board=board.name)
+    assert tiled.memory.tiling["arena_bytes"] == tiled.arena_bytes <= tiled.memory.arena_limit_bytes
+    assert_host_bit_exact(model, tiled.path)
