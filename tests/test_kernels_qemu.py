@@ -40,6 +40,9 @@ MODELS = {
                                     dilation_w_factor=1, fused_activation_function="RELU"),
     **{name: LAYERS[name] for name in ("dw-1to8-10x8-s2", "dw-5to20-s3", "dw-67-s2", "conv-2ch-10x8-valid")},
     "add-105-relu": lambda: add_model((1, 5, 3, 7), "RELU"),
+    # Helium: a depth below one chunk (the predicated load) and a partial tile (the predicated store)
+    "fc-2-rows-depth-1": lambda: conv_model("FULLY_CONNECTED", (2, 1), (2, 1), (2, 2), per_channel=True,
+                                            fused_activation_function="NONE"),
     "chain-cnn": lambda: modelgen.example_models(0)["CHAIN_CNN"],
     "chain-residual": lambda: modelgen.example_models(1)["CHAIN_RESIDUAL"],
 }

@@ -77,7 +77,7 @@ MTK_MVE_INLINE int32x4_t mtk_requant_mve(int32x4_t v, int32x4_t mult, int32x4_t 
                      [s11] SUMS(s11), [s12] SUMS(s12), [s13] SUMS(s13), [p0] "+r"(p0_), [p1] "+r"(p1_),         \
                      [wp] "+r"(wt_) MORE_OUT()                                                                  \
                    : [none] "i"(0) MORE_IN()                                                                    \
-                   : "q0", "q1", "q2", "q3", "memory", "cc")
+                   : "q0", "q1", "q2", "q3", "p0", "memory", "cc")
 #define MTK_MVE_ONCE MTK_MVE_BODY_ONCE, MTK_MVE_NONE, MTK_MVE_NONE
 #define MTK_MVE_LOOP4 MTK_MVE_BODY_LOOP4, MTK_MVE_PASSES, MTK_MVE_NONE
 #define MTK_MVE_TAIL_ONCE MTK_MVE_BODY_ONCE, MTK_MVE_NONE, MTK_MVE_TAIL_VALUES
