@@ -79,7 +79,7 @@ def test_board_regions_add_up_to_the_boards_ram():
                                                                         ("SRAM", 2 * 1024 * 1024, False)]
     assert an547.system_region.base == an547.qemu.ram.base
     f746 = get_board("nucleo_f746zg")
-    assert [(r.name, r.size // 1024, r.tcm) for r in f746.ram_regions] == [("DTCM", 64, True), ("SRAM", 256, False)]
+    assert [(r.name, r.size // 1024, r.tcm) for r in f746.ram_regions] == [("DTCM", 64, True), ("SRAM0", 256, False)]
     assert len(get_board("mps2/an386").ram_regions) == 1
 
 
