@@ -5,8 +5,8 @@ input, output and hidden state, int64 biases and accumulators).
 Reference (tensorflow/tflite-micro): micro/kernels/unidirectional_sequence_lstm.cc (Prepare, Eval:
 EvalLstm<int8_t, int8_t, int16_t, int32_t>, or <int16_t, int8_t, int16_t, int64_t>), lstm_eval.h/.cc
 (LstmStep, CalculateLstmGate, UpdateLstmCell, UpdateLstmHidden, ValidateTensorStatus) and
-lstm_eval_common.cc (the Prepare side:
-CreateGateParams, CreateInterGateMulParams, CreateLstmCellStateInfo). Only the standard LSTM: TFLM
+lstm_eval_common.cc (the Prepare side: CreateGateParams, CreateInterGateMulParams,
+CreateLstmCellStateInfo). Only the standard LSTM: TFLM
 refuses CIFG (no input gate), peephole, projection and layer-norm tensors, and so does mtk.
 
 Per time step and batch row, with the hidden state h and cell state c (variable tensors, kept in
@@ -38,15 +38,15 @@ from tvm import tirx
 from tvm.script import ir_builder as IB
 from tvm.script.ir_builder import tirx as T
 
+from ..errors import ModelError
 from ..graph import Graph, Op, Tensor
 from ..target import Cpu
 from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, io
 from .common import i32, op_error
 from .elementwise import Rescale
-from ..errors import ModelError
 from .fixedpoint import clamp, multiply_by_quantized_multiplier_s64, quantize_multiplier, reduced_multiplier
-from .lut16 import SIGMOID_TABLE_UINT16, input_scaling, logistic_s16, tanh_s16
 from .int16x8 import DOT_S16_HEADER, pack_channel_pairs
+from .lut16 import SIGMOID_TABLE_UINT16, input_scaling, logistic_s16, tanh_s16
 from .microkernels import GROUP, HELIUM_CHUNK, MicroKernel, choices, weight_group
 from .requant import clamp_s8
 
