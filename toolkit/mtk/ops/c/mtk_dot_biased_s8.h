@@ -90,11 +90,12 @@ static inline int32_t mtk_dot_biased(const void* x, const void* w, int32_t group
   return 0;
 }
 
-#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__GNUC__)
-/* The DSP loops in assembly: gcc 12 neither keeps 9 values in registers across the loop nor loads 4
- * words with one LDM. Each runs groups in fours (a count of 4n + r, r > 0, enters the loop r groups before
- * its end), the 4 words an LDM loads in r8, r10-r12 (r7 may be the frame pointer, r9 the platform
- * register: not used); u is free before the loop. */
+#if defined(MTK_DOT_SIMD) && defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__GNUC__)
+/* The DSP loops in assembly (not on Helium cores: their dispatch header leaves MTK_DOT_SIMD undefined):
+ * gcc 12 neither keeps 9 values in registers across the loop nor loads 4 words with one LDM. Each runs
+ * groups in fours (a count of 4n + r, r > 0, enters the loop r groups before its end), the 4 words an LDM
+ * loads in r8, r10-r12 (r7 may be the frame pointer, r9 the platform register: not used); u is free
+ * before the loop. */
 #define MTK_BIASED_LOOP(GROUP)                                          \
   "ands %[u], %[n], #3\n\t"                                             \
   "adds %[n], %[n], #3\n\t"                                             \
