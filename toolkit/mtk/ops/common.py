@@ -41,6 +41,14 @@ def check_int8_weights(op: Op, w: Tensor, weight_axis: int) -> None:
         raise op_error(op, f"per-channel weights quantized along axis {w.quant.axis}")
 
 
+def check_fully_connected_shapes(op: Op, x: Tensor, w: Tensor) -> None:
+    """FULLY_CONNECTED's weights [units, depth] over an input of whole rows, in TFLite's default order."""
+    if len(w.shape) != 2 or x.size % w.shape[1] != 0:
+        raise op_error(op, f"input of {x.size} values does not divide into rows of {w.shape[-1]}")
+    if op.options.get("weights_format", 0) != 0:
+        raise op_error(op, "shuffled weights are not supported")
+
+
 def const_int32(op: Op, t: Tensor | None, what: str) -> np.ndarray:
     """A constant int32 parameter tensor (TFLM reads these with GetTensorData<int32_t>)."""
     if t is None or not t.is_constant:

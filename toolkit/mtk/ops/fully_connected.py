@@ -11,7 +11,7 @@ import numpy as np
 from ..graph import Graph, Op
 from ..target import Cpu
 from .base import OpData, io
-from .common import op_error
+from .common import check_fully_connected_shapes
 from .conv import check_int8_weighted, folded_bias, requant_params
 from .gemm import GemmOpDef, GemmParams
 from .int16x8 import with_16x8
@@ -23,10 +23,7 @@ class FullyConnected(GemmOpDef):
     def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
         check_int8_weighted(op, graph, weight_axis=0)
         (x, w, *rest), y = io(op, graph)
-        if len(w.shape) != 2 or x.size % w.shape[1] != 0:
-            raise op_error(op, f"input of {x.size} values does not divide into rows of {w.shape[-1]}")
-        if op.options.get("weights_format", 0) != 0:
-            raise op_error(op, "shuffled weights are not supported")
+        check_fully_connected_shapes(op, x, w)
         rq = requant_params(x, w, y, w.shape[0], op.options.get("fused_activation_function", "NONE"))
         bias = folded_bias(rest[0] if rest else None, w.data.astype(np.int64).sum(axis=1), x.quant.zp)
         return OpData.of(op, graph, cpu, GemmParams("fully_connected", w.data, bias, rq))

@@ -38,7 +38,7 @@ from ..errors import ModelError
 from ..graph import Graph, Op, Tensor
 from ..target import Cpu
 from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, constant_kernel, io
-from .common import check_int8_weights, op_error, require_per_tensor
+from .common import check_fully_connected_shapes, check_int8_weights, op_error, require_per_tensor
 from .fixedpoint import activation_range, convolution_multipliers, multiply_by_quantized_multiplier_s64, reduced_multiplier
 from .geometry import ConvGeometry, conv_geometry
 from .requant import RSHIFT_FIELDS, Requant
@@ -143,10 +143,7 @@ def plan_16x8(op: Op, graph: Graph) -> Params16x8:
     channels = w.shape[axis]
     geometry = None
     if op.type == "FULLY_CONNECTED":
-        if len(w.shape) != 2 or x.size % w.shape[1] != 0:
-            raise op_error(op, f"input of {x.size} values does not divide into rows of {w.shape[-1]}")
-        if op.options.get("weights_format", 0) != 0:
-            raise op_error(op, "shuffled weights are not supported")
+        check_fully_connected_shapes(op, x, w)
     elif op.type == "CONV_2D" and w.shape[3] != x.shape[3]:
         raise op_error(op, f"grouped convolution ({x.shape[3]} input channels, filter depth {w.shape[3]}) "
                            "is not supported")
