@@ -177,6 +177,13 @@ def test_max_ram_tiles_only_when_needed_and_refuses_with_figures(tmp_path):
     assert meta["untiled_arena_bytes"] == plain.arena_bytes and meta["arena_bytes"] == tiled.arena_bytes
     assert tiled.arena_bytes < plain.arena_bytes and meta["stages"][0]["ops"][0] == 0
     assert any(op.impl.startswith("tiled:") for op in tiled.ops)
+    assert meta["untiled_live_bytes"] == list(plain.memory.live_bytes)   # the memory plot's "untiled" curve
+    assert max(tiled.memory.live_bytes) < max(meta["untiled_live_bytes"])
+    plotted = subprocess.run([sys.executable, "-m", "mtk", "compile", str(path), "-o", str(tmp_path / "cli"),
+                              "--max-ram", str(plain.arena_bytes - 1), "--plot-memory", str(tmp_path / "memory.png")],
+                             capture_output=True, text=True, env=toolkit_env())
+    assert plotted.returncode == 0, plotted.stderr
+    assert (tmp_path / "memory.png").read_bytes().startswith(b"\x89PNG")
     with pytest.raises(ModelError, match=r"at best [\d,]+ B tiled within 15% extra MACs; --max-ram 64 B"):
         compile_model(path, tmp_path / "tiny", force=True, max_ram=64)
     assert not (tmp_path / "tiny").exists()

@@ -163,6 +163,7 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
         storage = plan_storage(graph, steps, aliases)
         steps, storage = chunk_scratch(graph, prepared, steps, aliases, storage)
         untiled = steps
+        untiled_live = live_bytes(storage.plan.buffers, len(steps))
         limit = max_ram if max_ram is not None or board_info is None else arena_room(
             board_info, sum(graph.tensors[t].nbytes for t in (*graph.inputs, *graph.outputs)),
             sum(t.nbytes for t in graph.tensors if t.variable))
@@ -205,7 +206,7 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
             arena_limit_bytes=arena_room(board_info, io_bytes, state_bytes) if board_info else None,
             regions=tuple(RegionUse(p.region, p.nbytes, p.capacity, tuple(live_bytes(plan.buffers, len(steps), p.region)))
                           for p in pools),
-            tiling=tiling.to_json() if tiling else None),
+            tiling={**tiling.to_json(), "untiled_live_bytes": untiled_live} if tiling else None),
         files=tuple(sorted(files)),
         state=tuple(StateTensor(s.tensor, s.symbol, graph.tensors[t].shape, s.dtype, s.nbytes, s.reset_value)
                     for t, s in program.states.items()))

@@ -133,7 +133,8 @@ def run(args: argparse.Namespace) -> int:
         info = {**summary(compiled), "format": "folder"}
     if args.plot_memory is not None:
         from ..plots import write_memory_png   # matplotlib: only when asked
-        write_memory_png(compiled, args.plot_memory)
+        tiling = compiled.memory.tiling
+        write_memory_png(compiled, args.plot_memory, {"untiled": tiling["untiled_live_bytes"]} if tiling else None)
         info["memory_plot"] = str(args.plot_memory.resolve())
     if args.json:
         json.dump(info, sys.stdout, indent=1)
