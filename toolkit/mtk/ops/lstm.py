@@ -140,11 +140,7 @@ def _wrap32(values: np.ndarray) -> np.ndarray:
 class UnidirectionalSequenceLstm(OpDef):
     types = ("UNIDIRECTIONAL_SEQUENCE_LSTM",)
 
-    def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
-        return OpData.of(op, graph, cpu, self._plan(op, graph))
-
-    @staticmethod
-    def _plan(op: Op, graph: Graph) -> LstmPlan:
+    def plan(self, op: Op, graph: Graph) -> LstmPlan:
         inputs, y = io(op, graph)
         if len(inputs) != 24:
             raise op_error(op, f"{len(inputs)} inputs; TFLM's LSTM takes 24")

@@ -25,7 +25,6 @@ import numpy as np
 from tvm import te, tirx
 
 from ..graph import Graph, Op
-from ..target import Cpu
 from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, io
 from .common import op_error
 from .elementwise import Rescale
@@ -58,11 +57,7 @@ def _f32(v: float) -> np.float32:
 class Svdf(OpDef):
     types = ("SVDF",)
 
-    def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
-        return OpData.of(op, graph, cpu, self._plan(op, graph))
-
-    @staticmethod
-    def _plan(op: Op, graph: Graph) -> SvdfPlan:
+    def plan(self, op: Op, graph: Graph) -> SvdfPlan:
         inputs, y = io(op, graph)
         if len(inputs) != 5 or any(t is None for t in inputs):
             raise op_error(op, f"{len(inputs)} inputs; mtk needs input, feature and time weights, bias and state "
