@@ -163,12 +163,12 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
         storage = plan_storage(graph, steps, aliases)
         steps, storage = chunk_scratch(graph, prepared, steps, aliases, storage)
         untiled = steps
-        untiled_live = live_bytes(storage.plan.buffers, len(steps))
         limit = max_ram if max_ram is not None or board_info is None else arena_room(
             board_info, sum(graph.tensors[t].nbytes for t in (*graph.inputs, *graph.outputs)),
             sum(t.nbytes for t in graph.tensors if t.variable))
     tiling = None
     if limit is not None and storage.plan.arena_bytes > limit:
+        untiled_live = live_bytes(storage.plan.buffers, len(steps))   # the memory plot's "untiled" curve
         with ui.step(f"tiling: arena {storage.plan.arena_bytes:,} B above {limit:,} B"):
             steps, storage, tiling = tile(graph, prepared, steps, aliases, storage, limit, max_recompute, lower_op,
                                           lambda d: op_def(d.op.type).macs(d))
