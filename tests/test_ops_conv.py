@@ -117,9 +117,9 @@ def test_every_gemm_schedule_is_bit_exact(cpu, name, tmp_path):
     (tmp_path / "m.tflite").write_bytes(model)
     candidates = candidate_tunings(tunable_layers(prepare_ops(read_model(tmp_path / "m.tflite"), get_cpu(cpu))))
     assert candidates
-    for variant, tuning in candidates:
-        work = tmp_path / variant.label.replace("/", "-")
+    for k, tuning in enumerate(candidates):
+        work = tmp_path / f"candidate-{k}"
         work.mkdir()
         assert_bit_exact_on_c_paths(model, work, cpu, tuning)
         kernels = (work / "lib" / "src" / "tvmgen_default_kernels.c").read_text()
-        assert ("_w16_" in kernels) == (variant.weights == "int16")
+        assert ("_w16_" in kernels) == any(variant.weights == "int16" for variant in tuning.variants.values())

@@ -9,17 +9,23 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mtk.autotune import choose
+from mtk.autotune import candidate_tunings, choose
 from mtk import autotune
+from mtk.boards import get_board
 from mtk.cli import main
 from mtk.compiler import compile_model
 from mtk.errors import MtkError
 from mtk.ops.gemm import GemmVariant, packed_weight_bytes
-from mtk.ops.microkernels import pack_weight_pairs, pack_weights, pack_weights_int16
+from mtk.ops.conv import DEPTHWISE_KERNELS
+from mtk.ops.microkernels import ALL_ISAS, pack_weight_pairs, pack_weights, pack_weights_int16
 from mtk.ops import prepare_ops
+from mtk.ops.pooling import POOL_KERNELS
+from mtk.ops.variants import KernelVariant
 from mtk.reader import read_model
+from mtk.reference import run_reference_batch
 from mtk.target import get_cpu
-from mtk.tuning import Tuning, tunable_layers
+from mtk.tflite_builder import ModelBuilder
+from mtk.tuning import Tuning, load_tuning, tunable_layers
 
 MODEL = Path(__file__).resolve().parents[1] / "models" / "digits_cnn_int8.tflite"
 
@@ -58,7 +64,7 @@ def test_tuning_is_cached_and_repeatable(tmp_path, capsys):
                  "--flash-per-instruction", "0"]) == 0
     third = json.loads(capsys.readouterr().out)
     assert third["builds_measured"] == 0 and third["flash_per_instruction"] == 0
-    assert all(layer["extra_flash_bytes"][f"{layer['schedule']['block']}/{layer['schedule']['weights']}"] <= 0
+    assert all(layer["extra_flash_bytes"]["/".join(layer["schedule"].values())] <= 0
                for layer in third["layers"])
     assert any("+" in reason and "B flash" in reason for layer in third["layers"]
                for reason in layer["passed_over"].values())
@@ -171,3 +177,89 @@ def test_an_interrupted_tune_keeps_its_counts_and_resumes(tmp_path, monkeypatch,
     assert resumed["builds_measured"] == 2 and resumed["tuned"]["instructions"] < resumed["untuned"]["instructions"]
     assert all(entry["instructions"].items() >= partial[key]["instructions"].items()
                for key, entry in json.loads(cache.read_text())["layers"].items())
+
+
+def depthwise_pool_model() -> bytes:
+    """Depthwise 3x3 over 20 channels (Helium: a group of 16, then 4), then a 2x2 average pool with
+    partial windows at the border (SAME)."""
+    rng = np.random.default_rng(0)
+    b = ModelBuilder(description="mtk test tune depthwise and pool")
+    x = b.tensor("x", (1, 6, 5, 20), "int8", scale=0.05, zero_point=-7)
+    w_scale = rng.uniform(0.002, 0.02, 20)
+    w = b.const("w", rng.integers(-127, 128, (1, 3, 3, 20)).astype(np.int8), scale=w_scale,
+                zero_point=np.zeros(20, np.int64), axis=3)
+    bias = b.const("b", rng.integers(-2000, 2000, 20).astype(np.int32), scale=0.05 * w_scale,
+                   zero_point=np.zeros(20, np.int64), axis=0)
+    h = b.tensor("h", (1, 6, 5, 20), "int8", scale=0.1, zero_point=-3)
+    b.op("DEPTHWISE_CONV_2D", [x, w, bias], [h], padding="SAME", stride_h=1, stride_w=1, depth_multiplier=1,
+         dilation_h_factor=1, dilation_w_factor=1, fused_activation_function="RELU")
+    y = b.tensor("y", (1, 3, 3, 20), "int8", scale=0.1, zero_point=-3)
+    b.op("AVERAGE_POOL_2D", [h], [y], padding="SAME", stride_h=2, stride_w=2, filter_height=2, filter_width=2,
+         fused_activation_function="NONE")
+    b.inputs([x])
+    b.outputs([y])
+    return b.build()
+
+
+@pytest.mark.parametrize("table", [DEPTHWISE_KERNELS, POOL_KERNELS], ids=["depthwise", "pool"])
+def test_every_instruction_set_has_a_kernel_for_every_layer(table):
+    """Each family's table lists kernels for every instruction set, by distinct names, the last taking any layer."""
+    assert set(table.by_isa) == set(ALL_ISAS)
+    for choices in table.by_isa.values():
+        assert len({c.name for c in choices}) == len(choices) and choices[-1].takes.__name__ == "_every_layer"
+
+
+def test_one_candidate_build_measures_a_variant_of_every_layer(tmp_path):
+    """Helium: the depthwise layer's c4 and the pool's TVM loops in one build; split, one build each."""
+    (tmp_path / "m.tflite").write_bytes(depthwise_pool_model())
+    layers = tunable_layers(prepare_ops(read_model(tmp_path / "m.tflite"), get_cpu("cortex-m55")))
+    assert [[s.label for s in layer.variants] for layer in layers] == [["mve-c16", "c4"], ["mve", "tvm"]]
+    [build] = candidate_tunings(layers)
+    assert list(build.variants.values()) == [KernelVariant("c4"), KernelVariant("tvm")]
+    assert [list(t.variants.values()) for t in autotune._split(build)] == [[KernelVariant("c4")],
+                                                                           [KernelVariant("tvm")]]
+    assert candidate_tunings(layers, {layers[0].key: {"c4": 1}}) == [Tuning({layers[1].key: KernelVariant("tvm")},
+                                                                            "schedule tvm")]
+    m4 = tunable_layers(prepare_ops(read_model(tmp_path / "m.tflite"), get_cpu("cortex-m4")))
+    assert [[s.label for s in layer.variants] for layer in m4] == [["c4"], ["tvm"]] and not candidate_tunings(m4)
+
+
+def test_a_kernel_variant_is_read_from_the_file_and_checked(tmp_path):
+    (tmp_path / "m.tflite").write_bytes(depthwise_pool_model())
+    layers = tunable_layers(prepare_ops(read_model(tmp_path / "m.tflite"), get_cpu("cortex-m4")))
+    file = tmp_path / "t.json"
+    file.write_text(json.dumps({"format": "mtk-tuning/1", "layers": {layers[0].key: {"schedule": {"kernel": "mve-c16"}}}}))
+    assert load_tuning(file).variants == {layers[0].key: KernelVariant("mve-c16")}
+    with pytest.raises(MtkError, match="schedule mve-c16 is not one op 0 can take"):   # Helium's, on the M4
+        compile_model(tmp_path / "m.tflite", tmp_path / "lib", cpu="cortex-m4", tuning=load_tuning(file))
+
+
+@pytest.mark.qemu
+@pytest.mark.slow
+def test_depthwise_and_pooling_are_tuned_on_target(tmp_path):
+    """Cortex-M55: one candidate build (the depthwise layer's c4 kernel, the pool's TVM loops) on two
+    different inputs, bit-exact with the untuned build, which is tflite-micro's; a file choosing them
+    compiles them, and metadata's `impl` names the kernels each variant calls."""
+    model = tmp_path / "m.tflite"
+    model.write_bytes(depthwise_pool_model())
+    result = autotune.tune_model(model, get_board("mps3/corstone300/an547"), tmp_path / "tuning.json")
+    assert result.builds_measured == 1 and len(result.untuned.inputs) == 2
+    assert not np.array_equal(*(sample[0] for sample in result.untuned.inputs))
+    assert [set(c.instructions) for c in result.layers] == [{"mve-c16", "c4"}, {"mve", "tvm"}]
+    for expected, got in zip(run_reference_batch(model.read_bytes(), result.untuned.inputs), result.untuned.outputs):
+        assert all(np.array_equal(np.asarray(o).reshape(-1), np.asarray(w).reshape(-1)) for w, o in zip(expected, got))
+
+    impl = {}
+    for kernels in ({"dw": "mve-c16", "pool": "mve"}, {"dw": "c4", "pool": "tvm"}):
+        entries = json.loads((tmp_path / "tuning.json").read_text())
+        for c, kernel in zip(result.layers, kernels.values()):
+            entries["layers"][c.key]["schedule"] = {"kernel": kernel}
+        (tmp_path / "chosen.json").write_text(json.dumps(entries))
+        out = tmp_path / kernels["dw"]
+        assert main(["compile", str(model), "--board", "mps3/corstone300/an547", "--tuning",
+                     str(tmp_path / "chosen.json"), "-o", str(out), "-q"]) == 0
+        ops = json.loads((out / "metadata.json").read_text())["ops"]
+        assert [op["schedule"] for op in ops] == [{"kernel": k} for k in kernels.values()]
+        impl[kernels["dw"]] = [op["impl"] for op in ops]
+    assert impl == {"mve-c16": ["tvm+c:mtk_depthwise_mve_s8", "tvm+c:mtk_pool_mve_s8"],
+                    "c4": ["tvm+c:mtk_dw_s8,mtk_dw_requant_mve_s8", "tvm"]}

@@ -1,9 +1,15 @@
 """`mtk tune`: per layer, the variant that runs the fewest instructions in QEMU (exact under -icount)
-for the flash it costs.
+for the flash it costs. Tunable layers: conv, fully connected and 1→N depthwise (GEMM variants: block and
+weight format), depthwise with several input channels and average/max pooling (kernel variants:
+ops/variants.py).
 
-Each candidate variant is applied to every untuned layer that can take it, the model built with
-per-op counters and run on two different inputs (pipeline.run_model, profile=True); a layer's count
-is the mean of the two (a kernel's instructions can depend on the data: requantization, borders). A variant whose weights take more
+A layer's count depends on its own kernel only, so one candidate build measures one variant of every
+layer still to measure (the k-th build: each layer's k-th unmeasured variant): as many builds as the
+layer with the most variants needs. The model is built with per-op counters and run on two different
+inputs (pipeline.run_model, profile=True); a layer's count is the mean of the two (a kernel's
+instructions can depend on the data: requantization, borders). A build that does not fit the board,
+or whose outputs differ, is split into one build per variant, to leave out only what does not fit and
+to name the variant that is wrong. A variant whose weights take more
 flash than the leanest variant's (int16 or paired weights: twice) may be chosen only if it saves
 instructions over the leanest at `flash_per_instruction` bytes or less per instruction (choose);
 among those, each layer keeps the fewest instructions. The counters tick every 1e9/timer_hz
@@ -21,6 +27,7 @@ import math
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -28,7 +35,6 @@ from . import __version__, ui
 from .boards import Board
 from .errors import MismatchError, ModelError, MtkError
 from .ops import prepare_ops
-from .ops.gemm import GemmVariant
 from .pipeline import RunOptions, RunResult, int8_model, run_model
 from .reader import read_model
 from .tuning import Layer, Tuning, read_entries, tunable_layers, write_entries
@@ -42,7 +48,7 @@ class LayerChoice:
     ops: list[int]                  # op indices with this key
     instructions: dict[str, int]    # by variant label
     extra_flash: dict[str, int]     # by variant label: weight bytes over the leanest variant's
-    variant: GemmVariant
+    variant: Any                    # GemmVariant or KernelVariant
     passed_over: dict[str, str]     # by variant label: why it was not chosen
     cached: bool                    # counts read from the tuning file, not measured now
 
@@ -97,20 +103,22 @@ def _counts(result: RunResult) -> dict[int, int]:
 
 
 def choose(layer: Layer, instructions: dict[str, int], tick: float,
-           flash_per_instruction: float) -> tuple[GemmVariant, dict[str, str]]:
+           flash_per_instruction: float) -> tuple[Any, dict[str, str]]:
     """The variant for `layer` from its measured `instructions` (by label, the leanest variant's
     always there), and why each other variant was passed over. A variant is allowed if its weights
     take no more flash than the leanest's, or extra flash ≤ flash_per_instruction × the instructions
     it saves over the leanest; of the allowed, the fewest instructions, and within `tick` of the
     fewest the first."""
     lean, extra_flash = instructions[layer.leanest.label], layer.extra_flash
-    allowed: list[GemmVariant] = []
+    allowed: list[Any] = []
     passed_over: dict[str, str] = {}
     for s in layer.variants:
         extra, count = extra_flash[s.label], instructions.get(s.label)
         if count is None:
             passed_over[s.label] = "not measured: the build did not fit the board"
-        elif extra > 0 and not (lean > count and extra <= flash_per_instruction * (lean - count)):
+        elif extra > 0 and lean <= count:
+            passed_over[s.label] = f"{count - lean:+,} instructions and +{extra:,} B flash over {layer.leanest.label}"
+        elif extra > flash_per_instruction * (lean - count):
             passed_over[s.label] = (f"+{extra:,} B flash for {lean - count:,} instructions saved "
                                     f"(limit {flash_per_instruction:g} B per instruction)")
         else:
@@ -125,16 +133,26 @@ def choose(layer: Layer, instructions: dict[str, int], tick: float,
     return chosen, passed_over
 
 
-def candidate_tunings(layers: list[Layer], measured: dict[str, dict[str, int | None]] | None = None
-                      ) -> list[tuple[GemmVariant, Tuning]]:
-    """Per variant other than a default, that variant for every layer key that can take it and
-    has no count for it in `measured` yet."""
-    tunings: dict[GemmVariant, dict[str, GemmVariant]] = {}
-    for layer in layers:
-        for variant in layer.variants[1:]:
-            if variant.label not in (measured or {}).get(layer.key, {}):
-                tunings.setdefault(variant, {})[layer.key] = variant
-    return [(variant, Tuning(keys, f"schedule {variant.label}")) for variant, keys in tunings.items()]
+def candidate_tunings(layers: list[Layer], measured: dict[str, dict[str, int | None]] | None = None) -> list[Tuning]:
+    """The candidate builds: the k-th gives each layer key its k-th variant other than the default that has
+    no count in `measured` yet."""
+    todo = [(layer.key, [s for s in layer.variants[1:] if s.label not in (measured or {}).get(layer.key, {})])
+            for layer in layers]
+    rounds = max((len(variants) for _, variants in todo), default=0)
+    return [_candidate({key: variants[k] for key, variants in todo if k < len(variants)}) for k in range(rounds)]
+
+
+def _candidate(variants: dict[str, Any]) -> Tuning:
+    labels = dict.fromkeys(s.label for s in variants.values())
+    return Tuning(variants, "schedule " + ", ".join(labels))
+
+
+def _split(tuning: Tuning) -> list[Tuning]:
+    """One candidate per variant of `tuning`: [] when it holds one."""
+    by_variant: dict[Any, dict[str, Any]] = {}
+    for key, variant in tuning.variants.items():
+        by_variant.setdefault(variant, {})[key] = variant
+    return [_candidate(keys) for keys in by_variant.values()] if len(by_variant) > 1 else []
 
 
 def is_measured(layer: Layer, counts: dict[str, int | None]) -> bool:
@@ -145,27 +163,37 @@ def is_measured(layer: Layer, counts: dict[str, int | None]) -> bool:
 def _measure(model: Path, board: Board, layers: list[Layer], untuned: RunResult, cache: Path,
              known: dict[str, dict[str, int | None]]) -> tuple[dict[str, dict[str, int | None]], int]:
     """Instructions of each layer key by variant label (None: the build did not fit): the default's
-    from the untuned build, counts `known` from an interrupted run, the others from one build per
-    candidate variant. Counts go to the tuning file after every build (the default variant stays
-    the layer's until all are measured), so that an interrupted tune resumes where it stopped.
-    Also returns the number of candidate builds."""
+    from the untuned build, counts `known` from an interrupted run, the others from the candidate
+    builds. Counts go to the tuning file after every build (the default variant stays the layer's
+    until all are measured), so that an interrupted tune resumes where it stopped. Also returns the
+    number of candidate builds run."""
     counts = _counts(untuned)
     measured = {layer.key: {**known.get(layer.key, {}), layer.variants[0].label: counts[layer.op.index]}
                 for layer in layers}
     _save_counts(cache, board, layers, measured)
-    candidates = candidate_tunings(layers, measured)
-    for k, (variant, tuning) in enumerate(candidates, 1):
-        ui.info(f"[{k}/{len(candidates)}] {variant.label} on {len(tuning.variants)} layer shape(s)")
+    candidates, builds = candidate_tunings(layers, measured), 0
+    while candidates:
+        tuning = candidates.pop(0)
+        builds += 1
+        ui.info(f"[{builds}/{builds + len(candidates)}] {tuning.source.removeprefix('schedule ')} on "
+                f"{len(tuning.variants)} layer shape(s)")
         try:
             counts = _counts(_run(model, board, tuning, untuned))
-        except ModelError as err:   # the untuned build fits: this one is too big for the board
+        except (ModelError, MismatchError) as err:   # too big for the board (the untuned build fits), or wrong
+            if _split(tuning):
+                ui.info(f"  {err.message}: one build per schedule instead")
+                candidates[:0] = _split(tuning)
+                continue
+            if isinstance(err, MismatchError):
+                raise
             ui.info(f"  left out: {err.message}")
             counts = None
         for layer in layers:
             if layer.key in tuning.variants:
-                measured[layer.key][variant.label] = counts[layer.op.index] if counts is not None else None
+                measured[layer.key][tuning.variants[layer.key].label] = (counts[layer.op.index] if counts is not None
+                                                                        else None)
         _save_counts(cache, board, layers, measured)
-    return measured, len(candidates)
+    return measured, builds
 
 
 def _save_counts(cache: Path, board: Board, layers: list[Layer], measured: dict[str, dict[str, int | None]]) -> None:

@@ -17,14 +17,17 @@ with `flash_per_instruction` bytes allowed per instruction saved (autotune.choos
 Files written before extra_flash_bytes and flash_per_instruction existed read the same (the
 format is unchanged: `mtk tune` adds both). `mtk compile/run/bench/validate --tuning FILE`
 compile each layer whose key the file holds with its variant, every other layer with the default.
-A layer's variant (gemm.GemmVariant: which C micro-kernel, which weight format) is what the file, the
-messages and metadata.json call its "schedule".
+A layer's variant is what the file, the messages and metadata.json call its "schedule": for a GEMM
+(conv, fully connected, 1→N depthwise) a gemm.GemmVariant, {"block": ..., "weights": ...} (which C
+micro-kernel, which weight format); for depthwise with several input channels and average/max pooling
+a variants.KernelVariant, {"kernel": name} (a kernel of the family's table: ops/variants.py).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -34,10 +37,12 @@ from .fsutil import atomic_output_file
 from .graph import Op
 from .ops import op_def
 from .ops.base import OpData
-from .ops.gemm import GemmOpDef, GemmVariant
+from .ops.gemm import GemmVariant
+from .ops.variants import KernelVariant
 
 FORMAT = "mtk-tuning/1"
 DEFAULT_FILE = "mtk-tuning.json"
+VARIANT_TYPES = (GemmVariant, KernelVariant)   # what a "schedule" can be, told apart by its fields
 KEY_OPTIONS = ("stride_h", "stride_w", "dilation_h_factor", "dilation_w_factor", "padding", "depth_multiplier")
 
 
@@ -47,15 +52,20 @@ class Layer:
 
     data: OpData                    # the op prepared
     key: str
-    variants: list[GemmVariant]   # the default first
-    weight_bytes: dict[str, int]    # by variant label: the flash of the packed weights
+    variants: list[Any]             # GemmVariant or KernelVariant, the default first
 
     @property
     def op(self) -> Op:
         return self.data.op
 
+    @cached_property
+    def weight_bytes(self) -> dict[str, int]:
+        """By variant label: the flash of the variant's weights and tables (OpDef.weight_bytes)."""
+        opdef = op_def(self.op.type)
+        return {s.label: opdef.weight_bytes(self.data, s) for s in self.variants}
+
     @property
-    def leanest(self) -> GemmVariant:
+    def leanest(self) -> Any:
         """The variant whose weights take the least flash (the first of equals): what others pay against."""
         return min(self.variants, key=lambda s: self.weight_bytes[s.label])
 
@@ -70,10 +80,10 @@ class Layer:
 class Tuning:
     """Variants by layer key, and where they come from (named in errors)."""
 
-    variants: dict[str, GemmVariant] = field(default_factory=dict)
+    variants: dict[str, Any] = field(default_factory=dict)   # GemmVariant or KernelVariant
     source: str = "tuning"
 
-    def variant(self, layer: Layer) -> GemmVariant:
+    def variant(self, layer: Layer) -> Any:
         chosen = self.variants.get(layer.key, layer.variants[0])
         if chosen not in layer.variants:
             raise MtkError(f"{self.source}: schedule {chosen.label} is not one op {layer.op.index} can take "
@@ -97,12 +107,20 @@ def tunable_layers(prepared: list[OpData]) -> list[Layer]:
     """The prepared ops whose kernels take a variant (ops.prepare_ops)."""
     layers = []
     for data in prepared:
-        opdef = op_def(data.op.type)
-        variants = opdef.variants(data) if isinstance(opdef, GemmOpDef) else []
+        variants = op_def(data.op.type).variants(data)
         if variants:
-            layers.append(Layer(data, layer_key(data), variants,
-                                {s.label: opdef.weight_bytes(data, s) for s in variants}))
+            layers.append(Layer(data, layer_key(data), variants))
     return layers
+
+
+def variant_of(schedule: Any) -> Any:
+    """The variant a tuning file's "schedule" names (the VARIANT_TYPES whose fields it has, all strings); None
+    if it names none."""
+    for kind in VARIANT_TYPES:
+        if (isinstance(schedule, dict) and set(schedule) == {f.name for f in fields(kind)}
+                and all(isinstance(v, str) for v in schedule.values())):
+            return kind(**schedule)
+    return None
 
 
 # ---- the tuning file ---------------------------------------------------------------------------
@@ -116,11 +134,9 @@ def read_entries(path: Path) -> dict[str, dict[str, Any]]:
         raise MtkError(f"{path} is not an mtk tuning file (expected an object with \"format\": \"{FORMAT}\" "
                        "and \"layers\")")
     for key, entry in data["layers"].items():
-        variant = entry.get("schedule") if isinstance(entry, dict) else None
-        if not (isinstance(variant, dict) and set(variant) == {"block", "weights"}
-                and all(isinstance(v, str) for v in variant.values())):
+        if variant_of(entry.get("schedule") if isinstance(entry, dict) else None) is None:
             raise MtkError(f"tuning file {path}: layer '{key}' has no valid schedule "
-                           "({\"block\": ..., \"weights\": ...})")
+                           "({\"block\": ..., \"weights\": ...} or {\"kernel\": ...})")
         counts = entry.get("instructions", {})
         if not (isinstance(counts, dict) and all(n is None or isinstance(n, int) for n in counts.values())):
             raise MtkError(f"tuning file {path}: layer '{key}' has instructions that are not counts by schedule "
@@ -130,7 +146,7 @@ def read_entries(path: Path) -> dict[str, dict[str, Any]]:
 
 def load_tuning(path: str | Path) -> Tuning:
     entries = read_entries(Path(path))
-    return Tuning({key: GemmVariant(**entry["schedule"]) for key, entry in entries.items()}, str(path))
+    return Tuning({key: variant_of(entry["schedule"]) for key, entry in entries.items()}, str(path))
 
 
 def write_entries(path: Path, entries: dict[str, dict[str, Any]]) -> None:

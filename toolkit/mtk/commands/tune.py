@@ -12,12 +12,15 @@ from ..boards import DEFAULT_BOARD, get_board
 from ..tuning import DEFAULT_FILE
 
 NAME = "tune"
-HELP = ("measure each layer's schedules in QEMU and keep the fastest for its flash in a tuning file "
+HELP = ("measure each layer's schedules (kernels) in QEMU and keep the fastest for its flash in a tuning file "
         "(--tuning FILE elsewhere)")
 DESCRIPTION = f"""\
-For every conv and fully connected layer, build the model with each schedule the layer can take
-(micro-kernel block 2x2, 1x4 or 1x8; int8 or int16-expanded weights on DSP cores; paired weights on the
-Cortex-M3), run it once in QEMU with per-op counters (exact instruction counts under -icount),
+For every conv, fully connected, depthwise and average/max pooling layer, measure each schedule the
+layer can take (conv, fully connected, 1->N depthwise: micro-kernel block 2x2, 1x4 or 1x8, int8,
+biased or int16-expanded weights on DSP cores, paired weights on the Cortex-M3; depthwise with several
+input channels and pooling: the kernels their family has for the core, e.g. Helium's or 4 channels a
+call): one build per schedule of every layer at a time, each run in QEMU on two different inputs with
+per-op counters (exact instruction counts under -icount; a layer's count is the mean of the two),
 and keep per layer the schedule with the fewest instructions among those whose weights take no
 more flash than the leanest schedule's, or at most --flash-per-instruction bytes more per instruction
 saved (counts within one timer tick, the counters' resolution, are ties: the first schedule wins,

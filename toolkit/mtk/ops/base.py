@@ -97,7 +97,7 @@ class OpDef:
 
         data = opdef.prepare(op, graph, cpu)   # validate, compute parameters: once per op
         opdef.macs(data)                       # multiply-accumulates per inference (metadata, bench)
-        opdef.variants(data)                   # ways to compute it, the default first (tunable: GEMMs)
+        opdef.variants(data)                   # ways to compute it, the default first (tunable layers)
         opdef.lower(data, variant)             # the kernels; variant None: the default
 
     `prepare` raises ModelError naming the op and the tensor (`common.op_error`) for whatever TFLM
@@ -117,8 +117,14 @@ class OpDef:
         return 0
 
     def variants(self, data: OpData) -> list[Any]:
-        """The variants `lower` takes, the default first; [] when there is one way (`mtk tune` measures the others)."""
+        """The variants `lower` takes, the default first (`mtk tune` measures the others); [] when the op
+        is not tunable."""
         return []
+
+    def weight_bytes(self, data: OpData, variant: Any) -> int:
+        """Flash bytes of the constants `variant`'s kernels carry (prepared weights, tables): what `mtk tune`
+        prices a variant by."""
+        return sum(a.data.nbytes for k in self.lower(data, variant).kernels for a in k.args if isinstance(a, Const))
 
     def lower(self, data: OpData, variant: Any = None) -> Lowered:
         raise NotImplementedError

@@ -15,15 +15,15 @@ import numpy as np
 
 from ..graph import Graph, Op, Tensor
 from ..target import Cpu
-from . import depthwise
-from .base import Lowered, OpData, constant_kernel, io
+from . import depthwise, depthwise_mve
+from .base import Lowered, OpData, OpDef, constant_kernel, io
 from .common import check_int8_weights, op_error, require_per_tensor
-from .depthwise_mve import depthwise_mve_kernel
 from .fixedpoint import activation_range, convolution_multipliers
 from .gemm import GemmOpDef, GemmParams, GemmVariant, Patches
 from .geometry import ConvGeometry, conv_geometry
 from .int16x8 import with_16x8
 from .requant import Requant
+from .variants import KernelVariant, VariantTable
 
 
 def requant_params(x: Tensor, w: Tensor, y: Tensor, out_c: int, activation: str) -> Requant:
@@ -101,20 +101,29 @@ class DepthwiseConv2D(GemmOpDef):
         _, w, *_ = data.inputs
         return data.output.size * w.shape[1] * w.shape[2]
 
-    def variants(self, data: OpData) -> list[GemmVariant]:
-        return super().variants(data) if isinstance(data.params, GemmParams) else []
+    def variants(self, data: OpData) -> list[GemmVariant] | list[KernelVariant]:
+        p = data.params
+        if isinstance(p, GemmParams):
+            return super().variants(data)
+        return [] if p.requant.constant_output is not None else DEPTHWISE_KERNELS.variants(data)
 
-    def lower(self, data: OpData, variant: GemmVariant | None = None) -> Lowered:
+    def weight_bytes(self, data: OpData, variant: GemmVariant | KernelVariant) -> int:
+        if isinstance(data.params, GemmParams):
+            return super().weight_bytes(data, variant)
+        return OpDef.weight_bytes(self, data, variant)
+
+    def lower(self, data: OpData, variant: GemmVariant | KernelVariant | None = None) -> Lowered:
         p = data.params
         if isinstance(p, GemmParams):
             return super().lower(data, variant)
         if p.requant.constant_output is not None:
             return Lowered([constant_kernel(data, p.requant.constant_output)])
-        x, w, *_ = data.inputs
-        g = p.geometry
-        if data.cpu.mve and g.out_c == g.in_c and p.requant.rshift_table is not None:
-            return Lowered([depthwise_mve_kernel(data.op, g, x.quant.zp, w.data, p.bias, p.requant)])
-        return Lowered([depthwise.depthwise_kernel(data.op, g, x.quant.zp, w.data, p.bias, p.requant, data.cpu)])
+        return DEPTHWISE_KERNELS.lower(data, variant)
+
+
+# Depthwise with several input channels (DepthwiseParams), by instruction set, the default first.
+DEPTHWISE_KERNELS = VariantTable({"mve": (depthwise_mve.KERNEL, depthwise.KERNEL), "dsp": (depthwise.KERNEL,),
+                                  "m3": (depthwise.KERNEL,), "scalar": (depthwise.KERNEL,)})
 
 
 OPS = [with_16x8(Conv2D)(), with_16x8(DepthwiseConv2D)()]

@@ -19,9 +19,10 @@ from tvm.script import tirx as T
 
 from ..graph import Op
 from ..target import Cpu
-from .base import Const, Kernel
+from .base import Const, Kernel, OpData
 from .microkernels import DOT_HEADER, SXTB16_ORDER
 from .requant import RSHIFT_FIELDS, Requant
+from .variants import KernelChoice
 
 LANES = 4
 DEPTHWISE_HEADER = "mtk_depthwise_s8.h"
@@ -135,3 +136,13 @@ def depthwise_kernel(op: Op, g, in_zp: int, w: np.ndarray, bias: np.ndarray, rq:
             Const("mult", whole_groups(mult.data)), Const("shift", whole_groups(shift.data)), op.outputs[0]]
     c_calls = ("mtk_dw_s8", "mtk_dw_requant_mve_s8") if vector_requant else ("mtk_dw_s8",)
     return Kernel("depthwise_conv2d", args, func=depthwise, headers=(DOT_HEADER, DEPTHWISE_HEADER), c_calls=c_calls)
+
+
+def lower(data: OpData) -> Kernel:
+    """The layer (conv.DepthwiseParams) as depthwise_kernel computes it."""
+    p = data.params
+    return depthwise_kernel(data.op, p.geometry, data.inputs[0].quant.zp, data.inputs[1].data, p.bias, p.requant,
+                            data.cpu)
+
+
+KERNEL = KernelChoice("c4", lower)   # 4 channels a call, every instruction set

@@ -8,9 +8,10 @@ import numpy as np
 from tvm.script import tirx as T
 
 from ..graph import Op
-from .base import Const, Kernel
+from .base import Const, Kernel, OpData
 from .gemm_mve import GEMM_MVE_HEADER
 from .requant import Requant
+from .variants import KernelChoice
 
 DEPTHWISE_MVE_HEADER = "mtk_depthwise_mve.h"
 LANES = 8           # channels per group: one int16 vector
@@ -60,3 +61,18 @@ def depthwise_mve_kernel(op: Op, g, in_zp: int, w: np.ndarray, bias: np.ndarray,
     args = [op.inputs[0], Const("w", packed), Const("requant", params), Const("pad", pad), op.outputs[0]]
     return Kernel("depthwise_conv2d", args, func=depthwise, headers=(GEMM_MVE_HEADER, DEPTHWISE_MVE_HEADER),
                   c_calls=("mtk_depthwise_mve_s8",))
+
+
+def takes(data: OpData) -> bool:
+    """Multiplier 1, and every channel shifts right (the fused requantization)."""
+    p = data.params
+    return p.geometry.out_c == p.geometry.in_c and p.requant.rshift_table is not None
+
+
+def lower(data: OpData) -> Kernel:
+    """The layer (conv.DepthwiseParams) as depthwise_mve_kernel computes it."""
+    p = data.params
+    return depthwise_mve_kernel(data.op, p.geometry, data.inputs[0].quant.zp, data.inputs[1].data, p.bias, p.requant)
+
+
+KERNEL = KernelChoice("mve-c16", lower, takes)   # Helium, 16 channels a pass, the whole layer in one call

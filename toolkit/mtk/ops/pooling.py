@@ -29,6 +29,7 @@ from .elementwise import clamp_int
 from .fixedpoint import INT8_MAX, INT8_MIN, activation_range, clamp, multiply_by_quantized_multiplier, \
     quantize_multiplier
 from .schedules import schedule_per_output
+from .variants import KernelChoice, KernelVariant, VariantTable
 
 MAX_RANK = 6
 POOL_MVE_HEADER = "mtk_pool_mve.h"
@@ -97,47 +98,60 @@ class Pool2D(OpDef):
         activation = activation_range(op.options.get("fused_activation_function", "NONE"), y.quant, *_LIMITS[x.dtype])
         return OpData.of(op, graph, cpu, PoolParams(wy, wx, *activation))
 
-    def lower(self, data: OpData, variant=None) -> Lowered:
-        op, p = data.op, data.params
-        x, *_ = data.inputs
-        y = data.output
-        wy, wx, lo, hi = p.rows, p.cols, p.act_min, p.act_max
-        lowest, _ = _LIMITS[x.dtype]
-        if lo == hi and x.dtype == "int8":
-            return Lowered([constant_kernel(data, lo)])
-        average = op.type == "AVERAGE_POOL_2D"
-        if data.cpu.mve and x.dtype == "int8" and wy.filter * wx.filter <= MVE_POOL_MAX_TAPS:
-            return Lowered([pool_mve_kernel(op, x, y, p, average)])
+    def variants(self, data: OpData) -> list[KernelVariant]:
+        return [] if _constant_output(data) else POOL_KERNELS.variants(data)
 
-        X = te.placeholder(x.shape, x.dtype, name="x")
-        ky = te.reduce_axis((0, wy.filter), "ky")
-        kx = te.reduce_axis((0, wx.filter), "kx")
-
-        def tap(n, oy, ox, c, outside):
-            iy, ix = wy.origin(oy) + ky, wx.origin(ox) + kx
-            inside = tirx.all(iy >= 0, iy < wy.size, ix >= 0, ix < wx.size)
-            dtype = "int32" if average else x.dtype
-            return tirx.if_then_else(inside, X[n, iy, ix, c].astype(dtype), tirx.const(outside, dtype))
-
-        if average:
-            acc = te.compute(y.shape, lambda n, oy, ox, c: te.sum(tap(n, oy, ox, c, 0), axis=[ky, kx]), name="acc")
-        else:   # te.max starts from the type's minimum, as MaxPool does
-            acc = te.compute(y.shape, lambda n, oy, ox, c: te.max(tap(n, oy, ox, c, lowest), axis=[ky, kx]),
-                             name="acc")
-
-        def finish(n, oy, ox, c):
-            if not average:
-                return clamp(acc[n, oy, ox, c].astype("int32"), lo, hi).astype(x.dtype)
-            count = wy.taps(wy.origin(oy)) * wx.taps(wx.origin(ox))
-            return let(count, lambda k: clamp(rounded_average(acc[n, oy, ox, c], k), lo, hi).astype(x.dtype), "count")
-
-        out = te.compute(y.shape, finish, name="out")
-        func = schedule_per_output(te.create_prim_func([X, out]))
-        return Lowered([Kernel(op.type.lower(), [op.inputs[0], op.outputs[0]], func=func)])
+    def lower(self, data: OpData, variant: KernelVariant | None = None) -> Lowered:
+        p = data.params
+        if _constant_output(data):
+            return Lowered([constant_kernel(data, p.act_min)])
+        return POOL_KERNELS.lower(data, variant)
 
 
-def pool_mve_kernel(op: Op, x: Tensor, y: Tensor, p: PoolParams, average: bool) -> Kernel:
+def _constant_output(data: OpData) -> bool:
+    """A fused activation range of one value: int8 outputs that value whatever the input."""
+    return data.params.act_min == data.params.act_max and data.inputs[0].dtype == "int8"
+
+
+def pool_te_kernel(data: OpData) -> Kernel:
+    """Any pooling layer, int8 or int16: TVM's loops from the reference kernels' arithmetic (TE)."""
+    op, p = data.op, data.params
+    x, *_ = data.inputs
+    y = data.output
+    wy, wx, lo, hi = p.rows, p.cols, p.act_min, p.act_max
+    lowest, _ = _LIMITS[x.dtype]
+    average = op.type == "AVERAGE_POOL_2D"
+    X = te.placeholder(x.shape, x.dtype, name="x")
+    ky = te.reduce_axis((0, wy.filter), "ky")
+    kx = te.reduce_axis((0, wx.filter), "kx")
+
+    def tap(n, oy, ox, c, outside):
+        iy, ix = wy.origin(oy) + ky, wx.origin(ox) + kx
+        inside = tirx.all(iy >= 0, iy < wy.size, ix >= 0, ix < wx.size)
+        dtype = "int32" if average else x.dtype
+        return tirx.if_then_else(inside, X[n, iy, ix, c].astype(dtype), tirx.const(outside, dtype))
+
+    if average:
+        acc = te.compute(y.shape, lambda n, oy, ox, c: te.sum(tap(n, oy, ox, c, 0), axis=[ky, kx]), name="acc")
+    else:   # te.max starts from the type's minimum, as MaxPool does
+        acc = te.compute(y.shape, lambda n, oy, ox, c: te.max(tap(n, oy, ox, c, lowest), axis=[ky, kx]),
+                         name="acc")
+
+    def finish(n, oy, ox, c):
+        if not average:
+            return clamp(acc[n, oy, ox, c].astype("int32"), lo, hi).astype(x.dtype)
+        count = wy.taps(wy.origin(oy)) * wx.taps(wx.origin(ox))
+        return let(count, lambda k: clamp(rounded_average(acc[n, oy, ox, c], k), lo, hi).astype(x.dtype), "count")
+
+    out = te.compute(y.shape, finish, name="out")
+    func = schedule_per_output(te.create_prim_func([X, out]))
+    return Kernel(op.type.lower(), [op.inputs[0], op.outputs[0]], func=func)
+
+
+def pool_mve_kernel(data: OpData) -> Kernel:
     """int8 pooling on Helium cores: one call for the layer (c/mtk_pool_mve.h)."""
+    op, p, x, y = data.op, data.params, data.inputs[0], data.output
+    average = op.type == "AVERAGE_POOL_2D"
     n, h, w, c = x.shape
     _, oh, ow, _ = y.shape
     wy, wx = p.rows, p.cols
@@ -151,6 +165,17 @@ def pool_mve_kernel(op: Op, x: Tensor, y: Tensor, p: PoolParams, average: bool) 
 
     return Kernel(op.type.lower(), [op.inputs[0], op.outputs[0]], func=pool, headers=(POOL_MVE_HEADER,),
                   c_calls=("mtk_pool_mve_s8",))
+
+
+def mve_pool_fits(data: OpData) -> bool:
+    """int8, and few enough taps for its int16 sums."""
+    p = data.params
+    return data.inputs[0].dtype == "int8" and p.rows.filter * p.cols.filter <= MVE_POOL_MAX_TAPS
+
+
+TE_POOL = KernelChoice("tvm", pool_te_kernel)
+POOL_KERNELS = VariantTable({"mve": (KernelChoice("mve", pool_mve_kernel, mve_pool_fits), TE_POOL),
+                             "dsp": (TE_POOL,), "m3": (TE_POOL,), "scalar": (TE_POOL,)})
 
 
 def rounded_average(total, count):

@@ -1,0 +1,64 @@
+"""The kernel variants of op families other than the GEMM (depthwise, pooling) as data: per family a table
+of the kernels it has on each instruction set, the default first (what microkernels.CHOICES is for the
+GEMM). An op module lists its kernels (KernelChoice: a name, the lowering, the layers it takes), its
+OpDef's `variants` and `lower` read the table, `mtk tune` measures every variant a layer takes, and
+tuning files and metadata.json hold the chosen one as {"kernel": name}.
+
+To add a variant: write its lowering `(OpData) -> Kernel` in the op module, make a KernelChoice of it
+(`takes`: the layers it can compute, when not all), and put it in the family's table for the
+instruction sets it has code for; the first choice that takes a layer is its default.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from .base import Kernel, Lowered, OpData
+from .microkernels import isa_of
+
+
+@dataclass(frozen=True)
+class KernelVariant:
+    """A layer's kernel, by its name in the family's VariantTable (what tuning files hold)."""
+
+    kernel: str
+
+    @property
+    def label(self) -> str:
+        return self.kernel
+
+
+def _every_layer(data: OpData) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class KernelChoice:
+    name: str
+    lower: Callable[[OpData], Kernel]
+    takes: Callable[[OpData], bool] = _every_layer
+
+
+@dataclass(frozen=True)
+class VariantTable:
+    """An op family's kernels by instruction set (microkernels.isa_of), the default first."""
+
+    by_isa: dict[str, tuple[KernelChoice, ...]]
+
+    def choices(self, data: OpData) -> list[KernelChoice]:
+        return [c for c in self.by_isa[isa_of(data.cpu)] if c.takes(data)]
+
+    def variants(self, data: OpData) -> list[KernelVariant]:
+        """The variants the layer takes, the default first."""
+        return [KernelVariant(c.name) for c in self.choices(data)]
+
+    def lower(self, data: OpData, variant: KernelVariant | None = None) -> Lowered:
+        """The layer's kernel as `variant` (one of `variants`, checked by tuning.Tuning; None: the default)
+        computes it. Found by name among the instruction set's, so a band of a tiled layer (codegen/tiling.py)
+        lowers as the whole layer does."""
+        if variant is None:
+            choice = self.choices(data)[0]
+        else:
+            choice = next(c for c in self.by_isa[isa_of(data.cpu)] if c.name == variant.kernel)
+        return Lowered([choice.lower(data)], variant=KernelVariant(choice.name))
