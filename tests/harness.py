@@ -118,14 +118,17 @@ def assert_bit_exact_on_c_paths(model: bytes, workdir: Path, cpu: str = "cortex-
     assert_bit_exact(model, workdir, cpu=cpu, tuning=tuning, dsp_formulation=True)
 
 
-def assert_bit_exact_on_target(model: bytes, board: str, workdir: Path, inputs: Samples | None = None) -> None:
-    """`model` built into firmware for `board`, run there (QEMU) on `inputs` (default: 2 random samples):
-    the outputs read back equal tflite-micro's."""
+def assert_bit_exact_on_target(model: bytes, board: str, workdir: Path, inputs: Samples | None = None, *,
+                               max_ram: int | None = None) -> int:
+    """`model` built into firmware for `board` (its arena at most `max_ram`: tiled if need be), run there
+    (QEMU) on `inputs` (default: 2 random samples): the outputs read back equal tflite-micro's. The
+    firmware's arena bytes are returned."""
     path = workdir / "model.tflite"
     path.write_bytes(model)
     inputs = inputs or random_samples(model)
-    result = run_model(path, RunOptions(board=get_board(board), runs=1), inputs)
+    result = run_model(path, RunOptions(board=get_board(board), runs=1, max_ram=max_ram), inputs)
     assert_outputs_match(model, inputs, result.outputs, f"{board}: ")
+    return result.arena_bytes
 
 
 STEPS = 10   # inferences of a stream, the state carried from one to the next

@@ -14,7 +14,7 @@ from hypothesis import given, settings, strategies as st
 
 import modelgen
 from conftest import SHARED_MODELS, toolkit_env
-from harness import assert_outputs_match, random_samples
+from harness import assert_bit_exact_on_target, assert_outputs_match, random_samples
 from mtk.boards import get_board
 from mtk.codegen import tiling
 from mtk.codegen.tiling import Rows, recomputed_schedule, streamed_schedule
@@ -249,3 +249,30 @@ def test_a_board_too_small_for_the_untiled_plan_gets_it_tiled(tmp_path):
     tiled = compile_model(path, tmp_path / "tiled", force=True, board=board.name)
     assert tiled.memory.tiling["arena_bytes"] == tiled.arena_bytes <= tiled.memory.arena_limit_bytes
     assert_host_bit_exact(model, tiled.path)
+
+
+TARGETS = ("mps2/an386", "mps3/corstone300/an547")
+SHARED_BUDGETS = {   # --max-ram below the untiled arena on both cores (M4 / M55): only tiled plans fit
+    "ic_resnet8_int8": 40_000,    # untiled 49,728 / 49,440 B
+    "kws_dscnn_int8": 14_000,     # untiled 16,256 / 16,000 B
+}
+
+
+@pytest.mark.slow
+@pytest.mark.qemu
+@pytest.mark.parametrize("board", TARGETS)
+@pytest.mark.parametrize("name", [*SHARED_BUDGETS, "random-chain"])
+def test_tiled_models_bit_exact_on_target(name, board, tmp_path):
+    """The shared models and a random chain, compiled under a --max-ram only a tiled plan meets, run
+    in QEMU (one inference): outputs equal tflite-micro's."""
+    if name == "random-chain":
+        from mtk.compiler import compile_model
+        model = modelgen.tiling_chain(modelgen.Draw(np.random.default_rng(1)))
+        (tmp_path / "chain.tflite").write_bytes(model)
+        max_ram = compile_model(tmp_path / "chain.tflite", tmp_path / "untiled", board=board).arena_bytes - 1
+    else:
+        path = SHARED_MODELS / f"{name}.tflite"
+        if not path.is_file():
+            pytest.skip(f"{path} not here")
+        model, max_ram = path.read_bytes(), SHARED_BUDGETS[name]
+    assert assert_bit_exact_on_target(model, board, tmp_path, random_samples(model, 1), max_ram=max_ram) <= max_ram
