@@ -18,7 +18,8 @@ from mtk.errors import MtkError
 from mtk.ops.gemm import GemmVariant, packed_weight_bytes
 from mtk.ops.conv import DEPTHWISE_KERNELS
 from mtk.ops.microkernels import ALL_ISAS, pack_weight_pairs, pack_weights, pack_weights_int16
-from mtk.ops import prepare_ops
+from mtk.ops import op_def, prepare_ops
+from mtk.ops.base import Scratch
 from mtk.ops.pooling import POOL_KERNELS
 from mtk.ops.variants import KernelVariant
 from mtk.reader import read_model
@@ -119,6 +120,10 @@ def test_more_flash_is_chosen_only_for_enough_instructions_saved():
                            labels[1]: f"+{extra[labels[1]]:,} B flash for 99 instructions saved "
                                       f"(limit {per_100:g} B per instruction)"}
     assert choose(layer, dict(zip(labels, [10_000, 9_901, 9_950, 9_901])), 0, per_100)[0] == layer.variants[2]
+    assert choose(layer, dict(zip(labels, [10_000, 10_200, 10_100, 9_901])), 0, per_100)[1] == {
+        labels[1]: f"+200 instructions and +{extra[labels[1]]:,} B flash over {labels[0]}",
+        labels[2]: "+100 instructions", labels[3]: f"+{extra[labels[3]]:,} B flash for 99 instructions saved "
+                                                   f"(limit {per_100:g} B per instruction)"}
     assert choose(layer, dict(zip(labels, [10_000, 9_000, 9_950, 9_000])), 0, 0)[0] == layer.variants[2]
     assert choose(layer, dict(zip(labels, [10_000, 10_000, 10_000, 10_100])), 0, float("inf"))[0] == layer.variants[0]
 
@@ -222,6 +227,19 @@ def test_one_candidate_build_measures_a_variant_of_every_layer(tmp_path):
                                                                             "schedule tvm")]
     m4 = tunable_layers(prepare_ops(read_model(tmp_path / "m.tflite"), get_cpu("cortex-m4")))
     assert [[s.label for s in layer.variants] for layer in m4] == [["c4"], ["tvm"]] and not candidate_tunings(m4)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cpu", ["cortex-m55", "cortex-m4", "cortex-m3"])
+def test_no_kernel_variant_takes_more_scratch_than_the_default(cpu, tmp_path):
+    """RAM has no price in `mtk tune` (test_memory_plan.py: the GEMM's variants): a depthwise or pooling
+    variant's scratch is never above its layer's default's."""
+    (tmp_path / "m.tflite").write_bytes(depthwise_pool_model())
+    for layer in tunable_layers(prepare_ops(read_model(tmp_path / "m.tflite"), get_cpu(cpu))):
+        opdef = op_def(layer.op.type)
+        scratch = [sum(a.nbytes for k in opdef.lower(layer.data, s).kernels for a in k.args if isinstance(a, Scratch))
+                   for s in layer.variants]
+        assert max(scratch) <= scratch[0]
 
 
 def test_a_kernel_variant_is_read_from_the_file_and_checked(tmp_path):

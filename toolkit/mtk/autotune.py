@@ -118,7 +118,7 @@ def choose(layer: Layer, instructions: dict[str, int], tick: float,
             passed_over[s.label] = "not measured: the build did not fit the board"
         elif extra > 0 and lean <= count:
             passed_over[s.label] = f"{count - lean:+,} instructions and +{extra:,} B flash over {layer.leanest.label}"
-        elif extra > flash_per_instruction * (lean - count):
+        elif extra > 0 and extra > flash_per_instruction * (lean - count):
             passed_over[s.label] = (f"+{extra:,} B flash for {lean - count:,} instructions saved "
                                     f"(limit {flash_per_instruction:g} B per instruction)")
         else:
