@@ -33,6 +33,10 @@ MODELS = {
                                     padding="SAME", stride_h=1, stride_w=1, dilation_h_factor=1,
                                     dilation_w_factor=1, fused_activation_function="NONE"),
     "conv-gather": GEMM_MODELS["conv-gather"],
+    # DSP's fused GEMM: an odd last row (stored once), an odd last channel (in C), 4 groups (entering its loop midway)
+    "conv-1x1-odd": lambda: conv_model("CONV_2D", (1, 3, 5, 13), (7, 1, 1, 13), (1, 3, 5, 7), per_channel=True,
+                                       padding="VALID", stride_h=1, stride_w=1, dilation_h_factor=1,
+                                       dilation_w_factor=1, fused_activation_function="NONE"),
     "fc-600": lambda: conv_model("FULLY_CONNECTED", (1, 600), (10, 600), (1, 10), per_channel=True,
                                  fused_activation_function="RELU"),
     "depthwise": lambda: conv_model("DEPTHWISE_CONV_2D", (1, 9, 7, 8), (1, 3, 3, 8), (1, 9, 7, 8), per_channel=True,

@@ -99,33 +99,37 @@ def test_a_schedule_the_layer_cannot_take_is_refused(tmp_path):
 
 def test_counts_within_a_tick_are_equal_and_the_first_wins():
     layer = tunable_layers(prepare_ops(read_model(MODEL), get_cpu("cortex-m4")))[0]
-    labels = [s.label for s in layer.variants]   # 2x2/biased (the default), 2x2/int16, 1x4/biased, 1x4/int16
+    labels = [s.label for s in layer.variants]   # 2x2/fused (the default), 2x2/biased, 2x2/int16, 1x4/biased, 1x4/int16
     inf = float("inf")
-    assert choose(layer, dict(zip(labels, [1000, 960, 990, 1000])), 40, inf)[0] == layer.variants[0]
-    assert choose(layer, dict(zip(labels, [1000, 960, 920, 910])), 40, inf)[0] == layer.variants[2]
-    variant, passed_over = choose(layer, {labels[0]: 1000, labels[3]: 900}, 40, inf)
-    assert variant == layer.variants[3]
-    assert passed_over[labels[1]] == passed_over[labels[2]] == "not measured: the build did not fit the board"
+    assert choose(layer, dict(zip(labels, [1000, 1000, 960, 990, 1000])), 40, inf)[0] == layer.variants[0]
+    assert choose(layer, dict(zip(labels, [1000, 1000, 960, 920, 910])), 40, inf)[0] == layer.variants[3]
+    variant, passed_over = choose(layer, {labels[0]: 1000, labels[4]: 900}, 40, inf)
+    assert variant == layer.variants[4]
+    assert passed_over[labels[1]] == passed_over[labels[2]] == passed_over[labels[3]] == \
+        "not measured: the build did not fit the board"
 
 
 def test_more_flash_is_chosen_only_for_enough_instructions_saved():
     layer = tunable_layers(prepare_ops(read_model(MODEL), get_cpu("cortex-m4")))[0]
-    labels = [s.label for s in layer.variants]   # 2x2/biased (the default), 2x2/int16, 1x4/biased, 1x4/int16
+    labels = [s.label for s in layer.variants]   # 2x2/fused (the default), 2x2/biased, 2x2/int16, 1x4/biased, 1x4/int16
     extra = layer.extra_flash
-    assert extra[labels[0]] == extra[labels[2]] == 0 and extra[labels[1]] == extra[labels[3]] > 0
-    per_100 = extra[labels[1]] / 100   # bytes per instruction that let int16 weights save 100 instructions
-    variant, passed_over = choose(layer, dict(zip(labels, [10_000, 9_901, 9_950, 9_900])), 0, per_100)
-    assert variant == layer.variants[3]
-    assert passed_over == {labels[0]: "+100 instructions", labels[2]: "+50 instructions",
-                           labels[1]: f"+{extra[labels[1]]:,} B flash for 99 instructions saved "
+    assert extra[labels[0]] == extra[labels[1]] == extra[labels[3]] == 0 and extra[labels[2]] == extra[labels[4]] > 0
+    per_100 = extra[labels[2]] / 100   # bytes per instruction that let int16 weights save 100 instructions
+    variant, passed_over = choose(layer, dict(zip(labels, [10_000, 10_000, 9_901, 9_950, 9_900])), 0, per_100)
+    assert variant == layer.variants[4]
+    assert passed_over == {labels[0]: "+100 instructions", labels[1]: "+100 instructions",
+                           labels[3]: "+50 instructions",
+                           labels[2]: f"+{extra[labels[2]]:,} B flash for 99 instructions saved "
                                       f"(limit {per_100:g} B per instruction)"}
-    assert choose(layer, dict(zip(labels, [10_000, 9_901, 9_950, 9_901])), 0, per_100)[0] == layer.variants[2]
-    assert choose(layer, dict(zip(labels, [10_000, 10_200, 10_100, 9_901])), 0, per_100)[1] == {
-        labels[1]: f"+200 instructions and +{extra[labels[1]]:,} B flash over {labels[0]}",
-        labels[2]: "+100 instructions", labels[3]: f"+{extra[labels[3]]:,} B flash for 99 instructions saved "
+    assert choose(layer, dict(zip(labels, [10_000, 10_000, 9_901, 9_950, 9_901])), 0, per_100)[0] == layer.variants[3]
+    assert choose(layer, dict(zip(labels, [10_000, 10_000, 10_200, 10_100, 9_901])), 0, per_100)[1] == {
+        labels[1]: f"a tie with {labels[0]} (within a tick), which comes first",
+        labels[2]: f"+200 instructions and +{extra[labels[2]]:,} B flash over {labels[0]}",
+        labels[3]: "+100 instructions", labels[4]: f"+{extra[labels[4]]:,} B flash for 99 instructions saved "
                                                    f"(limit {per_100:g} B per instruction)"}
-    assert choose(layer, dict(zip(labels, [10_000, 9_000, 9_950, 9_000])), 0, 0)[0] == layer.variants[2]
-    assert choose(layer, dict(zip(labels, [10_000, 10_000, 10_000, 10_100])), 0, float("inf"))[0] == layer.variants[0]
+    assert choose(layer, dict(zip(labels, [10_000, 10_000, 9_000, 9_950, 9_000])), 0, 0)[0] == layer.variants[3]
+    assert choose(layer, dict(zip(labels, [10_000, 10_000, 10_000, 10_000, 10_100])), 0, float("inf"))[0] == \
+        layer.variants[0]
 
 
 def test_flash_is_priced_against_the_leanest_schedule_not_the_default():

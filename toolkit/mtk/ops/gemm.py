@@ -23,7 +23,8 @@ from ..target import Cpu
 from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, constant_kernel
 from .geometry import ConvGeometry
 from .gemm_mve import gemm_mve_kernel
-from .microkernels import BY_LABEL, DOT_HEADER, GROUP, HELIUM_CHUNK, MicroKernel, choices, weight_group
+from .microkernels import (BY_LABEL, DOT_HEADER, GROUP, HELIUM_CHUNK, MicroKernel, choices, fused_stream_exact,
+                           pack_fused_stream, weight_group)
 from .requant import RSHIFT_FIELDS, Requant
 
 IM2COL_HEADER = "mtk_im2col_s8.h"
@@ -90,8 +91,11 @@ class GemmOpDef(OpDef):
     GemmVariants of gemm_variants (the default first), one per layer chosen by `mtk tune`."""
 
     def variants(self, data: OpData) -> list[GemmVariant]:
-        return gemm_variants(data.cpu, data.output.size // data.params.weights.shape[0],
-                              data.params.requant.rshift_table is not None)
+        p: GemmParams = data.params
+        rq = p.requant
+        usable = gemm_variants(data.cpu, data.output.size // p.weights.shape[0], rq.rshift_table is not None)
+        exact = lambda: fused_stream_exact(p.weights, p.bias, rq.multiplier, rq.shift, rq.out_zp, rq.act_min, rq.act_max)
+        return [v for v in usable if v.weights != "fused" or exact()]
 
     def weight_bytes(self, data: OpData, variant: GemmVariant) -> int:
         """Flash bytes of the op's weights packed for `variant` (what gemm_kernel packs)."""
@@ -104,6 +108,8 @@ class GemmOpDef(OpDef):
         multiple of the weight group) when that scratch is the smaller; else None."""
         p: GemmParams = data.params
         depth = p.weights.shape[1]
+        if variant.weights == "fused":   # partial sums need the kernel that leaves them unrequantized
+            variant = GemmVariant(variant.block, "biased")
         if variant.micro_kernel.fused:   # requantizes inside the micro-kernel: no partial sums
             return None
         if p.patches is None:
@@ -128,7 +134,7 @@ def gemm_kernel(data: OpData, variant: GemmVariant) -> Kernel:
     op, y, w, rq, patches = data.op, data.output, p.weights, p.requant, p.patches
     if rq.constant_output is not None:
         return constant_kernel(data, rq.constant_output)
-    if variant.micro_kernel.fused:
+    if variant.micro_kernel.fused and variant.weights != "fused":
         return gemm_mve_kernel(data, variant.micro_kernel)
     rows = y.size // w.shape[0]
     in_size = patches.in_h * patches.in_w * patches.in_c if patches else rows * w.shape[1]
@@ -136,7 +142,10 @@ def gemm_kernel(data: OpData, variant: GemmVariant) -> Kernel:
     func = gemm_func(layout, in_size, rq, patches)
     pad = np.full(patches.in_c if patches else 1, patches.in_zp if patches else 0, np.int8)
     mk = variant.micro_kernel
-    packed = mk.pack(w, layout.block_cols, layout.weight_group)
+    if layout.stream:
+        packed = pack_fused_stream(w, p.bias, rq.multiplier, rq.shift, rq.out_zp)
+    else:
+        packed = mk.pack(w, layout.block_cols, layout.weight_group)
     args = [op.inputs[0], Const("w", packed), Const("bias", p.bias), *rq.consts(),
             Const("pad", pad), op.outputs[0], Scratch(layout.scratch_bytes)]
     headers = tuple(dict.fromkeys((DOT_HEADER, mk.header) + ((IM2COL_HEADER,) if layout.source == "gather" else ())))
@@ -175,7 +184,14 @@ class GemmLayout:
 
     @property
     def weight_bytes(self) -> int:
+        if self.stream:   # per channel pair: 3 words, the weights, 6 words (pack_fused_stream)
+            return -(-self.cols // 2) * (36 + 8 * self.groups)
         return packed_weight_bytes(self.cols, self.depth, self.variant, self.weight_group)
+
+    @property
+    def stream(self) -> bool:
+        """Whether the weights, biases and requantization come as one stream to a kernel computing every channel."""
+        return self.variant.weights == "fused"
 
     @property
     def micro_kernel(self) -> str:
@@ -247,6 +263,10 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
     def row(pb, i):
         return T.min(pb * R + i, P - 1)
 
+    def row_stride(pb):
+        """Bytes from a block's first output row to its second: 0 for the odd last row (computed twice)."""
+        return C if P % 2 == 0 else T.if_then_else(pb * 2 + 1 < P, C, 0)
+
     @T.prim_func
     def gemm(x: T.Buffer((in_size,), "int8"), w: T.Buffer((g.weight_bytes,), "int8"), bias: T.Buffer((C,), i32),
              table: T.Buffer((C * RSHIFT_FIELDS,), i32), mult: T.Buffer((C,), i32), shift: T.Buffer((C,), i32),
@@ -317,17 +337,21 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
                                                  (T.min(CH, K - ch * CH) + GROUP - 1) // GROUP, acc.access_ptr("rw")))
                         for i in T.unroll(R * B):
                             sums[ct * R * B + i] = sums[ct * R * B + i] + acc[i]
-            for ct in T.serial(c_tiles):
-                if chunked:
-                    for i in T.unroll(R * B):
-                        acc[i] = sums[ct * R * B + i]
-                else:
-                    T.evaluate(T.call_extern(i32, g.micro_kernel, T.address_of(scratch[0]),
-                                             T.address_of(w[ct * w_tile]), g.groups, acc.access_ptr("rw")))
-                for i in T.unroll(R):
-                    for j in T.unroll(B):
-                        if in_output(pb * R + i, ct * B + j):
-                            out[(pb * R + i) * C + ct * B + j] = rq.output(acc[i * B + j] + bias[ct * B + j],
-                                                                           ct * B + j, table, mult, shift)
+            if g.stream:
+                T.evaluate(T.call_extern(i32, g.micro_kernel, T.address_of(scratch[0]), T.address_of(w[0]), g.groups,
+                                         C, T.address_of(out[pb * R * C]), row_stride(pb)))
+            else:
+                for ct in T.serial(c_tiles):
+                    if chunked:
+                        for i in T.unroll(R * B):
+                            acc[i] = sums[ct * R * B + i]
+                    else:
+                        T.evaluate(T.call_extern(i32, g.micro_kernel, T.address_of(scratch[0]),
+                                                 T.address_of(w[ct * w_tile]), g.groups, acc.access_ptr("rw")))
+                    for i in T.unroll(R):
+                        for j in T.unroll(B):
+                            if in_output(pb * R + i, ct * B + j):
+                                out[(pb * R + i) * C + ct * B + j] = rq.output(acc[i * B + j] + bias[ct * B + j],
+                                                                               ct * B + j, table, mult, shift)
 
     return gemm

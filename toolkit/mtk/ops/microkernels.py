@@ -60,6 +60,40 @@ def pack_weights_biased(w: np.ndarray, tile: int) -> np.ndarray:
     return np.ascontiguousarray(halves[:, :, SXTB16_ORDER]).astype(np.uint8).view(np.int8).reshape(-1)
 
 
+def pack_fused_stream(w: np.ndarray, bias: np.ndarray, multiplier: np.ndarray, shift: np.ndarray,
+                      out_zp: int) -> np.ndarray:
+    """The "2x2/fused" kernel's stream (c/mtk_dot_biased_s8.h mtk_gemm_2x2_fused_s8): per channel pair (c0, c1),
+    the words b1, b1, b0 + 256·b1 (mod 2^32), the pair's biased weights (pack_weights_biased), then per channel
+    its multiplier, rounding term 2^(e−1) + out_zp·2^e and shift e (a zero multiplier: e = 1)."""
+    channels = w.shape[0]
+    pairs = -(-channels // 2)
+    padded = lambda v, fill: np.concatenate([np.asarray(v, np.int64), np.full(2 * pairs - channels, fill, np.int64)])
+    b, m = padded(bias, 0), padded(multiplier, 0)
+    e = np.where(m == 0, 1, -padded(shift, -1))
+    rounding = (np.int64(1) << (e - 1)) + out_zp * (np.int64(1) << e)
+    words = lambda cols: (np.stack(cols, axis=1) & 0xFFFFFFFF).astype(np.uint32).view(np.uint8).reshape(pairs, -1)
+    head = words([b[1::2], b[1::2], b[0::2] + 256 * b[1::2]])
+    tail = words([m[0::2], rounding[0::2], e[0::2], m[1::2], rounding[1::2], e[1::2]])
+    weights = pack_weights_biased(w, 2).view(np.uint8).reshape(pairs, -1)
+    return np.ascontiguousarray(np.concatenate([head, weights, tail], axis=1)).view(np.int8).reshape(-1)
+
+
+def fused_stream_exact(w: np.ndarray, bias: np.ndarray, multiplier: np.ndarray, shift: np.ndarray, out_zp: int,
+                       act_min: int, act_max: int) -> bool:
+    """Whether mtk_gemm_2x2_fused_s8 computes the layer exactly for every input: every channel shifts right
+    (or has a zero multiplier), 2·(Σ + bias) cannot overflow (|Σ| ≤ 128·Σ|w|), nor can SMMLAR's sum with the
+    rounding term, and the activation range is all of int8 (it saturates, it does not clamp)."""
+    if act_min != -128 or act_max != 127 or np.any(multiplier < 0) or np.any((shift >= 0) & (multiplier != 0)):
+        return False
+    e = np.where(multiplier == 0, 1, -shift.astype(np.int64))
+    if np.any(e > 30):
+        return False
+    x = np.abs(bias.astype(np.int64)) + 128 * np.abs(w.astype(np.int64)).sum(axis=1)
+    h = (x * multiplier.astype(np.int64) + (1 << 30)) // (1 << 31) + 1
+    rounding = np.abs((np.int64(1) << (e - 1)) + out_zp * (np.int64(1) << e))
+    return bool(np.all(x < 1 << 30) and np.all(h + rounding + 1 < 1 << 31))
+
+
 Packer = Callable[[np.ndarray, int, int], np.ndarray]   # (weights [channels, depth], tile, group) -> flash array
 
 
@@ -116,6 +150,7 @@ MICRO_KERNELS = (
     MicroKernel("mtk_dot_1x4_w16_s8", "1x4", "int16", 2, _int16, ("dsp",)),
     MicroKernel("mtk_dot_2x2_biased_s8", "2x2", "biased", 1, _biased, ("dsp",), BIASED_HEADER, row_sums=True),
     MicroKernel("mtk_dot_1x4_biased_s8", "1x4", "biased", 1, _biased, ("dsp",), BIASED_HEADER, row_sums=True),
+    MicroKernel("mtk_gemm_2x2_fused_s8", "2x2", "fused", 1, _biased, ("dsp",), BIASED_HEADER, fused=True),
     MicroKernel("mtk_dot_1x8_s8", "1x8", "int8", 1, _int8, ("scalar", "m3")),
     MicroKernel("mtk_dot_1x4_paired_s8", "1x4", "pairs", 2, _pairs, ("m3",)),
     MicroKernel("mtk_gemm_mve_2x4_s8", "2x4", "int8", 1, _int8, ("mve",), header=GEMM_MVE_HEADER, fused=True),
@@ -129,7 +164,7 @@ BY_LABEL = {mk.label: mk for mk in MICRO_KERNELS}
 # AD: 0.66x TFLM's instructions in less flash); 1x4 paired takes the fewest instructions for twice the
 # flash, 1x4 int8 pads fewer channels when channels % 8 <= 4.
 CHOICES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "dsp": (("1x4/biased", "1x4/int16"), ("2x2/biased", "2x2/int16", "1x4/biased", "1x4/int16")),
+    "dsp": (("1x4/biased", "1x4/int16"), ("2x2/fused", "2x2/biased", "2x2/int16", "1x4/biased", "1x4/int16")),
     "m3": (("1x8/int8", "1x4/pairs", "1x4/int8"), ("2x2/int8", "1x4/pairs")),
     "mve": (("2x4/int8",), ("2x4/int8",)),
     "scalar": (("1x4/int8",), ("2x2/int8", "1x4/int8")),

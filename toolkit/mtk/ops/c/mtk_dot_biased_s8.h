@@ -180,4 +180,149 @@ static inline int32_t mtk_dot_1x4_biased_s8(const void* x, const void* w, int32_
 }
 #endif
 
+/* The whole GEMM of two packed rows with the requantization fused ("2x2/fused": gemm.py, microkernels.py
+ * pack_fused_stream): every channel pair of the layer in one call, the 2x2 biased sums above, then TFLM's
+ * MultiplyByQuantizedMultiplier (every channel shifts right), + out_zp, saturated to int8 and stored.
+ *
+ * The weights come as one stream, per channel pair (c0, c1): the words b1, b1, b0 + 256·b1 (the biases with
+ * −in_zp·Σw folded in: the sums start from them, and b0's sum from −128·Σx of its row too, so that c0's
+ * sum is S − 256·T), the pair's biased weights, then per channel its multiplier m, rounding term C and
+ * shift e. With x2 = 2·(Σ + bias) (no overflow: gemm.py checks the layer's bounds offline),
+ * SaturatingRoundingDoublingHighMul(x, m) = ⌊(x·m + 2^30) / 2^31⌋ (its nudge rounds half up for either
+ * sign) = SMMULR(x2, m), and RoundingDivideByPOT by e then + out_zp is ⌊(h + 2^(e−1) − [x < 0]) / 2^e⌋ +
+ * out_zp: SMMLAR adds C = 2^(e−1) + out_zp·2^e (gemm.py checks it does not overflow either), x2's sign
+ * bit the −[x < 0]. Row 1 goes `stride` bytes after row 0 (0: the same row twice, an odd last row). */
+static inline int32_t mtk_requant_x2(int32_t x2, int32_t m, int32_t c, int32_t e) {
+  int64_t p = mtk_mul_s32_s64(x2, m) + (int64_t)((uint64_t)(int64_t)c << 32) + 2147483648LL;
+  int32_t v = (int32_t)(p >> 32) + (x2 >> 31);
+  v >>= e;
+  return v < -128 ? -128 : (v > 127 ? 127 : v);
+}
+
+#define MTK_FUSED_HEAD 12   /* bytes of b1, b1, b0 + 256·b1 before a pair's weights */
+#define MTK_FUSED_TAIL 24   /* bytes of (m, C, e) x 2 after them */
+
+/* Channel pair `t` of the stream: `channels` (1 or 2) of its outputs for both rows, in C. */
+static inline void mtk_fused_tile_c(const void* x, const uint8_t* t, int32_t groups, int8_t* out, int32_t stride,
+                                    int32_t channels, const int32_t* sums) {
+  int32_t acc[6], bias[2];
+  const int32_t* head = (const int32_t*)t;
+  const int32_t* q = (const int32_t*)(t + MTK_FUSED_HEAD + 8 * groups);
+  acc[4] = sums[0], acc[5] = sums[1];
+  bias[1] = head[0];
+  bias[0] = (int32_t)((uint32_t)head[2] - ((uint32_t)head[0] << 8));
+  mtk_dot_biased(x, t + MTK_FUSED_HEAD, groups, acc, 2, 1);
+  for (int32_t r = 1; r >= 0; --r)   /* row 1 first: with stride 0, row 0's are the ones left */
+    for (int32_t c = 0; c < channels; ++c) {
+      int32_t x2 = (int32_t)(((uint32_t)acc[2 * r + c] + (uint32_t)bias[c]) << 1);
+      out[r * stride + c] = (int8_t)mtk_requant_x2(x2, q[3 * c], q[3 * c + 1], q[3 * c + 2]);
+    }
+}
+
+#if defined(MTK_DOT_SIMD) && defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__GNUC__)
+/* One group of the pair's sums: rows (r7, r8), (r9, r10), weights (r11, r12); s0 r3, t0 r4, s1 r5, t1 r6. Every
+ * instruction 32 bits wide: a group is 48 bytes, which the entry into the loop's middle counts on. */
+#define MTK_FUSED_GROUP                   \
+  "ldmia.w r0!, {r7, r8, r9, r10}\n\t"    \
+  "ldrd r11, r12, [r1], #8\n\t"           \
+  "smlad r3, r11, r7, r3\n\t"             \
+  "smlad r5, r11, r9, r5\n\t"             \
+  "sxtb16 r11, r11, ror #8\n\t"           \
+  "smlad r4, r11, r7, r4\n\t"             \
+  "smlad r6, r11, r9, r6\n\t"             \
+  "smlad r3, r12, r8, r3\n\t"             \
+  "smlad r5, r12, r10, r5\n\t"            \
+  "sxtb16 r12, r12, ror #8\n\t"           \
+  "smlad r4, r12, r8, r4\n\t"             \
+  "smlad r6, r12, r10, r6\n\t"
+/* The int8 output of x2 (register X) with multiplier M, rounding term C and shift E, in r0. */
+#define MTK_FUSED_REQUANT(X, M, C, E)     \
+  "smmlar r0, " X ", " M ", " C "\n\t"    \
+  "add r0, r0, " X ", asr #31\n\t"        \
+  "asr r0, r0, " E "\n\t"                 \
+  "ssat r0, #8, r0\n\t"
+
+/* f: packed rows, stream, groups, channel pairs (> 0), out, stride, −128·Σx of row 0 and of row 1. Naked, so
+ * that every register but sp is the loop's (the frame pointer, r7, too): 16 groups a pass, entered
+ * (−groups mod 16) groups in; the frame on the stack: [0] rows, [4] passes, [8] row terms, [16] stride,
+ * [20] the output's end, [24] the entry. */
+__attribute__((naked, noinline, unused)) static void mtk_gemm_2x2_fused_dsp(
+    __attribute__((unused)) const int32_t* f) {
+  __asm__ volatile(
+      "push {r4-r11, lr}\n\t"
+      "sub sp, sp, #28\n\t"
+      "ldm r0, {r0-r7}\n\t"
+      "str r0, [sp, #0]\n\t"
+      "strd r6, r7, [sp, #8]\n\t"
+      "str r5, [sp, #16]\n\t"
+      "add r3, r4, r3, lsl #1\n\t"
+      "str r3, [sp, #20]\n\t"
+      "mov lr, r4\n\t"
+      "adds r3, r2, #15\n\t"
+      "lsrs r3, r3, #4\n\t"
+      "str r3, [sp, #4]\n\t"
+      "rsb r2, r2, #0\n\t"
+      "and r2, r2, #15\n\t"
+      "movs r3, #48\n\t"
+      "adr.w r4, 2f\n\t"
+      "mla r2, r2, r3, r4\n\t"
+      "orr r2, r2, #1\n\t"
+      "str r2, [sp, #24]\n"
+      "1:\n\t"
+      "ldr r0, [sp, #0]\n\t"
+      "ldr r2, [sp, #4]\n\t"
+      "ldrd r3, r5, [sp, #8]\n\t"
+      "ldm r1!, {r4, r6, r7}\n\t"
+      "add r3, r3, r7\n\t"
+      "add r5, r5, r7\n\t"
+      "ldr pc, [sp, #24]\n"
+      "2:\n\t"
+      MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP
+      MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP
+      MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP
+      "subs r2, r2, #1\n\t"
+      "bne 2b\n\t"
+      "sub r3, r3, r4, lsl #8\n\t"
+      "sub r5, r5, r6, lsl #8\n\t"
+      "add r3, r3, r3\n\t"
+      "add r4, r4, r4\n\t"
+      "add r5, r5, r5\n\t"
+      "add r6, r6, r6\n\t"
+      "ldm r1!, {r7-r12}\n\t"
+      "ldr r2, [sp, #16]\n\t"
+      MTK_FUSED_REQUANT("r5", "r7", "r8", "r9") "strb r0, [lr, r2]\n\t"
+      MTK_FUSED_REQUANT("r3", "r7", "r8", "r9") "strb r0, [lr], #1\n\t"
+      MTK_FUSED_REQUANT("r6", "r10", "r11", "r12") "strb r0, [lr, r2]\n\t"
+      MTK_FUSED_REQUANT("r4", "r10", "r11", "r12") "strb r0, [lr], #1\n\t"
+      "ldr r0, [sp, #20]\n\t"
+      "cmp lr, r0\n\t"
+      "bne 1b\n\t"
+      "add sp, sp, #28\n\t"
+      "pop {r4-r11, pc}\n\t");
+}
+#define MTK_FUSED_ASM 1
+#endif
+
+/* The GEMM of the two packed rows at x (mtk_pack_pair_s16 and the like) with all `channels` of the stream w,
+ * outputs of row 0 at out, of row 1 `stride` bytes on. */
+static inline int32_t mtk_gemm_2x2_fused_s8(const void* x, const void* w, int32_t groups, int32_t channels,
+                                            void* out, int32_t stride) {
+  int32_t sums[2] = {0, 0}, pairs = channels >> 1, tile = MTK_FUSED_HEAD + 8 * groups + MTK_FUSED_TAIL;
+  int8_t* o = (int8_t*)out;
+  const uint8_t* t = (const uint8_t*)w;
+  mtk_pack_sums_s16(x, groups, 2, sums);
+#ifdef MTK_FUSED_ASM
+  if (pairs > 0) {
+    const int32_t f[8] = {(int32_t)x, (int32_t)w, groups, pairs, (int32_t)out, stride,
+                          (int32_t)(0u - ((uint32_t)sums[0] << 7)), (int32_t)(0u - ((uint32_t)sums[1] << 7))};
+    mtk_gemm_2x2_fused_dsp(f);
+  }
+  t += pairs * tile, o += 2 * pairs;
+  pairs = 0;
+#endif
+  for (int32_t p = 0; p < pairs; ++p, t += tile, o += 2) mtk_fused_tile_c(x, t, groups, o, stride, 2, sums);
+  if (channels & 1) mtk_fused_tile_c(x, t, groups, o, stride, 1, sums);
+  return 0;
+}
+
 #endif /* MTK_DOT_BIASED_S8_H_ */
