@@ -53,8 +53,9 @@ class Net16:
 
 def weighted(net: Net16, d: Draw, x: tuple, op: str, weight_shape: Sequence[int], axis: int, reduction: int,
              out_shape: Sequence[int], bias_dtypes: Sequence[str], operands=lambda x, w, b: [x, w, b],
-             bias_optional: bool = True, fused: Sequence[str] = FUSED, **options) -> tuple:
-    """One CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED / TRANSPOSE_CONV layer, 16x8."""
+             bias_optional: bool = True, fused: Sequence[str] = FUSED, gain: float | None = None, **options) -> tuple:
+    """One CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED / TRANSPOSE_CONV layer, 16x8; the output scale 2^gain
+    (default random in [-2, 1]) times the accumulator's spread over int16's."""
     channels = weight_shape[axis]
     per_channel = op != "FULLY_CONNECTED" or d.bool()
     w_scales = 2.0 ** np.array([d.float(-9.0, -5.0) for _ in range(channels if per_channel else 1)])
@@ -72,7 +73,8 @@ def weighted(net: Net16, d: Draw, x: tuple, op: str, weight_shape: Sequence[int]
         bias = net.b.const(net.name("bias"), values, scale=bias_scales, zero_point=np.zeros(len(bias_scales), np.int64))
     elif "int32" in bias_dtypes and d.bool():
         options["quantized_bias_type"] = schema.TensorType.INT32   # no bias, but the int32 accumulator
-    y = net.act(op.lower(), out_shape, acc_std * x[2] * float(w_scales.max()) * 2.0 ** d.float(-2.0, 1.0) / 8192.0)
+    gain = d.float(-2.0, 1.0) if gain is None else gain
+    y = net.act(op.lower(), out_shape, acc_std * x[2] * float(w_scales.max()) * 2.0 ** gain / 8192.0)
     net.b.op(op, operands(x[0], w, bias), [y[0]], fused_activation_function=d.choice(fused), **options)
     return y
 
@@ -93,7 +95,7 @@ def conv_2d(net: Net16, d: Draw, x: tuple) -> tuple:
 
 def depthwise_conv_2d(net: Net16, d: Draw, x: tuple) -> tuple:
     s = _spatial(d, x)
-    multiplier = d.int(1, 3)
+    multiplier = d.int(1, 8)   # 1, 2, multiples of 4 and padded ones: mtk_depthwise_s16's lane modes
     cout = x[1][3] * multiplier
     return weighted(net, d, x, "DEPTHWISE_CONV_2D", (1, *s["kernel"], cout), 3, s["kernel"][0] * s["kernel"][1],
                     (x[1][0], *s["out"], cout), ("int64",), depth_multiplier=multiplier, bias_optional=False,
@@ -199,6 +201,26 @@ def _fixed(net: Net16, d: Draw, x: tuple, op: str, cout: int, kernel: tuple[int,
                         depth_multiplier=cout // x[1][3], bias_optional=False, fused=REAL, **options)
     return weighted(net, d, x, op, (cout, *kernel, x[1][3]), 0, kernel[0] * kernel[1] * x[1][3], (1, *out, cout),
                     ("int64",), fused=REAL, **options)
+
+
+def depthwise_chain(seed: int = 0) -> bytes:
+    """DEPTHWISE_CONV_2D layers of depth multipliers 1, 2, 3 and 4 (each of mtk_depthwise_s16's lane modes, a padded
+    multiplier, an odd channel count), with strides, a dilation, both paddings and non-square kernels; the third
+    layer's requantization shifts right by more than 32. Every layer's output is a model output."""
+    d = Draw(np.random.default_rng(seed))
+    net = Net16("mtk 16x8 depthwise chain")
+    x = net.model_input((1, 11, 10, 3), 2.0 ** -11)
+    outputs = []
+    for multiplier, kernel, stride, dilation, padding, gain in (
+            (1, (3, 3), 1, 1, "SAME", None), (2, (3, 2), 2, 1, "VALID", None), (3, (2, 3), 1, 2, "SAME", 8.5),
+            (4, (3, 3), 1, 1, "SAME", -4.0)):
+        out = [_padded_size(padding, size, k, stride, dilation) for size, k in zip(x[1][1:3], kernel)]
+        cout = x[1][3] * multiplier
+        x = weighted(net, d, x, "DEPTHWISE_CONV_2D", (1, *kernel, cout), 3, kernel[0] * kernel[1], (1, *out, cout),
+                     ("int64",), depth_multiplier=multiplier, bias_optional=False, fused=REAL, gain=gain,
+                     padding=padding, stride_h=stride, stride_w=stride, dilation_h_factor=dilation, dilation_w_factor=dilation)
+        outputs.append(x)
+    return net.build(*outputs)   # every layer checked
 
 
 def mixed_int8_int16(seed: int = 0) -> bytes:

@@ -219,3 +219,29 @@ def test_depthwise_kernel_matches_numpy(flags, multiplier, tmp_path):
                                 for ky in range(3) for kx in range(3)))
     body += " return 0; }\n"
     assert run_c(body, flags, tmp_path) == expected
+
+
+@pytest.mark.parametrize("shifts", [(8, 46), (16, 46), (16, 32)], ids=["high-0", "high-1", "high-2"])
+def test_depthwise_s16_requant_matches_tflite(shifts, tmp_path):
+    """mtk_dw16_requant (c/mtk_depthwise_s16.h) from int16x8.requant_s64_table, in each of its modes, against
+    TFLite's MultiplyByQuantizedMultiplier(int64_t acc + bias): (x·r + 2^(t−1)) >> t truncated to int32, saturated."""
+    from mtk.ops.int16x8 import requant_s64_table
+    rng = np.random.default_rng(5)
+    n = 1500
+    accs = [int(v) for v in rng.integers(INT32_MIN, INT32_MAX, n, endpoint=True)]
+    accs[:len(EDGES)] = EDGES
+    bias = rng.integers(-2**40, 2**40, n)
+    bias[::3] = 0
+    reduced = rng.integers(0, 0x7FFF, n, endpoint=True)
+    total = rng.integers(shifts[0], shifts[1], n, endpoint=True)
+    b, r, s, high = requant_s64_table(bias, reduced, total)
+    assert high == {(8, 46): 0, (16, 46): 1, (16, 32): 2}[shifts]
+    body = ('#include "mtk_depthwise_s16.h"\n' + c_array("ACC", "int32_t", accs) + c_array("R", "int32_t", r) +
+            c_array("S", "int32_t", s) + f"static const int64_t B[{n}] = {{{', '.join(f'{int(v)}LL' for v in b)}}};" +
+            f"\nint main(void) {{ for (int i = 0; i < {n}; ++i) printf(\"%ld\\n\", (long)mtk_dw16_requant(ACC[i], B[i],"
+            f" R[i], S[i], {high}, -32768, 32767)); return 0; }}\n")
+    expected = []
+    for a, bi, ri, t in zip(accs, bias, reduced, total):
+        v = ((a + int(bi)) * int(ri) + (1 << (int(t) - 1))) >> int(t)
+        expected.append(min(max((v + 2**31) % 2**32 - 2**31, -32768), 32767))
+    assert run_c(body, PATHS["plain"], tmp_path) == expected

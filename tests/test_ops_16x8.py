@@ -39,7 +39,7 @@ def test_random_models_are_bit_exact(op, tmp_path_factory):
     check()
 
 
-@pytest.mark.parametrize("op", ["CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV"])
+@pytest.mark.parametrize("op", ["CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV"])
 def test_dsp_formulation_is_bit_exact(op, tmp_path):
     """mtk_dot_2x2_s16 (c/mtk_dot_s16.h) as Cortex-M4/M7/M33 run it (SMLAD on int16 pairs, emulated on the host)
     and in plain C: odd depths, odd channel and row counts, gathered and direct rows, transpose phases."""
@@ -59,6 +59,14 @@ def test_encoder_decoder_is_bit_exact(seed, tmp_path):
     ops = CompiledModel.load(folder).ops
     assert {op.type for op in ops} == {"CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV", "ADD"}
     assert all("_s16_" in op.kernel for op in ops if op.type != "ADD")
+
+
+def test_depthwise_chain_is_bit_exact(tmp_path):
+    """Depth multipliers 1, 2, 3, 4 (mtk_depthwise_s16's lane modes, a padded one), odd channels, stride, dilation,
+    a requantization shifting right by more than 32: the C built as the host runs it and as DSP cores do."""
+    model = modelgen16x8.depthwise_chain(3)
+    folder = assert_bit_exact(model, tmp_path, _samples(model, 3), dsp_formulation=True)
+    assert all("depthwise_conv_2d_s16" in op.kernel for op in CompiledModel.load(folder).ops)
 
 
 def test_mixed_int8_int16_model_is_bit_exact(tmp_path):
@@ -153,8 +161,10 @@ def test_what_tflm_rejects_is_refused(model, message, tmp_path):
 @pytest.mark.qemu
 @pytest.mark.parametrize("board", ["mps2/an386", "mps3/corstone300/an547"])
 def test_int16_models_bit_exact_on_target(board, tmp_path):
-    """The encoder-decoder (CONV, DEPTHWISE, TRANSPOSE_CONV, ADD) and the mixed model (QUANTIZE, FULLY_CONNECTED)."""
-    for name, model in (("encoder", modelgen16x8.encoder_decoder(1)), ("mixed", modelgen16x8.mixed_int8_int16(0))):
+    """The encoder-decoder (CONV, DEPTHWISE, TRANSPOSE_CONV, ADD), the mixed model (QUANTIZE, FULLY_CONNECTED) and
+    the depthwise chain (SMLABB/SMLATT lanes of each mode)."""
+    for name, model in (("encoder", modelgen16x8.encoder_decoder(1)), ("mixed", modelgen16x8.mixed_int8_int16(0)),
+                        ("depthwise", modelgen16x8.depthwise_chain(3))):
         path = tmp_path / f"{name}.tflite"
         path.write_bytes(model)
         samples = _samples(model)

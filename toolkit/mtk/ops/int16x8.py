@@ -353,45 +353,77 @@ def transpose_conv_s16_kernel(data: OpData, stride: tuple[int, int], pad: tuple[
     return gemm_s16_kernel(data, windows, np.concatenate(phases), bias)
 
 
-def pack_depthwise(w: np.ndarray) -> np.ndarray:
-    """Depthwise weights [1, k_h, k_w, C] → int16 [⌈C/4⌉][k_h·k_w][4], zero past C (mtk_dw_s16)."""
-    channels = w.shape[-1]
-    blocks = -(-channels // 4)
-    taps = np.zeros((w.size // channels, blocks * 4), np.int16)
-    taps[:, :channels] = w.reshape(-1, channels)
-    return np.ascontiguousarray(taps.reshape(-1, blocks, 4).transpose(1, 0, 2)).reshape(-1)
+DEPTHWISE_S16_HEADER = "mtk_depthwise_s16.h"
+DW16_PAIRS, DW16_SPLIT, DW16_BROADCAST = 0, 1, 2   # mtk_depthwise_s16.h's lane modes
+
+
+def depthwise_lanes(multiplier: int) -> tuple[int, int]:
+    """(mode, padded multiplier) of mtk_depthwise_s16: multiplier 1 reads channel pairs, 2 splits a pair over
+    4 lanes, any other is padded to a multiple of 4 lanes that share one input channel."""
+    if multiplier <= 2:
+        return (DW16_PAIRS, DW16_SPLIT)[multiplier - 1], multiplier
+    return DW16_BROADCAST, -(-multiplier // 4) * 4
+
+
+def pack_depthwise_s16(w: np.ndarray, multiplier: int) -> np.ndarray:
+    """Depthwise weights [1, k_h, k_w, C] → int32 words [⌈padded C / 4⌉][k_h·k_w][2], each word an int16 pair of
+    lanes (0, 1) or (2, 3), lane j of block b being padded channel 4b + j (depthwise_lanes; zero past C and in
+    padding lanes)."""
+    taps, channels = w.size // w.shape[-1], w.shape[-1]
+    padded = depthwise_lanes(multiplier)[1]
+    in_c = channels // multiplier
+    blocks = -(-in_c * padded // 4)
+    lanes = np.zeros((taps, in_c, padded), np.int16)
+    lanes[:, :, :multiplier] = w.reshape(taps, in_c, multiplier)
+    flat = np.zeros((taps, blocks * 4), np.int16)
+    flat[:, :in_c * padded] = lanes.reshape(taps, -1)
+    words = np.ascontiguousarray(flat.reshape(taps, blocks, 4).transpose(1, 0, 2)).astype("<i2")
+    return words.reshape(-1).view("<i4").astype(np.int32)
+
+
+def requant_s64_table(bias: np.ndarray, reduced: np.ndarray, total_shift: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """MultiplyByQuantizedMultiplier(int64_t acc + bias) per channel as one multiply-accumulate acc·r + B and a
+    shift (c/mtk_depthwise_s16.h mtk_dw16_requant): (B, r, s, high). B = bias·r + 2^(total − 1), wrapped to
+    int64 as the C's int64 arithmetic. When every total shift is 16 or more (high 1, or 2 when no s is left),
+    r and B are shifted left by 32 − total where that is positive (r stays below 2^31), so that the result is
+    the product's high word >> s; otherwise (high 0) r and s are the reduced multiplier and the total shift."""
+    high = int(total_shift.min(initial=32) >= 16)
+    lift = [max(0, 32 - int(t)) if high else 0 for t in total_shift]
+    rounded = [((int(b) * int(r) + (1 << (int(t) - 1))) << k) & (2**64 - 1)
+               for b, r, t, k in zip(bias, reduced, total_shift, lift)]
+    b = np.array([v - 2**64 if v >= 2**63 else v for v in rounded], np.int64)
+    r = np.array([int(r) << k for r, k in zip(reduced, lift)], np.int32)
+    s = np.array([max(0, int(t) - 32) for t in total_shift] if high else total_shift, np.int32)
+    return b, r, s, 2 if high and not s.any() else high
 
 
 def depthwise_s16_kernel(data: OpData) -> Kernel:
-    """16x8 DEPTHWISE_CONV_2D: per output pixel and block of 4 channels a mtk_dw_s16 call, the requantization in TIR."""
+    """16x8 DEPTHWISE_CONV_2D in one mtk_depthwise_s16 call (c/mtk_depthwise_s16.h), requantization included."""
     op, p, rq = data.op, data.params, data.params.requant
     g = p.geometry
-    channels, blocks = g.out_c, -(-g.out_c // 4)
-    x_size = g.in_h * g.in_w * g.in_c
-    consts = rq.consts()
-    sizes = [c.data.size for c in consts]
-    acc_dtype = rq.acc_dtype
+    channels = g.out_c
+    multiplier = channels // g.in_c
+    mode, padded = depthwise_lanes(multiplier)
+    weights = pack_depthwise_s16(data.inputs[1].data, multiplier)
+    bias, mult, shift, high = requant_s64_table(p.bias, np.broadcast_to(rq.multiplier, (channels,)),
+                                                np.broadcast_to(rq.shift, (channels,)))
     i32 = "int32"
 
     @T.prim_func
-    def depthwise(x: T.Buffer((x_size,), "int16"), wp: T.Buffer((blocks * 4 * g.k_h * g.k_w,), "int16"),
-                  bias: T.Buffer((channels,), acc_dtype), table: T.Buffer((sizes[0],), i32),
-                  mult: T.Buffer((sizes[1],), i32), shift: T.Buffer((sizes[2],), i32),
-                  out: T.Buffer((g.out_h * g.out_w * channels,), "int16")):
-        acc = T.alloc_buffer((4,), i32)
-        for oy, ox, cb in T.grid(g.out_h, g.out_w, blocks):
-            T.evaluate(T.call_extern(i32, "mtk_dw_s16", T.address_of(x[0]), oy * g.stride_h - g.pad_top,
-                                     ox * g.stride_w - g.pad_left, g.in_h, g.in_w, g.in_c, g.k_h, g.k_w, g.dil_h,
-                                     g.dil_w, channels // g.in_c, T.address_of(wp[0]), channels, cb,
-                                     acc.access_ptr("w")))
-            for j in T.unroll(4):
-                if channels % 4 == 0 or cb * 4 + j < channels:
-                    out[(oy * g.out_w + ox) * channels + cb * 4 + j] = rq.output(
-                        T.Cast(acc_dtype, acc[j]) + bias[cb * 4 + j], cb * 4 + j, table, mult, shift)
+    def depthwise(x: T.Buffer((g.n * g.in_h * g.in_w * g.in_c,), "int16"), wp: T.Buffer((weights.size,), i32),
+                  b: T.Buffer((channels,), "int64"), r: T.Buffer((channels,), i32),
+                  s: T.Buffer((channels,), i32), out: T.Buffer((g.n * g.out_h * g.out_w * channels,), "int16")):
+        T.evaluate(T.call_extern(i32, "mtk_depthwise_s16", T.address_of(x[0]), T.address_of(wp[0]),
+                                 T.address_of(b[0]), T.address_of(r[0]), T.address_of(s[0]),
+                                 T.address_of(out[0]), g.n, g.in_h, g.in_w, g.in_c, g.out_h, g.out_w, g.k_h, g.k_w,
+                                 g.stride_h, g.stride_w, g.pad_top, g.pad_left, g.dil_h, g.dil_w, multiplier, padded,
+                                 mode, high, rq.act_min, rq.act_max))
 
-    args = [op.inputs[0], Const("w", pack_depthwise(data.inputs[1].data)), Const("bias", p.bias), *consts,
+    args = [op.inputs[0], Const("w", weights), Const("bias", bias), Const("mult", mult), Const("shift", shift),
             op.outputs[0]]
-    return Kernel("depthwise_conv_2d_s16", args, func=depthwise, headers=(DOT_S16_HEADER,), c_calls=("mtk_dw_s16",))
+    return Kernel("depthwise_conv_2d_s16", args, func=depthwise, headers=(DEPTHWISE_S16_HEADER,),
+                  c_calls=("mtk_depthwise_s16",))
 
 
 def lower_16x8(data: OpData) -> Lowered:
@@ -399,7 +431,7 @@ def lower_16x8(data: OpData) -> Lowered:
     rq = p.requant
     if rq.constant_output is not None:
         return Lowered([constant_kernel(data, rq.constant_output)])
-    if op.type == "DEPTHWISE_CONV_2D" and p.exact_in_int32 and p.geometry.n == 1:
+    if op.type == "DEPTHWISE_CONV_2D" and p.exact_in_int32:
         return Lowered([depthwise_s16_kernel(data)])
     if op.type != "DEPTHWISE_CONV_2D" and p.exact_in_int32:
         w = data.inputs[1]

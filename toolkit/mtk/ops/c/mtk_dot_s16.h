@@ -93,43 +93,4 @@ static inline int32_t mtk_im2col_s16(const int16_t* x, int32_t iy, int32_t ix, i
   return 0;
 }
 
-/* Depthwise: acc[0..3] = the sums of output channels 4·block .. 4·block+3 (those below out_c) at the output pixel
- * whose window starts at (iy, ix), over the taps inside the image; output channel c reads input channel
- * c / multiplier. Weights int16 [blocks][k_h·k_w][4] (int16x8.py pack_depthwise). */
-static inline int32_t mtk_dw_s16(const int16_t* x, int32_t iy, int32_t ix, int32_t in_h, int32_t in_w, int32_t in_c,
-                                 int32_t k_h, int32_t k_w, int32_t dil_h, int32_t dil_w, int32_t multiplier,
-                                 const int16_t* w, int32_t out_c, int32_t block, int32_t* acc) {
-  int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-  int32_t c0 = block * 4;
-  int32_t whole = multiplier == 1 && c0 + 4 <= out_c;   /* 4 consecutive input channels */
-  w += block * k_h * k_w * 4;
-  for (int32_t ky = 0; ky < k_h; ++ky) {
-    int32_t y = iy + ky * dil_h;
-    if (y < 0 || y >= in_h) continue;
-    for (int32_t kx = 0; kx < k_w; ++kx) {
-      int32_t xx = ix + kx * dil_w;
-      if (xx < 0 || xx >= in_w) continue;
-      const int16_t* px = x + (y * in_w + xx) * in_c;
-      const int16_t* pw = w + (ky * k_w + kx) * 4;
-      if (whole) {
-        a0 += (int32_t)px[c0] * pw[0];
-        a1 += (int32_t)px[c0 + 1] * pw[1];
-        a2 += (int32_t)px[c0 + 2] * pw[2];
-        a3 += (int32_t)px[c0 + 3] * pw[3];
-      } else {   /* a multiplier above 1, or the last block: zero weights past out_c, their input clamped */
-        int32_t last = out_c - 1;
-        a0 += (int32_t)px[c0 / multiplier] * pw[0];
-        a1 += (int32_t)px[(c0 + 1 < last ? c0 + 1 : last) / multiplier] * pw[1];
-        a2 += (int32_t)px[(c0 + 2 < last ? c0 + 2 : last) / multiplier] * pw[2];
-        a3 += (int32_t)px[(c0 + 3 < last ? c0 + 3 : last) / multiplier] * pw[3];
-      }
-    }
-  }
-  acc[0] = a0;
-  acc[1] = a1;
-  acc[2] = a2;
-  acc[3] = a3;
-  return 0;
-}
-
 #endif /* MTK_DOT_S16_H_ */
