@@ -246,6 +246,24 @@ def test_no_kernel_variant_takes_more_scratch_than_the_default(cpu, tmp_path):
         assert max(scratch) <= scratch[0]
 
 
+def test_pools_of_other_windows_or_types_have_other_keys(tmp_path):
+    """Same input, output, strides and padding: a 2x2 and a 3x3 window, an int8 and an int16 pool."""
+    def pool_key(window: int, dtype: str) -> str:
+        b = ModelBuilder(description="mtk test pool key")
+        x = b.tensor("x", (1, 6, 6, 4), dtype, scale=0.1, zero_point=0)
+        y = b.tensor("y", (1, 3, 3, 4), dtype, scale=0.1, zero_point=0)
+        b.op("MAX_POOL_2D", [x], [y], padding="SAME", stride_h=2, stride_w=2, filter_height=window,
+             filter_width=window, fused_activation_function="NONE")
+        b.inputs([x])
+        b.outputs([y])
+        graph = read_model(b.save(tmp_path / f"{window}-{dtype}.tflite"))
+        [layer] = tunable_layers(prepare_ops(graph, get_cpu("cortex-m55")))
+        return layer.key
+
+    keys = {pool_key(2, "int8"), pool_key(3, "int8"), pool_key(2, "int16")}
+    assert len(keys) == 3 and "filter_height=3" in pool_key(3, "int8") and " int16 " in pool_key(2, "int16")
+
+
 def test_a_kernel_variant_is_read_from_the_file_and_checked(tmp_path):
     (tmp_path / "m.tflite").write_bytes(depthwise_pool_model())
     layers = tunable_layers(prepare_ops(read_model(tmp_path / "m.tflite"), get_cpu("cortex-m4")))

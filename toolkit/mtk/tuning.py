@@ -1,11 +1,12 @@
 """Per-layer variants: the layers a model can tune, their keys, and the tuning file users keep.
 
 A layer key names an op by everything its kernel depends on: the op type, the shapes of its
-inputs (weights and bias included) and output, its strides, dilation, padding and depth
-multiplier, and the CPU. Equal keys get equal kernels, in any model. `mtk tune` measures
-the variants of each key in QEMU and writes to a JSON file (tuning file) the instructions and
-the flash each variant's weights take over the leanest variant's, and the variant chosen from them
-with `flash_per_instruction` bytes allowed per instruction saved (autotune.choose; null: no limit):
+inputs (weights and bias included) and output, its window (pooling), strides, dilation, padding and
+depth multiplier, the output type unless int8, and the CPU. Equal keys get equal kernels, in any
+model. `mtk tune` measures the variants of each key in QEMU and writes to a JSON file (tuning
+file) the instructions and the flash each variant's weights take over the leanest variant's, and the
+variant chosen from them with `flash_per_instruction` bytes allowed per instruction saved
+(autotune.choose; null: no limit):
 
     {"format": "mtk-tuning/1",
      "layers": {"<key>": {"schedule": {"block": "2x2", "weights": "int16"},
@@ -43,7 +44,8 @@ from .ops.variants import KernelVariant
 FORMAT = "mtk-tuning/1"
 DEFAULT_FILE = "mtk-tuning.json"
 VARIANT_TYPES = (GemmVariant, KernelVariant)   # what a "schedule" can be, told apart by its fields
-KEY_OPTIONS = ("stride_h", "stride_w", "dilation_h_factor", "dilation_w_factor", "padding", "depth_multiplier")
+KEY_OPTIONS = ("filter_height", "filter_width", "stride_h", "stride_w", "dilation_h_factor", "dilation_w_factor",
+               "padding", "depth_multiplier")
 
 
 @dataclass(frozen=True)
@@ -100,7 +102,8 @@ def layer_key(data: OpData) -> str:
     op = data.op
     inputs = ",".join(_shape(t.shape) for t in data.inputs if t is not None)
     options = [f"{name}={op.options[name]}" for name in KEY_OPTIONS if name in op.options]
-    return " ".join([op.type, f"in={inputs}", f"out={_shape(data.output.shape)}", *options, data.cpu.name])
+    dtype = [] if data.output.dtype == "int8" else [data.output.dtype]   # int16 pools: keys of int8 layers kept
+    return " ".join([op.type, f"in={inputs}", f"out={_shape(data.output.shape)}", *options, *dtype, data.cpu.name])
 
 
 def tunable_layers(prepared: list[OpData]) -> list[Layer]:
