@@ -188,9 +188,9 @@ def test_an_interrupted_tune_keeps_its_counts_and_resumes(tmp_path, monkeypatch,
                for key, entry in json.loads(cache.read_text())["layers"].items())
 
 
-def depthwise_pool_model() -> bytes:
+def depthwise_pool_model(hidden_scale: float = 0.1) -> bytes:
     """Depthwise 3x3 over 20 channels (Helium: a group of 16, then 4), then a 2x2 average pool with
-    partial windows at the border (SAME)."""
+    partial windows at the border (SAME); its requantization shifts left when `hidden_scale` is small."""
     rng = np.random.default_rng(0)
     b = ModelBuilder(description="mtk test tune depthwise and pool")
     x = b.tensor("x", (1, 6, 5, 20), "int8", scale=0.05, zero_point=-7)
@@ -199,10 +199,10 @@ def depthwise_pool_model() -> bytes:
                 zero_point=np.zeros(20, np.int64), axis=3)
     bias = b.const("b", rng.integers(-2000, 2000, 20).astype(np.int32), scale=0.05 * w_scale,
                    zero_point=np.zeros(20, np.int64), axis=0)
-    h = b.tensor("h", (1, 6, 5, 20), "int8", scale=0.1, zero_point=-3)
+    h = b.tensor("h", (1, 6, 5, 20), "int8", scale=hidden_scale, zero_point=-3)
     b.op("DEPTHWISE_CONV_2D", [x, w, bias], [h], padding="SAME", stride_h=1, stride_w=1, depth_multiplier=1,
          dilation_h_factor=1, dilation_w_factor=1, fused_activation_function="RELU")
-    y = b.tensor("y", (1, 3, 3, 20), "int8", scale=0.1, zero_point=-3)
+    y = b.tensor("y", (1, 3, 3, 20), "int8", scale=hidden_scale, zero_point=-3)
     b.op("AVERAGE_POOL_2D", [h], [y], padding="SAME", stride_h=2, stride_w=2, filter_height=2, filter_width=2,
          fused_activation_function="NONE")
     b.inputs([x])
@@ -262,6 +262,18 @@ def test_pools_of_other_windows_or_types_have_other_keys(tmp_path):
 
     keys = {pool_key(2, "int8"), pool_key(3, "int8"), pool_key(2, "int16")}
     assert len(keys) == 3 and "filter_height=3" in pool_key(3, "int8") and " int16 " in pool_key(2, "int16")
+
+
+def test_a_layer_shifting_left_has_its_own_key(tmp_path):
+    """Helium's depthwise kernel shifts right only: a layer with a channel that shifts left takes c4 alone,
+    under a key of its own, so that a tuning file's mve-c16 for the same shapes is not refused for it."""
+    keys = []
+    for name, scale in (("right", 0.1), ("left", 1e-5)):
+        (tmp_path / f"{name}.tflite").write_bytes(depthwise_pool_model(scale))
+        [depthwise, _] = tunable_layers(prepare_ops(read_model(tmp_path / f"{name}.tflite"), get_cpu("cortex-m55")))
+        keys.append(depthwise.key)
+    assert [s.label for s in depthwise.variants] == ["c4"]
+    assert keys[1] == keys[0].replace(" cortex-m55", " lshift cortex-m55")
 
 
 def test_a_kernel_variant_is_read_from_the_file_and_checked(tmp_path):

@@ -2,7 +2,8 @@
 
 A layer key names an op by everything its kernel depends on: the op type, the shapes of its
 inputs (weights and bias included) and output, its window (pooling), strides, dilation, padding and
-depth multiplier, the output type unless int8, and the CPU. Equal keys get equal kernels, in any
+depth multiplier, the output type unless int8, "lshift" when a channel's requantization shifts
+left (which some kernels cannot do), and the CPU. Equal keys get equal kernels, in any
 model. `mtk tune` measures the variants of each key in QEMU and writes to a JSON file (tuning
 file) the instructions and the flash each variant's weights take over the leanest variant's, and the
 variant chosen from them with `flash_per_instruction` bytes allowed per instruction saved
@@ -103,7 +104,10 @@ def layer_key(data: OpData) -> str:
     inputs = ",".join(_shape(t.shape) for t in data.inputs if t is not None)
     options = [f"{name}={op.options[name]}" for name in KEY_OPTIONS if name in op.options]
     dtype = [] if data.output.dtype == "int8" else [data.output.dtype]   # int16 pools: keys of int8 layers kept
-    return " ".join([op.type, f"in={inputs}", f"out={_shape(data.output.shape)}", *options, *dtype, data.cpu.name])
+    requant = getattr(data.params, "requant", None)   # a channel shifting left rules out the fused kernels
+    lshift = ["lshift"] if requant is not None and requant.rshift_table is None else []
+    return " ".join([op.type, f"in={inputs}", f"out={_shape(data.output.shape)}", *options, *dtype, *lshift,
+                     data.cpu.name])
 
 
 def tunable_layers(prepared: list[OpData]) -> list[Layer]:
