@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -22,6 +23,7 @@ from mtk.ops import op_def, prepare_ops
 from mtk.ops.base import Scratch
 from mtk.ops.pooling import POOL_KERNELS
 from mtk.ops.variants import KernelVariant
+from mtk.pipeline import LayerTime, _layer_times
 from mtk.reader import read_model
 from mtk.reference import run_reference_batch
 from mtk.target import get_cpu
@@ -274,6 +276,26 @@ def test_a_layer_shifting_left_has_its_own_key(tmp_path):
         keys.append(depthwise.key)
     assert [s.label for s in depthwise.variants] == ["c4"]
     assert keys[1] == keys[0].replace(" cortex-m55", " lshift cortex-m55")
+
+
+@pytest.mark.slow
+def test_layers_in_tiled_stages_are_not_measured(tmp_path):
+    """A tiled stage's instructions are counted on its first op: its layers' own counts are unknown, so
+    their keys keep the default, unless the same key also runs untiled (that layer measures it)."""
+    model = tmp_path / "m.tflite"
+    model.write_bytes(depthwise_pool_model())
+    untiled = compile_model(model, tmp_path / "untiled", cpu="cortex-m55", force=True)
+    tiled = compile_model(model, tmp_path / "tiled", cpu="cortex-m55", force=True,
+                          max_ram=untiled.memory.arena_bytes - 1)
+    layers = tunable_layers(prepare_ops(read_model(model), get_cpu("cortex-m55")))
+    counts = [100, 0]
+    assert autotune._measurable_layers(layers, SimpleNamespace(layers=_layer_times(tiled, counts))) == {}
+    assert autotune._measurable_layers(layers, SimpleNamespace(layers=_layer_times(untiled, counts))) == {
+        layer.key: [layer] for layer in layers}
+    twice = [layers[0], replace(layers[0], data=replace(layers[0].data, op=replace(layers[0].op, index=5)))]
+    times = [LayerTime(0, "DEPTHWISE_CONV_2D", 100, 0, tiled=True), LayerTime(5, "DEPTHWISE_CONV_2D", 100, 0)]
+    assert [[layer.op.index for layer in same] for same in autotune._measurable_layers(
+        twice, SimpleNamespace(layers=times)).values()] == [[5, 0]]
 
 
 def test_a_kernel_variant_is_read_from_the_file_and_checked(tmp_path):

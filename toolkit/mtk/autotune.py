@@ -9,7 +9,9 @@ layer with the most variants needs. The model is built with per-op counters and 
 inputs (pipeline.run_model, profile=True); a layer's count is the mean of the two (a kernel's
 instructions can depend on the data: requantization, borders). A build that does not fit the board,
 or whose outputs differ, is split into one build per variant, to leave out only what does not fit and
-to name the variant that is wrong. A variant whose weights take more
+to name the variant that is wrong. Layers that run in tiled stages (a model tiled to fit the board's
+RAM: codegen/tiling.py) are measured where the same key runs untiled, else left at their default: a
+stage's counter ticks for all its layers. A variant whose weights take more
 flash than the leanest variant's (int16 or paired weights: twice) may be chosen only if it saves
 instructions over the leanest at `flash_per_instruction` bytes or less per instruction (choose);
 among those, each layer keeps the fewest instructions. The counters tick every 1e9/timer_hz
@@ -203,6 +205,20 @@ def _save_counts(cache: Path, board: Board, layers: list[Layer], measured: dict[
                               for layer in layers})
 
 
+def _measurable_layers(layers: list[Layer], untuned: RunResult) -> dict[str, list[Layer]]:
+    """The layers by key, first one whose count is its own: not in a tiled stage (codegen/tiling.py), whose
+    count its first op reports for the whole stage. Keys with no such layer keep their default."""
+    tiled = {t.index for t in untuned.layers or [] if t.tiled}
+    by_key: dict[str, list[Layer]] = {}
+    for layer in sorted(layers, key=lambda layer: layer.op.index in tiled):
+        by_key.setdefault(layer.key, []).append(layer)
+    in_stages = [key for key, same in by_key.items() if same[0].op.index in tiled]
+    if in_stages:
+        ui.info(f"{len(in_stages)} layer shape(s) left at their default: they run only in tiled stages, whose "
+                "instructions are counted for the whole stage")
+    return {key: same for key, same in by_key.items() if key not in in_stages}
+
+
 def tune_model(model: Path, board: Board, cache: Path, calib: str | None = None,
                flash_per_instruction: float = 1.0) -> TuneResult:
     if not board.is_qemu:
@@ -215,15 +231,12 @@ def tune_model(model: Path, board: Board, cache: Path, calib: str | None = None,
     entries = read_entries(cache) if cache.exists() else {}
     with tempfile.TemporaryDirectory(prefix="mtk-tune-") as tmp:
         model = int8_model(Path(model), calib, Path(tmp))
-        by_key: dict[str, list[Layer]] = {}
-        for layer in tunable_layers(prepare_ops(read_model(model), board.cpu)):
-            by_key.setdefault(layer.key, []).append(layer)
+        untuned = _run(model, board, None, None)
+        by_key = _measurable_layers(tunable_layers(prepare_ops(read_model(model), board.cpu)), untuned)
         known = {key: entry.get("instructions", {}) for key, entry in entries.items()}
         todo = [layers[0] for key, layers in by_key.items() if not is_measured(layers[0], known.get(key, {}))]
         ui.info(f"{len(by_key)} layer shapes to tune on {board.cpu.name}: {len(by_key) - len(todo)} in {cache}, "
                 + (f"{len(todo)} to measure" if todo else "nothing to measure"))
-
-        untuned = _run(model, board, None, None)
         counts, builds = _measure(model, board, todo, untuned, cache, known)
         measured = {key: {"instructions": counts, "board": board.name, "mtk_version": __version__}
                     for key, counts in counts.items()}
@@ -235,7 +248,7 @@ def tune_model(model: Path, board: Board, cache: Path, calib: str | None = None,
                                            flash_per_instruction)
             chosen_entries[key] = {**entry, "schedule": asdict(variant), "extra_flash_bytes": layers[0].extra_flash,
                                    "flash_per_instruction": _json_limit(flash_per_instruction)}
-            choices.append(LayerChoice(key, [layer.op.index for layer in layers], entry["instructions"],
+            choices.append(LayerChoice(key, sorted(layer.op.index for layer in layers), entry["instructions"],
                                        layers[0].extra_flash, variant, passed_over, key not in measured))
         changed = {key: entry for key, entry in chosen_entries.items() if entries.get(key) != entry}
         if changed:

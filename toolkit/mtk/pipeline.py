@@ -65,6 +65,7 @@ class LayerTime:
     type: str
     units: int
     macs: int
+    tiled: bool = False   # in a tiled stage, whose units its first op reports (codegen/tiling.py)
 
 
 @dataclass
@@ -219,7 +220,8 @@ def run_firmware(runner: Runner, elf: Path, compiled: CompiledModel, samples: li
 
 
 def _layer_times(compiled: CompiledModel, counts: list[int]) -> list[LayerTime]:
-    return [LayerTime(op.index, op.type, units, op.macs) for op, units in zip(compiled.ops, counts)]
+    return [LayerTime(op.index, op.type, units, op.macs, op.impl.startswith("tiled:"))
+            for op, units in zip(compiled.ops, counts)]
 
 
 @dataclass(frozen=True)
