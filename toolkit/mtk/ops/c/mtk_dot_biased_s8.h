@@ -242,22 +242,37 @@ static inline void mtk_fused_tile_c(const void* x, const uint8_t* t, int32_t gro
   "asr r0, r0, " E "\n\t"                 \
   "ssat r0, #8, r0\n\t"
 
-/* f: packed rows, stream, groups, channel pairs (> 0), out, stride, −128·Σx of row 0 and of row 1. Naked, so
- * that every register but sp is the loop's (the frame pointer, r7, too): 16 groups a pass, entered
- * (−groups mod 16) groups in; the frame on the stack: [0] rows, [4] passes, [8] row terms, [16] stride,
- * [20] the output's end, [24] the entry. */
+/* f: packed rows, stream, groups, channel pairs (> 0), out, stride. Naked, so that every register but sp is
+ * the loop's (the frame pointer, r7, too): first the rows' sums Σx (SADD16 of a row's two words, SMLAD with
+ * 1s), then the channel pairs, 16 groups a pass, entered (−groups mod 16) groups in; the frame on the stack:
+ * [0] rows, [4] passes, [8] −128·Σx of row 0 and of row 1, [16] stride, [20] the output's end, [24] the entry. */
 __attribute__((naked, noinline, unused)) static void mtk_gemm_2x2_fused_dsp(
     __attribute__((unused)) const int32_t* f) {
   __asm__ volatile(
       "push {r4-r11, lr}\n\t"
       "sub sp, sp, #28\n\t"
-      "ldm r0, {r0-r7}\n\t"
+      "ldm r0, {r0-r5}\n\t"
       "str r0, [sp, #0]\n\t"
-      "strd r6, r7, [sp, #8]\n\t"
       "str r5, [sp, #16]\n\t"
       "add r3, r4, r3, lsl #1\n\t"
       "str r3, [sp, #20]\n\t"
       "mov lr, r4\n\t"
+      "movs r6, #0\n\t"
+      "movs r7, #0\n\t"
+      "mov.w r8, #0x10001\n\t"
+      "mov r3, r2\n"
+      "3:\n\t"
+      "ldm r0!, {r9, r10, r11, r12}\n\t"
+      "sadd16 r9, r9, r10\n\t"
+      "sadd16 r11, r11, r12\n\t"
+      "smlad r6, r9, r8, r6\n\t"
+      "smlad r7, r11, r8, r7\n\t"
+      "subs r3, r3, #1\n\t"
+      "bne 3b\n\t"
+      "movs r3, #0\n\t"
+      "sub r6, r3, r6, lsl #7\n\t"
+      "sub r7, r3, r7, lsl #7\n\t"
+      "strd r6, r7, [sp, #8]\n\t"
       "adds r3, r2, #15\n\t"
       "lsrs r3, r3, #4\n\t"
       "str r3, [sp, #4]\n\t"
@@ -267,7 +282,7 @@ __attribute__((naked, noinline, unused)) static void mtk_gemm_2x2_fused_dsp(
       "adr.w r4, 2f\n\t"
       "mla r2, r2, r3, r4\n\t"
       "orr r2, r2, #1\n\t"
-      "str r2, [sp, #24]\n"
+      "str r2, [sp, #24]\n\t"
       "1:\n\t"
       "ldr r0, [sp, #0]\n\t"
       "ldr r2, [sp, #4]\n\t"
@@ -310,16 +325,15 @@ static inline int32_t mtk_gemm_2x2_fused_s8(const void* x, const void* w, int32_
   int32_t sums[2] = {0, 0}, pairs = channels >> 1, tile = MTK_FUSED_HEAD + 8 * groups + MTK_FUSED_TAIL;
   int8_t* o = (int8_t*)out;
   const uint8_t* t = (const uint8_t*)w;
-  mtk_pack_sums_s16(x, groups, 2, sums);
 #ifdef MTK_FUSED_ASM
   if (pairs > 0) {
-    const int32_t f[8] = {(int32_t)x, (int32_t)w, groups, pairs, (int32_t)out, stride,
-                          (int32_t)(0u - ((uint32_t)sums[0] << 7)), (int32_t)(0u - ((uint32_t)sums[1] << 7))};
+    const int32_t f[6] = {(int32_t)x, (int32_t)w, groups, pairs, (int32_t)out, stride};
     mtk_gemm_2x2_fused_dsp(f);
   }
   t += pairs * tile, o += 2 * pairs;
   pairs = 0;
 #endif
+  if (pairs > 0 || (channels & 1)) mtk_pack_sums_s16(x, groups, 2, sums);   /* (the assembly sums them itself) */
   for (int32_t p = 0; p < pairs; ++p, t += tile, o += 2) mtk_fused_tile_c(x, t, groups, o, stride, 2, sums);
   if (channels & 1) mtk_fused_tile_c(x, t, groups, o, stride, 1, sums);
   return 0;

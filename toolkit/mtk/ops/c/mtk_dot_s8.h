@@ -26,6 +26,13 @@
 #include "mtk_dot_s8_m3.h"
 #endif
 
+#ifndef MTK_PACK_PAIR_WHOLE
+static inline void mtk_pack_pair_whole(const int8_t* src0, const int8_t* src1, int32_t groups, uint8_t* pair,
+                                       int32_t g0) {
+  for (int32_t g = 0; g < groups; ++g) mtk_pack_pair_group(src0 + 4 * g, src1 + 4 * g, pair, g0 + g);
+}
+#endif
+
 /* The micro-kernels the generated GEMMs call: int8 weights, and (not on Helium cores) wide ones. */
 static inline int32_t mtk_dot_2x2_s8(const void* x, const void* w, int32_t groups, int32_t* acc) {
   return mtk_dot_2x2(x, w, groups, acc, 0);

@@ -35,6 +35,10 @@
 /* Packed group g (values 4g..4g+3) of a row; of a pair of rows. */
 static inline void mtk_pack_row_group(const int8_t* src, uint8_t* row, int32_t g);
 static inline void mtk_pack_pair_group(const int8_t* src0, const int8_t* src1, uint8_t* pair, int32_t g);
+/* Pair groups g0 .. g0 + groups - 1 from 4·groups values of each row (mtk_dot_s8.h: a loop of
+ * mtk_pack_pair_group unless the instruction set's file has its own, MTK_PACK_PAIR_WHOLE). */
+static inline void mtk_pack_pair_whole(const int8_t* src0, const int8_t* src1, int32_t groups, uint8_t* pair,
+                                       int32_t g0);
 /* acc = {p0.w0, p0.w1, p1.w0, p1.w1} over `groups` groups of 4: x from mtk_pack_pair_s16, w two
  * weight rows interleaved per group, int8 or wide. */
 static inline int32_t mtk_dot_2x2(const void* x, const void* w, int32_t groups, int32_t* acc, int wide);
@@ -59,17 +63,23 @@ static inline const int8_t* mtk_group_src(const int8_t* src, int32_t k, int32_t 
   return tail;
 }
 
-/* k int8 values -> packed groups g0 .. g0 + ceil(k/4) - 1 (zero-padded) of the row at dst. */
+/* k int8 values -> packed groups g0 .. g0 + ceil(k/4) - 1 (zero-padded) of the row at dst: the whole groups
+ * first (no tail test in their loop), then the last partial one. */
 static inline void mtk_pack_row_at(const int8_t* src, int32_t k, uint8_t* dst, int32_t g0) {
   int8_t tail[4];
-  for (int32_t g = 0; 4 * g < k; ++g) mtk_pack_row_group(mtk_group_src(src, k, 4 * g, tail), dst, g0 + g);
+  int32_t whole = k >> 2;
+  for (int32_t g = 0; g < whole; ++g) mtk_pack_row_group(src + 4 * g, dst, g0 + g);
+  if (k & 3) mtk_pack_row_group(mtk_group_src(src, k, 4 * whole, tail), dst, g0 + whole);
 }
 
 /* Two rows of k int8 values -> packed pair groups g0 .. g0 + ceil(k/4) - 1 (zero-padded) at dst. */
 static inline void mtk_pack_pair_at(const int8_t* src0, const int8_t* src1, int32_t k, uint8_t* dst, int32_t g0) {
   int8_t tail0[4], tail1[4];
-  for (int32_t g = 0; 4 * g < k; ++g)
-    mtk_pack_pair_group(mtk_group_src(src0, k, 4 * g, tail0), mtk_group_src(src1, k, 4 * g, tail1), dst, g0 + g);
+  int32_t whole = k >> 2;
+  mtk_pack_pair_whole(src0, src1, whole, dst, g0);
+  if (k & 3)
+    mtk_pack_pair_group(mtk_group_src(src0, k, 4 * whole, tail0), mtk_group_src(src1, k, 4 * whole, tail1), dst,
+                        g0 + whole);
 }
 
 static inline int32_t mtk_pack_row_s16(const void* src, int32_t k, void* dst) {
