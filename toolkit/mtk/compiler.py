@@ -36,7 +36,7 @@ from .target import DEFAULT_CPU, Cpu, get_cpu
 from .tuning import Layer, Tuning, tunable_layers
 
 EDGE_OPS = ("QUANTIZE", "DEQUANTIZE")
-DEFAULT_MAX_RECOMPUTE = 0.15   # extra MACs tiling may add, a fraction of the model's
+DEFAULT_MAX_RECOMPUTE = 0.15   # extra instructions tiling may add (estimated), a fraction of the model's
 KERNEL_HEADERS = Path(__file__).parent / "ops" / "c"
 _LOCAL_INCLUDE = re.compile(r'^#include "([^"]+)"', re.M)
 
@@ -141,7 +141,8 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
     """Compile `model_path` into a C library folder at `out_dir` (written atomically); layers whose key
     `tuning` holds take its variant, the others the default. When the arena is above `max_ram`
     (default: what `board`'s RAM leaves for it), the layers where it peaks are tiled (codegen/tiling.py)
-    for the lowest arena within `max_recompute` extra MACs; a model whose arena still exceeds `max_ram`
+    for the lowest arena within `max_recompute` extra instructions (estimated: recomputed MACs, kernel
+    calls, moved rows; the CPU's Costs); a model whose arena still exceeds `max_ram`
     is refused. With `board`, refuse a model that does not fit it (budget.py)."""
     board_info = get_board(board) if board is not None else None
     cpu_obj = cpu if isinstance(cpu, Cpu) else get_cpu(cpu or (board_info.cpu.name if board_info else DEFAULT_CPU))
@@ -171,10 +172,10 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
         untiled_live = live_bytes(storage.plan.buffers, len(steps))   # the memory plot's "untiled" curve
         with ui.step(f"tiling: arena {storage.plan.arena_bytes:,} B above {limit:,} B"):
             steps, storage, tiling = tile(graph, prepared, steps, aliases, storage, limit, max_recompute, lower_op,
-                                          lambda d: op_def(d.op.type).macs(d))
+                                          lambda d: op_def(d.op.type).macs(d), cpu_obj.costs)
         if max_ram is not None and storage.plan.arena_bytes > max_ram:
             raise ModelError(f"{model_name}: arena {tiling.untiled_arena_bytes:,} B untiled, at best "
-                             f"{storage.plan.arena_bytes:,} B tiled within {max_recompute:.0%} extra MACs; "
+                             f"{storage.plan.arena_bytes:,} B tiled within {max_recompute:.0%} extra instructions; "
                              f"--max-ram {max_ram:,} B", hint="raise --max-ram or --max-recompute")
     with ui.step("generating C"):
         pools = place_arena(graph, storage, board_info, workspace,

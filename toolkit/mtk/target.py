@@ -8,12 +8,30 @@ from .errors import MtkError
 
 
 @dataclass(frozen=True)
+class Costs:
+    """A core's instruction costs, rough, for choices the compiler makes before anything runs (tiling
+    ranks its candidates by them). Fitted to QEMU counts of MobileNetV1-0.25 96x96 (bench/tiling_compare.py):
+    untiled an386 1.14 instructions a MAC, an547 0.25, an385 IC 1.95; its layers 1-3 tiled in bands of 1
+    and 2 rows: a call 31 (an386) and 24 (an547) instructions, a moved byte 0.71 and 0.28."""
+
+    per_mac: float          # conv/depthwise kernels, per multiply-accumulate (the model's average)
+    per_call: int           # a kernel call: arguments, loop and requantization set-up
+    per_moved_byte: float   # copying bytes within the arena (word copies)
+
+
+SCALAR_COSTS = Costs(per_mac=2.0, per_call=40, per_moved_byte=0.8)
+DSP_COSTS = Costs(per_mac=1.1, per_call=30, per_moved_byte=0.7)
+HELIUM_COSTS = Costs(per_mac=0.25, per_call=25, per_moved_byte=0.3)
+
+
+@dataclass(frozen=True)
 class Cpu:
     name: str            # gcc -mcpu name, e.g. "cortex-m4"
     arch: str            # "armv7e-m", ...
     dsp: bool            # SIMD/DSP extension (SMLAD, SXTB16, ...)
     mve: bool            # Helium (M-profile vector extension)
     fpu: str | None      # gcc -mfpu name, None when the core has no FPU
+    costs: Costs = SCALAR_COSTS
 
     @property
     def long_multiply(self) -> bool:
@@ -44,10 +62,10 @@ CPUS: dict[str, Cpu] = {c.name: c for c in [
     Cpu("cortex-m0", "armv6-m", dsp=False, mve=False, fpu=None),
     Cpu("cortex-m0plus", "armv6-m", dsp=False, mve=False, fpu=None),
     Cpu("cortex-m3", "armv7-m", dsp=False, mve=False, fpu=None),
-    Cpu("cortex-m4", "armv7e-m", dsp=True, mve=False, fpu="fpv4-sp-d16"),
-    Cpu("cortex-m7", "armv7e-m", dsp=True, mve=False, fpu="fpv5-d16"),
-    Cpu("cortex-m33", "armv8-m.main", dsp=True, mve=False, fpu="fpv5-sp-d16"),
-    Cpu("cortex-m55", "armv8.1-m.main", dsp=True, mve=True, fpu="auto"),
+    Cpu("cortex-m4", "armv7e-m", dsp=True, mve=False, fpu="fpv4-sp-d16", costs=DSP_COSTS),
+    Cpu("cortex-m7", "armv7e-m", dsp=True, mve=False, fpu="fpv5-d16", costs=DSP_COSTS),
+    Cpu("cortex-m33", "armv8-m.main", dsp=True, mve=False, fpu="fpv5-sp-d16", costs=DSP_COSTS),
+    Cpu("cortex-m55", "armv8.1-m.main", dsp=True, mve=True, fpu="auto", costs=HELIUM_COSTS),
 ]}
 
 DEFAULT_CPU = "cortex-m4"

@@ -17,7 +17,9 @@ Two ways to get the halo rows a band shares with the previous one:
               live at a time (even layers at the start of the region, odd ones at its end)
 
 `tile` searches stages (first layer, k, band rows, cached or recomputed) for the lowest arena whose
-extra MACs stay within a budget, stage after stage while the arena drops.
+extra cost stays within a budget, stage after stage while the arena drops. The cost is the core's
+instructions as its `Costs` estimate them: recomputed MACs, but also the calls of many small bands and
+the bytes the cached halos move, which weigh more the faster the core's kernels are (Helium).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from ..ops.conv import DepthwiseParams
 from ..ops.elementwise import BinaryParams
 from ..ops.gemm import GemmParams
 from ..ops.pooling import PoolParams
+from ..target import Costs
 from .memory_plan import align
 from .storage import AliasSets, Step, Storage, plan_storage
 
@@ -63,44 +66,66 @@ def activations(data: OpData) -> list[int]:
     return [i for i, t in zip(data.op.inputs, data.inputs) if t is not None and not t.is_constant]
 
 
-def row_map(data: OpData) -> Rows | None:
-    """The layer's Rows if it can be tiled (NHWC batch-1 activations, one of them windowed, or all of
-    them of the output's shape for ADD/SUB/MUL), else None."""
+# the geometry fields of an axis: NHWC axis, ConvGeometry's (in, out, kernel, dilation, stride, pad), PoolParams'
+AXES = {"rows": (1, ("in_h", "out_h", "k_h", "dil_h", "stride_h", "pad_top"), "rows"),
+        "cols": (2, ("in_w", "out_w", "k_w", "dil_w", "stride_w", "pad_left"), "cols")}
+
+
+def axis_map(data: OpData, axis: str) -> Rows | None:
+    """How the layer's output rows (axis "rows") or columns ("cols") read its input's, if it can be tiled
+    along it (NHWC batch-1 activations, one of them windowed, or, rows only, all of them of the output's
+    shape for ADD/SUB/MUL), else None."""
     x, y, p = data.inputs[0], data.output, data.params
+    dim, (n_in, n_out, n_k, n_dil, n_stride, n_pad), window = AXES[axis]
     acts = [t for t in data.inputs if t is not None and not t.is_constant]
     if not acts or any(len(t.shape) != 4 or t.shape[0] != 1 for t in (*acts, y)):
         return None
-    if isinstance(p, BinaryParams):
+    if isinstance(p, BinaryParams):   # columns: the other operand's would need gathering too
         same = all(tuple(t.shape) == tuple(y.shape) and t.dtype == y.dtype for t in acts)
-        return Rows(y.shape[1], y.shape[1], 1, 1, 0) if same else None
+        return Rows(y.shape[dim], y.shape[dim], 1, 1, 0) if same and axis == "rows" else None
     if len(acts) != 1 or x is None or x.is_constant:
         return None
-    if isinstance(p, GemmParams) and p.name in ("conv2d", "depthwise_conv2d"):
-        g = p.patches
-        return Rows(x.shape[1], y.shape[1], 1, 1, 0) if g is None else \
-            Rows(g.in_h, g.out_h, (g.k_h - 1) * g.dil_h + 1, g.stride_h, g.pad_top)
-    if isinstance(p, DepthwiseParams):
-        g = p.geometry
-        return Rows(g.in_h, g.out_h, (g.k_h - 1) * g.dil_h + 1, g.stride_h, g.pad_top)
+    g = p.patches if isinstance(p, GemmParams) and p.name in ("conv2d", "depthwise_conv2d") else \
+        p.geometry if isinstance(p, DepthwiseParams) else None
+    if g is not None:
+        return Rows(getattr(g, n_in), getattr(g, n_out), (getattr(g, n_k) - 1) * getattr(g, n_dil) + 1,
+                    getattr(g, n_stride), getattr(g, n_pad))
     if isinstance(p, PoolParams):
-        return Rows(p.rows.size, y.shape[1], p.rows.filter, p.rows.stride, p.rows.pad)
-    if isinstance(op_def(data.op.type), Unary) and x.shape == y.shape:
-        return Rows(x.shape[1], y.shape[1], 1, 1, 0)
+        w = getattr(p, window)
+        return Rows(w.size, y.shape[dim], w.filter, w.stride, w.pad)
+    if isinstance(p, GemmParams) and p.name in ("conv2d", "depthwise_conv2d") or \
+            isinstance(op_def(data.op.type), Unary) and x.shape == y.shape:
+        return Rows(x.shape[dim], y.shape[dim], 1, 1, 0)   # pointwise: a 1×1 convolution or an activation
     return None
 
 
-def band_data(data: OpData, in_rows: int, out_rows: int, pad: int) -> OpData:
-    """The layer as it computes `out_rows` rows from `in_rows` input rows, `pad` padding rows above them."""
+def row_map(data: OpData) -> Rows | None:
+    return axis_map(data, "rows")
+
+
+def col_map(data: OpData) -> Rows | None:
+    return axis_map(data, "cols")
+
+
+def band_data(data: OpData, rows: tuple[int, int, int], cols: tuple[int, int, int] | None = None) -> OpData:
+    """The layer as it computes a patch: `rows` (and, if given, `cols`) are (input extent, output extent,
+    leading padding) of the patch; without `cols`, whole rows."""
     y, p = data.output, data.params
-    if isinstance(p, GemmParams) and p.patches is not None:
-        p = replace(p, patches=replace(p.patches, in_h=in_rows, out_h=out_rows, pad_top=pad))
-    elif isinstance(p, DepthwiseParams):
-        p = replace(p, geometry=replace(p.geometry, in_h=in_rows, out_h=out_rows, pad_top=pad))
-    elif isinstance(p, PoolParams):
-        p = replace(p, rows=replace(p.rows, size=in_rows, out=out_rows, pad=pad))
-    inputs = tuple(t if t is None or t.is_constant else replace(t, shape=(1, in_rows, *t.shape[2:]))
-                   for t in data.inputs)
-    return replace(data, inputs=inputs, output=replace(y, shape=(1, out_rows, *y.shape[2:])), params=p)
+    shape = {"in": list(data.inputs[0].shape), "out": list(y.shape)}
+    for axis, extents in (("rows", rows), ("cols", cols)):
+        if extents is None:
+            continue
+        dim, (n_in, n_out, _, _, _, n_pad), window = AXES[axis]
+        size_in, size_out, pad = extents
+        shape["in"][dim], shape["out"][dim] = size_in, size_out
+        if isinstance(p, GemmParams) and p.patches is not None:
+            p = replace(p, patches=replace(p.patches, **{n_in: size_in, n_out: size_out, n_pad: pad}))
+        elif isinstance(p, DepthwiseParams):
+            p = replace(p, geometry=replace(p.geometry, **{n_in: size_in, n_out: size_out, n_pad: pad}))
+        elif isinstance(p, PoolParams):
+            p = replace(p, **{window: replace(getattr(p, window), size=size_in, out=size_out, pad=pad)})
+    inputs = tuple(t if t is None or t.is_constant else replace(t, shape=tuple(shape["in"])) for t in data.inputs)
+    return replace(data, inputs=inputs, output=replace(y, shape=tuple(shape["out"])), params=p)
 
 
 # ---- the schedules ----------------------------------------------------------------------------
@@ -121,13 +146,16 @@ class LayerCall:
     at: int
     keep_from: int = 0
     keep_rows: int = 0
+    cols: tuple[int, int, int, int] | None = None   # a 2-D patch: its output columns [lo, hi) from input
+    #                                                 columns [lo, hi); None: whole rows
 
 
 @dataclass(frozen=True)
 class Schedule:
     calls: list[LayerCall]
     capacity: list[int]        # rows of each layer's buffer (the last layer has none: 0)
-    computed: list[int]        # output rows each layer computes in all
+    computed: list[float]      # output rows (whole rows' worth) each layer computes in all
+    widths: list[int] | None = None   # 2-D patches: columns of each layer's buffer; None: whole rows
 
 
 def streamed_schedule(rows: list[Rows], chunk: int) -> Schedule:
@@ -180,11 +208,34 @@ def recomputed_schedule(rows: list[Rows], band_rows: int) -> Schedule:
     return Schedule(calls, capacity, computed)
 
 
+def patch_schedule(rows: list[Rows], cols: list[Rows], band_rows: int, band_cols: int) -> Schedule:
+    """2-D patches, halos recomputed: for each patch of `band_rows` × `band_cols` of the last layer's
+    output, every layer computes the rows and columns the next one reads. Each layer's buffer holds one
+    patch (the first layer's input patch and the last one's output are copied in and out by the stage)."""
+    k = len(rows)
+    capacity, widths, computed = [0] * k, [0] * k, [0.0] * k
+    calls: list[LayerCall] = []
+    for band_lo in range(0, rows[-1].out_h, band_rows):
+        for col_lo in range(0, cols[-1].out_h, band_cols):
+            lo, hi = band_lo, min(band_lo + band_rows, rows[-1].out_h)
+            c_lo, c_hi = col_lo, min(col_lo + band_cols, cols[-1].out_h)
+            patch: list[LayerCall] = []
+            for j in reversed(range(k)):
+                in_lo, in_hi = rows[j].needs(lo, hi)
+                c_in_lo, c_in_hi = cols[j].needs(c_lo, c_hi)
+                patch.append(LayerCall(j, lo, hi, in_lo, in_hi, 0, 0, cols=(c_lo, c_hi, c_in_lo, c_in_hi)))
+                capacity[j], widths[j] = max(capacity[j], hi - lo), max(widths[j], c_hi - c_lo)
+                computed[j] += (hi - lo) * (c_hi - c_lo) / cols[j].out_h
+                lo, hi, c_lo, c_hi = in_lo, in_hi, c_in_lo, c_in_hi
+            calls += patch[::-1]
+    return Schedule(calls, capacity, computed, widths)
+
+
 # ---- a stage -----------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Stage:
-    """A chain of layers tiled in bands: steps first .. first + len(layers) − 1."""
+    """A chain of layers tiled in bands (or 2-D patches): steps first .. first + len(layers) − 1."""
 
     first: int
     layers: tuple[OpData, ...]
@@ -193,6 +244,18 @@ class Stage:
     schedule: Schedule = field(compare=False, repr=False)
     row_bytes: tuple[int, ...] = ()    # bytes of one output row of each layer
     work_bytes: int = 0                # the largest of the layers' own scratch
+    band_cols: int = 0                 # columns of a 2-D patch of the last layer's output; 0: whole rows
+
+    def pixel_bytes(self, j: int) -> int:
+        """Bytes of one pixel of layer j's output (j = −1: of the stage's input)."""
+        t = self.layers[j].output if j >= 0 else self.layers[0].inputs[0]
+        return t.nbytes // (t.shape[1] * t.shape[2])
+
+    def patch_bytes(self, j: int, call: LayerCall) -> int:
+        """Bytes of the patch `call` (of layer j ≥ 0) reads (j − 1) or writes (j), 2-D patches."""
+        lo, hi, c_lo, c_hi = (call.lo, call.hi, *call.cols[:2]) if call.layer == j else \
+            (call.in_lo, call.in_hi, *call.cols[2:])
+        return (hi - lo) * (c_hi - c_lo) * self.pixel_bytes(j)
 
     @property
     def input(self) -> int:
@@ -212,15 +275,31 @@ class Stage:
 
     @property
     def calls(self) -> int:
-        """Kernel calls of the stage (moves not counted)."""
-        return sum(c.hi > c.lo for c in self.schedule.calls)
+        """Kernel calls of the stage (moves not counted; a 2-D patch's copies in and out counted)."""
+        return sum((c.hi > c.lo) + (c.cols is not None and c.layer in (0, len(self.layers) - 1))
+                   for c in self.schedule.calls)
+
+    @property
+    def moved_bytes(self) -> int:
+        """Bytes the cached halo rows move in all (2-D patches: copied in and out)."""
+        last = len(self.layers) - 1
+        return sum(c.keep_rows * self.row_bytes[c.layer] for c in self.schedule.calls) + \
+            sum(self.patch_bytes(c.layer - 1, c) * (c.layer == 0) + self.patch_bytes(c.layer, c) * (c.layer == last)
+                for c in self.schedule.calls if c.cols is not None)
 
     @property
     def buffer_bytes(self) -> list[int]:
-        return [align(c * b) for c, b in zip(self.schedule.capacity[:-1], self.row_bytes)]
+        """Each buffer's bytes: rows of layers 0 .. k − 2; 2-D patches: the input's patch, then layers 0 .. k − 1's."""
+        widths = self.schedule.widths
+        if widths is None:
+            return [align(c * b) for c, b in zip(self.schedule.capacity[:-1], self.row_bytes)]
+        first = max(self.patch_bytes(0, c) for c in self.schedule.calls if c.layer == 0)
+        return [align(first)] + [align(c * w * self.pixel_bytes(j)) for j, (c, w) in
+                                 enumerate(zip(self.schedule.capacity, widths))]
 
     @property
     def buffer_offsets(self) -> list[int]:
+        """Cached: one after another; recomputed: adjacent buffers at opposite ends of the region."""
         sizes = self.buffer_bytes
         if self.cached:
             return [sum(sizes[:j]) for j in range(len(sizes))]
@@ -239,15 +318,23 @@ class Stage:
 
     def extra_macs(self, macs: Callable[[OpData], int]) -> int:
         """MACs computed beyond the untiled layers' (recomputed halos; negative: rows no one reads skipped)."""
-        return sum(macs(d) * (done - r.out_h) // r.out_h
+        return sum(int(macs(d) * (done - r.out_h) // r.out_h)
                    for d, r, done in zip(self.layers, map(row_map, self.layers), self.schedule.computed))
 
-    def describe(self, macs: Callable[[OpData], int]) -> dict[str, Any]:
+    def extra_instructions(self, macs: Callable[[OpData], int], costs: Costs) -> int:
+        """What tiling adds to the layers' instructions, as `costs` estimate it: recomputed MACs, the
+        calls beyond one a layer, the moved halo rows."""
+        return round(self.extra_macs(macs) * costs.per_mac + (self.calls - len(self.layers)) * costs.per_call
+                     + self.moved_bytes * costs.per_moved_byte)
+
+    def describe(self, macs: Callable[[OpData], int], costs: Costs) -> dict[str, Any]:
         """The stage as metadata.json and the summary give it."""
         return {"ops": [d.op.index for d in self.layers], "types": [d.op.type for d in self.layers],
-                "rows_per_call" if self.cached else "band_rows": self.band_rows, "calls": self.calls,
+                "rows_per_call" if self.cached else "band_rows": self.band_rows,
+                **({"band_cols": self.band_cols} if self.band_cols else {}), "calls": self.calls,
                 "halo": "cached" if self.cached else "recomputed", "scratch_bytes": self.scratch_bytes,
-                "extra_macs": self.extra_macs(macs)}
+                "moved_bytes": self.moved_bytes, "extra_macs": self.extra_macs(macs),
+                "extra_instructions_estimate": self.extra_instructions(macs, costs)}
 
 
 def chains(graph: Graph, prepared: list[OpData], steps: list[Step]) -> list[list[int]]:
@@ -271,13 +358,15 @@ def chains(graph: Graph, prepared: list[OpData], steps: list[Step]) -> list[list
 
 
 def make_stage(prepared: list[OpData], positions: list[int], band_rows: int, cached: bool,
-               work: Callable[[int], int]) -> Stage:
+               work: Callable[[int], int], band_cols: int = 0) -> Stage:
+    """The stage of the layers at `positions`: bands of `band_rows`, or 2-D patches `band_cols` wide."""
     layers = tuple(prepared[i] for i in positions)
     rows = [row_map(d) for d in layers]
-    schedule = streamed_schedule(rows, band_rows) if cached else recomputed_schedule(rows, band_rows)
+    schedule = patch_schedule(rows, [col_map(d) for d in layers], band_rows, band_cols) if band_cols else \
+        streamed_schedule(rows, band_rows) if cached else recomputed_schedule(rows, band_rows)
     row_bytes = tuple(d.output.nbytes // d.output.shape[1] for d in layers)
     return Stage(positions[0], layers, band_rows, cached, schedule, row_bytes,
-                 max(work(i) for i in positions))
+                 max(work(i) for i in positions), band_cols)
 
 
 def own_scratch_bytes(low: Lowered) -> int:
@@ -331,13 +420,25 @@ def move_kernel(buffer: View, src: int, nbytes: int) -> Kernel:
     return Kernel("keep_rows", [buffer], c_source="\n".join(lines) + "\n", c_name=name)
 
 
+def copy_kernel(src: View, dst: View, rows: int, nbytes: int, src_stride: int, dst_stride: int) -> Kernel:
+    """`rows` runs of `nbytes` copied from `src` (one every `src_stride` bytes) to `dst` (every
+    `dst_stride`): a 2-D patch gathered from its tensor's rows, or written back into them."""
+    name = f"copy_patch_{rows}_{nbytes}_{src_stride}_{dst_stride}"
+    source = (f"int32_t {name}(const void* src, void* dst) {{\n"
+              f"  for (uint32_t r = 0; r < {rows}u; ++r)\n"
+              f"    __builtin_memcpy((uint8_t*)dst + r * {dst_stride}u, (const uint8_t*)src + r * {src_stride}u, {nbytes}u);\n"
+              "  return 0;\n}\n")
+    return Kernel("copy_patch", [src, dst], c_source=source, c_name=name)
+
+
 def stage_kernels(stage: Stage, variants: list[Any], lower: Callable[[OpData, Any], Lowered]) -> list[Kernel]:
-    """Every band's calls, in order: each layer's kernels lowered once per band geometry, their
-    input and output bound to rows of the stage's tensors or buffers, their scratch in the work area."""
+    """Every band's (or patch's) calls, in order: each layer's kernels lowered once per patch geometry,
+    their input and output bound to rows of the stage's tensors or buffers, their scratch in the work
+    area; a 2-D patch copied from the stage's input into the first buffer and from the last into its output."""
     scratch = Scratch(stage.scratch_bytes, TILE_SCRATCH)
     offsets = stage.buffer_offsets
     last = len(stage.layers) - 1
-    lowered: dict[tuple[int, int, int, int], Lowered] = {}
+    lowered: dict[tuple, Lowered] = {}
     calls: list[Kernel] = []
     for call in stage.schedule.calls:
         j, data = call.layer, stage.layers[call.layer]
@@ -346,19 +447,32 @@ def stage_kernels(stage: Stage, variants: list[Any], lower: Callable[[OpData, An
             calls.append(move_kernel(View(scratch, offsets[j]), call.keep_from * row, call.keep_rows * row))
         if call.hi == call.lo:
             continue
-        r = row_map(data)
-        pad = call.in_lo - (call.lo * r.stride - r.pad)
-        key = (j, call.in_hi - call.in_lo, call.hi - call.lo, pad)
+        r, c = row_map(data), col_map(data)
+        rows = (call.in_hi - call.in_lo, call.hi - call.lo, call.in_lo - (call.lo * r.stride - r.pad))
+        cols = None if call.cols is None else \
+            (call.cols[3] - call.cols[2], call.cols[1] - call.cols[0], call.cols[2] - (call.cols[0] * c.stride - c.pad))
+        key = (j, rows, cols)
         if key not in lowered:
-            lowered[key] = lower(band_data(data, *key[1:]), variants[j])
+            lowered[key] = lower(band_data(data, rows, cols), variants[j])
         in_row = stage.row_bytes[j - 1] if j else data.inputs[0].nbytes // data.inputs[0].shape[1]
-        views = {stage.chain_input(j): View(stage.input, call.in_at * in_row) if j == 0 else
-                 View(scratch, offsets[j - 1] + call.in_at * in_row),
-                 data.op.outputs[0]: View(stage.output, call.at * stage.row_bytes[j]) if j == last else
-                 View(scratch, offsets[j] + call.at * stage.row_bytes[j])}
-        for side in stage.side_inputs(j):
-            views.setdefault(side, View(side, call.lo * stage.row_bytes[j]))
+        if call.cols is None:
+            views = {stage.chain_input(j): View(stage.input, call.in_at * in_row) if j == 0 else
+                     View(scratch, offsets[j - 1] + call.in_at * in_row),
+                     data.op.outputs[0]: View(stage.output, call.at * stage.row_bytes[j]) if j == last else
+                     View(scratch, offsets[j] + call.at * stage.row_bytes[j])}
+            for side in stage.side_inputs(j):
+                views.setdefault(side, View(side, call.lo * stage.row_bytes[j]))
+        else:
+            views = {stage.chain_input(j): View(scratch, offsets[j]), data.op.outputs[0]: View(scratch, offsets[j + 1])}
+            if j == 0:
+                pixel = stage.pixel_bytes(-1)
+                calls.append(copy_kernel(View(stage.input, call.in_lo * in_row + call.cols[2] * pixel),
+                                         View(scratch, offsets[0]), rows[0], cols[0] * pixel, in_row, cols[0] * pixel))
         calls += bind(lowered[key], data.op, views, scratch, stage.region_bytes)
+        if call.cols is not None and j == last:
+            pixel, row = stage.pixel_bytes(j), stage.row_bytes[j]
+            calls.append(copy_kernel(View(scratch, offsets[j + 1]), View(stage.output, call.lo * row + call.cols[0] * pixel),
+                                     rows[1], cols[1] * pixel, cols[1] * pixel, row))
     return calls
 
 
@@ -396,10 +510,14 @@ class Tiling:
     arena_bytes: int
     extra_macs: int
     macs: int                            # the untiled model's
+    extra_instructions: int = 0          # estimated (the core's Costs)
+    instructions: int = 0                # the untiled model's, estimated as its MACs' cost
 
     def to_json(self) -> dict[str, Any]:
         return {"untiled_arena_bytes": self.untiled_arena_bytes, "arena_bytes": self.arena_bytes,
                 "extra_macs": self.extra_macs, "extra_macs_percent": round(100 * self.extra_macs / max(self.macs, 1), 2),
+                "extra_instructions_estimate": self.extra_instructions,
+                "extra_instructions_percent": round(100 * self.extra_instructions / max(self.instructions, 1), 2),
                 "stages": list(self.stages)}
 
 
@@ -407,6 +525,11 @@ def band_row_choices(height: int) -> list[int]:
     """Band heights worth trying for an output of `height` rows: 1, 2, 3, 4, 6, 8, 12, ... below it."""
     sizes = sorted({n * m for n in (1, 3) for m in (1, 2, 4, 8, 16, 32, 64)})
     return [r for r in sizes if r < height]
+
+
+def band_col_choices(width: int) -> list[int]:
+    """Widths of 2-D patches worth trying for an output `width` columns wide: a half, a third, ... an eighth."""
+    return sorted({-(-width // n) for n in range(2, 9) if n <= width})
 
 
 def _live_peak(buffers: list[tuple[int, int, int]], steps: int) -> int:
@@ -433,10 +556,22 @@ def _estimate(storage: Storage, steps: int, stage: Stage, intermediates: set[int
     return _live_peak(buffers, steps)
 
 
+def shapes(prepared: list[OpData], positions: list[int], two_d: bool) -> list[tuple[int, bool, int]]:
+    """The (band rows, cached, patch columns) the search tries for the layers at `positions`: bands of
+    rows both ways; with `two_d`, also 2-D patches (recomputed halos) when every layer can be split by columns."""
+    out = prepared[positions[-1]].output.shape
+    tried = [(rows, cached, 0) for rows in band_row_choices(out[1]) for cached in HALOS]
+    if two_d and all(col_map(prepared[i]) is not None for i in positions):
+        tried += [(rows, False, cols) for rows in [*band_row_choices(out[1]), out[1]]
+                  for cols in band_col_choices(out[2])]
+    return tried
+
+
 def search(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: AliasSets, storage: Storage,
-           budget_macs: int, macs: Callable[[OpData], int], taken: set[int]) -> tuple[Stage, Storage] | None:
-    """The stage (not over steps in `taken`) whose plan has the lowest arena within `budget_macs` extra
-    MACs (then the fewest extra MACs, then the fewest bands); None if none lowers the arena."""
+           budget: int, macs: Callable[[OpData], int], costs: Costs, taken: set[int],
+           two_d: bool = False) -> tuple[Stage, Storage] | None:
+    """The stage (not over steps in `taken`; 2-D patches too with `two_d`) whose plan has the lowest arena
+    within `budget` extra instructions (then the fewest, then the fewest calls); None if none lowers it."""
     peak_live = {s: sum(align(b.nbytes) for b in storage.plan.buffers if b.first_use <= s <= b.last_use)
                  for s in range(len(steps))}
     peak = max(peak_live, key=lambda s: (peak_live[s], -s))
@@ -450,17 +585,16 @@ def search(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: Ali
             if positions[-1] < peak:
                 continue
             intermediates = {aliases.root(prepared[i].op.outputs[0]) for i in positions[:-1]}
-            for band_rows in band_row_choices(prepared[positions[-1]].output.shape[1]):
-                for cached in HALOS:
-                    stage = make_stage(prepared, positions, band_rows, cached, work.__getitem__)
-                    extra = stage.extra_macs(macs)
-                    if extra <= budget_macs:
-                        est = _estimate(storage, len(steps), stage, intermediates)
-                        candidates.append(((est, extra, stage.calls), stage))
+            for band_rows, cached, band_cols in shapes(prepared, positions, two_d):
+                stage = make_stage(prepared, positions, band_rows, cached, work.__getitem__, band_cols)
+                extra = stage.extra_instructions(macs, costs)
+                if extra <= budget:
+                    est = _estimate(storage, len(steps), stage, intermediates)
+                    candidates.append(((est, extra, stage.calls), stage))
     best: tuple[tuple[int, int, int], Stage, Storage] | None = None
     for _, stage in sorted(candidates, key=lambda c: c[0])[:8]:
         trial = plan_storage(graph, staged_steps(steps, stage, placeholder(stage)), aliases)
-        key = (trial.plan.arena_bytes, stage.extra_macs(macs), stage.calls)
+        key = (trial.plan.arena_bytes, stage.extra_instructions(macs, costs), stage.calls)
         if best is None or key < best[0]:
             best = (key, stage, trial)
     if best is None or best[2].plan.arena_bytes >= storage.plan.arena_bytes:
@@ -470,30 +604,46 @@ def search(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: Ali
 
 def tile(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: AliasSets, storage: Storage,
          limit: int, max_recompute: float, lower: Callable[[OpData, Any], Lowered],
-         macs: Callable[[OpData], int]) -> tuple[list[Step], Storage, Tiling | None]:
+         macs: Callable[[OpData], int], costs: Costs) -> tuple[list[Step], Storage, Tiling | None]:
     """Steps and storage with stages tiled, stage after stage while the arena is above `limit` and drops,
-    their extra MACs within `max_recompute` of the model's; unchanged (Tiling None) if it fits as it is."""
+    their estimated extra instructions within `max_recompute` of the model's: bands of whole rows, or
+    where they cannot reach `limit`, 2-D patches too; unchanged (Tiling None) if it fits as it is."""
     if storage.plan.arena_bytes <= limit:
         return steps, storage, None
     total = sum(macs(d) for d in prepared)
-    budget = int(max_recompute * total)
-    stages: list[Stage] = []
-    current, current_storage = steps, storage
-    while len(stages) < MAX_STAGES and current_storage.plan.arena_bytes > limit:
-        taken = {s.first + j for s in stages for j in range(len(s.layers))}
-        spent = sum(s.extra_macs(macs) for s in stages)
-        found = search(graph, prepared, current, aliases, current_storage, budget - spent, macs, taken)
-        if found is None:
-            break
-        stage, current_storage = found
-        stages.append(stage)
-        current = staged_steps(current, stage, placeholder(stage))
+    # the model's instructions, estimated: every op's MACs (at least an instruction's worth per output
+    # value: pooling, activations) and its call
+    instructions = round(sum(max(macs(d), d.output.size) for d in prepared) * costs.per_mac
+                         + len(prepared) * costs.per_call)
+    budget = int(max_recompute * instructions)
+
+    def staged(two_d: bool) -> tuple[list[Stage], Storage]:
+        stages: list[Stage] = []
+        current, current_storage = steps, storage
+        while len(stages) < MAX_STAGES and current_storage.plan.arena_bytes > limit:
+            taken = {s.first + j for s in stages for j in range(len(s.layers))}
+            spent = sum(s.extra_instructions(macs, costs) for s in stages)
+            found = search(graph, prepared, current, aliases, current_storage, budget - spent, macs, costs, taken,
+                           two_d)
+            if found is None:
+                break
+            stage, current_storage = found
+            stages.append(stage)
+            current = staged_steps(current, stage, placeholder(stage))
+        return stages, current_storage
+
+    stages, planned = staged(two_d=False)
+    if planned.plan.arena_bytes > limit:
+        patched, patched_plan = staged(two_d=True)
+        if patched_plan.plan.arena_bytes < planned.plan.arena_bytes:
+            stages = patched
     if not stages:
-        return steps, storage, Tiling((), storage.plan.arena_bytes, storage.plan.arena_bytes, 0, total)
+        return steps, storage, Tiling((), storage.plan.arena_bytes, storage.plan.arena_bytes, 0, total, 0, instructions)
     tiled = steps
     for stage in stages:
         variants = [steps[stage.first + j][1].variant for j in range(len(stage.layers))]
         tiled = staged_steps(tiled, stage, stage_kernels(stage, variants, lower))
     final = plan_storage(graph, tiled, aliases)
-    return tiled, final, Tiling(tuple(s.describe(macs) for s in stages), storage.plan.arena_bytes,
-                                final.plan.arena_bytes, sum(s.extra_macs(macs) for s in stages), total)
+    return tiled, final, Tiling(tuple(s.describe(macs, costs) for s in stages), storage.plan.arena_bytes,
+                                final.plan.arena_bytes, sum(s.extra_macs(macs) for s in stages), total,
+                                sum(s.extra_instructions(macs, costs) for s in stages), instructions)

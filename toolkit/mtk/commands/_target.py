@@ -46,7 +46,8 @@ def add_memory_arguments(p: argparse.ArgumentParser) -> None:
                         "arena peaks are computed in tiles of rows (default: what the board's RAM leaves, when "
                         "a board is given); refused if no tiling gets there")
     p.add_argument("--max-recompute", type=_fraction, default=DEFAULT_MAX_RECOMPUTE, metavar="FRACTION",
-                   help="extra MACs tiling may add by recomputing tile borders, a fraction of the model's "
+                   help="extra instructions tiling may add (recomputed tile borders, the calls of many small "
+                        "tiles, moved rows; estimated from the CPU's costs), a fraction of the model's "
                         f"(default {DEFAULT_MAX_RECOMPUTE}; {100 * DEFAULT_MAX_RECOMPUTE:.0f}%% works too)")
 
 

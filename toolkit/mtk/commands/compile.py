@@ -99,14 +99,16 @@ def arena_line(info: dict) -> str:
 
 
 def tiling_lines(tiling: dict) -> str:
-    """What tiling did: arena before and after, extra MACs, each stage's choice."""
+    """What tiling did: arena before and after, extra MACs and instructions, each stage's choice."""
     lines = [f"tiling     arena {tiling['untiled_arena_bytes']:,} B untiled -> {tiling['arena_bytes']:,} B, "
-             f"{tiling['extra_macs']:+,} MACs ({tiling['extra_macs_percent']:+.1f} %)"]
+             f"{tiling['extra_macs']:+,} MACs ({tiling['extra_macs_percent']:+.1f} %), "
+             f"about {tiling['extra_instructions_percent']:+.1f} % instructions"]
     for s in tiling["stages"]:
         rows = s["rows_per_call"] if s["halo"] == "cached" else s["band_rows"]
         rows = f"{rows} row{'s' * (rows > 1)} a call" if s["halo"] == "cached" else f"bands of {rows} rows"
         lines.append(f"           ops {s['ops'][0]}..{s['ops'][-1]} ({len(s['ops'])} layers): {rows}, halo {s['halo']}, "
-                     f"{s['calls']} calls, scratch {s['scratch_bytes']:,} B, {s['extra_macs']:+,} MACs")
+                     f"{s['calls']} calls, {s['moved_bytes']:,} B moved, scratch {s['scratch_bytes']:,} B, "
+                     f"{s['extra_macs']:+,} MACs")
     if not tiling["stages"]:
         lines.append("           no tiling lowers the arena")
     return "\n".join(lines)
