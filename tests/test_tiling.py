@@ -312,3 +312,36 @@ def test_tiled_models_bit_exact_on_target(name, board, tmp_path):
             pytest.skip(f"{path} not here")
         model, max_ram = path.read_bytes(), SHARED_BUDGETS[name]
     assert assert_bit_exact_on_target(model, board, tmp_path, random_samples(model, 1), max_ram=max_ram) <= max_ram
+
+
+def wide_chain(seed: int = 0, height: int = 10, width: int = 64) -> bytes:
+    """A short, wide image through conv, depthwise /2, 1×1 and max pooling: whole rows are long, so bands
+    of them leave more arena than 2-D patches."""
+    d = modelgen.Draw(np.random.default_rng(seed))
+    net = modelgen.Net("mtk tiling wide chain")
+    x = net.model_input((1, height, width, 3), modelgen.activation_quant(d))
+    ws = modelgen.weighted_sum
+    half = (1, height // 2, width // 2)
+    x = ws(net, d, x, "CONV_2D", (8, 3, 3, 3), 0, 27, (1, height, width, 8), padding="SAME")
+    x = ws(net, d, x, "DEPTHWISE_CONV_2D", (1, 3, 3, 8), 3, 9, (*half, 8), padding="SAME", stride_h=2, stride_w=2,
+           depth_multiplier=1, bias_optional=False)
+    x = ws(net, d, x, "CONV_2D", (16, 1, 1, 8), 0, 8, (*half, 16), padding="SAME")
+    y = net.tensor("pool", (1, height // 4, width // 4, 16), x.quant)
+    net.builder.op("MAX_POOL_2D", [x.index], [y.index], padding="VALID", stride_h=2, stride_w=2,
+                   filter_height=2, filter_width=2)
+    return net.build(modelgen.fully_connected(net, d, modelgen.flatten(net, d, y)))
+
+
+@pytest.mark.slow
+def test_patches_where_bands_cannot_reach_the_budget(tmp_path):
+    """The wide chain: untiled 6,400 B, whole-row bands at best 3,520 B; under --max-ram 3,000 the search
+    takes 2-D patches (within the default 15 %), bit-exact."""
+    from mtk.compiler import compile_model
+    model = wide_chain()
+    path = tmp_path / "model.tflite"
+    path.write_bytes(model)
+    banded = compile_model(path, tmp_path / "banded", force=True, max_ram=3_600)
+    assert all("band_cols" not in s for s in banded.memory.tiling["stages"])
+    tiled = compile_model(path, tmp_path / "tiled", force=True, max_ram=3_000)
+    assert tiled.arena_bytes <= 3_000 and any("band_cols" in s for s in tiled.memory.tiling["stages"])
+    assert_host_bit_exact(model, tiled.path)

@@ -11,13 +11,19 @@ lowered for the band's geometry (rows in, rows out, the padding rows clipped at 
 so a tiled model computes the same integer ops as the untiled one: bit-exact by construction.
 
 Two ways to get the halo rows a band shares with the previous one:
-  cached      the rows stay in the layer's buffer (moved to its start, memmove): no extra MACs,
+  cached      the rows stay in the layer's buffer (moved to its start, a word copy): no extra MACs,
               every layer's buffer lives through the whole stage
   recomputed  computed again (MCUNetV2's patches): extra MACs, but only two adjacent layers' buffers
               live at a time (even layers at the start of the region, odd ones at its end)
 
-`tile` searches stages (first layer, k, band rows, cached or recomputed) for the lowest arena whose
-extra cost stays within a budget, stage after stage while the arena drops. The cost is the core's
+Where bands of whole rows cannot bring the arena under the limit (wide images), 2-D patches: rows ×
+columns of the last layer's output, halos recomputed along both axes (`patch_schedule`); the first
+layer's input patch is copied out of its tensor into a buffer, the last layer's output patch copied back
+into the stage's output (`copy_kernel`), the layers between work on contiguous one-patch buffers, each
+kernel lowered for its patch's geometry (padding clipped on both axes).
+
+`tile` searches stages (first layer, k, band rows, cached or recomputed, patch columns) for the lowest
+arena whose extra cost stays within a budget, stage after stage while the arena drops. The cost is the core's
 instructions as its `Costs` estimate them: recomputed MACs, but also the calls of many small bands and
 the bytes the cached halos move, which weigh more the faster the core's kernels are (Helium).
 """
@@ -47,8 +53,8 @@ HALOS = (True, False)    # cached, recomputed: the ways the search tries
 
 @dataclass(frozen=True)
 class Rows:
-    """How a layer's output rows read its input rows: output row o reads input rows
-    o·stride − pad .. o·stride − pad + extent − 1 (those inside the input)."""
+    """How a layer's output rows read its input rows (or columns its columns: `axis_map`): output row o
+    reads input rows o·stride − pad .. o·stride − pad + extent − 1 (those inside the input)."""
 
     in_h: int
     out_h: int
