@@ -84,13 +84,11 @@ def lower_ops(prepared: list[OpData], tuning: Tuning) -> tuple[list[Step], dict[
 
 
 def lower_op(data: OpData, variant: Any) -> Lowered:
-    """The op's kernels in `variant` (None: its default), their unused parameters dropped."""
+    """The op's kernels in `variant` (None: its default)."""
     try:
-        low = op_def(data.op.type).lower(data, variant)
+        return op_def(data.op.type).lower(data, variant)
     except ModelError as err:
         raise ModelError(at_op(data.op, err.message), err.hint) from None
-    low.kernels = [aot.without_unused_params(k) for k in low.kernels]
-    return low
 
 
 CHUNK_MIN_SAVING = 1 / 8   # of the arena: what chunked scratch must save to be worth its instructions

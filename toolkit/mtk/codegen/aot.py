@@ -227,17 +227,6 @@ class KernelLibrary:
         return "\n".join(parts)
 
 
-def without_unused_params(kernel: Kernel) -> Kernel:
-    """A TVM kernel without the parameters its body never touches (and their arguments)."""
-    if kernel.func is None:
-        return kernel
-    drop = tvm_c.unused_params(kernel.func)
-    if not drop:
-        return kernel
-    return replace(kernel, args=[a for i, a in enumerate(kernel.args) if i not in drop],
-                   func=tvm_c.without_params(kernel.func, drop))
-
-
 # Size macros the header defines besides the I/O tensors' TVMGEN_<M>_<NAME>_SIZE.
 _LIBRARY_SIZE_NAMES = ("ARENA", "GLOBAL_WORKSPACE_WORKSPACE_POOL")
 

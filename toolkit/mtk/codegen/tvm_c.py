@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 
 import tvm
-import tvm_ffi
 from tvm import ir, s_tir, tirx
 
 from ..target import Cpu
@@ -63,28 +62,6 @@ def with_pointer_params(func: tirx.PrimFunc, name: str, target: tvm.target.Targe
 def is_pointer(param) -> bool:
     """A buffer parameter: a pointer in the C (with_pointer_params)."""
     return tirx.is_buffer_var(param)
-
-
-def unused_params(func: tirx.PrimFunc) -> set[int]:
-    """Positions of buffer parameters the function body never reads or writes."""
-    touched: list = []
-
-    def visit(node) -> None:
-        kind = type(node).__name__
-        if kind in ("BufferLoad", "BufferStore"):
-            touched.append(node.buffer)
-        elif kind == "TensorLoad":   # the operand of address_of(x[i]) in extern calls
-            touched.append(node.source)
-    tvm_ffi.structural_walk(func.body, visit)
-    return {i for i, p in enumerate(func.params)
-            if tirx.is_buffer_var(p) and not any(p.same_as(b) for b in touched)}
-
-
-def without_params(func: tirx.PrimFunc, drop: set[int]) -> tirx.PrimFunc:
-    if not drop:
-        return func
-    params = [p for i, p in enumerate(func.params) if i not in drop]
-    return tirx.PrimFunc(params, func.body, ret_type=func.ret_type, attrs=func.attrs)
 
 
 def target_for(cpu: Cpu) -> tvm.target.Target:

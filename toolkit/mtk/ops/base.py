@@ -5,10 +5,14 @@ emits and the run function calls in order).
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Union
+from typing import Any, Callable, ClassVar, Iterable, Union
 
 import numpy as np
+from tvm import tirx
+from tvm.script.parser.core import utils as script_utils
+from tvm.tirx.script.parser.entry import TIRJit
 
 from ..graph import Graph, Op, Tensor
 from ..target import Cpu
@@ -133,6 +137,25 @@ class OpDef:
 def io(op: Op, graph: Graph) -> tuple[list[Tensor | None], Tensor]:
     """The op's input tensors and its (single) output tensor."""
     return graph.input_tensors(op), graph.tensors[op.outputs[0]]
+
+
+def jit(func: Callable) -> TIRJit:
+    """Decorator: TVMScript's @T.jit (a kernel whose T.Optional parameters `specialize` may leave out) that,
+    as @T.prim_func does, finds the names only the parameters' annotations use in the defining function
+    (TVM's T.jit misses them under `from __future__ import annotations`). TVMScript's parser takes T.Optional
+    only under a decorator named `jit`."""
+    kernel = TIRJit(func)
+    script_utils.resolve_closure_vars(func, kernel._closure_vars, inspect.stack())
+    return kernel
+
+
+jit.dispatch_token = "tirx"   # the parser reads the function under this decorator as TIR
+
+
+def specialize(kernel: TIRJit, reads: Iterable[str]) -> tirx.PrimFunc:
+    """The PrimFunc of `kernel` (a @jit kernel) without its T.Optional parameters not named in `reads`:
+    a kernel declares only the buffers its op's data says it reads."""
+    return kernel.specialize(**dict.fromkeys(kernel.optional_names - set(reads)))
 
 
 def constant_kernel(data: OpData, value: int) -> Kernel:

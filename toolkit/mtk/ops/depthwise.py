@@ -19,7 +19,7 @@ from tvm.script import tirx as T
 
 from ..graph import Op
 from ..target import Cpu
-from .base import Const, Kernel, OpData
+from .base import Const, Kernel, OpData, jit, specialize
 from .microkernels import DOT_HEADER, SXTB16_ORDER
 from .requant import RSHIFT_FIELDS, Requant
 from .variants import KernelChoice
@@ -116,10 +116,10 @@ def depthwise_kernel(op: Op, g, in_zp: int, w: np.ndarray, bias: np.ndarray, rq:
                     out[(oy * g.out_w + ox) * C + q * LANES + j] = rq.output(
                         acc[j] + bias[q * LANES + j], q * LANES + j, table, mult, shift)
 
-    @T.prim_func
+    @jit
     def depthwise(x: T.Buffer((g.in_h * g.in_w * g.in_c,), "int8"), wp: T.Buffer((taps * groups * LANES,), "int16"),
-                  bias: T.Buffer((padded,), i32), table: T.Buffer((C * RSHIFT_FIELDS,), i32),
-                  mult: T.Buffer((padded,), i32), shift: T.Buffer((padded,), i32),
+                  bias: T.Buffer((padded,), i32), table: T.Optional(T.Buffer((C * RSHIFT_FIELDS,), i32)),
+                  mult: T.Optional(T.Buffer((padded,), i32)), shift: T.Optional(T.Buffer((padded,), i32)),
                   out: T.Buffer((g.out_h * g.out_w * C,), "int8")):
         acc = T.alloc_buffer((LANES,), i32)
         for oy in T.serial(g.out_h):
@@ -131,11 +131,15 @@ def depthwise_kernel(op: Op, g, in_zp: int, w: np.ndarray, bias: np.ndarray, rq:
                     for q in T.serial(consecutive, groups):
                         group(x, wp, acc, out, bias, table, mult, shift, oy, ox, q, False)
 
-    table, mult, shift = rq.consts()
-    args = [op.inputs[0], Const("w", pack_weights(w, M, cpu.mve)), Const("bias", whole_groups(bias)), table,
-            Const("mult", whole_groups(mult.data)), Const("shift", whole_groups(shift.data)), op.outputs[0]]
+    # mtk_dw_requant_mve_s8 loads whole groups of multipliers and shifts
+    requant = ({"mult": Const("mult", rq.multiplier), "shift": Const("shift", rq.shift)} if vector_requant
+               else rq.consts())
+    requant = {k: c if k == "table" else Const(c.name, whole_groups(c.data)) for k, c in requant.items()}
+    args = [op.inputs[0], Const("w", pack_weights(w, M, cpu.mve)), Const("bias", whole_groups(bias)),
+            *requant.values(), op.outputs[0]]
     c_calls = ("mtk_dw_s8", "mtk_dw_requant_mve_s8") if vector_requant else ("mtk_dw_s8",)
-    return Kernel("depthwise_conv2d", args, func=depthwise, headers=(DOT_HEADER, DEPTHWISE_HEADER), c_calls=c_calls)
+    return Kernel("depthwise_conv2d", args, func=specialize(depthwise, requant), headers=(DOT_HEADER, DEPTHWISE_HEADER),
+                  c_calls=c_calls)
 
 
 def lower(data: OpData) -> Kernel:

@@ -20,7 +20,7 @@ import tvm
 from tvm.script import tirx as T
 
 from ..target import Cpu
-from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, constant_kernel
+from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, constant_kernel, jit, specialize
 from .geometry import ConvGeometry
 from .gemm_mve import gemm_mve_kernel
 from .microkernels import (BY_LABEL, DOT_HEADER, GROUP, HELIUM_CHUNK, MicroKernel, choices, fused_stream_exact,
@@ -139,15 +139,17 @@ def gemm_kernel(data: OpData, variant: GemmVariant) -> Kernel:
     rows = y.size // w.shape[0]
     in_size = patches.in_h * patches.in_w * patches.in_c if patches else rows * w.shape[1]
     layout = GemmLayout(rows, w.shape[0], w.shape[1], variant, row_source(patches), weight_group(data.cpu))
-    func = gemm_func(layout, in_size, rq, patches)
-    pad = np.full(patches.in_c if patches else 1, patches.in_zp if patches else 0, np.int8)
+    # the fused stream carries the biases and the requantization with the weights
+    optional = {} if layout.stream else {"bias": Const("bias", p.bias), **rq.consts()}
+    if layout.source == "taps":
+        optional["pad"] = Const("pad", np.full(patches.in_c, patches.in_zp, np.int8))
+    func = specialize(gemm_func(layout, in_size, rq, patches), optional)
     mk = variant.micro_kernel
     if layout.stream:
         packed = pack_fused_stream(w, p.bias, rq.multiplier, rq.shift, rq.out_zp)
     else:
         packed = mk.pack(w, layout.block_cols, layout.weight_group)
-    args = [op.inputs[0], Const("w", packed), Const("bias", p.bias), *rq.consts(),
-            Const("pad", pad), op.outputs[0], Scratch(layout.scratch_bytes)]
+    args = [op.inputs[0], Const("w", packed), *optional.values(), op.outputs[0], Scratch(layout.scratch_bytes)]
     headers = tuple(dict.fromkeys((DOT_HEADER, mk.header) + ((IM2COL_HEADER,) if layout.source == "gather" else ())))
     return Kernel(p.name, args, func=func, headers=headers, c_calls=(mk.name,))
 
@@ -231,19 +233,20 @@ class GemmLayout:
 
 
 def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None):
-    """The PrimFunc with parameters (x, w, bias, requant, mult, shift, pad, out, scratch). The scratch
-    holds the packed rows, then (gather) the gathered int8 rows; `pad` is a pixel of in_zp that
-    taps outside the image pack from. Parameters a variant does not read go unused (dropped)."""
+    """The @T.jit kernel with parameters (x, w, bias, table, mult, shift, pad, out, scratch); the optional
+    ones are the bias and the buffers of rq.consts() (not read by a fused stream) and, for im2col taps,
+    `pad`: a pixel of in_zp that taps outside the image pack from. The scratch holds the packed rows,
+    then (gather) the gathered int8 rows."""
     P, C, K = g.rows, g.cols, g.depth
     R, B = g.block_rows, g.block_cols
     c_tiles = -(-C // B)
     w_tile = g.weight_tile_bytes
     gathered_at, gathered_row = g.packed_bytes, g.groups * GROUP   # im2col rows, zero-padded to whole groups
-    pad_len = patches.in_c if patches else 1
     chunked, CH = g.chunk < K, g.chunk
     n_chunks, w_chunk = -(-K // CH), g.chunk_weight_bytes
     i32 = "int32"
     pt = patches
+    pad_len = pt.in_c if pt else 1
     chunk_taps = CH // (pt.k_w * pt.in_c) if chunked and g.source == "taps" else 0   # kernel rows a chunk
 
     def in_y(p, ky):
@@ -267,11 +270,11 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
         """Bytes from a block's first output row to its second: 0 for the odd last row (computed twice)."""
         return C if P % 2 == 0 else T.if_then_else(pb * 2 + 1 < P, C, 0)
 
-    @T.prim_func
-    def gemm(x: T.Buffer((in_size,), "int8"), w: T.Buffer((g.weight_bytes,), "int8"), bias: T.Buffer((C,), i32),
-             table: T.Buffer((C * RSHIFT_FIELDS,), i32), mult: T.Buffer((C,), i32), shift: T.Buffer((C,), i32),
-             pad: T.Buffer((pad_len,), "int8"), out: T.Buffer((P * C,), "int8"),
-             scratch: T.Buffer((g.scratch_bytes,), "int8")):
+    @jit
+    def gemm(x: T.Buffer((in_size,), "int8"), w: T.Buffer((g.weight_bytes,), "int8"),
+             bias: T.Optional(T.Buffer((C,), i32)), table: T.Optional(T.Buffer((C * RSHIFT_FIELDS,), i32)), mult: T.Optional(T.Buffer((C,), i32)),
+             shift: T.Optional(T.Buffer((C,), i32)), pad: T.Optional(T.Buffer((pad_len,), "int8")),
+             out: T.Buffer((P * C,), "int8"), scratch: T.Buffer((g.scratch_bytes,), "int8")):
         acc = T.alloc_buffer((R * B + R * g.row_sums,), i32)   # the block's sums, then its rows' Σx
         sums = T.decl_buffer((R * B * c_tiles,), i32, data=scratch.data, elem_offset=g.packed_bytes // 4)
         for pb in T.serial((P + R - 1) // R):

@@ -37,11 +37,11 @@ from tvm.script import tirx as T
 from ..errors import ModelError
 from ..graph import Graph, Op, Tensor
 from ..target import Cpu
-from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, constant_kernel, io
+from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, constant_kernel, io, jit, specialize
 from .common import check_fully_connected_shapes, check_int8_weights, op_error, require_per_tensor
 from .fixedpoint import activation_range, convolution_multipliers, multiply_by_quantized_multiplier_s64, reduced_multiplier
 from .geometry import ConvGeometry, conv_geometry
-from .requant import RSHIFT_FIELDS, Requant
+from .requant import RSHIFT_FIELDS, Requant, requant_placeholders
 from .schedules import schedule_per_output
 
 INT16_MIN, INT16_MAX = -32768, 32767
@@ -75,14 +75,13 @@ class Requant16(Requant):
     def acc_dtype(self) -> str:
         return "int64" if self.wide else "int32"
 
-    def consts(self) -> list[Const]:
-        """The arrays `output` reads, as Requant's (wide: no rshift table, a placeholder the kernel leaves unused)."""
+    def consts(self) -> dict[str, Const]:
+        """The arrays `output` reads, as Requant's (wide: the multipliers and shifts per channel, no rshift table)."""
         if self.wide:
-            return [Const("requant", np.zeros((1, RSHIFT_FIELDS), np.int32)), Const("mult", self.multiplier),
-                    Const("shift", self.shift)]
+            return {} if self.per_tensor else {"mult": Const("mult", self.multiplier), "shift": Const("shift", self.shift)}
         return super().consts()
 
-    def output(self, acc, c, table, mult, shift):
+    def output(self, acc, c, table=None, mult=None, shift=None):
         """The int16 output of channel `c` from `acc` (acc_dtype); table/mult/shift the kernel's buffers of consts()."""
         if not self.wide:
             scaled = self.scaled(acc, c, table, mult, shift)
@@ -263,8 +262,6 @@ def gemm_s16_kernel(data: OpData, windows: Windows | None, weights: np.ndarray, 
     phase_len = weights.size // (n_py * n_px)
     depth = phase_len // (blocks * 2)
     row_len = depth + depth % 2            # the second gathered row starts word-aligned
-    consts = rq.consts()
-    sizes = [c.data.size for c in consts]
     acc_dtype = rq.acc_dtype
     i32 = "int32"
     wn = windows
@@ -303,11 +300,11 @@ def gemm_s16_kernel(data: OpData, windows: Windows | None, weights: np.ndarray, 
         checks = ([r < total] if gathered or rows % 2 else []) + ([c < channels] if channels % 2 else [])
         return tvm.tirx.all(*checks) if checks else True
 
-    @T.prim_func
+    @jit
     def gemm(x: T.Buffer((x.size,), "int16"), wp: T.Buffer((weights.size,), "int16"),
-             bias: T.Buffer((channels,), acc_dtype), table: T.Buffer((sizes[0],), i32), mult: T.Buffer((sizes[1],), i32),
-             shift: T.Buffer((sizes[2],), i32), out: T.Buffer((rows * channels,), "int16"),
-             scratch: T.Buffer((2 * row_len,), "int16")):
+             bias: T.Buffer((channels,), acc_dtype), table: T.Optional(T.Buffer((channels * RSHIFT_FIELDS,), i32)),
+             mult: T.Optional(T.Buffer((channels,), i32)), shift: T.Optional(T.Buffer((channels,), i32)),
+             out: T.Buffer((rows * channels,), "int16"), scratch: T.Optional(T.Buffer((2 * row_len,), "int16"))):
         acc = T.alloc_buffer((4,), i32)
         for py, px in T.grid(n_py, n_px):
             # the phase's output pixels: ny × nx, row q at (oy0 + (q / nx)·step_h, ox0 + (q % nx)·step_w)
@@ -331,9 +328,12 @@ def gemm_s16_kernel(data: OpData, windows: Windows | None, weights: np.ndarray, 
                                 out[pixel(py, px, pb * 2 + i) * channels + cb * 2 + j] = rq.output(
                                     T.Cast(acc_dtype, acc[i * 2 + j]) + bias[cb * 2 + j], cb * 2 + j, table, mult, shift)
 
+    requant = rq.consts()
+    scratch = [Scratch(4 * row_len)] if gathered else []   # the im2col rows
     args = [op.inputs[2] if op.type == "TRANSPOSE_CONV" else op.inputs[0], Const("w", weights), Const("bias", bias),
-            *consts, op.outputs[0], Scratch(4 * row_len)]
-    return Kernel(f"{op.type.lower()}_s16", args, func=gemm, headers=(DOT_S16_HEADER,), c_calls=("mtk_dot_2x2_s16",))
+            *requant.values(), op.outputs[0], *scratch]
+    func = specialize(gemm, [*requant, "scratch"] if gathered else requant)
+    return Kernel(f"{op.type.lower()}_s16", args, func=func, headers=(DOT_S16_HEADER,), c_calls=("mtk_dot_2x2_s16",))
 
 
 def transpose_conv_s16_kernel(data: OpData, stride: tuple[int, int], pad: tuple[int, int], bias: np.ndarray) -> Kernel:
@@ -447,16 +447,16 @@ def lower_16x8(data: OpData) -> Lowered:
     X = te.placeholder(x_shape, "int16", name="x")
     W = te.placeholder(w.shape, "int8", name="w")
     B = te.placeholder((len(p.bias),), rq.acc_dtype, name="bias")
-    consts = rq.consts()
-    buffers = [te.placeholder((c.data.size,), "int32", name=c.name) for c in consts]
+    requant = rq.consts()
+    buffers = requant_placeholders(requant)
     if op.type == "FULLY_CONNECTED":
         acc = _row_sum(X, W, out_shape, p.sum_dtype)
     else:
         acc = _window_sum(op.type, X, W, out_shape, p.geometry, p.sum_dtype)
-    out = te.compute(out_shape, lambda *i: rq.output(acc[i].astype(rq.acc_dtype) + B[i[-1]], i[-1], *buffers),
+    out = te.compute(out_shape, lambda *i: rq.output(acc[i].astype(rq.acc_dtype) + B[i[-1]], i[-1], **buffers),
                      name="out")
-    func = schedule_per_output(te.create_prim_func([X, W, B, *buffers, out]))
-    args = [op.inputs[0], op.inputs[1], Const("bias", p.bias), *consts, op.outputs[0]]
+    func = schedule_per_output(te.create_prim_func([X, W, B, *buffers.values(), out]))
+    args = [op.inputs[0], op.inputs[1], Const("bias", p.bias), *requant.values(), op.outputs[0]]
     return Lowered([Kernel(f"{op.type.lower()}_s16", args, func=func)])
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from tvm import tirx
+from tvm import te, tirx
 
 from .base import Const
 from .fixedpoint import multiply_by_quantized_multiplier
@@ -47,6 +47,11 @@ def clamp_s8(x, lo: int, hi: int):
     return tirx.call_extern("int32", "mtk_clamp_s8", x, lo, hi).astype("int8")
 
 
+def requant_placeholders(consts: dict[str, Const]) -> dict[str, te.Tensor]:
+    """TE placeholders for a TE kernel's buffers of Requant.consts(), by parameter."""
+    return {param: te.placeholder((c.data.size,), "int32", name=c.name) for param, c in consts.items()}
+
+
 @dataclass(frozen=True)
 class Requant:
     multiplier: np.ndarray   # int32 [channels]
@@ -72,23 +77,27 @@ class Requant:
     def rshift_table(self) -> np.ndarray | None:
         return rshift_table(self.multiplier, self.shift)
 
-    def consts(self) -> list[Const]:
-        """The constant arrays `output` reads, in the order of its table/mult/shift parameters
-        (a kernel leaves the ones it does not read unused: the compiler drops them)."""
+    def consts(self) -> dict[str, Const]:
+        """The constant arrays `output` reads, by the kernel parameter that takes each: the rshift table
+        (per channel, every channel shifting right), or the multipliers and shifts (per channel otherwise);
+        none per tensor (its multiplier and shift are literals in the code)."""
+        if self.per_tensor:
+            return {}
         table = self.rshift_table
-        return [Const("requant", np.zeros((1, RSHIFT_FIELDS), np.int32) if table is None else table),
-                Const("mult", self.multiplier), Const("shift", self.shift)]
+        if table is not None:
+            return {"table": Const("requant", table)}
+        return {"mult": Const("mult", self.multiplier), "shift": Const("shift", self.shift)}
 
-    def scaled(self, acc, c, table, mult, shift):
+    def scaled(self, acc, c, table=None, mult=None, shift=None):
         """MultiplyByQuantizedMultiplier(acc) for channel `c`; table/mult/shift are the kernel's buffers of consts()."""
         if self.per_tensor:
             return scale(acc, int(self.multiplier[0]), int(self.shift[0]))
-        if self.rshift_table is not None:
+        if table is not None:
             return tirx.call_extern("int32", "mtk_requant_rshift", acc,
                                     *[table[c * RSHIFT_FIELDS + f] for f in range(RSHIFT_FIELDS)])
         return multiply_by_quantized_multiplier(acc, mult[c], shift[c])
 
-    def output(self, acc, c, table, mult, shift):
+    def output(self, acc, c, table=None, mult=None, shift=None):
         """The int8 output of channel `c` from `acc`; table/mult/shift are the kernel's buffers of consts()."""
         return clamp_s8(self.scaled(acc, c, table, mult, shift) + tirx.const(self.out_zp, "int32"),
                         self.act_min, self.act_max)

@@ -30,7 +30,7 @@ from .common import op_error
 from .conv import requant_params
 from .fixedpoint import convolution_multipliers
 from .int16x8 import Requant16, check_16x8, sums_fit_int32, transpose_conv_s16_kernel
-from .requant import Requant
+from .requant import Requant, requant_placeholders
 from .schedules import schedule_per_output
 
 
@@ -119,7 +119,8 @@ class TransposeConv(OpDef):
         X = te.placeholder(x.shape, x.dtype, name="x")
         W = te.placeholder(w.shape, "int8", name="w")
         B = te.placeholder((out_c,), p.bias.dtype.name, name="bias")
-        buffers = [te.placeholder((c.data.size,), "int32", name=c.name) for c in rq.consts()]
+        requant = rq.consts()
+        buffers = requant_placeholders(requant)
         acc_dtype = p.sum_dtype
         ky = te.reduce_axis((0, -(-fh // sh)), "ky")
         kx = te.reduce_axis((0, -(-fw // sw)), "kx")
@@ -141,10 +142,10 @@ class TransposeConv(OpDef):
             product = (to_acc(X[n, iy, ix, kc]) - tirx.const(p.in_zp, acc_dtype)) * to_acc(W[c, fy, fx, kc])
             return te.sum(tirx.if_then_else(reaches, product, tirx.const(0, acc_dtype)), axis=[ky, kx, kc])
         acc = te.compute(y.shape, tap, name="acc")
-        out = te.compute(y.shape, lambda n, oy, ox, c: rq.output(acc[n, oy, ox, c].astype(B.dtype) + B[c], c, *buffers),
+        out = te.compute(y.shape, lambda n, oy, ox, c: rq.output(acc[n, oy, ox, c].astype(B.dtype) + B[c], c, **buffers),
                          name="out")
-        func = schedule_per_output(te.create_prim_func([X, W, B, *buffers, out]))
-        args = [op.inputs[2], op.inputs[1], Const("bias", p.bias), *rq.consts(), op.outputs[0]]
+        func = schedule_per_output(te.create_prim_func([X, W, B, *buffers.values(), out]))
+        args = [op.inputs[2], op.inputs[1], Const("bias", p.bias), *requant.values(), op.outputs[0]]
         return Lowered([Kernel("transpose_conv" if x.dtype == "int8" else "transpose_conv_s16", args, func=func)])
 
 
