@@ -20,7 +20,7 @@ from tvm.script import tirx as T
 from ..graph import Op
 from ..target import Cpu
 from .base import Const, Kernel, OpData, jit, specialize
-from .microkernels import DOT_HEADER, SXTB16_ORDER
+from .microkernels import DOT_HEADER, SXTB16_ORDER, pad_to_groups
 from .requant import RSHIFT_FIELDS, Requant
 from .variants import KernelChoice
 
@@ -39,9 +39,7 @@ def pack_weights(w: np.ndarray, multiplier: int, helium: bool = False) -> np.nda
     the others in order."""
     channels = w.shape[-1]
     groups = -(-channels // LANES)
-    padded = np.zeros((w.size // channels, groups * LANES), np.int16)
-    padded[:, :channels] = w.reshape(-1, channels)
-    taps = padded.reshape(-1, groups, LANES)
+    taps = pad_to_groups(w.reshape(-1, channels).astype(np.int16), LANES).reshape(-1, groups, LANES)
     sxtb16 = slice(0, 0 if helium else consecutive_groups(channels, multiplier))
     taps[:, sxtb16] = taps[:, sxtb16][:, :, SXTB16_ORDER]
     return np.ascontiguousarray(taps.transpose(1, 0, 2)).reshape(-1)
@@ -65,9 +63,6 @@ def depthwise_kernel(op: Op, g, in_zp: int, w: np.ndarray, bias: np.ndarray, rq:
     padded = groups * LANES
     # Helium: a group's requantization as 4-lane vectors (mtk_dw_requant_mve_s8) when every channel shifts right
     vector_requant = cpu.mve and rq.rshift_table is not None
-
-    def whole_groups(per_channel: np.ndarray) -> np.ndarray:
-        return np.pad(per_channel, (0, padded - C))
 
     def first_tap(o, stride: int, pad: int, dil: int):
         return T.max(0, (pad - o * stride + dil - 1) // dil)
@@ -134,8 +129,8 @@ def depthwise_kernel(op: Op, g, in_zp: int, w: np.ndarray, bias: np.ndarray, rq:
     # mtk_dw_requant_mve_s8 loads whole groups of multipliers and shifts
     requant = ({"mult": Const("mult", rq.multiplier), "shift": Const("shift", rq.shift)} if vector_requant
                else rq.consts())
-    requant = {k: c if k == "table" else Const(c.name, whole_groups(c.data)) for k, c in requant.items()}
-    args = [op.inputs[0], Const("w", pack_weights(w, M, cpu.mve)), Const("bias", whole_groups(bias)),
+    requant = {k: c if k == "table" else Const(c.name, pad_to_groups(c.data, LANES)) for k, c in requant.items()}
+    args = [op.inputs[0], Const("w", pack_weights(w, M, cpu.mve)), Const("bias", pad_to_groups(bias, LANES)),
             *requant.values(), op.outputs[0]]
     c_calls = ("mtk_dw_s8", "mtk_dw_requant_mve_s8") if vector_requant else ("mtk_dw_s8",)
     return Kernel("depthwise_conv2d", args, func=specialize(depthwise, requant), headers=(DOT_HEADER, DEPTHWISE_HEADER),

@@ -10,6 +10,7 @@ from tvm.script import tirx as T
 from ..graph import Op
 from .base import Const, Kernel, OpData
 from .gemm_mve import GEMM_MVE_HEADER
+from .microkernels import pad_to_groups
 from .requant import Requant
 from .variants import KernelChoice
 
@@ -22,9 +23,7 @@ def pack_weights(w: np.ndarray) -> np.ndarray:
     """w [1, kh, kw, C] → int16: the whole groups of 16 channels [C // 16][kh·kw][16], then the rest in groups
     of 8 [ceil(C % 16 / 8)][kh·kw][8], zero-padded."""
     channels = w.shape[-1]
-    groups = -(-channels // LANES)
-    padded = np.zeros((w.size // channels, groups * LANES), np.int16)
-    padded[:, :channels] = w.reshape(-1, channels)
+    padded = pad_to_groups(w.reshape(-1, channels).astype(np.int16), LANES)
     wide = channels // (2 * LANES) * 2 * LANES
 
     def by_group(part: np.ndarray, lanes: int) -> np.ndarray:
@@ -34,10 +33,8 @@ def pack_weights(w: np.ndarray) -> np.ndarray:
 
 def requant_params(bias: np.ndarray, multiplier: np.ndarray, shift: np.ndarray) -> np.ndarray:
     """int32 [groups][bias, multiplier, shift][even channels, odd channels] (4 each), zero-padded."""
-    groups = -(-bias.size // LANES)
-    params = np.zeros((3, groups * LANES), np.int32)
-    params[:, :bias.size] = bias, multiplier, shift
-    by_lane = params.reshape(3, groups, HALF, 2)          # [field][group][pair][even/odd]
+    params = pad_to_groups(np.stack([bias, multiplier, shift]).astype(np.int32), LANES)
+    by_lane = params.reshape(3, -1, HALF, 2)          # [field][group][pair][even/odd]
     return np.ascontiguousarray(by_lane.transpose(1, 0, 3, 2)).reshape(-1)
 
 

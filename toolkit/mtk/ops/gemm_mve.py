@@ -15,7 +15,7 @@ import numpy as np
 from tvm.script import tirx as T
 
 from .base import Const, Kernel, OpData, Scratch
-from .microkernels import DOT_HEADER, HELIUM_CHUNK, MicroKernel
+from .microkernels import DOT_HEADER, HELIUM_CHUNK, MicroKernel, pad_to_groups
 
 GEMM_MVE_HEADER = "mtk_gemm_mve.h"
 IM2COL_HEADER = "mtk_im2col_s8.h"
@@ -25,10 +25,8 @@ ONE_ROW = "mtk_gemm_mve_1x4_s8"
 
 def requant_params(bias: np.ndarray, multiplier: np.ndarray, shift: np.ndarray) -> np.ndarray:
     """int32 [channel tiles][bias, multiplier, shift][4]: what the kernel loads per tile, zero-padded."""
-    tiles = -(-bias.size // TILE)
-    params = np.zeros((3, tiles * TILE), np.int32)
-    params[:, :bias.size] = bias, multiplier, shift
-    return np.ascontiguousarray(params.reshape(3, tiles, TILE).transpose(1, 0, 2)).reshape(-1)
+    params = pad_to_groups(np.stack([bias, multiplier, shift]).astype(np.int32), TILE)
+    return np.ascontiguousarray(params.reshape(3, -1, TILE).transpose(1, 0, 2)).reshape(-1)
 
 
 def gemm_mve_kernel(data: OpData, mk: MicroKernel) -> Kernel:

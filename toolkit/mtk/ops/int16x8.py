@@ -41,6 +41,7 @@ from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, constant_kerne
 from .common import check_fully_connected_shapes, check_int8_weights, op_error, require_per_tensor
 from .fixedpoint import activation_range, convolution_multipliers, multiply_by_quantized_multiplier_s64, reduced_multiplier
 from .geometry import ConvGeometry, conv_geometry
+from .microkernels import pad_to_groups
 from .requant import RSHIFT_FIELDS, Requant, requant_placeholders
 from .schedules import schedule_per_output
 
@@ -192,9 +193,7 @@ def pack_channel_pairs(w: np.ndarray) -> np.ndarray:
     values j (w[c0][2j], w[c0][2j+1], w[c1][2j], w[c1][2j+1]), then for an odd K (w[c0][K-1], w[c1][K-1])."""
     channels, depth = w.shape
     blocks, even = -(-channels // 2), depth - depth % 2
-    padded = np.zeros((blocks * 2, depth), np.int16)
-    padded[:channels] = w
-    pairs = padded.reshape(blocks, 2, depth)
+    pairs = pad_to_groups(w.astype(np.int16), 2, axis=0).reshape(blocks, 2, depth)
     body = pairs[:, :, :even].reshape(blocks, 2, even // 2, 2).transpose(0, 2, 1, 3).reshape(blocks, -1)
     return np.concatenate([body, pairs[:, :, even:].reshape(blocks, -1)], axis=1).reshape(-1)
 

@@ -30,11 +30,16 @@ HELIUM_CHUNK = 16    # k values per Helium vector: the weights' group on MVE cor
 SXTB16_ORDER = [0, 2, 1, 3]   # a group of 4 values as SXTB16 and its ROR 8 split it: (v0, v2), (v1, v3)
 
 
+def pad_to_groups(a: np.ndarray, group: int, axis: int = -1) -> np.ndarray:
+    """`a` with zeros appended along `axis` up to a whole number of groups of `group`."""
+    widths = [(0, 0)] * a.ndim
+    widths[axis] = (0, -a.shape[axis] % group)
+    return np.pad(a, widths)
+
+
 def pack_weights(w: np.ndarray, tile: int, group: int = GROUP) -> np.ndarray:
     """w [channels, depth] → [channel tiles][depth groups][tile][group], zero-padded to whole tiles and groups."""
-    channels, depth = w.shape
-    padded = np.zeros((-(-channels // tile) * tile, -(-depth // group) * group), np.int8)
-    padded[:channels, :depth] = w
+    padded = pad_to_groups(pad_to_groups(w.astype(np.int8), tile, axis=0), group)
     tiles = padded.reshape(-1, tile, padded.shape[1] // group, group)
     return np.ascontiguousarray(tiles.transpose(0, 2, 1, 3)).reshape(-1)
 

@@ -21,8 +21,8 @@
 
 #include <stdint.h>
 
-#include "mtk_dot_s16.h"      /* MTK_S16_COPY */
 #include "mtk_fixedpoint.h"   /* mtk_sat_s16 */
+#include "mtk_support.h"      /* MTK_COPY */
 
 #define MTK_DW16_PAIRS 0
 #define MTK_DW16_SPLIT 1
@@ -56,14 +56,14 @@ typedef struct {
 MTK_DW16_INLINE void mtk_dw16_tap(mtk_dw16_sums* s, const int16_t* x, const int32_t* w, int32_t mode) {
   uint32_t w01 = (uint32_t)w[0], w23 = (uint32_t)w[1], x01, x23;
   if (mode == MTK_DW16_PAIRS) {
-    MTK_S16_COPY(&x01, x, 4);
-    MTK_S16_COPY(&x23, x + 2, 4);
+    MTK_COPY(&x01, x, 4);
+    MTK_COPY(&x23, x + 2, 4);
     s->a[0] = mtk_dw16_bb(x01, w01, s->a[0]);
     s->a[1] = mtk_dw16_tt(x01, w01, s->a[1]);
     s->a[2] = mtk_dw16_bb(x23, w23, s->a[2]);
     s->a[3] = mtk_dw16_tt(x23, w23, s->a[3]);
   } else if (mode == MTK_DW16_SPLIT) {
-    MTK_S16_COPY(&x01, x, 4);
+    MTK_COPY(&x01, x, 4);
     s->a[0] = mtk_dw16_bb(x01, w01, s->a[0]);
     s->a[1] = mtk_dw16_bt(x01, w01, s->a[1]);
     s->a[2] = mtk_dw16_tb(x01, w23, s->a[2]);

@@ -10,7 +10,8 @@
 #define MTK_DOT_S16_H_
 
 #include <stdint.h>
-#include <string.h>
+
+#include "mtk_support.h"   /* MTK_COPY, mtk_store4 */
 
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
 #include <arm_acle.h>
@@ -25,16 +26,10 @@ static inline int32_t mtk_s16_smlad(uint32_t a, uint32_t b, int32_t acc) {
 }
 #endif
 
-#if defined(__GNUC__)
-#define MTK_S16_COPY(dst, src, n) __builtin_memcpy((dst), (src), (n))
-#else
-#define MTK_S16_COPY(dst, src, n) memcpy((dst), (src), (n))
-#endif
-
 #ifdef MTK_S16_PAIRS
 static inline uint32_t mtk_s16_pair(const int16_t* p) {   /* rows may start at any int16 */
   uint32_t v;
-  MTK_S16_COPY(&v, p, 4);
+  MTK_COPY(&v, p, 4);
   return v;
 }
 #endif
@@ -67,11 +62,7 @@ static inline int32_t mtk_dot_2x2_s16(const int16_t* r0, const int16_t* r1, cons
     a10 += (int32_t)r1[0] * w[0];
     a11 += (int32_t)r1[0] * w[1];
   }
-  acc[0] = a00;
-  acc[1] = a01;
-  acc[2] = a10;
-  acc[3] = a11;
-  return 0;
+  return mtk_store4(acc, a00, a01, a10, a11);
 }
 
 /* The im2col row of the output pixel whose window starts at (iy, ix) (may be outside): k_h·k_w taps of in_c
@@ -84,7 +75,7 @@ static inline int32_t mtk_im2col_s16(const int16_t* x, int32_t iy, int32_t ix, i
     for (int32_t kx = 0; kx < k_w; ++kx, dst += in_c) {
       int32_t xx = ix + kx * dil_w;
       if (y >= 0 && y < in_h && xx >= 0 && xx < in_w) {
-        MTK_S16_COPY(dst, x + (y * in_w + xx) * in_c, (size_t)in_c * 2);
+        MTK_COPY(dst, x + (y * in_w + xx) * in_c, (size_t)in_c * 2);
       } else {
         for (int32_t c = 0; c < in_c; ++c) dst[c] = 0;
       }

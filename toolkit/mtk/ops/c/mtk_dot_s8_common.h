@@ -15,21 +15,9 @@
 #define MTK_DOT_S8_COMMON_H_
 
 #include <stdint.h>
-#include <string.h>
 
 #include "mtk_fixedpoint.h"   /* MTK_NO_MUL64 */
-
-/* The compiler's own copy: Zephyr builds with -ffreestanding, where a plain memcpy of 4 bytes
- * stays a library call (2.4x the instructions for a whole model). */
-#if defined(__GNUC__)
-#define MTK_COPY4(dst, src) __builtin_memcpy((dst), (src), 4)
-#define MTK_IN_REGISTER(v) __asm__("" : "+r"(v))   /* v materialized in a register here */
-#define MTK_OUT_OF_LINE static __attribute__((noinline, unused))
-#else
-#define MTK_COPY4(dst, src) memcpy((dst), (src), 4)
-#define MTK_IN_REGISTER(v) ((void)0)
-#define MTK_OUT_OF_LINE static inline
-#endif
+#include "mtk_support.h"      /* MTK_COPY4, MTK_IN_REGISTER, MTK_OUT_OF_LINE, mtk_store4 */
 
 /* Each instruction set's file defines these. */
 /* Packed group g (values 4g..4g+3) of a row; of a pair of rows. */
@@ -45,15 +33,6 @@ static inline int32_t mtk_dot_2x2(const void* x, const void* w, int32_t groups, 
 /* acc[j] = p.w_j, j < 4, over `groups` groups of 4: x from mtk_pack_row_s16, w four weight rows
  * interleaved per group, int8 or wide. */
 static inline int32_t mtk_dot_1x4(const void* x, const void* w, int32_t groups, int32_t* acc, int wide);
-
-/* The 4 sums a micro-kernel returns through acc (the caller's status is 0). */
-static inline int32_t mtk_store4(int32_t* acc, int32_t a0, int32_t a1, int32_t a2, int32_t a3) {
-  acc[0] = a0;
-  acc[1] = a1;
-  acc[2] = a2;
-  acc[3] = a3;
-  return 0;
-}
 
 /* Packing works on 4 input values at a time: full groups straight from the row, the last one
  * (k % 4 values) zero-padded through a copy. */
