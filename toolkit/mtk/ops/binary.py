@@ -91,11 +91,17 @@ class Binary(OpDef):
             out = te.compute(shape, lambda *i: pick(read_a(i), read_b(i)), name="out")
             return Lowered([Kernel(op.type.lower(), [op.inputs[0], op.inputs[1], op.outputs[0]],
                                    func=te.create_prim_func([A, B, out]))])
+        inputs = [(A, op.inputs[0]), (B, op.inputs[1])]
         if op.type == "PRELU":
             positive, negative = p.rescales
+            reads_alpha = p.in_zp[0] > _LIMITS[p.dtype][0]   # else no x lies below the zero point
+            if not reads_alpha:
+                inputs = inputs[:1]
 
             def element(*i):
                 x = read_a(i).astype("int32") - _i32(p.in_zp[0])
+                if not reads_alpha:
+                    return positive.apply(x)
                 alpha = read_b(i).astype("int32") - _i32(p.in_zp[1])
                 return tirx.if_then_else(x >= _i32(0), positive.apply(x), negative.apply(x * alpha))
         else:
@@ -110,8 +116,8 @@ class Binary(OpDef):
         lo, hi = _LIMITS[p.dtype]
         saturate = clamp_s8 if p.dtype == "int8" else lambda v, lo, hi: clamp(v, lo, hi).astype(p.dtype)
         out = te.compute(shape, lambda *i: saturate(raw[i] + _i32(p.out_zp), lo, hi), name="out")
-        func = schedule_per_output(te.create_prim_func([A, B, *tables, out]), acc_block="raw")
-        return Lowered([Kernel(op.type.lower(), [op.inputs[0], op.inputs[1], *consts, op.outputs[0]], func=func)])
+        func = schedule_per_output(te.create_prim_func([*(t for t, _ in inputs), *tables, out]), acc_block="raw")
+        return Lowered([Kernel(op.type.lower(), [*(i for _, i in inputs), *consts, op.outputs[0]], func=func)])
 
 
 def _prelu_rescales(x: Tensor, alpha: Tensor, y: Tensor) -> tuple[Rescale, Rescale]:
