@@ -93,17 +93,43 @@ def with_regions(tmp_path: Path, regions: list[dict]) -> Path:
     return compiled
 
 
-def test_the_zephyr_overlay_says_where_a_pool_goes_and_other_boards_refuse_it(tmp_path):
+def region_use(name: str, nbytes: int = 32) -> dict:
+    return {"name": name, "arena_bytes": nbytes, "limit_bytes": 65536, "live_bytes": [nbytes]}
+
+
+@pytest.mark.parametrize("board_name, regions, placed", [
+    ("nucleo_f746zg", ["DTCM"], {"DTCM": "0x20000000, 64 KB"}),               # the TCM; the system SRAM0 is .bss
+    ("nucleo_f746zg", ["DTCM", "SRAM0"], {"DTCM": "0x20000000, 64 KB"}),
+    ("mps3/an547", ["DTCM", "SRAM"], {"SRAM": "0x11000000, 2048 KB"}),         # the system DTCM is .bss
+    ("mps3/an547", ["DTCM"], {}),
+])
+def test_the_zephyr_app_places_each_pool_outside_the_system_ram_in_its_region(tmp_path, board_name, regions, placed):
+    """Zephyr's linker puts input section NAME in the devicetree node whose zephyr,memory-region is NAME
+    (LINKER_DT_SECTIONS, defining __NAME_start); the app says so in its overlay and fails to link, rather
+    than leave the pool an orphan section, on a board without that node. (Built with Zephyr 4.2 by hand:
+    the AN547's SRAM pool at 0x11000000 and the F746's DTCM pool at 0x20000000.)"""
     from mtk.compiled import CompiledModel
     from mtk.platforms import ProjectOptions, get_platform
     from mtk.platforms.zephyr import board_file_name
 
-    compiled = CompiledModel.load(with_regions(tmp_path, [{"name": "DTCM", "arena_bytes": 32, "limit_bytes": 65536,
-                                                           "live_bytes": [32]}]))
-    board = get_board("nucleo_f746zg")
+    compiled = CompiledModel.load(with_regions(tmp_path, [region_use(r) for r in regions]))
+    board = get_board(board_name)
     project = get_platform("zephyr").render(compiled, board, tmp_path / "app", ProjectOptions())
     overlay = (project / "boards" / f"{board_file_name(board)}.overlay").read_text()
-    assert 'input section "DTCM"' in overlay and "0x20000000, 64 KB" in overlay
+    cmake = (project / "CMakeLists.txt").read_text()
+    for region, where in placed.items():
+        assert f'input section "{region}"' in overlay and f"{region} ({where})" in overlay
+    required = [line for line in cmake.splitlines() if "--require-defined" in line]
+    assert required == ([f"zephyr_link_libraries({' '.join(f'-Wl,--require-defined=__{r}_start' for r in placed)})"]
+                        if placed else [])
+    assert overlay.count("input section") == len(placed)
+
+
+def test_a_pool_in_a_region_the_board_lacks_is_refused(tmp_path):
+    from mtk.compiled import CompiledModel
+    from mtk.platforms import ProjectOptions, get_platform
+
+    compiled = CompiledModel.load(with_regions(tmp_path, [region_use("DTCM")]))
     with pytest.raises(ModelError, match="compiled for RAM region DTCM, which mps2/an386 does not have"):
         get_platform("baremetal").render(compiled, get_board("mps2/an386"), tmp_path / "p", ProjectOptions())
 
