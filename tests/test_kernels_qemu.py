@@ -55,10 +55,30 @@ MODELS = {
 BOARDS = ["mps3/corstone300/an547", "mps2/an385", "mps2/an386", "microbit"]
 
 
+def depthwise_model(in_shape, kernel, out_shape, activation: str = "NONE", padding: str = "SAME", stride: int = 1,
+                    dilation: int = 1, multiplier: int = 1) -> bytes:
+    return conv_model("DEPTHWISE_CONV_2D", in_shape, (1, *kernel, in_shape[3] * multiplier), out_shape,
+                      per_channel=True, padding=padding, stride_h=stride, stride_w=stride, depth_multiplier=multiplier,
+                      dilation_h_factor=dilation, dilation_w_factor=dilation, fused_activation_function=activation)
+
+
+HELIUM_MODELS = {   # mtk_depthwise_mve.h: 3x3 whole groups in assembly (clamped or not), other windows, tails
+    "dw-3x3-40-relu6-s2": lambda: depthwise_model((1, 9, 7, 40), (3, 3), (1, 5, 4, 40), "RELU6", stride=2),
+    "dw-3x3-32-dil2-valid": lambda: depthwise_model((1, 9, 7, 32), (3, 3), (1, 5, 3, 32), padding="VALID",
+                                                    dilation=2),
+    "dw-2x3-20": lambda: depthwise_model((1, 6, 5, 20), (2, 3), (1, 6, 5, 20), "RELU"),
+}
+
+
 @pytest.mark.parametrize("board", BOARDS)
 @pytest.mark.parametrize("name", MODELS)
 def test_kernels_bit_exact_on_target(board, name, tmp_path):
     assert_bit_exact_on_target(MODELS[name](), board, tmp_path)
+
+
+@pytest.mark.parametrize("name", HELIUM_MODELS)
+def test_helium_kernels_bit_exact_on_target(name, tmp_path):
+    assert_bit_exact_on_target(HELIUM_MODELS[name](), "mps3/corstone300/an547", tmp_path)
 
 
 @pytest.mark.parametrize("board", BOARDS)

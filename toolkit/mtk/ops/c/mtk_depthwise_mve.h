@@ -1,137 +1,192 @@
 /* DEPTHWISE_CONV_2D with depth multiplier 1 on Helium (MVE) cores, the whole layer in one call
  * (depthwise_mve.py), requantization fused.
  *
- * Per output pixel, a table of its kh * kw taps' input pixels (the input zero point's row `pad` for taps
- * outside the image: the folded bias cancels it, as in conv.py; windows inside it from precomputed
- * offsets); then per half-group of 8 channels and tap, 8 input bytes widened to int16 (VLDRB.S16) times
- * the tap's 8 weights (int16, prepared offline) as two widening multiplies (VMULLB/VMULLT.S16: channels
- * 0, 2, 4, 6 and 1, 3, 5, 7) added to int32 sums that start at the bias. Whole groups of 16 channels run
- * in assembly, both halves per tap (one table load for 16 channels); the channels past the last one in
- * groups of 8 (the last predicated). The sums requantize as vectors (mtk_requant_mve), narrow back into
- * channel order (VMOVNT) and store 8 bytes. The channels' bias, multiplier and shift come per group of 8
- * as even then odd lanes (depthwise_mve.py requant_params). */
+ * Per output pixel, a pointer per tap to its input pixel (the input zero point's row `pad` for taps outside
+ * the image: the folded bias cancels it, as in conv.py). Then per group of 16 channels and tap: 16 input
+ * bytes and the tap's 16 int8 weights (VLDRB.8), two widening multiplies (VMULLB/VMULLT.S8: int16 products
+ * of the even and of the odd channels) and each product vector widened (VMOVLB/VMOVLT.S16) into int32 sums
+ * that start at the bias: channels {0, 4, 8, 12}, {2, 6, 10, 14}, {1, 5, 9, 13}, {3, 7, 11, 15}. Each tap
+ * pointer steps 16 bytes a group. The sums requantize as vectors (mtk_requant_core_mve), narrow with
+ * saturation to int16 (the even channels, then the odd), + out_zp, narrow to int8 in channel order, clamp
+ * and store 16 bytes (predicated in the last partial group).
+ * The weights and the channels' bias, multiplier and shift come as one stream per group
+ * (depthwise_mve.py pack_stream): int8 [taps][16], then int32 [bias, multiplier, shift][4 sum vectors][4]. */
 #ifndef MTK_DEPTHWISE_MVE_H_
 #define MTK_DEPTHWISE_MVE_H_
 
 #include <stdint.h>
 
-#include "mtk_gemm_mve.h"   /* mtk_requant_mve, MTK_MVE_INLINE */
+#include "mtk_gemm_mve.h"   /* mtk_requant_core_mve, MTK_MVE_INLINE */
 
-/* Requantized, narrowed and stored: channels whose even and odd sums are `even` and `odd` (`n` of them, 8
- * when `full`), with the params of their group at q. */
-MTK_MVE_INLINE void mtk_dw_mve_store(int32x4_t even, int32x4_t odd, const int32_t* q, int32_t out_zp, int32x4_t lo,
-                                     int32x4_t hi, int full, int32_t n, int8_t* out) {
-  even = mtk_requant_mve(even, vldrwq_s32(q + 8), vldrwq_s32(q + 16), out_zp, lo, hi);
-  odd = mtk_requant_mve(odd, vldrwq_s32(q + 12), vldrwq_s32(q + 20), out_zp, lo, hi);
-  const int16x8_t narrow = vmovntq_s32(vreinterpretq_s16_s32(even), odd);
+#define MTK_DW_MVE_MAX_TAPS 16   /* tap pointers kept per pixel; larger windows step through a table */
+
+/* One tap of a group: 16 inputs at x times 16 weights at w into the 4 sums. */
+#define MTK_DW_MVE_TAP(x, w)                                              \
+  do {                                                                    \
+    const int8x16_t w_ = vldrbq_s8(w);                                    \
+    const int16x8_t even_ = vmullbq_int_s8((x), w_), odd_ = vmulltq_int_s8((x), w_); \
+    s0 = vaddq_s32(s0, vmovlbq_s16(even_));                               \
+    s1 = vaddq_s32(s1, vmovltq_s16(even_));                               \
+    s2 = vaddq_s32(s2, vmovlbq_s16(odd_));                                \
+    s3 = vaddq_s32(s3, vmovltq_s16(odd_));                                \
+  } while (0)
+
+/* The group's 16 outputs from its sums: requantized with the params at q, + out_zp, clamped to [lo, hi]
+ * (when `clamp`: an activation range narrower than int8's) and stored, the first n only when not `full`. */
+MTK_MVE_INLINE void mtk_dw_mve_store(int32x4_t s0, int32x4_t s1, int32x4_t s2, int32x4_t s3, const int32_t* q,
+                                     int32_t out_zp, int8x16_t lo, int8x16_t hi, int clamp, int full, int32_t n,
+                                     int8_t* out) {
+  s0 = mtk_requant_core_mve(s0, vldrwq_s32(q + 16), vldrwq_s32(q + 32));
+  s1 = mtk_requant_core_mve(s1, vldrwq_s32(q + 20), vldrwq_s32(q + 36));
+  s2 = mtk_requant_core_mve(s2, vldrwq_s32(q + 24), vldrwq_s32(q + 40));
+  s3 = mtk_requant_core_mve(s3, vldrwq_s32(q + 28), vldrwq_s32(q + 44));
+  /* saturating to int16 first keeps every value beyond int16 beyond [lo, hi] after the zero point */
+  int16x8_t even = vqmovntq_s32(vqmovnbq_s32(vuninitializedq_s16(), s0), s1);
+  int16x8_t odd = vqmovntq_s32(vqmovnbq_s32(vuninitializedq_s16(), s2), s3);
+  even = vqaddq_n_s16(even, (int16_t)out_zp);
+  odd = vqaddq_n_s16(odd, (int16_t)out_zp);
+  int8x16_t y = vqmovntq_s16(vqmovnbq_s16(vuninitializedq_s8(), even), odd);
+  if (clamp) y = vminq_s8(vmaxq_s8(y, lo), hi);
   if (full)
-    vstrbq_s16(out, narrow);
+    vstrbq_s8(out, y);
   else
-    vstrbq_p_s16(out, narrow, vctp16q((uint32_t)n));
+    vstrbq_p_s8(out, y, vctp8q((uint32_t)n));
 }
 
-/* The output pixel's channels c .. c + 7 (`n` of them, 8 when `full`) from its taps at taps[]. */
-MTK_MVE_INLINE void mtk_dw_mve_group(const int8_t* const* taps, int32_t n_taps, int32_t c, const int16_t* w,
-                                     const int32_t* q, int32_t out_zp, int32x4_t lo, int32x4_t hi, int full,
-                                     int32_t n, int8_t* out) {
-  const mve_pred16_t pred = vctp16q((uint32_t)n);
-  int32x4_t even = vldrwq_s32(q), odd = vldrwq_s32(q + 4);
-  for (int32_t t = 0; t < n_taps; ++t, w += 8) {
-    const int16x8_t x = full ? vldrbq_s16(taps[t] + c) : vldrbq_z_s16(taps[t] + c, pred), wv = vldrhq_s16(w);
-    even = vaddq_s32(even, vmullbq_int_s16(x, wv));
-    odd = vaddq_s32(odd, vmulltq_int_s16(x, wv));
+/* The `groups` groups of 16 channels of a pixel, then `tail` channels (0-15), from its taps (tp[t]: the tap's
+ * input pixel, stepping 16 bytes a group) and the stream at s. */
+MTK_MVE_INLINE void mtk_dw_mve_pixel(const int8_t** tp, int32_t n_taps, int32_t groups, int32_t tail,
+                                     const int8_t* s, int32_t out_zp, int8x16_t lo, int8x16_t hi, int clamp,
+                                     int8_t* out) {
+  for (int32_t g = 0; g <= groups; ++g, out += 16) {
+    const int full = g < groups;
+    if (!full && !tail) break;
+    const mve_pred16_t in_group = vctp8q((uint32_t)tail);
+    const int32_t* q = (const int32_t*)(s + 16 * n_taps);
+    int32x4_t s0 = vldrwq_s32(q), s1 = vldrwq_s32(q + 4), s2 = vldrwq_s32(q + 8), s3 = vldrwq_s32(q + 12);
+    for (int32_t t = 0; t < n_taps; ++t, s += 16) {
+      const int8x16_t x = full ? vldrbq_s8(tp[t]) : vldrbq_z_s8(tp[t], in_group);
+      tp[t] += 16;
+      MTK_DW_MVE_TAP(x, s);
+    }
+    mtk_dw_mve_store(s0, s1, s2, s3, q, out_zp, lo, hi, clamp, full, tail, out);
+    s += 240;
   }
-  mtk_dw_mve_store(even, odd, q, out_zp, lo, hi, full, n, out);
 }
 
-/* Sums of channels c .. c + 15 over taps: per tap, one table load and two halves of 8 channels (VLDRB.S16
- * takes a low register), once or (LOOP4) 4 taps a pass for `n` passes: written out (a .rept would make gcc
- * misjudge the code's length). */
-#define MTK_DW_MVE_TAP                                                                                            \
-  "ldr %[p], [%[t]], #4\n\t"                                                                                     \
-  "add %[p], %[p], %[c]\n\t"                                                                                     \
-  "vldrb.s16 q4, [%[p]]\n\t"                                                                                     \
-  "vldrh.16 q5, [%[w]], #16\n\t"                                                                                 \
-  "vmullb.s16 q6, q4, q5\n\t"                                                                                    \
-  "vmullt.s16 q7, q4, q5\n\t"                                                                                    \
-  "vadd.i32 %q[e0], %q[e0], q6\n\t"                                                                              \
-  "vadd.i32 %q[o0], %q[o0], q7\n\t"                                                                              \
-  "vldrb.s16 q4, [%[p], #8]\n\t"                                                                                 \
-  "vldrh.16 q5, [%[w]], #16\n\t"                                                                                 \
-  "vmullb.s16 q6, q4, q5\n\t"                                                                                    \
-  "vmullt.s16 q7, q4, q5\n\t"                                                                                    \
-  "vadd.i32 %q[e1], %q[e1], q6\n\t"                                                                              \
-  "vadd.i32 %q[o1], %q[o1], q7\n\t"
-#define MTK_DW_MVE_ONCE MTK_DW_MVE_TAP
-#define MTK_DW_MVE_LOOP4 \
-  "1:\n\t" MTK_DW_MVE_TAP MTK_DW_MVE_TAP MTK_DW_MVE_TAP MTK_DW_MVE_TAP "subs %[n], %[n], #1\n\tbne 1b\n\t"
-#define MTK_DW_MVE_TAPS(BODY, COUNT)                                                                                 \
-  __asm__ volatile(BODY                                                                                          \
-                   : [e0] "+w"(e0), [o0] "+w"(o0), [e1] "+w"(e1), [o1] "+w"(o1), [p] "=&l"(p), [t] "+r"(taps),      \
-                     [w] "+r"(w), [n] "+r"(COUNT)                                                                   \
-                   : [c] "r"(c)                                                                                     \
-                   : "q4", "q5", "q6", "q7", "memory", "cc")
+#if defined(__OPTIMIZE__)
+/* 3x3 windows, whole groups: one group in assembly, the 9 tap pointers in registers (gcc spills them
+ * otherwise). Per tap 16 inputs (the pointer steps to the next group), 16 weights, 2 multiplies, 4 widenings
+ * and 4 additions into the sums q0-q3; then mtk_dw_mve_store's steps. */
+#define MTK_DW_MVE_TAP_ASM(K)                                                                                  \
+  "vldrb.8 q4, [%[t" #K "]], #16\n\t"                                                                          \
+  "vldrb.8 q5, [%[w]], #16\n\t"                                                                                 \
+  "vmullb.s8 q6, q4, q5\n\t"                                                                                    \
+  "vmullt.s8 q7, q4, q5\n\t"                                                                                    \
+  "vmovlb.s16 q4, q6\n\t"                                                                                       \
+  "vadd.i32 q0, q0, q4\n\t"                                                                                     \
+  "vmovlt.s16 q4, q6\n\t"                                                                                       \
+  "vadd.i32 q1, q1, q4\n\t"                                                                                     \
+  "vmovlb.s16 q4, q7\n\t"                                                                                       \
+  "vadd.i32 q2, q2, q4\n\t"                                                                                     \
+  "vmovlt.s16 q4, q7\n\t"                                                                                       \
+  "vadd.i32 q3, q3, q4\n\t"
+/* sum vector QN requantized with the multiplier and shift at [w, #M], [w, #S] (the params past the weights) */
+#define MTK_DW_MVE_REQUANT_ASM(QN, M, S)                                                                       \
+  "vldrw.32 q4, [%[w], #" #M "]\n\t"                                                                           \
+  "vqrdmulh.s32 " QN ", " QN ", q4\n\t"                                                                         \
+  "vshr.s32 q5, " QN ", #31\n\t"                                                                                \
+  "vqadd.s32 " QN ", " QN ", q5\n\t"                                                                            \
+  "vldrw.32 q4, [%[w], #" #S "]\n\t"                                                                           \
+  "vrshl.s32 " QN ", " QN ", q4\n\t"
+#define MTK_DW_MVE_GROUP_ASM(CLAMP)                                                                            \
+  "vldrw.32 q0, [%[w], #144]\n\t"                                                                              \
+  "vldrw.32 q1, [%[w], #160]\n\t"                                                                              \
+  "vldrw.32 q2, [%[w], #176]\n\t"                                                                              \
+  "vldrw.32 q3, [%[w], #192]\n\t"                                                                              \
+  MTK_DW_MVE_TAP_ASM(0) MTK_DW_MVE_TAP_ASM(1) MTK_DW_MVE_TAP_ASM(2) MTK_DW_MVE_TAP_ASM(3) MTK_DW_MVE_TAP_ASM(4) \
+  MTK_DW_MVE_TAP_ASM(5) MTK_DW_MVE_TAP_ASM(6) MTK_DW_MVE_TAP_ASM(7) MTK_DW_MVE_TAP_ASM(8)                     \
+  MTK_DW_MVE_REQUANT_ASM("q0", 64, 128) MTK_DW_MVE_REQUANT_ASM("q1", 80, 144)                                  \
+  MTK_DW_MVE_REQUANT_ASM("q2", 96, 160) MTK_DW_MVE_REQUANT_ASM("q3", 112, 176)                                 \
+  "vqmovnb.s32 q4, q0\n\t"                                                                                      \
+  "vqmovnt.s32 q4, q1\n\t"                                                                                      \
+  "vqmovnb.s32 q5, q2\n\t"                                                                                      \
+  "vqmovnt.s32 q5, q3\n\t"                                                                                      \
+  "vldrw.32 q6, [%[w], #192]\n\t"                                                                              \
+  "vqadd.s16 q4, q4, q6\n\t"                                                                                    \
+  "vqadd.s16 q5, q5, q6\n\t"                                                                                    \
+  "vqmovnb.s16 q7, q4\n\t"                                                                                      \
+  "vqmovnt.s16 q7, q5\n\t"                                                                                      \
+  CLAMP                                                                                                         \
+  "vstrb.8 q7, [%[o]], #16\n\t"                                                                                 \
+  "add %[w], %[w], #240\n\t"
+#define MTK_DW_MVE_CLAMP_ASM                                                                                    \
+  "vldrw.32 q6, [%[w], #208]\n\t"                                                                              \
+  "vmax.s8 q7, q7, q6\n\t"                                                                                      \
+  "vldrw.32 q6, [%[w], #224]\n\t"                                                                              \
+  "vmin.s8 q7, q7, q6\n\t"
+#define MTK_DW_MVE_GROUP(CLAMP)                                                                                 \
+  __asm__ volatile(MTK_DW_MVE_GROUP_ASM(CLAMP)                                                                  \
+                   : [t0] "+r"(t0), [t1] "+r"(t1), [t2] "+r"(t2), [t3] "+r"(t3), [t4] "+r"(t4), [t5] "+r"(t5), \
+                     [t6] "+r"(t6), [t7] "+r"(t7), [t8] "+r"(t8), [w] "+r"(s), [o] "+r"(out)                    \
+                   :                                                                                            \
+                   : "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "memory")
 
-/* The output pixel's channels c .. c + 15 from its taps at taps[]: per tap, one table load and two halves of
- * 8 channels (weights [taps][16]: each tap's first half, then its second). VLDRB.S16 takes a low register. */
-MTK_MVE_INLINE void mtk_dw_mve_group16(const int8_t* const* taps, int32_t n_taps, int32_t c, const int16_t* w,
-                                       const int32_t* q, int32_t out_zp, int32x4_t lo, int32x4_t hi, int8_t* out) {
-  int32x4_t e0 = vldrwq_s32(q), o0 = vldrwq_s32(q + 4), e1 = vldrwq_s32(q + 24), o1 = vldrwq_s32(q + 28);
-  const int8_t* p;
-  int32_t passes = n_taps / 4, once = 0;
-  if (passes > 0) MTK_DW_MVE_TAPS(MTK_DW_MVE_LOOP4, passes);
-  if (n_taps % 4 > 0) MTK_DW_MVE_TAPS(MTK_DW_MVE_ONCE, once);
-  if (n_taps % 4 > 1) MTK_DW_MVE_TAPS(MTK_DW_MVE_ONCE, once);
-  if (n_taps % 4 > 2) MTK_DW_MVE_TAPS(MTK_DW_MVE_ONCE, once);
-  mtk_dw_mve_store(e0, o0, q, out_zp, lo, hi, 1, 8, out);
-  mtk_dw_mve_store(e1, o1, q + 24, out_zp, lo, hi, 1, 8, out + 8);
+MTK_MVE_INLINE void mtk_dw_mve_pixel_3x3(const int8_t** tp, int32_t groups, int32_t tail, const int8_t* s,
+                                         int32_t out_zp, int8x16_t lo, int8x16_t hi, int clamp, int8_t* out) {
+  const int8_t *t0 = tp[0], *t1 = tp[1], *t2 = tp[2], *t3 = tp[3], *t4 = tp[4], *t5 = tp[5], *t6 = tp[6],
+               *t7 = tp[7], *t8 = tp[8];
+  for (int32_t g = 0; g < groups; ++g) {
+    if (clamp)
+      MTK_DW_MVE_GROUP(MTK_DW_MVE_CLAMP_ASM);
+    else
+      MTK_DW_MVE_GROUP("");
+  }
+  if (tail) {
+    const int8_t* rest[9] = {t0, t1, t2, t3, t4, t5, t6, t7, t8};
+    mtk_dw_mve_pixel(rest, 9, 0, tail, s, out_zp, lo, hi, clamp, out);
+  }
 }
+#endif
 
-/* x [in_h][in_w][C] -> out [out_h][out_w][C]: w int16 [groups of 8][kh * kw][8], q int32 [groups][24]. */
-MTK_MVE_INLINE int32_t mtk_depthwise_mve_s8(const void* x, const void* w, const void* q, const void* pad, void* out,
-                                            int32_t in_h, int32_t in_w, int32_t C, int32_t out_h, int32_t out_w,
-                                            int32_t kh, int32_t kw, int32_t stride_h, int32_t stride_w,
-                                            int32_t dil_h, int32_t dil_w, int32_t pad_top, int32_t pad_left,
-                                            int32_t out_zp, int32_t act_min, int32_t act_max) {
+/* x [in_h][in_w][C] -> out [out_h][out_w][C]: the stream s as above, pad: the input zero point, one byte per
+ * channel of whole groups. */
+MTK_MVE_INLINE int32_t mtk_depthwise_mve_s8(const void* x, const void* s, const void* pad, void* out, int32_t in_h,
+                                            int32_t in_w, int32_t C, int32_t out_h, int32_t out_w, int32_t kh,
+                                            int32_t kw, int32_t stride_h, int32_t stride_w, int32_t dil_h,
+                                            int32_t dil_w, int32_t pad_top, int32_t pad_left, int32_t out_zp,
+                                            int32_t act_min, int32_t act_max) {
   const int8_t* xb = (const int8_t*)x;
   int8_t* o = (int8_t*)out;
-  const int32x4_t lo = vdupq_n_s32(act_min), hi = vdupq_n_s32(act_max);
-  const int8_t* taps[kh * kw];
-  int32_t offsets[kh * kw];   /* of each tap from the window's corner, when the window is inside the image */
-  for (int32_t ky = 0; ky < kh; ++ky)
-    for (int32_t kx = 0; kx < kw; ++kx) offsets[ky * kw + kx] = (ky * dil_h * in_w + kx * dil_w) * C;
+  const int8x16_t lo = vdupq_n_s8((int8_t)act_min), hi = vdupq_n_s8((int8_t)act_max);
+  const int clamp = act_min > -128 || act_max < 127;
+  const int32_t n_taps = kh * kw, groups = C / 16, tail = C % 16;
+  const int8_t* taps[MTK_DW_MVE_MAX_TAPS];
   for (int32_t oy = 0; oy < out_h; ++oy) {
     const int32_t iy = oy * stride_h - pad_top;
     const int rows_inside = iy >= 0 && iy + (kh - 1) * dil_h < in_h;
-    for (int32_t ox = 0; ox < out_w; ++ox) {
+    for (int32_t ox = 0; ox < out_w; ++ox, o += C) {
       const int32_t ix = ox * stride_w - pad_left;
+      const int8_t* corner = xb + (iy * in_w + ix) * C;
+      /* unrolled (a constant window after inlining): the taps' offsets fold into immediates */
       if (rows_inside && ix >= 0 && ix + (kw - 1) * dil_w < in_w) {
-        const int8_t* corner = xb + (iy * in_w + ix) * C;
-        for (int32_t t = 0; t < kh * kw; ++t) taps[t] = corner + offsets[t];
+#pragma GCC unroll 16
+        for (int32_t t = 0; t < n_taps; ++t) taps[t] = corner + (t / kw * dil_h * in_w + t % kw * dil_w) * C;
       } else {
-        for (int32_t ky = 0; ky < kh; ++ky) {
-          const int32_t y = iy + ky * dil_h;
-          const int8_t** row_taps = taps + ky * kw;
-          if (y < 0 || y >= in_h) {
-            for (int32_t kx = 0; kx < kw; ++kx) row_taps[kx] = (const int8_t*)pad;
-            continue;
-          }
-          const int8_t* row = xb + (y * in_w + ix) * C;
-          for (int32_t kx = 0, px = ix; kx < kw; ++kx, px += dil_w)
-            row_taps[kx] = px >= 0 && px < in_w ? row + kx * dil_w * C : (const int8_t*)pad;
+#pragma GCC unroll 16
+        for (int32_t t = 0; t < n_taps; ++t) {
+          const int32_t y = iy + t / kw * dil_h, px = ix + t % kw * dil_w;
+          taps[t] = (uint32_t)y < (uint32_t)in_h && (uint32_t)px < (uint32_t)in_w
+                        ? corner + (t / kw * dil_h * in_w + t % kw * dil_w) * C : (const int8_t*)pad;
         }
       }
-      const int16_t* wp = (const int16_t*)w;
-      const int32_t* qp = (const int32_t*)q;
-      int32_t c = 0;
-      for (; c + 16 <= C; c += 16, wp += 16 * kh * kw, qp += 48, o += 16)
-        mtk_dw_mve_group16(taps, kh * kw, c, wp, qp, out_zp, lo, hi, o);
-      for (; c + 8 <= C; c += 8, wp += 8 * kh * kw, qp += 24, o += 8)
-        mtk_dw_mve_group(taps, kh * kw, c, wp, qp, out_zp, lo, hi, 1, 8, o);
-      if (c < C) {
-        mtk_dw_mve_group(taps, kh * kw, c, wp, qp, out_zp, lo, hi, 0, C - c, o);
-        o += C - c;
+#if defined(__OPTIMIZE__)
+      if (n_taps == 9) {
+        mtk_dw_mve_pixel_3x3(taps, groups, tail, (const int8_t*)s, out_zp, lo, hi, clamp, o);
+        continue;
       }
+#endif
+      mtk_dw_mve_pixel(taps, n_taps, groups, tail, (const int8_t*)s, out_zp, lo, hi, clamp, o);
     }
   }
   return 0;

@@ -20,15 +20,19 @@
 
 #define MTK_MVE_INLINE static inline __attribute__((always_inline))
 
-/* MultiplyByQuantizedMultiplier(v, mult, shift) for shift < 0 (or mult 0), + out_zp, clamped to [lo, hi]:
- * SaturatingRoundingDoublingHighMul is VQRDMULH; RoundingDivideByPOT (half away from zero) is a rounding
- * VRSHL (half up) of the value less 1 when negative (saturating: INT32_MIN stays exact). */
-MTK_MVE_INLINE int32x4_t mtk_requant_mve(int32x4_t v, int32x4_t mult, int32x4_t shift, int32_t out_zp,
-                                         int32x4_t lo, int32x4_t hi) {
+/* MultiplyByQuantizedMultiplier(v, mult, shift) for shift < 0 (or mult 0): SaturatingRoundingDoublingHighMul
+ * is VQRDMULH; RoundingDivideByPOT (half away from zero) is a rounding VRSHL (half up) of the value less 1
+ * when negative (saturating: INT32_MIN stays exact). */
+MTK_MVE_INLINE int32x4_t mtk_requant_core_mve(int32x4_t v, int32x4_t mult, int32x4_t shift) {
   v = vqrdmulhq_s32(v, mult);
   v = vqaddq_s32(v, vshrq_n_s32(v, 31));
-  v = vrshlq_s32(v, shift);
-  v = vaddq_n_s32(v, out_zp);
+  return vrshlq_s32(v, shift);
+}
+
+/* The same, + out_zp, clamped to [lo, hi]. */
+MTK_MVE_INLINE int32x4_t mtk_requant_mve(int32x4_t v, int32x4_t mult, int32x4_t shift, int32_t out_zp,
+                                         int32x4_t lo, int32x4_t hi) {
+  v = vaddq_n_s32(mtk_requant_core_mve(v, mult, shift), out_zp);
   return vminq_s32(vmaxq_s32(v, lo), hi);
 }
 
