@@ -67,6 +67,12 @@ HELIUM_MODELS = {   # mtk_depthwise_mve.h: 3x3 whole groups in assembly (clamped
     "dw-3x3-32-dil2-valid": lambda: depthwise_model((1, 9, 7, 32), (3, 3), (1, 5, 3, 32), padding="VALID",
                                                     dilation=2),
     "dw-2x3-20": lambda: depthwise_model((1, 6, 5, 20), (2, 3), (1, 6, 5, 20), "RELU"),
+    # mtk_gemm_mve.h's _lshift kernels: rescales x_scale * w_scale / y_scale of 0.02-1.6, some channels shift left
+    "fc-lshift": lambda: conv_model("FULLY_CONNECTED", (3, 37), (11, 37), (3, 11), per_channel=True, x_scale=0.4,
+                                    y_scale=0.005, fused_activation_function="NONE"),
+    "conv-lshift": lambda: conv_model("CONV_2D", (1, 5, 6, 3), (6, 3, 3, 3), (1, 5, 6, 6), per_channel=True,
+                                      x_scale=0.4, y_scale=0.005, padding="SAME", stride_h=1, stride_w=1,
+                                      dilation_h_factor=1, dilation_w_factor=1, fused_activation_function="RELU"),
 }
 
 

@@ -93,7 +93,8 @@ class GemmOpDef(OpDef):
     def variants(self, data: OpData) -> list[GemmVariant]:
         p: GemmParams = data.params
         rq = p.requant
-        usable = gemm_variants(data.cpu, data.output.size // p.weights.shape[0], rq.rshift_table is not None)
+        usable = gemm_variants(data.cpu, data.output.size // p.weights.shape[0],   # Helium's fused kernels
+                               data.cpu.mve or rq.rshift_table is not None)      # shift left too
         exact = lambda: fused_stream_exact(p.weights, p.bias, rq.multiplier, rq.shift, rq.out_zp, rq.act_min, rq.act_max)
         return [v for v in usable if v.weights != "fused" or exact()]
 

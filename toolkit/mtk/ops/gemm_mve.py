@@ -4,9 +4,9 @@ TIR walks the rows two at a time (the last alone when there is an odd one); a ro
 (fully connected, 1×1 stride-1 unpadded conv) or an im2col row gathered into the scratch (mtk_im2col_s8).
 One C call then computes both rows against every output channel, 4 channels at a time: VMLADAVA over 16
 int8 values of a row and of 4 channels' weights (interleaved offline, pack_weights(w, 4, 16)), then the
-sums as vectors through TFLM's MultiplyByQuantizedMultiplier (every channel shifts right:
-requant.rshift_table) and stored 4 bytes at a time. Layers with a channel that shifts left take gemm.py's
-general path.
+sums as vectors through TFLM's MultiplyByQuantizedMultiplier and stored 4 bytes at a time. When every
+channel shifts right (requant.rshift_table) the params are bias, multiplier and shift per channel; otherwise
+the "_lshift" kernels read the right and the left shift apart (one more vector shift per tile).
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import numpy as np
 from tvm.script import tirx as T
 
 from .base import Const, Kernel, OpData, Scratch
-from .microkernels import DOT_HEADER, HELIUM_CHUNK, MicroKernel, pad_to_groups
+from .microkernels import DOT_HEADER, HELIUM_CHUNK, MicroKernel
+from .requant import Requant
 
 GEMM_MVE_HEADER = "mtk_gemm_mve.h"
 IM2COL_HEADER = "mtk_im2col_s8.h"
@@ -23,10 +24,21 @@ TILE = 4          # output channels per vector
 ONE_ROW = "mtk_gemm_mve_1x4_s8"
 
 
-def requant_params(bias: np.ndarray, multiplier: np.ndarray, shift: np.ndarray) -> np.ndarray:
-    """int32 [channel tiles][bias, multiplier, shift][4]: what the kernel loads per tile, zero-padded."""
-    params = pad_to_groups(np.stack([bias, multiplier, shift]).astype(np.int32), TILE)
-    return np.ascontiguousarray(params.reshape(3, -1, TILE).transpose(1, 0, 2)).reshape(-1)
+def requant_params(bias: np.ndarray, rq: Requant) -> np.ndarray:
+    """int32 [channel tiles][bias, multiplier, shift][4]: what the kernel loads per tile, zero-padded; when a
+    channel shifts left, [bias, multiplier, right shift (<= 0), left shift (>= 0)][4]."""
+    multiplier, shift = rq.multiplier, rq.shift
+    fields = [bias, multiplier, shift] if rq.rshift_table is not None else \
+        [bias, multiplier, np.minimum(shift, 0), np.maximum(shift, 0)]
+    tiles = -(-bias.size // TILE)
+    params = np.zeros((len(fields), tiles * TILE), np.int32)
+    params[:, :bias.size] = fields
+    return np.ascontiguousarray(params.reshape(len(fields), tiles, TILE).transpose(1, 0, 2)).reshape(-1)
+
+
+def kernel_name(name: str, rq: Requant) -> str:
+    """The C function computing the fused GEMM `name` for the requantization `rq`."""
+    return name if rq.rshift_table is not None else name.replace("_s8", "_lshift_s8")
 
 
 def gemm_mve_kernel(data: OpData, mk: MicroKernel) -> Kernel:
@@ -38,7 +50,8 @@ def gemm_mve_kernel(data: OpData, mk: MicroKernel) -> Kernel:
     pairs, odd = P // 2, P % 2 == 1
     in_size = pt.in_h * pt.in_w * pt.in_c if pt else P * K
     packed = mk.pack(w, TILE, HELIUM_CHUNK)
-    params = requant_params(p.bias, rq.multiplier, rq.shift)
+    params = requant_params(p.bias, rq)
+    two_rows, one_row = kernel_name(mk.name, rq), kernel_name(ONE_ROW, rq)
     i32 = "int32"
 
     # gathered rows end in zeros up to whole chunks (the weights' padding): no predicated last chunk
@@ -63,11 +76,11 @@ def gemm_mve_kernel(data: OpData, mk: MicroKernel) -> Kernel:
         def gemm_rows(x: T.Buffer((in_size,), "int8"), wp: T.Buffer((packed.size,), "int8"),
                       qp: T.Buffer((params.size,), i32), out: T.Buffer((P * C,), "int8")):
             for pb in T.serial(pairs):
-                T.evaluate(call(mk.name, T.address_of(x[pb * 2 * K]), wp, qp, out, pb * 2))
+                T.evaluate(call(two_rows, T.address_of(x[pb * 2 * K]), wp, qp, out, pb * 2))
             if odd:
-                T.evaluate(call(ONE_ROW, T.address_of(x[(P - 1) * K]), wp, qp, out, P - 1))
+                T.evaluate(call(one_row, T.address_of(x[(P - 1) * K]), wp, qp, out, P - 1))
 
-        return Kernel(p.name, args, func=gemm_rows, headers=(GEMM_MVE_HEADER,), c_calls=(mk.name,))
+        return Kernel(p.name, args, func=gemm_rows, headers=(GEMM_MVE_HEADER,), c_calls=(two_rows,))
 
     @T.prim_func
     def gemm_patches(x: T.Buffer((in_size,), "int8"), wp: T.Buffer((packed.size,), "int8"),
@@ -76,10 +89,10 @@ def gemm_mve_kernel(data: OpData, mk: MicroKernel) -> Kernel:
         for pb in T.serial(pairs):
             T.evaluate(gather(x, rows, pb * 2, 0))
             T.evaluate(gather(x, rows, pb * 2 + 1, 1))
-            T.evaluate(call(mk.name, T.address_of(rows[0]), wp, qp, out, pb * 2))
+            T.evaluate(call(two_rows, T.address_of(rows[0]), wp, qp, out, pb * 2))
         if odd:
             T.evaluate(gather(x, rows, P - 1, 0))
-            T.evaluate(call(ONE_ROW, T.address_of(rows[0]), wp, qp, out, P - 1))
+            T.evaluate(call(one_row, T.address_of(rows[0]), wp, qp, out, P - 1))
 
     return Kernel(p.name, [*args, Scratch(2 * row_bytes)], func=gemm_patches, headers=(GEMM_MVE_HEADER, DOT_HEADER, IM2COL_HEADER),
-                  c_calls=(mk.name,))
+                  c_calls=(two_rows,))

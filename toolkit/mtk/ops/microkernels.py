@@ -182,8 +182,8 @@ def isa_of(cpu: Cpu) -> str:
 
 
 # Kernels returning a block's plain sums, for callers that pack rows and requantize themselves (lstm.py)
-# and, on Helium, layers with a channel that shifts left (the fused kernel shifts right only): Helium's
-# unfused ones; int8 on DSP cores (the biased ones read the rows' sums the GEMM packs for them).
+# and, on DSP cores, layers with a channel that shifts left (Helium's fused kernels shift either way):
+# Helium's unfused ones; int8 on DSP cores (the biased ones read the rows' sums the GEMM packs for them).
 PLAIN_SUMS = {"mve": (("1x4/int8",), ("2x2/int8", "1x4/int8")), "dsp": (("1x4/int8",), ("2x2/int8", "1x4/int8"))}
 
 

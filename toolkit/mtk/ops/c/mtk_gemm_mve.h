@@ -29,6 +29,15 @@ MTK_MVE_INLINE int32x4_t mtk_requant_core_mve(int32x4_t v, int32x4_t mult, int32
   return vrshlq_s32(v, shift);
 }
 
+/* MultiplyByQuantizedMultiplier(v, mult, shift) for any shift: v shifted left by lshift (>= 0, wrapping as
+ * TFLM's int32 product does), VQRDMULH, then RoundingDivideByPOT by -rshift (<= 0); the value less 1 when
+ * negative only where rshift < 0 (its sign bit masks v's), as CMSIS-NN's arm_divide_by_power_of_two_mve. */
+MTK_MVE_INLINE int32x4_t mtk_requant_lshift_mve(int32x4_t v, int32x4_t mult, int32x4_t rshift, int32x4_t lshift) {
+  v = vqrdmulhq_s32(vshlq_s32(v, lshift), mult);
+  v = vqaddq_s32(v, vshrq_n_s32(vandq_s32(v, rshift), 31));
+  return vrshlq_s32(v, rshift);
+}
+
 /* The same, + out_zp, clamped to [lo, hi]. */
 MTK_MVE_INLINE int32x4_t mtk_requant_mve(int32x4_t v, int32x4_t mult, int32x4_t shift, int32_t out_zp,
                                          int32x4_t lo, int32x4_t hi) {
@@ -144,41 +153,49 @@ MTK_MVE_INLINE int32x4_t mtk_requant_mve(int32x4_t v, int32x4_t mult, int32x4_t 
 
 /* out_r[c] = requant(x_r . w_c + bias[c]) for rows r < ROWS (1 or 2), c < channels: row r at x + r * depth
  * (`depth` int8 values), its outputs at out + r * channels. params holds per tile of 4 channels their bias,
- * multiplier and shift, 4 int32 each (gemm_mve.py requant_params). */
-#define MTK_MVE_GEMM(ROWS, x, wq, depth, channels, params, out_zp, act_min, act_max, out)                         \
+ * multiplier and shift, 4 int32 each (gemm_mve.py requant_params); with LSHIFT 1 the right shift (<= 0) and
+ * then the left shift (>= 0) of each channel. */
+#define MTK_MVE_GEMM(ROWS, LSHIFT, x, wq, depth, channels, params, out_zp, act_min, act_max, out)                 \
   do {                                                                                                          \
     const int8_t* w_ = (const int8_t*)(wq);                                                                     \
     const int32_t* q_ = (const int32_t*)(params);                                                               \
     int8_t* o_ = (int8_t*)(out);                                                                                \
     const int32x4_t lo_ = vdupq_n_s32(act_min), hi_ = vdupq_n_s32(act_max);                                     \
     int32x4_t v0_, v1_;                                                                                         \
-    for (int32_t t_ = (channels) >> 2; t_ > 0; --t_, q_ += 12, o_ += 4) {                                       \
-      MTK_MVE_TILE_OUT(ROWS, v0_, v1_, x, w_, depth, q_, out_zp, lo_, hi_);                                     \
+    for (int32_t t_ = (channels) >> 2; t_ > 0; --t_, q_ += 12 + 4 * (LSHIFT), o_ += 4) {                        \
+      MTK_MVE_TILE_OUT(ROWS, LSHIFT, v0_, v1_, x, w_, depth, q_, out_zp, lo_, hi_);                             \
       vstrbq_s32(o_, v0_);                                                                                      \
       if (ROWS > 1) vstrbq_s32(o_ + (channels), v1_);                                                           \
     }                                                                                                           \
     if ((channels) & 3) {                                                                                       \
       const mve_pred16_t in_tile_ = vctp32q((uint32_t)((channels) & 3));                                       \
-      MTK_MVE_TILE_OUT(ROWS, v0_, v1_, x, w_, depth, q_, out_zp, lo_, hi_);                                     \
+      MTK_MVE_TILE_OUT(ROWS, LSHIFT, v0_, v1_, x, w_, depth, q_, out_zp, lo_, hi_);                             \
       vstrbq_p_s32(o_, v0_, in_tile_);                                                                          \
       if (ROWS > 1) vstrbq_p_s32(o_ + (channels), v1_, in_tile_);                                               \
     }                                                                                                           \
   } while (0)
 
 /* A tile's outputs as vectors v0 (v1): sums, + bias, requantized with the tile's params at q. */
-#define MTK_MVE_TILE_OUT(ROWS, v0, v1, x, w, depth, q, out_zp, lo, hi)                                         \
+#define MTK_MVE_TILE_OUT(ROWS, LSHIFT, v0, v1, x, w, depth, q, out_zp, lo, hi)                                 \
   do {                                                                                                          \
     MTK_MVE_TILE(ROWS, v0, v1, (const int8_t*)(x), (const int8_t*)(x) + (depth), w, depth);                     \
     const int32x4_t bv_ = vldrwq_s32(q), mv_ = vldrwq_s32((q) + 4), shv_ = vldrwq_s32((q) + 8);                \
-    v0 = mtk_requant_mve(vaddq_s32(v0, bv_), mv_, shv_, out_zp, lo, hi);                                        \
-    if (ROWS > 1) v1 = mtk_requant_mve(vaddq_s32(v1, bv_), mv_, shv_, out_zp, lo, hi);                         \
+    if (LSHIFT) {                                                                                               \
+      const int32x4_t lv_ = vldrwq_s32((q) + 12), zp_ = vdupq_n_s32(out_zp);                                    \
+      v0 = vminq_s32(vmaxq_s32(vaddq_s32(mtk_requant_lshift_mve(vaddq_s32(v0, bv_), mv_, shv_, lv_), zp_), lo), hi); \
+      if (ROWS > 1)                                                                                             \
+        v1 = vminq_s32(vmaxq_s32(vaddq_s32(mtk_requant_lshift_mve(vaddq_s32(v1, bv_), mv_, shv_, lv_), zp_), lo), hi); \
+    } else {                                                                                                    \
+      v0 = mtk_requant_mve(vaddq_s32(v0, bv_), mv_, shv_, out_zp, lo, hi);                                      \
+      if (ROWS > 1) v1 = mtk_requant_mve(vaddq_s32(v1, bv_), mv_, shv_, out_zp, lo, hi);                       \
+    }                                                                                                           \
   } while (0)
 
 /* Two consecutive rows (x, x + depth) into two consecutive output rows (out, out + channels). */
 MTK_MVE_INLINE int32_t mtk_gemm_mve_2x4_s8(const void* x, const void* w, int32_t depth, int32_t channels,
                                            const void* params, int32_t out_zp, int32_t act_min, int32_t act_max,
                                            void* out) {
-  MTK_MVE_GEMM(2, x, w, depth, channels, params, out_zp, act_min, act_max, out);
+  MTK_MVE_GEMM(2, 0, x, w, depth, channels, params, out_zp, act_min, act_max, out);
   return 0;
 }
 
@@ -186,7 +203,22 @@ MTK_MVE_INLINE int32_t mtk_gemm_mve_2x4_s8(const void* x, const void* w, int32_t
 MTK_MVE_INLINE int32_t mtk_gemm_mve_1x4_s8(const void* x, const void* w, int32_t depth, int32_t channels,
                                            const void* params, int32_t out_zp, int32_t act_min, int32_t act_max,
                                            void* out) {
-  MTK_MVE_GEMM(1, x, w, depth, channels, params, out_zp, act_min, act_max, out);
+  MTK_MVE_GEMM(1, 0, x, w, depth, channels, params, out_zp, act_min, act_max, out);
+  return 0;
+}
+
+/* The same two for layers with a channel that shifts left (params: 16 int32 a tile). */
+MTK_MVE_INLINE int32_t mtk_gemm_mve_2x4_lshift_s8(const void* x, const void* w, int32_t depth, int32_t channels,
+                                                  const void* params, int32_t out_zp, int32_t act_min,
+                                                  int32_t act_max, void* out) {
+  MTK_MVE_GEMM(2, 1, x, w, depth, channels, params, out_zp, act_min, act_max, out);
+  return 0;
+}
+
+MTK_MVE_INLINE int32_t mtk_gemm_mve_1x4_lshift_s8(const void* x, const void* w, int32_t depth, int32_t channels,
+                                                  const void* params, int32_t out_zp, int32_t act_min,
+                                                  int32_t act_max, void* out) {
+  MTK_MVE_GEMM(1, 1, x, w, depth, channels, params, out_zp, act_min, act_max, out);
   return 0;
 }
 
