@@ -12,7 +12,7 @@ from mtk.boards import get_board
 from mtk.reference import run_reference_batch
 from mtk.tflite_builder import ModelBuilder
 from hypothesis import HealthCheck, given, settings
-from harness import GEMM_MODELS, LAYERS, assert_bit_exact_on_target, conv_model
+from harness import GEMM_MODELS, LAYERS, assert_bit_exact_on_target, conv_model, single_op_model
 
 pytestmark = [pytest.mark.qemu, pytest.mark.slow]
 
@@ -85,6 +85,17 @@ def test_kernels_bit_exact_on_target(board, name, tmp_path):
 @pytest.mark.parametrize("name", HELIUM_MODELS)
 def test_helium_kernels_bit_exact_on_target(name, tmp_path):
     assert_bit_exact_on_target(HELIUM_MODELS[name](), "mps3/corstone300/an547", tmp_path)
+
+
+@pytest.mark.parametrize("op", ["AVERAGE_POOL_2D", "MAX_POOL_2D"])
+def test_helium_pools_over_more_than_256_taps(op, tmp_path):
+    """mtk_pool_mve.h: 17x17 windows (289 taps, fewer at the borders) over inputs near the int8 limits, whose
+    int16 sums alone would overflow."""
+    model = single_op_model(op, [((1, 20, 18, 12), 0.1, -7)], ((1, 7, 6, 12), 0.1, -7), filter_height=17,
+                            filter_width=17, stride_h=3, stride_w=3, padding="SAME")
+    rng = np.random.default_rng(0)
+    samples = [[rng.integers(lo, hi, (1, 20, 18, 12)).astype(np.int8)] for lo, hi in ((120, 128), (-128, -120))]
+    assert_bit_exact_on_target(model, "mps3/corstone300/an547", tmp_path, samples)
 
 
 @pytest.mark.parametrize("board", BOARDS)

@@ -33,7 +33,7 @@ from .variants import KernelChoice, KernelVariant, VariantTable
 
 MAX_RANK = 6
 POOL_MVE_HEADER = "mtk_pool_mve.h"
-MVE_POOL_MAX_TAPS = 256   # int16 sums of int8 taps cannot overflow
+MVE_AVERAGE_MAX_TAPS = 4096   # mtk_pool_mve.h divides exactly up to there
 _LIMITS = {"int8": (INT8_MIN, INT8_MAX), "int16": (-32768, 32767)}
 
 
@@ -168,9 +168,10 @@ def pool_mve_kernel(data: OpData) -> Kernel:
 
 
 def mve_pool_fits(data: OpData) -> bool:
-    """int8, and few enough taps for its int16 sums."""
+    """int8, and an average over few enough taps for its division."""
     p = data.params
-    return data.inputs[0].dtype == "int8" and p.rows.filter * p.cols.filter <= MVE_POOL_MAX_TAPS
+    return data.inputs[0].dtype == "int8" and (data.op.type == "MAX_POOL_2D" or
+                                               p.rows.filter * p.cols.filter <= MVE_AVERAGE_MAX_TAPS)
 
 
 TE_POOL = KernelChoice("tvm", pool_te_kernel)

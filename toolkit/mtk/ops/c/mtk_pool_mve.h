@@ -1,8 +1,9 @@
 /* int8 AVERAGE_POOL_2D and MAX_POOL_2D on Helium (MVE) cores (pooling.py), the whole layer in one call.
  * Per output pixel the window's taps inside the input (TFLM counts only those for the average):
- * - average, 8 channels a vector: int16 sums of the taps (VLDRB.S16; at most 256 taps: no overflow),
- *   widened to int32 and divided by the count as TFLM rounds ((|sum| + count/2) / count, the sign put
- *   back) through an unsigned multiply-high by ceil(2^32 / count): exact for numerators below 2^23;
+ * - average, 8 channels a vector: int16 sums of the taps (VLDRB.S16; 256 taps at most, then added into int32
+ *   sums: no overflow), widened to int32 and divided by the count as TFLM rounds ((|sum| + count/2) / count,
+ *   the sign put back) through an unsigned multiply-high by m = ceil(2^32 / count): exact while
+ *   |sum| * (m * count - 2^32) < 2^32, so for |sum| <= 128.5 * count up to 4096 taps (pooling.py);
  * - max, 16 channels a vector: VMAX.S8 from -128;
  * then clamped to the activation range and stored (predicated past the last channel). */
 #ifndef MTK_POOL_MVE_H_
@@ -40,11 +41,25 @@ MTK_MVE_INLINE int32_t mtk_pool_mve_s8(const void* x, void* out, int32_t in_h, i
         for (int32_t c = 0; c < C; c += 8) {
           const mve_pred16_t in_c = vctp16q((uint32_t)(C - c));
           int16x8_t sum = vdupq_n_s16(0);
-          for (int32_t y = y0; y < y1; ++y)
-            for (int32_t k = 0, row = (y - y0) * in_w * C; k < x1 - x0; ++k)
-              sum = vaddq_s16(sum, vldrbq_z_s16(corner + row + k * C + c, in_c));
-          int32x4_t even = mtk_pool_mve_divide(vmovlbq_s16(sum), count, recip);
-          int32x4_t odd = mtk_pool_mve_divide(vmovltq_s16(sum), count, recip);
+          int32x4_t even = vdupq_n_s32(0), odd = vdupq_n_s32(0);
+          if (count <= 256) {
+            for (int32_t y = y0; y < y1; ++y)
+              for (int32_t k = 0, row = (y - y0) * in_w * C; k < x1 - x0; ++k)
+                sum = vaddq_s16(sum, vldrbq_z_s16(corner + row + k * C + c, in_c));
+          } else {
+            for (int32_t y = y0, taps = 0; y < y1; ++y)
+              for (int32_t k = 0, row = (y - y0) * in_w * C; k < x1 - x0; ++k) {
+                sum = vaddq_s16(sum, vldrbq_z_s16(corner + row + k * C + c, in_c));
+                if (++taps == 256) {
+                  even = vaddq_s32(even, vmovlbq_s16(sum));
+                  odd = vaddq_s32(odd, vmovltq_s16(sum));
+                  sum = vdupq_n_s16(0);
+                  taps = 0;
+                }
+              }
+          }
+          even = mtk_pool_mve_divide(vaddq_s32(even, vmovlbq_s16(sum)), count, recip);
+          odd = mtk_pool_mve_divide(vaddq_s32(odd, vmovltq_s16(sum)), count, recip);
           even = vminq_s32(vmaxq_s32(even, vdupq_n_s32(act_min)), vdupq_n_s32(act_max));
           odd = vminq_s32(vmaxq_s32(odd, vdupq_n_s32(act_min)), vdupq_n_s32(act_max));
           vstrbq_p_s16(o + c, vmovntq_s32(vreinterpretq_s16_s32(even), odd), in_c);
