@@ -16,12 +16,12 @@ from harness import GEMM_MODELS, LAYERS, assert_bit_exact_on_target, conv_model,
 
 pytestmark = [pytest.mark.qemu, pytest.mark.slow]
 
-def add_model(shape: tuple[int, ...], activation: str) -> bytes:
-    """ADD of two same-shape int8 inputs (Helium: mtk_add_mve.h)."""
+def add_model(shape: tuple[int, ...], activation: str, other: tuple[int, ...] | None = None) -> bytes:
+    """ADD of two int8 inputs, the second of shape `other` (broadcast) or the same (Helium: mtk_add_mve.h)."""
     b = ModelBuilder(description="mtk test ADD")
     x1 = b.tensor("x1", shape, "int8", scale=0.05, zero_point=-7)
-    x2 = b.tensor("x2", shape, "int8", scale=0.03, zero_point=3)
-    y = b.tensor("y", shape, "int8", scale=0.07, zero_point=5)
+    x2 = b.tensor("x2", other or shape, "int8", scale=0.03, zero_point=3)
+    y = b.tensor("y", np.broadcast_shapes(shape, other or shape), "int8", scale=0.07, zero_point=5)
     b.op("ADD", [x1, x2], [y], fused_activation_function=activation)
     b.inputs([x1, x2])
     b.outputs([y])
@@ -68,6 +68,11 @@ HELIUM_MODELS = {   # mtk_depthwise_mve.h: 3x3 whole groups in assembly (clamped
                                                     dilation=2),
     "dw-2x3-20": lambda: depthwise_model((1, 6, 5, 20), (2, 3), (1, 6, 5, 20), "RELU"),
     # mtk_gemm_mve.h's _lshift kernels: rescales x_scale * w_scale / y_scale of 0.02-1.6, some channels shift left
+    # mtk_add_mve.h over runs where one input stays: per channel, per pixel, a scalar, both inputs broadcast
+    "add-bcast-channels": lambda: add_model((1, 5, 4, 23), "RELU", (1, 1, 1, 23)),
+    "add-bcast-pixels": lambda: add_model((1, 5, 4, 7), "NONE", (1, 5, 4, 1)),
+    "add-bcast-scalar": lambda: add_model((1,), "NONE", (2, 3, 5)),
+    "add-bcast-both": lambda: add_model((1, 1, 6, 1), "RELU6", (1, 5, 1, 3)),
     "fc-lshift": lambda: conv_model("FULLY_CONNECTED", (3, 37), (11, 37), (3, 11), per_channel=True, x_scale=0.4,
                                     y_scale=0.005, fused_activation_function="NONE"),
     "conv-lshift": lambda: conv_model("CONV_2D", (1, 5, 6, 3), (6, 3, 3, 3), (1, 5, 6, 6), per_channel=True,

@@ -145,8 +145,8 @@ class BinaryElementwise(OpDef):
         y = data.output
         if p.act_min == p.act_max or p.output.multiplier == 0:
             return Lowered([constant_kernel(data, clamp_int(p.out_zp, p.act_min, p.act_max))])
-        if data.cpu.mve and op.type == "ADD" and tuple(a.shape) == tuple(b.shape) and y.dtype == "int8":
-            return Lowered([add_mve_kernel(op, y.size, p)])
+        if data.cpu.mve and op.type == "ADD" and y.dtype == "int8":
+            return Lowered([add_mve_kernel(op, a.shape, b.shape, y.shape, p)])
         out_shape = tuple(y.shape) or (1,)
         A = te.placeholder(tuple(a.shape) or (1,), a.dtype, name="x1")
         B = te.placeholder(tuple(b.shape) or (1,), b.dtype, name="x2")
@@ -189,18 +189,49 @@ class BinaryElementwise(OpDef):
         return Lowered([Kernel(op.type.lower(), [op.inputs[0], op.inputs[1], *consts, op.outputs[0]], func=func)])
 
 
-def add_mve_kernel(op: Op, n: int, p: BinaryParams) -> Kernel:
-    """ADD of same-shape int8 tensors on Helium cores: one call (c/mtk_add_mve.h), 4 elements a vector, the
-    input tables rotated by 128 so that the raw byte indexes them."""
+def broadcast_runs(a_shape, b_shape, out_shape) -> list[tuple[int, bool, bool]]:
+    """The output's dims, outermost first, as (size, whether a steps along it, whether b does): size-1 dims
+    dropped, neighbours where both inputs step alike merged."""
+    rank = len(out_shape)
+    padded = [(1,) * (rank - len(s)) + tuple(s) for s in (a_shape, b_shape)]
+    runs: list[tuple[int, bool, bool]] = []
+    for n, da, db in zip(out_shape, *padded):
+        if n == 1:
+            continue
+        if runs and runs[-1][1:] == (da == n, db == n):
+            runs[-1] = (runs[-1][0] * n, da == n, db == n)
+        else:
+            runs.append((n, da == n, db == n))
+    return runs or [(1, True, True)]
+
+
+def add_mve_kernel(op: Op, a_shape, b_shape, out_shape, p: BinaryParams) -> Kernel:
+    """ADD of int8 tensors on Helium cores (c/mtk_add_mve.h), 4 elements a vector: one call per run of the
+    innermost merged dim (broadcast_runs), the input tables rotated by 128 so that the raw byte indexes them."""
     tables = [Const(f"scaled{k}", np.roll(input_table(zp, r), 128)) for k, zp, r in zip((1, 2), p.in_zp, p.inputs)]
+    runs = broadcast_runs(a_shape, b_shape, out_shape)
+    (n, a_steps, b_steps), outer = runs[-1], runs[:-1]
     i32 = "int32"
 
+    def offset(i, k: int):
+        """Input k's (1: a, 2: b) offset at the start of outer run i: its index along each dim it steps along."""
+        total, stride, inner = 0, n if runs[-1][k] else 1, 1
+        for run in reversed(outer):
+            if run[k]:
+                total, stride = total + (i // inner) % run[0] * stride, stride * run[0]
+            inner *= run[0]
+        return total
+
+    a_size, b_size, out_size = (int(np.prod(s)) for s in (a_shape, b_shape, out_shape))
+
     @T.prim_func
-    def add(x1: T.Buffer((n,), "int8"), x2: T.Buffer((n,), "int8"), t1: T.Buffer((256,), i32),
-            t2: T.Buffer((256,), i32), out: T.Buffer((n,), "int8")):
-        T.evaluate(T.call_extern(i32, "mtk_add_mve_s8", T.address_of(x1[0]), T.address_of(x2[0]), T.address_of(t1[0]),
-                                 T.address_of(t2[0]), T.address_of(out[0]), n, p.output.multiplier, p.output.shift,
-                                 p.out_zp, p.act_min, p.act_max))
+    def add(x1: T.Buffer((a_size,), "int8"), x2: T.Buffer((b_size,), "int8"), t1: T.Buffer((256,), i32),
+            t2: T.Buffer((256,), i32), out: T.Buffer((out_size,), "int8")):
+        for i in T.serial(out_size // n):
+            T.evaluate(T.call_extern(i32, "mtk_add_mve_s8", T.address_of(x1[offset(i, 1)]),
+                                     T.address_of(x2[offset(i, 2)]), T.address_of(t1[0]), T.address_of(t2[0]),
+                                     T.address_of(out[i * n]), n, int(a_steps), int(b_steps), p.output.multiplier,
+                                     p.output.shift, p.out_zp, p.act_min, p.act_max))
 
     return Kernel("add", [op.inputs[0], op.inputs[1], *tables, op.outputs[0]], func=add, headers=(ADD_MVE_HEADER,),
                   c_calls=("mtk_add_mve_s8",))
