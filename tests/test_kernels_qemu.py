@@ -67,6 +67,9 @@ HELIUM_MODELS = {   # mtk_depthwise_mve.h: 3x3 whole groups in assembly (clamped
     "dw-3x3-32-dil2-valid": lambda: depthwise_model((1, 9, 7, 32), (3, 3), (1, 5, 3, 32), padding="VALID",
                                                     dilation=2),
     "dw-2x3-20": lambda: depthwise_model((1, 6, 5, 20), (2, 3), (1, 6, 5, 20), "RELU"),
+    # a depth multiplier: each lane's input channel gathered (3 -> 21: a tail group; 2 -> 32: whole groups, 3x3)
+    "dw-3to21-m7": lambda: depthwise_model((1, 7, 6, 3), (3, 2), (1, 4, 3, 21), "RELU6", stride=2, multiplier=7),
+    "dw-16to32-m2-3x3": lambda: depthwise_model((1, 6, 5, 16), (3, 3), (1, 6, 5, 32), multiplier=2),
     # mtk_gemm_mve.h's _lshift kernels: rescales x_scale * w_scale / y_scale of 0.02-1.6, some channels shift left
     # mtk_add_mve.h over runs where one input stays: per channel, per pixel, a scalar, both inputs broadcast
     "add-bcast-channels": lambda: add_model((1, 5, 4, 23), "RELU", (1, 1, 1, 23)),
