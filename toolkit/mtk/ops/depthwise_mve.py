@@ -27,10 +27,8 @@ def pack_stream(w: np.ndarray, bias: np.ndarray, rq: Requant, multiplier: int) -
     above 1, each lane's input channel as uint8 [16]."""
     channels = w.shape[-1]
     groups = -(-channels // LANES)
-    weights = np.zeros((w.size // channels, groups * LANES), np.int8)
-    weights[:, :channels] = w.reshape(-1, channels)
-    params = np.zeros((3, groups * LANES), np.int32)
-    params[:, :channels] = bias, rq.multiplier, rq.shift
+    weights = pad_to_groups(w.reshape(-1, channels).astype(np.int8), LANES)
+    params = pad_to_groups(np.stack([bias, rq.multiplier, rq.shift]).astype(np.int32), LANES)
     by_sum = params.reshape(3, groups, 4, 4).transpose(1, 0, 3, 2)[:, :, SUM_ORDER]   # [group][field][sum][lane]
     by_group = weights.reshape(-1, groups, LANES).transpose(1, 0, 2).reshape(groups, -1)
     output = np.full(8, rq.out_zp, np.int16).view(np.int32)
@@ -45,7 +43,7 @@ def depthwise_mve_kernel(op: Op, g, in_zp: int, w: np.ndarray, bias: np.ndarray,
     """`g` is the op's ConvGeometry (geometry.py), w its [1, kh, kw, C] weights (takes says which layers)."""
     C = g.out_c
     stream = pack_stream(w, bias, rq, C // g.in_c)
-    pad = np.full(-(-C // LANES) * LANES, in_zp, np.int8)
+    pad = pad_to_groups(np.full(C, in_zp, np.int8), LANES)   # read only in lanes whose weights are 0
     i32 = "int32"
 
     @T.prim_func

@@ -15,7 +15,7 @@ import numpy as np
 from tvm.script import tirx as T
 
 from .base import Const, Kernel, OpData, Scratch
-from .microkernels import DOT_HEADER, HELIUM_CHUNK, MicroKernel
+from .microkernels import DOT_HEADER, HELIUM_CHUNK, MicroKernel, pad_to_groups
 from .requant import Requant
 
 GEMM_MVE_HEADER = "mtk_gemm_mve.h"
@@ -30,10 +30,8 @@ def requant_params(bias: np.ndarray, rq: Requant) -> np.ndarray:
     multiplier, shift = rq.multiplier, rq.shift
     fields = [bias, multiplier, shift] if rq.rshift_table is not None else \
         [bias, multiplier, np.minimum(shift, 0), np.maximum(shift, 0)]
-    tiles = -(-bias.size // TILE)
-    params = np.zeros((len(fields), tiles * TILE), np.int32)
-    params[:, :bias.size] = fields
-    return np.ascontiguousarray(params.reshape(len(fields), tiles, TILE).transpose(1, 0, 2)).reshape(-1)
+    params = pad_to_groups(np.stack(fields).astype(np.int32), TILE)
+    return np.ascontiguousarray(params.reshape(len(fields), -1, TILE).transpose(1, 0, 2)).reshape(-1)
 
 
 def kernel_name(name: str, rq: Requant) -> str:
