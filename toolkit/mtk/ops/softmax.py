@@ -26,7 +26,7 @@ int16 tables that Prepare fills with LUTPopulate<int16_t> in float32 (exp on [-1
     sum = Σ e;  h = CountLeadingZeros(sum)
     r = LUTLookup(sat16(round((sum << (h - 1)) >> 14) - 3·2^15), one_over_one_plus_x_lut)
     y = clamp((e·r + 2^(30 - h)) >> (31 - h), 0, 32767)
-The kernel computes e twice (for the sum, then for the output) instead of caching it in the output.
+The kernel (c/mtk_softmax_s16.h) computes each e once, keeps it in the output row, and scales it there.
 """
 
 from __future__ import annotations
@@ -37,14 +37,15 @@ from dataclasses import dataclass
 
 import numpy as np
 from tvm import s_tir, te, tirx
+from tvm.script import tirx as T
 
 from ..errors import ModelError
 from ..graph import Graph, Op
 from ..target import Cpu
 from .base import Const, Kernel, Lowered, OpData, OpDef, io
-from .common import i32, op_error, require_per_tensor
+from .common import op_error, require_per_tensor
 from .activation_int16 import libm_f32
-from .fixedpoint import clamp, multiply_by_quantized_multiplier, quantize_multiplier
+from .fixedpoint import clamp, quantize_multiplier
 from .gemmlowp import (NumpyArith, TirArith, exp_on_negative_values, one_over_one_plus_x_for_x_in_0_1,
                          rescale)
 
@@ -53,6 +54,7 @@ ACCUMULATION_INTEGER_BITS = 12   # the sum of exps: Q12.19
 MAX_DEPTH = 4095                 # 4096 exps of 1.0 overflow the int32 sum
 MAX_DEPTH_INT16 = 65536          # int16: 65538 exps of 32767 would
 LUT_STEPS = 512                  # LUTPopulate<int16_t>: 512 segments, 513 entries
+SOFTMAX_S16_HEADER = "mtk_softmax_s16.h"
 
 
 def softmax_params(input_scale: float, beta: float) -> tuple[int, int, int]:
@@ -121,15 +123,6 @@ def int16_softmax_params(input_scale: float, beta: float) -> Int16Softmax:
     reciprocal_lut = lut_populate_int16(lambda v: np.float32(1) / (np.float32(1) + v), np.float32(1) / _INT16_RANGE,
                                         -32768, np.float32(2) / _INT16_RANGE)
     return Int16Softmax(multiplier, shift, exp_lut, reciprocal_lut)
-
-
-def lut_lookup(lut, value):
-    """LUTLookup(int16 value, 513-entry lut) as TIR: lut[256 + (v >> 7)] plus the slope times v's low 7 bits."""
-    v, base = tirx.Var("lut_in", "int32"), tirx.Var("base", "int32")
-    index = (v >> i32(7)) + i32(256)
-    slope = lut[index + i32(1)].astype("int32") - base
-    body = tirx.Let(base, lut[index].astype("int32"), base + ((slope * (v & i32(0x7F)) + i32(64)) >> i32(7)))
-    return tirx.Let(v, value, body)
 
 
 def count_leading_zeros(A, x):
@@ -306,39 +299,21 @@ class Softmax(OpDef):
         return Lowered([Kernel("softmax", args, func=func)])
 
     def _lower_int16(self, data: OpData) -> Lowered:
-        op, p = data.op, data.params
-        rows, depth, X, row_max = _rows_and_max(data)
-        E = te.placeholder((len(p.exp_lut),), "int16", name="exp_lut")
-        R = te.placeholder((len(p.reciprocal_lut),), "int16", name="reciprocal_lut")
+        """One mtk_softmax_s16 call (c/mtk_softmax_s16.h): each exp computed once and kept in the output row."""
+        op, p, x = data.op, data.params, data.inputs[0]
+        depth = x.shape[-1]
+        n, lut_size = x.size, len(p.exp_lut)
 
-        def exp_of(r, c):   # SoftMaxCalculateExp
-            scaled = multiply_by_quantized_multiplier(X[r, c].astype("int32") - row_max[r], p.multiplier, p.shift)
-            return lut_lookup(E, clamp(scaled + i32(32767), -32768, 32767))
+        @T.prim_func
+        def softmax(xs: T.Buffer((n,), "int16"), exp_lut: T.Buffer((lut_size,), "int16"),
+                    reciprocal_lut: T.Buffer((lut_size,), "int16"), y: T.Buffer((n,), "int16")):
+            T.evaluate(T.call_extern("int32", "mtk_softmax_s16", T.address_of(xs[0]), T.address_of(exp_lut[0]),
+                                     T.address_of(reciprocal_lut[0]), T.address_of(y[0]), n // depth, depth,
+                                     p.multiplier, p.shift))
 
-        j = te.reduce_axis((0, depth), "j")
-        total = te.compute((rows,), lambda r: te.sum(exp_of(r, j), axis=j), name="sum_of_exps")
-        A = RowArith(rows, "row")
-        headroom = A.bind(count_leading_zeros(A, RowValue(lambda r: total[r])))   # headroom_plus_one
-
-        def reciprocal(r):
-            # ((sum << (h - 1)) + 2^13) >> 14 without int64: the shifted sum is below 2^31.
-            shifted = tirx.Var("shifted", "int32")
-            rounded = (shifted >> i32(14)) + ((shifted >> i32(13)) & i32(1))
-            sym = tirx.Let(shifted, total[r] << (headroom.at(r) - i32(1)), rounded - i32((1 << 15) + (1 << 16)))
-            return lut_lookup(R, clamp(sym, -32768, 32767))
-
-        recip = te.compute((rows,), reciprocal, name="reciprocal")
-
-        def output(r, c):
-            # 31 - headroom_plus_one, in [14, 30] for sums of 1 to 65536 exps; bounded for TVM's bound analysis.
-            right_shift = tirx.Max(tirx.Min(i32(31) - headroom.at(r), i32(30)), i32(1))
-            product = exp_of(r, c) * recip[r] + (i32(1) << (right_shift - i32(1)))
-            return clamp(product >> right_shift, 0, 32767).astype("int16")
-
-        y = te.compute((rows, depth), output, name="y")
-        func = _schedule_rows(te.create_prim_func([X, E, R, y]), ["reciprocal", *(t.op.name for t in reversed(A.stages))])
         args = [op.inputs[0], Const("exp_lut", p.exp_lut), Const("reciprocal_lut", p.reciprocal_lut), op.outputs[0]]
-        return Lowered([Kernel("softmax_int16", args, func=func)])
+        return Lowered([Kernel("softmax_int16", args, func=softmax, headers=(SOFTMAX_S16_HEADER,),
+                               c_calls=("mtk_softmax_s16",))])
 
 
 def _rows_and_max(data: OpData):
