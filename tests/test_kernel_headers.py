@@ -223,7 +223,7 @@ def test_depthwise_kernel_matches_numpy(flags, multiplier, tmp_path):
 
 @pytest.mark.parametrize("shifts", [(8, 46), (16, 46), (16, 32)], ids=["high-0", "high-1", "high-2"])
 def test_depthwise_s16_requant_matches_tflite(shifts, tmp_path):
-    """mtk_dw16_requant (c/mtk_depthwise_s16.h) from int16x8.requant_s64_table, in each of its modes, against
+    """mtk_requant_table_s16 (c/mtk_depthwise_s16.h) from int16x8.requant_s64_table, in each of its modes, against
     TFLite's MultiplyByQuantizedMultiplier(int64_t acc + bias): (x·r + 2^(t−1)) >> t truncated to int32, saturated."""
     from mtk.ops.int16x8 import requant_s64_table
     rng = np.random.default_rng(5)
@@ -238,8 +238,8 @@ def test_depthwise_s16_requant_matches_tflite(shifts, tmp_path):
     assert high == {(8, 46): 0, (16, 46): 1, (16, 32): 2}[shifts]
     body = ('#include "mtk_depthwise_s16.h"\n' + c_array("ACC", "int32_t", accs) + c_array("R", "int32_t", r) +
             c_array("S", "int32_t", s) + f"static const int64_t B[{n}] = {{{', '.join(f'{int(v)}LL' for v in b)}}};" +
-            f"\nint main(void) {{ for (int i = 0; i < {n}; ++i) printf(\"%ld\\n\", (long)mtk_dw16_requant(ACC[i], B[i],"
-            f" R[i], S[i], {high}, -32768, 32767)); return 0; }}\n")
+            f"\nint main(void) {{ for (int i = 0; i < {n}; ++i) printf(\"%ld\\n\", (long)mtk_requant_table_s16(ACC[i],"
+            f" B[i], R[i], S[i], {high}, -32768, 32767)); return 0; }}\n")
     expected = []
     for a, bi, ri, t in zip(accs, bias, reduced, total):
         v = ((a + int(bi)) * int(ri) + (1 << (int(t) - 1))) >> int(t)

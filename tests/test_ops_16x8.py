@@ -39,14 +39,16 @@ def test_random_models_are_bit_exact(op, tmp_path_factory):
     check()
 
 
+@pytest.mark.parametrize("cpu", ["cortex-m4", "cortex-m55"])
 @pytest.mark.parametrize("op", ["CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV"])
-def test_dsp_formulation_is_bit_exact(op, tmp_path):
+def test_dsp_formulation_is_bit_exact(op, cpu, tmp_path):
     """mtk_dot_2x2_s16 (c/mtk_dot_s16.h) as Cortex-M4/M7/M33 run it (SMLAD on int16 pairs, emulated on the host)
-    and in plain C: odd depths, odd channel and row counts, gathered and direct rows, transpose phases."""
+    and in plain C, and the Helium cores' weight rows (mtk_dot_2x2_rows_s16) in plain C: odd depths, odd channel and
+    row counts, gathered and direct rows, transpose phases."""
     for seed in range(4):
         work = tmp_path / str(seed)
         work.mkdir()
-        assert_bit_exact_on_c_paths(modelgen16x8.generate(op, Draw(np.random.default_rng([seed, 11]))), work)
+        assert_bit_exact_on_c_paths(modelgen16x8.generate(op, Draw(np.random.default_rng([seed, 11]))), work, cpu)
 
 
 @pytest.mark.parametrize("seed", [1, 2])

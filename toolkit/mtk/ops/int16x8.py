@@ -28,6 +28,7 @@ for the bias and the requantization.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import tvm
@@ -198,6 +199,15 @@ def pack_channel_pairs(w: np.ndarray) -> np.ndarray:
     return np.concatenate([body, pairs[:, :, even:].reshape(blocks, -1)], axis=1).reshape(-1)
 
 
+def pack_channel_rows(w: np.ndarray) -> np.ndarray:
+    """Weights [C, K] → int16 blocks of 2 channels (the last zero-padded), each channel's K values in a row:
+    mtk_dot_2x2_rows_s16's order (Helium: 8 values of one channel a vector)."""
+    channels, depth = w.shape
+    padded = np.zeros((-(-channels // 2) * 2, depth), np.int16)
+    padded[:channels] = w
+    return padded.reshape(-1)
+
+
 @dataclass(frozen=True)
 class Windows:
     """Where im2col rows come from. A convolution: output pixel o reads taps from o·stride − pad on, `dilation`
@@ -248,12 +258,19 @@ class Windows:
         return -1 if self.transposed else self.dilation[axis]
 
 
+def gemm_dot(cpu: Cpu) -> tuple[str, Callable[[np.ndarray], np.ndarray]]:
+    """The 2 rows × 2 channels micro-kernel of mtk_dot_s16.h for `cpu` and its weight packer."""
+    return ("mtk_dot_2x2_rows_s16", pack_channel_rows) if cpu.mve else ("mtk_dot_2x2_s16", pack_channel_pairs)
+
+
 def gemm_s16_kernel(data: OpData, windows: Windows | None, weights: np.ndarray, bias: np.ndarray) -> Kernel:
-    """Rows × `weights` (pack_channel_pairs, one after the other per phase), 2 rows × 2 channels per mtk_dot_2x2_s16 call: rows are the
-    input's own (`windows` None: fully connected, a 1×1 stride-1 unpadded conv) or im2col rows of `windows`
-    gathered into a scratch (mtk_im2col_s16); the requantization in TIR."""
+    """Rows × `weights` (gemm_dot's packing, one after the other per phase), 2 rows × 2 channels per gemm_dot call:
+    rows are the input's own (`windows` None: fully connected, a 1×1 stride-1 unpadded conv) or im2col rows of `windows`
+    gathered into a scratch (mtk_im2col_s16); the requantization in TIR, with an int64 accumulator as one
+    multiply-accumulate (requant_s64_table, mtk_requant_table_s16)."""
     op, y, rq = data.op, data.output, data.params.requant
     x = data.inputs[2] if op.type == "TRANSPOSE_CONV" else data.inputs[0]
+    dot = gemm_dot(data.cpu)[0]
     channels = y.shape[-1]
     rows = y.size // channels
     blocks = -(-channels // 2)
@@ -261,9 +278,21 @@ def gemm_s16_kernel(data: OpData, windows: Windows | None, weights: np.ndarray, 
     phase_len = weights.size // (n_py * n_px)
     depth = phase_len // (blocks * 2)
     row_len = depth + depth % 2            # the second gathered row starts word-aligned
+    requant = rq.consts()
+    high = None
+    if rq.wide:
+        bias, mult, shift, high = requant_s64_table(bias, np.broadcast_to(rq.multiplier, (channels,)),
+                                                    np.broadcast_to(rq.shift, (channels,)))
+        requant = {"mult": Const("mult", mult), "shift": Const("shift", shift)}
     acc_dtype = rq.acc_dtype
     i32 = "int32"
     wn = windows
+
+    def output(acc, c, bias, table, mult, shift):
+        if high is None:
+            return rq.output(T.Cast(acc_dtype, acc) + bias[c], c, table, mult, shift)
+        return T.call_extern("int16", "mtk_requant_table_s16", acc, bias[c], mult[c], shift[c], high, rq.act_min,
+                             rq.act_max)
     gathered = wn is not None
 
     def first(phase, axis: int):
@@ -313,26 +342,26 @@ def gemm_s16_kernel(data: OpData, windows: Windows | None, weights: np.ndarray, 
                         T.evaluate(im2col(x, scratch, py, px, pb * 2 + i, i))
                 for cb in T.serial(blocks):
                     if gathered:
-                        T.evaluate(T.call_extern(i32, "mtk_dot_2x2_s16", T.address_of(scratch[0]),
+                        T.evaluate(T.call_extern(i32, dot, T.address_of(scratch[0]),
                                                  T.address_of(scratch[row_len]),
                                                  T.address_of(wp[(py * n_px + px) * phase_len + cb * 2 * depth]),
                                                  depth, acc.access_ptr("w")))
                     else:
-                        T.evaluate(T.call_extern(i32, "mtk_dot_2x2_s16", T.address_of(x[pb * 2 * depth]),
+                        T.evaluate(T.call_extern(i32, dot, T.address_of(x[pb * 2 * depth]),
                                                  T.address_of(x[T.min(pb * 2 + 1, rows - 1) * depth]),
                                                  T.address_of(wp[cb * 2 * depth]), depth, acc.access_ptr("w")))
                     for i in T.unroll(2):
                         for j in T.unroll(2):
                             if in_output(pb * 2 + i, py, px, cb * 2 + j):
-                                out[pixel(py, px, pb * 2 + i) * channels + cb * 2 + j] = rq.output(
-                                    T.Cast(acc_dtype, acc[i * 2 + j]) + bias[cb * 2 + j], cb * 2 + j, table, mult, shift)
+                                out[pixel(py, px, pb * 2 + i) * channels + cb * 2 + j] = output(
+                                    acc[i * 2 + j], cb * 2 + j, bias, table, mult, shift)
 
-    requant = rq.consts()
     scratch = [Scratch(4 * row_len)] if gathered else []   # the im2col rows
     args = [op.inputs[2] if op.type == "TRANSPOSE_CONV" else op.inputs[0], Const("w", weights), Const("bias", bias),
             *requant.values(), op.outputs[0], *scratch]
     func = specialize(gemm, [*requant, "scratch"] if gathered else requant)
-    return Kernel(f"{op.type.lower()}_s16", args, func=func, headers=(DOT_S16_HEADER,), c_calls=("mtk_dot_2x2_s16",))
+    headers = (DOT_S16_HEADER,) if high is None else (DOT_S16_HEADER, DEPTHWISE_S16_HEADER)
+    return Kernel(f"{op.type.lower()}_s16", args, func=func, headers=headers, c_calls=(dot,))
 
 
 def transpose_conv_s16_kernel(data: OpData, stride: tuple[int, int], pad: tuple[int, int], bias: np.ndarray) -> Kernel:
@@ -340,6 +369,7 @@ def transpose_conv_s16_kernel(data: OpData, stride: tuple[int, int], pad: tuple[
     _, w, x, *_ = data.inputs
     y = data.output
     channels, f_h, f_w, in_c = w.shape
+    pack = gemm_dot(data.cpu)[1]
     k_h, k_w = -(-f_h // stride[0]), -(-f_w // stride[1])
     phases = []
     for py in range(stride[0]):
@@ -347,7 +377,7 @@ def transpose_conv_s16_kernel(data: OpData, stride: tuple[int, int], pad: tuple[
             taps = w.data[:, py::stride[0], px::stride[1], :]
             phase = np.zeros((channels, k_h, k_w, in_c), np.int8)
             phase[:, :taps.shape[1], :taps.shape[2]] = taps
-            phases.append(pack_channel_pairs(phase.reshape(channels, -1)))
+            phases.append(pack(phase.reshape(channels, -1)))
     windows = Windows(x.shape[1], x.shape[2], in_c, y.shape[1], y.shape[2], k_h, k_w, stride, pad, (-1, -1), True)
     return gemm_s16_kernel(data, windows, np.concatenate(phases), bias)
 
@@ -436,7 +466,7 @@ def lower_16x8(data: OpData) -> Lowered:
         w = data.inputs[1]
         g = p.geometry
         direct = g is None or (g.k_h, g.k_w, g.stride_h, g.stride_w, g.pad_top, g.pad_left) == (1, 1, 1, 1, 0, 0)
-        weights = pack_channel_pairs(w.data.reshape(w.shape[0], -1))
+        weights = gemm_dot(data.cpu)[1](w.data.reshape(w.shape[0], -1))
         return Lowered([gemm_s16_kernel(data, None if direct else Windows.of_conv(g), weights, p.bias)])
     x, w, *_ = data.inputs
     if op.type == "FULLY_CONNECTED":

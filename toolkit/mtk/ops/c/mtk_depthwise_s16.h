@@ -14,7 +14,8 @@
  *
  * The requantization is TFLite's MultiplyByQuantizedMultiplier(int64_t acc + bias, ...) (reduced 16-bit
  * multiplier r, total right shift s in [8, 46]): (acc + bias)·r + 2^(s−1) = acc·r + B with B = bias·r + 2^(s−1)
- * prepared offline, one SMLAL, then the shift of the 64-bit product truncated to int32 and the clamp.
+ * prepared offline, one SMLAL, then the shift of the 64-bit product truncated to int32 and the clamp
+ * (mtk_requant_table_s16, which the 16x8 GEMM's outputs call too).
  * Without the DSP extension the same code runs with portable multiply-accumulates. */
 #ifndef MTK_DEPTHWISE_S16_H_
 #define MTK_DEPTHWISE_S16_H_
@@ -119,8 +120,8 @@ MTK_DW16_INLINE mtk_dw16_sums mtk_dw16_block(const int16_t* x, const int32_t* w,
  * r, B and s. `high` 1 (every channel's total shift in [16, 46]): r and B were shifted left by 32 − total shift
  * where that is positive, so the result is the product's high word shifted right by s, the rest of the shift;
  * `high` 2: s is 0 for every channel (not read); `high` 0: s is the total shift, 8 to 46. */
-MTK_DW16_INLINE int16_t mtk_dw16_requant(int32_t acc, int64_t b, int32_t r, int32_t s, int32_t high, int32_t act_min,
-                                         int32_t act_max) {
+MTK_DW16_INLINE int16_t mtk_requant_table_s16(int32_t acc, int64_t b, int32_t r, int32_t s, int32_t high,
+                                              int32_t act_min, int32_t act_max) {
   int64_t p = b + (int64_t)acc * r;
   int32_t hi = (int32_t)((uint64_t)p >> 32), v;
   if (high == 2)
@@ -147,7 +148,7 @@ MTK_DW16_INLINE void mtk_dw16_store(const mtk_dw16_sums* s, int16_t* y, int32_t 
       if (p % padded >= multiplier) continue;
       c = p / padded * multiplier + p % padded;
     }
-    y[c] = mtk_dw16_requant(s->a[j], bias[c], mult[c], high == 2 ? 0 : shift[c], high, act_min, act_max);
+    y[c] = mtk_requant_table_s16(s->a[j], bias[c], mult[c], high == 2 ? 0 : shift[c], high, act_min, act_max);
   }
 }
 

@@ -65,6 +65,41 @@ static inline int32_t mtk_dot_2x2_s16(const int16_t* r0, const int16_t* r1, cons
   return mtk_store4(acc, a00, a01, a10, a11);
 }
 
+/* Helium cores (int16x8.py pack_channel_rows): the same sums from weights in rows, a block of 2 output channels being
+ * w[c0][0..k) then w[c1][0..k); 8 int16 a vector, VMLADAVA per row and channel, the tail predicated (VCTP). Elsewhere
+ * (host tests of a Helium build) the same layout in plain C. */
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+#include <arm_mve.h>
+#endif
+static inline int32_t mtk_dot_2x2_rows_s16(const int16_t* r0, const int16_t* r1, const int16_t* w, int32_t k,
+                                           int32_t* acc) {
+  const int16_t* w1 = w + k;
+  int32_t a00 = 0, a01 = 0, a10 = 0, a11 = 0;
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+  for (int32_t i = 0; i < k; i += 8) {
+    mve_pred16_t p = vctp16q((uint32_t)(k - i));
+    int16x8_t x0 = vldrhq_z_s16(r0 + i, p), x1 = vldrhq_z_s16(r1 + i, p);
+    int16x8_t v0 = vldrhq_z_s16(w + i, p), v1 = vldrhq_z_s16(w1 + i, p);
+    a00 = vmladavaq_s16(a00, x0, v0);
+    a01 = vmladavaq_s16(a01, x0, v1);
+    a10 = vmladavaq_s16(a10, x1, v0);
+    a11 = vmladavaq_s16(a11, x1, v1);
+  }
+#else
+  for (int32_t i = 0; i < k; ++i) {
+    a00 += (int32_t)r0[i] * w[i];
+    a01 += (int32_t)r0[i] * w1[i];
+    a10 += (int32_t)r1[i] * w[i];
+    a11 += (int32_t)r1[i] * w1[i];
+  }
+#endif
+  acc[0] = a00;
+  acc[1] = a01;
+  acc[2] = a10;
+  acc[3] = a11;
+  return 0;
+}
+
 /* The im2col row of the output pixel whose window starts at (iy, ix) (may be outside): k_h·k_w taps of in_c
  * values, 0 for taps outside the image (16x8 tensors have zero point 0). */
 static inline int32_t mtk_im2col_s16(const int16_t* x, int32_t iy, int32_t ix, int32_t in_h, int32_t in_w,
