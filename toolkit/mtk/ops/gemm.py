@@ -95,7 +95,7 @@ class GemmOpDef(OpDef):
         rq = p.requant
         usable = gemm_variants(data.cpu, data.output.size // p.weights.shape[0],   # Helium's fused kernels
                                data.cpu.mve or rq.rshift_table is not None)      # shift left too
-        exact = lambda: fused_stream_exact(p.weights, p.bias, rq.multiplier, rq.shift, rq.out_zp, rq.act_min, rq.act_max)
+        exact = lambda: fused_stream_exact(p.weights, p.bias, rq.multiplier, rq.shift, rq.out_zp)
         return [v for v in usable if v.weights != "fused" or exact()]
 
     def weight_bytes(self, data: OpData, variant: GemmVariant) -> int:
@@ -343,7 +343,7 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
                             sums[ct * R * B + i] = sums[ct * R * B + i] + acc[i]
             if g.stream:
                 T.evaluate(T.call_extern(i32, g.micro_kernel, T.address_of(scratch[0]), T.address_of(w[0]), g.groups,
-                                         C, T.address_of(out[pb * R * C]), row_stride(pb)))
+                                         C, T.address_of(out[pb * R * C]), row_stride(pb), rq.act_min, rq.act_max))
             else:
                 for ct in T.serial(c_tiles):
                     if chunked:

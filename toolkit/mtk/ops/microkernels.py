@@ -83,12 +83,11 @@ def pack_fused_stream(w: np.ndarray, bias: np.ndarray, multiplier: np.ndarray, s
     return np.ascontiguousarray(np.concatenate([head, weights, tail], axis=1)).view(np.int8).reshape(-1)
 
 
-def fused_stream_exact(w: np.ndarray, bias: np.ndarray, multiplier: np.ndarray, shift: np.ndarray, out_zp: int,
-                       act_min: int, act_max: int) -> bool:
+def fused_stream_exact(w: np.ndarray, bias: np.ndarray, multiplier: np.ndarray, shift: np.ndarray, out_zp: int) -> bool:
     """Whether mtk_gemm_2x2_fused_s8 computes the layer exactly for every input: every channel shifts right
     (or has a zero multiplier), 2·(Σ + bias) cannot overflow (|Σ| ≤ 128·Σ|w|), nor can SMMLAR's sum with the
-    rounding term, and the activation range is all of int8 (it saturates, it does not clamp)."""
-    if act_min != -128 or act_max != 127 or np.any(multiplier < 0) or np.any((shift >= 0) & (multiplier != 0)):
+    rounding term."""
+    if np.any(multiplier < 0) or np.any((shift >= 0) & (multiplier != 0)):
         return False
     e = np.where(multiplier == 0, 1, -shift.astype(np.int64))
     if np.any(e > 30):

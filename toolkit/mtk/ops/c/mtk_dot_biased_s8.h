@@ -182,7 +182,7 @@ static inline int32_t mtk_dot_1x4_biased_s8(const void* x, const void* w, int32_
 
 /* The whole GEMM of two packed rows with the requantization fused ("2x2/fused": gemm.py, microkernels.py
  * pack_fused_stream): every channel pair of the layer in one call, the 2x2 biased sums above, then TFLM's
- * MultiplyByQuantizedMultiplier (every channel shifts right), + out_zp, saturated to int8 and stored.
+ * MultiplyByQuantizedMultiplier (every channel shifts right), + out_zp, saturated to int8, clamped and stored.
  *
  * The weights come as one stream, per channel pair (c0, c1): the words b1, b1, b0 + 256·b1 (the biases with
  * −in_zp·Σw folded in: the sums start from them, and b0's sum from −128·Σx of its row too, so that c0's
@@ -202,9 +202,9 @@ static inline int32_t mtk_requant_x2(int32_t x2, int32_t m, int32_t c, int32_t e
 #define MTK_FUSED_HEAD 12   /* bytes of b1, b1, b0 + 256·b1 before a pair's weights */
 #define MTK_FUSED_TAIL 24   /* bytes of (m, C, e) x 2 after them */
 
-/* Channel pair `t` of the stream: `channels` (1 or 2) of its outputs for both rows, in C. */
+/* Channel pair `t` of the stream: `channels` (1 or 2) of its outputs for both rows, clamped to [lo, hi], in C. */
 static inline void mtk_fused_tile_c(const void* x, const uint8_t* t, int32_t groups, int8_t* out, int32_t stride,
-                                    int32_t channels, const int32_t* sums) {
+                                    int32_t channels, const int32_t* sums, int32_t lo, int32_t hi) {
   int32_t acc[6], bias[2];
   const int32_t* head = (const int32_t*)t;
   const int32_t* q = (const int32_t*)(t + MTK_FUSED_HEAD + 8 * groups);
@@ -215,7 +215,8 @@ static inline void mtk_fused_tile_c(const void* x, const uint8_t* t, int32_t gro
   for (int32_t r = 1; r >= 0; --r)   /* row 1 first: with stride 0, row 0's are the ones left */
     for (int32_t c = 0; c < channels; ++c) {
       int32_t x2 = (int32_t)(((uint32_t)acc[2 * r + c] + (uint32_t)bias[c]) << 1);
-      out[r * stride + c] = (int8_t)mtk_requant_x2(x2, q[3 * c], q[3 * c + 1], q[3 * c + 2]);
+      int32_t v = mtk_requant_x2(x2, q[3 * c], q[3 * c + 1], q[3 * c + 2]);
+      out[r * stride + c] = (int8_t)(v < lo ? lo : (v > hi ? hi : v));
     }
 }
 
@@ -242,100 +243,120 @@ static inline void mtk_fused_tile_c(const void* x, const uint8_t* t, int32_t gro
   "asr r0, r0, " E "\n\t"                 \
   "ssat r0, #8, r0\n\t"
 
-/* f: packed rows, stream, groups, channel pairs (> 0), out, stride. Naked, so that every register but sp is
- * the loop's (the frame pointer, r7, too): first the rows' sums Σx (SADD16 of a row's two words, SMLAD with
- * 1s), then the channel pairs, 16 groups a pass, entered (−groups mod 16) groups in; the frame on the stack:
- * [0] rows, [4] passes, [8] −128·Σx of row 0 and of row 1, [16] stride, [20] the output's end, [24] the entry. */
-__attribute__((naked, noinline, unused)) static void mtk_gemm_2x2_fused_dsp(
-    __attribute__((unused)) const int32_t* f) {
-  __asm__ volatile(
-      "push {r4-r11, lr}\n\t"
-      "sub sp, sp, #28\n\t"
-      "ldm r0, {r0-r5}\n\t"
-      "str r0, [sp, #0]\n\t"
-      "str r5, [sp, #16]\n\t"
-      "add r3, r4, r3, lsl #1\n\t"
-      "str r3, [sp, #20]\n\t"
-      "mov lr, r4\n\t"
-      "movs r6, #0\n\t"
-      "movs r7, #0\n\t"
-      "mov.w r8, #0x10001\n\t"
-      "mov r3, r2\n"
-      "3:\n\t"
-      "ldm r0!, {r9, r10, r11, r12}\n\t"
-      "sadd16 r9, r9, r10\n\t"
-      "sadd16 r11, r11, r12\n\t"
-      "smlad r6, r9, r8, r6\n\t"
-      "smlad r7, r11, r8, r7\n\t"
-      "subs r3, r3, #1\n\t"
-      "bne 3b\n\t"
-      "movs r3, #0\n\t"
-      "sub r6, r3, r6, lsl #7\n\t"
-      "sub r7, r3, r7, lsl #7\n\t"
-      "strd r6, r7, [sp, #8]\n\t"
-      "adds r3, r2, #15\n\t"
-      "lsrs r3, r3, #4\n\t"
-      "str r3, [sp, #4]\n\t"
-      "rsb r2, r2, #0\n\t"
-      "and r2, r2, #15\n\t"
-      "movs r3, #48\n\t"
-      "adr.w r4, 2f\n\t"
-      "mla r2, r2, r3, r4\n\t"
-      "orr r2, r2, #1\n\t"
-      "str r2, [sp, #24]\n\t"
-      "1:\n\t"
-      "ldr r0, [sp, #0]\n\t"
-      "ldr r2, [sp, #4]\n\t"
-      "ldrd r3, r5, [sp, #8]\n\t"
-      "ldm r1!, {r4, r6, r7}\n\t"
-      "add r3, r3, r7\n\t"
-      "add r5, r5, r7\n\t"
-      "ldr pc, [sp, #24]\n"
-      "2:\n\t"
-      MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP
-      MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP
-      MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP
-      "subs r2, r2, #1\n\t"
-      "bne 2b\n\t"
-      "sub r3, r3, r4, lsl #8\n\t"
-      "sub r5, r5, r6, lsl #8\n\t"
-      "add r3, r3, r3\n\t"
-      "add r4, r4, r4\n\t"
-      "add r5, r5, r5\n\t"
-      "add r6, r6, r6\n\t"
-      "ldm r1!, {r7-r12}\n\t"
-      "ldr r2, [sp, #16]\n\t"
-      MTK_FUSED_REQUANT("r5", "r7", "r8", "r9") "strb r0, [lr, r2]\n\t"
-      MTK_FUSED_REQUANT("r3", "r7", "r8", "r9") "strb r0, [lr], #1\n\t"
-      MTK_FUSED_REQUANT("r6", "r10", "r11", "r12") "strb r0, [lr, r2]\n\t"
-      MTK_FUSED_REQUANT("r4", "r10", "r11", "r12") "strb r0, [lr], #1\n\t"
-      "ldr r0, [sp, #20]\n\t"
-      "cmp lr, r0\n\t"
-      "bne 1b\n\t"
-      "add sp, sp, #28\n\t"
-      "pop {r4-r11, pc}\n\t");
+/* f: packed rows, stream, groups, channel pairs (> 0), out, stride, the activation range. Naked, so that every
+ * register but sp is the loop's (the frame pointer, r7, too): first the rows' sums Σx (SADD16 of a row's two
+ * words, SMLAD with 1s), then the channel pairs, 16 groups a pass, entered (−groups mod 16) groups in, then
+ * EPILOGUE requantizes and stores the pair's 4 outputs; the frame on the stack: [0] rows, [4] passes, [8]
+ * −128·Σx of row 0 and of row 1, [16] stride, [20] the output's end, [24] the entry, [28] the range. */
+#define MTK_FUSED_DSP(NAME, EPILOGUE)                                                                  \
+__attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)) const int32_t* f) {  \
+  __asm__ volatile(                                                                                    \
+      "push {r4-r11, lr}\n\t"                                                                          \
+      "sub sp, sp, #36\n\t"                                                                            \
+      "ldm r0, {r0-r7}\n\t"                                                                            \
+      "strd r6, r7, [sp, #28]\n\t"                                                                     \
+      "str r0, [sp, #0]\n\t"                                                                           \
+      "str r5, [sp, #16]\n\t"                                                                          \
+      "add r3, r4, r3, lsl #1\n\t"                                                                     \
+      "str r3, [sp, #20]\n\t"                                                                          \
+      "mov lr, r4\n\t"                                                                                 \
+      "movs r6, #0\n\t"                                                                                \
+      "movs r7, #0\n\t"                                                                                \
+      "mov.w r8, #0x10001\n\t"                                                                         \
+      "mov r3, r2\n"                                                                                   \
+      "3:\n\t"                                                                                         \
+      "ldm r0!, {r9, r10, r11, r12}\n\t"                                                               \
+      "sadd16 r9, r9, r10\n\t"                                                                         \
+      "sadd16 r11, r11, r12\n\t"                                                                       \
+      "smlad r6, r9, r8, r6\n\t"                                                                       \
+      "smlad r7, r11, r8, r7\n\t"                                                                      \
+      "subs r3, r3, #1\n\t"                                                                            \
+      "bne 3b\n\t"                                                                                     \
+      "movs r3, #0\n\t"                                                                                \
+      "sub r6, r3, r6, lsl #7\n\t"                                                                     \
+      "sub r7, r3, r7, lsl #7\n\t"                                                                     \
+      "strd r6, r7, [sp, #8]\n\t"                                                                      \
+      "adds r3, r2, #15\n\t"                                                                           \
+      "lsrs r3, r3, #4\n\t"                                                                            \
+      "str r3, [sp, #4]\n\t"                                                                           \
+      "rsb r2, r2, #0\n\t"                                                                             \
+      "and r2, r2, #15\n\t"                                                                            \
+      "movs r3, #48\n\t"                                                                               \
+      "adr.w r4, 2f\n\t"                                                                               \
+      "mla r2, r2, r3, r4\n\t"                                                                         \
+      "orr r2, r2, #1\n\t"                                                                             \
+      "str r2, [sp, #24]\n\t"                                                                          \
+      "1:\n\t"                                                                                         \
+      "ldr r0, [sp, #0]\n\t"                                                                           \
+      "ldr r2, [sp, #4]\n\t"                                                                           \
+      "ldrd r3, r5, [sp, #8]\n\t"                                                                      \
+      "ldm r1!, {r4, r6, r7}\n\t"                                                                      \
+      "add r3, r3, r7\n\t"                                                                             \
+      "add r5, r5, r7\n\t"                                                                             \
+      "ldr pc, [sp, #24]\n"                                                                            \
+      "2:\n\t"                                                                                         \
+      MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP  \
+      MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP  \
+      MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP                                  \
+      "subs r2, r2, #1\n\t"                                                                            \
+      "bne 2b\n\t"                                                                                     \
+      "sub r3, r3, r4, lsl #8\n\t"                                                                     \
+      "sub r5, r5, r6, lsl #8\n\t"                                                                     \
+      "add r3, r3, r3\n\t"                                                                             \
+      "add r4, r4, r4\n\t"                                                                             \
+      "add r5, r5, r5\n\t"                                                                             \
+      "add r6, r6, r6\n\t"                                                                             \
+      EPILOGUE                                                                                         \
+      "ldr r0, [sp, #20]\n\t"                                                                          \
+      "cmp lr, r0\n\t"                                                                                 \
+      "bne 1b\n\t"                                                                                     \
+      "add sp, sp, #36\n\t"                                                                            \
+      "pop {r4-r11, pc}\n\t");                                                                         \
 }
+/* The outputs as they are (the activation range is all of int8), or clamped to the range (r10, r11). */
+#define MTK_FUSED_SATURATED                                                      \
+  "ldm r1!, {r7-r12}\n\t"                                                        \
+  "ldr r2, [sp, #16]\n\t"                                                        \
+  MTK_FUSED_REQUANT("r5", "r7", "r8", "r9") "strb r0, [lr, r2]\n\t"              \
+  MTK_FUSED_REQUANT("r3", "r7", "r8", "r9") "strb r0, [lr], #1\n\t"              \
+  MTK_FUSED_REQUANT("r6", "r10", "r11", "r12") "strb r0, [lr, r2]\n\t"           \
+  MTK_FUSED_REQUANT("r4", "r10", "r11", "r12") "strb r0, [lr], #1\n\t"
+#define MTK_FUSED_CLAMP "cmp r0, r10\n\tit lt\n\tmovlt r0, r10\n\tcmp r0, r11\n\tit gt\n\tmovgt r0, r11\n\t"
+#define MTK_FUSED_CLAMPED                                                        \
+  "ldm r1!, {r7, r8, r9}\n\t"                                                    \
+  "ldr r2, [sp, #16]\n\t"                                                        \
+  "ldrd r10, r11, [sp, #28]\n\t"                                                 \
+  MTK_FUSED_REQUANT("r5", "r7", "r8", "r9") MTK_FUSED_CLAMP "strb r0, [lr, r2]\n\t" \
+  MTK_FUSED_REQUANT("r3", "r7", "r8", "r9") MTK_FUSED_CLAMP "strb r0, [lr], #1\n\t" \
+  "ldm r1!, {r7, r8, r9}\n\t"                                                    \
+  MTK_FUSED_REQUANT("r6", "r7", "r8", "r9") MTK_FUSED_CLAMP "strb r0, [lr, r2]\n\t" \
+  MTK_FUSED_REQUANT("r4", "r7", "r8", "r9") MTK_FUSED_CLAMP "strb r0, [lr], #1\n\t"
+MTK_FUSED_DSP(mtk_gemm_2x2_fused_dsp, MTK_FUSED_SATURATED)
+MTK_FUSED_DSP(mtk_gemm_2x2_fused_clamped_dsp, MTK_FUSED_CLAMPED)
 #define MTK_FUSED_ASM 1
 #endif
 
 /* The GEMM of the two packed rows at x (mtk_pack_pair_s16 and the like) with all `channels` of the stream w,
- * outputs of row 0 at out, of row 1 `stride` bytes on. */
+ * outputs of row 0 at out, of row 1 `stride` bytes on, clamped to the activation range [lo, hi]. */
 static inline int32_t mtk_gemm_2x2_fused_s8(const void* x, const void* w, int32_t groups, int32_t channels,
-                                            void* out, int32_t stride) {
+                                            void* out, int32_t stride, int32_t lo, int32_t hi) {
   int32_t sums[2] = {0, 0}, pairs = channels >> 1, tile = MTK_FUSED_HEAD + 8 * groups + MTK_FUSED_TAIL;
   int8_t* o = (int8_t*)out;
   const uint8_t* t = (const uint8_t*)w;
 #ifdef MTK_FUSED_ASM
   if (pairs > 0) {
-    const int32_t f[6] = {(int32_t)x, (int32_t)w, groups, pairs, (int32_t)out, stride};
-    mtk_gemm_2x2_fused_dsp(f);
+    const int32_t f[8] = {(int32_t)x, (int32_t)w, groups, pairs, (int32_t)out, stride, lo, hi};
+    if (lo == -128 && hi == 127)
+      mtk_gemm_2x2_fused_dsp(f);
+    else
+      mtk_gemm_2x2_fused_clamped_dsp(f);
   }
   t += pairs * tile, o += 2 * pairs;
   pairs = 0;
 #endif
   if (pairs > 0 || (channels & 1)) mtk_pack_sums_s16(x, groups, 2, sums);   /* (the assembly sums them itself) */
-  for (int32_t p = 0; p < pairs; ++p, t += tile, o += 2) mtk_fused_tile_c(x, t, groups, o, stride, 2, sums);
-  if (channels & 1) mtk_fused_tile_c(x, t, groups, o, stride, 1, sums);
+  for (int32_t p = 0; p < pairs; ++p, t += tile, o += 2) mtk_fused_tile_c(x, t, groups, o, stride, 2, sums, lo, hi);
+  if (channels & 1) mtk_fused_tile_c(x, t, groups, o, stride, 1, sums, lo, hi);
   return 0;
 }
 
