@@ -9,7 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import modelgen
-from harness import LAYERS, assert_bit_exact_on_c_paths
+from harness import LAYERS, assert_bit_exact_on_c_paths, conv
+from mtk.ops import op_def, prepare_ops
+from mtk.reader import read_model
+from mtk.target import get_cpu
 
 CPUS = ["cortex-m4", "cortex-m3", "cortex-m0plus"]
 SHAPES = settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
@@ -33,3 +36,14 @@ def test_random_layer_shapes_are_bit_exact(family, cpu, tmp_path_factory):
     def check(model):
         assert_bit_exact_on_c_paths(model, tmp_path_factory.mktemp(family.lower()), cpu=cpu)
     check()
+
+
+@pytest.mark.parametrize("name, channels, default", [
+    ("conv-1ch-3x3-s2", 8, "1x4/int16"), ("dw-1to8-10x8-s2", 8, "1x4/int16"),   # few groups: int16 weights
+    ("conv-2ch-10x8-valid", 5, "2x2/int16"),       # 1x4 would pad 5 channels to 8, 2x2 to 6
+    ("wide", 600, "2x2/biased")])                  # int16 weights would add more than 4 KB: biased
+def test_gathered_patch_gemms_default_to_int16_weights_when_small(name, channels, default, tmp_path):
+    model = tmp_path / "layer.tflite"
+    model.write_bytes(LAYERS[name]() if name in LAYERS else conv((1, 12, 12, 1), (3, 3), channels, (12, 12)))
+    data = prepare_ops(read_model(model), get_cpu("cortex-m4"))[0]
+    assert op_def(data.op.type).variants(data)[0].label == default

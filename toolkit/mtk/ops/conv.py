@@ -19,11 +19,14 @@ from . import depthwise, depthwise_mve
 from .base import Lowered, OpData, OpDef, constant_kernel, io
 from .common import check_int8_weights, op_error, require_per_tensor
 from .fixedpoint import activation_range, convolution_multipliers
-from .gemm import GemmOpDef, GemmParams, GemmVariant, Patches
+from .gemm import GemmOpDef, GemmParams, GemmVariant, Patches, packed_weight_bytes, row_source
 from .geometry import ConvGeometry, conv_geometry
 from .int16x8 import with_16x8
+from .microkernels import weight_group
 from .requant import Requant
 from .variants import KernelVariant, VariantTable
+
+FIRST_LAYER_EXTRA_FLASH = 4096   # bytes int16-expanded weights of a gathered-patch GEMM may add by default
 
 
 def requant_params(x: Tensor, w: Tensor, y: Tensor, out_c: int, activation: str) -> Requant:
@@ -48,8 +51,31 @@ def folded_bias(bias: Tensor | None, weight_sums: np.ndarray, in_zp: int) -> np.
     return (b - in_zp * weight_sums.astype(np.int64)).astype(np.int32)
 
 
+def first_layer_variants(data: OpData, variants: list[GemmVariant]) -> list[GemmVariant]:
+    """`variants` of a GEMM, the default first; for one over gathered patches (input channels not in 4s:
+    image and spectrogram first layers, 1→N depthwise) int16-expanded weights first when they add at
+    most FIRST_LAYER_EXTRA_FLASH bytes: at a depth of a few groups the per-call cost of the biased
+    kernels' row sums outweighs their SXTB16 savings (M4, `mtk tune`: 96×96×1→48×48×8 3×3/2 1,020,840 →
+    787,360 instructions for +96 B, 49×40×1 10×8/2 ×8 659,440 → 595,600, 20×20×5→7 348,440 → 290,080).
+    1x4 blocks unless they pad more channels than 2x2 ones (13 channels: 16 against 14)."""
+    p: GemmParams = data.params
+    if p.patches is None or row_source(p.patches) != "gather":
+        return variants
+    channels, depth = p.weights.shape
+    wide = [v for v in variants if v.weights == "int16" and packed_weight_bytes(channels, depth, v, weight_group(
+        data.cpu)) - packed_weight_bytes(channels, depth, variants[0], weight_group(data.cpu))
+        <= FIRST_LAYER_EXTRA_FLASH]
+    if not wide:
+        return variants
+    best = min(wide, key=lambda v: (-(-channels // v.micro_kernel.cols) * v.micro_kernel.cols, v.block != "1x4"))
+    return [best] + [v for v in variants if v != best]
+
+
 class Conv2D(GemmOpDef):
     types = ("CONV_2D",)
+
+    def variants(self, data: OpData) -> list[GemmVariant]:
+        return first_layer_variants(data, super().variants(data))
 
     def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
         check_int8_weighted(op, graph, weight_axis=0)
@@ -104,7 +130,7 @@ class DepthwiseConv2D(GemmOpDef):
     def variants(self, data: OpData) -> list[GemmVariant] | list[KernelVariant]:
         p = data.params
         if isinstance(p, GemmParams):
-            return super().variants(data)
+            return first_layer_variants(data, super().variants(data))
         return [] if p.requant.constant_output is not None else DEPTHWISE_KERNELS.variants(data)
 
     def weight_bytes(self, data: OpData, variant: GemmVariant | KernelVariant) -> int:

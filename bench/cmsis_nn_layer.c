@@ -1,0 +1,136 @@
+/*
+ * cmsis_nn_layer.c - one int8 layer through CMSIS-NN's own wrapper, timed as mtk's firmware times a
+ * model (bench/layer_compare.py builds it with mtk's bare-metal startup and port for a QEMU board).
+ *
+ * The layer comes from -D flags: LAYER_CONV / LAYER_DEPTHWISE / LAYER_FC, IN_H IN_W IN_C, OUT_H OUT_W
+ * OUT_C, K_H K_W, STRIDE_H STRIDE_W, DIL_H DIL_W, PAD_H PAD_W (TFLM's ComputePaddingHeightWidth).
+ * Calls as TFLM's cmsis_nn kernels make them (tensorflow/lite/micro/kernels/cmsis_nn/conv.cc,
+ * depthwise_conv.cc, fully_connected.cc): the wrapper's get_buffer_size in "Prepare", kernel sums
+ * (arm_vector_sum_s8) once in "Prepare" when the FC asks for a buffer, then only the wrapper call is
+ * counted. Data, zero points and requantization are random; CMSIS-NN's instruction count does not
+ * depend on them. Prints `cmsis-nn <instructions> <status>`.
+ */
+#include <stdint.h>
+
+#include "arm_nnfunctions.h"
+#include "mtk_core.h"
+#include "mtk_port.h"
+
+#define IN_SIZE (IN_H * IN_W * IN_C)
+#define OUT_SIZE (OUT_H * OUT_W * OUT_C)
+#if defined(LAYER_DEPTHWISE)
+#define W_SIZE (K_H * K_W * OUT_C)
+#else
+#define W_SIZE (OUT_C * K_H * K_W * IN_C)
+#endif
+#define SCRATCH_BYTES (64 * 1024)
+
+static int8_t input[IN_SIZE];
+static int8_t weights[W_SIZE];
+static int32_t bias[OUT_C];
+static int32_t multiplier[OUT_C];
+static int32_t shift[OUT_C];
+static int8_t output[OUT_SIZE];
+static int32_t scratch[SCRATCH_BYTES / 4];
+
+static uint32_t seed = 12345u;
+
+static uint32_t next_random(void)
+{
+    seed = seed * 1664525u + 1013904223u;
+    return seed >> 8;
+}
+
+static void fill_random(void)
+{
+    for (int i = 0; i < IN_SIZE; i++) {
+        input[i] = (int8_t)next_random();
+    }
+    for (int i = 0; i < W_SIZE; i++) {
+        weights[i] = (int8_t)(next_random() % 255u) - 127; /* symmetric, as TFLite's */
+    }
+    for (int i = 0; i < OUT_C; i++) {
+        bias[i] = (int32_t)(next_random() % 20001u) - 10000;
+        multiplier[i] = (int32_t)(0x40000000u + next_random() % 0x3FFFFFFFu);
+        shift[i] = -(int32_t)(6u + next_random() % 6u);
+    }
+}
+
+static void put_dec(uint32_t n)
+{
+    char digits[10];
+    int count = 0;
+    do {
+        digits[count++] = (char)('0' + n % 10u);
+        n /= 10u;
+    } while (n);
+    while (count) {
+        mtk_port_putc(digits[--count]);
+    }
+}
+
+void mtk_core_main(void)
+{
+    const cmsis_nn_dims input_dims = {1, IN_H, IN_W, IN_C};
+    const cmsis_nn_dims output_dims = {1, OUT_H, OUT_W, OUT_C};
+    const cmsis_nn_dims bias_dims = {1, 1, 1, OUT_C};
+    const cmsis_nn_activation activation = {-128, 127};
+    const int32_t input_offset = 7, output_offset = -3;
+    cmsis_nn_context ctx = {scratch, 0};
+    arm_cmsis_nn_status status;
+    int32_t buffer_bytes;
+    uint32_t count;
+
+    mtk_port_init();
+    fill_random();
+#if defined(LAYER_CONV)
+    const cmsis_nn_dims filter_dims = {OUT_C, K_H, K_W, IN_C};
+    const cmsis_nn_conv_params params = {input_offset, output_offset, {STRIDE_W, STRIDE_H}, {PAD_W, PAD_H},
+                                         {DIL_W, DIL_H}, activation};
+    const cmsis_nn_per_channel_quant_params quant = {multiplier, shift};
+    buffer_bytes = arm_convolve_wrapper_s8_get_buffer_size(&params, &input_dims, &filter_dims, &output_dims);
+#elif defined(LAYER_DEPTHWISE)
+    const cmsis_nn_dims filter_dims = {1, K_H, K_W, OUT_C};
+    const cmsis_nn_dw_conv_params params = {input_offset, output_offset, OUT_C / IN_C, {STRIDE_W, STRIDE_H},
+                                            {PAD_W, PAD_H}, {DIL_W, DIL_H}, activation};
+    const cmsis_nn_per_channel_quant_params quant = {multiplier, shift};
+    buffer_bytes = arm_depthwise_conv_wrapper_s8_get_buffer_size(&params, &input_dims, &filter_dims, &output_dims);
+#elif defined(LAYER_FC)
+    const cmsis_nn_dims filter_dims = {IN_SIZE, 1, 1, OUT_C};
+    const cmsis_nn_fc_params params = {input_offset, 0, output_offset, activation};
+    const cmsis_nn_quant_params quant = {multiplier, shift, 0};
+    buffer_bytes = arm_fully_connected_s8_get_buffer_size(&filter_dims);
+#else
+#error "no LAYER_CONV, LAYER_DEPTHWISE or LAYER_FC"
+#endif
+    if (buffer_bytes > SCRATCH_BYTES) {
+        mtk_port_exit(2);
+    }
+    ctx.size = buffer_bytes;
+#if defined(LAYER_FC)
+    if (buffer_bytes > 0) { /* TFLM's Prepare (KERNELS_OPTIMIZED_FOR_SPEED): kernel sums once */
+        arm_vector_sum_s8(scratch, IN_SIZE, OUT_C, weights, input_offset, 0, bias);
+    }
+    mtk_port_cycles_start();
+    status = arm_fully_connected_wrapper_s8(&ctx, &params, &quant, &input_dims, input, &filter_dims, weights,
+                                            &bias_dims, bias, &output_dims, output);
+#elif defined(LAYER_CONV)
+    mtk_port_cycles_start();
+    status = arm_convolve_wrapper_s8(&ctx, &params, &quant, &input_dims, input, &filter_dims, weights, &bias_dims,
+                                     bias, &output_dims, output);
+#else
+    mtk_port_cycles_start();
+    status = arm_depthwise_conv_wrapper_s8(&ctx, &params, &quant, &input_dims, input, &filter_dims, weights,
+                                           &bias_dims, bias, &output_dims, output);
+#endif
+    count = mtk_port_cycles();
+    for (const char *s = "cmsis-nn "; *s; s++) {
+        mtk_port_putc(*s);
+    }
+    put_dec(count);
+    mtk_port_putc(' ');
+    put_dec((uint32_t)-status);
+    mtk_port_putc('\r');
+    mtk_port_putc('\n');
+    mtk_port_exit(status == ARM_CMSIS_NN_SUCCESS ? 0 : 1);
+}

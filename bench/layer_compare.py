@@ -1,0 +1,299 @@
+"""mtk against CMSIS-NN layer by layer (issue 11: no layer slower than CMSIS-NN), in QEMU with exact instruction counts.
+
+    python bench/layer_compare.py                                   # mtk alone, every layer, an386 an547 an385
+    python bench/layer_compare.py --cmsis-nn ~/src/CMSIS-NN         # beside CMSIS-NN's wrappers
+    python bench/layer_compare.py --board mps2/an386 --layer conv-1ch-3x3-s2 --random 4 --json out.json
+
+Each layer is one CONV_2D, DEPTHWISE_CONV_2D or FULLY_CONNECTED op in a model of its own made with
+tests/modelgen.py (random int8 weights, per-channel scales, a random fused activation). mtk's figure is
+`mtk bench`'s instructions per inference of that model (bench/peer_compare.py's measure: outputs checked
+bit for bit against tflite-micro too). CMSIS-NN's is the instructions of one call of CMSIS-NN's own
+wrapper for the same shapes (arm_convolve_wrapper_s8, arm_depthwise_conv_wrapper_s8,
+arm_fully_connected_wrapper_s8; bench/cmsis_nn_layer.c), random data, its scratch sized by the wrapper's
+get_buffer_size as TFLM's cmsis_nn kernels ask for it, built with the peer's flags (arm-none-eabi-gcc -O2
+and the board's -mcpu: -mcpu=cortex-m55 makes CMSIS-NN take its Helium/MVE paths, cortex-m4 its DSP ones)
+and mtk's bare-metal startup and port, counted as mtk's firmware counts (SysTick under QEMU -icount shift=0).
+TFLM's own per-op overhead (Eval, tensor look-ups) is not in CMSIS-NN's figure: the comparison is kernel
+against kernel, a stricter one than against TFLM.
+
+CMSIS-NN is not shipped with mtk and this script fetches nothing: pass a checkout of it,
+    git clone https://github.com/ARM-software/CMSIS-NN ~/src/CMSIS-NN
+(the CMSIS-NN that TFLM pins is what TFLM's downloads put in
+tensorflow/lite/micro/tools/make/downloads/cmsis_nn). Its int8 sources (Source/ConvolutionFunctions,
+FullyConnectedFunctions, NNSupportFunctions, TransposeFunctions) are compiled once per core into --work (default a
+temporary folder).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import jinja2
+import numpy as np
+
+from peer_compare import measure
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+import modelgen  # noqa: E402
+from mtk.boards import Board, get_board  # noqa: E402
+from mtk.budget import DEFAULT_STACK_BYTES  # noqa: E402
+from mtk.paths import BAREMETAL_APP, FIRMWARE  # noqa: E402
+from mtk.platforms.baremetal import icount_tick  # noqa: E402
+from mtk.platforms.base import ProjectOptions  # noqa: E402
+from mtk.runners.qemu import QemuRunner  # noqa: E402
+
+BOARDS = ("mps2/an386", "mps3/corstone300/an547", "mps2/an385")
+HARNESS = Path(__file__).resolve().parent / "cmsis_nn_layer.c"
+CMSIS_NN_SOURCES = ("ConvolutionFunctions", "FullyConnectedFunctions", "NNSupportFunctions", "TransposeFunctions")
+TIMEOUT_S = 120.0
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One op's shapes: NHWC input (batch 1), output channels (depthwise: input channels × multiplier)."""
+    name: str
+    op: str                          # CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED
+    input: tuple[int, int, int]      # H, W, C (FULLY_CONNECTED: 1, 1, depth)
+    out_channels: int
+    kernel: tuple[int, int] = (1, 1)
+    stride: tuple[int, int] = (1, 1)
+    dilation: tuple[int, int] = (1, 1)
+    padding: str = "SAME"
+
+    def window(self, axis: int) -> tuple[int, int]:
+        """(output size, TFLM's padding before) along H (0) or W (1): ComputePaddingHeightWidth."""
+        size, k, s, d = self.input[axis], self.kernel[axis], self.stride[axis], self.dilation[axis]
+        effective = (k - 1) * d + 1
+        out = -(-size // s) if self.padding == "SAME" else (size - effective) // s + 1
+        return out, max(((out - 1) * s + effective - size) // 2, 0)
+
+    @property
+    def output(self) -> tuple[int, int, int]:
+        return self.window(0)[0], self.window(1)[0], self.out_channels
+
+    @property
+    def macs(self) -> int:
+        taps = self.kernel[0] * self.kernel[1] * (1 if self.op == "DEPTHWISE_CONV_2D" else self.input[2])
+        h, w, c = self.output
+        return h * w * c * taps
+
+
+LAYERS = (
+    # issue 11's shapes: 1- and 3-channel first layers, TFLM's micro_speech depthwise, 10×8 / 10×4 kernels
+    Layer("conv-1ch-3x3-s2", "CONV_2D", (96, 96, 1), 8, (3, 3), (2, 2)),
+    Layer("conv-3ch-3x3-s2", "CONV_2D", (96, 96, 3), 8, (3, 3), (2, 2)),
+    Layer("dw-1to8-10x8-s2", "DEPTHWISE_CONV_2D", (49, 40, 1), 8, (10, 8), (2, 2)),
+    Layer("conv-1ch-10x8-s2", "CONV_2D", (49, 40, 1), 8, (10, 8), (2, 2)),
+    Layer("conv-1ch-10x4-s2", "CONV_2D", (49, 10, 1), 64, (10, 4), (2, 2)),
+    # odd channel counts
+    Layer("conv-5to7-3x3", "CONV_2D", (20, 20, 5), 7, (3, 3)),
+    Layer("conv-2to13-5x5-valid", "CONV_2D", (24, 24, 2), 13, (5, 5), padding="VALID"),
+    Layer("dw-13-3x3", "DEPTHWISE_CONV_2D", (20, 20, 13), 13, (3, 3)),
+    Layer("dw-3to9-3x3-s2", "DEPTHWISE_CONV_2D", (24, 24, 3), 9, (3, 3), (2, 2)),
+    Layer("dw-67-3x3-s2", "DEPTHWISE_CONV_2D", (24, 24, 67), 67, (3, 3), (2, 2)),
+    Layer("pw-13to29", "CONV_2D", (20, 20, 13), 29),
+    Layer("fc-123to37", "FULLY_CONNECTED", (1, 1, 123), 37),
+    # for scale: channels in 4s (the shared models' kind)
+    Layer("conv-16to32-3x3", "CONV_2D", (16, 16, 16), 32, (3, 3)),
+    Layer("dw-32-3x3", "DEPTHWISE_CONV_2D", (24, 24, 32), 32, (3, 3)),
+)
+
+
+def random_layers(count: int, seed: int) -> list[Layer]:
+    """`count` conv/depthwise/FC layers of random small shapes (odd sizes, kernels up to 10×8, strides 1..3)."""
+    rng = np.random.default_rng(seed)
+    layers = []
+    for i in range(count):
+        op = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")[i % 3]
+        if op == "FULLY_CONNECTED":
+            layers.append(Layer(f"random{i}-fc", op, (1, 1, int(rng.integers(8, 400))), int(rng.integers(1, 68))))
+            continue
+        h, w, c = int(rng.integers(10, 40)), int(rng.integers(10, 40)), int(rng.integers(1, 17))
+        kernel = (int(rng.integers(1, min(10, h) + 1)), int(rng.integers(1, min(8, w) + 1)))
+        stride = (int(rng.integers(1, 4)), int(rng.integers(1, 4)))
+        out = c * int(rng.integers(1, 5)) if op == "DEPTHWISE_CONV_2D" else int(rng.integers(1, 68))
+        layers.append(Layer(f"random{i}-{'dw' if op == 'DEPTHWISE_CONV_2D' else 'conv'}", op, (h, w, c), out, kernel,
+                            stride, padding=str(rng.choice(["SAME", "VALID"]))))
+    return layers
+
+
+def layer_model(layer: Layer, seed: int = 0) -> bytes:
+    """The layer alone as an int8 .tflite, from tests/modelgen.py's weighted sums."""
+    d = modelgen.Draw(np.random.default_rng(seed))
+    net = modelgen.Net(description=f"mtk layer_compare {layer.name}")
+    x = net.model_input((1, *layer.input) if layer.op != "FULLY_CONNECTED" else (1, layer.input[2]),
+                        modelgen.activation_quant(d))
+    cin, cout = layer.input[2], layer.out_channels
+    if layer.op == "FULLY_CONNECTED":
+        return net.build(modelgen.weighted_sum(net, d, x, layer.op, (cout, cin), 0, cin, (1, cout), per_channel=False))
+    window = {"padding": layer.padding, "stride_h": layer.stride[0], "stride_w": layer.stride[1],
+              "dilation_h_factor": layer.dilation[0], "dilation_w_factor": layer.dilation[1]}
+    taps = layer.kernel[0] * layer.kernel[1]
+    if layer.op == "DEPTHWISE_CONV_2D":
+        y = modelgen.weighted_sum(net, d, x, layer.op, (1, *layer.kernel, cout), 3, taps, (1, *layer.output),
+                                  bias_optional=False, depth_multiplier=cout // cin, **window)
+    else:
+        y = modelgen.weighted_sum(net, d, x, layer.op, (cout, *layer.kernel, cin), 0, taps * cin, (1, *layer.output),
+                                  **window)
+    return net.build(y)
+
+
+def mtk_figures(layer: Layer, board: str, work: Path) -> dict:
+    work.mkdir(parents=True, exist_ok=True)
+    model = work / f"{layer.name}.tflite"
+    model.write_bytes(layer_model(layer))
+    row = measure(model, board, False, work, None)
+    return {"instructions": row["instructions"], "arena_bytes": row["arena_bytes"],
+            "exact": row["output_mismatches"] == 0}
+
+
+class CmsisNN:
+    """CMSIS-NN's int8 kernels built per core from a user's checkout, and one harness ELF per layer and board."""
+
+    def __init__(self, checkout: Path, work: Path):
+        self.checkout = checkout.resolve()
+        self.work = work
+        if not (self.checkout / "Include" / "arm_nnfunctions.h").is_file():
+            raise SystemExit(f"{checkout}: not a CMSIS-NN checkout (no Include/arm_nnfunctions.h)")
+
+    def library(self, board: Board) -> Path:
+        """libcmsis-nn.a for the board's core (compiled on first use)."""
+        out = self.work / "cmsis-nn" / board.cpu.name
+        archive = out / "libcmsis-nn.a"
+        if archive.is_file():
+            return archive
+        out.mkdir(parents=True, exist_ok=True)
+        sources = [s for folder in CMSIS_NN_SOURCES for s in sorted((self.checkout / "Source" / folder).glob("*.c"))
+                   if not s.stem.endswith(("_f16", "_f32"))]   # float kernels need their own build options
+
+        def compile_one(source: Path) -> Path:
+            obj = out / f"{source.stem}.o"
+            self._run(["arm-none-eabi-gcc", *board.cpu.gcc_flags, "-O2", "-ffunction-sections", "-fdata-sections",
+                       "-I", str(self.checkout / "Include"), "-c", str(source), "-o", str(obj)])
+            return obj
+
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            objects = list(pool.map(compile_one, sources))
+        self._run(["arm-none-eabi-ar", "rcs", str(archive), *map(str, objects)])
+        return archive
+
+    def instructions(self, layer: Layer, board: Board) -> int:
+        elf = self._harness(layer, board)
+        session = QemuRunner(board).start(elf)
+        try:
+            line = session.link.read_line(TIMEOUT_S)
+            status = session.wait_exit(TIMEOUT_S)
+        finally:
+            session.close()
+        if line is None or not line.startswith("cmsis-nn ") or status != 0:
+            raise SystemExit(f"CMSIS-NN harness for {layer.name} on {board.name} failed (exit {status}): {line!r}")
+        return int(line.split()[1])
+
+    def _harness(self, layer: Layer, board: Board) -> Path:
+        out = self.work / "harness" / board.name.replace("/", "_") / layer.name
+        out.mkdir(parents=True, exist_ok=True)
+        render_board_files(board, out)
+        (h, pad_h), (w, pad_w) = layer.window(0), layer.window(1)
+        kind = {"CONV_2D": "CONV", "DEPTHWISE_CONV_2D": "DEPTHWISE", "FULLY_CONNECTED": "FC"}[layer.op]
+        defines = {f"LAYER_{kind}": 1, "IN_H": layer.input[0], "IN_W": layer.input[1], "IN_C": layer.input[2],
+                   "OUT_H": h, "OUT_W": w, "OUT_C": layer.out_channels, "K_H": layer.kernel[0], "K_W": layer.kernel[1],
+                   "STRIDE_H": layer.stride[0], "STRIDE_W": layer.stride[1], "DIL_H": layer.dilation[0],
+                   "DIL_W": layer.dilation[1], "PAD_H": pad_h, "PAD_W": pad_w, "MTK_SEMIHOSTING": 1}
+        elf = out / "harness.elf"
+        self._run(["arm-none-eabi-gcc", *board.cpu.gcc_flags, "-O2", "--specs=picolibc.specs", "-nostartfiles",
+                   "-ffunction-sections", "-fdata-sections", "-Wl,--gc-sections", "-T", str(out / "linker.ld"),
+                   *[f"-D{k}={v}" for k, v in defines.items()],
+                   "-I", str(out), "-I", str(FIRMWARE), "-I", str(self.checkout / "Include"),
+                   str(HARNESS), str(BAREMETAL_APP / "startup.c"), str(BAREMETAL_APP / "mtk_port_baremetal.c"),
+                   str(self.library(board)), "-o", str(elf)])
+        return elf
+
+    @staticmethod
+    def _run(command: list[str]) -> None:
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr[-2000:]}")
+
+
+def render_board_files(board: Board, out: Path) -> None:
+    """mtk_board.h and linker.ld of the bare-metal firmware for `board` (baremetal_app's templates)."""
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(BAREMETAL_APP), undefined=jinja2.StrictUndefined)
+    context = {"board": board, "qemu": board.qemu, "options": ProjectOptions(stack_bytes=DEFAULT_STACK_BYTES),
+               "tick": icount_tick(board.qemu.timer_hz)}
+    for name in ("mtk_board.h", "linker.ld"):
+        (out / name).write_text(env.get_template(f"{name}.j2").render(context))
+
+
+def print_table(rows: list[dict], boards: list[str]) -> None:
+    print(f"{'layer':22} {'op':18} {'MACs':>9} │ " + " │ ".join(f"{b[-5:]:>5} {'mtk':>10} {'CMSIS-NN':>10} {'×':>6} exact"
+                                                           for b in boards))
+    for layer_rows in _by_layer(rows):
+        first = layer_rows[0]
+        cells = []
+        for board in boards:
+            r = next((r for r in layer_rows if r["board"] == board), None)
+            if r is None:
+                cells.append(" " * 42)
+                continue
+            theirs = r["cmsis_nn_instructions"]
+            ratio = f"{r['mtk_instructions'] / theirs:5.2f}{'!' if r['mtk_instructions'] > theirs else ' '}" \
+                if theirs else "     -"
+            cells.append(f"{'':5} {r['mtk_instructions']:10,} {theirs or 0:10,} {ratio:>6} "
+                         f"{'yes' if r['exact'] else 'NO':>5}")
+        print(f"{first['layer']:22} {first['op']:18} {first['macs']:9,} │ " + " │ ".join(cells))
+    print("× = mtk / CMSIS-NN instructions for the layer (QEMU -icount); '!' = above 1.0 (issue 11's bound); "
+          "exact = mtk's outputs equal tflite-micro's")
+
+
+def _by_layer(rows: list[dict]) -> list[list[dict]]:
+    order = list(dict.fromkeys(r["layer"] for r in rows))
+    return [[r for r in rows if r["layer"] == name] for name in order]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=__doc__.split("\n\n", 2)[2],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--board", action="append", help=f"board(s) (default: {', '.join(BOARDS)})")
+    parser.add_argument("--layer", action="append", choices=[layer.name for layer in LAYERS],
+                        help="layer(s) of the built-in list (default all)")
+    parser.add_argument("--random", type=int, default=3, metavar="N", help="also N random layers (default 3)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random layers")
+    parser.add_argument("--cmsis-nn", type=Path, metavar="DIR",
+                        help="a CMSIS-NN checkout to compare with (not fetched: see below)")
+    parser.add_argument("--work", type=Path, help="keep the builds here (default: a temporary folder)")
+    parser.add_argument("--json", type=Path, help="write the rows to this file")
+    args = parser.parse_args()
+
+    layers = [layer for layer in LAYERS if not args.layer or layer.name in args.layer] \
+        + random_layers(args.random, args.seed)
+    boards = args.board or list(BOARDS)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="mtk-layers-") as tmp:
+        work = args.work or Path(tmp)
+        cmsis = CmsisNN(args.cmsis_nn, work) if args.cmsis_nn else None
+        for board_name in boards:
+            board = get_board(board_name)
+            for layer in layers:
+                print(f"{layer.name} on {board.name} ...", file=sys.stderr, flush=True)
+                mtk = mtk_figures(layer, board.name, work / "mtk" / board.name.replace("/", "_") / layer.name)
+                rows.append({"layer": layer.name, "board": board.name, **asdict(layer), "output": layer.output,
+                             "macs": layer.macs, "mtk_instructions": mtk["instructions"],
+                             "mtk_arena_bytes": mtk["arena_bytes"], "exact": mtk["exact"],
+                             "cmsis_nn_instructions": cmsis.instructions(layer, board) if cmsis else None})
+    print_table(rows, [get_board(b).name for b in boards])
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1) + "\n")
+    return 0 if all(r["exact"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
