@@ -5,7 +5,7 @@
     python bench/layer_compare.py --board mps2/an386 --layer conv-1ch-3x3-s2 --random 4 --json out.json
 
 Each layer is one CONV_2D, DEPTHWISE_CONV_2D or FULLY_CONNECTED op in a model of its own made with
-tests/modelgen.py (random int8 weights, per-channel scales, a random fused activation). mtk's figure is
+tests/modelgen.py (random int8 weights, per-channel scales, fused RELU). mtk's figure is
 `mtk bench`'s instructions per inference of that model (bench/peer_compare.py's measure: outputs checked
 bit for bit against tflite-micro too). CMSIS-NN's is the instructions of one call of CMSIS-NN's own
 wrapper for the same shapes (arm_convolve_wrapper_s8, arm_depthwise_conv_wrapper_s8,
@@ -55,6 +55,7 @@ BOARDS = ("mps2/an386", "mps3/corstone300/an547", "mps2/an385")
 HARNESS = Path(__file__).resolve().parent / "cmsis_nn_layer.c"
 CMSIS_NN_SOURCES = ("ConvolutionFunctions", "FullyConnectedFunctions", "NNSupportFunctions", "TransposeFunctions")
 TIMEOUT_S = 120.0
+ACTIVATION = "RELU"   # modelgen's random one may clamp every output to one value: a constant, nothing to measure
 
 
 @dataclass(frozen=True)
@@ -134,8 +135,9 @@ def layer_model(layer: Layer, seed: int = 0) -> bytes:
                         modelgen.activation_quant(d))
     cin, cout = layer.input[2], layer.out_channels
     if layer.op == "FULLY_CONNECTED":
-        return net.build(modelgen.weighted_sum(net, d, x, layer.op, (cout, cin), 0, cin, (1, cout), per_channel=False))
-    window = {"padding": layer.padding, "stride_h": layer.stride[0], "stride_w": layer.stride[1],
+        return net.build(modelgen.weighted_sum(net, d, x, layer.op, (cout, cin), 0, cin, (1, cout), per_channel=False,
+                                               activation=ACTIVATION))
+    window = {"activation": ACTIVATION, "padding": layer.padding, "stride_h": layer.stride[0], "stride_w": layer.stride[1],
               "dilation_h_factor": layer.dilation[0], "dilation_w_factor": layer.dilation[1]}
     taps = layer.kernel[0] * layer.kernel[1]
     if layer.op == "DEPTHWISE_CONV_2D":
@@ -246,8 +248,8 @@ def print_table(rows: list[dict], boards: list[str]) -> None:
                 continue
             theirs = r["cmsis_nn_instructions"]
             ratio = f"{r['mtk_instructions'] / theirs:5.2f}{'!' if r['mtk_instructions'] > theirs else ' '}" \
-                if theirs else "     -"
-            cells.append(f"{'':5} {r['mtk_instructions']:10,} {theirs or 0:10,} {ratio:>6} "
+                if theirs else "-"
+            cells.append(f"{'':5} {r['mtk_instructions']:10,} {f'{theirs:,}' if theirs else '-':>10} {ratio:>6} "
                          f"{'yes' if r['exact'] else 'NO':>5}")
         print(f"{first['layer']:22} {first['op']:18} {first['macs']:9,} │ " + " │ ".join(cells))
     print("× = mtk / CMSIS-NN instructions for the layer (QEMU -icount); '!' = above 1.0 (issue 11's bound); "

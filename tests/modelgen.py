@@ -151,8 +151,10 @@ _INT8_STD = 74.0   # std of (q - zero_point) for q uniform in int8 and a zero po
 
 def weighted_sum(net: Net, d: Draw, x: Act, op: str, weight_shape: Sequence[int], channel_axis: int,
                  reduction: int, out_shape: Sequence[int], per_channel: bool = True, bias_optional: bool = True,
-                 operands: Callable[[int, int, int | None], list] = lambda x, w, b: [x, w, b], **options) -> Act:
-    """CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED: symmetric int8 weights, int32 bias, fused activation."""
+                 operands: Callable[[int, int, int | None], list] = lambda x, w, b: [x, w, b],
+                 activation: str | None = None, **options) -> Act:
+    """CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED: symmetric int8 weights, int32 bias, fused activation
+    (`activation`, or a random one)."""
     channels = weight_shape[channel_axis]
     weight_scales = 2.0 ** np.array([d.float(-9.0, -5.0) for _ in range(channels if per_channel else 1)])
     weights = int8_data(d, weight_shape, symmetric=True)
@@ -165,8 +167,8 @@ def weighted_sum(net: Net, d: Draw, x: Act, op: str, weight_shape: Sequence[int]
         values = d.rng.integers(-accumulator_std, accumulator_std + 1, size=channels).astype(np.int32)
         bias = net.builder.const(net.name("bias"), values, scale=bias_scales, zero_point=np.zeros(len(bias_scales)))
     y = net.tensor(op.lower(), out_shape, accumulator_quant(d, accumulator_std * x.quant.scale * weight_scales.max()))
-    net.builder.op(op, operands(x.index, w, bias), [y.index], fused_activation_function=d.choice(FUSED_ACTIVATIONS),
-                   **options)
+    net.builder.op(op, operands(x.index, w, bias), [y.index],
+                   fused_activation_function=activation or d.choice(FUSED_ACTIVATIONS), **options)
     return y
 
 
