@@ -38,12 +38,13 @@ def test_random_layer_shapes_are_bit_exact(family, cpu, tmp_path_factory):
     check()
 
 
-@pytest.mark.parametrize("name, channels, default", [
-    ("conv-1ch-3x3-s2", 8, "1x4/int16"), ("dw-1to8-10x8-s2", 8, "1x4/int16"),   # few groups: int16 weights
-    ("conv-2ch-10x8-valid", 5, "2x2/int16"),       # 1x4 would pad 5 channels to 8, 2x2 to 6
-    ("wide", 600, "2x2/biased")])                  # int16 weights would add more than 4 KB: biased
-def test_gathered_patch_gemms_default_to_int16_weights_when_small(name, channels, default, tmp_path):
+@pytest.mark.parametrize("activation, channels, default", [
+    ("RELU", 8, "1x4/int16"),            # a depth of 3 groups: int16 weights, not the biased default
+    ("RELU", 5, "2x2/int16"),            # 1x4 would pad 5 channels to 8, 2x2 to 6
+    ("RELU", 600, "2x2/biased"),         # int16 weights would add more than 4 KB
+    ("NONE", 8, "2x2/fused")])           # the fused kernel, where it may run, stays first
+def test_gathered_patch_gemms_default_to_int16_weights_when_small(activation, channels, default, tmp_path):
     model = tmp_path / "layer.tflite"
-    model.write_bytes(LAYERS[name]() if name in LAYERS else conv((1, 12, 12, 1), (3, 3), channels, (12, 12)))
+    model.write_bytes(conv((1, 12, 12, 1), (3, 3), channels, (6, 6), stride=(2, 2), activation=activation))
     data = prepare_ops(read_model(model), get_cpu("cortex-m4"))[0]
     assert op_def(data.op.type).variants(data)[0].label == default

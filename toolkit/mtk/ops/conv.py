@@ -53,18 +53,20 @@ def folded_bias(bias: Tensor | None, weight_sums: np.ndarray, in_zp: int) -> np.
 
 def first_layer_variants(data: OpData, variants: list[GemmVariant]) -> list[GemmVariant]:
     """`variants` of a GEMM, the default first; for one over gathered patches (input channels not in 4s:
-    image and spectrogram first layers, 1→N depthwise) int16-expanded weights first when they add at
-    most FIRST_LAYER_EXTRA_FLASH bytes: at a depth of a few groups the per-call cost of the biased
-    kernels' row sums outweighs their SXTB16 savings (M4, `mtk tune`: 96×96×1→48×48×8 3×3/2 1,020,840 →
-    787,360 instructions for +96 B, 49×40×1 10×8/2 ×8 659,440 → 595,600, 20×20×5→7 348,440 → 290,080).
-    1x4 blocks unless they pad more channels than 2x2 ones (13 channels: 16 against 14)."""
+    image and spectrogram first layers, 1→N depthwise) whose default is a biased kernel, int16-expanded
+    weights first when they add at most FIRST_LAYER_EXTRA_FLASH bytes: at a depth of a few groups the
+    biased kernels' per-call row sums cost more than they save (M4, `mtk tune`, fused RELU: 96×96×1→48×48×8
+    3×3/2 1,020,840 → 787,360 instructions for +96 B, 49×40×1 10×8/2 ×8 659,440 → 595,600, 20×20×5→7
+    348,440 → 290,080). The fused 2x2 kernel, where it may run, stays first: it beats int16 there
+    (96×96×1 3×3/2 without activation 719,240 against 787,360). 1x4 blocks unless they pad more
+    channels than 2x2 ones (13 channels: 16 against 14)."""
     p: GemmParams = data.params
-    if p.patches is None or row_source(p.patches) != "gather":
+    if p.patches is None or row_source(p.patches) != "gather" or variants[0].weights != "biased":
         return variants
     channels, depth = p.weights.shape
-    wide = [v for v in variants if v.weights == "int16" and packed_weight_bytes(channels, depth, v, weight_group(
-        data.cpu)) - packed_weight_bytes(channels, depth, variants[0], weight_group(data.cpu))
-        <= FIRST_LAYER_EXTRA_FLASH]
+    group = weight_group(data.cpu)
+    wide = [v for v in variants if v.weights == "int16" and packed_weight_bytes(channels, depth, v, group)
+            - packed_weight_bytes(channels, depth, variants[0], group) <= FIRST_LAYER_EXTRA_FLASH]
     if not wide:
         return variants
     best = min(wide, key=lambda v: (-(-channels // v.micro_kernel.cols) * v.micro_kernel.cols, v.block != "1x4"))
