@@ -103,8 +103,7 @@ def test_a_schedule_the_layer_cannot_take_is_refused(tmp_path):
 
 
 def test_counts_within_a_tick_are_equal_and_the_first_wins():
-    layer = next(layer for layer in tunable_layers(prepare_ops(read_model(MODEL), get_cpu("cortex-m4")))
-                 if layer.key.startswith("CONV_2D in=1x4x4x8"))   # the first conv gathers: int16 first
+    layer = tunable_layers(prepare_ops(read_model(MODEL), get_cpu("cortex-m4")))[0]
     labels = [s.label for s in layer.variants]   # 2x2/fused (the default), 2x2/biased, 2x2/int16, 1x4/biased, 1x4/int16
     inf = float("inf")
     assert choose(layer, dict(zip(labels, [1000, 1000, 960, 990, 1000])), 40, inf)[0] == layer.variants[0]
@@ -116,8 +115,7 @@ def test_counts_within_a_tick_are_equal_and_the_first_wins():
 
 
 def test_more_flash_is_chosen_only_for_enough_instructions_saved():
-    layer = next(layer for layer in tunable_layers(prepare_ops(read_model(MODEL), get_cpu("cortex-m4")))
-                 if layer.key.startswith("CONV_2D in=1x4x4x8"))   # the first conv gathers: int16 first
+    layer = tunable_layers(prepare_ops(read_model(MODEL), get_cpu("cortex-m4")))[0]
     labels = [s.label for s in layer.variants]   # 2x2/fused (the default), 2x2/biased, 2x2/int16, 1x4/biased, 1x4/int16
     extra = layer.extra_flash
     assert extra[labels[0]] == extra[labels[1]] == extra[labels[3]] == 0 and extra[labels[2]] == extra[labels[4]] > 0
