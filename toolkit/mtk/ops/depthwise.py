@@ -21,6 +21,7 @@ from ..graph import Op
 from ..target import Cpu
 from .base import Const, Kernel, OpData, jit, specialize
 from .microkernels import DOT_HEADER, SXTB16_ORDER, pad_to_groups
+from .depthwise_dsp import depthwise_dsp_kernel, fused_params
 from .requant import RSHIFT_FIELDS, Requant
 from .variants import KernelChoice
 
@@ -52,7 +53,10 @@ def _inside_range(size: int, out: int, k: int, stride: int, dil: int, pad: int) 
 
 
 def depthwise_kernel(op: Op, g, in_zp: int, w: np.ndarray, bias: np.ndarray, rq: Requant, cpu: Cpu) -> Kernel:
-    """`g` is the op's ConvGeometry (geometry.py); w its [1, kh, kw, C] weights."""
+    """`g` is the op's ConvGeometry (geometry.py); w its [1, kh, kw, C] weights. DSP cores take depthwise_dsp.py's
+    whole-layer kernel when its fused requantization serves the layer."""
+    if cpu.dsp and not cpu.mve and (params := fused_params(bias, rq, w)) is not None:
+        return depthwise_dsp_kernel(op, g, in_zp, w, params, rq)
     C, M = g.out_c, g.out_c // g.in_c
     groups, consecutive = -(-C // LANES), consecutive_groups(C, M)
     taps = g.k_h * g.k_w

@@ -1,0 +1,252 @@
+/* DEPTHWISE_CONV_2D on cores with the DSP extension (Cortex-M4, M7, M33), the whole layer in one call
+ * (depthwise_dsp.py), requantization fused; any depth multiplier, channel count, stride, dilation, padding.
+ *
+ * Per output pixel, a table of its kh * kw taps' input pixels (the input zero point's row `pad` for taps
+ * outside the image: the folded bias cancels it, as in conv.py). Then per multiplier index m and group of 4
+ * consecutive input channels (output channels (4p + j) * M + m), the taps two at a time: one 4-byte load from
+ * each tap's pixel, PKHBT/PKHTB pair the taps' bytes channel by channel, SXTB16 widens them, and one SMLAD
+ * per channel adds both taps' products (weights int16 pairs (tap 2i, tap 2i + 1) per channel, prepared
+ * offline in the order the loop reads them); an odd last tap with SMLABB/SMLATT (weights in SXTB16 order).
+ * The sums start at twice the folded bias and the weights are doubled offline, so that they are 2 * acc.
+ * Channels past the last whole group (C_in % 4) run in C, one lane at a time.
+ *
+ * Requantization, TFLM's MultiplyByQuantizedMultiplier for a right shift e >= 1 (double rounding):
+ * SaturatingRoundingDoublingHighMul(acc, mult) = floor((acc * mult + 2^30) / 2^31) (TFLM's nudge makes it
+ * round half up; it cannot saturate with mult >= 0) is SMMLAR of 2 * acc, which also adds
+ * k = 2^(e-1) + out_zp * 2^e; RoundingDivideByPOT's "- 1 when negative" comes from acc's sign (the same
+ * result: when acc < 0 and the product rounds to 0 both give 0), then an arithmetic shift by e and SSAT
+ * to int8 (depthwise_dsp.py checks at compile time that none of it overflows int32). A group's 4 outputs
+ * with multiplier 1 are stored as one word. Per group the params are 16 int32: 2 * bias of its 4 lanes,
+ * then per lane mult, k, e. */
+#ifndef MTK_DEPTHWISE_DSP_H_
+#define MTK_DEPTHWISE_DSP_H_
+
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__GNUC__)
+#define MTK_DW_DSP_INLINE static inline __attribute__((always_inline))
+#else
+#define MTK_DW_DSP_INLINE static inline
+#endif
+
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__GNUC__)
+#define MTK_DW_DSP_ASM 1
+#endif
+
+/* The requantized output of one lane from its sum (2 * acc) and its params q[0..2] = mult, k, e,
+ * saturated to int8: the arithmetic the assembly does, in C. */
+static inline int32_t mtk_dw_dsp_requant(int32_t acc2, const int32_t* q) {
+  int32_t x = q[1] + (int32_t)(((int64_t)acc2 * q[0] + ((int64_t)1 << 31)) >> 32);   /* SMMLAR */
+  x = (x - (int32_t)((uint32_t)acc2 >> 31)) >> q[2];
+  return x < -128 ? -128 : (x > 127 ? 127 : x);
+}
+
+#ifdef MTK_DW_DSP_ASM
+/* Two taps of 4 channels: sums a0..a3 += both taps' products, tp and wp advanced. */
+#define MTK_DW_DSP_PAIR                                                                                           \
+  __asm__("ldrd %[p0], %[p1], [%[tp]], #8\n\t"                                                                   \
+          "ldr %[p0], [%[p0], %[c]]\n\t"                                                                         \
+          "ldr %[p1], [%[p1], %[c]]\n\t"                                                                         \
+          "pkhtb %[t], %[p1], %[p0], asr #16\n\t"                                                                \
+          "pkhbt %[p0], %[p0], %[p1], lsl #16\n\t"                                                               \
+          "ldrd %[w0], %[w1], [%[wp]], #8\n\t"                                                                   \
+          "sxtb16 %[p1], %[p0]\n\t"                                                                              \
+          "smlad %[a0], %[p1], %[w0], %[a0]\n\t"                                                                 \
+          "sxtb16 %[p0], %[p0], ror #8\n\t"                                                                      \
+          "smlad %[a1], %[p0], %[w1], %[a1]\n\t"                                                                 \
+          "ldrd %[w0], %[w1], [%[wp]], #8\n\t"                                                                   \
+          "sxtb16 %[p1], %[t]\n\t"                                                                               \
+          "smlad %[a2], %[p1], %[w0], %[a2]\n\t"                                                                 \
+          "sxtb16 %[t], %[t], ror #8\n\t"                                                                        \
+          "smlad %[a3], %[t], %[w1], %[a3]"                                                                      \
+          : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [tp] "+r"(tp), [wp] "+r"(wp),           \
+            [p0] "=&r"(p0), [p1] "=&r"(p1), [t] "=&r"(t), [w0] "=&r"(w0), [w1] "=&r"(w1)                        \
+          : [c] "r"(c)                                                                                           \
+          : "memory")
+/* One tap of 4 channels, weights (w0, w2), (w1, w3). */
+#define MTK_DW_DSP_SINGLE                                                                                         \
+  __asm__("ldr %[p0], [%[tp]], #4\n\t"                                                                           \
+          "ldr %[p0], [%[p0], %[c]]\n\t"                                                                         \
+          "ldrd %[w0], %[w1], [%[wp]], #8\n\t"                                                                   \
+          "sxtb16 %[p1], %[p0]\n\t"                                                                              \
+          "smlabb %[a0], %[p1], %[w0], %[a0]\n\t"                                                                \
+          "smlatt %[a2], %[p1], %[w0], %[a2]\n\t"                                                                \
+          "sxtb16 %[p0], %[p0], ror #8\n\t"                                                                      \
+          "smlabb %[a1], %[p0], %[w1], %[a1]\n\t"                                                                \
+          "smlatt %[a3], %[p0], %[w1], %[a3]"                                                                    \
+          : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [tp] "+r"(tp), [wp] "+r"(wp),           \
+            [p0] "=&r"(p0), [p1] "=&r"(p1), [w0] "=&r"(w0), [w1] "=&r"(w1)                                      \
+          : [c] "r"(c)                                                                                           \
+          : "memory")
+/* Lane a requantized in place (params mult, k, e at q, q advanced), saturated to int8. */
+#define MTK_DW_DSP_LANE(a)                 \
+  "ldmia %[q]!, {r4, r5, r6}\n\t"          \
+  "smmlar r4, %[" a "], r4, r5\n\t"        \
+  "sub r4, r4, %[" a "], lsr #31\n\t"      \
+  "asr r4, r4, r6\n\t"                     \
+  "ssat %[" a "], #8, r4\n\t"
+#define MTK_DW_DSP_LANES                                                                                          \
+  __asm__(MTK_DW_DSP_LANE("a0") MTK_DW_DSP_LANE("a1") MTK_DW_DSP_LANE("a2") MTK_DW_DSP_LANE("a3")               \
+          : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [q] "+r"(q)                              \
+          :                                                                                                      \
+          : "r4", "r5", "r6", "memory")
+#endif
+
+/* The 4 lanes' outputs of the group whose params are at q (16 int32), over the n taps at tp, input byte c of
+ * each; wp advanced past the group's weights. */
+MTK_DW_DSP_INLINE void mtk_dw_dsp_group(const int8_t* const* tp, int32_t n, int32_t c, const int16_t** wpp,
+                                        const int32_t* q, int32_t* out4) {
+  int32_t a0 = q[0], a1 = q[1], a2 = q[2], a3 = q[3];
+  const int16_t* wp = *wpp;
+  q += 4;
+#ifdef MTK_DW_DSP_ASM
+  uint32_t p0, p1, t, w0, w1;
+#pragma GCC unroll 8
+  for (int32_t i = n >> 1; i > 0; --i) MTK_DW_DSP_PAIR;
+  if (n & 1) MTK_DW_DSP_SINGLE;
+  MTK_DW_DSP_LANES;
+  out4[0] = a0, out4[1] = a1, out4[2] = a2, out4[3] = a3;
+#else
+  for (int32_t i = n >> 1; i > 0; --i, tp += 2, wp += 8) {
+    const int8_t* x0 = tp[0] + c;
+    const int8_t* x1 = tp[1] + c;
+    a0 += x0[0] * wp[0] + x1[0] * wp[1];
+    a1 += x0[1] * wp[2] + x1[1] * wp[3];
+    a2 += x0[2] * wp[4] + x1[2] * wp[5];
+    a3 += x0[3] * wp[6] + x1[3] * wp[7];
+  }
+  if (n & 1) {
+    const int8_t* x0 = tp[0] + c;
+    a0 += x0[0] * wp[0], a2 += x0[2] * wp[1], a1 += x0[1] * wp[2], a3 += x0[3] * wp[3];
+    wp += 4;
+  }
+  out4[0] = mtk_dw_dsp_requant(a0, q), out4[1] = mtk_dw_dsp_requant(a1, q + 3);
+  out4[2] = mtk_dw_dsp_requant(a2, q + 6), out4[3] = mtk_dw_dsp_requant(a3, q + 9);
+#endif
+  *wpp = wp;
+}
+
+/* v clamped to [lo, hi] within int8 (the activation range), when it is narrower than int8's. */
+static inline int32_t mtk_dw_dsp_clamp(int32_t v, int32_t lo, int32_t hi) {
+  v = v < lo ? lo : v;
+  return v > hi ? hi : v;
+}
+
+/* The 4 outputs v (int8 values) as one word at out, each byte clamped to the activation range when `clamp`
+ * (lo4, hi4: its bounds in every byte). */
+MTK_DW_DSP_INLINE void mtk_dw_dsp_store_word(const int32_t* v, int clamp, uint32_t lo4, uint32_t hi4, int8_t* out) {
+#ifdef MTK_DW_DSP_ASM
+  uint32_t word = (uint32_t)v[0], ge;
+  __asm__("bfi %[w], %[v1], #8, #8\n\t"
+          "bfi %[w], %[v2], #16, #8\n\t"
+          "bfi %[w], %[v3], #24, #8"
+          : [w] "+r"(word)
+          : [v1] "r"(v[1]), [v2] "r"(v[2]), [v3] "r"(v[3]));
+  if (clamp)   /* per byte: max with lo4 (SSUB8 sets GE where word >= lo4), then min with hi4 */
+    __asm__("ssub8 %[ge], %[w], %[lo]\n\t"
+            "sel %[w], %[w], %[lo]\n\t"
+            "ssub8 %[ge], %[w], %[hi]\n\t"
+            "sel %[w], %[hi], %[w]"
+            : [w] "+r"(word), [ge] "=&r"(ge)
+            : [lo] "r"(lo4), [hi] "r"(hi4)
+            : "cc");
+#else
+  uint32_t word = 0;
+  for (int32_t j = 0; j < 4; ++j)
+    word |= (uint32_t)((clamp ? mtk_dw_dsp_clamp(v[j], (int8_t)lo4, (int8_t)hi4) : v[j]) & 0xff) << (8 * j);
+#endif
+  memcpy(out, &word, 4);
+}
+
+/* The lanes of input channels c .. c + lanes - 1 (lanes < 4: past the last whole group) over the n taps at tp:
+ * weights int16 [n][4] at *wpp, params as a group's. out[j * M] gets lane j. */
+MTK_DW_DSP_INLINE void mtk_dw_dsp_tail(const int8_t* const* tp, int32_t n, int32_t c, int32_t lanes,
+                                       const int16_t** wpp, const int32_t* q, int32_t lo, int32_t hi, int32_t M,
+                                       int8_t* out) {
+  const int16_t* wp = *wpp;
+  for (int32_t j = 0; j < lanes; ++j) {
+    int32_t acc = q[j];
+    for (int32_t t = 0; t < n; ++t) acc += tp[t][c + j] * wp[4 * t + j];
+    out[j * M] = (int8_t)mtk_dw_dsp_clamp(mtk_dw_dsp_requant(acc, q + 4 + 3 * j), lo, hi);
+  }
+  *wpp = wp + 4 * n;
+}
+
+/* The layer (mtk_depthwise_dsp_s8) with room for the kh * kw tap pointers and offsets at taps, offsets. */
+MTK_DW_DSP_INLINE void mtk_dw_dsp_layer(const void* x, const void* w, const void* params, const void* pad, void* out,
+                                        int32_t in_h, int32_t in_w, int32_t C_in, int32_t M, int32_t out_h,
+                                        int32_t out_w, int32_t kh, int32_t kw, int32_t stride_h, int32_t stride_w,
+                                        int32_t dil_h, int32_t dil_w, int32_t pad_top, int32_t pad_left,
+                                        int32_t act_min, int32_t act_max, const int8_t** taps, int32_t* offsets) {
+  const int8_t* xb = (const int8_t*)x;
+  int8_t* o = (int8_t*)out;
+  const int32_t n = kh * kw, groups = C_in >> 2, tail = C_in & 3, C = C_in * M;
+  const int clamp = act_min > -128 || act_max < 127;
+  const uint32_t lo4 = 0x01010101u * (uint8_t)act_min, hi4 = 0x01010101u * (uint8_t)act_max;
+  /* offsets: of each tap from the window's corner, when the window is inside the image */
+  for (int32_t ky = 0; ky < kh; ++ky)
+    for (int32_t kx = 0; kx < kw; ++kx) offsets[ky * kw + kx] = (ky * dil_h * in_w + kx * dil_w) * C_in;
+  for (int32_t oy = 0; oy < out_h; ++oy) {
+    const int32_t iy = oy * stride_h - pad_top;
+    const int rows_inside = iy >= 0 && iy + (kh - 1) * dil_h < in_h;
+    for (int32_t ox = 0; ox < out_w; ++ox, o += C) {
+      const int32_t ix = ox * stride_w - pad_left;
+      if (rows_inside && ix >= 0 && ix + (kw - 1) * dil_w < in_w) {
+        const int8_t* corner = xb + (iy * in_w + ix) * C_in;
+        for (int32_t t = 0; t < n; ++t) taps[t] = corner + offsets[t];
+      } else {
+        for (int32_t ky = 0; ky < kh; ++ky) {
+          const int32_t y = iy + ky * dil_h;
+          const int8_t** row_taps = taps + ky * kw;
+          const int8_t* row = xb + (y * in_w + ix) * C_in;
+          for (int32_t kx = 0, px = ix; kx < kw; ++kx, px += dil_w)
+            row_taps[kx] = y >= 0 && y < in_h && px >= 0 && px < in_w ? row + kx * dil_w * C_in
+                                                                      : (const int8_t*)pad;
+        }
+      }
+      const int16_t* wp = (const int16_t*)w;
+      const int32_t* q = (const int32_t*)params;
+      for (int32_t m = 0; m < M; ++m) {
+        for (int32_t p = 0; p < groups; ++p, q += 16) {
+          int32_t v[4];
+          mtk_dw_dsp_group(taps, n, 4 * p, &wp, q, v);
+          if (M == 1)
+            mtk_dw_dsp_store_word(v, clamp, lo4, hi4, o + 4 * p);
+          else
+            for (int32_t j = 0; j < 4; ++j)
+              o[(4 * p + j) * M + m] = (int8_t)(clamp ? mtk_dw_dsp_clamp(v[j], act_min, act_max) : v[j]);
+        }
+        if (tail > 0) {
+          mtk_dw_dsp_tail(taps, n, 4 * groups, tail, &wp, q, act_min, act_max, M, o + 4 * groups * M + m);
+          q += 16;
+        }
+      }
+    }
+  }
+}
+
+/* x [in_h][in_w][C_in] -> out [out_h][out_w][C_in * M]; weights and params as depthwise_dsp.py packs them;
+ * pad: C_in bytes of the input zero point. Kernels of up to MTK_DW_DSP_FIXED_TAPS taps keep their tables in
+ * fixed arrays (a variable-length one costs a frame pointer register). */
+#define MTK_DW_DSP_FIXED_TAPS 25
+MTK_DW_DSP_INLINE int32_t mtk_depthwise_dsp_s8(const void* x, const void* w, const void* params, const void* pad,
+                                               void* out, int32_t in_h, int32_t in_w, int32_t C_in, int32_t M,
+                                               int32_t out_h, int32_t out_w, int32_t kh, int32_t kw,
+                                               int32_t stride_h, int32_t stride_w, int32_t dil_h, int32_t dil_w,
+                                               int32_t pad_top, int32_t pad_left, int32_t act_min, int32_t act_max) {
+  if (kh * kw <= MTK_DW_DSP_FIXED_TAPS) {
+    const int8_t* taps[MTK_DW_DSP_FIXED_TAPS];
+    int32_t offsets[MTK_DW_DSP_FIXED_TAPS];
+    mtk_dw_dsp_layer(x, w, params, pad, out, in_h, in_w, C_in, M, out_h, out_w, kh, kw, stride_h, stride_w, dil_h,
+                     dil_w, pad_top, pad_left, act_min, act_max, taps, offsets);
+  } else {
+    const int8_t* taps[kh * kw];
+    int32_t offsets[kh * kw];
+    mtk_dw_dsp_layer(x, w, params, pad, out, in_h, in_w, C_in, M, out_h, out_w, kh, kw, stride_h, stride_w, dil_h,
+                     dil_w, pad_top, pad_left, act_min, act_max, taps, offsets);
+  }
+  return 0;
+}
+
+#endif /* MTK_DEPTHWISE_DSP_H_ */

@@ -1,0 +1,89 @@
+"""DEPTHWISE_CONV_2D with more than one input channel on DSP cores (Cortex-M4, M7, M33): one C call for the
+whole layer (c/mtk_depthwise_dsp.h), any multiplier, channel count, stride, dilation and padding; two taps per
+SMLAD, requantization fused (SMMLAR on doubled sums, see the header). It takes a layer when every channel shifts
+right (requant.rshift_table) and the fused arithmetic provably stays within int32 (`fused_params`); other layers
+take depthwise.py's path."""
+
+from __future__ import annotations
+
+import numpy as np
+from tvm.script import tirx as T
+
+from ..graph import Op
+from .base import Const, Kernel
+from .microkernels import SXTB16_ORDER
+from .requant import Requant
+
+DEPTHWISE_DSP_HEADER = "mtk_depthwise_dsp.h"
+LANES = 4            # input channels per group
+PARAMS = 16          # int32 per group: 2 * bias of its lanes, then per lane mult, k, e
+INT32_LIMIT = (1 << 31) - 1
+
+
+def group_channels(c_in: int, multiplier: int) -> list[np.ndarray]:
+    """The output channels of each group in the order the kernel runs them: per multiplier index m, the whole
+    groups of 4 input channels, then (C_in % 4 > 0) the rest; output channel (i * multiplier + m) of input
+    channel i. Lanes past the last channel are -1."""
+    groups = []
+    for m in range(multiplier):
+        for first in range(0, c_in, LANES):
+            lanes = np.arange(first, first + LANES)
+            groups.append(np.where(lanes < c_in, lanes * multiplier + m, -1))
+    return groups
+
+
+def fused_params(bias: np.ndarray, rq: Requant, w: np.ndarray) -> np.ndarray | None:
+    """int32 [channels][2 * bias, mult, k, e] of the fused requantization, or None when a channel shifts left
+    or the doubled sums, the product plus k, could leave int32 (then depthwise.py's path serves the layer)."""
+    if rq.rshift_table is None:
+        return None
+    mult = rq.multiplier.astype(np.int64)
+    e = np.where(mult == 0, 1, -rq.shift.astype(np.int64))
+    acc_bound = np.abs(bias.astype(np.int64)) + 128 * np.abs(w.astype(np.int64)).reshape(-1, bias.size).sum(axis=0)
+    k = (np.int64(1) << (e - 1)) + rq.out_zp * (np.int64(1) << e)
+    if np.any(e > 31) or np.any(2 * acc_bound > INT32_LIMIT) or np.any(acc_bound + 1 + np.abs(k) > INT32_LIMIT):
+        return None
+    return np.stack([2 * bias.astype(np.int64), mult, k, e], axis=1).astype(np.int32)
+
+
+def pack(w: np.ndarray, params: np.ndarray, multiplier: int) -> tuple[np.ndarray, np.ndarray]:
+    """Weights w [1, kh, kw, C] doubled as int16 and params [C][4] (fused_params) in the order the kernel reads
+    them, zero-padded to whole groups. A whole group's weights: per pair of taps (2i, 2i + 1) per lane the two
+    taps' weights, then an odd last tap's 4 in SXTB16 order; the rest's [taps][4]. Its params: the lanes'
+    2 * bias, then per lane mult, k, e."""
+    taps = w.reshape(-1, w.shape[-1]).astype(np.int16) * 2          # [taps][C]
+    n = taps.shape[0]
+    c_in = w.shape[-1] // multiplier
+    weights, table = [], []
+    for channels in group_channels(c_in, multiplier):
+        real = channels >= 0
+        lanes = np.where(real[None, :], taps[:, np.maximum(channels, 0)], 0)   # [taps][4]
+        lane_params = np.where(real[:, None], params[np.maximum(channels, 0)], 0)   # [4][4]
+        if real.all():
+            pairs = lanes[:n - n % 2].reshape(-1, 2, LANES).transpose(0, 2, 1)   # [pair][lane][tap]
+            weights += [pairs.reshape(-1), lanes[n - 1, SXTB16_ORDER] if n % 2 else lanes[:0, 0]]
+        else:
+            weights.append(lanes.reshape(-1))
+        table += [lane_params[:, 0], lane_params[:, 1:].reshape(-1)]
+    return np.concatenate(weights).astype(np.int16), np.concatenate(table).astype(np.int32)
+
+
+def depthwise_dsp_kernel(op: Op, g, in_zp: int, w: np.ndarray, params: np.ndarray, rq: Requant) -> Kernel:
+    """`g` is the op's ConvGeometry (geometry.py), w its [1, kh, kw, C] weights, params its fused_params."""
+    multiplier = g.out_c // g.in_c
+    packed, table = pack(w, params, multiplier)
+    pad = np.full(g.in_c, in_zp, np.int8)
+    i32 = "int32"
+
+    @T.prim_func
+    def depthwise(x: T.Buffer((g.in_h * g.in_w * g.in_c,), "int8"), wp: T.Buffer((packed.size,), "int16"),
+                  qp: T.Buffer((table.size,), i32), pad_row: T.Buffer((g.in_c,), "int8"),
+                  out: T.Buffer((g.out_h * g.out_w * g.out_c,), "int8")):
+        T.evaluate(T.call_extern(i32, "mtk_depthwise_dsp_s8", T.address_of(x[0]), T.address_of(wp[0]),
+                                 T.address_of(qp[0]), T.address_of(pad_row[0]), T.address_of(out[0]),
+                                 g.in_h, g.in_w, g.in_c, multiplier, g.out_h, g.out_w, g.k_h, g.k_w, g.stride_h,
+                                 g.stride_w, g.dil_h, g.dil_w, g.pad_top, g.pad_left, rq.act_min, rq.act_max))
+
+    args = [op.inputs[0], Const("w", packed), Const("requant", table), Const("pad", pad), op.outputs[0]]
+    return Kernel("depthwise_conv2d", args, func=depthwise, headers=(DEPTHWISE_DSP_HEADER,),
+                  c_calls=("mtk_depthwise_dsp_s8",))
