@@ -2,7 +2,8 @@
  * (depthwise_dsp.py), requantization fused; any depth multiplier, channel count, stride, dilation, padding.
  *
  * Per output pixel, a table of its kh * kw taps' input pixels (the input zero point's row `pad` for taps
- * outside the image: the folded bias cancels it, as in conv.py). Then per multiplier index m and group of 4
+ * outside the image: the folded bias cancels it, as in conv.py), filled from constant offsets and patched at
+ * the border. Then per multiplier index m and group of 4
  * consecutive input channels (output channels (4p + j) * M + m), the taps two at a time: one 4-byte load from
  * each tap's pixel, PKHBT/PKHTB pair the taps' bytes channel by channel, SXTB16 widens them, and one SMLAD
  * per channel adds both taps' products (weights int16 pairs (tap 2i, tap 2i + 1) per channel, prepared
@@ -173,36 +174,36 @@ MTK_DW_DSP_INLINE void mtk_dw_dsp_tail(const int8_t* const* tp, int32_t n, int32
   *wpp = wp + 4 * n;
 }
 
-/* The layer (mtk_depthwise_dsp_s8) with room for the kh * kw tap pointers and offsets at taps, offsets. */
+/* The layer (mtk_depthwise_dsp_s8) with room for the kh * kw tap pointers at taps. */
 MTK_DW_DSP_INLINE void mtk_dw_dsp_layer(const void* x, const void* w, const void* params, const void* pad, void* out,
                                         int32_t in_h, int32_t in_w, int32_t C_in, int32_t M, int32_t out_h,
                                         int32_t out_w, int32_t kh, int32_t kw, int32_t stride_h, int32_t stride_w,
                                         int32_t dil_h, int32_t dil_w, int32_t pad_top, int32_t pad_left,
-                                        int32_t act_min, int32_t act_max, const int8_t** taps, int32_t* offsets) {
+                                        int32_t act_min, int32_t act_max, const int8_t** taps) {
   const int8_t* xb = (const int8_t*)x;
   int8_t* o = (int8_t*)out;
   const int32_t n = kh * kw, groups = C_in >> 2, tail = C_in & 3, C = C_in * M;
   const int clamp = act_min > -128 || act_max < 127;
   const uint32_t lo4 = 0x01010101u * (uint8_t)act_min, hi4 = 0x01010101u * (uint8_t)act_max;
-  /* offsets: of each tap from the window's corner, when the window is inside the image */
-  for (int32_t ky = 0; ky < kh; ++ky)
-    for (int32_t kx = 0; kx < kw; ++kx) offsets[ky * kw + kx] = (ky * dil_h * in_w + kx * dil_w) * C_in;
   for (int32_t oy = 0; oy < out_h; ++oy) {
     const int32_t iy = oy * stride_h - pad_top;
     const int rows_inside = iy >= 0 && iy + (kh - 1) * dil_h < in_h;
     for (int32_t ox = 0; ox < out_w; ++ox, o += C) {
       const int32_t ix = ox * stride_w - pad_left;
-      if (rows_inside && ix >= 0 && ix + (kw - 1) * dil_w < in_w) {
-        const int8_t* corner = xb + (iy * in_w + ix) * C_in;
-        for (int32_t t = 0; t < n; ++t) taps[t] = corner + offsets[t];
-      } else {
+      const int8_t* corner = xb + (iy * in_w + ix) * C_in;
+#pragma GCC unroll 5
+      for (int32_t ky = 0; ky < kh; ++ky)
+#pragma GCC unroll 5
+        for (int32_t kx = 0; kx < kw; ++kx) taps[ky * kw + kx] = corner + (ky * dil_h * in_w + kx * dil_w) * C_in;
+      if (!rows_inside || ix < 0 || ix + (kw - 1) * dil_w >= in_w) {   /* taps outside the image read pad */
+        int32_t kx_lo = 0, kx_hi = kw;
+        while (kx_lo < kw && ix + kx_lo * dil_w < 0) ++kx_lo;
+        while (kx_hi > kx_lo && ix + (kx_hi - 1) * dil_w >= in_w) --kx_hi;
         for (int32_t ky = 0; ky < kh; ++ky) {
           const int32_t y = iy + ky * dil_h;
-          const int8_t** row_taps = taps + ky * kw;
-          const int8_t* row = xb + (y * in_w + ix) * C_in;
-          for (int32_t kx = 0, px = ix; kx < kw; ++kx, px += dil_w)
-            row_taps[kx] = y >= 0 && y < in_h && px >= 0 && px < in_w ? row + kx * dil_w * C_in
-                                                                      : (const int8_t*)pad;
+          const int row_outside = y < 0 || y >= in_h;
+          for (int32_t kx = 0; kx < kw; ++kx)
+            if (row_outside || kx < kx_lo || kx >= kx_hi) taps[ky * kw + kx] = (const int8_t*)pad;
         }
       }
       const int16_t* wp = (const int16_t*)w;
@@ -227,8 +228,8 @@ MTK_DW_DSP_INLINE void mtk_dw_dsp_layer(const void* x, const void* w, const void
 }
 
 /* x [in_h][in_w][C_in] -> out [out_h][out_w][C_in * M]; weights and params as depthwise_dsp.py packs them;
- * pad: C_in bytes of the input zero point. Kernels of up to MTK_DW_DSP_FIXED_TAPS taps keep their tables in
- * fixed arrays (a variable-length one costs a frame pointer register). */
+ * pad: C_in bytes of the input zero point. Kernels of up to MTK_DW_DSP_FIXED_TAPS taps keep their table in a
+ * fixed array (a variable-length one costs a frame pointer register). */
 #define MTK_DW_DSP_FIXED_TAPS 25
 MTK_DW_DSP_INLINE int32_t mtk_depthwise_dsp_s8(const void* x, const void* w, const void* params, const void* pad,
                                                void* out, int32_t in_h, int32_t in_w, int32_t C_in, int32_t M,
@@ -237,14 +238,12 @@ MTK_DW_DSP_INLINE int32_t mtk_depthwise_dsp_s8(const void* x, const void* w, con
                                                int32_t pad_top, int32_t pad_left, int32_t act_min, int32_t act_max) {
   if (kh * kw <= MTK_DW_DSP_FIXED_TAPS) {
     const int8_t* taps[MTK_DW_DSP_FIXED_TAPS];
-    int32_t offsets[MTK_DW_DSP_FIXED_TAPS];
     mtk_dw_dsp_layer(x, w, params, pad, out, in_h, in_w, C_in, M, out_h, out_w, kh, kw, stride_h, stride_w, dil_h,
-                     dil_w, pad_top, pad_left, act_min, act_max, taps, offsets);
+                     dil_w, pad_top, pad_left, act_min, act_max, taps);
   } else {
     const int8_t* taps[kh * kw];
-    int32_t offsets[kh * kw];
     mtk_dw_dsp_layer(x, w, params, pad, out, in_h, in_w, C_in, M, out_h, out_w, kh, kw, stride_h, stride_w, dil_h,
-                     dil_w, pad_top, pad_left, act_min, act_max, taps, offsets);
+                     dil_w, pad_top, pad_left, act_min, act_max, taps);
   }
   return 0;
 }
