@@ -335,6 +335,9 @@ LAYERS = {   # layer shapes beyond the shared models (issue 11): test_ops_shapes
     "dw-7to21-valid": lambda: depthwise((1, 6, 7, 7), (2, 3), 3, (5, 5), padding="VALID"),
     "dw-67-s2": lambda: depthwise((1, 5, 6, 67), (3, 3), 1, (3, 3), stride=(2, 2)),
     "dw-6-partial": lambda: depthwise((1, 4, 4, 6), (3, 3), 1, (4, 4), activation="NONE"),
+    # DSP depthwise (depthwise_dsp.py): more taps than its fixed table, an odd count, 2 groups + 1 channel, multiplier 2
+    "dw-9to18-5x7-dilated": lambda: depthwise((1, 11, 10, 9), (5, 7), 2, (6, 10), stride=(2, 1), dilation=(2, 1),
+                                              activation="RELU6"),
     "conv-1ch-3x3-s2": lambda: conv((1, 24, 20, 1), (3, 3), 8, (12, 10), stride=(2, 2), activation="RELU"),
     "conv-1ch-10x4-s2": lambda: conv((1, 49, 10, 1), (10, 4), 7, (25, 5), stride=(2, 2)),
     "conv-2ch-10x8-valid": lambda: conv((1, 13, 11, 2), (10, 8), 5, (4, 4), padding="VALID"),

@@ -42,7 +42,8 @@ MODELS = {
     "depthwise": lambda: conv_model("DEPTHWISE_CONV_2D", (1, 9, 7, 8), (1, 3, 3, 8), (1, 9, 7, 8), per_channel=True,
                                     padding="SAME", stride_h=1, stride_w=1, depth_multiplier=1, dilation_h_factor=1,
                                     dilation_w_factor=1, fused_activation_function="RELU"),
-    **{name: LAYERS[name] for name in ("dw-1to8-10x8-s2", "dw-5to20-s3", "dw-67-s2", "conv-2ch-10x8-valid")},
+    **{name: LAYERS[name] for name in ("dw-1to8-10x8-s2", "dw-5to20-s3", "dw-67-s2", "dw-9to18-5x7-dilated",
+                                            "conv-2ch-10x8-valid")},
     "add-105-relu": lambda: add_model((1, 5, 3, 7), "RELU"),
     # Helium: a depth below one chunk (the predicated load) and a partial tile (the predicated store)
     "fc-2-rows-depth-1": lambda: conv_model("FULLY_CONNECTED", (2, 1), (2, 1), (2, 2), per_channel=True,

@@ -1,4 +1,5 @@
-"""DEPTHWISE_CONV_2D with more than one input channel, as TIR around C micro-kernels.
+"""DEPTHWISE_CONV_2D with more than one input channel, as TIR around C micro-kernels (DSP cores: depthwise_dsp.py
+when its fused requantization serves the layer).
 
 Per output pixel and group of 4 output channels, mtk_dw_s8 (c/mtk_depthwise_s8.h) sums the taps. With
 depth multiplier 1 the group's inputs are 4 consecutive channels: one 4-byte load per tap, SXTB16 and

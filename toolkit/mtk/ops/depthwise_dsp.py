@@ -16,7 +16,6 @@ from .requant import Requant
 
 DEPTHWISE_DSP_HEADER = "mtk_depthwise_dsp.h"
 LANES = 4            # input channels per group
-PARAMS = 16          # int32 per group: 2 * bias of its lanes, then per lane mult, k, e
 INT32_LIMIT = (1 << 31) - 1
 
 
@@ -46,44 +45,44 @@ def fused_params(bias: np.ndarray, rq: Requant, w: np.ndarray) -> np.ndarray | N
     return np.stack([2 * bias.astype(np.int64), mult, k, e], axis=1).astype(np.int32)
 
 
-def pack(w: np.ndarray, params: np.ndarray, multiplier: int) -> tuple[np.ndarray, np.ndarray]:
-    """Weights w [1, kh, kw, C] doubled as int16 and params [C][4] (fused_params) in the order the kernel reads
-    them, zero-padded to whole groups. A whole group's weights: per pair of taps (2i, 2i + 1) per lane the two
-    taps' weights, then an odd last tap's 4 in SXTB16 order; the rest's [taps][4]. Its params: the lanes'
-    2 * bias, then per lane mult, k, e."""
+def pack(w: np.ndarray, params: np.ndarray, multiplier: int) -> np.ndarray:
+    """The groups' stream (int32) mtk_depthwise_dsp_s8 reads in order, from weights w [1, kh, kw, C] and params
+    [C][4] (fused_params); lanes past the last channel zero. Per group: its lanes' 2 * bias; its weights doubled, as
+    int16: a whole group per pair of taps (2i, 2i + 1) per lane the two taps' weights, then an odd last tap's 4 in
+    SXTB16 order; the rest [taps][4]; then per lane mult, k, e."""
     taps = w.reshape(-1, w.shape[-1]).astype(np.int16) * 2          # [taps][C]
     n = taps.shape[0]
     c_in = w.shape[-1] // multiplier
-    weights, table = [], []
+    stream = []
     for channels in group_channels(c_in, multiplier):
         real = channels >= 0
-        lanes = np.where(real[None, :], taps[:, np.maximum(channels, 0)], 0)   # [taps][4]
-        lane_params = np.where(real[:, None], params[np.maximum(channels, 0)], 0)   # [4][4]
+        lanes = np.where(real[None, :], taps[:, np.maximum(channels, 0)], 0)        # [taps][4]
+        lane_params = np.where(real[:, None], params[np.maximum(channels, 0)], 0)   # [4][2 * bias, mult, k, e]
         if real.all():
-            pairs = lanes[:n - n % 2].reshape(-1, 2, LANES).transpose(0, 2, 1)   # [pair][lane][tap]
-            weights += [pairs.reshape(-1), lanes[n - 1, SXTB16_ORDER] if n % 2 else lanes[:0, 0]]
+            pairs = lanes[:n - n % 2].reshape(-1, 2, LANES).transpose(0, 2, 1)      # [pair][lane][tap]
+            weights = np.concatenate([pairs.reshape(-1), lanes[n - 1, SXTB16_ORDER] if n % 2 else lanes[:0, 0]])
         else:
-            weights.append(lanes.reshape(-1))
-        table += [lane_params[:, 0], lane_params[:, 1:].reshape(-1)]
-    return np.concatenate(weights).astype(np.int16), np.concatenate(table).astype(np.int32)
+            weights = lanes.reshape(-1)
+        stream += [lane_params[:, 0].astype(np.int32), weights.astype(np.int16).view(np.int32),
+                   lane_params[:, 1:].reshape(-1).astype(np.int32)]
+    return np.concatenate(stream)
 
 
 def depthwise_dsp_kernel(op: Op, g, in_zp: int, w: np.ndarray, params: np.ndarray, rq: Requant) -> Kernel:
     """`g` is the op's ConvGeometry (geometry.py), w its [1, kh, kw, C] weights, params its fused_params."""
     multiplier = g.out_c // g.in_c
-    packed, table = pack(w, params, multiplier)
+    stream = pack(w, params, multiplier)
     pad = np.full(g.in_c, in_zp, np.int8)
     i32 = "int32"
 
     @T.prim_func
-    def depthwise(x: T.Buffer((g.in_h * g.in_w * g.in_c,), "int8"), wp: T.Buffer((packed.size,), "int16"),
-                  qp: T.Buffer((table.size,), i32), pad_row: T.Buffer((g.in_c,), "int8"),
-                  out: T.Buffer((g.out_h * g.out_w * g.out_c,), "int8")):
-        T.evaluate(T.call_extern(i32, "mtk_depthwise_dsp_s8", T.address_of(x[0]), T.address_of(wp[0]),
-                                 T.address_of(qp[0]), T.address_of(pad_row[0]), T.address_of(out[0]),
+    def depthwise(x: T.Buffer((g.in_h * g.in_w * g.in_c,), "int8"), groups: T.Buffer((stream.size,), i32),
+                  pad_row: T.Buffer((g.in_c,), "int8"), out: T.Buffer((g.out_h * g.out_w * g.out_c,), "int8")):
+        T.evaluate(T.call_extern(i32, "mtk_depthwise_dsp_s8", T.address_of(x[0]), T.address_of(groups[0]),
+                                 T.address_of(pad_row[0]), T.address_of(out[0]),
                                  g.in_h, g.in_w, g.in_c, multiplier, g.out_h, g.out_w, g.k_h, g.k_w, g.stride_h,
                                  g.stride_w, g.dil_h, g.dil_w, g.pad_top, g.pad_left, rq.act_min, rq.act_max))
 
-    args = [op.inputs[0], Const("w", packed), Const("requant", table), Const("pad", pad), op.outputs[0]]
+    args = [op.inputs[0], Const("groups", stream), Const("pad", pad), op.outputs[0]]
     return Kernel("depthwise_conv2d", args, func=depthwise, headers=(DEPTHWISE_DSP_HEADER,),
                   c_calls=("mtk_depthwise_dsp_s8",))

@@ -17,8 +17,10 @@
  * k = 2^(e-1) + out_zp * 2^e; RoundingDivideByPOT's "- 1 when negative" comes from acc's sign (the same
  * result: when acc < 0 and the product rounds to 0 both give 0), then an arithmetic shift by e and SSAT
  * to int8 (depthwise_dsp.py checks at compile time that none of it overflows int32). A group's 4 outputs
- * with multiplier 1 are stored as one word. Per group the params are 16 int32: 2 * bias of its 4 lanes,
- * then per lane mult, k, e. */
+ * with multiplier 1 are stored as one word.
+ *
+ * The groups' data is one stream read in order (depthwise_dsp.py pack): per group 2 * bias of its 4 lanes
+ * (int32), its weights (int16), then per lane mult, k, e (int32). */
 #ifndef MTK_DEPTHWISE_DSP_H_
 #define MTK_DEPTHWISE_DSP_H_
 
@@ -45,70 +47,71 @@ static inline int32_t mtk_dw_dsp_requant(int32_t acc2, const int32_t* q) {
 
 #ifdef MTK_DW_DSP_ASM
 /* Two taps of 4 channels: sums a0..a3 += both taps' products, tp and wp advanced. */
-#define MTK_DW_DSP_PAIR                                                                                           \
-  __asm__("ldrd %[p0], %[p1], [%[tp]], #8\n\t"                                                                   \
-          "ldr %[p0], [%[p0], %[c]]\n\t"                                                                         \
-          "ldr %[p1], [%[p1], %[c]]\n\t"                                                                         \
-          "pkhtb %[t], %[p1], %[p0], asr #16\n\t"                                                                \
-          "pkhbt %[p0], %[p0], %[p1], lsl #16\n\t"                                                               \
-          "ldrd %[w0], %[w1], [%[wp]], #8\n\t"                                                                   \
-          "sxtb16 %[p1], %[p0]\n\t"                                                                              \
-          "smlad %[a0], %[p1], %[w0], %[a0]\n\t"                                                                 \
-          "sxtb16 %[p0], %[p0], ror #8\n\t"                                                                      \
-          "smlad %[a1], %[p0], %[w1], %[a1]\n\t"                                                                 \
-          "ldrd %[w0], %[w1], [%[wp]], #8\n\t"                                                                   \
-          "sxtb16 %[p1], %[t]\n\t"                                                                               \
-          "smlad %[a2], %[p1], %[w0], %[a2]\n\t"                                                                 \
-          "sxtb16 %[t], %[t], ror #8\n\t"                                                                        \
-          "smlad %[a3], %[t], %[w1], %[a3]"                                                                      \
-          : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [tp] "+r"(tp), [wp] "+r"(wp),           \
-            [p0] "=&r"(p0), [p1] "=&r"(p1), [t] "=&r"(t), [w0] "=&r"(w0), [w1] "=&r"(w1)                        \
-          : [c] "r"(c)                                                                                           \
+#define MTK_DW_DSP_PAIR(STREAM)                                                                                      \
+  __asm__("ldrd %[p0], %[p1], [%[tp]], #8\n\t"                                                                       \
+          "ldr %[p0], [%[p0], %[c]]\n\t"                                                                             \
+          "ldr %[p1], [%[p1], %[c]]\n\t"                                                                             \
+          "pkhtb %[t], %[p1], %[p0], asr #16\n\t"                                                                    \
+          "pkhbt %[p0], %[p0], %[p1], lsl #16\n\t"                                                                   \
+          "ldrd %[w0], %[w1], [%[wp]], #8\n\t"                                                                       \
+          "sxtb16 %[p1], %[p0]\n\t"                                                                                  \
+          "smlad %[a0], %[p1], %[w0], %[a0]\n\t"                                                                     \
+          "sxtb16 %[p0], %[p0], ror #8\n\t"                                                                          \
+          "smlad %[a1], %[p0], %[w1], %[a1]\n\t"                                                                     \
+          "ldrd %[w0], %[w1], [%[wp]], #8\n\t"                                                                       \
+          "sxtb16 %[p1], %[t]\n\t"                                                                                   \
+          "smlad %[a2], %[p1], %[w0], %[a2]\n\t"                                                                     \
+          "sxtb16 %[t], %[t], ror #8\n\t"                                                                            \
+          "smlad %[a3], %[t], %[w1], %[a3]"                                                                          \
+          : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [tp] "+r"(tp), [wp] "+r"(STREAM),            \
+            [p0] "=&r"(p0), [p1] "=&r"(p1), [t] "=&r"(t), [w0] "=&r"(w0), [w1] "=&r"(w1)                             \
+          : [c] "r"(c)                                                                                               \
           : "memory")
 /* One tap of 4 channels, weights (w0, w2), (w1, w3). */
-#define MTK_DW_DSP_SINGLE                                                                                         \
-  __asm__("ldr %[p0], [%[tp]], #4\n\t"                                                                           \
-          "ldr %[p0], [%[p0], %[c]]\n\t"                                                                         \
-          "ldrd %[w0], %[w1], [%[wp]], #8\n\t"                                                                   \
-          "sxtb16 %[p1], %[p0]\n\t"                                                                              \
-          "smlabb %[a0], %[p1], %[w0], %[a0]\n\t"                                                                \
-          "smlatt %[a2], %[p1], %[w0], %[a2]\n\t"                                                                \
-          "sxtb16 %[p0], %[p0], ror #8\n\t"                                                                      \
-          "smlabb %[a1], %[p0], %[w1], %[a1]\n\t"                                                                \
-          "smlatt %[a3], %[p0], %[w1], %[a3]"                                                                    \
-          : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [tp] "+r"(tp), [wp] "+r"(wp),           \
-            [p0] "=&r"(p0), [p1] "=&r"(p1), [w0] "=&r"(w0), [w1] "=&r"(w1)                                      \
-          : [c] "r"(c)                                                                                           \
+#define MTK_DW_DSP_SINGLE(STREAM)                                                                                    \
+  __asm__("ldr %[p0], [%[tp]], #4\n\t"                                                                               \
+          "ldr %[p0], [%[p0], %[c]]\n\t"                                                                             \
+          "ldrd %[w0], %[w1], [%[wp]], #8\n\t"                                                                       \
+          "sxtb16 %[p1], %[p0]\n\t"                                                                                  \
+          "smlabb %[a0], %[p1], %[w0], %[a0]\n\t"                                                                    \
+          "smlatt %[a2], %[p1], %[w0], %[a2]\n\t"                                                                    \
+          "sxtb16 %[p0], %[p0], ror #8\n\t"                                                                          \
+          "smlabb %[a1], %[p0], %[w1], %[a1]\n\t"                                                                    \
+          "smlatt %[a3], %[p0], %[w1], %[a3]"                                                                        \
+          : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [tp] "+r"(tp), [wp] "+r"(STREAM),            \
+            [p0] "=&r"(p0), [p1] "=&r"(p1), [w0] "=&r"(w0), [w1] "=&r"(w1)                                           \
+          : [c] "r"(c)                                                                                               \
           : "memory")
 /* Lane a requantized in place (params mult, k, e at q, q advanced), saturated to int8. */
 #define MTK_DW_DSP_LANE(a)                 \
   "ldmia %[q]!, {r4, r5, r6}\n\t"          \
   "smmlar r4, %[" a "], r4, r5\n\t"        \
   "sub r4, r4, %[" a "], lsr #31\n\t"      \
-  "asr r4, r4, r6\n\t"                     \
+  "asr r4, r4, r6\n\t"                    \
   "ssat %[" a "], #8, r4\n\t"
-#define MTK_DW_DSP_LANES                                                                                          \
-  __asm__(MTK_DW_DSP_LANE("a0") MTK_DW_DSP_LANE("a1") MTK_DW_DSP_LANE("a2") MTK_DW_DSP_LANE("a3")               \
-          : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [q] "+r"(q)                              \
-          :                                                                                                      \
+#define MTK_DW_DSP_LANES(STREAM)                                                                                     \
+  __asm__(MTK_DW_DSP_LANE("a0") MTK_DW_DSP_LANE("a1") MTK_DW_DSP_LANE("a2") MTK_DW_DSP_LANE("a3")                    \
+          : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [q] "+r"(STREAM)                             \
+          :                                                                                                          \
           : "r4", "r5", "r6", "memory")
 #endif
 
-/* The 4 lanes' outputs of the group whose params are at q (16 int32), over the n taps at tp, input byte c of
- * each; wp advanced past the group's weights. */
-MTK_DW_DSP_INLINE void mtk_dw_dsp_group(const int8_t* const* tp, int32_t n, int32_t c, const int16_t** wpp,
-                                        const int32_t* q, int32_t* out4) {
-  int32_t a0 = q[0], a1 = q[1], a2 = q[2], a3 = q[3];
-  const int16_t* wp = *wpp;
-  q += 4;
+/* The 4 lanes' outputs of the group at *gp (mtk_depthwise_dsp_s8), over the n taps at tp, input byte c of each;
+ * *gp advanced past the group. */
+MTK_DW_DSP_INLINE void mtk_dw_dsp_group(const int8_t* const* tp, int32_t n, int32_t c, const int32_t** gp,
+                                        int32_t* out4) {
+  const int32_t* g = *gp;
+  int32_t a0 = g[0], a1 = g[1], a2 = g[2], a3 = g[3];
+  g += 4;
 #ifdef MTK_DW_DSP_ASM
   uint32_t p0, p1, t, w0, w1;
 #pragma GCC unroll 8
-  for (int32_t i = n >> 1; i > 0; --i) MTK_DW_DSP_PAIR;
-  if (n & 1) MTK_DW_DSP_SINGLE;
-  MTK_DW_DSP_LANES;
+  for (int32_t i = n >> 1; i > 0; --i) MTK_DW_DSP_PAIR(g);
+  if (n & 1) MTK_DW_DSP_SINGLE(g);
+  MTK_DW_DSP_LANES(g);
   out4[0] = a0, out4[1] = a1, out4[2] = a2, out4[3] = a3;
 #else
+  const int16_t* wp = (const int16_t*)g;
   for (int32_t i = n >> 1; i > 0; --i, tp += 2, wp += 8) {
     const int8_t* x0 = tp[0] + c;
     const int8_t* x1 = tp[1] + c;
@@ -122,10 +125,12 @@ MTK_DW_DSP_INLINE void mtk_dw_dsp_group(const int8_t* const* tp, int32_t n, int3
     a0 += x0[0] * wp[0], a2 += x0[2] * wp[1], a1 += x0[1] * wp[2], a3 += x0[3] * wp[3];
     wp += 4;
   }
-  out4[0] = mtk_dw_dsp_requant(a0, q), out4[1] = mtk_dw_dsp_requant(a1, q + 3);
-  out4[2] = mtk_dw_dsp_requant(a2, q + 6), out4[3] = mtk_dw_dsp_requant(a3, q + 9);
+  g = (const int32_t*)wp;
+  out4[0] = mtk_dw_dsp_requant(a0, g), out4[1] = mtk_dw_dsp_requant(a1, g + 3);
+  out4[2] = mtk_dw_dsp_requant(a2, g + 6), out4[3] = mtk_dw_dsp_requant(a3, g + 9);
+  g += 12;
 #endif
-  *wpp = wp;
+  *gp = g;
 }
 
 /* v clamped to [lo, hi] within int8 (the activation range), when it is narrower than int8's. */
@@ -160,22 +165,23 @@ MTK_DW_DSP_INLINE void mtk_dw_dsp_store_word(const int32_t* v, int clamp, uint32
   memcpy(out, &word, 4);
 }
 
-/* The lanes of input channels c .. c + lanes - 1 (lanes < 4: past the last whole group) over the n taps at tp:
- * weights int16 [n][4] at *wpp, params as a group's. out[j * M] gets lane j. */
+/* The lanes of input channels c .. c + lanes - 1 (lanes < 4: past the last whole group) over the n taps at tp,
+ * from the group at *gp (weights int16 [n][4]), *gp advanced past it. out[j * M] gets lane j. */
 MTK_DW_DSP_INLINE void mtk_dw_dsp_tail(const int8_t* const* tp, int32_t n, int32_t c, int32_t lanes,
-                                       const int16_t** wpp, const int32_t* q, int32_t lo, int32_t hi, int32_t M,
-                                       int8_t* out) {
-  const int16_t* wp = *wpp;
+                                       const int32_t** gp, int32_t lo, int32_t hi, int32_t M, int8_t* out) {
+  const int32_t* g = *gp;
+  const int16_t* wp = (const int16_t*)(g + 4);
+  const int32_t* q = g + 4 + 2 * n;
   for (int32_t j = 0; j < lanes; ++j) {
-    int32_t acc = q[j];
+    int32_t acc = g[j];
     for (int32_t t = 0; t < n; ++t) acc += tp[t][c + j] * wp[4 * t + j];
-    out[j * M] = (int8_t)mtk_dw_dsp_clamp(mtk_dw_dsp_requant(acc, q + 4 + 3 * j), lo, hi);
+    out[j * M] = (int8_t)mtk_dw_dsp_clamp(mtk_dw_dsp_requant(acc, q + 3 * j), lo, hi);
   }
-  *wpp = wp + 4 * n;
+  *gp = q + 12;
 }
 
 /* The layer (mtk_depthwise_dsp_s8) with room for the kh * kw tap pointers at taps. */
-MTK_DW_DSP_INLINE void mtk_dw_dsp_layer(const void* x, const void* w, const void* params, const void* pad, void* out,
+MTK_DW_DSP_INLINE void mtk_dw_dsp_layer(const void* x, const void* groups_data, const void* pad, void* out,
                                         int32_t in_h, int32_t in_w, int32_t C_in, int32_t M, int32_t out_h,
                                         int32_t out_w, int32_t kh, int32_t kw, int32_t stride_h, int32_t stride_w,
                                         int32_t dil_h, int32_t dil_w, int32_t pad_top, int32_t pad_left,
@@ -206,43 +212,39 @@ MTK_DW_DSP_INLINE void mtk_dw_dsp_layer(const void* x, const void* w, const void
             if (row_outside || kx < kx_lo || kx >= kx_hi) taps[ky * kw + kx] = (const int8_t*)pad;
         }
       }
-      const int16_t* wp = (const int16_t*)w;
-      const int32_t* q = (const int32_t*)params;
+      const int32_t* g = (const int32_t*)groups_data;
       for (int32_t m = 0; m < M; ++m) {
-        for (int32_t p = 0; p < groups; ++p, q += 16) {
+        for (int32_t p = 0; p < groups; ++p) {
           int32_t v[4];
-          mtk_dw_dsp_group(taps, n, 4 * p, &wp, q, v);
+          mtk_dw_dsp_group(taps, n, 4 * p, &g, v);
           if (M == 1)
             mtk_dw_dsp_store_word(v, clamp, lo4, hi4, o + 4 * p);
           else
             for (int32_t j = 0; j < 4; ++j)
               o[(4 * p + j) * M + m] = (int8_t)(clamp ? mtk_dw_dsp_clamp(v[j], act_min, act_max) : v[j]);
         }
-        if (tail > 0) {
-          mtk_dw_dsp_tail(taps, n, 4 * groups, tail, &wp, q, act_min, act_max, M, o + 4 * groups * M + m);
-          q += 16;
-        }
+        if (tail > 0) mtk_dw_dsp_tail(taps, n, 4 * groups, tail, &g, act_min, act_max, M, o + 4 * groups * M + m);
       }
     }
   }
 }
 
-/* x [in_h][in_w][C_in] -> out [out_h][out_w][C_in * M]; weights and params as depthwise_dsp.py packs them;
+/* x [in_h][in_w][C_in] -> out [out_h][out_w][C_in * M]; groups_data: the groups' stream (depthwise_dsp.py pack);
  * pad: C_in bytes of the input zero point. Kernels of up to MTK_DW_DSP_FIXED_TAPS taps keep their table in a
  * fixed array (a variable-length one costs a frame pointer register). */
 #define MTK_DW_DSP_FIXED_TAPS 25
-MTK_DW_DSP_INLINE int32_t mtk_depthwise_dsp_s8(const void* x, const void* w, const void* params, const void* pad,
+MTK_DW_DSP_INLINE int32_t mtk_depthwise_dsp_s8(const void* x, const void* groups_data, const void* pad,
                                                void* out, int32_t in_h, int32_t in_w, int32_t C_in, int32_t M,
                                                int32_t out_h, int32_t out_w, int32_t kh, int32_t kw,
                                                int32_t stride_h, int32_t stride_w, int32_t dil_h, int32_t dil_w,
                                                int32_t pad_top, int32_t pad_left, int32_t act_min, int32_t act_max) {
   if (kh * kw <= MTK_DW_DSP_FIXED_TAPS) {
     const int8_t* taps[MTK_DW_DSP_FIXED_TAPS];
-    mtk_dw_dsp_layer(x, w, params, pad, out, in_h, in_w, C_in, M, out_h, out_w, kh, kw, stride_h, stride_w, dil_h,
+    mtk_dw_dsp_layer(x, groups_data, pad, out, in_h, in_w, C_in, M, out_h, out_w, kh, kw, stride_h, stride_w, dil_h,
                      dil_w, pad_top, pad_left, act_min, act_max, taps);
   } else {
     const int8_t* taps[kh * kw];
-    mtk_dw_dsp_layer(x, w, params, pad, out, in_h, in_w, C_in, M, out_h, out_w, kh, kw, stride_h, stride_w, dil_h,
+    mtk_dw_dsp_layer(x, groups_data, pad, out, in_h, in_w, C_in, M, out_h, out_w, kh, kw, stride_h, stride_w, dil_h,
                      dil_w, pad_top, pad_left, act_min, act_max, taps);
   }
   return 0;
