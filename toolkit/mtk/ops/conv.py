@@ -15,7 +15,7 @@ import numpy as np
 
 from ..graph import Graph, Op, Tensor
 from ..target import Cpu
-from . import depthwise, depthwise_mve
+from . import depthwise, depthwise_dsp, depthwise_mve
 from .base import Lowered, OpData, OpDef, constant_kernel, io
 from .common import check_int8_weights, op_error, require_per_tensor
 from .fixedpoint import activation_range, convolution_multipliers
@@ -150,7 +150,8 @@ class DepthwiseConv2D(GemmOpDef):
 
 
 # Depthwise with several input channels (DepthwiseParams), by instruction set, the default first.
-DEPTHWISE_KERNELS = VariantTable({"mve": (depthwise_mve.KERNEL, depthwise.KERNEL), "dsp": (depthwise.KERNEL,),
+DEPTHWISE_KERNELS = VariantTable({"mve": (depthwise_mve.KERNEL, depthwise.KERNEL),
+                                  "dsp": (depthwise_dsp.KERNEL, depthwise.KERNEL),
                                   "m3": (depthwise.KERNEL,), "scalar": (depthwise.KERNEL,)})
 
 

@@ -1,5 +1,5 @@
-"""DEPTHWISE_CONV_2D with more than one input channel, as TIR around C micro-kernels (DSP cores: depthwise_dsp.py
-when its fused requantization serves the layer).
+"""DEPTHWISE_CONV_2D with more than one input channel, as TIR around C micro-kernels (on DSP cores the default is
+depthwise_dsp.py's where it takes the layer: conv.DEPTHWISE_KERNELS).
 
 Per output pixel and group of 4 output channels, mtk_dw_s8 (c/mtk_depthwise_s8.h) sums the taps. With
 depth multiplier 1 the group's inputs are 4 consecutive channels: one 4-byte load per tap, SXTB16 and
@@ -22,7 +22,6 @@ from ..graph import Op
 from ..target import Cpu
 from .base import Const, Kernel, OpData, jit, specialize
 from .microkernels import DOT_HEADER, SXTB16_ORDER, pad_to_groups
-from .depthwise_dsp import depthwise_dsp_kernel, fused_params
 from .requant import RSHIFT_FIELDS, Requant
 from .variants import KernelChoice
 
@@ -54,10 +53,7 @@ def _inside_range(size: int, out: int, k: int, stride: int, dil: int, pad: int) 
 
 
 def depthwise_kernel(op: Op, g, in_zp: int, w: np.ndarray, bias: np.ndarray, rq: Requant, cpu: Cpu) -> Kernel:
-    """`g` is the op's ConvGeometry (geometry.py); w its [1, kh, kw, C] weights. DSP cores take depthwise_dsp.py's
-    whole-layer kernel when its fused requantization serves the layer."""
-    if cpu.dsp and not cpu.mve and (params := fused_params(bias, rq, w)) is not None:
-        return depthwise_dsp_kernel(op, g, in_zp, w, params, rq)
+    """`g` is the op's ConvGeometry (geometry.py); w its [1, kh, kw, C] weights."""
     C, M = g.out_c, g.out_c // g.in_c
     groups, consecutive = -(-C // LANES), consecutive_groups(C, M)
     taps = g.k_h * g.k_w

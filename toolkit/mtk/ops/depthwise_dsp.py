@@ -10,9 +10,10 @@ import numpy as np
 from tvm.script import tirx as T
 
 from ..graph import Op
-from .base import Const, Kernel
+from .base import Const, Kernel, OpData
 from .microkernels import SXTB16_ORDER
 from .requant import Requant
+from .variants import KernelChoice
 
 DEPTHWISE_DSP_HEADER = "mtk_depthwise_dsp.h"
 LANES = 4            # input channels per group
@@ -86,3 +87,20 @@ def depthwise_dsp_kernel(op: Op, g, in_zp: int, w: np.ndarray, params: np.ndarra
     args = [op.inputs[0], Const("groups", stream), Const("pad", pad), op.outputs[0]]
     return Kernel("depthwise_conv2d", args, func=depthwise, headers=(DEPTHWISE_DSP_HEADER,),
                   c_calls=("mtk_depthwise_dsp_s8",))
+
+
+def takes(data: OpData) -> bool:
+    """Every channel shifts right and the fused arithmetic stays within int32 (fused_params)."""
+    p = data.params
+    return fused_params(p.bias, p.requant, data.inputs[1].data) is not None
+
+
+def lower(data: OpData) -> Kernel:
+    """The layer (conv.DepthwiseParams) as depthwise_dsp_kernel computes it."""
+    p = data.params
+    w = data.inputs[1].data
+    return depthwise_dsp_kernel(data.op, p.geometry, data.inputs[0].quant.zp, w, fused_params(p.bias, p.requant, w),
+                                p.requant)
+
+
+KERNEL = KernelChoice("dsp-c4", lower, takes)   # DSP cores, 4 channels and 2 taps a step, the whole layer in one call
