@@ -20,16 +20,19 @@ LANES = 4            # input channels per group
 INT32_LIMIT = (1 << 31) - 1
 
 
-def group_channels(c_in: int, multiplier: int) -> list[np.ndarray]:
-    """The output channels of each group in the order the kernel runs them: per multiplier index m, the whole
-    groups of 4 input channels, then (C_in % 4 > 0) the rest; output channel (i * multiplier + m) of input
-    channel i. Lanes past the last channel are -1."""
-    groups = []
-    for m in range(multiplier):
-        for first in range(0, c_in, LANES):
-            lanes = np.arange(first, first + LANES)
-            groups.append(np.where(lanes < c_in, lanes * multiplier + m, -1))
-    return groups
+def whole_groups(c_in: int, multiplier: int) -> list[np.ndarray]:
+    """The output channels of the groups of 4 consecutive input channels, in the order the kernel runs them: per
+    multiplier index m, output channels (i * multiplier + m) of input channels i = 4p .. 4p + 3."""
+    return [np.arange(first, first + LANES) * multiplier + m
+            for m in range(multiplier) for first in range(0, c_in - c_in % LANES, LANES)]
+
+
+def rest_groups(c_in: int, multiplier: int) -> list[np.ndarray]:
+    """The output channels of the input channels past the whole groups (C_in % 4 of them), 4 consecutive ones a
+    group; lanes past the last channel are -1."""
+    first, end = (c_in - c_in % LANES) * multiplier, c_in * multiplier
+    lanes = [np.arange(c, c + LANES) for c in range(first, end, LANES)]
+    return [np.where(channels < end, channels, -1) for channels in lanes]
 
 
 def fused_params(bias: np.ndarray, rq: Requant, w: np.ndarray) -> np.ndarray | None:
@@ -48,24 +51,29 @@ def fused_params(bias: np.ndarray, rq: Requant, w: np.ndarray) -> np.ndarray | N
 
 def pack(w: np.ndarray, params: np.ndarray, multiplier: int) -> np.ndarray:
     """The groups' stream (int32) mtk_depthwise_dsp_s8 reads in order, from weights w [1, kh, kw, C] and params
-    [C][4] (fused_params); lanes past the last channel zero. Per group: its lanes' 2 * bias; its weights doubled, as
-    int16: a whole group per pair of taps (2i, 2i + 1) per lane the two taps' weights, then an odd last tap's 4 in
-    SXTB16 order; the rest [taps][4]; then per lane mult, k, e."""
+    [C][4] (fused_params); lanes past the last channel zero. Per group: its lanes' 2 * bias; the rest's groups (after
+    the whole ones) each lane's input channel; the weights doubled, as int16: a whole group per pair of taps
+    (2i, 2i + 1) per lane the two taps' weights, then an odd last tap's 4 in SXTB16 order, the rest's [taps][4];
+    then per lane mult, k, e."""
     taps = w.reshape(-1, w.shape[-1]).astype(np.int16) * 2          # [taps][C]
     n = taps.shape[0]
     c_in = w.shape[-1] // multiplier
+
+    def group(channels: np.ndarray, weights, inputs=()) -> list[np.ndarray]:
+        lane_params = np.where(channels[:, None] >= 0, params[np.maximum(channels, 0)], 0)   # [4][4]
+        return [lane_params[:, 0].astype(np.int32), *inputs, weights.astype(np.int16).view(np.int32),
+                lane_params[:, 1:].reshape(-1).astype(np.int32)]
+
     stream = []
-    for channels in group_channels(c_in, multiplier):
+    for channels in whole_groups(c_in, multiplier):
+        lanes = taps[:, channels]                                                 # [taps][4]
+        pairs = lanes[:n - n % 2].reshape(-1, 2, LANES).transpose(0, 2, 1)      # [pair][lane][tap]
+        single = lanes[n - 1, SXTB16_ORDER] if n % 2 else lanes[:0, 0]
+        stream += group(channels, np.concatenate([pairs.reshape(-1), single]))
+    for channels in rest_groups(c_in, multiplier):
         real = channels >= 0
-        lanes = np.where(real[None, :], taps[:, np.maximum(channels, 0)], 0)        # [taps][4]
-        lane_params = np.where(real[:, None], params[np.maximum(channels, 0)], 0)   # [4][2 * bias, mult, k, e]
-        if real.all():
-            pairs = lanes[:n - n % 2].reshape(-1, 2, LANES).transpose(0, 2, 1)      # [pair][lane][tap]
-            weights = np.concatenate([pairs.reshape(-1), lanes[n - 1, SXTB16_ORDER] if n % 2 else lanes[:0, 0]])
-        else:
-            weights = lanes.reshape(-1)
-        stream += [lane_params[:, 0].astype(np.int32), weights.astype(np.int16).view(np.int32),
-                   lane_params[:, 1:].reshape(-1).astype(np.int32)]
+        lanes = np.where(real[None, :], taps[:, np.maximum(channels, 0)], 0)
+        stream += group(channels, lanes.reshape(-1), [np.where(real, channels // multiplier, 0).astype(np.int32)])
     return np.concatenate(stream)
 
 

@@ -9,7 +9,8 @@
  * per channel adds both taps' products (weights int16 pairs (tap 2i, tap 2i + 1) per channel, prepared
  * offline in the order the loop reads them); an odd last tap with SMLABB/SMLATT (weights in SXTB16 order).
  * The sums start at twice the folded bias and the weights are doubled offline, so that they are 2 * acc.
- * Channels past the last whole group (C_in % 4) run in C, one lane at a time.
+ * The output channels of the input channels past the last whole group (C_in % 4 of them) follow, 4 consecutive
+ * ones a group, each lane loading its own input byte per tap (SMLABB/SMLABT).
  *
  * Requantization, TFLM's MultiplyByQuantizedMultiplier for a right shift e >= 1 (double rounding):
  * SaturatingRoundingDoublingHighMul(acc, mult) = floor((acc * mult + 2^30) / 2^31) (TFLM's nudge makes it
@@ -34,6 +35,7 @@
 #endif
 
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__GNUC__)
+#include <arm_acle.h>
 #define MTK_DW_DSP_ASM 1
 #endif
 
@@ -96,22 +98,41 @@ static inline int32_t mtk_dw_dsp_requant(int32_t acc2, const int32_t* q) {
           : "r4", "r5", "r6", "memory")
 #endif
 
-/* The 4 lanes' outputs of the group at *gp (mtk_depthwise_dsp_s8), over the n taps at tp, input byte c of each;
- * *gp advanced past the group. */
-MTK_DW_DSP_INLINE void mtk_dw_dsp_group(const int8_t* const* tp, int32_t n, int32_t c, const int32_t** gp,
-                                        int32_t* out4) {
+/* The 4 lanes' outputs (int8 values) from their sums a0..a3 (2 * acc) and params (mult, k, e each) at *gp,
+ * *gp advanced past them. */
+MTK_DW_DSP_INLINE void mtk_dw_dsp_outputs(int32_t a0, int32_t a1, int32_t a2, int32_t a3, const int32_t** gp,
+                                          int32_t* out4) {
   const int32_t* g = *gp;
-  int32_t a0 = g[0], a1 = g[1], a2 = g[2], a3 = g[3];
-  g += 4;
 #ifdef MTK_DW_DSP_ASM
-  uint32_t p0, p1, t, w0, w1;
-#pragma GCC unroll 8
-  for (int32_t i = n >> 1; i > 0; --i) MTK_DW_DSP_PAIR(g);
-  if (n & 1) MTK_DW_DSP_SINGLE(g);
   MTK_DW_DSP_LANES(g);
   out4[0] = a0, out4[1] = a1, out4[2] = a2, out4[3] = a3;
 #else
-  const int16_t* wp = (const int16_t*)g;
+  out4[0] = mtk_dw_dsp_requant(a0, g), out4[1] = mtk_dw_dsp_requant(a1, g + 3);
+  out4[2] = mtk_dw_dsp_requant(a2, g + 6), out4[3] = mtk_dw_dsp_requant(a3, g + 9);
+  g += 12;
+#endif
+  *gp = g;
+}
+
+/* The 4 lanes' outputs of the whole group at *gp (mtk_depthwise_dsp_s8), over the n taps at tp, input byte c
+ * of each; *gp advanced past the group. */
+MTK_DW_DSP_INLINE void mtk_dw_dsp_group(const int8_t* const* tp, int32_t n, int32_t c, const int32_t** gp,
+                                        int32_t* out4) {
+  const int32_t* g = *gp;
+#ifdef MTK_DW_DSP_ASM
+  int32_t a0, a1, a2, a3;
+  uint32_t p0, p1, t, w0, w1;
+  __asm__("ldrd %[a0], %[a1], [%[g]], #8\n\t"
+          "ldrd %[a2], %[a3], [%[g]], #8"
+          : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [g] "+r"(g)
+          :
+          : "memory");
+#pragma GCC unroll 8
+  for (int32_t i = n >> 1; i > 0; --i) MTK_DW_DSP_PAIR(g);
+  if (n & 1) MTK_DW_DSP_SINGLE(g);
+#else
+  int32_t a0 = g[0], a1 = g[1], a2 = g[2], a3 = g[3];
+  const int16_t* wp = (const int16_t*)(g + 4);
   for (int32_t i = n >> 1; i > 0; --i, tp += 2, wp += 8) {
     const int8_t* x0 = tp[0] + c;
     const int8_t* x1 = tp[1] + c;
@@ -126,10 +147,35 @@ MTK_DW_DSP_INLINE void mtk_dw_dsp_group(const int8_t* const* tp, int32_t n, int3
     wp += 4;
   }
   g = (const int32_t*)wp;
-  out4[0] = mtk_dw_dsp_requant(a0, g), out4[1] = mtk_dw_dsp_requant(a1, g + 3);
-  out4[2] = mtk_dw_dsp_requant(a2, g + 6), out4[3] = mtk_dw_dsp_requant(a3, g + 9);
-  g += 12;
 #endif
+  mtk_dw_dsp_outputs(a0, a1, a2, a3, &g, out4);
+  *gp = g;
+}
+
+/* The 4 lanes' outputs of a group of the rest (input channels past the whole groups) at *gp: each lane reads
+ * its own input channel (the group's second 4 int32), one byte load per lane and tap, weights int16 [n][4];
+ * *gp advanced past the group. */
+MTK_DW_DSP_INLINE void mtk_dw_dsp_rest(const int8_t* const* tp, int32_t n, const int32_t** gp, int32_t* out4) {
+  const int32_t* g = *gp;
+  int32_t a0 = g[0], a1 = g[1], a2 = g[2], a3 = g[3];
+  const int32_t c0 = g[4], c1 = g[5], c2 = g[6], c3 = g[7];
+  const int16_t* wp = (const int16_t*)(g + 8);
+  for (int32_t t = 0; t < n; ++t, wp += 4) {
+    const int8_t* x = tp[t];
+#ifdef MTK_DW_DSP_ASM
+    uint32_t w01, w23;
+    memcpy(&w01, wp, 4);
+    memcpy(&w23, wp + 2, 4);
+    a0 = __smlabb((uint32_t)(int32_t)x[c0], w01, a0);
+    a1 = __smlabt((uint32_t)(int32_t)x[c1], w01, a1);
+    a2 = __smlabb((uint32_t)(int32_t)x[c2], w23, a2);
+    a3 = __smlabt((uint32_t)(int32_t)x[c3], w23, a3);
+#else
+    a0 += x[c0] * wp[0], a1 += x[c1] * wp[1], a2 += x[c2] * wp[2], a3 += x[c3] * wp[3];
+#endif
+  }
+  g = (const int32_t*)wp;
+  mtk_dw_dsp_outputs(a0, a1, a2, a3, &g, out4);
   *gp = g;
 }
 
@@ -165,21 +211,6 @@ MTK_DW_DSP_INLINE void mtk_dw_dsp_store_word(const int32_t* v, int clamp, uint32
   memcpy(out, &word, 4);
 }
 
-/* The lanes of input channels c .. c + lanes - 1 (lanes < 4: past the last whole group) over the n taps at tp,
- * from the group at *gp (weights int16 [n][4]), *gp advanced past it. out[j * M] gets lane j. */
-MTK_DW_DSP_INLINE void mtk_dw_dsp_tail(const int8_t* const* tp, int32_t n, int32_t c, int32_t lanes,
-                                       const int32_t** gp, int32_t lo, int32_t hi, int32_t M, int8_t* out) {
-  const int32_t* g = *gp;
-  const int16_t* wp = (const int16_t*)(g + 4);
-  const int32_t* q = g + 4 + 2 * n;
-  for (int32_t j = 0; j < lanes; ++j) {
-    int32_t acc = g[j];
-    for (int32_t t = 0; t < n; ++t) acc += tp[t][c + j] * wp[4 * t + j];
-    out[j * M] = (int8_t)mtk_dw_dsp_clamp(mtk_dw_dsp_requant(acc, q + 3 * j), lo, hi);
-  }
-  *gp = q + 12;
-}
-
 /* The layer (mtk_depthwise_dsp_s8) with room for the kh * kw tap pointers at taps. */
 MTK_DW_DSP_INLINE void mtk_dw_dsp_layer(const void* x, const void* groups_data, const void* pad, void* out,
                                         int32_t in_h, int32_t in_w, int32_t C_in, int32_t M, int32_t out_h,
@@ -188,7 +219,7 @@ MTK_DW_DSP_INLINE void mtk_dw_dsp_layer(const void* x, const void* groups_data, 
                                         int32_t act_min, int32_t act_max, const int8_t** taps) {
   const int8_t* xb = (const int8_t*)x;
   int8_t* o = (int8_t*)out;
-  const int32_t n = kh * kw, groups = C_in >> 2, tail = C_in & 3, C = C_in * M;
+  const int32_t n = kh * kw, groups = C_in >> 2, C = C_in * M;
   const int clamp = act_min > -128 || act_max < 127;
   const uint32_t lo4 = 0x01010101u * (uint8_t)act_min, hi4 = 0x01010101u * (uint8_t)act_max;
   for (int32_t oy = 0; oy < out_h; ++oy) {
@@ -213,9 +244,9 @@ MTK_DW_DSP_INLINE void mtk_dw_dsp_layer(const void* x, const void* groups_data, 
         }
       }
       const int32_t* g = (const int32_t*)groups_data;
-      for (int32_t m = 0; m < M; ++m) {
+      int32_t v[4];
+      for (int32_t m = 0; m < M; ++m)
         for (int32_t p = 0; p < groups; ++p) {
-          int32_t v[4];
           mtk_dw_dsp_group(taps, n, 4 * p, &g, v);
           if (M == 1)
             mtk_dw_dsp_store_word(v, clamp, lo4, hi4, o + 4 * p);
@@ -223,7 +254,13 @@ MTK_DW_DSP_INLINE void mtk_dw_dsp_layer(const void* x, const void* groups_data, 
             for (int32_t j = 0; j < 4; ++j)
               o[(4 * p + j) * M + m] = (int8_t)(clamp ? mtk_dw_dsp_clamp(v[j], act_min, act_max) : v[j]);
         }
-        if (tail > 0) mtk_dw_dsp_tail(taps, n, 4 * groups, tail, &g, act_min, act_max, M, o + 4 * groups * M + m);
+      for (int32_t r = 4 * groups * M; r < C; r += 4) {   /* the rest: 4 consecutive output channels a group */
+        mtk_dw_dsp_rest(taps, n, &g, v);
+        if (r + 4 <= C)
+          mtk_dw_dsp_store_word(v, clamp, lo4, hi4, o + r);
+        else
+          for (int32_t j = 0; j < C - r; ++j)
+            o[r + j] = (int8_t)(clamp ? mtk_dw_dsp_clamp(v[j], act_min, act_max) : v[j]);
       }
     }
   }
