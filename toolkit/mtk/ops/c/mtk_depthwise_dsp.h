@@ -152,28 +152,76 @@ MTK_DW_DSP_INLINE void mtk_dw_dsp_group(const int8_t* const* tp, int32_t n, int3
   *gp = g;
 }
 
+#ifdef MTK_DW_DSP_ASM
+/* One tap of a rest group whose lanes all read one input byte (a multiplier divisible by 4), weights int16 in
+ * lane order. */
+#define MTK_DW_DSP_REST_TAP_SHARED4                                                                                  \
+  __asm__("ldr %[x], [%[tp]], #4\n\t"                                                                               \
+          "ldrsb %[x], [%[x], %[c0]]\n\t"                                                                           \
+          "ldrd %[w0], %[w1], [%[wp]], #8\n\t"                                                                      \
+          "smlabb %[a0], %[x], %[w0], %[a0]\n\t"                                                                    \
+          "smlabt %[a1], %[x], %[w0], %[a1]\n\t"                                                                    \
+          "smlabb %[a2], %[x], %[w1], %[a2]\n\t"                                                                    \
+          "smlabt %[a3], %[x], %[w1], %[a3]"                                                                         \
+          : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [tp] "+r"(tp), [wp] "+r"(wp), [x] "=&r"(x), \
+            [w0] "=&r"(w0), [w1] "=&r"(w1)                                                                           \
+          : [c0] "r"(c0)                                                                                             \
+          : "memory")
+/* The same where lanes 0, 1 read one byte and lanes 2, 3 another (an even multiplier). */
+#define MTK_DW_DSP_REST_TAP_SHARED2                                                                                  \
+  __asm__("ldr %[x], [%[tp]], #4\n\t"                                                                               \
+          "ldrsb %[x2], [%[x], %[c2]]\n\t"                                                                          \
+          "ldrsb %[x], [%[x], %[c0]]\n\t"                                                                           \
+          "ldrd %[w0], %[w1], [%[wp]], #8\n\t"                                                                      \
+          "smlabb %[a0], %[x], %[w0], %[a0]\n\t"                                                                    \
+          "smlabt %[a1], %[x], %[w0], %[a1]\n\t"                                                                    \
+          "smlabb %[a2], %[x2], %[w1], %[a2]\n\t"                                                                   \
+          "smlabt %[a3], %[x2], %[w1], %[a3]"                                                                        \
+          : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [tp] "+r"(tp), [wp] "+r"(wp), [x] "=&r"(x), \
+            [x2] "=&r"(x2), [w0] "=&r"(w0), [w1] "=&r"(w1)                                                           \
+          : [c0] "r"(c0), [c2] "r"(c2)                                                                               \
+          : "memory")
+#endif
+
 /* The 4 lanes' outputs of a group of the rest (input channels past the whole groups) at *gp: each lane reads
- * its own input channel (the group's second 4 int32), one byte load per lane and tap, weights int16 [n][4];
- * *gp advanced past the group. */
-MTK_DW_DSP_INLINE void mtk_dw_dsp_rest(const int8_t* const* tp, int32_t n, const int32_t** gp, int32_t* out4) {
+ * its own input channel (the group's second 4 int32; `shift` bytes on), one byte load per lane and tap, or one
+ * per lanes that read the same channel (`shared` of them: 4 with a multiplier divisible by 4, 2 with an even
+ * one); weights int16 [n][4]; *gp advanced past the group. */
+MTK_DW_DSP_INLINE void mtk_dw_dsp_rest(const int8_t* const* tp, int32_t n, int32_t shift, int32_t shared,
+                                       const int32_t** gp, int32_t* out4) {
   const int32_t* g = *gp;
   int32_t a0 = g[0], a1 = g[1], a2 = g[2], a3 = g[3];
-  const int32_t c0 = g[4], c1 = g[5], c2 = g[6], c3 = g[7];
+  const int32_t c0 = g[4] + shift, c1 = g[5] + shift, c2 = g[6] + shift, c3 = g[7] + shift;
   const int16_t* wp = (const int16_t*)(g + 8);
+#ifdef MTK_DW_DSP_ASM
+  if (shared > 1) {
+    uint32_t x, x2, w0, w1;
+#pragma GCC unroll 4
+    for (int32_t t = n; t > 0; --t)
+      if (shared == 4)
+        MTK_DW_DSP_REST_TAP_SHARED4;
+      else
+        MTK_DW_DSP_REST_TAP_SHARED2;
+    (void)x2;
+  } else {
+    for (int32_t t = 0; t < n; ++t, wp += 4) {
+      const int8_t* x = tp[t];
+      uint32_t w01, w23;
+      memcpy(&w01, wp, 4);
+      memcpy(&w23, wp + 2, 4);
+      a0 = __smlabb((uint32_t)(int32_t)x[c0], w01, a0);
+      a1 = __smlabt((uint32_t)(int32_t)x[c1], w01, a1);
+      a2 = __smlabb((uint32_t)(int32_t)x[c2], w23, a2);
+      a3 = __smlabt((uint32_t)(int32_t)x[c3], w23, a3);
+    }
+  }
+#else
+  (void)shared;
   for (int32_t t = 0; t < n; ++t, wp += 4) {
     const int8_t* x = tp[t];
-#ifdef MTK_DW_DSP_ASM
-    uint32_t w01, w23;
-    memcpy(&w01, wp, 4);
-    memcpy(&w23, wp + 2, 4);
-    a0 = __smlabb((uint32_t)(int32_t)x[c0], w01, a0);
-    a1 = __smlabt((uint32_t)(int32_t)x[c1], w01, a1);
-    a2 = __smlabb((uint32_t)(int32_t)x[c2], w23, a2);
-    a3 = __smlabt((uint32_t)(int32_t)x[c3], w23, a3);
-#else
     a0 += x[c0] * wp[0], a1 += x[c1] * wp[1], a2 += x[c2] * wp[2], a3 += x[c3] * wp[3];
-#endif
   }
+#endif
   g = (const int32_t*)wp;
   mtk_dw_dsp_outputs(a0, a1, a2, a3, &g, out4);
   *gp = g;
@@ -222,32 +270,44 @@ MTK_DW_DSP_INLINE void mtk_dw_dsp_layer(const void* x, const void* groups_data, 
   const int32_t n = kh * kw, groups = C_in >> 2, C = C_in * M;
   const int clamp = act_min > -128 || act_max < 127;
   const uint32_t lo4 = 0x01010101u * (uint8_t)act_min, hi4 = 0x01010101u * (uint8_t)act_max;
+  /* inside pixels of a row reuse its table (the kernels reading `shift` bytes on) when building one costs more
+   * than the groups' offset arithmetic: many taps, few channels */
+  const int reuse = n > 4 * (groups * M + 1);
   for (int32_t oy = 0; oy < out_h; ++oy) {
     const int32_t iy = oy * stride_h - pad_top;
     const int rows_inside = iy >= 0 && iy + (kh - 1) * dil_h < in_h;
+    int row_table = 0;   /* the table is the row's first inside pixel's, for pixels `shift` bytes on */
+    int32_t shift = 0;
     for (int32_t ox = 0; ox < out_w; ++ox, o += C) {
       const int32_t ix = ox * stride_w - pad_left;
-      const int8_t* corner = xb + (iy * in_w + ix) * C_in;
+      const int inside = rows_inside && ix >= 0 && ix + (kw - 1) * dil_w < in_w;
+      if (reuse && inside && row_table) {
+        shift += stride_w * C_in;
+      } else {
+        const int8_t* corner = xb + (iy * in_w + ix) * C_in;
 #pragma GCC unroll 5
-      for (int32_t ky = 0; ky < kh; ++ky)
+        for (int32_t ky = 0; ky < kh; ++ky)
 #pragma GCC unroll 5
-        for (int32_t kx = 0; kx < kw; ++kx) taps[ky * kw + kx] = corner + (ky * dil_h * in_w + kx * dil_w) * C_in;
-      if (!rows_inside || ix < 0 || ix + (kw - 1) * dil_w >= in_w) {   /* taps outside the image read pad */
-        int32_t kx_lo = 0, kx_hi = kw;
-        while (kx_lo < kw && ix + kx_lo * dil_w < 0) ++kx_lo;
-        while (kx_hi > kx_lo && ix + (kx_hi - 1) * dil_w >= in_w) --kx_hi;
-        for (int32_t ky = 0; ky < kh; ++ky) {
-          const int32_t y = iy + ky * dil_h;
-          const int row_outside = y < 0 || y >= in_h;
-          for (int32_t kx = 0; kx < kw; ++kx)
-            if (row_outside || kx < kx_lo || kx >= kx_hi) taps[ky * kw + kx] = (const int8_t*)pad;
+          for (int32_t kx = 0; kx < kw; ++kx) taps[ky * kw + kx] = corner + (ky * dil_h * in_w + kx * dil_w) * C_in;
+        if (!inside) {   /* taps outside the image read pad */
+          int32_t kx_lo = 0, kx_hi = kw;
+          while (kx_lo < kw && ix + kx_lo * dil_w < 0) ++kx_lo;
+          while (kx_hi > kx_lo && ix + (kx_hi - 1) * dil_w >= in_w) --kx_hi;
+          for (int32_t ky = 0; ky < kh; ++ky) {
+            const int32_t y = iy + ky * dil_h;
+            const int row_outside = y < 0 || y >= in_h;
+            for (int32_t kx = 0; kx < kw; ++kx)
+              if (row_outside || kx < kx_lo || kx >= kx_hi) taps[ky * kw + kx] = (const int8_t*)pad;
+          }
         }
+        row_table = inside;
+        shift = 0;
       }
       const int32_t* g = (const int32_t*)groups_data;
       int32_t v[4];
       for (int32_t m = 0; m < M; ++m)
         for (int32_t p = 0; p < groups; ++p) {
-          mtk_dw_dsp_group(taps, n, 4 * p, &g, v);
+          mtk_dw_dsp_group(taps, n, shift + 4 * p, &g, v);
           if (M == 1)
             mtk_dw_dsp_store_word(v, clamp, lo4, hi4, o + 4 * p);
           else
@@ -255,7 +315,7 @@ MTK_DW_DSP_INLINE void mtk_dw_dsp_layer(const void* x, const void* groups_data, 
               o[(4 * p + j) * M + m] = (int8_t)(clamp ? mtk_dw_dsp_clamp(v[j], act_min, act_max) : v[j]);
         }
       for (int32_t r = 4 * groups * M; r < C; r += 4) {   /* the rest: 4 consecutive output channels a group */
-        mtk_dw_dsp_rest(taps, n, &g, v);
+        mtk_dw_dsp_rest(taps, n, shift, M % 4 == 0 ? 4 : 2 - M % 2, &g, v);
         if (r + 4 <= C)
           mtk_dw_dsp_store_word(v, clamp, lo4, hi4, o + r);
         else
