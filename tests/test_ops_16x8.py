@@ -2,7 +2,8 @@
 ADD/SUB on int16 (elementwise.py): bit-exact with tflite-micro on the host over random models (tests/modelgen16x8.py:
 int64, int32 and int16 biases, both accumulators, per-tensor and per-channel weights, fused activations, int16 zero
 points for ADD/SUB), an int16 encoder-decoder and a mixed int8/int16 model; the C builds for Cortex-M4; the
-encoder-decoder and the mixed model bit-exact in QEMU on a Cortex-M4 and a Cortex-M55 board."""
+encoder-decoder and the mixed model bit-exact in QEMU on a Cortex-M4 and a Cortex-M55 board, int16 ADD/SUB on
+Helium (mtk_add_mve_s16) there with and without broadcasting."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ from mtk.compiler import compile_model
 from mtk.pipeline import RunOptions, run_model
 from mtk.reference import run_reference_batch
 from mtk.tflite_builder import ModelBuilder
-from harness import RANDOM, assert_bit_exact, assert_bit_exact_on_c_paths, assert_builds_for_cortex_m4
+from harness import (RANDOM, assert_bit_exact, assert_bit_exact_on_c_paths, assert_bit_exact_on_target,
+                     assert_builds_for_cortex_m4)
 
 pytestmark = pytest.mark.slow   # compiles models with TVM
 
@@ -174,3 +176,31 @@ def test_int16_models_bit_exact_on_target(board, tmp_path):
         for expected, got in zip(run_reference_batch(model, samples), result.outputs):
             for want, out in zip(expected, got):
                 assert np.array_equal(np.asarray(out).reshape(-1), np.asarray(want).reshape(-1)), name
+
+
+def binary_s16_model(op: str, shape: tuple[int, ...], other: tuple[int, ...], scales: tuple[float, float, float],
+                     zero_points: tuple[int, int, int], activation: str) -> bytes:
+    b = ModelBuilder(description=f"{op} int16")
+    x1 = b.tensor("x1", shape, "int16", scale=scales[0], zero_point=zero_points[0])
+    x2 = b.tensor("x2", other, "int16", scale=scales[1], zero_point=zero_points[1])
+    y = b.tensor("y", np.broadcast_shapes(shape, other), "int16", scale=scales[2], zero_point=zero_points[2])
+    b.op(op, [x1, x2], [y], fused_activation_function=activation)
+    b.inputs([x1, x2])
+    b.outputs([y])
+    return b.build()
+
+
+HELIUM_BINARY_S16 = {   # mtk_add_mve_s16: a predicated tail, inputs that stay (per channel, scalar, both), SUB
+    "add-140-relu": ("ADD", (1, 5, 4, 7), (1, 5, 4, 7), (0.0003, 0.0002, 0.0004), (-32000, 1234, -100), "RELU"),
+    "add-zp0-16x16x16": ("ADD", (1, 16, 16, 16), (1, 16, 16, 16), (0.0003, 0.0002, 0.0004), (0, 0, 0), "NONE"),
+    "sub-bcast-channels": ("SUB", (1, 5, 4, 23), (1, 1, 1, 23), (0.0001, 0.00025, 0.0003), (5, -3, 0), "NONE"),
+    "add-bcast-scalar": ("ADD", (1,), (2, 3, 5), (0.0001, 0.00025, 0.0003), (7, 0, 2), "RELU6"),
+    "sub-bcast-both": ("SUB", (1, 1, 6, 1), (1, 5, 1, 3), (0.0002, 0.0002, 0.0001), (0, 9, -9), "RELU_N1_TO_1"),
+}
+
+
+@pytest.mark.qemu
+@pytest.mark.parametrize("name", HELIUM_BINARY_S16)
+def test_int16_add_sub_on_helium(name, tmp_path):
+    """int16 ADD/SUB in Helium's vectors (c/mtk_add_mve.h) on the M55, over the whole int16 range of inputs."""
+    assert_bit_exact_on_target(binary_s16_model(*HELIUM_BINARY_S16[name]), "mps3/corstone300/an547", tmp_path)

@@ -145,8 +145,8 @@ class BinaryElementwise(OpDef):
         y = data.output
         if p.act_min == p.act_max or p.output.multiplier == 0:
             return Lowered([constant_kernel(data, clamp_int(p.out_zp, p.act_min, p.act_max))])
-        if data.cpu.mve and op.type == "ADD" and y.dtype == "int8":
-            return Lowered([add_mve_kernel(op, a.shape, b.shape, y.shape, p)])
+        if data.cpu.mve and (op.type == "ADD" or op.type == "SUB" and y.dtype == "int16"):
+            return Lowered([add_mve_kernel(op, a.shape, b.shape, y.shape, p, y.dtype)])
         out_shape = tuple(y.shape) or (1,)
         A = te.placeholder(tuple(a.shape) or (1,), a.dtype, name="x1")
         B = te.placeholder(tuple(b.shape) or (1,), b.dtype, name="x2")
@@ -205,10 +205,10 @@ def broadcast_runs(a_shape, b_shape, out_shape) -> list[tuple[int, bool, bool]]:
     return runs or [(1, True, True)]
 
 
-def add_mve_kernel(op: Op, a_shape, b_shape, out_shape, p: BinaryParams) -> Kernel:
-    """ADD of int8 tensors on Helium cores (c/mtk_add_mve.h), 4 elements a vector: one call per run of the
-    innermost merged dim (broadcast_runs), the input tables rotated by 128 so that the raw byte indexes them."""
-    tables = [Const(f"scaled{k}", np.roll(input_table(zp, r), 128)) for k, zp, r in zip((1, 2), p.in_zp, p.inputs)]
+def add_mve_kernel(op: Op, a_shape, b_shape, out_shape, p: BinaryParams, dtype: str) -> Kernel:
+    """ADD of int8 tensors and ADD/SUB of int16 ones on Helium cores (c/mtk_add_mve.h), 4 elements a vector: one
+    call per run of the innermost merged dim (broadcast_runs). int8: the input tables rotated by 128 so that the
+    raw byte indexes them; int16: each input's zero point and rescale as arguments."""
     runs = broadcast_runs(a_shape, b_shape, out_shape)
     (n, a_steps, b_steps), outer = runs[-1], runs[:-1]
     i32 = "int32"
@@ -223,6 +223,23 @@ def add_mve_kernel(op: Op, a_shape, b_shape, out_shape, p: BinaryParams) -> Kern
         return total
 
     a_size, b_size, out_size = (int(np.prod(s)) for s in (a_shape, b_shape, out_shape))
+    (m1, s1), (m2, s2) = ((r.multiplier, r.shift) for r in p.inputs)
+    out_args = (p.output.multiplier, p.output.shift, p.out_zp, p.act_min, p.act_max)
+
+    if dtype == "int16":
+        @T.prim_func
+        def add_s16(x1: T.Buffer((a_size,), "int16"), x2: T.Buffer((b_size,), "int16"),
+                    out: T.Buffer((out_size,), "int16")):
+            for i in T.serial(out_size // n):
+                T.evaluate(T.call_extern(i32, "mtk_add_mve_s16", T.address_of(x1[offset(i, 1)]),
+                                         T.address_of(x2[offset(i, 2)]), T.address_of(out[i * n]), n, int(a_steps),
+                                         int(b_steps), p.in_zp[0], m1, s1, p.in_zp[1], m2, s2,
+                                         int(op.type == "SUB"), *out_args))
+
+        return Kernel(op.type.lower(), [op.inputs[0], op.inputs[1], op.outputs[0]], func=add_s16,
+                      headers=(ADD_MVE_HEADER,), c_calls=("mtk_add_mve_s16",))
+
+    tables = [Const(f"scaled{k}", np.roll(input_table(zp, r), 128)) for k, zp, r in zip((1, 2), p.in_zp, p.inputs)]
 
     @T.prim_func
     def add(x1: T.Buffer((a_size,), "int8"), x2: T.Buffer((b_size,), "int8"), t1: T.Buffer((256,), i32),
@@ -230,8 +247,7 @@ def add_mve_kernel(op: Op, a_shape, b_shape, out_shape, p: BinaryParams) -> Kern
         for i in T.serial(out_size // n):
             T.evaluate(T.call_extern(i32, "mtk_add_mve_s8", T.address_of(x1[offset(i, 1)]),
                                      T.address_of(x2[offset(i, 2)]), T.address_of(t1[0]), T.address_of(t2[0]),
-                                     T.address_of(out[i * n]), n, int(a_steps), int(b_steps), p.output.multiplier,
-                                     p.output.shift, p.out_zp, p.act_min, p.act_max))
+                                     T.address_of(out[i * n]), n, int(a_steps), int(b_steps), *out_args))
 
     return Kernel("add", [op.inputs[0], op.inputs[1], *tables, op.outputs[0]], func=add, headers=(ADD_MVE_HEADER,),
                   c_calls=("mtk_add_mve_s8",))
