@@ -60,7 +60,21 @@ MTK_MVE_INLINE int32x4_t mtk_add_mve_term_s16(int32x4_t x, int32_t zp, int32_t m
   return mtk_add_mve_rescale(vshlq_n_s32(vsubq_n_s32(x, zp), 15), mult, shift);
 }
 
-/* out[i] = a[i * a_step] + b[i * b_step] (subtract: -) for i < n (steps 0 or 1), int16; the last vector
+/* The parameters of an int16 ADD/SUB, as mtk_add_mve_s16 takes them. */
+typedef struct {
+  int32_t a_step, b_step, a_zp, a_mult, a_shift, b_zp, b_mult, b_shift, subtract, mult, shift, out_zp;
+  int32x4_t lo, hi, fixed_a, fixed_b;
+} mtk_add_s16_params;
+
+/* 4 outputs from 4 elements of each input (an input that stays: ignored, its fixed vector used). */
+MTK_MVE_INLINE int32x4_t mtk_add_mve_vector_s16(int32x4_t xa, int32x4_t xb, const mtk_add_s16_params* q) {
+  const int32x4_t ta = q->a_step ? mtk_add_mve_term_s16(xa, q->a_zp, q->a_mult, q->a_shift) : q->fixed_a;
+  const int32x4_t tb = q->b_step ? mtk_add_mve_term_s16(xb, q->b_zp, q->b_mult, q->b_shift) : q->fixed_b;
+  const int32x4_t s = q->subtract ? vsubq_s32(ta, tb) : vaddq_s32(ta, tb);
+  return mtk_add_mve_lanes(s, q->mult, q->shift, q->out_zp, q->lo, q->hi);
+}
+
+/* out[i] = a[i * a_step] + b[i * b_step] (subtract: -) for i < n (steps 0 or 1), int16; the last 1-3 elements
  * predicated (inactive lanes read and write nothing). */
 MTK_MVE_INLINE int32_t mtk_add_mve_s16(const void* a, const void* b, void* out, int32_t n, int32_t a_step,
                                        int32_t b_step, int32_t a_zp, int32_t a_mult, int32_t a_shift, int32_t b_zp,
@@ -69,15 +83,18 @@ MTK_MVE_INLINE int32_t mtk_add_mve_s16(const void* a, const void* b, void* out, 
   const int16_t* pa = (const int16_t*)a;
   const int16_t* pb = (const int16_t*)b;
   int16_t* po = (int16_t*)out;
-  const int32x4_t lo = vdupq_n_s32(act_min), hi = vdupq_n_s32(act_max);
-  const int32x4_t fixed_a = mtk_add_mve_term_s16(vdupq_n_s32(pa[0]), a_zp, a_mult, a_shift);
-  const int32x4_t fixed_b = mtk_add_mve_term_s16(vdupq_n_s32(pb[0]), b_zp, b_mult, b_shift);
-  for (int32_t i = n; i > 0; i -= 4, pa += 4 * a_step, pb += 4 * b_step, po += 4) {
-    const mve_pred16_t lanes = vctp32q((uint32_t)i);
-    const int32x4_t ta = a_step ? mtk_add_mve_term_s16(vldrhq_z_s32(pa, lanes), a_zp, a_mult, a_shift) : fixed_a;
-    const int32x4_t tb = b_step ? mtk_add_mve_term_s16(vldrhq_z_s32(pb, lanes), b_zp, b_mult, b_shift) : fixed_b;
-    const int32x4_t s = subtract ? vsubq_s32(ta, tb) : vaddq_s32(ta, tb);
-    vstrhq_p_s32(po, mtk_add_mve_lanes(s, mult, shift, out_zp, lo, hi), lanes);
+  const mtk_add_s16_params q = {
+      a_step, b_step, a_zp, a_mult, a_shift, b_zp, b_mult, b_shift, subtract, mult, shift, out_zp,
+      vdupq_n_s32(act_min), vdupq_n_s32(act_max),
+      mtk_add_mve_term_s16(vdupq_n_s32(pa[0]), a_zp, a_mult, a_shift),
+      mtk_add_mve_term_s16(vdupq_n_s32(pb[0]), b_zp, b_mult, b_shift)};
+  const int32x4_t zero = vdupq_n_s32(0);   /* read for an input that stays: no load past its element */
+  for (int32_t i = n >> 2; i > 0; --i, pa += 4 * a_step, pb += 4 * b_step, po += 4)
+    vstrhq_s32(po, mtk_add_mve_vector_s16(a_step ? vldrhq_s32(pa) : zero, b_step ? vldrhq_s32(pb) : zero, &q));
+  if (n & 3) {
+    const mve_pred16_t lanes = vctp32q((uint32_t)(n & 3));
+    const int32x4_t xa = a_step ? vldrhq_z_s32(pa, lanes) : zero, xb = b_step ? vldrhq_z_s32(pb, lanes) : zero;
+    vstrhq_p_s32(po, mtk_add_mve_vector_s16(xa, xb, &q), lanes);
   }
   return 0;
 }
