@@ -37,6 +37,12 @@ MODELS = {
     "conv-1x1-odd": lambda: conv_model("CONV_2D", (1, 3, 5, 13), (7, 1, 1, 13), (1, 3, 5, 7), per_channel=True,
                                        padding="VALID", stride_h=1, stride_w=1, dilation_h_factor=1,
                                        dilation_w_factor=1, fused_activation_function="NONE"),
+    # DSP's fused one-row GEMM (one multiplier): 38 groups (entering its loop midway); a clamped range (ReLU, output
+    # zero point 5): in C
+    "fc-fused-1-row": lambda: conv_model("FULLY_CONNECTED", (1, 150), (12, 150), (1, 12), per_channel=False,
+                                         fused_activation_function="NONE"),
+    "fc-fused-1-row-relu": lambda: conv_model("FULLY_CONNECTED", (1, 37), (8, 37), (1, 8), per_channel=False,
+                                              fused_activation_function="RELU"),
     "fc-600": lambda: conv_model("FULLY_CONNECTED", (1, 600), (10, 600), (1, 10), per_channel=True,
                                  fused_activation_function="RELU"),
     "depthwise": lambda: conv_model("DEPTHWISE_CONV_2D", (1, 9, 7, 8), (1, 3, 3, 8), (1, 9, 7, 8), per_channel=True,

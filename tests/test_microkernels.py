@@ -35,6 +35,7 @@ def test_each_micro_kernel_is_defined_for_its_instruction_sets_and_its_packer_fi
 def test_schedules_follow_the_table():
     m3, m4 = CPUS["cortex-m3"], CPUS["cortex-m4"]
     assert [s.label for s in gemm_variants(m3, 1)] == ["1x8/int8", "1x4/pairs", "1x4/int8"]
+    assert [s.label for s in gemm_variants(m4, 1)] == ["1x4/fused", "1x4/biased", "1x4/int16"]
     assert [s.label for s in gemm_variants(m4, 9)] == ["2x2/fused", "2x2/biased", "2x2/int16", "1x4/biased",
                                                         "1x4/int16"]
     assert [s.micro_kernel.fused for s in gemm_variants(m4, 9)] == [True, False, False, False, False]

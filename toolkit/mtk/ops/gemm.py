@@ -23,8 +23,8 @@ from ..target import Cpu
 from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, constant_kernel, jit, specialize
 from .geometry import ConvGeometry
 from .gemm_mve import gemm_mve_kernel
-from .microkernels import (BY_LABEL, DOT_HEADER, GROUP, HELIUM_CHUNK, MicroKernel, choices, fused_stream_exact,
-                           pack_fused_stream, weight_group)
+from .microkernels import (BY_LABEL, DOT_HEADER, GROUP, HELIUM_CHUNK, MicroKernel, choices, fused_stream_bytes,
+                           fused_stream_exact, pack_fused_stream, shares_requantization, weight_group)
 from .requant import RSHIFT_FIELDS, Requant
 
 IM2COL_HEADER = "mtk_im2col_s8.h"
@@ -95,8 +95,9 @@ class GemmOpDef(OpDef):
         rq = p.requant
         usable = gemm_variants(data.cpu, data.output.size // p.weights.shape[0],   # Helium's fused kernels
                                data.cpu.mve or rq.rshift_table is not None)      # shift left too
-        exact = lambda: fused_stream_exact(p.weights, p.bias, rq.multiplier, rq.shift, rq.out_zp)
-        return [v for v in usable if v.weights != "fused" or exact()]
+        exact = lambda v: (fused_stream_exact(p.weights, p.bias, rq.multiplier, rq.shift, rq.out_zp) and (
+            v.block == "2x2" or (shares_requantization(rq.multiplier, rq.shift) and p.weights.shape[0] % 4 == 0)))
+        return [v for v in usable if v.weights != "fused" or exact(v)]
 
     def weight_bytes(self, data: OpData, variant: GemmVariant) -> int:
         """Flash bytes of the op's weights packed for `variant` (what gemm_kernel packs)."""
@@ -147,7 +148,7 @@ def gemm_kernel(data: OpData, variant: GemmVariant) -> Kernel:
     func = specialize(gemm_func(layout, in_size, rq, patches), optional)
     mk = variant.micro_kernel
     if layout.stream:
-        packed = pack_fused_stream(w, p.bias, rq.multiplier, rq.shift, rq.out_zp)
+        packed = pack_fused_stream(w, p.bias, rq.multiplier, rq.shift, rq.out_zp, layout.block_cols)
     else:
         packed = mk.pack(w, layout.block_cols, layout.weight_group)
     args = [op.inputs[0], Const("w", packed), *optional.values(), op.outputs[0], Scratch(layout.scratch_bytes)]
@@ -187,8 +188,8 @@ class GemmLayout:
 
     @property
     def weight_bytes(self) -> int:
-        if self.stream:   # per channel pair: 3 words, the weights, 6 words (pack_fused_stream)
-            return -(-self.cols // 2) * (36 + 8 * self.groups)
+        if self.stream:
+            return fused_stream_bytes(self.cols, self.depth, self.block_cols)
         return packed_weight_bytes(self.cols, self.depth, self.variant, self.weight_group)
 
     @property

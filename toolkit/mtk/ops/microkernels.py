@@ -66,21 +66,40 @@ def pack_weights_biased(w: np.ndarray, tile: int) -> np.ndarray:
 
 
 def pack_fused_stream(w: np.ndarray, bias: np.ndarray, multiplier: np.ndarray, shift: np.ndarray,
-                      out_zp: int) -> np.ndarray:
-    """The "2x2/fused" kernel's stream (c/mtk_dot_biased_s8.h mtk_gemm_2x2_fused_s8): per channel pair (c0, c1),
-    the words b1, b1, b0 + 256·b1 (mod 2^32), the pair's biased weights (pack_weights_biased), then per channel
-    its multiplier, rounding term 2^(e−1) + out_zp·2^e and shift e (a zero multiplier: e = 1)."""
+                      out_zp: int, tile: int = 2) -> np.ndarray:
+    """The fused kernels' stream (c/mtk_dot_biased_s8.h). "2x2/fused" (tile 2): per channel pair (c0, c1) the words
+    b1, b1, b0 + 256·b1 (mod 2^32), the pair's biased weights (pack_weights_biased), then per channel its
+    multiplier, rounding term 2^(e−1) + out_zp·2^e and shift e (a zero multiplier: e = 1). "1x4/fused" (tile 4,
+    channels sharing one multiplier and shift): the layer's multiplier, rounding term and shift, then per channel
+    quad the words b0 + 256·b1, b1, b2 + 256·b3, b3 and the quad's biased weights."""
     channels = w.shape[0]
-    pairs = -(-channels // 2)
-    padded = lambda v, fill: np.concatenate([np.asarray(v, np.int64), np.full(2 * pairs - channels, fill, np.int64)])
+    tiles = -(-channels // tile)
+    padded = lambda v, fill: np.concatenate([np.asarray(v, np.int64), np.full(tile * tiles - channels, fill, np.int64)])
     b, m = padded(bias, 0), padded(multiplier, 0)
     e = np.where(m == 0, 1, -padded(shift, -1))
     rounding = (np.int64(1) << (e - 1)) + out_zp * (np.int64(1) << e)
-    words = lambda cols: (np.stack(cols, axis=1) & 0xFFFFFFFF).astype(np.uint32).view(np.uint8).reshape(pairs, -1)
+    words = lambda cols: (np.stack(cols, axis=1) & 0xFFFFFFFF).astype(np.uint32).view(np.uint8).reshape(len(cols[0]), -1)
+    weights = pack_weights_biased(w, tile).view(np.uint8).reshape(tiles, -1)
+    if tile == 4:
+        quads = words([b[0::4] + 256 * b[1::4], b[1::4], b[2::4] + 256 * b[3::4], b[3::4]])
+        layer = words([m[:1], rounding[:1], e[:1]]).reshape(-1)
+        return np.concatenate([layer, np.concatenate([quads, weights], axis=1).reshape(-1)]).view(np.int8)
     head = words([b[1::2], b[1::2], b[0::2] + 256 * b[1::2]])
-    tail = words([m[0::2], rounding[0::2], e[0::2], m[1::2], rounding[1::2], e[1::2]])
-    weights = pack_weights_biased(w, 2).view(np.uint8).reshape(pairs, -1)
+    tail = words([v[c::2] for c in range(2) for v in (m, rounding, e)])
     return np.ascontiguousarray(np.concatenate([head, weights, tail], axis=1)).view(np.int8).reshape(-1)
+
+
+def fused_stream_bytes(channels: int, depth: int, tile: int) -> int:
+    """Bytes of pack_fused_stream's stream."""
+    weights = tile * GROUP * -(-depth // GROUP)
+    if tile == 4:
+        return 12 + -(-channels // 4) * (16 + weights)
+    return -(-channels // 2) * (36 + weights)
+
+
+def shares_requantization(multiplier: np.ndarray, shift: np.ndarray) -> bool:
+    """Whether every channel has the same multiplier and shift ("1x4/fused" carries them once)."""
+    return bool(np.all(multiplier == multiplier[0]) and np.all(shift == shift[0]))
 
 
 def fused_stream_exact(w: np.ndarray, bias: np.ndarray, multiplier: np.ndarray, shift: np.ndarray, out_zp: int) -> bool:
@@ -155,6 +174,7 @@ MICRO_KERNELS = (
     MicroKernel("mtk_dot_2x2_biased_s8", "2x2", "biased", 1, _biased, ("dsp",), BIASED_HEADER, row_sums=True),
     MicroKernel("mtk_dot_1x4_biased_s8", "1x4", "biased", 1, _biased, ("dsp",), BIASED_HEADER, row_sums=True),
     MicroKernel("mtk_gemm_2x2_fused_s8", "2x2", "fused", 1, _biased, ("dsp",), BIASED_HEADER, fused=True),
+    MicroKernel("mtk_gemm_1x4_fused_s8", "1x4", "fused", 1, _biased, ("dsp",), BIASED_HEADER, fused=True),
     MicroKernel("mtk_dot_1x8_s8", "1x8", "int8", 1, _int8, ("scalar", "m3")),
     MicroKernel("mtk_dot_1x4_paired_s8", "1x4", "pairs", 2, _pairs, ("m3",)),
     MicroKernel("mtk_gemm_mve_2x4_s8", "2x4", "int8", 1, _int8, ("mve",), header=GEMM_MVE_HEADER, fused=True),
@@ -164,11 +184,12 @@ BY_LABEL = {mk.label: mk for mk in MICRO_KERNELS}
 # Per instruction set, the micro-kernels a GEMM of one row and of several rows may take, the default first.
 # DSP cores: biased weights take int8's flash and fewer instructions than int8 ones (the shared models:
 # IC −12 %, AD −20 % on the M4), int16 ones fewer still in the loop for twice the flash.
+# The fused ones requantize inside (2x2: every channel its own; 1x4: the layer's one multiplier and shift).
 # Cortex-M3 (long multiply, no DSP): one row defaults to 1x8 int8 (2.25 instructions a product, 1x4's 2.5;
 # AD: 0.66x TFLM's instructions in less flash); 1x4 paired takes the fewest instructions for twice the
 # flash, 1x4 int8 pads fewer channels when channels % 8 <= 4.
 CHOICES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "dsp": (("1x4/biased", "1x4/int16"), ("2x2/fused", "2x2/biased", "2x2/int16", "1x4/biased", "1x4/int16")),
+    "dsp": (("1x4/fused", "1x4/biased", "1x4/int16"), ("2x2/fused", "2x2/biased", "2x2/int16", "1x4/biased", "1x4/int16")),
     "m3": (("1x8/int8", "1x4/pairs", "1x4/int8"), ("2x2/int8", "1x4/pairs")),
     "mve": (("2x4/int8",), ("2x4/int8",)),
     "scalar": (("1x4/int8",), ("2x2/int8", "1x4/int8")),

@@ -360,4 +360,136 @@ static inline int32_t mtk_gemm_2x2_fused_s8(const void* x, const void* w, int32_
   return 0;
 }
 
+/* The whole GEMM of one packed row (mtk_pack_row_s16) with the requantization fused ("1x4/fused", pack_fused_stream
+ * with tiles of 4, layers of whole channel quads sharing one multiplier and shift): the stream starts with the layer's m, C
+ * and e (as mtk_gemm_2x2_fused_s8's), then per channel quad the words b0 + 256·b1, b1, b2 + 256·b3, b3 (the sums
+ * start from them, c0's and c2's from −128·Σx too) and the quad's biased weights (1x4/biased's). */
+#define MTK_FUSED_QUAD_HEAD 16
+
+/* The 4 outputs of the quad at t (its head) with requantization q, clamped to [lo, hi], in C. */
+static inline void mtk_fused_quad_c(const void* x, const uint8_t* t, int32_t groups, int8_t* out, int32_t sum_x,
+                                    const int32_t* q, int32_t lo, int32_t hi) {
+  const uint32_t* head = (const uint32_t*)t;
+  int32_t acc[5];
+  acc[4] = sum_x;
+  mtk_dot_1x4_biased_s8(x, t + MTK_FUSED_QUAD_HEAD, groups, acc);
+  for (int32_t c = 0; c < 4; ++c) {
+    uint32_t bias = c & 1 ? head[c] : head[c] - (head[c + 1] << 8);
+    int32_t v = mtk_requant_x2((int32_t)(((uint32_t)acc[c] + bias) << 1), q[0], q[1], q[2]);
+    out[c] = (int8_t)(v < lo ? lo : (v > hi ? hi : v));
+  }
+}
+
+#ifdef MTK_FUSED_ASM
+/* One group of the quad's sums: the row's words r7, r8, weights r9-r12; s0 r3, t0 r4, s1 r5, t1 r6. Every instruction
+ * 32 bits wide: a group is 56 bytes, which the entry into the loop's middle counts on. */
+#define MTK_FUSED_QUAD_GROUP              \
+  "ldrd r7, r8, [r0], #8\n\t"             \
+  "ldmia.w r1!, {r9, r10, r11, r12}\n\t"  \
+  "smlad r3, r9, r7, r3\n\t"              \
+  "sxtb16 r9, r9, ror #8\n\t"             \
+  "smlad r4, r9, r7, r4\n\t"              \
+  "smlad r3, r10, r8, r3\n\t"             \
+  "sxtb16 r10, r10, ror #8\n\t"           \
+  "smlad r4, r10, r8, r4\n\t"             \
+  "smlad r5, r11, r7, r5\n\t"             \
+  "sxtb16 r11, r11, ror #8\n\t"           \
+  "smlad r6, r11, r7, r6\n\t"             \
+  "smlad r5, r12, r8, r5\n\t"             \
+  "sxtb16 r12, r12, ror #8\n\t"           \
+  "smlad r6, r12, r8, r6\n\t"
+
+/* f: packed row, the stream's first quad, groups, quads (> 0), out, and the layer's m, C, e. Naked as
+ * mtk_gemm_2x2_fused_dsp: the row's Σx, then the quads, 16 groups a pass entered (−groups mod 16) groups in, each
+ * quad's 4 outputs requantized and stored; the frame: [0] row, [4] passes, [8] −128·Σx, [12] the entry, [16] the
+ * output's end, [20] m, C, e. */
+__attribute__((naked, noinline, unused)) static void mtk_gemm_1x4_fused_dsp(__attribute__((unused)) const int32_t* f) {
+  __asm__ volatile(
+      "push {r4-r11, lr}\n\t"
+      "sub sp, sp, #32\n\t"
+      "ldm r0, {r0-r7}\n\t"
+      "str r0, [sp, #0]\n\t"
+      "str r7, [sp, #28]\n\t"
+      "strd r5, r6, [sp, #20]\n\t"
+      "add r3, r4, r3, lsl #2\n\t"
+      "str r3, [sp, #16]\n\t"
+      "mov lr, r4\n\t"
+      "movs r6, #0\n\t"
+      "mov.w r8, #0x10001\n\t"
+      "mov r3, r2\n"
+      "3:\n\t"
+      "ldrd r9, r10, [r0], #8\n\t"
+      "sadd16 r9, r9, r10\n\t"
+      "smlad r6, r9, r8, r6\n\t"
+      "subs r3, r3, #1\n\t"
+      "bne 3b\n\t"
+      "movs r3, #0\n\t"
+      "sub r6, r3, r6, lsl #7\n\t"
+      "str r6, [sp, #8]\n\t"
+      "adds r3, r2, #15\n\t"
+      "lsrs r3, r3, #4\n\t"
+      "str r3, [sp, #4]\n\t"
+      "rsb r2, r2, #0\n\t"
+      "and r2, r2, #15\n\t"
+      "movs r3, #56\n\t"
+      "adr.w r4, 2f\n\t"
+      "mla r2, r2, r3, r4\n\t"
+      "orr r2, r2, #1\n\t"
+      "str r2, [sp, #12]\n"
+      "1:\n\t"
+      "ldr r0, [sp, #0]\n\t"
+      "ldr r2, [sp, #4]\n\t"
+      "ldr r7, [sp, #8]\n\t"
+      "ldm r1!, {r3, r4, r5, r6}\n\t"
+      "add r3, r3, r7\n\t"
+      "add r5, r5, r7\n\t"
+      "ldr pc, [sp, #12]\n"
+      "2:\n\t"
+      MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP
+      MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP
+      MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP
+      MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP
+      "subs r2, r2, #1\n\t"
+      "bne 2b\n\t"
+      "sub r3, r3, r4, lsl #8\n\t"
+      "sub r5, r5, r6, lsl #8\n\t"
+      "add r3, r3, r3\n\t"
+      "add r4, r4, r4\n\t"
+      "add r5, r5, r5\n\t"
+      "add r6, r6, r6\n\t"
+      "ldrd r7, r8, [sp, #20]\n\t"
+      "ldr r9, [sp, #28]\n\t"
+      MTK_FUSED_REQUANT("r3", "r7", "r8", "r9") "strb r0, [lr], #1\n\t"
+      MTK_FUSED_REQUANT("r4", "r7", "r8", "r9") "strb r0, [lr], #1\n\t"
+      MTK_FUSED_REQUANT("r5", "r7", "r8", "r9") "strb r0, [lr], #1\n\t"
+      MTK_FUSED_REQUANT("r6", "r7", "r8", "r9") "strb r0, [lr], #1\n\t"
+      "ldr r0, [sp, #16]\n\t"
+      "cmp lr, r0\n\t"
+      "bne 1b\n\t"
+      "add sp, sp, #32\n\t"
+      "pop {r4-r11, pc}\n\t");
+}
+#endif
+
+/* The GEMM of the packed row at x with all `channels` (a multiple of 4) of the stream w, outputs at out clamped to
+ * [lo, hi] (stride: mtk_gemm_2x2_fused_s8's signature, unused). */
+static inline int32_t mtk_gemm_1x4_fused_s8(const void* x, const void* w, int32_t groups, int32_t channels,
+                                            void* out, int32_t stride, int32_t lo, int32_t hi) {
+  const int32_t* q = (const int32_t*)w;
+  const uint8_t* t = (const uint8_t*)w + 12;
+  int32_t sum_x = 0, tile = MTK_FUSED_QUAD_HEAD + 16 * groups;
+  int8_t* o = (int8_t*)out;
+  (void)stride;
+#ifdef MTK_FUSED_ASM
+  if (lo == -128 && hi == 127) {
+    const int32_t f[8] = {(int32_t)x, (int32_t)t, groups, channels >> 2, (int32_t)out, q[0], q[1], q[2]};
+    mtk_gemm_1x4_fused_dsp(f);
+    return 0;
+  }
+#endif
+  mtk_pack_sums_s16(x, groups, 1, &sum_x);
+  for (int32_t n = channels >> 2; n > 0; --n, t += tile, o += 4) mtk_fused_quad_c(x, t, groups, o, sum_x, q, lo, hi);
+  return 0;
+}
+
 #endif /* MTK_DOT_BIASED_S8_H_ */
