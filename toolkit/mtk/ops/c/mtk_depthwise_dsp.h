@@ -28,6 +28,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "mtk_fixedpoint.h"
+
 #if defined(__GNUC__)
 #define MTK_DW_DSP_INLINE static inline __attribute__((always_inline))
 #else
@@ -42,7 +44,7 @@
 /* The requantized output of one lane from its sum (2 * acc) and its params q[0..2] = mult, k, e,
  * saturated to int8: the arithmetic the assembly does, in C. */
 static inline int32_t mtk_dw_dsp_requant(int32_t acc2, const int32_t* q) {
-  int32_t x = q[1] + (int32_t)(((int64_t)acc2 * q[0] + ((int64_t)1 << 31)) >> 32);   /* SMMLAR */
+  int32_t x = q[1] + (int32_t)((mtk_mul_s32_s64(acc2, q[0]) + ((int64_t)1 << 31)) >> 32);   /* SMMLAR */
   x = (x - (int32_t)((uint32_t)acc2 >> 31)) >> q[2];
   return x < -128 ? -128 : (x > 127 ? 127 : x);
 }
