@@ -4,13 +4,17 @@
     python bench/layer_compare.py --cmsis-nn ~/src/CMSIS-NN         # beside CMSIS-NN's wrappers
     python bench/layer_compare.py --board mps2/an386 --layer conv-1ch-3x3-s2 --random 4 --json out.json
 
-Each layer is one CONV_2D, DEPTHWISE_CONV_2D or FULLY_CONNECTED op in a model of its own made with
-tests/modelgen.py (random int8 weights, per-channel scales, fused RELU). mtk's figure is
-`mtk bench`'s instructions per inference of that model (bench/peer_compare.py's measure: outputs checked
-bit for bit against tflite-micro too). CMSIS-NN's is the instructions of one call of CMSIS-NN's own
-wrapper for the same shapes (arm_convolve_wrapper_s8, arm_depthwise_conv_wrapper_s8,
-arm_fully_connected_wrapper_s8; bench/cmsis_nn_layer.c), random data, its scratch sized by the wrapper's
-get_buffer_size as TFLM's cmsis_nn kernels ask for it, built with the peer's flags (arm-none-eabi-gcc -O2
+Each layer is one CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, AVERAGE_POOL_2D, MAX_POOL_2D or ADD op (int8,
+or 16x8: int16 activations, int8 weights, int64 bias) in a model of its own made with tests/modelgen.py and
+tests/modelgen16x8.py (random weights, per-channel scales, fused RELU); the built-in list holds issue 11's shapes
+and layers of public models (TFLM's person_detect and micro_speech, magic_wand, MobileNetV2, SEANet's 16x8
+convolutions). mtk's figure is `mtk bench`'s instructions per inference of that model (bench/peer_compare.py's
+measure: outputs checked bit for bit against tflite-micro too). CMSIS-NN's is the instructions of one call of
+the CMSIS-NN function TFLM's cmsis_nn kernel calls for the same shapes (arm_convolve_wrapper_s8/_s16,
+arm_depthwise_conv_wrapper_s8/_s16, arm_fully_connected_wrapper_s8, arm_fully_connected_s16, arm_avgpool_s8/_s16,
+arm_max_pool_s8/_s16, arm_elementwise_add_s8/_s16: ADD of equal shapes, as TFLM's broadcast ADD does not call
+CMSIS-NN; bench/cmsis_nn_layer.c), random data, its scratch sized by get_buffer_size as TFLM's cmsis_nn kernels
+ask for it, built with the peer's flags (arm-none-eabi-gcc -O2
 and the board's -mcpu: -mcpu=cortex-m55 makes CMSIS-NN take its Helium/MVE paths, cortex-m4 its DSP ones)
 and mtk's bare-metal startup and port, counted as mtk's firmware counts (SysTick under QEMU -icount shift=0).
 TFLM's own per-op overhead (Eval, tensor look-ups) is not in CMSIS-NN's figure: the comparison is kernel
@@ -20,8 +24,8 @@ CMSIS-NN is not shipped with mtk and this script fetches nothing: pass a checkou
     git clone https://github.com/ARM-software/CMSIS-NN ~/src/CMSIS-NN
 (the CMSIS-NN that TFLM pins is what TFLM's downloads put in
 tensorflow/lite/micro/tools/make/downloads/cmsis_nn). Its int8 sources (Source/ConvolutionFunctions,
-FullyConnectedFunctions, NNSupportFunctions, TransposeFunctions) are compiled once per core into --work (default a
-temporary folder).
+FullyConnectedFunctions, NNSupportFunctions, PoolingFunctions, BasicMathFunctions, TransposeFunctions) are compiled
+once per core into --work (default a temporary folder).
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 import modelgen  # noqa: E402
+import modelgen16x8  # noqa: E402
 from mtk.boards import Board, get_board  # noqa: E402
 from mtk.budget import DEFAULT_STACK_BYTES  # noqa: E402
 from mtk.paths import BAREMETAL_APP, FIRMWARE  # noqa: E402
@@ -53,22 +58,31 @@ from mtk.runners.qemu import QemuRunner  # noqa: E402
 
 BOARDS = ("mps2/an386", "mps3/corstone300/an547", "mps2/an385")
 HARNESS = Path(__file__).resolve().parent / "cmsis_nn_layer.c"
-CMSIS_NN_SOURCES = ("ConvolutionFunctions", "FullyConnectedFunctions", "NNSupportFunctions", "TransposeFunctions")
+CMSIS_NN_SOURCES = ("ConvolutionFunctions", "FullyConnectedFunctions", "NNSupportFunctions", "PoolingFunctions",
+                    "BasicMathFunctions", "TransposeFunctions")
 TIMEOUT_S = 120.0
 ACTIVATION = "RELU"   # modelgen's random one may clamp every output to one value: a constant, nothing to measure
 
 
+WEIGHTED = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")
+POOLS = ("AVERAGE_POOL_2D", "MAX_POOL_2D")
+SHORT_NAMES = {"CONV_2D": "conv", "DEPTHWISE_CONV_2D": "dw", "FULLY_CONNECTED": "fc", "AVERAGE_POOL_2D": "avgpool",
+               "MAX_POOL_2D": "maxpool", "ADD": "add"}
+
+
 @dataclass(frozen=True)
 class Layer:
-    """One op's shapes: NHWC input (batch 1), output channels (depthwise: input channels × multiplier)."""
+    """One op's shapes: NHWC input (batch 1), output channels (depthwise: input channels × multiplier; pools and
+    ADD: the input's), window (pools: the pool's), activation type (int8, or int16: 16x8 with int64 bias)."""
     name: str
-    op: str                          # CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED
+    op: str                          # CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, AVERAGE_POOL_2D, MAX_POOL_2D, ADD
     input: tuple[int, int, int]      # H, W, C (FULLY_CONNECTED: 1, 1, depth)
     out_channels: int
     kernel: tuple[int, int] = (1, 1)
     stride: tuple[int, int] = (1, 1)
     dilation: tuple[int, int] = (1, 1)
     padding: str = "SAME"
+    dtype: str = "int8"
 
     def window(self, axis: int) -> tuple[int, int]:
         """(output size, TFLM's padding before) along H (0) or W (1): ComputePaddingHeightWidth."""
@@ -83,9 +97,19 @@ class Layer:
 
     @property
     def macs(self) -> int:
-        taps = self.kernel[0] * self.kernel[1] * (1 if self.op == "DEPTHWISE_CONV_2D" else self.input[2])
+        """Multiply-accumulates; pools: window taps read, ADD: elements."""
+        taps = self.kernel[0] * self.kernel[1] * (self.input[2] if self.op in ("CONV_2D", "FULLY_CONNECTED") else 1)
         h, w, c = self.output
         return h * w * c * taps
+
+
+def pool(name: str, op: str, input: tuple[int, int, int], kernel: tuple[int, int], stride: tuple[int, int],
+         padding: str = "VALID", dtype: str = "int8") -> Layer:
+    return Layer(name, op, input, input[2], kernel, stride, padding=padding, dtype=dtype)
+
+
+def add(name: str, shape: tuple[int, int, int], dtype: str = "int8") -> Layer:
+    return Layer(name, "ADD", shape, shape[2], dtype=dtype)
 
 
 LAYERS = (
@@ -106,46 +130,170 @@ LAYERS = (
     # for scale: channels in 4s (the shared models' kind)
     Layer("conv-16to32-3x3", "CONV_2D", (16, 16, 16), 32, (3, 3)),
     Layer("dw-32-3x3", "DEPTHWISE_CONV_2D", (24, 24, 32), 32, (3, 3)),
+    # TFLM's person_detect (MobileNetV1 0.25, 96×96×1; its first layer is a 1→8 depthwise) and micro_speech
+    Layer("pd-dw-1to8-3x3-s2", "DEPTHWISE_CONV_2D", (96, 96, 1), 8, (3, 3), (2, 2)),
+    Layer("pd-dw-8-3x3", "DEPTHWISE_CONV_2D", (48, 48, 8), 8, (3, 3)),
+    Layer("pd-pw-8to16", "CONV_2D", (48, 48, 8), 16),
+    Layer("pd-dw-16-3x3-s2", "DEPTHWISE_CONV_2D", (48, 48, 16), 16, (3, 3), (2, 2)),
+    Layer("pd-pw-64to128", "CONV_2D", (6, 6, 64), 128),
+    Layer("pd-dw-128-3x3", "DEPTHWISE_CONV_2D", (6, 6, 128), 128, (3, 3)),
+    Layer("pd-pw-128to256", "CONV_2D", (3, 3, 128), 256),
+    Layer("pd-dw-256-3x3", "DEPTHWISE_CONV_2D", (3, 3, 256), 256, (3, 3)),
+    pool("pd-avgpool-3x3x256", "AVERAGE_POOL_2D", (3, 3, 256), (3, 3), (2, 2)),
+    Layer("pd-head-256to2", "CONV_2D", (1, 1, 256), 2),
+    Layer("ms-fc-4000to4", "FULLY_CONNECTED", (1, 1, 4000), 4),
+    Layer("ks-fc-64to16", "FULLY_CONNECTED", (1, 1, 64), 16),
+    # magic_wand (128×3 accelerometer window)
+    Layer("mw-conv-1to8-4x3", "CONV_2D", (128, 3, 1), 8, (4, 3)),
+    pool("mw-maxpool-3x3", "MAX_POOL_2D", (128, 3, 8), (3, 3), (3, 3)),
+    Layer("mw-conv-8to16-4x1", "CONV_2D", (42, 1, 8), 16, (4, 1)),
+    pool("mw-maxpool-3x1", "MAX_POOL_2D", (42, 1, 16), (3, 1), (3, 1)),
+    Layer("mw-fc-224to16", "FULLY_CONNECTED", (1, 1, 224), 16),
+    # MobileNetV2-style (spatial sizes scaled down): 1×1 expand/project of odd widths, residual ADDs
+    Layer("mnv2-first-3to32-3x3-s2", "CONV_2D", (48, 48, 3), 32, (3, 3), (2, 2)),
+    Layer("mnv2-expand-16to96", "CONV_2D", (24, 24, 16), 96),
+    Layer("mnv2-dw-96-3x3-s2", "DEPTHWISE_CONV_2D", (24, 24, 96), 96, (3, 3), (2, 2)),
+    Layer("mnv2-project-96to24", "CONV_2D", (12, 12, 96), 24),
+    Layer("mnv2-expand-24to144", "CONV_2D", (12, 12, 24), 144),
+    Layer("mnv2-dw-144-3x3", "DEPTHWISE_CONV_2D", (12, 12, 144), 144, (3, 3)),
+    Layer("mnv2-project-144to24", "CONV_2D", (12, 12, 144), 24),
+    Layer("mnv2-dw-144-3x3-valid", "DEPTHWISE_CONV_2D", (14, 14, 144), 144, (3, 3), padding="VALID"),
+    Layer("mnv2-project-576to96", "CONV_2D", (7, 7, 576), 96),
+    Layer("mnv2-expand-160to960", "CONV_2D", (3, 3, 160), 960),
+    add("add-res-12x12x64", (12, 12, 64)),
+    add("add-mnv2-24x24x24", (24, 24, 24)),
+    add("add-odd-10x10x13", (10, 10, 13)),
+    # wider depthwise windows, classifier heads
+    Layer("dw-32-5x5", "DEPTHWISE_CONV_2D", (24, 24, 32), 32, (5, 5)),
+    Layer("dw-24-5x5-s2", "DEPTHWISE_CONV_2D", (24, 24, 24), 24, (5, 5), (2, 2)),
+    Layer("dw-64-7x7", "DEPTHWISE_CONV_2D", (12, 12, 64), 64, (7, 7)),
+    Layer("dw-20-7x7-valid", "DEPTHWISE_CONV_2D", (16, 16, 20), 20, (7, 7), padding="VALID"),
+    Layer("fc-256to10", "FULLY_CONNECTED", (1, 1, 256), 10),
+    Layer("fc-1024to10", "FULLY_CONNECTED", (1, 1, 1024), 10),
+    # pools: global averages, 2×2 and 3×3 windows, odd channel counts
+    pool("avgpool-gap-6x6x128", "AVERAGE_POOL_2D", (6, 6, 128), (6, 6), (1, 1)),
+    pool("avgpool-gap-7x7x100", "AVERAGE_POOL_2D", (7, 7, 100), (7, 7), (1, 1)),
+    pool("avgpool-gap-12x12x64", "AVERAGE_POOL_2D", (12, 12, 64), (12, 12), (1, 1)),
+    pool("avgpool-2x2-s2-24x24x16", "AVERAGE_POOL_2D", (24, 24, 16), (2, 2), (2, 2)),
+    pool("avgpool-3x3-same-12x12x13", "AVERAGE_POOL_2D", (12, 12, 13), (3, 3), (1, 1), "SAME"),
+    pool("maxpool-2x2-s2-24x24x32", "MAX_POOL_2D", (24, 24, 32), (2, 2), (2, 2)),
+    pool("maxpool-3x3-s2-same-48x48x8", "MAX_POOL_2D", (48, 48, 8), (3, 3), (2, 2), "SAME"),
+    pool("maxpool-2x2-s2-25x20x7", "MAX_POOL_2D", (25, 20, 7), (2, 2), (2, 2)),
+    # 16x8 (int16 activations): SEANet's convolutions and ADDs (TFLM's integration tests), and the others
+    Layer("s16-seanet-conv-16-3x3", "CONV_2D", (4, 82, 16), 16, (3, 3), padding="VALID", dtype="int16"),
+    Layer("s16-seanet-conv-32to64-3x4-s12", "CONV_2D", (3, 22, 32), 64, (3, 4), (1, 2), padding="VALID",
+          dtype="int16"),
+    Layer("s16-seanet-conv-2to8-7x7", "CONV_2D", (8, 166, 2), 8, (7, 7), padding="VALID", dtype="int16"),
+    Layer("s16-seanet-pw-64to32", "CONV_2D", (1, 10, 64), 32, dtype="int16"),
+    add("s16-seanet-add-2x80x16", (2, 80, 16), dtype="int16"),
+    Layer("s16-dw-32-3x3", "DEPTHWISE_CONV_2D", (16, 16, 32), 32, (3, 3), dtype="int16"),
+    Layer("s16-dw-3to9-3x3-s2", "DEPTHWISE_CONV_2D", (24, 24, 3), 9, (3, 3), (2, 2), dtype="int16"),
+    Layer("s16-fc-256to64", "FULLY_CONNECTED", (1, 1, 256), 64, dtype="int16"),
+    pool("s16-avgpool-gap-6x6x32", "AVERAGE_POOL_2D", (6, 6, 32), (6, 6), (1, 1), dtype="int16"),
+    pool("s16-maxpool-2x2-s2-16x16x16", "MAX_POOL_2D", (16, 16, 16), (2, 2), (2, 2), dtype="int16"),
 )
 
 
 def random_layers(count: int, seed: int) -> list[Layer]:
-    """`count` conv/depthwise/FC layers of random small shapes (odd sizes, kernels up to 10×8, strides 1..3)."""
+    """`count` layers of random small shapes, the ops in turn (odd sizes, kernels up to 10×8, strides 1..3, pool
+    windows up to the whole input), one in four 16x8."""
     rng = np.random.default_rng(seed)
+    ops = (*WEIGHTED, *POOLS, "ADD")
     layers = []
     for i in range(count):
-        op = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")[i % 3]
+        op = ops[i % len(ops)]
+        dtype = "int16" if rng.integers(0, 4) == 0 else "int8"
+        tag = f"random{i}-{SHORT_NAMES[op]}{'-s16' if dtype == 'int16' else ''}"
         if op == "FULLY_CONNECTED":
-            layers.append(Layer(f"random{i}-fc", op, (1, 1, int(rng.integers(8, 400))), int(rng.integers(1, 68))))
+            layers.append(Layer(tag, op, (1, 1, int(rng.integers(8, 400))), int(rng.integers(1, 68)), dtype=dtype))
             continue
         h, w, c = int(rng.integers(10, 40)), int(rng.integers(10, 40)), int(rng.integers(1, 17))
+        if op == "ADD":
+            layers.append(add(tag, (h, w, int(rng.integers(1, 68))), dtype))
+            continue
+        if op in POOLS:
+            c = int(rng.integers(1, 68))
+            kernel = (h, w) if rng.integers(0, 3) == 0 else (int(rng.integers(1, 6)), int(rng.integers(1, 6)))
+            stride = (int(rng.integers(1, 4)), int(rng.integers(1, 4)))
+            layers.append(pool(tag, op, (h, w, c), kernel, stride, str(rng.choice(["SAME", "VALID"])), dtype))
+            continue
         kernel = (int(rng.integers(1, min(10, h) + 1)), int(rng.integers(1, min(8, w) + 1)))
         stride = (int(rng.integers(1, 4)), int(rng.integers(1, 4)))
         out = c * int(rng.integers(1, 5)) if op == "DEPTHWISE_CONV_2D" else int(rng.integers(1, 68))
-        layers.append(Layer(f"random{i}-{'dw' if op == 'DEPTHWISE_CONV_2D' else 'conv'}", op, (h, w, c), out, kernel,
-                            stride, padding=str(rng.choice(["SAME", "VALID"]))))
+        layers.append(Layer(tag, op, (h, w, c), out, kernel, stride, padding=str(rng.choice(["SAME", "VALID"])),
+                            dtype=dtype))
     return layers
 
 
+def _window_options(layer: Layer) -> dict:
+    options = {"padding": layer.padding, "stride_h": layer.stride[0], "stride_w": layer.stride[1]}
+    if layer.op in POOLS:
+        return {**options, "filter_height": layer.kernel[0], "filter_width": layer.kernel[1]}
+    return {**options, "dilation_h_factor": layer.dilation[0], "dilation_w_factor": layer.dilation[1]}
+
+
 def layer_model(layer: Layer, seed: int = 0) -> bytes:
-    """The layer alone as an int8 .tflite, from tests/modelgen.py's weighted sums."""
-    d = modelgen.Draw(np.random.default_rng(seed))
+    """The layer alone as a .tflite, from tests/modelgen.py's (int8) or tests/modelgen16x8.py's (int16) layers; with a
+    bias, as CMSIS-NN is called."""
+    return (_model_16x8 if layer.dtype == "int16" else _model_int8)(layer, np.random.default_rng(seed))
+
+
+def _model_int8(layer: Layer, rng: np.random.Generator) -> bytes:
+    d = modelgen.Draw(rng)
     net = modelgen.Net(description=f"mtk layer_compare {layer.name}")
     x = net.model_input((1, *layer.input) if layer.op != "FULLY_CONNECTED" else (1, layer.input[2]),
                         modelgen.activation_quant(d))
     cin, cout = layer.input[2], layer.out_channels
     if layer.op == "FULLY_CONNECTED":
         return net.build(modelgen.weighted_sum(net, d, x, layer.op, (cout, cin), 0, cin, (1, cout), per_channel=False,
-                                               activation=ACTIVATION))
-    window = {"activation": ACTIVATION, "padding": layer.padding, "stride_h": layer.stride[0], "stride_w": layer.stride[1],
-              "dilation_h_factor": layer.dilation[0], "dilation_w_factor": layer.dilation[1]}
+                                               bias_optional=False, activation=ACTIVATION))
+    if layer.op in POOLS:
+        y = net.tensor(layer.op.lower(), (1, *layer.output), x.quant)   # TFLite's pools keep the quantization
+        net.builder.op(layer.op, [x.index], [y.index], fused_activation_function=ACTIVATION, **_window_options(layer))
+        return net.build(y)
+    if layer.op == "ADD":
+        other = net.model_input(x.shape, modelgen.rescaled(d, x.quant))
+        y = net.tensor("add", x.shape, modelgen.rescaled(d, x.quant, 0.0, 1.0))
+        net.builder.op("ADD", [x.index, other.index], [y.index], fused_activation_function=ACTIVATION)
+        return net.build(y)
+    window = {"activation": ACTIVATION, **_window_options(layer)}
     taps = layer.kernel[0] * layer.kernel[1]
     if layer.op == "DEPTHWISE_CONV_2D":
         y = modelgen.weighted_sum(net, d, x, layer.op, (1, *layer.kernel, cout), 3, taps, (1, *layer.output),
                                   bias_optional=False, depth_multiplier=cout // cin, **window)
     else:
         y = modelgen.weighted_sum(net, d, x, layer.op, (cout, *layer.kernel, cin), 0, taps * cin, (1, *layer.output),
-                                  **window)
+                                  bias_optional=False, **window)
+    return net.build(y)
+
+
+def _model_16x8(layer: Layer, rng: np.random.Generator) -> bytes:
+    """int16 activations (zero point 0, as TFLM's 16x8 kernels require), int8 weights, int64 bias."""
+    d = modelgen.Draw(rng)
+    net = modelgen16x8.Net16(f"mtk layer_compare {layer.name}")
+    x = net.model_input((1, *layer.input) if layer.op != "FULLY_CONNECTED" else (1, layer.input[2]), 2.0 ** -10)
+    cin, cout = layer.input[2], layer.out_channels
+    fused = (ACTIVATION,)
+    if layer.op == "FULLY_CONNECTED":   # TFLM's cmsis_nn 16x8 FC: per-tensor weights
+        return net.build(modelgen16x8.weighted(net, d, x, layer.op, (cout, cin), 0, cin, (1, cout), ("int64",),
+                                               bias_optional=False, fused=fused, per_channel=False))
+    if layer.op in POOLS:
+        y = net.act(layer.op.lower(), (1, *layer.output), x[2])
+        net.b.op(layer.op, [x[0]], [y[0]], fused_activation_function=ACTIVATION, **_window_options(layer))
+        return net.build(y)
+    if layer.op == "ADD":
+        other = net.model_input(x[1], x[2] * 2.0 ** d.float(-1.0, 1.0))
+        y = net.act("add", x[1], max(x[2], other[2]) * 2.0 ** d.float(0.0, 1.0))
+        net.b.op("ADD", [x[0], other[0]], [y[0]], fused_activation_function=ACTIVATION)
+        return net.build(y)
+    taps = layer.kernel[0] * layer.kernel[1]
+    options = _window_options(layer)
+    if layer.op == "DEPTHWISE_CONV_2D":
+        y = modelgen16x8.weighted(net, d, x, layer.op, (1, *layer.kernel, cout), 3, taps, (1, *layer.output),
+                                  ("int64",), bias_optional=False, fused=fused, depth_multiplier=cout // cin, **options)
+    else:
+        y = modelgen16x8.weighted(net, d, x, layer.op, (cout, *layer.kernel, cin), 0, taps * cin, (1, *layer.output),
+                                  ("int64",), bias_optional=False, fused=fused, **options)
     return net.build(y)
 
 
@@ -205,8 +353,9 @@ class CmsisNN:
         out.mkdir(parents=True, exist_ok=True)
         render_board_files(board, out)
         (h, pad_h), (w, pad_w) = layer.window(0), layer.window(1)
-        kind = {"CONV_2D": "CONV", "DEPTHWISE_CONV_2D": "DEPTHWISE", "FULLY_CONNECTED": "FC"}[layer.op]
-        defines = {f"LAYER_{kind}": 1, "IN_H": layer.input[0], "IN_W": layer.input[1], "IN_C": layer.input[2],
+        kind = {"CONV_2D": "CONV", "DEPTHWISE_CONV_2D": "DEPTHWISE", "FULLY_CONNECTED": "FC",
+                "AVERAGE_POOL_2D": "AVGPOOL", "MAX_POOL_2D": "MAXPOOL", "ADD": "ADD"}[layer.op]
+        defines = {f"LAYER_{kind}": 1, **({"S16": 1} if layer.dtype == "int16" else {}), "IN_H": layer.input[0], "IN_W": layer.input[1], "IN_C": layer.input[2],
                    "OUT_H": h, "OUT_W": w, "OUT_C": layer.out_channels, "K_H": layer.kernel[0], "K_W": layer.kernel[1],
                    "STRIDE_H": layer.stride[0], "STRIDE_W": layer.stride[1], "DIL_H": layer.dilation[0],
                    "DIL_W": layer.dilation[1], "PAD_H": pad_h, "PAD_W": pad_w, "MTK_SEMIHOSTING": 1}
@@ -236,7 +385,8 @@ def render_board_files(board: Board, out: Path) -> None:
 
 
 def print_table(rows: list[dict], boards: list[str]) -> None:
-    print(f"{'layer':22} {'op':18} {'MACs':>9} │ " + " │ ".join(f"{b[-5:]:>5} {'mtk':>10} {'CMSIS-NN':>10} {'×':>6} exact"
+    width = max([len("layer"), *(len(r["layer"]) for r in rows)])
+    print(f"{'layer':{width}} {'op':21} {'MACs':>9} │ " + " │ ".join(f"{b[-5:]:>5} {'mtk':>10} {'CMSIS-NN':>10} {'×':>6} exact"
                                                            for b in boards))
     for layer_rows in _by_layer(rows):
         first = layer_rows[0]
@@ -251,9 +401,10 @@ def print_table(rows: list[dict], boards: list[str]) -> None:
                 if theirs else "-"
             cells.append(f"{'':5} {r['mtk_instructions']:10,} {f'{theirs:,}' if theirs else '-':>10} {ratio:>6} "
                          f"{'yes' if r['exact'] else 'NO':>5}")
-        print(f"{first['layer']:22} {first['op']:18} {first['macs']:9,} │ " + " │ ".join(cells))
-    print("× = mtk / CMSIS-NN instructions for the layer (QEMU -icount); '!' = above 1.0 (issue 11's bound); "
-          "exact = mtk's outputs equal tflite-micro's")
+        op = first["op"] + (" s16" if first["dtype"] == "int16" else "")
+        print(f"{first['layer']:{width}} {op:21} {first['macs']:9,} │ " + " │ ".join(cells))
+    print("MACs: pools count window taps, ADD elements; × = mtk / CMSIS-NN instructions for the layer (QEMU -icount); "
+          "'!' = above 1.0 (issue 11's bound); exact = mtk's outputs equal tflite-micro's")
 
 
 def _by_layer(rows: list[dict]) -> list[list[dict]]:

@@ -53,11 +53,14 @@ class Net16:
 
 def weighted(net: Net16, d: Draw, x: tuple, op: str, weight_shape: Sequence[int], axis: int, reduction: int,
              out_shape: Sequence[int], bias_dtypes: Sequence[str], operands=lambda x, w, b: [x, w, b],
-             bias_optional: bool = True, fused: Sequence[str] = FUSED, gain: float | None = None, **options) -> tuple:
+             bias_optional: bool = True, fused: Sequence[str] = FUSED, gain: float | None = None,
+             per_channel: bool | None = None, **options) -> tuple:
     """One CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED / TRANSPOSE_CONV layer, 16x8; the output scale 2^gain
-    (default random in [-2, 1]) times the accumulator's spread over int16's."""
+    (default random in [-2, 1]) times the accumulator's spread over int16's; FULLY_CONNECTED's weights per channel
+    or per tensor as `per_channel` says (default random)."""
     channels = weight_shape[axis]
-    per_channel = op != "FULLY_CONNECTED" or d.bool()
+    if per_channel is None:
+        per_channel = op != "FULLY_CONNECTED" or d.bool()
     w_scales = 2.0 ** np.array([d.float(-9.0, -5.0) for _ in range(channels if per_channel else 1)])
     weights = d.rng.integers(-127, 128, size=tuple(weight_shape)).astype(np.int8)
     if d.int(0, 5) == 0:   # now and then weights whose sums need the int64 accumulator
