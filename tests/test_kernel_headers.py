@@ -127,17 +127,17 @@ def test_gemm_kernels_match_numpy(flags, tmp_path):
 
 
 @pytest.mark.parametrize("flags", PATHS.values(), ids=PATHS.keys())
-@pytest.mark.parametrize("tile", [2, 4])
-def test_fused_gemm_matches_tflite_requantization(flags, tile, tmp_path):
-    """mtk_gemm_2x2_fused_s8 (two rows, an odd last row: stride 0, odd channel counts) and mtk_gemm_1x4_fused_s8
-    (one row, channel quads sharing a multiplier and shift) over a stream of pack_fused_stream, against TFLite's
+@pytest.mark.parametrize("tile, chunk", [(2, None), (4, None), (4, 3)], ids=["2x2", "1x4", "1x4-chunks-of-3"])
+def test_fused_gemm_matches_tflite_requantization(flags, tile, chunk, tmp_path):
+    """mtk_gemm_2x2_fused_s8 (two rows, an odd last row: stride 0, odd channel counts), mtk_gemm_1x4_fused_s8 (one
+    row, channels sharing a multiplier and shift, a partial last quad) and mtk_gemm_1x4_fused_chunk_s8 (the row packed
+    3 groups at a time, the last chunk partial) over a stream of pack_fused_stream, against TFLite's
     MultiplyByQuantizedMultiplier, + out_zp, clamped; biases and shifts at the bounds microkernels.fused_stream_exact allows."""
     from mtk.ops.microkernels import fused_stream_exact, pack_fused_stream
     rng = np.random.default_rng(5)
     lines, expected = [], []
     cases = [(1, 1, 0, -128, 127), (13, 7, 7, -128, 127), (36, 6, 6, 5, 127), (64, 5, 0, -128, 0), (130, 3, 3, -20, 6)]
     for case, (k, channels, stride, lo, hi) in enumerate(cases):
-        channels = channels if tile == 2 else 4 * -(-channels // 4)   # (1x4: whole quads)
         a = rng.integers(-128, 128, (2, k))
         w = rng.integers(-128, 128, (channels, k))
         a[0], w[0] = -128, -128   # the largest sum
@@ -155,17 +155,25 @@ def test_fused_gemm_matches_tflite_requantization(flags, tile, tmp_path):
         if tile == 4:
             shift[:] = shift.max()
         assert fused_stream_exact(w, bias, mult, shift, out_zp)
-        stream = pack_fused_stream(w.astype(np.int8), bias, mult, shift, out_zp, tile)
+        stream = pack_fused_stream(w.astype(np.int8), bias, mult, shift, out_zp, tile, chunk)
         stride = stride if tile == 2 else 0
         groups = -(-k // 4)
         lines += [c_array(f"a{case}_{r}", "int8_t", a[r]) for r in range(2 if stride else 1)]
         lines.append(f"static const int32_t s{case}[{stream.size // 4}] = {{"
                      + ", ".join(str(v) for v in stream.view(np.int32)) + "};")
+        if chunk:
+            call = (f" int32_t sums[{4 * -(-channels // 4)}]; for (int g0 = 0; g0 < {groups}; g0 += {chunk}) {{"
+                    f" int gc = {groups} - g0 < {chunk} ? {groups} - g0 : {chunk};"
+                    f" mtk_pack_row_s16(a{case}_0 + 4 * g0, {k} - 4 * g0 < 4 * gc ? {k} - 4 * g0 : 4 * gc, col);"
+                    f" mtk_gemm_1x4_fused_chunk_s8(col, s{case}, gc, {channels}, out, sums, g0, {groups}, {lo}, {hi}); }}")
+        elif tile == 2:
+            call = (f" mtk_pack_pair_s16(a{case}_0, a{case}_{1 if stride else 0}, {k}, col);"
+                    f" mtk_gemm_2x2_fused_s8(col, s{case}, {groups}, {channels}, out, {stride}, {lo}, {hi});")
+        else:
+            call = (f" mtk_pack_row_s16(a{case}_0, {k}, col);"
+                    f" mtk_gemm_1x4_fused_s8(col, s{case}, {groups}, {channels}, out, 0, {lo}, {hi});")
         lines.append(f"static void case{case}(void) {{ int32_t col[{4 * groups}]; int8_t out[{channels + stride}];"
-                     + (f" mtk_pack_pair_s16(a{case}_0, a{case}_{1 if stride else 0}, {k}, col);" if tile == 2 else
-                        f" mtk_pack_row_s16(a{case}_0, {k}, col);")
-                     + f" mtk_gemm_{4 // tile}x{tile}_fused_s8(col, s{case}, {groups}, {channels}, out, {stride}, {lo}, {hi});"
-                     f" for (int i = 0; i < {channels + stride}; ++i) printf(\"%d\\n\", out[i]); }}")
+                     + call + f" for (int i = 0; i < {channels + stride}; ++i) printf(\"%d\\n\", out[i]); }}")
         for r in (0, 1) if stride else (0,):
             for c in range(channels):
                 v = requant_reference(int(a[r] @ w[c]) + int(bias[c]), int(mult[c]), int(shift[c])) + out_zp

@@ -101,6 +101,23 @@ def test_kernels_bit_exact_on_target(board, name, tmp_path):
     assert_bit_exact_on_target(MODELS[name](), board, tmp_path)
 
 
+def deep_fc_model(depth: int, units: int, activation: str, seed: int = 0) -> bytes:
+    """FULLY_CONNECTED over a row deeper than gemm.CHUNK, one weight scale (per tensor): the arena takes its row a
+    chunk at a time, the DSP cores' mtk_gemm_1x4_fused_chunk_s8 keeping the quads' partial sums between chunks."""
+    d = modelgen.Draw(np.random.default_rng(seed))
+    net = modelgen.Net("mtk test deep FULLY_CONNECTED")
+    x = net.model_input((1, depth), modelgen.activation_quant(d))
+    return net.build(modelgen.weighted_sum(net, d, x, "FULLY_CONNECTED", (units, depth), 0, depth, (1, units),
+                                           per_channel=False, bias_optional=False, activation=activation))
+
+
+@pytest.mark.parametrize("depth, units, activation", [(600, 13, "NONE"), (1000, 6, "RELU")],
+                         ids=["600x13-saturated", "1000x6-clamped"])
+def test_chunked_fused_fc_bit_exact_on_target(depth, units, activation, tmp_path):
+    """A partial last chunk and channel quad (its outputs in C); the range all of int8 or clamped (both in assembly)."""
+    assert_bit_exact_on_target(deep_fc_model(depth, units, activation), "mps2/an386", tmp_path)
+
+
 @pytest.mark.parametrize("name", HELIUM_MODELS)
 def test_helium_kernels_bit_exact_on_target(name, tmp_path):
     assert_bit_exact_on_target(HELIUM_MODELS[name](), "mps3/corstone300/an547", tmp_path)

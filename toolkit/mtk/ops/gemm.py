@@ -96,7 +96,7 @@ class GemmOpDef(OpDef):
         usable = gemm_variants(data.cpu, data.output.size // p.weights.shape[0],   # Helium's fused kernels
                                data.cpu.mve or rq.rshift_table is not None)      # shift left too
         exact = lambda v: (fused_stream_exact(p.weights, p.bias, rq.multiplier, rq.shift, rq.out_zp) and (
-            v.block == "2x2" or (shares_requantization(rq.multiplier, rq.shift) and p.weights.shape[0] % 4 == 0)))
+            v.block == "2x2" or shares_requantization(rq.multiplier, rq.shift)))
         return [v for v in usable if v.weights != "fused" or exact(v)]
 
     def weight_bytes(self, data: OpData, variant: GemmVariant) -> int:
@@ -110,9 +110,9 @@ class GemmOpDef(OpDef):
         multiple of the weight group) when that scratch is the smaller; else None."""
         p: GemmParams = data.params
         depth = p.weights.shape[1]
-        if variant.weights == "fused":   # partial sums need the kernel that leaves them unrequantized
+        if variant.weights == "fused" and variant.block == "2x2":   # its partial sums: the unrequantized kernel's
             variant = GemmVariant(variant.block, "biased")
-        if variant.micro_kernel.fused:   # requantizes inside the micro-kernel: no partial sums
+        if variant.micro_kernel.fused and variant.weights != "fused":   # Helium's: no partial sums
             return None
         if p.patches is None:
             return ChunkedVariant(variant.block, variant.weights) if depth > CHUNK else None
@@ -148,12 +148,14 @@ def gemm_kernel(data: OpData, variant: GemmVariant) -> Kernel:
     func = specialize(gemm_func(layout, in_size, rq, patches), optional)
     mk = variant.micro_kernel
     if layout.stream:
-        packed = pack_fused_stream(w, p.bias, rq.multiplier, rq.shift, rq.out_zp, layout.block_cols)
+        packed = pack_fused_stream(w, p.bias, rq.multiplier, rq.shift, rq.out_zp, layout.block_cols,
+                                   layout.chunk // GROUP if layout.chunk < layout.depth else None)
     else:
         packed = mk.pack(w, layout.block_cols, layout.weight_group)
     args = [op.inputs[0], Const("w", packed), *optional.values(), op.outputs[0], Scratch(layout.scratch_bytes)]
     headers = tuple(dict.fromkeys((DOT_HEADER, mk.header) + ((IM2COL_HEADER,) if layout.source == "gather" else ())))
-    return Kernel(p.name, args, func=func, headers=headers, c_calls=(mk.name,))
+    chunk_stream = layout.stream and layout.chunk < layout.depth
+    return Kernel(p.name, args, func=func, headers=headers, c_calls=(layout.chunk_kernel if chunk_stream else mk.name,))
 
 
 def row_source(patches: Patches | None) -> str:
@@ -200,6 +202,11 @@ class GemmLayout:
     @property
     def micro_kernel(self) -> str:
         return self.variant.micro_kernel.name
+
+    @property
+    def chunk_kernel(self) -> str:
+        """A fused stream's kernel of one chunk (mtk_gemm_1x4_fused_chunk_s8)."""
+        return self.micro_kernel.replace("_s8", "_chunk_s8")
 
     @property
     def groups(self) -> int:
@@ -310,8 +317,9 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
                 T.evaluate(T.call_extern(i32, "mtk_pack_sums_s16", T.address_of(scratch[0]), g.groups, R,
                                          T.address_of(acc[R * B])))
             if chunked:
-                for i in T.serial(R * B * c_tiles):
-                    sums[i] = 0
+                if not g.stream:   # (a stream's chunk kernel starts the sums from its biases)
+                    for i in T.serial(R * B * c_tiles):
+                        sums[i] = 0
                 for ch in T.serial(n_chunks):
                     if chunk_taps > 0 and R == 2:   # kernel rows ch·chunk_taps.. of both windows: taps of kh rows
                         T.evaluate(T.call_extern(i32, "mtk_pack_taps_pair_s16", T.address_of(x[0]),
@@ -332,20 +340,27 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
                     else:
                         T.evaluate(T.call_extern(i32, "mtk_pack_row_s16", T.address_of(x[pb * K + ch * CH]),
                                                  T.min(CH, K - ch * CH), T.address_of(scratch[0])))
-                    if g.row_sums:
-                        T.evaluate(T.call_extern(i32, "mtk_pack_sums_s16", T.address_of(scratch[0]),
-                                                 (T.min(CH, K - ch * CH) + GROUP - 1) // GROUP, R,
-                                                 T.address_of(acc[R * B])))
-                    for ct in T.serial(c_tiles):
-                        T.evaluate(T.call_extern(i32, g.micro_kernel, T.address_of(scratch[0]),
-                                                 T.address_of(w[ct * w_tile + ch * w_chunk]),
-                                                 (T.min(CH, K - ch * CH) + GROUP - 1) // GROUP, acc.access_ptr("rw")))
-                        for i in T.unroll(R * B):
-                            sums[ct * R * B + i] = sums[ct * R * B + i] + acc[i]
-            if g.stream:
+                    if g.stream:   # the quads' partial sums kept in `sums`, the outputs after the last chunk
+                        T.evaluate(T.call_extern(i32, g.chunk_kernel, T.address_of(scratch[0]), T.address_of(w[0]),
+                                                 (T.min(CH, K - ch * CH) + GROUP - 1) // GROUP, C,
+                                                 T.address_of(out[pb * C]), T.address_of(scratch[g.packed_bytes]),
+                                                 ch * (CH // GROUP), g.groups, rq.act_min, rq.act_max))
+                    else:
+                        if g.row_sums:
+                            T.evaluate(T.call_extern(i32, "mtk_pack_sums_s16", T.address_of(scratch[0]),
+                                                     (T.min(CH, K - ch * CH) + GROUP - 1) // GROUP, R,
+                                                     T.address_of(acc[R * B])))
+                        for ct in T.serial(c_tiles):
+                            T.evaluate(T.call_extern(i32, g.micro_kernel, T.address_of(scratch[0]),
+                                                     T.address_of(w[ct * w_tile + ch * w_chunk]),
+                                                     (T.min(CH, K - ch * CH) + GROUP - 1) // GROUP,
+                                                     acc.access_ptr("rw")))
+                            for i in T.unroll(R * B):
+                                sums[ct * R * B + i] = sums[ct * R * B + i] + acc[i]
+            if g.stream and not chunked:
                 T.evaluate(T.call_extern(i32, g.micro_kernel, T.address_of(scratch[0]), T.address_of(w[0]), g.groups,
                                          C, T.address_of(out[pb * R * C]), row_stride(pb), rq.act_min, rq.act_max))
-            else:
+            elif not g.stream:
                 for ct in T.serial(c_tiles):
                     if chunked:
                         for i in T.unroll(R * B):

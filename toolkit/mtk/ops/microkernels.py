@@ -66,12 +66,14 @@ def pack_weights_biased(w: np.ndarray, tile: int) -> np.ndarray:
 
 
 def pack_fused_stream(w: np.ndarray, bias: np.ndarray, multiplier: np.ndarray, shift: np.ndarray,
-                      out_zp: int, tile: int = 2) -> np.ndarray:
+                      out_zp: int, tile: int = 2, chunk_groups: int | None = None) -> np.ndarray:
     """The fused kernels' stream (c/mtk_dot_biased_s8.h). "2x2/fused" (tile 2): per channel pair (c0, c1) the words
     b1, b1, b0 + 256·b1 (mod 2^32), the pair's biased weights (pack_weights_biased), then per channel its
     multiplier, rounding term 2^(e−1) + out_zp·2^e and shift e (a zero multiplier: e = 1). "1x4/fused" (tile 4,
     channels sharing one multiplier and shift): the layer's multiplier, rounding term and shift, then per channel
-    quad the words b0 + 256·b1, b1, b2 + 256·b3, b3 and the quad's biased weights."""
+    quad the words b0 + 256·b1, b1, b2 + 256·b3, b3 and the quad's biased weights; with `chunk_groups` (a row packed
+    that many groups at a time) the weights chunk by chunk: every quad's first chunk after its words, then every
+    quad's second chunk, and so on."""
     channels = w.shape[0]
     tiles = -(-channels // tile)
     padded = lambda v, fill: np.concatenate([np.asarray(v, np.int64), np.full(tile * tiles - channels, fill, np.int64)])
@@ -83,7 +85,10 @@ def pack_fused_stream(w: np.ndarray, bias: np.ndarray, multiplier: np.ndarray, s
     if tile == 4:
         quads = words([b[0::4] + 256 * b[1::4], b[1::4], b[2::4] + 256 * b[3::4], b[3::4]])
         layer = words([m[:1], rounding[:1], e[:1]]).reshape(-1)
-        return np.concatenate([layer, np.concatenate([quads, weights], axis=1).reshape(-1)]).view(np.int8)
+        step = 16 * (chunk_groups or weights.shape[1])
+        chunks = [weights[:, k:k + step] for k in range(0, weights.shape[1], step)]
+        chunks[0] = np.concatenate([quads, chunks[0]], axis=1)
+        return np.concatenate([layer, *(c.reshape(-1) for c in chunks)]).view(np.int8)
     head = words([b[1::2], b[1::2], b[0::2] + 256 * b[1::2]])
     tail = words([v[c::2] for c in range(2) for v in (m, rounding, e)])
     return np.ascontiguousarray(np.concatenate([head, weights, tail], axis=1)).view(np.int8).reshape(-1)

@@ -361,21 +361,32 @@ static inline int32_t mtk_gemm_2x2_fused_s8(const void* x, const void* w, int32_
 }
 
 /* The whole GEMM of one packed row (mtk_pack_row_s16) with the requantization fused ("1x4/fused", pack_fused_stream
- * with tiles of 4, layers of whole channel quads sharing one multiplier and shift): the stream starts with the layer's m, C
- * and e (as mtk_gemm_2x2_fused_s8's), then per channel quad the words b0 + 256·b1, b1, b2 + 256·b3, b3 (the sums
- * start from them, c0's and c2's from −128·Σx too) and the quad's biased weights (1x4/biased's). */
+ * with tiles of 4, layers whose channels share one multiplier and shift): the stream starts with the layer's m, C
+ * and e (as mtk_gemm_2x2_fused_s8's), then per channel quad (the last one zero-padded) its head, the words
+ * b0 + 256·b1, b1, b2 + 256·b3, b3 (the sums start from them, c0's and c2's from −128·Σx too), and the quad's
+ * biased weights (1x4/biased's). A chunked stream (a row too deep for the arena's scratch, packed a chunk at a time:
+ * mtk_gemm_1x4_fused_chunk_s8) holds the same bytes chunk by chunk: the first chunk's weights of every quad, each
+ * after its head, then the next chunk's of every quad, and so on. Between chunks, a quad's partial sums stay in
+ * the head's form (c0 + 256·c1, c1, c2 + 256·c3, c3: the bias and the chunks so far). */
 #define MTK_FUSED_QUAD_HEAD 16
 
-/* The 4 outputs of the quad at t (its head) with requantization q, clamped to [lo, hi], in C. */
-static inline void mtk_fused_quad_c(const void* x, const uint8_t* t, int32_t groups, int8_t* out, int32_t sum_x,
-                                    const int32_t* q, int32_t lo, int32_t hi) {
-  const uint32_t* head = (const uint32_t*)t;
+/* Adds the dot products of the packed row x with the quad's biased weights w to its head-form sums s. */
+static inline void mtk_fused_quad_add(const void* x, const void* w, int32_t groups, uint32_t* s, int32_t sum_x) {
   int32_t acc[5];
   acc[4] = sum_x;
-  mtk_dot_1x4_biased_s8(x, t + MTK_FUSED_QUAD_HEAD, groups, acc);
-  for (int32_t c = 0; c < 4; ++c) {
-    uint32_t bias = c & 1 ? head[c] : head[c] - (head[c + 1] << 8);
-    int32_t v = mtk_requant_x2((int32_t)(((uint32_t)acc[c] + bias) << 1), q[0], q[1], q[2]);
+  mtk_dot_1x4_biased_s8(x, w, groups, acc);
+  for (int32_t c = 0; c < 4; c += 2) {
+    s[c] += (uint32_t)acc[c] + ((uint32_t)acc[c + 1] << 8);
+    s[c + 1] += (uint32_t)acc[c + 1];
+  }
+}
+
+/* The first n (≤ 4) outputs of a quad's head-form sums s with requantization q, clamped to [lo, hi], in C. */
+static inline void mtk_fused_quad_out(const uint32_t* s, const int32_t* q, int8_t* out, int32_t n, int32_t lo,
+                                      int32_t hi) {
+  for (int32_t c = 0; c < n; ++c) {
+    uint32_t sum = c & 1 ? s[c] : s[c] - (s[c + 1] << 8);
+    int32_t v = mtk_requant_x2((int32_t)(sum << 1), q[0], q[1], q[2]);
     out[c] = (int8_t)(v < lo ? lo : (v > hi ? hi : v));
   }
 }
@@ -398,97 +409,243 @@ static inline void mtk_fused_quad_c(const void* x, const uint8_t* t, int32_t gro
   "smlad r5, r12, r8, r5\n\t"             \
   "sxtb16 r12, r12, ror #8\n\t"           \
   "smlad r6, r12, r8, r6\n\t"
+#define MTK_FUSED_QUAD_LOOP                                                                     \
+  MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP          \
+  MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP          \
+  MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP          \
+  MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP          \
+  "subs r2, r2, #1\n\t"                                                                         \
+  "bne 2b\n\t"
+/* The row's Σx (r0: the row, r2: groups) into r6; then the frame's passes at [sp, #4] and the loop's entry, 16 groups a
+ * pass entered (−groups mod 16) groups in, at [sp, #12]. */
+#define MTK_FUSED_QUAD_SETUP               \
+  "movs r6, #0\n\t"                        \
+  "mov.w r8, #0x10001\n\t"                 \
+  "mov r3, r2\n"                           \
+  "3:\n\t"                                 \
+  "ldrd r9, r10, [r0], #8\n\t"             \
+  "sadd16 r9, r9, r10\n\t"                 \
+  "smlad r6, r9, r8, r6\n\t"               \
+  "subs r3, r3, #1\n\t"                    \
+  "bne 3b\n\t"                             \
+  "adds r3, r2, #15\n\t"                   \
+  "lsrs r3, r3, #4\n\t"                    \
+  "str r3, [sp, #4]\n\t"                   \
+  "rsb r2, r2, #0\n\t"                     \
+  "and r2, r2, #15\n\t"                    \
+  "movs r3, #56\n\t"                       \
+  "adr.w r4, 2f\n\t"                       \
+  "mla r2, r2, r3, r4\n\t"                 \
+  "orr r2, r2, #1\n\t"                     \
+  "str r2, [sp, #12]\n\t"
+/* The quad's 4 outputs from the doubled sums r3-r6 with the frame's m, C, e ([sp, #20]), stored at P, P advanced. */
+#define MTK_FUSED_QUAD_OUT(P, LOAD, CLAMP)                                            \
+  "ldrd r7, r8, [sp, #20]\n\t"                                                        \
+  "ldr r9, [sp, #28]\n\t" LOAD                                                        \
+  MTK_FUSED_REQUANT("r3", "r7", "r8", "r9") CLAMP "strb r0, [" P "], #1\n\t"          \
+  MTK_FUSED_REQUANT("r4", "r7", "r8", "r9") CLAMP "strb r0, [" P "], #1\n\t"          \
+  MTK_FUSED_REQUANT("r5", "r7", "r8", "r9") CLAMP "strb r0, [" P "], #1\n\t"          \
+  MTK_FUSED_REQUANT("r6", "r7", "r8", "r9") CLAMP "strb r0, [" P "], #1\n\t"
+/* The quad's sums S0, T0, S1, T1 (r3-r6) as its 4 doubled channel sums. */
+#define MTK_FUSED_QUAD_DOUBLE     \
+  "sub r3, r3, r4, lsl #8\n\t"  \
+  "sub r5, r5, r6, lsl #8\n\t"  \
+  "add r3, r3, r3\n\t"          \
+  "add r4, r4, r4\n\t"          \
+  "add r5, r5, r5\n\t"          \
+  "add r6, r6, r6\n\t"
+#define MTK_FUSED_QUAD_SATURATED(P) MTK_FUSED_QUAD_OUT(P, "", "")
+#define MTK_FUSED_QUAD_CLAMPED(P) MTK_FUSED_QUAD_OUT(P, "ldrd r10, r11, [sp, #32]\n\t", MTK_FUSED_CLAMP)
 
-/* f: packed row, the stream's first quad, groups, quads (> 0), out, and the layer's m, C, e. Naked as
- * mtk_gemm_2x2_fused_dsp: the row's Σx, then the quads, 16 groups a pass entered (−groups mod 16) groups in, each
- * quad's 4 outputs requantized and stored; the frame: [0] row, [4] passes, [8] −128·Σx, [12] the entry, [16] the
- * output's end, [20] m, C, e. */
-__attribute__((naked, noinline, unused)) static void mtk_gemm_1x4_fused_dsp(__attribute__((unused)) const int32_t* f) {
+/* f: packed row, the stream's first quad, groups, quads (> 0), out, the layer's m, C, e, the activation range. Naked
+ * as mtk_gemm_2x2_fused_dsp: the row's Σx, then per quad its sums from its head, each c0 and c2 sum doubled with
+ * −256·Σx added in two instructions (2·S − 512·T − 256·Σx), 4 outputs by OUT; the frame: [0] row, [4] passes,
+ * [8] −256·Σx, [12] the entry, [16] the output's end, [20] m, C, e, [32] the range. */
+#define MTK_FUSED_QUAD_DSP(NAME, OUT)                                                                 \
+__attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)) const int32_t* f) { \
+  __asm__ volatile(                                                                                   \
+      "push {r4-r11, lr}\n\t"                                                                         \
+      "sub sp, sp, #40\n\t"                                                                           \
+      "ldrd r8, r9, [r0, #32]\n\t"                                                                    \
+      "strd r8, r9, [sp, #32]\n\t"                                                                    \
+      "ldm r0, {r0-r7}\n\t"                                                                           \
+      "str r0, [sp, #0]\n\t"                                                                          \
+      "str r7, [sp, #28]\n\t"                                                                         \
+      "strd r5, r6, [sp, #20]\n\t"                                                                    \
+      "add r3, r4, r3, lsl #2\n\t"                                                                    \
+      "str r3, [sp, #16]\n\t"                                                                         \
+      "mov lr, r4\n\t"                                                                                \
+      MTK_FUSED_QUAD_SETUP                                                                            \
+      "movs r3, #0\n\t"                                                                               \
+      "sub r6, r3, r6, lsl #8\n\t"                                                                    \
+      "str r6, [sp, #8]\n"                                                                            \
+      "1:\n\t"                                                                                        \
+      "ldr r0, [sp, #0]\n\t"                                                                          \
+      "ldr r2, [sp, #4]\n\t"                                                                          \
+      "ldm r1!, {r3, r4, r5, r6}\n\t"                                                                 \
+      "ldr pc, [sp, #12]\n"                                                                           \
+      "2:\n\t"                                                                                        \
+      MTK_FUSED_QUAD_LOOP                                                                             \
+      "ldr r7, [sp, #8]\n\t"                                                                          \
+      "add r3, r7, r3, lsl #1\n\t"                                                                    \
+      "sub r3, r3, r4, lsl #9\n\t"                                                                    \
+      "add r5, r7, r5, lsl #1\n\t"                                                                    \
+      "sub r5, r5, r6, lsl #9\n\t"                                                                    \
+      "add r4, r4, r4\n\t"                                                                            \
+      "add r6, r6, r6\n\t"                                                                            \
+      OUT                                                                                             \
+      "ldr r0, [sp, #16]\n\t"                                                                         \
+      "cmp lr, r0\n\t"                                                                                \
+      "bne 1b\n\t"                                                                                    \
+      "add sp, sp, #40\n\t"                                                                           \
+      "pop {r4-r11, pc}\n\t");                                                                        \
+}
+MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_dsp, MTK_FUSED_QUAD_SATURATED("lr"))
+MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_clamped_dsp, MTK_FUSED_QUAD_CLAMPED("lr"))
+
+/* One chunk of a chunked stream. f: the packed chunk, its first quad's weights (the first chunk: its head), groups,
+ * quads (> 0), the head-form sums (16 bytes a quad), out, the layer's m, C, e, the activation range, and the mode:
+ * 1 the first chunk (sums from the heads), 2 the last (outputs, not sums), 4 a clamped range. The modes are where
+ * two jumps a quad go ([sp, #44]: its sums from the head or the scratch; [sp, #48]: the sums stored or requantized
+ * and stored), −128·Σx of the chunk added to c0's and c2's sums at the start; the frame as mtk_gemm_1x4_fused_dsp's
+ * but [8] −128·Σx, [16] the sums' end, [40] out. */
+__attribute__((naked, noinline, unused)) static void mtk_gemm_1x4_fused_chunk_dsp(__attribute__((unused)) const int32_t* f) {
   __asm__ volatile(
       "push {r4-r11, lr}\n\t"
-      "sub sp, sp, #32\n\t"
-      "ldm r0, {r0-r7}\n\t"
+      "sub sp, sp, #56\n\t"
+      "ldrd r4, r5, [r0, #24]\n\t"
+      "strd r4, r5, [sp, #20]\n\t"
+      "ldrd r4, r5, [r0, #32]\n\t"
+      "strd r4, r5, [sp, #28]\n\t"
+      "ldrd r4, r5, [r0, #40]\n\t"
+      "str r4, [sp, #36]\n\t"
+      "adr.w r6, 5f\n\t"
+      "adr.w r7, 6f\n\t"
+      "tst r5, #1\n\t"
+      "it ne\n\t"
+      "movne r6, r7\n\t"
+      "orr r6, r6, #1\n\t"
+      "str r6, [sp, #44]\n\t"
+      "adr.w r6, 7f\n\t"
+      "adr.w r7, 8f\n\t"
+      "adr.w r8, 9f\n\t"
+      "tst r5, #4\n\t"
+      "it ne\n\t"
+      "movne r7, r8\n\t"
+      "tst r5, #2\n\t"
+      "it ne\n\t"
+      "movne r6, r7\n\t"
+      "orr r6, r6, #1\n\t"
+      "str r6, [sp, #48]\n\t"
+      "ldm r0, {r0-r5}\n\t"
       "str r0, [sp, #0]\n\t"
-      "str r7, [sp, #28]\n\t"
-      "strd r5, r6, [sp, #20]\n\t"
-      "add r3, r4, r3, lsl #2\n\t"
+      "str r5, [sp, #40]\n\t"
+      "add r3, r4, r3, lsl #4\n\t"
       "str r3, [sp, #16]\n\t"
       "mov lr, r4\n\t"
-      "movs r6, #0\n\t"
-      "mov.w r8, #0x10001\n\t"
-      "mov r3, r2\n"
-      "3:\n\t"
-      "ldrd r9, r10, [r0], #8\n\t"
-      "sadd16 r9, r9, r10\n\t"
-      "smlad r6, r9, r8, r6\n\t"
-      "subs r3, r3, #1\n\t"
-      "bne 3b\n\t"
+      MTK_FUSED_QUAD_SETUP
       "movs r3, #0\n\t"
       "sub r6, r3, r6, lsl #7\n\t"
-      "str r6, [sp, #8]\n\t"
-      "adds r3, r2, #15\n\t"
-      "lsrs r3, r3, #4\n\t"
-      "str r3, [sp, #4]\n\t"
-      "rsb r2, r2, #0\n\t"
-      "and r2, r2, #15\n\t"
-      "movs r3, #56\n\t"
-      "adr.w r4, 2f\n\t"
-      "mla r2, r2, r3, r4\n\t"
-      "orr r2, r2, #1\n\t"
-      "str r2, [sp, #12]\n"
+      "str r6, [sp, #8]\n"
       "1:\n\t"
       "ldr r0, [sp, #0]\n\t"
       "ldr r2, [sp, #4]\n\t"
       "ldr r7, [sp, #8]\n\t"
+      "ldr pc, [sp, #44]\n"
+      "5:\n\t"
+      "ldm lr, {r3, r4, r5, r6}\n\t"
+      "add r3, r3, r7\n\t"
+      "add r5, r5, r7\n\t"
+      "ldr pc, [sp, #12]\n"
+      "6:\n\t"
       "ldm r1!, {r3, r4, r5, r6}\n\t"
       "add r3, r3, r7\n\t"
       "add r5, r5, r7\n\t"
       "ldr pc, [sp, #12]\n"
       "2:\n\t"
-      MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP
-      MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP
-      MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP
-      MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP
-      "subs r2, r2, #1\n\t"
-      "bne 2b\n\t"
-      "sub r3, r3, r4, lsl #8\n\t"
-      "sub r5, r5, r6, lsl #8\n\t"
-      "add r3, r3, r3\n\t"
-      "add r4, r4, r4\n\t"
-      "add r5, r5, r5\n\t"
-      "add r6, r6, r6\n\t"
-      "ldrd r7, r8, [sp, #20]\n\t"
-      "ldr r9, [sp, #28]\n\t"
-      MTK_FUSED_REQUANT("r3", "r7", "r8", "r9") "strb r0, [lr], #1\n\t"
-      MTK_FUSED_REQUANT("r4", "r7", "r8", "r9") "strb r0, [lr], #1\n\t"
-      MTK_FUSED_REQUANT("r5", "r7", "r8", "r9") "strb r0, [lr], #1\n\t"
-      MTK_FUSED_REQUANT("r6", "r7", "r8", "r9") "strb r0, [lr], #1\n\t"
+      MTK_FUSED_QUAD_LOOP
+      "ldr pc, [sp, #48]\n"
+      "7:\n\t"
+      "stm lr!, {r3, r4, r5, r6}\n\t"
+      "b 4f\n"
+      "8:\n\t"
+      MTK_FUSED_QUAD_DOUBLE
+      "ldr r2, [sp, #40]\n\t"
+      MTK_FUSED_QUAD_SATURATED("r2")
+      "str r2, [sp, #40]\n\t"
+      "add lr, lr, #16\n\t"
+      "b 4f\n"
+      "9:\n\t"
+      MTK_FUSED_QUAD_DOUBLE
+      "ldr r2, [sp, #40]\n\t"
+      MTK_FUSED_QUAD_CLAMPED("r2")
+      "str r2, [sp, #40]\n\t"
+      "add lr, lr, #16\n"
+      "4:\n\t"
       "ldr r0, [sp, #16]\n\t"
       "cmp lr, r0\n\t"
       "bne 1b\n\t"
-      "add sp, sp, #32\n\t"
+      "add sp, sp, #56\n\t"
       "pop {r4-r11, pc}\n\t");
 }
 #endif
 
-/* The GEMM of the packed row at x with all `channels` (a multiple of 4) of the stream w, outputs at out clamped to
- * [lo, hi] (stride: mtk_gemm_2x2_fused_s8's signature, unused). */
+/* The GEMM of the packed row at x with all `channels` of the stream w, outputs at out clamped to [lo, hi] (stride:
+ * mtk_gemm_2x2_fused_s8's signature, unused): whole quads in assembly, a partial last one in C. */
 static inline int32_t mtk_gemm_1x4_fused_s8(const void* x, const void* w, int32_t groups, int32_t channels,
                                             void* out, int32_t stride, int32_t lo, int32_t hi) {
   const int32_t* q = (const int32_t*)w;
   const uint8_t* t = (const uint8_t*)w + 12;
-  int32_t sum_x = 0, tile = MTK_FUSED_QUAD_HEAD + 16 * groups;
-  int8_t* o = (int8_t*)out;
+  int32_t sum_x = 0, tile = MTK_FUSED_QUAD_HEAD + 16 * groups, done = 0;
   (void)stride;
 #ifdef MTK_FUSED_ASM
-  if (lo == -128 && hi == 127) {
-    const int32_t f[8] = {(int32_t)x, (int32_t)t, groups, channels >> 2, (int32_t)out, q[0], q[1], q[2]};
-    mtk_gemm_1x4_fused_dsp(f);
-    return 0;
+  done = channels & ~3;
+  if (done > 0) {
+    const int32_t f[10] = {(int32_t)x, (int32_t)t, groups, done >> 2, (int32_t)out, q[0], q[1], q[2], lo, hi};
+    if (lo == -128 && hi == 127)
+      mtk_gemm_1x4_fused_dsp(f);
+    else
+      mtk_gemm_1x4_fused_clamped_dsp(f);
   }
+  t += (done >> 2) * tile;
 #endif
-  mtk_pack_sums_s16(x, groups, 1, &sum_x);
-  for (int32_t n = channels >> 2; n > 0; --n, t += tile, o += 4) mtk_fused_quad_c(x, t, groups, o, sum_x, q, lo, hi);
+  if (done < channels) mtk_pack_sums_s16(x, groups, 1, &sum_x);
+  for (; done < channels; done += 4, t += tile) {
+    uint32_t s[4];
+    for (int32_t i = 0; i < 4; ++i) s[i] = ((const uint32_t*)t)[i];
+    mtk_fused_quad_add(x, t + MTK_FUSED_QUAD_HEAD, groups, s, sum_x);
+    mtk_fused_quad_out(s, q, (int8_t*)out + done, channels - done < 4 ? channels - done : 4, lo, hi);
+  }
+  return 0;
+}
+
+/* Groups g0 .. g0 + groups − 1 (a chunk packed at x) of the GEMM of a row of `total` groups with all `channels` of a
+ * chunked stream w: the quads' partial sums in `sums` (16 bytes a quad) between chunks, after the last one the outputs
+ * at out, clamped to [lo, hi]. Whole quads in assembly, a partial last one's outputs in C. */
+static inline int32_t mtk_gemm_1x4_fused_chunk_s8(const void* x, const void* w, int32_t groups, int32_t channels,
+                                                  void* out, void* sums, int32_t g0, int32_t total, int32_t lo,
+                                                  int32_t hi) {
+  const int32_t* q = (const int32_t*)w;
+  int32_t quads = (channels + 3) >> 2, first = g0 == 0, last = g0 + groups == total, done = 0, sum_x = 0;
+  int32_t step = 16 * groups + (first ? MTK_FUSED_QUAD_HEAD : 0);
+  const uint8_t* t = (const uint8_t*)w + 12 + 16 * quads * (g0 + !first);
+  uint32_t* s = (uint32_t*)sums;
+#ifdef MTK_FUSED_ASM
+  done = last ? channels & ~3 : 4 * quads;
+  if (done > 0) {
+    const int32_t f[12] = {(int32_t)x, (int32_t)t, groups, done >> 2, (int32_t)s, (int32_t)out, q[0], q[1], q[2], lo,
+                           hi, first | last << 1 | (lo != -128 || hi != 127) << 2};
+    mtk_gemm_1x4_fused_chunk_dsp(f);
+  }
+  t += (done >> 2) * step, s += done;
+#endif
+  if (done < channels) mtk_pack_sums_s16(x, groups, 1, &sum_x);
+  for (; done < channels; done += 4, t += step, s += 4) {
+    if (first)
+      for (int32_t i = 0; i < 4; ++i) s[i] = ((const uint32_t*)t)[i];
+    mtk_fused_quad_add(x, t + (first ? MTK_FUSED_QUAD_HEAD : 0), groups, s, sum_x);
+    if (last) mtk_fused_quad_out(s, q, (int8_t*)out + done, channels - done < 4 ? channels - done : 4, lo, hi);
+  }
   return 0;
 }
 
