@@ -105,10 +105,10 @@ def depthwise_conv_2d(net: Net16, d: Draw, x: tuple) -> tuple:
                     **s["options"])   # TFLM segfaults without a bias
 
 
-def fully_connected(net: Net16, d: Draw, x: tuple, fused: Sequence[str] = FUSED) -> tuple:
+def fully_connected(net: Net16, d: Draw, x: tuple, fused: Sequence[str] = FUSED, units: int | None = None) -> tuple:
     depth = x[1][-1]
     rows = int(np.prod(x[1][:-1]))
-    units = d.int(1, 12)
+    units = units or d.int(1, 12)
     return weighted(net, d, x, "FULLY_CONNECTED", (units, depth), 0, depth, (rows, units), ("int64", "int32"),
                     fused=fused)
 
@@ -239,3 +239,14 @@ def mixed_int8_int16(seed: int = 0) -> bytes:
     y8 = net.act("narrow", f[1], f[2] * 200, dtype="int8", zero_point=4)
     net.b.op("QUANTIZE", [f[0]], [y8[0]])
     return net.build(y8)
+
+
+def dot_tails(seed: int = 0) -> bytes:
+    """Two FULLY_CONNECTED layers on the 16x8 micro-kernels' loop tails (c/mtk_dot_s16.h): 3 rows of 23 values (2-row
+    kernel: 5 whole quads, a pair, an odd value; the last row alone) and 1 row of 29 (1-row kernel: 3 octets, 2 pairs,
+    an odd value), each into 5 channels (a last block of one)."""
+    d = Draw(np.random.default_rng(seed))
+    net = Net16("mtk 16x8 micro-kernel tails")
+    heads = [fully_connected(net, d, net.model_input(shape, 2.0 ** -12), REAL, units=5) for shape in ((3, 23), (1, 29))]
+    return net.build(*heads)
+

@@ -190,22 +190,41 @@ DOT_S16_HEADER = "mtk_dot_s16.h"
 
 
 def pack_channel_pairs(w: np.ndarray) -> np.ndarray:
-    """Weights [C, K] → int16 blocks of 2 channels (the last zero-padded), mtk_dot_2x2_s16's order: per pair of
-    values j (w[c0][2j], w[c0][2j+1], w[c1][2j], w[c1][2j+1]), then for an odd K (w[c0][K-1], w[c1][K-1])."""
-    channels, depth = w.shape
-    blocks, even = -(-channels // 2), depth - depth % 2
-    pairs = pad_to_groups(w.astype(np.int16), 2, axis=0).reshape(blocks, 2, depth)
-    body = pairs[:, :, :even].reshape(blocks, 2, even // 2, 2).transpose(0, 2, 1, 3).reshape(blocks, -1)
-    return np.concatenate([body, pairs[:, :, even:].reshape(blocks, -1)], axis=1).reshape(-1)
+    """Weights [C, K] → int8 blocks of 2 channels (the last zero-padded), mtk_dot_2x2_s16's order: per pair of
+    values j the word (w[c0][2j], w[c1][2j], w[c0][2j+1], w[c1][2j+1]) (SXTB16 and SXTB16 ROR #8 of it give c0's and
+    c1's int16 pair), an odd K's last values as a pair with zeros: whole words a block."""
+    padded = pad_to_groups(pad_to_groups(w.astype(np.int8), 2, axis=0), 2, axis=1)
+    blocks, depth = padded.shape[0] // 2, padded.shape[1]
+    return np.ascontiguousarray(padded.reshape(blocks, 2, depth).transpose(0, 2, 1)).reshape(-1)
 
 
 def pack_channel_rows(w: np.ndarray) -> np.ndarray:
-    """Weights [C, K] → int16 blocks of 2 channels (the last zero-padded), each channel's K values in a row:
-    mtk_dot_2x2_rows_s16's order (Helium: 8 values of one channel a vector)."""
-    channels, depth = w.shape
-    padded = np.zeros((-(-channels // 2) * 2, depth), np.int16)
-    padded[:channels] = w
-    return padded.reshape(-1)
+    """Weights [C, K] → int8 blocks of 2 channels (the last zero-padded), each channel's K values in a row:
+    mtk_dot_2x2_rows_s16's order (Helium: 8 values of one channel a widening load)."""
+    return pad_to_groups(w.astype(np.int8), 2, axis=0).reshape(-1)
+
+
+@dataclass(frozen=True)
+class DotS16:
+    """A weight layout of c/mtk_dot_s16.h and its micro-kernels of 2 rows (`two_rows`) and of 1 row (`one_row`),
+    both times a block of 2 output channels."""
+
+    two_rows: str
+    one_row: str
+    pack: Callable[[np.ndarray], np.ndarray]   # [C, K] → the blocks one after the other
+
+    def block_len(self, depth: int) -> int:
+        """The bytes of a block of 2 channels over `depth` values."""
+        return self.pack(np.zeros((2, depth), np.int8)).size
+
+
+DOT_PAIRS = DotS16("mtk_dot_2x2_s16", "mtk_dot_1x2_s16", pack_channel_pairs)
+DOT_ROWS = DotS16("mtk_dot_2x2_rows_s16", "mtk_dot_1x2_rows_s16", pack_channel_rows)
+
+
+def gemm_dot(cpu: Cpu) -> DotS16:
+    """The layout and micro-kernels of mtk_dot_s16.h for `cpu`: weight rows on Helium, interleaved pairs elsewhere."""
+    return DOT_ROWS if cpu.mve else DOT_PAIRS
 
 
 @dataclass(frozen=True)
@@ -258,25 +277,20 @@ class Windows:
         return -1 if self.transposed else self.dilation[axis]
 
 
-def gemm_dot(cpu: Cpu) -> tuple[str, Callable[[np.ndarray], np.ndarray]]:
-    """The 2 rows × 2 channels micro-kernel of mtk_dot_s16.h for `cpu` and its weight packer."""
-    return ("mtk_dot_2x2_rows_s16", pack_channel_rows) if cpu.mve else ("mtk_dot_2x2_s16", pack_channel_pairs)
-
-
-def gemm_s16_kernel(data: OpData, windows: Windows | None, weights: np.ndarray, bias: np.ndarray) -> Kernel:
-    """Rows × `weights` (gemm_dot's packing, one after the other per phase), 2 rows × 2 channels per gemm_dot call:
-    rows are the input's own (`windows` None: fully connected, a 1×1 stride-1 unpadded conv) or im2col rows of `windows`
-    gathered into a scratch (mtk_im2col_s16); the requantization in TIR, with an int64 accumulator as one
-    multiply-accumulate (requant_s64_table, mtk_requant_table_s16)."""
+def gemm_s16_kernel(data: OpData, windows: Windows | None, weights: np.ndarray, bias: np.ndarray, depth: int) -> Kernel:
+    """Rows of `depth` values × `weights` (gemm_dot's packing, one after the other per phase), 2 rows × 2 channels per
+    gemm_dot call (1 row when that is all there is): rows are the input's own (`windows` None: fully connected, a 1×1
+    stride-1 unpadded conv) or im2col rows of `windows` gathered into a scratch (mtk_im2col_s16); the requantization in
+    TIR, with an int64 accumulator as one multiply-accumulate (requant_s64_table, mtk_requant_table_s16)."""
     op, y, rq = data.op, data.output, data.params.requant
     x = data.inputs[2] if op.type == "TRANSPOSE_CONV" else data.inputs[0]
-    dot = gemm_dot(data.cpu)[0]
+    dot = gemm_dot(data.cpu)
     channels = y.shape[-1]
     rows = y.size // channels
     blocks = -(-channels // 2)
+    block = dot.block_len(depth)
     (n_py, n_px) = windows.phases if windows else (1, 1)
-    phase_len = weights.size // (n_py * n_px)
-    depth = phase_len // (blocks * 2)
+    phase_len = blocks * block
     row_len = depth + depth % 2            # the second gathered row starts word-aligned
     requant = rq.consts()
     high = None
@@ -329,7 +343,7 @@ def gemm_s16_kernel(data: OpData, windows: Windows | None, weights: np.ndarray, 
         return tvm.tirx.all(*checks) if checks else True
 
     @jit
-    def gemm(x: T.Buffer((x.size,), "int16"), wp: T.Buffer((weights.size,), "int16"),
+    def gemm(x: T.Buffer((x.size,), "int16"), wp: T.Buffer((weights.size,), "int8"),
              bias: T.Buffer((channels,), acc_dtype), table: T.Optional(T.Buffer((channels * RSHIFT_FIELDS,), i32)),
              mult: T.Optional(T.Buffer((channels,), i32)), shift: T.Optional(T.Buffer((channels,), i32)),
              out: T.Buffer((rows * channels,), "int16"), scratch: T.Optional(T.Buffer((2 * row_len,), "int16"))):
@@ -342,14 +356,17 @@ def gemm_s16_kernel(data: OpData, windows: Windows | None, weights: np.ndarray, 
                         T.evaluate(im2col(x, scratch, py, px, pb * 2 + i, i))
                 for cb in T.serial(blocks):
                     if gathered:
-                        T.evaluate(T.call_extern(i32, dot, T.address_of(scratch[0]),
+                        T.evaluate(T.call_extern(i32, dot.two_rows, T.address_of(scratch[0]),
                                                  T.address_of(scratch[row_len]),
-                                                 T.address_of(wp[(py * n_px + px) * phase_len + cb * 2 * depth]),
+                                                 T.address_of(wp[(py * n_px + px) * phase_len + cb * block]),
+                                                 depth, acc.access_ptr("w")))
+                    elif rows == 1:
+                        T.evaluate(T.call_extern(i32, dot.one_row, T.address_of(x[0]), T.address_of(wp[cb * block]),
                                                  depth, acc.access_ptr("w")))
                     else:
-                        T.evaluate(T.call_extern(i32, dot, T.address_of(x[pb * 2 * depth]),
+                        T.evaluate(T.call_extern(i32, dot.two_rows, T.address_of(x[pb * 2 * depth]),
                                                  T.address_of(x[T.min(pb * 2 + 1, rows - 1) * depth]),
-                                                 T.address_of(wp[cb * 2 * depth]), depth, acc.access_ptr("w")))
+                                                 T.address_of(wp[cb * block]), depth, acc.access_ptr("w")))
                     for i in T.unroll(2):
                         for j in T.unroll(2):
                             if in_output(pb * 2 + i, py, px, cb * 2 + j):
@@ -361,7 +378,8 @@ def gemm_s16_kernel(data: OpData, windows: Windows | None, weights: np.ndarray, 
             *requant.values(), op.outputs[0], *scratch]
     func = specialize(gemm, [*requant, "scratch"] if gathered else requant)
     headers = (DOT_S16_HEADER,) if high is None else (DOT_S16_HEADER, DEPTHWISE_S16_HEADER)
-    return Kernel(f"{op.type.lower()}_s16", args, func=func, headers=headers, c_calls=(dot,))
+    c_call = dot.one_row if rows == 1 and not gathered else dot.two_rows
+    return Kernel(f"{op.type.lower()}_s16", args, func=func, headers=headers, c_calls=(c_call,))
 
 
 def transpose_conv_s16_kernel(data: OpData, stride: tuple[int, int], pad: tuple[int, int], bias: np.ndarray) -> Kernel:
@@ -369,7 +387,7 @@ def transpose_conv_s16_kernel(data: OpData, stride: tuple[int, int], pad: tuple[
     _, w, x, *_ = data.inputs
     y = data.output
     channels, f_h, f_w, in_c = w.shape
-    pack = gemm_dot(data.cpu)[1]
+    pack = gemm_dot(data.cpu).pack
     k_h, k_w = -(-f_h // stride[0]), -(-f_w // stride[1])
     phases = []
     for py in range(stride[0]):
@@ -379,7 +397,7 @@ def transpose_conv_s16_kernel(data: OpData, stride: tuple[int, int], pad: tuple[
             phase[:, :taps.shape[1], :taps.shape[2]] = taps
             phases.append(pack(phase.reshape(channels, -1)))
     windows = Windows(x.shape[1], x.shape[2], in_c, y.shape[1], y.shape[2], k_h, k_w, stride, pad, (-1, -1), True)
-    return gemm_s16_kernel(data, windows, np.concatenate(phases), bias)
+    return gemm_s16_kernel(data, windows, np.concatenate(phases), bias, windows.depth)
 
 
 DEPTHWISE_S16_HEADER = "mtk_depthwise_s16.h"
@@ -466,8 +484,9 @@ def lower_16x8(data: OpData) -> Lowered:
         w = data.inputs[1]
         g = p.geometry
         direct = g is None or (g.k_h, g.k_w, g.stride_h, g.stride_w, g.pad_top, g.pad_left) == (1, 1, 1, 1, 0, 0)
-        weights = gemm_dot(data.cpu)[1](w.data.reshape(w.shape[0], -1))
-        return Lowered([gemm_s16_kernel(data, None if direct else Windows.of_conv(g), weights, p.bias)])
+        weights = gemm_dot(data.cpu).pack(w.data.reshape(w.shape[0], -1))
+        return Lowered([gemm_s16_kernel(data, None if direct else Windows.of_conv(g), weights, p.bias,
+                                        w.size // w.shape[0])])
     x, w, *_ = data.inputs
     if op.type == "FULLY_CONNECTED":
         x_shape, out_shape = (x.size // w.shape[1], w.shape[1]), (y.size // w.shape[0], w.shape[0])

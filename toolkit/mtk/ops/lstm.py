@@ -45,7 +45,7 @@ from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, io
 from .common import i32, op_error
 from .elementwise import Rescale
 from .fixedpoint import clamp, multiply_by_quantized_multiplier_s64, quantize_multiplier, reduced_multiplier
-from .int16x8 import DOT_S16_HEADER, pack_channel_pairs
+from .int16x8 import DOT_PAIRS, DOT_S16_HEADER
 from .lut16 import SIGMOID_TABLE_UINT16, input_scaling, logistic_s16, tanh_s16
 from .microkernels import GROUP, HELIUM_CHUNK, MicroKernel, choices, weight_group
 from .requant import clamp_s8
@@ -267,18 +267,18 @@ class LoopDots:
 @dataclass(frozen=True)
 class PairDots:
     """The 16x8 LSTM's dot products when no unit's Σ|w|·32768 can leave int32 (then the int32 sums are the
-    int64 ones): the 16x8 GEMM's micro-kernel (c/mtk_dot_s16.h, SMLAD on the int16 rows as they are), two
-    units per call, weights int16-expanded in channel pairs (int16x8.pack_channel_pairs)."""
+    int64 ones): the 16x8 GEMM's one-row micro-kernel (c/mtk_dot_s16.h mtk_dot_1x2_s16, SMLAD on the int16 row
+    as it is), two units per call, int8 weights interleaved in channel pairs (int16x8.DOT_PAIRS)."""
 
     units: int                # padded to pairs
     depth_x: int
     depth_h: int
     cols = 2
     packed_bytes = 0
-    raw_sums = 8
-    weight_dtype = "int16"
+    raw_sums = 4
+    weight_dtype = "int8"
     headers = (DOT_S16_HEADER,)
-    c_calls = ("mtk_dot_2x2_s16",)
+    c_calls = (DOT_PAIRS.one_row,)
 
     @staticmethod
     def fits(p: LstmPlan) -> bool:
@@ -290,10 +290,10 @@ class PairDots:
         return self.units // 2
 
     def weight_elements(self, depth: int) -> int:
-        return 4 * self.units * depth
+        return 4 * self.tiles * DOT_PAIRS.block_len(depth)
 
     def pack(self, weights: np.ndarray) -> np.ndarray:
-        return np.concatenate([pack_channel_pairs(w) for w in weights])
+        return np.concatenate([DOT_PAIRS.pack(w) for w in weights])
 
     def pad(self, bias: np.ndarray) -> np.ndarray:
         padded = np.zeros((4, self.units), np.int64)
@@ -304,15 +304,15 @@ class PairDots:
         pass
 
     def sums(self, gate: int, t, x, wx, h, wh, rows, acc, raw, r, b) -> None:
-        """acc = (x·Wx, h·Wh) of units 2t, 2t+1 of `gate`, widened to int64 (the row passed as both rows:
-        raw[2:4] and raw[6:8] are unused)."""
+        """acc = (x·Wx, h·Wh) of units 2t, 2t+1 of `gate`, widened to int64."""
         I, S = self.depth_x, self.depth_h
         for slot, (values, weights, n, base) in enumerate(((x, wx, I, r * I), (h, wh, S, b * S))):
-            T.evaluate(T.call_extern("int32", "mtk_dot_2x2_s16", T.address_of(values[base]),
-                                     T.address_of(values[base]), T.address_of(weights[(gate * self.tiles + t) * 2 * n]),
-                                     n, T.address_of(raw[4 * slot])))
+            block = DOT_PAIRS.block_len(n)
+            T.evaluate(T.call_extern("int32", DOT_PAIRS.one_row, T.address_of(values[base]),
+                                     T.address_of(weights[(gate * self.tiles + t) * block]), n,
+                                     T.address_of(raw[2 * slot])))
             for j in range(2):
-                T.buffer_store(acc, raw[4 * slot + j].astype("int64"), [2 * slot + j])
+                T.buffer_store(acc, raw[2 * slot + j].astype("int64"), [2 * slot + j])
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,14 @@
-/* 16x8 micro-kernels (mtk/ops/int16x8.py): int16 activation rows times int8 weights that were expanded to
- * int16 offline, summed in int32 (the kernel is only used when no channel's sum can leave int32).
+/* 16x8 micro-kernels (mtk/ops/int16x8.py): int16 activation rows times int8 weights, kept int8 in flash as
+ * TFLM keeps them, summed in int32 (the kernels are only used when no channel's sum can leave int32); 2 rows
+ * (mtk_dot_2x2_*) or 1 row (mtk_dot_1x2_*) times 2 output channels c0, c1 a call.
  *
- * Weights come in blocks of 2 output channels c0, c1 over depth k: for each pair of values j,
- * (w[c0][2j], w[c0][2j+1], w[c1][2j], w[c1][2j+1]), then for an odd k (w[c0][k-1], w[c1][k-1]).
- * On cores with the DSP extension one SMLAD adds two products: the int16 activations need no unpacking,
- * a word of a row is a pair as SMLAD takes it. Elsewhere, and on the host unless MTK_EMULATE_DSP (the
- * same pairs in portable C), a plain multiply-accumulate loop. */
+ * Cores without Helium (int16x8.pack_channel_pairs): weights in blocks of 2 channels over depth k, for each pair
+ * of values j the word (w[c0][2j], w[c1][2j], w[c0][2j+1], w[c1][2j+1]), then for an odd k (w[c0][k-1],
+ * w[c1][k-1], 0, 0): whole words, a block word-aligned. On cores with the DSP extension SXTB16 and SXTB16 ROR #8
+ * of a word give c0's and c1's int16 pair lined up with the activations' (CMSIS-NN's read_and_pad_reordered):
+ * a word of a row is a pair as SMLAD takes it, one SMLAD adds two products. Elsewhere, and on the host unless
+ * MTK_EMULATE_DSP (the same pairs in portable C), a plain multiply-accumulate loop reading the bytes as they are
+ * (LDRSB). */
 #ifndef MTK_DOT_S16_H_
 #define MTK_DOT_S16_H_
 
@@ -17,87 +20,208 @@
 #include <arm_acle.h>
 #define MTK_S16_PAIRS 1
 #define mtk_s16_smlad(a, b, acc) __smlad((a), (b), (acc))
+#define mtk_s16_sxtb16(x) __sxtb16(x)
+static inline uint32_t mtk_s16_sxtb16_ror8(uint32_t x) {   /* gcc 12 does not fold __ror into SXTB16 */
+  uint32_t r;
+  __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(x));
+  return r;
+}
 #elif defined(MTK_EMULATE_DSP)
 #define MTK_S16_PAIRS 1
+#define MTK_S16_LANE(v, at) ((int32_t)(int16_t)((uint32_t)(v) >> (at)))
 static inline int32_t mtk_s16_smlad(uint32_t a, uint32_t b, int32_t acc) {
-  int32_t lo = (int32_t)(int16_t)(a & 0xffffu) * (int32_t)(int16_t)(b & 0xffffu);
-  int32_t hi = (int32_t)(int16_t)(a >> 16) * (int32_t)(int16_t)(b >> 16);
-  return (int32_t)((uint32_t)acc + (uint32_t)lo + (uint32_t)hi);
+  return (int32_t)((uint32_t)acc + (uint32_t)(MTK_S16_LANE(a, 0) * MTK_S16_LANE(b, 0)) +
+                   (uint32_t)(MTK_S16_LANE(a, 16) * MTK_S16_LANE(b, 16)));
 }
+static inline uint32_t mtk_s16_sxtb16(uint32_t x) {
+  return (uint32_t)(uint16_t)(int8_t)x | (uint32_t)(uint16_t)(int8_t)(x >> 16) << 16;
+}
+static inline uint32_t mtk_s16_sxtb16_ror8(uint32_t x) { return mtk_s16_sxtb16(x >> 8); }
 #endif
 
 #ifdef MTK_S16_PAIRS
-static inline uint32_t mtk_s16_pair(const int16_t* p) {   /* rows may start at any int16 */
+static inline uint32_t mtk_s16_word(const void* p) {   /* rows may start at any int16 */
   uint32_t v;
   MTK_COPY(&v, p, 4);
   return v;
 }
+
+/* One pair of values: the row's int16 pair x times c0's and c1's pairs of the weight word ww. */
+#define MTK_S16_PAIR(x, ww, a0, a1)                           \
+  do {                                                        \
+    a0 = mtk_s16_smlad((x), mtk_s16_sxtb16(ww), a0);          \
+    a1 = mtk_s16_smlad((x), mtk_s16_sxtb16_ror8(ww), a1);     \
+  } while (0)
 #endif
 
-/* acc[0..3] = r0·w(c0), r0·w(c1), r1·w(c0), r1·w(c1) over k values (r1 may be r0). */
-static inline int32_t mtk_dot_2x2_s16(const int16_t* r0, const int16_t* r1, const int16_t* w, int32_t k,
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__GNUC__)
+/* The loops below in assembly (gcc 12 neither post-increments the loads nor keeps the loop bound in a register):
+ * the weights 2 words a LDRD (a block is word-aligned), the rows a LDR a pair (any int16 alignment). */
+#define MTK_S16_ASM 1
+/* x0, x1: the rows' pairs; w: a weight word, its c0 pair unpacked into c, c1's in place. */
+#define MTK_S16_ASM_2X2(w)                        \
+  "ldr %[x0], [%[p0]], #4\n\t"                     \
+  "ldr %[x1], [%[p1]], #4\n\t"                     \
+  "sxtb16 %[c], %[" #w "]\n\t"                     \
+  "sxtb16 %[" #w "], %[" #w "], ror #8\n\t"        \
+  "smlad %[a00], %[x0], %[c], %[a00]\n\t"          \
+  "smlad %[a10], %[x1], %[c], %[a10]\n\t"          \
+  "smlad %[a01], %[x0], %[" #w "], %[a01]\n\t"     \
+  "smlad %[a11], %[x1], %[" #w "], %[a11]\n\t"
+
+/* Whole quads of values (2 weight words) of both rows: 19 instructions for 16 products; pointers left past them. */
+static inline void mtk_s16_quads_2x2(const int16_t** r0, const int16_t** r1, const int8_t** w, int32_t quads,
+                                     int32_t* a00, int32_t* a01, int32_t* a10, int32_t* a11) {
+  uint32_t x0, x1, wa, wb, c;
+  if (quads <= 0) return;
+  __asm__ volatile(
+      "1:\n\t"
+      "ldrd %[wa], %[wb], [%[pw]], #8\n\t" MTK_S16_ASM_2X2(wa) MTK_S16_ASM_2X2(wb)
+      "subs %[n], %[n], #1\n\t"
+      "bne 1b\n\t"
+      : [p0] "+r"(*r0), [p1] "+r"(*r1), [pw] "+r"(*w), [n] "+r"(quads), [a00] "+r"(*a00), [a01] "+r"(*a01),
+        [a10] "+r"(*a10), [a11] "+r"(*a11), [x0] "=&r"(x0), [x1] "=&r"(x1), [wa] "=&r"(wa), [wb] "=&r"(wb),
+        [c] "=&r"(c)
+      :
+      : "cc", "memory");
+}
+
+#define MTK_S16_ASM_1X2(x, w)                     \
+  "sxtb16 %[c], %[" #w "]\n\t"                     \
+  "sxtb16 %[" #w "], %[" #w "], ror #8\n\t"        \
+  "smlad %[a0], %[" #x "], %[c], %[a0]\n\t"        \
+  "smlad %[a1], %[" #x "], %[" #w "], %[a1]\n\t"
+#define MTK_S16_ASM_1X2_QUAD                      \
+  "ldrd %[wa], %[wb], [%[pw]], #8\n\t"             \
+  "ldr %[xa], [%[p]], #4\n\t"                      \
+  "ldr %[xb], [%[p]], #4\n\t" MTK_S16_ASM_1X2(xa, wa) MTK_S16_ASM_1X2(xb, wb)
+
+/* Whole octets of values (4 weight words) of one row: 24 instructions for 16 products. */
+static inline void mtk_s16_octets_1x2(const int16_t** r, const int8_t** w, int32_t octets, int32_t* a0,
+                                      int32_t* a1) {
+  uint32_t xa, xb, wa, wb, c;
+  if (octets <= 0) return;
+  __asm__ volatile(
+      "1:\n\t" MTK_S16_ASM_1X2_QUAD MTK_S16_ASM_1X2_QUAD
+      "subs %[n], %[n], #1\n\t"
+      "bne 1b\n\t"
+      : [p] "+r"(*r), [pw] "+r"(*w), [n] "+r"(octets), [a0] "+r"(*a0), [a1] "+r"(*a1), [xa] "=&r"(xa),
+        [xb] "=&r"(xb), [wa] "=&r"(wa), [wb] "=&r"(wb), [c] "=&r"(c)
+      :
+      : "cc", "memory");
+}
+#endif
+
+/* Row r's products with a weight word's c0 and c1 values in plain C (the pair's layout), or with the last word's
+ * first 2 bytes (an odd k's last value of c0 and c1). */
+#define MTK_S16_PLAIN_PAIR(r, w, a0, a1) \
+  (a0 += (r)[0] * (w)[0], a0 += (r)[1] * (w)[2], a1 += (r)[0] * (w)[1], a1 += (r)[1] * (w)[3])   /* MLAs */
+#define MTK_S16_ODD(r, w, a0, a1) (a0 += (r)[0] * (w)[0], a1 += (r)[0] * (w)[1])
+
+/* acc[0..3] = r0·w(c0), r0·w(c1), r1·w(c0), r1·w(c1) over k values. */
+static inline int32_t mtk_dot_2x2_s16(const int16_t* r0, const int16_t* r1, const int8_t* w, int32_t k,
                                       int32_t* acc) {
   int32_t a00 = 0, a01 = 0, a10 = 0, a11 = 0;
   int32_t pairs = k >> 1;
-#ifdef MTK_S16_PAIRS
-  for (; pairs > 0; --pairs, r0 += 2, r1 += 2, w += 4) {
-    uint32_t x0 = mtk_s16_pair(r0), x1 = mtk_s16_pair(r1), w0 = mtk_s16_pair(w), w1 = mtk_s16_pair(w + 2);
-    a00 = mtk_s16_smlad(x0, w0, a00);
-    a01 = mtk_s16_smlad(x0, w1, a01);
-    a10 = mtk_s16_smlad(x1, w0, a10);
-    a11 = mtk_s16_smlad(x1, w1, a11);
-  }
-#else
-  for (; pairs > 0; --pairs, r0 += 2, r1 += 2, w += 4) {
-    int32_t x00 = r0[0], x01 = r0[1], x10 = r1[0], x11 = r1[1];
-    a00 += x00 * w[0] + x01 * w[1];
-    a01 += x00 * w[2] + x01 * w[3];
-    a10 += x10 * w[0] + x11 * w[1];
-    a11 += x10 * w[2] + x11 * w[3];
-  }
+#ifdef MTK_S16_ASM
+  mtk_s16_quads_2x2(&r0, &r1, &w, pairs >> 1, &a00, &a01, &a10, &a11);
+  pairs &= 1;
 #endif
+  for (; pairs > 0; --pairs, r0 += 2, r1 += 2, w += 4) {
+#ifdef MTK_S16_PAIRS
+    uint32_t ww = mtk_s16_word(w);
+    MTK_S16_PAIR(mtk_s16_word(r0), ww, a00, a01);
+    MTK_S16_PAIR(mtk_s16_word(r1), ww, a10, a11);
+#else
+    MTK_S16_PLAIN_PAIR(r0, w, a00, a01);
+    MTK_S16_PLAIN_PAIR(r1, w, a10, a11);
+#endif
+  }
   if (k & 1) {
-    a00 += (int32_t)r0[0] * w[0];
-    a01 += (int32_t)r0[0] * w[1];
-    a10 += (int32_t)r1[0] * w[0];
-    a11 += (int32_t)r1[0] * w[1];
+    MTK_S16_ODD(r0, w, a00, a01);
+    MTK_S16_ODD(r1, w, a10, a11);
   }
   return mtk_store4(acc, a00, a01, a10, a11);
 }
 
-/* Helium cores (int16x8.py pack_channel_rows): the same sums from weights in rows, a block of 2 output channels being
- * w[c0][0..k) then w[c1][0..k); 8 int16 a vector, VMLADAVA per row and channel, the tail predicated (VCTP). Elsewhere
- * (host tests of a Helium build) the same layout in plain C. */
+/* acc[0..1] = r·w(c0), r·w(c1) over k values. */
+static inline int32_t mtk_dot_1x2_s16(const int16_t* r, const int8_t* w, int32_t k, int32_t* acc) {
+  int32_t a0 = 0, a1 = 0;
+  int32_t pairs = k >> 1;
+#ifdef MTK_S16_ASM
+  mtk_s16_octets_1x2(&r, &w, pairs >> 2, &a0, &a1);
+  pairs &= 3;
+#endif
+  for (; pairs > 0; --pairs, r += 2, w += 4) {
+#ifdef MTK_S16_PAIRS
+    MTK_S16_PAIR(mtk_s16_word(r), mtk_s16_word(w), a0, a1);
+#else
+    MTK_S16_PLAIN_PAIR(r, w, a0, a1);
+#endif
+  }
+  if (k & 1) MTK_S16_ODD(r, w, a0, a1);
+  acc[0] = a0;
+  acc[1] = a1;
+  return 0;
+}
+
+/* Helium cores (int16x8.pack_channel_rows): the same sums from int8 weights in rows, a block of 2 channels being
+ * w[c0][0..k) then w[c1][0..k); 8 values a vector (the weights widened to int16 by the load, VLDRB.S16), one
+ * VMLADAVA a row and channel, whole vectors unpredicated and only the last 1-7 values predicated (a VCTP and its
+ * VPSTs cost ~7 instructions a vector). Elsewhere (host tests of a Helium build) the same layout in plain C. */
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
 #include <arm_mve.h>
+#define MTK_S16_ROWS_STEP(load_x, load_w, i)                                      \
+  do {                                                                           \
+    int16x8_t v0 = load_w(w + (i)), v1 = load_w(w1 + (i)), x0 = load_x(r0 + (i));    \
+    a00 = vmladavaq_s16(a00, x0, v0);                                            \
+    a01 = vmladavaq_s16(a01, x0, v1);                                            \
+    if (two_rows) {                                                              \
+      int16x8_t x1 = load_x(r1 + (i));                                           \
+      a10 = vmladavaq_s16(a10, x1, v0);                                          \
+      a11 = vmladavaq_s16(a11, x1, v1);                                          \
+    }                                                                            \
+  } while (0)
+#define MTK_S16_LOAD_XZ(a) vldrhq_z_s16((a), p)   /* under the tail's predicate p */
+#define MTK_S16_LOAD_WZ(a) vldrbq_z_s16((a), p)
 #endif
-static inline int32_t mtk_dot_2x2_rows_s16(const int16_t* r0, const int16_t* r1, const int16_t* w, int32_t k,
-                                           int32_t* acc) {
-  const int16_t* w1 = w + k;
+
+/* Both rows (two_rows: acc[0..3] as mtk_dot_2x2_s16's) or r0 alone (acc[0..1] as mtk_dot_1x2_s16's); inlined
+ * with a constant two_rows, the other case's code goes. */
+static inline int32_t mtk_dot_rows_s16(const int16_t* r0, const int16_t* r1, const int8_t* w, int32_t k, int32_t* acc,
+                                       int two_rows) {
+  const int8_t* w1 = w + k;
   int32_t a00 = 0, a01 = 0, a10 = 0, a11 = 0;
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
-  for (int32_t i = 0; i < k; i += 8) {
+  int32_t i = 0;
+  for (; i <= k - 8; i += 8) MTK_S16_ROWS_STEP(vldrhq_s16, vldrbq_s16, i);
+  if (i < k) {
     mve_pred16_t p = vctp16q((uint32_t)(k - i));
-    int16x8_t x0 = vldrhq_z_s16(r0 + i, p), x1 = vldrhq_z_s16(r1 + i, p);
-    int16x8_t v0 = vldrhq_z_s16(w + i, p), v1 = vldrhq_z_s16(w1 + i, p);
-    a00 = vmladavaq_s16(a00, x0, v0);
-    a01 = vmladavaq_s16(a01, x0, v1);
-    a10 = vmladavaq_s16(a10, x1, v0);
-    a11 = vmladavaq_s16(a11, x1, v1);
+    MTK_S16_ROWS_STEP(MTK_S16_LOAD_XZ, MTK_S16_LOAD_WZ, i);
   }
 #else
   for (int32_t i = 0; i < k; ++i) {
-    a00 += (int32_t)r0[i] * w[i];
-    a01 += (int32_t)r0[i] * w1[i];
-    a10 += (int32_t)r1[i] * w[i];
-    a11 += (int32_t)r1[i] * w1[i];
+    a00 += r0[i] * w[i];
+    a01 += r0[i] * w1[i];
+    if (two_rows) {
+      a10 += r1[i] * w[i];
+      a11 += r1[i] * w1[i];
+    }
   }
 #endif
+  if (two_rows) return mtk_store4(acc, a00, a01, a10, a11);
   acc[0] = a00;
   acc[1] = a01;
-  acc[2] = a10;
-  acc[3] = a11;
   return 0;
+}
+
+static inline int32_t mtk_dot_2x2_rows_s16(const int16_t* r0, const int16_t* r1, const int8_t* w, int32_t k,
+                                           int32_t* acc) {
+  return mtk_dot_rows_s16(r0, r1, w, k, acc, 1);
+}
+
+static inline int32_t mtk_dot_1x2_rows_s16(const int16_t* r, const int8_t* w, int32_t k, int32_t* acc) {
+  return mtk_dot_rows_s16(r, r, w, k, acc, 0);
 }
 
 /* The im2col row of the output pixel whose window starts at (iy, ix) (may be outside): k_h·k_w taps of in_c
