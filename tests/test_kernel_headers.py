@@ -130,8 +130,8 @@ def test_gemm_kernels_match_numpy(flags, tmp_path):
 @pytest.mark.parametrize("tile, chunk", [(2, None), (4, None), (4, 3)], ids=["2x2", "1x4", "1x4-chunks-of-3"])
 def test_fused_gemm_matches_tflite_requantization(flags, tile, chunk, tmp_path):
     """mtk_gemm_2x2_fused_s8 (two rows, an odd last row: stride 0, odd channel counts), mtk_gemm_1x4_fused_s8 (one
-    row, channels sharing a multiplier and shift, a partial last quad) and mtk_gemm_1x4_fused_chunk_s8 (the row packed
-    3 groups at a time, the last chunk partial) over a stream of pack_fused_stream, against TFLite's
+    row, channels sharing a multiplier and shift, a partial last quad; packing the row itself) and
+    mtk_gemm_1x4_fused_chunk_s8 (the row packed 3 groups at a time, the last chunk partial) over a stream of pack_fused_stream, against TFLite's
     MultiplyByQuantizedMultiplier, + out_zp, clamped; biases and shifts at the bounds microkernels.fused_stream_exact allows."""
     from mtk.ops.microkernels import fused_stream_exact, pack_fused_stream
     rng = np.random.default_rng(5)
@@ -165,13 +165,12 @@ def test_fused_gemm_matches_tflite_requantization(flags, tile, chunk, tmp_path):
             call = (f" int32_t sums[{4 * -(-channels // 4)}]; for (int g0 = 0; g0 < {groups}; g0 += {chunk}) {{"
                     f" int gc = {groups} - g0 < {chunk} ? {groups} - g0 : {chunk};"
                     f" mtk_pack_row_s16(a{case}_0 + 4 * g0, {k} - 4 * g0 < 4 * gc ? {k} - 4 * g0 : 4 * gc, col);"
-                    f" mtk_gemm_1x4_fused_chunk_s8(col, s{case}, gc, {channels}, out, sums, g0, {groups}, {lo}, {hi}); }}")
+                    f" mtk_gemm_1x4_fused_chunk_s8(col, s{case}, gc, {channels}, out, sums, g0, {groups}, 0, 0, {lo}, {hi}); }}")
         elif tile == 2:
             call = (f" mtk_pack_pair_s16(a{case}_0, a{case}_{1 if stride else 0}, {k}, col);"
                     f" mtk_gemm_2x2_fused_s8(col, s{case}, {groups}, {channels}, out, {stride}, {lo}, {hi});")
         else:
-            call = (f" mtk_pack_row_s16(a{case}_0, {k}, col);"
-                    f" mtk_gemm_1x4_fused_s8(col, s{case}, {groups}, {channels}, out, 0, {lo}, {hi});")
+            call = f" mtk_gemm_1x4_fused_s8(col, s{case}, {groups}, {channels}, out, a{case}_0, {k}, {lo}, {hi});"
         lines.append(f"static void case{case}(void) {{ int32_t col[{4 * groups}]; int8_t out[{channels + stride}];"
                      + call + f" for (int i = 0; i < {channels + stride}; ++i) printf(\"%d\\n\", out[i]); }}")
         for r in (0, 1) if stride else (0,):

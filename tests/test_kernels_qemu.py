@@ -111,11 +111,25 @@ def deep_fc_model(depth: int, units: int, activation: str, seed: int = 0) -> byt
                                            per_channel=False, bias_optional=False, activation=activation))
 
 
-@pytest.mark.parametrize("depth, units, activation", [(600, 13, "NONE"), (1000, 6, "RELU")],
-                         ids=["600x13-saturated", "1000x6-clamped"])
-def test_chunked_fused_fc_bit_exact_on_target(depth, units, activation, tmp_path):
-    """A partial last chunk and channel quad (its outputs in C); the range all of int8 or clamped (both in assembly)."""
-    assert_bit_exact_on_target(deep_fc_model(depth, units, activation), "mps2/an386", tmp_path)
+def one_pixel_conv(in_c: int, activation: str) -> bytes:
+    """CONV_2D 3x3 VALID over 3x3 pixels: one row of im2col taps (in_c a multiple of 4: packed a kernel row at a time,
+    chunked) or of gathered patches, for the one-row GEMM, packed before it is called."""
+    return conv_model("CONV_2D", (1, 3, 3, in_c), (6, 3, 3, in_c), (1, 1, 1, 6), per_channel=False, padding="VALID",
+                      stride_h=1, stride_w=1, dilation_h_factor=1, dilation_w_factor=1,
+                      fused_activation_function=activation)
+
+
+ONE_ROW_FUSED_MODELS = {   # DSP's 1x4/fused: partial last chunks and channel quads (their outputs in C)
+    "fc-600x13-chunks": lambda: deep_fc_model(600, 13, "NONE"),
+    "fc-1000x6-chunks-relu": lambda: deep_fc_model(1000, 6, "RELU"),   # a clamped range, in assembly
+    "conv-one-pixel-taps-chunks": lambda: one_pixel_conv(8, "NONE"),
+    "conv-one-pixel-gather-relu": lambda: one_pixel_conv(3, "RELU"),
+}
+
+
+@pytest.mark.parametrize("name", ONE_ROW_FUSED_MODELS)
+def test_one_row_fused_gemm_bit_exact_on_target(name, tmp_path):
+    assert_bit_exact_on_target(ONE_ROW_FUSED_MODELS[name](), "mps2/an386", tmp_path)
 
 
 @pytest.mark.parametrize("name", HELIUM_MODELS)

@@ -275,6 +275,10 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
     def row(pb, i):
         return T.min(pb * R + i, P - 1)
 
+    def unpacked(x, at, k):
+        """A one-row stream kernel's int8 values to pack itself (x from `at`, k of them), or none: packed taps."""
+        return (T.address_of(x[at]), k) if g.source == "rows" else (0, 0)
+
     def row_stride(pb):
         """Bytes from a block's first output row to its second: 0 for the odd last row (computed twice)."""
         return C if P % 2 == 0 else T.if_then_else(pb * 2 + 1 < P, C, 0)
@@ -310,7 +314,7 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
             elif not chunked and R == 2:
                 T.evaluate(T.call_extern(i32, "mtk_pack_pair_s16", T.address_of(x[row(pb, 0) * K]),
                                          T.address_of(x[row(pb, 1) * K]), K, T.address_of(scratch[0])))
-            elif not chunked:
+            elif not chunked and not g.stream:   # (a stream's kernel packs the row itself)
                 T.evaluate(T.call_extern(i32, "mtk_pack_row_s16", T.address_of(x[pb * K]), K,
                                          T.address_of(scratch[0])))
             if not chunked and g.row_sums:
@@ -337,14 +341,16 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
                         T.evaluate(T.call_extern(i32, "mtk_pack_pair_s16", T.address_of(x[row(pb, 0) * K + ch * CH]),
                                                  T.address_of(x[row(pb, 1) * K + ch * CH]),
                                                  T.min(CH, K - ch * CH), T.address_of(scratch[0])))
-                    else:
+                    elif not g.stream:
                         T.evaluate(T.call_extern(i32, "mtk_pack_row_s16", T.address_of(x[pb * K + ch * CH]),
                                                  T.min(CH, K - ch * CH), T.address_of(scratch[0])))
                     if g.stream:   # the quads' partial sums kept in `sums`, the outputs after the last chunk
                         T.evaluate(T.call_extern(i32, g.chunk_kernel, T.address_of(scratch[0]), T.address_of(w[0]),
                                                  (T.min(CH, K - ch * CH) + GROUP - 1) // GROUP, C,
                                                  T.address_of(out[pb * C]), T.address_of(scratch[g.packed_bytes]),
-                                                 ch * (CH // GROUP), g.groups, rq.act_min, rq.act_max))
+                                                 ch * (CH // GROUP), g.groups, *unpacked(x, pb * K + ch * CH,
+                                                                                        T.min(CH, K - ch * CH)),
+                                                 rq.act_min, rq.act_max))
                     else:
                         if g.row_sums:
                             T.evaluate(T.call_extern(i32, "mtk_pack_sums_s16", T.address_of(scratch[0]),
@@ -357,9 +363,12 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
                                                      acc.access_ptr("rw")))
                             for i in T.unroll(R * B):
                                 sums[ct * R * B + i] = sums[ct * R * B + i] + acc[i]
-            if g.stream and not chunked:
+            if g.stream and not chunked and R == 2:
                 T.evaluate(T.call_extern(i32, g.micro_kernel, T.address_of(scratch[0]), T.address_of(w[0]), g.groups,
                                          C, T.address_of(out[pb * R * C]), row_stride(pb), rq.act_min, rq.act_max))
+            elif g.stream and not chunked:
+                T.evaluate(T.call_extern(i32, g.micro_kernel, T.address_of(scratch[0]), T.address_of(w[0]), g.groups,
+                                         C, T.address_of(out[pb * C]), *unpacked(x, pb * K, K), rq.act_min, rq.act_max))
             elif not g.stream:
                 for ct in T.serial(c_tiles):
                     if chunked:

@@ -416,18 +416,41 @@ static inline void mtk_fused_quad_out(const uint32_t* s, const int32_t* q, int8_
   MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP          \
   "subs r2, r2, #1\n\t"                                                                         \
   "bne 2b\n\t"
-/* The row's Σx (r0: the row, r2: groups) into r6; then the frame's passes at [sp, #4] and the loop's entry, 16 groups a
- * pass entered (−groups mod 16) groups in, at [sp, #12]. */
+/* One group of the int8 row at r11 packed into the row at r0 (SXTB16 order), its sum added to r6 (r8: 0x10001). */
+#define MTK_FUSED_PACK_GROUP          \
+  "ldr r9, [r11], #4\n\t"             \
+  "sxtb16 r10, r9\n\t"                \
+  "sxtb16 r9, r9, ror #8\n\t"         \
+  "strd r10, r9, [r0], #8\n\t"        \
+  "sadd16 r9, r9, r10\n\t"            \
+  "smlad r6, r9, r8, r6\n\t"
+/* The row's Σx into r6, its first r12 groups packed from the int8 values at r11 on the way (two a pass; LSRS's flags
+ * outlive a group: SADD16 and SMLAD set none of N, Z, C), the others (r2 − r12) read packed from r0; then the frame's
+ * passes at [sp, #4] and the loop's entry, 16 groups a pass entered (−groups mod 16) groups in, at [sp, #12]. */
 #define MTK_FUSED_QUAD_SETUP               \
   "movs r6, #0\n\t"                        \
   "mov.w r8, #0x10001\n\t"                 \
-  "mov r3, r2\n"                           \
-  "3:\n\t"                                 \
+  "subs r3, r2, r12\n\t"                   \
+  "lsrs r12, r12, #1\n\t"                  \
+  "bcc 24f\n\t"                            \
+  MTK_FUSED_PACK_GROUP                     \
+  "24:\n\t"                                \
+  "beq 21f\n"                              \
+  "20:\n\t"                                \
+  MTK_FUSED_PACK_GROUP                     \
+  MTK_FUSED_PACK_GROUP                     \
+  "subs r12, r12, #1\n\t"                  \
+  "bne 20b\n"                              \
+  "21:\n\t"                                \
+  "cmp r3, #0\n\t"                         \
+  "beq 23f\n"                              \
+  "22:\n\t"                                \
   "ldrd r9, r10, [r0], #8\n\t"             \
   "sadd16 r9, r9, r10\n\t"                 \
   "smlad r6, r9, r8, r6\n\t"               \
   "subs r3, r3, #1\n\t"                    \
-  "bne 3b\n\t"                             \
+  "bne 22b\n"                              \
+  "23:\n\t"                                \
   "adds r3, r2, #15\n\t"                   \
   "lsrs r3, r3, #4\n\t"                    \
   "str r3, [sp, #4]\n\t"                   \
@@ -457,8 +480,9 @@ static inline void mtk_fused_quad_out(const uint32_t* s, const int32_t* q, int8_
 #define MTK_FUSED_QUAD_SATURATED(P) MTK_FUSED_QUAD_OUT(P, "", "")
 #define MTK_FUSED_QUAD_CLAMPED(P) MTK_FUSED_QUAD_OUT(P, "ldrd r10, r11, [sp, #32]\n\t", MTK_FUSED_CLAMP)
 
-/* f: packed row, the stream's first quad, groups, quads (> 0), out, the layer's m, C, e, the activation range. Naked
- * as mtk_gemm_2x2_fused_dsp: the row's Σx, then per quad its sums from its head, each c0 and c2 sum doubled with
+/* f: the packed row, the stream's first quad, groups, quads (> 0), out, the layer's m, C, e, the activation range, the
+ * int8 row and how many of its groups to pack first (MTK_FUSED_QUAD_SETUP). Naked as mtk_gemm_2x2_fused_dsp: the row's
+ * Σx, then per quad its sums from its head, each c0 and c2 sum doubled with
  * −256·Σx added in two instructions (2·S − 512·T − 256·Σx), 4 outputs by OUT; the frame: [0] row, [4] passes,
  * [8] −256·Σx, [12] the entry, [16] the output's end, [20] m, C, e, [32] the range. */
 #define MTK_FUSED_QUAD_DSP(NAME, OUT)                                                                 \
@@ -468,6 +492,7 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "sub sp, sp, #40\n\t"                                                                           \
       "ldrd r8, r9, [r0, #32]\n\t"                                                                    \
       "strd r8, r9, [sp, #32]\n\t"                                                                    \
+      "ldrd r11, r12, [r0, #40]\n\t"                                                                  \
       "ldm r0, {r0-r7}\n\t"                                                                           \
       "str r0, [sp, #0]\n\t"                                                                          \
       "str r7, [sp, #28]\n\t"                                                                         \
@@ -504,8 +529,9 @@ MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_dsp, MTK_FUSED_QUAD_SATURATED("lr"))
 MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_clamped_dsp, MTK_FUSED_QUAD_CLAMPED("lr"))
 
 /* One chunk of a chunked stream. f: the packed chunk, its first quad's weights (the first chunk: its head), groups,
- * quads (> 0), the head-form sums (16 bytes a quad), out, the layer's m, C, e, the activation range, and the mode:
- * 1 the first chunk (sums from the heads), 2 the last (outputs, not sums), 4 a clamped range. The modes are where
+ * quads (> 0), the head-form sums (16 bytes a quad), out, the layer's m, C, e, the activation range, the mode
+ * (1 the first chunk: sums from the heads; 2 the last: outputs, not sums; 4 a clamped range), the chunk's int8 values
+ * and how many of its groups to pack first. The modes are where
  * two jumps a quad go ([sp, #44]: its sums from the head or the scratch; [sp, #48]: the sums stored or requantized
  * and stored), −128·Σx of the chunk added to c0's and c2's sums at the start; the frame as mtk_gemm_1x4_fused_dsp's
  * but [8] −128·Σx, [16] the sums' end, [40] out. */
@@ -517,6 +543,7 @@ __attribute__((naked, noinline, unused)) static void mtk_gemm_1x4_fused_chunk_ds
       "strd r4, r5, [sp, #20]\n\t"
       "ldrd r4, r5, [r0, #32]\n\t"
       "strd r4, r5, [sp, #28]\n\t"
+      "ldrd r11, r12, [r0, #48]\n\t"
       "ldrd r4, r5, [r0, #40]\n\t"
       "str r4, [sp, #36]\n\t"
       "adr.w r6, 5f\n\t"
@@ -590,25 +617,36 @@ __attribute__((naked, noinline, unused)) static void mtk_gemm_1x4_fused_chunk_ds
 }
 #endif
 
-/* The GEMM of the packed row at x with all `channels` of the stream w, outputs at out clamped to [lo, hi] (stride:
- * mtk_gemm_2x2_fused_s8's signature, unused): whole quads in assembly, a partial last one in C. */
-static inline int32_t mtk_gemm_1x4_fused_s8(const void* x, const void* w, int32_t groups, int32_t channels,
-                                            void* out, int32_t stride, int32_t lo, int32_t hi) {
+/* With src, the k int8 values there are the row, to be packed at x: its partial last group packed here, in C; the
+ * whole groups the assembly is to pack (0 without src: x is packed). */
+static inline int32_t mtk_fused_row_tail(void* x, const void* src, int32_t k) {
+  int8_t tail[4];
+  if (src == 0) return 0;
+  if (k & 3) mtk_pack_row_group(mtk_group_src((const int8_t*)src, k, k & ~3, tail), (uint8_t*)x, k >> 2);
+  return k >> 2;
+}
+
+/* The GEMM of one row with all `channels` of the stream w, outputs at out clamped to [lo, hi]: the row packed at x, or
+ * with src the k int8 values there, packed at x on the way. Whole quads in assembly, a partial last one in C. */
+static inline int32_t mtk_gemm_1x4_fused_s8(void* x, const void* w, int32_t groups, int32_t channels, void* out,
+                                            const void* src, int32_t k, int32_t lo, int32_t hi) {
   const int32_t* q = (const int32_t*)w;
   const uint8_t* t = (const uint8_t*)w + 12;
   int32_t sum_x = 0, tile = MTK_FUSED_QUAD_HEAD + 16 * groups, done = 0;
-  (void)stride;
 #ifdef MTK_FUSED_ASM
   done = channels & ~3;
   if (done > 0) {
-    const int32_t f[10] = {(int32_t)x, (int32_t)t, groups, done >> 2, (int32_t)out, q[0], q[1], q[2], lo, hi};
+    const int32_t f[12] = {(int32_t)x, (int32_t)t, groups, done >> 2, (int32_t)out, q[0], q[1], q[2], lo, hi,
+                           (int32_t)src, mtk_fused_row_tail(x, src, k)};
     if (lo == -128 && hi == 127)
       mtk_gemm_1x4_fused_dsp(f);
     else
       mtk_gemm_1x4_fused_clamped_dsp(f);
+    src = 0;
   }
   t += (done >> 2) * tile;
 #endif
+  if (src != 0) mtk_pack_row_s16(src, k, x);
   if (done < channels) mtk_pack_sums_s16(x, groups, 1, &sum_x);
   for (; done < channels; done += 4, t += tile) {
     uint32_t s[4];
@@ -619,12 +657,13 @@ static inline int32_t mtk_gemm_1x4_fused_s8(const void* x, const void* w, int32_
   return 0;
 }
 
-/* Groups g0 .. g0 + groups − 1 (a chunk packed at x) of the GEMM of a row of `total` groups with all `channels` of a
- * chunked stream w: the quads' partial sums in `sums` (16 bytes a quad) between chunks, after the last one the outputs
- * at out, clamped to [lo, hi]. Whole quads in assembly, a partial last one's outputs in C. */
-static inline int32_t mtk_gemm_1x4_fused_chunk_s8(const void* x, const void* w, int32_t groups, int32_t channels,
-                                                  void* out, void* sums, int32_t g0, int32_t total, int32_t lo,
-                                                  int32_t hi) {
+/* Groups g0 .. g0 + groups − 1 (a chunk: packed at x, or with src its k int8 values, packed at x on the way) of the
+ * GEMM of a row of `total` groups with all `channels` of a chunked stream w: the quads' partial sums in `sums` (16
+ * bytes a quad) between chunks, after the last one the outputs at out, clamped to [lo, hi]. Whole quads in assembly,
+ * a partial last one's outputs in C. */
+static inline int32_t mtk_gemm_1x4_fused_chunk_s8(void* x, const void* w, int32_t groups, int32_t channels, void* out,
+                                                  void* sums, int32_t g0, int32_t total, const void* src, int32_t k,
+                                                  int32_t lo, int32_t hi) {
   const int32_t* q = (const int32_t*)w;
   int32_t quads = (channels + 3) >> 2, first = g0 == 0, last = g0 + groups == total, done = 0, sum_x = 0;
   int32_t step = 16 * groups + (first ? MTK_FUSED_QUAD_HEAD : 0);
@@ -633,12 +672,15 @@ static inline int32_t mtk_gemm_1x4_fused_chunk_s8(const void* x, const void* w, 
 #ifdef MTK_FUSED_ASM
   done = last ? channels & ~3 : 4 * quads;
   if (done > 0) {
-    const int32_t f[12] = {(int32_t)x, (int32_t)t, groups, done >> 2, (int32_t)s, (int32_t)out, q[0], q[1], q[2], lo,
-                           hi, first | last << 1 | (lo != -128 || hi != 127) << 2};
+    const int32_t f[14] = {(int32_t)x, (int32_t)t, groups, done >> 2, (int32_t)s, (int32_t)out, q[0], q[1], q[2], lo,
+                           hi, first | last << 1 | (lo != -128 || hi != 127) << 2, (int32_t)src,
+                           mtk_fused_row_tail(x, src, k)};
     mtk_gemm_1x4_fused_chunk_dsp(f);
+    src = 0;
   }
   t += (done >> 2) * step, s += done;
 #endif
+  if (src != 0) mtk_pack_row_s16(src, k, x);
   if (done < channels) mtk_pack_sums_s16(x, groups, 1, &sum_x);
   for (; done < channels; done += 4, t += step, s += 4) {
     if (first)
