@@ -102,8 +102,8 @@ def test_kernels_bit_exact_on_target(board, name, tmp_path):
 
 
 def deep_fc_model(depth: int, units: int, activation: str, seed: int = 0) -> bytes:
-    """FULLY_CONNECTED over a row deeper than gemm.CHUNK, one weight scale (per tensor): the arena takes its row a
-    chunk at a time, the DSP cores' mtk_gemm_1x4_fused_chunk_s8 keeping the quads' partial sums between chunks."""
+    """FULLY_CONNECTED of one row, one weight scale (per tensor): DSP cores' 1x4/fused; a row deeper than gemm.CHUNK
+    a chunk at a time for the arena, mtk_gemm_1x4_fused_chunk_s8 keeping the quads' partial sums between chunks."""
     d = modelgen.Draw(np.random.default_rng(seed))
     net = modelgen.Net("mtk test deep FULLY_CONNECTED")
     x = net.model_input((1, depth), modelgen.activation_quant(d))
@@ -119,8 +119,10 @@ def one_pixel_conv(in_c: int, activation: str) -> bytes:
                       fused_activation_function=activation)
 
 
-ONE_ROW_FUSED_MODELS = {   # DSP's 1x4/fused: partial last chunks and channel quads (their outputs in C)
-    "fc-600x13-chunks": lambda: deep_fc_model(600, 13, "NONE"),
+ONE_ROW_FUSED_MODELS = {   # DSP's 1x4/fused: groups of 4 values in pairs, an odd one first; partial last chunks and
+    # channel quads (their outputs in C)
+    "fc-3x8": lambda: deep_fc_model(3, 8, "NONE"),   # one group: no pair
+    "fc-604x13-chunks": lambda: deep_fc_model(604, 13, "NONE"),   # chunks of 64, 64 and 23 groups
     "fc-1000x6-chunks-relu": lambda: deep_fc_model(1000, 6, "RELU"),   # a clamped range, in assembly
     "conv-one-pixel-taps-chunks": lambda: one_pixel_conv(8, "NONE"),
     "conv-one-pixel-gather-relu": lambda: one_pixel_conv(3, "RELU"),

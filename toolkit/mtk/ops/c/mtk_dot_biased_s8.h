@@ -392,29 +392,40 @@ static inline void mtk_fused_quad_out(const uint32_t* s, const int32_t* q, int8_
 }
 
 #ifdef MTK_FUSED_ASM
-/* One group of the quad's sums: the row's words r7, r8, weights r9-r12; s0 r3, t0 r4, s1 r5, t1 r6. Every instruction
- * 32 bits wide: a group is 56 bytes, which the entry into the loop's middle counts on. */
-#define MTK_FUSED_QUAD_GROUP              \
-  "ldrd r7, r8, [r0], #8\n\t"             \
-  "ldmia.w r1!, {r9, r10, r11, r12}\n\t"  \
-  "smlad r3, r9, r7, r3\n\t"              \
-  "sxtb16 r9, r9, ror #8\n\t"             \
-  "smlad r4, r9, r7, r4\n\t"              \
-  "smlad r3, r10, r8, r3\n\t"             \
-  "sxtb16 r10, r10, ror #8\n\t"           \
-  "smlad r4, r10, r8, r4\n\t"             \
-  "smlad r5, r11, r7, r5\n\t"             \
-  "sxtb16 r11, r11, ror #8\n\t"           \
-  "smlad r6, r11, r7, r6\n\t"             \
-  "smlad r5, r12, r8, r5\n\t"             \
-  "sxtb16 r12, r12, ror #8\n\t"           \
-  "smlad r6, r12, r8, r6\n\t"
-#define MTK_FUSED_QUAD_LOOP                                                                     \
-  MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP          \
-  MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP          \
-  MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP          \
-  MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP MTK_FUSED_QUAD_GROUP          \
-  "subs r2, r2, #1\n\t"                                                                         \
+/* The sums of one group of the quad: the row's words A (x0, x2), B (x1, x3), the weights r2, r11, r12, lr; s0 r3, t0 r4,
+ * s1 r5, t1 r6. */
+#define MTK_FUSED_QUAD_SUMS(A, B)       \
+  "smlad r3, r2, " A ", r3\n\t"         \
+  "sxtb16 r2, r2, ror #8\n\t"           \
+  "smlad r4, r2, " A ", r4\n\t"         \
+  "smlad r3, r11, " B ", r3\n\t"        \
+  "sxtb16 r11, r11, ror #8\n\t"         \
+  "smlad r4, r11, " B ", r4\n\t"        \
+  "smlad r5, r12, " A ", r5\n\t"        \
+  "sxtb16 r12, r12, ror #8\n\t"         \
+  "smlad r6, r12, " A ", r6\n\t"        \
+  "smlad r5, lr, " B ", r5\n\t"         \
+  "sxtb16 lr, lr, ror #8\n\t"           \
+  "smlad r6, lr, " B ", r6\n\t"
+#define MTK_FUSED_QUAD_WEIGHTS "ldmia.w r1!, {r2, r11, r12, lr}\n\t"
+/* Two groups: one LDM of the row's 4 words, one of each group's 4 weight words. Every instruction 32 bits wide: a pair is
+ * 108 bytes, which the entry into the loop's middle counts on. */
+#define MTK_FUSED_QUAD_PAIR                                                                              \
+  "ldmia.w r0!, {r7, r8, r9, r10}\n\t"                                                                   \
+  MTK_FUSED_QUAD_WEIGHTS MTK_FUSED_QUAD_SUMS("r7", "r8") MTK_FUSED_QUAD_WEIGHTS MTK_FUSED_QUAD_SUMS("r9", "r10")
+/* The quad's sums over the row: label 7 an odd first group (then to the pairs' entry at [sp, #16]), label 2 the pairs,
+ * 8 a pass, entered midway; label 8 the pass's end, until the row's end ([sp, #4]). */
+#define MTK_FUSED_QUAD_LOOP                                                                              \
+  "7:\n\t"                                                                                               \
+  "ldrd r7, r8, [r0], #8\n\t"                                                                            \
+  MTK_FUSED_QUAD_WEIGHTS MTK_FUSED_QUAD_SUMS("r7", "r8")                                                 \
+  "ldr pc, [sp, #16]\n"                                                                                  \
+  "2:\n\t"                                                                                               \
+  MTK_FUSED_QUAD_PAIR MTK_FUSED_QUAD_PAIR MTK_FUSED_QUAD_PAIR MTK_FUSED_QUAD_PAIR                        \
+  MTK_FUSED_QUAD_PAIR MTK_FUSED_QUAD_PAIR MTK_FUSED_QUAD_PAIR MTK_FUSED_QUAD_PAIR                        \
+  "8:\n\t"                                                                                               \
+  "ldr r2, [sp, #4]\n\t"                                                                                 \
+  "cmp r0, r2\n\t"                                                                                       \
   "bne 2b\n\t"
 /* One group of the int8 row at r11 packed into the row at r0 (SXTB16 order), its sum added to r6 (r8: 0x10001). */
 #define MTK_FUSED_PACK_GROUP          \
@@ -424,9 +435,10 @@ static inline void mtk_fused_quad_out(const uint32_t* s, const int32_t* q, int8_
   "strd r10, r9, [r0], #8\n\t"        \
   "sadd16 r9, r9, r10\n\t"            \
   "smlad r6, r9, r8, r6\n\t"
-/* The row's Σx into r6, its first r12 groups packed from the int8 values at r11 on the way (two a pass; LSRS's flags
- * outlive a group: SADD16 and SMLAD set none of N, Z, C), the others (r2 − r12) read packed from r0; then the frame's
- * passes at [sp, #4] and the loop's entry, 16 groups a pass entered (−groups mod 16) groups in, at [sp, #12]. */
+/* The row's Σx into r6 (r0: the row, r2: its groups), its first r12 groups packed from the int8 values at r11 on the way
+ * (two a pass; LSRS's flags outlive a group: SADD16 and SMLAD set none of N, Z, C), the others read packed; then the
+ * frame's row end [sp, #4], the quads' entry [sp, #12] (the odd group, or the pairs') and the pairs' [sp, #16]: (−pairs
+ * mod 8) pairs into the loop, or its end without pairs. */
 #define MTK_FUSED_QUAD_SETUP               \
   "movs r6, #0\n\t"                        \
   "mov.w r8, #0x10001\n\t"                 \
@@ -451,24 +463,24 @@ static inline void mtk_fused_quad_out(const uint32_t* s, const int32_t* q, int8_
   "subs r3, r3, #1\n\t"                    \
   "bne 22b\n"                              \
   "23:\n\t"                                \
-  "adds r3, r2, #15\n\t"                   \
-  "lsrs r3, r3, #4\n\t"                    \
-  "str r3, [sp, #4]\n\t"                   \
-  "rsb r2, r2, #0\n\t"                     \
-  "and r2, r2, #15\n\t"                    \
-  "movs r3, #56\n\t"                       \
+  "str r0, [sp, #4]\n\t"                   \
+  "adr.w r4, 8f\n\t"                       \
+  "lsrs r3, r2, #1\n\t"                    \
+  "beq 25f\n\t"                            \
+  "rsb r3, r3, #0\n\t"                     \
+  "and r3, r3, #7\n\t"                     \
+  "movs r5, #108\n\t"                      \
   "adr.w r4, 2f\n\t"                       \
-  "mla r2, r2, r3, r4\n\t"                 \
-  "orr r2, r2, #1\n\t"                     \
-  "str r2, [sp, #12]\n\t"
-/* The quad's 4 outputs from the doubled sums r3-r6 with the frame's m, C, e ([sp, #20]), stored at P, P advanced. */
-#define MTK_FUSED_QUAD_OUT(P, LOAD, CLAMP)                                            \
-  "ldrd r7, r8, [sp, #20]\n\t"                                                        \
-  "ldr r9, [sp, #28]\n\t" LOAD                                                        \
-  MTK_FUSED_REQUANT("r3", "r7", "r8", "r9") CLAMP "strb r0, [" P "], #1\n\t"          \
-  MTK_FUSED_REQUANT("r4", "r7", "r8", "r9") CLAMP "strb r0, [" P "], #1\n\t"          \
-  MTK_FUSED_REQUANT("r5", "r7", "r8", "r9") CLAMP "strb r0, [" P "], #1\n\t"          \
-  MTK_FUSED_REQUANT("r6", "r7", "r8", "r9") CLAMP "strb r0, [" P "], #1\n\t"
+  "mla r4, r3, r5, r4\n"                   \
+  "25:\n\t"                                \
+  "orr r4, r4, #1\n\t"                     \
+  "str r4, [sp, #16]\n\t"                  \
+  "adr.w r3, 7f\n\t"                       \
+  "orr r3, r3, #1\n\t"                     \
+  "tst r2, #1\n\t"                         \
+  "it ne\n\t"                              \
+  "movne r4, r3\n\t"                       \
+  "str r4, [sp, #12]\n\t"
 /* The quad's sums S0, T0, S1, T1 (r3-r6) as its 4 doubled channel sums. */
 #define MTK_FUSED_QUAD_DOUBLE     \
   "sub r3, r3, r4, lsl #8\n\t"  \
@@ -477,39 +489,45 @@ static inline void mtk_fused_quad_out(const uint32_t* s, const int32_t* q, int8_
   "add r4, r4, r4\n\t"          \
   "add r5, r5, r5\n\t"          \
   "add r6, r6, r6\n\t"
+/* The quad's 4 outputs from the doubled sums r3-r6 with the frame's m, C, e ([sp, #20]), stored at P, P advanced. */
+#define MTK_FUSED_QUAD_OUT(P, LOAD, CLAMP)                                            \
+  "ldrd r7, r8, [sp, #20]\n\t"                                                        \
+  "ldr r9, [sp, #28]\n\t" LOAD                                                        \
+  MTK_FUSED_REQUANT("r3", "r7", "r8", "r9") CLAMP "strb r0, [" P "], #1\n\t"          \
+  MTK_FUSED_REQUANT("r4", "r7", "r8", "r9") CLAMP "strb r0, [" P "], #1\n\t"          \
+  MTK_FUSED_REQUANT("r5", "r7", "r8", "r9") CLAMP "strb r0, [" P "], #1\n\t"          \
+  MTK_FUSED_REQUANT("r6", "r7", "r8", "r9") CLAMP "strb r0, [" P "], #1\n\t"
 #define MTK_FUSED_QUAD_SATURATED(P) MTK_FUSED_QUAD_OUT(P, "", "")
 #define MTK_FUSED_QUAD_CLAMPED(P) MTK_FUSED_QUAD_OUT(P, "ldrd r10, r11, [sp, #32]\n\t", MTK_FUSED_CLAMP)
 
 /* f: the packed row, the stream's first quad, groups, quads (> 0), out, the layer's m, C, e, the activation range, the
  * int8 row and how many of its groups to pack first (MTK_FUSED_QUAD_SETUP). Naked as mtk_gemm_2x2_fused_dsp: the row's
- * Σx, then per quad its sums from its head, each c0 and c2 sum doubled with
- * −256·Σx added in two instructions (2·S − 512·T − 256·Σx), 4 outputs by OUT; the frame: [0] row, [4] passes,
- * [8] −256·Σx, [12] the entry, [16] the output's end, [20] m, C, e, [32] the range. */
+ * Σx, then per quad its sums from its head (MTK_FUSED_QUAD_LOOP: every register but r0, r1, the sums and sp), each c0
+ * and c2 sum doubled with −256·Σx added in two instructions (2·S − 512·T − 256·Σx), 4 outputs by OUT; the frame:
+ * [0] row, [4] its end, [8] −256·Σx, [12] and [16] the entries, [20] m, C, e, [32] the range, [40] out, [44] its end. */
 #define MTK_FUSED_QUAD_DSP(NAME, OUT)                                                                 \
 __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)) const int32_t* f) { \
   __asm__ volatile(                                                                                   \
       "push {r4-r11, lr}\n\t"                                                                         \
-      "sub sp, sp, #40\n\t"                                                                           \
+      "sub sp, sp, #48\n\t"                                                                           \
       "ldrd r8, r9, [r0, #32]\n\t"                                                                    \
       "strd r8, r9, [sp, #32]\n\t"                                                                    \
       "ldrd r11, r12, [r0, #40]\n\t"                                                                  \
       "ldm r0, {r0-r7}\n\t"                                                                           \
-      "str r0, [sp, #0]\n\t"                                                                          \
-      "str r7, [sp, #28]\n\t"                                                                         \
       "strd r5, r6, [sp, #20]\n\t"                                                                    \
+      "str r7, [sp, #28]\n\t"                                                                         \
+      "str r4, [sp, #40]\n\t"                                                                         \
       "add r3, r4, r3, lsl #2\n\t"                                                                    \
-      "str r3, [sp, #16]\n\t"                                                                         \
-      "mov lr, r4\n\t"                                                                                \
+      "str r3, [sp, #44]\n\t"                                                                         \
+      "str r0, [sp, #0]\n\t"                                                                          \
       MTK_FUSED_QUAD_SETUP                                                                            \
       "movs r3, #0\n\t"                                                                               \
       "sub r6, r3, r6, lsl #8\n\t"                                                                    \
       "str r6, [sp, #8]\n"                                                                            \
       "1:\n\t"                                                                                        \
       "ldr r0, [sp, #0]\n\t"                                                                          \
-      "ldr r2, [sp, #4]\n\t"                                                                          \
       "ldm r1!, {r3, r4, r5, r6}\n\t"                                                                 \
-      "ldr pc, [sp, #12]\n"                                                                           \
-      "2:\n\t"                                                                                        \
+      "ldr pc, [sp, #12]\n\t"                                                                         \
       MTK_FUSED_QUAD_LOOP                                                                             \
       "ldr r7, [sp, #8]\n\t"                                                                          \
       "add r3, r7, r3, lsl #1\n\t"                                                                    \
@@ -518,32 +536,32 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "sub r5, r5, r6, lsl #9\n\t"                                                                    \
       "add r4, r4, r4\n\t"                                                                            \
       "add r6, r6, r6\n\t"                                                                            \
+      "ldr r2, [sp, #40]\n\t"                                                                         \
       OUT                                                                                             \
-      "ldr r0, [sp, #16]\n\t"                                                                         \
-      "cmp lr, r0\n\t"                                                                                \
+      "str r2, [sp, #40]\n\t"                                                                         \
+      "ldr r0, [sp, #44]\n\t"                                                                         \
+      "cmp r2, r0\n\t"                                                                                \
       "bne 1b\n\t"                                                                                    \
-      "add sp, sp, #40\n\t"                                                                           \
+      "add sp, sp, #48\n\t"                                                                           \
       "pop {r4-r11, pc}\n\t");                                                                        \
 }
-MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_dsp, MTK_FUSED_QUAD_SATURATED("lr"))
-MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_clamped_dsp, MTK_FUSED_QUAD_CLAMPED("lr"))
+MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_dsp, MTK_FUSED_QUAD_SATURATED("r2"))
+MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_clamped_dsp, MTK_FUSED_QUAD_CLAMPED("r2"))
 
 /* One chunk of a chunked stream. f: the packed chunk, its first quad's weights (the first chunk: its head), groups,
  * quads (> 0), the head-form sums (16 bytes a quad), out, the layer's m, C, e, the activation range, the mode
  * (1 the first chunk: sums from the heads; 2 the last: outputs, not sums; 4 a clamped range), the chunk's int8 values
- * and how many of its groups to pack first. The modes are where
- * two jumps a quad go ([sp, #44]: its sums from the head or the scratch; [sp, #48]: the sums stored or requantized
- * and stored), −128·Σx of the chunk added to c0's and c2's sums at the start; the frame as mtk_gemm_1x4_fused_dsp's
- * but [8] −128·Σx, [16] the sums' end, [40] out. */
+ * and how many of its groups to pack first. The modes are where two jumps a quad go ([sp, #52]: its sums from the head
+ * or the scratch; [sp, #56]: the sums stored, or requantized and stored), −128·Σx of the chunk added to c0's and c2's
+ * sums at the start; the frame as mtk_gemm_1x4_fused_dsp's but [8] −128·Σx, [44] the sums, [48] their end. */
 __attribute__((naked, noinline, unused)) static void mtk_gemm_1x4_fused_chunk_dsp(__attribute__((unused)) const int32_t* f) {
   __asm__ volatile(
       "push {r4-r11, lr}\n\t"
-      "sub sp, sp, #56\n\t"
+      "sub sp, sp, #64\n\t"
       "ldrd r4, r5, [r0, #24]\n\t"
       "strd r4, r5, [sp, #20]\n\t"
       "ldrd r4, r5, [r0, #32]\n\t"
       "strd r4, r5, [sp, #28]\n\t"
-      "ldrd r11, r12, [r0, #48]\n\t"
       "ldrd r4, r5, [r0, #40]\n\t"
       "str r4, [sp, #36]\n\t"
       "adr.w r6, 5f\n\t"
@@ -552,10 +570,10 @@ __attribute__((naked, noinline, unused)) static void mtk_gemm_1x4_fused_chunk_ds
       "it ne\n\t"
       "movne r6, r7\n\t"
       "orr r6, r6, #1\n\t"
-      "str r6, [sp, #44]\n\t"
-      "adr.w r6, 7f\n\t"
-      "adr.w r7, 8f\n\t"
-      "adr.w r8, 9f\n\t"
+      "str r6, [sp, #52]\n\t"
+      "adr.w r6, 30f\n\t"
+      "adr.w r7, 31f\n\t"
+      "adr.w r8, 32f\n\t"
       "tst r5, #4\n\t"
       "it ne\n\t"
       "movne r7, r8\n\t"
@@ -563,24 +581,25 @@ __attribute__((naked, noinline, unused)) static void mtk_gemm_1x4_fused_chunk_ds
       "it ne\n\t"
       "movne r6, r7\n\t"
       "orr r6, r6, #1\n\t"
-      "str r6, [sp, #48]\n\t"
+      "str r6, [sp, #56]\n\t"
+      "ldrd r11, r12, [r0, #48]\n\t"
       "ldm r0, {r0-r5}\n\t"
-      "str r0, [sp, #0]\n\t"
       "str r5, [sp, #40]\n\t"
+      "str r4, [sp, #44]\n\t"
       "add r3, r4, r3, lsl #4\n\t"
-      "str r3, [sp, #16]\n\t"
-      "mov lr, r4\n\t"
+      "str r3, [sp, #48]\n\t"
+      "str r0, [sp, #0]\n\t"
       MTK_FUSED_QUAD_SETUP
       "movs r3, #0\n\t"
       "sub r6, r3, r6, lsl #7\n\t"
       "str r6, [sp, #8]\n"
       "1:\n\t"
       "ldr r0, [sp, #0]\n\t"
-      "ldr r2, [sp, #4]\n\t"
       "ldr r7, [sp, #8]\n\t"
-      "ldr pc, [sp, #44]\n"
+      "ldr pc, [sp, #52]\n"
       "5:\n\t"
-      "ldm lr, {r3, r4, r5, r6}\n\t"
+      "ldr r2, [sp, #44]\n\t"
+      "ldm r2, {r3, r4, r5, r6}\n\t"
       "add r3, r3, r7\n\t"
       "add r5, r5, r7\n\t"
       "ldr pc, [sp, #12]\n"
@@ -588,31 +607,34 @@ __attribute__((naked, noinline, unused)) static void mtk_gemm_1x4_fused_chunk_ds
       "ldm r1!, {r3, r4, r5, r6}\n\t"
       "add r3, r3, r7\n\t"
       "add r5, r5, r7\n\t"
-      "ldr pc, [sp, #12]\n"
-      "2:\n\t"
+      "ldr pc, [sp, #12]\n\t"
       MTK_FUSED_QUAD_LOOP
-      "ldr pc, [sp, #48]\n"
-      "7:\n\t"
-      "stm lr!, {r3, r4, r5, r6}\n\t"
+      "ldr pc, [sp, #56]\n"
+      "30:\n\t"
+      "ldr r2, [sp, #44]\n\t"
+      "stm r2!, {r3, r4, r5, r6}\n\t"
       "b 4f\n"
-      "8:\n\t"
+      "31:\n\t"
       MTK_FUSED_QUAD_DOUBLE
       "ldr r2, [sp, #40]\n\t"
       MTK_FUSED_QUAD_SATURATED("r2")
       "str r2, [sp, #40]\n\t"
-      "add lr, lr, #16\n\t"
+      "ldr r2, [sp, #44]\n\t"
+      "add r2, r2, #16\n\t"
       "b 4f\n"
-      "9:\n\t"
+      "32:\n\t"
       MTK_FUSED_QUAD_DOUBLE
       "ldr r2, [sp, #40]\n\t"
       MTK_FUSED_QUAD_CLAMPED("r2")
       "str r2, [sp, #40]\n\t"
-      "add lr, lr, #16\n"
+      "ldr r2, [sp, #44]\n\t"
+      "add r2, r2, #16\n"
       "4:\n\t"
-      "ldr r0, [sp, #16]\n\t"
-      "cmp lr, r0\n\t"
+      "str r2, [sp, #44]\n\t"
+      "ldr r0, [sp, #48]\n\t"
+      "cmp r2, r0\n\t"
       "bne 1b\n\t"
-      "add sp, sp, #56\n\t"
+      "add sp, sp, #64\n\t"
       "pop {r4-r11, pc}\n\t");
 }
 #endif
