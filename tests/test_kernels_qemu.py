@@ -150,6 +150,48 @@ def test_helium_pools_over_more_than_256_taps(op, tmp_path):
     assert_bit_exact_on_target(model, "mps3/corstone300/an547", tmp_path, samples)
 
 
+def two_pools_model(dtype: str, shape: tuple[int, int, int], average: dict, maximum: dict) -> bytes:
+    """An AVERAGE_POOL_2D and a MAX_POOL_2D of one input, both model outputs."""
+    b = ModelBuilder(description=f"mtk test pools {dtype}")
+    scale, zero_point = (0.0005, 0) if dtype == "int16" else (0.1, -7)
+    x = b.tensor("x", (1, *shape), dtype, scale=scale, zero_point=zero_point)
+    outputs = []
+    for op, window in (("AVERAGE_POOL_2D", average), ("MAX_POOL_2D", maximum)):
+        out = [-(-n // s) for n, s in zip(shape[:2], (window["stride_h"], window["stride_w"]))]   # SAME
+        y = b.tensor(op.lower(), (1, *out, shape[2]), dtype, scale=scale, zero_point=zero_point)
+        b.op(op, [x], [y], padding="SAME", **window)
+        outputs.append(y)
+    b.inputs([x])
+    b.outputs(outputs)
+    return b.build()
+
+
+POOL_MODELS = {   # mtk_pool.h (DSP: SXTAB16 / SSUB8 / SSUB16 tap loops in assembly), mtk_pool_mve.h's int16
+    "int8": lambda: two_pools_model("int8", (18, 17, 7), dict(filter_height=17, filter_width=17, stride_h=3,
+                                                               stride_w=3, fused_activation_function="NONE"),
+                                    dict(filter_height=3, filter_width=2, stride_h=2, stride_w=2,
+                                         fused_activation_function="RELU_N1_TO_1")),
+    "int16": lambda: two_pools_model("int16", (7, 6, 11), dict(filter_height=3, filter_width=2, stride_h=2,
+                                                                stride_w=2, fused_activation_function="RELU6"),
+                                     dict(filter_height=3, filter_width=3, stride_h=1, stride_w=2,
+                                          fused_activation_function="NONE")),
+}
+
+
+@pytest.mark.parametrize("board, dtype", [("mps2/an386", "int8"), ("mps2/an386", "int16"),
+                                          ("mps3/corstone300/an547", "int16")])
+def test_pools_bit_exact_on_target(board, dtype, tmp_path):
+    """Pools in one call: 4-channel words and the channels left over, 289-tap windows (int8 lanes flushed), inputs
+    at the type's limits."""
+    model = POOL_MODELS[dtype]()
+    shape = (1, 18, 17, 7) if dtype == "int8" else (1, 7, 6, 11)
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(1)
+    samples = [[np.full(shape, info.max, dtype)], [rng.integers(info.min, info.max + 1, shape).astype(dtype)],
+               [rng.integers(info.min, info.min + 8, shape).astype(dtype)]]
+    assert_bit_exact_on_target(model, board, tmp_path, samples)
+
+
 @pytest.mark.parametrize("board", BOARDS)
 @pytest.mark.parametrize("family", ["DEPTHWISE_CONV_2D_ANY", "CONV_2D_FIRST_LAYER"])
 def test_random_layer_shapes_bit_exact_on_target(board, family, tmp_path_factory):

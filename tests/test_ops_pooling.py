@@ -37,6 +37,48 @@ def test_pool_windows(op, window, tmp_path):
     assert_bit_exact(model, tmp_path)
 
 
+def pool_model(op: str, dtype: str, shape: tuple[int, int, int], window: tuple[int, int], stride: tuple[int, int],
+               padding: str, activation: str) -> bytes:
+    b = ModelBuilder(description=f"{op} {dtype}")
+    scale = 0.0005 if dtype == "int16" else 0.1
+    x = b.tensor("x", (1, *shape), dtype, scale=scale, zero_point=0 if dtype == "int16" else -7)
+    out = [-(-n // s) if padding == "SAME" else (n - k) // s + 1 for n, k, s in zip(shape[:2], window, stride)]
+    y = b.tensor("y", (1, *out, shape[2]), dtype, scale=scale, zero_point=0 if dtype == "int16" else -7)
+    b.op(op, [x], [y], padding=padding, stride_h=stride[0], stride_w=stride[1], filter_height=window[0],
+         filter_width=window[1], fused_activation_function=activation)
+    b.inputs([x])
+    b.outputs([y])
+    return b.build()
+
+
+C_POOLS = {   # mtk_pool.h: 4-channel words (int8) / pairs (int16) and the channels left over, lanes flushed every
+    "avg-9ch-same": ("AVERAGE_POOL_2D", "int8", (5, 6, 9), (3, 3), (1, 2), "SAME", "RELU"),   # 256 taps
+    "avg-global-17x17x5": ("AVERAGE_POOL_2D", "int8", (17, 17, 5), (17, 17), (1, 1), "VALID", "NONE"),
+    "avg-wide-rows-3x300x4": ("AVERAGE_POOL_2D", "int8", (3, 300, 4), (3, 290), (1, 3), "VALID", "NONE"),
+    "max-7ch-s2": ("MAX_POOL_2D", "int8", (9, 8, 7), (3, 2), (2, 2), "SAME", "RELU_N1_TO_1"),
+    "max-8ch-relu": ("MAX_POOL_2D", "int8", (6, 6, 8), (2, 2), (2, 2), "VALID", "RELU"),
+    "avg16-5ch": ("AVERAGE_POOL_2D", "int16", (7, 6, 5), (3, 2), (2, 2), "SAME", "RELU6"),
+    "avg16-global-9x9x4": ("AVERAGE_POOL_2D", "int16", (9, 9, 4), (9, 9), (1, 1), "VALID", "NONE"),
+    "max16-3ch": ("MAX_POOL_2D", "int16", (7, 6, 3), (3, 3), (1, 2), "SAME", "RELU_N1_TO_1"),
+    "max16-4ch": ("MAX_POOL_2D", "int16", (6, 6, 4), (2, 2), (2, 2), "VALID", "NONE"),
+}
+
+
+@pytest.mark.parametrize("cpu", ["cortex-m4", "cortex-m3"])
+@pytest.mark.parametrize("name", C_POOLS)
+def test_c_pool_kernel(name, cpu, tmp_path):
+    """mtk_pool.h on the host, as DSP cores (SXTAB16, SSUB8/SEL emulated) and the M3 (biased bytes) compute it;
+    inputs over the whole range, so sums reach the lanes' bounds."""
+    model = pool_model(*C_POOLS[name])
+    dtype = np.int16 if C_POOLS[name][1] == "int16" else np.int8
+    info = np.iinfo(dtype)
+    shape = (1, *C_POOLS[name][2])
+    rng = np.random.default_rng(5)
+    samples = [[np.full(shape, info.min, dtype)], [np.full(shape, info.max, dtype)],
+               [rng.integers(info.min, info.max + 1, size=shape).astype(dtype)]]
+    assert_bit_exact(model, tmp_path, samples, cpu=cpu, dsp_formulation=True)
+
+
 def test_average_rounds_negative_sums_away_from_zero(tmp_path):
     """(sum − count/2) / count for sum ≤ 0: every small sum of a 2-tap window, both signs."""
     values = np.arange(-128, 128, dtype=np.int8)

@@ -34,6 +34,8 @@ from .variants import KernelChoice, KernelVariant, VariantTable
 MAX_RANK = 6
 POOL_MVE_HEADER = "mtk_pool_mve.h"
 MVE_AVERAGE_MAX_TAPS = 4096   # mtk_pool_mve.h divides exactly up to there
+POOL_C_HEADER = "mtk_pool.h"
+C_AVERAGE_MAX_TAPS = {"int8": 2**23, "int16": 2**16 - 1}   # int32 sums (and sum ± count/2) exact up to there
 _LIMITS = {"int8": (INT8_MIN, INT8_MAX), "int16": (-32768, 32767)}
 
 
@@ -148,8 +150,9 @@ def pool_te_kernel(data: OpData) -> Kernel:
     return Kernel(op.type.lower(), [op.inputs[0], op.outputs[0]], func=func)
 
 
-def pool_mve_kernel(data: OpData) -> Kernel:
-    """int8 pooling on Helium cores: one call for the layer (c/mtk_pool_mve.h)."""
+def _pool_call(data: OpData, function: str, header: str) -> Kernel:
+    """The layer as one call of a hand-written C pooling function (the signature mtk_pool.h and mtk_pool_mve.h
+    share: input, output, shapes, window, padding, activation range, average or max, int16 or int8)."""
     op, p, x, y = data.op, data.params, data.inputs[0], data.output
     average = op.type == "AVERAGE_POOL_2D"
     n, h, w, c = x.shape
@@ -157,26 +160,43 @@ def pool_mve_kernel(data: OpData) -> Kernel:
     wy, wx = p.rows, p.cols
 
     @T.prim_func
-    def pool(xb: T.Buffer((x.size,), "int8"), out: T.Buffer((y.size,), "int8")):
+    def pool(xb: T.Buffer((x.size,), x.dtype), out: T.Buffer((y.size,), y.dtype)):
         for b in T.serial(n):
-            T.evaluate(T.call_extern("int32", "mtk_pool_mve_s8", T.address_of(xb[b * h * w * c]),
+            T.evaluate(T.call_extern("int32", function, T.address_of(xb[b * h * w * c]),
                                      T.address_of(out[b * oh * ow * c]), h, w, c, oh, ow, wy.filter, wx.filter,
-                                     wy.stride, wx.stride, wy.pad, wx.pad, p.act_min, p.act_max, int(average)))
+                                     wy.stride, wx.stride, wy.pad, wx.pad, p.act_min, p.act_max, int(average),
+                                     int(x.dtype == "int16")))
 
-    return Kernel(op.type.lower(), [op.inputs[0], op.outputs[0]], func=pool, headers=(POOL_MVE_HEADER,),
-                  c_calls=("mtk_pool_mve_s8",))
+    return Kernel(op.type.lower(), [op.inputs[0], op.outputs[0]], func=pool, headers=(header,), c_calls=(function,))
+
+
+def pool_mve_kernel(data: OpData) -> Kernel:
+    """int8/int16 pooling on Helium cores: one call for the layer (c/mtk_pool_mve.h)."""
+    return _pool_call(data, "mtk_pool_mve", POOL_MVE_HEADER)
+
+
+def pool_c_kernel(data: OpData) -> Kernel:
+    """int8/int16 pooling on cores without Helium: one call for the layer (c/mtk_pool.h; SIMD words on DSP cores)."""
+    return _pool_call(data, "mtk_pool", POOL_C_HEADER)
 
 
 def mve_pool_fits(data: OpData) -> bool:
-    """int8, and an average over few enough taps for its division."""
+    """A max, or an average over few enough taps for its division (int8) and its int32 sums (int16)."""
     p = data.params
-    return data.inputs[0].dtype == "int8" and (data.op.type == "MAX_POOL_2D" or
-                                               p.rows.filter * p.cols.filter <= MVE_AVERAGE_MAX_TAPS)
+    limit = MVE_AVERAGE_MAX_TAPS if data.inputs[0].dtype == "int8" else C_AVERAGE_MAX_TAPS["int16"]
+    return data.op.type == "MAX_POOL_2D" or p.rows.filter * p.cols.filter <= limit
+
+
+def c_pool_fits(data: OpData) -> bool:
+    """A max, or an average whose int32 sums cannot overflow."""
+    p = data.params
+    return data.op.type == "MAX_POOL_2D" or p.rows.filter * p.cols.filter <= C_AVERAGE_MAX_TAPS[data.inputs[0].dtype]
 
 
 TE_POOL = KernelChoice("tvm", pool_te_kernel)
+C_POOL = KernelChoice("c", pool_c_kernel, c_pool_fits)
 POOL_KERNELS = VariantTable({"mve": (KernelChoice("mve", pool_mve_kernel, mve_pool_fits), TE_POOL),
-                             "dsp": (TE_POOL,), "m3": (TE_POOL,), "scalar": (TE_POOL,)})
+                             "dsp": (C_POOL, TE_POOL), "m3": (C_POOL, TE_POOL), "scalar": (TE_POOL,)})
 
 
 def rounded_average(total, count):
