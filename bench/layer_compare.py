@@ -416,8 +416,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=__doc__.split("\n\n", 2)[2],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--board", action="append", help=f"board(s) (default: {', '.join(BOARDS)})")
-    parser.add_argument("--layer", action="append", choices=[layer.name for layer in LAYERS],
-                        help="layer(s) of the built-in list (default all)")
+    parser.add_argument("--layer", action="append", metavar="NAME",
+                        help="only these layers, of the built-in list or the random ones (default all); "
+                             f"built in: {', '.join(layer.name for layer in LAYERS)}")
+    parser.add_argument("--op", action="append", choices=[*WEIGHTED, *POOLS, "ADD"],
+                        help="only layers of these ops (default all)")
     parser.add_argument("--random", type=int, default=3, metavar="N", help="also N random layers (default 3)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random layers")
     parser.add_argument("--cmsis-nn", type=Path, metavar="DIR",
@@ -426,8 +429,12 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="write the rows to this file")
     args = parser.parse_args()
 
-    layers = [layer for layer in LAYERS if not args.layer or layer.name in args.layer] \
-        + random_layers(args.random, args.seed)
+    layers = [*LAYERS, *random_layers(args.random, args.seed)]
+    unknown = set(args.layer or ()) - {layer.name for layer in layers}
+    if unknown:
+        parser.error(f"no layer {', '.join(sorted(unknown))} (random ones: randomN-op up to --random)")
+    layers = [layer for layer in layers if (not args.layer or layer.name in args.layer)
+              and (not args.op or layer.op in args.op)]
     boards = args.board or list(BOARDS)
     rows = []
     with tempfile.TemporaryDirectory(prefix="mtk-layers-") as tmp:
