@@ -168,6 +168,9 @@ LAYERS = (
     Layer("dw-24-5x5-s2", "DEPTHWISE_CONV_2D", (24, 24, 24), 24, (5, 5), (2, 2)),
     Layer("dw-64-7x7", "DEPTHWISE_CONV_2D", (12, 12, 64), 64, (7, 7)),
     Layer("dw-20-7x7-valid", "DEPTHWISE_CONV_2D", (16, 16, 20), 20, (7, 7), padding="VALID"),
+    Layer("dw-32-3x3-d2", "DEPTHWISE_CONV_2D", (24, 24, 32), 32, (3, 3), dilation=(2, 2)),
+    Layer("conv-8to16-3x3-d2", "CONV_2D", (24, 24, 8), 16, (3, 3), dilation=(2, 2)),
+    Layer("conv-32to64-1x1-s2", "CONV_2D", (24, 24, 32), 64, stride=(2, 2)),
     Layer("fc-256to10", "FULLY_CONNECTED", (1, 1, 256), 10),
     Layer("fc-1024to10", "FULLY_CONNECTED", (1, 1, 1024), 10),
     # pools: global averages, 2×2 and 3×3 windows, odd channel counts

@@ -57,6 +57,8 @@ C_POOLS = {   # mtk_pool.h: 4-channel words (int8) / pairs (int16) and the chann
     "avg-wide-rows-3x300x4": ("AVERAGE_POOL_2D", "int8", (3, 300, 4), (3, 290), (1, 3), "VALID", "NONE"),
     "max-7ch-s2": ("MAX_POOL_2D", "int8", (9, 8, 7), (3, 2), (2, 2), "SAME", "RELU_N1_TO_1"),
     "max-8ch-relu": ("MAX_POOL_2D", "int8", (6, 6, 8), (2, 2), (2, 2), "VALID", "RELU"),
+    "avg-column-3x1": ("AVERAGE_POOL_2D", "int8", (9, 5, 6), (3, 1), (3, 1), "SAME", "NONE"),   # one run down
+    "max16-column-2x1": ("MAX_POOL_2D", "int16", (8, 5, 5), (2, 1), (2, 3), "VALID", "NONE"),
     "avg16-5ch": ("AVERAGE_POOL_2D", "int16", (7, 6, 5), (3, 2), (2, 2), "SAME", "RELU6"),
     "avg16-global-9x9x4": ("AVERAGE_POOL_2D", "int16", (9, 9, 4), (9, 9), (1, 1), "VALID", "NONE"),
     "max16-3ch": ("MAX_POOL_2D", "int16", (7, 6, 3), (3, 3), (1, 2), "SAME", "RELU_N1_TO_1"),

@@ -130,30 +130,21 @@ static inline uint32_t mtk_pool_max_taps(const void* q, int32_t n, int32_t step,
 }
 #endif
 
-#if defined(__GNUC__)
-#define MTK_POOL_INLINE static inline __attribute__((always_inline))   /* the pixel loops inlined into the layer's */
-#else
-#define MTK_POOL_INLINE static inline
-#endif
-
-#define MTK_POOL_LANE_TAPS 256   /* taps a 16-bit lane sums without overflow */
-
-/* TFLM's rounded average, clamped to the activation range. */
-static inline int32_t mtk_pool_average(int32_t sum, int32_t count, int32_t act_min, int32_t act_max) {
-  const int32_t half = count / 2;
-  int32_t v = sum > 0 ? (sum + half) / count : (sum - half) / count;
-  v = v < act_min ? act_min : v;
-  return v > act_max ? act_max : v;
-}
-
 static inline int32_t mtk_pool_clamp(int32_t v, int32_t act_min, int32_t act_max) {
   v = v < act_min ? act_min : v;
   return v > act_max ? act_max : v;
 }
 
-/* One output pixel's window: its top-left tap inside the input, rows and columns inside. */
+/* TFLM's rounded average, clamped to the activation range. */
+static inline int32_t mtk_pool_average(int32_t sum, int32_t count, int32_t act_min, int32_t act_max) {
+  const int32_t half = count / 2;
+  return mtk_pool_clamp(sum > 0 ? (sum + half) / count : (sum - half) / count, act_min, act_max);
+}
+
+/* One output pixel's window inside the input, walked as `runs` runs (run_step elements apart) of `taps` taps
+ * (tap_step apart): its rows of columns, or one run when the window spans whole input rows or is one column. */
 typedef struct {
-  int32_t offset, rows, cols;
+  int32_t offset, count, runs, taps, run_step, tap_step;
 } mtk_pool_window;
 
 static inline mtk_pool_window mtk_pool_window_at(int32_t oy, int32_t ox, int32_t in_h, int32_t in_w, int32_t C,
@@ -162,7 +153,16 @@ static inline mtk_pool_window mtk_pool_window_at(int32_t oy, int32_t ox, int32_t
   const int32_t iy = oy * stride_h - pad_top, ix = ox * stride_w - pad_left;
   const int32_t y0 = iy < 0 ? -iy : 0, y1 = kh < in_h - iy ? kh : in_h - iy;
   const int32_t x0 = ix < 0 ? -ix : 0, x1 = kw < in_w - ix ? kw : in_w - ix;
-  mtk_pool_window w = {((iy + y0) * in_w + ix + x0) * C, y1 - y0, x1 - x0};
+  const int32_t rows = y1 - y0, cols = x1 - x0;
+  mtk_pool_window w = {((iy + y0) * in_w + ix + x0) * C, rows * cols, rows, cols, in_w * C, C};
+  if (cols == in_w) {
+    w.runs = 1;
+    w.taps = rows * cols;
+  } else if (cols == 1) {
+    w.runs = 1;
+    w.taps = rows;
+    w.tap_step = in_w * C;
+  }
   return w;
 }
 
@@ -181,30 +181,34 @@ static inline void mtk_pool_flush(uint32_t even, uint32_t odd, int32_t* s) {
 #endif
 }
 
-/* 4 int8 channels' sums over the window at p (rows row_step apart, taps C apart) into s[0..3]. */
-MTK_POOL_INLINE void mtk_pool_sum_s8x4(const int8_t* p, int32_t rows, int32_t cols, int32_t row_step, int32_t C,
-                                     int32_t* s) {
+#if defined(__GNUC__)
+#define MTK_POOL_INLINE static inline __attribute__((always_inline))   /* the pixel loops inlined into the layer's */
+#else
+#define MTK_POOL_INLINE static inline
+#endif
+
+#define MTK_POOL_LANE_TAPS 256   /* taps a 16-bit lane sums without overflow */
+
+/* 4 int8 channels' sums over the window from p into s[0..3]. */
+MTK_POOL_INLINE void mtk_pool_sum_s8x4(const int8_t* p, mtk_pool_window win, int32_t* s) {
   uint32_t even = 0, odd = 0;
 #ifdef MTK_POOL_SIMD
   s[0] = s[1] = s[2] = s[3] = 0;
 #else
-  s[0] = s[1] = s[2] = s[3] = -128 * rows * cols;   /* the bias the lanes add */
+  s[0] = s[1] = s[2] = s[3] = -128 * win.count;   /* the bias the lanes add */
 #endif
-  if (cols * C == row_step) {   /* whole input rows: one run of taps */
-    cols *= rows;
-    rows = 1;
-  }
-  if (rows * cols <= MTK_POOL_LANE_TAPS) {
-    for (int32_t y = 0; y < rows; ++y, p += row_step) mtk_pool_taps_s8x4(p, cols, C, &even, &odd);
+  if (win.count <= MTK_POOL_LANE_TAPS) {
+    for (int32_t r = 0; r < win.runs; ++r, p += win.run_step)
+      mtk_pool_taps_s8x4(p, win.taps, win.tap_step, &even, &odd);
   } else {
     int32_t budget = MTK_POOL_LANE_TAPS;
-    for (int32_t y = 0; y < rows; ++y, p += row_step) {
+    for (int32_t r = 0; r < win.runs; ++r, p += win.run_step) {
       const int8_t* q = p;
-      for (int32_t left = cols; left > 0;) {
+      for (int32_t left = win.taps; left > 0;) {
         const int32_t n = left < budget ? left : budget;
         left -= n;
         budget -= n;
-        q = mtk_pool_taps_s8x4(q, n, C, &even, &odd);
+        q = mtk_pool_taps_s8x4(q, n, win.tap_step, &even, &odd);
         if (budget == 0) {
           mtk_pool_flush(even, odd, s);
           even = odd = 0;
@@ -218,16 +222,16 @@ MTK_POOL_INLINE void mtk_pool_sum_s8x4(const int8_t* p, int32_t rows, int32_t co
 
 /* Channels c.. of one output pixel, one at a time (bytes: 1 for int8, 2 for int16). */
 static inline void mtk_pool_channels(const void* corner, void* o, int32_t c, int32_t C, mtk_pool_window win,
-                                     int32_t row_step, int32_t act_min, int32_t act_max, int average, int bytes) {
+                                     int32_t act_min, int32_t act_max, int average, int bytes) {
   for (; c < C; ++c) {
     int32_t v = average ? 0 : (bytes == 1 ? -128 : -32768);
-    for (int32_t y = 0; y < win.rows; ++y)
-      for (const uint8_t *q = (const uint8_t*)corner + (y * row_step + c) * bytes, *end = q + win.cols * C * bytes;
-           q != end; q += C * bytes) {
+    for (int32_t r = 0; r < win.runs; ++r)
+      for (const uint8_t *q = (const uint8_t*)corner + (r * win.run_step + c) * bytes,
+                         *end = q + win.taps * win.tap_step * bytes; q != end; q += win.tap_step * bytes) {
         const int32_t t = bytes == 1 ? *(const int8_t*)q : *(const int16_t*)(const void*)q;
         v = average ? v + t : (t > v ? t : v);
       }
-    v = average ? mtk_pool_average(v, win.rows * win.cols, act_min, act_max) : mtk_pool_clamp(v, act_min, act_max);
+    v = average ? mtk_pool_average(v, win.count, act_min, act_max) : mtk_pool_clamp(v, act_min, act_max);
     if (bytes == 1)
       ((int8_t*)o)[c] = (int8_t)v;
     else
@@ -236,16 +240,16 @@ static inline void mtk_pool_channels(const void* corner, void* o, int32_t c, int
 }
 
 /* One int8 output pixel: 4 channels a word, then the rest. */
-MTK_POOL_INLINE void mtk_pool_pixel_s8(const void* at, void* out, int32_t C, mtk_pool_window win, int32_t row_step,
-                                     int32_t act_min, int32_t act_max, int average) {
+MTK_POOL_INLINE void mtk_pool_pixel_s8(const void* at, void* out, int32_t C, mtk_pool_window win, int32_t act_min,
+                                       int32_t act_max, int average) {
   const int8_t* corner = (const int8_t*)at;
   int8_t* o = (int8_t*)out;
   int32_t c = 0;
   if (average) {
     for (; c + 4 <= C; c += 4) {
       int32_t s[4];
-      mtk_pool_sum_s8x4(corner + c, win.rows, win.cols, row_step, C, s);
-      for (int32_t i = 0; i < 4; ++i) o[c + i] = (int8_t)mtk_pool_average(s[i], win.rows * win.cols, act_min, act_max);
+      mtk_pool_sum_s8x4(corner + c, win, s);
+      for (int32_t i = 0; i < 4; ++i) o[c + i] = (int8_t)mtk_pool_average(s[i], win.count, act_min, act_max);
     }
   }
 #ifdef MTK_POOL_SIMD
@@ -253,32 +257,34 @@ MTK_POOL_INLINE void mtk_pool_pixel_s8(const void* at, void* out, int32_t C, mtk
     const uint32_t lo = (uint32_t)(uint8_t)act_min * 0x01010101u, hi = (uint32_t)(uint8_t)act_max * 0x01010101u;
     for (; c + 4 <= C; c += 4) {
       uint32_t m = 0x80808080u;
-      for (int32_t y = 0; y < win.rows; ++y) m = mtk_pool_max_taps(corner + y * row_step + c, win.cols, C, m, 8);
+      for (int32_t r = 0; r < win.runs; ++r)
+        m = mtk_pool_max_taps(corner + r * win.run_step + c, win.taps, win.tap_step, m, 8);
       m = mtk_pool_min_s8x4(mtk_pool_max_s8x4(m, lo), hi);
       MTK_COPY(o + c, &m, 4);
     }
   }
 #endif
-  mtk_pool_channels(corner, o, c, C, win, row_step, act_min, act_max, average, 1);
+  mtk_pool_channels(corner, o, c, C, win, act_min, act_max, average, 1);
 }
 
 /* One int16 output pixel: 2 channels a word, then the rest. */
-MTK_POOL_INLINE void mtk_pool_pixel_s16(const void* at, void* out, int32_t C, mtk_pool_window win, int32_t row_step,
-                                      int32_t act_min, int32_t act_max, int average) {
+MTK_POOL_INLINE void mtk_pool_pixel_s16(const void* at, void* out, int32_t C, mtk_pool_window win, int32_t act_min,
+                                        int32_t act_max, int average) {
   const int16_t* corner = (const int16_t*)at;
   int16_t* o = (int16_t*)out;
   int32_t c = 0;
   if (average) {
     for (; c + 2 <= C; c += 2) {
       int32_t s0 = 0, s1 = 0;
-      for (int32_t y = 0; y < win.rows; ++y)
-        for (const int16_t *q = corner + y * row_step + c, *end = q + win.cols * C; q != end; q += C) {
+      for (int32_t r = 0; r < win.runs; ++r)
+        for (const int16_t *q = corner + r * win.run_step + c, *end = q + win.taps * win.tap_step; q != end;
+             q += win.tap_step) {
           const uint32_t w = mtk_pool_load4(q);
           s0 += (int16_t)(w & 0xffffu);
           s1 += (int32_t)w >> 16;
         }
-      o[c] = (int16_t)mtk_pool_average(s0, win.rows * win.cols, act_min, act_max);
-      o[c + 1] = (int16_t)mtk_pool_average(s1, win.rows * win.cols, act_min, act_max);
+      o[c] = (int16_t)mtk_pool_average(s0, win.count, act_min, act_max);
+      o[c + 1] = (int16_t)mtk_pool_average(s1, win.count, act_min, act_max);
     }
   }
 #ifdef MTK_POOL_SIMD
@@ -286,31 +292,31 @@ MTK_POOL_INLINE void mtk_pool_pixel_s16(const void* at, void* out, int32_t C, mt
     const uint32_t lo = (uint32_t)(uint16_t)act_min * 0x10001u, hi = (uint32_t)(uint16_t)act_max * 0x10001u;
     for (; c + 2 <= C; c += 2) {
       uint32_t m = 0x80008000u;
-      for (int32_t y = 0; y < win.rows; ++y)
-        m = mtk_pool_max_taps(corner + y * row_step + c, win.cols, 2 * C, m, 16);
+      for (int32_t r = 0; r < win.runs; ++r)
+        m = mtk_pool_max_taps(corner + r * win.run_step + c, win.taps, 2 * win.tap_step, m, 16);
       m = mtk_pool_min_s16x2(mtk_pool_max_s16x2(m, lo), hi);
       MTK_COPY(o + c, &m, 4);
     }
   }
 #endif
-  mtk_pool_channels(corner, o, c, C, win, row_step, act_min, act_max, average, 2);
+  mtk_pool_channels(corner, o, c, C, win, act_min, act_max, average, 2);
 }
 
-/* Computes one output pixel's channels from its window's top-left tap inside the input. */
-typedef void mtk_pool_pixel_fn(const void* corner, void* out, int32_t C, mtk_pool_window win, int32_t row_step,
-                               int32_t act_min, int32_t act_max, int average);
+/* Computes one output pixel's channels from its window's first tap inside the input. */
+typedef void mtk_pool_pixel_fn(const void* corner, void* out, int32_t C, mtk_pool_window win, int32_t act_min,
+                               int32_t act_max, int average);
 
 /* The layer (batch 1), `bytes` an element, pixel by pixel (pixel: a constant, inlined). */
 MTK_POOL_INLINE int32_t mtk_pool_layer(mtk_pool_pixel_fn* pixel, int32_t bytes, const void* x, void* out, int32_t in_h,
-                                     int32_t in_w, int32_t C, int32_t out_h, int32_t out_w, int32_t kh, int32_t kw,
-                                     int32_t stride_h, int32_t stride_w, int32_t pad_top, int32_t pad_left,
-                                     int32_t act_min, int32_t act_max, int average) {
+                                       int32_t in_w, int32_t C, int32_t out_h, int32_t out_w, int32_t kh, int32_t kw,
+                                       int32_t stride_h, int32_t stride_w, int32_t pad_top, int32_t pad_left,
+                                       int32_t act_min, int32_t act_max, int average) {
   uint8_t* o = (uint8_t*)out;
   for (int32_t oy = 0; oy < out_h; ++oy) {
     for (int32_t ox = 0; ox < out_w; ++ox, o += C * bytes) {
       const mtk_pool_window win = mtk_pool_window_at(oy, ox, in_h, in_w, C, kh, kw, stride_h, stride_w, pad_top,
                                                      pad_left);
-      pixel((const uint8_t*)x + win.offset * bytes, o, C, win, in_w * C, act_min, act_max, average);
+      pixel((const uint8_t*)x + win.offset * bytes, o, C, win, act_min, act_max, average);
     }
   }
   return 0;

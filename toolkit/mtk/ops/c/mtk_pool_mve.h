@@ -43,24 +43,26 @@ MTK_MVE_INLINE int32x4_t mtk_pool_mve_clamp_s32(int32x4_t v, int32_t act_min, in
 }
 
 /* One int8 output pixel, 8 channels a vector (average) or 16 (max). */
-MTK_MVE_INLINE void mtk_pool_mve_pixel_s8(const void* at, void* out, int32_t C, mtk_pool_window win, int32_t row_step,
-                                          int32_t act_min, int32_t act_max, int average) {
+MTK_MVE_INLINE void mtk_pool_mve_pixel_s8(const void* at, void* out, int32_t C, mtk_pool_window win, int32_t act_min,
+                                          int32_t act_max, int average) {
   const int8_t* corner = (const int8_t*)at;
   int8_t* o = (int8_t*)out;
   if (average) {
-    const int32_t count = win.rows * win.cols;
+    const int32_t count = win.count;
     const uint32x4_t recip = vdupq_n_u32(count > 1 ? (uint32_t)((0xFFFFFFFFu / (uint32_t)count) + 1u) : 0u);
     for (int32_t c = 0; c < C; c += 8) {
       const mve_pred16_t in_c = vctp16q((uint32_t)(C - c));
       int16x8_t sum = vdupq_n_s16(0);
       int32x4_t even = vdupq_n_s32(0), odd = vdupq_n_s32(0);
       if (count <= 256) {
-        for (int32_t y = 0; y < win.rows; ++y)
-          for (const int8_t *q = corner + y * row_step + c, *end = q + win.cols * C; q != end; q += C)
+        for (int32_t r = 0; r < win.runs; ++r)
+          for (const int8_t *q = corner + r * win.run_step + c, *end = q + win.taps * win.tap_step; q != end;
+               q += win.tap_step)
             sum = vaddq_s16(sum, vldrbq_z_s16(q, in_c));
       } else {
-        for (int32_t y = 0, taps = 0; y < win.rows; ++y)
-          for (const int8_t *q = corner + y * row_step + c, *end = q + win.cols * C; q != end; q += C) {
+        for (int32_t r = 0, taps = 0; r < win.runs; ++r)
+          for (const int8_t *q = corner + r * win.run_step + c, *end = q + win.taps * win.tap_step; q != end;
+               q += win.tap_step) {
             sum = vaddq_s16(sum, vldrbq_z_s16(q, in_c));
             if (++taps == 256) {
               even = vaddq_s32(even, vmovlbq_s16(sum));
@@ -80,8 +82,9 @@ MTK_MVE_INLINE void mtk_pool_mve_pixel_s8(const void* at, void* out, int32_t C, 
     for (int32_t c = 0; c < C; c += 16) {
       const mve_pred16_t in_c = vctp8q((uint32_t)(C - c));
       int8x16_t m = vdupq_n_s8(-128);
-      for (int32_t y = 0; y < win.rows; ++y)
-        for (const int8_t *q = corner + y * row_step + c, *end = q + win.cols * C; q != end; q += C)
+      for (int32_t r = 0; r < win.runs; ++r)
+        for (const int8_t *q = corner + r * win.run_step + c, *end = q + win.taps * win.tap_step; q != end;
+             q += win.tap_step)
           m = vmaxq_s8(m, vldrbq_z_s8(q, in_c));
       m = vminq_s8(vmaxq_s8(m, vdupq_n_s8((int8_t)act_min)), vdupq_n_s8((int8_t)act_max));
       vstrbq_p_s8(o + c, m, in_c);
@@ -90,18 +93,19 @@ MTK_MVE_INLINE void mtk_pool_mve_pixel_s8(const void* at, void* out, int32_t C, 
 }
 
 /* One int16 output pixel, 8 channels a vector (average: in two of int32 sums). */
-MTK_MVE_INLINE void mtk_pool_mve_pixel_s16(const void* at, void* out, int32_t C, mtk_pool_window win,
-                                           int32_t row_step, int32_t act_min, int32_t act_max, int average) {
+MTK_MVE_INLINE void mtk_pool_mve_pixel_s16(const void* at, void* out, int32_t C, mtk_pool_window win, int32_t act_min,
+                                           int32_t act_max, int average) {
   const int16_t* corner = (const int16_t*)at;
   int16_t* o = (int16_t*)out;
   if (average) {
-    const int32_t count = win.rows * win.cols;
+    const int32_t count = win.count;
     const uint32x4_t recip = vdupq_n_u32(count > 1 ? 0xFFFFFFFFu / (uint32_t)count : 0u);
     for (int32_t c = 0; c < C; c += 8) {
       const mve_pred16_t lo = vctp32q((uint32_t)(C - c)), hi = vctp32q(C - c > 4 ? (uint32_t)(C - c - 4) : 0u);
       int32x4_t s0 = vdupq_n_s32(0), s1 = vdupq_n_s32(0);
-      for (int32_t y = 0; y < win.rows; ++y)
-        for (const int16_t *q = corner + y * row_step + c, *end = q + win.cols * C; q != end; q += C) {
+      for (int32_t r = 0; r < win.runs; ++r)
+        for (const int16_t *q = corner + r * win.run_step + c, *end = q + win.taps * win.tap_step; q != end;
+             q += win.tap_step) {
           s0 = vaddq_s32(s0, vldrhq_z_s32(q, lo));
           s1 = vaddq_s32(s1, vldrhq_z_s32(q + 4, hi));
         }
@@ -113,8 +117,9 @@ MTK_MVE_INLINE void mtk_pool_mve_pixel_s16(const void* at, void* out, int32_t C,
     for (int32_t c = 0; c < C; c += 8) {
       const mve_pred16_t in_c = vctp16q((uint32_t)(C - c));
       int16x8_t m = vdupq_n_s16(-32768);
-      for (int32_t y = 0; y < win.rows; ++y)
-        for (const int16_t *q = corner + y * row_step + c, *end = q + win.cols * C; q != end; q += C)
+      for (int32_t r = 0; r < win.runs; ++r)
+        for (const int16_t *q = corner + r * win.run_step + c, *end = q + win.taps * win.tap_step; q != end;
+             q += win.tap_step)
           m = vmaxq_s16(m, vldrhq_z_s16(q, in_c));
       m = vminq_s16(vmaxq_s16(m, vdupq_n_s16((int16_t)act_min)), vdupq_n_s16((int16_t)act_max));
       vstrhq_p_s16(o + c, m, in_c);
