@@ -59,7 +59,7 @@ MTK_MVE_INLINE void mtk_pool_mve_pixel_s8(const void* at, void* out, int32_t C, 
           for (const int8_t *q = corner + r * win.run_step + c, *end = q + win.taps * win.tap_step; q != end;
                q += win.tap_step)
             sum = vaddq_s16(sum, vldrbq_z_s16(q, in_c));
-      } else {
+      } else {   /* int16 lanes: 256 taps, then into int32 */
         for (int32_t r = 0, taps = 0; r < win.runs; ++r)
           for (const int8_t *q = corner + r * win.run_step + c, *end = q + win.taps * win.tap_step; q != end;
                q += win.tap_step) {
