@@ -54,10 +54,13 @@ static inline uint32_t mtk_s16_word(const void* p) {   /* rows may start at any 
   } while (0)
 #endif
 
-#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__GNUC__)
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__GNUC__) && defined(__OPTIMIZE__)
 /* The loops below in assembly (gcc 12 neither post-increments the loads nor keeps the loop bound in a register):
- * the weights 2 words a LDRD (a block is word-aligned), the rows a LDR a pair (any int16 alignment). */
+ * the weights 2 words a LDRD (a block is word-aligned), the rows a LDR a pair (any int16 alignment). Not at -O0,
+ * where gcc has too few registers left for them. A depth known to be short stays in C, which gcc unrolls: the
+ * loop's registers would cost the caller more spills than the loop saves. */
 #define MTK_S16_ASM 1
+#define MTK_S16_SHORT(k) (__builtin_constant_p(k) && (k) <= 16)
 /* x0, x1: the rows' pairs; w: a weight word, its c0 pair unpacked into c, c1's in place. */
 #define MTK_S16_ASM_2X2(w)                        \
   "ldr %[x0], [%[p0]], #4\n\t"                     \
@@ -124,8 +127,10 @@ static inline int32_t mtk_dot_2x2_s16(const int16_t* r0, const int16_t* r1, cons
   int32_t a00 = 0, a01 = 0, a10 = 0, a11 = 0;
   int32_t pairs = k >> 1;
 #ifdef MTK_S16_ASM
-  mtk_s16_quads_2x2(&r0, &r1, &w, pairs >> 1, &a00, &a01, &a10, &a11);
-  pairs &= 1;
+  if (!MTK_S16_SHORT(k)) {
+    mtk_s16_quads_2x2(&r0, &r1, &w, pairs >> 1, &a00, &a01, &a10, &a11);
+    pairs &= 1;
+  }
 #endif
   for (; pairs > 0; --pairs, r0 += 2, r1 += 2, w += 4) {
 #ifdef MTK_S16_PAIRS
@@ -149,8 +154,10 @@ static inline int32_t mtk_dot_1x2_s16(const int16_t* r, const int8_t* w, int32_t
   int32_t a0 = 0, a1 = 0;
   int32_t pairs = k >> 1;
 #ifdef MTK_S16_ASM
-  mtk_s16_octets_1x2(&r, &w, pairs >> 2, &a0, &a1);
-  pairs &= 3;
+  if (!MTK_S16_SHORT(k)) {
+    mtk_s16_octets_1x2(&r, &w, pairs >> 2, &a0, &a1);
+    pairs &= 3;
+  }
 #endif
   for (; pairs > 0; --pairs, r += 2, w += 4) {
 #ifdef MTK_S16_PAIRS
