@@ -181,30 +181,34 @@ def test_fused_gemm_matches_tflite_requantization(flags, tile, chunk, tmp_path):
     assert run_c(body + " return 0; }\n", flags, tmp_path) == expected
 
 
-def single_row_packings() -> dict[str, tuple]:
-    """The single-row micro-kernels of cores without DSP: their weight packing, its C type, channels."""
+def packings_without_dsp() -> dict[str, tuple]:
+    """The micro-kernels only cores without DSP have: their weight packing, its C type, rows, channels."""
     from mtk.ops.microkernels import pack_weight_pairs, pack_weights
-    return {"1x4_paired": (pack_weight_pairs, "int32_t", 4), "1x8": (lambda w: pack_weights(w, 8), "int8_t", 8)}
+    return {"1x4_paired": (pack_weight_pairs, "int32_t", 1, 4), "1x8": (lambda w: pack_weights(w, 8), "int8_t", 1, 8),
+            "2x4": (lambda w: pack_weights(w, 4), "int8_t", 2, 4)}
 
 
-@pytest.mark.parametrize("kernel, flags", [("1x4_paired", PATHS["plain"]),   # needs a long multiply
+@pytest.mark.parametrize("kernel, flags", [("1x4_paired", PATHS["plain"]),   # these two need a long multiply
+                                           ("2x4", PATHS["plain"]),
                                            ("1x8", PATHS["plain"]), ("1x8", PATHS["long-multiply-by-halves"])],
-                         ids=["1x4_paired-plain", "1x8-plain", "1x8-long-multiply-by-halves"])
-def test_single_row_kernels_without_dsp_match_numpy(kernel, flags, tmp_path):
-    pack, ctype, channels = single_row_packings()[kernel]
+                         ids=["1x4_paired-plain", "2x4-plain", "1x8-plain", "1x8-long-multiply-by-halves"])
+def test_kernels_without_dsp_match_numpy(kernel, flags, tmp_path):
+    pack, ctype, rows, channels = packings_without_dsp()[kernel]
     rng = np.random.default_rng(4)
     lines, expected, sizes = [], [], [1, 5, 64, 640, 1021]
     for case, k in enumerate(sizes):
-        a = rng.integers(-128, 128, k)
+        a = rng.integers(-128, 128, (rows, k))
         b = rng.integers(-128, 128, (channels, k))
-        if k > 512:
+        if k > 512:   # the largest sums: the M3's pair kernels split them into chunks
             a[:], b[:] = -128, -128
         groups = -(-k // 4)
-        lines += [c_array(f"a{case}", "int8_t", a), c_array(f"w{case}", ctype, pack(b.astype(np.int8)))]
-        lines.append(f"static void case{case}(void) {{ int32_t acc[{channels}]; int16_t col[{4 * groups}];"
-                     f" mtk_pack_row_s16(a{case}, {k}, col); mtk_dot_{kernel}_s8(col, w{case}, {groups}, acc);"
-                     f" for (int i = 0; i < {channels}; ++i) printf(\"%ld\\n\", (long)acc[i]); }}")
-        expected += [int(a @ b[j]) for j in range(channels)]
+        pack_rows = f"mtk_pack_pair_s16(a{case}[0], a{case}[1], " if rows == 2 else f"mtk_pack_row_s16(a{case}[0], "
+        lines += [f"static const int8_t a{case}[{rows}][{k}] = {{{', '.join('{' + ', '.join(map(str, r)) + '}' for r in a)}}};",
+                  c_array(f"w{case}", ctype, pack(b.astype(np.int8)))]
+        lines.append(f"static void case{case}(void) {{ int32_t acc[{rows * channels}]; int32_t col[{2 * rows * groups}];"
+                     f" {pack_rows}{k}, col); mtk_dot_{kernel}_s8(col, w{case}, {groups}, acc);"
+                     f" for (int i = 0; i < {rows * channels}; ++i) printf(\"%ld\\n\", (long)acc[i]); }}")
+        expected += [int(a[i] @ b[j]) for i in range(rows) for j in range(channels)]
     body = "\n".join(lines) + "\nint main(void) {" + "".join(f" case{c}();" for c in range(len(sizes)))
     assert run_c(body + " return 0; }\n", flags, tmp_path) == expected
 

@@ -49,6 +49,9 @@ MODELS = {
                                               fused_activation_function="RELU"),
     "fc-600": lambda: conv_model("FULLY_CONNECTED", (1, 600), (10, 600), (1, 10), per_channel=True,
                                  fused_activation_function="RELU"),
+    # the M3's 2x4 kernel: 75 groups (two chunks of its pair sums), a partial channel tile, an odd last row
+    "fc-3-rows-300": lambda: conv_model("FULLY_CONNECTED", (3, 300), (7, 300), (3, 7), per_channel=True,
+                                        y_scale=2.0, fused_activation_function="NONE"),
     "depthwise": lambda: conv_model("DEPTHWISE_CONV_2D", (1, 9, 7, 8), (1, 3, 3, 8), (1, 9, 7, 8), per_channel=True,
                                     padding="SAME", stride_h=1, stride_w=1, depth_multiplier=1, dilation_h_factor=1,
                                     dilation_w_factor=1, fused_activation_function="RELU"),

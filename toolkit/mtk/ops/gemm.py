@@ -64,9 +64,10 @@ class ChunkedVariant(GemmVariant):
     chunk: int = CHUNK
 
 
-def gemm_variants(cpu: Cpu, rows: int, fused: bool = True) -> list[GemmVariant]:
-    """The variants a GEMM of `rows` rows can take on `cpu`, the default first (microkernels.CHOICES)."""
-    return [GemmVariant(mk.block, mk.weights) for mk in choices(cpu, rows, fused)]
+def gemm_variants(cpu: Cpu, rows: int, fused: bool = True, channels: int | None = None) -> list[GemmVariant]:
+    """The variants a GEMM of `rows` rows (and `channels` channels) can take on `cpu`, the default first
+    (microkernels.choices)."""
+    return [GemmVariant(mk.block, mk.weights) for mk in choices(cpu, rows, fused, channels)]
 
 
 def packed_weight_bytes(cols: int, depth: int, variant: GemmVariant, group: int) -> int:
@@ -94,7 +95,8 @@ class GemmOpDef(OpDef):
         p: GemmParams = data.params
         rq = p.requant
         usable = gemm_variants(data.cpu, data.output.size // p.weights.shape[0],   # Helium's fused kernels
-                               data.cpu.mve or rq.rshift_table is not None)      # shift left too
+                               data.cpu.mve or rq.rshift_table is not None,      # shift left too
+                               p.weights.shape[0])
         exact = lambda v: (fused_stream_exact(p.weights, p.bias, rq.multiplier, rq.shift, rq.out_zp) and (
             v.block == "2x2" or shares_requantization(rq.multiplier, rq.shift)))
         return [v for v in usable if v.weights != "fused" or exact(v)]

@@ -7,8 +7,9 @@ A GEMM's variant (gemm.GemmVariant, what tuning files hold) names a micro-kernel
 "<block>/<weights>": block rows × channels per call, weights "int8", "int16" (expanded offline in
 SXTB16 order: no SXTB16 in the loop on DSP cores, twice the flash), "biased" (int8, two channels to an
 int16 halfword, the low one biased by 128: one SXTB16 per two weights of a channel pair on DSP cores,
-c/mtk_dot_biased_s8.h) or "pairs" (two channels to an int32, one SMLAL per two products on the
-Cortex-M3, twice the flash).
+c/mtk_dot_biased_s8.h), "pairs" (two channels to an int32, one SMLAL per two products on the
+Cortex-M3, twice the flash) or "s8" (int8 as "int8" lays it out, in groups of 4: the Cortex-M3's 2x4 block,
+named apart from Helium's fused 2x4/int8).
 """
 
 from __future__ import annotations
@@ -182,6 +183,7 @@ MICRO_KERNELS = (
     MicroKernel("mtk_gemm_1x4_fused_s8", "1x4", "fused", 1, _biased, ("dsp",), BIASED_HEADER, fused=True),
     MicroKernel("mtk_dot_1x8_s8", "1x8", "int8", 1, _int8, ("scalar", "m3")),
     MicroKernel("mtk_dot_1x4_paired_s8", "1x4", "pairs", 2, _pairs, ("m3",)),
+    MicroKernel("mtk_dot_2x4_s8", "2x4", "s8", 1, _int8, ("m3",)),
     MicroKernel("mtk_gemm_mve_2x4_s8", "2x4", "int8", 1, _int8, ("mve",), header=GEMM_MVE_HEADER, fused=True),
 )
 BY_LABEL = {mk.label: mk for mk in MICRO_KERNELS}
@@ -192,10 +194,11 @@ BY_LABEL = {mk.label: mk for mk in MICRO_KERNELS}
 # The fused ones requantize inside (2x2: every channel its own; 1x4: the layer's one multiplier and shift).
 # Cortex-M3 (long multiply, no DSP): one row defaults to 1x8 int8 (2.25 instructions a product, 1x4's 2.5;
 # AD: 0.66x TFLM's instructions in less flash); 1x4 paired takes the fewest instructions for twice the
-# flash, 1x4 int8 pads fewer channels when channels % 8 <= 4.
+# flash, 1x4 int8 pads fewer channels when channels % 8 <= 4. Several rows: 2x4 (a pair of rows times 4
+# channels, 1.19 instructions a product in its loop; 2x2's 1.5).
 CHOICES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "dsp": (("1x4/fused", "1x4/biased", "1x4/int16"), ("2x2/fused", "2x2/biased", "2x2/int16", "1x4/biased", "1x4/int16")),
-    "m3": (("1x8/int8", "1x4/pairs", "1x4/int8"), ("2x2/int8", "1x4/pairs")),
+    "m3": (("1x8/int8", "1x4/pairs", "1x4/int8"), ("2x4/s8", "2x2/int8", "1x4/pairs")),
     "mve": (("2x4/int8",), ("2x4/int8",)),
     "scalar": (("1x4/int8",), ("2x2/int8", "1x4/int8")),
 }
@@ -212,13 +215,22 @@ def isa_of(cpu: Cpu) -> str:
 PLAIN_SUMS = {"mve": (("1x4/int8",), ("2x2/int8", "1x4/int8")), "dsp": (("1x4/int8",), ("2x2/int8", "1x4/int8"))}
 
 
-def choices(cpu: Cpu, rows: int, fused: bool = True) -> list[MicroKernel]:
+def choices(cpu: Cpu, rows: int, fused: bool = True, channels: int | None = None) -> list[MicroKernel]:
     """The micro-kernels a GEMM of `rows` rows may take on `cpu`, the default first; `fused`: whether a
     kernel that requantizes itself (every channel shifts right: requant.rshift_table) or reads the rows'
-    sums the GEMM packs may be among them."""
+    sums the GEMM packs may be among them. A default whose block pads a third of its work or more past the
+    GEMM's `channels` gives way to the first choice in as much flash padding fewer (Cortex-M3: 2x2 before 2x4
+    for 1, 2 or 5 channels, 1x4 before 1x8 for 1-5 or 9-10)."""
     isa = isa_of(cpu)
     table = CHOICES[isa] if fused else PLAIN_SUMS.get(isa, CHOICES[isa])
-    return [BY_LABEL[label] for label in table[rows > 1]]
+    kernels = [BY_LABEL[label] for label in table[rows > 1]]
+    padded = lambda mk: -(-channels // mk.cols) * mk.cols
+    if channels and 3 * (padded(kernels[0]) - channels) >= padded(kernels[0]):
+        narrower = next((mk for mk in kernels if padded(mk) < padded(kernels[0])
+                          and mk.bytes_per_weight == kernels[0].bytes_per_weight), None)
+        if narrower is not None:
+            kernels = [narrower] + [mk for mk in kernels if mk is not narrower]
+    return kernels
 
 
 def weight_group(cpu: Cpu) -> int:

@@ -63,4 +63,82 @@ static inline int32_t mtk_dot_1x4_paired_s8(const void* x, const void* w, int32_
   return mtk_store4(acc, s0, s1, s2, s3);
 }
 
+/* Pair sums a[j] of one chunk of n <= MTK_PAIR_GROUPS groups: a pair of rows (int32 r0 + r1 * 2^23 a value)
+ * times 4 channels' int8 weights (gemm.py pack_weights(w, 4)), xp and wp advanced past them. On the Cortex-M3 a
+ * group is 4 LDR, 16 LDRSB and 16 SMLAL (gcc 12 adds moves: 42 instructions a group, the assembly 38). */
+#if defined(__GNUC__) && defined(__thumb2__)
+#define MTK_2X4_VALUE(t)                     \
+  "ldr %[x], [%[xp], #" #t "*4-16]\n\t"   \
+  "ldrsb %[w], [%[wp], #" #t "-16]\n\t"   \
+  "smlal %[l0], %[h0], %[x], %[w]\n\t"   \
+  "ldrsb %[w], [%[wp], #" #t "-12]\n\t"   \
+  "smlal %[l1], %[h1], %[x], %[w]\n\t"   \
+  "ldrsb %[w], [%[wp], #" #t "-8]\n\t"    \
+  "smlal %[l2], %[h2], %[x], %[w]\n\t"   \
+  "ldrsb %[w], [%[wp], #" #t "-4]\n\t"    \
+  "smlal %[l3], %[h3], %[x], %[w]\n\t"
+static inline void mtk_pair_chunk_2x4(const int32_t** xpp, const int8_t** wpp, int32_t n, int64_t* a) {
+  const int32_t* xp = *xpp;
+  const int8_t* wp = *wpp;
+  uint32_t l0 = 0, h0 = 0, l1 = 0, h1 = 0, l2 = 0, h2 = 0, l3 = 0, h3 = 0, x, w;
+  /* the group's first loads step the pointers past it, the others reach back */
+  __asm__("1:\n\t"
+          "ldr %[x], [%[xp]], #16\n\t"
+          "ldrsb %[w], [%[wp]], #16\n\t"
+          "smlal %[l0], %[h0], %[x], %[w]\n\t"
+          "ldrsb %[w], [%[wp], #-12]\n\t"
+          "smlal %[l1], %[h1], %[x], %[w]\n\t"
+          "ldrsb %[w], [%[wp], #-8]\n\t"
+          "smlal %[l2], %[h2], %[x], %[w]\n\t"
+          "ldrsb %[w], [%[wp], #-4]\n\t"
+          "smlal %[l3], %[h3], %[x], %[w]\n\t"
+          MTK_2X4_VALUE(1) MTK_2X4_VALUE(2) MTK_2X4_VALUE(3)
+          "subs %[n], %[n], #1\n\t"
+          "bne 1b"
+          : [l0] "+r"(l0), [h0] "+r"(h0), [l1] "+r"(l1), [h1] "+r"(h1), [l2] "+r"(l2), [h2] "+r"(h2), [l3] "+r"(l3),
+            [h3] "+r"(h3), [xp] "+r"(xp), [wp] "+r"(wp), [n] "+r"(n), [x] "=&r"(x), [w] "=&r"(w)
+          :
+          : "cc", "memory");
+  a[0] = (int64_t)(((uint64_t)h0 << 32) | l0), a[1] = (int64_t)(((uint64_t)h1 << 32) | l1);
+  a[2] = (int64_t)(((uint64_t)h2 << 32) | l2), a[3] = (int64_t)(((uint64_t)h3 << 32) | l3);
+  *xpp = xp, *wpp = wp;
+}
+#undef MTK_2X4_VALUE
+#else
+static inline void mtk_pair_chunk_2x4(const int32_t** xpp, const int8_t** wpp, int32_t n, int64_t* a) {
+  const int32_t* xp = *xpp;
+  const int8_t* wp = *wpp;
+  a[0] = a[1] = a[2] = a[3] = 0;
+  for (; n > 0; --n, xp += 4, wp += 16)
+    for (int32_t t = 0; t < 4; ++t)
+      for (int32_t j = 0; j < 4; ++j) a[j] += (int64_t)xp[t] * wp[4 * j + t];
+  *xpp = xp, *wpp = wp;
+}
+#endif
+
+/* The two rows' sums of a chunk's pair sum a (mtk_split_pair with 4 instructions: a >> 23 is r1's sum less 1 when
+ * r0's is negative), set or (`add`) added. */
+static inline void mtk_split_pair_into(int64_t a, int32_t* low, int32_t* high, int add) {
+  int32_t lo = (int32_t)((uint32_t)a << 9) >> 9;
+  int32_t hi = (int32_t)((uint32_t)a >> 23 | (uint32_t)(a >> 32) << 9) - (lo >> 31);
+  *low = add ? *low + lo : lo;
+  *high = add ? *high + hi : hi;
+}
+
+/* acc = {p0.w0 .. p0.w3, p1.w0 .. p1.w3} over `groups` (>= 1) groups of 4: x from mtk_pack_pair_s16, w four
+ * weight rows interleaved per group (int8): per value of x one SMLAL a channel for both rows. */
+static inline int32_t mtk_dot_2x4_s8(const void* x, const void* w, int32_t groups, int32_t* acc) {
+  const int32_t* xp = (const int32_t*)x;
+  const int8_t* wp = (const int8_t*)w;
+  for (int add = 0; groups > 0; add = 1) {
+    int32_t n = groups < MTK_PAIR_GROUPS ? groups : MTK_PAIR_GROUPS;
+    int64_t a[4];
+    groups -= n;
+    mtk_pair_chunk_2x4(&xp, &wp, n, a);
+#pragma GCC unroll 4
+    for (int32_t j = 0; j < 4; ++j) mtk_split_pair_into(a[j], &acc[j], &acc[4 + j], add);
+  }
+  return 0;
+}
+
 #endif /* MTK_DOT_S8_M3_H_ */
