@@ -361,7 +361,8 @@ class CmsisNN:
         defines = {f"LAYER_{kind}": 1, **({"S16": 1} if layer.dtype == "int16" else {}), "IN_H": layer.input[0], "IN_W": layer.input[1], "IN_C": layer.input[2],
                    "OUT_H": h, "OUT_W": w, "OUT_C": layer.out_channels, "K_H": layer.kernel[0], "K_W": layer.kernel[1],
                    "STRIDE_H": layer.stride[0], "STRIDE_W": layer.stride[1], "DIL_H": layer.dilation[0],
-                   "DIL_W": layer.dilation[1], "PAD_H": pad_h, "PAD_W": pad_w, "MTK_SEMIHOSTING": 1}
+                   "DIL_W": layer.dilation[1], "PAD_H": pad_h, "PAD_W": pad_w, "MTK_SEMIHOSTING": 1,
+                   "SCRATCH_BYTES": min(64 * 1024, board.ram_bytes // 8)}
         elf = out / "harness.elf"
         self._run(["arm-none-eabi-gcc", *board.cpu.gcc_flags, "-O2", "--specs=picolibc.specs", "-nostartfiles",
                    "-ffunction-sections", "-fdata-sections", "-Wl,--gc-sections", "-T", str(out / "linker.ld"),
@@ -381,7 +382,8 @@ class CmsisNN:
 def render_board_files(board: Board, out: Path) -> None:
     """mtk_board.h and linker.ld of the bare-metal firmware for `board` (baremetal_app's templates)."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(BAREMETAL_APP), undefined=jinja2.StrictUndefined)
-    context = {"board": board, "qemu": board.qemu, "options": ProjectOptions(stack_bytes=DEFAULT_STACK_BYTES),
+    stack = min(DEFAULT_STACK_BYTES, board.ram_bytes // 8)   # microbit: 16 KB of RAM in all
+    context = {"board": board, "qemu": board.qemu, "options": ProjectOptions(stack_bytes=stack),
                "tick": icount_tick(board.qemu.timer_hz)}
     for name in ("mtk_board.h", "linker.ld"):
         (out / name).write_text(env.get_template(f"{name}.j2").render(context))

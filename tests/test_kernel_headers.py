@@ -218,10 +218,11 @@ def test_kernels_without_dsp_match_numpy(kernel, flags, tmp_path):
 def test_depthwise_kernel_matches_numpy(flags, multiplier, tmp_path):
     """mtk_dw_s8 on a 3x3 window (row step 20, column step 8) with every tap range, against numpy: with
     multiplier 1 the 4 consecutive channels' formulation (offsets 1, 2, 3), otherwise the lanes' (output
-    channel c reads input channel c / multiplier)."""
+    channel c reads input channel c / multiplier); with multiplier 1 also mtk_dw2_s8 (the Cortex-M3's two
+    pixels, the second a row on)."""
     from mtk.ops.depthwise import pack_weights
     rng = np.random.default_rng(3)
-    x = rng.integers(-128, 128, (3, 20))
+    x = rng.integers(-128, 128, (4, 20))
     w = rng.integers(-128, 128, (1, 3, 3, 4))
     x[0, 0], w[0, 0, 0, 0] = -128, -128
     pad = -7
@@ -237,6 +238,11 @@ def test_depthwise_kernel_matches_numpy(flags, multiplier, tmp_path):
             expected.append(sum(int(w[0, ky, kx, j]) * (int(x[ky, kx * 8 + source[j]]) if ky_lo <= ky < ky_hi and
                                                           kx_lo <= kx < kx_hi else pad)
                                 for ky in range(3) for kx in range(3)))
+    if multiplier == 1:
+        body += (" { int32_t acc2[8]; mtk_dw2_s8(X, 20, 8, 20, W, 3, 3, acc2);"
+                 " for (int i = 0; i < 8; ++i) printf(\"%ld\\n\", (long)acc2[i]); }")
+        expected += [sum(int(w[0, ky, kx, j]) * int(x[ky + pixel, kx * 8 + j]) for ky in range(3) for kx in range(3))
+                     for pixel in range(2) for j in range(4)]
     body += " return 0; }\n"
     assert run_c(body, flags, tmp_path) == expected
 

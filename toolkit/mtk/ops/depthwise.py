@@ -21,7 +21,7 @@ from tvm.script import tirx as T
 from ..graph import Op
 from ..target import Cpu
 from .base import Const, Kernel, OpData, jit, specialize
-from .microkernels import DOT_HEADER, SXTB16_ORDER, pad_to_groups
+from .microkernels import DOT_HEADER, SXTB16_ORDER, isa_of, pad_to_groups
 from .requant import RSHIFT_FIELDS, Requant
 from .variants import KernelChoice
 
@@ -64,6 +64,8 @@ def depthwise_kernel(op: Op, g, in_zp: int, w: np.ndarray, bias: np.ndarray, rq:
     padded = groups * LANES
     # Helium: a group's requantization as 4-lane vectors (mtk_dw_requant_mve_s8) when every channel shifts right
     vector_requant = cpu.mve and rq.rshift_table is not None
+    # Cortex-M3: pairs of inside rows, the consecutive groups of both in one call (mtk_dw2_s8)
+    row_pairs = (oy_hi - oy_lo) // 2 if consecutive and isa_of(cpu) == "m3" else 0
 
     def first_tap(o, stride: int, pad: int, dil: int):
         return T.max(0, (pad - o * stride + dil - 1) // dil)
@@ -112,20 +114,48 @@ def depthwise_kernel(op: Op, g, in_zp: int, w: np.ndarray, bias: np.ndarray, rq:
                     out[(oy * g.out_w + ox) * C + q * LANES + j] = rq.output(
                         acc[j] + bias[q * LANES + j], q * LANES + j, table, mult, shift)
 
+    def pair_sum(x, wp, acc, oy, ox, q):
+        """The call summing the consecutive group q at (oy, ox) and (oy + 1, ox), both windows inside."""
+        corner = ((oy * g.stride_h - g.pad_top) * g.in_w + ox * g.stride_w - g.pad_left) * g.in_c + q * LANES
+        return T.call_extern(i32, "mtk_dw2_s8", T.address_of(x[corner]), row_step, col_step,
+                             g.stride_h * g.in_w * g.in_c, T.address_of(wp[q * taps * LANES]), g.k_h, g.k_w,
+                             acc.access_ptr("w"))
+
+    @T.macro
+    def pixel(x, wp, acc, out, bias, table, mult, shift, oy, ox):
+        if consecutive > 0:
+            for q in T.serial(consecutive):
+                group(x, wp, acc, out, bias, table, mult, shift, oy, ox, q, True)
+        if consecutive < groups:
+            for q in T.serial(consecutive, groups):
+                group(x, wp, acc, out, bias, table, mult, shift, oy, ox, q, False)
+
     @jit
     def depthwise(x: T.Buffer((g.in_h * g.in_w * g.in_c,), "int8"), wp: T.Buffer((taps * groups * LANES,), "int16"),
                   bias: T.Buffer((padded,), i32), table: T.Optional(T.Buffer((C * RSHIFT_FIELDS,), i32)),
                   mult: T.Optional(T.Buffer((padded,), i32)), shift: T.Optional(T.Buffer((padded,), i32)),
                   out: T.Buffer((g.out_h * g.out_w * C,), "int8")):
-        acc = T.alloc_buffer((LANES,), i32)
+        acc = T.alloc_buffer((LANES * (1 + (row_pairs > 0)),), i32)
         for oy in T.serial(g.out_h):
+            if row_pairs == 0 or oy < oy_lo or oy >= oy_lo + 2 * row_pairs:
+                for ox in T.serial(g.out_w):
+                    pixel(x, wp, acc, out, bias, table, mult, shift, oy, ox)
+        for r in T.serial(row_pairs):   # inside rows two at a time: their consecutive groups' weights loaded once
             for ox in T.serial(g.out_w):
-                if consecutive > 0:
+                if ox >= ox_lo and ox < ox_hi:
                     for q in T.serial(consecutive):
-                        group(x, wp, acc, out, bias, table, mult, shift, oy, ox, q, True)
-                if consecutive < groups:
-                    for q in T.serial(consecutive, groups):
-                        group(x, wp, acc, out, bias, table, mult, shift, oy, ox, q, False)
+                        T.evaluate(pair_sum(x, wp, acc, oy_lo + 2 * r, ox, q))
+                        for i in T.unroll(2):
+                            for j in T.unroll(LANES):
+                                out[((oy_lo + 2 * r + i) * g.out_w + ox) * C + q * LANES + j] = rq.output(
+                                    acc[i * LANES + j] + bias[q * LANES + j], q * LANES + j, table, mult, shift)
+                    if consecutive < groups:
+                        for i in T.unroll(2):
+                            for q in T.serial(consecutive, groups):
+                                group(x, wp, acc, out, bias, table, mult, shift, oy_lo + 2 * r + i, ox, q, False)
+                else:
+                    for i in T.unroll(2):
+                        pixel(x, wp, acc, out, bias, table, mult, shift, oy_lo + 2 * r + i, ox)
 
     # mtk_dw_requant_mve_s8 loads whole groups of multipliers and shifts
     requant = ({"mult": Const("mult", rq.multiplier), "shift": Const("shift", rq.shift)} if vector_requant
@@ -133,7 +163,8 @@ def depthwise_kernel(op: Op, g, in_zp: int, w: np.ndarray, bias: np.ndarray, rq:
     requant = {k: c if k == "table" else Const(c.name, pad_to_groups(c.data, LANES)) for k, c in requant.items()}
     args = [op.inputs[0], Const("w", pack_weights(w, M, cpu.mve)), Const("bias", pad_to_groups(bias, LANES)),
             *requant.values(), op.outputs[0]]
-    c_calls = ("mtk_dw_s8", "mtk_dw_requant_mve_s8") if vector_requant else ("mtk_dw_s8",)
+    c_calls = (("mtk_dw_s8",) + (("mtk_dw_requant_mve_s8",) if vector_requant else ())
+               + (("mtk_dw2_s8",) if row_pairs else ()))
     return Kernel("depthwise_conv2d", args, func=specialize(depthwise, requant), headers=(DOT_HEADER, DEPTHWISE_HEADER),
                   c_calls=c_calls)
 

@@ -69,6 +69,36 @@ static inline int32_t mtk_dw_s8(const void* x, int32_t row_step, int32_t col_ste
 #endif
 }
 
+/* mtk_dw_s8 of 4 consecutive input channels (offsets 1, 2, 3) at two output pixels whose windows lie inside the
+ * image, the second's `pair_step` bytes after the first's: acc[j] the first pixel's, acc[4 + j] the second's. Each
+ * weight loaded once for both pixels: 5 instructions per 2 products with one MLA each (6 for one pixel); two
+ * channels at a time, so that their 4 sums, the weight and the pointers stay in registers (cores without DSP or
+ * Helium: depthwise.py). */
+static inline int32_t mtk_dw2_s8(const void* x, int32_t row_step, int32_t col_step, int32_t pair_step, const void* w,
+                                 int32_t kh, int32_t kw, int32_t* acc) {
+  static const int32_t lane[4] = {0, 2, 1, 3};   /* weights in SXTB16 order */
+#pragma GCC unroll 2
+  for (int32_t c = 0; c < 4; c += 2) {
+    const int8_t* xb = (const int8_t*)x + c;
+    const int16_t* wp = (const int16_t*)w;
+    int32_t a0 = 0, a1 = 0, b0 = 0, b1 = 0;
+#pragma GCC unroll 8
+    for (int32_t ky = 0; ky < kh; ++ky)
+#pragma GCC unroll 8
+      for (int32_t kx = 0; kx < kw; ++kx, wp += 4) {
+        const int8_t* v = xb + ky * row_step + kx * col_step;
+        int32_t w0 = wp[lane[c]];
+        MTK_IN_REGISTER(w0);   /* else gcc 12 loads each weight again for the second pixel */
+        a0 += v[0] * w0, b0 += v[pair_step] * w0;
+        int32_t w1 = wp[lane[c + 1]];
+        MTK_IN_REGISTER(w1);
+        a1 += v[1] * w1, b1 += v[pair_step + 1] * w1;
+      }
+    acc[c] = a0, acc[c + 1] = a1, acc[4 + c] = b0, acc[5 + c] = b1;
+  }
+  return 0;
+}
+
 #if defined(MTK_DOT_MVE)
 /* The group's n <= 4 outputs on Helium, from its sums and per-channel bias, multiplier and shift (< 0: every
  * channel shifts right, or has multiplier 0): TFLM's MultiplyByQuantizedMultiplier, whose
