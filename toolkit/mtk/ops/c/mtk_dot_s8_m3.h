@@ -66,7 +66,7 @@ static inline int32_t mtk_dot_1x4_paired_s8(const void* x, const void* w, int32_
 /* Pair sums a[j] of one chunk of n <= MTK_PAIR_GROUPS groups: a pair of rows (int32 r0 + r1 * 2^23 a value)
  * times 4 channels' int8 weights (gemm.py pack_weights(w, 4)), xp and wp advanced past them. On the Cortex-M3 a
  * group is 4 LDR, 16 LDRSB and 16 SMLAL (gcc 12 adds moves: 42 instructions a group, the assembly 38). */
-#if defined(__GNUC__) && defined(__thumb2__)
+#if defined(__GNUC__) && defined(__thumb2__) && defined(__OPTIMIZE__)   /* -O0: no registers for its 13 operands */
 #define MTK_2X4_VALUE(t)                     \
   "ldr %[x], [%[xp], #" #t "*4-16]\n\t"   \
   "ldrsb %[w], [%[wp], #" #t "-16]\n\t"   \
