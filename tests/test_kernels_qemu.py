@@ -84,6 +84,17 @@ HELIUM_MODELS = {   # mtk_depthwise_mve.h: 3x3 whole groups in assembly (clamped
     # a depth multiplier: each lane's input channel gathered (3 -> 21: a tail group; 2 -> 32: whole groups, 3x3)
     "dw-3to21-m7": lambda: depthwise_model((1, 7, 6, 3), (3, 2), (1, 4, 3, 21), "RELU6", stride=2, multiplier=7),
     "dw-16to32-m2-3x3": lambda: depthwise_model((1, 6, 5, 16), (3, 3), (1, 6, 5, 32), multiplier=2),
+    # any window: taps paired in the assembly loop (2x2: a whole group and 8 channels 8 lanes wide; 5x5 a single
+    # tap more, a partial group of 13 under a predicate; 7x7 beyond the 16 taps the kernel once took; a gathered
+    # partial group of 12); a last group of 3 channels, 8 lanes wide, over 40 taps
+    "dw-2x2-24-relu": lambda: depthwise_model((1, 6, 5, 24), (2, 2), (1, 6, 5, 24), "RELU"),
+    "dw-5x5-13-s2": lambda: depthwise_model((1, 9, 8, 13), (5, 5), (1, 5, 4, 13), stride=2),
+    "dw-7x7-40-relu6": lambda: depthwise_model((1, 8, 7, 40), (7, 7), (1, 8, 7, 40), "RELU6"),
+    "dw-3to12-m4-5x5": lambda: depthwise_model((1, 6, 6, 3), (5, 5), (1, 6, 6, 12), multiplier=4),
+    "dw-10x4-3-valid": lambda: conv_model("DEPTHWISE_CONV_2D", (1, 14, 6, 3), (1, 10, 4, 3), (1, 3, 2, 3),
+                                          per_channel=True, padding="VALID", stride_h=2, stride_w=2,
+                                          depth_multiplier=1, dilation_h_factor=1, dilation_w_factor=1,
+                                          fused_activation_function="NONE"),
     # mtk_gemm_mve.h's _lshift kernels: rescales x_scale * w_scale / y_scale of 0.02-1.6, some channels shift left
     # mtk_add_mve.h over runs where one input stays: per channel, per pixel, a scalar, both inputs broadcast
     "add-bcast-channels": lambda: add_model((1, 5, 4, 23), "RELU", (1, 1, 1, 23)),
@@ -140,6 +151,34 @@ def test_one_row_fused_gemm_bit_exact_on_target(name, tmp_path):
 @pytest.mark.parametrize("name", HELIUM_MODELS)
 def test_helium_kernels_bit_exact_on_target(name, tmp_path):
     assert_bit_exact_on_target(HELIUM_MODELS[name](), "mps3/corstone300/an547", tmp_path)
+
+
+def extreme_depthwise_model(w: np.ndarray) -> bytes:
+    """DEPTHWISE_CONV_2D (3x3, 19 channels) over a 4x4 input with the weights w [1, 3, 3, 19] as they are, a
+    scale small enough that x0 w0 + x1 w1 at the int8 extremes still moves the outputs."""
+    b = ModelBuilder(description="mtk test depthwise extremes")
+    x = b.tensor("x", (1, 4, 4, 19), "int8", scale=0.5, zero_point=0)
+    w_t = b.const("w", w, scale=np.full(19, 1e-4), zero_point=np.zeros(19, np.int64), axis=3)
+    bias = b.const("b", np.zeros(19, np.int32), scale=np.full(19, 5e-5), zero_point=np.zeros(19, np.int64), axis=0)
+    y = b.tensor("y", (1, 4, 4, 19), "int8", scale=0.2, zero_point=0)
+    b.op("DEPTHWISE_CONV_2D", [x, w_t, bias], [y], padding="SAME", stride_h=1, stride_w=1, depth_multiplier=1,
+         dilation_h_factor=1, dilation_w_factor=1, fused_activation_function="NONE")
+    b.inputs([x])
+    b.outputs([y])
+    return b.build()
+
+
+@pytest.mark.parametrize("both_minus_128", [False, True], ids=["paired", "unpaired"])
+def test_helium_depthwise_at_the_int16_bound_of_paired_taps(both_minus_128, tmp_path):
+    """mtk_depthwise_mve.h adds two taps' int16 products before widening: exact at the extremes (inputs all -128
+    or all 127, weights -128 and -127) and, where a channel has -128 as both weights of a pair (32768 would wrap),
+    not paired at all (depthwise_mve.pairs)."""
+    w = np.where(np.arange(9)[:, None] % 2 == 0, -128, -127) * np.ones((9, 19), np.int64)
+    if both_minus_128:
+        w[1, 5] = -128
+    model = extreme_depthwise_model(w.reshape(1, 3, 3, 19).astype(np.int8))
+    samples = [[np.full((1, 4, 4, 19), v, np.int8)] for v in (-128, 127)]
+    assert_bit_exact_on_target(model, "mps3/corstone300/an547", tmp_path, samples)
 
 
 @pytest.mark.parametrize("op", ["AVERAGE_POOL_2D", "MAX_POOL_2D"])

@@ -1,6 +1,8 @@
 """DEPTHWISE_CONV_2D on Helium (MVE) cores: one C call for the whole layer (c/mtk_depthwise_mve.h), 16 output
-channels a pass (with a depth multiplier above 1 their inputs gathered by byte offsets), requantization fused
-(every channel shifts right: requant.rshift_table). Other depthwise layers take depthwise.py's path."""
+channels a pass (a last 1-8 channels 8 lanes wide; with a depth multiplier above 1 their inputs gathered by byte
+offsets), two taps' products added in int16 where no channel's pair of weights is -128 twice (pairs), any
+window, requantization fused (every channel shifts right: requant.rshift_table). Other depthwise layers take
+depthwise.py's path."""
 
 from __future__ import annotations
 
@@ -16,27 +18,53 @@ from .variants import KernelChoice
 
 DEPTHWISE_MVE_HEADER = "mtk_depthwise_mve.h"
 LANES = 16                  # channels per group: one int8 vector
+HALF_LANES = 8              # a last group of at most 8 channels: int16 vectors
 SUM_ORDER = [0, 2, 1, 3]    # the kernel's int32 sum vectors hold channels 4j + 0, 4j + 2, 4j + 1, 4j + 3
-MAX_TAPS = 16               # mtk_depthwise_mve.h MTK_DW_MVE_MAX_TAPS
+MAX_TAPS = 256              # the kernel's per-pixel tap table is on the stack (4 bytes a tap)
 MAX_GATHERED_CHANNELS = 256   # input channels a multiplier's byte offsets reach
 
 
+def pairs(w: np.ndarray) -> int:
+    """Tap pairs the kernel may add as int16 before widening: kh·kw / 2, or 0 if a channel of a pair
+    (taps 2i, 2i + 1 in [kh][kw] order) has -128 as both weights (128 · 256 would overflow int16)."""
+    taps = w.reshape(-1, w.shape[-1])
+    n = len(taps) // 2
+    return 0 if np.any((taps[0:2 * n:2] == -128) & (taps[1:2 * n:2] == -128)) else n
+
+
+def _group(w: np.ndarray, params: np.ndarray, lanes: np.ndarray, out_zp: int) -> list[np.ndarray]:
+    """One group's stream as int32 pieces (see pack_stream): w [taps][n], params [3][n], lanes [n] (or None);
+    n <= 8 only in the last group."""
+    width = LANES if w.shape[1] > HALF_LANES else HALF_LANES
+    pad = width - w.shape[1]
+    w = np.pad(w, ((0, 0), (0, pad))).astype(np.int8)
+    params = np.pad(params, ((0, 0), (0, pad))).astype(np.int32)
+    if width == LANES:
+        by_sum = params.reshape(3, 4, 4).transpose(0, 2, 1)[:, SUM_ORDER]   # [field][sum][lane]
+        pieces = [by_sum.reshape(-1), np.full(8, out_zp, np.int16).view(np.int32)]
+        lane_type = np.uint8
+    else:
+        pieces = [params.reshape(3, 4, 2).transpose(0, 2, 1).reshape(-1)]
+        lane_type = np.uint16
+    if lanes is not None:
+        pieces.append(np.pad(lanes, (0, pad), mode="edge").astype(lane_type).view(np.int32))
+    return pieces + [w.view(np.int32).reshape(-1)]
+
+
 def pack_stream(w: np.ndarray, bias: np.ndarray, rq: Requant, multiplier: int) -> np.ndarray:
-    """What the kernel reads per group of 16 channels, zero-padded to whole groups, as int32: the int8 weights
-    [kh·kw][16]; int32 [bias, multiplier, shift][sum vector][4]; out_zp as int16 [8]; with a depth multiplier
-    above 1, each lane's input channel as uint8 [16]."""
+    """What the kernel reads, group by group of 16 channels (zero-padded), as int32: int32 [bias, multiplier,
+    shift][sum vector][4]; out_zp as int16 [8]; with a depth multiplier above 1, each lane's input channel as
+    uint8 [16]; the int8 weights [kh·kw][16]. A last group of 1-8 channels, 8 lanes: int32 [bias, multiplier,
+    shift][even, odd channels][4]; uint16 [8]; int8 [kh·kw][8]."""
     channels = w.shape[-1]
-    groups = -(-channels // LANES)
-    weights = pad_to_groups(w.reshape(-1, channels).astype(np.int8), LANES)
-    params = pad_to_groups(np.stack([bias, rq.multiplier, rq.shift]).astype(np.int32), LANES)
-    by_sum = params.reshape(3, groups, 4, 4).transpose(1, 0, 3, 2)[:, :, SUM_ORDER]   # [group][field][sum][lane]
-    by_group = weights.reshape(-1, groups, LANES).transpose(1, 0, 2).reshape(groups, -1)
-    output = np.full(8, rq.out_zp, np.int16).view(np.int32)
-    in_c = channels // multiplier
-    lanes = np.minimum(np.arange(groups * LANES) // multiplier, in_c - 1).astype(np.uint8).view(np.int32)
-    in_channels = lanes.reshape(groups, -1) if multiplier > 1 else np.zeros((groups, 0), np.int32)
-    return np.concatenate([np.concatenate([wg.view(np.int32), pg.reshape(-1), output, lg])
-                           for wg, pg, lg in zip(by_group, by_sum, in_channels)])
+    taps = w.reshape(-1, channels)
+    params = np.stack([bias, rq.multiplier, rq.shift]).astype(np.int64)
+    in_channel = np.arange(channels) // multiplier
+    pieces = []
+    for first in range(0, channels, LANES):
+        group = slice(first, min(first + LANES, channels))
+        pieces += _group(taps[:, group], params[:, group], in_channel[group] if multiplier > 1 else None, rq.out_zp)
+    return np.concatenate(pieces)
 
 
 def depthwise_mve_kernel(op: Op, g, in_zp: int, w: np.ndarray, bias: np.ndarray, rq: Requant) -> Kernel:
@@ -52,7 +80,8 @@ def depthwise_mve_kernel(op: Op, g, in_zp: int, w: np.ndarray, bias: np.ndarray,
         T.evaluate(T.call_extern(i32, "mtk_depthwise_mve_s8", T.address_of(x[0]), T.address_of(sp[0]),
                                  T.address_of(pad_row[0]), T.address_of(out[0]),
                                  g.in_h, g.in_w, g.in_c, C, g.out_h, g.out_w, g.k_h, g.k_w, g.stride_h, g.stride_w,
-                                 g.dil_h, g.dil_w, g.pad_top, g.pad_left, rq.out_zp, rq.act_min, rq.act_max))
+                                 g.dil_h, g.dil_w, g.pad_top, g.pad_left, pairs(w), rq.out_zp, rq.act_min,
+                                 rq.act_max))
 
     args = [op.inputs[0], Const("w", stream), Const("pad", pad), op.outputs[0]]
     return Kernel("depthwise_conv2d", args, func=depthwise, headers=(GEMM_MVE_HEADER, DEPTHWISE_MVE_HEADER),
@@ -60,8 +89,8 @@ def depthwise_mve_kernel(op: Op, g, in_zp: int, w: np.ndarray, bias: np.ndarray,
 
 
 def takes(data: OpData) -> bool:
-    """At most MAX_TAPS taps, multiplier 1 or at most MAX_GATHERED_CHANNELS input channels, and every channel
-    shifts right (the fused requantization)."""
+    """At most MAX_TAPS taps (the kernel's table), multiplier 1 or at most MAX_GATHERED_CHANNELS input channels,
+    and every channel shifts right (the fused requantization)."""
     g, rq = data.params.geometry, data.params.requant
     return ((g.out_c == g.in_c or g.in_c <= MAX_GATHERED_CHANNELS) and g.k_h * g.k_w <= MAX_TAPS
             and rq.rshift_table is not None)
