@@ -127,13 +127,16 @@ def test_gemm_kernels_match_numpy(flags, tmp_path):
 
 
 @pytest.mark.parametrize("flags", PATHS.values(), ids=PATHS.keys())
-@pytest.mark.parametrize("tile, chunk", [(2, None), (4, None), (4, 3)], ids=["2x2", "1x4", "1x4-chunks-of-3"])
-def test_fused_gemm_matches_tflite_requantization(flags, tile, chunk, tmp_path):
+@pytest.mark.parametrize("tile, chunk, shared", [(2, None, False), (4, None, True), (4, 3, True), (4, None, False),
+                                                 (4, 3, False)],
+                         ids=["2x2", "1x4", "1x4-chunks-of-3", "1x4-per-channel", "1x4-per-channel-chunks-of-3"])
+def test_fused_gemm_matches_tflite_requantization(flags, tile, chunk, shared, tmp_path):
     """mtk_gemm_2x2_fused_s8 (two rows, an odd last row: stride 0, odd channel counts), mtk_gemm_1x4_fused_s8 (one
-    row, channels sharing a multiplier and shift, a partial last quad; packing the row itself) and
-    mtk_gemm_1x4_fused_chunk_s8 (the row packed 3 groups at a time, the last chunk partial) over a stream of pack_fused_stream, against TFLite's
-    MultiplyByQuantizedMultiplier, + out_zp, clamped; biases and shifts at the bounds microkernels.fused_stream_exact allows."""
-    from mtk.ops.microkernels import fused_stream_exact, pack_fused_stream
+    row, a partial last quad; packing the row itself) and mtk_gemm_1x4_fused_chunk_s8 (the row packed 3 groups at a
+    time, the last chunk partial), their channels sharing one multiplier and shift or not (the _pc kernels), over a
+    stream of pack_fused_stream, against TFLite's MultiplyByQuantizedMultiplier, + out_zp, clamped; biases and shifts
+    at the bounds microkernels.fused_stream_exact allows."""
+    from mtk.ops.microkernels import fused_stream_exact, pack_fused_stream, shares_requantization
     rng = np.random.default_rng(5)
     lines, expected = [], []
     cases = [(1, 1, 0, -128, 127), (13, 7, 7, -128, 127), (36, 6, 6, 5, 127), (64, 5, 0, -128, 0), (130, 3, 3, -20, 6)]
@@ -144,7 +147,7 @@ def test_fused_gemm_matches_tflite_requantization(flags, tile, chunk, tmp_path):
         mult = rng.integers(2**30, 2**31, channels)
         mult[-1] = 0
         shift = -rng.integers(1, 31, channels)
-        if tile == 4:   # one multiplier and shift for every channel
+        if shared:   # one multiplier and shift for every channel
             mult[:], shift[:] = mult[case % 2 - 1], shift[0]
         out_zp = int(rng.integers(-128, 128))
         bound = 2**30 - 1 - 128 * np.abs(w).sum(axis=1)
@@ -152,11 +155,12 @@ def test_fused_gemm_matches_tflite_requantization(flags, tile, chunk, tmp_path):
         for c in range(channels):   # the largest rounding term fused_stream_exact allows
             while not fused_stream_exact(w[c:c + 1], bias[c:c + 1], mult[c:c + 1], shift[c:c + 1], out_zp):
                 shift[c] += 1
-        if tile == 4:
+        if shared:
             shift[:] = shift.max()
         assert fused_stream_exact(w, bias, mult, shift, out_zp)
         stream = pack_fused_stream(w.astype(np.int8), bias, mult, shift, out_zp, tile, chunk)
         stride = stride if tile == 2 else 0
+        pc = "" if tile == 2 or shares_requantization(mult, shift) else "_pc"   # (as gemm.py picks it)
         groups = -(-k // 4)
         lines += [c_array(f"a{case}_{r}", "int8_t", a[r]) for r in range(2 if stride else 1)]
         lines.append(f"static const int32_t s{case}[{stream.size // 4}] = {{"
@@ -165,12 +169,12 @@ def test_fused_gemm_matches_tflite_requantization(flags, tile, chunk, tmp_path):
             call = (f" int32_t sums[{4 * -(-channels // 4)}]; for (int g0 = 0; g0 < {groups}; g0 += {chunk}) {{"
                     f" int gc = {groups} - g0 < {chunk} ? {groups} - g0 : {chunk};"
                     f" mtk_pack_row_s16(a{case}_0 + 4 * g0, {k} - 4 * g0 < 4 * gc ? {k} - 4 * g0 : 4 * gc, col);"
-                    f" mtk_gemm_1x4_fused_chunk_s8(col, s{case}, gc, {channels}, out, sums, g0, {groups}, 0, 0, {lo}, {hi}); }}")
+                    f" mtk_gemm_1x4_fused{pc}_chunk_s8(col, s{case}, gc, {channels}, out, sums, g0, {groups}, 0, 0, {lo}, {hi}); }}")
         elif tile == 2:
             call = (f" mtk_pack_pair_s16(a{case}_0, a{case}_{1 if stride else 0}, {k}, col);"
                     f" mtk_gemm_2x2_fused_s8(col, s{case}, {groups}, {channels}, out, {stride}, {lo}, {hi});")
         else:
-            call = f" mtk_gemm_1x4_fused_s8(col, s{case}, {groups}, {channels}, out, a{case}_0, {k}, {lo}, {hi});"
+            call = f" mtk_gemm_1x4_fused{pc}_s8(col, s{case}, {groups}, {channels}, out, a{case}_0, {k}, {lo}, {hi});"
         lines.append(f"static void case{case}(void) {{ int32_t col[{4 * groups}]; int8_t out[{channels + stride}];"
                      + call + f" for (int i = 0; i < {channels + stride}; ++i) printf(\"%d\\n\", out[i]); }}")
         for r in (0, 1) if stride else (0,):

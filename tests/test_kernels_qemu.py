@@ -115,14 +115,15 @@ def test_kernels_bit_exact_on_target(board, name, tmp_path):
     assert_bit_exact_on_target(MODELS[name](), board, tmp_path)
 
 
-def deep_fc_model(depth: int, units: int, activation: str, seed: int = 0) -> bytes:
-    """FULLY_CONNECTED of one row, one weight scale (per tensor): DSP cores' 1x4/fused; a row deeper than gemm.CHUNK
-    a chunk at a time for the arena, mtk_gemm_1x4_fused_chunk_s8 keeping the quads' partial sums between chunks."""
+def deep_fc_model(depth: int, units: int, activation: str, seed: int = 0, per_channel: bool = False) -> bytes:
+    """FULLY_CONNECTED of one row: DSP cores' 1x4/fused (per-channel weight scales: its _pc kernels); a row deeper than
+    gemm.CHUNK a chunk at a time for the arena, mtk_gemm_1x4_fused_chunk_s8 keeping the quads' partial sums between
+    chunks."""
     d = modelgen.Draw(np.random.default_rng(seed))
     net = modelgen.Net("mtk test deep FULLY_CONNECTED")
     x = net.model_input((1, depth), modelgen.activation_quant(d))
     return net.build(modelgen.weighted_sum(net, d, x, "FULLY_CONNECTED", (units, depth), 0, depth, (1, units),
-                                           per_channel=False, bias_optional=False, activation=activation))
+                                           per_channel=per_channel, bias_optional=False, activation=activation))
 
 
 def one_pixel_conv(in_c: int, activation: str) -> bytes:
@@ -138,6 +139,9 @@ ONE_ROW_FUSED_MODELS = {   # DSP's 1x4/fused: groups of 4 values in pairs, an od
     "fc-3x8": lambda: deep_fc_model(3, 8, "NONE"),   # one group: no pair
     "fc-604x13-chunks": lambda: deep_fc_model(604, 13, "NONE"),   # chunks of 64, 64 and 23 groups
     "fc-1000x6-chunks-relu": lambda: deep_fc_model(1000, 6, "RELU"),   # a clamped range, in assembly
+    "fc-per-channel-37x10": lambda: deep_fc_model(37, 10, "NONE", per_channel=True),
+    "fc-per-channel-70x9-relu": lambda: deep_fc_model(70, 9, "RELU", per_channel=True),
+    "fc-per-channel-604x7-chunks": lambda: deep_fc_model(604, 7, "NONE", per_channel=True),
     "conv-one-pixel-taps-chunks": lambda: one_pixel_conv(8, "NONE"),
     "conv-one-pixel-gather-relu": lambda: one_pixel_conv(3, "RELU"),
 }

@@ -97,9 +97,8 @@ class GemmOpDef(OpDef):
         usable = gemm_variants(data.cpu, data.output.size // p.weights.shape[0],   # Helium's fused kernels
                                data.cpu.mve or rq.rshift_table is not None,      # shift left too
                                p.weights.shape[0])
-        exact = lambda v: (fused_stream_exact(p.weights, p.bias, rq.multiplier, rq.shift, rq.out_zp) and (
-            v.block == "2x2" or shares_requantization(rq.multiplier, rq.shift)))
-        return [v for v in usable if v.weights != "fused" or exact(v)]
+        exact = fused_stream_exact(p.weights, p.bias, rq.multiplier, rq.shift, rq.out_zp)
+        return [v for v in usable if v.weights != "fused" or exact]
 
     def weight_bytes(self, data: OpData, variant: GemmVariant) -> int:
         """Flash bytes of the op's weights packed for `variant` (what gemm_kernel packs)."""
@@ -142,7 +141,8 @@ def gemm_kernel(data: OpData, variant: GemmVariant) -> Kernel:
         return gemm_mve_kernel(data, variant.micro_kernel)
     rows = y.size // w.shape[0]
     in_size = patches.in_h * patches.in_w * patches.in_c if patches else rows * w.shape[1]
-    layout = GemmLayout(rows, w.shape[0], w.shape[1], variant, row_source(patches), weight_group(data.cpu))
+    layout = GemmLayout(rows, w.shape[0], w.shape[1], variant, row_source(patches), weight_group(data.cpu),
+                        shares_requantization(rq.multiplier, rq.shift))
     # the fused stream carries the biases and the requantization with the weights
     optional = {} if layout.stream else {"bias": Const("bias", p.bias), **rq.consts()}
     if layout.source == "taps":
@@ -177,6 +177,7 @@ class GemmLayout:
     variant: GemmVariant
     source: str
     weight_group: int = GROUP
+    shared_requant: bool = True   # every channel has the same multiplier and shift (a one-row stream's layer words)
 
     @property
     def block_rows(self) -> int:
@@ -193,7 +194,7 @@ class GemmLayout:
     @property
     def weight_bytes(self) -> int:
         if self.stream:
-            return fused_stream_bytes(self.cols, self.depth, self.block_cols)
+            return fused_stream_bytes(self.cols, self.depth, self.block_cols, self.shared_requant)
         return packed_weight_bytes(self.cols, self.depth, self.variant, self.weight_group)
 
     @property
@@ -203,11 +204,13 @@ class GemmLayout:
 
     @property
     def micro_kernel(self) -> str:
-        return self.variant.micro_kernel.name
+        """The C function: a one-row stream whose channels have their own requantization takes the _pc kernel."""
+        name = self.variant.micro_kernel.name
+        return name.replace("_s8", "_pc_s8") if self.stream and self.block_rows == 1 and not self.shared_requant else name
 
     @property
     def chunk_kernel(self) -> str:
-        """A fused stream's kernel of one chunk (mtk_gemm_1x4_fused_chunk_s8)."""
+        """A fused stream's kernel of one chunk (mtk_gemm_1x4_fused_chunk_s8, mtk_gemm_1x4_fused_pc_chunk_s8)."""
         return self.micro_kernel.replace("_s8", "_chunk_s8")
 
     @property

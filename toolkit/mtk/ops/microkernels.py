@@ -70,11 +70,12 @@ def pack_fused_stream(w: np.ndarray, bias: np.ndarray, multiplier: np.ndarray, s
                       out_zp: int, tile: int = 2, chunk_groups: int | None = None) -> np.ndarray:
     """The fused kernels' stream (c/mtk_dot_biased_s8.h). "2x2/fused" (tile 2): per channel pair (c0, c1) the words
     b1, b1, b0 + 256·b1 (mod 2^32), the pair's biased weights (pack_weights_biased), then per channel its
-    multiplier, rounding term 2^(e−1) + out_zp·2^e and shift e (a zero multiplier: e = 1). "1x4/fused" (tile 4,
-    channels sharing one multiplier and shift): the layer's multiplier, rounding term and shift, then per channel
-    quad the words b0 + 256·b1, b1, b2 + 256·b3, b3 and the quad's biased weights; with `chunk_groups` (a row packed
-    that many groups at a time) the weights chunk by chunk: every quad's first chunk after its words, then every
-    quad's second chunk, and so on."""
+    multiplier, rounding term 2^(e−1) + out_zp·2^e and shift e (a zero multiplier: e = 1). "1x4/fused" (tile 4): the
+    layer's multiplier, rounding term and shift (zeros unless every channel shares them), then per channel quad the
+    words b0 + 256·b1, b1, b2 + 256·b3, b3, the quad's biased weights and (channels of their own) each channel's
+    multiplier, rounding term and shift; with `chunk_groups` (a row packed that many groups at a time) the weights
+    chunk by chunk: every quad's first chunk after its words, then every quad's second chunk, and so on, the
+    channels' own requantization after their quad's last chunk."""
     channels = w.shape[0]
     tiles = -(-channels // tile)
     padded = lambda v, fill: np.concatenate([np.asarray(v, np.int64), np.full(tile * tiles - channels, fill, np.int64)])
@@ -85,21 +86,25 @@ def pack_fused_stream(w: np.ndarray, bias: np.ndarray, multiplier: np.ndarray, s
     weights = pack_weights_biased(w, tile).view(np.uint8).reshape(tiles, -1)
     if tile == 4:
         quads = words([b[0::4] + 256 * b[1::4], b[1::4], b[2::4] + 256 * b[3::4], b[3::4]])
-        layer = words([m[:1], rounding[:1], e[:1]]).reshape(-1)
+        shared = shares_requantization(multiplier, shift)
+        layer = words([v[:1] * shared for v in (m, rounding, e)]).reshape(-1)
         step = 16 * (chunk_groups or weights.shape[1])
         chunks = [weights[:, k:k + step] for k in range(0, weights.shape[1], step)]
         chunks[0] = np.concatenate([quads, chunks[0]], axis=1)
+        if not shared:
+            chunks[-1] = np.concatenate([chunks[-1], words([v[c::4] for c in range(4) for v in (m, rounding, e)])],
+                                        axis=1)
         return np.concatenate([layer, *(c.reshape(-1) for c in chunks)]).view(np.int8)
     head = words([b[1::2], b[1::2], b[0::2] + 256 * b[1::2]])
     tail = words([v[c::2] for c in range(2) for v in (m, rounding, e)])
     return np.ascontiguousarray(np.concatenate([head, weights, tail], axis=1)).view(np.int8).reshape(-1)
 
 
-def fused_stream_bytes(channels: int, depth: int, tile: int) -> int:
-    """Bytes of pack_fused_stream's stream."""
+def fused_stream_bytes(channels: int, depth: int, tile: int, shared: bool = True) -> int:
+    """Bytes of pack_fused_stream's stream (`shared`: its channels share one multiplier and shift)."""
     weights = tile * GROUP * -(-depth // GROUP)
     if tile == 4:
-        return 12 + -(-channels // 4) * (16 + weights)
+        return 12 + -(-channels // 4) * (16 + weights + (0 if shared else 48))
     return -(-channels // 2) * (36 + weights)
 
 

@@ -361,14 +361,15 @@ static inline int32_t mtk_gemm_2x2_fused_s8(const void* x, const void* w, int32_
 }
 
 /* The whole GEMM of one packed row (mtk_pack_row_s16) with the requantization fused ("1x4/fused", pack_fused_stream
- * with tiles of 4, layers whose channels share one multiplier and shift): the stream starts with the layer's m, C
- * and e (as mtk_gemm_2x2_fused_s8's), then per channel quad (the last one zero-padded) its head, the words
- * b0 + 256·b1, b1, b2 + 256·b3, b3 (the sums start from them, c0's and c2's from −128·Σx too), and the quad's
- * biased weights (1x4/biased's). A chunked stream (a row too deep for the arena's scratch, packed a chunk at a time:
+ * with tiles of 4): the stream starts with the layer's m, C and e (as mtk_gemm_2x2_fused_s8's; zeros when its
+ * channels have their own: the _pc kernels), then per channel quad (the last one zero-padded) its head, the words
+ * b0 + 256·b1, b1, b2 + 256·b3, b3 (the sums start from them, c0's and c2's from −128·Σx too), the quad's
+ * biased weights (1x4/biased's) and, per channel of their own, its m, C and e (MTK_FUSED_QUAD_PARAMS bytes). A chunked stream (a row too deep for the arena's scratch, packed a chunk at a time:
  * mtk_gemm_1x4_fused_chunk_s8) holds the same bytes chunk by chunk: the first chunk's weights of every quad, each
  * after its head, then the next chunk's of every quad, and so on. Between chunks, a quad's partial sums stay in
  * the head's form (c0 + 256·c1, c1, c2 + 256·c3, c3: the bias and the chunks so far). */
 #define MTK_FUSED_QUAD_HEAD 16
+#define MTK_FUSED_QUAD_PARAMS 48
 
 /* Adds the dot products of the packed row x with the quad's biased weights w to its head-form sums s. */
 static inline void mtk_fused_quad_add(const void* x, const void* w, int32_t groups, uint32_t* s, int32_t sum_x) {
@@ -381,10 +382,11 @@ static inline void mtk_fused_quad_add(const void* x, const void* w, int32_t grou
   }
 }
 
-/* The first n (≤ 4) outputs of a quad's head-form sums s with requantization q, clamped to [lo, hi], in C. */
+/* The first n (≤ 4) outputs of a quad's head-form sums s with requantization q (m, C, e; with pc each channel's in
+ * turn), clamped to [lo, hi], in C. */
 static inline void mtk_fused_quad_out(const uint32_t* s, const int32_t* q, int8_t* out, int32_t n, int32_t lo,
-                                      int32_t hi) {
-  for (int32_t c = 0; c < n; ++c) {
+                                      int32_t hi, int32_t pc) {
+  for (int32_t c = 0; c < n; ++c, q += pc ? 3 : 0) {
     uint32_t sum = c & 1 ? s[c] : s[c] - (s[c + 1] << 8);
     int32_t v = mtk_requant_x2((int32_t)(sum << 1), q[0], q[1], q[2]);
     out[c] = (int8_t)(v < lo ? lo : (v > hi ? hi : v));
@@ -499,6 +501,21 @@ static inline void mtk_fused_quad_out(const uint32_t* s, const int32_t* q, int8_
   MTK_FUSED_REQUANT("r6", "r7", "r8", "r9") CLAMP "strb r0, [" P "], #1\n\t"
 #define MTK_FUSED_QUAD_SATURATED(P) MTK_FUSED_QUAD_OUT(P, "", "")
 #define MTK_FUSED_QUAD_CLAMPED(P) MTK_FUSED_QUAD_OUT(P, "ldrd r10, r11, [sp, #32]\n\t", MTK_FUSED_CLAMP)
+/* The same with each channel's m, C, e read from the stream after the quad's weights (r1): two channels an LDM, or
+ * (clamped: r10, r11 hold the range) one. */
+#define MTK_FUSED_QUAD_PC_SATURATED(P)                                               \
+  "ldm r1!, {r7, r8, r9, r10, r11, r12}\n\t"                                         \
+  MTK_FUSED_REQUANT("r3", "r7", "r8", "r9") "strb r0, [" P "], #1\n\t"               \
+  MTK_FUSED_REQUANT("r4", "r10", "r11", "r12") "strb r0, [" P "], #1\n\t"            \
+  "ldm r1!, {r7, r8, r9, r10, r11, r12}\n\t"                                         \
+  MTK_FUSED_REQUANT("r5", "r7", "r8", "r9") "strb r0, [" P "], #1\n\t"               \
+  MTK_FUSED_REQUANT("r6", "r10", "r11", "r12") "strb r0, [" P "], #1\n\t"
+#define MTK_FUSED_QUAD_PC_CHANNEL(X, P) \
+  "ldm r1!, {r7, r8, r9}\n\t" MTK_FUSED_REQUANT(X, "r7", "r8", "r9") MTK_FUSED_CLAMP "strb r0, [" P "], #1\n\t"
+#define MTK_FUSED_QUAD_PC_CLAMPED(P)                                                 \
+  "ldrd r10, r11, [sp, #32]\n\t"                                                     \
+  MTK_FUSED_QUAD_PC_CHANNEL("r3", P) MTK_FUSED_QUAD_PC_CHANNEL("r4", P)              \
+  MTK_FUSED_QUAD_PC_CHANNEL("r5", P) MTK_FUSED_QUAD_PC_CHANNEL("r6", P)
 
 /* f: the packed row, the stream's first quad, groups, quads (> 0), out, the layer's m, C, e, the activation range, the
  * int8 row and how many of its groups to pack first (MTK_FUSED_QUAD_SETUP). Naked as mtk_gemm_2x2_fused_dsp: the row's
@@ -547,96 +564,107 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
 }
 MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_dsp, MTK_FUSED_QUAD_SATURATED("r2"))
 MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_clamped_dsp, MTK_FUSED_QUAD_CLAMPED("r2"))
+MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_pc_dsp, MTK_FUSED_QUAD_PC_SATURATED("r2"))
+MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_pc_clamped_dsp, MTK_FUSED_QUAD_PC_CLAMPED("r2"))
 
 /* One chunk of a chunked stream. f: the packed chunk, its first quad's weights (the first chunk: its head), groups,
  * quads (> 0), the head-form sums (16 bytes a quad), out, the layer's m, C, e, the activation range, the mode
  * (1 the first chunk: sums from the heads; 2 the last: outputs, not sums; 4 a clamped range), the chunk's int8 values
  * and how many of its groups to pack first. The modes are where two jumps a quad go ([sp, #52]: its sums from the head
- * or the scratch; [sp, #56]: the sums stored, or requantized and stored), −128·Σx of the chunk added to c0's and c2's
- * sums at the start; the frame as mtk_gemm_1x4_fused_dsp's but [8] −128·Σx, [44] the sums, [48] their end. */
-__attribute__((naked, noinline, unused)) static void mtk_gemm_1x4_fused_chunk_dsp(__attribute__((unused)) const int32_t* f) {
-  __asm__ volatile(
-      "push {r4-r11, lr}\n\t"
-      "sub sp, sp, #64\n\t"
-      "ldrd r4, r5, [r0, #24]\n\t"
-      "strd r4, r5, [sp, #20]\n\t"
-      "ldrd r4, r5, [r0, #32]\n\t"
-      "strd r4, r5, [sp, #28]\n\t"
-      "ldrd r4, r5, [r0, #40]\n\t"
-      "str r4, [sp, #36]\n\t"
-      "adr.w r6, 5f\n\t"
-      "adr.w r7, 6f\n\t"
-      "tst r5, #1\n\t"
-      "it ne\n\t"
-      "movne r6, r7\n\t"
-      "orr r6, r6, #1\n\t"
-      "str r6, [sp, #52]\n\t"
-      "adr.w r6, 30f\n\t"
-      "adr.w r7, 31f\n\t"
-      "adr.w r8, 32f\n\t"
-      "tst r5, #4\n\t"
-      "it ne\n\t"
-      "movne r7, r8\n\t"
-      "tst r5, #2\n\t"
-      "it ne\n\t"
-      "movne r6, r7\n\t"
-      "orr r6, r6, #1\n\t"
-      "str r6, [sp, #56]\n\t"
-      "ldrd r11, r12, [r0, #48]\n\t"
-      "ldm r0, {r0-r5}\n\t"
-      "str r5, [sp, #40]\n\t"
-      "str r4, [sp, #44]\n\t"
-      "add r3, r4, r3, lsl #4\n\t"
-      "str r3, [sp, #48]\n\t"
-      "str r0, [sp, #0]\n\t"
-      MTK_FUSED_QUAD_SETUP
-      "movs r3, #0\n\t"
-      "sub r6, r3, r6, lsl #7\n\t"
-      "str r6, [sp, #8]\n"
-      "1:\n\t"
-      "ldr r0, [sp, #0]\n\t"
-      "ldr r7, [sp, #8]\n\t"
-      "ldr pc, [sp, #52]\n"
-      "5:\n\t"
-      "ldr r2, [sp, #44]\n\t"
-      "ldm r2, {r3, r4, r5, r6}\n\t"
-      "add r3, r3, r7\n\t"
-      "add r5, r5, r7\n\t"
-      "ldr pc, [sp, #12]\n"
-      "6:\n\t"
-      "ldm r1!, {r3, r4, r5, r6}\n\t"
-      "add r3, r3, r7\n\t"
-      "add r5, r5, r7\n\t"
-      "ldr pc, [sp, #12]\n\t"
-      MTK_FUSED_QUAD_LOOP
-      "ldr pc, [sp, #56]\n"
-      "30:\n\t"
-      "ldr r2, [sp, #44]\n\t"
-      "stm r2!, {r3, r4, r5, r6}\n\t"
-      "b 4f\n"
-      "31:\n\t"
-      MTK_FUSED_QUAD_DOUBLE
-      "ldr r2, [sp, #40]\n\t"
-      MTK_FUSED_QUAD_SATURATED("r2")
-      "str r2, [sp, #40]\n\t"
-      "ldr r2, [sp, #44]\n\t"
-      "add r2, r2, #16\n\t"
-      "b 4f\n"
-      "32:\n\t"
-      MTK_FUSED_QUAD_DOUBLE
-      "ldr r2, [sp, #40]\n\t"
-      MTK_FUSED_QUAD_CLAMPED("r2")
-      "str r2, [sp, #40]\n\t"
-      "ldr r2, [sp, #44]\n\t"
-      "add r2, r2, #16\n"
-      "4:\n\t"
-      "str r2, [sp, #44]\n\t"
-      "ldr r0, [sp, #48]\n\t"
-      "cmp r2, r0\n\t"
-      "bne 1b\n\t"
-      "add sp, sp, #64\n\t"
-      "pop {r4-r11, pc}\n\t");
+ * or the scratch; [sp, #56]: the sums stored, or requantized and stored by SATURATED or CLAMPED), −128·Σx of the chunk
+ * added to c0's and c2's sums at the start; the frame as mtk_gemm_1x4_fused_dsp's but [8] −128·Σx, [44] the sums,
+ * [48] their end. */
+#define MTK_FUSED_CHUNK_DSP(NAME, SATURATED, CLAMPED)                                                 \
+__attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)) const int32_t* f) { \
+  __asm__ volatile(                                                                                   \
+      "push {r4-r11, lr}\n\t"                                                                         \
+      "sub sp, sp, #64\n\t"                                                                           \
+      "ldrd r4, r5, [r0, #24]\n\t"                                                                    \
+      "strd r4, r5, [sp, #20]\n\t"                                                                    \
+      "ldrd r4, r5, [r0, #32]\n\t"                                                                    \
+      "strd r4, r5, [sp, #28]\n\t"                                                                    \
+      "ldrd r4, r5, [r0, #40]\n\t"                                                                    \
+      "str r4, [sp, #36]\n\t"                                                                         \
+      "adr.w r6, 5f\n\t"                                                                              \
+      "adr.w r7, 6f\n\t"                                                                              \
+      "tst r5, #1\n\t"                                                                                \
+      "it ne\n\t"                                                                                     \
+      "movne r6, r7\n\t"                                                                              \
+      "orr r6, r6, #1\n\t"                                                                            \
+      "str r6, [sp, #52]\n\t"                                                                         \
+      "adr.w r6, 30f\n\t"                                                                             \
+      "adr.w r7, 31f\n\t"                                                                             \
+      "adr.w r8, 32f\n\t"                                                                             \
+      "tst r5, #4\n\t"                                                                                \
+      "it ne\n\t"                                                                                     \
+      "movne r7, r8\n\t"                                                                              \
+      "tst r5, #2\n\t"                                                                                \
+      "it ne\n\t"                                                                                     \
+      "movne r6, r7\n\t"                                                                              \
+      "orr r6, r6, #1\n\t"                                                                            \
+      "str r6, [sp, #56]\n\t"                                                                         \
+      "ldrd r11, r12, [r0, #48]\n\t"                                                                  \
+      "ldm r0, {r0-r5}\n\t"                                                                           \
+      "str r5, [sp, #40]\n\t"                                                                         \
+      "str r4, [sp, #44]\n\t"                                                                         \
+      "add r3, r4, r3, lsl #4\n\t"                                                                    \
+      "str r3, [sp, #48]\n\t"                                                                         \
+      "str r0, [sp, #0]\n\t"                                                                          \
+      MTK_FUSED_QUAD_SETUP                                                                            \
+      "movs r3, #0\n\t"                                                                               \
+      "sub r6, r3, r6, lsl #7\n\t"                                                                    \
+      "str r6, [sp, #8]\n"                                                                            \
+      "1:\n\t"                                                                                        \
+      "ldr r0, [sp, #0]\n\t"                                                                          \
+      "ldr r7, [sp, #8]\n\t"                                                                          \
+      "ldr pc, [sp, #52]\n"                                                                           \
+      "5:\n\t"                                                                                        \
+      "ldr r2, [sp, #44]\n\t"                                                                         \
+      "ldm r2, {r3, r4, r5, r6}\n\t"                                                                  \
+      "add r3, r3, r7\n\t"                                                                            \
+      "add r5, r5, r7\n\t"                                                                            \
+      "ldr pc, [sp, #12]\n"                                                                           \
+      "6:\n\t"                                                                                        \
+      "ldm r1!, {r3, r4, r5, r6}\n\t"                                                                 \
+      "add r3, r3, r7\n\t"                                                                            \
+      "add r5, r5, r7\n\t"                                                                            \
+      "ldr pc, [sp, #12]\n\t"                                                                         \
+      MTK_FUSED_QUAD_LOOP                                                                             \
+      "ldr pc, [sp, #56]\n"                                                                           \
+      "30:\n\t"                                                                                       \
+      "ldr r2, [sp, #44]\n\t"                                                                         \
+      "stm r2!, {r3, r4, r5, r6}\n\t"                                                                 \
+      "b 4f\n"                                                                                        \
+      "31:\n\t"                                                                                       \
+      MTK_FUSED_QUAD_DOUBLE                                                                           \
+      "ldr r2, [sp, #40]\n\t"                                                                         \
+      SATURATED("r2")                                                                                 \
+      "b 3f\n"                                                                                        \
+      "32:\n\t"                                                                                       \
+      MTK_FUSED_QUAD_DOUBLE                                                                           \
+      "ldr r2, [sp, #40]\n\t"                                                                         \
+      CLAMPED("r2")                                                                                   \
+      "3:\n\t"                                                                                        \
+      "str r2, [sp, #40]\n\t"                                                                         \
+      "ldr r2, [sp, #44]\n\t"                                                                         \
+      "add r2, r2, #16\n"                                                                             \
+      "4:\n\t"                                                                                        \
+      "str r2, [sp, #44]\n\t"                                                                         \
+      "ldr r0, [sp, #48]\n\t"                                                                         \
+      "cmp r2, r0\n\t"                                                                                \
+      "bne 1b\n\t"                                                                                    \
+      "add sp, sp, #64\n\t"                                                                           \
+      "pop {r4-r11, pc}\n\t");                                                                        \
 }
+MTK_FUSED_CHUNK_DSP(mtk_gemm_1x4_fused_chunk_dsp, MTK_FUSED_QUAD_SATURATED, MTK_FUSED_QUAD_CLAMPED)
+MTK_FUSED_CHUNK_DSP(mtk_gemm_1x4_fused_pc_chunk_dsp, MTK_FUSED_QUAD_PC_SATURATED, MTK_FUSED_QUAD_PC_CLAMPED)
+#endif
+
+/* Inlined whatever their size, so that only the assembly a call site's constant arguments pick is linked in. */
+#if defined(__GNUC__)
+#define MTK_FUSED_INLINE static inline __attribute__((always_inline))
+#else
+#define MTK_FUSED_INLINE static inline
 #endif
 
 /* With src, the k int8 values there are the row, to be packed at x: its partial last group packed here, in C; the
@@ -649,21 +677,23 @@ static inline int32_t mtk_fused_row_tail(void* x, const void* src, int32_t k) {
 }
 
 /* The GEMM of one row with all `channels` of the stream w, outputs at out clamped to [lo, hi]: the row packed at x, or
- * with src the k int8 values there, packed at x on the way. Whole quads in assembly, a partial last one in C. */
-static inline int32_t mtk_gemm_1x4_fused_s8(void* x, const void* w, int32_t groups, int32_t channels, void* out,
-                                            const void* src, int32_t k, int32_t lo, int32_t hi) {
+ * with src the k int8 values there, packed at x on the way; pc: each channel has its own m, C, e. Whole quads in
+ * assembly, a partial last one in C. */
+MTK_FUSED_INLINE int32_t mtk_gemm_1x4_fused_any(void* x, const void* w, int32_t groups, int32_t channels, void* out,
+                                             const void* src, int32_t k, int32_t lo, int32_t hi, int32_t pc) {
   const int32_t* q = (const int32_t*)w;
   const uint8_t* t = (const uint8_t*)w + 12;
-  int32_t sum_x = 0, tile = MTK_FUSED_QUAD_HEAD + 16 * groups, done = 0;
+  int32_t sum_x = 0, tile = MTK_FUSED_QUAD_HEAD + 16 * groups + (pc ? MTK_FUSED_QUAD_PARAMS : 0), done = 0;
 #ifdef MTK_FUSED_ASM
   done = channels & ~3;
   if (done > 0) {
     const int32_t f[12] = {(int32_t)x, (int32_t)t, groups, done >> 2, (int32_t)out, q[0], q[1], q[2], lo, hi,
                            (int32_t)src, mtk_fused_row_tail(x, src, k)};
-    if (lo == -128 && hi == 127)
-      mtk_gemm_1x4_fused_dsp(f);
+    int32_t clamped = lo != -128 || hi != 127;
+    if (pc)
+      clamped ? mtk_gemm_1x4_fused_pc_clamped_dsp(f) : mtk_gemm_1x4_fused_pc_dsp(f);
     else
-      mtk_gemm_1x4_fused_clamped_dsp(f);
+      clamped ? mtk_gemm_1x4_fused_clamped_dsp(f) : mtk_gemm_1x4_fused_dsp(f);
     src = 0;
   }
   t += (done >> 2) * tile;
@@ -674,21 +704,33 @@ static inline int32_t mtk_gemm_1x4_fused_s8(void* x, const void* w, int32_t grou
     uint32_t s[4];
     for (int32_t i = 0; i < 4; ++i) s[i] = ((const uint32_t*)t)[i];
     mtk_fused_quad_add(x, t + MTK_FUSED_QUAD_HEAD, groups, s, sum_x);
-    mtk_fused_quad_out(s, q, (int8_t*)out + done, channels - done < 4 ? channels - done : 4, lo, hi);
+    mtk_fused_quad_out(s, pc ? (const int32_t*)(t + MTK_FUSED_QUAD_HEAD + 16 * groups) : q, (int8_t*)out + done,
+                       channels - done < 4 ? channels - done : 4, lo, hi, pc);
   }
   return 0;
 }
 
+MTK_FUSED_INLINE int32_t mtk_gemm_1x4_fused_s8(void* x, const void* w, int32_t groups, int32_t channels, void* out,
+                                            const void* src, int32_t k, int32_t lo, int32_t hi) {
+  return mtk_gemm_1x4_fused_any(x, w, groups, channels, out, src, k, lo, hi, 0);
+}
+
+MTK_FUSED_INLINE int32_t mtk_gemm_1x4_fused_pc_s8(void* x, const void* w, int32_t groups, int32_t channels, void* out,
+                                               const void* src, int32_t k, int32_t lo, int32_t hi) {
+  return mtk_gemm_1x4_fused_any(x, w, groups, channels, out, src, k, lo, hi, 1);
+}
+
 /* Groups g0 .. g0 + groups − 1 (a chunk: packed at x, or with src its k int8 values, packed at x on the way) of the
  * GEMM of a row of `total` groups with all `channels` of a chunked stream w: the quads' partial sums in `sums` (16
- * bytes a quad) between chunks, after the last one the outputs at out, clamped to [lo, hi]. Whole quads in assembly,
- * a partial last one's outputs in C. */
-static inline int32_t mtk_gemm_1x4_fused_chunk_s8(void* x, const void* w, int32_t groups, int32_t channels, void* out,
-                                                  void* sums, int32_t g0, int32_t total, const void* src, int32_t k,
-                                                  int32_t lo, int32_t hi) {
+ * bytes a quad) between chunks, after the last one the outputs at out, clamped to [lo, hi]; pc as above (each
+ * channel's m, C, e after its quad's weights in the last chunk). Whole quads in assembly, a partial last one's outputs
+ * in C. */
+MTK_FUSED_INLINE int32_t mtk_gemm_1x4_fused_chunk_any(void* x, const void* w, int32_t groups, int32_t channels, void* out,
+                                                   void* sums, int32_t g0, int32_t total, const void* src, int32_t k,
+                                                   int32_t lo, int32_t hi, int32_t pc) {
   const int32_t* q = (const int32_t*)w;
   int32_t quads = (channels + 3) >> 2, first = g0 == 0, last = g0 + groups == total, done = 0, sum_x = 0;
-  int32_t step = 16 * groups + (first ? MTK_FUSED_QUAD_HEAD : 0);
+  int32_t step = 16 * groups + (first ? MTK_FUSED_QUAD_HEAD : 0) + (last && pc ? MTK_FUSED_QUAD_PARAMS : 0);
   const uint8_t* t = (const uint8_t*)w + 12 + 16 * quads * (g0 + !first);
   uint32_t* s = (uint32_t*)sums;
 #ifdef MTK_FUSED_ASM
@@ -697,7 +739,7 @@ static inline int32_t mtk_gemm_1x4_fused_chunk_s8(void* x, const void* w, int32_
     const int32_t f[14] = {(int32_t)x, (int32_t)t, groups, done >> 2, (int32_t)s, (int32_t)out, q[0], q[1], q[2], lo,
                            hi, first | last << 1 | (lo != -128 || hi != 127) << 2, (int32_t)src,
                            mtk_fused_row_tail(x, src, k)};
-    mtk_gemm_1x4_fused_chunk_dsp(f);
+    pc ? mtk_gemm_1x4_fused_pc_chunk_dsp(f) : mtk_gemm_1x4_fused_chunk_dsp(f);
     src = 0;
   }
   t += (done >> 2) * step, s += done;
@@ -705,12 +747,27 @@ static inline int32_t mtk_gemm_1x4_fused_chunk_s8(void* x, const void* w, int32_
   if (src != 0) mtk_pack_row_s16(src, k, x);
   if (done < channels) mtk_pack_sums_s16(x, groups, 1, &sum_x);
   for (; done < channels; done += 4, t += step, s += 4) {
+    const uint8_t* weights = t + (first ? MTK_FUSED_QUAD_HEAD : 0);
     if (first)
       for (int32_t i = 0; i < 4; ++i) s[i] = ((const uint32_t*)t)[i];
-    mtk_fused_quad_add(x, t + (first ? MTK_FUSED_QUAD_HEAD : 0), groups, s, sum_x);
-    if (last) mtk_fused_quad_out(s, q, (int8_t*)out + done, channels - done < 4 ? channels - done : 4, lo, hi);
+    mtk_fused_quad_add(x, weights, groups, s, sum_x);
+    if (last)
+      mtk_fused_quad_out(s, pc ? (const int32_t*)(weights + 16 * groups) : q, (int8_t*)out + done,
+                         channels - done < 4 ? channels - done : 4, lo, hi, pc);
   }
   return 0;
+}
+
+MTK_FUSED_INLINE int32_t mtk_gemm_1x4_fused_chunk_s8(void* x, const void* w, int32_t groups, int32_t channels, void* out,
+                                                  void* sums, int32_t g0, int32_t total, const void* src, int32_t k,
+                                                  int32_t lo, int32_t hi) {
+  return mtk_gemm_1x4_fused_chunk_any(x, w, groups, channels, out, sums, g0, total, src, k, lo, hi, 0);
+}
+
+MTK_FUSED_INLINE int32_t mtk_gemm_1x4_fused_pc_chunk_s8(void* x, const void* w, int32_t groups, int32_t channels,
+                                                     void* out, void* sums, int32_t g0, int32_t total, const void* src,
+                                                     int32_t k, int32_t lo, int32_t hi) {
+  return mtk_gemm_1x4_fused_chunk_any(x, w, groups, channels, out, sums, g0, total, src, k, lo, hi, 1);
 }
 
 #endif /* MTK_DOT_BIASED_S8_H_ */
