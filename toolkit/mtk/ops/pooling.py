@@ -193,16 +193,10 @@ def c_pool_fits(data: OpData) -> bool:
     return data.op.type == "MAX_POOL_2D" or p.rows.filter * p.cols.filter <= C_AVERAGE_MAX_TAPS[data.inputs[0].dtype]
 
 
-def c_average_fits(data: OpData) -> bool:
-    """An average (without SIMD words mtk_pool.h's max goes one channel at a time: TVM's loops are faster)."""
-    return data.op.type == "AVERAGE_POOL_2D" and c_pool_fits(data)
-
-
 TE_POOL = KernelChoice("tvm", pool_te_kernel)
 C_POOL = KernelChoice("c", pool_c_kernel, c_pool_fits)
 POOL_KERNELS = VariantTable({"mve": (KernelChoice("mve", pool_mve_kernel, mve_pool_fits), TE_POOL),
-                             "dsp": (C_POOL, TE_POOL),
-                             "m3": (KernelChoice("c", pool_c_kernel, c_average_fits), TE_POOL), "scalar": (TE_POOL,)})
+                             "dsp": (C_POOL, TE_POOL), "m3": (C_POOL, TE_POOL), "scalar": (TE_POOL,)})
 
 
 def rounded_average(total, count):
