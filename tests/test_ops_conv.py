@@ -86,15 +86,16 @@ def test_dsp_formulation_is_bit_exact(family, tmp_path):
         assert_bit_exact_on_c_paths(modelgen.example_models(seed)[family], work)
 
 
-@pytest.mark.parametrize("channels, depth", [(10, 37), (16, 600), (3, 8)])
+@pytest.mark.parametrize("channels, depth, kernel", [(10, 37, "mtk_dot_1x4_s8"), (16, 600, "mtk_dot_1x8_s8"),
+                                                     (3, 8, "mtk_dot_1x4_s8")])
 @pytest.mark.parametrize("per_channel", [True, False], ids=["per-channel", "per-tensor"])
-def test_fully_connected_for_cortex_m3_is_bit_exact(channels, depth, per_channel, tmp_path):
-    """Compiled for the Cortex-M3, a single-row fully connected layer takes 1x8 blocks (8-channel
-    weight tiles, the last one zero-padded unless channels % 8 == 0)."""
+def test_fully_connected_for_cortex_m3_is_bit_exact(channels, depth, kernel, per_channel, tmp_path):
+    """Compiled for the Cortex-M3, a single-row fully connected layer takes 1x8 blocks (8-channel weight tiles),
+    unless they would pad a third of the work or more past its channels (3, 10): then 1x4 int8 blocks."""
     model = conv_model("FULLY_CONNECTED", (1, depth), (channels, depth), (1, channels), per_channel=per_channel,
                        fused_activation_function="NONE")
     assert_bit_exact_on_c_paths(model, tmp_path, cpu="cortex-m3")
-    assert "mtk_dot_1x8_s8" in (tmp_path / "lib" / "src" / "tvmgen_default_kernels.c").read_text()
+    assert kernel in (tmp_path / "lib" / "src" / "tvmgen_default_kernels.c").read_text()
 
 
 @pytest.mark.slow

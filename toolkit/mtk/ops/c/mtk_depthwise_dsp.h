@@ -67,7 +67,7 @@ static inline int32_t mtk_dw_dsp_requant(int32_t acc2, const int32_t* q) {
           "smlad %[a2], %[p1], %[w0], %[a2]\n\t"                                                                     \
           "sxtb16 %[t], %[t], ror #8\n\t"                                                                            \
           "smlad %[a3], %[t], %[w1], %[a3]"                                                                          \
-          : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [tp] "+r"(tp), [wp] "+r"(STREAM),            \
+          : [a0] "+&r"(a0), [a1] "+&r"(a1), [a2] "+&r"(a2), [a3] "+&r"(a3), [tp] "+&r"(tp), [wp] "+&r"(STREAM),      \
             [p0] "=&r"(p0), [p1] "=&r"(p1), [t] "=&r"(t), [w0] "=&r"(w0), [w1] "=&r"(w1)                             \
           : [c] "r"(c)                                                                                               \
           : "memory")
@@ -82,7 +82,7 @@ static inline int32_t mtk_dw_dsp_requant(int32_t acc2, const int32_t* q) {
           "sxtb16 %[p0], %[p0], ror #8\n\t"                                                                          \
           "smlabb %[a1], %[p0], %[w1], %[a1]\n\t"                                                                    \
           "smlatt %[a3], %[p0], %[w1], %[a3]"                                                                        \
-          : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [tp] "+r"(tp), [wp] "+r"(STREAM),            \
+          : [a0] "+&r"(a0), [a1] "+&r"(a1), [a2] "+&r"(a2), [a3] "+&r"(a3), [tp] "+&r"(tp), [wp] "+&r"(STREAM),      \
             [p0] "=&r"(p0), [p1] "=&r"(p1), [w0] "=&r"(w0), [w1] "=&r"(w1)                                           \
           : [c] "r"(c)                                                                                               \
           : "memory")
@@ -165,7 +165,7 @@ MTK_DW_DSP_INLINE void mtk_dw_dsp_group(const int8_t* const* tp, int32_t n, int3
           "smlabt %[a1], %[x], %[w0], %[a1]\n\t"                                                                    \
           "smlabb %[a2], %[x], %[w1], %[a2]\n\t"                                                                    \
           "smlabt %[a3], %[x], %[w1], %[a3]"                                                                         \
-          : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [tp] "+r"(tp), [wp] "+r"(wp), [x] "=&r"(x), \
+          : [a0] "+&r"(a0), [a1] "+&r"(a1), [a2] "+&r"(a2), [a3] "+&r"(a3), [tp] "+&r"(tp), [wp] "+&r"(wp), [x] "=&r"(x), \
             [w0] "=&r"(w0), [w1] "=&r"(w1)                                                                           \
           : [c0] "r"(c0)                                                                                             \
           : "memory")
@@ -179,7 +179,7 @@ MTK_DW_DSP_INLINE void mtk_dw_dsp_group(const int8_t* const* tp, int32_t n, int3
           "smlabt %[a1], %[x], %[w0], %[a1]\n\t"                                                                    \
           "smlabb %[a2], %[x2], %[w1], %[a2]\n\t"                                                                   \
           "smlabt %[a3], %[x2], %[w1], %[a3]"                                                                        \
-          : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [tp] "+r"(tp), [wp] "+r"(wp), [x] "=&r"(x), \
+          : [a0] "+&r"(a0), [a1] "+&r"(a1), [a2] "+&r"(a2), [a3] "+&r"(a3), [tp] "+&r"(tp), [wp] "+&r"(wp), [x] "=&r"(x), \
             [x2] "=&r"(x2), [w0] "=&r"(w0), [w1] "=&r"(w1)                                                           \
           : [c0] "r"(c0), [c2] "r"(c2)                                                                               \
           : "memory")
@@ -243,14 +243,14 @@ MTK_DW_DSP_INLINE void mtk_dw_dsp_store_word(const int32_t* v, int clamp, uint32
   __asm__("bfi %[w], %[v1], #8, #8\n\t"
           "bfi %[w], %[v2], #16, #8\n\t"
           "bfi %[w], %[v3], #24, #8"
-          : [w] "+r"(word)
+          : [w] "+&r"(word)
           : [v1] "r"(v[1]), [v2] "r"(v[2]), [v3] "r"(v[3]));
   if (clamp)   /* per byte: max with lo4 (SSUB8 sets GE where word >= lo4), then min with hi4 */
     __asm__("ssub8 %[ge], %[w], %[lo]\n\t"
             "sel %[w], %[w], %[lo]\n\t"
             "ssub8 %[ge], %[w], %[hi]\n\t"
             "sel %[w], %[hi], %[w]"
-            : [w] "+r"(word), [ge] "=&r"(ge)
+            : [w] "+&r"(word), [ge] "=&r"(ge)
             : [lo] "r"(lo4), [hi] "r"(hi4)
             : "cc");
 #else

@@ -196,7 +196,7 @@ MTK_MVE_INLINE const int8_t* mtk_dw_mve_groups_3x3(const int8_t** tp, int32_t gr
   for (int32_t g = 0; g < groups; ++g, out += 16) {
     int8x16_t y;
     __asm__ volatile(MTK_DW_MVE_GROUP_3X3_ASM
-                     : [y] "=&w"(y), [w] "+r"(s)
+                     : [y] "=&w"(y), [w] "+&r"(s)
                      : [tab] "r"(tp)
                      : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r8", "r9", "q0", "q1", "q2", "q3", "q4", "q5",
                        "q6", "memory");
@@ -241,7 +241,7 @@ MTK_MVE_INLINE const int8_t* mtk_dw_mve_groups_3x3(const int8_t** tp, int32_t gr
   MTK_DW_MVE_OUTPUT_ASM("%[s]", 64, 80, 96, 112, 128, 144, 160, 176, 192)                                     \
   "mov %[s], %[w]\n\t"
 #define MTK_DW_MVE_GROUP_OPERANDS(...)                                                                        \
-  : [y] "=&w"(y), [w] "=&r"(w), [n] "=&r"(n), [a] "=&r"(a), [b] "=&r"(b), [s] "+r"(s), [t] "+r"(t)             \
+  : [y] "=&w"(y), [w] "=&r"(w), [n] "=&r"(n), [a] "=&r"(a), [b] "=&r"(b), [s] "+&r"(s), [t] "+&r"(t)           \
   : [c] "r"(c), [counts] "r"(counts) __VA_ARGS__                                                              \
   : "q0", "q1", "q2", "q3", "q4", "q5", "q6", "memory", "cc"
 /* one group of `lanes` channels (a partial one under the lanes of vctp.8) */

@@ -74,7 +74,7 @@ static inline const int8_t* mtk_pool_taps_s8x4(const int8_t* q, int32_t n, int32
           "sxtab16 %[o], %[o], %[w], ror #8\n\t"
           "subs %[n], %[n], #1\n\t"
           "bne 1b"
-          : [w] "=&r"(w), [q] "+r"(q), [e] "+r"(e), [o] "+r"(o), [n] "+r"(n)
+          : [w] "=&r"(w), [q] "+&r"(q), [e] "+&r"(e), [o] "+&r"(o), [n] "+&r"(n)
           : [step] "r"(step)
           : "cc");
 #else
@@ -108,7 +108,7 @@ static inline uint32_t mtk_pool_max_taps(const void* q, int32_t n, int32_t step,
             "sel %[m], %[w], %[m]\n\t"
             "subs %[n], %[n], #1\n\t"
             "bne 1b"
-            : [w] "=&r"(w), [t] "=&r"(t), [q] "+r"(q), [m] "+r"(m), [n] "+r"(n)
+            : [w] "=&r"(w), [t] "=&r"(t), [q] "+&r"(q), [m] "+&r"(m), [n] "+&r"(n)
             : [step] "r"(step)
             : "cc");
   else
@@ -119,7 +119,7 @@ static inline uint32_t mtk_pool_max_taps(const void* q, int32_t n, int32_t step,
             "sel %[m], %[w], %[m]\n\t"
             "subs %[n], %[n], #1\n\t"
             "bne 1b"
-            : [w] "=&r"(w), [t] "=&r"(t), [q] "+r"(q), [m] "+r"(m), [n] "+r"(n)
+            : [w] "=&r"(w), [t] "=&r"(t), [q] "+&r"(q), [m] "+&r"(m), [n] "+&r"(n)
             : [step] "r"(step)
             : "cc");
 #else
