@@ -238,6 +238,14 @@ def test_pools_bit_exact_on_target(board, dtype, tmp_path):
     assert_bit_exact_on_target(model, board, tmp_path, samples)
 
 
+def test_global_average_pool_whose_tap_count_equals_its_channels(tmp_path):
+    """IC's last pool (8x8 over 8x8x64): the tap loop's count and step are both 64, and gcc put them in one
+    register while the count was an in/out operand without early clobber."""
+    model = single_op_model("AVERAGE_POOL_2D", [((1, 8, 8, 64), 0.1, -128)], ((1, 1, 1, 64), 0.1, -128),
+                            filter_height=8, filter_width=8, stride_h=8, stride_w=8, padding="VALID")
+    assert_bit_exact_on_target(model, "mps2/an386", tmp_path)
+
+
 @pytest.mark.parametrize("board", BOARDS)
 @pytest.mark.parametrize("family", ["DEPTHWISE_CONV_2D_ANY", "CONV_2D_FIRST_LAYER"])
 def test_random_layer_shapes_bit_exact_on_target(board, family, tmp_path_factory):
