@@ -100,28 +100,21 @@ static inline const int8_t* mtk_pool_taps_s8x4(const int8_t* q, int32_t n, int32
 static inline uint32_t mtk_pool_max_taps(const void* q, int32_t n, int32_t step, uint32_t m, int bits) {
 #ifdef MTK_POOL_ASM
   uint32_t w, t;
+#define MTK_POOL_MAX_LOOP(sub)                                                                          \
+  __asm__("1:\n\t"                                                                                      \
+          "ldr %[w], [%[q]]\n\t"                                                                        \
+          "add %[q], %[q], %[step]\n\t" sub " %[t], %[w], %[m]\n\t"                                     \
+          "sel %[m], %[w], %[m]\n\t"                                                                    \
+          "subs %[n], %[n], #1\n\t"                                                                     \
+          "bne 1b"                                                                                      \
+          : [w] "=&r"(w), [t] "=&r"(t), [q] "+&r"(q), [m] "+&r"(m), [n] "+&r"(n)                        \
+          : [step] "r"(step)                                                                            \
+          : "cc")
   if (bits == 8)
-    __asm__("1:\n\t"
-            "ldr %[w], [%[q]]\n\t"
-            "add %[q], %[q], %[step]\n\t"
-            "ssub8 %[t], %[w], %[m]\n\t"
-            "sel %[m], %[w], %[m]\n\t"
-            "subs %[n], %[n], #1\n\t"
-            "bne 1b"
-            : [w] "=&r"(w), [t] "=&r"(t), [q] "+&r"(q), [m] "+&r"(m), [n] "+&r"(n)
-            : [step] "r"(step)
-            : "cc");
+    MTK_POOL_MAX_LOOP("ssub8");
   else
-    __asm__("1:\n\t"
-            "ldr %[w], [%[q]]\n\t"
-            "add %[q], %[q], %[step]\n\t"
-            "ssub16 %[t], %[w], %[m]\n\t"
-            "sel %[m], %[w], %[m]\n\t"
-            "subs %[n], %[n], #1\n\t"
-            "bne 1b"
-            : [w] "=&r"(w), [t] "=&r"(t), [q] "+&r"(q), [m] "+&r"(m), [n] "+&r"(n)
-            : [step] "r"(step)
-            : "cc");
+    MTK_POOL_MAX_LOOP("ssub16");
+#undef MTK_POOL_MAX_LOOP
 #else
   for (const uint8_t* p = (const uint8_t*)q; n > 0; --n, p += step)
     m = bits == 8 ? mtk_pool_max_s8x4(mtk_pool_load4(p), m) : mtk_pool_max_s16x2(mtk_pool_load4(p), m);
