@@ -4,6 +4,7 @@ for TRANSPOSE_CONV, int16 bias), one family per op, and two models that look lik
     strategies["CONV_2D"]             # hypothesis strategy of .tflite bytes
     generate(family, Draw(rng))       # one model from a seeded generator
     encoder_decoder(seed)             # CONV/DEPTHWISE downsampling, TRANSPOSE_CONV up, skip ADDs
+    conv_chain(seed)                  # CONV_2D layers on the GEMM's im2col rows and loop tails
     mixed_int8_int16(seed)            # int8 CONV → QUANTIZE → int16 CONV/FC/ADD → QUANTIZE → int8
 """
 
@@ -226,6 +227,27 @@ def depthwise_chain(seed: int = 0) -> bytes:
     return net.build(*outputs)   # every layer checked
 
 
+def conv_chain(seed: int = 0) -> bytes:
+    """CONV_2D layers on the 16x8 GEMM's im2col rows and micro-kernels (c/mtk_dot_s16.h): 3x3 SAME over 7 channels
+    (depth 63: whole vectors and a tail of 7; window rows inside the image, outside it and cut by its sides), 2x3
+    dilated (taps one by one, depth 30), 1x1 (the input's own rows, depth 5: a tail alone), 4x2 stride 2 VALID
+    (depth 24: whole vectors only); odd and even channel counts. Every layer's output is a model output."""
+    d = Draw(np.random.default_rng(seed))
+    net = Net16("mtk 16x8 conv chain")
+    x = net.model_input((1, 7, 9, 7), 2.0 ** -11)
+    outputs = []
+    for cout, kernel, stride, dilation, padding in (
+            (5, (3, 3), 1, 1, "SAME"), (8, (2, 3), 1, 2, "SAME"), (3, (1, 1), 1, 1, "VALID"),
+            (6, (4, 2), 2, 1, "VALID")):
+        out = [_padded_size(padding, size, k, stride, dilation) for size, k in zip(x[1][1:3], kernel)]
+        depth = kernel[0] * kernel[1] * x[1][3]
+        x = weighted(net, d, x, "CONV_2D", (cout, *kernel, x[1][3]), 0, depth, (1, *out, cout), ("int64", "int32"),
+                     fused=REAL, padding=padding, stride_h=stride, stride_w=stride, dilation_h_factor=dilation,
+                     dilation_w_factor=dilation)
+        outputs.append(x)
+    return net.build(*outputs)
+
+
 def mixed_int8_int16(seed: int = 0) -> bytes:
     """int8 input → QUANTIZE to int16 → 16x8 CONV_2D, ADD with the int16 input, FULLY_CONNECTED → QUANTIZE to int8."""
     d = Draw(np.random.default_rng(seed))
@@ -242,11 +264,12 @@ def mixed_int8_int16(seed: int = 0) -> bytes:
 
 
 def dot_tails(seed: int = 0) -> bytes:
-    """Two FULLY_CONNECTED layers on the 16x8 micro-kernels' loop tails (c/mtk_dot_s16.h): 3 rows of 23 values (2-row
-    kernel: 5 whole quads, a pair, an odd value; the last row alone) and 1 row of 29 (1-row kernel: 3 octets, 2 pairs,
-    an odd value), each into 5 channels (a last block of one)."""
+    """FULLY_CONNECTED layers on the 16x8 micro-kernels' loop tails (c/mtk_dot_s16.h): 3 rows of 23 values (2-row
+    kernel: 5 whole quads, a pair, an odd value; Helium: 2 vectors and 7 values; the last row alone) and 1 row of 29
+    (1-row kernel: 3 octets, 2 pairs, an odd value), 2 rows of 16 (whole quads; Helium: whole vectors) and 1 row of
+    5 (a pair and an odd value; Helium: a tail alone), each into 5 channels (a last block of one)."""
     d = Draw(np.random.default_rng(seed))
     net = Net16("mtk 16x8 micro-kernel tails")
-    heads = [fully_connected(net, d, net.model_input(shape, 2.0 ** -12), REAL, units=5) for shape in ((3, 23), (1, 29))]
+    heads = [fully_connected(net, d, net.model_input(shape, 2.0 ** -12), REAL, units=5) for shape in ((3, 23), (1, 29), (2, 16), (1, 5))]
     return net.build(*heads)
 

@@ -166,9 +166,11 @@ def test_what_tflm_rejects_is_refused(model, message, tmp_path):
 @pytest.mark.parametrize("board", ["mps2/an386", "mps3/corstone300/an547", "mps2/an385"])
 def test_int16_models_bit_exact_on_target(board, tmp_path):
     """The encoder-decoder (CONV, DEPTHWISE, TRANSPOSE_CONV, ADD), the mixed model (QUANTIZE, FULLY_CONNECTED),
-    the depthwise chain (SMLABB/SMLATT lanes of each mode) and the micro-kernels' loop tails (one and two rows)."""
+    the depthwise chain (SMLABB/SMLATT lanes of each mode), the micro-kernels' loop tails (one and two rows) and the
+    conv chain (im2col rows: Helium's runs of whole window rows, taps one by one)."""
     for name, model in (("encoder", modelgen16x8.encoder_decoder(1)), ("mixed", modelgen16x8.mixed_int8_int16(0)),
-                        ("depthwise", modelgen16x8.depthwise_chain(3)), ("tails", modelgen16x8.dot_tails(0))):
+                        ("depthwise", modelgen16x8.depthwise_chain(3)), ("tails", modelgen16x8.dot_tails(0)),
+                        ("conv", modelgen16x8.conv_chain(0))):
         path = tmp_path / f"{name}.tflite"
         path.write_bytes(model)
         samples = _samples(model)

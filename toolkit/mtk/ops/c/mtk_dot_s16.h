@@ -174,23 +174,35 @@ static inline int32_t mtk_dot_1x2_s16(const int16_t* r, const int8_t* w, int32_t
 
 /* Helium cores (int16x8.pack_channel_rows): the same sums from int8 weights in rows, a block of 2 channels being
  * w[c0][0..k) then w[c1][0..k); 8 values a vector (the weights widened to int16 by the load, VLDRB.S16), one
- * VMLADAVA a row and channel, whole vectors unpredicated and only the last 1-7 values predicated (a VCTP and its
- * VPSTs cost ~7 instructions a vector). Elsewhere (host tests of a Helium build) the same layout in plain C. */
-#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
-#include <arm_mve.h>
-#define MTK_S16_ROWS_STEP(load_x, load_w, i)                                      \
-  do {                                                                           \
-    int16x8_t v0 = load_w(w + (i)), v1 = load_w(w1 + (i)), x0 = load_x(r0 + (i));    \
-    a00 = vmladavaq_s16(a00, x0, v0);                                            \
-    a01 = vmladavaq_s16(a01, x0, v1);                                            \
-    if (two_rows) {                                                              \
-      int16x8_t x1 = load_x(r1 + (i));                                           \
-      a10 = vmladavaq_s16(a10, x1, v0);                                          \
-      a11 = vmladavaq_s16(a11, x1, v1);                                          \
-    }                                                                            \
-  } while (0)
-#define MTK_S16_LOAD_XZ(a) vldrhq_z_s16((a), p)   /* under the tail's predicate p */
-#define MTK_S16_LOAD_WZ(a) vldrbq_z_s16((a), p)
+ * VMLADAVA a row and channel, in a tail-predicated loop (WLSTP/LETP: the last 1-7 values under the loop's own
+ * predicate, no code of their own): 2 rows, 9 instructions per 32 products (CMSIS-NN's arm_nn_mat_mult_nt_t_s16,
+ * 4 rows of one channel: 10). The sums live in even registers (VMLADAVA's operand, "Te"), the weight pointers
+ * in low ones (a widening load's, "l"). At -O0 and on the host (tests of a Helium build) the same layout in
+ * plain C. */
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1) && defined(__GNUC__) && defined(__OPTIMIZE__)
+#define MTK_S16_ROWS_MVE 1
+/* The loop over r0 (and r1 with ROW1 MTK_S16_ROW1) adding to the sums; the pointers are left past the row. */
+#define MTK_S16_ROWS_ASM(ROW1)                                                                          \
+  __asm__ volatile("wlstp.16 lr, %[k], 1f\n\t"                                                          \
+                   "2:\n\t"                                                                           \
+                   "vldrb.s16 q0, [%[w0]], #8\n\t"                                                    \
+                   "vldrb.s16 q1, [%[w1]], #8\n\t"                                                    \
+                   "vldrh.u16 q2, [%[p0]], #16\n\t"                                                   \
+                   "vmladava.s16 %[a00], q2, q0\n\t"                                                  \
+                   "vmladava.s16 %[a01], q2, q1\n\t" ROW1(BODY)                                       \
+                   "letp lr, 2b\n\t"                                                                  \
+                   "1:\n\t"                                                                           \
+                   : [a00] "+&Te"(a00), [a01] "+&Te"(a01), [p0] "+&r"(r0), [w0] "+&l"(w),               \
+                     [w1] "+&l"(w1) ROW1(OUT)                                                           \
+                   : [k] "r"(k)                                                                         \
+                   : "q0", "q1", "q2", "q3", "lr", "memory")
+#define MTK_S16_ROW0(part)
+#define MTK_S16_ROW1(part) MTK_S16_ROW1_##part
+#define MTK_S16_ROW1_BODY                                                                               \
+  "vldrh.u16 q3, [%[p1]], #16\n\t"                                                                    \
+  "vmladava.s16 %[a10], q3, q0\n\t"                                                                   \
+  "vmladava.s16 %[a11], q3, q1\n\t"
+#define MTK_S16_ROW1_OUT , [a10] "+&Te"(a10), [a11] "+&Te"(a11), [p1] "+&r"(r1)
 #endif
 
 /* Both rows (two_rows: acc[0..3] as mtk_dot_2x2_s16's) or r0 alone (acc[0..1] as mtk_dot_1x2_s16's); inlined
@@ -199,12 +211,11 @@ static inline int32_t mtk_dot_rows_s16(const int16_t* r0, const int16_t* r1, con
                                        int two_rows) {
   const int8_t* w1 = w + k;
   int32_t a00 = 0, a01 = 0, a10 = 0, a11 = 0;
-#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
-  int32_t i = 0;
-  for (; i <= k - 8; i += 8) MTK_S16_ROWS_STEP(vldrhq_s16, vldrbq_s16, i);
-  if (i < k) {
-    mve_pred16_t p = vctp16q((uint32_t)(k - i));
-    MTK_S16_ROWS_STEP(MTK_S16_LOAD_XZ, MTK_S16_LOAD_WZ, i);
+#ifdef MTK_S16_ROWS_MVE
+  if (two_rows) {
+    MTK_S16_ROWS_ASM(MTK_S16_ROW1);
+  } else {
+    MTK_S16_ROWS_ASM(MTK_S16_ROW0);
   }
 #else
   for (int32_t i = 0; i < k; ++i) {
@@ -231,19 +242,57 @@ static inline int32_t mtk_dot_1x2_rows_s16(const int16_t* r, const int8_t* w, in
   return mtk_dot_rows_s16(r, r, w, k, acc, 0);
 }
 
+/* dst[0..n) = src[0..n) (mtk_copy_s16) or 0 (mtk_zero_s16). Helium: 8 values a VLDRH/VSTRH in a tail-predicated
+ * loop (3 instructions per 16 bytes; CMSIS-NN's arm_memcpy_s8 and arm_memset_s8 likewise); elsewhere the
+ * compiler's. */
+#ifdef MTK_S16_ROWS_MVE
+#define MTK_S16_RUNS 1
+#define MTK_S16_FILL_ASM(FIRST, LOAD, ...)                                                                \
+  __asm__ volatile(FIRST "wlstp.16 lr, %[n], 1f\n\t"                                                     \
+                   "2:\n\t" LOAD "vstrh.16 q0, [%[d]], #16\n\t"                                         \
+                   "letp lr, 2b\n\t"                                                                   \
+                   "1:\n\t"                                                                            \
+                   : [d] "+&r"(dst)__VA_ARGS__                                                          \
+                   : [n] "r"(n)                                                                         \
+                   : "q0", "lr", "memory")
+static inline void mtk_copy_s16(int16_t* dst, const int16_t* src, int32_t n) {
+  MTK_S16_FILL_ASM("", "vldrh.u16 q0, [%[s]], #16\n\t", , [s] "+&r"(src));
+}
+static inline void mtk_zero_s16(int16_t* dst, int32_t n) { MTK_S16_FILL_ASM("vmov.i32 q0, #0\n\t", "", ); }
+#else
+#define MTK_S16_RUNS 0
+static inline void mtk_copy_s16(int16_t* dst, const int16_t* src, int32_t n) { MTK_COPY(dst, src, (size_t)n * 2); }
+static inline void mtk_zero_s16(int16_t* dst, int32_t n) {
+  for (int32_t c = 0; c < n; ++c) dst[c] = 0;
+}
+#endif
+
 /* The im2col row of the output pixel whose window starts at (iy, ix) (may be outside): k_h·k_w taps of in_c
- * values, 0 for taps outside the image (16x8 tensors have zero point 0). */
+ * values, 0 for taps outside the image (16x8 tensors have zero point 0). On Helium a window row outside the
+ * image, or wholly inside it with taps next to each other (dilation 1), is one run of k_w·in_c values (elsewhere
+ * the compiler's copy of a tap, whose length it knows, beats its call for a run: an386 s16-seanet-conv-16-3x3
+ * 506,680 vs 665,320). */
 static inline int32_t mtk_im2col_s16(const int16_t* x, int32_t iy, int32_t ix, int32_t in_h, int32_t in_w,
                                      int32_t in_c, int32_t k_h, int32_t k_w, int32_t dil_h, int32_t dil_w,
                                      int16_t* dst) {
+  const int whole = dil_w == 1 && ix >= 0 && ix + k_w <= in_w;
   for (int32_t ky = 0; ky < k_h; ++ky) {
     int32_t y = iy + ky * dil_h;
+    if (MTK_S16_RUNS && (y < 0 || y >= in_h || whole)) {
+      if (y < 0 || y >= in_h) {
+        mtk_zero_s16(dst, k_w * in_c);
+      } else {
+        mtk_copy_s16(dst, x + (y * in_w + ix) * in_c, k_w * in_c);
+      }
+      dst += k_w * in_c;
+      continue;
+    }
     for (int32_t kx = 0; kx < k_w; ++kx, dst += in_c) {
       int32_t xx = ix + kx * dil_w;
       if (y >= 0 && y < in_h && xx >= 0 && xx < in_w) {
-        MTK_COPY(dst, x + (y * in_w + xx) * in_c, (size_t)in_c * 2);
+        mtk_copy_s16(dst, x + (y * in_w + xx) * in_c, in_c);
       } else {
-        for (int32_t c = 0; c < in_c; ++c) dst[c] = 0;
+        mtk_zero_s16(dst, in_c);
       }
     }
   }
