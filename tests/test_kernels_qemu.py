@@ -135,21 +135,24 @@ def one_pixel_conv(in_c: int, activation: str) -> bytes:
 
 
 ONE_ROW_FUSED_MODELS = {   # DSP's 1x4/fused: groups of 4 values in pairs, an odd one first; partial last chunks and
-    # channel quads (their outputs in C)
+    # channel quads (their outputs in C). The Cortex-M3's 1x8/s8 (its 8-channel tiles in assembly, a narrow last tile
+    # of 5, 6, 2, 1 or 7 channels in C; a partial last group of 0 to 3 values) and, for the one-pixel convs, 1x8/int8
     "fc-3x8": lambda: deep_fc_model(3, 8, "NONE"),   # one group: no pair
     "fc-604x13-chunks": lambda: deep_fc_model(604, 13, "NONE"),   # chunks of 64, 64 and 23 groups
     "fc-1000x6-chunks-relu": lambda: deep_fc_model(1000, 6, "RELU"),   # a clamped range, in assembly
     "fc-per-channel-37x10": lambda: deep_fc_model(37, 10, "NONE", per_channel=True),
     "fc-per-channel-70x9-relu": lambda: deep_fc_model(70, 9, "RELU", per_channel=True),
     "fc-per-channel-604x7-chunks": lambda: deep_fc_model(604, 7, "NONE", per_channel=True),
+    "fc-151x16-relu": lambda: deep_fc_model(151, 16, "RELU"),
     "conv-one-pixel-taps-chunks": lambda: one_pixel_conv(8, "NONE"),
     "conv-one-pixel-gather-relu": lambda: one_pixel_conv(3, "RELU"),
 }
 
 
+@pytest.mark.parametrize("board", ["mps2/an386", "mps2/an385"])
 @pytest.mark.parametrize("name", ONE_ROW_FUSED_MODELS)
-def test_one_row_fused_gemm_bit_exact_on_target(name, tmp_path):
-    assert_bit_exact_on_target(ONE_ROW_FUSED_MODELS[name](), "mps2/an386", tmp_path)
+def test_one_row_gemm_bit_exact_on_target(name, board, tmp_path):
+    assert_bit_exact_on_target(ONE_ROW_FUSED_MODELS[name](), board, tmp_path)
 
 
 @pytest.mark.parametrize("name", HELIUM_MODELS)
@@ -272,11 +275,11 @@ def test_helium_kernels_bit_exact_on_random_shapes(family, tmp_path_factory):
     check()
 
 
-@pytest.mark.parametrize("board, candidates", [("mps3/corstone300/an547", 0), ("mps2/an385", 2)])
+@pytest.mark.parametrize("board, candidates", [("mps3/corstone300/an547", 0), ("mps2/an385", 3)])
 def test_tuned_schedules_bit_exact_on_target(board, candidates, tmp_path):
     """`mtk tune` runs every candidate schedule (none on Helium, whose GEMMs have one: the fused
-    gemm_mve.py; on the M3 1x4 blocks with paired weights, for conv and fully connected, and with int8
-    weights, for fully connected: 2 builds) and
+    gemm_mve.py; on the M3 1x4 blocks with paired weights, for conv and fully connected, and for fully
+    connected 1x8 and 1x4 blocks of int8 weights over packed rows: 3 builds) and
     requires the untuned build's outputs from each; those are tflite-micro's. (The DSP schedules:
     tests/test_tune.py on mps2/an386.)"""
     model = modelgen.example_models(0)["CHAIN_CNN"]

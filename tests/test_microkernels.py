@@ -35,6 +35,8 @@ def test_each_micro_kernel_is_defined_for_its_instruction_sets_and_its_packer_fi
 def test_schedules_follow_the_table():
     m3, m4 = CPUS["cortex-m3"], CPUS["cortex-m4"]
     assert [s.label for s in gemm_variants(m3, 1)] == ["1x8/int8", "1x4/pairs", "1x4/int8"]
+    assert [s.label for s in gemm_variants(m3, 1, input_rows=True)] == ["1x8/s8", "1x8/int8", "1x4/pairs", "1x4/int8"]
+    assert [s.label for s in gemm_variants(m3, 9, input_rows=True)] == ["2x4/s8", "2x2/int8", "1x4/pairs"]
     assert [s.label for s in gemm_variants(m4, 1)] == ["1x4/fused", "1x4/biased", "1x4/int16"]
     assert [s.label for s in gemm_variants(m4, 9)] == ["2x2/fused", "2x2/biased", "2x2/int16", "1x4/biased",
                                                         "1x4/int16"]
@@ -52,5 +54,5 @@ def test_metadata_names_the_micro_kernel_the_generated_c_calls(tmp_path):
     compiled = compile_model(model, tmp_path / "lib", cpu="cortex-m3")
     kernels_c = (compiled.path / "src" / "tvmgen_default_kernels.c").read_text()
     for op in compiled.ops:
-        assert op.impl == "tvm+c:mtk_dot_1x8_s8", op
-        assert "mtk_dot_1x8_s8(" in kernels_c
+        assert op.impl == "tvm+c:mtk_dot_1x8_rows_s8", op
+        assert "mtk_dot_1x8_rows_s8(" in kernels_c

@@ -4,6 +4,7 @@ multi-op chains compiled by mtk: bit-exact with tflite-micro on the host over ra
 
 from __future__ import annotations
 
+import re
 
 import pytest
 
@@ -86,27 +87,30 @@ def test_dsp_formulation_is_bit_exact(family, tmp_path):
         assert_bit_exact_on_c_paths(modelgen.example_models(seed)[family], work)
 
 
-@pytest.mark.parametrize("channels, depth, kernel", [(10, 37, "mtk_dot_1x4_s8"), (16, 600, "mtk_dot_1x8_s8"),
-                                                     (3, 8, "mtk_dot_1x4_s8")])
+@pytest.mark.parametrize("channels, depth, kernels", [(10, 37, ("mtk_dot_1x8_rows_s8", "mtk_dot_1x2_rows_s8")),
+                                                      (16, 600, ("mtk_dot_1x8_rows_s8",)),
+                                                      (3, 8, ("mtk_dot_1x3_rows_s8",))])
 @pytest.mark.parametrize("per_channel", [True, False], ids=["per-channel", "per-tensor"])
-def test_fully_connected_for_cortex_m3_is_bit_exact(channels, depth, kernel, per_channel, tmp_path):
-    """Compiled for the Cortex-M3, a single-row fully connected layer takes 1x8 blocks (8-channel weight tiles),
-    unless they would pad a third of the work or more past its channels (3, 10): then 1x4 int8 blocks."""
+def test_fully_connected_for_cortex_m3_is_bit_exact(channels, depth, kernels, per_channel, tmp_path):
+    """Compiled for the Cortex-M3, a single-row fully connected layer takes 1x8 s8 blocks (8-channel weight tiles read
+    with the int8 row as it is), its last tile as many channels as are left (2 of 10, 3 of 3): its own kernel."""
     model = conv_model("FULLY_CONNECTED", (1, depth), (channels, depth), (1, channels), per_channel=per_channel,
                        fused_activation_function="NONE")
     assert_bit_exact_on_c_paths(model, tmp_path, cpu="cortex-m3")
-    assert kernel in (tmp_path / "lib" / "src" / "tvmgen_default_kernels.c").read_text()
+    code = (tmp_path / "lib" / "src" / "tvmgen_default_kernels.c").read_text()
+    assert set(re.findall(r"mtk_dot_\w+(?=\()", code)) == set(kernels)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("cpu", ["cortex-m4", "cortex-m3"])
 def test_long_fully_connected_packs_its_row_in_chunks(cpu, tmp_path):
-    """4000 -> 4: packing the whole row (8,000 B) would set the arena; the GEMM packs 256 values at a
-    time and adds up the partial sums: arena ≤ input + output + 1 KB, bit-exact with tflite-micro."""
+    """4000 -> 4: packing the whole row (8,000 B) would set the arena; the Cortex-M4's GEMM packs 256 values
+    at a time and adds up the partial sums (arena ≤ input + output + 1 KB), the Cortex-M3's 1x8/s8 packs none
+    (no scratch); bit-exact with tflite-micro."""
     assert_bit_exact_on_c_paths(long_fc_model(), tmp_path, cpu=cpu)
     compiled = CompiledModel.load(tmp_path / "lib")
-    assert compiled.memory.arena_bytes <= 4000 + 4 + 1024
-    assert [op.variant["chunk"] for op in compiled.ops] == [CHUNK]
+    assert compiled.memory.arena_bytes <= 4000 + 4 + (1024 if cpu == "cortex-m4" else 0)
+    assert [op.variant.get("chunk") for op in compiled.ops] == [CHUNK if cpu == "cortex-m4" else None]
 
 
 @pytest.mark.parametrize("cpu, name", [(cpu, name) for cpu in ("cortex-m4", "cortex-m3") for name in GEMM_MODELS])

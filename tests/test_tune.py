@@ -18,7 +18,7 @@ from mtk.compiler import compile_model
 from mtk.errors import MtkError
 from mtk.ops.gemm import GemmVariant, packed_weight_bytes
 from mtk.ops.conv import DEPTHWISE_KERNELS
-from mtk.ops.microkernels import ALL_ISAS, pack_weight_pairs, pack_weights, pack_weights_int16
+from mtk.ops.microkernels import ALL_ISAS, pack_weight_pairs, pack_weights, pack_weights_int16, pack_weights_narrow
 from mtk.ops import op_def, prepare_ops
 from mtk.ops.base import Scratch
 from mtk.ops.pooling import POOL_KERNELS
@@ -140,16 +140,17 @@ def test_more_flash_is_chosen_only_for_enough_instructions_saved():
 
 
 def test_flash_is_priced_against_the_leanest_schedule_not_the_default():
-    """Cortex-M3 fully connected, 10 channels: 1x8 blocks pad the weights to 16 channels, 1x4 int8 ones
-    to 12 (the leanest, and the default: 1x8 pads a third of its work), paired 1x4 ones take twice that;
-    each schedule's extra flash is priced against the leanest's."""
+    """Cortex-M3 fully connected, 10 channels: 1x8 s8 blocks take the weights as they are (the leanest, and the
+    default: its last tile holds 2 channels), 1x4 int8 ones pad them to 12 channels, 1x8 int8 ones to 16, paired 1x4
+    ones take twice 12; each schedule's extra flash is priced against the leanest's."""
     layer = [l for l in tunable_layers(prepare_ops(read_model(MODEL), get_cpu("cortex-m3"))) if l.op.type == "FULLY_CONNECTED"][1]
-    lean, eight, paired = layer.variants
-    assert (lean.label, eight.label, paired.label) == ("1x4/int8", "1x8/int8", "1x4/pairs") and layer.leanest == lean
+    direct, eight, paired, four = layer.variants
+    assert [s.label for s in layer.variants] == ["1x8/s8", "1x8/int8", "1x4/pairs", "1x4/int8"]
+    assert layer.leanest == direct
     extra = layer.extra_flash
-    assert extra[lean.label] == 0 < extra[eight.label] < extra[paired.label]
+    assert extra[direct.label] == 0 < extra[four.label] < extra[eight.label] < extra[paired.label]
     counts = {s.label: 10_000 - extra[s.label] // 2 for s in layer.variants}   # 2 B per instruction saved
-    assert choose(layer, counts, 0, 1.0)[0] == lean
+    assert choose(layer, counts, 0, 1.0)[0] == direct
     assert choose(layer, counts, 0, 2.0)[0] == paired
     counts[eight.label] = 10_000 - extra[eight.label]   # 1 B per instruction saved
     assert choose(layer, counts, 0, 1.0)[0] == eight
@@ -161,6 +162,7 @@ def test_packed_weight_bytes_are_the_packed_arrays(channels, depth):
     for variant, group, packed in [(GemmVariant("2x2", "int8"), 4, pack_weights(w, 2)),
                                     (GemmVariant("1x4", "int8"), 16, pack_weights(w, 4, 16)),
                                     (GemmVariant("1x8", "int8"), 4, pack_weights(w, 8)),
+                                    (GemmVariant("1x8", "s8"), 4, pack_weights_narrow(w, 8)),
                                     (GemmVariant("2x2", "int16"), 4, pack_weights_int16(w, 2)),
                                     (GemmVariant("1x4", "pairs"), 4, pack_weight_pairs(w))]:
         assert packed.nbytes == packed_weight_bytes(channels, depth, variant, group)

@@ -7,8 +7,10 @@ in SXTB16 order on DSP cores, int8 chunks of 16 on Helium cores, row pairs in on
 Cortex-M3: c/mtk_dot_s8.h), then each 2×2 (rows × channels), 1×4 or 1×8 block is an extern call to a
 C micro-kernel over weights interleaved offline per block (pack_weights, pack_weight_pairs,
 pack_weights_int16); TVM generates the loops, the byte gathering of patches whose channels do not
-come in 4s, and the requantization epilogue (requant.py). The block and the weights' format are a
-GemmVariant: a default per CPU, or one `mtk tune` measured best for the layer (tuning.py).
+come in 4s, and the requantization epilogue (requant.py). A direct micro-kernel (the Cortex-M3's 1x8/s8) reads
+rows of the input as they are instead: no packing, no scratch, its last channel tile as narrow as the channels left.
+The block and the weights' format are a GemmVariant: a default per CPU, or one `mtk tune` measured best for the
+layer (tuning.py).
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ from ..target import Cpu
 from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, constant_kernel, jit, specialize
 from .geometry import ConvGeometry
 from .gemm_mve import gemm_mve_kernel
-from .microkernels import (BY_LABEL, DOT_HEADER, GROUP, HELIUM_CHUNK, MicroKernel, choices, fused_stream_bytes,
-                           fused_stream_exact, pack_fused_stream, shares_requantization, weight_group)
+from .microkernels import (BY_LABEL, DOT_HEADER, GROUP, HELIUM_CHUNK, MicroKernel, choices, direct_kernel,
+                           fused_stream_bytes, fused_stream_exact, pack_fused_stream, shares_requantization,
+                           weight_group)
 from .requant import RSHIFT_FIELDS, Requant
 
 IM2COL_HEADER = "mtk_im2col_s8.h"
@@ -64,10 +67,11 @@ class ChunkedVariant(GemmVariant):
     chunk: int = CHUNK
 
 
-def gemm_variants(cpu: Cpu, rows: int, fused: bool = True, channels: int | None = None) -> list[GemmVariant]:
-    """The variants a GEMM of `rows` rows (and `channels` channels) can take on `cpu`, the default first
-    (microkernels.choices)."""
-    return [GemmVariant(mk.block, mk.weights) for mk in choices(cpu, rows, fused, channels)]
+def gemm_variants(cpu: Cpu, rows: int, fused: bool = True, channels: int | None = None,
+                  input_rows: bool = False) -> list[GemmVariant]:
+    """The variants a GEMM of `rows` rows (and `channels` channels; `input_rows`: rows of the input itself) can
+    take on `cpu`, the default first (microkernels.choices)."""
+    return [GemmVariant(mk.block, mk.weights) for mk in choices(cpu, rows, fused, channels, input_rows)]
 
 
 def packed_weight_bytes(cols: int, depth: int, variant: GemmVariant, group: int) -> int:
@@ -96,7 +100,7 @@ class GemmOpDef(OpDef):
         rq = p.requant
         usable = gemm_variants(data.cpu, data.output.size // p.weights.shape[0],   # Helium's fused kernels
                                data.cpu.mve or rq.rshift_table is not None,      # shift left too
-                               p.weights.shape[0])
+                               p.weights.shape[0], p.patches is None)
         exact = fused_stream_exact(p.weights, p.bias, rq.multiplier, rq.shift, rq.out_zp)
         return [v for v in usable if v.weights != "fused" or exact]
 
@@ -113,8 +117,8 @@ class GemmOpDef(OpDef):
         depth = p.weights.shape[1]
         if variant.weights == "fused" and variant.block == "2x2":   # its partial sums: the unrequantized kernel's
             variant = GemmVariant(variant.block, "biased")
-        if variant.micro_kernel.fused and variant.weights != "fused":   # Helium's: no partial sums
-            return None
+        if variant.micro_kernel.fused and variant.weights != "fused" or variant.micro_kernel.direct:
+            return None   # Helium's: no partial sums; a direct kernel: no scratch
         if p.patches is None:
             return ChunkedVariant(variant.block, variant.weights) if depth > CHUNK else None
         kernel_row = p.patches.k_w * p.patches.in_c
@@ -147,17 +151,20 @@ def gemm_kernel(data: OpData, variant: GemmVariant) -> Kernel:
     optional = {} if layout.stream else {"bias": Const("bias", p.bias), **rq.consts()}
     if layout.source == "taps":
         optional["pad"] = Const("pad", np.full(patches.in_c, patches.in_zp, np.int8))
-    func = specialize(gemm_func(layout, in_size, rq, patches), optional)
+    reads = [*optional, *(["scratch"] if layout.scratch_bytes else [])]   # (a direct kernel needs none)
+    func = specialize(gemm_func(layout, in_size, rq, patches), reads)
     mk = variant.micro_kernel
     if layout.stream:
         packed = pack_fused_stream(w, p.bias, rq.multiplier, rq.shift, rq.out_zp, layout.block_cols,
                                    layout.chunk // GROUP if layout.chunk < layout.depth else None)
     else:
         packed = mk.pack(w, layout.block_cols, layout.weight_group)
-    args = [op.inputs[0], Const("w", packed), *optional.values(), op.outputs[0], Scratch(layout.scratch_bytes)]
+    args = [op.inputs[0], Const("w", packed), *optional.values(), op.outputs[0],
+            *([Scratch(layout.scratch_bytes)] if layout.scratch_bytes else [])]
     headers = tuple(dict.fromkeys((DOT_HEADER, mk.header) + ((IM2COL_HEADER,) if layout.source == "gather" else ())))
     chunk_stream = layout.stream and layout.chunk < layout.depth
-    return Kernel(p.name, args, func=func, headers=headers, c_calls=(layout.chunk_kernel if chunk_stream else mk.name,))
+    c_calls = (layout.chunk_kernel if chunk_stream else mk.name,) + ((layout.tail_kernel,) if layout.tail_kernel else ())
+    return Kernel(p.name, args, func=func, headers=headers, c_calls=c_calls)
 
 
 def row_source(patches: Patches | None) -> str:
@@ -214,6 +221,16 @@ class GemmLayout:
         return self.micro_kernel.replace("_s8", "_chunk_s8")
 
     @property
+    def direct(self) -> bool:
+        """Whether the micro-kernel reads the input's rows as they are (no packed scratch)."""
+        return self.variant.micro_kernel.direct
+
+    @property
+    def tail_kernel(self) -> str | None:
+        """A direct kernel's C function for the last channel tile when it is narrower than the others."""
+        return direct_kernel(self.cols % self.block_cols) if self.direct and self.cols % self.block_cols else None
+
+    @property
     def groups(self) -> int:
         return -(-self.depth // GROUP)
 
@@ -234,7 +251,9 @@ class GemmLayout:
     @property
     def packed_bytes(self) -> int:
         """The packed rows of one block (one chunk of them): 2 bytes a value (int16, or int8 rows read
-        16 values at a time on Helium cores), whole chunks of 16."""
+        16 values at a time on Helium cores), whole chunks of 16; none for a direct kernel."""
+        if self.direct:
+            return 0
         return self.block_rows * -(-self.chunk // HELIUM_CHUNK) * HELIUM_CHUNK * 2
 
     @property
@@ -284,6 +303,10 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
         """A one-row stream kernel's int8 values to pack itself (x from `at`, k of them), or none: packed taps."""
         return (T.address_of(x[at]), k) if g.source == "rows" else (0, 0)
 
+    def row_dot(name, row, tile, sums):
+        """A direct kernel's call: a row of the input as it is by a channel tile."""
+        return T.call_extern(i32, name, row, tile, K, sums)
+
     def row_stride(pb):
         """Bytes from a block's first output row to its second: 0 for the odd last row (computed twice)."""
         return C if P % 2 == 0 else T.if_then_else(pb * 2 + 1 < P, C, 0)
@@ -292,9 +315,10 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
     def gemm(x: T.Buffer((in_size,), "int8"), w: T.Buffer((g.weight_bytes,), "int8"),
              bias: T.Optional(T.Buffer((C,), i32)), table: T.Optional(T.Buffer((C * RSHIFT_FIELDS,), i32)), mult: T.Optional(T.Buffer((C,), i32)),
              shift: T.Optional(T.Buffer((C,), i32)), pad: T.Optional(T.Buffer((pad_len,), "int8")),
-             out: T.Buffer((P * C,), "int8"), scratch: T.Buffer((g.scratch_bytes,), "int8")):
+             out: T.Buffer((P * C,), "int8"), scratch: T.Optional(T.Buffer((g.scratch_bytes,), "int8"))):
         acc = T.alloc_buffer((R * B + R * g.row_sums,), i32)   # the block's sums, then its rows' Σx
-        sums = T.decl_buffer((R * B * c_tiles,), i32, data=scratch.data, elem_offset=g.packed_bytes // 4)
+        sums = T.decl_buffer((R * B * c_tiles,), i32, data=(scratch if g.scratch_bytes > 0 else acc).data,
+                             elem_offset=g.packed_bytes // 4)   # (read if chunked: a direct kernel has no scratch)
         for pb in T.serial((P + R - 1) // R):
             if g.source == "taps" and R == 2 and not chunked:   # (chunked: packed chunk by chunk below)
                 T.evaluate(T.call_extern(i32, "mtk_pack_taps_pair_s16", T.address_of(x[0]),
@@ -319,7 +343,7 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
             elif not chunked and R == 2:
                 T.evaluate(T.call_extern(i32, "mtk_pack_pair_s16", T.address_of(x[row(pb, 0) * K]),
                                          T.address_of(x[row(pb, 1) * K]), K, T.address_of(scratch[0])))
-            elif not chunked and not g.stream:   # (a stream's kernel packs the row itself)
+            elif not chunked and not g.stream and not g.direct:   # (a stream's kernel packs the row itself)
                 T.evaluate(T.call_extern(i32, "mtk_pack_row_s16", T.address_of(x[pb * K]), K,
                                          T.address_of(scratch[0])))
             if not chunked and g.row_sums:
@@ -379,6 +403,16 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
                     if chunked:
                         for i in T.unroll(R * B):
                             acc[i] = sums[ct * R * B + i]
+                    elif g.tail_kernel is not None:   # the last tile's own kernel
+                        if ct < c_tiles - 1:
+                            T.evaluate(row_dot(g.micro_kernel, T.address_of(x[pb * K]), T.address_of(w[ct * w_tile]),
+                                               acc.access_ptr("rw")))
+                        else:
+                            T.evaluate(row_dot(g.tail_kernel, T.address_of(x[pb * K]), T.address_of(w[ct * w_tile]),
+                                               acc.access_ptr("rw")))
+                    elif g.direct:
+                        T.evaluate(row_dot(g.micro_kernel, T.address_of(x[pb * K]), T.address_of(w[ct * w_tile]),
+                                               acc.access_ptr("rw")))
                     else:
                         T.evaluate(T.call_extern(i32, g.micro_kernel, T.address_of(scratch[0]),
                                                  T.address_of(w[ct * w_tile]), g.groups, acc.access_ptr("rw")))

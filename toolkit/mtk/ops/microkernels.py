@@ -9,7 +9,8 @@ SXTB16 order: no SXTB16 in the loop on DSP cores, twice the flash), "biased" (in
 int16 halfword, the low one biased by 128: one SXTB16 per two weights of a channel pair on DSP cores,
 c/mtk_dot_biased_s8.h), "pairs" (two channels to an int32, one SMLAL per two products on the
 Cortex-M3, twice the flash) or "s8" (int8 as "int8" lays it out, in groups of 4: the Cortex-M3's 2x4 block,
-named apart from Helium's fused 2x4/int8).
+named apart from Helium's fused 2x4/int8, and its 1x8 block that reads the input's rows as they are, named apart
+from 1x8/int8, which reads packed ones).
 """
 
 from __future__ import annotations
@@ -48,6 +49,18 @@ def pack_weights(w: np.ndarray, tile: int, group: int = GROUP) -> np.ndarray:
 def pack_weights_int16(w: np.ndarray, tile: int) -> np.ndarray:
     """pack_weights with each group of 4 as int16 in SXTB16 order (mtk_dot_*_w16_s8)."""
     return pack_weights(w, tile).reshape(-1, GROUP)[:, SXTB16_ORDER].astype(np.int16).reshape(-1)
+
+
+def pack_weights_narrow(w: np.ndarray, tile: int, group: int = GROUP) -> np.ndarray:
+    """pack_weights in tiles of `tile` channels but the last, which holds only the channels left (no padding)."""
+    whole = w.shape[0] - w.shape[0] % tile
+    tail = pack_weights(w[whole:], w.shape[0] - whole, group) if whole < w.shape[0] else np.zeros(0, np.int8)
+    return np.concatenate([pack_weights(w[:whole], tile, group), tail])
+
+
+def direct_kernel(channels: int) -> str:
+    """The C function of "1x8/s8" for a tile of `channels` (1 to 8) channels."""
+    return f"mtk_dot_1x{channels}_rows_s8"
 
 
 def pack_weight_pairs(w: np.ndarray) -> np.ndarray:
@@ -142,6 +155,9 @@ class MicroKernel:
     header: str = DOT_HEADER
     fused: bool = False       # the whole GEMM with its requantization (gemm_mve.py), not a block's sums
     row_sums: bool = False    # reads each packed row's sum after it (mtk_pack_sums_s16)
+    # reads the input's int8 rows as they are (no packed scratch; k values a call, a partial group too), its last
+    # channel tile only as wide as the channels left (pack_weights_narrow, direct_kernel): rows of the input only
+    direct: bool = False
 
     @property
     def label(self) -> str:
@@ -156,8 +172,10 @@ class MicroKernel:
         return int(self.block.split("x")[1])
 
     def weight_bytes(self, channels: int, depth: int, group: int) -> int:
-        """Flash of weights [channels, depth] packed for it: whole tiles of its channels, whole groups of depth."""
-        return -(-channels // self.cols) * self.cols * -(-depth // group) * group * self.bytes_per_weight
+        """Flash of weights [channels, depth] packed for it: whole tiles of its channels (direct: the channels),
+        whole groups of depth."""
+        padded = channels if self.direct else -(-channels // self.cols) * self.cols
+        return padded * -(-depth // group) * group * self.bytes_per_weight
 
 
 def _int8(w: np.ndarray, tile: int, group: int) -> np.ndarray:
@@ -170,6 +188,10 @@ def _int16(w: np.ndarray, tile: int, group: int) -> np.ndarray:
 
 def _biased(w: np.ndarray, tile: int, group: int) -> np.ndarray:
     return pack_weights_biased(w, tile)
+
+
+def _narrow(w: np.ndarray, tile: int, group: int) -> np.ndarray:
+    return pack_weights_narrow(w, tile, group)
 
 
 def _pairs(w: np.ndarray, tile: int, group: int) -> np.ndarray:
@@ -189,6 +211,7 @@ MICRO_KERNELS = (
     MicroKernel("mtk_dot_1x8_s8", "1x8", "int8", 1, _int8, ("scalar", "m3")),
     MicroKernel("mtk_dot_1x4_paired_s8", "1x4", "pairs", 2, _pairs, ("m3",)),
     MicroKernel("mtk_dot_2x4_s8", "2x4", "s8", 1, _int8, ("m3",)),
+    MicroKernel(direct_kernel(8), "1x8", "s8", 1, _narrow, ("m3",), direct=True),
     MicroKernel("mtk_gemm_mve_2x4_s8", "2x4", "int8", 1, _int8, ("mve",), header=GEMM_MVE_HEADER, fused=True),
 )
 BY_LABEL = {mk.label: mk for mk in MICRO_KERNELS}
@@ -197,13 +220,14 @@ BY_LABEL = {mk.label: mk for mk in MICRO_KERNELS}
 # DSP cores: biased weights take int8's flash and fewer instructions than int8 ones (the shared models:
 # IC −12 %, AD −20 % on the M4), int16 ones fewer still in the loop for twice the flash.
 # The fused ones requantize inside (2x2: every channel its own; 1x4: the layer's one multiplier and shift).
-# Cortex-M3 (long multiply, no DSP): one row defaults to 1x8 int8 (2.25 instructions a product, 1x4's 2.5;
-# AD: 0.66x TFLM's instructions in less flash); 1x4 paired takes the fewest instructions for twice the
+# Cortex-M3 (long multiply, no DSP): one row of the input defaults to 1x8 s8 (the int8 row read as it is: 2.19
+# instructions a product, no packing pass, no padded channels), im2col rows to 1x8 int8 (2.25 instructions a product,
+# 1x4's 2.5; AD: 0.66x TFLM's instructions in less flash); 1x4 paired takes the fewest instructions for twice the
 # flash, 1x4 int8 pads fewer channels when channels % 8 <= 4. Several rows: 2x4 (a pair of rows times 4
 # channels, 1.19 instructions a product in its loop; 2x2's 1.5).
 CHOICES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "dsp": (("1x4/fused", "1x4/biased", "1x4/int16"), ("2x2/fused", "2x2/biased", "2x2/int16", "1x4/biased", "1x4/int16")),
-    "m3": (("1x8/int8", "1x4/pairs", "1x4/int8"), ("2x4/s8", "2x2/int8", "1x4/pairs")),
+    "m3": (("1x8/s8", "1x8/int8", "1x4/pairs", "1x4/int8"), ("2x4/s8", "2x2/int8", "1x4/pairs")),
     "mve": (("2x4/int8",), ("2x4/int8",)),
     "scalar": (("1x4/int8",), ("2x2/int8", "1x4/int8")),
 }
@@ -220,16 +244,18 @@ def isa_of(cpu: Cpu) -> str:
 PLAIN_SUMS = {"mve": (("1x4/int8",), ("2x2/int8", "1x4/int8")), "dsp": (("1x4/int8",), ("2x2/int8", "1x4/int8"))}
 
 
-def choices(cpu: Cpu, rows: int, fused: bool = True, channels: int | None = None) -> list[MicroKernel]:
+def choices(cpu: Cpu, rows: int, fused: bool = True, channels: int | None = None,
+            input_rows: bool = False) -> list[MicroKernel]:
     """The micro-kernels a GEMM of `rows` rows may take on `cpu`, the default first; `fused`: whether a
     kernel that requantizes itself (every channel shifts right: requant.rshift_table) or reads the rows'
-    sums the GEMM packs may be among them. A default whose block pads a third of its work or more past the
+    sums the GEMM packs may be among them; `input_rows`: whether its rows are the input's own, which a direct
+    kernel reads. A default whose block pads a third of its work or more past the
     GEMM's `channels` gives way to the first choice in as much flash padding fewer (Cortex-M3: 2x2 before 2x4
     for 1, 2 or 5 channels, 1x4 before 1x8 for 1-5 or 9-10)."""
     isa = isa_of(cpu)
     table = CHOICES[isa] if fused else PLAIN_SUMS.get(isa, CHOICES[isa])
-    kernels = [BY_LABEL[label] for label in table[rows > 1]]
-    padded = lambda mk: -(-channels // mk.cols) * mk.cols
+    kernels = [BY_LABEL[label] for label in table[rows > 1] if input_rows or not BY_LABEL[label].direct]
+    padded = lambda mk: channels if mk.direct else -(-channels // mk.cols) * mk.cols
     if channels and 3 * (padded(kernels[0]) - channels) >= padded(kernels[0]):
         narrower = next((mk for mk in kernels if padded(mk) < padded(kernels[0])
                           and mk.bytes_per_weight == kernels[0].bytes_per_weight), None)

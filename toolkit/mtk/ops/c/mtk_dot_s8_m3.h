@@ -141,4 +141,85 @@ static inline int32_t mtk_dot_2x4_s8(const void* x, const void* w, int32_t group
   return 0;
 }
 
+/* One-row kernels reading the input's int8 row as it is (microkernels.py "1x8/s8": no packed scratch, no packing
+ * pass): acc[j] = x.w_j, j < n, over the row's k values, weights n channels interleaved per group of 4 (gemm.py
+ * pack_weights(w, n)), a partial last group zero-padded. Per value of x one LDRSB, per product an LDRSB and an MLA;
+ * a layer's last tile holds only the channels left (pack_weights_narrow), so no product is computed for padding. */
+static inline __attribute__((always_inline)) void mtk_dot_1xn_rows(const int8_t* x, const int8_t* w, int32_t k,
+                                                                  int32_t* acc, int32_t n, int32_t* s) {
+  const int8_t* end = x + (k & ~3);
+  for (; x != end; x += 4, w += 4 * n) {
+#pragma GCC unroll 4
+    for (int32_t t = 0; t < 4; ++t) {
+      int32_t v = x[t];
+#pragma GCC unroll 8
+      for (int32_t j = 0; j < n; ++j) {
+        s[j] += v * w[4 * j + t];
+        MTK_IN_REGISTER(s[j]);   /* as in mtk_dot_1xn_scalar: no spills */
+      }
+    }
+  }
+  for (int32_t t = 0; t < (k & 3); ++t) {
+    int32_t v = x[t];
+#pragma GCC unroll 8
+    for (int32_t j = 0; j < n; ++j) s[j] += v * w[4 * j + t];
+  }
+#pragma GCC unroll 8
+  for (int32_t j = 0; j < n; ++j) acc[j] = s[j];
+}
+
+#define MTK_DOT_ROWS(n)                                                                                  \
+  MTK_OUT_OF_LINE int32_t mtk_dot_1x##n##_rows_s8(const void* x, const void* w, int32_t k, int32_t* acc) { \
+    int32_t s[n] = {0};                                                                                  \
+    mtk_dot_1xn_rows((const int8_t*)x, (const int8_t*)w, k, acc, n, s);                                  \
+    return 0;                                                                                            \
+  }
+MTK_DOT_ROWS(1)
+MTK_DOT_ROWS(2)
+MTK_DOT_ROWS(3)
+MTK_DOT_ROWS(4)
+MTK_DOT_ROWS(5)
+MTK_DOT_ROWS(6)
+MTK_DOT_ROWS(7)
+#undef MTK_DOT_ROWS
+
+/* 8 channels: gcc 12 keeps the loop's 13 values in registers only in assembly (a group: 4 + 64 loads and MLAs, SUBS,
+ * BNE: 2.19 instructions a product; its C 2.34). The group's first loads step the pointers past it, the others reach
+ * back. */
+#if defined(__GNUC__) && defined(__thumb2__) && defined(__OPTIMIZE__)
+#define MTK_1X8_MLA(t, j) "ldrsb %[w], [%[wp], #" #j "*4+" #t "-32]\n\tmla %[s" #j "], %[v], %[w], %[s" #j "]\n\t"
+#define MTK_1X8_REST(t)                                                                                \
+  MTK_1X8_MLA(t, 1) MTK_1X8_MLA(t, 2) MTK_1X8_MLA(t, 3) MTK_1X8_MLA(t, 4) MTK_1X8_MLA(t, 5) MTK_1X8_MLA(t, 6) \
+  MTK_1X8_MLA(t, 7)
+#define MTK_1X8_VALUE(t) "ldrsb %[v], [%[xp], #" #t "-4]\n\t" MTK_1X8_MLA(t, 0) MTK_1X8_REST(t)
+MTK_OUT_OF_LINE int32_t mtk_dot_1x8_rows_s8(const void* x, const void* w, int32_t k, int32_t* acc) {
+  const int8_t* xp = (const int8_t*)x;
+  const int8_t* wp = (const int8_t*)w;
+  int32_t s[8] = {0}, n = k >> 2, v, u;
+  if (n > 0)
+    __asm__("1:\n\t"
+            "ldrsb %[v], [%[xp]], #4\n\t"
+            "ldrsb %[w], [%[wp]], #32\n\t"
+            "mla %[s0], %[v], %[w], %[s0]\n\t"
+            MTK_1X8_REST(0) MTK_1X8_VALUE(1) MTK_1X8_VALUE(2) MTK_1X8_VALUE(3)
+            "subs %[n], %[n], #1\n\t"
+            "bne 1b"
+            : [s0] "+r"(s[0]), [s1] "+r"(s[1]), [s2] "+r"(s[2]), [s3] "+r"(s[3]), [s4] "+r"(s[4]), [s5] "+r"(s[5]),
+              [s6] "+r"(s[6]), [s7] "+r"(s[7]), [xp] "+r"(xp), [wp] "+r"(wp), [n] "+r"(n), [v] "=&r"(v), [w] "=&r"(u)
+            :
+            : "cc", "memory");
+  mtk_dot_1xn_rows(xp, wp, k & 3, acc, 8, s);   /* the partial last group */
+  return 0;
+}
+#undef MTK_1X8_MLA
+#undef MTK_1X8_REST
+#undef MTK_1X8_VALUE
+#else
+MTK_OUT_OF_LINE int32_t mtk_dot_1x8_rows_s8(const void* x, const void* w, int32_t k, int32_t* acc) {
+  int32_t s[8] = {0};
+  mtk_dot_1xn_rows((const int8_t*)x, (const int8_t*)w, k, acc, 8, s);
+  return 0;
+}
+#endif
+
 #endif /* MTK_DOT_S8_M3_H_ */
