@@ -41,6 +41,10 @@ MODELS = {
     "conv-1x1-odd": lambda: conv_model("CONV_2D", (1, 3, 5, 13), (7, 1, 1, 13), (1, 3, 5, 7), per_channel=True,
                                        padding="VALID", stride_h=1, stride_w=1, dilation_h_factor=1,
                                        dilation_w_factor=1, fused_activation_function="NONE"),
+    # the M3's several rows of 2 channels: each row of the input by 1x8/s8's 2-channel kernel (k % 4 = 1)
+    "conv-1x1-2ch": lambda: conv_model("CONV_2D", (1, 3, 5, 37), (2, 1, 1, 37), (1, 3, 5, 2), per_channel=True,
+                                       padding="VALID", stride_h=1, stride_w=1, dilation_h_factor=1,
+                                       dilation_w_factor=1, fused_activation_function="RELU"),
     # DSP's fused one-row GEMM (one multiplier): 38 groups (entering its loop midway); a clamped range (ReLU, output
     # zero point 5): in C
     "fc-fused-1-row": lambda: conv_model("FULLY_CONNECTED", (1, 150), (12, 150), (1, 12), per_channel=False,

@@ -224,10 +224,12 @@ BY_LABEL = {mk.label: mk for mk in MICRO_KERNELS}
 # instructions a product, no packing pass, no padded channels), im2col rows to 1x8 int8 (2.25 instructions a product,
 # 1x4's 2.5; AD: 0.66x TFLM's instructions in less flash); 1x4 paired takes the fewest instructions for twice the
 # flash, 1x4 int8 pads fewer channels when channels % 8 <= 4. Several rows: 2x4 (a pair of rows times 4
-# channels, 1.19 instructions a product in its loop; 2x2's 1.5).
+# channels, 1.19 instructions a product in its loop; 2x2's 1.5); for 1, 2 or 5 channels (2x4 pads a third or
+# more) rows of the input one at a time by 1x8 s8, which packs none (1x1 conv 5x5x256 -> 2: 1.33x CMSIS-NN's
+# instructions with 2x2's packed pairs).
 CHOICES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "dsp": (("1x4/fused", "1x4/biased", "1x4/int16"), ("2x2/fused", "2x2/biased", "2x2/int16", "1x4/biased", "1x4/int16")),
-    "m3": (("1x8/s8", "1x8/int8", "1x4/pairs", "1x4/int8"), ("2x4/s8", "2x2/int8", "1x4/pairs")),
+    "m3": (("1x8/s8", "1x8/int8", "1x4/pairs", "1x4/int8"), ("2x4/s8", "1x8/s8", "2x2/int8", "1x4/pairs")),
     "mve": (("2x4/int8",), ("2x4/int8",)),
     "scalar": (("1x4/int8",), ("2x2/int8", "1x4/int8")),
 }
@@ -250,8 +252,8 @@ def choices(cpu: Cpu, rows: int, fused: bool = True, channels: int | None = None
     kernel that requantizes itself (every channel shifts right: requant.rshift_table) or reads the rows'
     sums the GEMM packs may be among them; `input_rows`: whether its rows are the input's own, which a direct
     kernel reads. A default whose block pads a third of its work or more past the
-    GEMM's `channels` gives way to the first choice in as much flash padding fewer (Cortex-M3: 2x2 before 2x4
-    for 1, 2 or 5 channels, 1x4 before 1x8 for 1-5 or 9-10)."""
+    GEMM's `channels` gives way to the first choice in as much flash padding fewer (Cortex-M3: 1x8 s8 over the
+    input's rows, else 2x2, before 2x4 for 1, 2 or 5 channels; over im2col rows 1x4 before 1x8 for 1-5 or 9-10)."""
     isa = isa_of(cpu)
     table = CHOICES[isa] if fused else PLAIN_SUMS.get(isa, CHOICES[isa])
     kernels = [BY_LABEL[label] for label in table[rows > 1] if input_rows or not BY_LABEL[label].direct]
