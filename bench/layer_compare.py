@@ -192,6 +192,9 @@ LAYERS = (
     Layer("s16-dw-32-3x3", "DEPTHWISE_CONV_2D", (16, 16, 32), 32, (3, 3), dtype="int16"),
     Layer("s16-dw-3to9-3x3-s2", "DEPTHWISE_CONV_2D", (24, 24, 3), 9, (3, 3), (2, 2), dtype="int16"),
     Layer("s16-fc-256to64", "FULLY_CONNECTED", (1, 1, 256), 64, dtype="int16"),
+    # sums beyond int32 (TFLM's int64 accumulator: over 1024 random weights): mtk's GEMM sums chunks of 512 values
+    Layer("s16-fc-1536to16", "FULLY_CONNECTED", (1, 1, 1536), 16, dtype="int16"),
+    Layer("s16-conv-64to16-5x5", "CONV_2D", (6, 6, 64), 16, (5, 5), padding="VALID", dtype="int16"),
     pool("s16-avgpool-gap-6x6x32", "AVERAGE_POOL_2D", (6, 6, 32), (6, 6), (1, 1), dtype="int16"),
     pool("s16-maxpool-2x2-s2-16x16x16", "MAX_POOL_2D", (16, 16, 16), (2, 2), (2, 2), dtype="int16"),
 )

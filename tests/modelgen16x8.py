@@ -5,6 +5,7 @@ for TRANSPOSE_CONV, int16 bias), one family per op, and two models that look lik
     generate(family, Draw(rng))       # one model from a seeded generator
     encoder_decoder(seed)             # CONV/DEPTHWISE downsampling, TRANSPOSE_CONV up, skip ADDs
     conv_chain(seed)                  # CONV_2D layers on the GEMM's im2col rows and loop tails
+    wide_sums(seed)                   # FULLY_CONNECTED and CONV_2D whose sums need int64
     mixed_int8_int16(seed)            # int8 CONV → QUANTIZE → int16 CONV/FC/ADD → QUANTIZE → int8
 """
 
@@ -55,16 +56,16 @@ class Net16:
 def weighted(net: Net16, d: Draw, x: tuple, op: str, weight_shape: Sequence[int], axis: int, reduction: int,
              out_shape: Sequence[int], bias_dtypes: Sequence[str], operands=lambda x, w, b: [x, w, b],
              bias_optional: bool = True, fused: Sequence[str] = FUSED, gain: float | None = None,
-             per_channel: bool | None = None, **options) -> tuple:
+             per_channel: bool | None = None, extreme: bool | None = None, **options) -> tuple:
     """One CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED / TRANSPOSE_CONV layer, 16x8; the output scale 2^gain
     (default random in [-2, 1]) times the accumulator's spread over int16's; FULLY_CONNECTED's weights per channel
-    or per tensor as `per_channel` says (default random)."""
+    or per tensor as `per_channel` says (default random); weights of ±127 only (`extreme`, default now and then)."""
     channels = weight_shape[axis]
     if per_channel is None:
         per_channel = op != "FULLY_CONNECTED" or d.bool()
     w_scales = 2.0 ** np.array([d.float(-9.0, -5.0) for _ in range(channels if per_channel else 1)])
     weights = d.rng.integers(-127, 128, size=tuple(weight_shape)).astype(np.int8)
-    if d.int(0, 5) == 0:   # now and then weights whose sums need the int64 accumulator
+    if d.int(0, 5) == 0 if extreme is None else extreme:   # weights whose sums may need the int64 accumulator
         weights = np.where(d.rng.random(weights.shape) < 0.5, -127, 127).astype(np.int8)
     w = net.b.const(net.name("w"), weights, scale=w_scales, zero_point=np.zeros(len(w_scales), np.int64), axis=axis)
     acc_std = INT16_STD * WEIGHT_STD * np.sqrt(reduction)
@@ -246,6 +247,21 @@ def conv_chain(seed: int = 0) -> bytes:
                      dilation_w_factor=dilation)
         outputs.append(x)
     return net.build(*outputs)
+
+
+def wide_sums(seed: int = 0) -> bytes:
+    """Layers whose sums need the int64 accumulator (weights ±127 over 517 values or more) on the 16x8 GEMM's
+    chunks (int16x8.chunk_len: 512 values): FULLY_CONNECTED of 3 rows of 3100 values (6 chunks of 512 and 28)
+    into 5 channels, CONV_2D 5x5 SAME over 48 channels (1200 values: 512, 512 and 176) into 3."""
+    d = Draw(np.random.default_rng(seed))
+    net = Net16("mtk 16x8 wide sums")
+    fc = weighted(net, d, net.model_input((3, 3100), 2.0 ** -12), "FULLY_CONNECTED", (5, 3100), 0, 3100, (3, 5),
+                  ("int64",), bias_optional=False, fused=REAL, extreme=True)
+    x = net.model_input((1, 5, 6, 48), 2.0 ** -12)
+    conv = weighted(net, d, x, "CONV_2D", (3, 5, 5, 48), 0, 1200, (1, 5, 6, 3), ("int64",), bias_optional=False,
+                    fused=REAL, extreme=True, padding="SAME", stride_h=1, stride_w=1, dilation_h_factor=1,
+                    dilation_w_factor=1)
+    return net.build(fc, conv)
 
 
 def mixed_int8_int16(seed: int = 0) -> bytes:

@@ -19,6 +19,7 @@ from mtk.compiled import CompiledModel
 from mtk.errors import ModelError
 from mtk.compiler import compile_model
 from mtk.pipeline import RunOptions, run_model
+from mtk.reader import read_model
 from mtk.reference import run_reference_batch
 from mtk.tflite_builder import ModelBuilder
 from harness import (RANDOM, assert_bit_exact, assert_bit_exact_on_c_paths, assert_bit_exact_on_target,
@@ -51,6 +52,44 @@ def test_dsp_formulation_is_bit_exact(op, cpu, tmp_path):
         work = tmp_path / str(seed)
         work.mkdir()
         assert_bit_exact_on_c_paths(modelgen16x8.generate(op, Draw(np.random.default_rng([seed, 11]))), work, cpu)
+
+
+def wide_sums_at_the_edge(tmp_path) -> tuple[bytes, list[list[np.ndarray]]]:
+    """modelgen16x8.wide_sums and inputs that drive its first channel's chunk sums to their extremes (every row of
+    the FULLY_CONNECTED, the CONV_2D's window at pixel (2, 2)): 512 values x·w ≥ 0 at full scale (32767 against
+    127, −32768 against −127: up to 2,130,706,432, int32 holds 2,147,483,647), 512 ≤ 0 after them. The
+    FULLY_CONNECTED's 512-value blocks go ≥ 0, ≥ 0, ≤ 0, random, ≤ 0, random: its sum stays in range, and chunks of
+    1024 values would leave int32 once (wrapped sums of chunks that cancel would still add up right); and a random
+    sample."""
+    model = modelgen16x8.wide_sums(0)
+    (tmp_path / "wide.tflite").write_bytes(model)
+    graph = read_model(tmp_path / "wide.tflite")
+    samples = [modelgen.random_inputs(model, seed) for seed in range(2)]
+    for x, op in zip(samples[0], graph.ops):
+        w = graph.tensors[op.inputs[1]].data[0].reshape(-1)
+        window = x.reshape(len(x), -1) if op.type == "FULLY_CONNECTED" else x[0, :5, :5].reshape(1, -1)
+        signs = np.repeat((1, 1, -1, 0, -1, 0) if op.type == "FULLY_CONNECTED" else (1, -1), 512)
+        edge = signs * w[:len(signs)]
+        window[:, :len(edge)] = np.where(signs == 0, window[:, :len(edge)], np.where(edge > 0, 32767, -32768))
+        if op.type != "FULLY_CONNECTED":
+            x[0, :5, :5] = window.reshape(5, 5, -1)
+    return model, samples
+
+
+@pytest.mark.parametrize("cpu", ["cortex-m4", "cortex-m55"])
+def test_sums_in_chunks_are_bit_exact(cpu, tmp_path):
+    """FULLY_CONNECTED and CONV_2D whose sums need TFLM's int64 accumulator: the 16x8 GEMM's int32 sums of chunks of
+    512 values added in int64 (int16x8.chunk_len), in plain C and as the DSP cores run it."""
+    model, samples = wide_sums_at_the_edge(tmp_path)
+    assert_bit_exact(model, tmp_path, samples, cpu=cpu, dsp_formulation=True)
+
+
+@pytest.mark.qemu
+@pytest.mark.parametrize("board", ["mps3/corstone300/an547", "mps2/an386", "mps2/an385"])
+def test_sums_in_chunks_on_target(board, tmp_path):
+    """The same on the M55 (VMLADAVA), M4 (SMLAD) and M3 (plain C) kernels."""
+    model, samples = wide_sums_at_the_edge(tmp_path)
+    assert_bit_exact_on_target(model, board, tmp_path, samples)
 
 
 @pytest.mark.parametrize("seed", [1, 2])

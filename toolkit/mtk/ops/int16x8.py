@@ -22,7 +22,8 @@ References (tensorflow/tflite-micro):
 mtk requires zero point 0 on the int16 tensors, as 16x8 quantization makes them (TFLM's conv kernel would
 ignore another, its fully connected kernel would read it). An int64 accumulator is exact in int32 when no
 channel's Σ|w|·32768 reaches 2^31 (the weights are constants): the loops then sum in int32 and widen once,
-for the bias and the requantization.
+for the bias and the requantization. Otherwise the CONV_2D / FULLY_CONNECTED GEMM sums chunks of the depth
+short enough for int32 and adds those in int64 (chunk_len).
 """
 
 from __future__ import annotations
@@ -217,6 +218,13 @@ class DotS16:
         """The bytes of a block of 2 channels over `depth` values."""
         return self.pack(np.zeros((2, depth), np.int8)).size
 
+    def pack_chunks(self, w: np.ndarray, chunk: int) -> np.ndarray:
+        """Weights [C, K] → per block of 2 channels its chunks of `chunk` values (the last one shorter) one after the
+        other, each packed as a block of its own: a micro-kernel call of `chunk` values reads one."""
+        w = pad_to_groups(w.astype(np.int8), 2, axis=0)
+        return np.concatenate([self.pack(w[c:c + 2, s:s + chunk]) for c in range(0, w.shape[0], 2)
+                               for s in range(0, w.shape[1], chunk)])
+
 
 DOT_PAIRS = DotS16("mtk_dot_2x2_s16", "mtk_dot_1x2_s16", pack_channel_pairs)
 DOT_ROWS = DotS16("mtk_dot_2x2_rows_s16", "mtk_dot_1x2_rows_s16", pack_channel_rows)
@@ -277,24 +285,37 @@ class Windows:
         return -1 if self.transposed else self.dilation[axis]
 
 
-def gemm_s16_kernel(data: OpData, windows: Windows | None, weights: np.ndarray, bias: np.ndarray, depth: int) -> Kernel:
+def chunk_len(w: np.ndarray) -> int:
+    """The most values (a multiple of 8, Helium's vector) over which no sum of int16 values times w [C, K] can leave
+    int32, so that int32 micro-kernel sums of chunks of it added in int64 are the int64 accumulator's."""
+    bound = int(np.abs(w.astype(np.int32)).max(initial=1)) * 32768
+    return max((2**31 - 1) // bound // 8 * 8, 8)
+
+
+def gemm_s16_kernel(data: OpData, windows: Windows | None, weights: np.ndarray, bias: np.ndarray, depth: int,
+                    chunk: int | None = None) -> Kernel:
     """Rows of `depth` values × `weights` (gemm_dot's packing, one after the other per phase), 2 rows × 2 channels per
     gemm_dot call (1 row when that is all there is): rows are the input's own (`windows` None: fully connected, a 1×1
     stride-1 unpadded conv) or im2col rows of `windows` gathered into a scratch (mtk_im2col_s16); the requantization in
-    TIR, with an int64 accumulator as one multiply-accumulate (requant_s64_table, mtk_requant_table_s16)."""
+    TIR, with an int64 accumulator as one multiply-accumulate (requant_s64_table, mtk_requant_table_s16). A `chunk`
+    below `depth` (weights packed by DotS16.pack_chunks): the int64 accumulator as the int64 sum of the int32 sums of
+    each chunk's call (chunk_len), requantized as TFLM does (Requant16.output)."""
     op, y, rq = data.op, data.output, data.params.requant
     x = data.inputs[2] if op.type == "TRANSPOSE_CONV" else data.inputs[0]
     dot = gemm_dot(data.cpu)
     channels = y.shape[-1]
     rows = y.size // channels
     blocks = -(-channels // 2)
-    block = dot.block_len(depth)
+    chunk = min(chunk or depth, depth)
+    chunks = -(-depth // chunk)
+    chunk_block = dot.block_len(chunk)
+    block = (chunks - 1) * chunk_block + dot.block_len(depth - (chunks - 1) * chunk)
     (n_py, n_px) = windows.phases if windows else (1, 1)
     phase_len = blocks * block
     row_len = depth + depth % 2            # the second gathered row starts word-aligned
     requant = rq.consts()
     high = None
-    if rq.wide:
+    if rq.wide and chunks == 1:
         bias, mult, shift, high = requant_s64_table(bias, np.broadcast_to(rq.multiplier, (channels,)),
                                                     np.broadcast_to(rq.shift, (channels,)))
         requant = {"mult": Const("mult", mult), "shift": Const("shift", shift)}
@@ -342,12 +363,27 @@ def gemm_s16_kernel(data: OpData, windows: Windows | None, weights: np.ndarray, 
         checks = ([r < total] if gathered or rows % 2 else []) + ([c < channels] if channels % 2 else [])
         return tvm.tirx.all(*checks) if checks else True
 
+    def dot_call(x, scratch, wp, acc, py, px, pb, cb, ch):
+        """The micro-kernel call of chunk ch (values from ch·chunk on) of block cb's channels and row pair pb."""
+        at = ch * chunk
+        k = depth if chunks == 1 else T.min(chunk, depth - at)
+        w = T.address_of(wp[(py * n_px + px) * phase_len + cb * block + ch * chunk_block])
+        if gathered:
+            return T.call_extern(i32, dot.two_rows, T.address_of(scratch[at]), T.address_of(scratch[row_len + at]), w,
+                                 k, acc.access_ptr("w"))
+        if rows == 1:
+            return T.call_extern(i32, dot.one_row, T.address_of(x[at]), w, k, acc.access_ptr("w"))
+        return T.call_extern(i32, dot.two_rows, T.address_of(x[pb * 2 * depth + at]),
+                             T.address_of(x[T.min(pb * 2 + 1, rows - 1) * depth + at]), w, k, acc.access_ptr("w"))
+    chunked = chunks > 1
+
     @jit
     def gemm(x: T.Buffer((x.size,), "int16"), wp: T.Buffer((weights.size,), "int8"),
              bias: T.Buffer((channels,), acc_dtype), table: T.Optional(T.Buffer((channels * RSHIFT_FIELDS,), i32)),
              mult: T.Optional(T.Buffer((channels,), i32)), shift: T.Optional(T.Buffer((channels,), i32)),
              out: T.Buffer((rows * channels,), "int16"), scratch: T.Optional(T.Buffer((2 * row_len,), "int16"))):
         acc = T.alloc_buffer((4,), i32)
+        sums = T.alloc_buffer((4,), "int64")   # chunked: the int64 accumulators
         for py, px in T.grid(n_py, n_px):
             # the phase's output pixels: ny × nx, row q at (oy0 + (q / nx)·step_h, ox0 + (q % nx)·step_w)
             for pb in T.serial((count(first(py, 0), 0) * count(first(px, 1), 1) + 1) // 2):
@@ -355,23 +391,21 @@ def gemm_s16_kernel(data: OpData, windows: Windows | None, weights: np.ndarray, 
                     for i in T.serial(2):
                         T.evaluate(im2col(x, scratch, py, px, pb * 2 + i, i))
                 for cb in T.serial(blocks):
-                    if gathered:
-                        T.evaluate(T.call_extern(i32, dot.two_rows, T.address_of(scratch[0]),
-                                                 T.address_of(scratch[row_len]),
-                                                 T.address_of(wp[(py * n_px + px) * phase_len + cb * block]),
-                                                 depth, acc.access_ptr("w")))
-                    elif rows == 1:
-                        T.evaluate(T.call_extern(i32, dot.one_row, T.address_of(x[0]), T.address_of(wp[cb * block]),
-                                                 depth, acc.access_ptr("w")))
+                    if chunked:
+                        for i in T.unroll(4):
+                            sums[i] = T.int64(0)
+                        for ch in T.serial(chunks):
+                            T.evaluate(dot_call(x, scratch, wp, acc, py, px, pb, cb, ch))
+                            for i in T.unroll(4):
+                                sums[i] = sums[i] + T.Cast("int64", acc[i])
                     else:
-                        T.evaluate(T.call_extern(i32, dot.two_rows, T.address_of(x[pb * 2 * depth]),
-                                                 T.address_of(x[T.min(pb * 2 + 1, rows - 1) * depth]),
-                                                 T.address_of(wp[cb * block]), depth, acc.access_ptr("w")))
+                        T.evaluate(dot_call(x, scratch, wp, acc, py, px, pb, cb, 0))
                     for i in T.unroll(2):
                         for j in T.unroll(2):
                             if in_output(pb * 2 + i, py, px, cb * 2 + j):
                                 out[pixel(py, px, pb * 2 + i) * channels + cb * 2 + j] = output(
-                                    acc[i * 2 + j], cb * 2 + j, bias, table, mult, shift)
+                                    sums[i * 2 + j] if chunked else acc[i * 2 + j], cb * 2 + j, bias, table, mult,
+                                    shift)
 
     scratch = [Scratch(4 * row_len)] if gathered else []   # the im2col rows
     args = [op.inputs[2] if op.type == "TRANSPOSE_CONV" else op.inputs[0], Const("w", weights), Const("bias", bias),
@@ -480,13 +514,15 @@ def lower_16x8(data: OpData) -> Lowered:
         return Lowered([constant_kernel(data, rq.constant_output)])
     if op.type == "DEPTHWISE_CONV_2D" and p.exact_in_int32:
         return Lowered([depthwise_s16_kernel(data)])
-    if op.type != "DEPTHWISE_CONV_2D" and p.exact_in_int32:
+    if op.type != "DEPTHWISE_CONV_2D" and (p.exact_in_int32 or rq.wide):
         w = data.inputs[1]
         g = p.geometry
         direct = g is None or (g.k_h, g.k_w, g.stride_h, g.stride_w, g.pad_top, g.pad_left) == (1, 1, 1, 1, 0, 0)
-        weights = gemm_dot(data.cpu).pack(w.data.reshape(w.shape[0], -1))
-        return Lowered([gemm_s16_kernel(data, None if direct else Windows.of_conv(g), weights, p.bias,
-                                        w.size // w.shape[0])])
+        rows = w.data.reshape(w.shape[0], -1)
+        chunk = rows.shape[1] if p.exact_in_int32 else chunk_len(rows)
+        weights = gemm_dot(data.cpu).pack_chunks(rows, chunk)
+        return Lowered([gemm_s16_kernel(data, None if direct else Windows.of_conv(g), weights, p.bias, rows.shape[1],
+                                        chunk)])
     x, w, *_ = data.inputs
     if op.type == "FULLY_CONNECTED":
         x_shape, out_shape = (x.size // w.shape[1], w.shape[1]), (y.size // w.shape[0], w.shape[0])
