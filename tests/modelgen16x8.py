@@ -116,7 +116,8 @@ def fully_connected(net: Net16, d: Draw, x: tuple, fused: Sequence[str] = FUSED,
 
 
 def transpose_conv(net: Net16, d: Draw, x: tuple, cout: int | None = None, stride: tuple | None = None,
-                   kernel: tuple | None = None, padding: str | None = None, fused: Sequence[str] = FUSED) -> tuple:
+                   kernel: tuple | None = None, padding: str | None = None, fused: Sequence[str] = FUSED,
+                   extreme: bool | None = None) -> tuple:
     """Output size as TensorFlow's conv2d_transpose makes it: H·stride (SAME), (H−1)·stride + filter (VALID)."""
     kh, kw = kernel or (d.int(1, 4), d.int(1, 4))
     sh, sw = stride or (d.int(1, 3), d.int(1, 3))
@@ -128,7 +129,7 @@ def transpose_conv(net: Net16, d: Draw, x: tuple, cout: int | None = None, strid
     taps = -(-kh // sh) * -(-kw // sw) * cin
     return weighted(net, d, x, "TRANSPOSE_CONV", (cout, kh, kw, cin), 0, taps, out_shape, ("int64", "int16"),
                     operands=lambda x, w, b: [shape, w, x] + ([b] if b is not None else []),
-                    padding=padding, stride_h=sh, stride_w=sw, fused=fused)
+                    padding=padding, stride_h=sh, stride_w=sw, fused=fused, extreme=extreme)
 
 
 def binary(op: str, other: tuple | None = None, zero_points: bool = True, fused: Sequence[str] = FUSED):
@@ -252,7 +253,9 @@ def conv_chain(seed: int = 0) -> bytes:
 def wide_sums(seed: int = 0) -> bytes:
     """Layers whose sums need the int64 accumulator (weights ±127 over 517 values or more) on the 16x8 GEMM's
     chunks (int16x8.chunk_len: 512 values): FULLY_CONNECTED of 3 rows of 3100 values (6 chunks of 512 and 28)
-    into 5 channels, CONV_2D 5x5 SAME over 48 channels (1200 values: 512, 512 and 176) into 3."""
+    into 5 channels, CONV_2D 5x5 SAME over 48 channels (1200 values: 512, 512 and 176) into 3; TRANSPOSE_CONV 4x4
+    stride 2 over 160 channels (phases of 640 values: 512 and 128) and over 100 (phases of 400 values that fit
+    int32 though the whole filter's sums do not) into 3."""
     d = Draw(np.random.default_rng(seed))
     net = Net16("mtk 16x8 wide sums")
     fc = weighted(net, d, net.model_input((3, 3100), 2.0 ** -12), "FULLY_CONNECTED", (5, 3100), 0, 3100, (3, 5),
@@ -261,7 +264,9 @@ def wide_sums(seed: int = 0) -> bytes:
     conv = weighted(net, d, x, "CONV_2D", (3, 5, 5, 48), 0, 1200, (1, 5, 6, 3), ("int64",), bias_optional=False,
                     fused=REAL, extreme=True, padding="SAME", stride_h=1, stride_w=1, dilation_h_factor=1,
                     dilation_w_factor=1)
-    return net.build(fc, conv)
+    ups = [transpose_conv(net, d, net.model_input((1, 3, 3, cin), 2.0 ** -12), 3, (2, 2), (4, 4), "SAME", REAL, True)
+           for cin in (160, 100)]
+    return net.build(fc, conv, *ups)
 
 
 def mixed_int8_int16(seed: int = 0) -> bytes:

@@ -23,7 +23,7 @@ mtk requires zero point 0 on the int16 tensors, as 16x8 quantization makes them 
 ignore another, its fully connected kernel would read it). An int64 accumulator is exact in int32 when no
 channel's Σ|w|·32768 reaches 2^31 (the weights are constants): the loops then sum in int32 and widen once,
 for the bias and the requantization. Otherwise the CONV_2D / FULLY_CONNECTED GEMM sums chunks of the depth
-short enough for int32 and adds those in int64 (chunk_len).
+short enough for int32 and adds those in int64 (chunk_len), as TRANSPOSE_CONV does per phase.
 """
 
 from __future__ import annotations
@@ -417,11 +417,11 @@ def gemm_s16_kernel(data: OpData, windows: Windows | None, weights: np.ndarray, 
 
 
 def transpose_conv_s16_kernel(data: OpData, stride: tuple[int, int], pad: tuple[int, int], bias: np.ndarray) -> Kernel:
-    """16x8 TRANSPOSE_CONV as stride_h × stride_w convolutions (Windows.transposed) on the GEMM above."""
+    """16x8 TRANSPOSE_CONV as stride_h × stride_w convolutions (Windows.transposed) on the GEMM above, in chunks
+    (chunk_len) when a phase's sums can leave int32."""
     _, w, x, *_ = data.inputs
     y = data.output
     channels, f_h, f_w, in_c = w.shape
-    pack = gemm_dot(data.cpu).pack
     k_h, k_w = -(-f_h // stride[0]), -(-f_w // stride[1])
     phases = []
     for py in range(stride[0]):
@@ -429,9 +429,11 @@ def transpose_conv_s16_kernel(data: OpData, stride: tuple[int, int], pad: tuple[
             taps = w.data[:, py::stride[0], px::stride[1], :]
             phase = np.zeros((channels, k_h, k_w, in_c), np.int8)
             phase[:, :taps.shape[1], :taps.shape[2]] = taps
-            phases.append(pack(phase.reshape(channels, -1)))
+            phases.append(phase.reshape(channels, -1))
     windows = Windows(x.shape[1], x.shape[2], in_c, y.shape[1], y.shape[2], k_h, k_w, stride, pad, (-1, -1), True)
-    return gemm_s16_kernel(data, windows, np.concatenate(phases), bias, windows.depth)
+    chunk = windows.depth if all(sums_fit_int32(p, 0) for p in phases) else chunk_len(w.data)
+    pack = gemm_dot(data.cpu).pack_chunks
+    return gemm_s16_kernel(data, windows, np.concatenate([pack(p, chunk) for p in phases]), bias, windows.depth, chunk)
 
 
 DEPTHWISE_S16_HEADER = "mtk_depthwise_s16.h"

@@ -112,7 +112,7 @@ class TransposeConv(OpDef):
         rq = p.requant
         if rq.constant_output is not None:
             return Lowered([constant_kernel(data, rq.constant_output)])
-        if isinstance(rq, Requant16) and p.sum_dtype == "int32" and x.shape[0] == 1:
+        if isinstance(rq, Requant16) and x.shape[0] == 1:
             return Lowered([transpose_conv_s16_kernel(data, p.stride, p.pad, p.bias)])
         out_c, fh, fw, in_c = w.shape
         (sh, sw), (ph, pw) = p.stride, p.pad
