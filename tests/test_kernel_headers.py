@@ -39,7 +39,7 @@ def run_c(body: str, flags: list[str], tmp_path: Path) -> list[int]:
         pytest.skip("no host gcc")
     src = tmp_path / "t.c"
     src.write_text('#include <stdio.h>\n#include "mtk_fixedpoint.h"\n#include "mtk_dot_s8.h"\n'
-                   '#include "mtk_dot_biased_s8.h"\n' + body)
+                   '#include "mtk_dot_biased_s8.h"\n#include "mtk_pool.h"\n' + body)
     exe = tmp_path / "t"
     subprocess.run([gcc, "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", *flags, "-I", str(KERNEL_HEADERS),
                     str(src), "-o", str(exe)], check=True)
@@ -298,3 +298,29 @@ def test_depthwise_s16_requant_matches_tflite(shifts, tmp_path):
         v = ((a + int(bi)) * int(ri) + (1 << (int(t) - 1))) >> int(t)
         expected.append(min(max((v + 2**31) % 2**32 - 2**31, -32768), 32767))
     assert run_c(body, PATHS["plain"], tmp_path) == expected
+
+
+@pytest.mark.parametrize("flags", [PATHS["plain"], PATHS["dsp-emulated"]], ids=["plain", "dsp-emulated"])
+def test_pool_max_min_of_byte_lanes(flags, tmp_path):
+    """mtk_pool.h's max and min of 4 signed bytes a word (plain: compared within the word, as the M3 runs it): every
+    pair of bytes in every lane, the other lanes' bytes varying; prints the lanes that differ from C's own."""
+    body = """
+int main(void) {
+  uint32_t seed = 1, bad = 0;
+  for (int a = -128; a < 128; ++a)
+    for (int b = -128; b < 128; ++b)
+      for (int lane = 0; lane < 4; ++lane) {
+        seed = seed * 1664525u + 1013904223u;
+        const uint32_t keep = ~(0xffu << 8 * lane), A = (seed & keep) | (uint32_t)(uint8_t)a << 8 * lane;
+        const uint32_t B = (~seed * 2654435761u & keep) | (uint32_t)(uint8_t)b << 8 * lane;
+        const uint32_t hi = mtk_pool_max_s8x4(A, B), lo = mtk_pool_min_s8x4(A, B);
+        for (int l = 0; l < 4; ++l) {
+          const int8_t x = (int8_t)(A >> 8 * l), y = (int8_t)(B >> 8 * l);
+          bad += (int8_t)(hi >> 8 * l) != (x > y ? x : y) || (int8_t)(lo >> 8 * l) != (x < y ? x : y);
+        }
+      }
+  printf("%lu\\n", (unsigned long)bad);
+  return 0;
+}
+"""
+    assert run_c(body, flags, tmp_path) == [0]

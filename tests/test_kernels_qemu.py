@@ -219,7 +219,8 @@ def two_pools_model(dtype: str, shape: tuple[int, int, int], average: dict, maxi
     return b.build()
 
 
-POOL_MODELS = {   # mtk_pool.h (DSP: SXTAB16 / SSUB8 / SSUB16 tap loops in assembly), mtk_pool_mve.h's int16
+POOL_MODELS = {   # mtk_pool.h (DSP: SXTAB16 / SSUB8 / SSUB16 tap loops in assembly; M3: lanes compared within the
+    # word), mtk_pool_mve.h's int16
     "int8": lambda: two_pools_model("int8", (18, 17, 7), dict(filter_height=17, filter_width=17, stride_h=3,
                                                                stride_w=3, fused_activation_function="NONE"),
                                     dict(filter_height=3, filter_width=2, stride_h=2, stride_w=2,
@@ -231,8 +232,8 @@ POOL_MODELS = {   # mtk_pool.h (DSP: SXTAB16 / SSUB8 / SSUB16 tap loops in assem
 }
 
 
-@pytest.mark.parametrize("board, dtype", [("mps2/an386", "int8"), ("mps2/an386", "int16"),
-                                          ("mps3/corstone300/an547", "int16")])
+@pytest.mark.parametrize("board, dtype", [("mps2/an386", "int8"), ("mps2/an386", "int16"), ("mps2/an385", "int8"),
+                                          ("mps2/an385", "int16"), ("mps3/corstone300/an547", "int16")])
 def test_pools_bit_exact_on_target(board, dtype, tmp_path):
     """Pools in one call: 4-channel words and the channels left over, 289-tap windows (int8 lanes flushed), inputs
     at the type's limits."""

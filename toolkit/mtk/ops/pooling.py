@@ -176,7 +176,8 @@ def pool_mve_kernel(data: OpData) -> Kernel:
 
 
 def pool_c_kernel(data: OpData) -> Kernel:
-    """int8/int16 pooling on cores without Helium: one call for the layer (c/mtk_pool.h; SIMD words on DSP cores)."""
+    """int8/int16 pooling on cores without Helium: one call for the layer (c/mtk_pool.h; SIMD words on DSP cores, int8
+    max words on the M3 too)."""
     return _pool_call(data, "mtk_pool", POOL_C_HEADER)
 
 

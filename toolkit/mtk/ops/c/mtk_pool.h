@@ -6,10 +6,12 @@
  *   256 taps, then added into int32 sums. With the DSP extension (or MTK_EMULATE_DSP) SXTAB16 adds the signed
  *   bytes; elsewhere the bytes are biased to unsigned (x ^ 0x80) and masked into the lanes (255 * 256 fits),
  *   the bias taken off the int32 sums at the end.
- * - int8 max, 4 channels a word with the DSP extension: SSUB8 then SEL keeps the larger bytes;
+ * - int8 max, 4 channels a word: with the DSP extension SSUB8 then SEL keeps the larger bytes; elsewhere the
+ *   bytes are compared within the word (mtk_pool_ge_s8x4: 12 instructions a word, one byte at a time 6 a byte);
+ *   the max starts from the activation's low end, so only a high end below 127 clamps afterwards;
  * - int16 average, 2 channels a word: the halves sign-extended into two int32 sums;
  * - int16 max with the DSP extension: SSUB16 then SEL;
- * the channels left over (and max without the DSP extension) one at a time. */
+ * the channels left over (and int16 max without the DSP extension) one at a time. */
 #ifndef MTK_POOL_H_
 #define MTK_POOL_H_
 
@@ -52,6 +54,17 @@ static inline uint32_t mtk_pool_lanes(uint32_t a, uint32_t b, int bits, int larg
 #define mtk_pool_min_s8x4(a, b) mtk_pool_lanes((a), (b), 8, 0)
 #define mtk_pool_max_s16x2(a, b) mtk_pool_lanes((a), (b), 16, 1)
 #define mtk_pool_min_s16x2(a, b) mtk_pool_lanes((a), (b), 16, 0)
+#else
+/* 0xff in the signed byte lanes where a >= b: (a | 0x80..) - (b & 0x7f..) subtracts the low 7 bits lane by lane
+ * without a borrow crossing a lane and leaves a_low >= b_low in each lane's top bit; the signs decide where
+ * they differ (b negative, a not). */
+static inline uint32_t mtk_pool_ge_s8x4(uint32_t a, uint32_t b) {
+  const uint32_t low_ge = (a | 0x80808080u) - (b & 0x7f7f7f7fu);
+  const uint32_t ge = ((low_ge & ~(a ^ b)) | (b & ~a)) & 0x80808080u;
+  return (ge - (ge >> 7)) | ge;
+}
+#define mtk_pool_max_s8x4(a, b) ((b) ^ (((a) ^ (b)) & mtk_pool_ge_s8x4((a), (b))))
+#define mtk_pool_min_s8x4(a, b) ((a) ^ (((a) ^ (b)) & mtk_pool_ge_s8x4((a), (b))))
 #endif
 
 static inline uint32_t mtk_pool_load4(const void* p) {
@@ -95,7 +108,6 @@ static inline const int8_t* mtk_pool_taps_s8x4(const int8_t* q, int32_t n, int32
   return q;
 }
 
-#ifdef MTK_POOL_SIMD
 /* The bytewise (bits 8) or halfwordwise (bits 16) max of m and n >= 1 words `step` bytes apart from q. */
 static inline uint32_t mtk_pool_max_taps(const void* q, int32_t n, int32_t step, uint32_t m, int bits) {
 #ifdef MTK_POOL_ASM
@@ -116,12 +128,17 @@ static inline uint32_t mtk_pool_max_taps(const void* q, int32_t n, int32_t step,
     MTK_POOL_MAX_LOOP("ssub16");
 #undef MTK_POOL_MAX_LOOP
 #else
-  for (const uint8_t* p = (const uint8_t*)q; n > 0; --n, p += step)
+  for (const uint8_t* p = (const uint8_t*)q; n > 0; --n, p += step) {
+#ifdef MTK_POOL_SIMD
     m = bits == 8 ? mtk_pool_max_s8x4(mtk_pool_load4(p), m) : mtk_pool_max_s16x2(mtk_pool_load4(p), m);
+#else
+    (void)bits;   /* int16 max goes one channel at a time here (mtk_pool_pixel_s16) */
+    m = mtk_pool_max_s8x4(mtk_pool_load4(p), m);
+#endif
+  }
 #endif
   return m;
 }
-#endif
 
 static inline int32_t mtk_pool_clamp(int32_t v, int32_t act_min, int32_t act_max) {
   v = v < act_min ? act_min : v;
@@ -244,19 +261,16 @@ MTK_POOL_INLINE void mtk_pool_pixel_s8(const void* at, void* out, int32_t C, mtk
       mtk_pool_sum_s8x4(corner + c, win, s);
       for (int32_t i = 0; i < 4; ++i) o[c + i] = (int8_t)mtk_pool_average(s[i], win.count, act_min, act_max);
     }
-  }
-#ifdef MTK_POOL_SIMD
-  else {
+  } else {
     const uint32_t lo = (uint32_t)(uint8_t)act_min * 0x01010101u, hi = (uint32_t)(uint8_t)act_max * 0x01010101u;
     for (; c + 4 <= C; c += 4) {
-      uint32_t m = 0x80808080u;
+      uint32_t m = lo;   /* the max from the range's low end: clamped below for free */
       for (int32_t r = 0; r < win.runs; ++r)
         m = mtk_pool_max_taps(corner + r * win.run_step + c, win.taps, win.tap_step, m, 8);
-      m = mtk_pool_min_s8x4(mtk_pool_max_s8x4(m, lo), hi);
+      if (act_max < 127) m = mtk_pool_min_s8x4(m, hi);
       MTK_COPY(o + c, &m, 4);
     }
   }
-#endif
   mtk_pool_channels(corner, o, c, C, win, act_min, act_max, average, 1);
 }
 
@@ -280,14 +294,14 @@ MTK_POOL_INLINE void mtk_pool_pixel_s16(const void* at, void* out, int32_t C, mt
       o[c + 1] = (int16_t)mtk_pool_average(s1, win.count, act_min, act_max);
     }
   }
-#ifdef MTK_POOL_SIMD
+#ifdef MTK_POOL_SIMD   /* without it one channel at a time: 2 lanes a word compared within it cost more */
   else {
     const uint32_t lo = (uint32_t)(uint16_t)act_min * 0x10001u, hi = (uint32_t)(uint16_t)act_max * 0x10001u;
     for (; c + 2 <= C; c += 2) {
-      uint32_t m = 0x80008000u;
+      uint32_t m = lo;
       for (int32_t r = 0; r < win.runs; ++r)
         m = mtk_pool_max_taps(corner + r * win.run_step + c, win.taps, 2 * win.tap_step, m, 16);
-      m = mtk_pool_min_s16x2(mtk_pool_max_s16x2(m, lo), hi);
+      if (act_max < 32767) m = mtk_pool_min_s16x2(m, hi);
       MTK_COPY(o + c, &m, 4);
     }
   }
