@@ -41,10 +41,13 @@ MODELS = {
     "conv-1x1-odd": lambda: conv_model("CONV_2D", (1, 3, 5, 13), (7, 1, 1, 13), (1, 3, 5, 7), per_channel=True,
                                        padding="VALID", stride_h=1, stride_w=1, dilation_h_factor=1,
                                        dilation_w_factor=1, fused_activation_function="NONE"),
-    # the M3's several rows of 2 channels: each row of the input by 1x8/s8's 2-channel kernel (k % 4 = 1)
+    # several rows of 1 or 2 channels: each row of the input by the M3's 1x8/s8 or the DSP cores' 1x4/s16
     "conv-1x1-2ch": lambda: conv_model("CONV_2D", (1, 3, 5, 37), (2, 1, 1, 37), (1, 3, 5, 2), per_channel=True,
                                        padding="VALID", stride_h=1, stride_w=1, dilation_h_factor=1,
                                        dilation_w_factor=1, fused_activation_function="RELU"),
+    "conv-1x1-1ch": lambda: conv_model("CONV_2D", (1, 4, 3, 70), (1, 1, 1, 70), (1, 4, 3, 1), per_channel=True,
+                                       padding="VALID", stride_h=1, stride_w=1, dilation_h_factor=1,
+                                       dilation_w_factor=1, fused_activation_function="NONE"),
     # DSP's fused one-row GEMM (one multiplier): 38 groups (entering its loop midway); a clamped range (ReLU, output
     # zero point 5): in C
     "fc-fused-1-row": lambda: conv_model("FULLY_CONNECTED", (1, 150), (12, 150), (1, 12), per_channel=False,
@@ -148,6 +151,11 @@ ONE_ROW_FUSED_MODELS = {   # DSP's 1x4/fused: groups of 4 values in pairs, an od
     "fc-per-channel-70x9-relu": lambda: deep_fc_model(70, 9, "RELU", per_channel=True),
     "fc-per-channel-604x7-chunks": lambda: deep_fc_model(604, 7, "NONE", per_channel=True),
     "fc-151x16-relu": lambda: deep_fc_model(151, 16, "RELU"),
+    # DSP cores' 1x4/s16 below a quad: 1 and 2 channels in assembly (pairs of groups, an odd group and a partial one
+    # in C), 3 in C
+    "fc-1000x1": lambda: deep_fc_model(1000, 1, "NONE"),
+    "fc-37x2-relu": lambda: deep_fc_model(37, 2, "RELU"),
+    "fc-per-channel-150x3": lambda: deep_fc_model(150, 3, "NONE", per_channel=True),
     "conv-one-pixel-taps-chunks": lambda: one_pixel_conv(8, "NONE"),
     "conv-one-pixel-gather-relu": lambda: one_pixel_conv(3, "RELU"),
 }

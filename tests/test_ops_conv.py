@@ -116,8 +116,9 @@ def test_long_fully_connected_packs_its_row_in_chunks(cpu, tmp_path):
 @pytest.mark.parametrize("cpu, name", [(cpu, name) for cpu in ("cortex-m4", "cortex-m3") for name in GEMM_MODELS])
 def test_every_gemm_schedule_is_bit_exact(cpu, name, tmp_path):
     """Each schedule `mtk tune` may choose (gemm.gemm_variants) other than the default: 1x4 blocks for
-    conv, int16 weights on DSP cores; on the Cortex-M3 paired weights, and 1x4 int8 blocks for fully
-    connected layers (whose 1x8 default: test_fully_connected_for_cortex_m3_is_bit_exact)."""
+    conv, int16 weights on DSP cores (over packed rows, or rows of the input as they are: 1x4/s16); on the
+    Cortex-M3 paired weights, and 1x8 and 1x4 int8 blocks over packed rows for fully connected layers (whose
+    1x8 s8 default: test_fully_connected_for_cortex_m3_is_bit_exact)."""
     model = GEMM_MODELS[name]()
     (tmp_path / "m.tflite").write_bytes(model)
     candidates = candidate_tunings(tunable_layers(prepare_ops(read_model(tmp_path / "m.tflite"), get_cpu(cpu))))
@@ -127,4 +128,4 @@ def test_every_gemm_schedule_is_bit_exact(cpu, name, tmp_path):
         work.mkdir()
         assert_bit_exact_on_c_paths(model, work, cpu, tuning)
         kernels = (work / "lib" / "src" / "tvmgen_default_kernels.c").read_text()
-        assert ("_w16_" in kernels) == any(variant.weights == "int16" for variant in tuning.variants.values())
+        assert ("_w16_" in kernels) == any(variant.weights in ("int16", "s16") for variant in tuning.variants.values())

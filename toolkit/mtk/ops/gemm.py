@@ -25,9 +25,8 @@ from ..target import Cpu
 from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, constant_kernel, jit, specialize
 from .geometry import ConvGeometry
 from .gemm_mve import gemm_mve_kernel
-from .microkernels import (BY_LABEL, DOT_HEADER, GROUP, HELIUM_CHUNK, MicroKernel, choices, direct_kernel,
-                           fused_stream_bytes, fused_stream_exact, pack_fused_stream, shares_requantization,
-                           weight_group)
+from .microkernels import (BY_LABEL, DOT_HEADER, GROUP, HELIUM_CHUNK, MicroKernel, choices, fused_stream_bytes,
+                           fused_stream_exact, pack_fused_stream, shares_requantization, weight_group)
 from .requant import RSHIFT_FIELDS, Requant
 
 IM2COL_HEADER = "mtk_im2col_s8.h"
@@ -228,7 +227,8 @@ class GemmLayout:
     @property
     def tail_kernel(self) -> str | None:
         """A direct kernel's C function for the last channel tile when it is narrower than the others."""
-        return direct_kernel(self.cols % self.block_cols) if self.direct and self.cols % self.block_cols else None
+        narrow = self.direct and self.cols % self.block_cols
+        return self.variant.micro_kernel.tile_kernel(self.cols % self.block_cols) if narrow else None
 
     @property
     def groups(self) -> int:

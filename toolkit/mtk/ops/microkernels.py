@@ -10,7 +10,8 @@ int16 halfword, the low one biased by 128: one SXTB16 per two weights of a chann
 c/mtk_dot_biased_s8.h), "pairs" (two channels to an int32, one SMLAL per two products on the
 Cortex-M3, twice the flash) or "s8" (int8 as "int8" lays it out, in groups of 4: the Cortex-M3's 2x4 block,
 named apart from Helium's fused 2x4/int8, and its 1x8 block that reads the input's rows as they are, named apart
-from 1x8/int8, which reads packed ones).
+from 1x8/int8, which reads packed ones) or "s16" (int16 as "int16" lays it out: the DSP cores' 1x4 block that reads
+the input's rows as they are).
 """
 
 from __future__ import annotations
@@ -51,16 +52,13 @@ def pack_weights_int16(w: np.ndarray, tile: int) -> np.ndarray:
     return pack_weights(w, tile).reshape(-1, GROUP)[:, SXTB16_ORDER].astype(np.int16).reshape(-1)
 
 
-def pack_weights_narrow(w: np.ndarray, tile: int, group: int = GROUP) -> np.ndarray:
-    """pack_weights in tiles of `tile` channels but the last, which holds only the channels left (no padding)."""
+def pack_weights_narrow(w: np.ndarray, tile: int, group: int = GROUP, wide: bool = False) -> np.ndarray:
+    """pack_weights (`wide`: pack_weights_int16) in tiles of `tile` channels but the last, which holds only the
+    channels left (no padding)."""
+    pack = (lambda part, t: pack_weights_int16(part, t)) if wide else (lambda part, t: pack_weights(part, t, group))
     whole = w.shape[0] - w.shape[0] % tile
-    tail = pack_weights(w[whole:], w.shape[0] - whole, group) if whole < w.shape[0] else np.zeros(0, np.int8)
-    return np.concatenate([pack_weights(w[:whole], tile, group), tail])
-
-
-def direct_kernel(channels: int) -> str:
-    """The C function of "1x8/s8" for a tile of `channels` (1 to 8) channels."""
-    return f"mtk_dot_1x{channels}_rows_s8"
+    parts = [pack(w[:whole], tile)] + ([pack(w[whole:], w.shape[0] - whole)] if whole < w.shape[0] else [])
+    return np.concatenate(parts)
 
 
 def pack_weight_pairs(w: np.ndarray) -> np.ndarray:
@@ -156,7 +154,7 @@ class MicroKernel:
     fused: bool = False       # the whole GEMM with its requantization (gemm_mve.py), not a block's sums
     row_sums: bool = False    # reads each packed row's sum after it (mtk_pack_sums_s16)
     # reads the input's int8 rows as they are (no packed scratch; k values a call, a partial group too), its last
-    # channel tile only as wide as the channels left (pack_weights_narrow, direct_kernel): rows of the input only
+    # channel tile only as wide as the channels left (pack_weights_narrow, tile_kernel): rows of the input only
     direct: bool = False
 
     @property
@@ -170,6 +168,10 @@ class MicroKernel:
     @property
     def cols(self) -> int:
         return int(self.block.split("x")[1])
+
+    def tile_kernel(self, channels: int) -> str:
+        """A direct kernel's C function for a tile of `channels` (up to its block's) channels."""
+        return self.name.replace(f"_1x{self.cols}_", f"_1x{channels}_")
 
     def weight_bytes(self, channels: int, depth: int, group: int) -> int:
         """Flash of weights [channels, depth] packed for it: whole tiles of its channels (direct: the channels),
@@ -194,6 +196,10 @@ def _narrow(w: np.ndarray, tile: int, group: int) -> np.ndarray:
     return pack_weights_narrow(w, tile, group)
 
 
+def _narrow_int16(w: np.ndarray, tile: int, group: int) -> np.ndarray:
+    return pack_weights_narrow(w, tile, group, wide=True)
+
+
 def _pairs(w: np.ndarray, tile: int, group: int) -> np.ndarray:
     return pack_weight_pairs(w)
 
@@ -211,7 +217,8 @@ MICRO_KERNELS = (
     MicroKernel("mtk_dot_1x8_s8", "1x8", "int8", 1, _int8, ("scalar", "m3")),
     MicroKernel("mtk_dot_1x4_paired_s8", "1x4", "pairs", 2, _pairs, ("m3",)),
     MicroKernel("mtk_dot_2x4_s8", "2x4", "s8", 1, _int8, ("m3",)),
-    MicroKernel(direct_kernel(8), "1x8", "s8", 1, _narrow, ("m3",), direct=True),
+    MicroKernel("mtk_dot_1x8_rows_s8", "1x8", "s8", 1, _narrow, ("m3",), direct=True),
+    MicroKernel("mtk_dot_1x4_rows_w16_s8", "1x4", "s16", 2, _narrow_int16, ("dsp",), direct=True),
     MicroKernel("mtk_gemm_mve_2x4_s8", "2x4", "int8", 1, _int8, ("mve",), header=GEMM_MVE_HEADER, fused=True),
 )
 BY_LABEL = {mk.label: mk for mk in MICRO_KERNELS}
@@ -228,7 +235,8 @@ BY_LABEL = {mk.label: mk for mk in MICRO_KERNELS}
 # more) rows of the input one at a time by 1x8 s8, which packs none (1x1 conv 5x5x256 -> 2: 1.33x CMSIS-NN's
 # instructions with 2x2's packed pairs).
 CHOICES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "dsp": (("1x4/fused", "1x4/biased", "1x4/int16"), ("2x2/fused", "2x2/biased", "2x2/int16", "1x4/biased", "1x4/int16")),
+    "dsp": (("1x4/fused", "1x4/biased", "1x4/int16", "1x4/s16"),
+            ("2x2/fused", "2x2/biased", "2x2/int16", "1x4/biased", "1x4/int16", "1x4/s16")),
     "m3": (("1x8/s8", "1x8/int8", "1x4/pairs", "1x4/int8"), ("2x4/s8", "1x8/s8", "2x2/int8", "1x4/pairs")),
     "mve": (("2x4/int8",), ("2x4/int8",)),
     "scalar": (("1x4/int8",), ("2x2/int8", "1x4/int8")),
@@ -243,7 +251,14 @@ def isa_of(cpu: Cpu) -> str:
 # Kernels returning a block's plain sums, for callers that pack rows and requantize themselves (lstm.py)
 # and, on DSP cores, layers with a channel that shifts left (Helium's fused kernels shift either way):
 # Helium's unfused ones; int8 on DSP cores (the biased ones read the rows' sums the GEMM packs for them).
-PLAIN_SUMS = {"mve": (("1x4/int8",), ("2x2/int8", "1x4/int8")), "dsp": (("1x4/int8",), ("2x2/int8", "1x4/int8"))}
+PLAIN_SUMS = {"mve": (("1x4/int8",), ("2x2/int8", "1x4/int8")),
+              "dsp": (("1x4/int8", "1x4/s16"), ("2x2/int8", "1x4/int8", "1x4/s16"))}
+
+# Per instruction set, the channel counts up to which a direct kernel comes first over the input's rows. DSP cores:
+# below a whole quad, the fused one-row kernel computes the channels in C as a padded quad and the packed rows cost
+# as much to write as to read (an386 FC 1000 -> 1: 2.45x CMSIS-NN's instructions, 325 -> 2 1.46x; 1x1 conv
+# 5x5x256 -> 2 1.16x); 1x4 s16 reads the int8 row and int16 weights (2 instructions a product, 1.75 for one channel).
+FEW_CHANNELS = {"dsp": 3}
 
 
 def choices(cpu: Cpu, rows: int, fused: bool = True, channels: int | None = None,
@@ -253,10 +268,14 @@ def choices(cpu: Cpu, rows: int, fused: bool = True, channels: int | None = None
     sums the GEMM packs may be among them; `input_rows`: whether its rows are the input's own, which a direct
     kernel reads. A default whose block pads a third of its work or more past the
     GEMM's `channels` gives way to the first choice in as much flash padding fewer (Cortex-M3: 1x8 s8 over the
-    input's rows, else 2x2, before 2x4 for 1, 2 or 5 channels; over im2col rows 1x4 before 1x8 for 1-5 or 9-10)."""
+    input's rows, else 2x2, before 2x4 for 1, 2 or 5 channels; over im2col rows 1x4 before 1x8 for 1-5 or 9-10).
+    Over the input's rows of at most FEW_CHANNELS channels the direct kernel comes first (DSP cores: 1-3)."""
     isa = isa_of(cpu)
     table = CHOICES[isa] if fused else PLAIN_SUMS.get(isa, CHOICES[isa])
     kernels = [BY_LABEL[label] for label in table[rows > 1] if input_rows or not BY_LABEL[label].direct]
+    if input_rows and channels and channels <= FEW_CHANNELS.get(isa, 0):
+        direct = next(mk for mk in kernels if mk.direct)
+        return [direct] + [mk for mk in kernels if mk is not direct]
     padded = lambda mk: channels if mk.direct else -(-channels // mk.cols) * mk.cols
     if channels and 3 * (padded(kernels[0]) - channels) >= padded(kernels[0]):
         narrower = next((mk for mk in kernels if padded(mk) < padded(kernels[0])

@@ -52,4 +52,29 @@ static inline int32_t mtk_dot_1x4_w16_s8(const void* x, const void* w, int32_t g
 }
 #endif
 
+/* The DSP cores' direct kernels ("1x4/s16": mtk_dot_s8_dsp.h has the loop and, in assembly, 1 and 2 channels), also
+ * in plain C elsewhere, for host builds of their code: acc[j] = x.w_j, j < n, over a row of k int8 values read as it
+ * is, the weights n channels of int16 in SXTB16 order per group of 4 (gemm.py pack_weights_int16(w, n); a layer's
+ * last tile as narrow as the channels left, pack_weights_narrow), a partial last group zero-padded in w. */
+#ifndef MTK_DOT_SIMD
+static inline void mtk_dot_1xn_rows_w16(const int8_t* x, const uint32_t* w, int32_t k, int32_t* acc, int32_t n) {
+  const int16_t* h = (const int16_t*)w;
+  for (int32_t j = 0; j < n; ++j) acc[j] = 0;
+  for (int32_t t = 0; t < k; ++t)   /* value t % 4 of a group: halfword (t & 1) * 2 + (t >> 1 & 1) of its channel's */
+    for (int32_t j = 0; j < n; ++j) acc[j] += x[t] * h[4 * (n * (t >> 2) + j) + ((t & 1) << 1) + ((t >> 1) & 1)];
+}
+#endif
+#define MTK_ROWS_W16(N)                                                     \
+  {                                                                         \
+    mtk_dot_1xn_rows_w16((const int8_t*)x, (const uint32_t*)w, k, acc, N);  \
+    return 0;                                                               \
+  }
+#ifndef MTK_ROWS_W16_ASM
+MTK_OUT_OF_LINE int32_t mtk_dot_1x1_rows_w16_s8(const void* x, const void* w, int32_t k, int32_t* acc) MTK_ROWS_W16(1)
+MTK_OUT_OF_LINE int32_t mtk_dot_1x2_rows_w16_s8(const void* x, const void* w, int32_t k, int32_t* acc) MTK_ROWS_W16(2)
+#endif
+MTK_OUT_OF_LINE int32_t mtk_dot_1x3_rows_w16_s8(const void* x, const void* w, int32_t k, int32_t* acc) MTK_ROWS_W16(3)
+MTK_OUT_OF_LINE int32_t mtk_dot_1x4_rows_w16_s8(const void* x, const void* w, int32_t k, int32_t* acc) MTK_ROWS_W16(4)
+#undef MTK_ROWS_W16
+
 #endif /* MTK_DOT_S8_H_ */
