@@ -217,33 +217,39 @@ def test_kernels_without_dsp_match_numpy(kernel, flags, tmp_path):
     assert run_c(body + " return 0; }\n", flags, tmp_path) == expected
 
 
-@pytest.mark.parametrize("label, flags", [("1x8/s8", PATHS["plain"]), ("1x4/s16", PATHS["dsp-emulated"]),
-                                          ("1x4/s16", PATHS["plain"])],
-                         ids=["1x8-s8", "1x4-s16-dsp-emulated", "1x4-s16-plain"])
-def test_direct_one_row_kernels_match_numpy(label, flags, tmp_path):
-    """The direct kernels (their assembly runs in QEMU, test_kernels_qemu.py): the Cortex-M3's 1x8/s8 (the plain
-    path) and the DSP cores' 1x4/s16 (emulated, and its plain C for host builds), in tiles of n = 1 .. their block's
-    channels, over int8 rows of k values as they are, whole groups (in pairs and an odd one) and a partial last one;
-    the weights of a whole tile and n channels packed as the micro-kernel packs them (a tile and a narrow last one);
-    the extremes at -128."""
+@pytest.mark.parametrize("label, flags", [("1x8/s8", PATHS["plain"]), ("2x2/s8", PATHS["plain"]),
+                                          ("1x4/s16", PATHS["dsp-emulated"]), ("1x4/s16", PATHS["plain"])],
+                         ids=["1x8-s8", "2x2-s8", "1x4-s16-dsp-emulated", "1x4-s16-plain"])
+def test_direct_kernels_match_numpy(label, flags, tmp_path):
+    """The direct kernels (their assembly runs in QEMU, test_kernels_qemu.py): the Cortex-M3's 1x8/s8 and 2x2/s8 (the
+    plain path) and the DSP cores' 1x4/s16 (emulated, and its plain C for host builds), in tiles of n = 1 .. their
+    block's channels, over int8 rows of k values as they are, whole groups (in pairs and an odd one) and a partial
+    last one; the weights of a whole tile and n channels packed as the micro-kernel packs them (a tile and a narrow
+    last one); the extremes at -128."""
     from mtk.ops.microkernels import BY_LABEL
     mk = BY_LABEL[label]
+    rows, cols = mk.rows, mk.cols
     rng = np.random.default_rng(6)
     lines, expected, calls = [], [], []
-    shapes = [(n, k) for n in range(1, mk.cols + 1) for k in (1, 3, 4, 5, 12, 64, 1021)]
+    shapes = [(n, k) for n in range(1, cols + 1) for k in (1, 3, 4, 5, 12, 64, 1021)]
     for case, (n, k) in enumerate(shapes):
-        a = rng.integers(-128, 128, k)
-        b = rng.integers(-128, 128, (mk.cols + n, k))
+        a = rng.integers(-128, 128, (rows, k))
+        b = rng.integers(-128, 128, (cols + n, k))
         if k == 1021:
             a[:], b[:] = -128, -128
-        packed = mk.pack(b.astype(np.int8), mk.cols, 4)
-        tail = mk.weight_bytes(mk.cols, k, 4) // packed.itemsize   # elements of the first tile
-        lines += [c_array(f"a{case}", "int8_t", a), c_array(f"w{case}", f"int{8 * packed.itemsize}_t", packed)]
-        calls.append(f" {{ int32_t acc[{mk.cols}]; {mk.name}(a{case}, w{case}, {k}, acc);"
-                     f" for (int i = 0; i < {mk.cols}; ++i) printf(\"%ld\\n\", (long)acc[i]);"
-                     f" {mk.tile_kernel(n)}(a{case}, w{case} + {tail}, {k}, acc);"
-                     f" for (int i = 0; i < {n}; ++i) printf(\"%ld\\n\", (long)acc[i]); }}")
-        expected += [int(a @ b[j]) for j in range(mk.cols + n)]
+        packed = mk.pack(b.astype(np.int8), cols, 4)
+        tail = mk.weight_bytes(cols, k, 4) // packed.itemsize   # elements of the first tile
+        lines += [f"static const int8_t a{case}[{rows}][{k}] = "
+                  f"{{{', '.join('{' + ', '.join(map(str, r)) + '}' for r in a)}}};",
+                  c_array(f"w{case}", f"int{8 * packed.itemsize}_t", packed)]
+        x = ", ".join(f"a{case}[{i}]" for i in range(rows))
+        tile = [i * cols + j for i in range(rows) for j in range(n)]
+        calls.append(f" {{ int32_t acc[{rows * cols}]; {mk.name}({x}, w{case}, {k}, acc);"
+                     f" for (int i = 0; i < {rows * cols}; ++i) printf(\"%ld\\n\", (long)acc[i]);"
+                     f" {mk.tile_kernel(n)}({x}, w{case} + {tail}, {k}, acc);"
+                     + "".join(f" printf(\"%ld\\n\", (long)acc[{i}]);" for i in tile) + " }")
+        expected += [int(a[i] @ b[j]) for i in range(rows) for j in range(cols)]
+        expected += [int(a[i] @ b[cols + j]) for i in range(rows) for j in range(n)]
     body = "\n".join(lines) + "\nint main(void) {" + "".join(calls)
     assert run_c(body + " return 0; }\n", flags, tmp_path) == expected
 

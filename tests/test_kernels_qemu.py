@@ -41,7 +41,8 @@ MODELS = {
     "conv-1x1-odd": lambda: conv_model("CONV_2D", (1, 3, 5, 13), (7, 1, 1, 13), (1, 3, 5, 7), per_channel=True,
                                        padding="VALID", stride_h=1, stride_w=1, dilation_h_factor=1,
                                        dilation_w_factor=1, fused_activation_function="NONE"),
-    # several rows of 1 or 2 channels: each row of the input by the M3's 1x8/s8 or the DSP cores' 1x4/s16
+    # several rows of 1 or 2 channels: pairs of the input's rows by the M3's 2x2/s8 (an odd last row), each row by the
+    # DSP cores' 1x4/s16
     "conv-1x1-2ch": lambda: conv_model("CONV_2D", (1, 3, 5, 37), (2, 1, 1, 37), (1, 3, 5, 2), per_channel=True,
                                        padding="VALID", stride_h=1, stride_w=1, dilation_h_factor=1,
                                        dilation_w_factor=1, fused_activation_function="RELU"),

@@ -303,9 +303,9 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
         """A one-row stream kernel's int8 values to pack itself (x from `at`, k of them), or none: packed taps."""
         return (T.address_of(x[at]), k) if g.source == "rows" else (0, 0)
 
-    def row_dot(name, row, tile, sums):
-        """A direct kernel's call: a row of the input as it is by a channel tile."""
-        return T.call_extern(i32, name, row, tile, K, sums)
+    def row_dot(name, x, pb, tile, sums):
+        """A direct kernel's call: the block's rows of the input as they are by a channel tile."""
+        return T.call_extern(i32, name, *[T.address_of(x[row(pb, i) * K]) for i in range(R)], tile, K, sums)
 
     def row_stride(pb):
         """Bytes from a block's first output row to its second: 0 for the odd last row (computed twice)."""
@@ -340,7 +340,7 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
                 else:
                     T.evaluate(T.call_extern(i32, "mtk_pack_row_groups_s16", T.address_of(scratch[gathered_at]),
                                              g.groups, T.address_of(scratch[0])))
-            elif not chunked and R == 2:
+            elif not chunked and R == 2 and not g.direct:
                 T.evaluate(T.call_extern(i32, "mtk_pack_pair_s16", T.address_of(x[row(pb, 0) * K]),
                                          T.address_of(x[row(pb, 1) * K]), K, T.address_of(scratch[0])))
             elif not chunked and not g.stream and not g.direct:   # (a stream's kernel packs the row itself)
@@ -405,13 +405,13 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
                             acc[i] = sums[ct * R * B + i]
                     elif g.tail_kernel is not None:   # the last tile's own kernel
                         if ct < c_tiles - 1:
-                            T.evaluate(row_dot(g.micro_kernel, T.address_of(x[pb * K]), T.address_of(w[ct * w_tile]),
+                            T.evaluate(row_dot(g.micro_kernel, x, pb, T.address_of(w[ct * w_tile]),
                                                acc.access_ptr("rw")))
                         else:
-                            T.evaluate(row_dot(g.tail_kernel, T.address_of(x[pb * K]), T.address_of(w[ct * w_tile]),
+                            T.evaluate(row_dot(g.tail_kernel, x, pb, T.address_of(w[ct * w_tile]),
                                                acc.access_ptr("rw")))
                     elif g.direct:
-                        T.evaluate(row_dot(g.micro_kernel, T.address_of(x[pb * K]), T.address_of(w[ct * w_tile]),
+                        T.evaluate(row_dot(g.micro_kernel, x, pb, T.address_of(w[ct * w_tile]),
                                                acc.access_ptr("rw")))
                     else:
                         T.evaluate(T.call_extern(i32, g.micro_kernel, T.address_of(scratch[0]),

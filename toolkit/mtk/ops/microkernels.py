@@ -9,8 +9,8 @@ SXTB16 order: no SXTB16 in the loop on DSP cores, twice the flash), "biased" (in
 int16 halfword, the low one biased by 128: one SXTB16 per two weights of a channel pair on DSP cores,
 c/mtk_dot_biased_s8.h), "pairs" (two channels to an int32, one SMLAL per two products on the
 Cortex-M3, twice the flash) or "s8" (int8 as "int8" lays it out, in groups of 4: the Cortex-M3's 2x4 block,
-named apart from Helium's fused 2x4/int8, and its 1x8 block that reads the input's rows as they are, named apart
-from 1x8/int8, which reads packed ones) or "s16" (int16 as "int16" lays it out: the DSP cores' 1x4 block that reads
+named apart from Helium's fused 2x4/int8, and its 1x8 and 2x2 blocks that read the input's rows as they are, named
+apart from 1x8/int8 and 2x2/int8, which read packed ones) or "s16" (int16 as "int16" lays it out: the DSP cores' 1x4 block that reads
 the input's rows as they are).
 """
 
@@ -171,7 +171,7 @@ class MicroKernel:
 
     def tile_kernel(self, channels: int) -> str:
         """A direct kernel's C function for a tile of `channels` (up to its block's) channels."""
-        return self.name.replace(f"_1x{self.cols}_", f"_1x{channels}_")
+        return self.name.replace(f"_{self.block}_", f"_{self.rows}x{channels}_")
 
     def weight_bytes(self, channels: int, depth: int, group: int) -> int:
         """Flash of weights [channels, depth] packed for it: whole tiles of its channels (direct: the channels),
@@ -218,6 +218,7 @@ MICRO_KERNELS = (
     MicroKernel("mtk_dot_1x4_paired_s8", "1x4", "pairs", 2, _pairs, ("m3",)),
     MicroKernel("mtk_dot_2x4_s8", "2x4", "s8", 1, _int8, ("m3",)),
     MicroKernel("mtk_dot_1x8_rows_s8", "1x8", "s8", 1, _narrow, ("m3",), direct=True),
+    MicroKernel("mtk_dot_2x2_rows_s8", "2x2", "s8", 1, _narrow, ("m3",), direct=True),
     MicroKernel("mtk_dot_1x4_rows_w16_s8", "1x4", "s16", 2, _narrow_int16, ("dsp",), direct=True),
     MicroKernel("mtk_gemm_mve_2x4_s8", "2x4", "int8", 1, _int8, ("mve",), header=GEMM_MVE_HEADER, fused=True),
 )
@@ -232,12 +233,12 @@ BY_LABEL = {mk.label: mk for mk in MICRO_KERNELS}
 # 1x4's 2.5; AD: 0.66x TFLM's instructions in less flash); 1x4 paired takes the fewest instructions for twice the
 # flash, 1x4 int8 pads fewer channels when channels % 8 <= 4. Several rows: 2x4 (a pair of rows times 4
 # channels, 1.19 instructions a product in its loop; 2x2's 1.5); for 1, 2 or 5 channels (2x4 pads a third or
-# more) rows of the input one at a time by 1x8 s8, which packs none (1x1 conv 5x5x256 -> 2: 1.33x CMSIS-NN's
-# instructions with 2x2's packed pairs).
+# more) pairs of the input's rows as they are by 2x2 s8, which packs none (2 instructions a product; 1x1 conv
+# 5x5x256 -> 2: 1.33x CMSIS-NN's instructions with 2x2's packed pairs).
 CHOICES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "dsp": (("1x4/fused", "1x4/biased", "1x4/int16", "1x4/s16"),
             ("2x2/fused", "2x2/biased", "2x2/int16", "1x4/biased", "1x4/int16", "1x4/s16")),
-    "m3": (("1x8/s8", "1x8/int8", "1x4/pairs", "1x4/int8"), ("2x4/s8", "1x8/s8", "2x2/int8", "1x4/pairs")),
+    "m3": (("1x8/s8", "1x8/int8", "1x4/pairs", "1x4/int8"), ("2x4/s8", "2x2/s8", "2x2/int8", "1x4/pairs")),
     "mve": (("2x4/int8",), ("2x4/int8",)),
     "scalar": (("1x4/int8",), ("2x2/int8", "1x4/int8")),
 }
@@ -267,8 +268,8 @@ def choices(cpu: Cpu, rows: int, fused: bool = True, channels: int | None = None
     kernel that requantizes itself (every channel shifts right: requant.rshift_table) or reads the rows'
     sums the GEMM packs may be among them; `input_rows`: whether its rows are the input's own, which a direct
     kernel reads. A default whose block pads a third of its work or more past the
-    GEMM's `channels` gives way to the first choice in as much flash padding fewer (Cortex-M3: 1x8 s8 over the
-    input's rows, else 2x2, before 2x4 for 1, 2 or 5 channels; over im2col rows 1x4 before 1x8 for 1-5 or 9-10).
+    GEMM's `channels` gives way to the first choice in as much flash padding fewer (Cortex-M3: 2x2 s8 over the
+    input's rows, else 2x2 int8, before 2x4 for 1, 2 or 5 channels; over im2col rows 1x4 before 1x8 for 1-5 or 9-10).
     Over the input's rows of at most FEW_CHANNELS channels the direct kernel comes first (DSP cores: 1-3)."""
     isa = isa_of(cpu)
     table = CHOICES[isa] if fused else PLAIN_SUMS.get(isa, CHOICES[isa])

@@ -183,6 +183,44 @@ MTK_DOT_ROWS(6)
 MTK_DOT_ROWS(7)
 #undef MTK_DOT_ROWS
 
+/* Two rows (x0, x1: x1 == x0 for an odd last row) by n = 1 or 2 channels (microkernels.py "2x2/s8", the several-rows
+ * twin of "1x8/s8" for channel counts 2x4 pads): acc[2i + j] = x_i.w_j, weights as "1x8/s8" lays them out in tiles
+ * of 2. Per value of each row an LDRSB, per weight an LDRSB and two MLAs: 2 instructions a product, where one row at
+ * a time takes 2.5 (two channels) or 3 (one). */
+static inline __attribute__((always_inline)) void mtk_dot_2xn_rows(const int8_t* x0, const int8_t* x1, const int8_t* w,
+                                                                  int32_t k, int32_t* acc, int32_t n) {
+  int32_t s[2][2] = {{0, 0}, {0, 0}};
+  const int8_t* end = x0 + (k & ~3);
+#define MTK_2XN_VALUE(u)                   \
+  {                                        \
+    int32_t a = x0[u], b = x1[u];          \
+    _Pragma("GCC unroll 2")                \
+    for (int32_t j = 0; j < n; ++j) {      \
+      int32_t v = w[4 * j + (u)];          \
+      s[0][j] += a * v;                    \
+      s[1][j] += b * v;                    \
+    }                                      \
+  }
+  for (; x0 != end; x0 += 4, x1 += 4, w += 4 * n) {
+#pragma GCC unroll 4
+    for (int32_t u = 0; u < 4; ++u) MTK_2XN_VALUE(u)
+  }
+  for (int32_t u = 0; u < (k & 3); ++u) MTK_2XN_VALUE(u)   /* the partial last group */
+#undef MTK_2XN_VALUE
+#pragma GCC unroll 2
+  for (int32_t j = 0; j < n; ++j) acc[j] = s[0][j], acc[2 + j] = s[1][j];
+}
+
+MTK_OUT_OF_LINE int32_t mtk_dot_2x2_rows_s8(const void* x0, const void* x1, const void* w, int32_t k, int32_t* acc) {
+  mtk_dot_2xn_rows((const int8_t*)x0, (const int8_t*)x1, (const int8_t*)w, k, acc, 2);
+  return 0;
+}
+
+MTK_OUT_OF_LINE int32_t mtk_dot_2x1_rows_s8(const void* x0, const void* x1, const void* w, int32_t k, int32_t* acc) {
+  mtk_dot_2xn_rows((const int8_t*)x0, (const int8_t*)x1, (const int8_t*)w, k, acc, 1);
+  return 0;
+}
+
 /* 8 channels: gcc 12 keeps the loop's 13 values in registers only in assembly (a group: 4 + 64 loads and MLAs, SUBS,
  * BNE: 2.19 instructions a product; its C 2.34). The group's first loads step the pointers past it, the others reach
  * back. */
