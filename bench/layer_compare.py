@@ -431,13 +431,14 @@ def main() -> int:
                         help="only layers of these ops (default all)")
     parser.add_argument("--random", type=int, default=3, metavar="N", help="also N random layers (default 3)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random layers")
+    parser.add_argument("--only-random", action="store_true", help="leave the built-in list out")
     parser.add_argument("--cmsis-nn", type=Path, metavar="DIR",
                         help="a CMSIS-NN checkout to compare with (not fetched: see below)")
     parser.add_argument("--work", type=Path, help="keep the builds here (default: a temporary folder)")
     parser.add_argument("--json", type=Path, help="write the rows to this file")
     args = parser.parse_args()
 
-    layers = [*LAYERS, *random_layers(args.random, args.seed)]
+    layers = [*(() if args.only_random else LAYERS), *random_layers(args.random, args.seed)]
     unknown = set(args.layer or ()) - {layer.name for layer in layers}
     if unknown:
         parser.error(f"no layer {', '.join(sorted(unknown))} (random ones: randomN-op up to --random)")
