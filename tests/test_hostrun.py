@@ -57,6 +57,17 @@ def test_the_library_is_built_once_per_content(sample_copy, tmp_path):
     assert HostModel(sample_copy, cache_dir=cache).library_path != first
 
 
+def test_an_edited_kernel_header_in_src_is_a_new_library(sample_copy, tmp_path):
+    """mtk compile copies the kernels' headers (mtk_pool.h, ...) into src/: the cache must not serve a library
+    built from the old one."""
+    cache = tmp_path / "cache"
+    header = sample_copy / "src" / "mtk_kernel.h"
+    header.write_text("#define MTK_KERNEL_VERSION 1\n")
+    first = HostModel(sample_copy, cache_dir=cache).library_path
+    header.write_text("#define MTK_KERNEL_VERSION 2\n")
+    assert HostModel(sample_copy, cache_dir=cache).library_path != first
+
+
 def test_a_non_zero_status_is_an_error(cache):
     model = HostModel(SAMPLE, cache_dir=cache)
     low = np.full((2, 3), -128, np.int8)

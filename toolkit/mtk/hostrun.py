@@ -110,7 +110,8 @@ def build_library(compiled_dir: str | Path, cache_dir: str | Path | None = None)
 
 def _content_hash(folder: Path, sources: list[Path]) -> str:
     digest = hashlib.sha256(" ".join(GCC_FLAGS).encode())
-    headers = sorted((folder / "include").rglob("*")) if (folder / "include").is_dir() else []
+    # with src/'s headers (the kernels': mtk_pool.h, ...): an edit of one is a new library
+    headers = [*sorted((folder / "include").rglob("*")), *sorted((folder / "src").glob("*.h"))]
     for path in [*headers, *sources]:
         if path.is_file():
             digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
