@@ -173,6 +173,11 @@ LAYERS = (
     Layer("conv-32to64-1x1-s2", "CONV_2D", (24, 24, 32), 64, stride=(2, 2)),
     Layer("fc-256to10", "FULLY_CONNECTED", (1, 1, 256), 10),
     Layer("fc-1024to10", "FULLY_CONNECTED", (1, 1, 1024), 10),
+    # few-channel heads (binary classifiers, detection scores): one row, or several rows of a 1x1 conv
+    Layer("fc-1000to1", "FULLY_CONNECTED", (1, 1, 1000), 1),
+    Layer("fc-325to2", "FULLY_CONNECTED", (1, 1, 325), 2),
+    Layer("pw-5x5x256to2", "CONV_2D", (5, 5, 256), 2),
+    Layer("pw-10x10x16to1", "CONV_2D", (10, 10, 16), 1),
     # pools: global averages, 2×2 and 3×3 windows, odd channel counts
     pool("avgpool-gap-6x6x128", "AVERAGE_POOL_2D", (6, 6, 128), (6, 6), (1, 1)),
     pool("avgpool-gap-7x7x100", "AVERAGE_POOL_2D", (7, 7, 100), (7, 7), (1, 1)),
