@@ -254,13 +254,13 @@ def test_direct_kernels_match_numpy(label, flags, tmp_path):
     assert run_c(body + " return 0; }\n", flags, tmp_path) == expected
 
 
-@pytest.mark.parametrize("multiplier", [1, 2, 3])
+@pytest.mark.parametrize("multiplier", [1, 2, 3, 4])
 @pytest.mark.parametrize("flags", PATHS.values(), ids=PATHS.keys())
 def test_depthwise_kernel_matches_numpy(flags, multiplier, tmp_path):
     """mtk_dw_s8 on a 3x3 window (row step 20, column step 8) with every tap range, against numpy: with
     multiplier 1 the 4 consecutive channels' formulation (offsets 1, 2, 3), otherwise the lanes' (output
     channel c reads input channel c / multiplier); with multiplier 1 also mtk_dw2_s8 (the Cortex-M3's two
-    pixels, the second a row on)."""
+    pixels, the second a row on), with an even one also mtk_dw_pairs_s8 (the Cortex-M3's pairs of lanes)."""
     from mtk.ops.depthwise import pack_weights
     rng = np.random.default_rng(3)
     x = rng.integers(-128, 128, (4, 20))
@@ -279,6 +279,13 @@ def test_depthwise_kernel_matches_numpy(flags, multiplier, tmp_path):
             expected.append(sum(int(w[0, ky, kx, j]) * (int(x[ky, kx * 8 + source[j]]) if ky_lo <= ky < ky_hi and
                                                           kx_lo <= kx < kx_hi else pad)
                                 for ky in range(3) for kx in range(3)))
+    if multiplier % 2 == 0:
+        body = c_array("WP", "int16_t", pack_weights(w.astype(np.int8), multiplier, paired=True)) + "\n" + body
+        for ky_lo, ky_hi, kx_lo, kx_hi in ranges:
+            body += (f" mtk_dw_pairs_s8(X, 20, 8, WP, 3, 3, {ky_lo}, {ky_hi}, {kx_lo}, {kx_hi}, {pad}, {source[2]},"
+                     " acc);"
+                     " for (int i = 0; i < 4; ++i) printf(\"%ld\\n\", (long)acc[i]);")
+        expected += expected[:]
     if multiplier == 1:
         body += (" { int32_t acc2[8]; mtk_dw2_s8(X, 20, 8, 20, W, 3, 3, acc2);"
                  " for (int i = 0; i < 8; ++i) printf(\"%ld\\n\", (long)acc2[i]); }")
@@ -286,6 +293,23 @@ def test_depthwise_kernel_matches_numpy(flags, multiplier, tmp_path):
                      for pixel in range(2) for j in range(4)]
     body += " return 0; }\n"
     assert run_c(body, flags, tmp_path) == expected
+
+
+@pytest.mark.parametrize("value", [-128, 127])
+def test_depthwise_pairs_at_their_tap_bound(value, tmp_path):
+    """mtk_dw_pairs_s8 over MTK_DW_PAIR_TAPS (255) taps of inputs at `value` and weights -128 / 127 / -127 (the low
+    lane's sum at its most positive or most negative), some taps outside (read as the pad)."""
+    from mtk.ops.depthwise import PAIR_TAPS, pack_weights
+    kh, kw = 15, 17
+    assert kh * kw == PAIR_TAPS
+    w = np.empty((1, kh, kw, 4), np.int8)
+    w[..., 0], w[..., 1], w[..., 2], w[..., 3] = -128, 127, -127, -128
+    body = (c_array("W", "int16_t", pack_weights(w, 2, paired=True)) + f"\nstatic int8_t X[{kh * kw * 4}];\n"
+            f"int main(void) {{ int32_t acc[4]; for (int i = 0; i < {kh * kw * 4}; ++i) X[i] = {value};"
+            f" mtk_dw_pairs_s8(X, {kw * 4}, 4, W, {kh}, {kw}, 0, {kh}, 1, {kw}, {value}, 1, acc);"
+            " for (int i = 0; i < 4; ++i) printf(\"%ld\\n\", (long)acc[i]); return 0; }\n")
+    assert run_c('#include "mtk_depthwise_s8.h"\n' + body, PATHS["plain"], tmp_path) == \
+        [kh * kw * value * int(w[0, 0, 0, j]) for j in range(4)]
 
 
 @pytest.mark.parametrize("shifts", [(8, 46), (16, 46), (16, 32)], ids=["high-0", "high-1", "high-2"])

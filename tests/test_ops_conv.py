@@ -16,7 +16,7 @@ from mtk.ops.gemm import CHUNK
 from mtk.reader import read_model
 from mtk.target import get_cpu
 from mtk.tuning import tunable_layers
-from harness import (GEMM_MODELS, assert_bit_exact, assert_bit_exact_on_c_paths, assert_builds_for_cortex_m4,
+from harness import (GEMM_MODELS, LAYERS, assert_bit_exact, assert_bit_exact_on_c_paths, assert_builds_for_cortex_m4,
                      check_random_models, conv_model, long_fc_model)
 
 pytestmark = pytest.mark.slow   # compiles models with TVM
@@ -99,6 +99,16 @@ def test_fully_connected_for_cortex_m3_is_bit_exact(channels, depth, kernels, pe
     assert_bit_exact_on_c_paths(model, tmp_path, cpu="cortex-m3")
     code = (tmp_path / "lib" / "src" / "tvmgen_default_kernels.c").read_text()
     assert set(re.findall(r"mtk_dot_\w+(?=\()", code)) == set(kernels)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["dw-5to20-s3", "dw-9to18-5x7-dilated"])
+def test_cortex_m3_depthwise_of_an_even_multiplier_sums_pairs_of_lanes(name, tmp_path):
+    """Multipliers 4 and 2 (border taps, a partial last group, dilation) compiled for the Cortex-M3: mtk_dw_pairs_s8
+    (one SMLAL a pair of lanes sharing an input byte, paired weights), bit-exact on the host."""
+    assert_bit_exact_on_c_paths(LAYERS[name](), tmp_path, cpu="cortex-m3")
+    code = (tmp_path / "lib" / "src" / "tvmgen_default_kernels.c").read_text()
+    assert set(re.findall(r"mtk_dw\w*(?=\()", code)) == {"mtk_dw_pairs_s8"}
 
 
 @pytest.mark.slow

@@ -7,10 +7,12 @@ SMLABB/SMLATT on DSP cores against weights prepared offline as int16 in SXTB16 o
 multiply on Helium cores, scalar elsewhere. Other groups (a multiplier above 1, where output channel c
 reads input channel c / multiplier, and the last group of a channel count that is not a multiple of 4)
 load each lane's byte on its own, weights int16 in lane order; they run in a loop of their own, so
-that the consecutive groups' lane offsets are constants. (One input channel: a convolution, conv.py.) Pixels whose window
-lies inside the image call the kernel with the full tap range (constants: the bounds checks fold
-away); border pixels pass the range of taps inside, the others read the input zero point (cancelled
-by the folded bias, as in conv.py). The requantization epilogue follows each group (requant.py).
+that the consecutive groups' lane offsets are constants. On the Cortex-M3 an even multiplier's groups, whose
+lanes read their inputs in pairs, take mtk_dw_pairs_s8: one SMLAL a pair of lanes (weights packed w0 + w1·2^23).
+(One input channel: a convolution, conv.py.) Pixels whose window lies inside the image call the kernel with the
+full tap range (constants: the bounds checks fold away); border pixels pass the range of taps inside, the others
+read the input zero point (cancelled by the folded bias, as in conv.py). The requantization epilogue follows each
+group (requant.py).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from .variants import KernelChoice
 
 LANES = 4
 DEPTHWISE_HEADER = "mtk_depthwise_s8.h"
+PAIR_TAPS = 255   # mtk_depthwise_s8.h MTK_DW_PAIR_TAPS
 
 
 def consecutive_groups(channels: int, multiplier: int) -> int:
@@ -34,16 +37,26 @@ def consecutive_groups(channels: int, multiplier: int) -> int:
     return channels // LANES if multiplier == 1 else 0
 
 
-def pack_weights(w: np.ndarray, multiplier: int, helium: bool = False) -> np.ndarray:
+def pack_weights(w: np.ndarray, multiplier: int, helium: bool = False, paired: bool = False) -> np.ndarray:
     """w [1, kh, kw, C] → int16 [ceil(C/4)][kh·kw][4], zero-padded to whole groups: the consecutive groups
     in SXTB16 order (0, 2, 1, 3) unless on Helium (MVE) cores, which widen 4 input bytes into a vector;
-    the others in order."""
+    the others in order. `paired` (mtk_dw_pairs_s8): each tap's lanes as two int32 w0 + w1·2^23, w2 + w3·2^23
+    (little-endian halves)."""
     channels = w.shape[-1]
     groups = -(-channels // LANES)
     taps = pad_to_groups(w.reshape(-1, channels).astype(np.int16), LANES).reshape(-1, groups, LANES)
     sxtb16 = slice(0, 0 if helium else consecutive_groups(channels, multiplier))
     taps[:, sxtb16] = taps[:, sxtb16][:, :, SXTB16_ORDER]
+    if paired:
+        wide = taps.astype(np.int64)
+        taps = (wide[:, :, 0::2] + wide[:, :, 1::2] * 2**23).astype("<i4").view("<i2")
     return np.ascontiguousarray(taps.transpose(1, 0, 2)).reshape(-1)
+
+
+def paired_lanes(cpu: Cpu, multiplier: int, taps: int) -> bool:
+    """Whether the Cortex-M3 sums a layer's groups by pairs of lanes (mtk_dw_pairs_s8): an even multiplier (each
+    pair reads one input byte) and few enough taps for a pair's low sum."""
+    return isa_of(cpu) == "m3" and multiplier % 2 == 0 and taps <= PAIR_TAPS
 
 
 def _inside_range(size: int, out: int, k: int, stride: int, dil: int, pad: int) -> tuple[int, int]:
@@ -66,6 +79,7 @@ def depthwise_kernel(op: Op, g, in_zp: int, w: np.ndarray, bias: np.ndarray, rq:
     vector_requant = cpu.mve and rq.rshift_table is not None
     # Cortex-M3: pairs of inside rows, the consecutive groups of both in one call (mtk_dw2_s8)
     row_pairs = (oy_hi - oy_lo) // 2 if consecutive and isa_of(cpu) == "m3" else 0
+    paired = paired_lanes(cpu, M, taps)
 
     def first_tap(o, stride: int, pad: int, dil: int):
         return T.max(0, (pad - o * stride + dil - 1) // dil)
@@ -83,6 +97,8 @@ def depthwise_kernel(op: Op, g, in_zp: int, w: np.ndarray, bias: np.ndarray, rq:
         corner = ((oy * g.stride_h - g.pad_top) * g.in_w + ox * g.stride_w - g.pad_left) * g.in_c + q * LANES // M
         common = (T.address_of(x[corner]), row_step, col_step, T.address_of(wp[q * taps * LANES]), g.k_h, g.k_w,
                   *tap_ranges, in_zp)
+        if paired:
+            return T.call_extern(i32, "mtk_dw_pairs_s8", *common, lane_offset(q, 2), acc.access_ptr("rw"))
         offsets = range(1, LANES) if consecutive_inputs else [lane_offset(q, j) for j in range(1, LANES)]
         return T.call_extern(i32, "mtk_dw_s8", *common, *offsets, acc.access_ptr("rw"))
 
@@ -161,9 +177,9 @@ def depthwise_kernel(op: Op, g, in_zp: int, w: np.ndarray, bias: np.ndarray, rq:
     requant = ({"mult": Const("mult", rq.multiplier), "shift": Const("shift", rq.shift)} if vector_requant
                else rq.consts())
     requant = {k: c if k == "table" else Const(c.name, pad_to_groups(c.data, LANES)) for k, c in requant.items()}
-    args = [op.inputs[0], Const("w", pack_weights(w, M, cpu.mve)), Const("bias", pad_to_groups(bias, LANES)),
+    args = [op.inputs[0], Const("w", pack_weights(w, M, cpu.mve, paired)), Const("bias", pad_to_groups(bias, LANES)),
             *requant.values(), op.outputs[0]]
-    c_calls = (("mtk_dw_s8",) + (("mtk_dw_requant_mve_s8",) if vector_requant else ())
+    c_calls = (("mtk_dw_pairs_s8" if paired else "mtk_dw_s8",) + (("mtk_dw_requant_mve_s8",) if vector_requant else ())
                + (("mtk_dw2_s8",) if row_pairs else ()))
     return Kernel("depthwise_conv2d", args, func=specialize(depthwise, requant), headers=(DOT_HEADER, DEPTHWISE_HEADER),
                   c_calls=c_calls)

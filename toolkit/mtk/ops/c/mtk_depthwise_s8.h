@@ -6,7 +6,8 @@
  *   partial group of a channel count that is not a multiple of 4, whose lanes past the last channel
  *   have weight 0 and offset 0): mtk_dw_lanes_tap, one byte load per lane, weights int16 in lane
  *   order: on DSP cores one LDRD of the tap's 4 weights and SMLABB/SMLABT per lane (x sign-extended
- *   in the bottom half), on Helium cores a 4-lane gather load, elsewhere one MLA per lane.
+ *   in the bottom half), on Helium cores a 4-lane gather load, elsewhere one MLA per lane;
+ * - on the Cortex-M3, groups whose lanes read their inputs in pairs (an even multiplier): mtk_dw_pairs_s8.
  * The weights are prepared offline, 8 bytes a tap. */
 #ifndef MTK_DEPTHWISE_S8_H_
 #define MTK_DEPTHWISE_S8_H_
@@ -67,6 +68,37 @@ static inline int32_t mtk_dw_s8(const void* x, int32_t row_step, int32_t col_ste
 #else
   return mtk_store4(acc, sums.c[0], sums.c[1], sums.c[2], sums.c[3]);
 #endif
+}
+
+/* mtk_dw_s8 of a group whose lanes read their inputs in pairs (an even depth multiplier: lanes 0, 1 the group's first
+ * input byte, lanes 2, 3 the byte at off2) on the Cortex-M3: one SMLAL a pair of lanes, against the pair's weights
+ * packed as w0 + w1 * 2^23 (depthwise.pack_weights, paired; 8 bytes a tap as in the other layouts). A pair's 64-bit
+ * sum is S0 + S1 * 2^23 with |S0| < 2^22 over at most MTK_DW_PAIR_TAPS taps (|x w| <= 2^14): S0 is its low 23 bits
+ * sign-extended, S1 the rest. */
+#define MTK_DW_PAIR_TAPS 255
+
+static inline int32_t mtk_dw_pairs_s8(const void* x, int32_t row_step, int32_t col_step, const void* w, int32_t kh,
+                                      int32_t kw, int32_t ky_lo, int32_t ky_hi, int32_t kx_lo, int32_t kx_hi,
+                                      int32_t pad, int32_t off2, int32_t* acc) {
+  const int8_t* xb = (const int8_t*)x;
+  const int32_t* wp = (const int32_t*)w;
+  int64_t s01 = 0, s23 = 0;
+#pragma GCC unroll 8
+  for (int32_t ky = 0; ky < kh; ++ky) {
+    int row_inside = ky >= ky_lo && ky < ky_hi;
+#pragma GCC unroll 8
+    for (int32_t kx = 0; kx < kw; ++kx, wp += 2) {
+      int inside = row_inside && kx >= kx_lo && kx < kx_hi;
+      const int8_t* v = xb + ky * row_step + kx * col_step;
+      int32_t w01, w23;
+      MTK_COPY4(&w01, wp);
+      MTK_COPY4(&w23, wp + 1);
+      s01 += (int64_t)(inside ? v[0] : pad) * w01;   /* SMLAL: gcc 12 multiplies all 64 bits out for a pads[] load */
+      s23 += (int64_t)(inside ? v[off2] : pad) * w23;
+    }
+  }
+  const int32_t a0 = (int32_t)((uint32_t)s01 << 9) >> 9, a2 = (int32_t)((uint32_t)s23 << 9) >> 9;
+  return mtk_store4(acc, a0, (int32_t)((s01 - a0) >> 23), a2, (int32_t)((s23 - a2) >> 23));
 }
 
 /* mtk_dw_s8 of 4 consecutive input channels (offsets 1, 2, 3) at two output pixels whose windows lie inside the
