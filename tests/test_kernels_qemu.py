@@ -114,6 +114,22 @@ HELIUM_MODELS = {   # mtk_depthwise_mve.h: 3x3 whole groups in assembly (clamped
     "conv-lshift": lambda: conv_model("CONV_2D", (1, 5, 6, 3), (6, 3, 3, 3), (1, 5, 6, 6), per_channel=True,
                                       x_scale=0.4, y_scale=0.005, padding="SAME", stride_h=1, stride_w=1,
                                       dilation_h_factor=1, dilation_w_factor=1, fused_activation_function="RELU"),
+    # mtk_gemm_mve.h's narrow last tile (1-3 channels: only their VMLADAVAs), one row and two, depths off 16
+    "fc-37to1-3rows": lambda: conv_model("FULLY_CONNECTED", (3, 37), (1, 37), (3, 1), per_channel=False,
+                                         fused_activation_function="NONE"),
+    "fc-1000to2": lambda: conv_model("FULLY_CONNECTED", (1, 1000), (2, 1000), (1, 2), per_channel=True, x_scale=0.02,
+                                     y_scale=0.5, fused_activation_function="NONE"),
+    "fc-70to3-5rows-relu": lambda: conv_model("FULLY_CONNECTED", (5, 70), (3, 70), (5, 3), per_channel=True,
+                                              fused_activation_function="RELU"),
+    "fc-325to5": lambda: conv_model("FULLY_CONNECTED", (2, 325), (5, 325), (2, 5), per_channel=True, x_scale=0.02,
+                                    y_scale=0.3, fused_activation_function="NONE"),
+    **{f"pw-{k}to{n}": (lambda k=k, n=n: conv_model(
+        "CONV_2D", (1, 5, 3, k), (n, 1, 1, k), (1, 5, 3, n), per_channel=True, padding="VALID", stride_h=1,
+        stride_w=1, dilation_h_factor=1, dilation_w_factor=1, fused_activation_function="NONE"))
+       for k, n in ((21, 1), (100, 2), (9, 3), (45, 5))},
+    "conv-3x3-to2": lambda: conv_model("CONV_2D", (1, 5, 6, 3), (2, 3, 3, 3), (1, 5, 6, 2), per_channel=True,
+                                       padding="SAME", stride_h=1, stride_w=1, dilation_h_factor=1,
+                                       dilation_w_factor=1, fused_activation_function="RELU6"),
 }
 
 

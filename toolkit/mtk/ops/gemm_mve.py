@@ -3,7 +3,8 @@
 TIR walks the rows two at a time (the last alone when there is an odd one); a row is the input's own
 (fully connected, 1×1 stride-1 unpadded conv) or an im2col row gathered into the scratch (mtk_im2col_s8).
 One C call then computes both rows against every output channel, 4 channels at a time: VMLADAVA over 16
-int8 values of a row and of 4 channels' weights (interleaved offline, pack_weights(w, 4, 16)), then the
+int8 values of a row and of 4 channels' weights (interleaved offline, pack_weights(w, 4, 16); a last tile of
+1-3 channels only multiplies theirs, skipping the padding), then the
 sums as vectors through TFLM's MultiplyByQuantizedMultiplier and stored 4 bytes at a time. When every
 channel shifts right (requant.rshift_table) the params are bias, multiplier and shift per channel; otherwise
 the "_lshift" kernels read the right and the left shift apart (one more vector shift per tile).
