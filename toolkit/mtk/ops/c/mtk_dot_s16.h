@@ -132,6 +132,7 @@ static inline int32_t mtk_dot_2x2_s16(const int16_t* r0, const int16_t* r1, cons
     pairs &= 1;
   }
 #endif
+#pragma GCC unroll 2   /* without DSP (the M3): one loop test and one pointer step a 16 products */
   for (; pairs > 0; --pairs, r0 += 2, r1 += 2, w += 4) {
 #ifdef MTK_S16_PAIRS
     uint32_t ww = mtk_s16_word(w);
@@ -159,6 +160,7 @@ static inline int32_t mtk_dot_1x2_s16(const int16_t* r, const int8_t* w, int32_t
     pairs &= 3;
   }
 #endif
+#pragma GCC unroll 2
   for (; pairs > 0; --pairs, r += 2, w += 4) {
 #ifdef MTK_S16_PAIRS
     MTK_S16_PAIR(mtk_s16_word(r), mtk_s16_word(w), a0, a1);
