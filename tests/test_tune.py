@@ -46,11 +46,14 @@ def test_tuning_is_cached_and_repeatable(tmp_path, capsys):
     assert not any(layer["cached"] for layer in first["layers"])
     assert set(entries) == {layer["key"] for layer in first["layers"]}
     assert all("cortex-m4" in key and entry["board"] == "mps2/an386" for key, entry in entries.items())
-    # every layer takes its fewest-instructions schedule (ties: the least flash); on this model today that is
-    # each default (mtk_pool.h, the fused GEMMs), so tuning keeps the untuned build
+    # every layer takes its fewest-instructions schedule, or one within a counter tick of it (the first in the
+    # variant table); on this model today that is each default (mtk_pool.h, the fused GEMMs)
+    tick = 1e9 / get_board("mps2/an386").qemu.timer_hz
     for layer in first["layers"]:
-        counts, flash = layer["instructions"], layer["extra_flash_bytes"]
-        assert "/".join(layer["schedule"].values()) == min(counts, key=lambda s: (counts[s], flash[s]))
+        counts = layer["instructions"]
+        chosen = "/".join(layer["schedule"].values())
+        assert counts[chosen] - min(counts.values()) <= tick
+        assert set(layer["passed_over"]) == set(counts) - {chosen}
     assert first["tuned"]["instructions"] <= first["untuned"]["instructions"]
 
     assert main(["tune", str(MODEL), "--board", "mps2/an386", "--cache", str(cache), "--json", *fewest]) == 0
