@@ -17,6 +17,7 @@ the input's rows as they are).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable
 
 import numpy as np
@@ -55,7 +56,7 @@ def pack_weights_int16(w: np.ndarray, tile: int) -> np.ndarray:
 def pack_weights_narrow(w: np.ndarray, tile: int, group: int = GROUP, wide: bool = False) -> np.ndarray:
     """pack_weights (`wide`: pack_weights_int16) in tiles of `tile` channels but the last, which holds only the
     channels left (no padding)."""
-    pack = (lambda part, t: pack_weights_int16(part, t)) if wide else (lambda part, t: pack_weights(part, t, group))
+    pack = pack_weights_int16 if wide else partial(pack_weights, group=group)
     whole = w.shape[0] - w.shape[0] % tile
     parts = [pack(w[:whole], tile)] + ([pack(w[whole:], w.shape[0] - whole)] if whole < w.shape[0] else [])
     return np.concatenate(parts)
