@@ -88,7 +88,8 @@ def _command_name(argv: list[str]) -> str:
     return next((arg for arg in argv if not arg.startswith("-")), "")
 
 
-OUTPUT_ARGS = ("output", "plot")   # arguments naming a file or folder the command writes
+# Arguments naming a file or folder the command writes (a tuning cache is read and rewritten).
+OUTPUT_ARGS = ("output", "plot", "plot_memory", "hardware_map", "cache")
 
 
 class Terminated(KeyboardInterrupt):
@@ -119,12 +120,14 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser(only=_command_name(argv)).parse_args(argv)
         # Overflow in host-side parameter math (absurd scales) is refused afterwards as a ModelError.
         warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"mtk\.")
-        fsutil.protect_inputs(_paths_named(args))
-        for name in OUTPUT_ARGS:   # before any work: an output that cannot be written, or --force on an input
+        fsutil.set_inputs(_paths_named(args))
+        for name in OUTPUT_ARGS:   # before any work: an output that cannot be written, or that is an input
             out = getattr(args, name, None)
             if out:
                 fsutil.check_writable(out)
-                if getattr(args, "force", False) and Path(out).is_dir():
+                if not Path(out).is_dir():
+                    fsutil.check_not_input(out, what=f"--{name.replace('_', '-')}")
+                elif getattr(args, "force", False):
                     fsutil.check_output_dir(Path(out), force=True)
         with ui.terminal_output(quiet=args.quiet):
             return int(args._run(args) or 0)

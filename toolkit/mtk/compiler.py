@@ -214,7 +214,7 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
     if board_info is not None:
         check_fits(compiled, board_info)
 
-    with atomic_output_dir(Path(out_dir), force=force) as tmp:
+    with atomic_output_dir(Path(out_dir), force=force, inputs=[model_path]) as tmp:
         for rel, text in files.items():
             (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
             (tmp / rel).write_text(text)

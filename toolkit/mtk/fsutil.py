@@ -11,6 +11,8 @@ from typing import Iterable, Iterator
 
 from .errors import MtkError
 
+NAME_MAX = 255   # bytes in a file name: Linux's, and most file systems'
+
 
 def umask() -> int:
     mask = os.umask(0)
@@ -23,18 +25,64 @@ def honour_umask(path: Path) -> None:
     os.chmod(path, (0o777 if path.is_dir() else 0o666) & ~umask())
 
 
-# Files and folders the running command reads (named on its command line): --force never deletes them.
-_inputs: set[Path] = set()
+# Files and folders the running command reads (named on its command line): no output replaces them.
+_inputs: list[Path] = []
 
 
-def protect_inputs(paths: Iterable[str | Path]) -> None:
-    _inputs.update(Path(p).resolve() for p in paths if Path(p).exists())
+def set_inputs(paths: Iterable[str | Path]) -> None:
+    """The files and folders the running command reads; no output path may be or hold one of them."""
+    _inputs[:] = [Path(p) for p in paths if _exists(Path(p))]
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:   # a name too long, a loop of symlinks: nothing there to protect
+        return False
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return path.absolute()
+
+
+def _same_inode(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def input_under(path: str | Path, also: Iterable[str | Path] = ()) -> Path | None:
+    """The input of the command that writing or replacing `path` would destroy: the input itself,
+    however it is spelled (`..`, a symlink, a hard link of it), or one inside the folder `path`."""
+    target = _resolved(Path(path))
+    for p in [*_inputs, *(Path(a) for a in also if _exists(Path(a)))]:
+        resolved = _resolved(p)
+        if resolved == target or target in resolved.parents or _same_inode(p, path):
+            return p
+    return None
+
+
+def check_not_input(path: str | Path, what: str = "output", also: Iterable[str | Path] = ()) -> None:
+    """Refuse an output path that is (or holds) an input of the command (`also`: inputs the caller
+    names besides the command line's), whatever --force says."""
+    hit = input_under(path, also)
+    if hit is not None:
+        same = "is" if _resolved(Path(path)) == _resolved(hit) or _same_inode(hit, path) else "holds"
+        raise MtkError(f"{what} {path} {same} {hit}, an input of this command: it would be replaced",
+                       hint="give the output a path of its own")
 
 
 def check_writable(path: str | Path) -> None:
     """Before any work: `path` can be created (its nearest existing ancestor is a folder that takes a
     new entry: not a file, not read-only, not /proc)."""
     path = Path(path).absolute()
+    long = next((part for part in path.parts if len(os.fsencode(part)) > NAME_MAX), None)
+    if long is not None:
+        raise MtkError(f"cannot write {path}: a name of {len(os.fsencode(long))} bytes (at most {NAME_MAX})")
     parent = path.parent
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent
@@ -46,24 +94,25 @@ def check_writable(path: str | Path) -> None:
         raise MtkError(f"cannot write {path}: {parent}: {err.strerror or err}") from None
 
 
-def check_output_dir(path: Path, force: bool) -> None:
+def check_output_dir(path: Path, force: bool, inputs: Iterable[str | Path] = ()) -> None:
     """Refuse an existing non-empty folder unless --force, and even with --force a folder that holds
-    an input of the command or the working directory."""
+    an input of the command (`inputs`: besides the command line's) or the working directory."""
     if path.exists() and not path.is_dir():
         raise MtkError(f"output path {path} exists and is not a folder")
     if path.is_dir() and any(path.iterdir()):
         if not force:
             raise MtkError(f"output folder {path} is not empty", hint="pass --force to replace its content")
-        resolved = path.resolve()
-        kept = [(p, "an input of this command") for p in sorted(_inputs)] + [(Path.cwd().resolve(), "the working directory")]
-        for p, what in kept:
-            if p == resolved or resolved in p.parents:
-                raise MtkError(f"--force would delete {p} ({what}) with output folder {path}",
-                               hint="give an output folder of its own")
+        hit, what = input_under(path, also=inputs), "an input of this command"
+        if hit is None and input_under(path, also=[Path.cwd()]) is not None:
+            hit, what = Path.cwd(), "the working directory"
+        if hit is not None:
+            raise MtkError(f"--force would delete {hit} ({what}) with output folder {path}",
+                           hint="give an output folder of its own")
 
 
 def check_output_file(path: Path, force: bool) -> None:
-    """Refuse an existing file unless --force, and a folder."""
+    """Refuse an existing file unless --force, a folder, and an input of the command."""
+    check_not_input(path)
     if path.is_dir():
         raise MtkError(f"output path {path} is a folder; give a file name")
     if path.exists() and not force:
@@ -71,10 +120,10 @@ def check_output_file(path: Path, force: bool) -> None:
 
 
 @contextmanager
-def atomic_output_dir(path: Path, force: bool = False) -> Iterator[Path]:
+def atomic_output_dir(path: Path, force: bool = False, inputs: Iterable[str | Path] = ()) -> Iterator[Path]:
     """Yield a temporary folder beside `path`; it replaces `path` only if the block succeeds."""
     path = Path(path).resolve()
-    check_output_dir(path, force)
+    check_output_dir(path, force, inputs)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
     honour_umask(tmp)
@@ -96,6 +145,7 @@ def atomic_output_dir(path: Path, force: bool = False) -> Iterator[Path]:
 def atomic_output_file(path: Path) -> Iterator[Path]:
     """Yield a temporary file name beside `path`; it becomes `path` only if the block succeeds."""
     path = Path(path)
+    check_not_input(path)
     if path.parent and not path.parent.is_dir():
         raise MtkError(f"cannot write {path}: folder {path.parent} does not exist")
     fd, name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import ui
 from ..errors import ModelError, MtkError
+from ..fsutil import check_not_input
 from ..graph import Graph, Tensor
 from ..reader import read_model
 from .calibration import CALIBRATION_METHODS, DEFAULT_PERCENTILE, CalibrationMethod
@@ -64,8 +65,7 @@ def quantize_model(float_path: str | Path, calib: DataSource, out_path: str | Pa
         if out_path.exists() and not force:
             raise MtkError(f"{out_path} exists", hint="name the output with -o PATH, or pass --force to replace it")
     out_path = Path(out_path)
-    if out_path.resolve() == float_path.resolve():
-        raise MtkError(f"the output {out_path} would overwrite the float model")
+    check_not_input(out_path, also=[p for p in (float_path, calib, eval_data) if isinstance(p, (str, Path))])
     if calibration not in CALIBRATION_METHODS:
         raise MtkError(f"unknown calibration {calibration!r}; choose one of {', '.join(CALIBRATION_METHODS)}")
     if not 50 < percentile <= 100:
