@@ -86,10 +86,11 @@ def test_every_board_renders_a_complete_application(tmp_path, board):
     overlay = (project / "boards" / f"{name}.overlay").read_text()
     assert f"zephyr,console = &{b.console};" in overlay
     record = read_project(project)
-    assert record | {"files": None} == {"platform": "zephyr", "board": b.name, "model": "fake_checksum.tflite",
-                                        "files": None}
-    assert sorted(record["files"]) == [f for f in files if not f.startswith(("model/", "firmware/"))
-                                       and f not in ("src/model_glue.c", "mtk-project.json")]
+    assert record | {"files": None, "owned": None} == {"platform": "zephyr", "board": b.name,
+                                                       "model": "fake_checksum.tflite", "files": None, "owned": None}
+    owned = [f for f in files if f.startswith(("model/", "firmware/")) or f == "src/model_glue.c"]
+    assert sorted(record["owned"]) == owned
+    assert sorted(record["files"]) == [f for f in files if f not in owned and f != "mtk-project.json"]
     cmake = (project / "CMakeLists.txt").read_text()
     assert "find_package(Zephyr REQUIRED HINTS $ENV{ZEPHYR_BASE})" in cmake
     assert "model/src/default_lib.c" in cmake and f"-b {b.name} " in cmake

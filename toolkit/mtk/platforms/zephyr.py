@@ -7,14 +7,11 @@ the compiled model; `mtk-project.json` records the board it was rendered for.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 import shutil
-import tempfile
 from pathlib import Path
-from typing import Callable
 
 import jinja2
 
@@ -29,8 +26,8 @@ from ..zephyr_env import Zephyr, find_zephyr
 from .base import Platform, ProjectOptions, run_build
 from .baremetal import icount_tick
 from .firmware import c_safe_label, write_firmware_sources
+from .record import PROJECT_FILE, read_project, refresh_project, written_files
 
-PROJECT_FILE = "mtk-project.json"
 KCONFIG_DROPPED = re.compile(   # Zephyr's kconfig.py, its lines wrapped anywhere
     r"warning: (\w+) \(defined at [^)]*\)\s+was\s+assigned\s+the\s+value\s+'([^']*)'\s+but\s+got\s+the\s+value\s+'([^']*)'")
 BUILD_DIR = "build"
@@ -45,9 +42,6 @@ TEMPLATES = {   # template -> rendered file; "{board}" is the board's file name
     "board.overlay.j2": "boards/{board}.overlay",
 }
 COPIED = ("src/main.c", "src/mtk_port_zephyr.c")
-# What mtk owns in an application: replaced whenever it renders. Every other file it writes (the
-# templates' and COPIED) is the user's to edit once written: kept when edited, unless --force.
-OWNED = ("model", "firmware", "src/model_glue.c", PROJECT_FILE)
 
 
 def board_file_name(board: Board) -> str:
@@ -61,60 +55,6 @@ def model_sources(model: CompiledModel) -> list[str]:
     if bad or not names:
         raise ModelError(f"{model.path}/src: expected C sources with plain names, found {bad or 'none'}")
     return names
-
-
-def read_project(project_dir: Path) -> dict:
-    """The record `render` wrote: platform, board, model."""
-    path = Path(project_dir) / PROJECT_FILE
-    try:
-        record = json.loads(path.read_text())
-        get_board(record["board"])
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        raise MtkError(f"{project_dir} is not a project rendered by `mtk project` (no valid {PROJECT_FILE}: {err})",
-                       hint="render one with `mtk project model.tflite --board BOARD -o DIR`") from None
-    return record
-
-
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def refresh_project(project: Path, write: Callable[[Path], None], force: bool) -> None:
-    """Render an application again over one mtk rendered before: what mtk owns (OWNED) is replaced,
-    the user's files (the rest mtk writes) only where the user left them as mtk wrote them, or with
-    `force`; files mtk wrote before and writes no more go if unedited; files mtk never wrote (the
-    build folder, the user's own sources) stay."""
-    try:
-        written_before = json.loads((project / PROJECT_FILE).read_text()).get("files", {})
-    except (OSError, ValueError, AttributeError):
-        written_before = {}
-    staging = Path(tempfile.mkdtemp(prefix=f".{project.name}.", dir=project.parent))
-    try:
-        write(staging)
-        edited = []
-        written_now = json.loads((staging / PROJECT_FILE).read_text())["files"]
-        for name in written_now:
-            new, old = staging / name, project / name
-            if old.is_file() and _digest(old) not in (written_before.get(name), _digest(new)):
-                edited.append(name)
-                if not force:
-                    continue
-            old.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(new, old)
-        for name, digest in written_before.items():   # e.g. the boards/ files of the previous board
-            old = project / name
-            if name not in written_now and old.is_file() and _digest(old) == digest:
-                old.unlink()
-        for name in OWNED:
-            if (project / name).is_dir():
-                shutil.rmtree(project / name)
-            (project / name).parent.mkdir(parents=True, exist_ok=True)
-            os.replace(staging / name, project / name)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    if edited:
-        ui.info(f"{'replaced' if force else 'kept'} your edits of {', '.join(edited)}"
-                + ("" if force else " (--force replaces them with mtk's)"))
 
 
 def built_application(build_dir: Path) -> Path | None:
@@ -200,11 +140,8 @@ class ZephyrPlatform(Platform):
             for name in COPIED:
                 shutil.copy2(ZEPHYR_APP / name, folder / name)
             write_firmware_sources(model, folder, "src/model_glue.c", options.benchmark)
-            users = sorted(str(p.relative_to(folder)) for p in folder.rglob("*")
-                           if p.is_file() and p.relative_to(folder).parts[0] not in OWNED
-                           and str(p.relative_to(folder)) not in OWNED)
             record = {"platform": self.name, "board": board.name, "model": model.name,
-                      "files": {name: _digest(folder / name) for name in users}}   # as mtk wrote them
+                      **written_files(folder)}   # as mtk wrote them
             if options.benchmark:
                 record |= {"mlperf_tiny": options.benchmark.id, "energy": options.energy}
             (folder / PROJECT_FILE).write_text(json.dumps(record, indent=1) + "\n")
