@@ -33,7 +33,7 @@ def fragments(model: CompiledModel, layout: Layout) -> dict[str, str]:
 
 
 def _about(model: CompiledModel) -> str:
-    return f"{model.model} compiled by mtk {model.mtk_version} for {model.target.cpu or 'any Cortex-M'}"
+    return f"{names.c_comment(model.model)} compiled by mtk {model.mtk_version} for {model.target.cpu or 'any Cortex-M'}"
 
 
 def cmake_fragment(model: CompiledModel, layout: Layout) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 
 from . import __version__
 from .errors import ModelError
+from .names import identifier_read_back, is_plain_relative_path
 
 TENSOR_ALIGN = 16   # MTK_TENSOR_ALIGN in firmware/mtk_model.h
 METADATA = "metadata.json"
@@ -41,7 +42,7 @@ class IOTensor:
 
     @classmethod
     def from_json(cls, e: dict[str, Any]) -> IOTensor:
-        return cls(str(e["name"]), str(e["c_name"]), tuple(int(d) for d in e["shape"]), str(e["dtype"]),
+        return cls(str(e["name"]), identifier_read_back(e["c_name"], "c_name"), tuple(int(d) for d in e["shape"]), str(e["dtype"]),
                    None if e["scale"] is None else float(e["scale"]),
                    None if e["zero_point"] is None else int(e["zero_point"]), int(e["bytes"]))
 
@@ -281,13 +282,17 @@ class CompiledModel:
     @classmethod
     def from_json(cls, meta: dict[str, Any], path: Path | None = None) -> CompiledModel:
         target = meta["target"]
-        return cls(module=str(meta["module"]), model=str(meta["model"]),
+        files = tuple(meta["files"])
+        if not all(is_plain_relative_path(f) for f in files):
+            raise ValueError(f"files {[f for f in files if not is_plain_relative_path(f)][:3]} are not plain paths "
+                             "inside the folder")
+        return cls(module=identifier_read_back(meta["module"], "module"), model=str(meta["model"]),
                    target=CompiledTarget(target["cpu"], bool(target["dsp"]), bool(target["mve"]),
                                          target["fpu"], target["board"]),
                    inputs=tuple(IOTensor.from_json(e) for e in meta["inputs"]),
                    outputs=tuple(IOTensor.from_json(e) for e in meta["outputs"]),
                    ops=tuple(CompiledOp.from_json(e) for e in meta["ops"]),
-                   memory=MemoryUse.from_json(meta["memory"]), files=tuple(meta["files"]),
+                   memory=MemoryUse.from_json(meta["memory"]), files=files,
                    state=tuple(StateTensor.from_json(e) for e in meta.get("state", [])),
                    mtk_version=str(meta["mtk_version"]), path=path)
 

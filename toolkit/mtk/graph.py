@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from .names import c_identifier
 
 
 @dataclass(frozen=True)
@@ -98,34 +99,3 @@ class Graph:
                 if t is not None:
                     users.setdefault(t, []).append(op)
         return users
-
-
-# Words a generated identifier must not be: C keywords up to C23, GNU extensions, and the names the
-# headers the generated C includes (stdint.h, stddef.h, stdbool.h) define.
-_C_RESERVED = {
-    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum",
-    "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return",
-    "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void",
-    "volatile", "while", "bool", "true", "false", "alignas", "alignof", "constexpr", "nullptr",
-    "static_assert", "thread_local", "typeof", "typeof_unqual", "asm", "NULL", "offsetof", "main",
-}
-_RESERVED_PATTERN = re.compile(
-    r"_t$"                                   # typedef names (int8_t, size_t, ...; POSIX reserves *_t)
-    r"|^U?INT\w*_(MAX|MIN|C|WIDTH)$|^(SIZE|PTRDIFF|SIG_ATOMIC|WCHAR|WINT)_\w+$"   # stdint.h/stddef.h macros
-    r"|^(tvmgen|mtk)_", re.I)                # mtk's own macros and symbols (TVMGEN_*, MTK_*)
-
-
-def c_identifier(name: str) -> str:
-    """A C identifier made from any string: invalid characters become '_', never a keyword, a macro
-    of the standard headers, one of mtk's own names, or empty."""
-    ident = re.sub(r"[^A-Za-z0-9_]", "_", name).strip("_") or "t"
-    ident = re.sub(r"_+", "_", ident)
-    if ident[0].isdigit() or ident in _C_RESERVED or _RESERVED_PATTERN.search(ident):
-        ident = "t_" + ident
-    return ident
-
-
-def c_comment(text: str) -> str:
-    """`text` as it may stand inside a /* */ or # comment: printable ASCII on one line, no comment delimiters."""
-    text = "".join(c if " " <= c <= "~" else "?" for c in text)
-    return text.replace("*/", "*_/").replace("/*", "/_*").replace("??", "?_?")

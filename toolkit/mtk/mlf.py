@@ -66,7 +66,7 @@ def mlf_members(model: CompiledModel, tflite: bytes) -> dict[str, bytes]:
     layout = Layout(tuple(_mlf_path(rel) for rel in library if rel.endswith(".c")),
                     tuple(_mlf_path(rel) for rel in library if rel.endswith(".h")), names.MLF_INCLUDE)
     members.update({name: text.encode() for name, text in fragments(model, layout).items()})
-    members[f"src/{model.model}"] = tflite
+    members[f"src/{names.safe_label(model.model)}"] = tflite
     metadata = mlf_metadata(model, sorted([*members, "metadata.json"]))
     members["metadata.json"] = (json.dumps(metadata, indent=2, sort_keys=True) + "\n").encode()
     return members

@@ -1,11 +1,16 @@
-"""The names mtk derives from a compiled model's module name for the files it writes: the C
-prefix and macros of the header, the CMake target, the Make variables and fragment, the
-Model Library Format's paths. One place, so that making them safe for each language is one change.
+"""The names and text mtk puts in the files it writes: the C prefix and macros derived from the module
+name, the CMake target, the Make variables and fragment, the Model Library Format's paths; and any
+outside string (a file name, a tensor name, an argument) made safe for the syntax it lands in: a C
+identifier, a comment, a label, a plain word. One place, so that making them safe is one change.
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
+from pathlib import Path, PurePosixPath
+
+from .errors import MtkError
 
 CMAKE_FRAGMENT = "CMakeLists.txt"
 MLF_VERSION = 7                    # microTVM's last Model Library Format (metadata.json "version")
@@ -38,3 +43,72 @@ def make_fragment(module: str) -> str:
 
 def run_function(module: str) -> str:
     return f"{library(module)}_run"
+
+
+@lru_cache(maxsize=1)
+def reserved_names() -> frozenset[str]:
+    """C and C++ keywords, the compilers' predefined macros and the C libraries' macros (c_reserved_names.txt)."""
+    text = (Path(__file__).parent / "c_reserved_names.txt").read_text(encoding="ascii")
+    return frozenset(line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#"))
+
+
+MTK_PATTERN = re.compile(r"^(tvmgen|mtk)_|_t$", re.I)   # mtk's macros and symbols; typedef names (POSIX's *_t)
+LIBRARY_PATTERN = re.compile(   # the C library's macro namespaces (C11 7.31), stdint.h's, and Zephyr's Kconfig macros
+    r"^(E[0-9A-Z]|SIG_?[A-Z]|LC_[A-Z]|FE_[A-Z]|PRI[a-zX]|SCN[a-zX]|CONFIG_)"
+    r"|^U?INT\w*_(MAX|MIN|C|WIDTH)$|^(SIZE|PTRDIFF|SIG_ATOMIC|WCHAR|WINT)_\w+$")
+
+
+def c_identifier(name: str) -> str:
+    """A C identifier made from any string: invalid characters become '_', never a keyword (C or C++),
+    a macro a compiler or a C library may define, one of mtk's own names, or empty."""
+    ident = re.sub(r"[^A-Za-z0-9_]", "_", name).strip("_") or "t"
+    ident = re.sub(r"_+", "_", ident)
+    if (ident[0].isdigit() or ident in reserved_names() or MTK_PATTERN.search(ident)
+            or LIBRARY_PATTERN.match(ident)):
+        ident = "t_" + ident
+    return ident
+
+
+def c_comment(text: str) -> str:
+    """`text` as it may stand in a comment of any file mtk writes (C's /* */ and //, the # of CMake,
+    Make, Kconfig, YAML, linker scripts and Jinja-read YAML): printable ASCII on one line, without
+    comment delimiters, trigraphs, line continuations or template braces."""
+    text = "".join(c if " " <= c <= "~" else "?" for c in text)
+    for unsafe, safe in (("*/", "*_/"), ("/*", "/_*"), ("??", "?_?"), ("\\", "/"), ("{", "("), ("}", ")")):
+        text = text.replace(unsafe, safe)
+    return text
+
+
+def safe_label(name: str) -> str:
+    """A model's file name as it may stand anywhere: in a C string, a comment, a file name of an
+    archive, the protocol's `m-model-[...]`."""
+    label = re.sub(r"[^A-Za-z0-9._+-]", "_", name)
+    return "_" + label if label.startswith(".") or not label else label
+
+
+C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,199}")
+PLAIN_PART = re.compile(r"[A-Za-z0-9_+-][A-Za-z0-9_.+-]{0,199}")
+
+
+def identifier_read_back(text: object, what: str) -> str:
+    """A C identifier read back from a file mtk wrote (metadata.json): ValueError if it is not one."""
+    if not isinstance(text, str) or not C_IDENTIFIER.fullmatch(text):
+        raise ValueError(f"{what} {text!r} is not a C identifier")
+    return text
+
+
+def is_plain_relative_path(name: object) -> bool:
+    """`name` is a/b/c.ext of plain parts: relative, no `.` or `..`, no empty part, no odd character."""
+    return isinstance(name, str) and bool(name) and all(PLAIN_PART.fullmatch(p) for p in name.split("/")) \
+        and str(PurePosixPath(name)) == name
+
+
+PLAIN_WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+/-]{0,199}")
+
+
+def plain_word(text: str, what: str) -> str:
+    """`text` (an argument that lands in a generated file: a revision, an exporter's name) if it is a
+    plain word of letters, digits and _ . + / -; else MtkError naming `what`."""
+    if not PLAIN_WORD.fullmatch(text) or ".." in text:
+        raise MtkError(f"{what} {text!r} is not a plain name: letters, digits and _ . + / - only")
+    return text

@@ -23,8 +23,8 @@ import numpy as np
 import tvm_ffi
 
 from ..compiled import IOTensor
-from ..graph import Graph, Tensor, c_comment, c_identifier
-from ..names import library, macro, run_function
+from ..graph import Graph, Tensor
+from ..names import c_comment, c_identifier, library, macro, run_function
 from ..ops.base import Const, Kernel, Scratch, View
 from ..ops.fixedpoint import FIXEDPOINT_HEADER
 from ..target import Cpu
@@ -228,7 +228,7 @@ class KernelLibrary:
 
 
 # Size macros the header defines besides the I/O tensors' TVMGEN_<M>_<NAME>_SIZE.
-_LIBRARY_SIZE_NAMES = ("ARENA", "GLOBAL_WORKSPACE_WORKSPACE_POOL")
+_LIBRARY_SIZE_NAMES = ("ARENA", "GLOBAL_WORKSPACE_WORKSPACE_POOL", "STATE")
 
 
 def io_tensors(graph: Graph) -> dict[int, IOTensor]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..boards import all_boards, get_board
+from ..names import plain_word
 
 NAME = "zephyr-manifest"
 HELP = "print a minimal west.yml: Zephyr and only the modules mtk's boards need (not a full west update)"
@@ -52,5 +53,5 @@ manifest:
 def run(args: argparse.Namespace) -> int:
     boards = [get_board(name) for name in args.boards] if args.boards else all_boards()
     modules = list(dict.fromkeys([*MODULES, *(m for b in boards for m in b.zephyr_modules)]))
-    print(manifest(modules, args.revision), end="")
+    print(manifest(modules, plain_word(args.revision, "--revision")), end="")
     return 0

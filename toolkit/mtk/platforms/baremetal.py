@@ -13,9 +13,10 @@ from ..budget import check_fits, check_runs_on
 from ..compiled import CompiledModel
 from ..errors import MtkError
 from ..fsutil import atomic_output_dir
+from ..names import safe_label
 from ..paths import BAREMETAL_APP
 from .base import Platform, ProjectOptions, require_tool, run_build
-from .firmware import c_safe_label, write_firmware_sources
+from .firmware import write_firmware_sources
 
 LIBC = {"name": "picolibc", "package": "picolibc-arm-none-eabi", "specs": "--specs=picolibc.specs"}
 ELF = Path("build/firmware.elf")
@@ -43,7 +44,7 @@ class BaremetalPlatform(Platform):
         check_fits(model, board, options.stack_bytes)
         env = jinja2.Environment(loader=jinja2.FileSystemLoader(BAREMETAL_APP), undefined=jinja2.StrictUndefined,
                                  keep_trailing_newline=True)
-        context = {"board": board, "qemu": board.qemu, "model": model, "label": c_safe_label(model.name),
+        context = {"board": board, "qemu": board.qemu, "model": model, "label": safe_label(model.name),
                    "options": options, "libc": LIBC,
                    "tick": icount_tick(board.qemu.timer_hz, options.icount_shift)}
         with atomic_output_dir(out_dir, force=options.force) as tmp:

@@ -7,7 +7,6 @@ The core sees all inputs as one byte buffer and all outputs as another (compiled
 
 from __future__ import annotations
 
-import re
 import shutil
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import jinja2
 
 from ..compiled import CompiledModel, IOTensor
 from ..mlperf import Benchmark
+from ..names import safe_label
 from ..paths import FIRMWARE
 
 CORE_FILES = ("mtk_core.c", "mtk_mlperf.c", "mtk_core.h", "mtk_port.h", "mtk_model.h", "mtk_layer_hook.h", "mtk_semihosting.h")
@@ -39,13 +39,8 @@ def render_glue(model: CompiledModel, benchmark: Benchmark | None = None) -> str
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(FIRMWARE), undefined=jinja2.StrictUndefined,
                              keep_trailing_newline=True)
     return env.get_template("model_glue.c.j2").render(
-        model=model, label=c_safe_label(model.name), result=_result_fields(model.outputs[0]),
+        model=model, label=safe_label(model.name), result=_result_fields(model.outputs[0]),
         benchmark=benchmark.glue_fields(model) if benchmark else None)
-
-
-def c_safe_label(name: str) -> str:
-    """A model file name as it may stand in a C string, a comment and the protocol's `m-model-[...]`."""
-    return re.sub(r"[^A-Za-z0-9._+-]", "_", name)
 
 
 def write_firmware_sources(model: CompiledModel, project: Path, glue: str, benchmark: Benchmark | None = None) -> None:

@@ -20,6 +20,7 @@ from typing import Callable
 from .. import ui
 from ..boards import get_board
 from ..errors import MtkError
+from ..names import is_plain_relative_path
 
 PROJECT_FILE = "mtk-project.json"
 # What mtk owns in an application: replaced whenever it renders (edits are named, then replaced).
@@ -28,7 +29,6 @@ OWNED = ("model", "firmware", "src/model_glue.c", PROJECT_FILE)
 MAX_RECORD_BYTES = 1 << 20
 MAX_FILES = 10_000
 SHA256 = re.compile(r"[0-9a-f]{64}")
-PLAIN_PART = re.compile(r"[A-Za-z0-9_.+-]+")
 RECORD_FIELDS = {"platform": str, "board": str, "model": str, "files": dict, "owned": dict,
                  "mlperf_tiny": str, "energy": bool}
 
@@ -49,13 +49,11 @@ def is_owned(name: str) -> bool:
 def inside(project: Path, name: str, what: str) -> Path:
     """project/name, for a `name` (from the record, or mtk's own) that is a plain relative path whose
     folders inside `project` are folders, not symlinks: what mtk writes or deletes there stays inside."""
-    parts = PurePosixPath(name).parts
-    if not parts or str(PurePosixPath(*parts)) != name or not all(PLAIN_PART.fullmatch(p) and p not in (".", "..")
-                                                                   for p in parts):
+    if not is_plain_relative_path(name):
         raise BadRecord(f"{project / PROJECT_FILE}: {what} {name!r} is not a plain path inside the application",
                         hint=f"remove {PROJECT_FILE} (or the entry) and render again")
     folder = project
-    for part in parts[:-1]:
+    for part in name.split("/")[:-1]:
         folder = folder / part
         if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
             raise BadRecord(f"{folder} is a symlink or a file: mtk writes only inside the application {project}",

@@ -21,11 +21,12 @@ from ..budget import check_fits, check_runs_on
 from ..compiled import CompiledModel
 from ..errors import ModelError, MtkError
 from ..fsutil import atomic_output_dir
+from ..names import safe_label
 from ..paths import ZEPHYR_APP
 from ..zephyr_env import Zephyr, find_zephyr
 from .base import Platform, ProjectOptions, run_build
 from .baremetal import icount_tick
-from .firmware import c_safe_label, write_firmware_sources
+from .firmware import write_firmware_sources
 from .record import PROJECT_FILE, read_project, refresh_project, written_files
 
 KCONFIG_DROPPED = re.compile(   # Zephyr's kconfig.py, its lines wrapped anywhere
@@ -121,7 +122,7 @@ class ZephyrPlatform(Platform):
         board_file = board_file_name(board)
         context = {
             **mlperf_context(board, options),
-            "board": board, "model_title": c_safe_label(model.name), "model_sources": model_sources(model),
+            "board": board, "model_title": safe_label(model.name), "model_sources": model_sources(model),
             "opt_level": options.opt_level, "stack_bytes": options.stack_bytes, "profile": options.profile,
             "tick": icount_tick(board.qemu.timer_hz, options.icount_shift) if board.qemu else None,
             "semihosting": board.is_qemu and options.semihosting, "icount_shift": options.icount_shift,
