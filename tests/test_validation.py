@@ -95,8 +95,9 @@ CASES = {
     "zero scale": (lambda m: _set(_tensor(m, "input").quantization, scale=[0.0]), ["'input'", "scale 0.0"]),
     "zero point 2^40": (lambda m: _set(_tensor(m, "y").quantization, zeroPoint=[2**40]), ["'y'", "zero point 1099511627776", "int8"]),
     "per-channel length": (lambda m: _set(_tensor(m, "w").quantization, scale=[0.01] * 3, zeroPoint=[0] * 3),
-                           ["'w'", "3 per-channel scales for 4 channels"]),
-    "per-channel axis": (lambda m: _set(_tensor(m, "w").quantization, quantizedDimension=7), ["'w'", "axis 7"]),
+                           ["op 0 (CONV_2D)", "'w'", "3 per-channel scales for 4 channels"]),
+    "per-channel axis": (lambda m: _set(_tensor(m, "w").quantization, quantizedDimension=7),
+                         ["op 0 (CONV_2D)", "'w'", "along dimension 7"]),
     "quantization missing": (lambda m: _set(_tensor(m, "conv"), quantization=None),
                              ["op 0 (CONV_2D)", "'conv'", "without quantization"]),
     "multiplier beyond int32": (lambda m: [_set(_tensor(m, n).quantization, scale=[1e-30]) for n in ("conv", "y")],
@@ -194,3 +195,29 @@ def test_an_int4_model_input_is_refused(tmp_path):
     model.write_bytes(edited(lambda m: _set(_tensor(m, "input"), type=schema.TensorType.INT4)))
     with pytest.raises(ModelError, match="'input' is int4; the generated C passes"):
         read_model(model)
+
+
+# Quirks of real models that tflite-micro's interpreter runs: mtk accepts them and computes what TFLM does.
+QUIRKS = {
+    # TFLM's own person_detect.tflite: 1-D biases with quantized_dimension 3 (TFLM ignores the field)
+    "bias quantized_dimension 3": lambda m: _set(_tensor(m, "bias").quantization, quantizedDimension=3),
+    # fewer zero points than scales: TFLM's allocator gives every channel the first
+    "2 zero points for 4 scales": lambda m: _set(_tensor(m, "bias").quantization, zeroPoint=[0, 5]),
+}
+
+
+@pytest.mark.parametrize("quirk", sorted(QUIRKS))
+def test_a_quirk_tflite_micro_runs_is_accepted(quirk, tmp_path):
+    from mtk.reference import run_reference
+    model = edited(QUIRKS[quirk])
+    run_reference(model, [np.zeros((1, 6, 6, 2), np.int8)])
+    path = tmp_path / "m.tflite"
+    path.write_bytes(model)
+    check_supported(read_model(path))
+
+
+@pytest.mark.slow   # compiles with TVM
+@pytest.mark.parametrize("quirk", sorted(QUIRKS))
+def test_a_quirk_tflite_micro_runs_is_bit_exact(quirk, tmp_path):
+    from harness import assert_bit_exact
+    assert_bit_exact(edited(QUIRKS[quirk]), tmp_path)

@@ -81,8 +81,8 @@ def _quant(q: tflite.QuantizationParameters | None, shape: tuple[int, ...]) -> Q
         return None
     scale = np.asarray(q.ScaleAsNumpy(), dtype=np.float64).reshape(-1)
     zp = np.asarray(q.ZeroPointAsNumpy(), dtype=np.int64).reshape(-1) if q.ZeroPointLength() else np.zeros_like(scale, dtype=np.int64)
-    if len(zp) == 1 and len(scale) > 1:
-        zp = np.repeat(zp, len(scale))
+    if len(zp) != len(scale):   # TFLM's allocator then gives every channel the first zero point
+        zp = np.repeat(zp[:1], len(scale))
     return Quant(scale=scale, zero_point=zp, axis=int(q.QuantizedDimension()))
 
 

@@ -2,6 +2,11 @@
 well-formed graph (indices in range, arity and ranks as the op type needs, sizes that fit, options
 and quantization parameters that the integer arithmetic can hold).
 
+Refused here is only what tflite-micro's interpreter refuses too, or what mtk cannot compile. Per-channel
+quantization is one example: TFLM's kernels take the channel dimension from the op (a conv filter's
+0, a depthwise filter's 3) and ignore the tensor's `quantized_dimension`, so only the ops that use the
+per-channel scales check their count, against the op's own channel dimension.
+
 Each check runs once and the first problem becomes one ModelError naming the op index, the op
 type and the tensor; op families then check only what is specific to them (dtypes, shapes that
 must agree, TFLM's own restrictions).
@@ -188,8 +193,6 @@ def _check_tensor(t: Tensor, where: str) -> None:
     q = t.quant
     if q is None:
         return
-    if len(q.zero_point) != len(q.scale):
-        raise ModelError(f"{here} has {len(q.scale)} scales but {len(q.zero_point)} zero points")
     if not np.all(np.isfinite(q.scale)) or not np.all(q.scale > 0):
         bad = next(float(s) for s in q.scale if not (math.isfinite(s) and s > 0))
         raise ModelError(f"{here} has the quantization scale {bad!r}; scales must be finite and positive")
@@ -197,12 +200,6 @@ def _check_tensor(t: Tensor, where: str) -> None:
     if np.any(q.zero_point < lo) or np.any(q.zero_point > hi):
         bad = next(int(z) for z in q.zero_point if not lo <= z <= hi)
         raise ModelError(f"{here} has the zero point {bad}, outside {t.dtype} [{lo}, {hi}]")
-    if len(q.scale) > 1:
-        if not 0 <= q.axis < len(t.shape):
-            raise ModelError(f"{here} is quantized per channel along axis {q.axis} of a {len(t.shape)}-D shape")
-        if len(q.scale) != t.shape[q.axis]:
-            raise ModelError(f"{here} has {len(q.scale)} per-channel scales for {t.shape[q.axis]} channels "
-                             f"(axis {q.axis} of {list(t.shape)})")
 
 
 def _check_dataflow(op: Op, graph: Graph, available: set[int], here: str) -> None:
