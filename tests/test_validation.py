@@ -221,3 +221,28 @@ def test_a_quirk_tflite_micro_runs_is_accepted(quirk, tmp_path):
 def test_a_quirk_tflite_micro_runs_is_bit_exact(quirk, tmp_path):
     from harness import assert_bit_exact
     assert_bit_exact(edited(QUIRKS[quirk]), tmp_path)
+
+
+def _with_custom_op(m, name: str, element_type: int | None = None) -> None:
+    """CONV_2D's output computed by a custom op `name` instead (optionally of `element_type`)."""
+    code = schema.OperatorCodeT()
+    code.builtinCode, code.deprecatedBuiltinCode, code.customCode = schema.BuiltinOperator.CUSTOM, 32, name.encode()
+    m.operatorCodes.append(code)
+    _sub(m).operators[CONV].opcodeIndex = len(m.operatorCodes) - 1
+    if element_type is not None:
+        _tensor(m, "conv").type = element_type
+
+
+@pytest.mark.parametrize("name, element_type, words", [
+    ("SignalFilterBank", schema.TensorType.UINT64,
+     ["tensor 3 'conv' is UINT64", "custom op SignalFilterBank of TFLM's signal library"]),
+    ("ethos-u", None, ["custom op ethos-u of an Arm Ethos-U NPU command stream"]),
+    ("MyOp", None, ["custom op MyOp, which mtk does not compile"]),
+])
+def test_a_custom_op_is_named_with_its_library(name, element_type, words, tmp_path, capsys):
+    model = tmp_path / "m.tflite"
+    model.write_bytes(edited(lambda m: _with_custom_op(m, name, element_type)))
+    code = main(["compile", str(model), "-o", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and all(w in err for w in words), err
+    assert "(12)" not in err

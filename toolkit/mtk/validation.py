@@ -43,6 +43,23 @@ MAX_OUTPUTS = 1024               # SPLIT/UNPACK
 MAX_OPTION = 2**16               # strides, filters and dilations beyond this fit no microcontroller
 
 
+# Custom ops by name prefix: where they come from, for the message refusing them.
+CUSTOM_OP_ORIGINS = (
+    ("Signal", "TFLM's signal library (its audio front end)"),
+    ("ethos-u", "an Arm Ethos-U NPU command stream (the model as Vela compiled it)"),
+)
+CUSTOM = "CUSTOM:"   # the reader's op type prefix of a custom op
+
+
+def custom_ops_note(names: list[str], lead: str = "", tail: str = "") -> str:
+    """'the model uses the custom ops A, B of <origin>, which mtk does not compile' after `lead`, or ''."""
+    if not names:
+        return ""
+    origins = dict.fromkeys(origin for name in names for prefix, origin in CUSTOM_OP_ORIGINS if name.startswith(prefix))
+    return (f"{lead}the model uses the custom op{'s' if len(names) > 1 else ''} {', '.join(dict.fromkeys(names))}"
+            + (f" of {' and '.join(origins)}" if origins else "") + f", which mtk does not compile{tail}")
+
+
 @dataclass(frozen=True)
 class OpSpec:
     """What an op type takes: input and output counts, which inputs may be omitted (-1), the rank
@@ -143,6 +160,9 @@ def validate(graph: Graph) -> None:
         if graph.tensors[t].dtype not in IO_DTYPES:
             raise ModelError(f"{where}: model input or output '{graph.tensors[t].name}' is {graph.tensors[t].dtype}; "
                              f"the generated C passes {', '.join(IO_DTYPES)}")
+    custom = [op.type.removeprefix(CUSTOM) for op in graph.ops if op.type.startswith(CUSTOM)]
+    if custom:
+        raise ModelError(f"{where}: {custom_ops_note(custom)}")
     for op in graph.ops:
         _check_indices(op, n, where)
 
