@@ -246,3 +246,65 @@ def test_a_custom_op_is_named_with_its_library(name, element_type, words, tmp_pa
     err = capsys.readouterr().err
     assert code == 2 and all(w in err for w in words), err
     assert "(12)" not in err
+
+
+def _depthwise_model(input_shape: tuple[int, ...], input_const: bool = False, weight_scale: float = 0.01) -> bytes:
+    b = ModelBuilder()
+    c_out = 4
+    x = (b.const("x", np.zeros(input_shape, np.int8), scale=0.05, zero_point=0) if input_const else
+         b.tensor("x", input_shape, "int8", scale=0.05, zero_point=0))
+    feed = b.tensor("feed", (1, 4, 4, c_out), "int8", scale=0.1, zero_point=0)
+    w = b.const("w", np.ones((1, 3, 3, c_out), np.int8), scale=weight_scale, zero_point=0)
+    y = b.tensor("y", (1, 4, 4, c_out), "int8", scale=0.1, zero_point=0)
+    b.op("DEPTHWISE_CONV_2D", [x, w], [y], padding="SAME", depth_multiplier=1)
+    b.inputs([feed] if input_const else [x])
+    b.outputs([y])
+    return b.build()
+
+
+def _binary_model(op: str, output_scale: float) -> bytes:
+    b = ModelBuilder()
+    x = b.tensor("x", (1, 4), "int8", scale=0.05, zero_point=0)
+    x2 = b.tensor("x2", (1, 4), "int8", scale=0.05, zero_point=0)
+    y = b.tensor("y", (1, 4), "int8", scale=output_scale, zero_point=0)
+    b.op(op, [x, x2], [y])
+    b.inputs([x, x2])
+    b.outputs([y])
+    return b.build()
+
+
+def _requantize_model(input_scale: float) -> bytes:
+    b = ModelBuilder()
+    x = b.tensor("x", (1, 4), "int8", scale=input_scale, zero_point=0)
+    y = b.tensor("y", (1, 4), "int8", scale=1.0, zero_point=0)
+    b.op("QUANTIZE", [x], [y])
+    b.inputs([x])
+    b.outputs([y])
+    return b.build()
+
+
+@pytest.mark.parametrize("model, words", [
+    # zero-size channels: TFLM divides by them (SIGFPE) or calls the tensor dynamic; the C has no empty arrays
+    (lambda: _depthwise_model((1, 4, 4, 0)), ["model input 'x'", "[1, 4, 4, 0], no elements"]),
+    (lambda: _depthwise_model((1, 4, 4, 0), input_const=True), ["op 0 (DEPTHWISE_CONV_2D)", "'x'", "no channels"]),
+    (lambda: edited(lambda m: _set(_tensor(m, "conv"), shape=[1, 6, 6, 0])),
+     ["op 0 (CONV_2D)", "output 'conv'", "no elements"]),
+    # scales whose rescale factor needs TFLM's 1 << 31 or more: undefined in C++, refused in one line
+    (lambda: _depthwise_model((1, 4, 4, 4), weight_scale=1e10), ["op 0 (DEPTHWISE_CONV_2D)", "5e+09", "1 << 33"]),
+    (lambda: _binary_model("MUL", 1e-12), ["op 0 (MUL)", "too large for 32-bit fixed point", "1 << 32"]),
+    (lambda: _requantize_model(1.61e9), ["op 0 (QUANTIZE)", "1.61e+09", "1 << 31"]),
+])
+def test_zero_channels_and_extreme_scales_are_refused_in_one_line(model, words, tmp_path, capsys):
+    path = tmp_path / "m.tflite"
+    path.write_bytes(model())
+    code = main(["compile", str(path), "-o", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and all(w in err for w in words), err
+    assert [line for line in err.splitlines() if "error" in line] == [err.splitlines()[-1]], err
+
+
+@pytest.mark.slow   # compiles with TVM
+def test_the_largest_rescale_factor_tflite_micro_defines_is_bit_exact(tmp_path):
+    """A weight scale of 1e9: rescale factor 5e8, TFLM's shift 29 (saturating products, defined)."""
+    from harness import assert_bit_exact
+    assert_bit_exact(_depthwise_model((1, 4, 4, 4), weight_scale=1e9), tmp_path)

@@ -165,6 +165,9 @@ def validate(graph: Graph) -> None:
         raise ModelError(f"{where}: {custom_ops_note(custom)}")
     for op in graph.ops:
         _check_indices(op, n, where)
+    for t in graph.inputs + graph.outputs:
+        _check_not_empty(graph.tensors[t], f"{where}: model {'input' if t in graph.inputs else 'output'}",
+                         "the generated C passes no empty array")
 
     used = {t for op in graph.ops for t in [*op.inputs, *op.outputs] if t is not None} | set(graph.inputs) | set(graph.outputs)
     for t in sorted(used):
@@ -176,6 +179,8 @@ def validate(graph: Graph) -> None:
                                      if t.is_constant or t.variable or (t.shape and t.size == 0)}
     for op in graph.ops:
         here = f"{where}: op {op.index} ({op.type})"
+        for t in op.outputs:
+            _check_not_empty(graph.tensors[t], f"{here}: output", "TFLM allocates no empty tensor (a dynamic one to it)")
         _check_dataflow(op, graph, available, here)
         spec = OP_SPECS.get(op.type)
         if spec is not None:
@@ -220,6 +225,11 @@ def _check_tensor(t: Tensor, where: str) -> None:
     if np.any(q.zero_point < lo) or np.any(q.zero_point > hi):
         bad = next(int(z) for z in q.zero_point if not lo <= z <= hi)
         raise ModelError(f"{here} has the zero point {bad}, outside {t.dtype} [{lo}, {hi}]")
+
+
+def _check_not_empty(t: Tensor, here: str, why: str) -> None:
+    if t.size == 0:
+        raise ModelError(f"{here} '{t.name}' has the shape {list(t.shape)}, no elements: {why}")
 
 
 def _check_dataflow(op: Op, graph: Graph, available: set[int], here: str) -> None:
@@ -302,6 +312,8 @@ def _conv_shapes(op: Op, graph: Graph, here: str) -> None:
                          f"not {list(y.shape)} ('{y.name}')")
     if bias is not None and bias.size != out_c:
         raise ModelError(f"{here}: bias '{bias.name}' has {bias.size} values for {out_c} output channels")
+    if x.shape[3] == 0:   # TFLM divides by the input channels (a SIGFPE)
+        raise ModelError(f"{here}: input '{x.name}' {list(x.shape)} has no channels")
 
 
 def _fully_connected_shapes(op: Op, graph: Graph, here: str) -> None:
