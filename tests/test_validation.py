@@ -95,8 +95,9 @@ CASES = {
     "zero scale": (lambda m: _set(_tensor(m, "input").quantization, scale=[0.0]), ["'input'", "scale 0.0"]),
     "zero point 2^40": (lambda m: _set(_tensor(m, "y").quantization, zeroPoint=[2**40]), ["'y'", "zero point 1099511627776", "int8"]),
     "per-channel length": (lambda m: _set(_tensor(m, "w").quantization, scale=[0.01] * 3, zeroPoint=[0] * 3),
-                           ["'w'", "3 per-channel scales for 4 channels"]),
-    "per-channel axis": (lambda m: _set(_tensor(m, "w").quantization, quantizedDimension=7), ["'w'", "axis 7"]),
+                           ["op 0 (CONV_2D)", "'w'", "3 per-channel scales for 4 channels"]),
+    "per-channel axis": (lambda m: _set(_tensor(m, "w").quantization, quantizedDimension=7),
+                         ["op 0 (CONV_2D)", "'w'", "along dimension 7"]),
     "quantization missing": (lambda m: _set(_tensor(m, "conv"), quantization=None),
                              ["op 0 (CONV_2D)", "'conv'", "without quantization"]),
     "multiplier beyond int32": (lambda m: [_set(_tensor(m, n).quantization, scale=[1e-30]) for n in ("conv", "y")],
@@ -194,3 +195,116 @@ def test_an_int4_model_input_is_refused(tmp_path):
     model.write_bytes(edited(lambda m: _set(_tensor(m, "input"), type=schema.TensorType.INT4)))
     with pytest.raises(ModelError, match="'input' is int4; the generated C passes"):
         read_model(model)
+
+
+# Quirks of real models that tflite-micro's interpreter runs: mtk accepts them and computes what TFLM does.
+QUIRKS = {
+    # TFLM's own person_detect.tflite: 1-D biases with quantized_dimension 3 (TFLM ignores the field)
+    "bias quantized_dimension 3": lambda m: _set(_tensor(m, "bias").quantization, quantizedDimension=3),
+    # fewer zero points than scales: TFLM's allocator gives every channel the first
+    "2 zero points for 4 scales": lambda m: _set(_tensor(m, "bias").quantization, zeroPoint=[0, 5]),
+}
+
+
+@pytest.mark.parametrize("quirk", sorted(QUIRKS))
+def test_a_quirk_tflite_micro_runs_is_accepted(quirk, tmp_path):
+    from mtk.reference import run_reference
+    model = edited(QUIRKS[quirk])
+    run_reference(model, [np.zeros((1, 6, 6, 2), np.int8)])
+    path = tmp_path / "m.tflite"
+    path.write_bytes(model)
+    check_supported(read_model(path))
+
+
+@pytest.mark.slow   # compiles with TVM
+@pytest.mark.parametrize("quirk", sorted(QUIRKS))
+def test_a_quirk_tflite_micro_runs_is_bit_exact(quirk, tmp_path):
+    from harness import assert_bit_exact
+    assert_bit_exact(edited(QUIRKS[quirk]), tmp_path)
+
+
+def _with_custom_op(m, name: str, element_type: int | None = None) -> None:
+    """CONV_2D's output computed by a custom op `name` instead (optionally of `element_type`)."""
+    code = schema.OperatorCodeT()
+    code.builtinCode, code.deprecatedBuiltinCode, code.customCode = schema.BuiltinOperator.CUSTOM, 32, name.encode()
+    m.operatorCodes.append(code)
+    _sub(m).operators[CONV].opcodeIndex = len(m.operatorCodes) - 1
+    if element_type is not None:
+        _tensor(m, "conv").type = element_type
+
+
+@pytest.mark.parametrize("name, element_type, words", [
+    ("SignalFilterBank", schema.TensorType.UINT64,
+     ["tensor 3 'conv' is UINT64", "custom op SignalFilterBank of TFLM's signal library"]),
+    ("ethos-u", None, ["custom op ethos-u of an Arm Ethos-U NPU command stream"]),
+    ("MyOp", None, ["custom op MyOp, which mtk does not compile"]),
+])
+def test_a_custom_op_is_named_with_its_library(name, element_type, words, tmp_path, capsys):
+    model = tmp_path / "m.tflite"
+    model.write_bytes(edited(lambda m: _with_custom_op(m, name, element_type)))
+    code = main(["compile", str(model), "-o", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and all(w in err for w in words), err
+    assert "(12)" not in err
+
+
+def _depthwise_model(input_shape: tuple[int, ...], input_const: bool = False, weight_scale: float = 0.01) -> bytes:
+    b = ModelBuilder()
+    c_out = 4
+    x = (b.const("x", np.zeros(input_shape, np.int8), scale=0.05, zero_point=0) if input_const else
+         b.tensor("x", input_shape, "int8", scale=0.05, zero_point=0))
+    feed = b.tensor("feed", (1, 4, 4, c_out), "int8", scale=0.1, zero_point=0)
+    w = b.const("w", np.ones((1, 3, 3, c_out), np.int8), scale=weight_scale, zero_point=0)
+    y = b.tensor("y", (1, 4, 4, c_out), "int8", scale=0.1, zero_point=0)
+    b.op("DEPTHWISE_CONV_2D", [x, w], [y], padding="SAME", depth_multiplier=1)
+    b.inputs([feed] if input_const else [x])
+    b.outputs([y])
+    return b.build()
+
+
+def _binary_model(op: str, output_scale: float) -> bytes:
+    b = ModelBuilder()
+    x = b.tensor("x", (1, 4), "int8", scale=0.05, zero_point=0)
+    x2 = b.tensor("x2", (1, 4), "int8", scale=0.05, zero_point=0)
+    y = b.tensor("y", (1, 4), "int8", scale=output_scale, zero_point=0)
+    b.op(op, [x, x2], [y])
+    b.inputs([x, x2])
+    b.outputs([y])
+    return b.build()
+
+
+def _requantize_model(input_scale: float) -> bytes:
+    b = ModelBuilder()
+    x = b.tensor("x", (1, 4), "int8", scale=input_scale, zero_point=0)
+    y = b.tensor("y", (1, 4), "int8", scale=1.0, zero_point=0)
+    b.op("QUANTIZE", [x], [y])
+    b.inputs([x])
+    b.outputs([y])
+    return b.build()
+
+
+@pytest.mark.parametrize("model, words", [
+    # zero-size channels: TFLM divides by them (SIGFPE) or calls the tensor dynamic; the C has no empty arrays
+    (lambda: _depthwise_model((1, 4, 4, 0)), ["model input 'x'", "[1, 4, 4, 0], no elements"]),
+    (lambda: _depthwise_model((1, 4, 4, 0), input_const=True), ["op 0 (DEPTHWISE_CONV_2D)", "'x'", "no channels"]),
+    (lambda: edited(lambda m: _set(_tensor(m, "conv"), shape=[1, 6, 6, 0])),
+     ["op 0 (CONV_2D)", "output 'conv'", "no elements"]),
+    # scales whose rescale factor needs TFLM's 1 << 31 or more: undefined in C++, refused in one line
+    (lambda: _depthwise_model((1, 4, 4, 4), weight_scale=1e10), ["op 0 (DEPTHWISE_CONV_2D)", "5e+09", "1 << 33"]),
+    (lambda: _binary_model("MUL", 1e-12), ["op 0 (MUL)", "too large for 32-bit fixed point", "1 << 32"]),
+    (lambda: _requantize_model(1.61e9), ["op 0 (QUANTIZE)", "1.61e+09", "1 << 31"]),
+])
+def test_zero_channels_and_extreme_scales_are_refused_in_one_line(model, words, tmp_path, capsys):
+    path = tmp_path / "m.tflite"
+    path.write_bytes(model())
+    code = main(["compile", str(path), "-o", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and all(w in err for w in words), err
+    assert [line for line in err.splitlines() if "error" in line] == [err.splitlines()[-1]], err
+
+
+@pytest.mark.slow   # compiles with TVM
+def test_the_largest_rescale_factor_tflite_micro_defines_is_bit_exact(tmp_path):
+    """A weight scale of 1e9: rescale factor 5e8, TFLM's shift 29 (saturating products, defined)."""
+    from harness import assert_bit_exact
+    assert_bit_exact(_depthwise_model((1, 4, 4, 4), weight_scale=1e9), tmp_path)

@@ -14,7 +14,7 @@ from tflite.utils import BUILTIN_OPCODE2NAME
 
 from .errors import ModelError
 from .graph import Graph, Op, Quant, Tensor
-from .validation import OMITTED, validate
+from .validation import CUSTOM, OMITTED, custom_ops_note, validate
 
 _TENSOR_TYPES = {
     tflite.TensorType.FLOAT32: "float32", tflite.TensorType.FLOAT16: "float16",
@@ -24,6 +24,8 @@ _TENSOR_TYPES = {
     tflite.TensorType.FLOAT64: "float64", tflite.TensorType.UINT32: "uint32",
     tflite.TensorType.UINT16: "uint16", tflite.TensorType.INT4: "int4",
 }
+
+_TENSOR_TYPE_NAMES = {v: k for k, v in vars(tflite.TensorType).items() if not k.startswith("_")}
 
 _ENUMS = {
     "padding": {v: k for k, v in vars(tflite.Padding).items() if not k.startswith("_")},
@@ -81,9 +83,15 @@ def _quant(q: tflite.QuantizationParameters | None, shape: tuple[int, ...]) -> Q
         return None
     scale = np.asarray(q.ScaleAsNumpy(), dtype=np.float64).reshape(-1)
     zp = np.asarray(q.ZeroPointAsNumpy(), dtype=np.int64).reshape(-1) if q.ZeroPointLength() else np.zeros_like(scale, dtype=np.int64)
-    if len(zp) == 1 and len(scale) > 1:
-        zp = np.repeat(zp, len(scale))
+    if len(zp) != len(scale):   # TFLM's allocator then gives every channel the first zero point
+        zp = np.repeat(zp[:1], len(scale))
     return Quant(scale=scale, zero_point=zp, axis=int(q.QuantizedDimension()))
+
+
+def _custom_op_names(model: tflite.Model) -> list[str]:
+    codes = (model.OperatorCodes(i) for i in range(model.OperatorCodesLength()))
+    return [(code.CustomCode() or b"").decode("utf-8", "replace") for code in codes
+            if max(int(code.DeprecatedBuiltinCode()), _raw_builtin_code(code)) == tflite.BuiltinOperator.CUSTOM]
 
 
 def read_model(path: str | Path) -> Graph:
@@ -133,7 +141,8 @@ def _parse(buf: bytes, path: Path) -> Graph:
         name = (t.Name() or b"").decode("utf-8", "replace") or f"tensor_{i}"
         ttype = t.Type()
         if ttype not in _TENSOR_TYPES:
-            raise ModelError(f"{path}: tensor {i} '{name}' has an unsupported element type ({ttype})")
+            raise ModelError(f"{path}: tensor {i} '{name}' is {_TENSOR_TYPE_NAMES.get(ttype, f'of element type {ttype}')}, "
+                             "which mtk does not compile" + custom_ops_note(_custom_op_names(model), "; ", " either"))
         dtype = _TENSOR_TYPES[ttype]
         shape = tuple(int(d) for d in t.ShapeAsNumpy()) if t.ShapeLength() else ()
         sig = [int(d) for d in t.ShapeSignatureAsNumpy()] if not t.ShapeSignatureIsNone() else []
@@ -159,7 +168,7 @@ def _parse(buf: bytes, path: Path) -> Graph:
         builtin = max(int(code.DeprecatedBuiltinCode()), _raw_builtin_code(code))
         op_type = BUILTIN_OPCODE2NAME.get(builtin, f"BUILTIN_{builtin}")
         if op_type == "CUSTOM":
-            op_type = f"CUSTOM:{(code.CustomCode() or b'').decode('utf-8', 'replace')}"
+            op_type = f"{CUSTOM}{(code.CustomCode() or b'').decode('utf-8', 'replace')}"
         inputs = [None if int(x) == OMITTED else int(x) for x in (o.InputsAsNumpy() if o.InputsLength() else [])]
         outputs = [int(x) for x in (o.OutputsAsNumpy() if o.OutputsLength() else [])]
         ops.append(Op(i, op_type, inputs, outputs, _read_options(o)))

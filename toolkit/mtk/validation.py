@@ -2,6 +2,11 @@
 well-formed graph (indices in range, arity and ranks as the op type needs, sizes that fit, options
 and quantization parameters that the integer arithmetic can hold).
 
+Refused here is only what tflite-micro's interpreter refuses too, or what mtk cannot compile. Per-channel
+quantization is one example: TFLM's kernels take the channel dimension from the op (a conv filter's
+0, a depthwise filter's 3) and ignore the tensor's `quantized_dimension`, so only the ops that use the
+per-channel scales check their count, against the op's own channel dimension.
+
 Each check runs once and the first problem becomes one ModelError naming the op index, the op
 type and the tensor; op families then check only what is specific to them (dtypes, shapes that
 must agree, TFLM's own restrictions).
@@ -36,6 +41,23 @@ POSITIVE_OPTIONS = ("stride_h", "stride_w", "filter_height", "filter_width", "di
                     "dilation_w_factor", "block_size")
 MAX_OUTPUTS = 1024               # SPLIT/UNPACK
 MAX_OPTION = 2**16               # strides, filters and dilations beyond this fit no microcontroller
+
+
+# Custom ops by name prefix: where they come from, for the message refusing them.
+CUSTOM_OP_ORIGINS = (
+    ("Signal", "TFLM's signal library (its audio front end)"),
+    ("ethos-u", "an Arm Ethos-U NPU command stream (the model as Vela compiled it)"),
+)
+CUSTOM = "CUSTOM:"   # the reader's op type prefix of a custom op
+
+
+def custom_ops_note(names: list[str], lead: str = "", tail: str = "") -> str:
+    """'the model uses the custom ops A, B of <origin>, which mtk does not compile' after `lead`, or ''."""
+    if not names:
+        return ""
+    origins = dict.fromkeys(origin for name in names for prefix, origin in CUSTOM_OP_ORIGINS if name.startswith(prefix))
+    return (f"{lead}the model uses the custom op{'s' if len(names) > 1 else ''} {', '.join(dict.fromkeys(names))}"
+            + (f" of {' and '.join(origins)}" if origins else "") + f", which mtk does not compile{tail}")
 
 
 @dataclass(frozen=True)
@@ -138,8 +160,14 @@ def validate(graph: Graph) -> None:
         if graph.tensors[t].dtype not in IO_DTYPES:
             raise ModelError(f"{where}: model input or output '{graph.tensors[t].name}' is {graph.tensors[t].dtype}; "
                              f"the generated C passes {', '.join(IO_DTYPES)}")
+    custom = [op.type.removeprefix(CUSTOM) for op in graph.ops if op.type.startswith(CUSTOM)]
+    if custom:
+        raise ModelError(f"{where}: {custom_ops_note(custom)}")
     for op in graph.ops:
         _check_indices(op, n, where)
+    for t in graph.inputs + graph.outputs:
+        _check_not_empty(graph.tensors[t], f"{where}: model {'input' if t in graph.inputs else 'output'}",
+                         "the generated C passes no empty array")
 
     used = {t for op in graph.ops for t in [*op.inputs, *op.outputs] if t is not None} | set(graph.inputs) | set(graph.outputs)
     for t in sorted(used):
@@ -151,6 +179,8 @@ def validate(graph: Graph) -> None:
                                      if t.is_constant or t.variable or (t.shape and t.size == 0)}
     for op in graph.ops:
         here = f"{where}: op {op.index} ({op.type})"
+        for t in op.outputs:
+            _check_not_empty(graph.tensors[t], f"{here}: output", "TFLM allocates no empty tensor (a dynamic one to it)")
         _check_dataflow(op, graph, available, here)
         spec = OP_SPECS.get(op.type)
         if spec is not None:
@@ -188,8 +218,6 @@ def _check_tensor(t: Tensor, where: str) -> None:
     q = t.quant
     if q is None:
         return
-    if len(q.zero_point) != len(q.scale):
-        raise ModelError(f"{here} has {len(q.scale)} scales but {len(q.zero_point)} zero points")
     if not np.all(np.isfinite(q.scale)) or not np.all(q.scale > 0):
         bad = next(float(s) for s in q.scale if not (math.isfinite(s) and s > 0))
         raise ModelError(f"{here} has the quantization scale {bad!r}; scales must be finite and positive")
@@ -197,12 +225,11 @@ def _check_tensor(t: Tensor, where: str) -> None:
     if np.any(q.zero_point < lo) or np.any(q.zero_point > hi):
         bad = next(int(z) for z in q.zero_point if not lo <= z <= hi)
         raise ModelError(f"{here} has the zero point {bad}, outside {t.dtype} [{lo}, {hi}]")
-    if len(q.scale) > 1:
-        if not 0 <= q.axis < len(t.shape):
-            raise ModelError(f"{here} is quantized per channel along axis {q.axis} of a {len(t.shape)}-D shape")
-        if len(q.scale) != t.shape[q.axis]:
-            raise ModelError(f"{here} has {len(q.scale)} per-channel scales for {t.shape[q.axis]} channels "
-                             f"(axis {q.axis} of {list(t.shape)})")
+
+
+def _check_not_empty(t: Tensor, here: str, why: str) -> None:
+    if t.size == 0:
+        raise ModelError(f"{here} '{t.name}' has the shape {list(t.shape)}, no elements: {why}")
 
 
 def _check_dataflow(op: Op, graph: Graph, available: set[int], here: str) -> None:
@@ -285,6 +312,8 @@ def _conv_shapes(op: Op, graph: Graph, here: str) -> None:
                          f"not {list(y.shape)} ('{y.name}')")
     if bias is not None and bias.size != out_c:
         raise ModelError(f"{here}: bias '{bias.name}' has {bias.size} values for {out_c} output channels")
+    if x.shape[3] == 0:   # TFLM divides by the input channels (a SIGFPE)
+        raise ModelError(f"{here}: input '{x.name}' {list(x.shape)} has no channels")
 
 
 def _fully_connected_shapes(op: Op, graph: Graph, here: str) -> None:

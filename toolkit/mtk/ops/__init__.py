@@ -30,19 +30,23 @@ def op_def(op_type: str) -> OpDef | None:
 
 def prepare_ops(graph: Graph, cpu: Cpu) -> list[OpData]:
     """Every op prepared (base.OpDef.prepare), in order; one ModelError listing every op mtk cannot compile."""
-    prepared, problems = [], []
+    prepared, problems, unknown_type = [], [], False
     for op in graph.ops:
         opdef = op_def(op.type)
         if opdef is None:
             problems.append(f"op {op.index}: {op.type} ({op_dtypes(op, graph)}) is not supported")
+            unknown_type = True
             continue
         try:
             prepared.append(opdef.prepare(op, graph, cpu))
         except ModelError as err:
             problems.append(at_op(op, err.message))
     if problems:
-        raise ModelError(f"{graph.source or graph.name}: {len(problems)} unsupported op(s):\n    "
-                         + "\n    ".join(problems), hint="supported ops: " + ", ".join(sorted(registry())))
+        where = graph.source or graph.name
+        hint = "supported ops: " + ", ".join(sorted(registry())) if unknown_type else None
+        if len(problems) == 1:
+            raise ModelError(f"{where}: {problems[0]}", hint=hint)
+        raise ModelError(f"{where}: {len(problems)} unsupported ops:\n    " + "\n    ".join(problems), hint=hint)
     return prepared
 
 

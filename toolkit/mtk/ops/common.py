@@ -32,13 +32,22 @@ def require_per_tensor(op: Op, *tensors: Tensor, dtypes: tuple[str, ...] = ("int
 
 
 def check_int8_weights(op: Op, w: Tensor, weight_axis: int) -> None:
-    """Constant symmetric int8 weights, per tensor or per channel along `weight_axis`."""
+    """Constant symmetric int8 weights, per tensor or one scale per channel of `weight_axis` (TFLM's
+    PopulateConvolutionQuantizationParams: the op's channel count, which the dimension the tensor's
+    quantized_dimension names must also have)."""
     if w.dtype != "int8" or not w.is_constant or w.quant is None:
         raise op_error(op, f"weights must be constant int8 (got {w.dtype})")
     if np.any(w.quant.zero_point != 0):
         raise op_error(op, "weights must be symmetric (zero point 0)")
-    if w.quant.per_channel and (w.quant.axis != weight_axis or len(w.quant.scale) != w.shape[weight_axis]):
-        raise op_error(op, f"per-channel weights quantized along axis {w.quant.axis}")
+    if not w.quant.per_channel:
+        return
+    count, axis = len(w.quant.scale), w.quant.axis
+    if count != w.shape[weight_axis]:
+        raise op_error(op, f"weights '{w.name}' have {count} per-channel scales for "
+                           f"{w.shape[weight_axis]} channels (dimension {weight_axis} of {list(w.shape)})")
+    if not 0 <= axis < len(w.shape) or w.shape[axis] != count:
+        raise op_error(op, f"weights '{w.name}' are quantized per channel along dimension {axis} of "
+                           f"{list(w.shape)}; TFLM needs one with {count} channels")
 
 
 def check_fully_connected_shapes(op: Op, x: Tensor, w: Tensor) -> None:

@@ -18,6 +18,9 @@ from ..graph import Quant
 from .common import i32, let
 
 INT8_MIN, INT8_MAX = -128, 127
+# MultiplyByQuantizedMultiplier multiplies by (1 << shift) in int: beyond 30 the shift itself overflows
+# (and the product overflows for every |x| > 1), a result C++ leaves undefined (x86 masks the shift, Arm does not).
+MAX_LEFT_SHIFT = 30
 
 
 def tflite_round(x: float) -> int:
@@ -34,12 +37,13 @@ def quantize_multiplier(real: float) -> tuple[int, int]:
     if not math.isfinite(real):
         raise ModelError(f"rescale factor {real} is not a finite number")
     q, shift = math.frexp(real)
-    if shift > 31:   # the int32 left shift x·2^shift would overflow for every x ≠ 0
-        raise ModelError(f"rescale factor {real:g} is too large for 32-bit fixed point (at most 2^31)")
     q_fixed = tflite_round(q * (1 << 31))
     if q_fixed == (1 << 31):
         q_fixed //= 2
         shift += 1
+    if shift > MAX_LEFT_SHIFT:
+        raise ModelError(f"rescale factor {real:g} is too large for 32-bit fixed point (below 2^{MAX_LEFT_SHIFT}): "
+                         f"TFLM's 1 << {shift} overflows int32, which C++ leaves undefined")
     if shift < -31:
         return 0, 0
     return int(q_fixed), int(shift)

@@ -26,7 +26,7 @@ from tvm import te, tirx
 
 from ..graph import Graph, Op
 from .base import Const, Kernel, Lowered, OpData, OpDef, constant_kernel, io
-from .common import op_error
+from .common import check_int8_weights, op_error
 from .conv import requant_params
 from .fixedpoint import convolution_multipliers
 from .int16x8 import Requant16, check_16x8, sums_fit_int32, transpose_conv_s16_kernel
@@ -70,10 +70,7 @@ class TransposeConv(OpDef):
         wide = (x.dtype, y.dtype) == ("int16", "int16")
         if (x.dtype, y.dtype) != ("int8", "int8") and not wide:
             raise op_error(op, f"{x.dtype} -> {y.dtype}; mtk supports int8 -> int8 and int16 -> int16 here")
-        if w.dtype != "int8" or not w.is_constant or w.quant is None or np.any(w.quant.zero_point != 0):
-            raise op_error(op, "the filter must be constant symmetric int8")
-        if w.quant.per_channel and (w.quant.axis != 0 or len(w.quant.scale) != w.shape[0]):
-            raise op_error(op, f"per-channel filter quantized along axis {w.quant.axis}; TFLM needs axis 0")
+        check_int8_weights(op, w, 0)
         if wide:
             check_16x8(op, x, w, bias, y)
         elif bias is not None and (bias.dtype != "int32" or not bias.is_constant):
