@@ -22,6 +22,7 @@ from types import ModuleType
 from typing import TextIO
 
 from . import __version__, commands, fsutil, ui
+from .cliparser import MtkParser
 from .errors import INTERNAL_ERROR_EXIT, MtkError
 
 
@@ -64,7 +65,7 @@ def all_commands() -> list[Command]:
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole parser; with `only`, the arguments of that command alone (the others are listed
     with their help but their modules are not imported)."""
-    parser = argparse.ArgumentParser(
+    parser = MtkParser(
         prog="mtk",
         description="Compile int8 TFLite models to plain C through Apache TVM and run them on Cortex-M "
         "boards (QEMU, Zephyr, bare metal), with timing read back over the serial port.",
@@ -77,11 +78,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             sub.add_parser(command.name, help=command.help, description=command.help)
             continue
         module = command.load()
-        p = sub.add_parser(command.name, help=command.help, description=getattr(module, "DESCRIPTION", command.help),
-                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        p = sub.add_parser(command.name, help=command.help, description=getattr(module, "DESCRIPTION", command.help))
         p.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
         module.add_arguments(p)
-        p.set_defaults(_run=module.run)
+        p.accept_old_spellings()
+        p.set_defaults(_run=module.run, _parser=p)
     return parser
 
 

@@ -22,7 +22,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def completion_parser() -> argparse.ArgumentParser:
-    """mtk's whole parser, with board names as choices and files offered for every other value."""
+    """mtk's whole parser, with board names as choices and files offered for every other value (old option
+    spellings, accepted but hidden, are not offered)."""
     import shtab
 
     from ..boards import all_boards
@@ -33,6 +34,7 @@ def completion_parser() -> argparse.ArgumentParser:
     parsers = [parser]
     while parsers:
         for action in parsers.pop()._actions:
+            action.option_strings = [s for s in action.option_strings if s not in getattr(action, "old_spellings", ())]
             if isinstance(action, argparse._SubParsersAction):
                 parsers.extend(action.choices.values())
             elif action.dest in ("board", "boards"):
