@@ -54,5 +54,20 @@ def test_mistakes_get_a_suggestion(argv, message, capsys):
 
 def test_an_error_shows_the_usage_of_the_command_that_failed(capsys):
     err = parse_error(["validate", "m.tflite", "--bogus"], capsys)
-    assert err.startswith("usage: mtk validate ") and "--data FILE" in err
+    assert err.startswith("usage: mtk validate ") and "--input FILE" in err
 
+
+@pytest.mark.parametrize("command, old, new, value", [
+    ("validate", "--data", "input", "x.npy"),
+    ("run", "--data", "input", "x.npy"),
+    ("tune", "--cache", "tuning", Path("t.json")),
+    ("quantize", "--calibration", "calib_method", "percentile"),
+])
+def test_old_spellings_are_accepted_but_not_shown(command, old, new, value, capsys):
+    extra = ["--calib", "c.npy"] if command == "quantize" else []
+    args = build_parser(only=command).parse_args([command, "m.tflite", *extra, old, str(value)])
+    assert getattr(args, new) == value
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    usage = capsys.readouterr().out
+    assert f"--{new.replace('_', '-')}" in usage and old not in usage

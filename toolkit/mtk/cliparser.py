@@ -11,7 +11,11 @@ from typing import Any, Sequence
 from .boards import did_you_mean
 
 # An option's old spelling -> its name today: still accepted wherever that option exists, never shown.
-OLD_SPELLINGS: dict[str, str] = {}
+OLD_SPELLINGS: dict[str, str] = {
+    "--data": "--input",               # validate's samples, as run's
+    "--cache": "--tuning",             # tune's tuning file, as compile/run/bench/validate's
+    "--calibration": "--calib-method",  # quantize's, apart from --calib DATA
+}
 
 
 def close_matches(word: str, candidates: Sequence[str]) -> list[str]:

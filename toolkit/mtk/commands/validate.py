@@ -27,9 +27,9 @@ quantized on the way (--calib), the target's and tflite-micro's outputs against 
 model's (RMSE, MAE, L2 relative error, cosine, top-1 agreement), as stedgeai's validation does.
 
 examples:
-  mtk validate model.tflite --board mps2/an386 --data samples.npy
+  mtk validate model.tflite --board mps2/an386 --input samples.npy
   mtk validate model.tflite --board qemu_cortex_m3          # 3 deterministic random samples
-  mtk validate models/digits_cnn_float.tflite --calib models/digits_calib.npz --data models/digits_test.npz
+  mtk validate models/digits_cnn_float.tflite --calib models/digits_calib.npz --input models/digits_test.npz
 
 exit status: 0 bit-exact, 1 outputs differ, 2 bad model/usage, 3 tool missing, 4 build or target failure
 """
@@ -40,7 +40,7 @@ MISMATCHES_SHOWN = 10   # differing samples listed without -v
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", help=".tflite model (int8; float with --calib)")
     add_target_arguments(p)
-    p.add_argument("--data", metavar="FILE", help="samples: .npy (N samples or one) or .npz with one array per "
+    p.add_argument("--input", metavar="FILE", help="samples: .npy (N samples or one) or .npz with one array per "
                    "input name (default: 3 deterministic random samples); an .npz's `y` (class labels) "
                    "gives the accuracy")
     p.add_argument("-v", "--verbose", action="store_true", help="a line for every sample, bit-exact or not")
@@ -62,11 +62,11 @@ def compare(result: RunResult, expected: list[Sample] | None = None) -> list[dic
 
 
 def run(args: argparse.Namespace) -> int:
-    result = run_model(args.model, run_options(args, args.board, runs=1, random_samples=3), args.data)
+    result = run_model(args.model, run_options(args, args.board, runs=1, random_samples=3), args.input)
     with ui.step(f"running the {len(result.inputs)} samples in tflite-micro on the host"):
         expected = run_reference_sequence(result.int8_model, result.inputs)
     report = compare(result, expected)
-    evaluation = evaluate(result, args.data, expected)
+    evaluation = evaluate(result, args.input, expected)
     mismatches = sum(r["mismatches"] for r in report)
     if args.json:
         json.dump({"board": result.board.name, "platform": result.platform, "model": result.model,
