@@ -8,7 +8,8 @@ import copy
 import difflib
 from typing import Any, Sequence
 
-from .boards import did_you_mean
+from .boards import did_you_mean, get_board
+from .errors import MtkError
 
 # An option's old spelling -> its name today: still accepted wherever that option exists, never shown.
 OLD_SPELLINGS: dict[str, str] = {
@@ -73,3 +74,12 @@ class MtkParser(argparse.ArgumentParser):
                 action.option_strings.append(old)
                 action.old_spellings = (*getattr(action, "old_spellings", ()), old)
                 self._option_string_actions[old] = action
+
+
+def board_name(name: str) -> str:
+    """A --board value, checked while parsing: an unknown board is an argument error, with suggestions."""
+    try:
+        get_board(name)
+    except MtkError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    return name

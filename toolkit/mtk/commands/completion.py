@@ -7,8 +7,8 @@ import argparse
 NAME = "completion"
 HELP = "print a shell completion script for mtk (bash, zsh or tcsh)"
 DESCRIPTION = """\
-Print a completion script for mtk's commands, options, board names and files. It is made from
-the parser of every command, which takes a few seconds: write it to a file once.
+Print a completion script for mtk's commands, options, board names and files, made from the
+parser of every command: write it to a file once.
 
 examples:
   mtk completion bash > ~/.local/share/bash-completion/completions/mtk     # new shells complete mtk

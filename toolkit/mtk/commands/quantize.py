@@ -6,9 +6,7 @@ import argparse
 import json
 
 from ..errors import MtkError
-from ..quantize import format_report, quantize_model
-from ..quantize.calibration import CALIBRATION_METHODS, DEFAULT_PERCENTILE
-from ..quantize.pipeline import ACTIVATIONS
+from ..quantize.methods import ACTIVATIONS, CALIBRATION_METHODS, DEFAULT_PERCENTILE
 
 NAME = "quantize"
 HELP = "quantize a float .tflite to full-integer int8 (or 16x8) with calibration data"
@@ -52,6 +50,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..quantize import format_report, quantize_model
+
     if args.percentile is not None and args.calib_method != "percentile":
         raise MtkError("--percentile needs --calib-method percentile")
     report = quantize_model(

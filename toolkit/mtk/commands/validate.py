@@ -5,15 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from .. import ui
 from ..errors import MismatchError
-from ..evaluation import evaluate, format_evaluation
-from ..pipeline import RunResult, Sample, run_model
-from ..reference import run_reference_sequence
 from ._target import add_target_arguments, run_options
+
+if TYPE_CHECKING:
+    from ..pipeline import RunResult, Sample
 
 NAME = "validate"
 HELP = "run samples on the target and compare every output with tflite-micro (exit 1 on any mismatch)"
@@ -51,10 +50,12 @@ def compare(result: RunResult, expected: list[Sample] | None = None) -> list[dic
     (default: tflite-micro's outputs for the same samples, run in order as one stream like the firmware
     runs them: a model with state (SVDF) carries it from each sample to the next)."""
     if expected is None:
+        from ..reference import run_reference_sequence
+
         expected = run_reference_sequence(result.int8_model, result.inputs)
     report = []
     for k, (got, want) in enumerate(zip(result.outputs, expected)):
-        diffs = [np.abs(g.reshape(-1).astype(np.int64) - w.reshape(-1).astype(np.int64)) for g, w in zip(got, want)]
+        diffs = [abs(g.reshape(-1).astype("int64") - w.reshape(-1).astype("int64")) for g, w in zip(got, want)]
         report.append({"sample": k, "elements": int(sum(d.size for d in diffs)),
                        "mismatches": int(sum((d != 0).sum() for d in diffs)),
                        "max_abs_diff": int(max((d.max() for d in diffs if d.size), default=0))})
@@ -62,6 +63,10 @@ def compare(result: RunResult, expected: list[Sample] | None = None) -> list[dic
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..evaluation import evaluate, format_evaluation
+    from ..pipeline import run_model
+    from ..reference import run_reference_sequence
+
     result = run_model(args.model, run_options(args, args.board, runs=1, random_samples=3), args.input)
     with ui.step(f"running the {len(result.inputs)} samples in tflite-micro on the host"):
         expected = run_reference_sequence(result.int8_model, result.inputs)
