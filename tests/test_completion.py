@@ -30,6 +30,8 @@ def bash_script(tmp_path, capsys):
     (["mtk", "ru"], "run"),
     (["mtk", "run", "m.tflite", "--board", "mps2/an38"], "mps2/an385 mps2/an386"),
     (["mtk", "compile", "--tun"], "--tuning"),
+    (["mtk", "validate", "m.tflite", "--inp"], "--input"),
+    (["mtk", "validate", "m.tflite", "--dat"], ""),   # its old spelling: accepted, not offered
     (["mtk", "completion", "z"], "zsh"),
 ])
 def test_bash_completes_commands_options_and_boards(bash_script, words, expected):

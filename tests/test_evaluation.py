@@ -97,7 +97,7 @@ def test_run_float_model_reports_target_accuracy_and_stedgeai_comparison(labelle
 @pytest.mark.slow
 @pytest.mark.qemu
 def test_validate_prints_a_summary_not_a_line_per_sample(labelled, capsys):
-    code = main(["validate", str(FLOAT_MODEL), "--calib", str(CALIB), "--data", str(labelled)])
+    code = main(["validate", str(FLOAT_MODEL), "--calib", str(CALIB), "--input", str(labelled)])
     out = capsys.readouterr().out
     assert code == 0
     assert "sample 0" not in out and "12 samples, bit-exact with tflite-micro" in out

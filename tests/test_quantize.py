@@ -197,7 +197,7 @@ def test_16x8_model_validates_on_target(digits_16x8, tmp_path: Path, capsys: pyt
     out, _ = digits_16x8
     with np.load(DIGITS_TEST) as data:
         np.savez(tmp_path / "test40.npz", x=data["x"][:40], y=data["y"][:40])
-    assert main(["validate", str(out), "--board", "mps2/an386", "--data", str(tmp_path / "test40.npz"), "--json",
+    assert main(["validate", str(out), "--board", "mps2/an386", "--input", str(tmp_path / "test40.npz"), "--json",
                  "-q"]) == 0
     result = json.loads(capsys.readouterr().out)
     target, tflm = result["evaluation"]["accuracy"]

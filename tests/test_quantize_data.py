@@ -96,8 +96,8 @@ def test_bad_data_is_a_clear_error(role: str, case: str, tmp_path: Path, capsys:
 
 @pytest.mark.parametrize("argv, message", [
     (["--scale", "0"], "scale non-zero"),
-    (["--percentile", "99"], "--percentile needs --calibration percentile"),
-    (["--calibration", "percentile", "--percentile", "20"], "outside (50, 100]"),
+    (["--percentile", "99"], "--percentile needs --calib-method percentile"),
+    (["--calib-method", "percentile", "--percentile", "20"], "outside (50, 100]"),
 ])
 def test_bad_arguments_are_clear_errors(argv: list[str], message: str, tmp_path: Path,
                                         capsys: pytest.CaptureFixture) -> None:

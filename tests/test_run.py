@@ -99,7 +99,7 @@ def test_float_model_is_quantized_on_the_way_and_inputs_from_npz(tmp_path, capsy
     x = np.load(MODELS_DIR / "digits_test.npz")["x"][:4]
     np.save(tmp_path / "digits.npy", x)
     code = main(["validate", str(MODELS_DIR / "digits_cnn_float.tflite"), "--calib",
-                 str(MODELS_DIR / "digits_calib.npz"), "--data", str(tmp_path / "digits.npy"), "--json"])
+                 str(MODELS_DIR / "digits_calib.npz"), "--input", str(tmp_path / "digits.npy"), "--json"])
     report = json.loads(capsys.readouterr().out)
     assert code == 0 and report["bit_exact"] and len(report["samples"]) == 4 and report["platform"] == "baremetal"
 

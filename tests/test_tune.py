@@ -38,7 +38,7 @@ MODEL = Path(__file__).resolve().parents[1] / "models" / "digits_cnn_int8.tflite
 def test_tuning_is_cached_and_repeatable(tmp_path, capsys):
     cache = tmp_path / "tuning.json"
     fewest = ["--flash-per-instruction", "inf"]   # the fully connected layers' int16 weights (+1 B flash per instruction)
-    assert main(["tune", str(MODEL), "--board", "mps2/an386", "--cache", str(cache), "--json", *fewest]) == 0
+    assert main(["tune", str(MODEL), "--board", "mps2/an386", "--tuning", str(cache), "--json", *fewest]) == 0
     first = json.loads(capsys.readouterr().out)
     entries = json.loads(cache.read_text())["layers"]
     m4_layers = tunable_layers(prepare_ops(read_model(MODEL), get_cpu("cortex-m4")))
@@ -56,7 +56,7 @@ def test_tuning_is_cached_and_repeatable(tmp_path, capsys):
         assert set(layer["passed_over"]) == set(counts) - {chosen}
     assert first["tuned"]["instructions"] <= first["untuned"]["instructions"]
 
-    assert main(["tune", str(MODEL), "--board", "mps2/an386", "--cache", str(cache), "--json", *fewest]) == 0
+    assert main(["tune", str(MODEL), "--board", "mps2/an386", "--tuning", str(cache), "--json", *fewest]) == 0
     out = capsys.readouterr()
     second = json.loads(out.out)
     assert "nothing to measure" in out.err and second["builds_measured"] == 0
@@ -73,7 +73,7 @@ def test_tuning_is_cached_and_repeatable(tmp_path, capsys):
 
     # another flash limit: chosen again from the file's counts, nothing measured
     capsys.readouterr()
-    assert main(["tune", str(MODEL), "--board", "mps2/an386", "--cache", str(cache), "--json",
+    assert main(["tune", str(MODEL), "--board", "mps2/an386", "--tuning", str(cache), "--json",
                  "--flash-per-instruction", "0"]) == 0
     third = json.loads(capsys.readouterr().out)
     assert third["builds_measured"] == 0 and third["flash_per_instruction"] == 0
@@ -186,14 +186,14 @@ def test_an_interrupted_tune_keeps_its_counts_and_resumes(tmp_path, monkeypatch,
         return real_run(*args)
 
     monkeypatch.setattr(autotune, "_run", interrupted_after_one_candidate)
-    assert main(["tune", str(MODEL), "--board", "mps2/an386", "--cache", str(cache), "-q"]) == 130
+    assert main(["tune", str(MODEL), "--board", "mps2/an386", "--tuning", str(cache), "-q"]) == 130
     partial = json.loads(cache.read_text())["layers"]
     defaults = {layer.key: asdict(layer.variants[0]) for layer in tunable_layers(prepare_ops(read_model(MODEL), get_cpu("cortex-m4")))}
     assert partial and all(entry["schedule"] == defaults[key] for key, entry in partial.items())
     assert max(len(entry["instructions"]) for entry in partial.values()) == 2   # default + the first candidate
 
     monkeypatch.setattr(autotune, "_run", real_run)
-    assert main(["tune", str(MODEL), "--board", "mps2/an386", "--cache", str(cache), "--json", "-q",
+    assert main(["tune", str(MODEL), "--board", "mps2/an386", "--tuning", str(cache), "--json", "-q",
                  "--flash-per-instruction", "inf"]) == 0
     resumed = json.loads(capsys.readouterr().out)
     candidates = len(candidate_tunings(tunable_layers(prepare_ops(read_model(MODEL), get_cpu("cortex-m4")))))

@@ -15,6 +15,7 @@ from .errors import ModelError
 from .target import get_cpu
 
 DEFAULT_STACK_BYTES = 8192   # the firmware's main stack (ProjectOptions.stack_bytes)
+DEFAULT_MAX_RECOMPUTE = 0.15   # extra instructions tiling may add (estimated), a fraction of the model's
 FIRMWARE_DATA_BYTES = 8192   # the firmware core's, libc's and the RTOS's own data: kept free beside the arena
 
 

@@ -11,6 +11,7 @@ import ast
 import importlib
 import os
 import pkgutil
+import select
 import signal
 import sys
 import threading
@@ -18,8 +19,10 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import TextIO
 
 from . import __version__, commands, fsutil, ui
+from .cliparser import MtkParser
 from .errors import INTERNAL_ERROR_EXIT, MtkError
 
 
@@ -62,7 +65,7 @@ def all_commands() -> list[Command]:
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole parser; with `only`, the arguments of that command alone (the others are listed
     with their help but their modules are not imported)."""
-    parser = argparse.ArgumentParser(
+    parser = MtkParser(
         prog="mtk",
         description="Compile int8 TFLite models to plain C through Apache TVM and run them on Cortex-M "
         "boards (QEMU, Zephyr, bare metal), with timing read back over the serial port.",
@@ -75,11 +78,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             sub.add_parser(command.name, help=command.help, description=command.help)
             continue
         module = command.load()
-        p = sub.add_parser(command.name, help=command.help, description=getattr(module, "DESCRIPTION", command.help),
-                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        p = sub.add_parser(command.name, help=command.help, description=getattr(module, "DESCRIPTION", command.help))
         p.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
         module.add_arguments(p)
-        p.set_defaults(_run=module.run)
+        p.accept_old_spellings()
+        p.set_defaults(_run=module.run, _parser=p)
     return parser
 
 
@@ -130,7 +133,13 @@ def main(argv: list[str] | None = None) -> int:
                 elif getattr(args, "force", False):
                     fsutil.check_output_dir(Path(out), force=True)
         with ui.terminal_output(quiet=args.quiet):
-            return int(args._run(args) or 0)
+            status = int(args._run(args) or 0)
+        sys.stdout.flush()   # here, where a closed pipe is caught, not at the interpreter's exit
+        return status
+    except BrokenPipeError as err:
+        if _reader_gone(sys.stdout) or _reader_gone(sys.stderr):   # `mtk boards | head -1`: it has all it wanted
+            return _pipe_closed()
+        return _internal_error(command, f"{type(err).__name__}: {err}")   # a pipe to a tool of mtk's
     except MtkError as err:
         if err.exit_code == INTERNAL_ERROR_EXIT:
             return _internal_error(command, str(err))
@@ -148,6 +157,29 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for s, handler in handlers.items():
             signal.signal(s, handler)
+
+
+def _reader_gone(stream: TextIO) -> bool:
+    """Whether `stream` is a pipe whose reading end is closed (poll reports an error on its writing end)."""
+    try:
+        poller = select.poll()
+        poller.register(stream.fileno(), select.POLLOUT)
+    except (OSError, ValueError, AttributeError):   # not a real file (pytest's capture)
+        return False
+    return any(events & select.POLLERR for _, events in poller.poll(0))
+
+
+def _pipe_closed() -> int:
+    """Exit quietly, as git does when its reader goes away (128 + SIGPIPE); what is still buffered for
+    the closed pipe goes to /dev/null so that the interpreter's last flush does not fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            os.dup2(devnull, stream.fileno())
+        except (OSError, ValueError):   # not a real file (pytest's capture)
+            pass
+    os.close(devnull)
+    return 128 + signal.SIGPIPE
 
 
 def _internal_error(command: str, what: str) -> int:

@@ -14,7 +14,7 @@ from typing import Any
 
 from . import ui
 from .boards import Board, get_board
-from .budget import arena_room, check_fits, system_reserved
+from .budget import DEFAULT_MAX_RECOMPUTE, arena_room, check_fits, system_reserved
 from .buildfiles import folder_layout, fragments
 from .codegen import aot
 from .codegen.code_size import measure_code_bytes
@@ -36,7 +36,6 @@ from .target import DEFAULT_CPU, Cpu, get_cpu
 from .tuning import Layer, Tuning, tunable_layers
 
 EDGE_OPS = ("QUANTIZE", "DEQUANTIZE")
-DEFAULT_MAX_RECOMPUTE = 0.15   # extra instructions tiling may add (estimated), a fraction of the model's
 KERNEL_HEADERS = Path(__file__).parent / "ops" / "c"
 _LOCAL_INCLUDE = re.compile(r'^#include "([^"]+)"', re.M)
 

@@ -17,7 +17,8 @@ import numpy as np
 from . import mlperf, ui
 from .boards import Board
 from .compiled import CompiledModel
-from .compiler import DEFAULT_MAX_RECOMPUTE, compile_model
+from .budget import DEFAULT_MAX_RECOMPUTE
+from .compiler import compile_model
 from .datafile import read_npy, read_npz, require_finite
 from .errors import ModelError, MtkError, TargetError
 from .mlperf import Benchmark

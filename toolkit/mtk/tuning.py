@@ -43,7 +43,6 @@ from .ops.gemm import GemmVariant
 from .ops.variants import KernelVariant
 
 FORMAT = "mtk-tuning/1"
-DEFAULT_FILE = "mtk-tuning.json"
 VARIANT_TYPES = (GemmVariant, KernelVariant)   # what a "schedule" can be, told apart by its fields
 KEY_OPTIONS = ("filter_height", "filter_width", "stride_h", "stride_w", "dilation_h_factor", "dilation_w_factor",
                "padding", "depth_multiplier")

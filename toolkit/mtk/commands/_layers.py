@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .. import ui
-from ..pipeline import RunResult
+
+if TYPE_CHECKING:
+    from ..pipeline import RunResult
 
 
 def layer_table(result: RunResult) -> str:

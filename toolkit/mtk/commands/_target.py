@@ -1,17 +1,24 @@
-"""Options shared by the commands that build and run firmware (run, validate, bench)."""
+"""Options shared by the commands that build and run firmware (run, validate, bench).
+
+Like every command module, it imports no heavy library (TVM, numpy, the TFLite interpreters) at the
+top: the arguments are parsed (and --help printed, and mistakes refused) before any of them loads.
+"""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import mlperf
 from ..boards import DEFAULT_BOARD, Board, get_board
-from ..compiler import DEFAULT_MAX_RECOMPUTE
-from ..pipeline import RunOptions, default_platform
+from ..budget import DEFAULT_MAX_RECOMPUTE
+from ..cliparser import board_name
 from ..platforms import PLATFORMS
-from ..tuning import Tuning, load_tuning
+
+if TYPE_CHECKING:
+    from ..pipeline import RunOptions
+    from ..tuning import Tuning
 
 
 def add_tuning_argument(p: argparse.ArgumentParser) -> None:
@@ -52,6 +59,8 @@ def add_memory_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def tuning_of(args: argparse.Namespace) -> Tuning | None:
+    from ..tuning import load_tuning
+
     return load_tuning(args.tuning) if args.tuning is not None else None
 
 
@@ -72,10 +81,10 @@ def add_runner_arguments(p: argparse.ArgumentParser) -> None:
 
 def add_target_arguments(p: argparse.ArgumentParser, several_boards: bool = False) -> None:
     if several_boards:
-        p.add_argument("--board", action="append", dest="boards", metavar="BOARD",
+        p.add_argument("--board", action="append", dest="boards", metavar="BOARD", type=board_name,
                        help=f"target board, repeatable (default: {DEFAULT_BOARD}); `mtk boards` lists them")
     else:
-        p.add_argument("--board", default=DEFAULT_BOARD,
+        p.add_argument("--board", default=DEFAULT_BOARD, type=board_name,
                        help=f"target board (default: {DEFAULT_BOARD}, QEMU Cortex-M4F); `mtk boards` lists them")
     p.add_argument("--platform", choices=sorted(PLATFORMS),
                    help="firmware platform (default: baremetal for QEMU boards, zephyr for physical boards)")
@@ -104,6 +113,8 @@ def _seconds(text: str) -> float:
 
 def run_options(args: argparse.Namespace, board: Board | str, runner_options: dict[str, Any] | None = None,
                 **overrides) -> RunOptions:
+    from ..pipeline import RunOptions, default_platform
+
     board = board if isinstance(board, Board) else get_board(board)
     if runner_options is None:
         runner_options = {key: value for key in ("runner", "serial_number", "port")

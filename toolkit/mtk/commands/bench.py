@@ -6,16 +6,18 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import ui
 from ..boards import DEFAULT_BOARD, Board, get_board
 from ..errors import MtkError
 from ..lab import Failure, lab_targets
 from ..labgrid_lab import coordinator_address, is_labgrid_lab, require_labgrid
-from ..pipeline import RunResult, check_runs, run_model
 from ._layers import layer_table
 from ._target import add_target_arguments, run_options
+
+if TYPE_CHECKING:
+    from ..pipeline import RunResult
 
 NAME = "bench"
 HELP = "benchmark models on boards: per-inference counts, memory, optional per-layer profile and PNG chart"
@@ -71,6 +73,8 @@ def _targets(args: argparse.Namespace) -> list[tuple[Board, dict[str, Any] | Non
 
 
 def _bench_local(args: argparse.Namespace) -> tuple[list[RunResult], list[Failure]]:
+    from ..pipeline import run_model
+
     targets = _targets(args)
     pairs = [(m, board, runner) for board, runner in targets for m in args.models]
     results: list[RunResult] = []
@@ -94,6 +98,7 @@ def _bench_labgrid(args: argparse.Namespace) -> tuple[list[RunResult], list[Fail
                        "through its own probe resource")
     require_labgrid()
     from ..labgrid_lab.bench import bench_on_labgrid
+    from ..pipeline import check_runs
     check_runs(args.runs)
     if args.lab_timeout < 0:
         raise MtkError(f"--lab-timeout {args.lab_timeout:g}: seconds to wait for a busy place, 0 or more")

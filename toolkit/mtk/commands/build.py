@@ -10,7 +10,6 @@ from pathlib import Path
 from .. import ui
 from ..elfsize import elf_sizes
 from ..platforms import get_platform
-from ..platforms.zephyr import read_project
 
 NAME = "build"
 HELP = "build a Zephyr application rendered by `mtk project` (west build for its board)"
@@ -33,6 +32,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..platforms.zephyr import read_project
+
     board = read_project(args.project)["board"]
     with ui.step(f"building {args.project} for {board}"):
         elf = get_platform("zephyr").build(args.project)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .. import ui
 from ..compiled import CompiledModel
-from ..compiler import compile_model
+from ..cliparser import board_name
 from ..fsutil import check_output_file
 from ..mlf import write_mlf
 from ._target import add_memory_arguments, add_tuning_argument, tuning_of
@@ -53,7 +53,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=FORMATS, default="folder",
                    help="folder: the library's files (default); mlf: a Model Library Format tarball")
     target = p.add_mutually_exclusive_group()
-    target.add_argument("--board", help="target board: CPU and RAM/flash limits from the board registry (`mtk boards`)")
+    target.add_argument("--board", type=board_name, help="target board: CPU and RAM/flash limits from the board registry (`mtk boards`)")
     target.add_argument("--cpu", help="target CPU, e.g. cortex-m4 (default), cortex-m0plus, cortex-m3, cortex-m7, "
                         "cortex-m33, cortex-m55")
     p.add_argument("--module-name", default="default", help="C name prefix: tvmgen_<module>_run (default: default)")
@@ -115,6 +115,8 @@ def tiling_lines(tiling: dict) -> str:
 
 
 def _compile(args: argparse.Namespace, out_dir: Path) -> CompiledModel:
+    from ..compiler import compile_model
+
     return compile_model(args.model, out_dir, cpu=args.cpu, board=args.board, module_name=args.module_name,
                          workspace=args.workspace, force=args.force, tuning=tuning_of(args), max_ram=args.max_ram,
                          max_recompute=args.max_recompute)

@@ -7,8 +7,8 @@ import argparse
 NAME = "completion"
 HELP = "print a shell completion script for mtk (bash, zsh or tcsh)"
 DESCRIPTION = """\
-Print a completion script for mtk's commands, options, board names and files. It is made from
-the parser of every command, which takes a few seconds: write it to a file once.
+Print a completion script for mtk's commands, options, board names and files, made from the
+parser of every command: write it to a file once.
 
 examples:
   mtk completion bash > ~/.local/share/bash-completion/completions/mtk     # new shells complete mtk
@@ -22,7 +22,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def completion_parser() -> argparse.ArgumentParser:
-    """mtk's whole parser, with board names as choices and files offered for every other value."""
+    """mtk's whole parser, with board names as choices and files offered for every other value (old option
+    spellings, accepted but hidden, are not offered)."""
     import shtab
 
     from ..boards import all_boards
@@ -33,6 +34,7 @@ def completion_parser() -> argparse.ArgumentParser:
     parsers = [parser]
     while parsers:
         for action in parsers.pop()._actions:
+            action.option_strings = [s for s in action.option_strings if s not in getattr(action, "old_spellings", ())]
             if isinstance(action, argparse._SubParsersAction):
                 parsers.extend(action.choices.values())
             elif action.dest in ("board", "boards"):

@@ -7,9 +7,8 @@ from pathlib import Path
 
 from .. import ui
 from ..boards import get_board
+from ..cliparser import board_name
 from ..errors import MtkError
-from ..platforms.zephyr import ELF_IN_BUILD, find_build, read_project
-from ..runners import FlashRunner, get_runner
 from ._target import add_runner_arguments
 
 NAME = "flash"
@@ -38,11 +37,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="application folder (default: the one ./build was built from, else .)")
     p.add_argument("-d", "--build-dir", type=Path, metavar="DIR",
                    help="the build folder (west build's -d; default: the application's build/, or ./build)")
-    p.add_argument("--board", help="check that the application was rendered for this board")
+    p.add_argument("--board", type=board_name, help="check that the application was rendered for this board")
     add_runner_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..platforms.zephyr import ELF_IN_BUILD, find_build, read_project
+    from ..runners import FlashRunner, get_runner
+
     project, build_dir = find_build(args.project, args.build_dir)
     board = get_board(read_project(project)["board"])
     if args.board is not None and get_board(args.board) != board:

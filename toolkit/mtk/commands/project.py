@@ -8,10 +8,10 @@ from pathlib import Path
 
 from .. import mlperf, ui
 from ..boards import get_board
+from ..budget import DEFAULT_STACK_BYTES
+from ..cliparser import board_name
 from ..compiled import CompiledModel
-from ..compiler import compile_model
 from ..errors import MtkError
-from ..pipeline import int8_model
 from ..platforms import ProjectOptions, get_platform
 from ._target import add_mlperf_argument
 
@@ -38,12 +38,12 @@ folder stay. Any other non-empty folder is refused unless --force (which replace
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", type=Path, help="an int8 .tflite (float with --calib), or a folder made by `mtk compile`")
-    p.add_argument("--board", required=True, help="target board (`mtk boards` lists them)")
+    p.add_argument("--board", required=True, type=board_name, help="target board (`mtk boards` lists them)")
     p.add_argument("-o", "--output", type=Path, required=True, help="application folder to write")
     p.add_argument("--calib", metavar="DATA", help="calibration data to quantize a float model on the way")
     p.add_argument("--profile", action="store_true", help="per-layer counts (CONFIG_MTK_PROFILE)")
-    p.add_argument("--stack-bytes", type=int, default=ProjectOptions.stack_bytes,
-                   help=f"main thread stack (default: {ProjectOptions.stack_bytes})")
+    p.add_argument("--stack-bytes", type=int, default=DEFAULT_STACK_BYTES,
+                   help=f"main thread stack (default: {DEFAULT_STACK_BYTES})")
     add_mlperf_argument(p)
     p.add_argument("--energy", action="store_true",
                    help="with --mlperf-tiny: MLPerf Tiny energy mode (timestamps as pulses on the board's "
@@ -52,6 +52,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..compiler import compile_model
+    from ..pipeline import int8_model
+
     board = get_board(args.board)
     if args.energy and args.mlperf_tiny is None:
         raise MtkError("--energy is MLPerf Tiny's energy mode: give --mlperf-tiny too")

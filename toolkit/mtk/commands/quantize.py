@@ -6,9 +6,7 @@ import argparse
 import json
 
 from ..errors import MtkError
-from ..quantize import format_report, quantize_model
-from ..quantize.calibration import CALIBRATION_METHODS, DEFAULT_PERCENTILE
-from ..quantize.pipeline import ACTIVATIONS
+from ..quantize.methods import ACTIVATIONS, CALIBRATION_METHODS, DEFAULT_PERCENTILE
 
 NAME = "quantize"
 HELP = "quantize a float .tflite to full-integer int8 (or 16x8) with calibration data"
@@ -42,21 +40,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="activation type: int8 (default), or int16 for a 16x8 model")
     parser.add_argument("--float-io", action="store_true", help="keep float model input/output (QUANTIZE/DEQUANTIZE at the edges)")
     parser.add_argument("--allow-float", action="store_true", help="keep ops the quantizer leaves in float instead of failing")
-    parser.add_argument("--calibration", choices=CALIBRATION_METHODS, default="minmax",
+    parser.add_argument("--calib-method", choices=CALIBRATION_METHODS, default="minmax",
                         help="activation ranges: global min/max (default) or percentile-clipped")
     parser.add_argument("--percentile", type=float, metavar="P",
-                        help=f"with --calibration percentile: clip ranges to the [100-P, P] percentiles (default {DEFAULT_PERCENTILE})")
+                        help=f"with --calib-method percentile: clip ranges to the [100-P, P] percentiles (default {DEFAULT_PERCENTILE})")
     parser.add_argument("--mean", type=float, default=0.0, metavar="M", help="subtracted from every sample (default 0)")
     parser.add_argument("--scale", type=float, default=1.0, metavar="S", help="every sample is divided by it (default 1)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.percentile is not None and args.calibration != "percentile":
-        raise MtkError("--percentile needs --calibration percentile")
+    from ..quantize import format_report, quantize_model
+
+    if args.percentile is not None and args.calib_method != "percentile":
+        raise MtkError("--percentile needs --calib-method percentile")
     report = quantize_model(
         args.model, args.calib, args.output, eval_data=args.eval, activations=args.activations,
-        float_io=args.float_io, allow_float=args.allow_float, calibration=args.calibration,
+        float_io=args.float_io, allow_float=args.allow_float, calibration=args.calib_method,
         percentile=DEFAULT_PERCENTILE if args.percentile is None else args.percentile, mean=args.mean, scale=args.scale,
         force=args.force)
     print(json.dumps(report.to_dict(), indent=2) if args.json else format_report(report))

@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from ..evaluation import evaluate, format_evaluation
-from ..pipeline import RunResult, run_model
 from ._layers import layer_table
 from ._target import add_target_arguments, run_options
+
+if TYPE_CHECKING:
+    from ..pipeline import RunResult
 
 NAME = "run"
 HELP = "compile a model, build firmware, run it on a board (QEMU by default) and print timing and outputs"
@@ -57,7 +57,7 @@ def format_outputs(result: RunResult, verbose: bool = False) -> list[str]:
     for k, outputs in enumerate(result.outputs if verbose else result.outputs[:1]):
         first = outputs[0].reshape(-1)
         values = " ".join(str(int(v)) for v in first[:16]) + (" ..." if first.size > 16 else "")
-        argmax = f"argmax {int(np.argmax(first))}  " if first.size > 1 else ""
+        argmax = f"argmax {int(first.argmax())}  " if first.size > 1 else ""
         lines.append(f"output {k}   {argmax}[{values}]")
     if not verbose and len(result.outputs) > 1:
         lines.append(f"           ({len(result.outputs)} samples: -v prints each one's outputs)")
@@ -84,6 +84,9 @@ def format_result(result: RunResult, verbose: bool = False) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..evaluation import evaluate, format_evaluation
+    from ..pipeline import run_model
+
     result = run_model(args.model, run_options(args, args.board, runs=args.runs, profile=args.profile), args.input)
     evaluation = evaluate(result, args.input)
     if args.json:

@@ -10,7 +10,6 @@ from pathlib import Path
 
 from .. import mlperf, mlperf_ports, ui
 from ..errors import TargetError
-from ..pipeline import build_firmware, int8_model, work_folder
 from ..runners import get_runner
 from ..runners.qemu_pty import PacedQemu, pacing_shift, run_fraction
 from ._target import add_target_arguments, run_options
@@ -60,6 +59,8 @@ def runner_hint(port: str, benchmark_id: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..pipeline import build_firmware, int8_model, work_folder
+
     options = run_options(args, args.board)
     board = options.board
     shift = pacing_shift(board.clock_hz) if board.is_qemu else 0

@@ -5,15 +5,19 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import ui
-from ..autotune import LayerChoice, TuneResult, tune_model
 from ..boards import DEFAULT_BOARD, get_board
-from ..tuning import DEFAULT_FILE
+from ..cliparser import board_name
+
+if TYPE_CHECKING:
+    from ..autotune import LayerChoice, TuneResult
 
 NAME = "tune"
+DEFAULT_FILE = "mtk-tuning.json"
 HELP = ("measure each layer's schedules (kernels) in QEMU and keep the fastest for its flash in a tuning file "
-        "(--tuning FILE elsewhere)")
+        "(--tuning FILE, here and elsewhere)")
 DESCRIPTION = f"""\
 For every conv, fully connected, depthwise and average/max pooling layer, measure each schedule the
 layer can take (conv, fully connected, 1->N depthwise: micro-kernel block 2x2, 1x4 or 1x8, int8,
@@ -32,7 +36,7 @@ the model, share it, and pass it to `mtk compile/run/bench/validate --tuning FIL
 
 examples:
   mtk tune model.tflite                                  # mps2/an386 (Cortex-M4F), ./{DEFAULT_FILE}
-  mtk tune model.tflite --board mps2/an385 --cache tuning/m3.json --json
+  mtk tune model.tflite --board mps2/an385 --tuning tuning/m3.json --json
   mtk tune model.tflite --flash-per-instruction inf      # fewest instructions, whatever the flash
   mtk bench model.tflite --tuning {DEFAULT_FILE}
 
@@ -43,8 +47,8 @@ exit status: 0 tuned, 1 a schedule changed the outputs, 2 bad model/usage/tuning
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", help=".tflite model (int8; float with --calib)")
-    p.add_argument("--board", default=DEFAULT_BOARD, help=f"QEMU board to measure on (default: {DEFAULT_BOARD})")
-    p.add_argument("--cache", type=Path, default=Path(DEFAULT_FILE), metavar="FILE",
+    p.add_argument("--board", default=DEFAULT_BOARD, type=board_name, help=f"QEMU board to measure on (default: {DEFAULT_BOARD})")
+    p.add_argument("--tuning", type=Path, default=Path(DEFAULT_FILE), metavar="FILE",
                    help=f"tuning file to read and update (default: ./{DEFAULT_FILE})")
     p.add_argument("--calib", metavar="DATA", help="calibration data to quantize a float model on the way")
     p.add_argument("--flash-per-instruction", type=float, default=1.0, metavar="B",
@@ -74,6 +78,8 @@ def format_result(r: TuneResult) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    result = tune_model(Path(args.model), get_board(args.board), args.cache, args.calib, args.flash_per_instruction)
+    from ..autotune import tune_model
+
+    result = tune_model(Path(args.model), get_board(args.board), args.tuning, args.calib, args.flash_per_instruction)
     print(json.dumps(result.to_json()) if args.json else format_result(result))
     return 0

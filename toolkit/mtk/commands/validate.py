@@ -5,15 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from .. import ui
 from ..errors import MismatchError
-from ..evaluation import evaluate, format_evaluation
-from ..pipeline import RunResult, Sample, run_model
-from ..reference import run_reference_sequence
 from ._target import add_target_arguments, run_options
+
+if TYPE_CHECKING:
+    from ..pipeline import RunResult, Sample
 
 NAME = "validate"
 HELP = "run samples on the target and compare every output with tflite-micro (exit 1 on any mismatch)"
@@ -27,9 +26,9 @@ quantized on the way (--calib), the target's and tflite-micro's outputs against 
 model's (RMSE, MAE, L2 relative error, cosine, top-1 agreement), as stedgeai's validation does.
 
 examples:
-  mtk validate model.tflite --board mps2/an386 --data samples.npy
+  mtk validate model.tflite --board mps2/an386 --input samples.npy
   mtk validate model.tflite --board qemu_cortex_m3          # 3 deterministic random samples
-  mtk validate models/digits_cnn_float.tflite --calib models/digits_calib.npz --data models/digits_test.npz
+  mtk validate models/digits_cnn_float.tflite --calib models/digits_calib.npz --input models/digits_test.npz
 
 exit status: 0 bit-exact, 1 outputs differ, 2 bad model/usage, 3 tool missing, 4 build or target failure
 """
@@ -40,7 +39,7 @@ MISMATCHES_SHOWN = 10   # differing samples listed without -v
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", help=".tflite model (int8; float with --calib)")
     add_target_arguments(p)
-    p.add_argument("--data", metavar="FILE", help="samples: .npy (N samples or one) or .npz with one array per "
+    p.add_argument("--input", metavar="FILE", help="samples: .npy (N samples or one) or .npz with one array per "
                    "input name (default: 3 deterministic random samples); an .npz's `y` (class labels) "
                    "gives the accuracy")
     p.add_argument("-v", "--verbose", action="store_true", help="a line for every sample, bit-exact or not")
@@ -51,10 +50,12 @@ def compare(result: RunResult, expected: list[Sample] | None = None) -> list[dic
     (default: tflite-micro's outputs for the same samples, run in order as one stream like the firmware
     runs them: a model with state (SVDF) carries it from each sample to the next)."""
     if expected is None:
+        from ..reference import run_reference_sequence
+
         expected = run_reference_sequence(result.int8_model, result.inputs)
     report = []
     for k, (got, want) in enumerate(zip(result.outputs, expected)):
-        diffs = [np.abs(g.reshape(-1).astype(np.int64) - w.reshape(-1).astype(np.int64)) for g, w in zip(got, want)]
+        diffs = [abs(g.reshape(-1).astype("int64") - w.reshape(-1).astype("int64")) for g, w in zip(got, want)]
         report.append({"sample": k, "elements": int(sum(d.size for d in diffs)),
                        "mismatches": int(sum((d != 0).sum() for d in diffs)),
                        "max_abs_diff": int(max((d.max() for d in diffs if d.size), default=0))})
@@ -62,11 +63,15 @@ def compare(result: RunResult, expected: list[Sample] | None = None) -> list[dic
 
 
 def run(args: argparse.Namespace) -> int:
-    result = run_model(args.model, run_options(args, args.board, runs=1, random_samples=3), args.data)
+    from ..evaluation import evaluate, format_evaluation
+    from ..pipeline import run_model
+    from ..reference import run_reference_sequence
+
+    result = run_model(args.model, run_options(args, args.board, runs=1, random_samples=3), args.input)
     with ui.step(f"running the {len(result.inputs)} samples in tflite-micro on the host"):
         expected = run_reference_sequence(result.int8_model, result.inputs)
     report = compare(result, expected)
-    evaluation = evaluate(result, args.data, expected)
+    evaluation = evaluate(result, args.input, expected)
     mismatches = sum(r["mismatches"] for r in report)
     if args.json:
         json.dump({"board": result.board.name, "platform": result.platform, "model": result.model,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..boards import all_boards, get_board
+from ..cliparser import board_name
 from ..names import plain_word
 
 NAME = "zephyr-manifest"
@@ -26,7 +27,7 @@ MODULES = ("cmsis_6",)   # CMSIS 6 core headers: every Cortex-M board
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--board", action="append", dest="boards", metavar="BOARD",
+    p.add_argument("--board", action="append", dest="boards", metavar="BOARD", type=board_name,
                    help="only the modules this board needs, repeatable (default: every board mtk knows)")
     p.add_argument("--revision", default=DEFAULT_REVISION,
                    help=f"Zephyr revision: a tag, branch or commit (default: {DEFAULT_REVISION})")

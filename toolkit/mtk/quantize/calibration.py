@@ -7,17 +7,15 @@ TensorFlow's converter does) and optionally clips each range to a percentile of 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from ai_edge_quantizer import calibrator
 from ai_edge_quantizer.utils import qsv_utils, tfl_interpreter_utils
 
 from .litert import Signature, quiet_native_output
+from .methods import CalibrationMethod
 
-CalibrationMethod = Literal["minmax", "percentile"]
-CALIBRATION_METHODS: tuple[str, ...] = ("minmax", "percentile")
-DEFAULT_PERCENTILE = 99.99
 HISTOGRAM_BINS = 4096
 
 # {tensor name: {"min": array, "max": array}}, ai-edge-quantizer's "QSV" calibration result.

@@ -7,11 +7,12 @@ import numpy as np
 from ai_edge_quantizer import qtyping, quantizer, recipe
 
 from ..errors import ModelError
-from .calibration import CalibrationMethod, clip_to_percentile, global_min_max
+from .calibration import clip_to_percentile, global_min_max
 from .litert import Signature, quiet_native_output
+from .methods import ACTIVATIONS, CalibrationMethod
 
-# --activations: ai-edge-quantizer's recipe for each activation type
-RECIPES = {"int8": recipe.static_wi8_ai8, "int16": recipe.static_wi8_ai16}
+# --activations: ai-edge-quantizer's recipe for each of ACTIVATIONS, in its order
+RECIPES = dict(zip(ACTIVATIONS, (recipe.static_wi8_ai8, recipe.static_wi8_ai16), strict=True))
 
 
 def quantize_full_integer(model: bytes, name: str, signature: Signature, samples: np.ndarray, *, activations: str,

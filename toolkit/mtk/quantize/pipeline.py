@@ -12,9 +12,9 @@ from ..errors import ModelError, MtkError
 from ..fsutil import check_not_input
 from ..graph import Graph, Tensor
 from ..reader import read_model
-from .calibration import CALIBRATION_METHODS, DEFAULT_PERCENTILE, CalibrationMethod
+from .methods import ACTIVATIONS, CALIBRATION_METHODS, DEFAULT_PERCENTILE, CalibrationMethod
 from .dataset import Normalization, load_dataset
-from .driver import RECIPES, quantize_full_integer
+from .driver import quantize_full_integer
 from .float_ops import leftover_float_ops
 from .litert import run_model, signature_of
 from .report import KINDS, QuantizeReport, compare_outputs, score_labels
@@ -22,7 +22,6 @@ from .report import KINDS, QuantizeReport, compare_outputs, score_labels
 DataSource = str | Path | np.ndarray
 
 
-ACTIVATIONS = tuple(RECIPES)
 
 
 def default_output_path(float_path: str | Path, activations: str = "int8") -> Path:
