@@ -13,7 +13,7 @@ from mtk.runners import get_runner
 from mtk.target import CPUS
 
 REQUIRED = ["mps2/an385", "mps2/an386", "mps2/an500", "mps3/corstone300/an547", "qemu_cortex_m3", "bbc_microbit",
-            "mps2/an505", "mps2/an521/cpu0", "mps3/an524", "nucleo_f746zg", "nucleo_l4r5zi", "stm32f746g_disco"]
+            "qemu_cortex_m0", "mps2/an505", "mps2/an521/cpu0", "mps3/an524", "nucleo_f746zg", "nucleo_l4r5zi", "stm32f746g_disco"]
 
 
 def test_required_boards_are_registered():
