@@ -18,7 +18,7 @@ libc). The generated model code alone (metadata code_bytes, arm-none-eabi-gcc -O
 kernels and run function) is printed beside it. Flash = the ELF's flash, next to the peer's
 flash_total (model included), as a ratio against the goal of less than the peer's: int16 or paired
 weights chosen by `mtk tune` (--tuning) double their layers' share.
-Each board is compared with the peer's rows for its CPU (m3 mps2/an385, m4 mps2/an386, m7 mps2/an500,
+Each board is compared with the peer's rows for its CPU (m3 mps2/an385, m4 mps2/an386, m7 mps2/an500, m33 mps2/an505,
 m55 mps3/corstone300/an547, read from the peer file); a board whose CPU the file has no rows for is
 compared with the M4 rows, and the table says so.
 """
@@ -44,7 +44,8 @@ from mtk.tuning import load_tuning
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 MODELS = {"kws": "kws_dscnn_int8", "ic": "ic_resnet8_int8", "ad": "ad_fc_int8"}
-PEER_BOARDS = {"m3": "mps2/an385", "m4": "mps2/an386", "m7": "mps2/an500", "m55": "mps3/corstone300/an547"}
+PEER_BOARDS = {"m3": "mps2/an385", "m4": "mps2/an386", "m7": "mps2/an500", "m33": "mps2/an505",
+               "m55": "mps3/corstone300/an547"}
 FALLBACK_PEER_CPU = "m4"
 INSNS_TARGET = 0.70                                             # × the peer's instructions
 ARENA_TARGET = {"kws_dscnn_int8": 0.75, "ad_fc_int8": 0.75, "ic_resnet8_int8": 1.0}

@@ -13,7 +13,7 @@ from mtk.runners import get_runner
 from mtk.target import CPUS
 
 REQUIRED = ["mps2/an385", "mps2/an386", "mps2/an500", "mps3/corstone300/an547", "qemu_cortex_m3", "bbc_microbit",
-            "nucleo_f746zg", "nucleo_l4r5zi", "stm32f746g_disco"]
+            "qemu_cortex_m0", "mps2/an505", "mps2/an521/cpu0", "mps3/an524", "nucleo_f746zg", "nucleo_l4r5zi", "stm32f746g_disco"]
 
 
 def test_required_boards_are_registered():
@@ -24,7 +24,8 @@ def test_required_boards_are_registered():
 @pytest.mark.parametrize("alias, name", [
     ("mps2_an386", "mps2/an386"), ("MPS2/AN386", "mps2/an386"), ("mps3_an547", "mps3/corstone300/an547"),
     ("mps3/an547", "mps3/corstone300/an547"), ("mps3_corstone300_an547", "mps3/corstone300/an547"),
-    ("qemu_cortex_m3", "qemu_cortex_m3"), ("microbit", "bbc_microbit"),
+    ("qemu_cortex_m3", "qemu_cortex_m3"), ("microbit", "bbc_microbit"), ("mps2_an505", "mps2/an505"),
+    ("mps2/an521", "mps2/an521/cpu0"), ("mps2_an521_cpu0", "mps2/an521/cpu0"), ("mps3_an524", "mps3/an524"),
 ])
 def test_aliases(alias, name):
     assert get_board(alias).name == name
@@ -73,6 +74,12 @@ def test_qemu_memory_maps():
     an547 = get_board("mps3/corstone300/an547").qemu
     assert (an547.machine, an547.code.base, an547.ram.base, an547.uart_base) == \
         ("mps3-an547", 0x10000000, 0x30000000, 0x59303000)
+    an505 = get_board("mps2/an505").qemu
+    assert (an505.machine, an505.code.base, an505.ram.base, an505.uart_base, an505.timer_hz) == \
+        ("mps2-an505", 0x10000000, 0x38000000, 0x50200000, 20_000_000)
+    an524 = get_board("mps3/an524").qemu
+    assert (an524.code.size, an524.ram.base, an524.ram.size, an524.uart_base, an524.timer_hz) == \
+        (0x80000, 0x30000000, 0x20000, 0x51303000, 32_000_000)
     lm3s = get_board("qemu_cortex_m3").qemu
     assert (lm3s.machine, lm3s.uart_kind, lm3s.uart_base, lm3s.ram.size) == ("lm3s6965evb", "pl011", 0x4000C000, 0x10000)
 
@@ -81,7 +88,7 @@ def test_boards_command_json(capsys):
     assert main(["boards", "--json"]) == 0
     boards = json.loads(capsys.readouterr().out)
     assert [b["name"] for b in boards] == REQUIRED
-    assert boards[1]["qemu_machine"] == "mps2-an386" and boards[6]["runners"][0] == "stm32cubeprogrammer"
+    assert boards[1]["qemu_machine"] == "mps2-an386" and boards[REQUIRED.index("nucleo_f746zg")]["runners"][0] == "stm32cubeprogrammer"
 
 
 def test_boards_command_table(capsys):

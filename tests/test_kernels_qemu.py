@@ -1,5 +1,5 @@
 """The kernel paths the host cannot run, in QEMU against tflite-micro: Helium (MVE) on the Cortex-M55,
-the Cortex-M3's long-multiply kernels and inline assembly, the Cortex-M4's DSP instructions."""
+the Cortex-M3's long-multiply kernels and inline assembly, the Cortex-M4's and Cortex-M33's DSP instructions."""
 
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ MODELS = {
 }
 
 
-BOARDS = ["mps3/corstone300/an547", "mps2/an385", "mps2/an386", "microbit"]
+BOARDS = ["mps3/corstone300/an547", "mps2/an385", "mps2/an386", "mps2/an505", "microbit"]
 
 
 def depthwise_model(in_shape, kernel, out_shape, activation: str = "NONE", padding: str = "SAME", stride: int = 1,

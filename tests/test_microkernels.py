@@ -4,6 +4,8 @@ compiler reports."""
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -19,6 +21,21 @@ def test_every_choice_is_a_micro_kernel_with_code_for_that_instruction_set():
         for label in single + several:
             assert isa in microkernels.BY_LABEL[label].isas, (isa, label)
     assert {microkernels.isa_of(cpu) for cpu in CPUS.values()} == set(microkernels.CHOICES)
+
+
+@pytest.mark.parametrize("cpu, isa", [("cortex-m0", "scalar"), ("cortex-m0plus", "scalar"), ("cortex-m3", "m3"),
+                                      ("cortex-m33+nodsp+nofp", "m3"), ("cortex-m4", "dsp"), ("cortex-m7", "dsp"),
+                                      ("cortex-m33", "dsp"), ("cortex-m55", "mve")])
+def test_each_core_builds_the_kernels_of_its_extensions(cpu, isa):
+    """isa_of (the weight layouts the compiler packs) and the C's #ifs under the core's own gcc flags pick one path."""
+    assert microkernels.isa_of(CPUS[cpu]) == isa
+    gcc = shutil.which("arm-none-eabi-gcc")
+    if gcc is None:
+        pytest.skip("arm-none-eabi-gcc not installed (Debian package gcc-arm-none-eabi)")
+    preprocessed = subprocess.run([gcc, *CPUS[cpu].gcc_flags, "-E", "-I", str(KERNEL_HEADERS), "-x", "c", "-"],
+                                  input='#include "mtk_dot_s8.h"\n', capture_output=True, text=True, check=True).stdout
+    included = set(re.findall(r'^# \d+ "[^"]*/([^"/]+)"', preprocessed, flags=re.M))
+    assert included & set(microkernels.ISA_HEADERS.values()) == {microkernels.ISA_HEADERS[isa]}
 
 
 @pytest.mark.parametrize("mk", microkernels.MICRO_KERNELS, ids=lambda mk: mk.label)

@@ -24,7 +24,8 @@ from harness import GEMM_MODELS, long_fc_model
 pytestmark = pytest.mark.qemu
 
 MODELS_DIR = Path(__file__).resolve().parents[1] / "models"
-BOARDS = ["mps2/an386", "qemu_cortex_m3", "mps2/an500", "mps3/corstone300/an547"]
+BOARDS = ["mps2/an386", "qemu_cortex_m3", "mps2/an500", "mps3/corstone300/an547", "mps2/an505", "mps2/an521/cpu0",
+          "mps3/an524"]
 
 
 def fits(model: Path, board: str) -> bool:

@@ -54,7 +54,7 @@ def hostile_compiled(tmp_path: Path) -> Path:
     return compiled
 
 
-@pytest.mark.parametrize("board", [b.name for b in BOARDS])
+@pytest.mark.parametrize("board", [b.name for b in BOARDS if b.in_zephyr])
 def test_every_board_renders_a_complete_application(tmp_path, board):
     b = get_board(board)
     project = render(FAKE, board, tmp_path / "app")
@@ -78,7 +78,7 @@ def test_every_board_renders_a_complete_application(tmp_path, board):
     if b.qemu:
         assert conf["CONFIG_MTK_SEMIHOSTING"] == "y"
         assert int(conf["CONFIG_MTK_QEMU_TICK_NUM"]) >> int(conf["CONFIG_MTK_QEMU_TICK_SHIFT"]) \
-            == 10**9 // b.qemu.timer_hz
+            == 10**9 // b.qemu.zephyr_cycle_hz
     else:
         assert conf["CONFIG_MTK_SEMIHOSTING"] == "n" and conf["CONFIG_TIMING_FUNCTIONS"] == "y"
     mtk_symbols = {s for s in prj | conf if s.startswith("CONFIG_MTK_")}
@@ -94,6 +94,23 @@ def test_every_board_renders_a_complete_application(tmp_path, board):
     cmake = (project / "CMakeLists.txt").read_text()
     assert "find_package(Zephyr REQUIRED HINTS $ENV{ZEPHYR_BASE})" in cmake
     assert "model/src/default_lib.c" in cmake and f"-b {b.name} " in cmake
+
+
+@pytest.mark.parametrize("board", [b.name for b in BOARDS if not b.in_zephyr])
+def test_a_board_zephyr_does_not_have_is_refused_with_the_ones_it_has(tmp_path, board):
+    with pytest.raises(MtkError, match=f"{board} is not a Zephyr board") as err:
+        render(FAKE, board, tmp_path / "app")
+    assert "mps2/an521/cpu0" in err.value.hint and board not in err.value.hint
+    assert not (tmp_path / "app").exists()
+
+
+def test_zephyr_counts_its_own_system_timer_on_qemu(tmp_path):
+    """Zephyr's M33 in QEMU (the AN521's CPU0: no FPU, SysTick at 20 MHz) and its M0 (the nRF51's TIMER0 at 1 MHz)."""
+    conf = kconfig(render(FAKE, "mps2/an521/cpu0", tmp_path / "m33") / "boards" / "mps2_an521_cpu0.conf")
+    assert (conf["CONFIG_MTK_QEMU_TICK_NUM"], conf["CONFIG_MTK_QEMU_TICK_SHIFT"]) == ("50", "0")
+    assert "CONFIG_FPU" not in conf and conf["CONFIG_MTK_QEMU_CLOCK_MHZ"] == "20"
+    conf = kconfig(render(FAKE, "qemu_cortex_m0", tmp_path / "m0") / "boards" / "qemu_cortex_m0.conf")
+    assert (conf["CONFIG_MTK_QEMU_TICK_NUM"], conf["CONFIG_MTK_QEMU_TICK_SHIFT"]) == ("1000", "0")
 
 
 def test_options_reach_kconfig_and_cmake(tmp_path):

@@ -47,6 +47,12 @@ class QemuMachine:
     uart_kind: str        # one of UART_KINDS
     uart_base: int
     timer_hz: int         # SysTick clock; under -icount shift=0 a tick is 1e9/timer_hz instructions
+    zephyr_timer_hz: int | None = None   # Zephyr's system timer (k_cycle_get_32) where it is not SysTick
+
+    @property
+    def zephyr_cycle_hz(self) -> int:
+        """The clock of the cycles a Zephyr build of this board counts."""
+        return self.zephyr_timer_hz or self.timer_hz
 
 
 @dataclass(frozen=True)
@@ -66,6 +72,7 @@ class Board:
     zephyr_modules: tuple[str, ...] = ()   # west projects it needs besides zephyr and cmsis_6
     zephyr_selects: tuple[tuple[str, tuple[str, ...]], ...] = ()   # (Kconfig symbol, what it selects)
     ram_regions: tuple[RamRegion, ...] = ()   # fastest first; their sizes add up to ram_bytes
+    in_zephyr: bool = True   # Zephyr has a board of this name (else: QEMU bare metal only)
 
     @property
     def system_region(self) -> RamRegion:
@@ -81,7 +88,7 @@ class Board:
             "flash_bytes": self.flash_bytes, "ram_bytes": self.ram_bytes, "console": self.console,
             "qemu_machine": self.qemu.machine if self.qemu else None,
             "usb_vid_pid": self.usb_vid_pid, "runners": list(self.runners), "pyocd_target": self.pyocd_target,
-            "timestamp_gpio": self.timestamp_gpio,
+            "timestamp_gpio": self.timestamp_gpio, "in_zephyr": self.in_zephyr,
             "ram_regions": [{"name": r.name, "base": r.base, "size": r.size, "system": r.system, "tcm": r.tcm}
                             for r in self.ram_regions],
         }
@@ -108,6 +115,7 @@ def _board_from_yaml(name: str, entry: dict[str, Any]) -> Board:
             zephyr_modules=tuple(entry.get("zephyr_modules", ())),
             zephyr_selects=tuple((symbol, tuple(selects)) for symbol, selects in entry.get("zephyr_selects", {}).items()),
             ram_regions=_ram_regions_from_yaml(entry.get("ram_regions"), ram_bytes, qemu_machine),
+            in_zephyr=bool(entry.get("in_zephyr", True)),
         )
     except (KeyError, TypeError, ValueError) as err:
         raise MtkError(f"{BOARDS_FILE}: board '{name}' is malformed ({err!r})") from err
@@ -141,6 +149,7 @@ def _qemu_from_yaml(entry: dict[str, Any]) -> QemuMachine:
         uart_kind=kind,
         uart_base=int(entry["uart"]["base"]),
         timer_hz=int(entry["timer_hz"]),
+        zephyr_timer_hz=int(entry["zephyr_timer_hz"]) if "zephyr_timer_hz" in entry else None,
     )
 
 

@@ -65,6 +65,7 @@ CPUS: dict[str, Cpu] = {c.name: c for c in [
     Cpu("cortex-m4", "armv7e-m", dsp=True, mve=False, fpu="fpv4-sp-d16", costs=DSP_COSTS),
     Cpu("cortex-m7", "armv7e-m", dsp=True, mve=False, fpu="fpv5-d16", costs=DSP_COSTS),
     Cpu("cortex-m33", "armv8-m.main", dsp=True, mve=False, fpu="fpv5-sp-d16", costs=DSP_COSTS),
+    Cpu("cortex-m33+nodsp+nofp", "armv8-m.main", dsp=False, mve=False, fpu=None),   # e.g. SSE-200's CPU0
     Cpu("cortex-m55", "armv8.1-m.main", dsp=True, mve=True, fpu="auto", costs=HELIUM_COSTS),
 ]}
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import jinja2
 
 from .. import ui
-from ..boards import Board, get_board
+from ..boards import Board, all_boards, get_board
 from ..budget import check_fits, check_runs_on
 from ..compiled import CompiledModel
 from ..errors import ModelError, MtkError
@@ -117,6 +117,10 @@ class ZephyrPlatform(Platform):
     name = "zephyr"
 
     def render(self, model: CompiledModel, board: Board, out_dir: Path, options: ProjectOptions) -> Path:
+        if not board.in_zephyr:
+            zephyr_qemu = ", ".join(b.name for b in all_boards() if b.is_qemu and b.in_zephyr)
+            raise MtkError(f"{board.name} is not a Zephyr board: mtk runs it bare metal in QEMU",
+                           hint=f"Zephyr's QEMU boards mtk knows: {zephyr_qemu}")
         check_runs_on(model, board)
         check_fits(model, board, options.stack_bytes)   # a folder from `mtk compile` was compiled without this board
         board_file = board_file_name(board)
@@ -124,7 +128,7 @@ class ZephyrPlatform(Platform):
             **mlperf_context(board, options),
             "board": board, "model_title": safe_label(model.name), "model_sources": model_sources(model),
             "opt_level": options.opt_level, "stack_bytes": options.stack_bytes, "profile": options.profile,
-            "tick": icount_tick(board.qemu.timer_hz, options.icount_shift) if board.qemu else None,
+            "tick": icount_tick(board.qemu.zephyr_cycle_hz, options.icount_shift) if board.qemu else None,
             "semihosting": board.is_qemu and options.semihosting, "icount_shift": options.icount_shift,
             "arena_regions": [r for r in board.ram_regions
                               if not r.system and r.name in {u.name for u in model.memory.regions}],
