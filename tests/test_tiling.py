@@ -210,7 +210,8 @@ def test_max_ram_tiles_only_when_needed_and_refuses_with_figures(tmp_path):
     meta = json.loads((tiled.path / "metadata.json").read_text())["memory"]["tiling"]
     assert meta["untiled_arena_bytes"] == plain.arena_bytes and meta["arena_bytes"] == tiled.arena_bytes
     assert tiled.arena_bytes < plain.arena_bytes and meta["stages"][0]["ops"][0] == 0
-    assert any(op.impl.startswith("tiled:") for op in tiled.ops)
+    assert any(op.tiled for op in tiled.ops)
+    assert any(op["impl"].startswith("tiled:") for op in json.loads((tiled.path / "metadata.json").read_text())["ops"])
     assert meta["untiled_live_bytes"] == list(plain.memory.live_bytes)   # the memory plot's "untiled" curve
     assert max(tiled.memory.live_bytes) < max(meta["untiled_live_bytes"])
     plotted = subprocess.run([sys.executable, "-m", "mtk", "compile", str(path), "-o", str(tmp_path / "cli"),

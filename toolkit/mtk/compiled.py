@@ -20,6 +20,7 @@ from .errors import ModelError
 
 TENSOR_ALIGN = 16   # MTK_TENSOR_ALIGN in firmware/mtk_model.h
 METADATA = "metadata.json"
+TILED_IMPL = "tiled:"   # metadata.json's impl of an op in a tiled stage: "tiled:<its kernels' impl>"
 
 
 @dataclass(frozen=True)
@@ -69,18 +70,22 @@ class CompiledOp:
     impl: str                        # "tvm", "c", "tvm+c:<micro-kernels>", or "alias" (shares its input's memory)
     layer_key: str | None = None     # tunable layers (tuning.py): its key and the variant it took
     variant: dict[str, str | int] | None = None
+    tiled: bool = False              # it runs in a tiled stage, whose first op's kernel makes the calls
 
     def to_json(self) -> dict[str, Any]:
         out = {"index": self.index, "type": self.type, "input_shapes": self.input_shapes,
-               "output_shape": self.output_shape, "macs": self.macs, "kernel": self.kernel, "impl": self.impl}
+               "output_shape": self.output_shape, "macs": self.macs, "kernel": self.kernel,
+               "impl": TILED_IMPL + self.impl if self.tiled else self.impl}
         if self.layer_key is not None:
             out.update(layer_key=self.layer_key, schedule=self.variant)   # metadata.json's name for it
         return out
 
     @classmethod
     def from_json(cls, e: dict[str, Any]) -> CompiledOp:
+        impl = str(e["impl"])
         return cls(int(e["index"]), str(e["type"]), e["input_shapes"], e["output_shape"], int(e["macs"]),
-                   e["kernel"], str(e["impl"]), e.get("layer_key"), e.get("schedule"))
+                   e["kernel"], impl.removeprefix(TILED_IMPL), e.get("layer_key"), e.get("schedule"),
+                   impl.startswith(TILED_IMPL))
 
 
 @dataclass(frozen=True)

@@ -232,5 +232,5 @@ def _compiled_op(data: OpData, low: Lowered, program: aot.AotProgram, layer: Lay
         output_shape=list(data.output.shape),
         macs=op_def(op.type).macs(data),
         kernel=symbols[0] if len(symbols) == 1 else (symbols or None),
-        impl=f"tiled:{impl}" if tiled else impl,
-        layer_key=layer.key if layer else None, variant=asdict(low.variant) if layer else None)
+        impl=impl, layer_key=layer.key if layer else None, variant=asdict(low.variant) if layer else None,
+        tiled=tiled)
