@@ -63,7 +63,7 @@ def compare(name: str, model: Path, board: str, fraction: float, of_bound: bool,
     return {"model": name, "board": board, "untiled_arena_bytes": untiled.arena_bytes,
             "untiled_lower_bound_bytes": untiled.memory.lower_bound_bytes, "max_ram": max_ram,
             "tiled_arena_bytes": tiled.arena_bytes, "instructions": insns,
-            "instructions_ratio": insns["tiled"] / insns["untiled"], "tiling": tiled.memory.tiling,
+            "instructions_ratio": insns["tiled"] / insns["untiled"], "tiling": tiled.memory.tiling and tiled.memory.tiling.to_json(),
             "mismatches": {key: mismatches(model, row, board, ram, work / key)
                            for (key, row), ram in zip(rows.items(), (None, max_ram))}}
 

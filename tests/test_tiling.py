@@ -154,9 +154,8 @@ def test_tiled_random_chains_are_bit_exact(halo, seed, tmp_path, monkeypatch):
     model = modelgen.tiling_chain(modelgen.Draw(np.random.default_rng(seed)))
     untiled, tiled = tiled_compile(model, tmp_path, HALO_MODES[halo], monkeypatch)
     assert tiled.arena_bytes < untiled.arena_bytes
-    stages = tiled.memory.tiling["stages"]
-    assert stages and all(("band_cols" in s, s["halo"]) == (halo == "patches", "cached" if halo == "cached"
-                                                                else "recomputed") for s in stages)
+    stages = tiled.memory.tiling.stages
+    assert stages and all((bool(s.band_cols), s.cached) == (halo == "patches", halo == "cached") for s in stages)
     assert_host_bit_exact(model, tiled.path)
 
 
@@ -171,7 +170,7 @@ def test_tiled_resnet_block_is_bit_exact_below_its_bound(tmp_path):
     untiled = compile_model(path, tmp_path / "untiled", force=True)
     tiled = compile_model(path, tmp_path / "tiled", force=True, max_ram=int(0.8 * untiled.arena_bytes))
     assert tiled.arena_bytes <= 0.8 * untiled.arena_bytes
-    assert "ADD" in tiled.memory.tiling["stages"][0]["types"]
+    assert "ADD" in tiled.memory.tiling.stages[0].types
     assert_host_bit_exact(path.read_bytes(), tiled.path)
 
 
@@ -211,7 +210,8 @@ def test_max_ram_tiles_only_when_needed_and_refuses_with_figures(tmp_path):
     meta = json.loads((tiled.path / "metadata.json").read_text())["memory"]["tiling"]
     assert meta["untiled_arena_bytes"] == plain.arena_bytes and meta["arena_bytes"] == tiled.arena_bytes
     assert tiled.arena_bytes < plain.arena_bytes and meta["stages"][0]["ops"][0] == 0
-    assert any(op.impl.startswith("tiled:") for op in tiled.ops)
+    assert any(op.tiled for op in tiled.ops)
+    assert any(op["impl"].startswith("tiled:") for op in json.loads((tiled.path / "metadata.json").read_text())["ops"])
     assert meta["untiled_live_bytes"] == list(plain.memory.live_bytes)   # the memory plot's "untiled" curve
     assert max(tiled.memory.live_bytes) < max(meta["untiled_live_bytes"])
     plotted = subprocess.run([sys.executable, "-m", "mtk", "compile", str(path), "-o", str(tmp_path / "cli"),
@@ -283,7 +283,7 @@ def test_a_board_too_small_for_the_untiled_plan_gets_it_tiled(tmp_path):
     board = get_board("qemu_cortex_m3")
     assert untiled.arena_bytes + untiled.input_bytes + untiled.output_bytes + 8192 > board.ram_bytes
     tiled = compile_model(path, tmp_path / "tiled", force=True, board=board.name)
-    assert tiled.memory.tiling["arena_bytes"] == tiled.arena_bytes <= tiled.memory.arena_limit_bytes
+    assert tiled.memory.tiling.arena_bytes == tiled.arena_bytes <= tiled.memory.arena_limit_bytes
     assert_host_bit_exact(model, tiled.path)
 
 
@@ -341,7 +341,7 @@ def test_patches_where_bands_cannot_reach_the_budget(tmp_path):
     path = tmp_path / "model.tflite"
     path.write_bytes(model)
     banded = compile_model(path, tmp_path / "banded", force=True, max_ram=3_600)
-    assert all("band_cols" not in s for s in banded.memory.tiling["stages"])
+    assert all(not s.band_cols for s in banded.memory.tiling.stages)
     tiled = compile_model(path, tmp_path / "tiled", force=True, max_ram=3_000)
-    assert tiled.arena_bytes <= 3_000 and any("band_cols" in s for s in tiled.memory.tiling["stages"])
+    assert tiled.arena_bytes <= 3_000 and any(s.band_cols for s in tiled.memory.tiling.stages)
     assert_host_bit_exact(model, tiled.path)

@@ -21,6 +21,7 @@ from .names import identifier_read_back, is_plain_relative_path
 
 TENSOR_ALIGN = 16   # MTK_TENSOR_ALIGN in firmware/mtk_model.h
 METADATA = "metadata.json"
+TILED_IMPL = "tiled:"   # metadata.json's impl of an op in a tiled stage: "tiled:<its kernels' impl>"
 
 
 @dataclass(frozen=True)
@@ -70,18 +71,22 @@ class CompiledOp:
     impl: str                        # "tvm", "c", "tvm+c:<micro-kernels>", or "alias" (shares its input's memory)
     layer_key: str | None = None     # tunable layers (tuning.py): its key and the variant it took
     variant: dict[str, str | int] | None = None
+    tiled: bool = False              # it runs in a tiled stage, whose first op's kernel makes the calls
 
     def to_json(self) -> dict[str, Any]:
         out = {"index": self.index, "type": self.type, "input_shapes": self.input_shapes,
-               "output_shape": self.output_shape, "macs": self.macs, "kernel": self.kernel, "impl": self.impl}
+               "output_shape": self.output_shape, "macs": self.macs, "kernel": self.kernel,
+               "impl": TILED_IMPL + self.impl if self.tiled else self.impl}
         if self.layer_key is not None:
             out.update(layer_key=self.layer_key, schedule=self.variant)   # metadata.json's name for it
         return out
 
     @classmethod
     def from_json(cls, e: dict[str, Any]) -> CompiledOp:
+        impl = str(e["impl"])
         return cls(int(e["index"]), str(e["type"]), e["input_shapes"], e["output_shape"], int(e["macs"]),
-                   e["kernel"], str(e["impl"]), e.get("layer_key"), e.get("schedule"))
+                   e["kernel"], impl.removeprefix(TILED_IMPL), e.get("layer_key"), e.get("schedule"),
+                   impl.startswith(TILED_IMPL))
 
 
 @dataclass(frozen=True)
@@ -142,6 +147,66 @@ class StateTensor:
 
 
 @dataclass(frozen=True)
+class TiledStage:
+    """A chain of layers the compiler tiled (codegen/tiling.py's Stage, as metadata.json gives it)."""
+
+    ops: tuple[int, ...]
+    types: tuple[str, ...]
+    band_rows: int                 # rows a call computes (cached halos), or of a band of the last layer's output
+    cached: bool                   # halo rows cached, else recomputed
+    calls: int
+    scratch_bytes: int
+    moved_bytes: int
+    extra_macs: int
+    extra_instructions: int        # estimated (the core's Costs)
+    band_cols: int = 0             # columns of a 2-D patch; 0: whole rows
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ops": list(self.ops), "types": list(self.types),
+                "rows_per_call" if self.cached else "band_rows": self.band_rows,
+                **({"band_cols": self.band_cols} if self.band_cols else {}), "calls": self.calls,
+                "halo": "cached" if self.cached else "recomputed", "scratch_bytes": self.scratch_bytes,
+                "moved_bytes": self.moved_bytes, "extra_macs": self.extra_macs,
+                "extra_instructions_estimate": self.extra_instructions}
+
+    @classmethod
+    def from_json(cls, e: dict[str, Any]) -> TiledStage:
+        cached = e["halo"] == "cached"
+        return cls(tuple(int(i) for i in e["ops"]), tuple(str(t) for t in e["types"]),
+                   int(e["rows_per_call" if cached else "band_rows"]), cached, int(e["calls"]),
+                   int(e["scratch_bytes"]), int(e["moved_bytes"]), int(e["extra_macs"]),
+                   int(e["extra_instructions_estimate"]), int(e.get("band_cols", 0)))
+
+
+@dataclass(frozen=True)
+class Tiling:
+    """What tiling chose (codegen/tiling.py): its stages, the arena before and after, what it costs."""
+
+    stages: tuple[TiledStage, ...]
+    untiled_arena_bytes: int
+    arena_bytes: int
+    extra_macs: int
+    extra_macs_percent: float          # of the untiled model's MACs
+    extra_instructions: int            # estimated (the core's Costs)
+    extra_instructions_percent: float  # of the untiled model's instructions, estimated as its MACs' cost
+    untiled_live_bytes: tuple[int, ...] = ()   # the untiled plan's live bytes at each op step
+
+    def to_json(self) -> dict[str, Any]:
+        return {"untiled_arena_bytes": self.untiled_arena_bytes, "arena_bytes": self.arena_bytes,
+                "extra_macs": self.extra_macs, "extra_macs_percent": self.extra_macs_percent,
+                "extra_instructions_estimate": self.extra_instructions,
+                "extra_instructions_percent": self.extra_instructions_percent,
+                "stages": [s.to_json() for s in self.stages], "untiled_live_bytes": list(self.untiled_live_bytes)}
+
+    @classmethod
+    def from_json(cls, e: dict[str, Any]) -> Tiling:
+        return cls(tuple(TiledStage.from_json(s) for s in e["stages"]), int(e["untiled_arena_bytes"]),
+                   int(e["arena_bytes"]), int(e["extra_macs"]), float(e["extra_macs_percent"]),
+                   int(e["extra_instructions_estimate"]), float(e["extra_instructions_percent"]),
+                   tuple(int(v) for v in e.get("untiled_live_bytes", ())))
+
+
+@dataclass(frozen=True)
 class MemoryUse:
     """RAM and flash the model takes (the firmware around it not counted)."""
 
@@ -156,7 +221,7 @@ class MemoryUse:
     live_bytes: tuple[int, ...] = ()        # arena bytes live at each op step (the ops' order)
     arena_limit_bytes: int | None = None    # the board's room for the arena (RAM − I/O, state, stack)
     regions: tuple[RegionUse, ...] = ()     # by RAM region, for a board with several (codegen/regions.py)
-    tiling: dict[str, Any] | None = None    # the tiled stages, arena before/after, extra MACs (codegen/tiling.py)
+    tiling: Tiling | None = None            # the tiled stages, arena before/after, extra MACs (codegen/tiling.py)
 
     def to_json(self) -> dict[str, Any]:
         out = {"workspace": self.workspace, "arena_bytes": self.arena_bytes,
@@ -164,7 +229,8 @@ class MemoryUse:
                "constant_bytes": self.constant_bytes, "code_bytes": self.code_bytes,
                "plan": [b.to_json() for b in self.plan]}
         optional = {"state_bytes": self.state_bytes, "live_bytes": list(self.live_bytes),
-                    "arena_limit_bytes": self.arena_limit_bytes, "regions": [r.to_json() for r in self.regions], "tiling": self.tiling}
+                    "arena_limit_bytes": self.arena_limit_bytes, "regions": [r.to_json() for r in self.regions],
+                    "tiling": self.tiling.to_json() if self.tiling else None}
         return {**out, **{k: v for k, v in optional.items() if v}}
 
     @classmethod
@@ -174,7 +240,8 @@ class MemoryUse:
                    int(e["constant_bytes"]), None if e["code_bytes"] is None else int(e["code_bytes"]),
                    tuple(PlacedBuffer(**b) for b in e["plan"]), int(e.get("state_bytes", 0)),
                    tuple(int(v) for v in e.get("live_bytes", ())), None if limit is None else int(limit),
-                   tuple(RegionUse.from_json(r) for r in e.get("regions", ())), e.get("tiling"))
+                   tuple(RegionUse.from_json(r) for r in e.get("regions", ())),
+                   Tiling.from_json(e["tiling"]) if e.get("tiling") else None)
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,6 @@ from .graph import Graph
 from .names import module as module_identifier
 from .ops import op_def, prepare_ops
 from .ops.base import Lowered, OpData
-from .ops.gemm import GemmVariant
 from .ops.common import at_op
 from .reader import read_model
 from .target import DEFAULT_CPU, Cpu, get_cpu
@@ -97,13 +96,13 @@ def chunk_scratch(graph: Graph, prepared: list[OpData], steps: list[Step], alias
                   storage: Storage) -> tuple[list[Step], Storage]:
     """No variant raises the peak for free: a GEMM whose whole-row scratch makes its step's live bytes
     exceed the arena the model needs with every such GEMM chunked takes its chunked variant (a scratch
-    of a chunk of the row and partial sums: GemmOpDef.chunked); the others keep theirs. RAM is weighed
+    of a chunk of the row and partial sums: OpDef.chunked); the others keep theirs. RAM is weighed
     against instructions (a chunk's partial sums cost a few % of the layer's): chunking is taken only
     when it saves at least CHUNK_MIN_SAVING of the arena (the 4000 -> 4 FC 94 %, AD 18 %; IC's 3x3
     convolutions would save 0.5 % for +3 % instructions on the M4, +9 % on the M55, and keep their
     whole-window scratch). Returns the steps and their storage."""
     chunkable = {i: op_def(data.op.type).chunked(data, low.variant) for i, (data, (_, low)) in
-                 enumerate(zip(prepared, steps)) if isinstance(low.variant, GemmVariant)}
+                 enumerate(zip(prepared, steps))}
     chunkable = {i: variant for i, variant in chunkable.items() if variant is not None}
     if not chunkable:
         return steps, storage
@@ -204,7 +203,7 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
             arena_limit_bytes=arena_room(board_info, io_bytes, state_bytes) if board_info else None,
             regions=tuple(RegionUse(p.region, p.nbytes, p.capacity, tuple(live_bytes(plan.buffers, len(steps), p.region)))
                           for p in pools),
-            tiling={**tiling.to_json(), "untiled_live_bytes": untiled_live} if tiling else None),
+            tiling=replace(tiling, untiled_live_bytes=tuple(untiled_live)) if tiling else None),
         files=tuple(sorted(files)),
         state=tuple(StateTensor(s.tensor, s.symbol, graph.tensors[t].shape, s.dtype, s.nbytes, s.reset_value)
                     for t, s in program.states.items()))
@@ -232,5 +231,5 @@ def _compiled_op(data: OpData, low: Lowered, program: aot.AotProgram, layer: Lay
         output_shape=list(data.output.shape),
         macs=op_def(op.type).macs(data),
         kernel=symbols[0] if len(symbols) == 1 else (symbols or None),
-        impl=f"tiled:{impl}" if tiled else impl,
-        layer_key=layer.key if layer else None, variant=asdict(low.variant) if layer else None)
+        impl=impl, layer_key=layer.key if layer else None, variant=asdict(low.variant) if layer else None,
+        tiled=tiled)

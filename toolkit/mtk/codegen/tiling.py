@@ -33,14 +33,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
+from ..compiled import TiledStage, Tiling
 from ..graph import Graph, Op
 from ..ops import op_def
-from ..ops.activation import Unary
-from ..ops.base import Kernel, Lowered, OpData, Scratch, View
-from ..ops.conv import DepthwiseParams
-from ..ops.elementwise import BinaryParams
-from ..ops.gemm import GemmParams
-from ..ops.pooling import PoolParams
+from ..ops.base import Axis, Band, Kernel, Lowered, OpData, Rows, Scratch, View
 from ..target import Costs
 from .memory_plan import align
 from .storage import AliasSets, Step, Storage, plan_storage
@@ -51,87 +47,45 @@ MAX_STAGES = 4
 HALOS = (True, False)    # cached, recomputed: the ways the search tries
 
 
-@dataclass(frozen=True)
-class Rows:
-    """How a layer's output rows read its input rows (or columns its columns: `axis_map`): output row o
-    reads input rows o·stride − pad .. o·stride − pad + extent − 1 (those inside the input)."""
-
-    in_h: int
-    out_h: int
-    extent: int     # (kernel height − 1) · dilation + 1
-    stride: int
-    pad: int        # leading padding rows
-
-    def needs(self, lo: int, hi: int) -> tuple[int, int]:
-        """The input rows [a, b) that output rows [lo, hi) read."""
-        return max(0, lo * self.stride - self.pad), min(self.in_h, (hi - 1) * self.stride - self.pad + self.extent)
-
-
 def activations(data: OpData) -> list[int]:
     """The op's inputs that are not constants (tensor indices)."""
     return [i for i, t in zip(data.op.inputs, data.inputs) if t is not None and not t.is_constant]
 
 
-# the geometry fields of an axis: NHWC axis, ConvGeometry's (in, out, kernel, dilation, stride, pad), PoolParams'
-AXES = {"rows": (1, ("in_h", "out_h", "k_h", "dil_h", "stride_h", "pad_top"), "rows"),
-        "cols": (2, ("in_w", "out_w", "k_w", "dil_w", "stride_w", "pad_left"), "cols")}
-
-
-def axis_map(data: OpData, axis: str) -> Rows | None:
-    """How the layer's output rows (axis "rows") or columns ("cols") read its input's, if it can be tiled
-    along it (NHWC batch-1 activations, one of them windowed, or, rows only, all of them of the output's
-    shape for ADD/SUB/MUL), else None."""
-    x, y, p = data.inputs[0], data.output, data.params
-    dim, (n_in, n_out, n_k, n_dil, n_stride, n_pad), window = AXES[axis]
+def axis_map(data: OpData, axis: Axis) -> Rows | None:
+    """How the layer's output rows (or columns) read its input's, if it can be tiled along `axis`: NHWC batch-1
+    activations, one of them (its first input) read through a window, or all of them at the output's rows
+    (Rows.elementwise); the op family tells (OpDef.axis_map)."""
+    x, y = data.inputs[0], data.output
     acts = [t for t in data.inputs if t is not None and not t.is_constant]
     if not acts or any(len(t.shape) != 4 or t.shape[0] != 1 for t in (*acts, y)):
         return None
-    if isinstance(p, BinaryParams):   # columns: the other operand's would need gathering too
-        same = all(tuple(t.shape) == tuple(y.shape) and t.dtype == y.dtype for t in acts)
-        return Rows(y.shape[dim], y.shape[dim], 1, 1, 0) if same and axis == "rows" else None
-    if len(acts) != 1 or x is None or x.is_constant:
+    rows = op_def(data.op.type).axis_map(data, axis)
+    if rows is None or not rows.elementwise and (len(acts) != 1 or x is None or x.is_constant):
         return None
-    g = p.patches if isinstance(p, GemmParams) and p.name in ("conv2d", "depthwise_conv2d") else \
-        p.geometry if isinstance(p, DepthwiseParams) else None
-    if g is not None:
-        return Rows(getattr(g, n_in), getattr(g, n_out), (getattr(g, n_k) - 1) * getattr(g, n_dil) + 1,
-                    getattr(g, n_stride), getattr(g, n_pad))
-    if isinstance(p, PoolParams):
-        w = getattr(p, window)
-        return Rows(w.size, y.shape[dim], w.filter, w.stride, w.pad)
-    if isinstance(p, GemmParams) and p.name in ("conv2d", "depthwise_conv2d") or \
-            isinstance(op_def(data.op.type), Unary) and x.shape == y.shape:
-        return Rows(x.shape[dim], y.shape[dim], 1, 1, 0)   # pointwise: a 1×1 convolution or an activation
-    return None
+    return rows
 
 
 def row_map(data: OpData) -> Rows | None:
-    return axis_map(data, "rows")
+    return axis_map(data, Axis.ROWS)
 
 
 def col_map(data: OpData) -> Rows | None:
-    return axis_map(data, "cols")
+    return axis_map(data, Axis.COLS)
 
 
 def band_data(data: OpData, rows: tuple[int, int, int], cols: tuple[int, int, int] | None = None) -> OpData:
     """The layer as it computes a patch: `rows` (and, if given, `cols`) are (input extent, output extent,
     leading padding) of the patch; without `cols`, whole rows."""
-    y, p = data.output, data.params
-    shape = {"in": list(data.inputs[0].shape), "out": list(y.shape)}
-    for axis, extents in (("rows", rows), ("cols", cols)):
+    shape_in, shape_out = list(data.inputs[0].shape), list(data.output.shape)
+    for axis, extents in ((Axis.ROWS, rows), (Axis.COLS, cols)):
         if extents is None:
             continue
-        dim, (n_in, n_out, _, _, _, n_pad), window = AXES[axis]
-        size_in, size_out, pad = extents
-        shape["in"][dim], shape["out"][dim] = size_in, size_out
-        if isinstance(p, GemmParams) and p.patches is not None:
-            p = replace(p, patches=replace(p.patches, **{n_in: size_in, n_out: size_out, n_pad: pad}))
-        elif isinstance(p, DepthwiseParams):
-            p = replace(p, geometry=replace(p.geometry, **{n_in: size_in, n_out: size_out, n_pad: pad}))
-        elif isinstance(p, PoolParams):
-            p = replace(p, **{window: replace(getattr(p, window), size=size_in, out=size_out, pad=pad)})
-    inputs = tuple(t if t is None or t.is_constant else replace(t, shape=tuple(shape["in"])) for t in data.inputs)
-    return replace(data, inputs=inputs, output=replace(y, shape=tuple(shape["out"])), params=p)
+        band = Band(axis, *extents)
+        shape_in[axis.value], shape_out[axis.value] = band.size_in, band.size_out
+        data = replace(data, params=op_def(data.op.type).band_params(data, band))
+    inputs = tuple(t if t is None or t.is_constant else replace(t, shape=tuple(shape_in)) for t in data.inputs)
+    return replace(data, inputs=inputs, output=replace(data.output, shape=tuple(shape_out)))
 
 
 # ---- the schedules ----------------------------------------------------------------------------
@@ -333,14 +287,11 @@ class Stage:
         return round(self.extra_macs(macs) * costs.per_mac + (self.calls - len(self.layers)) * costs.per_call
                      + self.moved_bytes * costs.per_moved_byte)
 
-    def describe(self, macs: Callable[[OpData], int], costs: Costs) -> dict[str, Any]:
+    def describe(self, macs: Callable[[OpData], int], costs: Costs) -> TiledStage:
         """The stage as metadata.json and the summary give it."""
-        return {"ops": [d.op.index for d in self.layers], "types": [d.op.type for d in self.layers],
-                "rows_per_call" if self.cached else "band_rows": self.band_rows,
-                **({"band_cols": self.band_cols} if self.band_cols else {}), "calls": self.calls,
-                "halo": "cached" if self.cached else "recomputed", "scratch_bytes": self.scratch_bytes,
-                "moved_bytes": self.moved_bytes, "extra_macs": self.extra_macs(macs),
-                "extra_instructions_estimate": self.extra_instructions(macs, costs)}
+        return TiledStage(tuple(d.op.index for d in self.layers), tuple(d.op.type for d in self.layers),
+                          self.band_rows, self.cached, self.calls, self.scratch_bytes, self.moved_bytes,
+                          self.extra_macs(macs), self.extra_instructions(macs, costs), self.band_cols)
 
 
 def chains(graph: Graph, prepared: list[OpData], steps: list[Step]) -> list[list[int]]:
@@ -353,8 +304,8 @@ def chains(graph: Graph, prepared: list[OpData], steps: list[Step]) -> list[list
         while chain and len(chain) < MAX_LAYERS and chain[-1] + 1 < len(steps) and tileable[chain[-1] + 1]:
             t = prepared[chain[-1]].op.outputs[0]
             nxt = prepared[chain[-1] + 1].op
-            windowed = not isinstance(prepared[chain[-1] + 1].params, BinaryParams)
-            if (nxt.inputs[0] != t if windowed else t not in nxt.inputs) or len(consumers.get(t, [])) != 1 \
+            elementwise = row_map(prepared[chain[-1] + 1]).elementwise
+            if (t not in nxt.inputs if elementwise else nxt.inputs[0] != t) or len(consumers.get(t, [])) != 1 \
                     or t in graph.outputs:
                 break
             chain.append(chain[-1] + 1)
@@ -507,26 +458,6 @@ def bind(low: Lowered, op: Op, views: dict[int, View], scratch: Scratch, work_at
 
 # ---- the search --------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Tiling:
-    """What `tile` chose, for the summary and metadata.json."""
-
-    stages: tuple[dict[str, Any], ...]   # Stage.describe of each
-    untiled_arena_bytes: int
-    arena_bytes: int
-    extra_macs: int
-    macs: int                            # the untiled model's
-    extra_instructions: int = 0          # estimated (the core's Costs)
-    instructions: int = 0                # the untiled model's, estimated as its MACs' cost
-
-    def to_json(self) -> dict[str, Any]:
-        return {"untiled_arena_bytes": self.untiled_arena_bytes, "arena_bytes": self.arena_bytes,
-                "extra_macs": self.extra_macs, "extra_macs_percent": round(100 * self.extra_macs / max(self.macs, 1), 2),
-                "extra_instructions_estimate": self.extra_instructions,
-                "extra_instructions_percent": round(100 * self.extra_instructions / max(self.instructions, 1), 2),
-                "stages": list(self.stages)}
-
-
 def band_row_choices(height: int) -> list[int]:
     """Band heights worth trying for an output of `height` rows: 1, 2, 3, 4, 6, 8, 12, ... below it."""
     sizes = sorted({n * m for n in (1, 3) for m in (1, 2, 4, 8, 16, 32, 64)})
@@ -643,13 +574,13 @@ def tile(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: Alias
         patched, patched_plan = staged(two_d=True)
         if patched_plan.plan.arena_bytes < planned.plan.arena_bytes:
             stages = patched
-    if not stages:
-        return steps, storage, Tiling((), storage.plan.arena_bytes, storage.plan.arena_bytes, 0, total, 0, instructions)
     tiled = steps
     for stage in stages:
         variants = [steps[stage.first + j][1].variant for j in range(len(stage.layers))]
         tiled = staged_steps(tiled, stage, stage_kernels(stage, variants, lower))
-    final = plan_storage(graph, tiled, aliases)
+    final = plan_storage(graph, tiled, aliases) if stages else storage
+    extra_macs = sum(s.extra_macs(macs) for s in stages)
+    extra_instructions = sum(s.extra_instructions(macs, costs) for s in stages)
     return tiled, final, Tiling(tuple(s.describe(macs, costs) for s in stages), storage.plan.arena_bytes,
-                                final.plan.arena_bytes, sum(s.extra_macs(macs) for s in stages), total,
-                                sum(s.extra_instructions(macs, costs) for s in stages), instructions)
+                                final.plan.arena_bytes, extra_macs, round(100 * extra_macs / max(total, 1), 2),
+                                extra_instructions, round(100 * extra_instructions / max(instructions, 1), 2))

@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 from .. import ui
-from ..compiled import CompiledModel
+from ..compiled import CompiledModel, Tiling
 from ..cliparser import board_name
 from ..fsutil import check_output_file
 from ..mlf import write_mlf
@@ -79,7 +79,7 @@ def summary(compiled: CompiledModel) -> dict:
         "arena_regions": [{"name": r.name, "arena_bytes": r.arena_bytes, "limit_bytes": r.limit_bytes}
                           for r in mem.regions],
         "constant_bytes": mem.constant_bytes, "code_bytes": mem.code_bytes, "files": list(compiled.files),
-        "tiling": mem.tiling,
+        "tiling": mem.tiling.to_json() if mem.tiling else None,
     }
 
 
@@ -98,18 +98,18 @@ def arena_line(info: dict) -> str:
     return f"arena      {info['arena_bytes']:,} B (lower bound {info['arena_lower_bound_bytes']:,} B{limit}){regions}"
 
 
-def tiling_lines(tiling: dict) -> str:
+def tiling_lines(tiling: Tiling) -> str:
     """What tiling did: arena before and after, extra MACs and instructions, each stage's choice."""
-    lines = [f"tiling     arena {tiling['untiled_arena_bytes']:,} B untiled -> {tiling['arena_bytes']:,} B, "
-             f"{tiling['extra_macs']:+,} MACs ({tiling['extra_macs_percent']:+.1f} %), "
-             f"about {tiling['extra_instructions_percent']:+.1f} % instructions"]
-    for s in tiling["stages"]:
-        rows = s["rows_per_call"] if s["halo"] == "cached" else s["band_rows"]
-        rows = f"{rows} row{'s' * (rows > 1)} a call" if s["halo"] == "cached" else f"bands of {rows} rows"
-        lines.append(f"           ops {s['ops'][0]}..{s['ops'][-1]} ({len(s['ops'])} layers): {rows}, halo {s['halo']}, "
-                     f"{s['calls']} calls, {s['moved_bytes']:,} B moved, scratch {s['scratch_bytes']:,} B, "
-                     f"{s['extra_macs']:+,} MACs")
-    if not tiling["stages"]:
+    lines = [f"tiling     arena {tiling.untiled_arena_bytes:,} B untiled -> {tiling.arena_bytes:,} B, "
+             f"{tiling.extra_macs:+,} MACs ({tiling.extra_macs_percent:+.1f} %), "
+             f"about {tiling.extra_instructions_percent:+.1f} % instructions"]
+    for s in tiling.stages:
+        rows = f"{s.band_rows} row{'s' * (s.band_rows > 1)} a call" if s.cached else f"bands of {s.band_rows} rows"
+        halo = "cached" if s.cached else "recomputed"
+        lines.append(f"           ops {s.ops[0]}..{s.ops[-1]} ({len(s.ops)} layers): {rows}, halo {halo}, "
+                     f"{s.calls} calls, {s.moved_bytes:,} B moved, scratch {s.scratch_bytes:,} B, "
+                     f"{s.extra_macs:+,} MACs")
+    if not tiling.stages:
         lines.append("           no tiling lowers the arena")
     return "\n".join(lines)
 
@@ -138,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
     if args.plot_memory is not None:
         from ..plots import write_memory_png   # matplotlib: only when asked
         tiling = compiled.memory.tiling
-        write_memory_png(compiled, args.plot_memory, {"untiled": tiling["untiled_live_bytes"]} if tiling else None)
+        write_memory_png(compiled, args.plot_memory, {"untiled": list(tiling.untiled_live_bytes)} if tiling else None)
         info["memory_plot"] = str(args.plot_memory.resolve())
     if args.json:
         json.dump(info, sys.stdout, indent=1)
@@ -157,8 +157,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"target     {info['cpu']}, module '{info['module']}'")
     print(f"ops        {info['ops']}, {info['macs']:,} MACs")
     print(arena_line(info))
-    if info["tiling"]:
-        print(tiling_lines(info["tiling"]))
+    if compiled.memory.tiling:
+        print(tiling_lines(compiled.memory.tiling))
     print(f"constants  {info['constant_bytes']:,} B (flash)")
     print(f"code       {code}")
     print("files      " + ", ".join(info["files"]))

@@ -29,7 +29,7 @@ from ..errors import ModelError
 from ..graph import Graph, Op, Tensor
 from ..target import Cpu
 from . import activation_int16
-from .base import Const, Kernel, Lowered, OpData, OpDef, io
+from .base import Axis, Const, Kernel, Lowered, OpData, OpDef, Rows, io
 from .common import op_error, require_per_tensor
 from .fixedpoint import quantize_multiplier, tflite_round
 from .gemmlowp import INT32_MAX, NumpyArith, logistic, multiply_by_quantized_multiplier_np, tanh
@@ -175,6 +175,9 @@ class Unary(OpDef):
         if data.output.dtype == "int16":
             return data.params.lower(data)
         return lookup_kernel(data)
+
+    def axis_map(self, data: OpData, axis: Axis) -> Rows | None:
+        return Rows.pointwise(data, axis) if data.inputs[0].shape == data.output.shape else None
 
 
 class Logistic(Unary):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Callable, ClassVar, Iterable, Union
 
 import numpy as np
@@ -96,6 +97,46 @@ class OpData:
         return cls(op, tuple(graph.input_tensors(op)), graph.tensors[op.outputs[0]], cpu, params)
 
 
+class Axis(Enum):
+    """An axis of an NHWC image along which a tiled layer computes part of its output (value: the dimension)."""
+
+    ROWS = 1
+    COLS = 2
+
+
+@dataclass(frozen=True)
+class Rows:
+    """How a layer's output rows read its input rows (or columns its columns): output row o reads input
+    rows o·stride − pad .. o·stride − pad + extent − 1 (those inside the input)."""
+
+    in_h: int
+    out_h: int
+    extent: int     # (kernel height − 1) · dilation + 1
+    stride: int
+    pad: int        # leading padding rows
+    elementwise: bool = False   # every activation read at the output's rows (ADD): any of them may be the chain's
+
+    def needs(self, lo: int, hi: int) -> tuple[int, int]:
+        """The input rows [a, b) that output rows [lo, hi) read."""
+        return max(0, lo * self.stride - self.pad), min(self.in_h, (hi - 1) * self.stride - self.pad + self.extent)
+
+    @classmethod
+    def pointwise(cls, data: OpData, axis: Axis) -> Rows:
+        """Output row o reads input row o (a 1×1 convolution, an activation)."""
+        return cls(data.inputs[0].shape[axis.value], data.output.shape[axis.value], 1, 1, 0)
+
+
+@dataclass(frozen=True)
+class Band:
+    """Part of a layer's output along an axis: `size_out` rows (columns) of it computed from `size_in` of
+    its input, the first `pad` of the window's leading padding rows among them."""
+
+    axis: Axis
+    size_in: int
+    size_out: int
+    pad: int
+
+
 class OpDef:
     """An op family: TFLite builtin `types` it computes, and TFLM's Prepare/Eval split.
 
@@ -103,6 +144,10 @@ class OpDef:
         opdef.macs(data)                       # multiply-accumulates per inference (metadata, bench)
         opdef.variants(data)                   # ways to compute it, the default first (tunable layers)
         opdef.lower(data, variant)             # the kernels; variant None: the default
+
+    and traits the code generator reads instead of the family's parameter types: `axis_map` and
+    `band_params` (tiling), `chunked` (a variant in less scratch; the scratch each kernel requests is
+    its `Scratch` arguments).
 
     `prepare` raises ModelError naming the op and the tensor (`common.op_error`) for whatever TFLM
     would reject or mtk does not support; the compiler collects every op's error before failing.
@@ -132,6 +177,22 @@ class OpDef:
 
     def lower(self, data: OpData, variant: Any = None) -> Lowered:
         raise NotImplementedError
+
+    # ---- traits the code generator reads ----
+
+    def axis_map(self, data: OpData, axis: Axis) -> Rows | None:
+        """How the op's output reads its input along `axis` if it can compute a band of it from a band of
+        its input (its activations NHWC, batch 1: codegen/tiling.py checks); None: it cannot be tiled."""
+        return None
+
+    def band_params(self, data: OpData, band: Band) -> Any:
+        """The op's params as it computes `band` (only asked of an op whose axis_map is not None)."""
+        return data.params
+
+    def chunked(self, data: OpData, variant: Any) -> Any:
+        """The variant computing as `variant` does in a smaller scratch (a chunk of a row at a time and
+        partial sums), if the family has one: the compiler takes it where the scratch raises the arena."""
+        return None
 
 
 def io(op: Op, graph: Graph) -> tuple[list[Tensor | None], Tensor]:

@@ -9,14 +9,14 @@ part −in_zp·Σw is folded into the bias at compile time.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
 from ..graph import Graph, Op, Tensor
 from ..target import Cpu
 from . import depthwise, depthwise_dsp, depthwise_mve
-from .base import Lowered, OpData, OpDef, constant_kernel, io
+from .base import Axis, Band, Lowered, OpData, OpDef, Rows, constant_kernel, io
 from .common import check_int8_weights, op_error, require_per_tensor
 from .fixedpoint import activation_range, convolution_multipliers
 from .gemm import GemmOpDef, GemmParams, GemmVariant, Patches, packed_weight_bytes, row_source
@@ -73,7 +73,22 @@ def first_layer_variants(data: OpData, variants: list[GemmVariant]) -> list[Gemm
     return [best] + [v for v in variants if v != best]
 
 
-class Conv2D(GemmOpDef):
+class ConvWindow:
+    """Mixed in ahead of a convolution family (GemmParams or DepthwiseParams): its window's traits."""
+
+    def axis_map(self, data: OpData, axis: Axis) -> Rows:
+        p = data.params
+        g = p.geometry if isinstance(p, DepthwiseParams) else p.patches
+        return Rows.pointwise(data, axis) if g is None else g.axis_map(axis)
+
+    def band_params(self, data: OpData, band: Band) -> GemmParams | DepthwiseParams:
+        p = data.params
+        if isinstance(p, DepthwiseParams):
+            return replace(p, geometry=p.geometry.band(band))
+        return p if p.patches is None else replace(p, patches=p.patches.band(band))
+
+
+class Conv2D(ConvWindow, GemmOpDef):
     types = ("CONV_2D",)
 
     def variants(self, data: OpData) -> list[GemmVariant]:
@@ -106,7 +121,7 @@ class DepthwiseParams:
     requant: Requant
 
 
-class DepthwiseConv2D(GemmOpDef):
+class DepthwiseConv2D(ConvWindow, GemmOpDef):
     """With one input channel a convolution (the GEMM, its variants tunable); otherwise depthwise.py."""
 
     types = ("DEPTHWISE_CONV_2D",)

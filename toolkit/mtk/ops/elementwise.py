@@ -25,7 +25,7 @@ from tvm.script import tirx as T
 from ..errors import ModelError
 from ..graph import Graph, Op, Tensor
 from ..target import Cpu
-from .base import Const, Kernel, Lowered, OpData, OpDef, constant_kernel, io
+from .base import Axis, Const, Kernel, Lowered, OpData, OpDef, Rows, constant_kernel, io
 from .common import op_error, require_per_tensor
 from .fixedpoint import activation_range, clamp, quantize_multiplier, quantize_multiplier_smaller_than_one_exp
 from .gemmlowp import multiply_by_quantized_multiplier_np
@@ -138,6 +138,14 @@ class BinaryElementwise(OpDef):
 
     def macs(self, data: OpData) -> int:
         return data.output.size if data.op.type == "MUL" else 0
+
+    def axis_map(self, data: OpData, axis: Axis) -> Rows | None:
+        """Rows only (the other operand's columns would need gathering too), every operand of the output's shape."""
+        y = data.output
+        same = all(tuple(t.shape) == tuple(y.shape) and t.dtype == y.dtype
+                   for t in data.inputs if t is not None and not t.is_constant)
+        return Rows(y.shape[axis.value], y.shape[axis.value], 1, 1, 0, elementwise=True) \
+            if same and axis is Axis.ROWS else None
 
     def lower(self, data: OpData, variant=None) -> Lowered:
         op, p = data.op, data.params

@@ -112,7 +112,9 @@ class GemmOpDef(OpDef):
         """`variant` packing a chunk of a row at a time (a scratch of a chunk and the partial sums, not
         of the row): CHUNK values of rows from the input itself, one kernel row of im2col taps (a
         multiple of the weight group) when that scratch is the smaller; else None."""
-        p: GemmParams = data.params
+        p = data.params
+        if not (isinstance(p, GemmParams) and isinstance(variant, GemmVariant)):
+            return None   # the family's other kernels (a 16x8 GEMM, depthwise with several input channels)
         depth = p.weights.shape[1]
         if variant.weights == "fused" and variant.block == "2x2":   # its partial sums: the unrequantized kernel's
             variant = GemmVariant(variant.block, "biased")

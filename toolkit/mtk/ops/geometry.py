@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..graph import Op, Tensor
+from .base import Axis, Band, Rows
+
+# per axis, the fields of its (input extent, output extent, kernel, dilation, stride, leading padding)
+_AXIS_FIELDS = {Axis.ROWS: ("in_h", "out_h", "k_h", "dil_h", "stride_h", "pad_top"),
+                Axis.COLS: ("in_w", "out_w", "k_w", "dil_w", "stride_w", "pad_left")}
 
 
 @dataclass(frozen=True)
@@ -24,6 +29,16 @@ class ConvGeometry:
     dil_w: int
     pad_top: int
     pad_left: int
+
+    def axis_map(self, axis: Axis) -> Rows:
+        """How the output's rows (columns) read the input's."""
+        size_in, size_out, k, dil, stride, pad = (getattr(self, f) for f in _AXIS_FIELDS[axis])
+        return Rows(size_in, size_out, (k - 1) * dil + 1, stride, pad)
+
+    def band(self, band: Band) -> ConvGeometry:
+        """The geometry of the convolution computing `band`."""
+        size_in, size_out, _, _, _, pad = _AXIS_FIELDS[band.axis]
+        return replace(self, **{size_in: band.size_in, size_out: band.size_out, pad: band.pad})
 
 
 def _same_padding(in_size: int, out_size: int, k: int, stride: int, dilation: int) -> int:

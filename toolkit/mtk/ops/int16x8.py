@@ -39,7 +39,7 @@ from tvm.script import tirx as T
 from ..errors import ModelError
 from ..graph import Graph, Op, Tensor
 from ..target import Cpu
-from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, constant_kernel, io, jit, specialize
+from .base import Axis, Const, Kernel, Lowered, OpData, OpDef, Rows, Scratch, constant_kernel, io, jit, specialize
 from .common import check_fully_connected_shapes, check_int8_weights, op_error, require_per_tensor
 from .fixedpoint import activation_range, convolution_multipliers, multiply_by_quantized_multiplier_s64, reduced_multiplier
 from .geometry import ConvGeometry, conv_geometry
@@ -562,6 +562,9 @@ class With16x8:
 
     def variants(self, data: OpData) -> list:
         return [] if isinstance(data.params, Params16x8) else super().variants(data)
+
+    def axis_map(self, data: OpData, axis: Axis) -> Rows | None:
+        return None if isinstance(data.params, Params16x8) else super().axis_map(data, axis)
 
     def lower(self, data: OpData, variant=None) -> Lowered:
         return lower_16x8(data) if isinstance(data.params, Params16x8) else super().lower(data, variant)

@@ -15,7 +15,7 @@ shift − k, k = floor(log2 N) capped), + out_zp, clamped to the element type. T
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from tvm import te, tirx
@@ -23,7 +23,7 @@ from tvm.script import tirx as T
 
 from ..graph import Graph, Op, Tensor
 from ..target import Cpu
-from .base import Kernel, Lowered, OpData, OpDef, constant_kernel, io
+from .base import Axis, Band, Kernel, Lowered, OpData, OpDef, Rows, constant_kernel, io
 from .common import i32, let, op_error, require_per_tensor
 from .elementwise import clamp_int
 from .fixedpoint import INT8_MAX, INT8_MIN, activation_range, clamp, multiply_by_quantized_multiplier, \
@@ -79,6 +79,12 @@ class PoolParams:
     act_min: int
     act_max: int
 
+    def window(self, axis: Axis) -> Window:
+        return self.rows if axis is Axis.ROWS else self.cols
+
+    def with_window(self, axis: Axis, window: Window) -> PoolParams:
+        return replace(self, rows=window) if axis is Axis.ROWS else replace(self, cols=window)
+
 
 class Pool2D(OpDef):
     types = ("AVERAGE_POOL_2D", "MAX_POOL_2D")
@@ -102,6 +108,14 @@ class Pool2D(OpDef):
 
     def variants(self, data: OpData) -> list[KernelVariant]:
         return [] if _constant_output(data) else POOL_KERNELS.variants(data)
+
+    def axis_map(self, data: OpData, axis: Axis) -> Rows:
+        w = data.params.window(axis)
+        return Rows(w.size, data.output.shape[axis.value], w.filter, w.stride, w.pad)
+
+    def band_params(self, data: OpData, band: Band) -> PoolParams:
+        p = data.params
+        return p.with_window(band.axis, replace(p.window(band.axis), size=band.size_in, out=band.size_out, pad=band.pad))
 
     def lower(self, data: OpData, variant: KernelVariant | None = None) -> Lowered:
         p = data.params
