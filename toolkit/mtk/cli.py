@@ -82,7 +82,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
         module.add_arguments(p)
         p.accept_old_spellings()
-        p.set_defaults(_run=module.run, _parser=p)
+        p.set_defaults(_run=module.run, _parser=p, _outputs=getattr(module, "OUTPUT_ARGS", OUTPUT_ARGS))
     return parser
 
 
@@ -91,8 +91,9 @@ def _command_name(argv: list[str]) -> str:
     return next((arg for arg in argv if not arg.startswith("-")), "")
 
 
-# Arguments naming a file or folder the command writes (a tuning cache is read and rewritten).
-OUTPUT_ARGS = ("output", "plot", "plot_memory", "hardware_map", "cache")
+# Arguments naming a file or folder the command writes; a command module's own OUTPUT_ARGS replaces
+# these (tune's --tuning file is read and rewritten; elsewhere --tuning is only read).
+OUTPUT_ARGS = ("output", "plot", "plot_memory", "hardware_map")
 
 
 class Terminated(KeyboardInterrupt):
@@ -108,7 +109,7 @@ def _terminate(signum: int, frame) -> None:
 
 
 def _paths_named(args: argparse.Namespace) -> list[str]:
-    values = [v for k, v in vars(args).items() if k not in OUTPUT_ARGS and not k.startswith("_")]
+    values = [v for k, v in vars(args).items() if k not in args._outputs and not k.startswith("_")]
     flat = [x for v in values for x in (v if isinstance(v, list) else [v])]
     return [str(x) for x in flat if isinstance(x, (str, Path)) and x]
 
@@ -124,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         # Overflow in host-side parameter math (absurd scales) is refused afterwards as a ModelError.
         warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"mtk\.")
         fsutil.set_inputs(_paths_named(args))
-        for name in OUTPUT_ARGS:   # before any work: an output that cannot be written, or that is an input
+        for name in args._outputs:   # before any work: an output that cannot be written, or that is an input
             out = getattr(args, name, None)
             if out:
                 fsutil.check_writable(out)

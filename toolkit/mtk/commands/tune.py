@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 NAME = "tune"
 DEFAULT_FILE = "mtk-tuning.json"
+OUTPUT_ARGS = ("tuning",)   # read, then rewritten
 HELP = ("measure each layer's schedules (kernels) in QEMU and keep the fastest for its flash in a tuning file "
         "(--tuning FILE, here and elsewhere)")
 DESCRIPTION = f"""\
