@@ -15,9 +15,9 @@ from . import ui
 from .datafile import read_npz
 from .errors import MtkError
 from .graph import Graph, Tensor
-from .metrics import Accuracy, ErrorMetrics, accuracy, error_metrics, predicted_classes
+from .metrics import Accuracy, ErrorMetrics, accuracy, check_label_range, error_metrics, predicted_classes
 from .pipeline import RunResult, Sample, model_inputs, sample_batches
-from .reader import parse_model
+from .reader import parse_model, read_model
 
 TARGET, TFLM, FLOAT = "target", "TFLM", "float model"
 PER_CLASS_ROWS = 32   # more classes than this: the per-class table only with -v
@@ -58,6 +58,19 @@ def load_labels(path: str | Path) -> np.ndarray | None:
         return None
     labels = read_npz(path).get("y")
     return None if labels is None else as_labels(labels, str(path))
+
+
+def check_data_labels(data: str | Path, model: str | Path, samples: int) -> None:
+    """Before any build: the labels `y` of `data`, if it has any, are one a sample and classes of the
+    first output of `model`."""
+    labels = load_labels(data)
+    if labels is not None:
+        graph = read_model(model)
+        first = graph.tensors[graph.outputs[0]]
+        try:
+            check_label_range(labels, int(np.prod(first.shape[1:], dtype=np.int64)), samples)
+        except MtkError as err:
+            raise MtkError(f"{data}: {err}") from None
 
 
 def evaluate(result: RunResult, data: str | Path | None, tflm_outputs: list[Sample] | None = None) -> Evaluation | None:

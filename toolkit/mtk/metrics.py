@@ -52,15 +52,19 @@ def predicted_classes(scores: np.ndarray) -> np.ndarray:
 
 def check_labels(labels: np.ndarray, scores: np.ndarray) -> None:
     """Labels must index the classes of the output they are scored against."""
-    classes = int(np.prod(scores.shape[1:]))
+    check_label_range(labels, int(np.prod(scores.shape[1:])), len(scores))
+
+
+def check_label_range(labels: np.ndarray, classes: int, samples: int) -> None:
+    """One label a sample, each a class of an output of `classes` values."""
     if classes < 2:
         raise MtkError(f"labels `y` were given, but the model's first output holds {classes} value per sample, "
                        "not one score per class")
     if labels.min() < 0 or labels.max() >= classes:
         raise MtkError(f"labels `y` range over {labels.min()}..{labels.max()}, "
                        f"but the model's first output has {classes} classes")
-    if len(labels) != len(scores):
-        raise MtkError(f"{len(labels)} labels `y` for {len(scores)} samples")
+    if len(labels) != samples:
+        raise MtkError(f"{len(labels)} labels `y` for {samples} samples")
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from . import mlperf, ui
+from .argtypes import MAX_TIMED_RUNS
 from .boards import Board
 from .compiled import CompiledModel
 from .budget import DEFAULT_MAX_RECOMPUTE
@@ -243,7 +244,9 @@ def build_model_firmware(model: Path, options: RunOptions, work: Path,
     """Quantize (if float), compile and build `model` for `options.board` in `work`."""
     int8 = int8_model(model, options.calib, work)
     if isinstance(samples, (str, Path)):
-        samples = load_samples(samples, int8)
+        from .evaluation import check_data_labels
+        data, samples = samples, load_samples(samples, int8)
+        check_data_labels(data, int8, len(samples))
     compiled, elf = build_firmware(int8, options, work)
     samples = [check_sample(compiled, s) for s in samples or random_samples(compiled, options.random_samples)]
     return Firmware(model, int8, compiled, elf, samples, options)
@@ -261,8 +264,8 @@ def run_built(firmware: Firmware, runner: Runner) -> RunResult:
 
 
 def check_runs(runs: int) -> None:
-    if runs < 1:
-        raise MtkError(f"-n {runs}: at least one inference is needed")
+    if not 1 <= runs <= MAX_TIMED_RUNS:
+        raise MtkError(f"-n {runs}: the firmware times 1 to {MAX_TIMED_RUNS} inferences at a time")
 
 
 def run_model(model: str | Path, options: RunOptions, samples: str | Path | list[Sample] | None = None) -> RunResult:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import ui
+from ..argtypes import MAX_TIMED_RUNS, integer, real
 from ..boards import DEFAULT_BOARD, Board, get_board
 from ..errors import MtkError
 from ..lab import Failure, lab_targets
@@ -40,7 +41,8 @@ exit status: 0 all ran, 4 some model/board pair failed, 2 bad usage, 3 tool miss
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("models", nargs="+", help=".tflite models (int8; float with --calib)")
     add_target_arguments(p, several_boards=True)
-    p.add_argument("-n", "--runs", type=int, default=5, help="inferences timed per pair (default: 5)")
+    p.add_argument("-n", "--runs", type=integer(1, MAX_TIMED_RUNS, "inferences"), default=5,
+                   help=f"inferences timed per pair, 1 to {MAX_TIMED_RUNS} (default: 5)")
     p.add_argument("--profile", action="store_true", help="per-layer counts (profiling builds): a table per "
                    "model and board (MACs, count, MACs per unit, share) and, with --plot, a chart per model")
     p.add_argument("--plot", type=Path, metavar="PNG", help="write charts of the results to this PNG file: per "
@@ -49,7 +51,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="run on the connected boards of a Zephyr Twister hardware map (`mtk ports --hardware-map`), "
                         "or on every place tagged board=<mtk board> of a labgrid coordinator (address: "
                         "labgrid://HOST:PORT, else LG_COORDINATOR, else 127.0.0.1:20408)")
-    p.add_argument("--lab-timeout", type=float, default=300.0, metavar="SECONDS",
+    p.add_argument("--lab-timeout", type=real(0, 1e6, "seconds"), default=300.0, metavar="SECONDS",
                    help="labgrid: wait this long for a place another client holds, then skip it (default: 300)")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from ..argtypes import finite
 from ..errors import MtkError
 from ..quantize.methods import ACTIVATIONS, CALIBRATION_METHODS, DEFAULT_PERCENTILE
 
@@ -44,8 +45,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="activation ranges: global min/max (default) or percentile-clipped")
     parser.add_argument("--percentile", type=float, metavar="P",
                         help=f"with --calib-method percentile: clip ranges to the [100-P, P] percentiles (default {DEFAULT_PERCENTILE})")
-    parser.add_argument("--mean", type=float, default=0.0, metavar="M", help="subtracted from every sample (default 0)")
-    parser.add_argument("--scale", type=float, default=1.0, metavar="S", help="every sample is divided by it (default 1)")
+    parser.add_argument("--mean", type=finite("mean"), default=0.0, metavar="M", help="subtracted from every sample (default 0)")
+    parser.add_argument("--scale", type=finite("scale"), default=1.0, metavar="S", help="every sample is divided by it (default 1)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
 
 

@@ -7,6 +7,7 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
+from ..argtypes import MAX_TIMED_RUNS, integer
 from ._layers import layer_table
 from ._target import add_target_arguments, run_options
 
@@ -42,7 +43,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=".npy with one sample (with or without the batch dimension) or several, or an .npz "
                         "with one array per input name; float data is quantized with the input's scale "
                         "(default: deterministic random data); an .npz's `y` (class labels) gives the accuracy")
-    p.add_argument("-n", "--runs", type=int, default=10, help="inferences to time (default: 10)")
+    p.add_argument("-n", "--runs", type=integer(1, MAX_TIMED_RUNS, "inferences"), default=10,
+                   help=f"inferences to time, 1 to {MAX_TIMED_RUNS} (default: 10)")
     p.add_argument("--profile", action="store_true", help="per-layer counts (a profiling build)")
     p.add_argument("-v", "--verbose", action="store_true", help="print every sample's outputs (default: "
                    "the first sample's only)")

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import ui
+from ..argtypes import real
 from ..boards import DEFAULT_BOARD, get_board
 from ..cliparser import board_name
 
@@ -52,7 +54,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tuning", type=Path, default=Path(DEFAULT_FILE), metavar="FILE",
                    help=f"tuning file to read and update (default: ./{DEFAULT_FILE})")
     p.add_argument("--calib", metavar="DATA", help="calibration data to quantize a float model on the way")
-    p.add_argument("--flash-per-instruction", type=float, default=1.0, metavar="B",
+    p.add_argument("--flash-per-instruction", type=real(0, math.inf, "bytes"), default=1.0, metavar="B",
                    help="flash bytes a schedule may add over the leanest schedule's per instruction it saves per "
                         "inference (default: 1.0; 0: no extra flash; inf: fewest instructions only)")
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")

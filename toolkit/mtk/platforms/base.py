@@ -11,9 +11,10 @@ from pathlib import Path
 
 from .. import ui
 from ..boards import Board
+from ..argtypes import INT32_MAX, MIN_STACK_BYTES
 from ..budget import DEFAULT_STACK_BYTES
 from ..compiled import CompiledModel
-from ..errors import TargetError, ToolMissing
+from ..errors import MtkError, TargetError, ToolMissing
 from ..mlperf import Benchmark
 
 
@@ -27,6 +28,10 @@ class ProjectOptions:
     benchmark: Benchmark | None = None   # MLPerf Tiny: a conforming DUT for this benchmark
     energy: bool = False        # MLPerf Tiny energy mode: timestamps on a GPIO pin (physical boards)
     icount_shift: int = 0       # QEMU -icount shift the firmware will run under (mtk serve paces QEMU)
+
+    def __post_init__(self) -> None:
+        if not MIN_STACK_BYTES <= self.stack_bytes <= INT32_MAX:
+            raise MtkError(f"stack of {self.stack_bytes} bytes: must be {MIN_STACK_BYTES:,} to {INT32_MAX:,}")
 
 
 class Platform(ABC):
