@@ -175,6 +175,12 @@ def all_boards() -> list[Board]:
     return list(_registry().values())
 
 
+def find_board(name: str) -> Board | None:
+    """The board called `name` (its Zephyr name or an alias such as "mps2_an386"), or None."""
+    key = _names().get(name.strip().lower())
+    return None if key is None else _registry()[key]
+
+
 def get_board(name: str) -> Board:
     """The board called `name` (its Zephyr name or an alias such as "mps2_an386")."""
     key = _names().get(name.strip().lower())

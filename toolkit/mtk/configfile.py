@@ -15,18 +15,19 @@ from .errors import MtkError
 MAX_BYTES = 64 << 20
 MAX_DEPTH = 64
 MAX_ALIASES = 100
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def _text(path: Path, what: str) -> str:
+def _text(path: Path, what: str, max_bytes: int = MAX_BYTES) -> str:
     try:
         with open(path, "rb") as f:
-            data = f.read(MAX_BYTES + 1)
+            data = f.read(max_bytes + 1)
     except FileNotFoundError:
         raise MtkError(f"{what} {path} does not exist") from None
     except OSError as err:
         raise MtkError(f"cannot read {what} {path} ({err.strerror or err})") from None
-    if len(data) > MAX_BYTES:
-        raise MtkError(f"{what} {path} is larger than {MAX_BYTES} bytes")
+    if len(data) > max_bytes:
+        raise MtkError(f"{what} {path} is larger than {max_bytes:,} bytes")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -61,13 +62,14 @@ def read_json(path: str | Path, what: str) -> Any:
         raise MtkError(f"{what} {path} is not valid JSON ({err})") from None
 
 
-def read_yaml(path: str | Path, what: str) -> Any:
-    """yaml.safe_load after one pass over the event stream (iterative) that bounds depth and aliases."""
+def read_yaml(path: str | Path, what: str, max_bytes: int = MAX_BYTES) -> Any:
+    """yaml.safe_load after one pass over the event stream (iterative) that bounds depth and aliases;
+    libyaml's C parser where PyYAML has it (ten times faster)."""
     path = Path(path)
-    text = _text(path, what)
+    text = _text(path, what, max_bytes)
     depth = aliases = 0
     try:
-        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        for event in yaml.parse(text, Loader=LOADER):
             if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
                 depth += 1
                 if depth > MAX_DEPTH:
@@ -78,6 +80,6 @@ def read_yaml(path: str | Path, what: str) -> Any:
                 aliases += 1
                 if aliases > MAX_ALIASES:
                     raise MtkError(f"{what} {path} uses more than {MAX_ALIASES} YAML aliases")
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=LOADER)   # noqa: S506 (a safe loader)
     except yaml.YAMLError as err:
         raise MtkError(f"cannot read {what} {path}: {err}") from None

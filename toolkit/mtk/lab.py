@@ -17,11 +17,15 @@ from typing import Any, Iterator
 import yaml
 
 from . import ui
-from .boards import Board, get_board
+from .boards import Board, find_board, get_board
 from .configfile import read_yaml
 from .errors import MtkError
 from .transport.ports import SerialPort
 
+MAX_MAP_BYTES = 1 << 20        # a thousand boards take about 150 KB
+MAX_MAP_BOARDS = 1000
+MAX_PLATFORM = 200             # characters of a platform name: board names and qualifiers are short
+MAX_PLATFORM_PARTS = 4
 UNKNOWN = "unknown"   # what Twister writes for a board it could not identify
 REQUIRED = ("connected", "id", "platform", "product", "runner")
 # How Twister's --generate-hardware-map guesses the runner from the probe's USB product string.
@@ -93,9 +97,11 @@ def _lab_board(entry: Any, where: str) -> LabBoard:
 
 
 def read_hardware_map(path: Path) -> list[LabBoard]:
-    data = read_yaml(path, "the hardware map")
+    data = read_yaml(path, "the hardware map", max_bytes=MAX_MAP_BYTES)
     if not isinstance(data, list):
         raise MtkError(f"{path}: a hardware map is a list of boards (Zephyr Twister's format)")
+    if len(data) > MAX_MAP_BOARDS:
+        raise MtkError(f"{path}: {len(data):,} boards; a hardware map lists at most {MAX_MAP_BOARDS:,}")
     return [_lab_board(entry, f"{path}, board {k + 1}") for k, entry in enumerate(data)]
 
 
@@ -106,14 +112,18 @@ def write_hardware_map(path: Path, boards: list[LabBoard]) -> None:
 
 def known_board(platform: str) -> Board | None:
     """The registry board a Twister platform names; qualifiers are dropped from the right
-    ("nucleo_f746zg/stm32f746xx" is nucleo_f746zg)."""
-    parts = platform.split("/")
-    for end in range(len(parts), 0, -1):
-        try:
-            return get_board("/".join(parts[:end]))
-        except MtkError:
-            continue
-    return None
+    ("nucleo_f746zg/stm32f746xx" is nucleo_f746zg). Work bounded by the registry's names, not the
+    input's: no name is longer than MAX_PLATFORM characters or MAX_PLATFORM_PARTS parts."""
+    if len(platform) > MAX_PLATFORM:
+        return None
+    parts = platform.split("/")[:MAX_PLATFORM_PARTS]
+    return next((b for end in range(len(parts), 0, -1) if (b := find_board("/".join(parts[:end]))) is not None), None)
+
+
+def shown(name: str) -> str:
+    """A name from a file as a message shows it: at most 60 characters, one line."""
+    name = name if name.isprintable() else repr(name)
+    return name if len(name) <= 60 else name[:57] + "..."
 
 
 def lab_targets(path: Path) -> Iterator[tuple[Board, dict[str, Any]]]:
@@ -125,7 +135,8 @@ def lab_targets(path: Path) -> Iterator[tuple[Board, dict[str, Any]]]:
             continue
         board = next((b for b in map(known_board, entry.platforms) if b is not None), None)
         if board is None:
-            ui.info(f"{path}: skipping probe {entry.id}: mtk knows no board '{', '.join(entry.platforms)}' "
+            ui.info(f"{path}: skipping probe {shown(entry.id)}: mtk knows no board "
+                    f"'{shown(', '.join(entry.platforms))}' "
                     "(`mtk boards` lists them)")
             continue
         from .runners import runner_names   # not at import: `mtk ports` starts without numpy

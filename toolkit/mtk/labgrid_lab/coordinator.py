@@ -58,9 +58,10 @@ class Coordinator:
         asyncio.set_event_loop(self._loop)
         try:
             self._session = start_session(self.address, loop=self._loop)
-        except (LabgridError, OSError, grpc.RpcError) as err:
+        except Exception as err:   # noqa: BLE001 (gRPC's address parsing too: reported by the caller's thread)
             self._error = err
-        started.set()
+        finally:
+            started.set()
         if self._error is None:
             self._loop.run_forever()
 
