@@ -76,7 +76,6 @@ def test_the_coordinator_address_comes_from_the_url_or_lg_coordinator(lab, env, 
 @pytest.mark.parametrize("options, message", [
     (["--board", "mps2/an386"], "either --board or --lab"),
     (["--serial-number", "066D"], "--serial-number is for a board on this host"),
-    (["--lab-timeout", "-1"], "--lab-timeout -1: seconds"),
 ])
 def test_bad_lab_usage_is_refused_in_one_line(options, message, capsys):
     assert main(["bench", "m.tflite", "--lab", "labgrid://127.0.0.1:1", *options]) == 2

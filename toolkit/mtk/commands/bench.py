@@ -102,8 +102,6 @@ def _bench_labgrid(args: argparse.Namespace) -> tuple[list[RunResult], list[Fail
     from ..labgrid_lab.bench import bench_on_labgrid
     from ..pipeline import check_runs
     check_runs(args.runs)
-    if args.lab_timeout < 0:
-        raise MtkError(f"--lab-timeout {args.lab_timeout:g}: seconds to wait for a busy place, 0 or more")
     return bench_on_labgrid(coordinator_address(args.lab), [Path(m) for m in args.models],
                             lambda board: run_options(args, board, {}, runs=args.runs, profile=args.profile,
                                                       semihosting=False),
