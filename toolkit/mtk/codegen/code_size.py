@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -27,9 +28,11 @@ def measure_code_bytes(files: dict[str, str], cpu: Cpu) -> int | None:
         for rel in files:
             if rel.endswith(".c"):
                 obj = root / (Path(rel).stem + ".o")
-                cmd = [gcc, *cpu.gcc_flags, "-O2", "-ffunction-sections", "-fdata-sections",
+                cmd = [gcc, *cpu.gcc_flags, "-O2", "-pipe", "-ffunction-sections", "-fdata-sections",
                        "-I", str(root / "include"), "-c", str(root / rel), "-o", str(obj)]
-                built = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+                # gcc's own temporary files in this folder: gone with it, also when a signal kills gcc
+                built = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
+                                       env={**os.environ, "TMPDIR": tmp})
                 if built.returncode != 0:   # mtk wrote C that does not build: a bug, not "no compiler"
                     first = next((line for line in built.stderr.splitlines() if "error" in line), built.stderr.strip())
                     raise InternalError(f"the generated {rel} does not build with arm-none-eabi-gcc: {first}")

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import signal
 import subprocess
+import tempfile
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 
 from .. import ui
-from ..boards import Board
 from ..argtypes import INT32_MAX, MIN_STACK_BYTES
+from ..boards import Board
 from ..budget import DEFAULT_STACK_BYTES
 from ..compiled import CompiledModel
 from ..errors import MtkError, TargetError, ToolMissing
@@ -53,20 +56,40 @@ def require_tool(program: str, debian_package: str) -> str:
     return path
 
 
+def stop_group(process: subprocess.Popen, grace_s: float = 5.0) -> None:
+    """SIGTERM to the process group `process` leads, SIGKILL if it is still there after `grace_s`."""
+    for signum in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(process.pid, signum)
+            process.wait(grace_s)
+            return
+        except ProcessLookupError:
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
 BUILD_ERROR_WORDS = ("error", "overflowed", "will not fit")   # ld: "region `FLASH' overflowed by N bytes"
 NINJA_PROGRESS = re.compile(r"^\[(\d+)/(\d+)\] ")
 
 
 def run_build(command: list[str], cwd: Path) -> list[str]:
     """Run a build command, reporting ninja's [n/m] as progress; return its output lines, or on
-    failure raise TargetError with the compiler's error lines."""
+    failure raise TargetError with the compiler's error lines. The build runs in a process group of
+    its own with a temporary folder of its own (TMPDIR): when mtk is interrupted or terminated, the
+    whole build gets SIGTERM (compilers remove their temporary files) and the folder goes."""
     lines = []
-    with subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          errors="replace") as process:
-        for line in process.stdout:
-            lines.append(line.rstrip("\n"))
-            if match := NINJA_PROGRESS.match(line):
-                ui.progress(int(match.group(1)), int(match.group(2)))
+    with tempfile.TemporaryDirectory(prefix="mtk-build-") as tmp, \
+            subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             errors="replace", env={**os.environ, "TMPDIR": tmp}, start_new_session=True) as process:
+        try:
+            for line in process.stdout:
+                lines.append(line.rstrip("\n"))
+                if match := NINJA_PROGRESS.match(line):
+                    ui.progress(int(match.group(1)), int(match.group(2)))
+        except BaseException:
+            stop_group(process)
+            raise
     if process.returncode != 0:
         errors = [line for line in lines if any(word in line.lower() for word in BUILD_ERROR_WORDS)] or lines
         raise TargetError(f"build of {cwd} failed:\n" + "\n".join(errors[-25:]),
