@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -120,3 +121,32 @@ def test_output_folder_with_content_needs_force(tmp_path, capsys):
     assert _run(capsys, "compile", str(model), "-o", str(out), "--force")[0] == 0
     assert not (out / "mine.txt").exists() and (out / "metadata.json").exists()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+@pytest.mark.parametrize("name", ["/dev/zero", "fifo"])
+def test_a_model_path_that_is_not_a_regular_file(name, tmp_path, capsys):
+    path = Path(name) if name.startswith("/") else tmp_path / name
+    if not path.is_absolute() or not path.exists():
+        os.mkfifo(path)
+    code, err = _run(capsys, "compile", str(path), "-o", str(tmp_path / "out"))
+    assert code == 2 and "not a regular file" in err, err
+
+
+LONG = "a" * 300
+
+
+@pytest.mark.parametrize("argv", [
+    ["compile", "{model}", "--module-name", LONG, "-o", "{tmp}/out"],
+    ["compile", "{model}", "--tuning", f"{LONG}.json", "-o", "{tmp}/out"],
+    ["compile", "{model}", "--board", LONG, "-o", "{tmp}/out"],
+    ["compile", "{model}", "--cpu", LONG, "-o", "{tmp}/out"],
+    ["quantize", f"{{tmp}}/{LONG}.tflite", "--calib", "{tmp}/c.npz"],
+])
+def test_a_name_over_255_bytes_is_one_line_not_an_internal_error(argv, tmp_path, capsys, shared_model_paths):
+    model = next(p for p in shared_model_paths if "kws" in p.name)
+    try:
+        code, err = _run(capsys, *(a.format(model=model, tmp=tmp_path) for a in argv))
+    except SystemExit as exit:   # refused by argparse
+        code, err = exit.code, capsys.readouterr().err
+    assert code == 2 and "internal error" not in err and "Traceback" not in err, err
+    assert len([line for line in err.splitlines() if "error" in line]) == 1, err

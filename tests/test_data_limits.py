@@ -44,6 +44,23 @@ def zip_bytes(members: dict[str, bytes], compression=zipfile.ZIP_DEFLATED) -> by
 
 
 GOOD_NPZ = zip_bytes({"x.npy": npy_bytes(GOOD)})
+NOISE = np.random.default_rng(0).normal(size=(50, 8, 8, 1)).astype(np.float32)
+
+
+def corrupt_member(archive: bytes, at: int = 4, flip: int = 0xFF) -> bytes:
+    """`archive` with byte `at` of its first member's compressed data flipped."""
+    out = bytearray(archive)
+    start = 30 + int.from_bytes(out[26:28], "little") + int.from_bytes(out[28:30], "little")
+    out[start + at] ^= flip
+    return bytes(out)
+
+
+def encrypted(archive: bytes) -> bytes:
+    """`archive` with its first member's 'encrypted' flag set (central directory and local header)."""
+    out = bytearray(archive)
+    out[6] |= 1
+    out[out.rfind(b"PK\x01\x02") + 8] |= 1
+    return bytes(out)
 
 BAD_FILES = {
     "truncated npz": ("d.npz", GOOD_NPZ[: len(GOOD_NPZ) // 2], "cannot read"),
@@ -55,6 +72,15 @@ BAD_FILES = {
                                                  "declares shape [1000000000]"),
     "truncated npy data": ("d.npy", npy_bytes(GOOD)[:-10], "truncated"),
     "object array": ("d.npy", npy_header((2,), "|O"), "expected integer or float"),
+    "corrupt deflate member": ("d.npz", corrupt_member(zip_bytes({"x.npy": npy_bytes(NOISE)}), at=0),
+                               "while decompressing data"),
+    "corrupt lzma member": ("d.npz", corrupt_member(zip_bytes({"x.npy": npy_bytes(NOISE)}, zipfile.ZIP_LZMA), at=40),
+                            "Corrupt input data"),
+    "encrypted member": ("d.npz", encrypted(GOOD_NPZ), "member 'x.npy' is encrypted"),
+    "header shape (-1, -1)": ("d.npy", npy_header((-1, -1)) + bytes(8), "declares the shape (-1, -1)"),
+    "header shape (0, 10^30)": ("d.npz", zip_bytes({"x.npy": npy_header((0, 10**30))}), "declares the shape (0, 1000"),
+    "header shape of bools": ("d.npy", npy_header((True, 8, 8, True)) + bytes(256), "declares the shape (True, 8"),
+    "float64 1e300": ("d.npy", npy_bytes(np.full((1, 8, 8, 1), 1e300)), "beyond float32's range"),
 }
 
 
@@ -129,3 +155,34 @@ def test_cli_exits_2_on_a_truncated_npz_before_building(tmp_path, capsys):
     code = main(["run", str(DIGITS_INT8), "--input", str(data), "--build-dir", str(tmp_path / "build")])
     err = capsys.readouterr().err
     assert code == 2 and "cannot read" in err and "Traceback" not in err
+
+
+def test_a_member_of_the_wrong_shape_is_refused_before_it_is_inflated(tmp_path, monkeypatch):
+    """An honest 4 MB member that is not the model's input shape: refused from its header, having
+    inflated a few KB (the whole member would be read before)."""
+    path = tmp_path / "d.npz"
+    np.savez_compressed(path, x=np.zeros((1 << 20,), np.float32), y=np.zeros(3, np.int64))
+    inflated = []
+    read = zipfile.ZipExtFile.read
+    monkeypatch.setattr(zipfile.ZipExtFile, "read", lambda self, n=-1: inflated.append(len(b := read(self, n))) or b)
+    for load in (lambda: load_samples(path, DIGITS_INT8), lambda: load_dataset(path, (1, 8, 8, 1))):
+        inflated.clear()
+        with pytest.raises(MtkError, match=r"shape \[1048576\], which does not fit"):
+            load()
+        assert sum(inflated) < 1 << 16, sum(inflated)
+
+
+def test_nan_one_hot_labels_are_refused_not_class_0(tmp_path):
+    path = tmp_path / "d.npz"
+    np.savez(path, x=GOOD, y=np.array([[np.nan, 1.0], [0.0, np.nan]]))
+    with pytest.raises(MtkError, match="labels `y`: 2 of 4 values are NaN"):
+        load_dataset(path, (1, 8, 8, 1))
+    from mtk.evaluation import load_labels
+    with pytest.raises(MtkError, match="labels `y`: 2 of 4 values are NaN"):
+        load_labels(path)
+
+
+def test_a_data_path_that_is_not_a_regular_file_is_refused(tmp_path):
+    (tmp_path / "d.npy").symlink_to("/dev/zero")
+    with pytest.raises(MtkError, match="not a regular file"):
+        load_samples(tmp_path / "d.npy", DIGITS_INT8)

@@ -23,7 +23,7 @@ from typing import TextIO
 
 from . import __version__, commands, fsutil, ui
 from .cliparser import MtkParser
-from .errors import INTERNAL_ERROR_EXIT, MtkError
+from .errors import INTERNAL_ERROR_EXIT, MtkError, user_path_error
 
 
 @dataclass(frozen=True)
@@ -152,6 +152,9 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 128 + signum
     except Exception as err:   # noqa: BLE001 (a bug in mtk: never a traceback, never exit 1 "outputs differ")
+        if (user_error := user_path_error(err)) is not None:
+            print(f"mtk {command}: error: {user_error}", file=sys.stderr)
+            return user_error.exit_code
         if os.environ.get("MTK_TRACEBACK"):
             raise
         return _internal_error(command, f"{type(err).__name__}: {err}")

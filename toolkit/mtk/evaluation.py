@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from . import ui
-from .datafile import read_npz
+from .datafile import Npz
 from .errors import MtkError
 from .graph import Graph, Tensor
 from .metrics import Accuracy, ErrorMetrics, accuracy, check_label_range, error_metrics, predicted_classes
@@ -56,7 +56,8 @@ def load_labels(path: str | Path) -> np.ndarray | None:
     path = Path(path)
     if path.suffix != ".npz":
         return None
-    labels = read_npz(path).get("y")
+    with Npz(path) as npz:   # only `y` is inflated
+        labels = npz.read("y") if "y" in npz.headers else None
     return None if labels is None else as_labels(labels, str(path))
 
 

@@ -20,7 +20,7 @@ from .boards import Board
 from .compiled import CompiledModel
 from .budget import DEFAULT_MAX_RECOMPUTE
 from .compiler import compile_model
-from .datafile import read_npy, read_npz, require_finite
+from .datafile import Npz, read_npy
 from .errors import ModelError, MtkError, TargetError
 from .mlperf import Benchmark
 from .elfsize import ElfSizes, elf_sizes
@@ -318,29 +318,30 @@ def model_inputs(model: str | Path) -> list[Tensor]:
 
 def sample_batches(path: str | Path, inputs: list[Tensor]) -> list[tuple[np.ndarray, np.ndarray]]:
     """Per model input: the array as the file holds it, and as a float32 batch shaped (N, *input shape)."""
-    from .quantize.dataset import as_batch
+    from .quantize.dataset import as_batch, batch_check, batch_shape
     path = Path(path)
     if path.suffix == ".npz":
-        arrays = read_npz(path)
-        if len(inputs) == 1:
-            keys = ("x", inputs[0].name, "arr_0")   # arr_0: np.savez with one positional array
-            key = next((k for k in keys if k in arrays), None)
-            if key is None:
-                raise MtkError(f"{path} holds arrays {sorted(arrays)}; the model's input is read from "
-                               f"{' or '.join(repr(k) for k in keys)}")
-            per_input = [arrays[key]]
-        else:
-            missing = [t.name for t in inputs if t.name not in arrays]
-            if missing:
-                raise MtkError(f"{path} has no array for input(s) {missing} (holds {sorted(arrays)})")
-            per_input = [arrays[t.name] for t in inputs]
+        with Npz(path) as npz:
+            if len(inputs) == 1:
+                keys = ("x", inputs[0].name, "arr_0")   # arr_0: np.savez with one positional array
+                key = next((k for k in keys if k in npz.headers), None)
+                if key is None:
+                    raise MtkError(f"{path} holds arrays {sorted(npz.headers)}; the model's input is read from "
+                                   f"{' or '.join(repr(k) for k in keys)}")
+                chosen = [key]
+            else:
+                missing = [t.name for t in inputs if t.name not in npz.headers]
+                if missing:
+                    raise MtkError(f"{path} has no array for input(s) {missing} (holds {sorted(npz.headers)})")
+                chosen = [t.name for t in inputs]
+            for key, t in zip(chosen, inputs):   # shapes checked before anything is inflated
+                batch_shape(npz.headers[key][0], tuple(t.shape[1:]), str(path))
+            per_input = [npz.read(key) for key in chosen]
     else:
         if len(inputs) != 1:
             raise MtkError(f"the model has {len(inputs)} inputs: give an .npz with one array per input name "
                            f"({[t.name for t in inputs]})")
-        per_input = [read_npy(path)]
-    for array in per_input:
-        require_finite(array, str(path))
+        per_input = [read_npy(path, batch_check(tuple(inputs[0].shape[1:]), str(path)))]
     batches = [(array, as_batch(array, tuple(t.shape[1:]), str(path))) for array, t in zip(per_input, inputs)]
     if len({len(b) for _, b in batches}) != 1:
         raise MtkError(f"{path}: the inputs hold different numbers of samples {[len(b) for _, b in batches]}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,8 @@ from tflite.utils import BUILTIN_OPCODE2NAME
 from .errors import ModelError
 from .graph import Graph, Op, Quant, Tensor
 from .validation import CUSTOM, OMITTED, custom_ops_note, validate
+
+MAX_MODEL_BYTES = 2**31 - 1   # as MAX_TENSOR_BYTES: the generated C indexes with 32-bit integers
 
 _TENSOR_TYPES = {
     tflite.TensorType.FLOAT32: "float32", tflite.TensorType.FLOAT16: "float16",
@@ -98,6 +101,12 @@ def read_model(path: str | Path) -> Graph:
     """Parse and validate `path`; every malformed-file case becomes a ModelError naming the file."""
     path = Path(path)
     try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise ModelError(f"cannot read model {path}: not a regular file")
+        if info.st_size > MAX_MODEL_BYTES:
+            raise ModelError(f"model {path} is {info.st_size:,} bytes; at most {MAX_MODEL_BYTES:,} are read "
+                             "(no microcontroller holds more)")
         buf = path.read_bytes()
     except OSError as err:
         raise ModelError(f"cannot read model {path}: {err.strerror or err}") from None

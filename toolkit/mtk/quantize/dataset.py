@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
-from ..datafile import read_npy, read_npz, require_finite
+from ..datafile import HeaderCheck, Npz, read_npy, require_finite
 from ..errors import MtkError
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp")
@@ -60,7 +60,7 @@ def load_dataset(source: str | Path | np.ndarray, input_shape: tuple[int, ...],
         elif path.suffix == ".npz":
             x, y = _load_npz(path, sample_shape)
         elif path.suffix == ".npy":
-            x, y = as_batch(read_npy(path), sample_shape, name), None
+            x, y = as_batch(read_npy(path, batch_check(sample_shape, name)), sample_shape, name), None
         else:
             raise MtkError(f"data {path}: unknown kind of file",
                            hint="give an .npy or .npz file, or a folder of .npy files or of images")
@@ -72,17 +72,18 @@ def load_dataset(source: str | Path | np.ndarray, input_shape: tuple[int, ...],
 
 
 def _load_npz(path: Path, sample_shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray | None]:
-    arrays = read_npz(path)
-    samples = [k for k in arrays if k != "y"]
-    if "x" in arrays:
-        x = arrays["x"]
-    elif len(samples) == 1:
-        x = arrays[samples[0]]
-    else:
-        raise MtkError(f"{path} holds arrays {sorted(arrays)} but no `x`",
-                       hint="store the samples as `x` (and class labels as `y`)")
-    require_finite(x, str(path))
-    labels = arrays.get("y")
+    """`x` (or the one array besides `y`) and the labels `y`, their headers checked before they are read."""
+    with Npz(path) as npz:
+        samples = [k for k in npz.headers if k != "y"]
+        if "x" not in npz.headers and len(samples) != 1:
+            raise MtkError(f"{path} holds arrays {sorted(npz.headers)} but no `x`",
+                           hint="store the samples as `x` (and class labels as `y`)")
+        key = "x" if "x" in npz.headers else samples[0]
+        count = batch_shape(npz.headers[key][0], sample_shape, str(path))[0]
+        if "y" in npz.headers:
+            check_label_header(*npz.headers["y"], count, str(path))
+        x = npz.read(key)
+        labels = npz.read("y") if "y" in npz.headers else None
     return as_batch(x, sample_shape, str(path)), None if labels is None else as_labels(labels, str(path))
 
 
@@ -95,7 +96,8 @@ def _load_folder(folder: Path, input_shape: tuple[int, ...]) -> np.ndarray:
     if not arrays and not images:
         raise MtkError(f"folder {folder} holds no .npy files and no images ({', '.join(IMAGE_SUFFIXES)})")
     if arrays:
-        return np.concatenate([as_batch(read_npy(p), input_shape[1:], str(p)) for p in arrays])
+        return np.concatenate([as_batch(read_npy(p, batch_check(input_shape[1:], str(p))), input_shape[1:], str(p))
+                               for p in arrays])
     return np.stack([_read_image(p, input_shape) for p in images])
 
 
@@ -122,29 +124,52 @@ def _squeezed(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(d for d in shape if d != 1)
 
 
+def batch_shape(shape: tuple[int, ...], sample_shape: tuple[int, ...], name: str) -> tuple[int, ...]:
+    """(N, *sample_shape) for an array of `shape`: a batch or a single sample; axes of size 1 may be
+    missing or extra."""
+    if len(shape) >= 1 and _squeezed(shape[1:]) == _squeezed(sample_shape):
+        batch = (shape[0],) + sample_shape
+    elif _squeezed(shape) == _squeezed(sample_shape):
+        batch = (1,) + sample_shape
+    else:
+        raise MtkError(f"{name} has shape {list(shape)}, which does not fit the model input: "
+                       f"expected [N, {', '.join(map(str, sample_shape))}]")
+    if batch[0] == 0:
+        raise MtkError(f"{name} holds no samples")
+    return batch
+
+
+def batch_check(sample_shape: tuple[int, ...], name: str) -> HeaderCheck:
+    """A header check (datafile.read_npy) refusing an array batch_shape refuses, before its data is read."""
+    def check(shape: tuple[int, ...], dtype: np.dtype) -> None:
+        batch_shape(shape, sample_shape, name)
+    return check
+
+
 def as_batch(array: np.ndarray, sample_shape: tuple[int, ...], name: str) -> np.ndarray:
-    """(N, *sample_shape) from a batch or a single sample; axes of size 1 may be missing or extra."""
+    """The float32 batch (N, *sample_shape) of batch_shape; float values must be finite and within float32."""
     if not (np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)):
         raise MtkError(f"{name} holds {array.dtype} values; expected integer or float numbers")
-    if array.ndim >= 1 and _squeezed(array.shape[1:]) == _squeezed(sample_shape):
-        batch = array.reshape((len(array),) + sample_shape)
-    elif _squeezed(array.shape) == _squeezed(sample_shape):
-        batch = array.reshape((1,) + sample_shape)
-    else:
-        raise MtkError(f"{name} has shape {list(array.shape)}, which does not fit the model input: "
-                       f"expected [N, {', '.join(map(str, sample_shape))}]")
-    if len(batch) == 0:
-        raise MtkError(f"{name} holds no samples")
-    return batch.astype(np.float32)
+    require_finite(array, name)
+    return array.reshape(batch_shape(array.shape, sample_shape, name)).astype(np.float32)
+
+
+def check_label_header(shape: tuple[int, ...], dtype: np.dtype, samples: int | None, name: str) -> None:
+    """Labels `y` are integer class indices [N] or one-hot rows [N, classes], N the samples' count if known."""
+    one_hot = len(shape) == 2 and shape[1] > 1
+    if not (one_hot or (len(shape) == 1 and np.issubdtype(dtype, np.integer))):
+        raise MtkError(f"{name}: labels `y` must be integer class indices shaped [N] or one-hot [N, classes]; "
+                       f"got {dtype} shaped {list(shape)}")
+    if samples is not None and shape[0] != samples:
+        raise MtkError(f"{name}: {shape[0]} labels `y` for {samples} samples `x`")
 
 
 def as_labels(labels: np.ndarray, name: str) -> np.ndarray:
-    """Class indices from integer labels (N,) or one-hot rows (N, classes)."""
-    if labels.ndim == 2 and labels.shape[1] > 1 and np.issubdtype(labels.dtype, np.number):
+    """Class indices from integer labels (N,) or one-hot rows (N, classes); NaN rows are refused, not class 0."""
+    check_label_header(labels.shape, labels.dtype, None, name)
+    if labels.ndim == 2:
+        require_finite(labels, f"{name}: labels `y`")
         return labels.argmax(axis=1).astype(np.int64)
-    if labels.ndim != 1 or not np.issubdtype(labels.dtype, np.integer):
-        raise MtkError(f"{name}: labels `y` must be integer class indices shaped [N] or one-hot [N, classes]; "
-                       f"got {labels.dtype} shaped {list(labels.shape)}")
     return labels.astype(np.int64)
 
 
