@@ -170,3 +170,19 @@ def test_model_leaves_instruction_counts_untouched_and_repeats(fake_firmware):
     assert abs(insns - stats.median) <= 100 and measured[0].cycles > insns
     assert sorted(layer_cycles) == [i for i, units in enumerate(layers) if units]
     assert sum(m.insns for m in layer_cycles.values()) <= insns
+
+
+FLASH_LOADS = "\n".join(f"ldr r1, [r4, #{offset}]" for offset in (0, 32, 64, 96))   # four 32-byte lines
+
+
+@pytest.mark.qemu
+@pytest.mark.parametrize("cpu, board, wait_states", [("cortex-m4", "nucleo_l4r5zi", 5), ("cortex-m7", "nucleo_f746zg", 7)])
+def test_loads_from_flash_wait_unless_cached(cpu, board, wait_states):
+    flash, ram = "mov.w r4, #0x1000\n", "add.w r4, r0, #0\n"   # the QEMU board's code memory (the board's flash); RAM
+    measured = sequences.measure(cpu, {"flash": flash + FLASH_LOADS, "ram": ram + FLASH_LOADS,
+                                       "flash_twice": flash + (FLASH_LOADS.replace("r4, #", "r4, #512+") + "\n") * 2,
+                                       "ram_twice": ram + (FLASH_LOADS + "\n") * 2}, emulate=board)
+    assert measured["flash"] - measured["ram"] == 4 * wait_states
+    assert measured["flash_twice"] - measured["ram_twice"] == 4 * wait_states   # the second pass hits the cache
+    assert sequences.measure(cpu, {"flash": flash + FLASH_LOADS, "ram": ram + FLASH_LOADS}) == \
+        {"flash": measured["ram"], "ram": measured["ram"]}   # QEMU's own board: zero wait

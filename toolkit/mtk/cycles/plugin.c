@@ -755,7 +755,8 @@ static void block_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
             b->taken = costs[cur.cls].taken;
         }
         if (region_count && takes_address(cur.cls) && !is_store(cur.cls)) {
-            qemu_plugin_register_vcpu_mem_cb(qi, load_exec, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_R, NULL);
+            /* MEM_RW: Debian's QEMU 7.2 calls a MEM_R callback for no load */
+            qemu_plugin_register_vcpu_mem_cb(qi, load_exec, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, NULL);
         }
         if (layers_count && (cur.cls == C_STORE || cur.cls == C_STORE_REG) && hook_addr != UINT64_MAX &&
             vaddr >= hook_addr && vaddr < hook_addr + hook_size) {

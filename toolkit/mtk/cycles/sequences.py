@@ -48,7 +48,7 @@ def _source(sequences: dict[str, str], mve: bool) -> str:
     bl seq_{name}
 """ for name in [EMPTY.removeprefix("seq_"), *sequences])
     functions = "".join(f"""
-    .p2align 2
+    .p2align 5
     .thumb_func
 seq_{name}:
 {body}
@@ -83,14 +83,18 @@ def _linker_script(code: int, ram: int, ram_size: int) -> str:
 """
 
 
-def measure(cpu: str, sequences: dict[str, str], work: Path | None = None) -> dict[str, int]:
-    """name -> estimated cycles of each sequence (assembly lines) on `cpu`, under its table."""
+def measure(cpu: str, sequences: dict[str, str], work: Path | None = None, emulate: str | None = None
+            ) -> dict[str, int]:
+    """name -> estimated cycles of each sequence (assembly lines) on `cpu`, under its table; with
+    `emulate` (a board with memory timing, of that core) its flash timing applies to the QEMU board's code
+    memory. Each function starts a 32-byte line: same-sized sequences fetch alike."""
     gcc, qemu = shutil.which("arm-none-eabi-gcc"), shutil.which("qemu-system-arm")
     if gcc is None or qemu is None:
         raise ToolMissing("measuring sequences needs arm-none-eabi-gcc and qemu-system-arm",
                           hint="apt-get install gcc-arm-none-eabi qemu-system-arm (install.sh does)")
     board = get_board(qemu_board_for(cpu))
-    model = CycleModel(core_table(cpu), board.clock_hz)
+    model = CycleModel(core_table(cpu), board.clock_hz) if emulate is None else \
+        CycleModel.for_board(board, get_board(emulate))
     with tempfile.TemporaryDirectory(prefix="mtk-seq-") as tmp:
         folder = Path(work or tmp)
         folder.mkdir(parents=True, exist_ok=True)
