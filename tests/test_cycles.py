@@ -3,6 +3,7 @@ assembled and run in QEMU under the real plugin (mtk.cycles.sequences)."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 
@@ -186,3 +187,35 @@ def test_loads_from_flash_wait_unless_cached(cpu, board, wait_states):
     assert measured["flash_twice"] - measured["ram_twice"] == 4 * wait_states   # the second pass hits the cache
     assert sequences.measure(cpu, {"flash": flash + FLASH_LOADS, "ram": ram + FLASH_LOADS}) == \
         {"flash": measured["ram"], "ram": measured["ram"]}   # QEMU's own board: zero wait
+
+
+# ---- estimated cycles in the commands' reports ----
+
+DIGITS = plugin.SOURCE.parents[3] / "models" / "digits_cnn_int8.tflite"
+
+
+@pytest.mark.qemu
+def test_run_emulating_a_board_reports_its_estimate(capsys):
+    from mtk.cli import main
+    assert main(["run", str(DIGITS), "--board", "nucleo_l4r5zi", "--emulate", "-n", "2", "--json", "--profile"]) == 0
+    emulated = json.loads(capsys.readouterr().out)
+    assert main(["bench", str(DIGITS), "--board", "mps2/an386", "-n", "2", "--json", "--profile"]) == 0
+    [own] = json.loads(capsys.readouterr().out)
+    estimate, zero_wait = emulated["estimated_cycles"], own["estimated_cycles"]
+    assert (estimate["board"], estimate["emulated_on"], estimate["clock_hz"], estimate["unit"]) == \
+        ("nucleo_l4r5zi", "mps2/an386", 120_000_000, "cycles (estimated)")
+    assert (zero_wait["board"], zero_wait["emulated_on"], zero_wait["clock_hz"]) == ("mps2/an386", None, 25_000_000)
+    assert emulated["per_inference"] == own["per_inference"]   # the same code, the same instructions
+    assert estimate["median"] > zero_wait["median"] > own["per_inference"]["median"]   # flash waits; CPI > 1
+    assert estimate["time_ms_at_clock"] == round(estimate["median"] / 120e3, 4)
+    assert [layer["index"] for layer in estimate["layers"]] == \
+        [layer["index"] for layer in emulated["layers"] if layer["units"]]
+    assert sum(layer["cycles"] for layer in estimate["layers"]) <= estimate["median"]
+    assert main(["run", str(DIGITS), "--board", "nucleo_l4r5zi", "--emulate", "-n", "1"]) == 0
+    assert "estimate for nucleo_l4r5zi, emulated on mps2/an386 (cortex-m4 table)" in capsys.readouterr().out
+
+
+def test_emulate_is_for_physical_boards(capsys):
+    from mtk.cli import main
+    assert main(["run", str(DIGITS), "--board", "mps2/an386", "--emulate"]) == 2
+    assert "--emulate runs a physical board's code in QEMU: not with mps2/an386" in capsys.readouterr().err

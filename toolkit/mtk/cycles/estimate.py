@@ -28,6 +28,12 @@ class Estimate:
         where = f"{self.board}, emulated on {self.emulated_on}" if self.emulated_on else self.board
         return f"estimate for {where} ({self.core} table)"
 
+    def line(self) -> str:
+        """`mtk run`'s line: median estimated cycles and time at the estimated board's clock."""
+        s = self.per_inference
+        return (f"{s.median:,} cycles median (min {s.min:,}, max {s.max:,}), {self.time_ms:.3f} ms at "
+                f"{self.clock_hz / 1e6:g} MHz: {self.label()}")
+
     def to_json(self) -> dict[str, Any]:
         s = self.per_inference
         return {"unit": UNIT, "board": self.board, "core": self.core, "clock_hz": self.clock_hz,
