@@ -32,5 +32,8 @@ if ! "$VENV/bin/python" -c "" 2>/dev/null; then
 fi
 echo "install.sh: $VENV/bin/pip install -e .[test]" >&2
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e ".[test]"
+# The cycle model's QEMU plugin, built with the host gcc (mtk rebuilds it when its source changes).
+echo "install.sh: building the cycle model's QEMU plugin" >&2
+"$VENV/bin/python" -c "from mtk.cycles.plugin import ensure_plugin; print('install.sh:', ensure_plugin())" >&2
 echo "install.sh: done ($("$VENV/bin/python" --version); $(arm-none-eabi-gcc --version | head -1);" \
      "$(qemu-system-arm --version | head -1)); run $VENV/bin/mtk" >&2

@@ -9,6 +9,7 @@ from typing import Any
 
 import yaml
 
+from .cycles.memory import MemoryTiming, memory_timing_from_yaml
 from .errors import MtkError
 from .paths import BOARD_TEMPLATES
 from .target import Cpu, get_cpu
@@ -73,6 +74,7 @@ class Board:
     zephyr_selects: tuple[tuple[str, tuple[str, ...]], ...] = ()   # (Kconfig symbol, what it selects)
     ram_regions: tuple[RamRegion, ...] = ()   # fastest first; their sizes add up to ram_bytes
     in_zephyr: bool = True   # Zephyr has a board of this name (else: QEMU bare metal only)
+    memory_timing: tuple[MemoryTiming, ...] = ()   # the cycle model's wait states and caches; (): zero wait
 
     @property
     def system_region(self) -> RamRegion:
@@ -116,6 +118,7 @@ def _board_from_yaml(name: str, entry: dict[str, Any]) -> Board:
             zephyr_selects=tuple((symbol, tuple(selects)) for symbol, selects in entry.get("zephyr_selects", {}).items()),
             ram_regions=_ram_regions_from_yaml(entry.get("ram_regions"), ram_bytes, qemu_machine),
             in_zephyr=bool(entry.get("in_zephyr", True)),
+            memory_timing=memory_timing_from_yaml(entry.get("memory_timing")),
         )
     except (KeyError, TypeError, ValueError) as err:
         raise MtkError(f"{BOARDS_FILE}: board '{name}' is malformed ({err!r})") from err

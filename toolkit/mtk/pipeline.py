@@ -20,6 +20,7 @@ from .boards import Board
 from .compiled import CompiledModel
 from .budget import DEFAULT_MAX_RECOMPUTE
 from .compiler import compile_model
+from .cycles.estimate import Estimate, estimate_of
 from .datafile import Npz, read_npy
 from .errors import ModelError, MtkError, TargetError
 from .mlperf import Benchmark
@@ -54,6 +55,7 @@ class RunOptions:
     timeout: float | None = None   # seconds for each whole answer of the target (--timeout); None: the defaults
     max_ram: int | None = None     # the most arena (--max-ram); None: what the board's RAM leaves
     max_recompute: float = DEFAULT_MAX_RECOMPUTE   # extra MACs tiling may add (--max-recompute)
+    emulate: Board | None = None   # a physical board whose code `board` (its core's QEMU board) runs: its estimate
 
 
 def default_platform(board: Board) -> str:
@@ -90,6 +92,7 @@ class RunResult:
     place: str | None = None           # the labgrid place it ran on (`mtk bench --lab labgrid`)
     host: str | None = None            # the exporter serving that place
     sample_layers: list[list[int]] | None = None   # per input sample, units per op (profiling builds)
+    estimate: Estimate | None = None   # the cycle model's (QEMU runs)
 
     @property
     def target_name(self) -> str:
@@ -122,6 +125,7 @@ class RunResult:
             "layers": None if self.layers is None else [
                 {"index": layer.index, "type": layer.type, "units": layer.units, "macs": layer.macs}
                 for layer in self.layers],
+            "estimated_cycles": self.estimate.to_json() if self.estimate else None,
         }
 
 
@@ -187,10 +191,11 @@ def _unpack(compiled: CompiledModel, raw: bytes) -> Sample:
             for data, t in zip(compiled.unpack_outputs(raw), compiled.outputs)]
 
 
-def run_firmware(runner: Runner, elf: Path, compiled: CompiledModel, samples: list[Sample],
-                 options: RunOptions) -> tuple[str, CycleStats, list[Sample], list[list[int]] | None]:
+def run_firmware(runner: Runner, elf: Path, compiled: CompiledModel, samples: list[Sample], options: RunOptions
+                 ) -> tuple[str, CycleStats, list[Sample], list[list[int]] | None, Estimate | None]:
     """Send each sample, read its outputs; time `options.runs` inferences of the first sample; with
-    profiling, the units per op of each sample's (last) inference."""
+    profiling, the units per op of each sample's (last) inference; under QEMU the cycle model's
+    estimate of the timed inferences (and the first sample's layers)."""
     benchmark = benchmark_of(compiled, options)
     if benchmark is not None and isinstance(runner, FlashRunner):
         runner.baudrate = benchmark.baud["performance"]
@@ -200,6 +205,7 @@ def run_firmware(runner: Runner, elf: Path, compiled: CompiledModel, samples: li
         client.wait_boot()
         info = client.info()
         outputs, stats, layers = [], None, [] if options.profile else None
+        trace, estimate = getattr(session, "cycles", None), None
         inferences = options.runs + len(samples) - 1
         for k, sample in enumerate(samples):
             if benchmark is not None:   # the bytes the MLPerf Tiny runner would send
@@ -212,13 +218,19 @@ def run_firmware(runner: Runner, elf: Path, compiled: CompiledModel, samples: li
                 client.infer(1, 0, timeout=infer_timeout)
             if options.profile:
                 layers.append(client.layers())
+            if trace is not None:
+                measured = trace.take_inferences()
+                if k == 0:
+                    emulated_on = options.board.name if options.emulate else None
+                    estimate = estimate_of(trace, measured, trace.last_layers() if options.profile else None,
+                                           emulated_on)
             outputs.append(_unpack(compiled, client.read_output()))
             ui.progress(options.runs + k, inferences)   # inferences done
         client.exit(0)
         status = session.wait_exit(options.timeout or ANSWER_TIMEOUT_S)
     if status != 0:
         raise MtkError(f"the firmware on {options.board.name} exited with status {status}")
-    return info.unit, stats, outputs, layers
+    return info.unit, stats, outputs, layers, estimate
 
 
 def _layer_times(compiled: CompiledModel, counts: list[int]) -> list[LayerTime]:
@@ -255,12 +267,13 @@ def build_model_firmware(model: Path, options: RunOptions, work: Path,
 def run_built(firmware: Firmware, runner: Runner) -> RunResult:
     """Run a built firmware on the target `runner` starts; its result."""
     options, compiled = firmware.options, firmware.compiled
-    unit, stats, outputs, layers = run_firmware(runner, firmware.elf, compiled, firmware.samples, options)
+    unit, stats, outputs, layers, estimate = run_firmware(runner, firmware.elf, compiled, firmware.samples, options)
     return RunResult(options.board, firmware.model.name, unit, stats, compiled.macs, compiled.arena_bytes,
                      compiled.constant_bytes, elf_sizes(firmware.elf), firmware.samples, outputs,
                      firmware.int8.read_bytes(), _layer_times(compiled, layers[0]) if layers else None,
                      options.platform, options.tuning.source if options.tuning else None,
-                     firmware.model if firmware.int8 != firmware.model else None, sample_layers=layers or None)
+                     firmware.model if firmware.int8 != firmware.model else None, sample_layers=layers or None,
+                     estimate=estimate)
 
 
 def check_runs(runs: int) -> None:

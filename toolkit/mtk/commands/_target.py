@@ -89,6 +89,10 @@ def add_target_arguments(p: argparse.ArgumentParser, several_boards: bool = Fals
     p.add_argument("--platform", choices=sorted(PLATFORMS),
                    help="firmware platform (default: baremetal for QEMU boards, zephyr for physical boards)")
     add_runner_arguments(p)
+    p.add_argument("--emulate", action="store_true",
+                   help="run a physical board's model in QEMU on the machine with its core (Cortex-M4: mps2/an386, "
+                        "M7: mps2/an500, M33: mps2/an505, ...) and estimate its cycles and time at the board's clock "
+                        "and flash/RAM timing (an estimate: see README, cycle model)")
     p.add_argument("--calib", metavar="DATA",
                    help="calibration data (.npy/.npz/folder) to quantize a float model on the way")
     p.add_argument("--build-dir", type=Path, metavar="DIR",
@@ -116,6 +120,8 @@ def run_options(args: argparse.Namespace, board: Board | str, runner_options: di
     from ..pipeline import RunOptions, default_platform
 
     board = board if isinstance(board, Board) else get_board(board)
+    if getattr(args, "emulate", False):
+        board, runner_options, overrides = _emulated(args, board, runner_options, overrides)
     if runner_options is None:
         runner_options = {key: value for key in ("runner", "serial_number", "port")
                           if (value := getattr(args, key)) is not None}
@@ -123,3 +129,20 @@ def run_options(args: argparse.Namespace, board: Board | str, runner_options: di
     return RunOptions(board=board, platform=platform, calib=args.calib, build_dir=args.build_dir,
                       runner_options=runner_options, tuning=tuning_of(args), mlperf_tiny=args.mlperf_tiny,
                       timeout=args.timeout, max_ram=args.max_ram, max_recompute=args.max_recompute, **overrides)
+
+
+def _emulated(args: argparse.Namespace, board: Board, runner_options: dict[str, Any] | None,
+              overrides: dict[str, Any]) -> tuple[Board, dict[str, Any], dict[str, Any]]:
+    """--emulate: the QEMU board with `board`'s core, run under `board`'s cycle model."""
+    from ..cycles.emulate import qemu_board_for
+    from ..cycles.model import CycleModel
+    from ..errors import MtkError
+
+    given = [f"--{o.replace('_', '-')}" for o in ("runner", "serial_number", "port", "platform")
+             if getattr(args, o, None) is not None]
+    if board.is_qemu:
+        raise MtkError(f"--emulate runs a physical board's code in QEMU: not with {board.name}")
+    if given or runner_options:
+        raise MtkError(f"--emulate runs in QEMU: {', '.join(given) or '--lab'} is for a board on the bench")
+    qemu = get_board(qemu_board_for(board.cpu.name))
+    return qemu, {"cycles": CycleModel.for_board(qemu, board)}, {**overrides, "emulate": board}

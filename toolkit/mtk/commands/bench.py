@@ -58,6 +58,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def _row(r: RunResult, lab: bool) -> list[object]:
     return ([r.place, r.host] if lab else []) + [
         r.model, r.board.name, f"{r.per_inference.median:,}", r.unit, f"{r.time_ms:.2f}",
+        f"{r.estimate.per_inference.median:,}" if r.estimate else "-", f"{r.estimate.time_ms:.2f}" if r.estimate else "-",
         f"{r.macs / max(r.per_inference.median, 1):.3f}", f"{r.arena_bytes:,}", f"{r.sizes.ram_bytes:,}",
         f"{r.sizes.flash_bytes:,}", f"{r.code_bytes:,}"]
 
@@ -67,6 +68,8 @@ def _targets(args: argparse.Namespace) -> list[tuple[Board, dict[str, Any] | Non
     if args.lab is not None:
         if args.boards:
             raise MtkError("give either --board or --lab, not both")
+        if args.emulate:
+            raise MtkError("--emulate runs a board's code in QEMU: not with --lab, which runs on the lab's boards")
         targets = list(lab_targets(Path(args.lab)))
         if not targets:
             raise MtkError(f"{args.lab} lists no connected board mtk knows")
@@ -92,8 +95,8 @@ def _bench_local(args: argparse.Namespace) -> tuple[list[RunResult], list[Failur
 
 
 def _bench_labgrid(args: argparse.Namespace) -> tuple[list[RunResult], list[Failure]]:
-    if args.boards:
-        raise MtkError("give either --board or --lab, not both")
+    if args.boards or args.emulate:
+        raise MtkError(f"give either {'--emulate' if args.emulate else '--board'} or --lab, not both")
     given = [option for option in ("runner", "serial_number", "port") if getattr(args, option) is not None]
     if given:
         raise MtkError(f"--{given[0].replace('_', '-')} is for a board on this host: a labgrid place is flashed "
@@ -119,8 +122,10 @@ def run(args: argparse.Namespace) -> int:
         print()
     else:
         print(ui.table((["place", "host"] if labgrid else []) +
-                       ["model", "board", "per inference", "unit", "ms", "MACs/unit", "arena B", "RAM B",
-                        "flash B", "code B"], [_row(r, labgrid) for r in results]))
+                       ["model", "board", "per inference", "unit", "ms", "est. cycles", "est. ms", "MACs/unit",
+                        "arena B", "RAM B", "flash B", "code B"], [_row(r, labgrid) for r in results]))
+        for label in sorted({r.estimate.label() for r in results if r.estimate}):
+            print(f"est.: {label}")
         for f in failures:
             print(f"FAILED {f.model} on {f.board}" + (f" at place {f.place} ({f.host or '?'})" if f.place else "")
                   + f": {f.error}")

@@ -75,6 +75,7 @@ def format_result(result: RunResult, verbose: bool = False) -> str:
         f"inference  {_count(s.median, result.unit)} median (min {s.min:,}, max {s.max:,}, {s.count} runs)",
         f"time       {result.time_ms:.3f} ms at {board.clock_hz / 1e6:g} MHz"
         + (" (one instruction a cycle)" if result.unit == "instructions" else ""),
+        *([f"estimate   {result.estimate.line()}"] if result.estimate else []),
         f"MACs       {result.macs:,} ({result.macs / max(s.median, 1):.3f} per {result.unit[:-1]})",
         f"memory     arena {result.arena_bytes:,} B, RAM {result.sizes.ram_bytes:,} B, "
         f"flash {result.sizes.flash_bytes:,} B (code {result.code_bytes:,} B, constants {result.constant_bytes:,} B)",

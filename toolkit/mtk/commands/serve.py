@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from .. import mlperf, mlperf_ports, ui
-from ..errors import TargetError
+from ..errors import MtkError, TargetError
 from ..runners import get_runner
 from ..runners.qemu_pty import PacedQemu, pacing_shift, run_fraction
 from ._target import add_target_arguments, run_options
@@ -61,6 +61,9 @@ def runner_hint(port: str, benchmark_id: str) -> str:
 def run(args: argparse.Namespace) -> int:
     from ..pipeline import build_firmware, int8_model, work_folder
 
+    if args.emulate:
+        raise MtkError("mtk serve --emulate is not there yet: serve the QEMU board with the core (its timestamps "
+                       "count instructions), or estimate the board's cycles with `mtk run/bench --emulate`")
     options = run_options(args, args.board)
     board = options.board
     shift = pacing_shift(board.clock_hz) if board.is_qemu else 0

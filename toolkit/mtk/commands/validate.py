@@ -77,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
         json.dump({"board": result.board.name, "platform": result.platform, "model": result.model,
                    "tuning": result.tuning, "samples": report,
                    "mismatches": mismatches, "bit_exact": mismatches == 0,
+                   "per_inference": {"unit": result.unit, "median": result.per_inference.median},
+                   "estimated_cycles": result.estimate.to_json() if result.estimate else None,
                    "evaluation": evaluation.to_json() if evaluation else None}, sys.stdout)
         print()
     else:
@@ -91,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"{result.model} on {result.board.name}: {len(report)} samples, "
               + ("bit-exact with tflite-micro" if mismatches == 0 else
                  f"{len(differing)} differ from tflite-micro ({mismatches} elements)"))
+        print(f"time: {result.per_inference.median:,} {result.unit} per inference"
+              + (f"; estimate {result.estimate.line()}" if result.estimate else ""))
         if evaluation:
             print("\n" + format_evaluation(evaluation, args.verbose))
     if mismatches:

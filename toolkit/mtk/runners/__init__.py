@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 
 from ..boards import Board, did_you_mean
+from ..cycles.model import CycleModel
 from ..errors import MtkError
 from .base import Runner, Session
 from .pyocd import PyOcdRunner
@@ -24,12 +25,13 @@ def runner_names(board: Board) -> list[str]:
 
 
 def get_runner(board: Board, runner: str | None = None, serial_number: str | None = None,
-               port: str | None = None) -> Runner:
+               port: str | None = None, cycles: CycleModel | None | bool = True) -> Runner:
     """The runner for `board`. QEMU boards run in QEMU (bare-metal or Zephyr ELF alike). Physical
     boards are flashed with `west flash` (the build's default runner, or `runner` if it names a
     Zephyr runner) or with pyOCD's Python API (`runner="pyocd"`); `serial_number` picks one of
     several identical boards (passed to the flash tool and used to find the serial port), `port`
-    overrides the serial port found from the board's USB ids."""
+    overrides the serial port found from the board's USB ids. `cycles`: QEMU's cycle model (default: the
+    board's; a model of another board for --emulate; None: none)."""
     if runner is not None and runner not in runner_names(board):
         names = runner_names(board)
         raise MtkError(f"runner '{runner}' cannot run {board.name}" + did_you_mean(difflib.get_close_matches(runner, names)),
@@ -37,7 +39,7 @@ def get_runner(board: Board, runner: str | None = None, serial_number: str | Non
     if board.is_qemu:
         if serial_number is not None or port is not None:
             raise MtkError(f"{board.name} runs in QEMU: --serial-number and --port are for physical boards")
-        return QemuRunner(board)
+        return QemuRunner(board, cycles)
     if runner == PyOcdRunner.name:
         return PyOcdRunner(board, serial_number, port)
     return WestRunner(board, None if runner == WestRunner.name else runner, serial_number, port)

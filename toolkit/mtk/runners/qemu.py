@@ -3,6 +3,7 @@ console UART on a loopback TCP socket, exit status through semihosting."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import subprocess
@@ -15,6 +16,7 @@ from typing import IO
 import serial
 
 from ..boards import Board
+from ..cycles.model import CycleModel, CycleTrace
 from ..errors import TargetError
 from ..platforms.base import require_tool
 from ..transport.serial_link import SerialLink
@@ -23,6 +25,7 @@ from .base import Runner, Session
 CONNECT_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 2.0
 PORT_ATTEMPTS = 3
+NO_CYCLES_ENV = "MTK_NO_CYCLE_MODEL"   # set: QEMU runs without the cycle model (instruction counts only)
 
 
 def _free_port() -> int:
@@ -39,12 +42,13 @@ def die_with_parent(command: list[str]) -> list[str]:
     return [setpriv, "--pdeathsig", "KILL", "--", *command] if setpriv else command
 
 
-def qemu_command(qemu: str, machine: str, elf: Path, port: int) -> list[str]:
+def qemu_command(qemu: str, machine: str, elf: Path, port: int, plugin: str | None = None) -> list[str]:
     return [qemu, "-M", machine, "-kernel", str(elf),
             "-icount", "shift=0,align=off,sleep=off",
             "-serial", f"tcp:127.0.0.1:{port},server=on,wait=on,nodelay=on",
             "-display", "none", "-monitor", "none", "-no-reboot",
-            "-semihosting-config", "enable=on,target=native"]
+            "-semihosting-config", "enable=on,target=native",
+            *(["-plugin", plugin] if plugin else [])]
 
 
 def stop_process(process: subprocess.Popen) -> None:
@@ -59,10 +63,13 @@ def stop_process(process: subprocess.Popen) -> None:
 
 
 class QemuSession(Session):
-    def __init__(self, process: subprocess.Popen, log: IO[bytes], link: SerialLink):
+    def __init__(self, process: subprocess.Popen, log: IO[bytes], link: SerialLink,
+                 cycles: CycleTrace | None = None, scratch: tempfile.TemporaryDirectory | None = None):
         self.process = process
         self.link = link
+        self.cycles = cycles      # the cycle model's records, when it runs
         self._log = log
+        self._scratch = scratch
 
     def log_tail(self) -> str:
         """QEMU's own stdout and stderr (errors, semihosting output)."""
@@ -79,13 +86,20 @@ class QemuSession(Session):
         self.link.close()
         stop_process(self.process)
         self._log.close()
+        if self._scratch is not None:
+            self._scratch.cleanup()
 
 
 class QemuRunner(Runner):
-    def __init__(self, board: Board):
+    """`cycles`: the cycle model to run with (default: the board's own; None: none, QEMU alone)."""
+
+    def __init__(self, board: Board, cycles: CycleModel | None | bool = True):
         if board.qemu is None:
             raise TargetError(f"{board.name} is not a QEMU board")
         self.board = board
+        if cycles is True:
+            cycles = None if os.environ.get(NO_CYCLES_ENV) else CycleModel.for_board(board)
+        self.cycles = cycles or None
 
     def start(self, elf: Path) -> QemuSession:
         qemu = require_tool("qemu-system-arm", "qemu-system-arm")
@@ -101,13 +115,21 @@ class QemuRunner(Runner):
         """Start QEMU on a free port; None if another process took the port meanwhile."""
         port = _free_port()
         log = tempfile.TemporaryFile()
-        process = subprocess.Popen(die_with_parent(qemu_command(qemu, self.board.qemu.machine, elf, port)),
+        scratch, trace, plugin = None, None, None
+        if self.cycles is not None:
+            scratch = tempfile.TemporaryDirectory(prefix="mtk-cycles-")
+            out = Path(scratch.name) / "cycles.txt"
+            plugin = self.cycles.plugin_argument(elf, Path(scratch.name) / "table.txt", out)
+            trace = CycleTrace(out, self.cycles)
+        process = subprocess.Popen(die_with_parent(qemu_command(qemu, self.board.qemu.machine, elf, port, plugin)),
                                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
         try:
-            return QemuSession(process, log, self._connect(process, port))
+            return QemuSession(process, log, self._connect(process, port), trace, scratch)
         except TargetError:
             process.kill()
             process.wait()
+            if scratch is not None:
+                scratch.cleanup()
             log.seek(0)
             output = log.read().decode(errors="replace").strip()
             log.close()

@@ -1,0 +1,122 @@
+"""mtk's estimated cycles on the MLPerf Tiny models next to the best published silicon results.
+
+    python bench/published_compare.py ../shared/models/*.tflite /tmp/vww_96_int8.tflite
+    python bench/published_compare.py kws.tflite --board nucleo_l4r5zi --json
+
+Each model runs with `--emulate` on each board: the board's code in QEMU on the machine with its core,
+under the cycle model (the core's table, the board's clock and flash/RAM timing, mtk.cycles). Its
+estimated cycles per inference (the model's run function: no input conversion, no I/O) are set next
+to the fewest cycles per inference published for that board and benchmark in
+../shared/peer/mlperf_tiny_published.csv (MLPerf Tiny v0.5-v1.3, cycles = latency x clock), with
+the stack that reached them, and mtk's ratio to it (< 1: mtk's estimate is fewer cycles). The
+benchmark of a model is the first of kws, ic, vww, ad in its file name.
+
+mtk's figure is an estimate; the published ones are measured on silicon (see README, cycle model, for
+what the estimate leaves out). The table printed is the README's; --json gives every figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import re
+import sys
+from pathlib import Path
+
+from mtk.boards import get_board
+from mtk.cycles.emulate import qemu_board_for
+from mtk.cycles.model import CycleModel
+from mtk.errors import MtkError
+from mtk.pipeline import RunOptions, run_model
+
+PUBLISHED = Path(__file__).resolve().parents[2] / "shared" / "peer" / "mlperf_tiny_published.csv"
+BENCHMARKS = ("kws", "ic", "vww", "ad")
+# the published system names of each board (the CSV's `system` column starts with one of them)
+SYSTEMS = {"nucleo_l4r5zi": ("NUCLEO-L4R5ZI",), "nucleo_h7a3zi_q": ("NUCLEO-H7A3ZI",),
+           "nucleo_u575zi_q": ("NUCLEO-U575ZI",), "nucleo_f746zg": ("NUCLEO-F746ZG",),
+           "stm32f746g_disco": ("STM32F746G-DISCO", "32F746GDISCOVERY", "DISCO-F746NG")}
+DEFAULT_BOARDS = ("nucleo_l4r5zi", "nucleo_h7a3zi_q", "nucleo_u575zi_q")
+
+
+def benchmark_of(model: Path) -> str:
+    words = re.split(r"[^a-z0-9]+", model.stem.lower())
+    found = next((b for b in BENCHMARKS if b in words), None)
+    if found is None:
+        raise MtkError(f"{model}: no MLPerf Tiny benchmark ({', '.join(BENCHMARKS)}) in its file name")
+    return found
+
+
+def best_published(rows: list[dict[str, str]], board: str, benchmark: str) -> dict[str, str] | None:
+    systems = tuple(s.lower() for s in SYSTEMS.get(board, ()))
+    matching = [r for r in rows if r["benchmark"] == benchmark and r["system"].lower().startswith(systems)]
+    return min(matching, key=lambda r: float(r["cycles_per_inference"]), default=None) if systems else None
+
+
+def estimate(model: Path, board_name: str) -> dict:
+    board = get_board(board_name)
+    qemu = get_board(qemu_board_for(board.cpu.name))
+    result = run_model(model, RunOptions(board=qemu, runs=1, emulate=board,
+                                         runner_options={"cycles": CycleModel.for_board(qemu, board)}))
+    if result.estimate is None:
+        raise MtkError(f"{model.name} on {board_name}: the cycle model gave no estimate")
+    return {"instructions": result.per_inference.median, **result.estimate.to_json()}
+
+
+def compare(models: list[Path], boards: list[str], published: Path) -> list[dict]:
+    with open(published, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    out = []
+    for board in boards:
+        for model in models:
+            benchmark = benchmark_of(model)
+            mtk = estimate(model, board)
+            best = best_published(rows, board, benchmark)
+            out.append({"board": board, "benchmark": benchmark, "model": model.name,
+                        "mtk_estimated_cycles": mtk["median"], "mtk_estimated_ms": mtk["time_ms_at_clock"],
+                        "clock_hz": mtk["clock_hz"], "instructions": mtk["instructions"], "estimate": mtk,
+                        "published": None if best is None else {
+                            "cycles": int(best["cycles_per_inference"]), "latency_ms": float(best["latency_ms"]),
+                            "stack": best["stack"], "submitter": best["submitter"], "version": best["version"],
+                            "system": best["system"]},
+                        "ratio": None if best is None else round(mtk["median"] / int(best["cycles_per_inference"]), 3)})
+    return out
+
+
+def markdown(results: list[dict]) -> str:
+    lines = ["| board | benchmark | mtk estimated cycles (ms) | best published cycles (ms) | stack | mtk / best |",
+             "|---|---|---|---|---|---|"]
+    for r in results:
+        p = r["published"]
+        best = "-" if p is None else f"{p['cycles']:,} ({p['latency_ms']:g})"
+        stack = "-" if p is None else f"{p['stack']} (v{p['version']})"
+        ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}"
+        lines.append(f"| {r['board']} ({r['clock_hz'] / 1e6:g} MHz) | {r['benchmark']} | "
+                     f"{r['mtk_estimated_cycles']:,} ({r['mtk_estimated_ms']:.3f}) | {best} | {stack} | {ratio} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    p.add_argument("models", nargs="+", type=Path, help="MLPerf Tiny .tflite models (int8)")
+    p.add_argument("--board", action="append", dest="boards", metavar="BOARD",
+                   help=f"a physical board, repeatable (default: {', '.join(DEFAULT_BOARDS)})")
+    p.add_argument("--published", type=Path, default=PUBLISHED, help="the published results CSV")
+    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    args = p.parse_args(argv)
+    try:
+        results = compare(args.models, args.boards or list(DEFAULT_BOARDS), args.published)
+    except MtkError as err:
+        print(f"published_compare: {err}", file=sys.stderr)
+        return err.exit_code
+    if args.json:
+        json.dump(results, sys.stdout, indent=1)
+        print()
+    else:
+        print(markdown(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
