@@ -143,6 +143,12 @@ LAYERS = (
     Layer("pd-head-256to2", "CONV_2D", (1, 1, 256), 2),
     Layer("ms-fc-4000to4", "FULLY_CONNECTED", (1, 1, 4000), 4),
     Layer("ks-fc-64to16", "FULLY_CONNECTED", (1, 1, 64), 16),
+    # mtk's digits CNN (models/: 8×8×1 input), small enough for the BBC micro:bit's 16 KB of RAM
+    Layer("digits-conv-1to8-3x3", "CONV_2D", (8, 8, 1), 8, (3, 3)),
+    pool("digits-maxpool-2x2", "MAX_POOL_2D", (8, 8, 8), (2, 2), (2, 2)),
+    Layer("digits-conv-8to16-3x3", "CONV_2D", (4, 4, 8), 16, (3, 3)),
+    Layer("digits-fc-256to32", "FULLY_CONNECTED", (1, 1, 256), 32),
+    Layer("digits-fc-32to10", "FULLY_CONNECTED", (1, 1, 32), 10),
     # magic_wand (128×3 accelerometer window)
     Layer("mw-conv-1to8-4x3", "CONV_2D", (128, 3, 1), 8, (4, 3)),
     pool("mw-maxpool-3x3", "MAX_POOL_2D", (128, 3, 8), (3, 3), (3, 3)),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -10,10 +11,12 @@ from mtk.boards import DEFAULT_BOARD, all_boards, boards_that_fit, fitting_board
 from mtk.cli import main
 from mtk.errors import MtkError
 from mtk.runners import get_runner
+from mtk.runners.west import FLASH_TOOLS
 from mtk.target import CPUS
 
 REQUIRED = ["mps2/an385", "mps2/an386", "mps2/an500", "mps3/corstone300/an547", "qemu_cortex_m3", "bbc_microbit",
-            "qemu_cortex_m0", "mps2/an505", "mps2/an521/cpu0", "mps3/an524", "nucleo_f746zg", "nucleo_l4r5zi", "stm32f746g_disco"]
+            "qemu_cortex_m0", "mps2/an505", "mps2/an521/cpu0", "mps3/an524", "nucleo_f746zg", "nucleo_l4r5zi", "stm32f746g_disco",
+            "nucleo_u575zi_q", "nucleo_g0b1re", "rpi_pico", "rpi_pico2/rp2350a/m33"]
 
 
 def test_required_boards_are_registered():
@@ -67,7 +70,9 @@ def test_board_is_complete(board):
         assert board.qemu.code.size <= board.flash_bytes and board.qemu.ram.size <= board.ram_bytes
         assert board.qemu.uart_kind in ("cmsdk", "pl011", "nrf51")
     else:
-        assert board.usb_vid_pid == "0483:374b" and "openocd" in board.runners
+        assert re.fullmatch(r"[0-9a-f]{4}:[0-9a-f]{4}", board.usb_vid_pid) and "openocd" in board.runners
+        assert set(board.runners) <= {*FLASH_TOOLS, "uf2"} and "pyocd" not in board.runners   # pyOCD: pyocd_target
+        assert board.pyocd_target and board.zephyr_modules
 
 
 def test_qemu_memory_maps():
@@ -95,3 +100,21 @@ def test_boards_command_table(capsys):
     assert main(["boards"]) == 0
     out = capsys.readouterr().out
     assert "mps2/an386 (default)" in out and "QEMU lm3s6965evb" in out and "USB 0483:374b" in out
+
+
+@pytest.mark.parametrize("board, cpu, clock_mhz, flash_kb, ram_kb, console, usb, module", [
+    ("nucleo_u575zi_q", "cortex-m33", 160, 2048, 768, "usart1", "0483:374e", "hal_stm32"),   # ST-LINK V3E
+    ("nucleo_g0b1re", "cortex-m0plus", 64, 512, 144, "usart2", "0483:374b", "hal_stm32"),    # ST-LINK V2-1
+    ("rpi_pico", "cortex-m0plus", 125, 2048, 264, "uart0", "2e8a:000c", "hal_rpi_pico"),     # Debug Probe
+    ("rpi_pico2/rp2350a/m33", "cortex-m33", 150, 4096, 520, "uart0", "2e8a:000c", "hal_rpi_pico"),
+])
+def test_curated_m33_and_m0plus_boards(board, cpu, clock_mhz, flash_kb, ram_kb, console, usb, module):
+    b = get_board(board)
+    assert (b.cpu.name, b.clock_hz // 1_000_000, b.flash_bytes // 1024, b.ram_bytes // 1024, b.console,
+            b.usb_vid_pid, b.zephyr_modules) == (cpu, clock_mhz, flash_kb, ram_kb, console, usb, (module,))
+    assert get_board(board.split("/")[0]).name == board   # rpi_pico2, as Zephyr's shorthand
+
+
+def test_zephyr_s_rp2350_gets_the_dsp_extension_its_soc_does_not_declare():
+    assert get_board("rpi_pico2").zephyr_selects == (("SOC_RP2350A_M33", ("ARMV8_M_DSP",)),)
+    assert get_board("rpi_pico/rp2040").name == "rpi_pico"

@@ -69,6 +69,10 @@ def test_each_runner_picks_the_probe_its_own_way(zephyr_build, board, runner, se
     (zephyr_build.parent / "runners.yaml").write_text(yaml.safe_dump({"runners": list(runners),
                                                                       "flash-runner": runners[0]}))
     assert west_args(zephyr_build, None, serial_number, board)[:2] == ["-r", runners[0]]
+    if runner not in runners:   # e.g. STM32CubeProgrammer for a Raspberry Pi Pico
+        with pytest.raises(MtkError, match=f"runner '{runner}' is not configured for {board}"):
+            west_args(zephyr_build, runner, serial_number, board)
+        return
     assert west_args(zephyr_build, runner, serial_number, board) == expected
 
 

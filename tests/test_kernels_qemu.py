@@ -3,12 +3,15 @@ the Cortex-M3's long-multiply kernels and inline assembly, the Cortex-M4's and C
 
 from __future__ import annotations
 
+import subprocess
+
 import numpy as np
 import pytest
 
 import modelgen
 from mtk.autotune import tune_model
 from mtk.boards import get_board
+from mtk.compiler import KERNEL_HEADERS
 from mtk.ops import prepare_ops
 from mtk.reader import read_model
 from mtk.reference import run_reference_batch
@@ -337,3 +340,57 @@ def test_one_to_n_depthwise_is_tuned_on_target(tmp_path):
     for expected, got in zip(run_reference_batch(model, result.tuned.inputs), result.tuned.outputs):
         for want, out in zip(expected, got):
             assert np.array_equal(np.asarray(out).reshape(-1), np.asarray(want).reshape(-1))
+
+
+REQUANT_PROBE = r"""
+#include <stdint.h>
+#include "mtk_fixedpoint.h"
+extern uint32_t __stack_top[];
+/* TFLite's MultiplyByQuantizedMultiplier(acc, mult, -e) as mtk_requant_rshift folds it, through a 64-bit multiply
+ * (libgcc's on ARMv6-M), against the header's 16-bit halves */
+static int32_t reference(int32_t acc, int32_t mult, int32_t e) {
+  int64_t z = (int64_t)acc * mult + ((int64_t)1 << 30) + ((int64_t)1 << (30 + e)) - (acc < 0 ? (int64_t)1 << 31 : 0);
+  return (int32_t)(z >> (31 + e));
+}
+static void semihosting_exit(uint32_t status) {
+  uint32_t block[2] = {0x20026u, status};   /* ADP_Stopped_ApplicationExit, status */
+  register uint32_t op __asm__("r0") = 0x20u;
+  register uint32_t* arg __asm__("r1") = block;
+  __asm__ volatile("bkpt 0xab" : : "r"(op), "r"(arg) : "memory");
+  for (;;) {}
+}
+static void reset(void) {
+  static const int32_t edges[] = {0, 1, -1, 65535, 65536, -65536, -65537, INT32_MAX, INT32_MIN, INT32_MIN + 1};
+  uint32_t s = 12345u, wrong = 0;
+  for (int32_t i = 0; i < 20000; ++i) {
+    s = s * 1664525u + 1013904223u;
+    int32_t acc = i < 10 * 20 ? edges[i % 10] : (int32_t)s >> (s & 15);
+    s = s * 1664525u + 1013904223u;
+    int32_t mult = i % 3 == 0 ? INT32_MAX : (int32_t)((s >> 1) | 0x40000000u), e = 1 + i % 20;
+    uint64_t rounding = ((uint64_t)1 << 30) + ((uint64_t)1 << (30 + e));
+    wrong += mtk_requant_rshift(acc, mult, (int32_t)(uint32_t)rounding, (int32_t)(rounding >> 32), e - 1)
+             != reference(acc, mult, e);
+  }
+  semihosting_exit(wrong > 100 ? 100 : wrong);
+}
+static void fault(void) { semihosting_exit(101); }
+__attribute__((section(".vectors"), used)) static void (*const vectors[4])(void) = {
+    (void (*)(void))__stack_top, reset, fault, fault};
+"""
+REQUANT_LINKER = """MEMORY { FLASH (rx) : ORIGIN = 0, LENGTH = 256K  RAM (rwx) : ORIGIN = 0x20000000, LENGTH = 16K }
+SECTIONS { .text : { KEEP(*(.vectors)) *(.text*) *(.rodata*) } > FLASH
+           .bss (NOLOAD) : { *(.bss*) *(COMMON) . = ALIGN(8); . += 2048; __stack_top = .; } > RAM }
+"""
+
+
+def test_requantization_by_16_bit_halves_on_cortex_m0(tmp_path):
+    """mtk_fixedpoint.h's ARMv6-M assembly (no long multiply) against the 64-bit formula, edge values included,
+    on QEMU's micro:bit: the model tests reach only the accumulators their layers make."""
+    (tmp_path / "probe.c").write_text(REQUANT_PROBE)
+    (tmp_path / "probe.ld").write_text(REQUANT_LINKER)
+    subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m0", "-mthumb", "-O2", "-Wall", "-Werror", "-nostartfiles",
+                    "-I", str(KERNEL_HEADERS), "-T", str(tmp_path / "probe.ld"), str(tmp_path / "probe.c"), "-lgcc",
+                    "-o", str(tmp_path / "probe.elf")], check=True)
+    done = subprocess.run(["qemu-system-arm", "-M", "microbit", "-kernel", str(tmp_path / "probe.elf"), "-display",
+                           "none", "-monitor", "none", "-semihosting-config", "enable=on,target=native"], timeout=60)
+    assert done.returncode == 0, f"{done.returncode} of 20,000 requantizations differ (101: a fault)"

@@ -31,4 +31,4 @@ def test_exporter_yaml_has_serial_port_and_probe_per_board(tmp_path, capsys, mon
                         "USBDebugger": {"match": {"ID_SERIAL_SHORT": sn}}}
         for sn in ("066DFF49", "0672FF48")}
     assert "## labgrid-client -p board-066DFF49 add-match 'rack1/board-066DFF49/*'" in text
-    assert "set-tags board=<one of: nucleo_f746zg, nucleo_l4r5zi, stm32f746g_disco>" in text
+    assert "set-tags board=<one of: nucleo_f746zg, nucleo_l4r5zi, stm32f746g_disco, nucleo_g0b1re>" in text

@@ -39,7 +39,8 @@ def test_ports_are_listed_with_the_boards_their_usb_ids_belong_to(attached):
              usb_port("/dev/ttyUSB0", (0x1A86, 0x7523), "x"))
     ports = {p.device: p for p in list_serial_ports()}
     assert ports["/dev/ttyACM0"].vid_pid == "0483:374b"
-    assert ports["/dev/ttyACM0"].boards == ("nucleo_f746zg", "nucleo_l4r5zi", "stm32f746g_disco")
+    assert ports["/dev/ttyACM0"].boards == ("nucleo_f746zg", "nucleo_l4r5zi", "stm32f746g_disco",
+                                                "nucleo_g0b1re")
     assert ports["/dev/ttyACM0"].to_json()["serial_number"] == "066DFF4951775177"
     assert ports["/dev/ttyS0"].vid_pid is None and ports["/dev/ttyS0"].boards == ()
     assert ports["/dev/ttyUSB0"].boards == ()

@@ -57,7 +57,8 @@ def test_flash_refuses_qemu_boards_and_unbuilt_apps(app, tmp_path, capsys, one_s
 
 def test_ports_lists_and_writes_a_hardware_map(tmp_path, capsys, one_stlink):
     assert main(["ports", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)[0]["boards"] == ["nucleo_f746zg", "nucleo_l4r5zi", "stm32f746g_disco"]
+    assert json.loads(capsys.readouterr().out)[0]["boards"] == ["nucleo_f746zg", "nucleo_l4r5zi", "stm32f746g_disco",
+                                                                 "nucleo_g0b1re"]
     lab = tmp_path / "lab.yaml"
     assert main(["ports", "--hardware-map", str(lab)]) == 0
     assert "066DFF49" in capsys.readouterr().out

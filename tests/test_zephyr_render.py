@@ -113,6 +113,16 @@ def test_zephyr_counts_its_own_system_timer_on_qemu(tmp_path):
     assert (conf["CONFIG_MTK_QEMU_TICK_NUM"], conf["CONFIG_MTK_QEMU_TICK_SHIFT"]) == ("1000", "0")
 
 
+def test_the_pico_2_s_m33_is_built_with_its_dsp_and_fpu(tmp_path):
+    """Zephyr's RP2350 SoC declares the FPU, not the DSP extension: the app's Kconfig adds it (else the build
+    is -mcpu=cortex-m33+nodsp and the DSP kernels the model was packed for are compiled out)."""
+    project = render(FAKE, "rpi_pico2", tmp_path / "app")
+    assert "config SOC_RP2350A_M33\n\tselect ARMV8_M_DSP\n" in (project / "Kconfig").read_text()
+    conf = kconfig(project / "boards" / "rpi_pico2_rp2350a_m33.conf")
+    assert conf["CONFIG_FPU"] == "y" and conf["CONFIG_TIMING_FUNCTIONS"] == "y"
+    assert "-b rpi_pico2/rp2350a/m33 " in (project / "CMakeLists.txt").read_text()
+
+
 def test_options_reach_kconfig_and_cmake(tmp_path):
     project = render(FAKE, "mps2/an386", tmp_path / "app", profile=True, stack_bytes=12288, opt_level="O3",
                      semihosting=False)

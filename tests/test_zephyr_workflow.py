@@ -18,7 +18,7 @@ def test_the_manifest_imports_only_the_modules_the_boards_need(capsys):
     assert main(["zephyr-manifest"]) == 0
     zephyr = yaml.safe_load(capsys.readouterr().out)["manifest"]["projects"][0]
     assert (zephyr["name"], zephyr["revision"]) == ("zephyr", "v4.2.0")
-    assert zephyr["import"]["name-allowlist"] == ["cmsis_6", "hal_stm32"]
+    assert zephyr["import"]["name-allowlist"] == ["cmsis_6", "hal_stm32", "hal_rpi_pico"]
     assert main(["zephyr-manifest", "--board", "mps2/an386", "--revision", "v4.1.0"]) == 0
     zephyr = yaml.safe_load(capsys.readouterr().out)["manifest"]["projects"][0]
     assert zephyr["import"]["name-allowlist"] == ["cmsis_6"] and zephyr["revision"] == "v4.1.0"

@@ -46,7 +46,7 @@ static inline int32_t mtk_pack_sums_s16(const void* x, int32_t groups, int32_t r
 static inline int32_t mtk_packed_value(const void* x, int32_t rows, int32_t r, int32_t k) {
   if (rows == 1) return ((const int16_t*)x)[k];
 #ifdef MTK_NO_MUL64
-  return ((const int16_t*)x)[8 * (k >> 2) + 4 * r + (k & 3)];
+  return ((const int16_t*)x)[8 * (k >> 2) + 2 * (k & 3) + r];
 #else
   int32_t v = ((const int32_t*)x)[k], low = (int32_t)((uint32_t)v << 9) >> 9;   /* r0 + r1 * 2^23 */
   return r == 0 ? low : (v - low) >> 23;

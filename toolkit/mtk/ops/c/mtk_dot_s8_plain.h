@@ -50,6 +50,9 @@ MTK_OUT_OF_LINE int32_t mtk_dot_1x8_s8(const void* x, const void* w, int32_t gro
 }
 
 static inline int32_t mtk_dot_1x4(const void* x, const void* w, int32_t groups, int32_t* acc, int wide) {
+#ifdef MTK_DOT_1X4_INT8
+  if (!wide) return MTK_DOT_1X4_INT8(x, w, groups, acc);   /* the instruction set's own (mtk_dot_s8_scalar.h) */
+#endif
   return mtk_dot_1xn_scalar(x, w, groups, acc, wide, 4);
 }
 

@@ -1,24 +1,140 @@
-/* The micro-kernels on cores without a 32x32->64 multiply (v6-M: Cortex-M0+; MTK_MUL64_BY_HALVES
- * anywhere; mtk_dot_s8.h): pairs of rows as two row groups, one MLA a product. */
+/* The micro-kernels on cores without a 32x32->64 multiply (v6-M: Cortex-M0/M0+; MTK_MUL64_BY_HALVES
+ * anywhere; mtk_dot_s8.h): one MULS a product. A pair of rows is packed value by value, x_k and y_k
+ * in one word as int16 halves (x_k + 65536·y_k): one load gives both rows' value, SXTH and ASRS the
+ * two (the weights' byte is loaded once for both rows). */
 #ifndef MTK_DOT_S8_SCALAR_H_
 #define MTK_DOT_S8_SCALAR_H_
 
-#include "mtk_dot_s8_plain.h"
+#include <stdint.h>
 
-/* The two rows' row groups, 16 bytes a group. */
+#include "mtk_support.h"   /* mtk_store4, MTK_OUT_OF_LINE */
+
+/* Group g of the two rows: 4 words, word t = (src0[t], src1[t]) as int16, 16 bytes a group. */
 static inline void mtk_pack_pair_group(const int8_t* src0, const int8_t* src1, uint8_t* pair, int32_t g) {
-  mtk_pack_row_group(src0, pair + 8 * g, g);
-  mtk_pack_row_group(src1, pair + 8 * g + 8, g);
+  int16_t* dst = (int16_t*)(pair + 16 * g);
+  for (int32_t t = 0; t < 4; ++t) {
+    dst[2 * t] = src0[t];
+    dst[2 * t + 1] = src1[t];
+  }
 }
 
+#if (defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__)) && defined(__GNUC__) && defined(__OPTIMIZE__)
+/* Value t of a group for both rows and both channels, (x, y) in register P: 15 instructions for 4 products
+ * (the C below compiles to about 26: each constant offset of LDRSB/LDRSH takes a MOVS on v6-M). */
+#define MTK_DOT_2X2_STEP(t, P)                                \
+  "sxth r3, " P "\n\t"                                       \
+  "asrs " P ", " P ", #16\n\t"                              \
+  "ldrb r4, [r0, #" #t "]\n\t" /* channel 0's weight */     \
+  "sxtb r4, r4\n\t"                                         \
+  "movs r5, r4\n\t"                                         \
+  "muls r5, r3\n\t"                                         \
+  "add r8, r5\n\t"                                          \
+  "muls r4, " P "\n\t"                                      \
+  "add r10, r4\n\t"                                         \
+  "ldrb r4, [r0, #" #t " + 4]\n\t" /* channel 1's */        \
+  "sxtb r4, r4\n\t"                                         \
+  "muls r3, r4\n\t"                                         \
+  "add r9, r3\n\t"                                          \
+  "muls " P ", r4\n\t"                                      \
+  "add r11, " P "\n\t"
+
+/* One copy every layer calls (inlined, the fixed registers would make its caller spill). */
+MTK_OUT_OF_LINE int32_t mtk_dot_2x2_v6m(const void* x, const void* w, int32_t groups, int32_t* acc) {
+  register const void* wp __asm__("r0") = w;
+  register const void* xp __asm__("r1") = x;
+  register int32_t s00 __asm__("r8") = 0;
+  register int32_t s01 __asm__("r9") = 0;
+  register int32_t s10 __asm__("r10") = 0;
+  register int32_t s11 __asm__("r11") = 0;
+  register int32_t n __asm__("r6") = groups;
+  if (groups > 0)
+    __asm__(".syntax unified\n\t"   /* gcc assembles Thumb-1 inline assembly in divided syntax */
+            "lsls r6, r6, #3\n\t"
+            "add r6, r0\n\t"
+            "mov r12, r6\n\t"             /* the weights' end */
+            "1:\n\t"
+            "ldm r1!, {r2, r6}\n\t"      /* values 0 and 1 of both rows */
+            MTK_DOT_2X2_STEP(0, "r2") MTK_DOT_2X2_STEP(1, "r6")
+            "ldm r1!, {r2, r6}\n\t"
+            MTK_DOT_2X2_STEP(2, "r2") MTK_DOT_2X2_STEP(3, "r6")
+            "adds r0, #8\n\t"
+            "cmp r0, r12\n\t"
+            "bne 1b\n\t"
+            ".syntax divided"
+            : "+r"(wp), "+r"(xp), "+r"(n), "+r"(s00), "+r"(s01), "+r"(s10), "+r"(s11)
+            :
+            : "r2", "r3", "r4", "r5", "r12", "cc", "memory");
+  return mtk_store4(acc, s00, s01, s10, s11);
+}
+#undef MTK_DOT_2X2_STEP
+
+/* Channel j of a 1x4 group: its 4 weights from one word (SXTB, LSLS+ASRS, ASRS), 15 instructions for 4 products. */
+#define MTK_DOT_1X4_CHANNEL(s)                  \
+  "ldm r0!, {r5}\n\t"                          \
+  "sxtb r6, r5\n\t"                            \
+  "muls r6, r1\n\t"                            \
+  "add " s ", r6\n\t"                          \
+  "lsls r6, r5, #16\n\t"                       \
+  "asrs r6, r6, #24\n\t"                       \
+  "muls r6, r2\n\t"                            \
+  "add " s ", r6\n\t"                          \
+  "lsls r6, r5, #8\n\t"                        \
+  "asrs r6, r6, #24\n\t"                       \
+  "muls r6, r3\n\t"                            \
+  "add " s ", r6\n\t"                          \
+  "asrs r5, r5, #24\n\t"                       \
+  "muls r5, r4\n\t"                            \
+  "add " s ", r5\n\t"
+
+/* acc[j] = x.w_j over int8 weights (int16 row x, in order): the row's 4 values of a group in r1-r4, its
+ * pointer in r12 between groups; 69 instructions a group of 16 products. */
+MTK_OUT_OF_LINE int32_t mtk_dot_1x4_v6m(const void* x, const void* w, int32_t groups, int32_t* acc) {
+  register const void* wp __asm__("r0") = w;
+  register int32_t n __asm__("r6") = groups;
+  register const void* xp __asm__("r12") = x;
+  register int32_t s0 __asm__("r8") = 0;
+  register int32_t s1 __asm__("r9") = 0;
+  register int32_t s2 __asm__("r10") = 0;
+  register int32_t s3 __asm__("r11") = 0;
+  if (groups > 0)
+    __asm__(".syntax unified\n\t"
+            "lsls r6, r6, #4\n\t"
+            "add r6, r0\n\t"
+            "mov lr, r6\n\t"             /* the weights' end */
+            "1:\n\t"
+            "mov r6, r12\n\t"
+            "ldm r6!, {r1, r3}\n\t"      /* (x0, x1), (x2, x3) */
+            "mov r12, r6\n\t"
+            "asrs r2, r1, #16\n\t"
+            "sxth r1, r1\n\t"
+            "asrs r4, r3, #16\n\t"
+            "sxth r3, r3\n\t"
+            MTK_DOT_1X4_CHANNEL("r8") MTK_DOT_1X4_CHANNEL("r9") MTK_DOT_1X4_CHANNEL("r10") MTK_DOT_1X4_CHANNEL("r11")
+            "cmp r0, lr\n\t"
+            "bne 1b\n\t"
+            ".syntax divided"
+            : "+r"(wp), "+r"(n), "+r"(xp), "+r"(s0), "+r"(s1), "+r"(s2), "+r"(s3)
+            :
+            : "r1", "r2", "r3", "r4", "r5", "lr", "cc", "memory");
+  return mtk_store4(acc, s0, s1, s2, s3);
+}
+#undef MTK_DOT_1X4_CHANNEL
+#define MTK_DOT_1X4_INT8 mtk_dot_1x4_v6m   /* mtk_dot_s8_plain.h's mtk_dot_1x4 over int8 weights */
+#endif
+
+#include "mtk_dot_s8_plain.h"
+
 static inline int32_t mtk_dot_2x2(const void* x, const void* w, int32_t groups, int32_t* acc, int wide) {
+#if (defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__)) && defined(__GNUC__) && defined(__OPTIMIZE__)
+  if (!wide) return mtk_dot_2x2_v6m(x, w, groups, acc);
+#endif
   int32_t s00 = 0, s01 = 0, s10 = 0, s11 = 0;
   const int16_t* xp = (const int16_t*)x;
   const uint8_t* wp = (const uint8_t*)w;
   for (int32_t g = groups; g > 0; --g, xp += 8, wp += 8 << wide) {
 #pragma GCC unroll 4
-    for (int32_t t = 0; t < 4; ++t) {   /* each value loaded once, each product one MLA */
-      int32_t x0 = xp[t], x1 = xp[4 + t], w0 = mtk_weight(wp, wide, t), w1 = mtk_weight(wp, wide, 4 + t);
+    for (int32_t t = 0; t < 4; ++t) {   /* each value loaded once, each product one multiply-add */
+      int32_t x0 = xp[2 * t], x1 = xp[2 * t + 1], w0 = mtk_weight(wp, wide, t), w1 = mtk_weight(wp, wide, 4 + t);
       s00 += x0 * w0;
       s01 += x0 * w1;
       s10 += x1 * w0;

@@ -56,6 +56,42 @@ static inline int32_t mtk_requant_rshift(int32_t acc, int32_t mult, int32_t roun
           : [acc] "r"(acc), [mult] "r"(mult)
           : "cc");
   return hi >> hi_shift;
+#elif defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__)
+  /* No 32x32->64 multiply: the product's four 16x16 parts (acc's low half unsigned, its high half
+   * signed; mult >= 0) and the sign term added into the rounding's two words with carries, 24
+   * instructions where the C below takes about 60. */
+  uint32_t lo = (uint32_t)rounding_lo, al, ml, t;
+  int32_t hi = rounding_hi;
+  __asm__(".syntax unified\n\t"   /* gcc assembles Thumb-1 inline assembly in divided syntax */
+          "uxth %[al], %[acc]\n\t"
+          "asrs %[acc], %[acc], #16\n\t"          /* ah */
+          "uxth %[ml], %[mult]\n\t"
+          "lsrs %[mult], %[mult], #16\n\t"        /* mh */
+          "movs %[t], %[al]\n\t"
+          "muls %[t], %[ml]\n\t"                  /* al*ml, below 2^32 */
+          "muls %[al], %[mult]\n\t"               /* al*mh, below 2^31 */
+          "muls %[ml], %[acc]\n\t"                /* ah*ml, magnitude below 2^31 */
+          "muls %[mult], %[acc]\n\t"              /* ah*mh */
+          "adds %[lo], %[lo], %[t]\n\t"
+          "adcs %[hi], %[mult]\n\t"
+          "lsls %[t], %[al], #16\n\t"
+          "lsrs %[al], %[al], #16\n\t"
+          "adds %[lo], %[lo], %[t]\n\t"
+          "adcs %[hi], %[al]\n\t"
+          "lsls %[t], %[ml], #16\n\t"
+          "asrs %[ml], %[ml], #16\n\t"
+          "adds %[lo], %[lo], %[t]\n\t"
+          "adcs %[hi], %[ml]\n\t"
+          "asrs %[acc], %[acc], #15\n\t"          /* acc >> 31: the sign term, -2^31 for acc < 0 */
+          "lsls %[t], %[acc], #31\n\t"
+          "adds %[lo], %[lo], %[t]\n\t"
+          "adcs %[hi], %[acc]\n\t"
+          ".syntax divided"
+          : [lo] "+&l"(lo), [hi] "+&l"(hi), [acc] "+&l"(acc), [mult] "+&l"(mult), [al] "=&l"(al), [ml] "=&l"(ml),
+            [t] "=&l"(t)
+          :
+          : "cc");
+  return hi >> hi_shift;
 #else
   int64_t z = (int64_t)(((uint64_t)(uint32_t)rounding_hi << 32) | (uint32_t)rounding_lo);
   z += (int64_t)((uint64_t)(int64_t)(acc >> 31) << 31);
@@ -70,8 +106,7 @@ static inline int32_t mtk_clamp_s8(int32_t x, int32_t lo, int32_t hi) {
 #if defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
   x = __ssat(x, 8);
 #else
-  x = x < -128 ? -128 : x;
-  x = x > 127 ? 127 : x;
+  if ((uint32_t)x + 128u > 255u) x = (x >> 31) ^ 127;   /* one unsigned test for both bounds */
 #endif
   if (lo > -128) x = x < lo ? lo : x;
   if (hi < 127) x = x > hi ? hi : x;
