@@ -67,7 +67,9 @@ class ListedBoard:
 
     @property
     def targets(self) -> list[str]:
-        return [f"{self.name}/{q}" for q in self.qualifiers] or [self.name]
+        """Its build targets as `west build -b` takes them: the board alone for its one SoC."""
+        single = self.socs[0] if len(self.socs) == 1 else None
+        return [self.name if q == single else f"{self.name}/{q}" for q in self.qualifiers] or [self.name]
 
 
 @dataclass(frozen=True, eq=False)   # one a tree (_workspace), cached by identity
