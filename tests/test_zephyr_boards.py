@@ -7,8 +7,10 @@ ones print for this tree, with the arguments Zephyr's CMake gives them."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -16,10 +18,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import yaml
 
-from mtk.boards import get_board
+from mtk.boards import get_board, require_clock
+from mtk.cli import main
 from mtk.compiled import CompiledModel
-from mtk.errors import MtkError
+from mtk.errors import MtkError, TargetError
+from mtk.runners import get_runner
 from mtk.platforms import ProjectOptions, get_platform
 from mtk.platforms.zephyr import read_project
 from conftest import toolkit_env
@@ -342,3 +347,50 @@ def test_mtk_boards_zephyr_lists_the_workspace_s_cortex_m_boards(workspace):
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1 and "not a Cortex-M" in refused.stderr
     none = mtk("boards", "--zephyr", "nothing_like_it", env=env)
     assert none.returncode == 2 and "no Cortex-M board" in none.stderr
+
+
+def test_run_and_bench_need_the_clock_the_devicetree_may_not_give(workspace):
+    board = get_board("testboard/testsoc/cpuapp")
+    assert require_clock(board) is board
+    with pytest.raises(MtkError, match="its devicetree gives no CPU clock"):
+        require_clock(dataclasses.replace(board, clock_hz=0))
+
+
+@pytest.fixture
+def derived_build(workspace, tmp_path, fake_west, monkeypatch) -> Path:
+    """An application rendered for testboard/testsoc/cpuapp and the build folder `west build` would leave,
+    its runners.yaml as Zephyr writes it from the board's board.cmake; a fake west on PATH."""
+    monkeypatch.setenv("PATH", f"{os.environ['PATH']}:/usr/bin:/bin")   # the fake west, then a preprocessor
+    app = tmp_path / "app"
+    assert main(["project", str(FAKE_COMPILED), "--board", "testboard/testsoc/cpuapp", "-o", str(app)]) == 0
+    (app / "build" / "zephyr").mkdir(parents=True)
+    (app / "build" / "CMakeCache.txt").write_text(f"APPLICATION_SOURCE_DIR:PATH={app.resolve()}\n")
+    runners = {"runners": list(get_board("testboard/testsoc/cpuapp").runners), "flash-runner": "jlink"}
+    (app / "build" / "zephyr" / "runners.yaml").write_text(yaml.safe_dump(runners))
+    (app / "build" / "zephyr" / "zephyr.elf").write_bytes(b"\x7fELF")
+    return app
+
+
+def test_mtk_flash_flashes_a_derived_board_with_its_board_cmake_s_runners(derived_build, fake_west, usb_ports):
+    usb_ports()   # no port to find: west flashes the probe attached, or the one the serial number names
+    build = derived_build / "build"
+    assert main(["flash", str(derived_build)]) == 0   # the one probe attached
+    assert main(["flash", str(derived_build), "--serial-number", "000683123456"]) == 0   # jlink: --dev-id
+    assert main(["flash", str(derived_build), "--runner", "openocd", "--serial-number", "E6614C31"]) == 0
+    assert fake_west.read_text().splitlines() == [
+        f"flash --skip-rebuild -d {build} -r jlink",
+        f"flash --skip-rebuild -d {build} -r jlink --dev-id 000683123456",
+        f"flash --skip-rebuild -d {build} -r openocd --cmd-pre-init adapter serial E6614C31"]
+
+
+def test_run_finds_a_derived_board_s_port_by_its_probe_s_serial_number(derived_build, fake_west, usb_ports,
+                                                                        board_tty):
+    board = get_board("testboard/testsoc/cpuapp")
+    usb_ports(("/dev/ttyACM0", "1366:1051", "000683000001"), (board_tty[0], "1366:1051", "000683123456"))
+    elf = derived_build / "build" / "zephyr" / "zephyr.elf"
+    with get_runner(board, serial_number="000683123456").start(elf):
+        assert fake_west.read_text().split()[-2:] == ["--dev-id", "000683123456"]
+    with pytest.raises(TargetError, match="does not know the USB ids of testboard/testsoc/cpuapp's probe"):
+        get_runner(board).start(elf)
+    with pytest.raises(TargetError, match="no serial port with serial number 999"):
+        get_runner(board, serial_number="999").start(elf)

@@ -182,6 +182,14 @@ def get_board(name: str) -> Board:
                             "workspace once ZEPHYR_BASE is set to its zephyr/ tree") from None
 
 
+def require_clock(board: Board) -> Board:
+    """`board`, if mtk knows its clock: run and bench turn its cycle counts into time."""
+    if board.clock_hz <= 0:
+        raise MtkError(f"{board.name}: its devicetree gives no CPU clock, so mtk cannot turn its cycle counts into "
+                       "time", hint=f"add {board.name} with its clock_hz to board_templates/boards.yaml")
+    return board
+
+
 def did_you_mean(candidates: list[str]) -> str:
     """"; did you mean X?" (or "X or Y?"), empty without candidates."""
     return f"; did you mean {' or '.join(candidates)}?" if candidates else ""

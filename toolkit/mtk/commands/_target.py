@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import mlperf
-from ..boards import DEFAULT_BOARD, Board, get_board
+from ..boards import DEFAULT_BOARD, Board, get_board, require_clock
 from ..compiler import DEFAULT_MAX_RECOMPUTE
 from ..pipeline import RunOptions, default_platform
 from ..platforms import PLATFORMS
@@ -104,7 +104,7 @@ def _seconds(text: str) -> float:
 
 def run_options(args: argparse.Namespace, board: Board | str, runner_options: dict[str, Any] | None = None,
                 **overrides) -> RunOptions:
-    board = board if isinstance(board, Board) else get_board(board)
+    board = require_clock(board if isinstance(board, Board) else get_board(board))
     if runner_options is None:
         runner_options = {key: value for key in ("runner", "serial_number", "port")
                           if (value := getattr(args, key)) is not None}
