@@ -76,7 +76,7 @@ class ListedBoard:
 class Workspace:
     base: Path
     python: list[str]              # runs Zephyr's scripts: the interpreter of the workspace's west
-    roots: dict[str, tuple[Path, ...]]   # "board", "soc", "dts" -> roots, ZEPHYR_BASE's first
+    roots: dict[str, tuple[Path, ...]]   # "arch", "board", "soc", "dts" -> roots, ZEPHYR_BASE's first
 
     def run_script(self, script: str, *args: str) -> str:
         path = self.base / "scripts" / script
@@ -122,12 +122,17 @@ def workspace() -> Workspace:
     return _workspace(find_base())
 
 
+def cmake_fields(line: str) -> dict[str, list[str]]:
+    """A line list_boards.py or list_hardware.py prints for --cmakeformat "{NAME}\t{DIR}...":
+    tab-separated "KEY;value;value" lists -> {KEY: [values]}."""
+    return {field.split(";")[0]: field.split(";")[1:] for field in line.split("\t") if field}
+
+
 @lru_cache(maxsize=4)
 def _listed_boards(ws: Workspace) -> dict[str, ListedBoard]:
     text = ws.run_script("list_boards.py", *ws.root_args("arch", "board", "soc"), "--cmakeformat", LIST_FORMAT)
     boards = {}
-    for line in text.splitlines():
-        fields = dict((f.split(";")[0], f.split(";")[1:]) for f in line.split("\t") if f)
+    for fields in map(cmake_fields, text.splitlines()):
         if fields.get("HWM") == ["v2"] and fields.get("NAME"):
             name = fields["NAME"][0]
             boards[name] = ListedBoard(name, tuple(Path(d) for d in fields["DIR"]), tuple(fields.get("SOCS", [])),
@@ -144,8 +149,7 @@ def listed_boards() -> dict[str, ListedBoard]:
 def _soc_dirs(ws: Workspace) -> dict[str, tuple[Path, ...]]:
     text = ws.run_script("list_hardware.py", *ws.root_args("soc"), "--socs", "--cmakeformat", "{TYPE}\t{NAME}\t{DIR}")
     dirs: dict[str, tuple[Path, ...]] = {}
-    for line in text.splitlines():
-        fields = dict((f.split(";")[0], f.split(";")[1:]) for f in line.split("\t") if f)
+    for fields in map(cmake_fields, text.splitlines()):
         if fields.get("TYPE") == ["soc"]:
             dirs[fields["NAME"][0]] = tuple(Path(d) for d in fields["DIR"])
     return dirs
