@@ -28,7 +28,7 @@ from mtk.runners import get_runner
 from mtk.platforms import ProjectOptions, get_platform
 from mtk.platforms.zephyr import read_project
 from conftest import toolkit_env
-from harness import zephyr_tree
+from harness import executable, zephyr_tree
 
 FAKE_COMPILED = Path(__file__).parent / "fixtures" / "fake_compiled"
 BOARDS = [  # what list_boards.py --cmakeformat prints for the tree (DIR filled in by the fixture)
@@ -394,3 +394,13 @@ def test_run_finds_a_derived_board_s_port_by_its_probe_s_serial_number(derived_b
         get_runner(board).start(elf)
     with pytest.raises(TargetError, match="no serial port with serial number 999"):
         get_runner(board, serial_number="999").start(elf)
+
+
+def test_zephyr_s_scripts_run_with_the_python_west_runs_on(workspace, tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    python = executable(bin_dir, "python3-zephyr", f'#!/bin/sh\necho "$2" >> {tmp_path / "used"}\nexec {sys.executable} "$@"')
+    executable(bin_dir, "west", f"#!{python}")
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    assert get_board("fastboard").cpu.name == "cortex-m7"
+    assert sorted((tmp_path / "used").read_text().split()) == sorted(
+        ["--zephyr-base", "--arch-root", "--soc-root"])   # zephyr_module.py, list_boards.py, list_hardware.py
