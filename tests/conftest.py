@@ -42,16 +42,25 @@ def board_tty():
 
 FAKE_WEST = f"""#!{sys.executable}
 import os, sys
+args = sys.argv[1:]
+if "-H" in args:   # a runner's own options, as `west flash -H -d BUILD -r RUNNER` lists them
+    runner = args[args.index("-r") + 1]
+    takes_dev_id = runner in os.environ["FAKE_WEST_DEV_ID"].split(",")
+    print(f"{{runner}} options:\\n" + ("  -i DEV_ID, --dev-id DEV_ID\\n" if takes_dev_id else "") + "  --erase")
+    sys.exit(0)
 with open(os.environ["FAKE_WEST_LOG"], "a") as log:
-    log.write(" ".join(sys.argv[1:]) + "\\n")
+    log.write(" ".join(args) + "\\n")
 sys.stdout.write(os.environ.get("FAKE_WEST_OUTPUT", ""))
 sys.exit(int(os.environ.get("FAKE_WEST_STATUS", "0")))
 """
+# The runners of Zephyr 4.2's west that take --dev-id (RunnerCaps(dev_id=True)), among those boards use
+WEST_DEV_ID_RUNNERS = "jlink,pyocd,nrfjprog,nrfutil,linkserver,probe-rs,dfu-util,stlink_gdbserver,spsdk"
 
 
 @pytest.fixture
 def fake_west(tmp_path, monkeypatch) -> Path:
-    """A `west` on PATH that logs its arguments; FAKE_WEST_STATUS/OUTPUT set how it ends."""
+    """A `west` on PATH that logs the flash commands it gets; FAKE_WEST_STATUS/OUTPUT set how they end,
+    FAKE_WEST_DEV_ID which runners its `west flash -H` shows with --dev-id."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     west = bin_dir / "west"
@@ -60,7 +69,22 @@ def fake_west(tmp_path, monkeypatch) -> Path:
     log = tmp_path / "west.log"
     monkeypatch.setenv("PATH", str(bin_dir))
     monkeypatch.setenv("FAKE_WEST_LOG", str(log))
+    monkeypatch.setenv("FAKE_WEST_DEV_ID", WEST_DEV_ID_RUNNERS)
     return log
+
+
+@pytest.fixture
+def usb_ports(monkeypatch):
+    """attach(("/dev/ttyACM0", "0483:374b", "066DFF49"), ...): the USB serial ports list_ports finds."""
+    def attach(*ports: tuple[str, str, str]) -> None:
+        infos = []
+        for device, vid_pid, serial_number in ports:
+            info = ListPortInfo(device, skip_link_detection=True)
+            info.vid, info.pid = (int(n, 16) for n in vid_pid.split(":"))
+            info.serial_number = serial_number
+            infos.append(info)
+        monkeypatch.setattr(serial.tools.list_ports, "comports", lambda: infos)
+    return attach
 
 
 @pytest.fixture

@@ -4,13 +4,12 @@ for the tool's failures, fake list_ports entries and a pseudo-terminal as the bo
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
-import serial.tools.list_ports
-from serial.tools.list_ports_common import ListPortInfo
 
 from mtk.boards import all_boards, get_board
 from mtk.errors import MtkError, TargetError, ToolMissing
@@ -34,22 +33,16 @@ def zephyr_build(tmp_path) -> Path:
 
 
 @pytest.fixture
-def stlink_ports(monkeypatch):
-    def attach(*ports: tuple[str, str]) -> None:
-        infos = []
-        for device, serial_number in ports:
-            info = ListPortInfo(device, skip_link_detection=True)
-            info.vid, info.pid, info.serial_number = 0x0483, 0x374B, serial_number
-            infos.append(info)
-        monkeypatch.setattr(serial.tools.list_ports, "comports", lambda: infos)
-    return attach
+def stlink_ports(usb_ports):
+    return lambda *ports: usb_ports(*((device, "0483:374b", serial_number) for device, serial_number in ports))
 
 
 def west_args(elf: Path, runner: str | None = None, serial_number: str | None = None,
               board: str = "nucleo_f746zg") -> list[str]:
-    command = WestRunner(get_board(board), runner, serial_number).flash_command("west", elf)
+    west = shutil.which("west") or "west"   # the fake one where a test has it: it answers `west flash -H`
+    command = WestRunner(get_board(board), runner, serial_number).flash_command(west, elf)
     build = str(elf.parent.parent)
-    assert command[:5] == ["west", "flash", "--skip-rebuild", "-d", build]
+    assert command[:5] == [west, "flash", "--skip-rebuild", "-d", build]
     return command[5:]
 
 
@@ -64,7 +57,7 @@ def test_the_build_s_default_runner(zephyr_build):
     ("jlink", "000683123456", ["-r", "jlink", "--dev-id", "000683123456"]),
     ("openocd", None, ["-r", "openocd"]),
 ])
-def test_each_runner_picks_the_probe_its_own_way(zephyr_build, board, runner, serial_number, expected):
+def test_each_runner_picks_the_probe_its_own_way(zephyr_build, fake_west, board, runner, serial_number, expected):
     runners = get_board(board).runners
     (zephyr_build.parent / "runners.yaml").write_text(yaml.safe_dump({"runners": list(runners),
                                                                       "flash-runner": runners[0]}))
@@ -74,6 +67,19 @@ def test_each_runner_picks_the_probe_its_own_way(zephyr_build, board, runner, se
             west_args(zephyr_build, runner, serial_number, board)
         return
     assert west_args(zephyr_build, runner, serial_number, board) == expected
+
+
+def test_west_s_dev_id_wins_where_a_runner_takes_it(zephyr_build, fake_west, monkeypatch):
+    monkeypatch.setenv("FAKE_WEST_DEV_ID", "openocd")   # a Zephyr whose openocd runner took --dev-id
+    assert west_args(zephyr_build, "openocd", "066DFF49") == ["-r", "openocd", "--dev-id", "066DFF49"]
+    assert not fake_west.exists()   # asking west for a runner's options flashes nothing
+
+
+def test_a_runner_with_no_way_to_pick_a_probe_is_refused(zephyr_build, fake_west):
+    (zephyr_build.parent / "runners.yaml").write_text(yaml.safe_dump({"runners": ["uf2"], "flash-runner": "uf2"}))
+    assert west_args(zephyr_build) == ["-r", "uf2"]
+    with pytest.raises(MtkError, match="west's runner 'uf2' cannot pick a probe by serial number"):
+        west_args(zephyr_build, None, "E6614C311B")
 
 
 def test_a_runner_the_board_is_not_configured_for_is_refused(zephyr_build):

@@ -71,9 +71,12 @@ def test_an_unknown_serial_number_lists_the_ones_seen(attached):
         find_usb_port("0483:374b", "ZZZ")
 
 
-def test_a_board_without_usb_ids_needs_a_port():
-    with pytest.raises(TargetError, match="no USB serial port"):
+def test_a_board_without_usb_ids_needs_a_port_or_a_serial_number(attached):
+    with pytest.raises(TargetError, match="does not know the USB ids of mps2/an386's probe") as err:
         find_board_port(get_board("mps2/an386"))
+    assert "--serial-number" in err.value.hint and "--port" in err.value.hint
+    attached(usb_port("/dev/ttyACM0", STLINK, "AAA1"), usb_port("/dev/ttyACM1", STLINK, "BBB2"))
+    assert find_board_port(get_board("mps2/an386"), "bbb2").device == "/dev/ttyACM1"
 
 
 def test_a_port_is_opened_for_one_process_only(board_tty):

@@ -185,13 +185,27 @@ def find_board(name: str) -> Board | None:
 
 
 def get_board(name: str) -> Board:
-    """The board called `name` (its Zephyr name or an alias such as "mps2_an386")."""
+    """The board called `name`: one of boards.yaml (its Zephyr name or an alias such as "mps2_an386"),
+    else any Cortex-M board of the user's Zephyr workspace (zephyr_boards), qualifiers included."""
     key = _names().get(name.strip().lower())
-    if key is None:
+    if key is not None:
+        return _registry()[key]
+    from .zephyr_boards import NoWorkspace, zephyr_board   # it builds on this module
+    try:
+        return zephyr_board(name.strip())
+    except NoWorkspace:
         close = dict.fromkeys(_names()[k] for k in difflib.get_close_matches(name.strip().lower(), _names(), n=3))
         raise MtkError(f"unknown board '{name}'" + did_you_mean(list(close)),
-                       hint=f"known boards: {', '.join(_registry())}")
-    return _registry()[key]
+                       hint=f"mtk's boards: {', '.join(_registry())}; any other Cortex-M board of a Zephyr "
+                            "workspace once ZEPHYR_BASE is set to its zephyr/ tree") from None
+
+
+def require_clock(board: Board) -> Board:
+    """`board`, if mtk knows its clock: run and bench turn its cycle counts into time."""
+    if board.clock_hz <= 0:
+        raise MtkError(f"{board.name}: its devicetree gives no CPU clock, so mtk cannot turn its cycle counts into "
+                       "time", hint=f"add {board.name} with its clock_hz to board_templates/boards.yaml")
+    return board
 
 
 def did_you_mean(candidates: list[str]) -> str:

@@ -53,6 +53,7 @@ def check_fits(model: CompiledModel, board: Board, stack_bytes: int = DEFAULT_ST
 
 def check_runs_on(model: CompiledModel, board: Board) -> None:
     """Refuse a board whose CPU needs other kernel layouts than the model was compiled for."""
-    if model.cpu is not None and get_cpu(model.cpu).kernel_features != board.cpu.kernel_features:
+    compiled_for = None if model.cpu is None else (get_cpu(model.cpu).long_multiply, model.target.dsp, model.target.mve)
+    if compiled_for is not None and compiled_for != board.cpu.kernel_features:
         raise ModelError(f"{model.path or model.name} was compiled for {model.cpu}; {board.name} has a "
                          f"{board.cpu.name}, which needs other kernels", hint=f"compile it with --board {board.name}")

@@ -141,7 +141,8 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
     calls, moved rows; the CPU's Costs); a model whose arena still exceeds `max_ram`
     is refused. With `board`, refuse a model that does not fit it (budget.py)."""
     board_info = get_board(board) if board is not None else None
-    cpu_obj = cpu if isinstance(cpu, Cpu) else get_cpu(cpu or (board_info.cpu.name if board_info else DEFAULT_CPU))
+    cpu_obj = cpu if isinstance(cpu, Cpu) else get_cpu(cpu) if cpu else (   # the board's, as Zephyr builds it
+        board_info.cpu if board_info else get_cpu(DEFAULT_CPU))
     module = module_identifier(module_name)   # a prefix: tvmgen_<module>_run
     if workspace not in ("internal", "external"):
         raise ModelError(f"--workspace must be 'internal' or 'external', not '{workspace}'")

@@ -93,13 +93,21 @@ def python_required(base: Path) -> tuple[int, ...] | None:
     return tuple(int(n) for n in match.group(1).split(".")) if match else None
 
 
-def west_python(west: str) -> tuple[tuple[int, ...], str] | None:
-    """The version of the Python that runs `west` (its script's #! line), if that can be told."""
-    first_line = _read(Path(west)).partition("\n")[0]
+def script_interpreter(script: str | None) -> list[str] | None:
+    """The Python command of a script's #! line (west's: the Python of the Zephyr workspace), if any."""
+    first_line = _read(Path(script)).partition("\n")[0] if script else ""
     if not first_line.startswith("#!") or "python" not in first_line:
         return None
+    return first_line[2:].split()
+
+
+def west_python(west: str) -> tuple[tuple[int, ...], str] | None:
+    """The version of the Python that runs `west` (its script's #! line), if that can be told."""
+    interpreter = script_interpreter(west)
+    if interpreter is None:
+        return None
     try:
-        text = subprocess.run([*first_line[2:].split(), "-c", "import platform; print(platform.python_version())"],
+        text = subprocess.run([*interpreter, "-c", "import platform; print(platform.python_version())"],
                               capture_output=True, text=True, timeout=30).stdout.strip()
         return tuple(int(n) for n in text.split(".")), text
     except (OSError, ValueError, subprocess.TimeoutExpired):

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import mlperf
-from ..boards import DEFAULT_BOARD, Board, get_board
+from ..boards import DEFAULT_BOARD, Board, get_board, require_clock
 from ..budget import DEFAULT_MAX_RECOMPUTE
 from ..cliparser import board_name
 from ..platforms import PLATFORMS
@@ -119,7 +119,7 @@ def run_options(args: argparse.Namespace, board: Board | str, runner_options: di
                 **overrides) -> RunOptions:
     from ..pipeline import RunOptions, default_platform
 
-    board = board if isinstance(board, Board) else get_board(board)
+    board = require_clock(board if isinstance(board, Board) else get_board(board))
     if getattr(args, "emulate", False):
         board, runner_options, overrides = _emulated(args, board, runner_options, overrides)
     if runner_options is None:

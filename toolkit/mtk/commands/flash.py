@@ -19,14 +19,19 @@ build folder given with --build-dir (west build's -d), else the application's bu
 ./build when `west build` ran in the current folder (then the application may be left out:
 it is the one ./build was configured for). The board is found by its
 debug probe's USB ids; with several identical boards, --serial-number picks one (`mtk ports`
-lists them). The flash tool is the build's default Zephyr runner (runners.yaml), a Zephyr
-runner given with --runner (west flash -r), or --runner pyocd (pyOCD's Python API, no west).
+lists them). The flash tool is the build's default Zephyr runner (runners.yaml, from the board's
+board.cmake), a Zephyr runner given with --runner (west flash -r), or --runner pyocd (pyOCD's
+Python API, no west). A probe serial number reaches the runner as west's --dev-id where the
+runner takes it (`west flash -H`), else as the runner's own option (openocd: adapter serial,
+stm32cubeprogrammer: sn=). Any board of your Zephyr workspace flashes the same way: without
+--serial-number, west flashes the one probe attached.
 
 examples:
   mtk flash app/
   west build -b nucleo_f746zg app/ && mtk flash            # ./build, as west build left it
   mtk flash app/ --runner openocd --serial-number 066DFF495177514867213407
   mtk flash app/ --runner pyocd
+  mtk flash nrf_app/ --serial-number 1050012345              # nrf5340dk/nrf5340/cpuapp: nrfutil --dev-id
 
 exit status: 0 flashed, 2 bad usage, 3 flash tool missing, 4 no board, several boards, flash failure
 """
@@ -55,7 +60,9 @@ def run(args: argparse.Namespace) -> int:
     elf = build_dir / ELF_IN_BUILD
     if not elf.is_file():
         raise MtkError(f"{elf} does not exist", hint=f"build it first: mtk build {project}")
-    runner.select_board()
-    with ui.step(f"flashing {board.name} (probe {runner.serial_number or 'on ' + str(runner.port)}) with {runner.name}"):
+    if board.usb_vid_pid is not None:   # else west flashes the one probe attached, or the one --serial-number names
+        runner.select_board()
+    probe = runner.serial_number or (runner.port and f"on {runner.port}") or "the one attached"
+    with ui.step(f"flashing {board.name} (probe {probe}) with {runner.name}"):
         runner.flash(elf)
     return 0

@@ -11,7 +11,7 @@ from .base import Runner, Session
 from .pyocd import PyOcdRunner
 from .qemu import QemuRunner
 from .flash import BoardSession, FlashRunner
-from .west import FLASH_TOOLS, WestRunner
+from .west import WestRunner
 
 QEMU = "qemu"
 
@@ -20,8 +20,7 @@ def runner_names(board: Board) -> list[str]:
     """What --runner accepts for `board`: qemu, or west (the build's runner), a Zephyr runner, pyocd."""
     if board.is_qemu:
         return [QEMU]
-    zephyr_runners = dict.fromkeys(r for r in [*board.runners, *FLASH_TOOLS] if r != PyOcdRunner.name)
-    return [WestRunner.name, *zephyr_runners, PyOcdRunner.name]
+    return [WestRunner.name, *(r for r in board.runners if r != PyOcdRunner.name), PyOcdRunner.name]
 
 
 def get_runner(board: Board, runner: str | None = None, serial_number: str | None = None,

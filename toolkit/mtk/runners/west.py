@@ -1,10 +1,12 @@
-"""`west flash`: the Zephyr build's flash runner (from its runners.yaml) or the one asked for."""
+"""`west flash`: the Zephyr build's flash runner (from its runners.yaml, which Zephyr writes from the
+board's board.cmake) or the one asked for; with a probe serial number, the runner's own way to pick
+that probe: west's --dev-id where the runner takes it, else the runner's option for it."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
@@ -15,30 +17,38 @@ from ..zephyr_env import WEST_INSTALL
 from .flash import FlashRunner
 
 FLASH_TIMEOUT_S = 300.0
+HELP_TIMEOUT_S = 60.0
 MISSING_TOOL_MARKERS = ("required program", "not found", "no such file or directory", "is not installed")
 
 
-@dataclass(frozen=True)
-class ZephyrFlashTool:
-    """A Zephyr flash runner as mtk drives it: the program it calls and how it picks one probe."""
-
-    name: str
-    program: str
-    select_probe: tuple[str, ...]   # west flash arguments; "{serial}" is the probe's serial number
-
-    def probe_arguments(self, serial_number: str) -> list[str]:
-        return [arg.format(serial=serial_number) for arg in self.select_probe]
+# Runners west gives no --dev-id (Zephyr 4.2: openocd, stm32cubeprogrammer): the option of their own
+# that picks one probe by its serial number; "{serial}" stands for it
+OWN_PROBE_OPTIONS: dict[str, tuple[str, ...]] = {
+    "openocd": ("--cmd-pre-init", "adapter serial {serial}"),
+    "stm32cubeprogrammer": ("--conn-modifiers", "sn={serial}"),
+}
+DEV_ID_OPTION = re.compile(r"^\s*(-i \S+, )?--dev-id\b", re.M)
 
 
-FLASH_TOOLS = {tool.name: tool for tool in (
-    ZephyrFlashTool("stm32cubeprogrammer", "STM32_Programmer_CLI", ("--conn-modifiers", "sn={serial}")),
-    ZephyrFlashTool("openocd", "openocd", ("--cmd-pre-init", "adapter serial {serial}")),
-    ZephyrFlashTool("jlink", "JLinkExe", ("--dev-id", "{serial}")),
-    ZephyrFlashTool("pyocd", "pyocd", ("--dev-id", "{serial}")),
-    ZephyrFlashTool("nrfjprog", "nrfjprog", ("--dev-id", "{serial}")),
-    ZephyrFlashTool("linkserver", "LinkServer", ("--dev-id", "{serial}")),
-    ZephyrFlashTool("probe-rs", "probe-rs", ("--dev-id", "{serial}")),
-)}
+def takes_dev_id(west: str, build_dir: Path, runner: str) -> bool:
+    """Whether west's `runner` picks a probe with --dev-id, as its runner-specific help says."""
+    try:
+        result = subprocess.run([west, "flash", "-H", "-d", str(build_dir), "-r", runner], capture_output=True,
+                                text=True, timeout=HELP_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return result.returncode == 0 and DEV_ID_OPTION.search(result.stdout) is not None
+
+
+def probe_arguments(west: str, build_dir: Path, runner: str, serial_number: str) -> list[str]:
+    """The west flash arguments that make `runner` flash the probe `serial_number`."""
+    if takes_dev_id(west, build_dir, runner):
+        return ["--dev-id", serial_number]
+    if runner in OWN_PROBE_OPTIONS:
+        return [arg.format(serial=serial_number) for arg in OWN_PROBE_OPTIONS[runner]]
+    raise MtkError(f"west's runner '{runner}' cannot pick a probe by serial number (no --dev-id in "
+                   f"`west flash -H -d {build_dir} -r {runner}`)",
+                   hint="connect that board alone and leave --serial-number out, or flash with another runner")
 
 
 def build_dir_of(elf: Path) -> Path:
@@ -79,11 +89,7 @@ class WestRunner(FlashRunner):
                            hint=f"its runners: {', '.join(configured)}")
         command = [west, "flash", "--skip-rebuild", "-d", str(build_dir), "-r", runner]
         if self.serial_number is not None:
-            tool = FLASH_TOOLS.get(runner)
-            if tool is None:
-                raise MtkError(f"mtk does not know how runner '{runner}' picks a probe by serial number",
-                               hint=f"runners it knows: {', '.join(FLASH_TOOLS)}; or connect one board only")
-            command += tool.probe_arguments(self.serial_number)
+            command += probe_arguments(west, build_dir, runner, self.serial_number)
         return command
 
     def flash(self, elf: Path) -> None:

@@ -61,10 +61,20 @@ def find_usb_port(vid_pid: str, serial_number: str | None = None, what: str | No
 
 
 def find_board_port(board: Board, serial_number: str | None = None) -> SerialPort:
-    if board.usb_vid_pid is None:
-        raise TargetError(f"{board.name} has no USB serial port in the board registry",
-                          hint="give the port with --port")
-    return find_usb_port(board.usb_vid_pid, serial_number, what=f"{board.name} (USB {board.usb_vid_pid})")
+    """The board's serial port: by its probe's USB ids (and serial number); for a board whose USB ids
+    mtk does not know (one of a Zephyr workspace), by the serial number alone."""
+    if board.usb_vid_pid is not None:
+        return find_usb_port(board.usb_vid_pid, serial_number, what=f"{board.name} (USB {board.usb_vid_pid})")
+    if serial_number is None:
+        raise TargetError(f"mtk does not know the USB ids of {board.name}'s probe, so it cannot find its serial port",
+                          hint="give its probe's serial number with --serial-number (`mtk ports` lists them) "
+                               "or its port with --port")
+    matches = [p for p in list_serial_ports() if (p.serial_number or "").lower() == serial_number.lower()]
+    if len(matches) != 1:
+        found = f"{len(matches)} serial ports ({', '.join(p.device for p in matches)})" if matches else "no serial port"
+        raise TargetError(f"{found} with serial number {serial_number}",
+                          hint="`mtk ports` lists the serial ports and their serial numbers; or give --port")
+    return matches[0]
 
 
 def open_board_port(device: str, baudrate: int = BAUD_RATE) -> SerialLink:
