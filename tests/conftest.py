@@ -44,6 +44,10 @@ FAKE_WEST = f"""#!{sys.executable}
 import os, sys
 with open(os.environ["FAKE_WEST_LOG"], "a") as log:
     log.write(" ".join(sys.argv[1:]) + "\\n")
+if sys.argv[1] == "build" and os.environ.get("FAKE_WEST_ELF"):   # the ELF in the build folder (-d)
+    elf = os.path.join(sys.argv[sys.argv.index("-d") + 1], "zephyr", "zephyr.elf")
+    os.makedirs(os.path.dirname(elf), exist_ok=True)
+    open(elf, "wb").write(os.environ["FAKE_WEST_ELF"].encode())
 sys.stdout.write(os.environ.get("FAKE_WEST_OUTPUT", ""))
 sys.exit(int(os.environ.get("FAKE_WEST_STATUS", "0")))
 """
@@ -51,7 +55,8 @@ sys.exit(int(os.environ.get("FAKE_WEST_STATUS", "0")))
 
 @pytest.fixture
 def fake_west(tmp_path, monkeypatch) -> Path:
-    """A `west` on PATH that logs its arguments; FAKE_WEST_STATUS/OUTPUT set how it ends."""
+    """A `west` on PATH that logs its arguments; FAKE_WEST_STATUS/OUTPUT set how it ends, FAKE_WEST_ELF
+    the content of the zephyr.elf a `west build` leaves."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     west = bin_dir / "west"
@@ -76,3 +81,9 @@ def pytest_collection_modifyitems(items) -> None:
     for item in items:
         if item.get_closest_marker("qemu") is not None:
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(autouse=True)
+def own_cache_folder(tmp_path_factory, monkeypatch):
+    """Each test its own $XDG_CACHE_HOME: no firmware another test built is reused (buildcache.py)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
