@@ -44,7 +44,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profile", action="store_true", help="per-layer counts (profiling builds): a table per "
                    "model and board (MACs, count, MACs per unit, share) and, with --plot, a chart per model")
     p.add_argument("--plot", type=Path, metavar="PNG", help="write charts of the results to this PNG file: per "
-                   "inference by model and board (log axis), flash and RAM against each board's")
+                   "inference (a linear panel per model, a bar per board), flash and RAM against each board's limit")
     p.add_argument("--lab", metavar="MAP|labgrid[://HOST:PORT]",
                    help="run on the connected boards of a Zephyr Twister hardware map (`mtk ports --hardware-map`), "
                         "or on every place tagged board=<mtk board> of a labgrid coordinator (address: "

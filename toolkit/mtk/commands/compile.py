@@ -66,7 +66,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--verbose", "-v", action="store_true",
                    help="print the memory plan (each buffer's placement) and the arena's live bytes op by op")
     p.add_argument("--plot-memory", metavar="PNG", type=Path,
-                   help="write a chart of the arena's live bytes at each op against the board's limit")
+                   help="write a chart of the arena's live bytes at each op against the --max-ram cap and the board's limits")
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
 
 
@@ -138,7 +138,8 @@ def run(args: argparse.Namespace) -> int:
     if args.plot_memory is not None:
         from ..plots import write_memory_png   # matplotlib: only when asked
         tiling = compiled.memory.tiling
-        write_memory_png(compiled, args.plot_memory, {"untiled": list(tiling.untiled_live_bytes)} if tiling else None)
+        write_memory_png(compiled, args.plot_memory, {"untiled": list(tiling.untiled_live_bytes)} if tiling else None,
+                         args.max_ram)
         info["memory_plot"] = str(args.plot_memory.resolve())
     if args.json:
         json.dump(info, sys.stdout, indent=1)
