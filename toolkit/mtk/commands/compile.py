@@ -66,7 +66,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--verbose", "-v", action="store_true",
                    help="print the memory plan (each buffer's placement) and the arena's live bytes op by op")
     p.add_argument("--plot-memory", metavar="PNG", type=Path,
-                   help="write a chart of the arena's live bytes at each op against the --max-ram cap and the board's limits")
+                   help="write a chart of the arena's live bytes at each op against the --max-ram cap and the "
+                        "board's limits")
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
 
 
