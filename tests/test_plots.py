@@ -186,3 +186,23 @@ def test_memory_chart_is_scaled_to_the_data_the_untiled_peak_and_the_cap():
     assert "--max-ram 51,200 B" in texts
     assert any(t.startswith("↑ DTCM's room 504,822 B") and "off the scale" in t for t in texts)
     assert any("room for the arena 2,610,166 B: off the scale" in t for t in texts)
+
+
+def test_profile_shows_the_plain_builds_totals_and_the_profiling_builds_layers():
+    """`--profile` runs a profiling build beside the plain one: totals and flash are the plain build's."""
+    from dataclasses import replace
+
+    from mtk.commands._layers import layer_heading, run_profiled
+
+    plain = made_up_result("kws.tflite", "mps2/an386", profile=False)
+    profiled = replace(made_up_result("kws.tflite", "mps2/an386"), per_inference=CycleStats(1, 9_999, 9_999, 9_999),
+                       sizes=ElfSizes(30_000, 400, 9_000))
+    result = run_profiled(lambda profile: profiled if profile else plain)
+    assert result.per_inference == plain.per_inference and result.sizes == plain.sizes
+    assert result.layers == profiled.layers
+    heading = layer_heading(result)
+    assert heading.startswith("per layer, from a profiling build (9,999 instructions an inference, flash ")
+    assert f"the plain build above: {plain.per_inference.median:,}, {plain.sizes.flash_bytes:,} B" in heading
+    assert result.to_json()["profiling_build"] == {"per_inference_median": 9_999,
+                                                   "flash_bytes": profiled.sizes.flash_bytes}
+    assert "its own" in layer_heading(profiled)   # a lab's profiling run alone says so

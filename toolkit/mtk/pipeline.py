@@ -94,6 +94,7 @@ class RunResult:
     place: str | None = None           # the labgrid place it ran on (`mtk bench --lab labgrid`)
     host: str | None = None            # the exporter serving that place
     sample_layers: list[list[int]] | None = None   # per input sample, units per op (profiling builds)
+    profiling: RunResult | None = None  # the profiling build's run, when `layers` come from one beside this plain build
 
     @property
     def target_name(self) -> str:
@@ -126,6 +127,8 @@ class RunResult:
             "layers": None if self.layers is None else [
                 {"index": layer.index, "type": layer.type, "units": layer.units, "macs": layer.macs}
                 for layer in self.layers],
+            **({"profiling_build": {"per_inference_median": self.profiling.per_inference.median,
+                                    "flash_bytes": self.profiling.sizes.flash_bytes}} if self.profiling else {}),
         }
 
 

@@ -29,7 +29,7 @@ from .pipeline import LayerTime, RunResult
 
 ROW_HEIGHT = 4.2     # inches per row of panels
 DPI = 100
-OFF_SCALE = 2.0      # a limit more than this times the data's top is named, not drawn to scale
+OFF_SCALE = 3.0      # a limit more than this times the data's top is named, not drawn to scale
 HEADROOM = 1.25      # the y axis reaches this times the highest bar, line or curve shown
 
 
