@@ -9,7 +9,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
@@ -147,8 +147,9 @@ def work_folder(build_dir: Path | None) -> Iterator[Path]:
     yield build_dir
 
 
-def int8_model(model: Path, calib: str | None, work: Path) -> Path:
-    """The model itself if it is int8; quantized with `calib` into `work` if it is float."""
+def int8_model(model: Path, calib: str | None, work: Path, kept: bool = False) -> Path:
+    """The model itself if it is int8; quantized with `calib` into `work` if it is float (`kept`: `work` is the
+    user's --build-dir, else a temporary folder, and the messages say so)."""
     graph = read_model(model)
     is_float = any(graph.tensors[i].dtype == "float32" for i in graph.inputs) and \
         not any(op.type == "QUANTIZE" for op in graph.ops)
@@ -161,8 +162,11 @@ def int8_model(model: Path, calib: str | None, work: Path) -> Path:
                          "on the way, or quantize it first with `mtk quantize`")
     from .quantize import format_report, quantize_model   # ai-edge-quantizer is slow to import
     out = work / f"{model.stem.removesuffix('_float')}_int8.tflite"
-    ui.info(f"{model.name} is a float model: quantizing it with {calib}")
-    ui.info(format_report(quantize_model(model, calib, out)))
+    where = out if kept else (f"a temporary {out.name}, removed at exit (`mtk quantize {model} --calib {calib}` "
+                              "writes it beside the model)")
+    ui.info(f"{model.name} is a float model: quantizing it with {calib} into {where}")
+    report = quantize_model(model, calib, out)
+    ui.info(format_report(report if kept else replace(report, int8_model=Path(f"{out.name} (temporary)"))))
     return out
 
 
@@ -268,7 +272,8 @@ def build_model_firmware(model: Path, options: RunOptions, work: Path,
     key = firmware_key(model, options) if options.cache and options.platform == "baremetal" \
         and options.build_dir is None else None
     cached = cached_firmware(key) if key is not None else None
-    int8 = (cached.int8 or model) if cached is not None else int8_model(model, options.calib, work)
+    int8 = (cached.int8 or model) if cached is not None else \
+        int8_model(model, options.calib, work, kept=options.build_dir is not None)
     if isinstance(samples, (str, Path)):
         samples = load_samples(samples, int8)   # bad data refused before a long build
     if cached is not None:
