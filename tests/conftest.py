@@ -50,6 +50,10 @@ if "-H" in args:   # a runner's own options, as `west flash -H -d BUILD -r RUNNE
     sys.exit(0)
 with open(os.environ["FAKE_WEST_LOG"], "a") as log:
     log.write(" ".join(args) + "\\n")
+if args[0] == "build" and os.environ.get("FAKE_WEST_ELF"):   # the ELF in the build folder (-d)
+    elf = os.path.join(args[args.index("-d") + 1], "zephyr", "zephyr.elf")
+    os.makedirs(os.path.dirname(elf), exist_ok=True)
+    open(elf, "wb").write(os.environ["FAKE_WEST_ELF"].encode())
 sys.stdout.write(os.environ.get("FAKE_WEST_OUTPUT", ""))
 sys.exit(int(os.environ.get("FAKE_WEST_STATUS", "0")))
 """
@@ -59,8 +63,9 @@ WEST_DEV_ID_RUNNERS = "jlink,pyocd,nrfjprog,nrfutil,linkserver,probe-rs,dfu-util
 
 @pytest.fixture
 def fake_west(tmp_path, monkeypatch) -> Path:
-    """A `west` on PATH that logs the flash commands it gets; FAKE_WEST_STATUS/OUTPUT set how they end,
-    FAKE_WEST_DEV_ID which runners its `west flash -H` shows with --dev-id."""
+    """A `west` on PATH that logs its arguments; FAKE_WEST_STATUS/OUTPUT set how it ends, FAKE_WEST_ELF
+    the content of the zephyr.elf a `west build` leaves, FAKE_WEST_DEV_ID which runners its `west flash -H`
+    shows with --dev-id."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     west = bin_dir / "west"
@@ -100,3 +105,9 @@ def pytest_collection_modifyitems(items) -> None:
     for item in items:
         if item.get_closest_marker("qemu") is not None:
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(autouse=True)
+def own_cache_folder(tmp_path_factory, monkeypatch):
+    """Each test its own $XDG_CACHE_HOME: no firmware another test built is reused (buildcache.py)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))

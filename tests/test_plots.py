@@ -15,7 +15,7 @@ from mtk.boards import get_board
 from mtk.commands._layers import layer_table
 from mtk.elfsize import ElfSizes
 from mtk.pipeline import LayerTime, RunResult
-from mtk.plots import DPI, bench_figure, write_bench_png
+from mtk.plots import DPI, _short, bench_figure, write_bench_png
 from mtk.transport.protocol import CycleStats
 
 LAYERS = {   # model: (op type, MACs) per layer, a reshape that runs no code among them
@@ -40,30 +40,48 @@ def results() -> list[RunResult]:
     return [made_up_result(model, board) for board in BOARDS for model in LAYERS]
 
 
-def test_bench_chart_groups_models_colours_boards_on_a_log_axis(results):
+def test_bench_chart_has_a_linear_panel_per_model_with_values_on_the_bars(results):
     fig = bench_figure(results)
-    per_inference, flash, ram, *layer_axes = fig.axes
-    assert per_inference.get_yscale() == "log"
-    assert [t.get_text() for t in per_inference.get_xticklabels()] == list(LAYERS)
-    assert [t.get_text() for t in per_inference.get_legend().get_texts()] == list(BOARDS)
-    colours = {bar.get_facecolor()[:3] for bar in per_inference.patches}
-    assert len(colours) == len(BOARDS)   # one colour per board, the same in every group
-    values = [t.get_text() for t in per_inference.texts]
-    assert len(values) == len(results) and all(v[0].isdigit() for v in values)
-    for ax, kind, limit in ((flash, "flash", "flash_bytes"), (ram, "RAM", "ram_bytes")):
-        assert kind in ax.get_title() and ax.get_yscale() == "log"
-        assert all(t.get_text().endswith(" KB") for t in ax.texts) and len(ax.texts) == len(results)
-        marks = [segment for collection in ax.collections for segment in collection.get_segments()]
-        assert len(marks) == len(results)   # a mark across every bar at its board's limit
-        bars = [bar.get_x() for bar in ax.patches]
-        for (x0, y0), (x1, y1) in marks:
-            assert y0 == y1 == getattr(get_board("mps2/an386"), limit) / 1024 and x0 in bars
+    panels, (flash, ram), layer_axes = fig.axes[:len(LAYERS)], fig.axes[len(LAYERS):len(LAYERS) + 2], \
+        fig.axes[len(LAYERS) + 2:]
+    for ax, model in zip(panels, LAYERS):
+        assert ax.get_title() == model and ax.get_yscale() == "linear" and ax.get_ylim()[0] == 0
+        medians = [r.per_inference.median for r in results if r.model == model]
+        assert [bar.get_height() for bar in ax.patches] == medians   # lengths in proportion: 2.6 M vs 10.5 M
+        assert len({bar.get_facecolor()[:3] for bar in ax.patches}) == len(BOARDS)
+        assert [t.get_text() for t in ax.texts] == [_short(m) for m in medians]
+    legend = panels[-1].get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == list(BOARDS)
+    for ax, kind in ((flash, "flash"), (ram, "RAM")):
+        assert kind in ax.get_title() and ax.get_yscale() == "linear" and ax.get_ylim()[0] == 0
     assert len(layer_axes) == 2 * len(LAYERS)   # per model: share and MACs per instruction
+
+
+def test_a_limit_near_the_bars_is_a_labelled_mark_a_far_one_a_note(results):
+    """qemu_cortex_m3's 256 KB of flash is drawn across its bar; the AN386's 4 MB would flatten the bars."""
+    near = made_up_result("kws.tflite", "mps2/an386", profile=False)
+    near.board = get_board("qemu_cortex_m3")
+    near.sizes = ElfSizes(200_000, 400, 40_000)
+    flash = bench_figure([results[0], near]).axes[1]
+    marks = [segment for collection in flash.collections for segment in collection.get_segments()]
+    assert [(y0, y1) for (_, y0), (_, y1) in marks] == [(256.0, 256.0)]
+    labels = [t.get_text() for t in flash.texts]
+    assert "limit 256" in labels
+    note = next(text for text in labels if text.startswith("↑ off the scale"))
+    assert "4,096 KB: mps2/an386" in note
+    assert 256 < flash.get_ylim()[1] < 4096
+
+
+def test_legends_stand_outside_the_panels(results):
+    fig = bench_figure(results)
+    fig.canvas.draw()
+    panel = fig.axes[len(LAYERS) - 1]
+    assert panel.get_legend().get_window_extent().x0 >= panel.get_window_extent().x1
 
 
 def test_per_layer_panels_are_per_layer_not_per_op_type(results):
     fig = bench_figure(results)
-    kws_share, kws_rate = fig.axes[3:5]
+    kws_share, kws_rate = fig.axes[4:6]   # after a panel per model, flash and RAM
     # four layers, the reshape runs no code: three bars per board, layers told apart by index
     assert [t.get_text() for t in kws_share.get_xticklabels()] == \
         ["0 conv_2d", "1 depthwise_conv_2d", "3 fully_connected"]
@@ -73,18 +91,18 @@ def test_per_layer_panels_are_per_layer_not_per_op_type(results):
                                 for layer in [x] if layer.units])
     rates = [bar.get_height() for bar in kws_rate.patches[:3]]
     assert rates == pytest.approx([x.macs / x.units for x in layers if x.units])
-    ad_share = fig.axes[5]
+    ad_share = fig.axes[6]
     assert [t.get_text() for t in ad_share.get_xticklabels()] == \
         ["0 fully_connected", "1 fully_connected", "2 fully_connected"]
 
 
 def test_a_pair_that_failed_is_marked_where_its_bar_would_be(results):
     fig = bench_figure(results[:3], failed=[("ad.tflite", "mps2/an500"), ("ad.tflite", "qemu_cortex_m3")])
-    per_inference = fig.axes[0]
-    marks = {t.get_text(): t.get_position()[0] for t in per_inference.texts if "failed" in t.get_text()}
+    ad_panel = fig.axes[1]
+    marks = {t.get_text(): t.get_position()[0] for t in ad_panel.texts if "failed" in t.get_text()}
     assert set(marks) == {"mps2/an500: failed", "qemu_cortex_m3: failed"}
-    ad_bars = [bar.get_x() + bar.get_width() / 2 for bar in per_inference.patches if bar.get_x() > 0.5]
-    assert len(ad_bars) == 1 and ad_bars[0] < marks["mps2/an500: failed"] < marks["qemu_cortex_m3: failed"] < 1.5
+    ad_bars = [bar.get_x() + bar.get_width() / 2 for bar in ad_panel.patches]
+    assert len(ad_bars) == 1 and ad_bars[0] < marks["mps2/an500: failed"] < marks["qemu_cortex_m3: failed"]
 
 
 def test_png_is_the_figure_and_shows_every_board(tmp_path, results):
@@ -123,23 +141,68 @@ def test_layer_table_shows_macs_per_instruction_per_layer():
     assert lines[-1].split()[0] == "total" and lines[-1].split()[-1] == "100.0"
 
 
-def test_memory_chart_stacks_live_bytes_by_region_under_the_limits(tmp_path):
-    """`mtk compile --plot-memory`: one band per RAM region, lines at the arena and at each room."""
+def fake_compiled_with(**memory):
     from dataclasses import replace
     from pathlib import Path
 
-    from mtk.compiled import CompiledModel, RegionUse
-    from mtk.plots import memory_figure, write_memory_png
+    from mtk.compiled import CompiledModel
 
     fake = CompiledModel.load(Path(__file__).parent / "fixtures" / "fake_compiled")
+    return replace(fake, memory=replace(fake.memory, **memory), ops=fake.ops * 3)
+
+
+def test_memory_chart_stacks_live_bytes_by_region_under_labelled_limits(tmp_path):
+    """`mtk compile --plot-memory`: one band per RAM region, each limit a line labelled on the chart."""
+    from mtk.compiled import RegionUse
+    from mtk.plots import memory_figure, write_memory_png
+
     dtcm, sram = (10, 40, 30), (0, 200, 0)
-    memory = replace(fake.memory, arena_bytes=256, live_bytes=tuple(d + s for d, s in zip(dtcm, sram)),
-                     arena_limit_bytes=900, regions=(RegionUse("DTCM", 48, 60, dtcm), RegionUse("SRAM", 208, 300, sram)))
-    compiled = replace(fake, memory=memory, ops=fake.ops * 3)
+    compiled = fake_compiled_with(arena_bytes=256, live_bytes=tuple(d + s for d, s in zip(dtcm, sram)),
+                                  arena_limit_bytes=400, regions=(RegionUse("DTCM", 48, 60, dtcm),
+                                                                   RegionUse("SRAM", 208, 300, sram)))
     ax = memory_figure(compiled, {"untiled": [300, 300, 40]}).axes[0]
     labels = ax.get_legend_handles_labels()[1]
-    assert [lab.split(" (")[0] for lab in labels[:3]] == ["live in DTCM", "live in SRAM", "untiled"]
-    assert any("room for the arena 900 B" in lab for lab in labels)
-    assert {"DTCM's room 60 B", "SRAM's room 300 B", "arena 256 B"} <= set(labels)
+    assert [lab.split(" (")[0] for lab in labels] == ["live in DTCM", "live in SRAM", "untiled"]
+    texts = {t.get_text() for t in ax.texts}
+    assert {"DTCM's room 60 B", "SRAM's room 300 B", "arena 256 B"} <= texts
+    assert any("room for the arena 400 B" in text for text in texts)
+    lines = sorted(line.get_ydata()[0] for line in ax.lines if len(set(line.get_ydata())) == 1)
+    assert lines == [60, 256, 300, 400]
     write_memory_png(compiled, tmp_path / "m.png")
     assert Image.open(tmp_path / "m.png").size[0] >= 900
+
+
+def test_memory_chart_is_scaled_to_the_data_the_untiled_peak_and_the_cap():
+    """A 480 KB DTCM over a 50 KB arena is named at the top, not drawn: the curve fills the chart."""
+    from mtk.compiled import RegionUse
+    from mtk.plots import memory_figure
+
+    live = (20_000, 49_440, 30_000)
+    compiled = fake_compiled_with(arena_bytes=49_440, live_bytes=live, arena_limit_bytes=2_610_166,
+                                  regions=(RegionUse("DTCM", 49_440, 504_822, live),))
+    ax = memory_figure(compiled, {"untiled": [20_000, 55_000, 30_000]}, max_ram=51_200).axes[0]
+    assert 55_000 < ax.get_ylim()[1] < 80_000   # the untiled peak and the cap in view, the room off it
+    texts = [t.get_text() for t in ax.texts]
+    assert "--max-ram 51,200 B" in texts
+    assert any(t.startswith("↑ DTCM's room 504,822 B") and "off the scale" in t for t in texts)
+    assert any("room for the arena 2,610,166 B: off the scale" in t for t in texts)
+
+
+def test_profile_shows_the_plain_builds_totals_and_the_profiling_builds_layers():
+    """`--profile` runs a profiling build beside the plain one: totals and flash are the plain build's."""
+    from dataclasses import replace
+
+    from mtk.commands._layers import layer_heading, run_profiled
+
+    plain = made_up_result("kws.tflite", "mps2/an386", profile=False)
+    profiled = replace(made_up_result("kws.tflite", "mps2/an386"), per_inference=CycleStats(1, 9_999, 9_999, 9_999),
+                       sizes=ElfSizes(30_000, 400, 9_000))
+    result = run_profiled(lambda profile: profiled if profile else plain)
+    assert result.per_inference == plain.per_inference and result.sizes == plain.sizes
+    assert result.layers == profiled.layers
+    heading = layer_heading(result)
+    assert heading.startswith("per layer, from a profiling build (9,999 instructions an inference, flash ")
+    assert f"the plain build above: {plain.per_inference.median:,}, {plain.sizes.flash_bytes:,} B" in heading
+    assert result.to_json()["profiling_build"] == {"per_inference_median": 9_999,
+                                                   "flash_bytes": profiled.sizes.flash_bytes}
+    assert "its own" in layer_heading(profiled)   # a lab's profiling run alone says so

@@ -218,3 +218,22 @@ def test_float_samples_are_quantized_for_an_int16_input(tmp_path: Path) -> None:
     np.save(tmp_path / "i.npy", np.int32([[1, 2, 3, 4]]))
     with pytest.raises(MtkError, match="input x is int16: give int16 values"):
         load_samples(tmp_path / "i.npy", model)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kept", [False, True])
+def test_a_model_quantized_on_the_way_says_whether_it_is_kept(tmp_path, caplog, kept):
+    """`mtk run model_float.tflite --calib`: the int8 model goes to a temporary folder, and the messages say so
+    (its path is not printed); with --build-dir it stays there, and its path is."""
+    import logging
+
+    from mtk.pipeline import int8_model
+
+    caplog.set_level(logging.INFO, logger="mtk")
+    out = int8_model(DIGITS_FLOAT, str(DIGITS_CALIB), tmp_path, kept=kept)
+    assert out == tmp_path / "digits_cnn_int8.tflite" and out.is_file()
+    if kept:
+        assert f"into {out}" in caplog.text and f"{out}: " in caplog.text
+    else:
+        assert "into a temporary digits_cnn_int8.tflite, removed at exit (`mtk quantize" in caplog.text
+        assert "digits_cnn_int8.tflite (temporary): " in caplog.text and str(out) not in caplog.text

@@ -85,3 +85,19 @@ def test_tables_fit_the_terminal(monkeypatch):
     text = ANSI.sub("", ui.table(["board", "cpu", "count", "runs on"], ROWS))
     assert max(len(line) for line in text.splitlines()) <= 60
     assert "333,000,000" in text
+
+
+def test_long_names_are_shortened_in_the_middle_to_fit(monkeypatch):
+    """compile -v's buffer table: TFLite tensor names of ~240 characters keep their start and end."""
+    name = "model/conv2d_3/Conv2D;model/batch_normalization_3/FusedBatchNormV3;" * 4 + "model/activation_3/Relu"
+    monkeypatch.setenv("COLUMNS", "100")
+    for stdout in (io.StringIO(), Terminal()):
+        monkeypatch.setattr("sys.stdout", stdout)
+        text = ANSI.sub("", ui.table(["buffer", "offset", "bytes"], [[name, 0, 16_000], ["short", 16_000, 64]],
+                                     shorten=0))
+        lines = text.splitlines()
+        assert max(len(line) for line in lines) <= 100
+        row = next(line for line in lines if "…" in line)
+        assert row.startswith("model/conv2d_3/Conv2D;") and "activation_3/Relu" in row and "16,000" not in row[:40]
+        assert any(line.startswith("short") for line in lines)
+    assert ui.shorten_middle("abcdefghij", 5) == "ab…ij" and ui.shorten_middle("abc", 5) == "abc"

@@ -89,7 +89,7 @@ def _same_outputs(a: RunResult, b: RunResult) -> bool:
 
 
 def _run(model: Path, board: Board, tuning: Tuning | None, untuned: RunResult | None) -> RunResult:
-    result = run_model(model, RunOptions(board=board, runs=1, profile=True, tuning=tuning,
+    result = run_model(model, RunOptions(board=board, runs=1, profile=True, tuning=tuning, cache=False,
                                          random_samples=MEASURED_INPUTS))
     if untuned is not None and not _same_outputs(result, untuned):
         raise MismatchError(f"{model.name} on {board.name}: the outputs with {tuning.source} differ from the "

@@ -6,11 +6,12 @@ rendered and built for a board, run on the target, and timing and outputs read b
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
 
@@ -19,7 +20,7 @@ from .argtypes import MAX_TIMED_RUNS
 from .boards import Board
 from .compiled import CompiledModel
 from .budget import DEFAULT_MAX_RECOMPUTE
-from .compiler import compile_model
+from .buildcache import cached_firmware, firmware_key, stable_application, store_firmware, sync_tree
 from .cycles.estimate import Estimate, estimate_of
 from .datafile import Npz, read_npy
 from .errors import ModelError, MtkError, TargetError
@@ -28,10 +29,13 @@ from .elfsize import ElfSizes, elf_sizes
 from .graph import Tensor
 from .lab import target_name
 from .platforms import ProjectOptions, get_platform
+from .platforms.zephyr import BUILD_DIR
 from .reader import read_model
 from .runners import FlashRunner, Runner, get_runner
 from .transport.protocol import CycleStats, FirmwareClient
-from .tuning import Tuning
+
+if TYPE_CHECKING:
+    from .tuning import Tuning
 
 Sample = list[np.ndarray]      # one array per model input
 INFER_TIMEOUT_S = 120.0        # one `mtk-stats N` under QEMU on a slow machine
@@ -56,6 +60,7 @@ class RunOptions:
     max_ram: int | None = None     # the most arena (--max-ram); None: what the board's RAM leaves
     max_recompute: float = DEFAULT_MAX_RECOMPUTE   # extra MACs tiling may add (--max-recompute)
     emulate: Board | None = None   # a physical board whose code `board` (its core's QEMU board) runs: its estimate
+    cache: bool = True             # reuse a bare-metal firmware built before from the same inputs (buildcache.py)
 
 
 def default_platform(board: Board) -> str:
@@ -93,6 +98,7 @@ class RunResult:
     host: str | None = None            # the exporter serving that place
     sample_layers: list[list[int]] | None = None   # per input sample, units per op (profiling builds)
     estimate: Estimate | None = None   # the cycle model's (QEMU runs)
+    profiling: RunResult | None = None  # the profiling build's run, when `layers` come from one beside this plain build
 
     @property
     def target_name(self) -> str:
@@ -126,6 +132,8 @@ class RunResult:
                 {"index": layer.index, "type": layer.type, "units": layer.units, "macs": layer.macs}
                 for layer in self.layers],
             "estimated_cycles": self.estimate.to_json() if self.estimate else None,
+            **({"profiling_build": {"per_inference_median": self.profiling.per_inference.median,
+                                    "flash_bytes": self.profiling.sizes.flash_bytes}} if self.profiling else {}),
         }
 
 
@@ -144,8 +152,9 @@ def work_folder(build_dir: Path | None) -> Iterator[Path]:
     yield build_dir
 
 
-def int8_model(model: Path, calib: str | None, work: Path) -> Path:
-    """The model itself if it is int8; quantized with `calib` into `work` if it is float."""
+def int8_model(model: Path, calib: str | None, work: Path, kept: bool = False) -> Path:
+    """The model itself if it is int8; quantized with `calib` into `work` if it is float (`kept`: `work` is the
+    user's --build-dir, else a temporary folder, and the messages say so)."""
     graph = read_model(model)
     is_float = any(graph.tensors[i].dtype == "float32" for i in graph.inputs) and \
         not any(op.type == "QUANTIZE" for op in graph.ops)
@@ -158,8 +167,11 @@ def int8_model(model: Path, calib: str | None, work: Path) -> Path:
                          "on the way, or quantize it first with `mtk quantize`")
     from .quantize import format_report, quantize_model   # ai-edge-quantizer is slow to import
     out = work / f"{model.stem.removesuffix('_float')}_int8.tflite"
-    ui.info(f"{model.name} is a float model: quantizing it with {calib}")
-    ui.info(format_report(quantize_model(model, calib, out)))
+    where = out if kept else (f"a temporary {out.name}, removed at exit (`mtk quantize {model} --calib {calib}` "
+                              "writes it beside the model)")
+    ui.info(f"{model.name} is a float model: quantizing it with {calib} into {where}")
+    report = quantize_model(model, calib, out)
+    ui.info(format_report(report if kept else replace(report, int8_model=Path(f"{out.name} (temporary)"))))
     return out
 
 
@@ -169,19 +181,34 @@ def benchmark_of(compiled: CompiledModel, options: RunOptions) -> Benchmark | No
 
 
 def build_firmware(model: Path, options: RunOptions, work: Path, icount_shift: int = 0) -> tuple[CompiledModel, Path]:
+    from .compiler import compile_model   # TVM: not needed to run a firmware from the cache
+
     compiled = compile_model(model, work / "compiled", board=options.board.name, force=True, tuning=options.tuning,
                              max_ram=options.max_ram, max_recompute=options.max_recompute)
     benchmark = benchmark_of(compiled, options)
     if benchmark is not None and options.mlperf_tiny == mlperf.AUTO:
         ui.info(f"MLPerf Tiny: {benchmark.id} ({benchmark.title}), detected from the model's I/O "
                 f"({benchmark.describe()})")
+    return compiled, build_project(compiled, benchmark, options, work, icount_shift)
+
+
+def build_project(compiled: CompiledModel, benchmark: Benchmark | None, options: RunOptions, work: Path,
+                  icount_shift: int = 0) -> Path:
+    """Render the firmware project for `compiled` into `work` and build it: its ELF. A Zephyr project
+    without --build-dir is built in the folder kept for its board and options (incrementally)."""
     platform = get_platform(options.platform)
     project = platform.render(compiled, options.board, work / "project",
                               ProjectOptions(profile=options.profile, semihosting=options.semihosting,
                                              force=True, benchmark=benchmark, icount_shift=icount_shift))
-    with ui.step(f"building {options.platform} firmware for {options.board.name}"):
-        elf = platform.build(project)
-    return compiled, elf
+    if options.platform != "zephyr" or options.build_dir is not None:
+        with ui.step(f"building {options.platform} firmware for {options.board.name}"):
+            return platform.build(project)
+    with stable_application(options, icount_shift) as app:   # west build redoes only what changed
+        sync_tree(project, app, keep=(BUILD_DIR,))
+        with ui.step(f"building zephyr firmware for {options.board.name} in {app}"):
+            elf = work / "zephyr.elf"
+            shutil.copy2(platform.build(app), elf)
+    return elf
 
 
 def _unpack(compiled: CompiledModel, raw: bytes) -> Sample:
@@ -253,13 +280,25 @@ class Firmware:
 
 def build_model_firmware(model: Path, options: RunOptions, work: Path,
                          samples: str | Path | list[Sample] | None = None) -> Firmware:
-    """Quantize (if float), compile and build `model` for `options.board` in `work`."""
-    int8 = int8_model(model, options.calib, work)
+    """Quantize (if float), compile and build `model` for `options.board` in `work`, or take the
+    firmware built before from the same inputs (bare metal, without --build-dir: buildcache.py)."""
+    key = firmware_key(model, options) if options.cache and options.platform == "baremetal" \
+        and options.build_dir is None else None
+    cached = cached_firmware(key) if key is not None else None
+    int8 = (cached.int8 or model) if cached is not None else \
+        int8_model(model, options.calib, work, kept=options.build_dir is not None)
     if isinstance(samples, (str, Path)):
         from .evaluation import check_data_labels
-        data, samples = samples, load_samples(samples, int8)
+        data, samples = samples, load_samples(samples, int8)   # bad data refused before a long build
         check_data_labels(data, int8, len(samples))
-    compiled, elf = build_firmware(int8, options, work)
+    if cached is not None:
+        ui.info(f"reusing the firmware built before from the same model, options and mtk "
+                f"({cached.elf.parent}; --no-cache builds it again)")
+        compiled, elf = cached.compiled, cached.elf
+    else:
+        compiled, elf = build_firmware(int8, options, work)
+        if key is not None:
+            store_firmware(key, int8 if int8 != model else None, compiled, elf)
     samples = [check_sample(compiled, s) for s in samples or random_samples(compiled, options.random_samples)]
     return Firmware(model, int8, compiled, elf, samples, options)
 

@@ -168,10 +168,35 @@ def terminal_output(quiet: bool = False, stream: TextIO | None = None) -> Iterat
 NUMBER = re.compile(r"[-+]?[\d,.]+( ?%| [A-Za-z]+)?|-")
 
 
-def table(headers: list[str], rows: list[list[object]]) -> str:
+ELLIPSIS = "…"
+NARROWEST = 16   # a shortened cell keeps at least this many characters
+
+
+def shorten_middle(text: str, width: int) -> str:
+    """`text` in at most `width` characters, its middle replaced by an ellipsis (as ls and git shorten
+    names): the start and the end, where names differ, stay."""
+    if len(text) <= width:
+        return text
+    head = width // 2
+    return text[:head] + ELLIPSIS + text[len(text) - (width - 1 - head):]
+
+
+def _fit_column(headers: list[str], cells: list[list[str]], column: int) -> list[list[str]]:
+    """`cells` with `column`'s cells shortened in the middle so that a row fits the terminal's width
+    (COLUMNS, else 80 off a terminal)."""
+    others = sum(max(len(r[i]) for r in [headers, *cells]) for i in range(len(headers)) if i != column)
+    room = max(NARROWEST, shutil.get_terminal_size().columns - others - 3 * (len(headers) - 1))   # rich: 3 between
+    return [[shorten_middle(c, room) if i == column else c for i, c in enumerate(r)] for r in cells]
+
+
+def table(headers: list[str], rows: list[list[object]], shorten: int | None = None) -> str:
     """Rows under headers: plain aligned columns when stdout is not a terminal (whole lines, for
-    grep and files), on a terminal a rich table that fits its width, numbers right-aligned."""
+    grep and files), on a terminal a rich table that fits its width, numbers right-aligned.
+    `shorten`: the column whose long cells (e.g. TFLite tensor names) are shortened in the middle so
+    that every row fits on one line of the terminal."""
     cells = [[str(c) for c in r] for r in rows]
+    if shorten is not None and cells:
+        cells = _fit_column([str(h) for h in headers], cells, shorten)
     if not sys.stdout.isatty():
         return _plain_table([str(h) for h in headers], cells)
     from rich import box

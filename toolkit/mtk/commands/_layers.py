@@ -1,13 +1,31 @@
-"""The per-layer table of a profiling run (`mtk run --profile`, `mtk bench --profile`)."""
+"""Per-layer figures (`mtk run --profile`, `mtk bench --profile`): the plain build's totals, and the
+per-layer counts of a profiling build (its counters take instructions and flash of their own) beside them."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import replace
+from typing import TYPE_CHECKING, Callable
 
 from .. import ui
 
 if TYPE_CHECKING:
     from ..pipeline import RunResult
+
+
+def run_profiled(run: Callable[[bool], RunResult]) -> RunResult:
+    """`run(profile)` twice: the plain build's result, carrying the profiling build's per-layer counts."""
+    plain, profiled = run(False), run(True)
+    return replace(plain, layers=profiled.layers, sample_layers=profiled.sample_layers, profiling=profiled)
+
+
+def layer_heading(result: RunResult) -> str:
+    """Where the per-layer counts come from, and how the profiling build differs from the plain one."""
+    profiled = result.profiling or result
+    own = (f"{profiled.per_inference.median:,} {result.unit} an inference, flash {profiled.sizes.flash_bytes:,} B")
+    if result.profiling is None:
+        return f"per layer, from the profiling build ({own}: the totals above are its own)"
+    return (f"per layer, from a profiling build ({own}; the plain build above: "
+            f"{result.per_inference.median:,}, {result.sizes.flash_bytes:,} B)")
 
 
 def layer_table(result: RunResult) -> str:

@@ -59,9 +59,11 @@ def add_memory_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def tuning_of(args: argparse.Namespace) -> Tuning | None:
-    from ..tuning import load_tuning
+    if args.tuning is None:
+        return None
+    from ..tuning import load_tuning   # TVM, through the ops: only for a tuning file
 
-    return load_tuning(args.tuning) if args.tuning is not None else None
+    return load_tuning(args.tuning)
 
 
 def add_mlperf_argument(p: argparse.ArgumentParser) -> None:
@@ -97,6 +99,9 @@ def add_target_arguments(p: argparse.ArgumentParser, several_boards: bool = Fals
                    help="calibration data (.npy/.npz/folder) to quantize a float model on the way")
     p.add_argument("--build-dir", type=Path, metavar="DIR",
                    help="keep the compiled model and the firmware project here (default: a temporary folder)")
+    p.add_argument("--no-cache", dest="cache", action="store_false",
+                   help="build again even if a bare-metal firmware built before from the same model, options "
+                        "and mtk is in the cache ($XDG_CACHE_HOME/mtk, else ~/.cache/mtk)")
     add_tuning_argument(p)
     add_memory_arguments(p)
     add_mlperf_argument(p)
@@ -128,7 +133,8 @@ def run_options(args: argparse.Namespace, board: Board | str, runner_options: di
     platform = args.platform or default_platform(board)
     return RunOptions(board=board, platform=platform, calib=args.calib, build_dir=args.build_dir,
                       runner_options=runner_options, tuning=tuning_of(args), mlperf_tiny=args.mlperf_tiny,
-                      timeout=args.timeout, max_ram=args.max_ram, max_recompute=args.max_recompute, **overrides)
+                      timeout=args.timeout, max_ram=args.max_ram, max_recompute=args.max_recompute, cache=args.cache,
+                      **overrides)
 
 
 def _emulated(args: argparse.Namespace, board: Board, runner_options: dict[str, Any] | None,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,7 +15,7 @@ from ..boards import DEFAULT_BOARD, Board, get_board
 from ..errors import MtkError
 from ..lab import Failure, lab_targets
 from ..labgrid_lab import coordinator_address, is_labgrid_lab, require_labgrid
-from ._layers import layer_table
+from ._layers import layer_heading, layer_table, run_profiled
 from ._target import add_target_arguments, run_options
 
 if TYPE_CHECKING:
@@ -43,10 +44,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_target_arguments(p, several_boards=True)
     p.add_argument("-n", "--runs", type=integer(1, MAX_TIMED_RUNS, "inferences"), default=5,
                    help=f"inferences timed per pair, 1 to {MAX_TIMED_RUNS} (default: 5)")
-    p.add_argument("--profile", action="store_true", help="per-layer counts (profiling builds): a table per "
+    p.add_argument("--profile", action="store_true", help="per-layer counts from profiling builds run beside the "
+                   "plain ones (whose totals the table shows): a table per "
                    "model and board (MACs, count, MACs per unit, share) and, with --plot, a chart per model")
     p.add_argument("--plot", type=Path, metavar="PNG", help="write charts of the results to this PNG file: per "
-                   "inference by model and board (log axis), flash and RAM against each board's")
+                   "inference (a linear panel per model, a bar per board), flash and RAM against each board's limit")
     p.add_argument("--lab", metavar="MAP|labgrid[://HOST:PORT]",
                    help="run on the connected boards of a Zephyr Twister hardware map (`mtk ports --hardware-map`), "
                         "or on every place tagged board=<mtk board> of a labgrid coordinator (address: "
@@ -77,9 +79,14 @@ def _targets(args: argparse.Namespace) -> list[tuple[Board, dict[str, Any] | Non
     return [(get_board(name), None) for name in args.boards or [DEFAULT_BOARD]]
 
 
-def _bench_local(args: argparse.Namespace) -> tuple[list[RunResult], list[Failure]]:
+def _run_pair(args: argparse.Namespace, model: str, board: Board, runner: dict[str, Any] | None,
+              profile: bool) -> RunResult:
     from ..pipeline import run_model
 
+    return run_model(model, run_options(args, board, runner, runs=1 if profile else args.runs, profile=profile))
+
+
+def _bench_local(args: argparse.Namespace) -> tuple[list[RunResult], list[Failure]]:
     targets = _targets(args)
     pairs = [(m, board, runner) for board, runner in targets for m in args.models]
     results: list[RunResult] = []
@@ -87,7 +94,8 @@ def _bench_local(args: argparse.Namespace) -> tuple[list[RunResult], list[Failur
     for k, (model, board, runner) in enumerate(pairs, 1):
         ui.info(f"[{k}/{len(pairs)}] {Path(model).name} on {board.name}")
         try:
-            results.append(run_model(model, run_options(args, board, runner, runs=args.runs, profile=args.profile)))
+            run_build = partial(_run_pair, args, model, board, runner)
+            results.append(run_profiled(run_build) if args.profile else run_build(False))
         except MtkError as err:
             ui.info(f"  failed: {err}")
             failures.append(Failure(Path(model).name, board.name, str(err).splitlines()[0]))
@@ -131,5 +139,5 @@ def run(args: argparse.Namespace) -> int:
                   + f": {f.error}")
         for r in results:
             if r.layers:
-                print(f"\n{r.model} on {r.target_name}, per layer:\n{layer_table(r)}")
+                print(f"\n{r.model} on {r.target_name}, {layer_heading(r)}:\n{layer_table(r)}")
     return 4 if failures else 0

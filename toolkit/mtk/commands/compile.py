@@ -64,9 +64,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true", help="replace the content of a non-empty output folder "
                    "(or an existing tarball)")
     p.add_argument("--verbose", "-v", action="store_true",
-                   help="print the memory plan (each buffer's placement) and the arena's live bytes op by op")
+                   help="print the memory plan (each buffer's placement; long tensor names shortened in the "
+                        "middle to fit the terminal, whole in --json's buffers) and the arena's live bytes op by op")
     p.add_argument("--plot-memory", metavar="PNG", type=Path,
-                   help="write a chart of the arena's live bytes at each op against the board's limit")
+                   help="write a chart of the arena's live bytes at each op against the --max-ram cap and the "
+                        "board's limits")
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
 
 
@@ -138,9 +140,12 @@ def run(args: argparse.Namespace) -> int:
     if args.plot_memory is not None:
         from ..plots import write_memory_png   # matplotlib: only when asked
         tiling = compiled.memory.tiling
-        write_memory_png(compiled, args.plot_memory, {"untiled": list(tiling.untiled_live_bytes)} if tiling else None)
+        write_memory_png(compiled, args.plot_memory, {"untiled": list(tiling.untiled_live_bytes)} if tiling else None,
+                         args.max_ram)
         info["memory_plot"] = str(args.plot_memory.resolve())
     if args.json:
+        if args.verbose:   # the memory plan, with the tensors' full names
+            info["buffers"] = [b.to_json() for b in compiled.memory.plan]
         json.dump(info, sys.stdout, indent=1)
         print()
         return 0
@@ -148,7 +153,8 @@ def run(args: argparse.Namespace) -> int:
         regions = bool(compiled.memory.regions)
         rows = [[b.tensor, *([b.region] if regions else []), b.offset, b.bytes, f"{b.first_use}..{b.last_use}"]
                 for b in compiled.memory.plan]
-        print(ui.table(["buffer", *(["region"] if regions else []), "offset", "bytes", "live (op steps)"], rows))
+        print(ui.table(["buffer", *(["region"] if regions else []), "offset", "bytes", "live (op steps)"], rows,
+                       shorten=0))
         print()
         print(live_chart(compiled))
         print()

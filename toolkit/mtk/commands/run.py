@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from ..argtypes import MAX_TIMED_RUNS, integer
-from ._layers import layer_table
+from ._layers import layer_heading, layer_table, run_profiled
 from ._target import add_target_arguments, run_options
 
 if TYPE_CHECKING:
@@ -45,7 +45,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(default: deterministic random data); an .npz's `y` (class labels) gives the accuracy")
     p.add_argument("-n", "--runs", type=integer(1, MAX_TIMED_RUNS, "inferences"), default=10,
                    help=f"inferences to time, 1 to {MAX_TIMED_RUNS} (default: 10)")
-    p.add_argument("--profile", action="store_true", help="per-layer counts (a profiling build)")
+    p.add_argument("--profile", action="store_true", help="per-layer counts, from a profiling build run beside "
+                   "the plain one (whose totals are printed)")
     p.add_argument("-v", "--verbose", action="store_true", help="print every sample's outputs (default: "
                    "the first sample's only)")
 
@@ -82,7 +83,7 @@ def format_result(result: RunResult, verbose: bool = False) -> str:
     ]
     lines += format_outputs(result, verbose)
     if result.layers:
-        lines += ["", layer_table(result)]
+        lines += ["", layer_heading(result), layer_table(result)]
     return "\n".join(lines)
 
 
@@ -90,7 +91,11 @@ def run(args: argparse.Namespace) -> int:
     from ..evaluation import evaluate, format_evaluation
     from ..pipeline import run_model
 
-    result = run_model(args.model, run_options(args, args.board, runs=args.runs, profile=args.profile), args.input)
+    def run_build(profile: bool) -> RunResult:
+        return run_model(args.model, run_options(args, args.board, runs=1 if profile else args.runs, profile=profile),
+                         args.input)
+
+    result = run_profiled(run_build) if args.profile else run_build(False)
     evaluation = evaluate(result, args.input)
     if args.json:
         json.dump({**result.to_json(), "evaluation": evaluation.to_json() if evaluation else None}, sys.stdout)

@@ -69,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
     shift = pacing_shift(board.clock_hz) if board.is_qemu else 0
     runner = None if board.is_qemu else get_runner(board, **options.runner_options)
     with work_folder(options.build_dir) as work:
-        compiled, elf = build_firmware(int8_model(Path(args.model), options.calib, work), options, work, shift)
+        compiled, elf = build_firmware(int8_model(Path(args.model), options.calib, work, options.build_dir is not None),
+                                      options, work, shift)
         benchmark = mlperf.resolve(options.mlperf_tiny, compiled)
         if runner is not None:
             with ui.step(f"flashing {board.name}"):
