@@ -40,10 +40,14 @@ def test_each_core_builds_the_kernels_of_its_extensions(cpu, isa):
 
 @pytest.mark.parametrize("mk", microkernels.MICRO_KERNELS, ids=lambda mk: mk.label)
 def test_each_micro_kernel_is_defined_for_its_instruction_sets_and_its_packer_fills_its_flash(mk):
+    # the C functions it names (a direct kernel's narrower tiles, made by a macro: test_kernel_headers calls them)
+    names = (mk.name, *filter(None, [mk.per_channel]), *mk.chunked)
+    assert len(mk.tails) == (mk.cols - 1 if mk.direct else 0)
     for isa in mk.isas:   # the dispatch header (the names) and the instruction set's file with what it includes
         isa_files = kernel_header_files([microkernels.ISA_HEADERS[isa]])
         code = (KERNEL_HEADERS / mk.header).read_text() + "".join(isa_files.values())
-        assert re.search(rf"\b{mk.name}\s*\(", code), f"{mk.name} not in {microkernels.ISA_HEADERS[isa]}"
+        for name in names:
+            assert re.search(rf"\b{name}\s*\(", code), f"{name} not in {microkernels.ISA_HEADERS[isa]}"
     w = np.random.default_rng(0).integers(-128, 128, (13, 37)).astype(np.int8)
     for group in (microkernels.GROUP, microkernels.HELIUM_CHUNK if mk.weights == "int8" else microkernels.GROUP):
         assert mk.pack(w, mk.cols, group).nbytes == mk.weight_bytes(13, 37, group)

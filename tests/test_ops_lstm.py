@@ -113,7 +113,7 @@ def test_both_states_live_in_the_state_region(clipped_lstm):
     hidden, cell = sorted(compiled.state, key=lambda s: s.dtype != "int8")
     assert (hidden.dtype, cell.dtype) == ("int8", "int16")
     assert compiled.memory.state_bytes == hidden.bytes + cell.bytes == 3 * int(np.prod(hidden.shape))
-    assert all(b.tensor not in (hidden.name, cell.name) for b in compiled.memory.plan)
+    assert all(b.name not in (hidden.name, cell.name) for b in compiled.memory.plan)
 
 
 @pytest.mark.parametrize("variant", ["peephole", "projection", "layer_norm", "cifg"])

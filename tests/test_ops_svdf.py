@@ -47,7 +47,7 @@ def test_state_region_is_outside_the_arena(keyword_svdf):
     compiled = host.compiled
     (state,) = compiled.state
     assert compiled.memory.state_bytes == state.bytes == int(np.prod(state.shape)) * 2
-    assert all(b.tensor != state.name for b in compiled.memory.plan)
+    assert all(b.name != state.name for b in compiled.memory.plan)
     header = (compiled.path / "include" / f"tvmgen_{compiled.module}.h").read_text()
     assert f"void tvmgen_{compiled.module}_reset(void);" in header
     assert f"TVMGEN_{compiled.module.upper()}_STATE_SIZE {state.bytes}" in header

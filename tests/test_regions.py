@@ -153,7 +153,7 @@ def test_an_arena_larger_than_any_region_runs_bit_exact_on_the_an547(tmp_path):
     (dtcm, sram) = compiled.memory.regions
     assert dtcm.name == "DTCM" and 393216 <= dtcm.arena_bytes <= dtcm.limit_bytes
     assert (sram.name, sram.arena_bytes) == ("SRAM", 1720320)
-    assert {b.tensor: b.region for b in compiled.memory.plan}["y0"] == "SRAM"
+    assert {b.name: b.pool for b in compiled.memory.plan}["y0"] == "SRAM"
     source = (tmp_path / "b" / "compiled" / "src" / "tvmgen_default.c").read_text()
     assert 'tvmgen_default_arena_sram[1720320] TVMGEN_ALIGNED(16) TVMGEN_SECTION("SRAM")' in source
 

@@ -1,4 +1,4 @@
-"""Tiled execution (issue 16 items 1-3, codegen/tiling.py): the row and 2-D patch schedules give every layer
+"""Tiled execution (issue 16 items 1-3, codegen/tiling.py): the row and 2-D patch call sequences give every layer
 the rows (and columns) it reads where it reads them; tiled random chains and the shared models are
 bit-exact with tflite-micro on the host and in QEMU; `--max-ram` tiles only when the untiled arena is
 above it (2-D patches only where bands cannot reach it) and refuses with figures when nothing fits."""
@@ -19,14 +19,14 @@ from conftest import SHARED_MODELS, toolkit_env
 from harness import assert_bit_exact_on_target, assert_outputs_match, random_samples
 from mtk.boards import get_board
 from mtk.codegen import tiling
-from mtk.codegen.tiling import Rows, patch_schedule, recomputed_schedule, streamed_schedule
+from mtk.codegen.tiling import Rows, patch_sequence, recomputed_sequence, streamed_sequence
 from mtk.errors import ModelError
 from mtk.pipeline import RunOptions, run_model
 
 HALO_MODES = {"cached": (True,), "recomputed": (False,), "patches": ()}   # no bands: 2-D patches only
 
 
-# ---- the schedules (no TVM) -------------------------------------------------------------------
+# ---- the call sequences (no TVM) --------------------------------------------------------------
 
 @st.composite
 def row_chains(draw) -> list[Rows]:
@@ -43,12 +43,12 @@ def row_chains(draw) -> list[Rows]:
     return chain or [Rows(height, height, 1, 1, 0)]
 
 
-def check_schedule(rows: list[Rows], schedule: tiling.Schedule, once: bool) -> None:
+def check_sequence(rows: list[Rows], sequence: tiling.CallSequence, once: bool) -> None:
     """Simulate the calls on buffers of global row numbers: each call finds its input rows where it
     reads them, writes within its buffer, and the last layer's output ends up whole."""
-    buffers = [[None] * c for c in schedule.capacity]
+    buffers = [[None] * c for c in sequence.capacity]
     written = [0] * rows[-1].out_h
-    for call in schedule.calls:
+    for call in sequence.calls:
         j, buf = call.layer, buffers[call.layer]
         if call.keep_rows:
             buf[:call.keep_rows] = buf[call.keep_from:call.keep_from + call.keep_rows]
@@ -68,24 +68,24 @@ def check_schedule(rows: list[Rows], schedule: tiling.Schedule, once: bool) -> N
             buf[call.at:call.at + call.hi - call.lo] = range(call.lo, call.hi)
     assert all(written) and (not once or set(written) == {1})
     if once:
-        assert all(c <= r.out_h for c, r in zip(schedule.computed, rows))
+        assert all(c <= r.out_h for c, r in zip(sequence.computed, rows))
 
 
 @settings(max_examples=300, deadline=None)
 @given(row_chains(), st.integers(1, 5))
-def test_streamed_schedule_computes_each_row_once_where_it_is_read(rows, chunk):
-    check_schedule(rows, streamed_schedule(rows, chunk), once=True)
+def test_streamed_sequence_computes_each_row_once_where_it_is_read(rows, chunk):
+    check_sequence(rows, streamed_sequence(rows, chunk), once=True)
 
 
 @settings(max_examples=300, deadline=None)
 @given(row_chains(), st.integers(1, 5))
-def test_recomputed_schedule_gives_each_band_its_halo(rows, band_rows):
-    check_schedule(rows, recomputed_schedule(rows, band_rows), once=False)
+def test_recomputed_sequence_gives_each_band_its_halo(rows, band_rows):
+    check_sequence(rows, recomputed_sequence(rows, band_rows), once=False)
 
 
 @settings(max_examples=200, deadline=None)
 @given(row_chains(), st.data(), st.integers(1, 5), st.integers(1, 5))
-def test_patch_schedule_gives_each_patch_its_rows_and_columns(rows, data, band_rows, band_cols):
+def test_patch_sequence_gives_each_patch_its_rows_and_columns(rows, data, band_rows, band_cols):
     """2-D patches: every call reads the rows × columns its layer needs, which the previous layer's call
     has just written into its (one-patch) buffer; the last layer's output is written once, every pixel."""
     cols = data.draw(st.lists(st.sampled_from(rows), min_size=len(rows), max_size=len(rows)))   # any windows
@@ -97,16 +97,16 @@ def test_patch_schedule_gives_each_patch_its_rows_and_columns(rows, data, band_r
             c, out = Rows(width, width, 1, 1, 0), width
         cols[j] = replace(c, in_h=width, out_h=out)
         width = out
-    schedule = patch_schedule(rows, cols, band_rows, band_cols)
+    sequence = patch_sequence(rows, cols, band_rows, band_cols)
     written, held = {}, [None] * len(rows)
-    for call in schedule.calls:
+    for call in sequence.calls:
         j = call.layer
         c_lo, c_hi, c_in_lo, c_in_hi = call.cols
         assert (call.in_lo, call.in_hi) == rows[j].needs(call.lo, call.hi)
         assert (c_in_lo, c_in_hi) == cols[j].needs(c_lo, c_hi)
         if j:
             assert held[j - 1] == (call.in_lo, call.in_hi, c_in_lo, c_in_hi)
-        assert call.hi - call.lo <= schedule.capacity[j] and c_hi - c_lo <= schedule.widths[j]
+        assert call.hi - call.lo <= sequence.capacity[j] and c_hi - c_lo <= sequence.widths[j]
         held[j] = (call.lo, call.hi, c_lo, c_hi)
         if j == len(rows) - 1:
             for pixel in [(r, c) for r in range(call.lo, call.hi) for c in range(c_lo, c_hi)]:
@@ -117,7 +117,7 @@ def test_patch_schedule_gives_each_patch_its_rows_and_columns(rows, data, band_r
 def test_streamed_buffers_hold_about_the_next_window():
     """3×3 stride-1 layers: each buffer holds the 3 rows the next layer's window reads, not the image."""
     rows = [Rows(48, 48, 3, 1, 1)] * 4
-    assert streamed_schedule(rows, 1).capacity == [3, 3, 3, 0]
+    assert streamed_sequence(rows, 1).capacity == [3, 3, 3, 0]
 
 
 @pytest.mark.parametrize("value", ["abc", "-5", "1.5K", "4G"])

@@ -11,11 +11,13 @@ metadata order) and all outputs likewise: `IOTensor.offset`, `pack_inputs`, `unp
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .codegen.memory_plan import Buffer
 from .errors import ModelError
 from .names import identifier_read_back, is_plain_relative_path
 
@@ -90,23 +92,6 @@ class CompiledOp:
 
 
 @dataclass(frozen=True)
-class PlacedBuffer:
-    """A buffer of the memory plan: its place in the arena and the op steps it lives through."""
-
-    tensor: str
-    offset: int
-    bytes: int
-    first_use: int
-    last_use: int
-    region: str = ""   # the RAM region whose pool holds it (offset within that pool); "": the one arena
-
-    def to_json(self) -> dict[str, Any]:
-        out = {"tensor": self.tensor, "offset": self.offset, "bytes": self.bytes,
-               "first_use": self.first_use, "last_use": self.last_use}
-        return {**out, "region": self.region} if self.region else out
-
-
-@dataclass(frozen=True)
 class RegionUse:
     """The arena's pool in one RAM region of the board: its size (the peak of its buffers' plan), the
     room the region has for it, and its live bytes at each op step."""
@@ -135,6 +120,11 @@ class StateTensor:
     dtype: str
     bytes: int
     reset_value: int       # every element after a reset (TFLM: an int8 tensor's zero point, else 0)
+
+    @property
+    def size(self) -> int:
+        """Its elements."""
+        return math.prod(self.shape)
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "symbol": self.symbol, "shape": list(self.shape), "dtype": self.dtype,
@@ -216,7 +206,7 @@ class MemoryUse:
     io_bytes: int                  # inputs and outputs, each at its own size
     constant_bytes: int            # weights and tables in flash
     code_bytes: int | None         # .text of the generated C (arm-none-eabi-gcc -O2); None: no compiler here
-    plan: tuple[PlacedBuffer, ...] = ()
+    plan: tuple[Buffer, ...] = ()
     state_bytes: int = 0           # the state region (variable tensors), static RAM beside the arena
     live_bytes: tuple[int, ...] = ()        # arena bytes live at each op step (the ops' order)
     arena_limit_bytes: int | None = None    # the board's room for the arena (RAM − I/O, state, stack)
@@ -238,7 +228,7 @@ class MemoryUse:
         limit = e.get("arena_limit_bytes")
         return cls(str(e["workspace"]), int(e["arena_bytes"]), int(e["lower_bound_bytes"]), int(e["io_bytes"]),
                    int(e["constant_bytes"]), None if e["code_bytes"] is None else int(e["code_bytes"]),
-                   tuple(PlacedBuffer(**b) for b in e["plan"]), int(e.get("state_bytes", 0)),
+                   tuple(Buffer.from_json(b) for b in e["plan"]), int(e.get("state_bytes", 0)),
                    tuple(int(v) for v in e.get("live_bytes", ())), None if limit is None else int(limit),
                    tuple(RegionUse.from_json(r) for r in e.get("regions", ())),
                    Tiling.from_json(e["tiling"]) if e.get("tiling") else None)

@@ -22,7 +22,7 @@ from .codegen.memory_plan import align
 from .codegen.regions import Pool, live_bytes, place_in_regions
 from .codegen.storage import AliasSets, Step, Storage, join_aliases, plan_storage
 from .codegen.tiling import tile
-from .compiled import CompiledModel, CompiledOp, CompiledTarget, MemoryUse, PlacedBuffer, RegionUse, StateTensor
+from .compiled import CompiledModel, CompiledOp, CompiledTarget, MemoryUse, RegionUse
 from .errors import ModelError
 from .fsutil import atomic_output_dir
 from .graph import Graph
@@ -187,7 +187,7 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
 
     plan = storage.plan
     io_bytes = sum(t.bytes for t in program.inputs + program.outputs)
-    state_bytes = sum(s.nbytes for s in program.states.values())
+    state_bytes = sum(s.bytes for s in program.states.values())
     compiled = CompiledModel(
         module=module, model=model_name,
         target=CompiledTarget(cpu_obj.name, cpu_obj.dsp, cpu_obj.mve, cpu_obj.fpu,
@@ -198,16 +198,14 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
         memory=MemoryUse(
             workspace=workspace, arena_bytes=program.arena_bytes, lower_bound_bytes=plan.lower_bound_bytes,
             io_bytes=io_bytes, constant_bytes=program.constants.nbytes, code_bytes=measure_code_bytes(files, cpu_obj),
-            plan=tuple(PlacedBuffer(b.name, b.offset, b.nbytes, b.first_use, b.last_use, b.pool)
-                       for b in sorted(plan.buffers, key=lambda b: (b.pool, b.first_use, b.offset))),
+            plan=tuple(sorted(plan.buffers, key=lambda b: (b.pool, b.first_use, b.offset))),
             state_bytes=state_bytes, live_bytes=tuple(live_bytes(plan.buffers, len(steps))),
             arena_limit_bytes=arena_room(board_info, io_bytes, state_bytes) if board_info else None,
             regions=tuple(RegionUse(p.region, p.nbytes, p.capacity, tuple(live_bytes(plan.buffers, len(steps), p.region)))
                           for p in pools),
             tiling=replace(tiling, untiled_live_bytes=tuple(untiled_live)) if tiling else None),
         files=tuple(sorted(files)),
-        state=tuple(StateTensor(s.tensor, s.symbol, graph.tensors[t].shape, s.dtype, s.nbytes, s.reset_value)
-                    for t, s in program.states.items()))
+        state=tuple(program.states.values()))
     files.update(fragments(compiled, folder_layout(compiled)))   # CMakeLists.txt, tvmgen_<module>.mk
     compiled = replace(compiled, files=tuple(sorted(files)))
     if board_info is not None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 ALIGNMENT = 16
 SEARCH_PLACEMENTS = 20_000   # offsets the search tries at most: a few tenths of a second
@@ -22,12 +23,25 @@ SEARCH_PLACEMENTS = 20_000   # offsets the search tries at most: a few tenths of
 
 @dataclass
 class Buffer:
-    name: str
+    """A buffer of the memory plan: the op steps it lives through and, once placed, its offset in the arena
+    (metadata.json's memory.plan: CompiledModel.memory)."""
+
+    name: str           # the tensor's, or scratch:op<index>.<name>
     nbytes: int
     first_use: int      # step (op position) that writes it first
     last_use: int       # last step that reads it
     offset: int = -1    # in its pool
     pool: str = ""      # the RAM region whose pool holds it (regions.py); "": the one arena
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"tensor": self.name, "offset": self.offset, "bytes": self.nbytes,
+               "first_use": self.first_use, "last_use": self.last_use}
+        return {**out, "region": self.pool} if self.pool else out
+
+    @classmethod
+    def from_json(cls, e: dict[str, Any]) -> Buffer:
+        return cls(str(e["tensor"]), int(e["bytes"]), int(e["first_use"]), int(e["last_use"]), int(e["offset"]),
+                   str(e.get("region", "")))
 
     def overlaps_in_time(self, other: "Buffer") -> bool:
         return self.first_use <= other.last_use and other.first_use <= self.last_use

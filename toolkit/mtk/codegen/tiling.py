@@ -1,5 +1,5 @@
 """Tiled execution (issue 16): a chain of row-local layers computed band by band, below the
-liveness bound of the op-by-op schedule.
+liveness bound of the op-by-op order.
 
 A stage is k consecutive layers (conv, depthwise, pooling, int8 lookup activations: each output row
 reads a window of input rows) whose intermediate tensors have no other reader. Its last layer's
@@ -17,7 +17,7 @@ Two ways to get the halo rows a band shares with the previous one:
               live at a time (even layers at the start of the region, odd ones at its end)
 
 Where bands of whole rows cannot bring the arena under the limit (wide images), 2-D patches: rows ×
-columns of the last layer's output, halos recomputed along both axes (`patch_schedule`); the first
+columns of the last layer's output, halos recomputed along both axes (`patch_sequence`); the first
 layer's input patch is copied out of its tensor into a buffer, the last layer's output patch copied back
 into the stage's output (`copy_kernel`), the layers between work on contiguous one-patch buffers, each
 kernel lowered for its patch's geometry (padding clipped on both axes).
@@ -88,7 +88,7 @@ def band_data(data: OpData, rows: tuple[int, int, int], cols: tuple[int, int, in
     return replace(data, inputs=inputs, output=replace(data.output, shape=tuple(shape_out)))
 
 
-# ---- the schedules ----------------------------------------------------------------------------
+# ---- the call sequences -----------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class LayerCall:
@@ -111,14 +111,16 @@ class LayerCall:
 
 
 @dataclass(frozen=True)
-class Schedule:
+class CallSequence:
+    """A stage's layer calls in order, and the buffers they need."""
+
     calls: list[LayerCall]
     capacity: list[int]        # rows of each layer's buffer (the last layer has none: 0)
     computed: list[float]      # output rows (whole rows' worth) each layer computes in all
     widths: list[int] | None = None   # 2-D patches: columns of each layer's buffer; None: whole rows
 
 
-def streamed_schedule(rows: list[Rows], chunk: int) -> Schedule:
+def streamed_sequence(rows: list[Rows], chunk: int) -> CallSequence:
     """Cached halos: each layer computes `chunk` rows at a time when the next one needs them (demand
     first, from the last layer), its buffer dropping the rows no later call reads (the others move to
     its start): every row computed once, each buffer about the next layer's window tall."""
@@ -146,10 +148,10 @@ def streamed_schedule(rows: list[Rows], chunk: int) -> Schedule:
             done[j], computed[j] = hi, computed[j] + hi - lo
 
     produce(k - 1, rows[-1].out_h)
-    return Schedule(calls, capacity, computed)
+    return CallSequence(calls, capacity, computed)
 
 
-def recomputed_schedule(rows: list[Rows], band_rows: int) -> Schedule:
+def recomputed_sequence(rows: list[Rows], band_rows: int) -> CallSequence:
     """Recomputed halos (MCUNetV2's patches): for each band of `band_rows` rows of the last layer's
     output, every layer computes all the rows the next one reads, the previous band's included."""
     k = len(rows)
@@ -165,10 +167,10 @@ def recomputed_schedule(rows: list[Rows], band_rows: int) -> Schedule:
             computed[j] += hi - lo
             lo, hi = in_lo, in_hi
         calls += band[::-1]
-    return Schedule(calls, capacity, computed)
+    return CallSequence(calls, capacity, computed)
 
 
-def patch_schedule(rows: list[Rows], cols: list[Rows], band_rows: int, band_cols: int) -> Schedule:
+def patch_sequence(rows: list[Rows], cols: list[Rows], band_rows: int, band_cols: int) -> CallSequence:
     """2-D patches, halos recomputed: for each patch of `band_rows` × `band_cols` of the last layer's
     output, every layer computes the rows and columns the next one reads. Each layer's buffer holds one
     patch (the first layer's input patch and the last one's output are copied in and out by the stage)."""
@@ -188,7 +190,7 @@ def patch_schedule(rows: list[Rows], cols: list[Rows], band_rows: int, band_cols
                 computed[j] += (hi - lo) * (c_hi - c_lo) / cols[j].out_h
                 lo, hi, c_lo, c_hi = in_lo, in_hi, c_in_lo, c_in_hi
             calls += patch[::-1]
-    return Schedule(calls, capacity, computed, widths)
+    return CallSequence(calls, capacity, computed, widths)
 
 
 # ---- a stage -----------------------------------------------------------------------------------
@@ -201,7 +203,7 @@ class Stage:
     layers: tuple[OpData, ...]
     band_rows: int       # rows of a call (streamed) or of a band of the last layer's output (recomputed)
     cached: bool         # streamed with cached halos, else recomputed bands
-    schedule: Schedule = field(compare=False, repr=False)
+    sequence: CallSequence = field(compare=False, repr=False)
     row_bytes: tuple[int, ...] = ()    # bytes of one output row of each layer
     work_bytes: int = 0                # the largest of the layers' own scratch
     band_cols: int = 0                 # columns of a 2-D patch of the last layer's output; 0: whole rows
@@ -237,25 +239,25 @@ class Stage:
     def calls(self) -> int:
         """Kernel calls of the stage (moves not counted; a 2-D patch's copies in and out counted)."""
         return sum((c.hi > c.lo) + (c.cols is not None and c.layer in (0, len(self.layers) - 1))
-                   for c in self.schedule.calls)
+                   for c in self.sequence.calls)
 
     @property
     def moved_bytes(self) -> int:
         """Bytes the cached halo rows move in all (2-D patches: copied in and out)."""
         last = len(self.layers) - 1
-        return sum(c.keep_rows * self.row_bytes[c.layer] for c in self.schedule.calls) + \
+        return sum(c.keep_rows * self.row_bytes[c.layer] for c in self.sequence.calls) + \
             sum(self.patch_bytes(c.layer - 1, c) * (c.layer == 0) + self.patch_bytes(c.layer, c) * (c.layer == last)
-                for c in self.schedule.calls if c.cols is not None)
+                for c in self.sequence.calls if c.cols is not None)
 
     @property
     def buffer_bytes(self) -> list[int]:
         """Each buffer's bytes: rows of layers 0 .. k − 2; 2-D patches: the input's patch, then layers 0 .. k − 1's."""
-        widths = self.schedule.widths
+        widths = self.sequence.widths
         if widths is None:
-            return [align(c * b) for c, b in zip(self.schedule.capacity[:-1], self.row_bytes)]
-        first = max(self.patch_bytes(0, c) for c in self.schedule.calls if c.layer == 0)
+            return [align(c * b) for c, b in zip(self.sequence.capacity[:-1], self.row_bytes)]
+        first = max(self.patch_bytes(0, c) for c in self.sequence.calls if c.layer == 0)
         return [align(first)] + [align(c * w * self.pixel_bytes(j)) for j, (c, w) in
-                                 enumerate(zip(self.schedule.capacity, widths))]
+                                 enumerate(zip(self.sequence.capacity, widths))]
 
     @property
     def buffer_offsets(self) -> list[int]:
@@ -279,7 +281,7 @@ class Stage:
     def extra_macs(self, macs: Callable[[OpData], int]) -> int:
         """MACs computed beyond the untiled layers' (recomputed halos; negative: rows no one reads skipped)."""
         return sum(int(macs(d) * (done - r.out_h) // r.out_h)
-                   for d, r, done in zip(self.layers, map(row_map, self.layers), self.schedule.computed))
+                   for d, r, done in zip(self.layers, map(row_map, self.layers), self.sequence.computed))
 
     def extra_instructions(self, macs: Callable[[OpData], int], costs: Costs) -> int:
         """What tiling adds to the layers' instructions, as `costs` estimate it: recomputed MACs, the
@@ -319,10 +321,10 @@ def make_stage(prepared: list[OpData], positions: list[int], band_rows: int, cac
     """The stage of the layers at `positions`: bands of `band_rows`, or 2-D patches `band_cols` wide."""
     layers = tuple(prepared[i] for i in positions)
     rows = [row_map(d) for d in layers]
-    schedule = patch_schedule(rows, [col_map(d) for d in layers], band_rows, band_cols) if band_cols else \
-        streamed_schedule(rows, band_rows) if cached else recomputed_schedule(rows, band_rows)
+    sequence = patch_sequence(rows, [col_map(d) for d in layers], band_rows, band_cols) if band_cols else \
+        streamed_sequence(rows, band_rows) if cached else recomputed_sequence(rows, band_rows)
     row_bytes = tuple(d.output.nbytes // d.output.shape[1] for d in layers)
-    return Stage(positions[0], layers, band_rows, cached, schedule, row_bytes,
+    return Stage(positions[0], layers, band_rows, cached, sequence, row_bytes,
                  max(work(i) for i in positions), band_cols)
 
 
@@ -397,7 +399,7 @@ def stage_kernels(stage: Stage, variants: list[Any], lower: Callable[[OpData, An
     last = len(stage.layers) - 1
     lowered: dict[tuple, Lowered] = {}
     calls: list[Kernel] = []
-    for call in stage.schedule.calls:
+    for call in stage.sequence.calls:
         j, data = call.layer, stage.layers[call.layer]
         if call.keep_rows:
             row = stage.row_bytes[j]

@@ -151,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.verbose:
         regions = bool(compiled.memory.regions)
-        rows = [[b.tensor, *([b.region] if regions else []), b.offset, b.bytes, f"{b.first_use}..{b.last_use}"]
+        rows = [[b.name, *([b.pool] if regions else []), b.offset, b.nbytes, f"{b.first_use}..{b.last_use}"]
                 for b in compiled.memory.plan]
         print(ui.table(["buffer", *(["region"] if regions else []), "offset", "bytes", "live (op steps)"], rows,
                        shorten=0))

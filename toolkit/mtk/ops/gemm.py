@@ -211,15 +211,20 @@ class GemmLayout:
         return self.variant.weights == "fused"
 
     @property
+    def per_channel(self) -> bool:
+        """Whether a one-row stream carries each channel's own requantization (its kernel's per_channel one)."""
+        return self.stream and self.block_rows == 1 and not self.shared_requant
+
+    @property
     def micro_kernel(self) -> str:
-        """The C function: a one-row stream whose channels have their own requantization takes the _pc kernel."""
-        name = self.variant.micro_kernel.name
-        return name.replace("_s8", "_pc_s8") if self.stream and self.block_rows == 1 and not self.shared_requant else name
+        """The C function."""
+        mk = self.variant.micro_kernel
+        return mk.per_channel if self.per_channel else mk.name
 
     @property
     def chunk_kernel(self) -> str:
-        """A fused stream's kernel of one chunk (mtk_gemm_1x4_fused_chunk_s8, mtk_gemm_1x4_fused_pc_chunk_s8)."""
-        return self.micro_kernel.replace("_s8", "_chunk_s8")
+        """A fused stream's kernel of one chunk of the row."""
+        return self.variant.micro_kernel.chunked[self.per_channel]
 
     @property
     def direct(self) -> bool:

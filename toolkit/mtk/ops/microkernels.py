@@ -146,7 +146,8 @@ Packer = Callable[[np.ndarray, int, int], np.ndarray]   # (weights [channels, de
 @dataclass(frozen=True)
 class MicroKernel:
     name: str                 # the C function
-    block: str                # rows × channels per call
+    rows: int                 # its block: rows × channels per call
+    cols: int
     weights: str              # the weights' flash format
     bytes_per_weight: int
     pack: Packer
@@ -157,22 +158,21 @@ class MicroKernel:
     # reads the input's int8 rows as they are (no packed scratch; k values a call, a partial group too), its last
     # channel tile only as wide as the channels left (pack_weights_narrow, tile_kernel): rows of the input only
     direct: bool = False
+    tails: tuple[str, ...] = ()        # a direct kernel's C functions for a last tile of 1, 2, ... cols − 1 channels
+    per_channel: str | None = None     # a fused one-row kernel's C function for channels of their own requantization
+    chunked: tuple[str, ...] = ()      # a fused one-row kernel's C functions of a chunk of the row: shared, per channel
+
+    @property
+    def block(self) -> str:
+        return f"{self.rows}x{self.cols}"
 
     @property
     def label(self) -> str:
         return f"{self.block}/{self.weights}"
 
-    @property
-    def rows(self) -> int:
-        return int(self.block.split("x")[0])
-
-    @property
-    def cols(self) -> int:
-        return int(self.block.split("x")[1])
-
     def tile_kernel(self, channels: int) -> str:
         """A direct kernel's C function for a tile of `channels` (up to its block's) channels."""
-        return self.name.replace(f"_{self.block}_", f"_{self.rows}x{channels}_")
+        return self.name if channels == self.cols else self.tails[channels - 1]
 
     def weight_bytes(self, channels: int, depth: int, group: int) -> int:
         """Flash of weights [channels, depth] packed for it: whole tiles of its channels (direct: the channels),
@@ -207,21 +207,25 @@ def _pairs(w: np.ndarray, tile: int, group: int) -> np.ndarray:
 
 ALL_ISAS = ("scalar", "m3", "dsp", "mve")
 MICRO_KERNELS = (
-    MicroKernel("mtk_dot_2x2_s8", "2x2", "int8", 1, _int8, ALL_ISAS),
-    MicroKernel("mtk_dot_1x4_s8", "1x4", "int8", 1, _int8, ALL_ISAS),
-    MicroKernel("mtk_dot_2x2_w16_s8", "2x2", "int16", 2, _int16, ("dsp",)),
-    MicroKernel("mtk_dot_1x4_w16_s8", "1x4", "int16", 2, _int16, ("dsp",)),
-    MicroKernel("mtk_dot_2x2_biased_s8", "2x2", "biased", 1, _biased, ("dsp",), BIASED_HEADER, row_sums=True),
-    MicroKernel("mtk_dot_1x4_biased_s8", "1x4", "biased", 1, _biased, ("dsp",), BIASED_HEADER, row_sums=True),
-    MicroKernel("mtk_gemm_2x2_fused_s8", "2x2", "fused", 1, _biased, ("dsp",), BIASED_HEADER, fused=True),
-    MicroKernel("mtk_gemm_1x4_fused_s8", "1x4", "fused", 1, _biased, ("dsp",), BIASED_HEADER, fused=True),
-    MicroKernel("mtk_dot_1x8_s8", "1x8", "int8", 1, _int8, ("scalar", "m3")),
-    MicroKernel("mtk_dot_1x4_paired_s8", "1x4", "pairs", 2, _pairs, ("m3",)),
-    MicroKernel("mtk_dot_2x4_s8", "2x4", "s8", 1, _int8, ("m3",)),
-    MicroKernel("mtk_dot_1x8_rows_s8", "1x8", "s8", 1, _narrow, ("m3",), direct=True),
-    MicroKernel("mtk_dot_2x2_rows_s8", "2x2", "s8", 1, _narrow, ("m3",), direct=True),
-    MicroKernel("mtk_dot_1x4_rows_w16_s8", "1x4", "s16", 2, _narrow_int16, ("dsp",), direct=True),
-    MicroKernel("mtk_gemm_mve_2x4_s8", "2x4", "int8", 1, _int8, ("mve",), header=GEMM_MVE_HEADER, fused=True),
+    MicroKernel("mtk_dot_2x2_s8", 2, 2, "int8", 1, _int8, ALL_ISAS),
+    MicroKernel("mtk_dot_1x4_s8", 1, 4, "int8", 1, _int8, ALL_ISAS),
+    MicroKernel("mtk_dot_2x2_w16_s8", 2, 2, "int16", 2, _int16, ("dsp",)),
+    MicroKernel("mtk_dot_1x4_w16_s8", 1, 4, "int16", 2, _int16, ("dsp",)),
+    MicroKernel("mtk_dot_2x2_biased_s8", 2, 2, "biased", 1, _biased, ("dsp",), BIASED_HEADER, row_sums=True),
+    MicroKernel("mtk_dot_1x4_biased_s8", 1, 4, "biased", 1, _biased, ("dsp",), BIASED_HEADER, row_sums=True),
+    MicroKernel("mtk_gemm_2x2_fused_s8", 2, 2, "fused", 1, _biased, ("dsp",), BIASED_HEADER, fused=True),
+    MicroKernel("mtk_gemm_1x4_fused_s8", 1, 4, "fused", 1, _biased, ("dsp",), BIASED_HEADER, fused=True,
+                per_channel="mtk_gemm_1x4_fused_pc_s8",
+                chunked=("mtk_gemm_1x4_fused_chunk_s8", "mtk_gemm_1x4_fused_pc_chunk_s8")),
+    MicroKernel("mtk_dot_1x8_s8", 1, 8, "int8", 1, _int8, ("scalar", "m3")),
+    MicroKernel("mtk_dot_1x4_paired_s8", 1, 4, "pairs", 2, _pairs, ("m3",)),
+    MicroKernel("mtk_dot_2x4_s8", 2, 4, "s8", 1, _int8, ("m3",)),
+    MicroKernel("mtk_dot_1x8_rows_s8", 1, 8, "s8", 1, _narrow, ("m3",), direct=True,
+                tails=tuple(f"mtk_dot_1x{n}_rows_s8" for n in range(1, 8))),
+    MicroKernel("mtk_dot_2x2_rows_s8", 2, 2, "s8", 1, _narrow, ("m3",), direct=True, tails=("mtk_dot_2x1_rows_s8",)),
+    MicroKernel("mtk_dot_1x4_rows_w16_s8", 1, 4, "s16", 2, _narrow_int16, ("dsp",), direct=True,
+                tails=tuple(f"mtk_dot_1x{n}_rows_w16_s8" for n in range(1, 4))),
+    MicroKernel("mtk_gemm_mve_2x4_s8", 2, 4, "int8", 1, _int8, ("mve",), header=GEMM_MVE_HEADER, fused=True),
 )
 BY_LABEL = {mk.label: mk for mk in MICRO_KERNELS}
 

@@ -115,7 +115,8 @@ class Pool2D(OpDef):
 
     def band_params(self, data: OpData, band: Band) -> PoolParams:
         p = data.params
-        return p.with_window(band.axis, replace(p.window(band.axis), size=band.size_in, out=band.size_out, pad=band.pad))
+        window = replace(p.window(band.axis), size=band.size_in, out=band.size_out, pad=band.pad)
+        return p.with_window(band.axis, window)
 
     def lower(self, data: OpData, variant: KernelVariant | None = None) -> Lowered:
         p = data.params
