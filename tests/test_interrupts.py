@@ -58,3 +58,16 @@ def test_nothing_is_raised_without_a_signal(tmp_path):
         interrupts.check()
         assert run_build(["true"], cwd=tmp_path) == []
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_signal_ignored_at_start_stays_ignored():
+    """nohup mtk ...: a hangup must not end it; a shell's background job ignores Ctrl-C."""
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        with interrupts.handled():
+            assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+            assert signal.getsignal(signal.SIGTERM) == interrupts.handler
+            os.kill(os.getpid(), signal.SIGHUP)
+            interrupts.check()
+    finally:
+        signal.signal(signal.SIGHUP, previous)

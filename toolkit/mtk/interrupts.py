@@ -42,12 +42,13 @@ def check() -> None:
 @contextmanager
 def handled() -> Iterator[None]:
     """The signals above handled by `handler` for the block (in the main thread, where Python runs
-    handlers; elsewhere nothing changes), the previous handlers restored after it."""
+    handlers; elsewhere nothing changes), the previous handlers restored after it. A signal ignored
+    when mtk starts stays ignored: SIGHUP under nohup, SIGINT in a shell's background job."""
     _received.clear()
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = {s: signal.signal(s, handler) for s in SIGNALS}
+    previous = {s: signal.signal(s, handler) for s in SIGNALS if signal.getsignal(s) != signal.SIG_IGN}
     try:
         yield
     finally:
