@@ -11,9 +11,11 @@ with several), against the arena's size, the board's room for it and each region
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Callable, Sequence
 
+from matplotlib import rc_context
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure   # the object API: no pyplot state, no GUI backend
 from matplotlib.patches import Rectangle
@@ -25,6 +27,8 @@ from .pipeline import LayerTime, RunResult
 
 ROW_HEIGHT = 4.2     # inches per row of panels
 DPI = 100
+# Names from outside (model files, boards, places) are shown as they are: `$...$` is no mathtext.
+PLAIN_TEXT = partial(rc_context, {"text.parse_math": False})
 
 
 def _short(value: float) -> str:
@@ -160,7 +164,8 @@ def bench_figure(results: list[RunResult], failed: Sequence[tuple[str, str]] = (
 
 
 def write_bench_png(results: list[RunResult], path: Path, failed: Sequence[tuple[str, str]] = ()) -> None:
-    fig = bench_figure(results, failed)
+    with PLAIN_TEXT():
+        fig = bench_figure(results, failed)
     with atomic_output_file(Path(path)) as tmp:
         fig.savefig(tmp, format="png", dpi=DPI)
 
@@ -211,6 +216,7 @@ def memory_figure(compiled: CompiledModel, curves: dict[str, Sequence[int]] | No
 
 
 def write_memory_png(compiled: CompiledModel, path: Path, curves: dict[str, Sequence[int]] | None = None) -> None:
-    fig = memory_figure(compiled, curves)
+    with PLAIN_TEXT():
+        fig = memory_figure(compiled, curves)
     with atomic_output_file(Path(path)) as tmp:
         fig.savefig(tmp, format="png", dpi=DPI)
