@@ -242,11 +242,12 @@ class Firmware:
 def build_model_firmware(model: Path, options: RunOptions, work: Path,
                          samples: str | Path | list[Sample] | None = None) -> Firmware:
     """Quantize (if float), compile and build `model` for `options.board` in `work`."""
-    int8 = int8_model(model, options.calib, work)
     if isinstance(samples, (str, Path)):
         from .evaluation import check_data_labels
-        data, samples = samples, load_samples(samples, int8)
-        check_data_labels(data, int8, len(samples))
+        check_data_labels(samples, model)
+    int8 = int8_model(model, options.calib, work)
+    if isinstance(samples, (str, Path)):
+        samples = load_samples(samples, int8)
     compiled, elf = build_firmware(int8, options, work)
     samples = [check_sample(compiled, s) for s in samples or random_samples(compiled, options.random_samples)]
     return Firmware(model, int8, compiled, elf, samples, options)
