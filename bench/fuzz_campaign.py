@@ -4,6 +4,7 @@ through reader + validation + op checks + lowering (the whole compile to C), and
     nice -n 10 python bench/fuzz_campaign.py --cases 100000              # reader .. lowering
     nice -n 10 python bench/fuzz_campaign.py --cases 500 --cli           # `mtk compile` in a subprocess
     nice -n 10 python bench/fuzz_campaign.py --cases 30000 --start 70000 # one of several parallel ranges
+    nice -n 10 python bench/fuzz_campaign.py --cases 2000 --cli-inputs --max-seconds 3600   # bench/cli_cases.py
 
 Each case runs in a worker process with a deadline (a case past it counts as a hang and the
 worker is replaced). Outcomes: `refused` (an MtkError: exit 2 on the CLI) at the reader/validation
@@ -194,16 +195,24 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--start", type=int, default=0, help="first case number (runs in parallel take disjoint ranges)")
     parser.add_argument("--cli", action="store_true", help="run each case through `mtk compile` in a subprocess")
+    parser.add_argument("--cli-inputs", action="store_true", help="CLI cases of names, strings, records read back, "
+                        "output aliases, URLs and numbers (bench/cli_cases.py)")
+    parser.add_argument("--max-seconds", type=float, help="with --cli-inputs: stop starting cases after this long")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per case before it counts as a hang")
     parser.add_argument("--json", type=Path, help="write the counts here")
     args = parser.parse_args()
     cases = range(args.start, args.start + args.cases)
-    result = (cli_campaign if args.cli else campaign)(cases, args.seed, args.timeout)
+    if args.cli_inputs:
+        import cli_cases
+        result = cli_cases.campaign(cases, args.seed, args.timeout, args.max_seconds)
+    else:
+        result = (cli_campaign if args.cli else campaign)(cases, args.seed, args.timeout)
     print(json.dumps(result, indent=1))
     if args.json:
         args.json.write_text(json.dumps(result, indent=1) + "\n")
     bad = {"crash", "hang", "traceback"} | {k for k in result["counts"] if k.startswith("exit ") and
                                               k not in ("exit 0", "exit 2", "exit 3")}
+    bad |= {k for k in result["counts"] if args.cli_inputs and not k.endswith((": ok", "skipped"))}
     return 1 if any(result["counts"].get(k) for k in bad) else 0
 
 

@@ -26,10 +26,10 @@ time.sleep(60)
 
 MEASURE = """
 import signal, sys
-from mtk.cli import _terminate
+from mtk.interrupts import handler
 from mtk.codegen.code_size import measure_code_bytes
 from mtk.target import get_cpu
-signal.signal(signal.SIGTERM, _terminate)
+signal.signal(signal.SIGTERM, handler)
 try:
     measure_code_bytes({"src/a.c": "int a;\\n"}, get_cpu("cortex-m4"))
 except KeyboardInterrupt:
@@ -39,9 +39,9 @@ except KeyboardInterrupt:
 BUILD = """
 import signal, sys
 from pathlib import Path
-from mtk.cli import _terminate
+from mtk.interrupts import handler
 from mtk.platforms.base import run_build
-signal.signal(signal.SIGTERM, _terminate)
+signal.signal(signal.SIGTERM, handler)
 try:
     run_build([sys.argv[1]], cwd=Path("."))
 except KeyboardInterrupt:

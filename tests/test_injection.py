@@ -129,3 +129,9 @@ def test_no_outside_string_in_a_written_tar_member(tmp_path):
     write_mlf(CompiledModel.load(folder), b"TFL3", tmp_path / "m.tar")
     with tarfile.open(tmp_path / "m.tar") as tar:
         assert tar.extractfile("./src/m.tflite").read() == b"TFL3"
+
+
+def test_a_module_name_too_long_for_a_file_name_is_refused(tmp_path, capsys):
+    model = Path(__file__).resolve().parents[1] / "models" / "digits_cnn_int8.tflite"
+    assert main(["compile", str(model), "-o", str(tmp_path / "o"), "--module-name", "a" * 300]) == 2
+    assert "--module-name of 300 characters: at most 64" in capsys.readouterr().err

@@ -66,3 +66,11 @@ def test_labels_out_of_range_are_refused_before_any_build(tmp_path, capsys):
     np.savez(tmp_path / "short.npz", x=x, y=y[:3] % 10)
     assert main(["run", INT8, "--input", str(tmp_path / "short.npz"), "--build-dir", str(tmp_path / "work")]) == 2
     assert "3 labels `y` for 4 samples" in capsys.readouterr().err
+
+
+def test_labels_are_checked_before_a_float_model_is_quantized(tmp_path, capsys):
+    data = np.load(ROOT / "models" / "digits_test.npz")
+    np.savez(tmp_path / "bad.npz", x=data["x"][:4], y=np.array([0, 1, 2, 11]))
+    code = main(["run", FLOAT, "--calib", CALIB, "--input", str(tmp_path / "bad.npz")])
+    err = capsys.readouterr().err
+    assert code == 2 and "labels `y` range over 0..11" in err and "quantizing" not in err

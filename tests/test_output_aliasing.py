@@ -55,8 +55,8 @@ COMMANDS = {   # command line with {out} for the output, and the input the outpu
     "quantize -o onto --eval": (["quantize", FLOAT, "--calib", CALIB, "--eval", TEST, "-o", "{out}"], TEST),
     "quantize -o onto the model": (["quantize", FLOAT, "--calib", CALIB, "-o", "{out}", "--force"], FLOAT),
     "bench --plot": (["bench", INT8, "--plot", "{out}"], INT8),
-    "tune --cache onto the model": (["tune", INT8, "--cache", "{out}"], INT8),
-    "tune --cache onto --calib": (["tune", FLOAT, "--calib", CALIB, "--cache", "{out}"], CALIB),
+    "tune --tuning onto the model": (["tune", INT8, "--tuning", "{out}"], INT8),
+    "tune --tuning onto --calib": (["tune", FLOAT, "--calib", CALIB, "--tuning", "{out}"], CALIB),
     "project -o onto the model": (["project", INT8, "--board", "mps2/an386", "-o", "{out}", "--force"], INT8),
 }
 

@@ -206,3 +206,19 @@ def test_profile_shows_the_plain_builds_totals_and_the_profiling_builds_layers()
     assert result.to_json()["profiling_build"] == {"per_inference_median": 9_999,
                                                    "flash_bytes": profiled.sizes.flash_bytes}
     assert "its own" in layer_heading(profiled)   # a lab's profiling run alone says so
+
+
+def test_names_with_mathtext_syntax_are_shown_as_they_are(tmp_path):
+    """Model files and boards are named from outside: `$\\frac{a}$` is text, not a TeX error."""
+    from dataclasses import replace
+    from pathlib import Path
+
+    from mtk.compiled import CompiledModel
+    from mtk.plots import write_memory_png
+
+    name = "m$\\frac{a}$_^x{$.tflite"
+    results = [replace(made_up_result("kws.tflite", "mps2/an386"), model=name)]
+    write_bench_png(results, tmp_path / "b.png")
+    fake = CompiledModel.load(Path(__file__).parent / "fixtures" / "fake_compiled")
+    write_memory_png(replace(fake, model=name), tmp_path / "m.png")
+    assert Image.open(tmp_path / "b.png").size[0] > 0 and Image.open(tmp_path / "m.png").size[0] > 0

@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import mtk.cli
@@ -76,7 +77,9 @@ def alive(pid: int) -> bool:
 def test_signal_while_qemu_runs_leaves_no_qemu_and_no_temporary_folder(signum, tmp_path):
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()
-    proc = mtk_process("run", str(DIGITS_INT8), "-n", "100000000", tmpdir=tmpdir)
+    samples = tmp_path / "many.npz"   # one answer of QEMU a sample: it runs for a while
+    np.savez(samples, x=np.tile(np.load(ROOT / "models" / "digits_test.npz")["x"], (40, 1, 1, 1)))
+    proc = mtk_process("run", str(DIGITS_INT8), "--input", str(samples), tmpdir=tmpdir)
     try:
         assert wait_for(lambda: children_named(proc.pid, "qemu-system-arm") or proc.poll() is not None, 600)
         qemu = children_named(proc.pid, "qemu-system-arm")

@@ -14,14 +14,13 @@ import pkgutil
 import select
 import signal
 import sys
-import threading
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import TextIO
 
-from . import __version__, commands, fsutil, ui
+from . import __version__, commands, fsutil, interrupts, ui
 from .cliparser import MtkParser
 from .errors import INTERNAL_ERROR_EXIT, MtkError, user_path_error
 
@@ -96,18 +95,6 @@ def _command_name(argv: list[str]) -> str:
 OUTPUT_ARGS = ("output", "plot", "plot_memory", "hardware_map")
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM or SIGHUP: unwinds like Ctrl-C (QEMU stopped, temporary folders removed)."""
-
-    def __init__(self, signum: int):
-        super().__init__(signum)
-        self.signum = signum
-
-
-def _terminate(signum: int, frame) -> None:
-    raise Terminated(signum)
-
-
 def _paths_named(args: argparse.Namespace) -> list[str]:
     values = [v for k, v in vars(args).items() if k not in args._outputs and not k.startswith("_")]
     flat = [x for v in values for x in (v if isinstance(v, list) else [v])]
@@ -115,8 +102,11 @@ def _paths_named(args: argparse.Namespace) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    in_main_thread = threading.current_thread() is threading.main_thread()   # where Python runs handlers
-    handlers = {s: signal.signal(s, _terminate) for s in (signal.SIGTERM, signal.SIGHUP)} if in_main_thread else {}
+    with interrupts.handled():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     command = "?"
     try:
         argv = sys.argv[1:] if argv is None else argv
@@ -135,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
                     fsutil.check_output_dir(Path(out), force=True)
         with ui.terminal_output(quiet=args.quiet):
             status = int(args._run(args) or 0)
+            interrupts.check()   # a signal whose KeyboardInterrupt was swallowed on its way up
         sys.stdout.flush()   # here, where a closed pipe is caught, not at the interpreter's exit
         return status
     except BrokenPipeError as err:
@@ -158,9 +149,6 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("MTK_TRACEBACK"):
             raise
         return _internal_error(command, f"{type(err).__name__}: {err}")
-    finally:
-        for s, handler in handlers.items():
-            signal.signal(s, handler)
 
 
 def _reader_gone(stream: TextIO) -> bool:

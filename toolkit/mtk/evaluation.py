@@ -61,13 +61,14 @@ def load_labels(path: str | Path) -> np.ndarray | None:
     return None if labels is None else as_labels(labels, str(path))
 
 
-def check_data_labels(data: str | Path, model: str | Path, samples: int) -> None:
-    """Before any build: the labels `y` of `data`, if it has any, are one a sample and classes of the
-    first output of `model`."""
+def check_data_labels(data: str | Path, model: str | Path) -> None:
+    """Before any work (quantizing included): the labels `y` of `data`, if it has any, are one a sample
+    and classes of the first output of `model` (float or int8: the same classes)."""
     labels = load_labels(data)
     if labels is not None:
         graph = read_model(model)
         first = graph.tensors[graph.outputs[0]]
+        samples = len(sample_batches(data, [graph.tensors[i] for i in graph.inputs])[0][1])
         try:
             check_label_range(labels, int(np.prod(first.shape[1:], dtype=np.int64)), samples)
         except MtkError as err:

@@ -18,8 +18,13 @@ MLF_SOURCES = "codegen/host/src"
 MLF_INCLUDE = "codegen/host/include"
 
 
+MAX_MODULE = 64   # characters: tvmgen_<module>_<symbol> stays within a C compiler's significant characters
+
+
 def module(name: str) -> str:
     """The module name as given by --module-name, made a C identifier fragment."""
+    if len(name) > MAX_MODULE:
+        raise MtkError(f"--module-name of {len(name)} characters: at most {MAX_MODULE}")
     return re.sub(r"[^A-Za-z0-9_]", "_", name) or "default"
 
 

@@ -282,15 +282,16 @@ def build_model_firmware(model: Path, options: RunOptions, work: Path,
                          samples: str | Path | list[Sample] | None = None) -> Firmware:
     """Quantize (if float), compile and build `model` for `options.board` in `work`, or take the
     firmware built before from the same inputs (bare metal, without --build-dir: buildcache.py)."""
+    if isinstance(samples, (str, Path)):
+        from .evaluation import check_data_labels
+        check_data_labels(samples, model)   # bad labels refused before quantizing and a long build
     key = firmware_key(model, options) if options.cache and options.platform == "baremetal" \
         and options.build_dir is None else None
     cached = cached_firmware(key) if key is not None else None
     int8 = (cached.int8 or model) if cached is not None else \
         int8_model(model, options.calib, work, kept=options.build_dir is not None)
     if isinstance(samples, (str, Path)):
-        from .evaluation import check_data_labels
-        data, samples = samples, load_samples(samples, int8)   # bad data refused before a long build
-        check_data_labels(data, int8, len(samples))
+        samples = load_samples(samples, int8)
     if cached is not None:
         ui.info(f"reusing the firmware built before from the same model, options and mtk "
                 f"({cached.elf.parent}; --no-cache builds it again)")

@@ -15,9 +15,11 @@ above the data (the AN547's 480 KB of DTCM under a 50 KB arena) named at the top
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Callable, Sequence
 
+from matplotlib import rc_context
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure   # the object API: no pyplot state, no GUI backend
 from matplotlib.patches import Patch
@@ -31,6 +33,8 @@ ROW_HEIGHT = 4.2     # inches per row of panels
 DPI = 100
 OFF_SCALE = 3.0      # a limit more than this times the data's top is named, not drawn to scale
 HEADROOM = 1.25      # the y axis reaches this times the highest bar, line or curve shown
+# Names from outside (model files, boards, places) are shown as they are: `$...$` is no mathtext.
+PLAIN_TEXT = partial(rc_context, {"text.parse_math": False})
 
 
 def _short(value: float) -> str:
@@ -189,7 +193,8 @@ def bench_figure(results: list[RunResult], failed: Sequence[tuple[str, str]] = (
 
 
 def write_bench_png(results: list[RunResult], path: Path, failed: Sequence[tuple[str, str]] = ()) -> None:
-    fig = bench_figure(results, failed)
+    with PLAIN_TEXT():
+        fig = bench_figure(results, failed)
     with atomic_output_file(Path(path)) as tmp:
         fig.savefig(tmp, format="png", dpi=DPI)
 
@@ -267,6 +272,7 @@ def memory_figure(compiled: CompiledModel, curves: dict[str, Sequence[int]] | No
 
 def write_memory_png(compiled: CompiledModel, path: Path, curves: dict[str, Sequence[int]] | None = None,
                      max_ram: int | None = None) -> None:
-    fig = memory_figure(compiled, curves, max_ram)
+    with PLAIN_TEXT():
+        fig = memory_figure(compiled, curves, max_ram)
     with atomic_output_file(Path(path)) as tmp:
         fig.savefig(tmp, format="png", dpi=DPI)

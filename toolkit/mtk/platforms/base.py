@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import ui
+from .. import interrupts, ui
 from ..argtypes import INT32_MAX, MIN_STACK_BYTES
 from ..boards import Board
 from ..budget import DEFAULT_STACK_BYTES
@@ -79,6 +79,7 @@ def run_build(command: list[str], cwd: Path) -> list[str]:
     its own with a temporary folder of its own (TMPDIR): when mtk is interrupted or terminated, the
     whole build gets SIGTERM (compilers remove their temporary files) and the folder goes."""
     lines = []
+    interrupts.check()
     with tempfile.TemporaryDirectory(prefix="mtk-build-") as tmp, \
             subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                              errors="replace", env={**os.environ, "TMPDIR": tmp}, start_new_session=True) as process:

@@ -15,6 +15,7 @@ from typing import IO
 
 import serial
 
+from .. import interrupts
 from ..boards import Board
 from ..cycles.model import CycleModel, CycleTrace
 from ..errors import TargetError
@@ -105,6 +106,7 @@ class QemuRunner(Runner):
         qemu = require_tool("qemu-system-arm", "qemu-system-arm")
         if not Path(elf).is_file():
             raise TargetError(f"firmware {elf} does not exist")
+        interrupts.check()   # a Ctrl-C swallowed on its way up ends the command here, not after the run
         for _ in range(PORT_ATTEMPTS):
             session = self._launch(qemu, Path(elf))
             if session is not None:

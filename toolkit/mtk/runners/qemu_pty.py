@@ -24,6 +24,7 @@ import threading
 import time
 from pathlib import Path
 
+from .. import interrupts
 from ..boards import Board
 from ..errors import TargetError
 from ..platforms.base import require_tool
@@ -92,6 +93,7 @@ class PacedQemu:
         if board.qemu is None:
             raise TargetError(f"{board.name} is not a QEMU board")
         qemu = require_tool("qemu-system-arm", "qemu-system-arm")
+        interrupts.check()
         self._folder = tempfile.TemporaryDirectory(prefix="mtk-serve-")
         monitor_path = Path(self._folder.name) / "monitor"
         self._log = tempfile.TemporaryFile()
