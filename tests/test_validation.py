@@ -308,3 +308,19 @@ def test_the_largest_rescale_factor_tflite_micro_defines_is_bit_exact(tmp_path):
     """A weight scale of 1e9: rescale factor 5e8, TFLM's shift 29 (saturating products, defined)."""
     from harness import assert_bit_exact
     assert_bit_exact(_depthwise_model((1, 4, 4, 4), weight_scale=1e9), tmp_path)
+
+
+@pytest.mark.slow   # compiles with TVM
+def test_a_left_shift_whose_products_wrap_is_bit_exact(tmp_path):
+    """SUM with a rescale factor of 2^24·0.74: TFLM's (acc − in_zp·N)·(1 << 24) wraps in int32 for most
+    inputs; TVM's simplifier distributed a multiplication into the literal −708·2^24, out of int32 (a
+    crash the campaign found). A shift is not distributed, and wraps as TFLM's product does."""
+    from harness import assert_bit_exact
+    b = ModelBuilder()
+    x = b.tensor("x", (6,), "int8", scale=0.00574769, zero_point=118)
+    axis = b.const("axis", np.array([0], np.int32))
+    y = b.tensor("y", (1,), "int8", scale=4.65661287e-10, zero_point=53)
+    b.op("SUM", [x, axis], [y], keep_dims=True)
+    b.inputs([x])
+    b.outputs([y])
+    assert_bit_exact(b.build(), tmp_path, samples=6)
