@@ -324,3 +324,26 @@ def test_a_left_shift_whose_products_wrap_is_bit_exact(tmp_path):
     b.inputs([x])
     b.outputs([y])
     assert_bit_exact(b.build(), tmp_path, samples=6)
+
+
+def _transpose_conv_shape_input() -> bytes:
+    """TRANSPOSE_CONV whose output_shape is a model input, as TFLM's SEANet models give it: TFLM
+    sizes the output from the output tensor and never reads the input's values."""
+    b = ModelBuilder()
+    shape = b.tensor("output_shape", (4,), "int32")
+    w = b.const("w", np.arange(2 * 3 * 3 * 4, dtype=np.int8).reshape(2, 3, 3, 4) % 7 - 3, scale=0.02, zero_point=0)
+    x = b.tensor("x", (1, 3, 3, 4), "int8", scale=0.05, zero_point=2)
+    y = b.tensor("y", (1, 6, 6, 2), "int8", scale=0.1, zero_point=-1)
+    b.op("TRANSPOSE_CONV", [shape, w, x], [y], padding="SAME", stride_h=2, stride_w=2)
+    b.inputs([shape, x])
+    b.outputs([y])
+    return b.build()
+
+
+@pytest.mark.slow   # compiles with TVM
+def test_transpose_conv_with_its_output_shape_a_model_input_is_bit_exact(tmp_path):
+    from harness import assert_bit_exact
+    rng = np.random.default_rng(3)
+    samples = [[np.array([1, 6, 6, 2], np.int32), rng.integers(-128, 128, (1, 3, 3, 4), dtype=np.int8)]
+               for _ in range(3)]
+    assert_bit_exact(_transpose_conv_shape_input(), tmp_path, inputs=samples)
