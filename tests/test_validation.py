@@ -304,10 +304,12 @@ def test_zero_channels_and_extreme_scales_are_refused_in_one_line(model, words, 
 
 
 @pytest.mark.slow   # compiles with TVM
-def test_the_largest_rescale_factor_tflite_micro_defines_is_bit_exact(tmp_path):
-    """A weight scale of 1e9: rescale factor 5e8, TFLM's shift 29 (saturating products, defined)."""
+@pytest.mark.parametrize("weight_scale", [1e9, 2.14e9, 1e-12])
+def test_rescale_factors_at_the_edges_tflite_micro_runs_are_bit_exact(weight_scale, tmp_path):
+    """Rescale factors 5e8 and 1.07e9 (TFLM's shifts 29 and 30, the largest it defines) and 5e-12
+    (below 2^-31: TFLM's QuantizeMultiplier flushes it to 0)."""
     from harness import assert_bit_exact
-    assert_bit_exact(_depthwise_model((1, 4, 4, 4), weight_scale=1e9), tmp_path)
+    assert_bit_exact(_depthwise_model((1, 4, 4, 4), weight_scale=weight_scale), tmp_path)
 
 
 @pytest.mark.slow   # compiles with TVM
