@@ -5,6 +5,7 @@ through reader + validation + op checks + lowering (the whole compile to C), and
     nice -n 10 python bench/fuzz_campaign.py --cases 500 --cli           # `mtk compile` in a subprocess
     nice -n 10 python bench/fuzz_campaign.py --cases 30000 --start 70000 # one of several parallel ranges
     nice -n 10 python bench/fuzz_campaign.py --cases 2000 --cli-inputs --max-seconds 3600   # bench/cli_cases.py
+    nice -n 10 python bench/fuzz_campaign.py --cases 20000 --data        # .npy/.npz through the data readers
 
 Each case runs in a worker process with a deadline (a case past it counts as a hang and the
 worker is replaced). Outcomes: `refused` (an MtkError: exit 2 on the CLI) at the reader/validation
@@ -107,14 +108,76 @@ def worker(conn, campaign_seed: int, work: str) -> None:
             conn.send(("crash", f"{_where(err)}: {str(err)[:200]} [{name}, {kind}, case {case}]", None))
 
 
+DATA_MODEL = ROOT / "models" / "digits_cnn_int8.tflite"   # one int8 input (1, 8, 8, 1)
+DATA_WORKER_BYTES = 3 << 30    # address space of a data worker: reading more is a finding (MemoryError)
+
+
+def data_worker(conn, campaign_seed: int, work: str) -> None:
+    """Answers ("data", case) with (outcome, detail, None): a mutant .npy/.npz through the three readers
+    (`run --input` samples, calibration data, evaluation labels)."""
+    import resource
+    import warnings
+    warnings.filterwarnings("ignore")
+    from data_mutator import mutate_data
+    from mtk.errors import MtkError
+    from mtk.evaluation import load_labels
+    from mtk.pipeline import load_samples
+    from mtk.quantize import load_dataset
+    resource.setrlimit(resource.RLIMIT_AS, (DATA_WORKER_BYTES, DATA_WORKER_BYTES))
+    readers = {"samples": lambda p: load_samples(p, DATA_MODEL), "calibration": lambda p: load_dataset(p, (1, 8, 8, 1)),
+               "labels": load_labels}
+    while True:
+        _, case = conn.recv()
+        rng = random.Random(f"data:{campaign_seed}:{case}")
+        kind, name, data = mutate_data((8, 8, 1), rng)
+        path = Path(work) / f"{os.getpid()}-{name}"
+        path.write_bytes(data)
+        outcomes = []
+        for reader, read in readers.items():
+            try:
+                read(path)
+                outcomes.append("read")
+            except MtkError:
+                outcomes.append("refused")
+            except BaseException as err:   # noqa: BLE001 (what the campaign is looking for)
+                conn.send(("crash", f"{reader}: {_where(err)}: {str(err)[:200]} [{kind}, case {case}]", None))
+                break
+        else:
+            conn.send(("/".join(outcomes), "", None))
+
+
+def data_campaign(cases: range, campaign_seed: int, timeout: float) -> dict:
+    """Mutant data files (tests/data_mutator.py) through the readers, each case in a worker with a deadline."""
+    counts: collections.Counter = collections.Counter()
+    details: dict[str, list[str]] = collections.defaultdict(list)
+    start = time.time()
+    with tempfile.TemporaryDirectory(prefix="mtk-fuzz-data-") as work:
+        w = Worker(campaign_seed, work, target=data_worker)
+        try:
+            for done, case in enumerate(cases, 1):
+                outcome, detail, _ = w.ask("data", case, timeout)
+                counts[outcome] += 1
+                if outcome in ("crash", "hang") and len(details[outcome]) < 50:
+                    details[outcome].append(detail)
+                    print(f"{outcome}: {detail}", file=sys.stderr, flush=True)
+                if done % 1000 == 0:
+                    print(f"{done} data cases (to case {case}), {time.time() - start:.0f} s: {dict(counts)}",
+                          file=sys.stderr, flush=True)
+        finally:
+            w.close()
+    return {"cases": f"{cases.start}..{cases.stop - 1}", "seed": campaign_seed, "seconds": round(time.time() - start),
+            "counts": dict(counts), "details": dict(details)}
+
+
 class Worker:
-    def __init__(self, campaign_seed: int, work: str):
+    def __init__(self, campaign_seed: int, work: str, target=worker):
         self.args = (campaign_seed, work)
+        self.target = target
         self.start()
 
     def start(self) -> None:
         self.conn, child = mp.Pipe()
-        self.proc = mp.Process(target=worker, args=(child, *self.args), daemon=True)
+        self.proc = mp.Process(target=self.target, args=(child, *self.args), daemon=True)
         self.proc.start()
 
     def ask(self, request: str, case: int, timeout: float):
@@ -198,6 +261,7 @@ def main() -> int:
     parser.add_argument("--cli-inputs", action="store_true", help="CLI cases of names, strings, records read back, "
                         "output aliases, URLs and numbers (bench/cli_cases.py)")
     parser.add_argument("--max-seconds", type=float, help="with --cli-inputs: stop starting cases after this long")
+    parser.add_argument("--data", action="store_true", help="mutant .npy/.npz data files through the data readers")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per case before it counts as a hang")
     parser.add_argument("--json", type=Path, help="write the counts here")
     args = parser.parse_args()
@@ -206,7 +270,8 @@ def main() -> int:
         import cli_cases
         result = cli_cases.campaign(cases, args.seed, args.timeout, args.max_seconds)
     else:
-        result = (cli_campaign if args.cli else campaign)(cases, args.seed, args.timeout)
+        run = cli_campaign if args.cli else data_campaign if args.data else campaign
+        result = run(cases, args.seed, args.timeout)
     print(json.dumps(result, indent=1))
     if args.json:
         args.json.write_text(json.dumps(result, indent=1) + "\n")

@@ -7,8 +7,10 @@ made through the flatbuffer object API (ai_edge_litert's schema: ModelT.InitFrom
 edit, Pack): tensor indices (negative, too large, -1), input/output lists (dropped, duplicated),
 shapes, element types, quantization (NaN, 0, huge scales, zero points far outside the type,
 per-channel lengths and axes), builtin options (each numeric field to an extreme), opcodes,
-buffers and op order. Structural edits are where the interesting bugs are: most bit flips land in
-weights and give a valid model.
+buffers and op order; zero-size channels of weighted ops, finite scales at the edges of int32
+requantization, and the quantization quirks of real models (quantized_dimension past a 1-D
+tensor's rank, zero-point vectors shorter or longer than the scales, or missing). Structural edits
+are where the interesting bugs are: most bit flips land in weights and give a valid model.
 """
 
 from __future__ import annotations
@@ -208,9 +210,74 @@ def edit_name(model, rng):
                              b"X", b"x", b"tvmgen_default_run", b"9lives", b"\\", b"\"quoted\""])
 
 
+# Finite scales at the edges of what int32 requantization holds: rescale factors around 2^30 and 2^31
+# (TFLM's largest defined left shift), below 2^-31 (flushed to zero) and float32's extremes.
+EXTREME_FINITE_SCALES = (1e10, 1e9, 2.0**30, 1.5 * 2**30, 2.0**31, 1e-12, 1e-9, 2.0**-31, 2.0**-33, 1e-38, 3e38, 1e-45)
+WEIGHTED_OPS = {schema.BuiltinOperator.CONV_2D, schema.BuiltinOperator.DEPTHWISE_CONV_2D,
+                schema.BuiltinOperator.FULLY_CONNECTED, schema.BuiltinOperator.TRANSPOSE_CONV}
+
+
+def _weighted_op(model, rng) -> schema.OperatorT | None:
+    ops = [op for op in model.subgraphs[0].operators or [] if 0 <= op.opcodeIndex < len(model.operatorCodes or [])
+           and max(model.operatorCodes[op.opcodeIndex].builtinCode,
+                   model.operatorCodes[op.opcodeIndex].deprecatedBuiltinCode) in WEIGHTED_OPS]
+    return rng.choice(ops) if ops else None
+
+
+def edit_zero_channels(model, rng):
+    """A conv/depthwise/FC whose channels (its input's last dimension, and the filter's matching one,
+    emptied) or output channels are 0: the shapes otherwise agree, so the op's own code is reached."""
+    op = _weighted_op(model, rng)
+    if op is None:
+        return
+    tensors = model.subgraphs[0].tensors
+    picked = [i for i in _as_list(op.inputs)[:2] + _as_list(op.outputs)[:1] if 0 <= i < len(tensors)]
+    for i in rng.sample(picked, rng.randint(1, len(picked))):
+        t = tensors[i]
+        shape = _as_list(t.shape)
+        if shape:
+            shape[rng.choice([-1, 0]) if rng.random() < 0.3 else -1] = 0
+            t.shape = np.array(shape, dtype=np.int32)
+            if model.buffers and 0 < t.buffer < len(model.buffers):
+                model.buffers[t.buffer].data = None
+
+
+def edit_extreme_scale(model, rng):
+    """A finite scale (one channel's or all) that rescale factors cannot hold, or barely can."""
+    t = rng.choice([t for t in model.subgraphs[0].tensors or [] if t.quantization is not None
+                    and t.quantization.scale is not None] or [None])
+    if t is None:
+        return
+    scale = np.array(t.quantization.scale, dtype=np.float32).reshape(-1)
+    value = rng.choice(EXTREME_FINITE_SCALES)
+    if rng.random() < 0.5 or len(scale) == 1:
+        scale[:] = value
+    else:
+        scale[rng.randrange(len(scale))] = value
+    t.quantization.scale = scale
+
+
+def edit_quant_quirk(model, rng):
+    """What real converters write and TFLM tolerates or refuses: a 1-D tensor's quantized_dimension past
+    its rank (person_detect's biases), fewer or more zero points than scales, no zero points at all."""
+    tensors = [t for t in model.subgraphs[0].tensors or [] if t.quantization is not None
+               and t.quantization.scale is not None and len(t.quantization.scale)]
+    if not tensors:
+        return
+    t = rng.choice(tensors)
+    q = t.quantization
+    choice = rng.randrange(3)
+    if choice == 0:
+        q.quantizedDimension = rng.choice([1, 2, 3, 4, -1, len(_as_list(t.shape))])
+    elif choice == 1:
+        q.zeroPoint = np.zeros(rng.choice([1, 2, max(len(q.scale) - 1, 0), len(q.scale) + 1]), dtype=np.int64)
+    else:
+        q.zeroPoint = None
+
+
 STRUCTURAL: list[Callable[[schema.ModelT, random.Random], None]] = [
     edit_op_index, edit_op_arity, edit_graph_io, edit_shape, edit_type, edit_quant, edit_options,
-    edit_opcode, edit_buffer, edit_op_order, edit_name,
+    edit_opcode, edit_buffer, edit_op_order, edit_name, edit_zero_channels, edit_extreme_scale, edit_quant_quirk,
 ]
 
 

@@ -80,6 +80,8 @@ BAD_FILES = {
     "header shape (-1, -1)": ("d.npy", npy_header((-1, -1)) + bytes(8), "declares the shape (-1, -1)"),
     "header shape (0, 10^30)": ("d.npz", zip_bytes({"x.npy": npy_header((0, 10**30))}), "declares the shape (0, 1000"),
     "header shape of bools": ("d.npy", npy_header((True, 8, 8, True)) + bytes(256), "declares the shape (True, 8"),
+    "header of 200 braces": ("d.npy", b"\x93NUMPY\x01\x00" + (256).to_bytes(2, "little") + b"{" * 255 + b"\n",
+                             "not a valid .npy array"),
     "float64 1e300": ("d.npy", npy_bytes(np.full((1, 8, 8, 1), 1e300)), "beyond float32's range"),
 }
 
@@ -186,3 +188,24 @@ def test_a_data_path_that_is_not_a_regular_file_is_refused(tmp_path):
     (tmp_path / "d.npy").symlink_to("/dev/zero")
     with pytest.raises(MtkError, match="not a regular file"):
         load_samples(tmp_path / "d.npy", DIGITS_INT8)
+
+
+def test_fuzzed_data_files_fail_only_as_mtk_errors(tmp_path):
+    """200 seeded mutants of .npy/.npz files (headers, values, zip containers: tests/data_mutator.py)
+    through the three readers: each is read or refused with an MtkError; nothing else escapes."""
+    import random
+    from data_mutator import mutate_data
+    from mtk.evaluation import load_labels
+    outcomes = {"read": 0, "refused": 0}
+    for case in range(200):
+        _, name, data = mutate_data((8, 8, 1), random.Random(f"test:{case}"))
+        path = tmp_path / name
+        path.write_bytes(data)
+        for read in (lambda: load_samples(path, DIGITS_INT8), lambda: load_dataset(path, (1, 8, 8, 1)),
+                     lambda: load_labels(path)):
+            try:
+                read()
+                outcomes["read"] += 1
+            except MtkError:
+                outcomes["refused"] += 1
+    assert outcomes["refused"] > 200 and outcomes["read"] > 50, outcomes

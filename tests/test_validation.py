@@ -304,7 +304,48 @@ def test_zero_channels_and_extreme_scales_are_refused_in_one_line(model, words, 
 
 
 @pytest.mark.slow   # compiles with TVM
-def test_the_largest_rescale_factor_tflite_micro_defines_is_bit_exact(tmp_path):
-    """A weight scale of 1e9: rescale factor 5e8, TFLM's shift 29 (saturating products, defined)."""
+@pytest.mark.parametrize("weight_scale", [1e9, 2.14e9, 1e-12])
+def test_rescale_factors_at_the_edges_tflite_micro_runs_are_bit_exact(weight_scale, tmp_path):
+    """Rescale factors 5e8 and 1.07e9 (TFLM's shifts 29 and 30, the largest it defines) and 5e-12
+    (below 2^-31: TFLM's QuantizeMultiplier flushes it to 0)."""
     from harness import assert_bit_exact
-    assert_bit_exact(_depthwise_model((1, 4, 4, 4), weight_scale=1e9), tmp_path)
+    assert_bit_exact(_depthwise_model((1, 4, 4, 4), weight_scale=weight_scale), tmp_path)
+
+
+@pytest.mark.slow   # compiles with TVM
+def test_a_left_shift_whose_products_wrap_is_bit_exact(tmp_path):
+    """SUM with a rescale factor of 2^24·0.74: TFLM's (acc − in_zp·N)·(1 << 24) wraps in int32 for most
+    inputs; TVM's simplifier distributed a multiplication into the literal −708·2^24, out of int32 (a
+    crash the campaign found). A shift is not distributed, and wraps as TFLM's product does."""
+    from harness import assert_bit_exact
+    b = ModelBuilder()
+    x = b.tensor("x", (6,), "int8", scale=0.00574769, zero_point=118)
+    axis = b.const("axis", np.array([0], np.int32))
+    y = b.tensor("y", (1,), "int8", scale=4.65661287e-10, zero_point=53)
+    b.op("SUM", [x, axis], [y], keep_dims=True)
+    b.inputs([x])
+    b.outputs([y])
+    assert_bit_exact(b.build(), tmp_path, samples=6)
+
+
+def _transpose_conv_shape_input() -> bytes:
+    """TRANSPOSE_CONV whose output_shape is a model input, as TFLM's SEANet models give it: TFLM
+    sizes the output from the output tensor and never reads the input's values."""
+    b = ModelBuilder()
+    shape = b.tensor("output_shape", (4,), "int32")
+    w = b.const("w", np.arange(2 * 3 * 3 * 4, dtype=np.int8).reshape(2, 3, 3, 4) % 7 - 3, scale=0.02, zero_point=0)
+    x = b.tensor("x", (1, 3, 3, 4), "int8", scale=0.05, zero_point=2)
+    y = b.tensor("y", (1, 6, 6, 2), "int8", scale=0.1, zero_point=-1)
+    b.op("TRANSPOSE_CONV", [shape, w, x], [y], padding="SAME", stride_h=2, stride_w=2)
+    b.inputs([shape, x])
+    b.outputs([y])
+    return b.build()
+
+
+@pytest.mark.slow   # compiles with TVM
+def test_transpose_conv_with_its_output_shape_a_model_input_is_bit_exact(tmp_path):
+    from harness import assert_bit_exact
+    rng = np.random.default_rng(3)
+    samples = [[np.array([1, 6, 6, 2], np.int32), rng.integers(-128, 128, (1, 3, 3, 4), dtype=np.int8)]
+               for _ in range(3)]
+    assert_bit_exact(_transpose_conv_shape_input(), tmp_path, inputs=samples)

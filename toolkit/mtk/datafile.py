@@ -13,6 +13,7 @@ from __future__ import annotations
 import lzma
 import math
 import stat
+import tokenize
 import zipfile
 import zlib
 from contextlib import contextmanager
@@ -55,7 +56,7 @@ def _read_header(f: IO[bytes], limit: int, name: str) -> tuple[tuple[int, ...], 
         version = np.lib.format.read_magic(f)
         read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
         shape, fortran, dtype = read_header(f, max_header_size=10000)
-    except (*_ZIP_ERRORS, SyntaxError, TypeError) as err:
+    except (*_ZIP_ERRORS, SyntaxError, TypeError, tokenize.TokenError, RecursionError) as err:   # a Python literal
         raise MtkError(f"cannot read {name}: not a valid .npy array ({err})") from None
     if dtype.hasobject or dtype.kind not in "biuf":
         raise MtkError(f"{name} holds {dtype} values; expected integer or float numbers")

@@ -120,7 +120,7 @@ def multiply_by_quantized_multiplier(x, multiplier, shift):
     """
     if isinstance(shift, int):
         left, right = max(shift, 0), max(-shift, 0)
-        scaled = x if left == 0 else x * i32(1 << left)
+        scaled = x if left == 0 else x << i32(left)
         mult = multiplier if not isinstance(multiplier, int) else i32(multiplier)
         high = saturating_rounding_doubling_high_mul(scaled, mult)
         return let(high, lambda h: rounding_divide_by_pot(h, right), "high", "int32")
