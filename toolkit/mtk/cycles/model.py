@@ -28,6 +28,7 @@ class CycleModel:
     memory: tuple[MemoryTiming, ...] = ()
     ranges: tuple[tuple[str, int, int], ...] = ()   # (role, base, size): where the firmware puts flash/ram
     label: str = ""                                   # the board the estimate is for
+    run_symbols: tuple[str, ...] = (RUN_SYMBOL,)      # the functions whose calls are measured (the first present)
 
     @classmethod
     def for_board(cls, board, emulated=None) -> CycleModel:
@@ -47,9 +48,10 @@ class CycleModel:
         """`-plugin` value: the plugin, its table and output, the ELF's measurement points."""
         table.write_text(self.table_text(), encoding="utf-8")
         args = [_escaped(ensure_plugin()), f"table={_escaped(table)}", f"out={_escaped(out)}"]
-        symbols = elf_symbols(elf, (RUN_SYMBOL, HOOK_SYMBOL, LAYERS_SYMBOL))
-        if RUN_SYMBOL in symbols:
-            args.append(f"run={symbols[RUN_SYMBOL][0] & ~1:#x}")
+        symbols = elf_symbols(elf, (*self.run_symbols, HOOK_SYMBOL, LAYERS_SYMBOL))
+        run = next((symbols[name] for name in self.run_symbols if name in symbols), None)
+        if run is not None:
+            args.append(f"run={run[0] & ~1:#x}")
         if HOOK_SYMBOL in symbols and LAYERS_SYMBOL in symbols:
             hook, layers = symbols[HOOK_SYMBOL], symbols[LAYERS_SYMBOL]
             args += [f"hook={hook[0] & ~1:#x}:{hook[1]}", f"layers={layers[0]:#x}:{layers[1] // 4}"]
