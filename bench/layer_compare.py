@@ -36,7 +36,7 @@ import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import jinja2
@@ -51,6 +51,7 @@ import modelgen  # noqa: E402
 import modelgen16x8  # noqa: E402
 from mtk.boards import Board, get_board  # noqa: E402
 from mtk.budget import DEFAULT_STACK_BYTES  # noqa: E402
+from mtk.cycles.model import CycleModel  # noqa: E402
 from mtk.paths import BAREMETAL_APP, FIRMWARE  # noqa: E402
 from mtk.platforms.baremetal import icount_tick  # noqa: E402
 from mtk.platforms.base import ProjectOptions  # noqa: E402
@@ -61,6 +62,11 @@ HARNESS = Path(__file__).resolve().parent / "cmsis_nn_layer.c"
 CMSIS_NN_SOURCES = ("ConvolutionFunctions", "FullyConnectedFunctions", "NNSupportFunctions", "PoolingFunctions",
                     "BasicMathFunctions", "TransposeFunctions")
 TIMEOUT_S = 120.0
+# the CMSIS-NN functions bench/cmsis_nn_layer.c times: the cycle model measures the call of whichever it holds
+CMSIS_NN_CALLS = ("arm_fully_connected_s16", "arm_fully_connected_wrapper_s8", "arm_convolve_wrapper_s16",
+                  "arm_convolve_wrapper_s8", "arm_depthwise_conv_wrapper_s16", "arm_depthwise_conv_wrapper_s8",
+                  "arm_avgpool_s16", "arm_avgpool_s8", "arm_max_pool_s16", "arm_max_pool_s8", "arm_elementwise_add_s16",
+                  "arm_elementwise_add_s8")
 ACTIVATION = "RELU"   # modelgen's random one may clamp every output to one value: a constant, nothing to measure
 
 
@@ -319,8 +325,8 @@ def mtk_figures(layer: Layer, board: str, work: Path) -> dict:
     model = work / f"{layer.name}.tflite"
     model.write_bytes(layer_model(layer))
     row = measure(model, board, False, work, None)
-    return {"instructions": row["instructions"], "arena_bytes": row["arena_bytes"],
-            "exact": row["output_mismatches"] == 0}
+    return {"instructions": row["instructions"], "estimated_cycles": row["estimated_cycles"],
+            "arena_bytes": row["arena_bytes"], "exact": row["output_mismatches"] == 0}
 
 
 class CmsisNN:
@@ -353,17 +359,19 @@ class CmsisNN:
         self._run(["arm-none-eabi-ar", "rcs", str(archive), *map(str, objects)])
         return archive
 
-    def instructions(self, layer: Layer, board: Board) -> int:
+    def figures(self, layer: Layer, board: Board) -> tuple[int, int | None]:
+        """The instructions of the CMSIS-NN call (SysTick) and its estimated cycles (the cycle model)."""
         elf = self._harness(layer, board)
-        session = QemuRunner(board).start(elf)
+        session = QemuRunner(board, replace(CycleModel.for_board(board), run_symbols=CMSIS_NN_CALLS)).start(elf)
         try:
             line = session.link.read_line(TIMEOUT_S)
             status = session.wait_exit(TIMEOUT_S)
+            measured = session.cycles.take_inferences()
         finally:
             session.close()
         if line is None or not line.startswith("cmsis-nn ") or status != 0:
             raise SystemExit(f"CMSIS-NN harness for {layer.name} on {board.name} failed (exit {status}): {line!r}")
-        return int(line.split()[1])
+        return int(line.split()[1]), measured[0].cycles if measured else None
 
     def _harness(self, layer: Layer, board: Board) -> Path:
         out = self.work / "harness" / board.name.replace("/", "_") / layer.name
@@ -405,7 +413,7 @@ def render_board_files(board: Board, out: Path) -> None:
 
 def print_table(rows: list[dict], boards: list[str]) -> None:
     width = max([len("layer"), *(len(r["layer"]) for r in rows)])
-    print(f"{'layer':{width}} {'op':21} {'MACs':>9} │ " + " │ ".join(f"{b[-5:]:>5} {'mtk':>10} {'CMSIS-NN':>10} {'×':>6} exact"
+    print(f"{'layer':{width}} {'op':21} {'MACs':>9} │ " + " │ ".join(f"{b[-5:]:>5} {'mtk':>10} {'CMSIS-NN':>10} {'×':>6} {'cyc ×':>6} exact"
                                                            for b in boards))
     for layer_rows in _by_layer(rows):
         first = layer_rows[0]
@@ -413,16 +421,19 @@ def print_table(rows: list[dict], boards: list[str]) -> None:
         for board in boards:
             r = next((r for r in layer_rows if r["board"] == board), None)
             if r is None:
-                cells.append(" " * 42)
+                cells.append(" " * 49)
                 continue
             theirs = r["cmsis_nn_instructions"]
             ratio = f"{r['mtk_instructions'] / theirs:5.2f}{'!' if r['mtk_instructions'] > theirs else ' '}" \
                 if theirs else "-"
+            mine_c, theirs_c = r["mtk_estimated_cycles"], r["cmsis_nn_estimated_cycles"]
+            cycles = f"{mine_c / theirs_c:5.2f}{'!' if mine_c > theirs_c else ' '}" if mine_c and theirs_c else "-"
             cells.append(f"{'':5} {r['mtk_instructions']:10,} {f'{theirs:,}' if theirs else '-':>10} {ratio:>6} "
-                         f"{'yes' if r['exact'] else 'NO':>5}")
+                         f"{cycles:>6} {'yes' if r['exact'] else 'NO':>5}")
         op = first["op"] + (" s16" if first["dtype"] == "int16" else "")
         print(f"{first['layer']:{width}} {op:21} {first['macs']:9,} │ " + " │ ".join(cells))
-    print("MACs: pools count window taps, ADD elements; × = mtk / CMSIS-NN instructions for the layer (QEMU -icount); "
+    print("MACs: pools count window taps, ADD elements; × = mtk / CMSIS-NN instructions for the layer (QEMU -icount), "
+          "cyc × = the same in the cycle model's estimated cycles (mtk.cycles); "
           "'!' = above 1.0 (issue 11's bound); exact = mtk's outputs equal tflite-micro's")
 
 
@@ -468,7 +479,9 @@ def main() -> int:
                 rows.append({"layer": layer.name, "board": board.name, **asdict(layer), "output": layer.output,
                              "macs": layer.macs, "mtk_instructions": mtk["instructions"],
                              "mtk_arena_bytes": mtk["arena_bytes"], "exact": mtk["exact"],
-                             "cmsis_nn_instructions": cmsis.instructions(layer, board) if cmsis else None})
+                             "mtk_estimated_cycles": mtk["estimated_cycles"],
+                             **dict(zip(("cmsis_nn_instructions", "cmsis_nn_estimated_cycles"),
+                                        cmsis.figures(layer, board) if cmsis else (None, None)))})
     print_table(rows, [get_board(b).name for b in boards])
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1) + "\n")

@@ -90,6 +90,7 @@ def measure(model: Path, board_name: str, layers: bool, work: Path, tuning: Path
     return {
         "model": model.stem, "board": board.name, "cpu": board.cpu.name,
         "instructions": row["per_inference"]["median"],
+        "estimated_cycles": (row.get("estimated_cycles") or {}).get("median"),   # the cycle model's (mtk.cycles)
         "arena_bytes": row["arena_bytes"],
         "arena_lower_bound_bytes": compiled.memory.lower_bound_bytes,
         "code_bytes": row["code_bytes"],
@@ -130,13 +131,15 @@ def _mark(ratio: float, target: float) -> str:
 
 
 def print_table(rows: list[dict]) -> None:
-    print(f"{'model':16} {'board':22} {'peer cpu':8} {'instructions':>12} {'peer':>10} {'×':>6} │ {'arena':>6} {'bound':>6} "
+    print(f"{'model':16} {'board':22} {'peer cpu':8} {'instructions':>12} {'peer':>10} {'×':>6} {'est. cycles':>12} │ "
+          f"{'arena':>6} {'bound':>6} "
           f"{'peer':>6} {'×':>6} │ {'code':>6} {'(model)':>7} {'peer':>6} {'×':>6} │ {'flash':>7} {'peer':>7} "
           f"{'×':>6} │ {'compile':>7} exact")
     for r in rows:
         p, q, t = r["peer"], r["ratios"], r["targets"]
         print(f"{r['model']:16} {r['board']:22} {r['peer_cpu']:8} {r['instructions']:12,} {p['instructions']:10,} "
-              f"{_mark(q['instructions'], t['instructions']):>6} │ {r['arena_bytes']:6} {r['arena_lower_bound_bytes']:6} "
+              f"{_mark(q['instructions'], t['instructions']):>6} {r['estimated_cycles'] or 0:12,} │ "
+              f"{r['arena_bytes']:6} {r['arena_lower_bound_bytes']:6} "
               f"{p['arena_bytes']:6} {_mark(q['arena'], t['arena']):>6} │ {r['code_bytes']:6} "
               f"{r['model_code_bytes'] or 0:7} {p['code_bytes']:6} {_mark(q['code'], t['code']):>6} │ "
               f"{r['flash_bytes']:7} {p['flash_bytes']:7} {_mark(q['flash'], t['flash']):>6} │ "
@@ -144,7 +147,9 @@ def print_table(rows: list[dict]) -> None:
     print("× = mtk / TFLM+CMSIS-NN (-O2) on the peer cpu's board (the M4's when the peer file has no rows for "
           "the board's cpu); '!' = above the issue-6 target "
           f"(instructions {INSNS_TARGET}, arena 0.75 kws/ad 1.0 ic, code {CODE_TARGET}, flash {FLASH_TARGET}); "
-          "code = ELF flash − constants (as the peer's), (model) = generated kernels alone")
+          "code = ELF flash − constants (as the peer's), (model) = generated kernels alone; est. cycles = mtk's in "
+          "the cycle model (mtk.cycles; the peer file holds TFLM's instructions only: bench/layer_compare.py "
+          "--cmsis-nn compares CMSIS-NN's kernels in cycles too)")
 
 
 def print_layers(row: dict) -> None:

@@ -15,7 +15,7 @@ from mtk.target import CPUS
 
 REQUIRED = ["mps2/an385", "mps2/an386", "mps2/an500", "mps3/corstone300/an547", "qemu_cortex_m3", "bbc_microbit",
             "qemu_cortex_m0", "mps2/an505", "mps2/an521/cpu0", "mps3/an524", "nucleo_f746zg", "nucleo_l4r5zi", "stm32f746g_disco",
-            "nucleo_u575zi_q", "nucleo_g0b1re", "rpi_pico", "rpi_pico2/rp2350a/m33"]
+            "nucleo_u575zi_q", "nucleo_g0b1re", "rpi_pico", "rpi_pico2/rp2350a/m33", "nucleo_h7a3zi_q"]
 
 
 def test_required_boards_are_registered():
@@ -106,6 +106,7 @@ def test_boards_command_table(capsys):
     ("nucleo_g0b1re", "cortex-m0plus", 64, 512, 144, "usart2", "0483:374b", "hal_stm32"),    # ST-LINK V2-1
     ("rpi_pico", "cortex-m0plus", 125, 2048, 264, "uart0", "2e8a:000c", "hal_rpi_pico"),     # Debug Probe
     ("rpi_pico2/rp2350a/m33", "cortex-m33", 150, 4096, 520, "uart0", "2e8a:000c", "hal_rpi_pico"),
+    ("nucleo_h7a3zi_q", "cortex-m7", 280, 2048, 1024, "usart3", "0483:374e", "hal_stm32"),   # ST-LINK V3E
 ])
 def test_curated_m33_and_m0plus_boards(board, cpu, clock_mhz, flash_kb, ram_kb, console, usb, module):
     b = get_board(board)

@@ -219,3 +219,56 @@ def test_emulate_is_for_physical_boards(capsys):
     from mtk.cli import main
     assert main(["run", str(DIGITS), "--board", "mps2/an386", "--emulate"]) == 2
     assert "--emulate runs a physical board's code in QEMU: not with mps2/an386" in capsys.readouterr().err
+
+
+# ---- MLPerf Tiny timestamps under QEMU (mtk serve) ----
+
+class _FakeTrace:
+    def __init__(self, clock_hz):
+        self.model = CycleModel(tables.core_table("cortex-m4"), clock_hz)
+        self.pending = []
+
+    def take_inferences(self, until_uart=None):
+        taken = [m for m in self.pending if until_uart is None or m.uart_bytes <= until_uart]
+        self.pending = self.pending[len(taken):]
+        return taken
+
+
+def test_laps_put_the_inferences_at_their_estimated_cycles():
+    from mtk.cycles.laps import LapClock
+    from mtk.cycles.model import Measured
+    trace = _FakeTrace(120_000_000)
+    clock = LapClock(trace, 25)                      # firmware: 25 instructions a microsecond
+    assert clock.rewrite(b"m-lap-us-40\r", 100) == b"m-lap-us-8\r"   # 1,000 instructions at 120 MHz
+    trace.pending = [Measured(2_000, 3_000, 120), Measured(2_000, 3_000, 120), Measured(2_000, 3_000, 150)]
+    # 4,500 instructions later: two inferences of 2,000 (3,000 cycles each), 500 others; the third ended after
+    assert clock.rewrite(b"m-lap-us-220\r", 140) == b"m-lap-us-%d\r" % round((1_000 + 500 + 6_000) / 120)
+    assert clock.rewrite(b"m-infer-done\r", 160) == b"m-infer-done\r" and len(trace.pending) == 1
+
+
+@pytest.mark.qemu
+def test_a_paced_dut_stamps_estimated_time(tmp_path):
+    import serial
+    from test_qemu import FAKE
+    from mtk.boards import get_board
+    from mtk.compiled import CompiledModel
+    from mtk.platforms import ProjectOptions, get_platform
+    from mtk.runners.qemu_pty import PacedQemu
+    board, shift = get_board("mps2/an386"), 5
+    from test_qemu import build
+    _, _, [inference, *_], _ = _firmware_run(build("mps2/an386", tmp_path / "unpaced", profile=True),
+                                             CycleModel.for_board(board, get_board("nucleo_l4r5zi")))
+    platform = get_platform("baremetal")
+    elf = platform.build(platform.render(CompiledModel.load(FAKE), board, tmp_path / "paced",
+                                         ProjectOptions(icount_shift=shift, profile=True)))
+    with PacedQemu(board, elf, shift, CycleModel.for_board(board, get_board("nucleo_l4r5zi"))) as qemu, \
+            serial.Serial(qemu.port, 115200, timeout=0.2) as port:
+        port.write(b"infer 20 0%")
+        reply = b""
+        while b"m-ready" not in reply.split(b"m-infer-done")[-1] or b"m-infer-done" not in reply:
+            chunk = port.read(256)
+            assert chunk or len(reply) < 4096, reply
+            reply += chunk
+    boot, start, end = [int(v) for v in re.findall(rb"m-lap-us-(\d+)\r\n", reply)]
+    assert boot < start and 0 <= (end - start) * 120 - 20 * inference.cycles < 20 * 200   # + the loop, its clock
+    assert b"m-warmup-start-0\r\nm-warmup-done\r\nm-infer-start-20\r\n" in reply and b"m-results-[" in reply

@@ -1,5 +1,5 @@
-"""`mtk tune`: per layer, the variant that runs the fewest instructions in QEMU (exact under -icount)
-for the flash it costs. Tunable layers: conv, fully connected and 1→N depthwise (GEMM variants: block and
+"""`mtk tune`: per layer, the variant that takes the fewest estimated cycles in QEMU (the cycle model's,
+mtk.cycles: the board's core, exact and the same on every run) for the flash it costs. Tunable layers: conv, fully connected and 1→N depthwise (GEMM variants: block and
 weight format), depthwise with several input channels and average/max pooling (kernel variants:
 ops/variants.py).
 
@@ -7,16 +7,15 @@ A layer's count depends on its own kernel only, so one candidate build measures 
 layer still to measure (the k-th build: each layer's k-th unmeasured variant): as many builds as the
 layer with the most variants needs. The model is built with per-op counters and run on two different
 inputs (pipeline.run_model, profile=True); a layer's count is the mean of the two (a kernel's
-instructions can depend on the data: requantization, borders). A build that does not fit the board,
+cycles can depend on the data: requantization, borders). A build that does not fit the board,
 or whose outputs differ, is split into one build per variant, to leave out only what does not fit and
 to name the variant that is wrong. Layers that run in tiled stages (a model tiled to fit the board's
 RAM: codegen/tiling.py) are measured where the same key runs untiled, else left at their default: a
 stage's counter ticks for all its layers. A variant whose weights take more
 flash than the leanest variant's (int16 or paired weights: twice) may be chosen only if it saves
-instructions over the leanest at `flash_per_instruction` bytes or less per instruction (choose);
-among those, each layer keeps the fewest instructions. The counters tick every 1e9/timer_hz
-instructions (40 on MPS2), so counts within a tick of the fewest are equal and the first of them in
-the layer's variant order wins (the default first): the same choices on every run. A candidate
+cycles over the leanest at `flash_per_instruction` bytes or less per cycle (choose); among those,
+each layer keeps the fewest cycles, and of equal counts the first in the layer's variant order (the
+default first): the same choices on every run. A candidate
 whose build does not fit the board is left out. Every build must give the untuned build's outputs
 on the same inputs, bit for bit. Layer shapes already in the tuning file are not measured again but
 chosen again from its counts; new counts and the choices are merged into it. The model is then
@@ -42,13 +41,14 @@ from .reader import read_model
 from .tuning import Layer, Tuning, read_entries, tunable_layers, write_entries
 
 MEASURED_INPUTS = 2   # each build runs on this many different inputs
+COUNTS = "cycles"     # what a layer's variants are compared by: the cycle model's estimate (the tuning file's key)
 
 
 @dataclass
 class LayerChoice:
     key: str
     ops: list[int]                  # op indices with this key
-    instructions: dict[str, int]    # by variant label
+    counts: dict[str, int]          # estimated cycles by variant label
     extra_flash: dict[str, int]     # by variant label: weight bytes over the leanest variant's
     variant: Any                    # GemmVariant or KernelVariant
     passed_over: dict[str, str]     # by variant label: why it was not chosen
@@ -68,13 +68,14 @@ class TuneResult:
 
     def to_json(self) -> dict:
         def whole(r: RunResult) -> dict:
-            return {"instructions": r.per_inference.median, "arena_bytes": r.arena_bytes,
+            return {"instructions": r.per_inference.median, COUNTS: r.estimate.per_inference.median if r.estimate
+                    else None, "arena_bytes": r.arena_bytes,
                     "flash_bytes": r.sizes.flash_bytes, "constant_bytes": r.constant_bytes}
         return {"model": self.model, "board": self.board.name, "cpu": self.board.cpu.name, "cache": str(self.cache),
                 "flash_per_instruction": _json_limit(self.flash_per_instruction),
                 "builds_measured": self.builds_measured, "untuned": whole(self.untuned), "tuned": whole(self.tuned),
                 "bit_exact": True,
-                "layers": [{"key": c.key, "ops": c.ops, "instructions": c.instructions,
+                "layers": [{"key": c.key, "ops": c.ops, COUNTS: c.counts,
                             "extra_flash_bytes": c.extra_flash, "cached": c.cached, "schedule": asdict(c.variant),
                             "passed_over": c.passed_over} for c in self.layers]}
 
@@ -98,40 +99,42 @@ def _run(model: Path, board: Board, tuning: Tuning | None, untuned: RunResult | 
 
 
 def _counts(result: RunResult) -> dict[int, int]:
-    """Units per op index: the mean over the inputs measured."""
-    per_sample = result.sample_layers or []
-    return {layer.index: round(sum(counts[i] for counts in per_sample) / len(per_sample))
-            for i, layer in enumerate(result.layers or [])}
+    """Estimated cycles per op index: the mean over the inputs measured."""
+    per_sample = result.estimate.sample_layers if result.estimate else ()
+    if not per_sample:
+        raise MtkError(f"mtk tune chooses by estimated cycles: {result.board.name}'s run gave none",
+                       hint="the cycle model is off (MTK_NO_CYCLE_MODEL) or has no table for the core")
+    return {layer.index: round(sum(cycles.get(layer.index, 0) for cycles in per_sample) / len(per_sample))
+            for layer in result.layers or []}
 
 
-def choose(layer: Layer, instructions: dict[str, int], tick: float,
-           flash_per_instruction: float) -> tuple[Any, dict[str, str]]:
-    """The variant for `layer` from its measured `instructions` (by label, the leanest variant's
+def choose(layer: Layer, counts: dict[str, int], tick: float, flash_per_unit: float,
+           unit: str = COUNTS) -> tuple[Any, dict[str, str]]:
+    """The variant for `layer` from its measured `counts` (of `unit`, by label, the leanest variant's
     always there), and why each other variant was passed over. A variant is allowed if its weights
-    take no more flash than the leanest's, or extra flash ≤ flash_per_instruction × the instructions
-    it saves over the leanest; of the allowed, the fewest instructions, and within `tick` of the
-    fewest the first."""
-    lean, extra_flash = instructions[layer.leanest.label], layer.extra_flash
+    take no more flash than the leanest's, or extra flash ≤ flash_per_unit × the count it saves over
+    the leanest; of the allowed, the fewest, and within `tick` of the fewest the first."""
+    lean, extra_flash = counts[layer.leanest.label], layer.extra_flash
     allowed: list[Any] = []
     passed_over: dict[str, str] = {}
     for s in layer.variants:
-        extra, count = extra_flash[s.label], instructions.get(s.label)
+        extra, count = extra_flash[s.label], counts.get(s.label)
         if count is None:
             passed_over[s.label] = "not measured: the build did not fit the board"
         elif extra > 0 and lean <= count:
-            passed_over[s.label] = f"{count - lean:+,} instructions and +{extra:,} B flash over {layer.leanest.label}"
-        elif extra > 0 and extra > flash_per_instruction * (lean - count):
-            passed_over[s.label] = (f"+{extra:,} B flash for {lean - count:,} instructions saved "
-                                    f"(limit {flash_per_instruction:g} B per instruction)")
+            passed_over[s.label] = f"{count - lean:+,} {unit} and +{extra:,} B flash over {layer.leanest.label}"
+        elif extra > 0 and extra > flash_per_unit * (lean - count):
+            passed_over[s.label] = (f"+{extra:,} B flash for {lean - count:,} {unit} saved "
+                                    f"(limit {flash_per_unit:g} B per {unit.removesuffix('s')})")
         else:
             allowed.append(s)
-    fewest = min(instructions[s.label] for s in allowed)
-    chosen = next(s for s in allowed if instructions[s.label] - fewest <= tick)
+    fewest = min(counts[s.label] for s in allowed)
+    chosen = next(s for s in allowed if counts[s.label] - fewest <= tick)
     for s in allowed:
         if s != chosen:
-            more = instructions[s.label] - instructions[chosen.label]
+            more = counts[s.label] - counts[chosen.label]
             passed_over[s.label] = (f"a tie with {chosen.label} (within a tick), which comes first"
-                                    if instructions[s.label] - fewest <= tick else f"{more:+,} instructions")
+                                    if counts[s.label] - fewest <= tick else f"{more:+,} {unit}")
     return chosen, passed_over
 
 
@@ -200,7 +203,7 @@ def _measure(model: Path, board: Board, layers: list[Layer], untuned: RunResult,
 
 def _save_counts(cache: Path, board: Board, layers: list[Layer], measured: dict[str, dict[str, int | None]]) -> None:
     if layers:
-        write_entries(cache, {layer.key: {"instructions": measured[layer.key], "board": board.name,
+        write_entries(cache, {layer.key: {COUNTS: measured[layer.key], "board": board.name,
                                           "mtk_version": __version__, "schedule": asdict(layer.variants[0])}
                               for layer in layers})
 
@@ -215,7 +218,7 @@ def _measurable_layers(layers: list[Layer], untuned: RunResult) -> dict[str, lis
     in_stages = [key for key, same in by_key.items() if same[0].op.index in tiled]
     if in_stages:
         ui.info(f"{len(in_stages)} layer shape(s) left at their default: they run only in tiled stages, whose "
-                "instructions are counted for the whole stage")
+                "cycles are counted for the whole stage")
     return {key: same for key, same in by_key.items() if key not in in_stages}
 
 
@@ -233,22 +236,21 @@ def tune_model(model: Path, board: Board, cache: Path, calib: str | None = None,
         model = int8_model(Path(model), calib, Path(tmp))
         untuned = _run(model, board, None, None)
         by_key = _measurable_layers(tunable_layers(prepare_ops(read_model(model), board.cpu)), untuned)
-        known = {key: entry.get("instructions", {}) for key, entry in entries.items()}
+        known = {key: entry.get(COUNTS, {}) for key, entry in entries.items()}   # files of instructions: measured again
         todo = [layers[0] for key, layers in by_key.items() if not is_measured(layers[0], known.get(key, {}))]
         ui.info(f"{len(by_key)} layer shapes to tune on {board.cpu.name}: {len(by_key) - len(todo)} in {cache}, "
                 + (f"{len(todo)} to measure" if todo else "nothing to measure"))
         counts, builds = _measure(model, board, todo, untuned, cache, known)
-        measured = {key: {"instructions": counts, "board": board.name, "mtk_version": __version__}
+        measured = {key: {COUNTS: counts, "board": board.name, "mtk_version": __version__}
                     for key, counts in counts.items()}
         choices: list[LayerChoice] = []
         chosen_entries: dict[str, dict] = {}
         for key, layers in by_key.items():
             entry = measured.get(key) or entries[key]
-            variant, passed_over = choose(layers[0], entry["instructions"], 1e9 / board.qemu.timer_hz,
-                                           flash_per_instruction)
+            variant, passed_over = choose(layers[0], entry[COUNTS], 0, flash_per_instruction)
             chosen_entries[key] = {**entry, "schedule": asdict(variant), "extra_flash_bytes": layers[0].extra_flash,
                                    "flash_per_instruction": _json_limit(flash_per_instruction)}
-            choices.append(LayerChoice(key, sorted(layer.op.index for layer in layers), entry["instructions"],
+            choices.append(LayerChoice(key, sorted(layer.op.index for layer in layers), entry[COUNTS],
                                        layers[0].extra_flash, variant, passed_over, key not in measured))
         changed = {key: entry for key, entry in chosen_entries.items() if entries.get(key) != entry}
         if changed:

@@ -222,7 +222,7 @@ def run_firmware(runner: Runner, elf: Path, compiled: CompiledModel, samples: li
                  ) -> tuple[str, CycleStats, list[Sample], list[list[int]] | None, Estimate | None]:
     """Send each sample, read its outputs; time `options.runs` inferences of the first sample; with
     profiling, the units per op of each sample's (last) inference; under QEMU the cycle model's
-    estimate of the timed inferences (and the first sample's layers)."""
+    estimate of the timed inferences and of each sample's layers."""
     benchmark = benchmark_of(compiled, options)
     if benchmark is not None and isinstance(runner, FlashRunner):
         runner.baudrate = benchmark.baud["performance"]
@@ -232,7 +232,7 @@ def run_firmware(runner: Runner, elf: Path, compiled: CompiledModel, samples: li
         client.wait_boot()
         info = client.info()
         outputs, stats, layers = [], None, [] if options.profile else None
-        trace, estimate = getattr(session, "cycles", None), None
+        trace, estimate, measured, estimated_layers = getattr(session, "cycles", None), None, [], []
         inferences = options.runs + len(samples) - 1
         for k, sample in enumerate(samples):
             if benchmark is not None:   # the bytes the MLPerf Tiny runner would send
@@ -246,15 +246,16 @@ def run_firmware(runner: Runner, elf: Path, compiled: CompiledModel, samples: li
             if options.profile:
                 layers.append(client.layers())
             if trace is not None:
-                measured = trace.take_inferences()
-                if k == 0:
-                    emulated_on = options.board.name if options.emulate else None
-                    estimate = estimate_of(trace, measured, trace.last_layers() if options.profile else None,
-                                           emulated_on)
+                measured = measured or trace.take_inferences()   # the first sample's timed inferences
+                if options.profile:
+                    estimated_layers.append(trace.last_layers())
             outputs.append(_unpack(compiled, client.read_output()))
             ui.progress(options.runs + k, inferences)   # inferences done
         client.exit(0)
         status = session.wait_exit(options.timeout or ANSWER_TIMEOUT_S)
+        if trace is not None:
+            estimate = estimate_of(trace, measured, estimated_layers if options.profile else None,
+                                   options.board.name if options.emulate else None)
     if status != 0:
         raise MtkError(f"the firmware on {options.board.name} exited with status {status}")
     return info.unit, stats, outputs, layers, estimate

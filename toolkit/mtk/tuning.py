@@ -5,19 +5,20 @@ inputs (weights and bias included) and output, its window (pooling), strides, di
 depth multiplier, the output type unless int8, "lshift" when a channel's requantization shifts
 left (which some kernels cannot do), and the CPU. Equal keys get equal kernels, in any
 model. `mtk tune` measures the variants of each key in QEMU and writes to a JSON file (tuning
-file) the instructions and the flash each variant's weights take over the leanest variant's, and the
-variant chosen from them with `flash_per_instruction` bytes allowed per instruction saved
-(autotune.choose; null: no limit):
+file) the estimated cycles (the cycle model's, mtk.cycles) and the flash each variant's weights take
+over the leanest variant's, and the variant chosen from them with `flash_per_instruction` bytes
+allowed per cycle saved (autotune.choose; null: no limit):
 
     {"format": "mtk-tuning/1",
      "layers": {"<key>": {"schedule": {"block": "2x2", "weights": "int16"},
-                          "instructions": {"2x2/int8": 742720, "2x2/int16": 650100},
+                          "cycles": {"2x2/int8": 1042720, "2x2/int16": 950100},
                           "extra_flash_bytes": {"2x2/int8": 0, "2x2/int16": 4096},
                           "flash_per_instruction": 1.0,
                           "board": "mps2/an386", "mtk_version": "0.1.0"}}}
 
 Files written before extra_flash_bytes and flash_per_instruction existed read the same (the
-format is unchanged: `mtk tune` adds both). `mtk compile/run/bench/validate --tuning FILE`
+format is unchanged: `mtk tune` adds both); their layers counted in "instructions" (files written before
+the cycle model) are measured again in cycles. `mtk compile/run/bench/validate --tuning FILE`
 compile each layer whose key the file holds with its variant, every other layer with the default.
 A layer's variant is what the file, the messages and metadata.json call its "schedule": for a GEMM
 (conv, fully connected, 1→N depthwise) a gemm.GemmVariant, {"block": ..., "weights": ...} (which C
@@ -143,10 +144,11 @@ def read_entries(path: Path) -> dict[str, dict[str, Any]]:
         if variant_of(entry.get("schedule") if isinstance(entry, dict) else None) is None:
             raise MtkError(f"tuning file {path}: layer '{key}' has no valid schedule "
                            "({\"block\": ..., \"weights\": ...} or {\"kernel\": ...})")
-        counts = entry.get("instructions", {})
-        if not (isinstance(counts, dict) and all(n is None or isinstance(n, int) for n in counts.values())):
-            raise MtkError(f"tuning file {path}: layer '{key}' has instructions that are not counts by schedule "
-                           "(null: its build did not fit the board)")
+        for unit in ("instructions", "cycles"):
+            counts = entry.get(unit, {})
+            if not (isinstance(counts, dict) and all(n is None or isinstance(n, int) for n in counts.values())):
+                raise MtkError(f"tuning file {path}: layer '{key}' has {unit} that are not counts by schedule "
+                               "(null: its build did not fit the board)")
     return data["layers"]
 
 

@@ -15,11 +15,10 @@ if TYPE_CHECKING:
 def run_profiled(run: Callable[[bool], RunResult]) -> RunResult:
     """`run(profile)` twice: the plain build's result, carrying the profiling build's per-layer counts."""
     plain, profiled = run(False), run(True)
-    estimate = plain.estimate
-    if estimate is not None and profiled.estimate is not None:   # whole-inference cycles of the plain build
-        estimate = replace(estimate, layers=profiled.estimate.layers)
+    estimate = plain.estimate and profiled.estimate and \
+        replace(plain.estimate, layers=profiled.estimate.layers, sample_layers=profiled.estimate.sample_layers)
     return replace(plain, layers=profiled.layers, sample_layers=profiled.sample_layers, profiling=profiled,
-                   estimate=estimate)
+                   estimate=estimate or plain.estimate)
 
 
 def layer_heading(result: RunResult) -> str:

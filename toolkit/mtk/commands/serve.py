@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from .. import mlperf, mlperf_ports, ui
-from ..errors import MtkError, TargetError
+from ..errors import TargetError
 from ..runners import get_runner
 from ..runners.qemu_pty import PacedQemu, pacing_shift, run_fraction
 from ._target import add_target_arguments, run_options
@@ -24,8 +24,10 @@ reference model has the model's I/O) and leave it running for MLPerf Tiny's host
 QEMU boards run in QEMU with the UART on a pseudo-terminal, paced to the board's clock in real
 time (-icount shift=S,align=on: 2^S ns an instruction, at least the board's speed, and the VM
 stopped and continued on its monitor so that it runs the share of the time that makes the board's
-speed): the runner's windows last on the host as long as on the board. Timestamps (m-lap-us-)
-stay instructions counted one a cycle of the board's clock, as `mtk run` reports them. Ctrl-C or
+speed): the runner's windows last on the host as long as on the board. Timestamps (m-lap-us-) are
+the cycle model's: the inferences' estimated cycles (the rest of the firmware one instruction a
+cycle) in microseconds of the board's clock; with --emulate, of the emulated board's (its core's
+QEMU machine runs its code, paced to that machine's clock). Ctrl-C or
 SIGTERM stops QEMU. Physical boards are flashed (console at the runner's baud rate for the
 benchmark) and their serial port printed.
 
@@ -61,9 +63,8 @@ def runner_hint(port: str, benchmark_id: str) -> str:
 def run(args: argparse.Namespace) -> int:
     from ..pipeline import build_firmware, int8_model, work_folder
 
-    if args.emulate:
-        raise MtkError("mtk serve --emulate is not there yet: serve the QEMU board with the core (its timestamps "
-                       "count instructions), or estimate the board's cycles with `mtk run/bench --emulate`")
+    from ..cycles.model import CycleModel
+
     options = run_options(args, args.board)
     board = options.board
     shift = pacing_shift(board.clock_hz) if board.is_qemu else 0
@@ -78,8 +79,9 @@ def run(args: argparse.Namespace) -> int:
             return _report(args, runner.select_board(), benchmark, board, None)
         previous = signal.signal(signal.SIGTERM, _interrupt)
         try:
-            with PacedQemu(board, elf, shift) as qemu:
-                _report(args, qemu.port, benchmark, board, shift)
+            cycles = options.runner_options.get("cycles") or CycleModel.for_board(board)
+            with PacedQemu(board, elf, shift, cycles) as qemu:
+                _report(args, qemu.port, benchmark, board, shift, cycles)
                 status = qemu.wait()
                 raise TargetError(f"QEMU ended by itself (status {status}):\n{qemu.log()}")
         except KeyboardInterrupt:
@@ -89,12 +91,14 @@ def run(args: argparse.Namespace) -> int:
             signal.signal(signal.SIGTERM, previous)
 
 
-def _report(args: argparse.Namespace, port: str, benchmark: mlperf.Benchmark, board, shift: int | None) -> int:
+def _report(args: argparse.Namespace, port: str, benchmark: mlperf.Benchmark, board, shift: int | None,
+            cycles=None) -> int:
     if shift is not None:
         mhz = f"{board.clock_hz / 1e6:g} MHz"
         ui.info(f"MLPerf Tiny {benchmark.id} DUT on {port}: {board.name} in QEMU, paced to the board's {mhz} "
                 f"({2**shift} ns an instruction, the VM running {run_fraction(board.clock_hz, shift):.0%} of the "
-                f"time); timestamps are instructions at {mhz}")
+                f"time); timestamps are estimated cycles at {cycles.clock_hz / 1e6:g} MHz, the cycle model's "
+                f"estimate for {cycles.label}")
         ui.info(f"stock runner, from its folder: {runner_hint(port, benchmark.id)}")
         ui.info("Ctrl-C stops")
     else:
@@ -102,7 +106,10 @@ def _report(args: argparse.Namespace, port: str, benchmark: mlperf.Benchmark, bo
                 f"{benchmark.baud['performance']} baud")
     if args.json:
         json.dump({"port": port, "benchmark": benchmark.id, "board": board.name,
-                   "icount_shift": shift, "clock_hz": board.clock_hz}, sys.stdout)
+                   "icount_shift": shift, "clock_hz": board.clock_hz,
+                   "timestamps": None if cycles is None else {"unit": "us of estimated cycles",
+                                                              "estimate_for": cycles.label,
+                                                              "clock_hz": cycles.clock_hz}}, sys.stdout)
         print(flush=True)
     else:
         print(port, flush=True)

@@ -27,11 +27,10 @@ layer can take (conv, fully connected, 1->N depthwise: micro-kernel block 2x2, 1
 biased or int16-expanded weights on DSP cores, paired weights on the Cortex-M3; depthwise with several
 input channels and pooling: the kernels their family has for the core, e.g. Helium's or 4 channels a
 call): one build per schedule of every layer at a time, each run in QEMU on two different inputs with
-per-op counters (exact instruction counts under -icount; a layer's count is the mean of the two),
-and keep per layer the schedule with the fewest instructions among those whose weights take no
-more flash than the leanest schedule's, or at most --flash-per-instruction bytes more per instruction
-saved (counts within one timer tick, the counters' resolution, are ties: the first schedule wins,
-the default first). Every build's outputs must equal the untuned build's, bit for bit. Counts,
+per-op counters and the cycle model (estimated cycles of the board's core, the same on every run; a
+layer's count is the mean of the two), and keep per layer the schedule with the fewest cycles among
+those whose weights take no more flash than the leanest schedule's, or at most --flash-per-instruction
+bytes more per cycle saved (equal counts: the first schedule wins, the default first). Every build's outputs must equal the untuned build's, bit for bit. Counts,
 each schedule's extra flash and the choices go to a JSON tuning file keyed by layer shape and CPU
 (default ./{DEFAULT_FILE}), merged with what it holds: shapes already there are not measured
 again, only chosen again (another --flash-per-instruction measures nothing). Keep the file with
@@ -40,7 +39,7 @@ the model, share it, and pass it to `mtk compile/run/bench/validate --tuning FIL
 examples:
   mtk tune model.tflite                                  # mps2/an386 (Cortex-M4F), ./{DEFAULT_FILE}
   mtk tune model.tflite --board mps2/an385 --tuning tuning/m3.json --json
-  mtk tune model.tflite --flash-per-instruction inf      # fewest instructions, whatever the flash
+  mtk tune model.tflite --flash-per-instruction inf      # fewest cycles, whatever the flash
   mtk bench model.tflite --tuning {DEFAULT_FILE}
 
 exit status: 0 tuned, 1 a schedule changed the outputs, 2 bad model/usage/tuning file, 3 tool missing,
@@ -55,15 +54,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"tuning file to read and update (default: ./{DEFAULT_FILE})")
     p.add_argument("--calib", metavar="DATA", help="calibration data to quantize a float model on the way")
     p.add_argument("--flash-per-instruction", type=real(0, math.inf, "bytes"), default=1.0, metavar="B",
-                   help="flash bytes a schedule may add over the leanest schedule's per instruction it saves per "
-                        "inference (default: 1.0; 0: no extra flash; inf: fewest instructions only)")
+                   help="flash bytes a schedule may add over the leanest schedule's per estimated cycle it saves "
+                        "per inference (default: 1.0; 0: no extra flash; inf: fewest cycles only)")
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
 
 
 def _rows(c: LayerChoice) -> list[list[str]]:
-    """One row per variant of the layer: instructions, extra flash, chosen or why not."""
+    """One row per variant of the layer: estimated cycles, extra flash, chosen or why not."""
     return [[",".join(map(str, c.ops)) if k == 0 else "", c.key if k == 0 else "", label,
-             f"{c.instructions[label]:,}" if c.instructions.get(label) is not None else "-", f"{extra:+,}",
+             f"{c.counts[label]:,}" if c.counts.get(label) is not None else "-", f"{extra:+,}",
              c.passed_over.get(label, "chosen" + (" (cached counts)" if c.cached else ""))]
             for k, (label, extra) in enumerate(c.extra_flash.items())]
 
@@ -72,11 +71,13 @@ def format_result(r: TuneResult) -> str:
     rows = [row for c in r.layers for row in _rows(c)]
     before, after = r.untuned, r.tuned
     return "\n".join([
-        ui.table(["ops", "layer", "schedule", "instructions", "flash B", "chosen, or why not"], rows), "",
-        f"{r.model} on {r.board.name}: {before.per_inference.median:,} -> {after.per_inference.median:,} instructions "
+        ui.table(["ops", "layer", "schedule", "est. cycles", "flash B", "chosen, or why not"], rows), "",
+        f"{r.model} on {r.board.name}: {before.estimate.per_inference.median:,} -> "
+        f"{after.estimate.per_inference.median:,} estimated cycles, {before.per_inference.median:,} -> "
+        f"{after.per_inference.median:,} instructions "
         f"({after.per_inference.median / max(before.per_inference.median, 1):.3f}x, profiling builds), flash "
         f"{before.sizes.flash_bytes:,} -> {after.sizes.flash_bytes:,} B, outputs bit-exact with the untuned build",
-        f"tuning file {r.cache} ({r.builds_measured} candidate builds measured), flash per instruction saved "
+        f"tuning file {r.cache} ({r.builds_measured} candidate builds measured), flash per cycle saved "
         f"at most {r.flash_per_instruction:g} B"])
 
 

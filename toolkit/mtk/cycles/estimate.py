@@ -17,7 +17,8 @@ class Estimate:
     clock_hz: int
     per_inference: CycleStats   # estimated cycles
     instructions: int           # the plugin's exact instruction count of the median inference's run function
-    layers: dict[int, int] | None = None   # op index -> estimated cycles (profiling builds)
+    layers: dict[int, int] | None = None   # op index -> estimated cycles (profiling builds), the first sample's
+    sample_layers: tuple[dict[int, int], ...] = ()   # the same for each input sample
     emulated_on: str | None = None         # the QEMU board that ran the code, when another board is estimated
 
     @property
@@ -44,15 +45,16 @@ class Estimate:
                 [{"index": i, "cycles": c} for i, c in sorted(self.layers.items())]}
 
 
-def estimate_of(trace: CycleTrace, measured: list[Measured], layers: dict[int, Measured] | None,
+def estimate_of(trace: CycleTrace, measured: list[Measured], sample_layers: list[dict[int, Measured]] | None,
                 emulated_on: str | None) -> Estimate | None:
-    """The estimate from the inferences `measured` (one `mtk-stats` run) and a profile's layers."""
+    """The estimate from the inferences `measured` (one `mtk-stats` run) and each sample's layers."""
     if not measured:
         return None
     cycles = [m.cycles for m in measured]
     mid = median(cycles)
     model = trace.model
+    per_sample = tuple({i: m.cycles for i, m in layers.items()} for layers in sample_layers or [])
     return Estimate(model.label, model.table.name, model.clock_hz,
                     CycleStats(len(cycles), min(cycles), mid, max(cycles)),
                     min(measured, key=lambda m: abs(m.cycles - mid)).insns,
-                    None if layers is None else {i: m.cycles for i, m in layers.items()}, emulated_on)
+                    per_sample[0] if per_sample else None, per_sample, emulated_on)

@@ -18,6 +18,8 @@ from .tables import CoreTable, core_table
 RUN_SYMBOL = "run"                   # model_glue.c's function: one inference
 HOOK_SYMBOL = "mtk_layer_hook"       # profiling builds: called after each layer
 LAYERS_SYMBOL = "layer_cycles"       # ... which stores into this array at the layer's index
+PUTC_SYMBOL = "mtk_port_putc"        # writes one console byte into the UART's data register
+UART_DATA_OFFSET = {"cmsdk": 0x0, "pl011": 0x0, "nrf51": 0x51C}   # that register, from the UART's base
 UNIT = "cycles (estimated)"
 
 
@@ -28,6 +30,8 @@ class CycleModel:
     memory: tuple[MemoryTiming, ...] = ()
     ranges: tuple[tuple[str, int, int], ...] = ()   # (role, base, size): where the firmware puts flash/ram
     label: str = ""                                   # the board the estimate is for
+    run_symbols: tuple[str, ...] = (RUN_SYMBOL,)      # the functions whose calls are measured (the first present)
+    uart_data: int | None = None                      # the console's data register: records count its bytes
 
     @classmethod
     def for_board(cls, board, emulated=None) -> CycleModel:
@@ -35,7 +39,9 @@ class CycleModel:
         target = emulated or board
         ranges = () if board.qemu is None else (("flash", board.qemu.code.base, board.qemu.code.size),
                                                 ("ram", board.qemu.ram.base, board.qemu.ram.size))
-        return cls(core_table(target.cpu.name), target.clock_hz, target.memory_timing, ranges, target.name)
+        uart = None if board.qemu is None else board.qemu.uart_base + UART_DATA_OFFSET[board.qemu.uart_kind]
+        return cls(core_table(target.cpu.name), target.clock_hz, target.memory_timing, ranges, target.name,
+                   uart_data=uart)
 
     def table_text(self) -> str:
         by_role: dict[str, list[tuple[int, int]]] = {}
@@ -47,12 +53,16 @@ class CycleModel:
         """`-plugin` value: the plugin, its table and output, the ELF's measurement points."""
         table.write_text(self.table_text(), encoding="utf-8")
         args = [_escaped(ensure_plugin()), f"table={_escaped(table)}", f"out={_escaped(out)}"]
-        symbols = elf_symbols(elf, (RUN_SYMBOL, HOOK_SYMBOL, LAYERS_SYMBOL))
-        if RUN_SYMBOL in symbols:
-            args.append(f"run={symbols[RUN_SYMBOL][0] & ~1:#x}")
+        symbols = elf_symbols(elf, (*self.run_symbols, HOOK_SYMBOL, LAYERS_SYMBOL, PUTC_SYMBOL))
+        run = next((symbols[name] for name in self.run_symbols if name in symbols), None)
+        if run is not None:
+            args.append(f"run={run[0] & ~1:#x}")
         if HOOK_SYMBOL in symbols and LAYERS_SYMBOL in symbols:
             hook, layers = symbols[HOOK_SYMBOL], symbols[LAYERS_SYMBOL]
             args += [f"hook={hook[0] & ~1:#x}:{hook[1]}", f"layers={layers[0]:#x}:{layers[1] // 4}"]
+        if PUTC_SYMBOL in symbols and self.uart_data is not None:
+            putc = symbols[PUTC_SYMBOL]
+            args += [f"putc={putc[0] & ~1:#x}:{putc[1]}", f"uart={self.uart_data:#x}"]
         return ",".join(args)
 
 
@@ -81,6 +91,7 @@ def elf_symbols(elf: Path, names: tuple[str, ...]) -> dict[str, tuple[int, int]]
 class Measured:
     insns: int
     cycles: int
+    uart_bytes: int = 0   # console bytes the firmware had written when it ended
 
 
 class CycleTrace:
@@ -107,13 +118,15 @@ class CycleTrace:
             if kind == "layer":
                 self._pending[int(values[0])] = Measured(int(values[1]), int(values[2]))
             elif kind == "inference":
-                self._inferences.append(Measured(int(values[1]), int(values[2])))
+                self._inferences.append(Measured(*(int(v) for v in values[1:4])))
                 self._layers, self._pending = self._pending, {}
 
-    def take_inferences(self) -> list[Measured]:
-        """The inferences measured since the last call."""
+    def take_inferences(self, until_uart: int | None = None) -> list[Measured]:
+        """The inferences measured since the last call (that ended before the console's `until_uart`-th byte)."""
         self._read()
-        taken, self._inferences = self._inferences, []
+        count = len(self._inferences) if until_uart is None else \
+            next((k for k, m in enumerate(self._inferences) if m.uart_bytes > until_uart), len(self._inferences))
+        taken, self._inferences = self._inferences[:count], self._inferences[count:]
         return taken
 
     def last_layers(self) -> dict[int, Measured]:

@@ -13,9 +13,11 @@
  * The costs are data: the `table=FILE` argument, written by mtk.cycles from its per-core tables.
  * Other arguments: out=FILE (records, one a line), run=ADDR, repeatable (a function one inference
  * is: its calls are measured from entry to return), hook=ADDR:SIZE and layers=ADDR:COUNT (the per-layer hook
- * and its array: a layer ends where the hook stores into layers[index]).
+ * and its array: a layer ends where the hook stores into layers[index]), putc=ADDR:SIZE and uart=ADDR
+ * (the console's output function and the data register it writes: the bytes written so far are
+ * counted, so that a reader of the console can place each record among the bytes it reads).
  *
- * Output lines: `inference ADDR INSNS CYCLES` at each return of a `run` function; `layer INDEX INSNS CYCLES` at each
+ * Output lines: `inference ADDR INSNS CYCLES UART_BYTES` at each return of a `run` function; `layer INDEX INSNS CYCLES` at each
  * hook call (the hook's own instructions are not counted in any layer); `total INSNS CYCLES` at exit.
  */
 #include <inttypes.h>
@@ -587,6 +589,7 @@ static FILE *out;
 static uint64_t runs[MAX_RUNS];
 static int run_count;
 static uint64_t hook_addr = UINT64_MAX, hook_size, layers_addr, layers_count;
+static uint64_t putc_addr = UINT64_MAX, putc_size, uart_addr = UINT64_MAX, uart_bytes;
 
 static struct {
     int active;
@@ -684,8 +687,8 @@ static void block_exec(unsigned int vcpu, void *userdata)
     if (inference.active && b->start == inference.ret) {
         inference.active = 0;
         if (out) {
-            fprintf(out, "inference %#" PRIx64 " %" PRIu64 " %" PRIu64 "\n", inference.start, inference.insns,
-                    inference.cycles);
+            fprintf(out, "inference %#" PRIx64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", inference.start,
+                    inference.insns, inference.cycles, uart_bytes);
             fflush(out);
         }
     } else if (!inference.active && prev_block && is_run(b->start)) {
@@ -727,6 +730,16 @@ static void hook_store_exec(unsigned int vcpu, qemu_plugin_meminfo_t info, uint6
     }
 }
 
+static void uart_store_exec(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *userdata)
+{
+    (void)vcpu;
+    (void)info;
+    (void)userdata;
+    if (vaddr == uart_addr) {
+        uart_bytes++;
+    }
+}
+
 static void block_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
     (void)id;
@@ -761,6 +774,9 @@ static void block_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
         if (layers_count && (cur.cls == C_STORE || cur.cls == C_STORE_REG) && hook_addr != UINT64_MAX &&
             vaddr >= hook_addr && vaddr < hook_addr + hook_size) {
             qemu_plugin_register_vcpu_mem_cb(qi, hook_store_exec, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_W, NULL);
+        }
+        if (uart_addr != UINT64_MAX && is_store(cur.cls) && vaddr >= putc_addr && vaddr < putc_addr + putc_size) {
+            qemu_plugin_register_vcpu_mem_cb(qi, uart_store_exec, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_W, NULL);
         }
         prev = cur;
     }
@@ -914,6 +930,12 @@ int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, 
             char *comma;
             hook_addr = strtoull(value, &comma, 0);
             hook_size = *comma == ':' ? strtoull(comma + 1, NULL, 0) : 0;
+        } else if (!strcmp(key, "putc")) {
+            char *colon;
+            putc_addr = strtoull(value, &colon, 0);
+            putc_size = *colon == ':' ? strtoull(colon + 1, NULL, 0) : 0;
+        } else if (!strcmp(key, "uart")) {
+            uart_addr = strtoull(value, NULL, 0);
         } else if (!strcmp(key, "layers")) {
             char *comma;
             layers_addr = strtoull(value, &comma, 0);

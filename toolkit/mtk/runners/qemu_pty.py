@@ -26,6 +26,8 @@ from pathlib import Path
 
 from .. import interrupts
 from ..boards import Board
+from ..cycles.laps import LapClock, LapProxy
+from ..cycles.model import CycleModel, CycleTrace
 from ..errors import TargetError
 from ..platforms.base import require_tool
 from .qemu import die_with_parent, stop_process
@@ -45,11 +47,13 @@ def run_fraction(clock_hz: int, shift: int) -> float:
     return clock_hz * 2**shift / 1e9
 
 
-def paced_qemu_command(qemu: str, machine: str, elf: Path, shift: int, monitor: Path) -> list[str]:
+def paced_qemu_command(qemu: str, machine: str, elf: Path, shift: int, monitor: Path,
+                       plugin: str | None = None) -> list[str]:
     return [qemu, "-M", machine, "-kernel", str(elf),
             "-icount", f"shift={shift},align=on,sleep=on",
             "-serial", "pty", "-display", "none", "-monitor", f"unix:{monitor},server=on,wait=off",
-            "-no-reboot", "-semihosting-config", "enable=on,target=native"]
+            "-no-reboot", "-semihosting-config", "enable=on,target=native",
+            *(["-plugin", plugin] if plugin else [])]
 
 
 class Governor(threading.Thread):
@@ -87,9 +91,10 @@ class Governor(threading.Thread):
 
 
 class PacedQemu:
-    """A running QEMU with the firmware's UART on a pty. Use as a context manager: leaving it stops QEMU."""
+    """A running QEMU with the firmware's UART on a pty. Use as a context manager: leaving it stops QEMU.
+    With a cycle model, `port` is a pty in front of QEMU's whose lap timestamps are estimated (cycles.laps)."""
 
-    def __init__(self, board: Board, elf: Path, shift: int):
+    def __init__(self, board: Board, elf: Path, shift: int, cycles: CycleModel | None = None):
         if board.qemu is None:
             raise TargetError(f"{board.name} is not a QEMU board")
         qemu = require_tool("qemu-system-arm", "qemu-system-arm")
@@ -98,10 +103,18 @@ class PacedQemu:
         monitor_path = Path(self._folder.name) / "monitor"
         self._log = tempfile.TemporaryFile()
         self._governor: Governor | None = None
-        self.process = subprocess.Popen(die_with_parent(paced_qemu_command(qemu, board.qemu.machine, Path(elf), shift, monitor_path)),
+        self._proxy: LapProxy | None = None
+        plugin = None if cycles is None else cycles.plugin_argument(
+            Path(elf), Path(self._folder.name) / "table.txt", Path(self._folder.name) / "cycles.txt")
+        self.process = subprocess.Popen(die_with_parent(paced_qemu_command(qemu, board.qemu.machine, Path(elf), shift,
+                                                                           monitor_path, plugin)),
                                         stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT)
         try:
             self.port = self._wait_for_pty()
+            if cycles is not None:
+                trace = CycleTrace(Path(self._folder.name) / "cycles.txt", cycles)
+                self._proxy = LapProxy(self.port, LapClock(trace, board.clock_hz // 1_000_000))
+                self.port = self._proxy.port
             fraction = run_fraction(board.clock_hz, shift)
             if fraction < 1.0:
                 self._governor = Governor(self._connect(monitor_path), fraction)
@@ -144,6 +157,8 @@ class PacedQemu:
         return self.process.wait()
 
     def close(self) -> None:
+        if self._proxy is not None:
+            self._proxy.close()
         if self._governor is not None:
             self._governor.done.set()
             self._governor.join()
