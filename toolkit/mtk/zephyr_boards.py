@@ -283,7 +283,8 @@ def read_devicetree(ws: Workspace, target: Target):
 def kconfig_selected(ws: Workspace, target: Target) -> set[str]:
     """The Kconfig symbols the target's board and SoC select, conditions decided from the selected ones
     (a condition no select decides, such as a comparison, counts as false)."""
-    files = [*(d / f"Kconfig.{target.board.name}" for d in target.board.dirs),
+    files = [ws.base / "Kconfig.constants",   # the macros Kconfig files use ($(UINT8_MAX))
+             *(d / f"Kconfig.{target.board.name}" for d in target.board.dirs),
              *(d / name for d in _soc_dirs(ws).get(target.soc, ()) for name in ("Kconfig.soc", "Kconfig"))]
     with tempfile.TemporaryDirectory(prefix="mtk-kconfig-") as tmp, \
             tree_modules(ws.base, ("kconfiglib", "kconfig")) as (kconfiglib,):
