@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from mtk import boards
 from mtk.boards import get_board, require_clock
 from mtk.cli import main
 from mtk.compiled import CompiledModel
@@ -404,3 +405,31 @@ def test_zephyr_s_scripts_run_with_the_python_west_runs_on(workspace, tmp_path, 
     assert get_board("fastboard").cpu.name == "cortex-m7"
     assert sorted((tmp_path / "used").read_text().split()) == sorted(
         ["--zephyr-base", "--arch-root", "--soc-root"])   # zephyr_module.py, list_boards.py, list_hardware.py
+
+
+@pytest.fixture
+def boards_file(tmp_path, monkeypatch):
+    """boards.yaml with extra entries: add(name, entry)."""
+    data = yaml.safe_load(boards.BOARDS_FILE.read_text())
+    path = tmp_path / "boards.yaml"
+    monkeypatch.setattr(boards, "BOARDS_FILE", path)
+
+    def add(name: str, entry: dict) -> None:
+        data["boards"][name] = entry
+        path.write_text(yaml.safe_dump(data))
+        for cached in (boards._entries, boards._registry, boards._names):
+            cached.cache_clear()
+    yield add
+    for cached in (boards._entries, boards._registry, boards._names):
+        cached.cache_clear()
+
+
+def test_boards_yaml_overrides_what_zephyr_s_files_do_not_say(workspace, boards_file):
+    boards_file("testboard/testsoc/cpunet", {"clock_hz": 64_000_000, "usb_vid_pid": "1366:1051"})
+    net = get_board("testboard/testsoc/cpunet")
+    assert (net.clock_hz, net.usb_vid_pid, net.cpu.name, net.ram_bytes) == (64_000_000, "1366:1051", "cortex-m33",
+                                                                            64 * 1024)
+    assert "testboard/testsoc/cpunet" not in [b.name for b in boards.all_boards()]   # not a board by itself
+    boards_file("fastboard", {"clock_hz": 1, "flash_bytes": 4096})
+    with pytest.raises(MtkError, match="board 'fastboard' overrides flash_bytes, which mtk reads from Zephyr"):
+        get_board("fastboard")
