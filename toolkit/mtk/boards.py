@@ -36,7 +36,7 @@ class RamRegion:
     the `system` region holds the firmware's own data, I/O buffers and stack (Zephyr's `zephyr,sram`)."""
 
     name: str
-    base: int | None      # None: not known (a board mtk only knows through Zephyr's devicetree)
+    base: int | None      # None: not known (a physical board of boards.yaml without ram_regions)
     size: int
     system: bool = False
     tcm: bool = False     # tightly coupled: no wait states, no cache; hot buffers go here first

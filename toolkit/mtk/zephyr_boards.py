@@ -270,8 +270,9 @@ def read_devicetree(ws: Workspace, target: Target):
         result = subprocess.run([cpp, "-x", "assembler-with-cpp", "-nostdinc", "-undef", *includes, "-D__DTS__",
                                  "-E", "-o", str(preprocessed), str(source)], capture_output=True, text=True)
         if result.returncode != 0:
+            lines = result.stderr.strip().splitlines() or ["?"]
             raise MtkError(f"cannot preprocess the devicetree of '{target.identifier}' ({source}): "
-                           + (result.stderr.strip().splitlines() or ["?"])[0],
+                           + next((line for line in lines if "error" in line), lines[0]),
                            hint="is every module it needs in the workspace (`west update`)?")
         with tree_modules(ws.base, ("devicetree.edtlib", "dts/python-devicetree/src")) as (edtlib,):
             try:
@@ -337,12 +338,14 @@ def core_of(target: Target, edt, selected: set[str]):
     if compatible not in CORES:
         kind = "a Cortex-M mtk has no kernels for" if compatible.startswith("arm,cortex-m") else "not a Cortex-M"
         raise NotCortexM(f"board '{target.identifier}': its CPU ({compatible}) is {kind}: mtk builds for "
-                         f"{', '.join(CPUS)}")
+                         f"{', '.join(dict.fromkeys(CORES.values()))}")
     core = CPUS[CORES[compatible]]
-    mainline_dsp = core.arch.startswith("armv8")
-    return dataclasses.replace(core, fpu=core.fpu if "CPU_HAS_FPU" in selected else None,
-                               dsp=("ARMV8_M_DSP" in selected) if mainline_dsp else core.dsp,
-                               mve=core.mve and "ARMV8_1_M_MVEI" in selected)
+    features = {"fpu": core.fpu if "CPU_HAS_FPU" in selected else None,
+                "dsp": ("ARMV8_M_DSP" in selected) if core.arch.startswith("armv8") else core.dsp,
+                "mve": core.mve and "ARMV8_1_M_MVEI" in selected}
+    named = [c for c in CPUS.values() if c.name.partition("+")[0] == core.name   # e.g. cortex-m33+nodsp+nofp
+             and (c.fpu, c.dsp, c.mve) == tuple(features.values())]
+    return named[0] if named else dataclasses.replace(core, **features)
 
 
 def core_clock(edt) -> int:
@@ -383,14 +386,16 @@ def _is_tcm(node) -> bool:
 
 
 def flash_bytes(target: Target, edt, twister: dict) -> int:
-    """What the board's applications may use: the twister YAML's flash, else the chosen zephyr,flash."""
+    """What the board's applications may use: the twister YAML's flash, else the size of the chosen
+    zephyr,flash, else of the zephyr,code-partition (an external flash whose size is the chip's)."""
     if isinstance(twister.get("flash"), int):
         return twister["flash"] * 1024
-    flash = edt.chosen_node("zephyr,flash")
-    if flash is None or not flash.regs or flash.regs[0].size is None:
-        raise MtkError(f"board '{target.identifier}': neither its twister YAML nor its devicetree's zephyr,flash "
-                       "gives the size of its flash")
-    return flash.regs[0].size
+    for chosen in ("zephyr,flash", "zephyr,code-partition"):
+        node = edt.chosen_node(chosen)
+        if node is not None and node.regs and node.regs[0].size:
+            return node.regs[0].size
+    raise MtkError(f"board '{target.identifier}': neither its twister YAML nor its devicetree (zephyr,flash, "
+                   "zephyr,code-partition) gives the size of its flash")
 
 
 def flash_runners(board: ListedBoard, base: Path) -> tuple[str, ...]:
@@ -423,7 +428,7 @@ def describe(target: Target) -> Board:
     twister = twister_entry(target)
     if twister.get("arch") not in (None, "arm"):
         raise NotCortexM(f"board '{target.identifier}' is a Zephyr {twister['arch']} board, not a Cortex-M: "
-                         f"mtk builds for {', '.join(CPUS)}")
+                         f"mtk builds for {', '.join(dict.fromkeys(CORES.values()))}")
     edt = read_devicetree(ws, target)
     cpu = core_of(target, edt, kconfig_selected(ws, target))
     regions = ram_regions(target, edt)
