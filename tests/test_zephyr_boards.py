@@ -302,13 +302,15 @@ def test_boards_mtk_cannot_build_for_are_refused_in_one_line(workspace, name, me
     assert err.value.exit_code == 2 and "\n" not in err.value.message
 
 
-def test_without_a_workspace_an_unknown_board_says_to_set_zephyr_base(monkeypatch, tmp_path):
+def test_without_a_workspace_an_unknown_board_says_to_set_zephyr_base(monkeypatch, tmp_path, capsys):
     monkeypatch.delenv("ZEPHYR_BASE", raising=False)
     monkeypatch.chdir(tmp_path)
     with pytest.raises(MtkError) as err:
         get_board("nrf5340dk/nrf5340/cpuapp")
     assert err.value.message == "unknown board 'nrf5340dk/nrf5340/cpuapp'" and "ZEPHYR_BASE" in err.value.hint and err.value.exit_code == 2
     assert get_board("nucleo_f746zg").name == "nucleo_f746zg"   # the curated boards need no Zephyr
+    assert main(["boards", "--zephyr", "nrf53"]) == 3
+    assert "ZEPHYR_BASE is not set" in capsys.readouterr().err
 
 
 def test_a_curated_board_wins_over_the_workspace_s(workspace):
