@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from mtk import boards
 from mtk.boards import get_board, require_clock
 from mtk.cli import main
 from mtk.compiled import CompiledModel
@@ -271,7 +272,7 @@ def test_a_board_s_core_memory_and_runners_come_from_its_zephyr_files(workspace)
 
 def test_the_soc_s_kconfig_decides_the_extensions_zephyr_builds_with(workspace):
     net = get_board("testboard/testsoc/cpunet")
-    assert (net.cpu.name, net.cpu.dsp, net.cpu.fpu) == ("cortex-m33", False, None)
+    assert (net.cpu.name, net.cpu.dsp, net.cpu.fpu) == ("cortex-m33+nodsp+nofp", False, None)   # target.CPUS's
     assert net.cpu.kernel_features != get_board("testboard/testsoc/cpuapp").cpu.kernel_features
     assert (net.flash_bytes, net.ram_bytes) == (256 * 1024, 64 * 1024)
 
@@ -301,13 +302,15 @@ def test_boards_mtk_cannot_build_for_are_refused_in_one_line(workspace, name, me
     assert err.value.exit_code == 2 and "\n" not in err.value.message
 
 
-def test_without_a_workspace_an_unknown_board_says_to_set_zephyr_base(monkeypatch, tmp_path):
+def test_without_a_workspace_an_unknown_board_says_to_set_zephyr_base(monkeypatch, tmp_path, capsys):
     monkeypatch.delenv("ZEPHYR_BASE", raising=False)
     monkeypatch.chdir(tmp_path)
     with pytest.raises(MtkError) as err:
         get_board("nrf5340dk/nrf5340/cpuapp")
     assert err.value.message == "unknown board 'nrf5340dk/nrf5340/cpuapp'" and "ZEPHYR_BASE" in err.value.hint and err.value.exit_code == 2
     assert get_board("nucleo_f746zg").name == "nucleo_f746zg"   # the curated boards need no Zephyr
+    assert main(["boards", "--zephyr", "nrf53"]) == 3
+    assert "ZEPHYR_BASE is not set" in capsys.readouterr().err
 
 
 def test_a_curated_board_wins_over_the_workspace_s(workspace):
@@ -339,7 +342,7 @@ def test_mtk_boards_zephyr_lists_the_workspace_s_cortex_m_boards(workspace):
     assert rows == [["fastboard", "cortex-m7", "280", "MHz", "2048", "KB", "768", "KB", "flash:", "openocd"],
                     ["testboard/testsoc/cpuapp", "cortex-m33", "128", "MHz", "1024", "KB", "448", "KB", "flash:",
                      "jlink,", "openocd"],
-                    ["testboard/testsoc/cpunet", "cortex-m33+nofp+nodsp", "128", "MHz", "256", "KB", "64", "KB",
+                    ["testboard/testsoc/cpunet", "cortex-m33+nodsp+nofp", "128", "MHz", "256", "KB", "64", "KB",
                      "flash:", "jlink,", "openocd"]]
     as_json = json.loads(mtk("boards", "--zephyr", "cpuapp", "--json", env=env).stdout)
     assert [b["name"] for b in as_json] == ["testboard/testsoc/cpuapp"] and as_json[0]["runners"] == ["jlink", "openocd"]
@@ -404,3 +407,69 @@ def test_zephyr_s_scripts_run_with_the_python_west_runs_on(workspace, tmp_path, 
     assert get_board("fastboard").cpu.name == "cortex-m7"
     assert sorted((tmp_path / "used").read_text().split()) == sorted(
         ["--zephyr-base", "--arch-root", "--soc-root"])   # zephyr_module.py, list_boards.py, list_hardware.py
+
+
+@pytest.fixture
+def boards_file(tmp_path, monkeypatch):
+    """boards.yaml with extra entries: add(name, entry)."""
+    data = yaml.safe_load(boards.BOARDS_FILE.read_text())
+    path = tmp_path / "boards.yaml"
+    monkeypatch.setattr(boards, "BOARDS_FILE", path)
+
+    def add(name: str, entry: dict) -> None:
+        data["boards"][name] = entry
+        path.write_text(yaml.safe_dump(data))
+        for cached in (boards._entries, boards._registry, boards._names):
+            cached.cache_clear()
+    yield add
+    for cached in (boards._entries, boards._registry, boards._names):
+        cached.cache_clear()
+
+
+def test_boards_yaml_overrides_what_zephyr_s_files_do_not_say(workspace, boards_file):
+    boards_file("testboard/testsoc/cpunet", {"clock_hz": 64_000_000, "usb_vid_pid": "1366:1051"})
+    net = get_board("testboard/testsoc/cpunet")
+    assert (net.clock_hz, net.usb_vid_pid, net.ram_bytes) == (64_000_000, "1366:1051", 64 * 1024)
+    assert "testboard/testsoc/cpunet" not in [b.name for b in boards.all_boards()]   # not a board by itself
+    boards_file("fastboard", {"clock_hz": 1, "flash_bytes": 4096})
+    with pytest.raises(MtkError, match="board 'fastboard' overrides flash_bytes, which mtk reads from Zephyr"):
+        get_board("fastboard")
+
+
+def test_an_external_flash_s_size_is_its_code_partition_s(workspace):
+    dts = workspace / "boards" / "testvendor" / "fastboard" / "fastboard.dts"
+    flash = """\
+		flash0: flash@8000000 {
+			compatible = "soc-nv-flash";
+			reg = <0x08000000 DT_SIZE_M(2)>;
+		};
+"""
+    ospi = """\
+		ospi@5802a000 {
+			reg = <0x5802a000 0x1000>;
+			#address-cells = <1>;
+			#size-cells = <0>;
+			flash0: flash@0 {
+				reg = <0>;
+				partitions {
+					compatible = "fixed-partitions";
+					#address-cells = <1>;
+					#size-cells = <1>;
+					slot0: partition@10000 {
+						reg = <0x10000 DT_SIZE_K(1536)>;
+					};
+				};
+			};
+		};
+"""
+    dts.write_text(dts.read_text().replace(flash, ospi) + "/ { chosen { zephyr,code-partition = &slot0; }; };\n")
+    assert get_board("fastboard").flash_bytes == 1536 * 1024
+
+
+def test_a_core_without_an_extension_of_its_kind_is_listed_as_gcc_spells_it(workspace, capsys):
+    kconfig = workspace / "soc" / "testvendor" / "Kconfig"
+    kconfig.write_text(kconfig.read_text().replace("config SOC_TESTSOC_CPUNET\n", "config SOC_TESTSOC_CPUNET\n\tselect CPU_HAS_FPU\n"))
+    net = get_board("testboard/testsoc/cpunet")
+    assert (net.cpu.name, net.cpu.dsp, net.cpu.fpu) == ("cortex-m33", False, "fpv5-sp-d16")
+    assert main(["boards", "--zephyr", "cpunet"]) == 0
+    assert capsys.readouterr().out.splitlines()[2].split()[:2] == ["testboard/testsoc/cpunet", "cortex-m33+nodsp"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from dataclasses import dataclass
 from functools import lru_cache
@@ -17,6 +18,9 @@ from .target import Cpu, get_cpu
 BOARDS_FILE = BOARD_TEMPLATES / "boards.yaml"
 DEFAULT_BOARD = "mps2/an386"
 UART_KINDS = ("cmsdk", "pl011", "nrf51")
+# What an entry of boards.yaml without `cpu` sets on a board mtk reads from the Zephyr workspace
+OVERRIDES = {"clock_hz": int, "usb_vid_pid": str, "pyocd_target": str, "timestamp_gpio": str, "runners": tuple,
+             "zephyr_modules": tuple}
 
 
 @dataclass(frozen=True)
@@ -32,7 +36,7 @@ class RamRegion:
     the `system` region holds the firmware's own data, I/O buffers and stack (Zephyr's `zephyr,sram`)."""
 
     name: str
-    base: int | None      # None: not known (a board mtk only knows through Zephyr's devicetree)
+    base: int | None      # None: not known (a physical board of boards.yaml without ram_regions)
     size: int
     system: bool = False
     tcm: bool = False     # tightly coupled: no wait states, no cache; hot buffers go here first
@@ -157,10 +161,27 @@ def _qemu_from_yaml(entry: dict[str, Any]) -> QemuMachine:
 
 
 @lru_cache(maxsize=1)
-def _registry() -> dict[str, Board]:
+def _entries() -> dict[str, dict[str, Any]]:
     with open(BOARDS_FILE, encoding="utf-8") as f:
-        data = yaml.safe_load(f)
-    return {name: _board_from_yaml(name, entry) for name, entry in data["boards"].items()}
+        return yaml.safe_load(f)["boards"]
+
+
+@lru_cache(maxsize=1)
+def _registry() -> dict[str, Board]:
+    return {name: _board_from_yaml(name, entry) for name, entry in _entries().items() if "cpu" in entry}
+
+
+def _overridden(board: Board) -> Board:
+    """A board read from the Zephyr workspace with what boards.yaml's entry without `cpu` gives for it
+    (a measured clock, the probe's USB ids, ...)."""
+    entry = _entries().get(board.name)
+    if entry is None or "cpu" in entry:
+        return board
+    unknown = set(entry) - set(OVERRIDES)
+    if unknown:
+        raise MtkError(f"{BOARDS_FILE}: board '{board.name}' overrides {', '.join(sorted(unknown))}, which mtk reads "
+                       f"from Zephyr (an entry without `cpu` may give {', '.join(OVERRIDES)})")
+    return dataclasses.replace(board, **{key: OVERRIDES[key](value) for key, value in entry.items()})
 
 
 @lru_cache(maxsize=1)
@@ -192,7 +213,7 @@ def get_board(name: str) -> Board:
         return _registry()[key]
     from .zephyr_boards import NoWorkspace, zephyr_board   # it builds on this module
     try:
-        return zephyr_board(name.strip())
+        return _overridden(zephyr_board(name.strip()))
     except NoWorkspace:
         close = dict.fromkeys(_names()[k] for k in difflib.get_close_matches(name.strip().lower(), _names(), n=3))
         raise MtkError(f"unknown board '{name}'" + did_you_mean(list(close)),
@@ -204,7 +225,7 @@ def require_clock(board: Board) -> Board:
     """`board`, if mtk knows its clock: run and bench turn its cycle counts into time."""
     if board.clock_hz <= 0:
         raise MtkError(f"{board.name}: its devicetree gives no CPU clock, so mtk cannot turn its cycle counts into "
-                       "time", hint=f"add {board.name} with its clock_hz to board_templates/boards.yaml")
+                       "time", hint=f"give it in board_templates/boards.yaml: '{board.name}: {{clock_hz: HZ}}'")
     return board
 
 

@@ -84,10 +84,12 @@ def add_runner_arguments(p: argparse.ArgumentParser) -> None:
 def add_target_arguments(p: argparse.ArgumentParser, several_boards: bool = False) -> None:
     if several_boards:
         p.add_argument("--board", action="append", dest="boards", metavar="BOARD", type=board_name,
-                       help=f"target board, repeatable (default: {DEFAULT_BOARD}); `mtk boards` lists them")
+                       help=f"target board, repeatable (default: {DEFAULT_BOARD}); `mtk boards` lists them, "
+                            "`mtk boards --zephyr` those of your Zephyr workspace")
     else:
         p.add_argument("--board", default=DEFAULT_BOARD, type=board_name,
-                       help=f"target board (default: {DEFAULT_BOARD}, QEMU Cortex-M4F); `mtk boards` lists them")
+                       help=f"target board (default: {DEFAULT_BOARD}, QEMU Cortex-M4F); `mtk boards` lists them, "
+                            "`mtk boards --zephyr` those of your Zephyr workspace")
     p.add_argument("--platform", choices=sorted(PLATFORMS),
                    help="firmware platform (default: baremetal for QEMU boards, zephyr for physical boards)")
     add_runner_arguments(p)

@@ -75,5 +75,5 @@ def run(args: argparse.Namespace) -> int:
 def _extensions(board: Board) -> str:
     """What the core lacks of its kind's extensions (a Zephyr SoC's choice), as gcc spells it: "+nodsp"."""
     cpu, kind = board.cpu, CPUS[board.cpu.name]
-    lacks = [("+nofp", kind.fpu and not cpu.fpu), ("+nodsp", kind.dsp and not cpu.dsp), ("+nomve", kind.mve and not cpu.mve)]
+    lacks = [("+nodsp", kind.dsp and not cpu.dsp), ("+nofp", kind.fpu and not cpu.fpu), ("+nomve", kind.mve and not cpu.mve)]
     return "".join(mark for mark, lacking in lacks if lacking)

@@ -39,7 +39,8 @@ folder stay. Any other non-empty folder is refused unless --force (which replace
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", type=Path, help="an int8 .tflite (float with --calib), or a folder made by `mtk compile`")
-    p.add_argument("--board", required=True, type=board_name, help="target board (`mtk boards` lists them)")
+    p.add_argument("--board", required=True, type=board_name, help="target board: `mtk boards` lists mtk's, `mtk boards --zephyr` those of your Zephyr "
+                        "workspace (any Cortex-M board, e.g. nrf5340dk/nrf5340/cpuapp)")
     p.add_argument("-o", "--output", type=Path, required=True, help="application folder to write")
     p.add_argument("--calib", metavar="DATA", help="calibration data to quantize a float model on the way")
     p.add_argument("--profile", action="store_true", help="per-layer counts (CONFIG_MTK_PROFILE)")

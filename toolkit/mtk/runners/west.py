@@ -18,7 +18,8 @@ from .flash import FlashRunner
 
 FLASH_TIMEOUT_S = 300.0
 HELP_TIMEOUT_S = 60.0
-MISSING_TOOL_MARKERS = ("required program", "not found", "no such file or directory", "is not installed")
+MISSING_TOOL_MARKERS = ("required program", "not found", "no such file or directory", "is not installed",
+                        "dependencies were missing")   # west: a runner's Python package (jlink: pylink-square)
 
 
 # Runners west gives no --dev-id (Zephyr 4.2: openocd, stm32cubeprogrammer): the option of their own
