@@ -97,7 +97,7 @@ class Coordinator:
             held = {path[0] for path in lab_place.acquired_resources}
             matched = {exporter for exporter, groups in self._session.resources.items()
                        for group, classes in groups.items() for cls in classes
-                       if any(match.ismatch((exporter, group, cls)) for match in lab_place.matches.values())}
+                       if any(match.ismatch((exporter, group, cls)) for match in lab_place.matches)}
             return ",".join(sorted(held or matched)) or "?"
         return self._call(exporters())
 
