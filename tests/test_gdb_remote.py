@@ -13,7 +13,7 @@ from mtk.boards import get_board
 from mtk.compiled import CompiledModel
 from mtk.errors import TargetError
 from mtk.platforms import ProjectOptions, get_platform
-from mtk.runners.gdb_remote import load_elf
+from mtk.runners.gdb_remote import GdbRemote, load_elf
 from mtk.transport.protocol import FirmwareClient
 from mtk.transport.serial_link import SerialLink
 
@@ -49,3 +49,22 @@ def test_load_reset_and_talk_twice(tmp_path):
         qemu.wait()
     with pytest.raises(TargetError, match=f"cannot connect to the GDB server at 127.0.0.1:{gdb_port}"):
         load_elf("127.0.0.1", gdb_port, elf, "system_reset")
+
+
+@pytest.mark.parametrize("icount", [True, False])
+def test_the_gdb_server_tells_a_qemu_under_icount(icount):
+    """A QEMU stand-in's counts are instructions only under -icount: its `info jit` says whether it is."""
+    gdb_port = free_port()
+    extra = ["-icount", "shift=0,align=off,sleep=off"] if icount else []
+    qemu = subprocess.Popen(["qemu-system-arm", "-M", "mps2-an386", "-display", "none", "-monitor", "none", "-S",
+                             *extra, "-gdb", f"tcp:127.0.0.1:{gdb_port}"],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_listening(gdb_port, "QEMU's GDB server")
+        gdb = GdbRemote("127.0.0.1", gdb_port)
+        gdb.request("?")
+        assert gdb.qemu_counts_instructions() is icount
+        gdb.close()
+    finally:
+        qemu.kill()
+        qemu.wait()

@@ -227,7 +227,9 @@ def test_a_second_client_skips_or_waits_and_sigterm_releases(lab, fc_model, caps
         code = main(["bench", str(fc_model), "--lab", lab.url, "-n", "1", "--json", "--lab-timeout", "0"])
         rows = json.loads(capsys.readouterr().out)
         assert code == 4
-        assert {r["place"] for r in rows if "busy" in r.get("error", "")} == held
+        busy = [r for r in rows if "busy" in r.get("error", "")]
+        assert {r["place"] for r in busy} == held and all(
+            r["host"] == {"standin-an385": "host1", "standin-an386": "host2"}[r["place"]] for r in busy)
 
         def terminate_first() -> None:
             first.send_signal(signal.SIGTERM)
@@ -238,7 +240,7 @@ def test_a_second_client_skips_or_waits_and_sigterm_releases(lab, fc_model, caps
         rows = json.loads(capsys.readouterr().out)
         assert code == 0 and {r["place"] for r in rows} == {"standin-an385", "standin-an386"}
         _, err = first.communicate(timeout=60)
-        assert first.returncode == 130
+        assert first.returncode == 128 + signal.SIGTERM   # 143, as every command on SIGTERM
         assert all(f"released place {name}" in err.decode() for name in held)
     finally:
         first.send_signal(signal.SIGCONT)

@@ -159,7 +159,7 @@ def test_force_refuses_the_working_directory(tmp_path, capsys, monkeypatch):
                                                                       "--calib", str(ROOT / "models" / "digits_calib.npz")]])
 @pytest.mark.parametrize("output, message", [
     ("{file}/out", "is a file, not a folder"),
-    ("/proc/mtk-out/x", "cannot write /proc/mtk-out/x: /proc"),
+    ("/proc/mtk-out/x", "cannot write /proc/mtk-out/x: /proc is on the proc file system, which takes no new files"),
 ])
 def test_unwritable_output_is_refused_before_any_work(command, output, message, tmp_path, capsys):
     (tmp_path / "a_file").write_text("")

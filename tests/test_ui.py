@@ -61,6 +61,38 @@ def test_quiet_shows_nothing_and_the_library_alone_is_silent(capsys):
     assert capsys.readouterr().err == ""
 
 
+class Collected(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def test_a_programs_info_handler_shows_each_step_once(monkeypatch, caplog):
+    """The Python API under `logging.basicConfig(level=logging.INFO)`: one line a step, when it ends."""
+    root = Collected()
+    monkeypatch.setattr(logging.getLogger(), "handlers", [root])
+    with caplog.at_level(logging.INFO):   # the root logger's level, set (and put back) as basicConfig sets it
+        work_with_steps()
+    steps = [m for m in root.messages if " ... " in m]
+    assert [m.split(" ... ")[0] for m in steps] == ["compiling", "building", "running"]
+    assert steps[-1] == "running ... failed" and "a message inside a step" in root.messages
+    assert [type(h) for h in ui.log.handlers] == [logging.NullHandler]   # the library adds no handler of its own
+
+
+def test_the_clis_lines_do_not_reach_the_programs_handler_too(monkeypatch):
+    """`mtk.cli.main()` called from a program that configured logging: each line once, on the CLI's stream."""
+    root = Collected()
+    monkeypatch.setattr(logging.getLogger(), "handlers", [root])
+    stream = io.StringIO()
+    with ui.terminal_output(stream=stream):
+        work_with_steps()
+    assert root.messages == [] and "building ... done (" in stream.getvalue()
+    assert ui.log.propagate and ui.log.handlers == [h for h in ui.log.handlers if isinstance(h, logging.NullHandler)]
+
+
 def test_ninja_counts_are_progress(tmp_path, caplog):
     script = "echo '[1/3] Building C object a.obj'; echo '[2/3] Building C object b.obj'; echo '[3/3] Linking'"
     with caplog.at_level(logging.DEBUG, logger="mtk"), ui.step("building"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import tempfile
@@ -91,7 +92,22 @@ def check_writable(path: str | Path) -> None:
     try:
         os.rmdir(tempfile.mkdtemp(prefix=".mtk-probe-", dir=parent))
     except OSError as err:
+        if err.errno == errno.ENOENT:   # the folder is there: it takes no new entries (/proc)
+            kind = filesystem_type(parent)
+            on = f"the {kind} file system" if kind else "a virtual file system"
+            raise MtkError(f"cannot write {path}: {parent} is on {on}, which takes no new files") from None
         raise MtkError(f"cannot write {path}: {parent}: {err.strerror or err}") from None
+
+
+def filesystem_type(path: Path) -> str | None:
+    """The type of the file system `path` is on (proc, sysfs, ext4, ...), from /proc/self/mounts."""
+    try:
+        mounts = [line.split() for line in Path("/proc/self/mounts").read_text().splitlines()]
+    except OSError:
+        return None
+    target = _resolved(path)
+    on = [(Path(m[1]), m[2]) for m in mounts if len(m) > 2 and (Path(m[1]) == target or Path(m[1]) in target.parents)]
+    return max(on, key=lambda mount: len(mount[0].parts))[1] if on else None
 
 
 def check_output_dir(path: Path, force: bool, inputs: Iterable[str | Path] = ()) -> None:

@@ -250,7 +250,7 @@ def memory_figure(compiled: CompiledModel, curves: dict[str, Sequence[int]] | No
         limits.append((f"--max-ram {max_ram:,} B", max_ram, {"color": "tab:purple", "linestyle": "-.",
                                                              "linewidth": 1.5}))
     if mem.arena_limit_bytes is not None:
-        limits.append((f"{compiled.target.board}'s room for the arena {mem.arena_limit_bytes:,} B",
+        limits.append((f"{compiled.target.board or 'the board'}'s room for the arena {mem.arena_limit_bytes:,} B",
                        mem.arena_limit_bytes, {"color": "red", "linewidth": 1.5}))
     limits += [(f"{r.name}'s room {r.limit_bytes:,} B", r.limit_bytes,
                 {"color": REGION_COLOURS[k % len(REGION_COLOURS)], "linestyle": "--", "linewidth": 1})

@@ -1,10 +1,12 @@
 """Messages, progress and tables.
 
-Library code reports through the `mtk` logger: `info` lines, `step`s (a long piece of work, its
-duration, and `progress` inside it) as INFO records, progress updates as DEBUG ones. Nothing shows
-unless the program installs a handler (`logging.basicConfig(level=logging.INFO)` prints the lines);
-the CLI installs `TerminalHandler`, which draws steps with a live progress bar on a terminal (rich)
-and as plain `message ... done (1.2 s)` lines elsewhere. stdout stays clean for --json.
+Library code reports through the `mtk` logger: `info` lines and the end of each `step` (a long piece of
+work: `message ... done (1.2 s)`) as INFO records, a step's start and the `progress` inside it as DEBUG
+ones, so that a program's INFO handler prints each step once. The library adds no handler but a
+NullHandler: nothing shows unless the program installs one (`logging.basicConfig(level=logging.INFO)`).
+The CLI installs `TerminalHandler`, which draws steps with a live progress bar on a terminal (rich)
+and as plain `message ... done (1.2 s)` lines elsewhere, and keeps its records from a handler of the
+program's own (`mtk.cli.main` called from Python). stdout stays clean for --json.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ def progress(done: int, total: int | None = None) -> None:
 def step(message: str) -> Iterator[Step]:
     """Report a long step as `message ...`, then its outcome and duration."""
     current = Step(message)
-    log.info("%s ...", message, extra={"mtk_step": current, "mtk_event": "start"})
+    log.debug("%s ...", message, extra={"mtk_step": current, "mtk_event": "start"})
     _open_steps.append(current)
 
     def finish(outcome: str) -> None:
@@ -77,7 +79,7 @@ class TerminalHandler(logging.Handler):
             event: str | None = getattr(record, "mtk_event", None)
             if self.live is not None:
                 self.live.show(record, current, event)
-            elif not hasattr(record, "mtk_progress") and record.levelno >= logging.INFO:
+            elif not hasattr(record, "mtk_progress") and (record.levelno >= logging.INFO or event == "start"):
                 self._plain(record, current, event)
         except Exception:   # a display problem must never break the work
             self.handleError(record)
@@ -154,14 +156,16 @@ def terminal_output(quiet: bool = False, stream: TextIO | None = None) -> Iterat
         yield
         return
     handler = TerminalHandler(stream or sys.stderr)
-    level = log.level
+    level, propagate = log.level, log.propagate
     log.addHandler(handler)
     log.setLevel(logging.DEBUG)
+    log.propagate = False   # the records are drawn here, not again by a handler of the program's
     try:
         yield
     finally:
         log.removeHandler(handler)
         log.setLevel(level)
+        log.propagate = propagate
         handler.close()
 
 

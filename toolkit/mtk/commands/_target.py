@@ -107,7 +107,7 @@ def add_target_arguments(p: argparse.ArgumentParser, several_boards: bool = Fals
     add_tuning_argument(p)
     add_memory_arguments(p)
     add_mlperf_argument(p)
-    p.add_argument("--timeout", type=_seconds, metavar="S",
+    p.add_argument("--timeout", type=_seconds, metavar="SECONDS",
                    help="seconds to wait for each whole answer of the target (default: 10; inferences 120)")
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
 

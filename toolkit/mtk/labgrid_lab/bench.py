@@ -6,11 +6,9 @@ also when mtk is interrupted (Ctrl-C, SIGTERM)."""
 
 from __future__ import annotations
 
-import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,22 +21,6 @@ from .coordinator import BOARD_TAG, Coordinator, LabPlace
 from .place import PlaceRunner
 
 JOIN_POLL_S = 0.2
-
-
-@contextmanager
-def sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM ends the run as Ctrl-C does, through the same clean-up (signals reach the main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def lab_places(coordinator: Coordinator) -> list[tuple[LabPlace, Board]]:
@@ -69,13 +51,12 @@ class LabRun:
         deadline = time.monotonic() + self.timeout_s
         threads = [threading.Thread(target=self._run_place, args=(place, board, firmware[board.name], deadline),
                                     name=f"place-{place.name}", daemon=True) for place, board in places]
-        try:
-            with sigterm_as_interrupt():
-                for thread in threads:
-                    thread.start()
-                for thread in threads:
-                    while thread.is_alive():
-                        thread.join(JOIN_POLL_S)
+        try:   # Ctrl-C, or SIGTERM/SIGHUP (the CLI raises them as a KeyboardInterrupt): released all the same
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                while thread.is_alive():
+                    thread.join(JOIN_POLL_S)
         finally:
             self._release_all()
 
@@ -126,7 +107,8 @@ class LabRun:
                 if not self._stop.is_set():
                     holder = next((p.acquired_by for p in self.coordinator.places() if p.name == place.name), None)
                     self._fail_all(firmware, board, f"place busy{f' (acquired by {holder})' if holder else ''} "
-                                   f"for {self.timeout_s:g} s (--lab-timeout): skipped", place.name)
+                                   f"for {self.timeout_s:g} s (--lab-timeout): skipped", place.name,
+                                   self.coordinator.host(place.name))
                 return
             with self._lock:
                 if self._stop.is_set():

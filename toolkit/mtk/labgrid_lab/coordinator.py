@@ -39,8 +39,9 @@ class Coordinator:
 
     def __init__(self, address: str):
         self.address = address
-        if not logging.getLogger().handlers:   # labgrid logs its session's errors; mtk reports them itself
-            logging.getLogger().addHandler(logging.NullHandler())
+        labgrid_log = logging.getLogger("labgrid")   # its session's errors, which mtk reports itself: not to
+        if not labgrid_log.handlers:                 # logging's last resort (a program's handlers still see them)
+            labgrid_log.addHandler(logging.NullHandler())
         self._loop = asyncio.new_event_loop()
         self._session: ClientSession | None = None
         self._error: BaseException | None = None
@@ -89,10 +90,15 @@ class Coordinator:
         return sorted(self._call(snapshot()), key=lambda p: p.name)
 
     def host(self, place: str) -> str:
-        """The exporter(s) serving the resources the place holds."""
+        """The exporter(s) serving the resources the place holds, or, while it holds none (not acquired,
+        or held by another client), those whose resources its matches name."""
         async def exporters() -> str:
-            paths = self._session.places[place].acquired_resources
-            return ",".join(sorted({path[0] for path in paths})) or "?"
+            lab_place = self._session.places[place]
+            held = {path[0] for path in lab_place.acquired_resources}
+            matched = {exporter for exporter, groups in self._session.resources.items()
+                       for group, classes in groups.items() for cls in classes
+                       if any(match.ismatch((exporter, group, cls)) for match in lab_place.matches)}
+            return ",".join(sorted(held or matched)) or "?"
         return self._call(exporters())
 
     def reserve(self, place: str) -> str:

@@ -23,9 +23,10 @@ from labgrid.resource.common import NetworkResource
 from labgrid.target import Target
 from labgrid.util.proxy import proxymanager
 
+from .. import ui
 from ..boards import Board
 from ..errors import MtkError
-from ..runners.gdb_remote import load_elf
+from ..runners.gdb_remote import GdbRemote, load_elf
 
 # OpenOCD's board/*.cfg file per mtk board (the probe is the board's own ST-LINK).
 OPENOCD_BOARD_FILES = {
@@ -46,17 +47,27 @@ class GDBServer(NetworkResource):
     reset = attr.ib(default="system_reset", validator=attr.validators.instance_of(str))
 
 
+ICOUNT = "-icount shift=0,align=off,sleep=off"   # what a QEMU stand-in needs for its counts to be instructions
+
+
 @target_factory.reg_driver
 @attr.s(eq=False)
 class GdbServerDriver(Driver, BootstrapProtocol):
-    """Loads an ELF through a GDBServer resource, resets the target and lets it run."""
+    """Loads an ELF through a GDBServer resource, resets the target and lets it run. `qemu`: the
+    board is a QEMU machine (a stand-in), checked to run under -icount (warned about if not)."""
 
     bindings = {"server": {"GDBServer"}}
+    qemu = attr.ib(default=False, validator=attr.validators.instance_of(bool))
 
     @Driver.check_active
     def load(self, filename: str) -> None:
         host, port = proxymanager.get_host_and_port(self.server)
-        load_elf(host, port, Path(filename), self.server.reset)
+        load_elf(host, port, Path(filename), self.server.reset, self._check_icount if self.qemu else None)
+
+    def _check_icount(self, gdb: GdbRemote) -> None:
+        if not gdb.qemu_counts_instructions():
+            ui.info(f"warning: place {self.target.name} is a QEMU stand-in without -icount: the counts it reports "
+                    f"follow the host's clock, not the instructions run (start its QEMU with {ICOUNT})")
 
 
 def _openocd(target: Target, board: Board) -> Driver:
@@ -68,7 +79,7 @@ def _openocd(target: Target, board: Board) -> Driver:
 
 
 PROBE_DRIVERS: dict[str, Callable[[Target, Board], Driver]] = {
-    "GDBServer": lambda target, board: GdbServerDriver(target, name=None),
+    "GDBServer": lambda target, board: GdbServerDriver(target, name=None, qemu=board.is_qemu),
     "NetworkUSBDebugger": _openocd,
     "USBDebugger": _openocd,
 }

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,20 +86,22 @@ class GdbRemote:
                 return payload.decode("latin-1")
             self._pending += self._receive()
 
-    def request(self, payload: str) -> str:
-        """Send one packet; its reply. Console output (`O...`) is skipped, and so are stop
-        replies to anything but `?`: a server that halts the target when GDB connects may
-        report that stop late (QEMU does)."""
+    def request(self, payload: str, console: list[str] | None = None) -> str:
+        """Send one packet; its reply. Console output (`O...`) is skipped (appended, decoded, to
+        `console` if given), and so are stop replies to anything but `?`: a server that halts the
+        target when GDB connects may report that stop late (QEMU does)."""
         data = payload.encode("latin-1")
         self._socket.sendall(b"$" + data + b"#" + _checksum(data))
         while True:
             reply = self._read_packet()
-            console = reply.startswith("O") and reply != "OK"
-            if not console and (payload == "?" or not STOP_REPLY.match(reply)):
+            if reply.startswith("O") and reply != "OK":
+                if console is not None:
+                    console.append(bytes.fromhex(reply[1:]).decode(errors="replace"))
+            elif payload == "?" or not STOP_REPLY.match(reply):
                 return reply
 
-    def _expect_ok(self, payload: str, what: str) -> None:
-        reply = self.request(payload)
+    def _expect_ok(self, payload: str, what: str, console: list[str] | None = None) -> None:
+        reply = self.request(payload, console)
         if reply != "OK":
             raise TargetError(f"{self.where} refused {what}: {reply or 'not supported'}")
 
@@ -109,8 +112,16 @@ class GdbRemote:
             self._expect_ok(f"M{address + offset:x},{len(part):x}:{part.hex()}",
                             f"a write of {len(part)} bytes at 0x{address + offset:08x}")
 
-    def monitor(self, command: str) -> None:
-        self._expect_ok("qRcmd," + command.encode().hex(), f"'monitor {command}'")
+    def monitor(self, command: str) -> str:
+        """`monitor <command>`; what the server printed for it."""
+        printed: list[str] = []
+        self._expect_ok("qRcmd," + command.encode().hex(), f"'monitor {command}'", printed)
+        return "".join(printed)
+
+    def qemu_counts_instructions(self) -> bool:
+        """Whether the QEMU behind this server runs under -icount, its virtual clock counting executed
+        instructions: QEMU's `info jit` reports the host-guest clock drift only then."""
+        return "Host - Guest clock" in self.monitor("info jit")
 
     def detach(self) -> None:
         """Let the target run and close the connection."""
@@ -123,13 +134,17 @@ class GdbRemote:
         self._socket.close()
 
 
-def load_elf(host: str, port: int, elf: Path, reset_command: str) -> None:
+def load_elf(host: str, port: int, elf: Path, reset_command: str,
+             check: Callable[[GdbRemote], None] | None = None) -> None:
     """Write `elf` through the GDB server at host:port, reset the target with `monitor
-    <reset_command>` (it starts from the new vector table) and let it run."""
+    <reset_command>` (it starts from the new vector table) and let it run. `check`: called on the
+    connection first, while the target is halted (e.g. that a QEMU stand-in counts instructions)."""
     segments = loadable_segments(elf)
     gdb = GdbRemote(host, port)
     try:
         gdb.request("?")   # servers halt the target when GDB connects; this is its stop reason
+        if check is not None:
+            check(gdb)
         for segment in segments:
             gdb.write_memory(segment.address, segment.data)
         gdb.monitor(reset_command)
