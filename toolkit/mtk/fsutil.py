@@ -77,6 +77,18 @@ def check_not_input(path: str | Path, what: str = "output", also: Iterable[str |
                        hint="give the output a path of its own")
 
 
+def check_readable_files(paths: Iterable[str | Path], what: str) -> None:
+    """Before any work: each of `paths` is a regular file mtk may open (not a folder, not a device)."""
+    for p in paths:
+        try:
+            with open(p, "rb"):
+                pass
+        except OSError as err:
+            raise MtkError(f"cannot read {what} {p}: {err.strerror or err}") from None
+        if not Path(p).is_file():
+            raise MtkError(f"{what} {p} is not a regular file")
+
+
 def check_writable(path: str | Path) -> None:
     """Before any work: `path` can be created (its nearest existing ancestor is a folder that takes a
     new entry: not a file, not read-only, not /proc)."""

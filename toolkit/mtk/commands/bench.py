@@ -13,6 +13,7 @@ from .. import ui
 from ..argtypes import MAX_TIMED_RUNS, integer, real
 from ..boards import DEFAULT_BOARD, Board, get_board
 from ..errors import MtkError
+from ..fsutil import check_readable_files
 from ..lab import Failure, lab_targets
 from ..labgrid_lab import coordinator_address, is_labgrid_lab, require_labgrid
 from ._layers import layer_heading, layer_table, run_profiled
@@ -120,6 +121,7 @@ def _bench_labgrid(args: argparse.Namespace) -> tuple[list[RunResult], list[Fail
 
 
 def run(args: argparse.Namespace) -> int:
+    check_readable_files(args.models, "model")   # bad input (2), not a board that failed (4)
     labgrid = args.lab is not None and is_labgrid_lab(args.lab)
     results, failures = (_bench_labgrid if labgrid else _bench_local)(args)
     if args.plot and results:
