@@ -116,7 +116,8 @@ def test_a_new_output_beside_the_inputs_is_fine(work):
         fsutil.check_not_input(work)
 
 
-@pytest.mark.parametrize("model", ["missing.tflite", "sub", "/dev/zero"])
+@pytest.mark.parametrize("model", ["missing.tflite", "sub", "/dev/zero", "fifo"])
 def test_bench_refuses_a_model_it_cannot_read_as_bad_input(model, work, capsys):
+    os.mkfifo(work / "fifo")
     assert main(["bench", INT8, model]) == 2
     assert "model" in capsys.readouterr().err

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import stat
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -81,12 +82,13 @@ def check_readable_files(paths: Iterable[str | Path], what: str) -> None:
     """Before any work: each of `paths` is a regular file mtk may open (not a folder, not a device)."""
     for p in paths:
         try:
-            with open(p, "rb"):
-                pass
+            regular = stat.S_ISREG(os.stat(p).st_mode)   # a FIFO is not opened: that would wait for a writer
         except OSError as err:
             raise MtkError(f"cannot read {what} {p}: {err.strerror or err}") from None
-        if not Path(p).is_file():
+        if not regular:
             raise MtkError(f"{what} {p} is not a regular file")
+        if not os.access(p, os.R_OK):
+            raise MtkError(f"cannot read {what} {p}: permission denied")
 
 
 def check_writable(path: str | Path) -> None:
