@@ -213,6 +213,9 @@ def test_run_emulating_a_board_reports_its_estimate(capsys):
     assert sum(layer["cycles"] for layer in estimate["layers"]) <= estimate["median"]
     assert main(["run", str(DIGITS), "--board", "nucleo_l4r5zi", "--emulate", "-n", "1"]) == 0
     assert "estimate for nucleo_l4r5zi, emulated on mps2/an386 (cortex-m4 table)" in capsys.readouterr().out
+    assert main(["validate", str(DIGITS), "--board", "nucleo_l4r5zi", "--emulate", "--json"]) == 0
+    validated = json.loads(capsys.readouterr().out)
+    assert validated["bit_exact"] and validated["estimated_cycles"]["median"] == estimate["median"]
 
 
 def test_emulate_is_for_physical_boards(capsys):
