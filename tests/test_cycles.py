@@ -95,7 +95,10 @@ EXPECTED = {
     "cortex-m4": {**ARMV7M, "smlad_chain": (SMLAD4, 4), "mla": ("mla r1, r4, r5, r1", 2),
                   "smlal": ("smlal r4, r5, r2, r3", 1)},
     "cortex-m3": {**ARMV7M, "smull": ("smull r4, r5, r2, r3", 3), "mla": ("mla r1, r4, r5, r1", 2)},
-    "cortex-m33": {**ARMV7M, "divide": (DIVIDE, 11), "smlad_chain": (SMLAD4, 4),
+    "cortex-m33": {**ARMV7M, "loads": (LOADS, 3), "load_store": (LOAD_STORE, 2), "address_stall": ("adds r0, #0\n ldr r1, [r0]", 3),
+                   "load_use": ("ldr r1, [r0]\n adds r1, #1", 3), "taken": (TAKEN, 2), "untaken": (UNTAKEN, 1),
+                   "taken_unaligned_32bit": ("cmp r0, r0\n beq 1f\n nop\n .p2align 2\n nop\n1: add.w r1, r1, r1", 4),
+                   "divide": (DIVIDE, 11), "smlad_chain": (SMLAD4, 4),
                    "pair_16bit": ("adds r1, #1\n adds r4, #1", 1), "pair_32bit": ("add.w r1, r1, #1\n add.w r4, r4, #1", 2)},
     "cortex-m0plus": {**ARMV6M, "taken": (TAKEN, 3)},
     "cortex-m0": {**ARMV6M, "taken": (TAKEN, 4)},
@@ -213,6 +216,9 @@ def test_run_emulating_a_board_reports_its_estimate(capsys):
     assert sum(layer["cycles"] for layer in estimate["layers"]) <= estimate["median"]
     assert main(["run", str(DIGITS), "--board", "nucleo_l4r5zi", "--emulate", "-n", "1"]) == 0
     assert "estimate for nucleo_l4r5zi, emulated on mps2/an386 (cortex-m4 table)" in capsys.readouterr().out
+    assert main(["validate", str(DIGITS), "--board", "nucleo_l4r5zi", "--emulate", "--json"]) == 0
+    validated = json.loads(capsys.readouterr().out)
+    assert validated["bit_exact"] and validated["estimated_cycles"]["median"] == estimate["median"]
 
 
 def test_emulate_is_for_physical_boards(capsys):

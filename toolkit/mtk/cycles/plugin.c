@@ -445,7 +445,7 @@ static struct insn decode32(uint32_t hw1, uint32_t hw2)
         if (hw2 & 0x8000u) {
             return decode_branch(hw1, hw2);
         }
-        return mk(C_ALU, R(rd), R(rn));              /* data processing, immediate */
+        return mk(C_ALU, rd == 15 ? 0 : R(rd), R(rn));   /* data processing, immediate (Rd 15: TST, CMP...) */
     default:
         break;
     }

@@ -126,7 +126,7 @@ def measure(cpu: str, sequences: dict[str, str], work: Path | None = None, emula
 
 def main(argv: list[str]) -> int:
     if len(argv) < 2:
-        print(__doc__.strip().splitlines()[-1].strip(), file=sys.stderr)
+        print("usage: " + __doc__.strip().splitlines()[-1].strip(), file=sys.stderr)
         return 2
     try:
         print(measure(argv[0], {"sequence": "\n".join(f"    {line}" for line in argv[1:])})["sequence"])

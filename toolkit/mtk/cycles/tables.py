@@ -161,15 +161,20 @@ CORTEX_M0 = _with(
 )
 
 # ---- Cortex-M33 (ARMv8-M Mainline + DSP) ----------------------------------------------------------
-M33_NOTE = ("the Cortex-M33 TRM (100230) publishes no instruction timing table; modelled as the Cortex-M4 "
-            "(same pipeline length and bus interface, same DSP extension)")
+M33_NOTE = ("the Cortex-M33 TRM (100230) publishes no instruction timing table; modelled from Arm's description "
+            "of its 3-stage pipeline (load/store addresses and branches resolved in the second stage, dual issue "
+            "of 16-bit and branch instructions), the rest as the Cortex-M4")
 CORTEX_M33 = _with(
     {cls: Row(r.cls, r.base, r.per_reg, r.taken, r.group, f"{r.source} [{M33_NOTE}]") for cls, r in CORTEX_M4.items()},
-    Row("ALU", 1, group="alu", source=f"data processing 1; two adjacent 16-bit ones dual-issue (the TRM's "
-        f"'limited dual-issue of 16-bit instructions', param pair_16bit) [{M33_NOTE}]"),
+    Row("ALU", 1, group="alu", source=f"data processing 1; two adjacent 16-bit ones dual-issue (param pair_16bit) "
+        f"[{M33_NOTE}]"),
+    Row("LOAD", 1, source=f"LDR 1 (address in the second stage), its result a cycle later (param load_use) [{M33_NOTE}]"),
+    Row("STORE_REG", 1, source=f"STR 1 [{M33_NOTE}]"),
+    Row("BRANCH", 1, taken=1, group="branch", source=f"B 1+1, a 16-bit one pairing after a 16-bit ALU [{M33_NOTE}]"),
+    Row("BRANCH_COND", 1, taken=1, group="branch", source=f"B<c>, CBZ 1, taken 1+1, pairing as B [{M33_NOTE}]"),
     Row("DIV", 11, source="SDIV, UDIV 2-11 by the operands (Cortex-M33 TRM 2.1 'Features'); modelled 11"),
 )
-M33_PARAMS = {**M4_PARAMS, "dual_issue": 1, "pair_16bit": 1}
+M33_PARAMS = {**M4_PARAMS, "load_pipeline": 0, "load_use": 1, "dual_issue": 1, "pair_16bit": 1}
 
 # ---- Cortex-M7 (ARMv7E-M, superscalar) ----------------------------------------------------------------
 M7_NOTE = ("the Cortex-M7 TRM (DDI 0489) describes a 6-stage dual-issue pipeline with a branch target "
@@ -253,7 +258,7 @@ TABLES: dict[str, CoreTable] = {t.name: t for t in [
     CoreTable("cortex-m0plus", CORTEX_M0PLUS),
     CoreTable("cortex-m3", CORTEX_M3, M4_PARAMS),
     CoreTable("cortex-m4", CORTEX_M4, M4_PARAMS),
-    CoreTable("cortex-m33", CORTEX_M33, M33_PARAMS, (("alu", "alu"),)),
+    CoreTable("cortex-m33", CORTEX_M33, M33_PARAMS, (("alu", "alu"), ("alu", "branch"))),
     CoreTable("cortex-m7", CORTEX_M7, M7_PARAMS, M7_PAIRS),
     CoreTable("cortex-m55", CORTEX_M55, M55_PARAMS),
 ]}
