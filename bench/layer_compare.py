@@ -51,7 +51,9 @@ import modelgen  # noqa: E402
 import modelgen16x8  # noqa: E402
 from mtk.boards import Board, get_board  # noqa: E402
 from mtk.budget import DEFAULT_STACK_BYTES  # noqa: E402
+from mtk.compiler import compile_model  # noqa: E402
 from mtk.cycles.model import CycleModel  # noqa: E402
+from mtk.errors import ModelError  # noqa: E402
 from mtk.paths import BAREMETAL_APP, FIRMWARE  # noqa: E402
 from mtk.platforms.baremetal import icount_tick  # noqa: E402
 from mtk.platforms.base import ProjectOptions  # noqa: E402
@@ -320,6 +322,41 @@ def _model_16x8(layer: Layer, rng: np.random.Generator) -> bytes:
     return net.build(y)
 
 
+def harness_ram_bytes(layer: Layer, board: Board) -> int:
+    """RAM bench/cmsis_nn_layer.c takes for `layer` on `board`: its static buffers (weights included: they are
+    filled at run time), scratch and stack, as _harness and render_board_files size them."""
+    h, w, c = layer.input
+    out_h, out_w, out_c = layer.output
+    act = 2 if layer.dtype == "int16" else 1
+    weights = {"CONV_2D": out_c * layer.kernel[0] * layer.kernel[1] * c, "FULLY_CONNECTED": out_c * c,
+               "DEPTHWISE_CONV_2D": layer.kernel[0] * layer.kernel[1] * out_c}.get(layer.op, 1)
+    per_channel = out_c * ((8 if layer.dtype == "int16" else 4) + 4 + 4)   # bias, multiplier, shift
+    return 2 * h * w * c * act + weights + per_channel + out_h * out_w * out_c * act + harness_scratch_bytes(board) \
+        + harness_stack_bytes(board)
+
+
+def harness_scratch_bytes(board: Board) -> int:
+    return min(64 * 1024, board.ram_bytes // 8)
+
+
+def harness_stack_bytes(board: Board) -> int:
+    return min(DEFAULT_STACK_BYTES, board.ram_bytes // 8)   # microbit: 16 KB of RAM in all
+
+
+def too_big(layer: Layer, board: Board, work: Path) -> str | None:
+    """Why `layer` cannot be measured on `board` (mtk's compile for the board, or the CMSIS-NN harness's RAM),
+    or None."""
+    work.mkdir(parents=True, exist_ok=True)
+    model = work / f"{layer.name}.tflite"
+    model.write_bytes(layer_model(layer))
+    try:
+        compile_model(model, work / "fits", board=board.name, force=True)
+    except ModelError as err:
+        return str(err).splitlines()[0]
+    need = harness_ram_bytes(layer, board)
+    return f"CMSIS-NN's harness needs {need:,} B of RAM" if need > board.ram_bytes else None
+
+
 def mtk_figures(layer: Layer, board: str, work: Path) -> dict:
     work.mkdir(parents=True, exist_ok=True)
     model = work / f"{layer.name}.tflite"
@@ -384,7 +421,7 @@ class CmsisNN:
                    "OUT_H": h, "OUT_W": w, "OUT_C": layer.out_channels, "K_H": layer.kernel[0], "K_W": layer.kernel[1],
                    "STRIDE_H": layer.stride[0], "STRIDE_W": layer.stride[1], "DIL_H": layer.dilation[0],
                    "DIL_W": layer.dilation[1], "PAD_H": pad_h, "PAD_W": pad_w, "MTK_SEMIHOSTING": 1,
-                   "SCRATCH_BYTES": min(64 * 1024, board.ram_bytes // 8)}
+                   "SCRATCH_BYTES": harness_scratch_bytes(board)}
         elf = out / "harness.elf"
         self._run(["arm-none-eabi-gcc", *board.cpu.gcc_flags, "-O2", "--specs=picolibc.specs", "-nostartfiles",
                    "-ffunction-sections", "-fdata-sections", "-Wl,--gc-sections", "-T", str(out / "linker.ld"),
@@ -404,8 +441,7 @@ class CmsisNN:
 def render_board_files(board: Board, out: Path) -> None:
     """mtk_board.h and linker.ld of the bare-metal firmware for `board` (baremetal_app's templates)."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(BAREMETAL_APP), undefined=jinja2.StrictUndefined)
-    stack = min(DEFAULT_STACK_BYTES, board.ram_bytes // 8)   # microbit: 16 KB of RAM in all
-    context = {"board": board, "qemu": board.qemu, "options": ProjectOptions(stack_bytes=stack),
+    context = {"board": board, "qemu": board.qemu, "options": ProjectOptions(stack_bytes=harness_stack_bytes(board)),
                "tick": icount_tick(board.qemu.timer_hz)}
     for name in ("mtk_board.h", "linker.ld"):
         (out / name).write_text(env.get_template(f"{name}.j2").render(context))
@@ -467,7 +503,7 @@ def main() -> int:
     layers = [layer for layer in layers if (not args.layer or layer.name in args.layer)
               and (not args.op or layer.op in args.op)]
     boards = args.board or list(BOARDS)
-    rows = []
+    rows, skipped = [], []
     with tempfile.TemporaryDirectory(prefix="mtk-layers-") as tmp:
         work = args.work or Path(tmp)
         cmsis = CmsisNN(args.cmsis_nn, work) if args.cmsis_nn else None
@@ -475,6 +511,11 @@ def main() -> int:
             board = get_board(board_name)
             for layer in layers:
                 print(f"{layer.name} on {board.name} ...", file=sys.stderr, flush=True)
+                reason = too_big(layer, board, work / "fits" / board.name.replace("/", "_") / layer.name)
+                if reason:
+                    print(f"  left out: {reason}", file=sys.stderr)
+                    skipped.append({"layer": layer.name, "board": board.name, "left_out": reason})
+                    continue
                 mtk = mtk_figures(layer, board.name, work / "mtk" / board.name.replace("/", "_") / layer.name)
                 rows.append({"layer": layer.name, "board": board.name, **asdict(layer), "output": layer.output,
                              "macs": layer.macs, "mtk_instructions": mtk["instructions"],
@@ -483,8 +524,10 @@ def main() -> int:
                              **dict(zip(("cmsis_nn_instructions", "cmsis_nn_estimated_cycles"),
                                         cmsis.figures(layer, board) if cmsis else (None, None)))})
     print_table(rows, [get_board(b).name for b in boards])
+    for row in skipped:
+        print(f"{row['layer']} on {row['board']}: left out, it does not fit ({row['left_out']})")
     if args.json:
-        args.json.write_text(json.dumps(rows, indent=1) + "\n")
+        args.json.write_text(json.dumps(rows + skipped, indent=1) + "\n")
     return 0 if all(r["exact"] for r in rows) else 1
 
 

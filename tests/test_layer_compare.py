@@ -39,3 +39,14 @@ def test_output_shape_is_tflites(layer):
 def test_window_is_tflms(size, kernel, stride, dilation, padding, expected):
     layer = Layer("t", "CONV_2D", (size, 1, 1), 1, (kernel, 1), (stride, 1), (dilation, 1), padding)
     assert layer.window(0) == expected
+
+
+def test_the_cmsis_nn_harness_s_ram_decides_what_fits_a_small_board():
+    """The micro:bit (16 KB of RAM): the digits CNN's largest FC fits beside the harness's 2 KB scratch and stack,
+    issue 11's first layer (96x96 input) does not."""
+    from mtk.boards import get_board
+    microbit = get_board("microbit")
+    by_name = {layer.name: layer for layer in layer_compare.LAYERS}
+    assert layer_compare.harness_ram_bytes(by_name["digits-fc-256to32"], microbit) == \
+        2 * 256 + 256 * 32 + 32 * 12 + 32 + 2 * 2048
+    assert layer_compare.harness_ram_bytes(by_name["conv-1ch-3x3-s2"], microbit) > microbit.ram_bytes

@@ -46,6 +46,13 @@ def test_shared_models_bit_exact_on_target(model, board):
     assert result.per_inference.min == result.per_inference.max > 0
 
 
+@pytest.mark.parametrize("board", ["bbc_microbit", "qemu_cortex_m0"])
+def test_the_digits_cnn_is_bit_exact_on_the_cortex_m0_boards(board):
+    """The shared models need more than the micro:bit's 16 KB of RAM; the digits CNN fits (ARMv6-M's kernels)."""
+    result = run_model(MODELS_DIR / "digits_cnn_int8.tflite", RunOptions(get_board(board), runs=1, random_samples=3))
+    assert [r["mismatches"] for r in compare(result)] == [0, 0, 0]
+
+
 @pytest.mark.slow
 def test_long_fully_connected_is_bit_exact_on_target(tmp_path):
     """4000 -> 4, its row packed 256 values at a time (test_ops_conv): bit-exact in QEMU too."""

@@ -223,7 +223,7 @@ MICRO_KERNELS = (
     MicroKernel("mtk_dot_1x8_rows_s8", 1, 8, "s8", 1, _narrow, ("m3",), direct=True,
                 tails=tuple(f"mtk_dot_1x{n}_rows_s8" for n in range(1, 8))),
     MicroKernel("mtk_dot_2x2_rows_s8", 2, 2, "s8", 1, _narrow, ("m3",), direct=True, tails=("mtk_dot_2x1_rows_s8",)),
-    MicroKernel("mtk_dot_1x4_rows_w16_s8", 1, 4, "s16", 2, _narrow_int16, ("dsp",), direct=True,
+    MicroKernel("mtk_dot_1x4_rows_w16_s8", 1, 4, "s16", 2, _narrow_int16, ("scalar", "dsp"), direct=True,
                 tails=tuple(f"mtk_dot_1x{n}_rows_w16_s8" for n in range(1, 4))),
     MicroKernel("mtk_gemm_mve_2x4_s8", 2, 4, "int8", 1, _int8, ("mve",), header=GEMM_MVE_HEADER, fused=True),
 )
@@ -245,7 +245,7 @@ CHOICES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             ("2x2/fused", "2x2/biased", "2x2/int16", "1x4/biased", "1x4/int16", "1x4/s16")),
     "m3": (("1x8/s8", "1x8/int8", "1x4/pairs", "1x4/int8"), ("2x4/s8", "2x2/s8", "2x2/int8", "1x4/pairs")),
     "mve": (("2x4/int8",), ("2x4/int8",)),
-    "scalar": (("1x4/int8",), ("2x2/int8", "1x4/int8")),
+    "scalar": (("1x4/int8", "1x4/s16"), ("2x2/int8", "1x4/int8", "1x4/s16")),
 }
 
 
@@ -264,7 +264,9 @@ PLAIN_SUMS = {"mve": (("1x4/int8",), ("2x2/int8", "1x4/int8")),
 # below a whole quad, the fused one-row kernel computes the channels in C as a padded quad and the packed rows cost
 # as much to write as to read (an386 FC 1000 -> 1: 2.45x CMSIS-NN's instructions, 325 -> 2 1.46x; 1x1 conv
 # 5x5x256 -> 2 1.16x); 1x4 s16 reads the int8 row and int16 weights (2 instructions a product, 1.75 for one channel).
-FEW_CHANNELS = {"dsp": 3}
+# Cortex-M0/M0+: one or two channels over the input's rows take 1x4 s16 too, in C (1x4 int8 multiplies 4 channels and
+# packs the row: microbit FC 1000 -> 1 3.03x CMSIS-NN's instructions, 325 -> 2 1.53x, 1x1 conv 10x10x16 -> 1 1.22x).
+FEW_CHANNELS = {"dsp": 3, "scalar": 2}
 
 
 def choices(cpu: Cpu, rows: int, fused: bool = True, channels: int | None = None,
@@ -275,7 +277,7 @@ def choices(cpu: Cpu, rows: int, fused: bool = True, channels: int | None = None
     kernel reads. A default whose block pads a third of its work or more past the
     GEMM's `channels` gives way to the first choice in as much flash padding fewer (Cortex-M3: 2x2 s8 over the
     input's rows, else 2x2 int8, before 2x4 for 1, 2 or 5 channels; over im2col rows 1x4 before 1x8 for 1-5 or 9-10).
-    Over the input's rows of at most FEW_CHANNELS channels the direct kernel comes first (DSP cores: 1-3)."""
+    Over the input's rows of at most FEW_CHANNELS channels the direct kernel comes first (DSP cores: 1-3, M0: 1-2)."""
     isa = isa_of(cpu)
     table = CHOICES[isa] if fused else PLAIN_SUMS.get(isa, CHOICES[isa])
     kernels = [BY_LABEL[label] for label in table[rows > 1] if input_rows or not BY_LABEL[label].direct]

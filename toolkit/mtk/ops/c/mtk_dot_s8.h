@@ -58,10 +58,18 @@ static inline int32_t mtk_dot_1x4_w16_s8(const void* x, const void* w, int32_t g
  * last tile as narrow as the channels left, pack_weights_narrow), a partial last group zero-padded in w. */
 #ifndef MTK_DOT_SIMD
 static inline void mtk_dot_1xn_rows_w16(const int8_t* x, const uint32_t* w, int32_t k, int32_t* acc, int32_t n) {
+  int32_t s[4] = {0, 0, 0, 0};
+  for (int32_t g = k >> 2; g > 0; --g, x += 4, w += 2 * n) {   /* a group's values loaded once for the n channels */
+    int32_t x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
+    for (int32_t j = 0; j < n; ++j) {   /* a channel's words: (w0, w2) and (w1, w3), int16 halves */
+      uint32_t a = w[2 * j], b = w[2 * j + 1];
+      s[j] += x0 * (int16_t)a + x2 * ((int32_t)a >> 16) + x1 * (int16_t)b + x3 * ((int32_t)b >> 16);
+    }
+  }
   const int16_t* h = (const int16_t*)w;
-  for (int32_t j = 0; j < n; ++j) acc[j] = 0;
-  for (int32_t t = 0; t < k; ++t)   /* value t % 4 of a group: halfword (t & 1) * 2 + (t >> 1 & 1) of its channel's */
-    for (int32_t j = 0; j < n; ++j) acc[j] += x[t] * h[4 * (n * (t >> 2) + j) + ((t & 1) << 1) + ((t >> 1) & 1)];
+  for (int32_t t = 0; t < (k & 3); ++t)   /* value t of a group: halfword (t & 1) * 2 + (t >> 1 & 1) of its channel's */
+    for (int32_t j = 0; j < n; ++j) s[j] += x[t] * h[4 * j + ((t & 1) << 1) + ((t >> 1) & 1)];
+  for (int32_t j = 0; j < n; ++j) acc[j] = s[j];
 }
 #endif
 #define MTK_ROWS_W16(N)                                                     \
