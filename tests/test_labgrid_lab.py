@@ -216,8 +216,8 @@ def test_a_stand_in_killed_mid_run_fails_alone(lab, fc_model, tmp_path, capsys, 
 
 def test_a_second_client_skips_or_waits_and_sigterm_releases(lab, fc_model, capsys):
     env = {**os.environ, "PYTHONPATH": str(REPO / "toolkit")}
-    first = subprocess.Popen([sys.executable, "-m", "mtk", "bench", str(DIGITS), "--lab", lab.url,
-                              "-n", "32", "--json"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = subprocess.Popen([sys.executable, "-m", "mtk", "bench", *[str(DIGITS)] * 40, "--lab", lab.url,   # each place
+                              "-n", "32", "--json"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # held ~30 s
     try:
         wait_until(lambda: any(lab.acquired().values()), "the first client acquired no place", timeout=300,
                    poll=0.2)
