@@ -156,7 +156,7 @@ DSP_3X3_MODELS = {   # depthwise3x3_dsp.py's generated assembly: a first block w
 }
 
 
-@pytest.mark.parametrize("board", ["mps2/an386", "mps2/an500"])
+@pytest.mark.parametrize("board", ["mps2/an386", "mps2/an500", "mps2/an505"])
 @pytest.mark.parametrize("name", DSP_3X3_MODELS)
 def test_dsp_3x3_depthwise_bit_exact_on_target(board, name, tmp_path):
     model = DSP_3X3_MODELS[name]()
