@@ -30,7 +30,8 @@ LOAD_REACH = 4095          # LDRSB's immediate offset
 ACCS = ("r8", "r9", "r10", "r11")
 WEIGHTS = ("r2", "r3", "r4")
 SINGLES = (("smlabb", "r5"), ("smlabt", "r5"), ("smlabt", "r6"))   # slot 2 of column kx by U.lo, U.hi, V.hi
-FRAME = 24                 # stream, input and output pointers of the channel, channels, rows, blocks left
+FRAME = 32                 # stream, input and output pointers of the channel, channels and rows left, the block
+                           # loop's end (of r1), the channel's mult and k
 NORMAL, TOP, BOTTOM = (0, 1, 2), (None, 0, 1), (1, 2, None)   # slot of each kernel row (None: outside)
 # The weight registers of a row kind from the normal ones (W<kx> = (row 0, row 1), U = (w20, w21), V = (e, w22)),
 # the bias first taking the zero point's products through the kernel row outside (zp in lr).
@@ -146,7 +147,7 @@ class _Layer:
                     a(f"{op} {acc}, lr, {reg}, {acc}")
         a("push {r5}")   # U's register holds the multiplier, r12 k; V's low half is the shift e
         a.depth += 4
-        a(f"ldr r12, {a.frame(0)}", "ldrd r5, r12, [r12]")
+        a(f"ldrd r5, r12, {a.frame(6)}")
         for acc in ACCS[:n]:
             a(f"smmlar lr, {acc}, r5, r12", f"sub lr, lr, {acc}, lsr #31", "asr lr, lr, r6", f"ssat {acc}, #8, lr")
             if self.act_min > -128:
@@ -176,12 +177,14 @@ class _Layer:
             base = ox * s - g.pad_left
             a.add("r0", base * g.in_c, "r12")
             if full > 1:
-                a(f"movw r12, #{full}", f"str r12, {a.frame(5)}")
+                a("mov r12, r1")
+                a.add("r12", full * BLOCK * g.in_c, "lr")
+                a(f"str r12, {a.frame(5)}")
             a("3:")
             self.block(ox, BLOCK, base)
             a.add("r0", BLOCK * s * g.in_c, "r12")
             if full > 1:
-                a(f"ldr r12, {a.frame(5)}", "subs r12, r12, #1", f"str r12, {a.frame(5)}", "bne 3b")
+                a(f"ldr r12, {a.frame(5)}", "cmp r1, r12", "bne 3b")
             base += BLOCK * s * full
         for ox0 in range(ox + BLOCK * full, g.out_w, BLOCK):
             self.block(ox0, min(BLOCK, g.out_w - ox0), base)
@@ -208,7 +211,8 @@ class _Layer:
         self.a = a = _Asm()
         a("push {r4-r11, lr}", f"sub sp, sp, #{FRAME}", f"str r1, {a.frame(0)}", f"str r0, {a.frame(1)}",
           f"str r2, {a.frame(2)}")
-        a(f"movw r12, #{g.in_c}", f"str r12, {a.frame(3)}", "5:")
+        a(f"movw r12, #{g.in_c}", f"str r12, {a.frame(3)}", "5:", f"ldr r12, {a.frame(0)}", "ldrd r2, r3, [r12]",
+          f"strd r2, r3, {a.frame(6)}")
         for kind, oy0, count in self.runs():
             a(f"ldr r12, {a.frame(0)}", "add r12, r12, #8", "ldm r12, {r2-r7}")
             if KIND_SETUP[kind]:
