@@ -13,6 +13,7 @@ from mtk.autotune import tune_model
 from mtk.boards import get_board
 from mtk.compiler import KERNEL_HEADERS
 from mtk.ops import prepare_ops
+from mtk.ops.conv import DEPTHWISE_KERNELS
 from mtk.reader import read_model
 from mtk.reference import run_reference_batch
 from mtk.target import get_cpu
@@ -140,6 +141,29 @@ HELIUM_MODELS = {   # mtk_depthwise_mve.h: 3x3 whole groups in assembly (clamped
 @pytest.mark.parametrize("name", MODELS)
 def test_kernels_bit_exact_on_target(board, name, tmp_path):
     assert_bit_exact_on_target(MODELS[name](), board, tmp_path)
+
+
+DSP_3X3_MODELS = {   # depthwise3x3_dsp.py's generated assembly: a first block with the left border, looped blocks,
+    # last blocks of 1-4 outputs with the right border, clamped or not; the row kinds of padded top and bottom rows
+    "dw3x3-13-wide": lambda: depthwise_model((1, 11, 13, 8), (3, 3), (1, 11, 13, 8)),
+    "dw3x3-s2-relu6": lambda: depthwise_model((1, 9, 11, 12), (3, 3), (1, 5, 6, 12), "RELU6", stride=2),
+    "dw3x3-s2-24-wide": lambda: depthwise_model((1, 5, 24, 8), (3, 3), (1, 3, 12, 8), stride=2),
+    "dw3x3-valid-relu": lambda: depthwise_model((1, 7, 10, 4), (3, 3), (1, 5, 8, 4), "RELU", padding="VALID"),
+    "dw3x3-260-channels": lambda: depthwise_model((1, 3, 3, 260), (3, 3), (1, 3, 3, 260)),   # stores by offset
+    "dw3x3-s2x1": lambda: conv_model("DEPTHWISE_CONV_2D", (1, 7, 9, 8), (1, 3, 3, 8), (1, 4, 9, 8), per_channel=True,
+                                     padding="SAME", stride_h=2, stride_w=1, depth_multiplier=1, dilation_h_factor=1,
+                                     dilation_w_factor=1, fused_activation_function="NONE"),
+}
+
+
+@pytest.mark.parametrize("board", ["mps2/an386", "mps2/an500", "mps2/an505"])
+@pytest.mark.parametrize("name", DSP_3X3_MODELS)
+def test_dsp_3x3_depthwise_bit_exact_on_target(board, name, tmp_path):
+    model = DSP_3X3_MODELS[name]()
+    (tmp_path / "m.tflite").write_bytes(model)
+    [data] = [d for d in prepare_ops(read_model(tmp_path / "m.tflite"), get_cpu("cortex-m4"))]
+    assert DEPTHWISE_KERNELS.variants(data)[0].kernel == "dsp-3x3"
+    assert_bit_exact_on_target(model, board, tmp_path)
 
 
 def deep_fc_model(depth: int, units: int, activation: str, seed: int = 0, per_channel: bool = False) -> bytes:

@@ -243,8 +243,8 @@ def test_one_candidate_build_measures_a_variant_of_every_layer(tmp_path):
     assert candidate_tunings(layers, {layers[0].key: {"c4": 1}}) == [Tuning({layers[1].key: KernelVariant("tvm")},
                                                                             "schedule tvm")]
     m4 = tunable_layers(prepare_ops(read_model(tmp_path / "m.tflite"), get_cpu("cortex-m4")))
-    assert [[s.label for s in layer.variants] for layer in m4] == [["dsp-c4", "c4"], ["c", "tvm"]]
-    assert len(candidate_tunings(m4)) == 1
+    assert [[s.label for s in layer.variants] for layer in m4] == [["dsp-3x3", "dsp-c4", "c4"], ["c", "tvm"]]
+    assert len(candidate_tunings(m4)) == 2   # the depthwise layer has two variants besides its default
 
 
 @pytest.mark.slow

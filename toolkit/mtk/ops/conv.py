@@ -15,7 +15,7 @@ import numpy as np
 
 from ..graph import Graph, Op, Tensor
 from ..target import Cpu
-from . import depthwise, depthwise_dsp, depthwise_mve
+from . import depthwise, depthwise3x3_dsp, depthwise_dsp, depthwise_mve
 from .base import Axis, Band, Lowered, OpData, OpDef, Rows, constant_kernel, io
 from .common import check_int8_weights, op_error, require_per_tensor
 from .fixedpoint import activation_range, convolution_multipliers
@@ -166,7 +166,7 @@ class DepthwiseConv2D(ConvWindow, GemmOpDef):
 
 # Depthwise with several input channels (DepthwiseParams), by instruction set, the default first.
 DEPTHWISE_KERNELS = VariantTable({"mve": (depthwise_mve.KERNEL, depthwise.KERNEL),
-                                  "dsp": (depthwise_dsp.KERNEL, depthwise.KERNEL),
+                                  "dsp": (depthwise3x3_dsp.KERNEL, depthwise_dsp.KERNEL, depthwise.KERNEL),
                                   "m3": (depthwise.KERNEL,), "scalar": (depthwise.KERNEL,)})
 
 

@@ -1,0 +1,42 @@
+/* The 3x3 depthwise layers depthwise3x3_dsp.py generates assembly for, in C: what builds without the DSP
+ * assembly run (host builds), the same arithmetic on the same stream.
+ *
+ * Per channel the stream holds 8 int32: mult, k, then the doubled weights as int16 pairs W<kx> = (w[0][kx],
+ * w[1][kx]), U = (w[2][0], w[2][1]), V = (e, w[2][2]), and the doubled bias; taps outside the image read the
+ * input zero point zp. */
+#ifndef MTK_DW3X3_DSP_H_
+#define MTK_DW3X3_DSP_H_
+
+#include <stdint.h>
+
+#include "mtk_depthwise_dsp.h"
+
+static inline int32_t mtk_dw3x3_half(int32_t v, int32_t high) {
+  return (int16_t)(uint16_t)((uint32_t)v >> (high ? 16 : 0));
+}
+
+static inline void mtk_dw3x3_c(const int8_t* x, const int32_t* stream, int8_t* out, int32_t in_h, int32_t in_w,
+                               int32_t C, int32_t out_h, int32_t out_w, int32_t stride_h, int32_t stride_w,
+                               int32_t pad_top, int32_t pad_left, int32_t zp, int32_t act_min, int32_t act_max) {
+  for (int32_t c = 0; c < C; ++c) {
+    const int32_t* ch = stream + 8 * c;
+    const int32_t q[3] = {ch[0], ch[1], mtk_dw3x3_half(ch[6], 0)};
+    int32_t w[3][3];
+    for (int32_t kx = 0; kx < 3; ++kx)
+      w[0][kx] = mtk_dw3x3_half(ch[2 + kx], 0), w[1][kx] = mtk_dw3x3_half(ch[2 + kx], 1);
+    w[2][0] = mtk_dw3x3_half(ch[5], 0), w[2][1] = mtk_dw3x3_half(ch[5], 1), w[2][2] = mtk_dw3x3_half(ch[6], 1);
+    for (int32_t oy = 0; oy < out_h; ++oy)
+      for (int32_t ox = 0; ox < out_w; ++ox) {
+        int32_t acc = ch[7];
+        for (int32_t ky = 0; ky < 3; ++ky)
+          for (int32_t kx = 0; kx < 3; ++kx) {
+            const int32_t iy = oy * stride_h - pad_top + ky, ix = ox * stride_w - pad_left + kx;
+            const int inside = iy >= 0 && iy < in_h && ix >= 0 && ix < in_w;
+            acc += w[ky][kx] * (inside ? x[(iy * in_w + ix) * C + c] : zp);
+          }
+        out[(oy * out_w + ox) * C + c] = (int8_t)mtk_dw_dsp_clamp(mtk_dw_dsp_requant(acc, q), act_min, act_max);
+      }
+  }
+}
+
+#endif /* MTK_DW3X3_DSP_H_ */

@@ -1,0 +1,287 @@
+"""DEPTHWISE_CONV_2D with a 3x3 window, multiplier 1, dilation 1 and horizontal stride 1 or 2 on DSP cores
+(Cortex-M4, M7, M33): one channel at a time, its weights and bias in registers over the whole channel plane, 4
+outputs of a row a block, each input column of a block loaded once for the outputs that share it. The layer is
+one function of assembly generated here with its strides, offsets and border blocks as immediates
+(c/mtk_dw3x3_dsp.h computes the same in C where the assembly does not build).
+
+A column of the window is one int16 pair (slot 0, slot 1) made by PKHBT of two byte loads and slot 2's byte; an
+output is SMLAD of its three columns' pairs by W0..W2 and SMLABB/SMLABT/SMLABB of their slot-2 bytes by U, V.
+The three slots read three image rows that are always inside the image: an output row whose window reaches
+outside (padding) reads the nearest three rows instead, with its weights moved to the slots its rows land in and
+the rows outside left out, their input zero point's products in the bias (one weight set per such row kind).
+Columns outside the image are the zero point's pair. Requantization as depthwise_dsp.py's (SMMLAR on doubled
+sums, weights and bias doubled offline)."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from . import depthwise, depthwise_dsp
+from .base import Const, Kernel, OpData
+from .depthwise_dsp import fused_params
+from .variants import KernelChoice
+
+HEADER = "mtk_dw3x3_dsp.h"
+BLOCK = 4                  # outputs a block (accumulators r8, r9, r10, r11)
+CHANNEL_WORDS = 8          # mult, k, W0, W1, W2, U, V, 2 * bias
+LOAD_REACH = 4095          # LDRSB's immediate offset
+ACCS = ("r8", "r9", "r10", "r11")
+WEIGHTS = ("r2", "r3", "r4")
+SINGLES = (("smlabb", "r5"), ("smlabt", "r5"), ("smlabt", "r6"))   # slot 2 of column kx by U.lo, U.hi, V.hi
+FRAME = 32                 # stream, input and output pointers of the channel, channels and rows left, the block
+                           # loop's end (of r1), the channel's mult and k
+NORMAL, TOP, BOTTOM = (0, 1, 2), (None, 0, 1), (1, 2, None)   # slot of each kernel row (None: outside)
+# The weight registers of a row kind from the normal ones (W<kx> = (row 0, row 1), U = (w20, w21), V = (e, w22)),
+# the bias first taking the zero point's products through the kernel row outside (zp in lr).
+KIND_SETUP = {
+    NORMAL: [],
+    TOP: ["smlabb r7, lr, r2, r7", "smlabb r7, lr, r3, r7", "smlabb r7, lr, r4, r7",
+          "lsr r2, r2, #16", "pkhbt r2, r2, r5, lsl #16", "pkhtb r3, r5, r3, asr #16", "pkhtb r4, r6, r4, asr #16",
+          "mov r5, #0", "uxth r6, r6"],
+    BOTTOM: ["smlabb r7, lr, r5, r7", "smlabt r7, lr, r5, r7", "smlabt r7, lr, r6, r7",
+             "pkhtb r5, r3, r2, asr #16", "pkhbt r6, r6, r4", "lsl r2, r2, #16", "lsl r3, r3, #16",
+             "lsl r4, r4, #16"],
+}
+
+
+def row_kinds(in_h: int, out_h: int, stride: int, pad: int) -> tuple[list[tuple], list[int]]:
+    """Per output row the slot of each kernel row (None outside the image) and the first of the three image
+    rows its slots read (the nearest three inside)."""
+    kinds, first = [], []
+    for oy in range(out_h):
+        iy = oy * stride - pad
+        top = min(max(iy, 0), in_h - 3)
+        kinds.append(tuple(iy + ky - top if 0 <= iy + ky < in_h else None for ky in range(3)))
+        first.append(top)
+    return kinds, first
+
+
+def pack(w: np.ndarray, params: np.ndarray) -> np.ndarray:
+    """The channels' stream (int32) from weights w [1, 3, 3, C] and params [C][4] (fused_params): per channel
+    mult, k, then the doubled weights as int16 pairs W<kx> = (w[0][kx], w[1][kx]), U = (w[2][0], w[2][1]),
+    V = (e, w[2][2]), and 2 * bias."""
+    taps = w[0].astype(np.int64) * 2                                      # [ky][kx][C]
+
+    def pair(lo, hi):
+        return lo & 0xffff | (hi & 0xffff) << 16
+
+    mult, k, e, bias2 = (params[:, i].astype(np.int64) for i in (1, 2, 3, 0))
+    words = [mult, k, *(pair(taps[0, kx], taps[1, kx]) for kx in range(3)), pair(taps[2, 0], taps[2, 1]),
+             pair(e, taps[2, 2]), bias2]
+    return (np.stack(words, axis=1) & 0xffffffff).astype(np.uint32).view(np.int32).reshape(-1)
+
+
+class _Asm:
+    """Assembly lines with the stack depth below the frame tracked (for the frame's offsets)."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.depth = 0
+
+    def __call__(self, *lines: str) -> None:
+        self.lines += lines
+
+    def frame(self, slot: int) -> str:
+        return f"[sp, #{self.depth + 4 * slot}]"
+
+    def add(self, reg: str, value: int, scratch: str) -> None:
+        """reg += value (scratch free when the value needs a register)."""
+        if value == 0:
+            return
+        if abs(value) < 4096:
+            self(f"{'addw' if value > 0 else 'subw'} {reg}, {reg}, #{abs(value)}")
+        else:
+            self(f"movw {scratch}, #{value & 0xffff}", f"movt {scratch}, #{(value >> 16) & 0xffff}",
+                 f"add {reg}, {reg}, {scratch}")
+
+
+def _clamp(reg: str, bound: int, cond: str) -> list[str]:
+    """reg = bound where reg compares `cond` (lt, gt) to it."""
+    compare = f"cmp {reg}, #{bound}" if bound >= 0 else f"cmn {reg}, #{-bound}"
+    move = f"mov{cond} {reg}, #{bound}" if bound >= 0 else f"mvn{cond} {reg}, #{~bound}"
+    return [compare, f"it {cond}", move]
+
+
+class _Layer:
+    """The assembly of one layer (g: geometry.ConvGeometry)."""
+
+    def __init__(self, g, zp: int, act_min: int, act_max: int) -> None:
+        self.g, self.zp, self.act_min, self.act_max = g, zp, act_min, act_max
+        self.kinds, self.first = row_kinds(g.in_h, g.out_h, g.stride_h, g.pad_top)
+        self.row = g.in_w * g.in_c
+        s, pad = g.stride_w, g.pad_left
+        self.ox_lo = min(-(-pad // s), g.out_w)
+        self.ox_hi = min(max((g.in_w - 3 + pad) // s + 1, 0), g.out_w)
+        self.a = _Asm()
+        self.reach = 0             # the largest load offset
+
+    def column(self, ix: int, base: int, const_loaded: bool) -> bool:
+        """Column ix into r12 (slots 0, 1) and lr (slot 2), r0 at column `base`; True when it is the zero point's."""
+        g, a = self.g, self.a
+        if 0 <= ix < g.in_w:
+            off = (ix - base) * g.in_c
+            self.reach = max(self.reach, off + 2 * self.row)
+            a(f"ldrsb r12, [r0, #{off}]", f"ldrsb lr, [r0, #{off + self.row}]", "pkhbt r12, r12, lr, lsl #16",
+              f"ldrsb lr, [r0, #{off + 2 * self.row}]")
+            return False
+        if not const_loaded:
+            half = self.zp & 0xffff
+            a(f"movw r12, #{half}", f"movt r12, #{half}", f"movw lr, #{half}")
+        return True
+
+    def block(self, ox0: int, n: int, base: int) -> None:
+        """Outputs ox0 .. ox0 + n - 1 of the row, r0 at column `base`; r1 advanced past them."""
+        g, a, s = self.g, self.a, self.g.stride_w
+        ix0 = ox0 * s - g.pad_left
+        const = False
+        for j in range(s * (n - 1) + 3):
+            const = self.column(ix0 + j, base, const)
+            for i in range(n):
+                kx = j - s * i
+                if 0 <= kx <= 2:
+                    acc = ACCS[i]
+                    a(f"smlad {acc}, r12, {WEIGHTS[kx]}, {'r7' if kx == 0 else acc}")
+                    op, reg = SINGLES[kx]
+                    a(f"{op} {acc}, lr, {reg}, {acc}")
+        a("push {r5}")   # U's register holds the multiplier, r12 k; V's low half is the shift e
+        a.depth += 4
+        a(f"ldrd r5, r12, {a.frame(6)}")
+        for acc in ACCS[:n]:
+            a(f"smmlar lr, {acc}, r5, r12", f"sub lr, lr, {acc}, lsr #31", "asr lr, lr, r6", f"ssat {acc}, #8, lr")
+            if self.act_min > -128:
+                a(*_clamp(acc, self.act_min, "lt"))
+            if self.act_max < 127:
+                a(*_clamp(acc, self.act_max, "gt"))
+        a("pop {r5}")
+        a.depth -= 4
+        if g.in_c <= 255:
+            a(*(f"strb {acc}, [r1], #{g.in_c}" for acc in ACCS[:n]))
+        else:
+            a(*(f"strb {acc}, [r1, #{i * g.in_c}]" for i, acc in enumerate(ACCS[:n])))
+            a.add("r1", n * g.in_c, "r12")
+
+    def row_code(self) -> int:
+        """The row subroutine (label 9): r0 at the window's first row, column 0; r1 at the output row. Returns
+        the column r0 is left at."""
+        g, a, s = self.g, self.a, self.g.stride_w
+        a("9:", "push {lr}")
+        a.depth += 4
+        ox = min(BLOCK, g.out_w) if self.ox_lo else 0   # a first block with the left border's outputs
+        if ox:
+            self.block(0, ox, 0)
+        full = max(self.ox_hi - ox, 0) // BLOCK          # then blocks whose columns are all inside
+        base = 0
+        if full:
+            base = ox * s - g.pad_left
+            a.add("r0", base * g.in_c, "r12")
+            if full > 1:
+                a("mov r12, r1")
+                a.add("r12", full * BLOCK * g.in_c, "lr")
+                a(f"str r12, {a.frame(5)}")
+            a("3:")
+            self.block(ox, BLOCK, base)
+            a.add("r0", BLOCK * s * g.in_c, "r12")
+            if full > 1:
+                a(f"ldr r12, {a.frame(5)}", "cmp r1, r12", "bne 3b")
+            base += BLOCK * s * full
+        for ox0 in range(ox + BLOCK * full, g.out_w, BLOCK):
+            self.block(ox0, min(BLOCK, g.out_w - ox0), base)
+        a("pop {pc}")
+        a.depth -= 4
+        return base
+
+    def runs(self) -> list[tuple[tuple, int, int]]:
+        """Output rows as runs (kind, first output row, count) whose window rows step by the stride."""
+        runs: list[tuple[tuple, int, int]] = []
+        for oy, (kind, top) in enumerate(zip(self.kinds, self.first)):
+            if runs:
+                k, oy0, count = runs[-1]
+                if k == kind and self.first[oy0] + count * self.g.stride_h == top:
+                    runs[-1] = (k, oy0, count + 1)
+                    continue
+            runs.append((kind, oy, 1))
+        return runs
+
+    def source(self) -> list[str]:
+        g = self.g
+        end_column = self.row_code()
+        row_lines = self.a.lines
+        self.a = a = _Asm()
+        a("push {r4-r11, lr}", f"sub sp, sp, #{FRAME}", f"str r1, {a.frame(0)}", f"str r0, {a.frame(1)}",
+          f"str r2, {a.frame(2)}")
+        a(f"movw r12, #{g.in_c}", f"str r12, {a.frame(3)}", "5:", f"ldr r12, {a.frame(0)}", "ldrd r2, r3, [r12]",
+          f"strd r2, r3, {a.frame(6)}")
+        for kind, oy0, count in self.runs():
+            a(f"ldr r12, {a.frame(0)}", "add r12, r12, #8", "ldm r12, {r2-r7}")
+            if KIND_SETUP[kind]:
+                a(f"movw lr, #{self.zp & 0xffff}", *KIND_SETUP[kind])
+            a(f"ldr r0, {a.frame(1)}")
+            a.add("r0", self.first[oy0] * self.row, "r12")
+            a(f"ldr r1, {a.frame(2)}")
+            a.add("r1", oy0 * g.out_w * g.in_c, "r12")
+            if count > 1:
+                a(f"movw r12, #{count}", f"str r12, {a.frame(4)}", "4:")
+            a("bl 9f")
+            if count > 1:
+                a.add("r0", g.stride_h * self.row - end_column * g.in_c, "r12")
+                a(f"ldr r12, {a.frame(4)}", "subs r12, r12, #1", f"str r12, {a.frame(4)}", "bne 4b")
+        a(f"ldr r12, {a.frame(0)}", f"add r12, r12, #{4 * CHANNEL_WORDS}", f"str r12, {a.frame(0)}")
+        for slot in (1, 2):
+            a(f"ldr r12, {a.frame(slot)}", "adds r12, r12, #1", f"str r12, {a.frame(slot)}")
+        a(f"ldr r12, {a.frame(3)}", "subs r12, r12, #1", f"str r12, {a.frame(3)}", "bne 5b",
+          f"add sp, sp, #{FRAME}", "pop {r4-r11, pc}")
+        return a.lines + row_lines
+
+
+def fits(g) -> bool:
+    """The layers the generated assembly computes: 3x3, multiplier 1, dilation 1, horizontal stride 1 or 2, at
+    least 3 input rows, padding of at most a row at the top and 2 columns at the left (c_source checks the load
+    offsets)."""
+    return (g.k_h == 3 and g.k_w == 3 and g.out_c == g.in_c and g.dil_h == 1 and g.dil_w == 1
+            and g.stride_w in (1, 2) and g.in_h >= 3 and 0 <= g.pad_left <= 2 and 0 <= g.pad_top
+            and set(row_kinds(g.in_h, g.out_h, g.stride_h, g.pad_top)[0]) <= set(KIND_SETUP))
+
+
+def c_source(g, zp: int, act_min: int, act_max: int) -> tuple[str, str] | None:
+    """(C source, function name): the layer's assembly and, for builds without it, the call of the C version;
+    None when a load offset would not fit LDRSB's immediate."""
+    layer = _Layer(g, zp, act_min, act_max)
+    lines = layer.source()
+    if layer.reach > LOAD_REACH:
+        return None
+    asm = "".join(f'      "{line}\\n\\t"\n' for line in lines)
+    c_args = (f"{g.in_h}, {g.in_w}, {g.in_c}, {g.out_h}, {g.out_w}, {g.stride_h}, {g.stride_w}, {g.pad_top}, "
+              f"{g.pad_left}, {zp}, {act_min}, {act_max}")
+    name = f"mtk_dw3x3_{hashlib.sha256((asm + c_args).encode()).hexdigest()[:12]}"
+    src = (f"#ifdef MTK_DW_DSP_ASM\n"
+           f"__attribute__((naked, noinline)) static void {name}_body(const void* x, const void* stream, "
+           f"void* out) {{\n"
+           f"  __asm__ volatile(\n{asm}  );\n}}\n#endif\n"
+           f"int32_t {name}(void* x, void* stream, void* out) {{\n"
+           f"#ifdef MTK_DW_DSP_ASM\n  {name}_body(x, stream, out);\n#else\n"
+           f"  mtk_dw3x3_c((const int8_t*)x, (const int32_t*)stream, (int8_t*)out, {c_args});\n"
+           f"#endif\n  return 0;\n}}\n")
+    return src, name
+
+
+def takes(data: OpData) -> bool:
+    p, g = data.params, data.params.geometry
+    return (fits(g) and fused_params(p.bias, p.requant, data.inputs[1].data) is not None
+            and c_source(g, data.inputs[0].quant.zp, p.requant.act_min, p.requant.act_max) is not None)
+
+
+def lower(data: OpData) -> Kernel:
+    """The layer (conv.DepthwiseParams) as the generated assembly computes it; a band of a tiled layer
+    (codegen/tiling.py) that it does not take (fewer than 3 rows) as depthwise_dsp.py's kernel does."""
+    if not takes(data):
+        return (depthwise_dsp.KERNEL if depthwise_dsp.takes(data) else depthwise.KERNEL).lower(data)
+    p, g = data.params, data.params.geometry
+    w = data.inputs[1].data
+    src, name = c_source(g, data.inputs[0].quant.zp, p.requant.act_min, p.requant.act_max)
+    args = [data.op.inputs[0], Const("channels", pack(w, fused_params(p.bias, p.requant, w))), data.op.outputs[0]]
+    return Kernel("depthwise_conv2d", args, c_source=src, c_name=name, headers=(HEADER,))
+
+
+KERNEL = KernelChoice("dsp-3x3", lower, takes)   # DSP cores, 3x3: a channel's weights in registers, 4 outputs a block
