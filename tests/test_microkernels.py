@@ -12,7 +12,7 @@ import pytest
 
 from mtk.compiler import KERNEL_HEADERS, kernel_header_files
 from mtk.ops import microkernels
-from mtk.ops.gemm import gemm_variants
+from mtk.ops.gemm import gemm_variants, micro_kernel
 from mtk.target import CPUS
 
 
@@ -68,7 +68,7 @@ def test_schedules_follow_the_table():
         "1x4/s16", "2x2/fused", "2x2/biased", "2x2/int16", "1x4/biased", "1x4/int16"]
     assert [s.label for s in gemm_variants(m4, 9)] == ["2x2/fused", "2x2/biased", "2x2/int16", "1x4/biased",
                                                         "1x4/int16"]
-    assert [s.micro_kernel.fused for s in gemm_variants(m4, 9)] == [True, False, False, False, False]
+    assert [micro_kernel(s).fused for s in gemm_variants(m4, 9)] == [True, False, False, False, False]
     m0 = CPUS["cortex-m0"]   # one or two channels over the input's rows: the direct kernel, no padded quad
     assert [s.label for s in gemm_variants(m0, 1, channels=1, input_rows=True)] == ["1x4/s16", "1x4/int8"]
     assert [s.label for s in gemm_variants(m0, 9, channels=2, input_rows=True)] == ["1x4/s16", "2x2/int8", "1x4/int8"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -16,19 +16,19 @@ from mtk.boards import get_board
 from mtk.cli import main
 from mtk.compiler import compile_model
 from mtk.errors import MtkError
-from mtk.ops.gemm import GemmVariant, packed_weight_bytes
+from mtk.ops.gemm import packed_weight_bytes
 from mtk.ops.conv import DEPTHWISE_KERNELS
 from mtk.ops.microkernels import ALL_ISAS, pack_weight_pairs, pack_weights, pack_weights_int16, pack_weights_narrow
 from mtk.ops import op_def, prepare_ops
 from mtk.ops.base import Scratch
 from mtk.ops.pooling import POOL_KERNELS
-from mtk.ops.variants import KernelVariant
+from mtk.ops.variants import Variant
 from mtk.pipeline import LayerTime, _layer_times
 from mtk.reader import read_model
 from mtk.reference import run_reference_batch
 from mtk.target import get_cpu
 from mtk.tflite_builder import ModelBuilder
-from mtk.tuning import Tuning, load_tuning, tunable_layers
+from mtk.tuning import Tuning, load_tuning, tunable_layers, write_entries
 
 MODEL = Path(__file__).resolve().parents[1] / "models" / "digits_cnn_int8.tflite"
 
@@ -100,7 +100,7 @@ def test_a_bad_tuning_file_is_a_clear_error(content, tmp_path, capsys):
 
 def test_a_schedule_the_layer_cannot_take_is_refused(tmp_path):
     layer = tunable_layers(prepare_ops(read_model(MODEL), get_cpu("cortex-m3")))[0]
-    tuning = Tuning({layer.key: GemmVariant("2x2", "int16")}, "shared.json")   # int16 weights need DSP
+    tuning = Tuning({layer.key: Variant("2x2/int16")}, "shared.json")   # int16 weights need DSP
     with pytest.raises(MtkError, match="shared.json: schedule 2x2/int16 is not one op 0 can take"):
         compile_model(MODEL, tmp_path / "lib", cpu="cortex-m3", tuning=tuning)
 
@@ -160,12 +160,12 @@ def test_flash_is_priced_against_the_leanest_schedule_not_the_default():
 @pytest.mark.parametrize("channels, depth", [(10, 27), (64, 64), (3, 5)])
 def test_packed_weight_bytes_are_the_packed_arrays(channels, depth):
     w = np.arange(channels * depth, dtype=np.int8).reshape(channels, depth)
-    for variant, group, packed in [(GemmVariant("2x2", "int8"), 4, pack_weights(w, 2)),
-                                    (GemmVariant("1x4", "int8"), 16, pack_weights(w, 4, 16)),
-                                    (GemmVariant("1x8", "int8"), 4, pack_weights(w, 8)),
-                                    (GemmVariant("1x8", "s8"), 4, pack_weights_narrow(w, 8)),
-                                    (GemmVariant("2x2", "int16"), 4, pack_weights_int16(w, 2)),
-                                    (GemmVariant("1x4", "pairs"), 4, pack_weight_pairs(w))]:
+    for variant, group, packed in [(Variant("2x2/int8"), 4, pack_weights(w, 2)),
+                                    (Variant("1x4/int8"), 16, pack_weights(w, 4, 16)),
+                                    (Variant("1x8/int8"), 4, pack_weights(w, 8)),
+                                    (Variant("1x8/s8"), 4, pack_weights_narrow(w, 8)),
+                                    (Variant("2x2/int16"), 4, pack_weights_int16(w, 2)),
+                                    (Variant("1x4/pairs"), 4, pack_weight_pairs(w))]:
         assert packed.nbytes == packed_weight_bytes(channels, depth, variant, group)
 
 
@@ -186,7 +186,7 @@ def test_an_interrupted_tune_keeps_its_counts_and_resumes(tmp_path, monkeypatch,
     monkeypatch.setattr(autotune, "_run", interrupted_after_one_candidate)
     assert main(["tune", str(MODEL), "--board", "mps2/an386", "--tuning", str(cache), "-q"]) == 130
     partial = json.loads(cache.read_text())["layers"]
-    defaults = {layer.key: asdict(layer.variants[0]) for layer in tunable_layers(prepare_ops(read_model(MODEL), get_cpu("cortex-m4")))}
+    defaults = {layer.key: layer.variants[0].to_json() for layer in tunable_layers(prepare_ops(read_model(MODEL), get_cpu("cortex-m4")))}
     assert partial and all(entry["schedule"] == defaults[key] for key, entry in partial.items())
     assert max(len(entry["cycles"]) for entry in partial.values()) == 2   # default + the first candidate
 
@@ -237,10 +237,10 @@ def test_one_candidate_build_measures_a_variant_of_every_layer(tmp_path):
     layers = tunable_layers(prepare_ops(read_model(tmp_path / "m.tflite"), get_cpu("cortex-m55")))
     assert [[s.label for s in layer.variants] for layer in layers] == [["mve-c16", "c4"], ["mve", "tvm"]]
     [build] = candidate_tunings(layers)
-    assert list(build.variants.values()) == [KernelVariant("c4"), KernelVariant("tvm")]
-    assert [list(t.variants.values()) for t in autotune._split(build)] == [[KernelVariant("c4")],
-                                                                           [KernelVariant("tvm")]]
-    assert candidate_tunings(layers, {layers[0].key: {"c4": 1}}) == [Tuning({layers[1].key: KernelVariant("tvm")},
+    assert list(build.variants.values()) == [Variant("c4"), Variant("tvm")]
+    assert [list(t.variants.values()) for t in autotune._split(build)] == [[Variant("c4")],
+                                                                           [Variant("tvm")]]
+    assert candidate_tunings(layers, {layers[0].key: {"c4": 1}}) == [Tuning({layers[1].key: Variant("tvm")},
                                                                             "schedule tvm")]
     m4 = tunable_layers(prepare_ops(read_model(tmp_path / "m.tflite"), get_cpu("cortex-m4")))
     assert [[s.label for s in layer.variants] for layer in m4] == [["dsp-3x3", "dsp-c4", "c4"], ["c", "tvm"]]
@@ -310,12 +310,26 @@ def test_layers_in_tiled_stages_are_not_measured(tmp_path):
         twice, SimpleNamespace(layers=times)).values()] == [[5, 0]]
 
 
+def test_tuning_files_hold_the_kernel_id_and_older_gemm_schedules_read_the_same(tmp_path):
+    """One variant type: a GEMM's schedule is written {"kernel": "<block>/<weights>"}, the label of its
+    micro-kernel; files of older versions, {"block": ..., "weights": ...}, name the same variant."""
+    layer = tunable_layers(prepare_ops(read_model(MODEL), get_cpu("cortex-m4")))[0]
+    file = tmp_path / "t.json"
+    write_entries(file, {layer.key: {"schedule": Variant("2x2/int16").to_json(), "instructions": {}}})
+    assert json.loads(file.read_text())["layers"][layer.key]["schedule"] == {"kernel": "2x2/int16"}
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({"format": "mtk-tuning/1",
+                               "layers": {layer.key: {"schedule": {"block": "2x2", "weights": "int16"}}}}))
+    assert load_tuning(old).variants == load_tuning(file).variants == {layer.key: Variant("2x2/int16")}
+    assert Variant("1x4/biased", 48).to_json() == {"kernel": "1x4/biased", "chunk": 48}   # metadata.json's
+
+
 def test_a_kernel_variant_is_read_from_the_file_and_checked(tmp_path):
     (tmp_path / "m.tflite").write_bytes(depthwise_pool_model())
     layers = tunable_layers(prepare_ops(read_model(tmp_path / "m.tflite"), get_cpu("cortex-m4")))
     file = tmp_path / "t.json"
     file.write_text(json.dumps({"format": "mtk-tuning/1", "layers": {layers[0].key: {"schedule": {"kernel": "mve-c16"}}}}))
-    assert load_tuning(file).variants == {layers[0].key: KernelVariant("mve-c16")}
+    assert load_tuning(file).variants == {layers[0].key: Variant("mve-c16")}
     with pytest.raises(MtkError, match="schedule mve-c16 is not one op 0 can take"):   # Helium's, on the M4
         compile_model(tmp_path / "m.tflite", tmp_path / "lib", cpu="cortex-m4", tuning=load_tuning(file))
 

@@ -26,9 +26,8 @@ from __future__ import annotations
 
 import math
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -36,6 +35,7 @@ from . import __version__, ui
 from .boards import Board
 from .errors import MismatchError, ModelError, MtkError
 from .ops import prepare_ops
+from .ops.variants import Variant
 from .pipeline import RunOptions, RunResult, int8_model, run_model
 from .reader import read_model
 from .tuning import Layer, Tuning, read_entries, tunable_layers, write_entries
@@ -50,7 +50,7 @@ class LayerChoice:
     ops: list[int]                  # op indices with this key
     counts: dict[str, int]          # estimated cycles by variant label
     extra_flash: dict[str, int]     # by variant label: weight bytes over the leanest variant's
-    variant: Any                    # GemmVariant or KernelVariant
+    variant: Variant
     passed_over: dict[str, str]     # by variant label: why it was not chosen
     cached: bool                    # counts read from the tuning file, not measured now
 
@@ -76,7 +76,7 @@ class TuneResult:
                 "builds_measured": self.builds_measured, "untuned": whole(self.untuned), "tuned": whole(self.tuned),
                 "bit_exact": True,
                 "layers": [{"key": c.key, "ops": c.ops, COUNTS: c.counts,
-                            "extra_flash_bytes": c.extra_flash, "cached": c.cached, "schedule": asdict(c.variant),
+                            "extra_flash_bytes": c.extra_flash, "cached": c.cached, "schedule": c.variant.to_json(),
                             "passed_over": c.passed_over} for c in self.layers]}
 
 
@@ -109,13 +109,13 @@ def _counts(result: RunResult) -> dict[int, int]:
 
 
 def choose(layer: Layer, counts: dict[str, int], tick: float, flash_per_unit: float,
-           unit: str = COUNTS) -> tuple[Any, dict[str, str]]:
+           unit: str = COUNTS) -> tuple[Variant, dict[str, str]]:
     """The variant for `layer` from its measured `counts` (of `unit`, by label, the leanest variant's
     always there), and why each other variant was passed over. A variant is allowed if its weights
     take no more flash than the leanest's, or extra flash ≤ flash_per_unit × the count it saves over
     the leanest; of the allowed, the fewest, and within `tick` of the fewest the first."""
     lean, extra_flash = counts[layer.leanest.label], layer.extra_flash
-    allowed: list[Any] = []
+    allowed: list[Variant] = []
     passed_over: dict[str, str] = {}
     for s in layer.variants:
         extra, count = extra_flash[s.label], counts.get(s.label)
@@ -147,14 +147,14 @@ def candidate_tunings(layers: list[Layer], measured: dict[str, dict[str, int | N
     return [_candidate({key: variants[k] for key, variants in todo if k < len(variants)}) for k in range(rounds)]
 
 
-def _candidate(variants: dict[str, Any]) -> Tuning:
+def _candidate(variants: dict[str, Variant]) -> Tuning:
     labels = dict.fromkeys(s.label for s in variants.values())
     return Tuning(variants, "schedule " + ", ".join(labels))
 
 
 def _split(tuning: Tuning) -> list[Tuning]:
     """One candidate per variant of `tuning`: [] when it holds one."""
-    by_variant: dict[Any, dict[str, Any]] = {}
+    by_variant: dict[Variant, dict[str, Variant]] = {}
     for key, variant in tuning.variants.items():
         by_variant.setdefault(variant, {})[key] = variant
     return [_candidate(keys) for keys in by_variant.values()] if len(by_variant) > 1 else []
@@ -204,7 +204,7 @@ def _measure(model: Path, board: Board, layers: list[Layer], untuned: RunResult,
 def _save_counts(cache: Path, board: Board, layers: list[Layer], measured: dict[str, dict[str, int | None]]) -> None:
     if layers:
         write_entries(cache, {layer.key: {COUNTS: measured[layer.key], "board": board.name,
-                                          "mtk_version": __version__, "schedule": asdict(layer.variants[0])}
+                                          "mtk_version": __version__, "schedule": layer.variants[0].to_json()}
                               for layer in layers})
 
 
@@ -248,7 +248,7 @@ def tune_model(model: Path, board: Board, cache: Path, calib: str | None = None,
         for key, layers in by_key.items():
             entry = measured.get(key) or entries[key]
             variant, passed_over = choose(layers[0], entry[COUNTS], 0, flash_per_instruction)
-            chosen_entries[key] = {**entry, "schedule": asdict(variant), "extra_flash_bytes": layers[0].extra_flash,
+            chosen_entries[key] = {**entry, "schedule": variant.to_json(), "extra_flash_bytes": layers[0].extra_flash,
                                    "flash_per_instruction": _json_limit(flash_per_instruction)}
             choices.append(LayerChoice(key, sorted(layer.op.index for layer in layers), entry[COUNTS],
                                        layers[0].extra_flash, variant, passed_over, key not in measured))

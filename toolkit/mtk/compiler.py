@@ -8,7 +8,7 @@ codegen/aot.py binds the kernels into the run function and emits the C, compiled
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -230,5 +230,5 @@ def _compiled_op(data: OpData, low: Lowered, program: aot.AotProgram, layer: Lay
         output_shape=list(data.output.shape),
         macs=op_def(op.type).macs(data),
         kernel=symbols[0] if len(symbols) == 1 else (symbols or None),
-        impl=impl, layer_key=layer.key if layer else None, variant=asdict(low.variant) if layer else None,
+        impl=impl, layer_key=layer.key if layer else None, variant=low.variant.to_json() if layer else None,
         tiled=tiled)

@@ -10,7 +10,7 @@ over the leanest variant's, and the variant chosen from them with `flash_per_ins
 allowed per cycle saved (autotune.choose; null: no limit):
 
     {"format": "mtk-tuning/1",
-     "layers": {"<key>": {"schedule": {"block": "2x2", "weights": "int16"},
+     "layers": {"<key>": {"schedule": {"kernel": "2x2/int16"},
                           "cycles": {"2x2/int8": 1042720, "2x2/int16": 950100},
                           "extra_flash_bytes": {"2x2/int8": 0, "2x2/int16": 4096},
                           "flash_per_instruction": 1.0,
@@ -20,16 +20,17 @@ Files written before extra_flash_bytes and flash_per_instruction existed read th
 format is unchanged: `mtk tune` adds both); their layers counted in "instructions" (files written before
 the cycle model) are measured again in cycles. `mtk compile/run/bench/validate --tuning FILE`
 compile each layer whose key the file holds with its variant, every other layer with the default.
-A layer's variant is what the file, the messages and metadata.json call its "schedule": for a GEMM
-(conv, fully connected, 1→N depthwise) a gemm.GemmVariant, {"block": ..., "weights": ...} (which C
-micro-kernel, which weight format); for depthwise with several input channels and average/max pooling
-a variants.KernelVariant, {"kernel": name} (a kernel of the family's table: ops/variants.py).
+A layer's variant (ops/variants.Variant) is what the file, the messages and metadata.json call its "schedule":
+{"kernel": id}, the id of its kernel in its family's table: for a GEMM (conv, fully connected, 1→N depthwise)
+its micro-kernel's label, "<block>/<weights>" (ops/microkernels.py); for depthwise with several input channels
+and average/max pooling a kernel's name (ops/variants.py). Files of older versions hold a GEMM's as
+{"block": "2x2", "weights": "int16"}: read the same.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -40,11 +41,9 @@ from .fsutil import atomic_output_file
 from .graph import Op
 from .ops import op_def
 from .ops.base import OpData
-from .ops.gemm import GemmVariant
-from .ops.variants import KernelVariant
+from .ops.variants import Variant
 
 FORMAT = "mtk-tuning/1"
-VARIANT_TYPES = (GemmVariant, KernelVariant)   # what a "schedule" can be, told apart by its fields
 KEY_OPTIONS = ("filter_height", "filter_width", "stride_h", "stride_w", "dilation_h_factor", "dilation_w_factor",
                "padding", "depth_multiplier")
 
@@ -55,7 +54,7 @@ class Layer:
 
     data: OpData                    # the op prepared
     key: str
-    variants: list[Any]             # GemmVariant or KernelVariant, the default first
+    variants: list[Variant]         # the default first
 
     @property
     def op(self) -> Op:
@@ -68,7 +67,7 @@ class Layer:
         return {s.label: opdef.weight_bytes(self.data, s) for s in self.variants}
 
     @property
-    def leanest(self) -> Any:
+    def leanest(self) -> Variant:
         """The variant whose weights take the least flash (the first of equals): what others pay against."""
         return min(self.variants, key=lambda s: self.weight_bytes[s.label])
 
@@ -83,10 +82,10 @@ class Layer:
 class Tuning:
     """Variants by layer key, and where they come from (named in errors)."""
 
-    variants: dict[str, Any] = field(default_factory=dict)   # GemmVariant or KernelVariant
+    variants: dict[str, Variant] = field(default_factory=dict)
     source: str = "tuning"
 
-    def variant(self, layer: Layer) -> Any:
+    def variant(self, layer: Layer) -> Variant:
         chosen = self.variants.get(layer.key, layer.variants[0])
         if chosen not in layer.variants:
             raise MtkError(f"{self.source}: schedule {chosen.label} is not one op {layer.op.index} can take "
@@ -120,16 +119,6 @@ def tunable_layers(prepared: list[OpData]) -> list[Layer]:
     return layers
 
 
-def variant_of(schedule: Any) -> Any:
-    """The variant a tuning file's "schedule" names (the VARIANT_TYPES whose fields it has, all strings); None
-    if it names none."""
-    for kind in VARIANT_TYPES:
-        if (isinstance(schedule, dict) and set(schedule) == {f.name for f in fields(kind)}
-                and all(isinstance(v, str) for v in schedule.values())):
-            return kind(**schedule)
-    return None
-
-
 # ---- the tuning file ---------------------------------------------------------------------------
 
 def read_entries(path: Path) -> dict[str, dict[str, Any]]:
@@ -141,9 +130,8 @@ def read_entries(path: Path) -> dict[str, dict[str, Any]]:
         raise MtkError(f"{path} is not an mtk tuning file (expected an object with \"format\": \"{FORMAT}\" "
                        "and \"layers\")")
     for key, entry in data["layers"].items():
-        if variant_of(entry.get("schedule") if isinstance(entry, dict) else None) is None:
-            raise MtkError(f"tuning file {path}: layer '{key}' has no valid schedule "
-                           "({\"block\": ..., \"weights\": ...} or {\"kernel\": ...})")
+        if Variant.from_json(entry.get("schedule") if isinstance(entry, dict) else None) is None:
+            raise MtkError(f"tuning file {path}: layer '{key}' has no valid schedule ({{\"kernel\": ...}})")
         for unit in ("instructions", "cycles"):
             counts = entry.get(unit, {})
             if not (isinstance(counts, dict) and all(n is None or isinstance(n, int) for n in counts.values())):
@@ -154,7 +142,7 @@ def read_entries(path: Path) -> dict[str, dict[str, Any]]:
 
 def load_tuning(path: str | Path) -> Tuning:
     entries = read_entries(Path(path))
-    return Tuning({key: variant_of(entry["schedule"]) for key, entry in entries.items()}, str(path))
+    return Tuning({key: Variant.from_json(entry["schedule"]) for key, entry in entries.items()}, str(path))
 
 
 def write_entries(path: Path, entries: dict[str, dict[str, Any]]) -> None:

@@ -19,12 +19,12 @@ from . import depthwise, depthwise3x3_dsp, depthwise_dsp, depthwise_mve
 from .base import Axis, Band, Lowered, OpData, OpDef, Rows, constant_kernel, io
 from .common import check_int8_weights, op_error, require_per_tensor
 from .fixedpoint import activation_range, convolution_multipliers
-from .gemm import GemmOpDef, GemmParams, GemmVariant, Patches, packed_weight_bytes, row_source
+from .gemm import GemmOpDef, GemmParams, Patches, micro_kernel, packed_weight_bytes, row_source
 from .geometry import ConvGeometry, conv_geometry
 from .int16x8 import with_16x8
 from .microkernels import weight_group
 from .requant import Requant
-from .variants import KernelVariant, VariantTable
+from .variants import Variant, VariantTable
 
 FIRST_LAYER_EXTRA_FLASH = 4096   # bytes int16-expanded weights of a gathered-patch GEMM may add by default
 
@@ -51,7 +51,7 @@ def folded_bias(bias: Tensor | None, weight_sums: np.ndarray, in_zp: int) -> np.
     return (b - in_zp * weight_sums.astype(np.int64)).astype(np.int32)
 
 
-def first_layer_variants(data: OpData, variants: list[GemmVariant]) -> list[GemmVariant]:
+def first_layer_variants(data: OpData, variants: list[Variant]) -> list[Variant]:
     """`variants` of a GEMM, the default first; for one over gathered patches (input channels not in 4s:
     image and spectrogram first layers, 1→N depthwise) whose default is a biased kernel, int16-expanded
     weights first when they add at most FIRST_LAYER_EXTRA_FLASH bytes: at a depth of a few groups the
@@ -61,15 +61,17 @@ def first_layer_variants(data: OpData, variants: list[GemmVariant]) -> list[Gemm
     (96×96×1 3×3/2 without activation 719,240 against 787,360). 1x4 blocks unless they pad more
     channels than 2x2 ones (13 channels: 16 against 14)."""
     p: GemmParams = data.params
-    if p.patches is None or row_source(p.patches) != "gather" or variants[0].weights != "biased":
+    if p.patches is None or row_source(p.patches) != "gather" or micro_kernel(variants[0]).weights != "biased":
         return variants
     channels, depth = p.weights.shape
     group = weight_group(data.cpu)
-    wide = [v for v in variants if v.weights == "int16" and packed_weight_bytes(channels, depth, v, group)
-            - packed_weight_bytes(channels, depth, variants[0], group) <= FIRST_LAYER_EXTRA_FLASH]
+    lean = packed_weight_bytes(channels, depth, variants[0], group)
+    wide = [v for v in variants if micro_kernel(v).weights == "int16"
+            and packed_weight_bytes(channels, depth, v, group) - lean <= FIRST_LAYER_EXTRA_FLASH]
     if not wide:
         return variants
-    best = min(wide, key=lambda v: (-(-channels // v.micro_kernel.cols) * v.micro_kernel.cols, v.block != "1x4"))
+    best = min(wide, key=lambda v: (-(-channels // micro_kernel(v).cols) * micro_kernel(v).cols,
+                                    micro_kernel(v).block != "1x4"))
     return [best] + [v for v in variants if v != best]
 
 
@@ -91,7 +93,7 @@ class ConvWindow:
 class Conv2D(ConvWindow, GemmOpDef):
     types = ("CONV_2D",)
 
-    def variants(self, data: OpData) -> list[GemmVariant]:
+    def variants(self, data: OpData) -> list[Variant]:
         return first_layer_variants(data, super().variants(data))
 
     def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
@@ -144,18 +146,18 @@ class DepthwiseConv2D(ConvWindow, GemmOpDef):
         _, w, *_ = data.inputs
         return data.output.size * w.shape[1] * w.shape[2]
 
-    def variants(self, data: OpData) -> list[GemmVariant] | list[KernelVariant]:
+    def variants(self, data: OpData) -> list[Variant]:
         p = data.params
         if isinstance(p, GemmParams):
             return first_layer_variants(data, super().variants(data))
         return [] if p.requant.constant_output is not None else DEPTHWISE_KERNELS.variants(data)
 
-    def weight_bytes(self, data: OpData, variant: GemmVariant | KernelVariant) -> int:
+    def weight_bytes(self, data: OpData, variant: Variant) -> int:
         if isinstance(data.params, GemmParams):
             return super().weight_bytes(data, variant)
         return OpDef.weight_bytes(self, data, variant)
 
-    def lower(self, data: OpData, variant: GemmVariant | KernelVariant | None = None) -> Lowered:
+    def lower(self, data: OpData, variant: Variant | None = None) -> Lowered:
         p = data.params
         if isinstance(p, GemmParams):
             return super().lower(data, variant)

@@ -9,8 +9,8 @@ C micro-kernel over weights interleaved offline per block (pack_weights, pack_we
 pack_weights_int16); TVM generates the loops, the byte gathering of patches whose channels do not
 come in 4s, and the requantization epilogue (requant.py). A direct micro-kernel (the Cortex-M3's 1x8/s8) reads
 rows of the input as they are instead: no packing, no scratch, its last channel tile as narrow as the channels left.
-The block and the weights' format are a GemmVariant: a default per CPU, or one `mtk tune` measured best for the
-layer (tuning.py).
+The block and the weights' format are the micro-kernel a Variant names: a default per CPU, or one `mtk tune`
+measured best for the layer (tuning.py).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from .gemm_mve import gemm_mve_kernel
 from .microkernels import (BY_LABEL, DOT_HEADER, GROUP, HELIUM_CHUNK, MicroKernel, choices, fused_stream_bytes,
                            fused_stream_exact, pack_fused_stream, shares_requantization, weight_group)
 from .requant import RSHIFT_FIELDS, Requant
+from .variants import Variant
 
 IM2COL_HEADER = "mtk_im2col_s8.h"
 CHUNK = 256   # k values a chunked variant packs at a time: a multiple of every weight group
@@ -40,42 +41,21 @@ class Patches(ConvGeometry):
     in_zp: int
 
 
-@dataclass(frozen=True)
-class GemmVariant:
-    """How one GEMM runs: the label of its micro-kernel (microkernels.py), block "2x2" (rows ×
-    channels), "1x4" or "1x8", weights "int8", "int16" or "pairs". Tuning files hold these."""
-
-    block: str = "2x2"
-    weights: str = "int8"
-
-    @property
-    def label(self) -> str:
-        return f"{self.block}/{self.weights}"
-
-    @property
-    def micro_kernel(self) -> MicroKernel:
-        return BY_LABEL[self.label]
-
-
-@dataclass(frozen=True)
-class ChunkedVariant(GemmVariant):
-    """A variant packing `chunk` values of a row at a time and adding up the partial sums: CHUNK values
-    of rows from the input, whole kernel rows of im2col taps. The compiler's choice when the whole row's
-    scratch would raise the arena (compiler.chunk_scratch), not a tuning one."""
-
-    chunk: int = CHUNK
+def micro_kernel(variant: Variant) -> MicroKernel:
+    """The micro-kernel a GEMM's variant names."""
+    return BY_LABEL[variant.kernel]
 
 
 def gemm_variants(cpu: Cpu, rows: int, fused: bool = True, channels: int | None = None,
-                  input_rows: bool = False) -> list[GemmVariant]:
+                  input_rows: bool = False) -> list[Variant]:
     """The variants a GEMM of `rows` rows (and `channels` channels; `input_rows`: rows of the input itself) can
     take on `cpu`, the default first (microkernels.choices)."""
-    return [GemmVariant(mk.block, mk.weights) for mk in choices(cpu, rows, fused, channels, input_rows)]
+    return [Variant(mk.label) for mk in choices(cpu, rows, fused, channels, input_rows)]
 
 
-def packed_weight_bytes(cols: int, depth: int, variant: GemmVariant, group: int) -> int:
+def packed_weight_bytes(cols: int, depth: int, variant: Variant, group: int) -> int:
     """Flash bytes of weights [cols, depth] packed for `variant`'s micro-kernel."""
-    return variant.micro_kernel.weight_bytes(cols, depth, group)
+    return micro_kernel(variant).weight_bytes(cols, depth, group)
 
 
 @dataclass(frozen=True)
@@ -92,58 +72,60 @@ class GemmParams:
 
 class GemmOpDef(OpDef):
     """An op computed by the GEMM: `prepare` returns OpData with GemmParams; its variants are the
-    GemmVariants of gemm_variants (the default first), one per layer chosen by `mtk tune`."""
+    Variants of gemm_variants (the default first), one per layer chosen by `mtk tune`."""
 
-    def variants(self, data: OpData) -> list[GemmVariant]:
+    def variants(self, data: OpData) -> list[Variant]:
         p: GemmParams = data.params
         rq = p.requant
         usable = gemm_variants(data.cpu, data.output.size // p.weights.shape[0],   # Helium's fused kernels
                                data.cpu.mve or rq.rshift_table is not None,      # shift left too
                                p.weights.shape[0], p.patches is None)
         exact = fused_stream_exact(p.weights, p.bias, rq.multiplier, rq.shift, rq.out_zp)
-        return [v for v in usable if v.weights != "fused" or exact]
+        return [v for v in usable if micro_kernel(v).weights != "fused" or exact]
 
-    def weight_bytes(self, data: OpData, variant: GemmVariant) -> int:
+    def weight_bytes(self, data: OpData, variant: Variant) -> int:
         """Flash bytes of the op's weights packed for `variant` (what gemm_kernel packs)."""
         channels, depth = data.params.weights.shape
         return packed_weight_bytes(channels, depth, variant, weight_group(data.cpu))
 
-    def chunked(self, data: OpData, variant: GemmVariant) -> ChunkedVariant | None:
+    def chunked(self, data: OpData, variant: Variant) -> Variant | None:
         """`variant` packing a chunk of a row at a time (a scratch of a chunk and the partial sums, not
         of the row): CHUNK values of rows from the input itself, one kernel row of im2col taps (a
         multiple of the weight group) when that scratch is the smaller; else None."""
         p = data.params
-        if not (isinstance(p, GemmParams) and isinstance(variant, GemmVariant)):
+        if not isinstance(p, GemmParams):
             return None   # the family's other kernels (a 16x8 GEMM, depthwise with several input channels)
         depth = p.weights.shape[1]
-        if variant.weights == "fused" and variant.block == "2x2":   # its partial sums: the unrequantized kernel's
-            variant = GemmVariant(variant.block, "biased")
-        if variant.micro_kernel.fused and variant.weights != "fused" or variant.micro_kernel.direct:
+        mk = micro_kernel(variant)
+        if mk.weights == "fused" and mk.block == "2x2":   # its partial sums: the unrequantized kernel's
+            mk = BY_LABEL[f"{mk.block}/biased"]
+        if mk.fused and mk.weights != "fused" or mk.direct:
             return None   # Helium's: no partial sums; a direct kernel: no scratch
         if p.patches is None:
-            return ChunkedVariant(variant.block, variant.weights) if depth > CHUNK else None
+            return Variant(mk.label, CHUNK) if depth > CHUNK else None
         kernel_row = p.patches.k_w * p.patches.in_c
         if row_source(p.patches) != "taps" or kernel_row >= depth or kernel_row % weight_group(data.cpu):
             return None
-        chunked = ChunkedVariant(variant.block, variant.weights, kernel_row)
+        chunked = Variant(mk.label, kernel_row)
         rows, cols, group = data.output.size // p.weights.shape[0], p.weights.shape[0], weight_group(data.cpu)
         whole, part = (GemmLayout(rows, cols, depth, s, "taps", group).scratch_bytes for s in (variant, chunked))
         return chunked if part < whole else None
 
-    def lower(self, data: OpData, variant: GemmVariant | None = None) -> Lowered:
+    def lower(self, data: OpData, variant: Variant | None = None) -> Lowered:
         variant = variant or self.variants(data)[0]
         return Lowered([gemm_kernel(data, variant)], variant=variant)
 
 
-def gemm_kernel(data: OpData, variant: GemmVariant) -> Kernel:
+def gemm_kernel(data: OpData, variant: Variant) -> Kernel:
     """The kernel computing the op `data` holds (GemmParams) as `variant` says (one of
     gemm_variants): the TIR GEMM, or a fill when the output is constant."""
     p: GemmParams = data.params
     op, y, w, rq, patches = data.op, data.output, p.weights, p.requant, p.patches
     if rq.constant_output is not None:
         return constant_kernel(data, rq.constant_output)
-    if variant.micro_kernel.fused and variant.weights != "fused":
-        return gemm_mve_kernel(data, variant.micro_kernel)
+    mk = micro_kernel(variant)
+    if mk.fused and mk.weights != "fused":
+        return gemm_mve_kernel(data, mk)
     rows = y.size // w.shape[0]
     in_size = patches.in_h * patches.in_w * patches.in_c if patches else rows * w.shape[1]
     layout = GemmLayout(rows, w.shape[0], w.shape[1], variant, row_source(patches), weight_group(data.cpu),
@@ -154,7 +136,6 @@ def gemm_kernel(data: OpData, variant: GemmVariant) -> Kernel:
         optional["pad"] = Const("pad", np.full(patches.in_c, patches.in_zp, np.int8))
     reads = [*optional, *(["scratch"] if layout.scratch_bytes else [])]   # (a direct kernel needs none)
     func = specialize(gemm_func(layout, in_size, rq, patches), reads)
-    mk = variant.micro_kernel
     if layout.stream:
         packed = pack_fused_stream(w, p.bias, rq.multiplier, rq.shift, rq.out_zp, layout.block_cols,
                                    layout.chunk // GROUP if layout.chunk < layout.depth else None)
@@ -182,18 +163,23 @@ class GemmLayout:
     rows: int
     cols: int
     depth: int
-    variant: GemmVariant
+    variant: Variant
     source: str
     weight_group: int = GROUP
     shared_requant: bool = True   # every channel has the same multiplier and shift (a one-row stream's layer words)
 
     @property
+    def spec(self) -> MicroKernel:
+        """The micro-kernel its variant names."""
+        return micro_kernel(self.variant)
+
+    @property
     def block_rows(self) -> int:
-        return self.variant.micro_kernel.rows
+        return self.spec.rows
 
     @property
     def block_cols(self) -> int:
-        return self.variant.micro_kernel.cols
+        return self.spec.cols
 
     @property
     def weight_tile_bytes(self) -> int:
@@ -208,7 +194,7 @@ class GemmLayout:
     @property
     def stream(self) -> bool:
         """Whether the weights, biases and requantization come as one stream to a kernel computing every channel."""
-        return self.variant.weights == "fused"
+        return self.spec.weights == "fused"
 
     @property
     def per_channel(self) -> bool:
@@ -218,24 +204,24 @@ class GemmLayout:
     @property
     def micro_kernel(self) -> str:
         """The C function."""
-        mk = self.variant.micro_kernel
+        mk = self.spec
         return mk.per_channel if self.per_channel else mk.name
 
     @property
     def chunk_kernel(self) -> str:
         """A fused stream's kernel of one chunk of the row."""
-        return self.variant.micro_kernel.chunked[self.per_channel]
+        return self.spec.chunked[self.per_channel]
 
     @property
     def direct(self) -> bool:
         """Whether the micro-kernel reads the input's rows as they are (no packed scratch)."""
-        return self.variant.micro_kernel.direct
+        return self.spec.direct
 
     @property
     def tail_kernel(self) -> str | None:
         """A direct kernel's C function for the last channel tile when it is narrower than the others."""
         narrow = self.direct and self.cols % self.block_cols
-        return self.variant.micro_kernel.tile_kernel(self.cols % self.block_cols) if narrow else None
+        return self.spec.tile_kernel(self.cols % self.block_cols) if narrow else None
 
     @property
     def groups(self) -> int:
@@ -244,16 +230,16 @@ class GemmLayout:
     @property
     def chunk(self) -> int:
         """The k values packed at a time: the variant's chunk, or the whole row."""
-        return min(self.variant.chunk, self.depth) if isinstance(self.variant, ChunkedVariant) else self.depth
+        return min(self.variant.chunk, self.depth) if self.variant.chunk else self.depth
 
     @property
     def chunk_weight_bytes(self) -> int:
         """Bytes of a weight tile per chunk of k (the chunk is a multiple of the weight group)."""
-        return self.chunk * self.block_cols * self.variant.micro_kernel.bytes_per_weight
+        return self.chunk * self.block_cols * self.spec.bytes_per_weight
 
     @property
     def row_sums(self) -> bool:
-        return self.variant.micro_kernel.row_sums
+        return self.spec.row_sums
 
     @property
     def packed_bytes(self) -> int:

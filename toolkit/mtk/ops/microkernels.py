@@ -3,7 +3,7 @@ each computes per call, the weights' flash format and the packer that writes it,
 with code for it; and per instruction set, the ones a GEMM may take, the default first. Variant choice
 (gemm.gemm_variants), weight packing and flash sizes (gemm.py, the tuner's flash prices) and the tests read this table.
 
-A GEMM's variant (gemm.GemmVariant, what tuning files hold) names a micro-kernel by its label,
+A GEMM's variant (variants.Variant, what tuning files hold) names a micro-kernel by its label,
 "<block>/<weights>": block rows × channels per call, weights "int8", "int16" (expanded offline in
 SXTB16 order: no SXTB16 in the loop on DSP cores, twice the flash), "biased" (int8, two channels to an
 int16 halfword, the low one biased by 128: one SXTB16 per two weights of a channel pair on DSP cores,

@@ -29,7 +29,7 @@ from .elementwise import clamp_int
 from .fixedpoint import INT8_MAX, INT8_MIN, activation_range, clamp, multiply_by_quantized_multiplier, \
     quantize_multiplier
 from .schedules import schedule_per_output
-from .variants import KernelChoice, KernelVariant, VariantTable
+from .variants import KernelChoice, Variant, VariantTable
 
 MAX_RANK = 6
 POOL_MVE_HEADER = "mtk_pool_mve.h"
@@ -106,7 +106,7 @@ class Pool2D(OpDef):
         activation = activation_range(op.options.get("fused_activation_function", "NONE"), y.quant, *_LIMITS[x.dtype])
         return OpData.of(op, graph, cpu, PoolParams(wy, wx, *activation))
 
-    def variants(self, data: OpData) -> list[KernelVariant]:
+    def variants(self, data: OpData) -> list[Variant]:
         return [] if _constant_output(data) else POOL_KERNELS.variants(data)
 
     def axis_map(self, data: OpData, axis: Axis) -> Rows:
@@ -118,7 +118,7 @@ class Pool2D(OpDef):
         window = replace(p.window(band.axis), size=band.size_in, out=band.size_out, pad=band.pad)
         return p.with_window(band.axis, window)
 
-    def lower(self, data: OpData, variant: KernelVariant | None = None) -> Lowered:
+    def lower(self, data: OpData, variant: Variant | None = None) -> Lowered:
         p = data.params
         if _constant_output(data):
             return Lowered([constant_kernel(data, p.act_min)])

@@ -1,5 +1,5 @@
 """TVM schedules (s_tir.Schedule) shared by the TE-defined op families. (How a tunable op runs, which the
-tuning file calls its schedule, is its variant in the code: gemm.GemmVariant.)"""
+tuning file calls its schedule, is its variant in the code: variants.Variant.)"""
 
 from __future__ import annotations
 
