@@ -14,7 +14,7 @@ from mtk.boards import get_board
 from mtk.buildcache import cache_root, firmware_key, sync_tree
 from mtk.cli import main
 from mtk.compiled import CompiledModel
-from mtk.ops.gemm import GemmVariant
+from mtk.ops.variants import Variant
 from mtk.pipeline import RunOptions, build_project
 from mtk.tuning import Tuning
 
@@ -34,7 +34,7 @@ def test_the_key_changes_with_every_input_of_the_build(tmp_path):
     changed = [firmware_key(edited, options)] + [
         firmware_key(DIGITS_INT8, RunOptions(get_board("mps2/an386"), **change)) for change in (
             {"profile": True}, {"max_ram": 32768}, {"max_recompute": 0.2}, {"mlperf_tiny": "auto"},
-            {"tuning": Tuning({"CONV_2D in=1x28x28x1 cortex-m4": GemmVariant("1x4")})}, {"calib": str(DIGITS_INT8)})]
+            {"tuning": Tuning({"CONV_2D in=1x28x28x1 cortex-m4": Variant("1x4/int8")})}, {"calib": str(DIGITS_INT8)})]
     changed.append(firmware_key(DIGITS_INT8, RunOptions(get_board("mps2/an500"))))
     assert key not in changed and len(set(changed)) == len(changed)
 
