@@ -30,7 +30,7 @@ def tflite_round(x: float) -> int:
     return int(math.floor(abs(x) + 0.5)) * (1 if x >= 0 else -1)
 
 
-def quantize_multiplier(real: float) -> tuple[int, int]:
+def quantize_multiplier(real: float, max_left_shift: int = MAX_LEFT_SHIFT) -> tuple[int, int]:
     """QuantizeMultiplier: real ≈ multiplier * 2^(shift - 31), multiplier in [2^30, 2^31)."""
     if real == 0.0:
         return 0, 0
@@ -41,8 +41,8 @@ def quantize_multiplier(real: float) -> tuple[int, int]:
     if q_fixed == (1 << 31):
         q_fixed //= 2
         shift += 1
-    if shift > MAX_LEFT_SHIFT:
-        raise ModelError(f"rescale factor {real:g} is too large for 32-bit fixed point (below 2^{MAX_LEFT_SHIFT}): "
+    if shift > max_left_shift:
+        raise ModelError(f"rescale factor {real:g} is too large for 32-bit fixed point (below 2^{max_left_shift}): "
                          f"TFLM's 1 << {shift} overflows int32, which C++ leaves undefined")
     if shift < -31:
         return 0, 0

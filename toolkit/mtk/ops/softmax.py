@@ -63,7 +63,9 @@ def softmax_params(input_scale: float, beta: float) -> tuple[int, int, int]:
                float(2**31 - 1))
     if not real > 1.0:   # QuantizeMultiplierGreaterThanOne's TFLITE_CHECK_GT
         raise ModelError(f"beta * input scale = {real / (1 << 26):g} is too small for TFLM's int8 softmax (> 2^-26)")
-    multiplier, left_shift = quantize_multiplier(real)
+    # TFLM caps the factor at 2^31 - 1 by design, a left shift of 31; the exp table is computed here in
+    # int64, so no int32 shift overflows.
+    multiplier, left_shift = quantize_multiplier(real, max_left_shift=31)
     radius = math.floor(((1 << SCALED_DIFF_INTEGER_BITS) - 1) * float(1 << (31 - SCALED_DIFF_INTEGER_BITS))
                         / float(1 << left_shift))
     return multiplier, left_shift, -radius
