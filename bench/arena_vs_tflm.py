@@ -1,5 +1,5 @@
-"""mtk's arena against tflite-micro's on any models (issue 16: "on every model, mtk's arena ≤ TFLM's
-arena_used_bytes()"), without a target: TFLM's figures come from its Python interpreter on the host.
+"""mtk's arena against tflite-micro's on any models (mtk's arena against TFLM's
+arena_used_bytes()), without a target: TFLM's figures come from its Python interpreter on the host.
 
     python bench/arena_vs_tflm.py models/*.tflite ../shared/models/*.tflite
     python bench/arena_vs_tflm.py --generated           # also the tests' generated models (tests/modelgen.py)

@@ -1,4 +1,4 @@
-"""CLI fuzz cases of the outside-strings kind (issue 23 §2, §5), for `fuzz_campaign.py --cli-inputs`:
+"""CLI fuzz cases of the outside-strings kind for `fuzz_campaign.py --cli-inputs`:
 
   names       model file names, tensor names and --module-name with newlines, `$(...)`, CMake and Jinja
               syntax, quotes, keywords and C library macros: `mtk compile` must build C whose build

@@ -1,4 +1,4 @@
-"""Fuzz campaign (issue 15): seeded mutants of the shared models and of tests/modelgen.py's examples
+"""Fuzz campaign: seeded mutants of the shared models and of tests/modelgen.py's examples
 through reader + validation + op checks + lowering (the whole compile to C), and through the real CLI.
 
     nice -n 10 python bench/fuzz_campaign.py --cases 100000              # reader .. lowering

@@ -1,4 +1,4 @@
-"""mtk against CMSIS-NN layer by layer (issue 11: no layer slower than CMSIS-NN), in QEMU with exact instruction counts.
+"""mtk against CMSIS-NN layer by layer (the bound: no layer slower than CMSIS-NN), in QEMU with exact instruction counts.
 
     python bench/layer_compare.py                                   # mtk alone, every layer, an386 an547 an385
     python bench/layer_compare.py --cmsis-nn ~/src/CMSIS-NN         # beside CMSIS-NN's wrappers
@@ -6,7 +6,7 @@
 
 Each layer is one CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, AVERAGE_POOL_2D, MAX_POOL_2D or ADD op (int8,
 or 16x8: int16 activations, int8 weights, int64 bias) in a model of its own made with tests/modelgen.py and
-tests/modelgen16x8.py (random weights, per-channel scales, fused RELU); the built-in list holds issue 11's shapes
+tests/modelgen16x8.py (random weights, per-channel scales, fused RELU); the built-in list holds the first-layer shapes
 and layers of public models (TFLM's person_detect and micro_speech, magic_wand, MobileNetV2, SEANet's 16x8
 convolutions). mtk's figure is `mtk bench`'s instructions per inference of that model (bench/peer_compare.py's
 measure: outputs checked bit for bit against tflite-micro too). CMSIS-NN's is the instructions of one call of
@@ -121,7 +121,7 @@ def add(name: str, shape: tuple[int, int, int], dtype: str = "int8") -> Layer:
 
 
 LAYERS = (
-    # issue 11's shapes: 1- and 3-channel first layers, TFLM's micro_speech depthwise, 10×8 / 10×4 kernels
+    # 1- and 3-channel first layers, TFLM's micro_speech depthwise, 10×8 / 10×4 kernels
     Layer("conv-1ch-3x3-s2", "CONV_2D", (96, 96, 1), 8, (3, 3), (2, 2)),
     Layer("conv-3ch-3x3-s2", "CONV_2D", (96, 96, 3), 8, (3, 3), (2, 2)),
     Layer("dw-1to8-10x8-s2", "DEPTHWISE_CONV_2D", (49, 40, 1), 8, (10, 8), (2, 2)),
@@ -470,7 +470,7 @@ def print_table(rows: list[dict], boards: list[str]) -> None:
         print(f"{first['layer']:{width}} {op:21} {first['macs']:9,} │ " + " │ ".join(cells))
     print("MACs: pools count window taps, ADD elements; × = mtk / CMSIS-NN instructions for the layer (QEMU -icount), "
           "cyc × = the same in the cycle model's estimated cycles (mtk.cycles); "
-          "'!' = above 1.0 (issue 11's bound); exact = mtk's outputs equal tflite-micro's")
+          "'!' = above 1.0 (slower than CMSIS-NN); exact = mtk's outputs equal tflite-micro's")
 
 
 def _by_layer(rows: list[dict]) -> list[list[dict]]:

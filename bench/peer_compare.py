@@ -1,13 +1,12 @@
-"""mtk against TFLM + CMSIS-NN on the MLPerf Tiny models (issue 6), in QEMU with exact instruction counts.
+"""mtk against TFLM + CMSIS-NN on the MLPerf Tiny models, in QEMU with exact instruction counts.
 
     python bench/peer_compare.py                         # the three shared models on every core the peer has
     python bench/peer_compare.py --board mps2/an386 --no-layers --json out.json
     python bench/peer_compare.py --tuning mtk-tuning.json   # per-layer variants from `mtk tune`
 
 Per model and board: instructions per inference, arena bytes and code bytes next to the peer's
-figures in ../shared/peer/tflm_qemu.json (TFLM + CMSIS-NN, -O2), as ratios against the issue's
-targets; the memory plan's lower bound; whether the outputs match tflite-micro bit for bit; and
-the host compile time (issue 2 asks for kws's, and its arena against TFLM's 22,820 B). The
+figures in ../shared/peer/tflm_qemu.json (TFLM + CMSIS-NN, -O2), as ratios; the memory plan's lower bound; whether the outputs match tflite-micro bit for bit; and
+the host compile time. The
 target figures come from `mtk bench --json`, with per-op counters (`--profile`: a few instructions per
 op more) unless --no-layers; the per-op figures are printed beside the peer's per-op instructions (TFLM's profiler around each op's
 Eval, graph order) where the peer file has them.
@@ -145,7 +144,7 @@ def print_table(rows: list[dict]) -> None:
               f"{r['flash_bytes']:7} {p['flash_bytes']:7} {_mark(q['flash'], t['flash']):>6} │ "
               f"{r['compile_s']:6.1f}s {'yes' if r['output_mismatches'] == 0 else 'NO'}")
     print("× = mtk / TFLM+CMSIS-NN (-O2) on the peer cpu's board (the M4's when the peer file has no rows for "
-          "the board's cpu); '!' = above the issue-6 target "
+          "the board's cpu); '!' = above the target "
           f"(instructions {INSNS_TARGET}, arena 0.75 kws/ad 1.0 ic, code {CODE_TARGET}, flash {FLASH_TARGET}); "
           "code = ELF flash − constants (as the peer's), (model) = generated kernels alone; est. cycles = mtk's in "
           "the cycle model (mtk.cycles; the peer file holds TFLM's instructions only: bench/layer_compare.py "

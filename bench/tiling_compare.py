@@ -1,4 +1,4 @@
-"""Tiled execution against the untiled plan (issue 16 items 1-2), in QEMU with exact instruction counts.
+"""Tiled execution against the untiled plan, in QEMU with exact instruction counts.
 
     python bench/tiling_compare.py                       # MobileNetV1-0.25 96x96 and IC on mps2/an386
     python bench/tiling_compare.py --board mps3/corstone300/an547 --json out.json

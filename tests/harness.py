@@ -282,7 +282,7 @@ def conv_model(op: str, in_shape, w_shape, out_shape, *, per_channel: bool, seed
 
 
 def long_fc_model(rows: int = 1, depth: int = 4000, units: int = 4) -> bytes:
-    """A fully connected layer whose whole-row scratch would be the arena's peak (issue 16)."""
+    """A fully connected layer whose whole-row scratch would be the arena's peak."""
     return conv_model("FULLY_CONNECTED", (rows, depth), (units, depth), (rows, units), per_channel=True,
                       fused_activation_function="NONE")
 
@@ -326,7 +326,7 @@ def conv(in_shape, kernel, out_c, out_hw, stride=(1, 1), padding="SAME", dilatio
                       dilation_w_factor=dilation[1], fused_activation_function=activation)
 
 
-LAYERS = {   # layer shapes beyond the shared models (issue 11): test_ops_shapes.py, test_kernels_qemu.py
+LAYERS = {   # layer shapes beyond the shared models: test_ops_shapes.py, test_kernels_qemu.py
     # a keyword model's first layer (TFLM's micro_speech): 1 input channel, multiplier 8, 10×8, stride 2
     "dw-1to8-10x8-s2": lambda: depthwise((1, 49, 40, 1), (10, 8), 8, (25, 20), stride=(2, 2)),
     "dw-1to3-valid": lambda: depthwise((1, 7, 9, 1), (3, 2), 3, (5, 8), padding="VALID", activation="NONE"),

@@ -774,7 +774,7 @@ FAMILIES: dict[str, Family] = {
     "CHAIN_RESIDUAL": Family(image_shape, (conv_2d, _binary("ADD"), _elementwise("RELU6", own_output_quant=False), _reduce("MEAN"),
                                            fully_connected)),
     "CHAIN_FLOAT_IO": Family(image_shape, (quantize, conv_2d, _pool("MAX_POOL_2D"), dequantize), float_input=True),
-    # issue 12 (appended: example_models seeds the families above by position)
+    # (appended: example_models seeds the families above by position)
     "SPLIT": Family(any_shape, (split,)),
     "PACK": Family(lambda d: any_shape(d, max_rank=3), (pack,)),
     "UNPACK": Family(any_shape, (unpack,)),
@@ -792,13 +792,13 @@ FAMILIES: dict[str, Family] = {
     "REDUCE_MAX": Family(any_shape, (_reduce("REDUCE_MAX"),)),
     "ARG_MAX": Family(any_shape, (_arg("ARG_MAX"),)),
     "ARG_MIN": Family(any_shape, (_arg("ARG_MIN"),)),
-    # issue 11
+    # first-layer and public-model shapes
     "CONV_2D_FIRST_LAYER": Family(first_layer_shape, (first_layer_conv_2d,)),
     "DEPTHWISE_CONV_2D_ANY": Family(any_channels_shape, (any_depthwise_conv_2d,)),
-    # issue 12, continued
+    # more op families
     "BATCH_MATMUL": Family(lambda d: tuple(d.int(1, 6) for _ in range(d.int(2, 4))), (batch_matmul,)),
     "SVDF": Family(lambda d: (d.int(1, 2), d.int(1, 24)), (svdf,)),
-    # one of each issue-12 op family in one model (what the QEMU tests run)
+    # one of each newer op family in one model (what the QEMU tests run)
     "CHAIN_ONE_OF_EACH": Family(lambda d: (1, d.int(2, 4), d.int(2, 4), d.int(1, 4)), (
         transpose_conv, _resize("RESIZE_BILINEAR"), _resize("RESIZE_NEAREST_NEIGHBOR"), space_to_depth,
         depth_to_space, _binary("PRELU"), _binary("MAXIMUM"), _binary("SQUARED_DIFFERENCE"), batch_matmul, split,
@@ -870,7 +870,7 @@ def random_inputs(model: bytes, seed: int = 0) -> list[np.ndarray]:
     return arrays
 
 
-# ---- tiling (issue 16): chains of row-local layers, and a MobileNet-shaped network ------------
+# ---- tiling: chains of row-local layers, and a MobileNet-shaped network ------------
 
 CHAIN_LAYERS: tuple[Layer, ...] = (conv_2d, depthwise_conv_2d, _pool("MAX_POOL_2D"), _pool("AVERAGE_POOL_2D"),
                                    _elementwise("RELU"), _elementwise("LEAKY_RELU"))

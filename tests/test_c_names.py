@@ -1,4 +1,4 @@
-"""Names that reach the generated C (issue 15 families 4 and 5): tensor and file names become
+"""Names that reach the generated C: tensor and file names become
 identifiers that cannot collide (after case folding, with keywords, the standard headers' macros or
 mtk's own) and comments that cannot be closed; C that does not build is an internal error, never
 "code unknown (no arm-none-eabi-gcc)"; duplicate model outputs are refused."""

@@ -1,4 +1,4 @@
-"""Config files (issue 15 family 7): tuning JSON and lab YAML are read with limits (UTF-8, size, depth,
+"""Config files: tuning JSON and lab YAML are read with limits (UTF-8, size, depth,
 aliases, integer digits); every problem is one line and exit 2, including a runner name the board
 cannot use."""
 

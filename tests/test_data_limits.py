@@ -1,4 +1,4 @@
-"""Data files (issue 15 family 6): .npy/.npz/PNG read with limits, by content not by name, finite
+"""Data files: .npy/.npz/PNG read with limits, by content not by name, finite
 values, dtypes and keys checked with the expected values in the message; exit 2, never a traceback."""
 
 from __future__ import annotations

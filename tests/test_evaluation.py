@@ -1,5 +1,5 @@
 """On-target accuracy and the float/TFLM comparison of `mtk run` and `mtk validate` with labelled data
-(issue 17 item 2): the metrics themselves, then the shipped digits model end to end in QEMU."""
+(accuracy and the figures): the metrics themselves, then the shipped digits model end to end in QEMU."""
 
 from __future__ import annotations
 

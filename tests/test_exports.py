@@ -1,4 +1,4 @@
-"""What `mtk compile` hands to other build systems (issue 17 item 7): the header documents every
+"""What `mtk compile` hands to other build systems: the header documents every
 tensor and the return codes as macros; the CMakeLists.txt and Makefile fragments build the library
 in a real host cmake + make build of a main.c that calls tvmgen_default_run; `--format mlf` is a
 Model Library Format tarball laid out as microTVM's, which builds the same way. The host program's

@@ -43,7 +43,7 @@ def test_window_is_tflms(size, kernel, stride, dilation, padding, expected):
 
 def test_the_cmsis_nn_harness_s_ram_decides_what_fits_a_small_board():
     """The micro:bit (16 KB of RAM): the digits CNN's largest FC fits beside the harness's 2 KB scratch and stack,
-    issue 11's first layer (96x96 input) does not."""
+    the 96x96 first layer (96x96 input) does not."""
     from mtk.boards import get_board
     microbit = get_board("microbit")
     by_name = {layer.name: layer for layer in layer_compare.LAYERS}

@@ -1,5 +1,5 @@
 """16x8 (int16 activations, zero point 0) PAD, STRIDED_SLICE, CONCATENATION, AVERAGE_POOL_2D, MAX_POOL_2D, MEAN,
-MUL, MINIMUM and MAXIMUM (issue 12): random single-op models, random shapes and, where the op rescales or TFLM
+MUL, MINIMUM and MAXIMUM: random single-op models, random shapes and, where the op rescales or TFLM
 copies unscaled, random scales, bit-exact with tflite-micro on the host; one chain of all of them (with TRANSPOSE
 and RESHAPE) bit-exact in QEMU on a Cortex-M4 (DSP) and a Cortex-M55 (Helium) board."""
 

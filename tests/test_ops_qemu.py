@@ -1,4 +1,4 @@
-"""One of each op family of issue 12 (TRANSPOSE_CONV, RESIZE_*, SPACE_TO_DEPTH/DEPTH_TO_SPACE, PRELU,
+"""One of each newer op family (TRANSPOSE_CONV, RESIZE_*, SPACE_TO_DEPTH/DEPTH_TO_SPACE, PRELU,
 MAXIMUM, SQUARED_DIFFERENCE, BATCH_MATMUL, SPLIT, PACK, UNPACK, GATHER, REDUCE_MAX, SUM, ARG_MAX) in one
 model, bit-exact with tflite-micro in QEMU on a Cortex-M4 (DSP) and a Cortex-M55 (Helium) board."""
 

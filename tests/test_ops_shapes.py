@@ -1,4 +1,4 @@
-"""Layer shapes beyond the shared models (issue 11): depthwise with any depth multiplier (1→N, a
+"""Layer shapes beyond the shared models: depthwise with any depth multiplier (1→N, a
 convolution with one input channel per group, included) and any channel count, convolutions over
 1-3 input channels with kernels up to 10×8: bit-exact with tflite-micro on the host, on every C path
 (DSP formulation, Cortex-M3 long multiply, ARMv6-M), and in QEMU (tests/test_kernels_qemu.py)."""

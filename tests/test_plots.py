@@ -1,4 +1,4 @@
-"""`mtk bench --plot` and `--profile` (issue 17 item 3): the chart's panels and what they show, the PNG
+"""`mtk bench --plot` and `--profile`: the chart's panels and what they show, the PNG
 opened and looked at (size, not blank, every board's colour), and the per-layer table.
 
 Results are made up here (the charts only read them); test_run.py runs bench --plot in QEMU."""

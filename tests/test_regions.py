@@ -1,4 +1,4 @@
-"""Memory regions (issue 16 item 3): boards list their RAM regions (boards.yaml), the plan places
+"""Memory regions: boards list their RAM regions (boards.yaml), the plan places
 arena buffers in them (codegen/regions.py: the fastest region first, the largest buffers moving on),
 the library puts each region's pool in its linker section, the bare-metal linker script and the
 Zephyr overlay say where; a model whose arena no single region holds runs split across them."""

@@ -1,4 +1,4 @@
-"""Processes and folders (issue 15 family 9): SIGTERM/SIGHUP unwind like Ctrl-C (QEMU stopped, temporary
+"""Processes and folders: SIGTERM/SIGHUP unwind like Ctrl-C (QEMU stopped, temporary
 folders removed, exit 128+n), QEMU dies with mtk even on SIGKILL, an early Ctrl-C prints no traceback,
 --force never deletes an input, and an output that cannot be written is refused before any work."""
 

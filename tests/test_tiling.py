@@ -1,4 +1,4 @@
-"""Tiled execution (issue 16 items 1-3, codegen/tiling.py): the row and 2-D patch call sequences give every layer
+"""Tiled execution (codegen/tiling.py): the row and 2-D patch call sequences give every layer
 the rows (and columns) it reads where it reads them; tiled random chains and the shared models are
 bit-exact with tflite-micro on the host and in QEMU; `--max-ram` tiles only when the untiled arena is
 above it (2-D patches only where bands cannot reach it) and refuses with figures when nothing fits."""

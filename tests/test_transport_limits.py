@@ -1,4 +1,4 @@
-"""A misbehaving target (issue 15 family 8): bytes sent before the port opened are kept, reads are
+"""A misbehaving target: bytes sent before the port opened are kept, reads are
 buffered, `mtk-exit` has one deadline however much the target keeps printing, and an output answer
 of the wrong length is a TargetError, not a ValueError."""
 

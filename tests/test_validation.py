@@ -1,4 +1,4 @@
-"""Malformed models (families 1-3 of issue 15): every index, arity, rank, size, option and quantization
+"""Malformed models: every index, arity, rank, size, option and quantization
 parameter is checked once between the reader and the ops, and `mtk compile` exits 2 with one line
 naming the op and the tensor; anything that still escapes is an internal error (exit 70), never 1."""
 

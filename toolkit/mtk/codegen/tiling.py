@@ -1,4 +1,4 @@
-"""Tiled execution (issue 16): a chain of row-local layers computed band by band, below the
+"""Tiled execution: a chain of row-local layers computed band by band, below the
 liveness bound of the op-by-op order.
 
 A stage is k consecutive layers (conv, depthwise, pooling, int8 lookup activations: each output row

@@ -55,11 +55,9 @@ def first_layer_variants(data: OpData, variants: list[Variant]) -> list[Variant]
     """`variants` of a GEMM, the default first; for one over gathered patches (input channels not in 4s:
     image and spectrogram first layers, 1→N depthwise) whose default is a biased kernel, int16-expanded
     weights first when they add at most FIRST_LAYER_EXTRA_FLASH bytes: at a depth of a few groups the
-    biased kernels' per-call row sums cost more than they save (M4, `mtk tune`, fused RELU: 96×96×1→48×48×8
-    3×3/2 1,020,840 → 787,360 instructions for +96 B, 49×40×1 10×8/2 ×8 659,440 → 595,600, 20×20×5→7
-    348,440 → 290,080). The fused 2x2 kernel, where it may run, stays first: it beats int16 there
-    (96×96×1 3×3/2 without activation 719,240 against 787,360). 1x4 blocks unless they pad more
-    channels than 2x2 ones (13 channels: 16 against 14)."""
+    biased kernels' per-call row sums cost more than they save. The fused 2x2 kernel, where it may run,
+    stays first: it beats int16 there. 1x4 blocks unless they pad more channels than 2x2 ones (13
+    channels: 16 against 14)."""
     p: GemmParams = data.params
     if p.patches is None or row_source(p.patches) != "gather" or micro_kernel(variants[0]).weights != "biased":
         return variants

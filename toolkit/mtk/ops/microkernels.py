@@ -233,13 +233,11 @@ BY_LABEL = {mk.label: mk for mk in MICRO_KERNELS}
 # DSP cores: biased weights take int8's flash and fewer instructions than int8 ones (the shared models:
 # IC −12 %, AD −20 % on the M4), int16 ones fewer still in the loop for twice the flash.
 # The fused ones requantize inside (2x2: every channel its own; 1x4: the layer's one multiplier and shift).
-# Cortex-M3 (long multiply, no DSP): one row of the input defaults to 1x8 s8 (the int8 row read as it is: 2.19
-# instructions a product, no packing pass, no padded channels), im2col rows to 1x8 int8 (2.25 instructions a product,
-# 1x4's 2.5; AD: 0.66x TFLM's instructions in less flash); 1x4 paired takes the fewest instructions for twice the
-# flash, 1x4 int8 pads fewer channels when channels % 8 <= 4. Several rows: 2x4 (a pair of rows times 4
-# channels, 1.19 instructions a product in its loop; 2x2's 1.5); for 1, 2 or 5 channels (2x4 pads a third or
-# more) pairs of the input's rows as they are by 2x2 s8, which packs none (2 instructions a product; 1x1 conv
-# 5x5x256 -> 2: 1.33x CMSIS-NN's instructions with 2x2's packed pairs).
+# Cortex-M3 (long multiply, no DSP): one row of the input defaults to 1x8 s8 (the int8 row read as it is: no
+# packing pass, no padded channels), im2col rows to 1x8 int8 (fewer instructions a product than 1x4); 1x4 paired
+# takes the fewest instructions for twice the flash, 1x4 int8 pads fewer channels when channels % 8 <= 4. Several
+# rows: 2x4 (a pair of rows times 4 channels, one SMLAL a channel for both rows); for 1, 2 or 5 channels (2x4 pads a
+# third or more) pairs of the input's rows as they are by 2x2 s8, which packs none.
 CHOICES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "dsp": (("1x4/fused", "1x4/biased", "1x4/int16", "1x4/s16"),
             ("2x2/fused", "2x2/biased", "2x2/int16", "1x4/biased", "1x4/int16", "1x4/s16")),
@@ -262,10 +260,8 @@ PLAIN_SUMS = {"mve": (("1x4/int8",), ("2x2/int8", "1x4/int8")),
 
 # Per instruction set, the channel counts up to which a direct kernel comes first over the input's rows. DSP cores:
 # below a whole quad, the fused one-row kernel computes the channels in C as a padded quad and the packed rows cost
-# as much to write as to read (an386 FC 1000 -> 1: 2.45x CMSIS-NN's instructions, 325 -> 2 1.46x; 1x1 conv
-# 5x5x256 -> 2 1.16x); 1x4 s16 reads the int8 row and int16 weights (2 instructions a product, 1.75 for one channel).
-# Cortex-M0/M0+: one or two channels over the input's rows take 1x4 s16 too, in C (1x4 int8 multiplies 4 channels and
-# packs the row: microbit FC 1000 -> 1 3.03x CMSIS-NN's instructions, 325 -> 2 1.53x, 1x1 conv 10x10x16 -> 1 1.22x).
+# as much to write as to read; 1x4 s16 reads the int8 row and int16 weights as they are. Cortex-M0/M0+: one or two
+# channels over the input's rows take 1x4 s16 too, in C (1x4 int8 would multiply 4 channels and pack the row).
 FEW_CHANNELS = {"dsp": 3, "scalar": 2}
 
 
