@@ -275,6 +275,15 @@ def test_a_paced_dut_stamps_estimated_time(tmp_path):
             chunk = port.read(256)
             assert chunk or len(reply) < 4096, reply
             reply += chunk
-    boot, start, end = [int(v) for v in re.findall(rb"m-lap-us-(\d+)\r\n", reply)]
+    boot, start, end = [int(v) for v in re.findall(rb"m-lap-us-(\d+)\r\n", reply)]   # QEMU starts stopped: no byte lost
     assert boot < start and 0 <= (end - start) * 120 - 20 * inference.cycles < 20 * 200   # + the loop, its clock
     assert b"m-warmup-start-0\r\nm-warmup-done\r\nm-infer-start-20\r\n" in reply and b"m-results-[" in reply
+
+
+def test_boards_carry_their_memory_timing():
+    from mtk.boards import all_boards, get_board
+    assert get_board("nucleo_l4r5zi").to_json()["memory_timing"]["flash"]["wait_states"] == 5
+    assert get_board("nucleo_h7a3zi_q").to_json()["memory_timing"]["flash"]["icache"] == \
+        {"bytes": 16384, "line": 32, "ways": 2}
+    assert all(not b.memory_timing for b in all_boards() if b.qemu)   # the FPGA images: zero wait
+    assert all({t.role for t in b.memory_timing} == {"flash", "ram"} for b in all_boards() if b.memory_timing)

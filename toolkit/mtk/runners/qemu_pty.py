@@ -49,11 +49,23 @@ def run_fraction(clock_hz: int, shift: int) -> float:
 
 def paced_qemu_command(qemu: str, machine: str, elf: Path, shift: int, monitor: Path,
                        plugin: str | None = None) -> list[str]:
-    return [qemu, "-M", machine, "-kernel", str(elf),
+    """With a plugin (the cycle model) QEMU starts stopped (-S): the pty in front of QEMU's must see
+    every byte, and continues it once open."""
+    return [qemu, "-M", machine, "-kernel", str(elf), *(["-S"] if plugin else []),
             "-icount", f"shift={shift},align=on,sleep=on",
             "-serial", "pty", "-display", "none", "-monitor", f"unix:{monitor},server=on,wait=off",
             "-no-reboot", "-semihosting-config", "enable=on,target=native",
             *(["-plugin", plugin] if plugin else [])]
+
+
+def monitor_command(monitor: socket.socket, command: str) -> None:
+    """An HMP command on QEMU's (non-blocking) monitor socket; its echo and prompts read and dropped."""
+    monitor.sendall(command.encode() + b"\n")
+    try:
+        while monitor.recv(4096):
+            pass
+    except BlockingIOError:
+        pass
 
 
 class Governor(threading.Thread):
@@ -67,12 +79,7 @@ class Governor(threading.Thread):
         self.done = threading.Event()
 
     def _send(self, command: str) -> None:
-        self.monitor.sendall(command.encode() + b"\n")
-        try:
-            while self.monitor.recv(4096):   # the monitor's echo and prompts
-                pass
-        except BlockingIOError:
-            pass
+        monitor_command(self.monitor, command)
 
     def run(self) -> None:
         start = last = time.monotonic()
@@ -111,14 +118,19 @@ class PacedQemu:
                                         stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT)
         try:
             self.port = self._wait_for_pty()
+            monitor = None
             if cycles is not None:
                 trace = CycleTrace(Path(self._folder.name) / "cycles.txt", cycles)
                 self._proxy = LapProxy(self.port, LapClock(trace, board.clock_hz // 1_000_000))
                 self.port = self._proxy.port
+                monitor = self._connect(monitor_path)
+                monitor_command(monitor, "cont")
             fraction = run_fraction(board.clock_hz, shift)
             if fraction < 1.0:
-                self._governor = Governor(self._connect(monitor_path), fraction)
+                self._governor = Governor(monitor or self._connect(monitor_path), fraction)
                 self._governor.start()
+            elif monitor is not None:
+                monitor.close()
         except BaseException:
             self.close()
             raise
