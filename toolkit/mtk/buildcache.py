@@ -85,7 +85,7 @@ def firmware_key(model: Path, options: RunOptions) -> str:
     _hash_tree(digest, model)
     if options.calib is not None:
         _hash_tree(digest, Path(options.calib))
-    tuning = options.tuning and {key: variant.label for key, variant in sorted(options.tuning.variants.items())}
+    tuning = options.tuning and {key: variant.to_json() for key, variant in sorted(options.tuning.variants.items())}
     digest.update(json.dumps({
         "board": options.board.name, "platform": options.platform, "profile": options.profile,
         "semihosting": options.semihosting, "mlperf_tiny": options.mlperf_tiny, "max_ram": options.max_ram,
