@@ -4,6 +4,8 @@ server one on QEMU stand-ins), the coordinator's address, `--lab labgrid` usage 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 pytest.importorskip("labgrid")
@@ -78,7 +80,8 @@ def test_the_coordinator_address_comes_from_the_url_or_lg_coordinator(lab, env, 
     (["--serial-number", "066D"], "--serial-number is for a board on this host"),
 ])
 def test_bad_lab_usage_is_refused_in_one_line(options, message, capsys):
-    assert main(["bench", "m.tflite", "--lab", "labgrid://127.0.0.1:1", *options]) == 2
+    model = Path(__file__).resolve().parents[1] / "models" / "digits_cnn_int8.tflite"   # readable: the usage is wrong
+    assert main(["bench", str(model), "--lab", "labgrid://127.0.0.1:1", *options]) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
 
@@ -88,7 +91,6 @@ def test_a_qemu_stand_in_without_icount_is_warned_about(tmp_path, caplog):
     """Its counts would follow the host's clock and still be called instructions: the load says so."""
     import logging
     import subprocess
-    from pathlib import Path
 
     from mtk.compiled import CompiledModel
     from mtk.platforms import ProjectOptions, get_platform
