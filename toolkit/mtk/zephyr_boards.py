@@ -141,10 +141,17 @@ class NotCortexM(MtkError):
     pass
 
 
+def cpu_node(edt):
+    """The devicetree's first CPU (the one the build runs on), None if it has no /cpus."""
+    return next((n for n in edt.nodes if n.parent is not None and n.parent.path == "/cpus" and n.compats), None)
+
+
 def core_of(target: Target, edt, selected: set[str]):
     """The target's core (a target.Cpu) with the extensions Zephyr builds for."""
-    cpu_nodes = [n for n in edt.get_node("/cpus").children.values() if n.compats]
-    compatible = cpu_nodes[0].compats[0] if cpu_nodes else "none"
+    cpu = cpu_node(edt)
+    if cpu is None:
+        raise NotCortexM(f"board '{target.identifier}': its devicetree has no CPU under /cpus, so no Cortex-M")
+    compatible = cpu.compats[0]
     if compatible not in CORES:
         kind = "a Cortex-M mtk has no kernels for" if compatible.startswith("arm,cortex-m") else "not a Cortex-M"
         raise NotCortexM(f"board '{target.identifier}': its CPU ({compatible}) is {kind}: mtk builds for "
@@ -160,8 +167,7 @@ def core_of(target: Target, edt, selected: set[str]):
 
 def core_clock(edt) -> int:
     """The core's clock in Hz from the devicetree, 0 if it does not say."""
-    cpu = next((n for n in edt.get_node("/cpus").children.values() if n.compats), None)
-    candidates = [cpu, *(edt.label2node.get(label) for label in CORE_CLOCK_LABELS)]
+    candidates = [cpu_node(edt), *(edt.label2node.get(label) for label in CORE_CLOCK_LABELS)]
     for node in candidates:
         if node is not None and "clock-frequency" in node.props:
             return int(node.props["clock-frequency"].val)
