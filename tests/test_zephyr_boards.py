@@ -482,3 +482,9 @@ def test_a_devicetree_without_cpus_is_no_cortex_m(workspace):
     with pytest.raises(MtkError, match="its devicetree has no CPU under /cpus, so no Cortex-M") as err:
         get_board("fastboard")
     assert err.value.exit_code == 2
+
+
+def test_a_twister_yaml_that_is_not_yaml_is_named(workspace):
+    (workspace / "boards" / "testvendor" / "fastboard" / "fastboard.yaml").write_text("identifier: [fastboard\n")
+    with pytest.raises(MtkError, match=r"board 'fastboard': .*fastboard.yaml is not YAML"):
+        get_board("fastboard")

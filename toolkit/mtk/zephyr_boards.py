@@ -44,12 +44,16 @@ TCM_COMPATIBLES = re.compile(r".*[,-]dtcm$")
 RUNNER_INCLUDE = re.compile(r"^\s*include\s*\(\s*(\S+\.board\.cmake)\s*\)", re.M)
 RUNNER_FINALIZED = re.compile(r"^\s*board_finalize_runner_args\s*\(\s*([\w-]+)", re.M)
 
+
 def twister_entry(target: Target) -> dict:
     """The twister YAML describing `target` (beside its devicetree, its `identifier` the target's), or {}."""
     for folder in target.board.dirs:
         for stem in target.file_stems:
             path = folder / f"{stem}.yaml"
-            entry = yaml.safe_load(path.read_text()) if path.is_file() else None
+            try:
+                entry = yaml.safe_load(path.read_text()) if path.is_file() else None
+            except yaml.YAMLError as err:
+                raise MtkError(f"board '{target.identifier}': {path} is not YAML ({err.__class__.__name__})") from None
             named = re.sub(r"@[^/]*", "", str(entry.get("identifier"))) if isinstance(entry, dict) else None
             if named in target.twister_identifiers:   # the default revision's file names its revision
                 return entry
@@ -169,8 +173,9 @@ def core_clock(edt) -> int:
     """The core's clock in Hz from the devicetree, 0 if it does not say."""
     candidates = [cpu_node(edt), *(edt.label2node.get(label) for label in CORE_CLOCK_LABELS)]
     for node in candidates:
-        if node is not None and "clock-frequency" in node.props:
-            return int(node.props["clock-frequency"].val)
+        value = node.props["clock-frequency"].val if node is not None and "clock-frequency" in node.props else None
+        if isinstance(value, int):
+            return value
     return 0
 
 
