@@ -488,3 +488,10 @@ def test_a_twister_yaml_that_is_not_yaml_is_named(workspace):
     (workspace / "boards" / "testvendor" / "fastboard" / "fastboard.yaml").write_text("identifier: [fastboard\n")
     with pytest.raises(MtkError, match=r"board 'fastboard': .*fastboard.yaml is not YAML"):
         get_board("fastboard")
+
+
+def test_the_listing_shows_a_board_as_board_takes_it(workspace, boards_file, capsys):
+    boards_file("fastboard", {"clock_hz": 300_000_000, "usb_vid_pid": "0483:3754"})
+    assert main(["boards", "--zephyr", "fastboard"]) == 0
+    assert capsys.readouterr().out.splitlines()[2].split() == [
+        "fastboard", "cortex-m7", "300", "MHz", "2048", "KB", "768", "KB", "USB", "0483:3754,", "flash:", "openocd"]

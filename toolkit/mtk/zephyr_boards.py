@@ -24,7 +24,7 @@ from typing import Iterator
 
 import yaml
 
-from .boards import Board, RamRegion
+from .boards import Board, RamRegion, get_board
 from .errors import MtkError, ToolMissing
 from .target import CPUS
 from .zephyr_env import find_base
@@ -278,14 +278,15 @@ def zephyr_board(identifier: str) -> Board:
 
 
 def zephyr_boards(pattern: str = "") -> Iterator[Board | MtkError]:
-    """The Cortex-M targets of the workspace whose identifier holds `pattern`: a Board each, or the
-    error that kept it from being read; other architectures are left out."""
+    """The Cortex-M targets of the workspace whose identifier holds `pattern`, each as --board takes it
+    (boards.yaml's entry where it has one), or the error that kept it from being read; other
+    architectures are left out."""
     for board in sorted(listed_boards().values(), key=lambda b: b.name):
         for identifier in board.targets:
             if pattern.lower() not in identifier.lower():
                 continue
             try:
-                yield zephyr_board(identifier)
+                yield get_board(identifier)
             except NotCortexM:
                 continue
             except MtkError as err:
