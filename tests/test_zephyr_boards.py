@@ -473,3 +473,25 @@ def test_a_core_without_an_extension_of_its_kind_is_listed_as_gcc_spells_it(work
     assert (net.cpu.name, net.cpu.dsp, net.cpu.fpu) == ("cortex-m33", False, "fpv5-sp-d16")
     assert main(["boards", "--zephyr", "cpunet"]) == 0
     assert capsys.readouterr().out.splitlines()[2].split()[:2] == ["testboard/testsoc/cpunet", "cortex-m33+nodsp"]
+
+
+def test_a_devicetree_without_cpus_is_no_cortex_m(workspace):
+    dts = workspace / "boards" / "testvendor" / "fastboard" / "fastboard.dts"
+    text = dts.read_text()
+    dts.write_text(text[:text.index("\tcpus {")] + text[text.index("\tchosen {"):])
+    with pytest.raises(MtkError, match="its devicetree has no CPU under /cpus, so no Cortex-M") as err:
+        get_board("fastboard")
+    assert err.value.exit_code == 2
+
+
+def test_a_twister_yaml_that_is_not_yaml_is_named(workspace):
+    (workspace / "boards" / "testvendor" / "fastboard" / "fastboard.yaml").write_text("identifier: [fastboard\n")
+    with pytest.raises(MtkError, match=r"board 'fastboard': .*fastboard.yaml is not YAML"):
+        get_board("fastboard")
+
+
+def test_the_listing_shows_a_board_as_board_takes_it(workspace, boards_file, capsys):
+    boards_file("fastboard", {"clock_hz": 300_000_000, "usb_vid_pid": "0483:3754"})
+    assert main(["boards", "--zephyr", "fastboard"]) == 0
+    assert capsys.readouterr().out.splitlines()[2].split() == [
+        "fastboard", "cortex-m7", "300", "MHz", "2048", "KB", "768", "KB", "USB", "0483:3754,", "flash:", "openocd"]

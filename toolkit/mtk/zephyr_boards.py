@@ -24,7 +24,7 @@ from typing import Iterator
 
 import yaml
 
-from .boards import Board, RamRegion
+from .boards import Board, RamRegion, get_board
 from .errors import MtkError, ToolMissing
 from .target import CPUS
 from .zephyr_env import find_base
@@ -44,12 +44,16 @@ TCM_COMPATIBLES = re.compile(r".*[,-]dtcm$")
 RUNNER_INCLUDE = re.compile(r"^\s*include\s*\(\s*(\S+\.board\.cmake)\s*\)", re.M)
 RUNNER_FINALIZED = re.compile(r"^\s*board_finalize_runner_args\s*\(\s*([\w-]+)", re.M)
 
+
 def twister_entry(target: Target) -> dict:
     """The twister YAML describing `target` (beside its devicetree, its `identifier` the target's), or {}."""
     for folder in target.board.dirs:
         for stem in target.file_stems:
             path = folder / f"{stem}.yaml"
-            entry = yaml.safe_load(path.read_text()) if path.is_file() else None
+            try:
+                entry = yaml.safe_load(path.read_text()) if path.is_file() else None
+            except yaml.YAMLError as err:
+                raise MtkError(f"board '{target.identifier}': {path} is not YAML ({err.__class__.__name__})") from None
             named = re.sub(r"@[^/]*", "", str(entry.get("identifier"))) if isinstance(entry, dict) else None
             if named in target.twister_identifiers:   # the default revision's file names its revision
                 return entry
@@ -141,10 +145,17 @@ class NotCortexM(MtkError):
     pass
 
 
+def cpu_node(edt):
+    """The devicetree's first CPU (the one the build runs on), None if it has no /cpus."""
+    return next((n for n in edt.nodes if n.parent is not None and n.parent.path == "/cpus" and n.compats), None)
+
+
 def core_of(target: Target, edt, selected: set[str]):
     """The target's core (a target.Cpu) with the extensions Zephyr builds for."""
-    cpu_nodes = [n for n in edt.get_node("/cpus").children.values() if n.compats]
-    compatible = cpu_nodes[0].compats[0] if cpu_nodes else "none"
+    cpu = cpu_node(edt)
+    if cpu is None:
+        raise NotCortexM(f"board '{target.identifier}': its devicetree has no CPU under /cpus, so no Cortex-M")
+    compatible = cpu.compats[0]
     if compatible not in CORES:
         kind = "a Cortex-M mtk has no kernels for" if compatible.startswith("arm,cortex-m") else "not a Cortex-M"
         raise NotCortexM(f"board '{target.identifier}': its CPU ({compatible}) is {kind}: mtk builds for "
@@ -160,11 +171,11 @@ def core_of(target: Target, edt, selected: set[str]):
 
 def core_clock(edt) -> int:
     """The core's clock in Hz from the devicetree, 0 if it does not say."""
-    cpu = next((n for n in edt.get_node("/cpus").children.values() if n.compats), None)
-    candidates = [cpu, *(edt.label2node.get(label) for label in CORE_CLOCK_LABELS)]
+    candidates = [cpu_node(edt), *(edt.label2node.get(label) for label in CORE_CLOCK_LABELS)]
     for node in candidates:
-        if node is not None and "clock-frequency" in node.props:
-            return int(node.props["clock-frequency"].val)
+        value = node.props["clock-frequency"].val if node is not None and "clock-frequency" in node.props else None
+        if isinstance(value, int):
+            return value
     return 0
 
 
@@ -267,14 +278,15 @@ def zephyr_board(identifier: str) -> Board:
 
 
 def zephyr_boards(pattern: str = "") -> Iterator[Board | MtkError]:
-    """The Cortex-M targets of the workspace whose identifier holds `pattern`: a Board each, or the
-    error that kept it from being read; other architectures are left out."""
+    """The Cortex-M targets of the workspace whose identifier holds `pattern`, each as --board takes it
+    (boards.yaml's entry where it has one), or the error that kept it from being read; other
+    architectures are left out."""
     for board in sorted(listed_boards().values(), key=lambda b: b.name):
         for identifier in board.targets:
             if pattern.lower() not in identifier.lower():
                 continue
             try:
-                yield zephyr_board(identifier)
+                yield get_board(identifier)
             except NotCortexM:
                 continue
             except MtkError as err:
