@@ -18,7 +18,8 @@ static inline void mtk_pack_pair_group(const int8_t* src0, const int8_t* src1, u
   }
 }
 
-#if (defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__)) && defined(__GNUC__) && defined(__OPTIMIZE__)
+#if (defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__)) && defined(__GNUC__)
+#define MTK_DOT_V6M_ASM 1   /* Thumb-1 assembly (ARMv6-M, ARMv8-M Baseline) */
 /* Value t of a group for both rows and both channels, (x, y) in register P: 15 instructions for 4 products
  * (the C below compiles to about 26: each constant offset of LDRSB/LDRSH takes a MOVS on v6-M). */
 #define MTK_DOT_2X2_STEP(t, P)                                \
@@ -125,7 +126,7 @@ MTK_OUT_OF_LINE int32_t mtk_dot_1x4_v6m(const void* x, const void* w, int32_t gr
 #include "mtk_dot_s8_plain.h"
 
 static inline int32_t mtk_dot_2x2(const void* x, const void* w, int32_t groups, int32_t* acc, int wide) {
-#if (defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__)) && defined(__GNUC__) && defined(__OPTIMIZE__)
+#ifdef MTK_DOT_V6M_ASM
   if (!wide) return mtk_dot_2x2_v6m(x, w, groups, acc);
 #endif
   int32_t s00 = 0, s01 = 0, s10 = 0, s11 = 0;
