@@ -17,6 +17,7 @@ from mtk.commands.validate import compare
 from mtk.errors import ModelError, ToolMissing
 from mtk.pipeline import RunOptions, load_samples, run_model
 from mtk.runners import get_runner
+from mtk.zephyr_env import find_zephyr
 
 from conftest import shared_models
 from harness import GEMM_MODELS, long_fc_model
@@ -51,6 +52,20 @@ def test_the_digits_cnn_is_bit_exact_on_the_cortex_m0_boards(board):
     """The shared models need more than the micro:bit's 16 KB of RAM; the digits CNN fits (ARMv6-M's kernels)."""
     result = run_model(MODELS_DIR / "digits_cnn_int8.tflite", RunOptions(get_board(board), runs=1, random_samples=3))
     assert [r["mismatches"] for r in compare(result)] == [0, 0, 0]
+
+
+@pytest.mark.parametrize("board", ["mps2/an521/cpu0", "qemu_cortex_m0"])
+def test_zephyr_s_qemu_cortex_m33_and_m0_run_the_digits_cnn_bit_exact(board):
+    """Through Zephyr (the workspace ZEPHYR_BASE names; skipped without one): the SSE-200's CPU0 built
+    -mcpu=cortex-m33+nodsp by Zephyr, and the nRF51 counted on its TIMER0 at 1 MHz."""
+    try:
+        find_zephyr()
+    except ToolMissing as err:
+        pytest.skip(err.message)
+    result = run_model(MODELS_DIR / "digits_cnn_int8.tflite",
+                       RunOptions(get_board(board), platform="zephyr", runs=1, random_samples=2))
+    assert [r["mismatches"] for r in compare(result)] == [0, 0]
+    assert result.unit == "instructions"
 
 
 @pytest.mark.slow

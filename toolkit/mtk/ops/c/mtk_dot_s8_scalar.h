@@ -18,9 +18,10 @@ static inline void mtk_pack_pair_group(const int8_t* src0, const int8_t* src1, u
   }
 }
 
-#if (defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__)) && defined(__GNUC__) && defined(__OPTIMIZE__)
-/* Value t of a group for both rows and both channels, (x, y) in register P: 15 instructions for 4 products
- * (the C below compiles to about 26: each constant offset of LDRSB/LDRSH takes a MOVS on v6-M). */
+#if (defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__)) && defined(__GNUC__)
+#define MTK_DOT_V6M_ASM 1   /* Thumb-1 assembly (ARMv6-M, ARMv8-M Baseline) */
+/* Value t of a group for both rows and both channels, (x, y) in register P. In assembly because v6-M's
+ * LDRSB/LDRSH take register offsets only: gcc spends a MOVS on each constant offset of the C below. */
 #define MTK_DOT_2X2_STEP(t, P)                                \
   "sxth r3, " P "\n\t"                                       \
   "asrs " P ", " P ", #16\n\t"                              \
@@ -68,7 +69,7 @@ MTK_OUT_OF_LINE int32_t mtk_dot_2x2_v6m(const void* x, const void* w, int32_t gr
 }
 #undef MTK_DOT_2X2_STEP
 
-/* Channel j of a 1x4 group: its 4 weights from one word (SXTB, LSLS+ASRS, ASRS), 15 instructions for 4 products. */
+/* Channel j of a 1x4 group: its 4 weights from one word (SXTB, LSLS+ASRS, ASRS). */
 #define MTK_DOT_1X4_CHANNEL(s)                  \
   "ldm r0!, {r5}\n\t"                          \
   "sxtb r6, r5\n\t"                            \
@@ -87,7 +88,7 @@ MTK_OUT_OF_LINE int32_t mtk_dot_2x2_v6m(const void* x, const void* w, int32_t gr
   "add " s ", r5\n\t"
 
 /* acc[j] = x.w_j over int8 weights (int16 row x, in order): the row's 4 values of a group in r1-r4, its
- * pointer in r12 between groups; 69 instructions a group of 16 products. */
+ * pointer in r12 between groups. */
 MTK_OUT_OF_LINE int32_t mtk_dot_1x4_v6m(const void* x, const void* w, int32_t groups, int32_t* acc) {
   register const void* wp __asm__("r0") = w;
   register int32_t n __asm__("r6") = groups;
@@ -125,7 +126,7 @@ MTK_OUT_OF_LINE int32_t mtk_dot_1x4_v6m(const void* x, const void* w, int32_t gr
 #include "mtk_dot_s8_plain.h"
 
 static inline int32_t mtk_dot_2x2(const void* x, const void* w, int32_t groups, int32_t* acc, int wide) {
-#if (defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__)) && defined(__GNUC__) && defined(__OPTIMIZE__)
+#ifdef MTK_DOT_V6M_ASM
   if (!wide) return mtk_dot_2x2_v6m(x, w, groups, acc);
 #endif
   int32_t s00 = 0, s01 = 0, s10 = 0, s11 = 0;

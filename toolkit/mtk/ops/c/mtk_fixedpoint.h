@@ -58,8 +58,8 @@ static inline int32_t mtk_requant_rshift(int32_t acc, int32_t mult, int32_t roun
   return hi >> hi_shift;
 #elif defined(__ARM_ARCH_6M__) || defined(__ARM_ARCH_8M_BASE__)
   /* No 32x32->64 multiply: the product's four 16x16 parts (acc's low half unsigned, its high half
-   * signed; mult >= 0) and the sign term added into the rounding's two words with carries, 24
-   * instructions where the C below takes about 60. */
+   * signed; mult >= 0) and the sign term added into the rounding's two words with ADDS/ADCS, which
+   * gcc does not find for the C below (it masks and shifts each part's carries apart). */
   uint32_t lo = (uint32_t)rounding_lo, al, ml, t;
   int32_t hi = rounding_hi;
   __asm__(".syntax unified\n\t"   /* gcc assembles Thumb-1 inline assembly in divided syntax */
