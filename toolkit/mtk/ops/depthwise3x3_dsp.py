@@ -256,8 +256,8 @@ def c_source(g, zp: int, act_min: int, act_max: int) -> tuple[str, str] | None:
               f"{g.pad_left}, {zp}, {act_min}, {act_max}")
     name = f"mtk_dw3x3_{hashlib.sha256((asm + c_args).encode()).hexdigest()[:12]}"
     src = (f"#ifdef MTK_DW_DSP_ASM\n"
-           f"__attribute__((naked, noinline)) static void {name}_body(const void* x, const void* stream, "
-           f"void* out) {{\n"
+           f"__attribute__((naked, noinline)) static void {name}_body(__attribute__((unused)) const void* x, "
+           f"__attribute__((unused)) const void* stream, __attribute__((unused)) void* out) {{\n"
            f"  __asm__ volatile(\n{asm}  );\n}}\n#endif\n"
            f"int32_t {name}(void* x, void* stream, void* out) {{\n"
            f"#ifdef MTK_DW_DSP_ASM\n  {name}_body(x, stream, out);\n#else\n"
