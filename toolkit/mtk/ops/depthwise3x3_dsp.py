@@ -117,34 +117,41 @@ class _Layer:
         self.a = _Asm()
         self.reach = 0             # the largest load offset
 
-    def column(self, ix: int, base: int, const_loaded: bool) -> bool:
-        """Column ix into r12 (slots 0, 1) and lr (slot 2), r0 at column `base`; True when it is the zero point's."""
+    def column(self, ix: int, base: int, single: str, const_loaded: bool) -> bool:
+        """Column ix into r12 (slots 0, 1) and `single` (slot 2), r0 at column `base`; True when it is the zero
+        point's. Its three loads run back to back when `single` is not lr (they pipeline)."""
         g, a = self.g, self.a
         if 0 <= ix < g.in_w:
             off = (ix - base) * g.in_c
             self.reach = max(self.reach, off + 2 * self.row)
-            a(f"ldrsb r12, [r0, #{off}]", f"ldrsb lr, [r0, #{off + self.row}]", "pkhbt r12, r12, lr, lsl #16",
-              f"ldrsb lr, [r0, #{off + 2 * self.row}]")
+            loads = [f"ldrsb r12, [r0, #{off}]", f"ldrsb lr, [r0, #{off + self.row}]"]
+            last = f"ldrsb {single}, [r0, #{off + 2 * self.row}]"
+            pack = "pkhbt r12, r12, lr, lsl #16"
+            a(*loads, *([last, pack] if single != "lr" else [pack, last]))
             return False
         if not const_loaded:
             half = self.zp & 0xffff
-            a(f"movw r12, #{half}", f"movt r12, #{half}", f"movw lr, #{half}")
+            a(f"movw r12, #{half}", f"movt r12, #{half}", f"movw {single}, #{half}")
         return True
 
     def block(self, ox0: int, n: int, base: int) -> None:
-        """Outputs ox0 .. ox0 + n - 1 of the row, r0 at column `base`; r1 advanced past them."""
+        """Outputs ox0 .. ox0 + n - 1 of the row, r0 at column `base`; r1 advanced past them. A column's slot-2
+        byte goes to the accumulator of an output that starts after it, while there is one."""
         g, a, s = self.g, self.a, self.g.stride_w
         ix0 = ox0 * s - g.pad_left
-        const = False
+        const, previous = False, None
         for j in range(s * (n - 1) + 3):
-            const = self.column(ix0 + j, base, const)
+            later = [ACCS[i] for i in range(n) if s * i > j]
+            single = later[-1] if later else "lr"
+            const = self.column(ix0 + j, base, single, const and single == previous)
+            previous = single
             for i in range(n):
                 kx = j - s * i
                 if 0 <= kx <= 2:
                     acc = ACCS[i]
                     a(f"smlad {acc}, r12, {WEIGHTS[kx]}, {'r7' if kx == 0 else acc}")
                     op, reg = SINGLES[kx]
-                    a(f"{op} {acc}, lr, {reg}, {acc}")
+                    a(f"{op} {acc}, {single}, {reg}, {acc}")
         a("push {r5}")   # U's register holds the multiplier, r12 k; V's low half is the shift e
         a.depth += 4
         a(f"ldrd r5, r12, {a.frame(6)}")
