@@ -7,8 +7,8 @@ one function of assembly generated here with its strides, offsets and border blo
 A column of the window is one int16 pair (slot 0, slot 1) made by PKHBT of two byte loads and slot 2's byte; an
 output is SMLAD of its three columns' pairs by W0..W2 and SMLABB/SMLABT/SMLABB of their slot-2 bytes by U, V.
 The three slots read three image rows that are always inside the image: an output row whose window reaches
-outside (padding) reads the nearest three rows instead, with its weights moved to the slots its rows land in and
-the rows outside left out, their input zero point's products in the bias (one weight set per such row kind).
+outside (padding) reads the nearest three rows instead, its weights moved at run time to the slots its rows land
+in (KIND_SETUP) and the rows outside left out, their input zero point's products added to the bias.
 Columns outside the image are the zero point's pair. Requantization as depthwise_dsp.py's (SMMLAR on doubled
 sums, weights and bias doubled offline)."""
 
@@ -21,6 +21,7 @@ import numpy as np
 from . import depthwise, depthwise_dsp
 from .base import Const, Kernel, OpData
 from .depthwise_dsp import fused_params
+from .geometry import ConvGeometry
 from .variants import KernelChoice
 
 HEADER = "mtk_dw3x3_dsp.h"
@@ -105,9 +106,9 @@ def _clamp(reg: str, bound: int, cond: str) -> list[str]:
 
 
 class _Layer:
-    """The assembly of one layer (g: geometry.ConvGeometry)."""
+    """The assembly of one layer."""
 
-    def __init__(self, g, zp: int, act_min: int, act_max: int) -> None:
+    def __init__(self, g: ConvGeometry, zp: int, act_min: int, act_max: int) -> None:
         self.g, self.zp, self.act_min, self.act_max = g, zp, act_min, act_max
         self.kinds, self.first = row_kinds(g.in_h, g.out_h, g.stride_h, g.pad_top)
         self.row = g.in_w * g.in_c
@@ -242,7 +243,7 @@ class _Layer:
         return a.lines + row_lines
 
 
-def fits(g) -> bool:
+def fits(g: ConvGeometry) -> bool:
     """The layers the generated assembly computes: 3x3, multiplier 1, dilation 1, horizontal stride 1 or 2, at
     least 3 input rows, padding of at most a row at the top and 2 columns at the left (c_source checks the load
     offsets)."""
@@ -251,7 +252,7 @@ def fits(g) -> bool:
             and set(row_kinds(g.in_h, g.out_h, g.stride_h, g.pad_top)[0]) <= set(KIND_SETUP))
 
 
-def c_source(g, zp: int, act_min: int, act_max: int) -> tuple[str, str] | None:
+def c_source(g: ConvGeometry, zp: int, act_min: int, act_max: int) -> tuple[str, str] | None:
     """(C source, function name): the layer's assembly and, for builds without it, the call of the C version;
     None when a load offset would not fit LDRSB's immediate."""
     layer = _Layer(g, zp, act_min, act_max)
