@@ -7,8 +7,8 @@ one function of assembly generated here with its strides, offsets and border blo
 A column of the window is one int16 pair (slot 0, slot 1) made by PKHBT of two byte loads and slot 2's byte; an
 output is SMLAD of its three columns' pairs by W0..W2 and SMLABB/SMLABT/SMLABB of their slot-2 bytes by U, V.
 The three slots read three image rows that are always inside the image: an output row whose window reaches
-outside (padding) reads the nearest three rows instead, with its weights moved to the slots its rows land in and
-the rows outside left out, their input zero point's products in the bias (one weight set per such row kind).
+outside (padding) reads the nearest three rows instead, its weights moved at run time to the slots its rows land
+in (KIND_SETUP) and the rows outside left out, their input zero point's products added to the bias.
 Columns outside the image are the zero point's pair. Requantization as depthwise_dsp.py's (SMMLAR on doubled
 sums, weights and bias doubled offline)."""
 
@@ -21,6 +21,7 @@ import numpy as np
 from . import depthwise, depthwise_dsp
 from .base import Const, Kernel, OpData
 from .depthwise_dsp import fused_params
+from .geometry import ConvGeometry
 from .variants import KernelChoice
 
 HEADER = "mtk_dw3x3_dsp.h"
@@ -105,9 +106,9 @@ def _clamp(reg: str, bound: int, cond: str) -> list[str]:
 
 
 class _Layer:
-    """The assembly of one layer (g: geometry.ConvGeometry)."""
+    """The assembly of one layer."""
 
-    def __init__(self, g, zp: int, act_min: int, act_max: int) -> None:
+    def __init__(self, g: ConvGeometry, zp: int, act_min: int, act_max: int) -> None:
         self.g, self.zp, self.act_min, self.act_max = g, zp, act_min, act_max
         self.kinds, self.first = row_kinds(g.in_h, g.out_h, g.stride_h, g.pad_top)
         self.row = g.in_w * g.in_c
@@ -117,34 +118,41 @@ class _Layer:
         self.a = _Asm()
         self.reach = 0             # the largest load offset
 
-    def column(self, ix: int, base: int, const_loaded: bool) -> bool:
-        """Column ix into r12 (slots 0, 1) and lr (slot 2), r0 at column `base`; True when it is the zero point's."""
+    def column(self, ix: int, base: int, single: str, const_loaded: bool) -> bool:
+        """Column ix into r12 (slots 0, 1) and `single` (slot 2), r0 at column `base`; True when it is the zero
+        point's. Its three loads run back to back when `single` is not lr (they pipeline)."""
         g, a = self.g, self.a
         if 0 <= ix < g.in_w:
             off = (ix - base) * g.in_c
             self.reach = max(self.reach, off + 2 * self.row)
-            a(f"ldrsb r12, [r0, #{off}]", f"ldrsb lr, [r0, #{off + self.row}]", "pkhbt r12, r12, lr, lsl #16",
-              f"ldrsb lr, [r0, #{off + 2 * self.row}]")
+            loads = [f"ldrsb r12, [r0, #{off}]", f"ldrsb lr, [r0, #{off + self.row}]"]
+            last = f"ldrsb {single}, [r0, #{off + 2 * self.row}]"
+            pack = "pkhbt r12, r12, lr, lsl #16"
+            a(*loads, *([last, pack] if single != "lr" else [pack, last]))
             return False
         if not const_loaded:
             half = self.zp & 0xffff
-            a(f"movw r12, #{half}", f"movt r12, #{half}", f"movw lr, #{half}")
+            a(f"movw r12, #{half}", f"movt r12, #{half}", f"movw {single}, #{half}")
         return True
 
     def block(self, ox0: int, n: int, base: int) -> None:
-        """Outputs ox0 .. ox0 + n - 1 of the row, r0 at column `base`; r1 advanced past them."""
+        """Outputs ox0 .. ox0 + n - 1 of the row, r0 at column `base`; r1 advanced past them. A column's slot-2
+        byte goes to the accumulator of an output that starts after it, while there is one."""
         g, a, s = self.g, self.a, self.g.stride_w
         ix0 = ox0 * s - g.pad_left
-        const = False
+        const, previous = False, None
         for j in range(s * (n - 1) + 3):
-            const = self.column(ix0 + j, base, const)
+            later = [ACCS[i] for i in range(n) if s * i > j]
+            single = later[-1] if later else "lr"
+            const = self.column(ix0 + j, base, single, const and single == previous)
+            previous = single
             for i in range(n):
                 kx = j - s * i
                 if 0 <= kx <= 2:
                     acc = ACCS[i]
                     a(f"smlad {acc}, r12, {WEIGHTS[kx]}, {'r7' if kx == 0 else acc}")
                     op, reg = SINGLES[kx]
-                    a(f"{op} {acc}, lr, {reg}, {acc}")
+                    a(f"{op} {acc}, {single}, {reg}, {acc}")
         a("push {r5}")   # U's register holds the multiplier, r12 k; V's low half is the shift e
         a.depth += 4
         a(f"ldrd r5, r12, {a.frame(6)}")
@@ -235,7 +243,7 @@ class _Layer:
         return a.lines + row_lines
 
 
-def fits(g) -> bool:
+def fits(g: ConvGeometry) -> bool:
     """The layers the generated assembly computes: 3x3, multiplier 1, dilation 1, horizontal stride 1 or 2, at
     least 3 input rows, padding of at most a row at the top and 2 columns at the left (c_source checks the load
     offsets)."""
@@ -244,7 +252,7 @@ def fits(g) -> bool:
             and set(row_kinds(g.in_h, g.out_h, g.stride_h, g.pad_top)[0]) <= set(KIND_SETUP))
 
 
-def c_source(g, zp: int, act_min: int, act_max: int) -> tuple[str, str] | None:
+def c_source(g: ConvGeometry, zp: int, act_min: int, act_max: int) -> tuple[str, str] | None:
     """(C source, function name): the layer's assembly and, for builds without it, the call of the C version;
     None when a load offset would not fit LDRSB's immediate."""
     layer = _Layer(g, zp, act_min, act_max)
