@@ -147,3 +147,21 @@ def test_images_are_resized_to_the_input_in_grey_or_rgb(tmp_path: Path) -> None:
     assert rgb.shape == (2, 4, 6, 3) and rgb[:, :, 0].min() > 240
     with pytest.raises(MtkError, match="images need a model input"):
         load_dataset(tmp_path, (1, 10))
+
+
+def test_a_quantized_model_tflite_cannot_prepare_is_one_line_of_bad_input():
+    """Scales from a calibration that TFLite's own Prepare refuses (a RELU6 bound past int32) are bad input,
+    not an internal error."""
+    from mtk.errors import ModelError
+    from mtk.quantize.litert import reference_interpreter
+    from mtk.tflite_builder import ModelBuilder
+
+    b = ModelBuilder(description="relu6 past int32")
+    x = b.tensor("x", (1, 4), "int8", scale=0.1, zero_point=0)
+    y = b.tensor("y", (1, 3), "int8", scale=1e-12, zero_point=0)
+    w = b.const("w", np.ones((3, 4), np.int8), scale=0.1, zero_point=0)
+    b.op("FULLY_CONNECTED", [x, w, None], [y], fused_activation_function="RELU6")
+    b.inputs([x])
+    b.outputs([y])
+    with pytest.raises(ModelError, match=r"TFLite cannot prepare the quantized model: .*FULLY_CONNECTED"):
+        reference_interpreter(b.build(), "the quantized model")

@@ -41,12 +41,18 @@ def quiet_native_output() -> Iterator[None]:
         os.close(devnull)
 
 
-def reference_interpreter(model: bytes) -> Interpreter:
+def reference_interpreter(model: bytes, what: str = "the model") -> Interpreter:
     """An interpreter with TFLite's reference kernels (bit-exact with TFLM, unlike the optimized ones)."""
     with quiet_native_output():
         interpreter = Interpreter(model_content=model, num_threads=1,
                                   experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
-        interpreter.allocate_tensors()
+        try:
+            interpreter.allocate_tensors()
+        except (RuntimeError, ValueError) as err:   # an op's Prepare refused it, e.g. a bias past int32
+            reason = " ".join(line.strip() for line in str(err).splitlines() if line.strip())
+            raise ModelError(f"TFLite cannot prepare {what}: {reason}",
+                             hint="calibration data like the model's real inputs, or a float model whose "
+                                  "batch-norm statistics were trained, gives scales it can run") from None
     return interpreter
 
 
@@ -61,12 +67,12 @@ def signature_of(model: bytes, name: str) -> Signature:
     return Signature(key, io_names["inputs"][0])
 
 
-def run_model(model: bytes, x: np.ndarray) -> list[np.ndarray]:
+def run_model(model: bytes, x: np.ndarray, what: str = "the model") -> list[np.ndarray]:
     """Run the model on every sample of `x` (float); returns each output as float32 (N, *shape).
 
     Integer inputs are quantized and integer outputs dequantized with the tensors' own parameters.
     """
-    interpreter = reference_interpreter(model)
+    interpreter = reference_interpreter(model, what)
     (input_detail,) = interpreter.get_input_details()
     output_details = interpreter.get_output_details()
     results: list[list[np.ndarray]] = [[] for _ in output_details]

@@ -96,7 +96,7 @@ def quantize_model(float_path: str | Path, calib: DataSource, out_path: str | Pa
                              hint="replace them with ops it quantizes, or pass --allow-float to keep them in float")
         with ui.step(f"comparing float and {kind} on {len(eval_set)} samples"):
             float_outputs = run_model(model, eval_set.x)
-            int8_outputs = run_model(quantized, eval_set.x)
+            int8_outputs = run_model(quantized, eval_set.x, "the quantized model")
         labels = None if eval_set.y is None else score_labels(eval_set.y, float_outputs[0], int8_outputs[0])
         os.replace(temp_name, out_path)
     finally:
