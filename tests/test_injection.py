@@ -74,6 +74,7 @@ def test_the_mlf_holds_the_model_under_a_plain_name(tmp_path):
     (lambda m: m["inputs"][0].update(c_name="input = 0; system(\"x\"); //"), "c_name"),
     (lambda m: m.update(files=["../../etc/passwd"]), "files"),
     (lambda m: m.update(files=["/etc/passwd"]), "files"),
+    (lambda m: m.update(outputs=[]), "inputs and outputs"),
 ])
 def test_metadata_read_back_is_checked(change, what, tmp_path):
     folder = compiled_as(tmp_path, change)

@@ -343,6 +343,8 @@ class CompiledModel:
         if not all(is_plain_relative_path(f) for f in files):
             raise ValueError(f"files {[f for f in files if not is_plain_relative_path(f)][:3]} are not plain paths "
                              "inside the folder")
+        if not meta["inputs"] or not meta["outputs"]:
+            raise ValueError("a compiled model has inputs and outputs")
         return cls(module=identifier_read_back(meta["module"], "module"), model=str(meta["model"]),
                    target=CompiledTarget(target["cpu"], bool(target["dsp"]), bool(target["mve"]),
                                          target["fpu"], target["board"]),
