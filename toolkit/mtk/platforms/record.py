@@ -34,7 +34,7 @@ RECORD_FIELDS = {"platform": str, "board": str, "model": str, "files": dict, "ow
 
 
 class BadRecord(MtkError):
-    pass
+    """The record names something mtk will not touch: refused whole, nothing is written."""
 
 
 def digest(path: Path) -> str:
