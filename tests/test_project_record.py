@@ -120,3 +120,23 @@ def test_a_record_from_before_owned_digests_still_refreshes(app, capsys):
     assert rerender(app) == 0
     assert (app / "src" / "main.c").read_text() == "/* mine */\n"
     assert "kept your edits of src/main.c" in capsys.readouterr().err
+
+
+def test_files_mtk_did_not_write_stay_even_in_its_folders(app, capsys):
+    (app / "model" / "NOTES.md").write_text("mine")
+    (app / "firmware" / "my_port.c").write_text("/* mine */")
+    edit_record(app, lambda r: r["owned"].__setitem__("model/src/old_kernels.c", "0" * 64))
+    (app / "model" / "src" / "old_kernels.c").write_text("/* a source of the last render */")
+    capsys.readouterr()
+    assert rerender(app) == 0
+    assert (app / "model" / "NOTES.md").read_text() == "mine" and (app / "firmware" / "my_port.c").exists()
+    assert not (app / "model" / "src" / "old_kernels.c").exists()   # mtk's, and written no more
+    assert "kept files mtk did not write in model/, firmware/: firmware/my_port.c, model/NOTES.md" in \
+        capsys.readouterr().err
+
+
+def test_a_folder_where_mtk_writes_a_file_is_refused(app, capsys):
+    (app / "src" / "main.c").unlink()
+    (app / "src" / "main.c").mkdir()
+    assert rerender(app) == 2
+    assert "is a folder where mtk writes a file" in capsys.readouterr().err

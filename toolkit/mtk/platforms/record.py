@@ -25,7 +25,7 @@ from ..names import is_plain_relative_path
 PROJECT_FILE = "mtk-project.json"
 # What mtk owns in an application: replaced whenever it renders (edits are named, then replaced).
 # Every other file it writes is the user's to edit once written: kept when edited, unless --force.
-OWNED = ("model", "firmware", "src/model_glue.c", PROJECT_FILE)
+OWNED = ("model", "firmware", "src/model_glue.c", PROJECT_FILE)   # the two folders first
 MAX_RECORD_BYTES = 1 << 20
 MAX_FILES = 10_000
 SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -104,40 +104,52 @@ def _regular_file(path: Path) -> bool:
     return path.is_file() and not path.is_symlink()
 
 
+def _files_under(project: Path, folders: tuple[str, ...]) -> list[str]:
+    """Every file or symlink under project/<folder> (symlinked folders not followed), as record names."""
+    found = []
+    for folder in folders:
+        for root, dirs, files in os.walk(project / folder):
+            found += [(Path(root) / f).relative_to(project).as_posix()
+                      for f in files + [d for d in dirs if (Path(root) / d).is_symlink()]]
+    return found
+
+
 def refresh_project(project: Path, write: Callable[[Path], None], force: bool) -> None:
-    """Render an application again over one mtk rendered before: what mtk owns (OWNED) is replaced,
-    naming the files the user edited; the user's files (the rest mtk writes) only where the user
-    left them as mtk wrote them, or with `force`; files mtk wrote before and writes no more go if
-    unedited; files mtk never wrote (the build folder, the user's own sources) stay."""
+    """Render an application again over one mtk rendered before, touching only files mtk wrote:
+    what mtk owns (OWNED) is replaced, naming the files the user edited; the user's files (the rest
+    mtk writes) only where the user left them as mtk wrote them, or with `force`; files mtk wrote
+    before and writes no more go if unedited (the user's edits of mtk's own files go too); files
+    mtk never wrote (the build folder, the user's own sources, even inside model/) stay."""
     record = read_project(project)
     written_before, owned_before = record.get("files", {}), record.get("owned", {})
     staging = Path(tempfile.mkdtemp(prefix=f".{project.name}.", dir=project.parent))
     try:
         write(staging)
-        written_now = read_project(staging)["files"]
-        targets = {name: inside(project, name, "file") for name in [*written_now, *written_before, *OWNED]}
-        for name in OWNED:
-            if targets[name].is_symlink():
-                raise BadRecord(f"{targets[name]} is a symlink: mtk replaces it with its own", hint="remove it")
+        now = read_project(staging)
+        written_now, owned_now = now["files"], now["owned"]
+        targets = {name: inside(project, name, "file")
+                   for name in [*written_now, *written_before, *owned_now, *owned_before, PROJECT_FILE]}
+        folders = [name for name in [*written_now, *owned_now] if targets[name].is_dir() and not targets[name].is_symlink()]
+        if folders:
+            raise BadRecord(f"{targets[folders[0]]} is a folder where mtk writes a file", hint="move it away")
         edited = [name for name, sha in written_now.items() if _regular_file(targets[name])
                   and digest(targets[name]) not in (written_before.get(name), sha)]
         replaced = [name for name, sha in owned_before.items()
-                    if _regular_file(project / name) and digest(project / name) != sha]
-        for name in written_now:
-            if name not in edited or force:
-                targets[name].parent.mkdir(parents=True, exist_ok=True)
-                os.replace(staging / name, targets[name])
-        for name, sha in written_before.items():   # e.g. the boards/ files of the previous board
-            old = targets[name]
-            if name not in written_now and _regular_file(old) and digest(old) == sha:
-                old.unlink()
-        for name in OWNED:
-            if targets[name].is_dir():
-                shutil.rmtree(targets[name])
+                    if _regular_file(targets[name]) and digest(targets[name]) != sha]
+        gone = [name for name, sha in written_before.items()   # e.g. the boards/ files of the previous board
+                if name not in written_now and _regular_file(targets[name]) and digest(targets[name]) == sha]
+        gone += [name for name in owned_before if name not in owned_now and _regular_file(targets[name])]
+        for name in gone:
+            targets[name].unlink()
+        for name in [*(n for n in written_now if n not in edited or force), *owned_now, PROJECT_FILE]:
             targets[name].parent.mkdir(parents=True, exist_ok=True)
             os.replace(staging / name, targets[name])
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+    kept = sorted(name for name in _files_under(project, OWNED[:2]) if name not in owned_now)
+    if kept:
+        ui.info(f"kept files mtk did not write in {', '.join(f'{d}/' for d in OWNED[:2])}: {', '.join(kept[:5])}"
+                + (f" and {len(kept) - 5} more" if len(kept) > 5 else ""))
     if edited:
         ui.info(f"{'replaced' if force else 'kept'} your edits of {', '.join(edited)}"
                 + ("" if force else " (--force replaces them with mtk's)"))
