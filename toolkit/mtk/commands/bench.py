@@ -89,6 +89,7 @@ def _run_pair(args: argparse.Namespace, model: str, board: Board, runner: dict[s
 
 def _bench_local(args: argparse.Namespace) -> tuple[list[RunResult], list[Failure]]:
     targets = _targets(args)
+    check_readable_files(args.models, "model")   # bad input (2), not a board that failed (4)
     pairs = [(m, board, runner) for board, runner in targets for m in args.models]
     results: list[RunResult] = []
     failures: list[Failure] = []
@@ -110,6 +111,7 @@ def _bench_labgrid(args: argparse.Namespace) -> tuple[list[RunResult], list[Fail
     if given:
         raise MtkError(f"--{given[0].replace('_', '-')} is for a board on this host: a labgrid place is flashed "
                        "through its own probe resource")
+    check_readable_files(args.models, "model")
     require_labgrid()
     from ..labgrid_lab.bench import bench_on_labgrid
     from ..pipeline import check_runs
@@ -121,7 +123,6 @@ def _bench_labgrid(args: argparse.Namespace) -> tuple[list[RunResult], list[Fail
 
 
 def run(args: argparse.Namespace) -> int:
-    check_readable_files(args.models, "model")   # bad input (2), not a board that failed (4)
     labgrid = args.lab is not None and is_labgrid_lab(args.lab)
     results, failures = (_bench_labgrid if labgrid else _bench_local)(args)
     if args.plot and results:
