@@ -71,3 +71,16 @@ def test_a_signal_ignored_at_start_stays_ignored():
             interrupts.check()
     finally:
         signal.signal(signal.SIGHUP, previous)
+
+
+def test_a_command_that_ends_on_ctrl_c_as_it_means_to_exits_0(monkeypatch):
+    """mtk serve stops on Ctrl-C: that is its normal end."""
+    def serve(args):
+        try:
+            swallowed()
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            interrupts.handled_by_command()
+            return 0
+    monkeypatch.setattr("mtk.commands.boards.run", serve)
+    assert main(["boards"]) == 0

@@ -39,6 +39,11 @@ def check() -> None:
         raise _interrupt_for(_received[-1])
 
 
+def handled_by_command() -> None:
+    """The command ended on the signal as it means to (serve stops on Ctrl-C): not raised again."""
+    _received.clear()
+
+
 @contextmanager
 def handled() -> Iterator[None]:
     """The signals above handled by `handler` for the block (in the main thread, where Python runs

@@ -8,7 +8,7 @@ import signal
 import sys
 from pathlib import Path
 
-from .. import mlperf, mlperf_ports, ui
+from .. import interrupts, mlperf, mlperf_ports, ui
 from ..errors import TargetError
 from ..runners import get_runner
 from ..runners.qemu_pty import PacedQemu, pacing_shift, run_fraction
@@ -85,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
                 status = qemu.wait()
                 raise TargetError(f"QEMU ended by itself (status {status}):\n{qemu.log()}")
         except KeyboardInterrupt:
+            interrupts.handled_by_command()
             ui.info("stopped")
             return 0
         finally:
