@@ -26,7 +26,7 @@ from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, constant_kerne
 from .geometry import ConvGeometry
 from .gemm_mve import gemm_mve_kernel
 from .microkernels import (BY_LABEL, DOT_HEADER, GROUP, HELIUM_CHUNK, MicroKernel, choices, fused_stream_bytes,
-                           fused_stream_exact, pack_fused_stream, shares_requantization, weight_group)
+                           fused_stream_params, pack_fused_stream, shares_requantization, weight_group)
 from .requant import RSHIFT_FIELDS, Requant
 from .variants import Variant
 
@@ -80,7 +80,7 @@ class GemmOpDef(OpDef):
         usable = gemm_variants(data.cpu, data.output.size // p.weights.shape[0],   # Helium's fused kernels
                                data.cpu.mve or rq.rshift_table is not None,      # shift left too
                                p.weights.shape[0], p.patches is None)
-        exact = fused_stream_exact(p.weights, p.bias, rq.multiplier, rq.shift, rq.out_zp)
+        exact = stream_params(p) is not None
         return [v for v in usable if micro_kernel(v).weights != "fused" or exact]
 
     def weight_bytes(self, data: OpData, variant: Variant) -> int:
@@ -116,6 +116,12 @@ class GemmOpDef(OpDef):
         return Lowered([gemm_kernel(data, variant)], variant=variant)
 
 
+def stream_params(p: GemmParams) -> tuple[np.ndarray, ...] | None:
+    """The weights, bias, multipliers and shifts of `p`'s fused stream, or None: no fused stream computes it exactly."""
+    rq = p.requant
+    return fused_stream_params(p.weights, p.bias, rq.multiplier, rq.shift, rq.out_zp, rq.act_min, rq.act_max)
+
+
 def gemm_kernel(data: OpData, variant: Variant) -> Kernel:
     """The kernel computing the op `data` holds (GemmParams) as `variant` says (one of
     gemm_variants): the TIR GEMM, or a fill when the output is constant."""
@@ -128,8 +134,9 @@ def gemm_kernel(data: OpData, variant: Variant) -> Kernel:
         return gemm_mve_kernel(data, mk)
     rows = y.size // w.shape[0]
     in_size = patches.in_h * patches.in_w * patches.in_c if patches else rows * w.shape[1]
+    stream = stream_params(p) if mk.weights == "fused" else None   # (weights, bias, multiplier, shift)
     layout = GemmLayout(rows, w.shape[0], w.shape[1], variant, row_source(patches), weight_group(data.cpu),
-                        shares_requantization(rq.multiplier, rq.shift))
+                        shares_requantization(*(stream[2:] if stream else (rq.multiplier, rq.shift))))
     # the fused stream carries the biases and the requantization with the weights
     optional = {} if layout.stream else {"bias": Const("bias", p.bias), **rq.consts()}
     if layout.source == "taps":
@@ -137,7 +144,7 @@ def gemm_kernel(data: OpData, variant: Variant) -> Kernel:
     reads = [*optional, *(["scratch"] if layout.scratch_bytes else [])]   # (a direct kernel needs none)
     func = specialize(gemm_func(layout, in_size, rq, patches), reads)
     if layout.stream:
-        packed = pack_fused_stream(w, p.bias, rq.multiplier, rq.shift, rq.out_zp, layout.block_cols,
+        packed = pack_fused_stream(*stream, rq.out_zp, layout.block_cols,
                                    layout.chunk // GROUP if layout.chunk < layout.depth else None)
     else:
         packed = mk.pack(w, layout.block_cols, layout.weight_group)
