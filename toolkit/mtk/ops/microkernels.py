@@ -186,8 +186,8 @@ def live_channel_tables(constant: np.ndarray, act_min: int) -> np.ndarray:
 
 def worth_leaving_out(constant: np.ndarray, act_min: int, groups: int) -> bool:
     """Whether leaving a layer's constant channels out of its two-row fused GEMM saves instructions: about 6 a group
-    and 19 a channel of theirs against about 6 a channel and row to spread the outputs."""
-    return int((constant >= act_min).sum()) * (6 * groups + 19) > 12 * len(constant)
+    and 19 a channel of theirs against about 11 a channel and row to spread the outputs."""
+    return int((constant >= act_min).sum()) * (6 * groups + 19) > 22 * len(constant)
 
 
 Packer = Callable[[np.ndarray, int, int], np.ndarray]   # (weights [channels, depth], tile, group) -> flash array
