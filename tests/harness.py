@@ -263,17 +263,21 @@ def all_int8_pairs() -> list[np.ndarray]:
 
 
 def conv_model(op: str, in_shape, w_shape, out_shape, *, per_channel: bool, seed: int = 0, x_scale: float = 0.05,
-               y_scale: float = 0.2, **options) -> bytes:
+               y_scale: float = 0.2, dead: tuple[int, ...] = (), **options) -> bytes:
+    """One `op` layer of random weights and biases; `dead` (CONV_2D, FULLY_CONNECTED): output channels made as
+    quantizers leave pruned ones: zero weights, biases of ±2^30 at a tiny weight scale."""
     rng = np.random.default_rng(seed)
     b = ModelBuilder(description=f"mtk test {op}")
     x = b.tensor("x", in_shape, "int8", scale=x_scale, zero_point=-7)
     channels = w_shape[0] if op != "DEPTHWISE_CONV_2D" else w_shape[-1]
     axis = 0 if op != "DEPTHWISE_CONV_2D" else 3
     w_scale = rng.uniform(0.002, 0.02, channels) if per_channel else np.array([0.01])
-    w = b.const("w", rng.integers(-127, 128, w_shape).astype(np.int8), scale=w_scale,
-                zero_point=np.zeros(len(w_scale), np.int64), axis=axis)
-    bias = b.const("b", rng.integers(-2000, 2000, channels).astype(np.int32), scale=x_scale * w_scale,
-                   zero_point=np.zeros(len(w_scale), np.int64), axis=0)
+    weights = rng.integers(-127, 128, w_shape).astype(np.int8)
+    biases = rng.integers(-2000, 2000, channels).astype(np.int32)
+    for k, c in enumerate(dead):
+        weights[c], biases[c], w_scale[c] = 0, (-1) ** k * 2**30, 1e-9 * (k + 1)
+    w = b.const("w", weights, scale=w_scale, zero_point=np.zeros(len(w_scale), np.int64), axis=axis)
+    bias = b.const("b", biases, scale=x_scale * w_scale, zero_point=np.zeros(len(w_scale), np.int64), axis=0)
     y = b.tensor("y", out_shape, "int8", scale=y_scale, zero_point=5)
     b.op(op, [x, w, bias], [y], **options)
     b.inputs([x])

@@ -185,6 +185,58 @@ def test_fused_gemm_matches_tflite_requantization(flags, tile, chunk, shared, tm
     assert run_c(body + " return 0; }\n", flags, tmp_path) == expected
 
 
+@pytest.mark.parametrize("flags", PATHS.values(), ids=PATHS.keys())
+def test_fused_stream_folds_constant_channels(flags, tmp_path):
+    """A layer whose dead channels (zero weights, biases near ±2^30, shifts down to −31: beyond
+    fused_stream_exact's bounds) output a constant: fused_stream_params folds them, and mtk_gemm_2x2_fused_s8 over
+    the folded stream matches TFLite's requantization of the layer as it is, for random and extreme rows, and so
+    does mtk_gemm_2x2_fused_live_s8 over the live channels' stream and live_channel_tables (two rows, and one: stride
+    0); a channel the input moves past the bounds leaves the layer unfused."""
+    from mtk.ops.microkernels import (constant_channels, fused_stream_exact, fused_stream_params, live_channel_tables,
+                                      pack_fused_stream)
+    rng = np.random.default_rng(8)
+    k, channels, out_zp, lo, hi = 21, 7, -128, -128, 127
+    w = rng.integers(-128, 128, (channels, k))
+    mult = rng.integers(2**30, 2**31, channels)
+    shift = -rng.integers(5, 12, channels)
+    bias = rng.integers(-2**12, 2**12, channels)
+    dead = {1: (-2**30, -27), 3: (2**30, -31), 4: (-2**30 - 128, 0)}   # channel: its bias and shift
+    for c, (b, e) in dead.items():
+        w[c], bias[c], shift[c] = 0, b, e
+    mult[3], mult[4] = 2**31 - 1, 0
+    w[5], bias[5], shift[5] = 0, 2**30 - 64, -31
+    w[5, 3] = 1                                                        # the input moves it by ±128 at most
+    assert not fused_stream_exact(w, bias, mult, shift, out_zp)
+    folded = fused_stream_params(w, bias, mult, shift, out_zp, lo, hi)
+    assert folded is not None and not np.any(folded[0][[1, 3, 4, 5]])
+    moved = w.copy()
+    moved[3, 0] = 100   # channel 3's outputs −128 and −127 on either side of 2^30
+    assert fused_stream_params(moved, bias, mult, shift, out_zp, lo, hi) is None
+    stream = pack_fused_stream(folded[0].astype(np.int8), *folded[1:], out_zp, 2)
+    a = rng.integers(-128, 128, (4, k))
+    a[2], a[3] = -128, 127
+    groups = -(-k // 4)
+    lines = [c_array(f"a{r}", "int8_t", a[r]) for r in range(4)]
+    lines.append(c_array("s", "int32_t", stream.view(np.int32)))
+    constant = constant_channels(*folded, out_zp, lo, hi)
+    live = constant < lo
+    live_stream = pack_fused_stream(folded[0][live].astype(np.int8), *(v[live] for v in folded[1:]), out_zp, 2)
+    lines.append(c_array("t", "int8_t", np.concatenate([live_stream, live_channel_tables(constant, lo)])))
+    show = f" for (int i = 0; i < {2 * channels}; ++i) printf(\"%d\\n\", out[i]);"
+    calls = "".join(f" mtk_pack_pair_s16(a{r}, a{r + 1}, {k}, col);"
+                    f" mtk_gemm_2x2_fused_s8(col, s, {groups}, {channels}, out, {channels}, {lo}, {hi});" + show
+                    + f" mtk_gemm_2x2_fused_live_s8(col, t, {groups}, {int(live.sum())}, out, {channels}, {lo}, {hi},"
+                    f" {channels}, {live_stream.size});" + show for r in (0, 2))
+    calls += (f" mtk_pack_pair_s16(a3, a3, {k}, col); for (int i = 0; i < {2 * channels}; ++i) out[i] = 0;"
+              f" mtk_gemm_2x2_fused_live_s8(col, t, {groups}, {int(live.sum())}, out, 0, {lo}, {hi}, {channels},"
+              f" {live_stream.size});" + show)
+    body = "\n".join(lines) + f"\nint main(void) {{ int32_t col[{4 * groups}]; int8_t out[{2 * channels}];{calls}"
+    outputs = [[min(max(requant_reference(int(a[r] @ w[c]) + int(bias[c]), int(mult[c]), int(shift[c])) + out_zp,
+                        lo), hi) for c in range(channels)] for r in range(4)]
+    expected = 2 * (outputs[0] + outputs[1]) + 2 * (outputs[2] + outputs[3]) + outputs[3] + [0] * channels
+    assert run_c(body + " return 0; }\n", flags, tmp_path) == expected
+
+
 def packings_without_dsp() -> dict[str, tuple]:
     """The micro-kernels only cores without DSP have: their weight packing, its C type, rows, channels."""
     from mtk.ops.microkernels import pack_weight_pairs, pack_weights

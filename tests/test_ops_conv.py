@@ -123,6 +123,17 @@ def test_long_fully_connected_packs_its_row_in_chunks(cpu, tmp_path):
     assert [op.variant.get("chunk") for op in compiled.ops] == [CHUNK if cpu == "cortex-m4" else None]
 
 
+def test_constant_channels_are_left_out_of_the_fused_gemm(tmp_path):
+    """A pointwise layer with pruned channels (zero weights, biases of ±2^30: past the fused stream's bounds, each
+    output one constant) on a DSP core: 2x2/fused over its live channels, the constant ones filled in
+    (mtk_gemm_2x2_fused_live_s8), an odd last row; bit-exact with tflite-micro on the C paths."""
+    model = conv_model("CONV_2D", (1, 5, 3, 16), (12, 1, 1, 16), (1, 5, 3, 12), per_channel=True,
+                       dead=(0, 2, 3, 5, 6, 7, 10), padding="VALID", stride_h=1, stride_w=1, dilation_h_factor=1,
+                       dilation_w_factor=1, fused_activation_function="RELU")
+    assert_bit_exact_on_c_paths(model, tmp_path)
+    assert "mtk_gemm_2x2_fused_live_s8(" in (tmp_path / "lib" / "src" / "tvmgen_default_kernels.c").read_text()
+
+
 @pytest.mark.parametrize("cpu, name", [(cpu, name) for cpu in ("cortex-m4", "cortex-m3") for name in GEMM_MODELS])
 def test_every_gemm_schedule_is_bit_exact(cpu, name, tmp_path):
     """Each schedule `mtk tune` may choose (gemm.gemm_variants) other than the default: 1x4 blocks for

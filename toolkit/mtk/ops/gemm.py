@@ -15,7 +15,7 @@ measured best for the layer (tuning.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import tvm
@@ -25,12 +25,14 @@ from ..target import Cpu
 from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, constant_kernel, jit, specialize
 from .geometry import ConvGeometry
 from .gemm_mve import gemm_mve_kernel
-from .microkernels import (BY_LABEL, DOT_HEADER, GROUP, HELIUM_CHUNK, MicroKernel, choices, fused_stream_bytes,
-                           fused_stream_exact, pack_fused_stream, shares_requantization, weight_group)
+from .microkernels import (BY_LABEL, DOT_HEADER, GROUP, HELIUM_CHUNK, MicroKernel, choices, constant_channels,
+                           fused_stream_bytes, fused_stream_params, live_channel_tables, pack_fused_stream,
+                           shares_requantization, weight_group, worth_leaving_out)
 from .requant import RSHIFT_FIELDS, Requant
 from .variants import Variant
 
 IM2COL_HEADER = "mtk_im2col_s8.h"
+LIVE_KERNEL = "mtk_gemm_2x2_fused_live_s8"   # 2x2/fused over the live channels, the constant ones filled in
 CHUNK = 256   # k values a chunked variant packs at a time: a multiple of every weight group
 
 
@@ -80,7 +82,7 @@ class GemmOpDef(OpDef):
         usable = gemm_variants(data.cpu, data.output.size // p.weights.shape[0],   # Helium's fused kernels
                                data.cpu.mve or rq.rshift_table is not None,      # shift left too
                                p.weights.shape[0], p.patches is None)
-        exact = fused_stream_exact(p.weights, p.bias, rq.multiplier, rq.shift, rq.out_zp)
+        exact = stream_params(p) is not None
         return [v for v in usable if micro_kernel(v).weights != "fused" or exact]
 
     def weight_bytes(self, data: OpData, variant: Variant) -> int:
@@ -116,6 +118,12 @@ class GemmOpDef(OpDef):
         return Lowered([gemm_kernel(data, variant)], variant=variant)
 
 
+def stream_params(p: GemmParams) -> tuple[np.ndarray, ...] | None:
+    """The weights, bias, multipliers and shifts of `p`'s fused stream, or None: no fused stream computes it exactly."""
+    rq = p.requant
+    return fused_stream_params(p.weights, p.bias, rq.multiplier, rq.shift, rq.out_zp, rq.act_min, rq.act_max)
+
+
 def gemm_kernel(data: OpData, variant: Variant) -> Kernel:
     """The kernel computing the op `data` holds (GemmParams) as `variant` says (one of
     gemm_variants): the TIR GEMM, or a fill when the output is constant."""
@@ -128,8 +136,15 @@ def gemm_kernel(data: OpData, variant: Variant) -> Kernel:
         return gemm_mve_kernel(data, mk)
     rows = y.size // w.shape[0]
     in_size = patches.in_h * patches.in_w * patches.in_c if patches else rows * w.shape[1]
+    stream = stream_params(p) if mk.weights == "fused" else None   # (weights, bias, multiplier, shift)
     layout = GemmLayout(rows, w.shape[0], w.shape[1], variant, row_source(patches), weight_group(data.cpu),
-                        shares_requantization(rq.multiplier, rq.shift))
+                        shares_requantization(*(stream[2:] if stream else (rq.multiplier, rq.shift))))
+    if layout.stream and layout.block_rows == 2 and layout.chunk == layout.depth:   # leave constant channels out?
+        constant = constant_channels(*stream, rq.out_zp, rq.act_min, rq.act_max)
+        live = constant < rq.act_min
+        if live.any() and worth_leaving_out(constant, rq.act_min, layout.groups):
+            layout = replace(layout, live=int(live.sum()))
+            stream = tuple(v[live] for v in stream)
     # the fused stream carries the biases and the requantization with the weights
     optional = {} if layout.stream else {"bias": Const("bias", p.bias), **rq.consts()}
     if layout.source == "taps":
@@ -137,15 +152,18 @@ def gemm_kernel(data: OpData, variant: Variant) -> Kernel:
     reads = [*optional, *(["scratch"] if layout.scratch_bytes else [])]   # (a direct kernel needs none)
     func = specialize(gemm_func(layout, in_size, rq, patches), reads)
     if layout.stream:
-        packed = pack_fused_stream(w, p.bias, rq.multiplier, rq.shift, rq.out_zp, layout.block_cols,
+        packed = pack_fused_stream(*stream, rq.out_zp, layout.block_cols,
                                    layout.chunk // GROUP if layout.chunk < layout.depth else None)
+        if layout.live is not None:
+            packed = np.concatenate([packed, live_channel_tables(constant, rq.act_min)])
     else:
         packed = mk.pack(w, layout.block_cols, layout.weight_group)
     args = [op.inputs[0], Const("w", packed), *optional.values(), op.outputs[0],
             *([Scratch(layout.scratch_bytes)] if layout.scratch_bytes else [])]
     headers = tuple(dict.fromkeys((DOT_HEADER, mk.header) + ((IM2COL_HEADER,) if layout.source == "gather" else ())))
     chunk_stream = layout.stream and layout.chunk < layout.depth
-    c_calls = (layout.chunk_kernel if chunk_stream else mk.name,) + ((layout.tail_kernel,) if layout.tail_kernel else ())
+    c_calls = ((layout.chunk_kernel if chunk_stream else LIVE_KERNEL if layout.live is not None else mk.name),)
+    c_calls += (layout.tail_kernel,) if layout.tail_kernel else ()
     return Kernel(p.name, args, func=func, headers=headers, c_calls=c_calls)
 
 
@@ -167,6 +185,7 @@ class GemmLayout:
     source: str
     weight_group: int = GROUP
     shared_requant: bool = True   # every channel has the same multiplier and shift (a one-row stream's layer words)
+    live: int | None = None       # a two-row stream's channels that are not constant, when it leaves the others out
 
     @property
     def spec(self) -> MicroKernel:
@@ -187,9 +206,16 @@ class GemmLayout:
 
     @property
     def weight_bytes(self) -> int:
+        if self.live is not None:
+            return self.live_stream_bytes + 3 * self.cols + self.cols % 2   # live_channel_tables
         if self.stream:
             return fused_stream_bytes(self.cols, self.depth, self.block_cols, self.shared_requant)
         return packed_weight_bytes(self.cols, self.depth, self.variant, self.weight_group)
+
+    @property
+    def live_stream_bytes(self) -> int:
+        """Bytes of the live channels' stream."""
+        return fused_stream_bytes(self.live or 0, self.depth, self.block_cols, self.shared_requant)
 
     @property
     def stream(self) -> bool:
@@ -205,7 +231,7 @@ class GemmLayout:
     def micro_kernel(self) -> str:
         """The C function."""
         mk = self.spec
-        return mk.per_channel if self.per_channel else mk.name
+        return LIVE_KERNEL if self.live is not None else mk.per_channel if self.per_channel else mk.name
 
     @property
     def chunk_kernel(self) -> str:
@@ -385,7 +411,11 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
                                                      acc.access_ptr("rw")))
                             for i in T.unroll(R * B):
                                 sums[ct * R * B + i] = sums[ct * R * B + i] + acc[i]
-            if g.stream and not chunked and R == 2:
+            if g.live is not None:
+                T.evaluate(T.call_extern(i32, g.micro_kernel, T.address_of(scratch[0]), T.address_of(w[0]), g.groups,
+                                         g.live, T.address_of(out[pb * R * C]), row_stride(pb), rq.act_min,
+                                         rq.act_max, C, g.live_stream_bytes))
+            elif g.stream and not chunked and R == 2:
                 T.evaluate(T.call_extern(i32, g.micro_kernel, T.address_of(scratch[0]), T.address_of(w[0]), g.groups,
                                          C, T.address_of(out[pb * R * C]), row_stride(pb), rq.act_min, rq.act_max))
             elif g.stream and not chunked:

@@ -23,6 +23,7 @@ from typing import Callable
 import numpy as np
 
 from ..target import Cpu
+from .gemmlowp import multiply_by_quantized_multiplier_np
 
 DOT_HEADER = "mtk_dot_s8.h"   # what the generated C includes: it picks the instruction set's file
 ISA_HEADERS = {"scalar": "mtk_dot_s8_scalar.h", "m3": "mtk_dot_s8_m3.h", "dsp": "mtk_dot_s8_dsp.h",
@@ -138,6 +139,55 @@ def fused_stream_exact(w: np.ndarray, bias: np.ndarray, multiplier: np.ndarray, 
     h = (x * multiplier.astype(np.int64) + (1 << 30)) // (1 << 31) + 1
     rounding = np.abs((np.int64(1) << (e - 1)) + out_zp * (np.int64(1) << e))
     return bool(np.all(x < 1 << 30) and np.all(h + rounding + 1 < 1 << 31))
+
+
+def constant_channels(w: np.ndarray, bias: np.ndarray, multiplier: np.ndarray, shift: np.ndarray, out_zp: int,
+                      act_min: int, act_max: int) -> np.ndarray:
+    """Per channel, the output it takes for every input (its weights too small to move its requantized, clamped
+    sum: |Σ w·x| ≤ 128·Σ|w|, the requantization monotonic when it shifts right), or act_min − 1 when the input
+    moves it or it shifts left (its sum shifted left wraps)."""
+    reach = 128 * np.abs(w.astype(np.int64)).sum(axis=1)
+    ends = [bias.astype(np.int64) - reach, bias.astype(np.int64) + reach]
+    out = np.full(len(bias), act_min - 1, np.int64)
+    for c in np.nonzero((ends[0] >= -(1 << 31)) & (ends[1] < 1 << 31) & (shift <= 0))[0]:
+        lo, hi = (int(np.clip(multiply_by_quantized_multiplier_np(end[c], int(multiplier[c]), int(shift[c])) + out_zp,
+                              act_min, act_max)) for end in ends)
+        if lo == hi:
+            out[c] = lo
+    return out
+
+
+def fused_stream_params(w: np.ndarray, bias: np.ndarray, multiplier: np.ndarray, shift: np.ndarray, out_zp: int,
+                        act_min: int, act_max: int) -> tuple[np.ndarray, ...] | None:
+    """The weights, biases, multipliers and shifts a fused stream computes the layer exactly with
+    (fused_stream_exact), or None: the layer's own, else with each channel whose output is a constant k
+    (constant_channels: dead channels, which quantizers give zero weights and biases near ±2^30) as zero weights,
+    bias 4·(k − out_zp), multiplier 2^30 and shift −1 (exactly k − out_zp, whatever the rounding)."""
+    if fused_stream_exact(w, bias, multiplier, shift, out_zp):
+        return w, bias, multiplier, shift
+    k = constant_channels(w, bias, multiplier, shift, out_zp, act_min, act_max)
+    fixed = k >= act_min
+    if not fixed.any():
+        return None
+    folded = tuple(np.where(fixed[:, None] if v is w else fixed, f, v).astype(v.dtype)
+                   for v, f in ((w, 0), (bias, 4 * (k - out_zp)), (multiplier, 1 << 30), (shift, -1)))
+    return folded if fused_stream_exact(*folded, out_zp) else None
+
+
+def live_channel_tables(constant: np.ndarray, act_min: int) -> np.ndarray:
+    """What mtk_gemm_2x2_fused_live_s8 reads after the live channels' stream, for a layer whose channels output
+    `constant` (constant_channels; below act_min: live): each channel's constant output (int8), a zero byte when
+    the channels are odd, then each channel's index among the live ones (int16; -1: a constant one)."""
+    live = constant < act_min
+    fill = np.where(live, 0, constant).astype(np.int8)
+    source = np.where(live, np.cumsum(live) - 1, -1).astype(np.int16)
+    return np.concatenate([fill, np.zeros(len(fill) % 2, np.int8), source.view(np.int8)])
+
+
+def worth_leaving_out(constant: np.ndarray, act_min: int, groups: int) -> bool:
+    """Whether leaving a layer's constant channels out of its two-row fused GEMM saves instructions: about 6 a group
+    and 19 a channel of theirs against about 11 a channel and row to spread the outputs."""
+    return int((constant >= act_min).sum()) * (6 * groups + 19) > 22 * len(constant)
 
 
 Packer = Callable[[np.ndarray, int, int], np.ndarray]   # (weights [channels, depth], tile, group) -> flash array

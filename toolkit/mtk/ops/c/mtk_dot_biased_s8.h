@@ -360,6 +360,23 @@ static inline int32_t mtk_gemm_2x2_fused_s8(const void* x, const void* w, int32_
   return 0;
 }
 
+/* mtk_gemm_2x2_fused_s8 over a layer's live channels only ("2x2/fused" with constant channels left out: gemm.py):
+ * the stream of its `live` channels, then per channel of the layer's `channels` its constant output (int8), then
+ * (at an even byte) the live channel it is (int16; -1: a constant one). The kernel writes each row's live outputs
+ * at its start, then each row is spread in place from its end down (a live channel's index is at most its own). */
+static inline int32_t mtk_gemm_2x2_fused_live_s8(const void* x, const void* w, int32_t groups, int32_t live, void* out,
+                                                 int32_t stride, int32_t lo, int32_t hi, int32_t channels,
+                                                 int32_t stream_bytes) {
+  const int8_t* fill = (const int8_t*)w + stream_bytes;
+  const int16_t* source = (const int16_t*)(fill + channels + (channels & 1));
+  mtk_gemm_2x2_fused_s8(x, w, groups, live, out, stride, lo, hi);
+  for (int32_t r = 0; r < (stride ? 2 : 1); ++r) {
+    int8_t* row = (int8_t*)out + r * stride;
+    for (int32_t c = channels - 1; c >= 0; --c) row[c] = source[c] < 0 ? fill[c] : row[source[c]];
+  }
+  return 0;
+}
+
 /* The whole GEMM of one packed row (mtk_pack_row_s16) with the requantization fused ("1x4/fused", pack_fused_stream
  * with tiles of 4): the stream starts with the layer's m, C and e (as mtk_gemm_2x2_fused_s8's; zeros when its
  * channels have their own: the _pc kernels), then per channel quad (the last one zero-padded) its head, the words
