@@ -107,6 +107,13 @@ def test_c_identifier(name, ident):
     assert c_identifier(name) == ident
 
 
+def test_a_long_tensor_name_is_read_back_as_written():
+    """TFLM's SEANet models name tensors with 300+ characters: the metadata mtk writes is read back."""
+    from mtk.names import identifier_read_back
+    name = "streamable_model_10/unet_0/decoder_4/conv2d_3x3/conv/conv2d_203/Conv2D;" * 5
+    assert identifier_read_back(c_identifier(name), "c_name") == c_identifier(name)
+
+
 def test_c_comment_cannot_close_or_leave_its_line():
     text = c_comment("a */ b /* c\nd\x00 é ??/")
     assert "*/" not in text and "/*" not in text and "\n" not in text and "??" not in text

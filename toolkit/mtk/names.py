@@ -91,7 +91,7 @@ def safe_label(name: str) -> str:
     return "_" + label if label.startswith(".") or not label else label
 
 
-C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,199}")
+C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")   # as long as c_identifier makes it (real tensor names: 300+)
 PLAIN_PART = re.compile(r"[A-Za-z0-9_+-][A-Za-z0-9_.+-]{0,199}")
 
 
