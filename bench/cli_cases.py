@@ -111,6 +111,7 @@ def injection_in(folder: Path) -> str | None:
 
 
 def build_fragments_run_nothing(work: Path, out: Path, rng: random.Random) -> str | None:
+    there = set(work.rglob(MARK))   # a model may be named so: only what make or cmake creates counts
     if (out / "tvmgen_default.mk").exists() and shutil.which("make") and rng.random() < 0.3:
         subprocess.run(["make", "-n", "-f", str(out / "tvmgen_default.mk")], cwd=work, capture_output=True, timeout=60)
     if (out / "CMakeLists.txt").exists() and shutil.which("cmake") and rng.random() < 0.05:
@@ -119,7 +120,7 @@ def build_fragments_run_nothing(work: Path, out: Path, rng: random.Random) -> st
         (app / "CMakeLists.txt").write_text(f"cmake_minimum_required(VERSION 3.13)\nproject(p C)\n"
                                            f"add_subdirectory(\"{out}\" lib)\n")
         subprocess.run(["cmake", "-S", str(app), "-B", str(app / "build")], capture_output=True, timeout=120)
-    made = [p for p in work.rglob(MARK)]
+    made = [p for p in work.rglob(MARK) if p not in there]
     if made:
         return f"a build fragment ran a command: {made[0]}"
     run_c = next(out.glob("src/tvmgen_*.c"), None)
