@@ -3,6 +3,7 @@ application the user edited, flashing from the build folder `west build` left, t
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -31,7 +32,11 @@ def test_rendering_again_refreshes_what_mtk_owns_and_keeps_the_users_edits(tmp_p
     (app / "src" / "sensor.c").write_text("int sensor;\n")                                 # the user's own file
     (app / "build").mkdir()
     (app / "build" / "CMakeCache.txt").write_text("")
-    (app / "model" / "src" / "stale.c").write_text("")                                     # mtk's, outdated
+    (app / "model" / "src" / "stale.c").write_text("")   # mtk's, from an earlier render of another model:
+    record = json.loads((app / "mtk-project.json").read_text())
+    record["owned"]["model/src/stale.c"] = hashlib.sha256(b"").hexdigest()
+    (app / "mtk-project.json").write_text(json.dumps(record))
+    (app / "model" / "src" / "mine.c").write_text("int mine;\n")   # the user's own, in a folder mtk owns
     capsys.readouterr()
 
     assert main(["project", str(FAKE), "--board", "qemu_cortex_m3", "-o", str(app), "--profile"]) == 0
@@ -39,6 +44,7 @@ def test_rendering_again_refreshes_what_mtk_owns_and_keeps_the_users_edits(tmp_p
     assert "CONFIG_ASSERT=y" in (app / "prj.conf").read_text()
     assert (app / "src" / "sensor.c").exists() and (app / "build" / "CMakeCache.txt").exists()
     assert not (app / "model" / "src" / "stale.c").exists() and (app / "src" / "model_glue.c").exists()
+    assert (app / "model" / "src" / "mine.c").read_text() == "int mine;\n"
     assert json.loads((app / "mtk-project.json").read_text())["board"] == "qemu_cortex_m3"
 
     assert main(["project", str(FAKE), "--board", "qemu_cortex_m3", "-o", str(app), "--profile", "--force"]) == 0
