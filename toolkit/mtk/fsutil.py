@@ -11,9 +11,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from .errors import MtkError
+from .errors import NAME_MAX, MtkError
 
-NAME_MAX = 255   # bytes in a file name: Linux's, and most file systems'
 
 
 def umask() -> int:
