@@ -221,6 +221,19 @@ def test_run_emulating_a_board_reports_its_estimate(capsys):
     assert validated["bit_exact"] and validated["estimated_cycles"]["median"] == estimate["median"]
 
 
+@pytest.mark.qemu
+def test_a_hardware_map_lab_emulated_estimates_each_kind_of_board_once(tmp_path, capsys):
+    from mtk.cli import main
+    lab = tmp_path / "map.yaml"
+    lab.write_text("".join(f"- {{connected: true, id: '{k}', platform: {board}, product: STM32 STLink, runner: openocd, "
+                           f"serial: /dev/ttyACM{k}}}\n" for k, board in enumerate(["nucleo_l4r5zi", "nucleo_f746zg",
+                                                                                     "nucleo_l4r5zi"])))
+    assert main(["bench", str(DIGITS), "--lab", str(lab), "--emulate", "-n", "1", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["board"], r["estimated_cycles"]["board"], r["estimated_cycles"]["emulated_on"]) for r in rows] == [
+        ("mps2/an386", "nucleo_l4r5zi", "mps2/an386"), ("mps2/an500", "nucleo_f746zg", "mps2/an500")]
+
+
 def test_emulate_is_for_physical_boards(capsys):
     from mtk.cli import main
     assert main(["run", str(DIGITS), "--board", "mps2/an386", "--emulate"]) == 2
