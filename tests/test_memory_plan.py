@@ -48,7 +48,7 @@ def test_no_schedule_tune_may_choose_takes_more_scratch_than_the_default():
     schedule has the most block rows, so no alternative packs more (its arena can only stay or shrink),
     and compiler.chunk_scratch chunks whichever schedule a layer has."""
     from mtk.ops.gemm import GemmLayout, gemm_variants
-    from mtk.ops.microkernels import weight_group
+    from mtk.kernels.table import weight_group
     from mtk.target import get_cpu
 
     for cpu in map(get_cpu, ("cortex-m0", "cortex-m3", "cortex-m4", "cortex-m7", "cortex-m55")):

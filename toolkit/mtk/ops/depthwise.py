@@ -21,14 +21,15 @@ import numpy as np
 from tvm.script import tirx as T
 
 from ..graph import Op
-from ..target import Cpu
+from ..kernels.table import DOT_HEADER, Family, spec
+from ..target import Cpu, Isa
 from .base import Const, Kernel, OpData, jit, specialize
-from .microkernels import DOT_HEADER, SXTB16_ORDER, isa_of, pad_to_groups
+from .microkernels import SXTB16_ORDER, pad_to_groups
 from .requant import RSHIFT_FIELDS, Requant
 from .variants import KernelChoice
 
+KERNEL_SPEC = spec(Family.DEPTHWISE, "c4")
 LANES = 4
-DEPTHWISE_HEADER = "mtk_depthwise_s8.h"
 PAIR_TAPS = 255   # mtk_depthwise_s8.h MTK_DW_PAIR_TAPS
 
 
@@ -56,7 +57,7 @@ def pack_weights(w: np.ndarray, multiplier: int, helium: bool = False, paired: b
 def paired_lanes(cpu: Cpu, multiplier: int, taps: int) -> bool:
     """Whether the Cortex-M3 sums a layer's groups by pairs of lanes (mtk_dw_pairs_s8): an even multiplier (each
     pair reads one input byte) and few enough taps for a pair's low sum."""
-    return isa_of(cpu) == "m3" and multiplier % 2 == 0 and taps <= PAIR_TAPS
+    return cpu.isa is Isa.M3 and multiplier % 2 == 0 and taps <= PAIR_TAPS
 
 
 def _inside_range(size: int, out: int, k: int, stride: int, dil: int, pad: int) -> tuple[int, int]:
@@ -78,7 +79,7 @@ def depthwise_kernel(op: Op, g, in_zp: int, w: np.ndarray, bias: np.ndarray, rq:
     # Helium: a group's requantization as 4-lane vectors (mtk_dw_requant_mve_s8) when every channel shifts right
     vector_requant = cpu.mve and rq.rshift_table is not None
     # Cortex-M3: pairs of inside rows, the consecutive groups of both in one call (mtk_dw2_s8)
-    row_pairs = (oy_hi - oy_lo) // 2 if consecutive and isa_of(cpu) == "m3" else 0
+    row_pairs = (oy_hi - oy_lo) // 2 if consecutive and cpu.isa is Isa.M3 else 0
     paired = paired_lanes(cpu, M, taps)
 
     def first_tap(o, stride: int, pad: int, dil: int):
@@ -181,7 +182,7 @@ def depthwise_kernel(op: Op, g, in_zp: int, w: np.ndarray, bias: np.ndarray, rq:
             *requant.values(), op.outputs[0]]
     c_calls = (("mtk_dw_pairs_s8" if paired else "mtk_dw_s8",) + (("mtk_dw_requant_mve_s8",) if vector_requant else ())
                + (("mtk_dw2_s8",) if row_pairs else ()))
-    return Kernel("depthwise_conv2d", args, func=specialize(depthwise, requant), headers=(DOT_HEADER, DEPTHWISE_HEADER),
+    return Kernel("depthwise_conv2d", args, func=specialize(depthwise, requant), headers=(DOT_HEADER, KERNEL_SPEC.header),
                   c_calls=c_calls)
 
 

@@ -10,12 +10,13 @@ import numpy as np
 from tvm.script import tirx as T
 
 from ..graph import Op
+from ..kernels.table import Family, spec
 from .base import Const, Kernel, OpData
 from .microkernels import SXTB16_ORDER
 from .requant import Requant
 from .variants import KernelChoice
 
-DEPTHWISE_DSP_HEADER = "mtk_depthwise_dsp.h"
+DEPTHWISE_DSP_HEADER = spec(Family.DEPTHWISE, "dsp-c4").header
 LANES = 4            # input channels per group
 INT32_LIMIT = (1 << 31) - 1
 

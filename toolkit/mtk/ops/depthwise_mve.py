@@ -10,13 +10,12 @@ import numpy as np
 from tvm.script import tirx as T
 
 from ..graph import Op
+from ..kernels.table import GEMM_MVE_HEADER, Family, spec
 from .base import Const, Kernel, OpData
-from .gemm_mve import GEMM_MVE_HEADER
 from .microkernels import pad_to_groups
 from .requant import Requant
 from .variants import KernelChoice
 
-DEPTHWISE_MVE_HEADER = "mtk_depthwise_mve.h"
 LANES = 16                  # channels per group: one int8 vector
 HALF_LANES = 8              # a last group of at most 8 channels: int16 vectors
 SUM_ORDER = [0, 2, 1, 3]    # the kernel's int32 sum vectors hold channels 4j + 0, 4j + 2, 4j + 1, 4j + 3
@@ -84,7 +83,7 @@ def depthwise_mve_kernel(op: Op, g, in_zp: int, w: np.ndarray, bias: np.ndarray,
                                  rq.act_max))
 
     args = [op.inputs[0], Const("w", stream), Const("pad", pad), op.outputs[0]]
-    return Kernel("depthwise_conv2d", args, func=depthwise, headers=(GEMM_MVE_HEADER, DEPTHWISE_MVE_HEADER),
+    return Kernel("depthwise_conv2d", args, func=depthwise, headers=(GEMM_MVE_HEADER, spec(Family.DEPTHWISE, "mve-c16").header),
                   c_calls=("mtk_depthwise_mve_s8",))
 
 

@@ -21,18 +21,17 @@ import numpy as np
 import tvm
 from tvm.script import tirx as T
 
+from ..kernels.table import DOT_HEADER, GEMM_BY_ID, IM2COL_HEADER, KernelSpec, gemm_choices, weight_group
 from ..target import Cpu
 from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, constant_kernel, jit, specialize
 from .geometry import ConvGeometry
 from .gemm_mve import gemm_mve_kernel
-from .microkernels import (BY_LABEL, DOT_HEADER, GROUP, HELIUM_CHUNK, MicroKernel, choices, constant_channels,
-                           fused_stream_bytes, fused_stream_params, live_channel_tables, pack_fused_stream,
-                           shares_requantization, weight_group, worth_leaving_out)
+from .microkernels import (GROUP, HELIUM_CHUNK, constant_channels, fused_stream_bytes, fused_stream_params,
+                           live_channel_tables, pack_fused_stream, shares_requantization, worth_leaving_out)
 from .requant import RSHIFT_FIELDS, Requant
 from .variants import Variant
 
-IM2COL_HEADER = "mtk_im2col_s8.h"
-LIVE_KERNEL = "mtk_gemm_2x2_fused_live_s8"   # 2x2/fused over the live channels, the constant ones filled in
+LIVE_KERNEL = GEMM_BY_ID["2x2/fused"].helpers[0].name   # 2x2/fused over the live channels, the constant ones filled in
 CHUNK = 256   # k values a chunked variant packs at a time: a multiple of every weight group
 
 
@@ -43,16 +42,16 @@ class Patches(ConvGeometry):
     in_zp: int
 
 
-def micro_kernel(variant: Variant) -> MicroKernel:
+def micro_kernel(variant: Variant) -> KernelSpec:
     """The micro-kernel a GEMM's variant names."""
-    return BY_LABEL[variant.kernel]
+    return GEMM_BY_ID[variant.kernel]
 
 
 def gemm_variants(cpu: Cpu, rows: int, fused: bool = True, channels: int | None = None,
                   input_rows: bool = False) -> list[Variant]:
     """The variants a GEMM of `rows` rows (and `channels` channels; `input_rows`: rows of the input itself) can
-    take on `cpu`, the default first (microkernels.choices)."""
-    return [Variant(mk.label) for mk in choices(cpu, rows, fused, channels, input_rows)]
+    take on `cpu`, the default first (kernels/table.gemm_choices)."""
+    return [Variant(mk.id) for mk in gemm_choices(cpu, rows, fused, channels, input_rows)]
 
 
 def packed_weight_bytes(cols: int, depth: int, variant: Variant, group: int) -> int:
@@ -99,16 +98,16 @@ class GemmOpDef(OpDef):
             return None   # the family's other kernels (a 16x8 GEMM, depthwise with several input channels)
         depth = p.weights.shape[1]
         mk = micro_kernel(variant)
-        if mk.weights == "fused" and mk.block == "2x2":   # its partial sums: the unrequantized kernel's
-            mk = BY_LABEL[f"{mk.block}/biased"]
+        if mk.id == "2x2/fused":   # its partial sums: the unrequantized kernel's
+            mk = GEMM_BY_ID["2x2/biased"]
         if mk.fused and mk.weights != "fused" or mk.direct:
             return None   # Helium's: no partial sums; a direct kernel: no scratch
         if p.patches is None:
-            return Variant(mk.label, CHUNK) if depth > CHUNK else None
+            return Variant(mk.id, CHUNK) if depth > CHUNK else None
         kernel_row = p.patches.k_w * p.patches.in_c
         if row_source(p.patches) != "taps" or kernel_row >= depth or kernel_row % weight_group(data.cpu):
             return None
-        chunked = Variant(mk.label, kernel_row)
+        chunked = Variant(mk.id, kernel_row)
         rows, cols, group = data.output.size // p.weights.shape[0], p.weights.shape[0], weight_group(data.cpu)
         whole, part = (GemmLayout(rows, cols, depth, s, "taps", group).scratch_bytes for s in (variant, chunked))
         return chunked if part < whole else None
@@ -188,7 +187,7 @@ class GemmLayout:
     live: int | None = None       # a two-row stream's channels that are not constant, when it leaves the others out
 
     @property
-    def spec(self) -> MicroKernel:
+    def spec(self) -> KernelSpec:
         """The micro-kernel its variant names."""
         return micro_kernel(self.variant)
 
@@ -231,12 +230,12 @@ class GemmLayout:
     def micro_kernel(self) -> str:
         """The C function."""
         mk = self.spec
-        return LIVE_KERNEL if self.live is not None else mk.per_channel if self.per_channel else mk.name
+        return LIVE_KERNEL if self.live is not None else mk.per_channel.name if self.per_channel else mk.name
 
     @property
     def chunk_kernel(self) -> str:
         """A fused stream's kernel of one chunk of the row."""
-        return self.spec.chunked[self.per_channel]
+        return self.spec.chunked[self.per_channel].name
 
     @property
     def direct(self) -> bool:
@@ -247,7 +246,7 @@ class GemmLayout:
     def tail_kernel(self) -> str | None:
         """A direct kernel's C function for the last channel tile when it is narrower than the others."""
         narrow = self.direct and self.cols % self.block_cols
-        return self.spec.tile_kernel(self.cols % self.block_cols) if narrow else None
+        return self.spec.tile_kernel(self.cols % self.block_cols).name if narrow else None
 
     @property
     def groups(self) -> int:

@@ -16,11 +16,10 @@ import numpy as np
 from tvm.script import tirx as T
 
 from .base import Const, Kernel, OpData, Scratch
-from .microkernels import DOT_HEADER, HELIUM_CHUNK, MicroKernel, pad_to_groups
+from ..kernels.table import DOT_HEADER, GEMM_MVE_HEADER, IM2COL_HEADER, KernelSpec
+from .microkernels import HELIUM_CHUNK, pad_to_groups
 from .requant import Requant
 
-GEMM_MVE_HEADER = "mtk_gemm_mve.h"
-IM2COL_HEADER = "mtk_im2col_s8.h"
 TILE = 4          # output channels per vector
 ONE_ROW = "mtk_gemm_mve_1x4_s8"
 
@@ -40,7 +39,7 @@ def kernel_name(name: str, rq: Requant) -> str:
     return name if rq.rshift_table is not None else name.replace("_s8", "_lshift_s8")
 
 
-def gemm_mve_kernel(data: OpData, mk: MicroKernel) -> Kernel:
+def gemm_mve_kernel(data: OpData, mk: KernelSpec) -> Kernel:
     """The kernel computing the GEMM op `data` holds (gemm.GemmParams) with the fused Helium micro-kernel `mk`."""
     p = data.params
     op, y, w, rq, pt = data.op, data.output, p.weights, p.requant, p.patches
