@@ -69,7 +69,7 @@ def first_layer_variants(data: OpData, variants: list[Variant]) -> list[Variant]
     if not wide:
         return variants
     best = min(wide, key=lambda v: (-(-channels // micro_kernel(v).cols) * micro_kernel(v).cols,
-                                    micro_kernel(v).block != "1x4"))
+                                    micro_kernel(v).block != (1, 4)))
     return [best] + [v for v in variants if v != best]
 
 
