@@ -7,6 +7,9 @@ from dataclasses import dataclass
 from typing import Any
 
 
+TIR_TYPES = {"int32_t": "int32", "void": "void"}
+
+
 @dataclass(frozen=True)
 class Param:
     c_type: str     # "int8_t*", "const void*", "int32_t"
@@ -30,6 +33,11 @@ class CFunction:
 
     def renamed(self, name: str) -> CFunction:
         return CFunction(name, self.params, self.returns)
+
+    @property
+    def tir_returns(self) -> str:
+        """Its return type as TIR names it."""
+        return TIR_TYPES[self.returns]
 
     @property
     def head(self) -> str:

@@ -63,9 +63,6 @@ _MVE_GEMM = ("const void* x, const void* w, int32_t depth, int32_t channels, con
 _POOL = ("const void* x, void* out, int32_t in_h, int32_t in_w, int32_t C, int32_t out_h, int32_t out_w, int32_t kh, "
          "int32_t kw, int32_t stride_h, int32_t stride_w, int32_t pad_top, int32_t pad_left, int32_t act_min, "
          "int32_t act_max, int average, int int16")
-_DW_LAYER = ("const void* x, const void* s, const void* pad, void* out, int32_t in_h, int32_t in_w, int32_t in_c, "
-             "int32_t C, int32_t out_h, int32_t out_w, int32_t kh, int32_t kw, int32_t stride_h, int32_t stride_w, "
-             "int32_t dil_h, int32_t dil_w, int32_t pad_top, int32_t pad_left")
 
 
 def _f(name: str, params: str) -> CFunction:
@@ -205,6 +202,7 @@ GEMM_KERNELS = (
     _gemm("mtk_dot_1x4_rows_w16_s8", 1, 4, "s16", 2, _narrow_int16, (Isa.SCALAR, Isa.DSP), _ROWS, direct=True,
           tails=tuple(_f(f"mtk_dot_1x{n}_rows_w16_s8", _ROWS) for n in range(1, 4))),
     _gemm("mtk_gemm_mve_2x4_s8", 2, 4, "int8", 1, _int8, (Isa.MVE,), _MVE_GEMM, GEMM_MVE_HEADER, fused=True,
+          # (gemm_mve.kernel_functions) one row; two rows and one when a channel shifts left
           helpers=tuple(_f(n, _MVE_GEMM) for n in ("mtk_gemm_mve_1x4_s8", "mtk_gemm_mve_2x4_lshift_s8",
                                                     "mtk_gemm_mve_1x4_lshift_s8"))),
 )
@@ -221,10 +219,17 @@ DEPTHWISE_KERNELS = (
                                                     "const int32_t* shift, int32_t out_zp, int32_t act_min, "
                                                     "int32_t act_max, int32_t n, void* out"))),
     KernelSpec("dsp-c4", Family.DEPTHWISE, (Isa.DSP,), DEPTHWISE_DSP_HEADER,   # 4 channels and 2 taps a step
-               _f("mtk_depthwise_dsp_s8", _DW_LAYER + ", int32_t act_min, int32_t act_max"), (1, 4)),
+               _f("mtk_depthwise_dsp_s8", "const void* x, const void* groups_data, const void* pad, void* out, "
+                                          "int32_t in_h, int32_t in_w, int32_t C_in, int32_t M, int32_t out_h, "
+                                          "int32_t out_w, int32_t kh, int32_t kw, int32_t stride_h, int32_t stride_w, "
+                                          "int32_t dil_h, int32_t dil_w, int32_t pad_top, int32_t pad_left, "
+                                          "int32_t act_min, int32_t act_max"), (1, 4)),
     KernelSpec("mve-c16", Family.DEPTHWISE, (Isa.MVE,), DEPTHWISE_MVE_HEADER,   # 16 channels a pass
-               _f("mtk_depthwise_mve_s8", _DW_LAYER + ", int32_t pairs, int32_t out_zp, int32_t act_min, "
-                                                      "int32_t act_max"), (1, 16)),
+               _f("mtk_depthwise_mve_s8", "const void* x, const void* s, const void* pad, void* out, int32_t in_h, "
+                                          "int32_t in_w, int32_t in_c, int32_t C, int32_t out_h, int32_t out_w, "
+                                          "int32_t kh, int32_t kw, int32_t stride_h, int32_t stride_w, int32_t dil_h, "
+                                          "int32_t dil_w, int32_t pad_top, int32_t pad_left, int32_t pairs, "
+                                          "int32_t out_zp, int32_t act_min, int32_t act_max"), (1, 16)),
     # a channel's 3x3 weights in registers, 4 outputs a block: the layer's own generated function
     KernelSpec("dsp-3x3", Family.DEPTHWISE, (Isa.DSP,), DW3X3_HEADER, None, (4, 1)),
 )

@@ -239,4 +239,4 @@ def constant_kernel(data: OpData, value: int) -> Kernel:
 
 def c_call(function: CFunction, **args: Any):
     """The TIR call of a hand-written C function, its arguments given by parameter name."""
-    return tirx.call_extern(function.returns.removesuffix("_t"), function.name, *function.ordered(**args))
+    return tirx.call_extern(function.tir_returns, function.name, *function.ordered(**args))

@@ -20,7 +20,8 @@ from . import depthwise, depthwise3x3_dsp, depthwise_dsp, depthwise_mve
 from .base import Axis, Band, Lowered, OpData, OpDef, Rows, constant_kernel, io
 from .common import check_int8_weights, op_error, require_per_tensor
 from .fixedpoint import activation_range, convolution_multipliers
-from .gemm import GemmOpDef, GemmParams, Patches, micro_kernel, packed_weight_bytes, row_source
+from .gemm import GemmOpDef, GemmParams, Patches, micro_kernel, packed_weight_bytes
+from .gemm_calls import row_source
 from .geometry import ConvGeometry, conv_geometry
 from .int16x8 import with_16x8
 from .requant import Requant
