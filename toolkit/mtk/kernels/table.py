@@ -147,10 +147,6 @@ class KernelSpec:
         return self.block[1]
 
     @property
-    def label(self) -> str:
-        return self.id
-
-    @property
     def functions(self) -> tuple[CFunction, ...]:
         """Every C function it names."""
         own = (self.function, self.per_channel) if self.function else ()
