@@ -3,6 +3,7 @@ the header's definition and every call against the same types), and the lowering
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,8 +28,8 @@ class CFunction:
         """From its C parameter list: "const void* x, int32_t k"."""
         parsed = []
         for decl in params.split(","):
-            c_type, _, param = decl.strip().rpartition(" ")
-            parsed.append(Param(c_type.replace(" *", "*"), param))
+            c_type, param = re.fullmatch(r"\s*(.*?[\s*])(\w+)\s*", decl).groups()
+            parsed.append(Param(re.sub(r"\s*\*", "*", c_type.strip()), param))
         return cls(name, tuple(parsed), returns)
 
     def renamed(self, name: str) -> CFunction:
