@@ -40,6 +40,25 @@ def test_a_swallowed_sigterm_too(monkeypatch, capsys):
     assert main(["boards"]) == 128 + signal.SIGTERM
 
 
+def test_a_ctrl_c_that_a_library_turned_into_another_error_ends_the_command_as_interrupted(monkeypatch, capsys):
+    """TVM's FFI turns a KeyboardInterrupt raised in a Python function it calls (a pass, a callback) into
+    a RuntimeError: the command still ends interrupted (130), not with an internal error (70)."""
+    import tvm_ffi
+    tvm_ffi.register_global_func("mtk.test.interrupted_callback", ctrl_c_in_a_callback, override=True)
+
+    def compile_with_a_callback(args):
+        tvm_ffi.get_global_func("mtk.test.interrupted_callback")()
+        return 0
+    monkeypatch.setattr("mtk.commands.boards.run", compile_with_a_callback)
+    assert main(["boards"]) == 130
+    assert "mtk boards: interrupted" in capsys.readouterr().err
+
+
+def ctrl_c_in_a_callback() -> None:
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(5)
+
+
 def test_no_qemu_and_no_build_start_after_a_swallowed_ctrl_c(tmp_path):
     elf = tmp_path / "firmware.elf"
     elf.write_bytes(b"\x7fELF")

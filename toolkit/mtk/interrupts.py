@@ -1,8 +1,9 @@
 """Signals that end a command (Ctrl-C, SIGTERM, SIGHUP): each unwinds as a KeyboardInterrupt (QEMU
 stopped, temporary folders removed) and is also recorded as it arrives, so that one swallowed on its
-way up by code mtk does not control (a library's catch-all around a call that was interrupted) still
-ends the command at the next point that checks: before a firmware build, before QEMU starts, and
-when the command returns. A tool mtk runs (a compiler, a build) runs in a process group of its own
+way up by code mtk does not control (a library's catch-all around a call that was interrupted), or
+turned into another error (TVM's FFI raises a KeyboardInterrupt from a Python function it called as
+a RuntimeError), still ends the command at the next point that checks: before a firmware build,
+before QEMU starts, and when the command returns or fails. A tool mtk runs (a compiler, a build) runs in a process group of its own
 that is stopped when the command ends on a signal (`child_group`)."""
 
 from __future__ import annotations
