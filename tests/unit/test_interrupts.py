@@ -3,12 +3,14 @@ ends the command: before a firmware build, before QEMU starts, and when the comm
 
 from __future__ import annotations
 
+import ast
 import os
 import signal
 import time
 
 import pytest
 
+from checkout import TOOLKIT
 from mtk import interrupts
 from mtk.boards import get_board
 from mtk.cli import main
@@ -107,11 +109,8 @@ def test_a_command_that_ends_on_ctrl_c_as_it_means_to_exits_0(monkeypatch):
 def test_only_interrupts_installs_signal_handlers():
     """One mechanism: a command's own handler would not record its signal (serve and the labgrid bench
     stop on the CLI's; serve ends 0, every other command 128 + the signal)."""
-    import ast
-
-    import mtk
     installers = []
-    for path in sorted(Path(mtk.__file__).parent.rglob("*.py")):
+    for path in sorted((TOOLKIT / "mtk").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "signal" \
                     and isinstance(node.func.value, ast.Name) and node.func.value.id == "signal":

@@ -4,6 +4,7 @@ count and platform names bound the work (a platform of 4,000 parts, a 10 MB map:
 
 from __future__ import annotations
 
+import errno
 import subprocess
 import sys
 import threading
@@ -108,11 +109,6 @@ except OSError as err:
 
 def test_a_hardware_map_that_cannot_be_written_whole_leaves_the_old_one(tmp_path):
     """A full disk (here: a file size limit) while writing the map: the old map stays, nothing beside it."""
-    import errno
-    import subprocess
-    import sys
-
-    from checkout import toolkit_env
     path = tmp_path / "lab.yaml"
     path.write_text("- old: map\n")
     done = subprocess.run([sys.executable, "-c", WRITE_PAST_A_FILE_SIZE_LIMIT, str(path)], env=toolkit_env())
