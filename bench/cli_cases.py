@@ -35,6 +35,7 @@ import pkgutil
 import random
 import re
 import runpy
+import select
 import shutil
 import signal
 import subprocess
@@ -394,7 +395,6 @@ class ForkedMtk:
     the exit functions registered in it run at its end. Finalizers and exit functions of this
     process (its temporary folders) are not the child's: detached there."""
 
-    WAIT_POLL_S = 0.01
 
     def __init__(self) -> None:
         os.environ.update(_toolkit_env())
@@ -449,19 +449,23 @@ class ForkedMtk:
         finally:
             os._exit(code)
 
-    def _wait(self, pid: int, timeout: float) -> int:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                return os.waitstatus_to_exitcode(status)
-            time.sleep(self.WAIT_POLL_S)
+    @staticmethod
+    def _wait(pid: int, timeout: float) -> int:
+        """The child's exit status; past `timeout`, its process group killed and TimeoutExpired raised."""
+        child = os.pidfd_open(pid)
         try:
-            os.killpg(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        os.waitpid(pid, 0)
-        raise subprocess.TimeoutExpired(["mtk"], timeout)
+            ended, _, _ = select.select([child], [], [], timeout)
+        finally:
+            os.close(child)
+        if not ended:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        status = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        if not ended:
+            raise subprocess.TimeoutExpired(["mtk"], timeout)
+        return status
 
 
 _PROJECTS: dict[str, Path] = {}
