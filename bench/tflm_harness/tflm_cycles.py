@@ -303,8 +303,11 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="write the rows here (bench/peer_compare.py --tflm-cycles reads it)")
     args = parser.parse_args()
 
-    checkouts = Checkouts.of(args.tflite_micro, cmsis_nn=args.cmsis_nn, flatbuffers=args.flatbuffers,
-                             gemmlowp=args.gemmlowp, ruy=args.ruy)
+    try:
+        checkouts = Checkouts.of(args.tflite_micro, cmsis_nn=args.cmsis_nn, flatbuffers=args.flatbuffers,
+                                 gemmlowp=args.gemmlowp, ruy=args.ruy)
+    except SystemExit as err:   # a path that is not the checkout it should be: bad usage (2)
+        parser.error(str(err))
     build = TflmBuild(checkouts, args.work, args.jobs)
     peers = peer_instructions(args.peer) if args.peer.is_file() else {}
     rows = [measure(build, args.models_dir / f"{MODELS[key]}.tflite", get_board(board), peers)
