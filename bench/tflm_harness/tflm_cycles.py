@@ -58,7 +58,7 @@ TIMEOUT_S = 300.0
 KERNELS = ("add", "conv", "depthwise_conv", "dequantize", "fully_connected", "kernel_util", "pooling", "quantize",
            "reshape", "softmax")
 CMSIS_NN_FOLDERS = ("BasicMathFunctions", "ConvolutionFunctions", "FullyConnectedFunctions", "NNSupportFunctions",
-                    "PoolingFunctions", "SoftmaxFunctions")
+                    "PoolingFunctions", "SoftmaxFunctions", "TransposeFunctions")
 TEST_HELPERS = ("fake_micro_context", "mock_micro_graph", "test_helpers", "test_helper_custom_ops")
 DOWNLOADS = Path("tensorflow/lite/micro/tools/make/downloads")
 # what identifies each checkout: a file every version of it has
