@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__, ui
-from .boards import Board
+from .boards import Board, Unit
 from .errors import MismatchError, ModelError, MtkError
 from .ops import prepare_ops
 from .ops.variants import Variant
@@ -224,7 +224,7 @@ def _measurable_layers(layers: list[Layer], untuned: RunResult) -> dict[str, lis
 
 def tune_model(model: Path, board: Board, cache: Path, calib: str | None = None,
                flash_per_instruction: float = 1.0) -> TuneResult:
-    if not board.is_qemu:
+    if board.caps.unit != Unit.INSTRUCTIONS:
         raise MtkError(f"{board.name} is not a QEMU board: mtk tune measures instructions under QEMU's -icount",
                        hint="tune on a QEMU board with the same CPU, e.g. mps2/an386 for a Cortex-M4")
     if not cache.parent.is_dir():

@@ -31,8 +31,9 @@ from .lab import target_name
 from .platforms import ProjectOptions, get_platform
 from .platforms.zephyr import BUILD_DIR
 from .reader import read_model
-from .runners import FlashRunner, Runner, get_runner
+from .runners import Runner, get_runner
 from .transport.protocol import CycleStats, FirmwareClient
+from .transport.serial_link import BAUD_RATE
 
 if TYPE_CHECKING:
     from .tuning import Tuning
@@ -61,11 +62,6 @@ class RunOptions:
     max_recompute: float = DEFAULT_MAX_RECOMPUTE   # extra MACs tiling may add (--max-recompute)
     emulate: Board | None = None   # a physical board whose code `board` (its core's QEMU board) runs: its estimate
     cache: bool = True             # reuse a bare-metal firmware built before from the same inputs (buildcache.py)
-
-
-def default_platform(board: Board) -> str:
-    """Bare metal for QEMU boards, Zephyr for physical ones."""
-    return "baremetal" if board.is_qemu else "zephyr"
 
 
 @dataclass(frozen=True)
@@ -224,15 +220,14 @@ def run_firmware(runner: Runner, elf: Path, compiled: CompiledModel, samples: li
     profiling, the units per op of each sample's (last) inference; under QEMU the cycle model's
     estimate of the timed inferences and of each sample's layers."""
     benchmark = benchmark_of(compiled, options)
-    if benchmark is not None and isinstance(runner, FlashRunner):
-        runner.baudrate = benchmark.baud["performance"]
-    with ui.step(f"running on {options.board.name}"), runner.start(elf) as session:
+    baudrate = benchmark.baud["performance"] if benchmark is not None else BAUD_RATE
+    with ui.step(f"running on {options.board.name}"), runner.start(elf, baudrate) as session:
         client = FirmwareClient(session.link, timeout=options.timeout or ANSWER_TIMEOUT_S)
         infer_timeout = options.timeout or INFER_TIMEOUT_S
         client.wait_boot()
         info = client.info()
         outputs, stats, layers = [], None, [] if options.profile else None
-        trace, estimate, measured, estimated_layers = getattr(session, "cycles", None), None, [], []
+        trace, estimate, measured, estimated_layers = session.cycles, None, [], []
         inferences = options.runs + len(samples) - 1
         for k, sample in enumerate(samples):
             if benchmark is not None:   # the bytes the MLPerf Tiny runner would send
@@ -252,7 +247,7 @@ def run_firmware(runner: Runner, elf: Path, compiled: CompiledModel, samples: li
             outputs.append(_unpack(compiled, client.read_output()))
             ui.progress(options.runs + k, inferences)   # inferences done
         client.exit(0)
-        status = session.wait_exit(options.timeout or ANSWER_TIMEOUT_S)
+        status = session.wait_exit(options.timeout or ANSWER_TIMEOUT_S) if runner.caps.exit_status else 0
         if trace is not None:
             estimate = estimate_of(trace, measured, estimated_layers if options.profile else None,
                                    options.board.name if options.emulate else None)
@@ -327,8 +322,7 @@ def run_model(model: str | Path, options: RunOptions, samples: str | Path | list
     or None for `options.random_samples` deterministic random ones."""
     check_runs(options.runs)
     runner = get_runner(options.board, **options.runner_options)
-    if isinstance(runner, FlashRunner):
-        runner.select_board()   # no board attached: say so before a long build
+    runner.find_target()   # no board attached: say so before a long build
     with work_folder(options.build_dir) as work:
         return run_built(build_model_firmware(Path(model), options, work, samples), runner)
 

@@ -69,9 +69,8 @@ def format_outputs(result: RunResult, verbose: bool = False) -> list[str]:
 
 def format_result(result: RunResult, verbose: bool = False) -> str:
     s, board = result.per_inference, result.board
-    where = "QEMU" if board.is_qemu else "silicon"
     lines = [
-        f"board      {board.name} ({where}, {board.cpu.name}, {board.clock_hz / 1e6:g} MHz)",
+        f"board      {board.name} ({board.caps.where}, {board.cpu.name}, {board.clock_hz / 1e6:g} MHz)",
         f"model      {result.model}",
         f"inference  {_count(s.median, result.unit)} median (min {s.min:,}, max {s.max:,}, {s.count} runs)",
         f"time       {result.time_ms:.3f} ms at {board.clock_hz / 1e6:g} MHz"
