@@ -14,7 +14,7 @@ from PIL import Image
 from mtk import datafile
 from mtk.cli import main
 from mtk.errors import MtkError
-from mtk.pipeline import load_samples
+from mtk.samples import load_samples
 from mtk.quantize import load_dataset
 
 MODELS = Path(__file__).resolve().parents[1] / "models"

@@ -265,7 +265,8 @@ def test_zephyr_app_on_qemu_keeps_the_console_and_refuses_energy(tmp_path):
 # ---- real models in QEMU, over its serial port ------------------------------------------------
 
 def _qemu_dut(model: Path, board: str, bid: str, work: Path):
-    from mtk.pipeline import RunOptions, build_firmware
+    from mtk.pipeline import build_firmware
+    from mtk.runoptions import RunOptions
     from mtk.runners import get_runner
     compiled, elf = build_firmware(model, RunOptions(get_board(board), mlperf_tiny=bid), work)
     return compiled, get_runner(get_board(board)).start(elf)

@@ -18,7 +18,8 @@ from mtk.boards import get_board
 from mtk.compiled import CompiledModel
 from mtk.errors import ModelError
 from mtk.compiler import compile_model
-from mtk.pipeline import RunOptions, run_model
+from mtk.pipeline import run_model
+from mtk.runoptions import RunOptions
 from mtk.reader import read_model
 from mtk.reference import run_reference_batch
 from mtk.tflite_builder import ModelBuilder

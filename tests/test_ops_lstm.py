@@ -17,7 +17,8 @@ import modelgen
 from mtk.boards import get_board
 from mtk.cli import main
 from mtk.hostrun import HostModel
-from mtk.pipeline import RunOptions, run_model
+from mtk.pipeline import run_model
+from mtk.runoptions import RunOptions
 from mtk.reference import run_reference_sequence
 from harness import assert_state_carries_and_reset_restarts, assert_stream_bit_exact, c_path_libraries, host_model
 

@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 
 import modelgen
 from mtk.boards import get_board
-from mtk.pipeline import RunOptions, run_model
+from mtk.pipeline import run_model
+from mtk.runoptions import RunOptions
 from mtk.reference import run_reference_sequence
 from harness import STEPS, assert_state_carries_and_reset_restarts, assert_stream_bit_exact, host_model
 

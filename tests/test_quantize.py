@@ -13,7 +13,7 @@ from mtk.cli import main
 from mtk.errors import ModelError, MtkError
 from mtk.fsutil import umask
 from mtk.paths import MODELS
-from mtk.pipeline import load_samples
+from mtk.samples import load_samples
 from mtk.quantize import quantize_model
 from mtk.reader import read_model
 from mtk.reference import run_reference_batch

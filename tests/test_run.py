@@ -15,7 +15,9 @@ from mtk.boards import get_board
 from mtk.cli import main
 from mtk.commands.validate import compare
 from mtk.errors import ModelError, ToolMissing
-from mtk.pipeline import RunOptions, load_samples, run_model
+from mtk.pipeline import run_model
+from mtk.runoptions import RunOptions
+from mtk.samples import load_samples
 from mtk.runners import get_runner
 from mtk.zephyr_env import find_zephyr
 

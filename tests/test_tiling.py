@@ -21,7 +21,8 @@ from mtk.boards import get_board
 from mtk.codegen import tiling
 from mtk.codegen.tiling import Rows, patch_sequence, recomputed_sequence, streamed_sequence
 from mtk.errors import ModelError
-from mtk.pipeline import RunOptions, run_model
+from mtk.pipeline import run_model
+from mtk.runoptions import RunOptions
 
 HALO_MODES = {"cached": (True,), "recomputed": (False,), "patches": ()}   # no bands: 2-D patches only
 

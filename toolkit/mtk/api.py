@@ -18,7 +18,10 @@ from typing import Any
 from .boards import DEFAULT_BOARD, get_board
 from .compiled import CompiledModel
 from .compiler import compile_model
-from .pipeline import RunOptions, RunResult, Sample, run_model
+from .pipeline import run_model
+from .runoptions import RunOptions
+from .runresult import RunResult
+from .samples import Sample
 from .quantize import QuantizeReport, quantize_model
 from .tuning import Tuning, load_tuning
 

@@ -36,7 +36,9 @@ from .boards import Board, Unit
 from .errors import MismatchError, ModelError, MtkError
 from .ops import prepare_ops
 from .ops.variants import Variant
-from .pipeline import RunOptions, RunResult, int8_model, run_model
+from .pipeline import int8_model, run_model
+from .runoptions import RunOptions
+from .runresult import RunResult
 from .reader import read_model
 from .tuning import Layer, Tuning, read_entries, tunable_layers, write_entries
 

@@ -16,7 +16,8 @@ from .datafile import Npz
 from .errors import MtkError
 from .graph import Graph, Tensor
 from .metrics import Accuracy, ErrorMetrics, accuracy, check_label_range, error_metrics, predicted_classes
-from .pipeline import RunResult, Sample, model_inputs, sample_batches
+from .runresult import RunResult
+from .samples import Sample, model_inputs, sample_batches
 from .reader import parse_model, read_model
 
 TARGET, TFLM, FLOAT = "target", "TFLM", "float model"

@@ -17,7 +17,7 @@ from ..cliparser import board_name
 from ..platforms import PLATFORMS
 
 if TYPE_CHECKING:
-    from ..pipeline import RunOptions
+    from ..runoptions import RunOptions
     from ..tuning import Tuning
 
 
@@ -124,7 +124,7 @@ def _seconds(text: str) -> float:
 
 def run_options(args: argparse.Namespace, board: Board | str, runner_options: dict[str, Any] | None = None,
                 **overrides) -> RunOptions:
-    from ..pipeline import RunOptions
+    from ..runoptions import RunOptions
 
     board = require_clock(board if isinstance(board, Board) else get_board(board))
     if getattr(args, "emulate", False):

@@ -20,7 +20,7 @@ from ._layers import layer_heading, layer_table, run_profiled
 from ._target import add_target_arguments, run_options
 
 if TYPE_CHECKING:
-    from ..pipeline import RunResult
+    from ..runresult import RunResult
 
 NAME = "bench"
 HELP = "benchmark models on boards: per-inference counts, memory, optional per-layer profile and PNG chart"
@@ -114,7 +114,7 @@ def _bench_labgrid(args: argparse.Namespace) -> tuple[list[RunResult], list[Fail
     check_readable_files(args.models, "model")
     require_labgrid()
     from ..labgrid_lab.bench import bench_on_labgrid
-    from ..pipeline import check_runs
+    from ..runoptions import check_runs
     check_runs(args.runs)
     return bench_on_labgrid(coordinator_address(args.lab), [Path(m) for m in args.models],
                             lambda board: run_options(args, board, {}, runs=args.runs, profile=args.profile,

@@ -12,7 +12,7 @@ from ._layers import layer_heading, layer_table, run_profiled
 from ._target import add_target_arguments, run_options
 
 if TYPE_CHECKING:
-    from ..pipeline import RunResult
+    from ..runresult import RunResult
 
 NAME = "run"
 HELP = "compile a model, build firmware, run it on a board (QEMU by default) and print timing and outputs"
