@@ -30,7 +30,7 @@ from .names import module as module_identifier
 from .ops import op_def, prepare_ops
 from .ops.base import Lowered, OpData
 from .ops.common import at_op
-from .reader import read_model
+from .reader import as_graph
 from .target import DEFAULT_CPU, Cpu, get_cpu
 from .tuning import Layer, Tuning, tunable_layers
 
@@ -130,12 +130,12 @@ def place_arena(graph: Graph, storage: Storage, board: Board | None, workspace: 
     return place_in_regions(storage.plan, board.ram_regions, system_reserved(io, state), what)
 
 
-def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu | None = None,
+def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | Cpu | None = None,
                   board: str | None = None, module_name: str = "default", workspace: str = "internal",
                   force: bool = False, tuning: Tuning | None = None, max_ram: int | None = None,
                   max_recompute: float = DEFAULT_MAX_RECOMPUTE) -> CompiledModel:
-    """Compile `model_path` into a C library folder at `out_dir` (written atomically); layers whose key
-    `tuning` holds take its variant, the others the default. When the arena is above `max_ram`
+    """Compile `model` (its file, or its graph already read) into a C library folder at `out_dir` (written
+    atomically); layers whose key `tuning` holds take its variant, the others the default. When the arena is above `max_ram`
     (default: what `board`'s RAM leaves for it), the layers where it peaks are tiled (codegen/tiling.py)
     for the lowest arena within `max_recompute` extra instructions (estimated: recomputed MACs, kernel
     calls, moved rows; the CPU's Costs); a model whose arena still exceeds `max_ram`
@@ -146,14 +146,15 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
     module = module_identifier(module_name)   # a prefix: tvmgen_<module>_run
     if workspace not in ("internal", "external"):
         raise ModelError(f"--workspace must be 'internal' or 'external', not '{workspace}'")
-    model_name = Path(model_path).name
     if max_ram is not None and max_ram < 0:
         raise ModelError(f"--max-ram {max_ram}: must be 0 or more bytes")
     if not 0 <= max_recompute <= 10:
         raise ModelError(f"--max-recompute {max_recompute:g}: must be a fraction of the MACs between 0 and 10")
 
+    model_path = model.source if isinstance(model, Graph) else Path(model)
+    model_name = model_path.name
     with ui.step(f"reading {model_name}"):
-        graph = read_model(model_path)
+        graph = as_graph(model)
         prepared = check_supported(graph, cpu_obj)
     with ui.step(f"lowering {len(graph.ops)} ops through TVM TE/TIR for {cpu_obj.name}"):
         steps, layers = lower_ops(prepared, tuning or Tuning())

@@ -24,7 +24,8 @@ from .mlperf import Benchmark
 from .elfsize import elf_sizes
 from .platforms import ProjectOptions, get_platform
 from .platforms.zephyr import BUILD_DIR
-from .reader import read_model
+from .graph import Graph
+from .reader import as_graph, read_model
 from .runners import Runner, get_runner
 from .runoptions import RunOptions, check_runs
 from .runresult import LayerTime, RunResult
@@ -52,16 +53,16 @@ def work_folder(build_dir: Path | None) -> Iterator[Path]:
     yield build_dir
 
 
-def int8_model(model: Path, calib: str | None, work: Path, kept: bool = False) -> Path:
-    """The model itself if it is int8; quantized with `calib` into `work` if it is float (`kept`: `work` is the
-    user's --build-dir, else a temporary folder, and the messages say so)."""
-    graph = read_model(model)
+def int8_model(graph: Graph, calib: str | None, work: Path, kept: bool = False) -> Graph:
+    """The model itself if it is int8; quantized with `calib` into `work` and read back if it is float (`kept`:
+    `work` is the user's --build-dir, else a temporary folder, and the messages say so)."""
+    model = graph.source
     is_float = any(graph.tensors[i].dtype == "float32" for i in graph.inputs) and \
         not any(op.type == "QUANTIZE" for op in graph.ops)
     if not is_float:
         if calib is not None:
             ui.info(f"{model.name} is already quantized: --calib is not used")
-        return model
+        return graph
     if calib is None:
         raise ModelError(f"{model} is a float model", hint="give calibration data with --calib to quantize it "
                          "on the way, or quantize it first with `mtk quantize`")
@@ -72,7 +73,7 @@ def int8_model(model: Path, calib: str | None, work: Path, kept: bool = False) -
     ui.info(f"{model.name} is a float model: quantizing it with {calib} into {where}")
     report = quantize_model(model, calib, out)
     ui.info(format_report(report if kept else replace(report, int8_model=Path(f"{out.name} (temporary)"))))
-    return out
+    return read_model(out)
 
 
 def benchmark_of(compiled: CompiledModel, options: RunOptions) -> Benchmark | None:
@@ -80,7 +81,7 @@ def benchmark_of(compiled: CompiledModel, options: RunOptions) -> Benchmark | No
     return mlperf.resolve(options.mlperf_tiny, compiled)
 
 
-def build_firmware(model: Path, options: RunOptions, work: Path, icount_shift: int = 0) -> tuple[CompiledModel, Path]:
+def build_firmware(model: Graph, options: RunOptions, work: Path, icount_shift: int = 0) -> tuple[CompiledModel, Path]:
     from .compiler import compile_model   # TVM: not needed to run a firmware from the cache
 
     compiled = compile_model(model, work / "compiled", board=options.board.name, force=True, tuning=options.tuning,
@@ -171,25 +172,29 @@ class Firmware:
     `run_built` runs on any number of targets of that type."""
 
     model: Path                 # as the user gave it
-    int8: Path                  # the int8 model compiled
+    int8: Graph                 # the int8 model compiled (its source: the file; the user's or a quantized one)
     compiled: CompiledModel
     elf: Path
     samples: list[Sample]
     options: RunOptions
 
 
-def build_model_firmware(model: Path, options: RunOptions, work: Path,
+def build_model_firmware(model: str | Path | Graph, options: RunOptions, work: Path,
                          samples: str | Path | list[Sample] | None = None) -> Firmware:
     """Quantize (if float), compile and build `model` for `options.board` in `work`, or take the
     firmware built before from the same inputs (bare metal, without --build-dir: buildcache.py)."""
+    given = as_graph(model)
+    model = given.source
     if isinstance(samples, (str, Path)):
         from .evaluation import check_data_labels
-        check_data_labels(samples, model)   # bad labels refused before quantizing and a long build
+        check_data_labels(samples, given)   # bad labels refused before quantizing and a long build
     key = firmware_key(model, options) if options.cache and options.platform == "baremetal" \
         and options.build_dir is None else None
     cached = cached_firmware(key) if key is not None else None
-    int8 = (cached.int8 or model) if cached is not None else \
-        int8_model(model, options.calib, work, kept=options.build_dir is not None)
+    if cached is None:
+        int8 = int8_model(given, options.calib, work, kept=options.build_dir is not None)
+    else:
+        int8 = given if cached.int8 is None else read_model(cached.int8)
     if isinstance(samples, (str, Path)):
         samples = load_samples(samples, int8)
     if cached is not None:
@@ -199,7 +204,7 @@ def build_model_firmware(model: Path, options: RunOptions, work: Path,
     else:
         compiled, elf = build_firmware(int8, options, work)
         if key is not None:
-            store_firmware(key, int8 if int8 != model else None, compiled, elf)
+            store_firmware(key, int8.source if int8 is not given else None, compiled, elf)
     samples = [check_sample(compiled, s) for s in samples or random_samples(compiled, options.random_samples)]
     return Firmware(model, int8, compiled, elf, samples, options)
 
@@ -210,17 +215,18 @@ def run_built(firmware: Firmware, runner: Runner) -> RunResult:
     unit, stats, outputs, layers, estimate = run_firmware(runner, firmware.elf, compiled, firmware.samples, options)
     return RunResult(options.board, firmware.model.name, unit, stats, compiled.macs, compiled.arena_bytes,
                      compiled.constant_bytes, elf_sizes(firmware.elf), firmware.samples, outputs,
-                     firmware.int8.read_bytes(), _layer_times(compiled, layers[0]) if layers else None,
+                     firmware.int8.source.read_bytes(), _layer_times(compiled, layers[0]) if layers else None,
                      options.platform, options.tuning.source if options.tuning else None,
-                     firmware.model if firmware.int8 != firmware.model else None, sample_layers=layers or None,
-                     estimate=estimate)
+                     firmware.model if firmware.int8.source != firmware.model else None, sample_layers=layers or None,
+                     estimate=estimate, graph=firmware.int8)
 
 
-def run_model(model: str | Path, options: RunOptions, samples: str | Path | list[Sample] | None = None) -> RunResult:
-    """Compile, build, run `model` on `options.board`. `samples`: a data file (load_samples), arrays,
-    or None for `options.random_samples` deterministic random ones."""
+def run_model(model: str | Path | Graph, options: RunOptions,
+              samples: str | Path | list[Sample] | None = None) -> RunResult:
+    """Compile, build, run `model` (its file, or its graph already read) on `options.board`. `samples`: a data
+    file (load_samples), arrays, or None for `options.random_samples` deterministic random ones."""
     check_runs(options.runs)
     runner = get_runner(options.board, **options.runner_options)
     runner.find_target()   # no board attached: say so before a long build
     with work_folder(options.build_dir) as work:
-        return run_built(build_model_firmware(Path(model), options, work, samples), runner)
+        return run_built(build_model_firmware(model, options, work, samples), runner)

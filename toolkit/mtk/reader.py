@@ -113,6 +113,12 @@ def read_model(path: str | Path) -> Graph:
     return parse_model(buf, path)
 
 
+def as_graph(model: str | Path | Graph) -> Graph:
+    """A model file parsed, or a model already parsed as it is: each stage takes either, and a model
+    is parsed once however many stages it goes through."""
+    return model if isinstance(model, Graph) else read_model(model)
+
+
 def parse_model(buf: bytes, path: Path) -> Graph:
     """A model's bytes (`path` names it in messages)."""
     if len(buf) < 8 or buf[4:8] != b"TFL3":

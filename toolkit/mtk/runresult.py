@@ -9,6 +9,7 @@ from typing import Any
 from .boards import Board
 from .cycles.estimate import Estimate
 from .elfsize import ElfSizes
+from .graph import Graph
 from .lab import target_name
 from .samples import Sample
 from .transport.protocol import CycleStats
@@ -45,6 +46,7 @@ class RunResult:
     sample_layers: list[list[int]] | None = None   # per input sample, units per op (profiling builds)
     estimate: Estimate | None = None   # the cycle model's (QEMU runs)
     profiling: RunResult | None = None  # the profiling build's run, when `layers` come from one beside this plain build
+    graph: Graph | None = None         # int8_model, as read to compile it (evaluation reads its tensors)
 
     @property
     def target_name(self) -> str:

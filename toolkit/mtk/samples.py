@@ -10,8 +10,8 @@ import numpy as np
 from .compiled import CompiledModel
 from .datafile import Npz, read_npy
 from .errors import MtkError
-from .graph import Tensor
-from .reader import read_model
+from .graph import Graph, Tensor
+from .reader import as_graph, read_model
 
 Sample = list[np.ndarray]      # one array per model input
 
@@ -36,11 +36,12 @@ def check_sample(compiled: CompiledModel, sample: Sample) -> Sample:
     return [np.asarray(a).reshape(t.shape).astype(t.dtype) for a, t in zip(sample, compiled.inputs)]
 
 
-def load_samples(path: str | Path, model: str | Path) -> list[Sample]:
+def load_samples(path: str | Path, model: str | Path | Graph) -> list[Sample]:
     """Samples for `model` from an .npy (one sample, with or without the batch dimension, or a
     batch of them) or an .npz (`x`, or one array per input named as the model's inputs).
     Float data for an int8 or int16 input is quantized with the input's scale and zero point."""
-    inputs = model_inputs(model)
+    graph = as_graph(model)
+    inputs = [graph.tensors[i] for i in graph.inputs]
     batches = [_as_input(batch, array.dtype, t) for (array, batch), t in zip(sample_batches(path, inputs), inputs)]
     return [[batch[k:k + 1] for batch in batches] for k in range(len(batches[0]))]
 

@@ -89,9 +89,12 @@ def format_result(result: RunResult, verbose: bool = False) -> str:
 def run(args: argparse.Namespace) -> int:
     from ..evaluation import evaluate, format_evaluation
     from ..pipeline import run_model
+    from ..reader import read_model
+
+    model = read_model(args.model)   # once, for both builds of --profile
 
     def run_build(profile: bool) -> RunResult:
-        return run_model(args.model, run_options(args, args.board, runs=1 if profile else args.runs, profile=profile),
+        return run_model(model, run_options(args, args.board, runs=1 if profile else args.runs, profile=profile),
                          args.input)
 
     result = run_profiled(run_build) if args.profile else run_build(False)

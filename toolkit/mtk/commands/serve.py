@@ -62,6 +62,7 @@ def runner_hint(port: str, benchmark_id: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from ..pipeline import build_firmware, int8_model, work_folder
+    from ..reader import read_model
 
     from ..cycles.model import CycleModel
 
@@ -70,8 +71,8 @@ def run(args: argparse.Namespace) -> int:
     runner = get_runner(board, **options.runner_options)
     shift = pacing_shift(board.clock_hz) if runner.caps.paced else 0
     with work_folder(options.build_dir) as work:
-        compiled, elf = build_firmware(int8_model(Path(args.model), options.calib, work, options.build_dir is not None),
-                                      options, work, shift)
+        int8 = int8_model(read_model(args.model), options.calib, work, options.build_dir is not None)
+        compiled, elf = build_firmware(int8, options, work, shift)
         benchmark = mlperf.resolve(options.mlperf_tiny, compiled)
         if runner.caps.flashes:
             with ui.step(f"flashing {board.name}"):

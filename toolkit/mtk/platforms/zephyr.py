@@ -17,7 +17,7 @@ import jinja2
 
 from .. import ui
 from ..boards import Board, all_boards, get_board
-from ..budget import check_fits, check_runs_on
+from ..budget import check_fits_once, check_runs_on
 from ..compiled import CompiledModel
 from ..errors import ModelError, MtkError
 from ..fsutil import atomic_output_dir
@@ -123,7 +123,7 @@ class ZephyrPlatform(Platform):
             raise MtkError(f"{board.name} is not a Zephyr board: mtk runs it bare metal in QEMU",
                            hint=f"Zephyr's QEMU boards mtk knows: {zephyr_qemu}")
         check_runs_on(model, board)
-        check_fits(model, board, options.stack_bytes)   # a folder from `mtk compile` was compiled without this board
+        check_fits_once(model, board, options.stack_bytes)   # a folder from `mtk compile` was compiled without this board
         board_file = board_file_name(board)
         context = {
             **mlperf_context(board, options),
