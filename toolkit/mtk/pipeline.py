@@ -122,17 +122,19 @@ def _unpack(compiled: CompiledModel, raw: bytes) -> Sample:
 def run_firmware(runner: Runner, elf: Path, compiled: CompiledModel, samples: list[Sample], options: RunOptions
                  ) -> tuple[str, CycleStats, list[Sample], list[list[int]] | None, Estimate | None]:
     """Send each sample, read its outputs; time `options.runs` inferences of the first sample; with
-    profiling, the units per op of each sample's (last) inference; under QEMU the cycle model's
-    estimate of the timed inferences and of each sample's layers."""
+    profiling, the units per op of each sample's (last) inference; where the runner runs a cycle model,
+    its estimate of the timed inferences and of each sample's layers. What the runner can do (exit
+    status, console baud rate, cycle model) is read from its RunnerCaps."""
     benchmark = benchmark_of(compiled, options)
-    baudrate = benchmark.baud["performance"] if benchmark is not None else BAUD_RATE
+    baudrate = benchmark.baud["performance"] if benchmark is not None and runner.caps.sets_baud else BAUD_RATE
     with ui.step(f"running on {options.board.name}"), runner.start(elf, baudrate) as session:
         client = FirmwareClient(session.link, timeout=options.timeout or ANSWER_TIMEOUT_S)
         infer_timeout = options.timeout or INFER_TIMEOUT_S
         client.wait_boot()
         info = client.info()
         outputs, stats, layers = [], None, [] if options.profile else None
-        trace, estimate, measured, estimated_layers = session.cycles, None, [], []
+        trace = session.cycles if runner.caps.estimates_cycles else None
+        estimate, measured, estimated_layers = None, [], []
         inferences = options.runs + len(samples) - 1
         for k, sample in enumerate(samples):
             if benchmark is not None:   # the bytes the MLPerf Tiny runner would send
