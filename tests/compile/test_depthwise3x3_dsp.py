@@ -1,0 +1,42 @@
+"""depthwise3x3_dsp.py: which layers its generated assembly takes, and its fallback for bands it does not
+(test_kernels_qemu.py runs the assembly against tflite-micro; test_ops_shapes.py its C version on the host)."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness import depthwise
+from mtk.codegen.tiling import band_data
+from mtk.ops import depthwise3x3_dsp, prepare_ops
+from mtk.ops.conv import DEPTHWISE_KERNELS
+from mtk.reader import read_model
+from mtk.target import get_cpu
+
+
+def layer(tmp_path, model: bytes, cpu: str = "cortex-m4"):
+    (tmp_path / "m.tflite").write_bytes(model)
+    return prepare_ops(read_model(tmp_path / "m.tflite"), get_cpu(cpu))[0]
+
+
+@pytest.mark.parametrize("model, takes", [
+    (depthwise((1, 12, 12, 16), (3, 3), 1, (12, 12)), True),
+    (depthwise((1, 12, 11, 16), (3, 3), 1, (6, 6), stride=(2, 2)), True),
+    (depthwise((1, 2, 12, 16), (3, 3), 1, (2, 12)), False),                 # fewer than 3 rows
+    (depthwise((1, 12, 12, 8), (3, 3), 2, (12, 12)), False),                # a depth multiplier
+    (depthwise((1, 12, 12, 8), (5, 5), 1, (12, 12)), False),                # another window
+    (depthwise((1, 12, 12, 8), (3, 3), 1, (12, 12), dilation=(2, 2)), False),
+    (depthwise((1, 12, 13, 8), (3, 3), 1, (4, 5), stride=(3, 3)), False),   # a horizontal stride of 3
+    (depthwise((1, 40, 40, 64), (3, 3), 1, (40, 40)), False),               # rows beyond LDRSB's offsets
+])
+def test_the_3x3_assembly_is_the_dsp_default_where_it_fits(model, takes, tmp_path):
+    data = layer(tmp_path, model)
+    assert (DEPTHWISE_KERNELS.variants(data)[0].kernel == "dsp-3x3") == takes
+    assert "dsp-3x3" not in [v.kernel for v in DEPTHWISE_KERNELS.variants(layer(tmp_path, model, "cortex-m3"))]
+
+
+def test_a_band_of_two_rows_lowers_as_the_four_channel_kernel(tmp_path):
+    data = layer(tmp_path, depthwise((1, 12, 12, 16), (3, 3), 1, (12, 12)))
+    whole = depthwise3x3_dsp.lower(data)
+    band = depthwise3x3_dsp.lower(band_data(data, (2, 1, 0)))
+    assert whole.c_source is not None and whole.c_function.name.startswith("mtk_dw3x3_")
+    assert band.c_source is None and band.c_calls == ("mtk_depthwise_dsp_s8",)
