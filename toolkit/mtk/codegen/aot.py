@@ -7,7 +7,7 @@ of the run function, a constant in flash, a place in the arena), and the program
   include/tvmgen_M.h      structs of I/O pointers, tvmgen_M_run() (microTVM's interface); macros of each
                           tensor's size, type, shape, scale and zero point, and of the return codes
   src/tvmgen_M.c          constants (const, in flash), the arena (one pool per RAM region it uses:
-                          regions.py), the state region (variable tensors:
+                          regions.py), the state region (variable tensors and ops' own state:
                           kept between calls, set to TFLM's reset values by tvmgen_M_reset() and
                           before the first run), the run function calling kernels in order
   src/tvmgen_M_kernels.c  the operator kernels: TVM-generated C and hand-written C kernels
@@ -25,7 +25,7 @@ import tvm_ffi
 from ..compiled import IOTensor, StateTensor
 from ..graph import Graph, Tensor
 from ..names import c_comment, c_identifier, library, macro, run_function
-from ..ops.base import Const, Kernel, Scratch, View
+from ..ops.base import Const, Kernel, Scratch, State, View
 from ..ops.fixedpoint import FIXEDPOINT_HEADER
 from ..target import Cpu
 from . import tvm_c
@@ -34,7 +34,7 @@ from .regions import Pool
 from .storage import Step, Storage, scratch_key
 
 _C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "uint16": "uint16_t",
-            "int32": "int32_t", "uint32": "uint32_t", "int64": "int64_t", "float32": "float", "bool": "uint8_t"}
+            "int32": "int32_t", "uint32": "uint32_t", "int64": "int64_t", "uint64": "uint64_t", "float32": "float", "bool": "uint8_t"}
 
 PRELUDE = """#include <stdint.h>
 #include <stddef.h>
@@ -252,7 +252,7 @@ class AotProgram:
     constants: ConstantPool
     kernels: KernelLibrary
     calls: list[Call] = field(default_factory=list)
-    states: dict[int, StateTensor] = field(default_factory=dict)   # by tensor index
+    states: dict[int | str, StateTensor] = field(default_factory=dict)   # by tensor index, or an op's by name
     pools: tuple[Pool, ...] = ()   # the arena's pools by RAM region (empty: the one arena)
 
     def symbols(self, op_index: int) -> list[str]:
@@ -303,7 +303,16 @@ def build_program(graph: Graph, steps: list[Step], storage: Storage, module: str
             return replace(base, offset=base.offset + view.offset)
         raise AssertionError(f"a view of {base} (tiling reads and writes activations only)")
 
+    def op_state_ref(step: int, state: State) -> SymbolRef:
+        name = f"op{steps[step][0].index}_{state.name}"
+        symbol = f"tvmgen_{module}_state{len(program.states)}_{name}"
+        kept = program.states.setdefault(name, StateTensor(name, symbol, (state.size,), state.dtype,
+                                                           state.size * np.dtype(state.dtype).itemsize, 0))
+        return SymbolRef(kept.symbol)
+
     def operand_ref(step: int, k: int, a) -> BufferRef:
+        if isinstance(a, State):
+            return op_state_ref(step, a)
         if isinstance(a, Const):
             return program.constants.ref(f"op{steps[step][0].index}_{a.name}", a.data)
         if isinstance(a, Scratch):
@@ -397,7 +406,7 @@ def _header(module: str, inputs: tuple[IOTensor, ...], outputs: tuple[IOTensor, 
                   f"int32_t {run}(struct {library(module)}_inputs* inputs, "
                   f"struct {library(module)}_outputs* outputs);"]
     if states:
-        lines += ["", f"/* State kept between runs ({len(states)} variable tensors): {library(module)}_reset() sets it",
+        lines += ["", f"/* State kept between runs ({len(states)} arrays: variable tensors, ops' own): {library(module)}_reset() sets it",
                   " * back to its start (as TFLM's MicroInterpreter::Reset does); the first run does it too. */",
                   f"#define {macro(module, 'STATE_SIZE')} {sum(s.bytes for s in states)}",
                   f"void {library(module)}_reset(void);"]
