@@ -27,14 +27,14 @@ from .errors import ModelError
 from .fsutil import atomic_output_dir
 from .graph import Graph
 from .names import module as module_identifier
-from .ops import op_def, prepare_ops
+from .ops import computes, op_def, prepare_ops
 from .ops.base import Lowered, OpData
 from .ops.common import at_op
 from .reader import read_model
 from .target import DEFAULT_CPU, Cpu, get_cpu
 from .tuning import Layer, Tuning, tunable_layers
 
-EDGE_OPS = ("QUANTIZE", "DEQUANTIZE")
+EDGE_OPS = ("QUANTIZE", "DEQUANTIZE", "CAST")   # conversions between float and integer tensors
 KERNEL_HEADERS = Path(__file__).parent / "ops" / "c"
 _LOCAL_INCLUDE = re.compile(r'^#include "([^"]+)"', re.M)
 
@@ -56,7 +56,8 @@ def check_supported(graph: Graph, cpu: Cpu | None = None) -> list[OpData]:
     """Whole-model checks first, then every op prepared for `cpu` (default: DEFAULT_CPU); all
     unsupported ops are reported at once. Returns the prepared ops."""
     path = graph.source or graph.name
-    compute_inputs = {i for op in graph.ops if op.type not in EDGE_OPS for i in op.inputs if i is not None}
+    compute_inputs = {i for op in graph.ops if op.type not in EDGE_OPS and not _computes_float(op, graph)
+                      for i in op.inputs if i is not None}
     float_compute = [graph.tensors[i] for i in compute_inputs
                      if graph.tensors[i].dtype.startswith("float") and not graph.tensors[i].is_constant]
     if float_compute:
@@ -68,6 +69,12 @@ def check_supported(graph: Graph, cpu: Cpu | None = None) -> list[OpData]:
         raise ModelError(f"{path} is a float model (tensor '{float_compute[0].name}' is {float_compute[0].dtype})",
                          hint="quantize it first with `mtk quantize model.tflite --calib data.npy -o model_int8.tflite`")
     return prepare_ops(graph, cpu or get_cpu(DEFAULT_CPU))
+
+
+def _computes_float(op, graph: Graph) -> bool:
+    """An op a family of mtk computes in float (the float32 MUL ending an audio front end)."""
+    first = graph.tensor(op.inputs[0]) if op.inputs else None
+    return first is not None and first.dtype == "float32" and computes(op.type, "float32")
 
 
 def lower_ops(prepared: list[OpData], tuning: Tuning) -> tuple[list[Step], dict[int, Layer]]:

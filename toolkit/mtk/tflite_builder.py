@@ -39,6 +39,7 @@ _OPTIONS: dict[str, tuple[str, dict[str, Any]]] = {
     "ADD": ("AddOptions", {}),
     "SUB": ("SubOptions", {}),
     "MUL": ("MulOptions", {}),
+    "DIV": ("DivOptions", {}),
     "AVERAGE_POOL_2D": ("Pool2DOptions", {"stride_w": 1, "stride_h": 1}),
     "MAX_POOL_2D": ("Pool2DOptions", {"stride_w": 1, "stride_h": 1}),
     "RESHAPE": ("ReshapeOptions", {}),

@@ -72,10 +72,11 @@ class OpSpec:
     ranks: tuple[tuple[int, int, int], ...] = ()    # (position, min rank, max rank)
     output_rank: tuple[int, int] = (0, MAX_RANK)
     unquantized: frozenset[int] = frozenset()
-    plain_integers: bool = False   # every tensor holds integers, not quantized reals (no quantization to check)
+    reads_quantization: bool = True   # False: TFLM's kernel moves or computes plain integers, never reads a scale
 
 
 _UNARY = OpSpec(inputs=(1, 1))
+_MOVE = OpSpec(inputs=(1, 1), reads_quantization=False)
 _CONV = OpSpec(inputs=(2, 3), optional=frozenset({2}), ranks=((0, 4, 4), (1, 4, 4), (2, 1, 1)), output_rank=(4, 4))
 _POOL = OpSpec(inputs=(1, 1), ranks=((0, 4, 4),), output_rank=(4, 4))
 _BINARY = OpSpec(inputs=(2, 2), ranks=((0, 0, 6), (1, 0, 6)), output_rank=(0, 6))
@@ -86,7 +87,7 @@ _RANK1 = (1, 1)
 
 
 def _signal(**spec) -> OpSpec:
-    return OpSpec(**spec, plain_integers=True)
+    return OpSpec(**spec, reads_quantization=False)
 
 
 # TFLM's signal-library ops mtk compiles (ops/signal.py), as their Prepare checks arity and ranks.
@@ -142,9 +143,11 @@ OP_SPECS: dict[str, OpSpec] = {
     "SUB": _BINARY,
     "MUL": _BINARY,
     "SOFTMAX": OpSpec(inputs=(1, 1), ranks=((0, 1, MAX_RANK),), output_rank=(1, MAX_RANK)),
-    "RESHAPE": OpSpec(inputs=(1, 2), optional=frozenset({1}), ranks=((1, 0, 1),)),
-    "SQUEEZE": _UNARY,
-    "EXPAND_DIMS": OpSpec(inputs=(2, 2), ranks=((1, 0, 1),)),
+    "RESHAPE": OpSpec(inputs=(1, 2), optional=frozenset({1}), ranks=((1, 0, 1),), reads_quantization=False),
+    "SQUEEZE": _MOVE,
+    "EXPAND_DIMS": OpSpec(inputs=(2, 2), ranks=((1, 0, 1),), reads_quantization=False),
+    "CAST": _MOVE,
+    "DIV": _BINARY,
     "QUANTIZE": _UNARY,
     "DEQUANTIZE": _UNARY,
     "CONCATENATION": OpSpec(inputs=(1, 10), ranks=tuple((i, 0, 6) for i in range(10)), output_rank=(0, 6)),
@@ -289,14 +292,14 @@ def _check_spec(op: Op, graph: Graph, spec: OpSpec, here: str) -> None:
             raise ModelError(f"{here}: input {k} '{tensor.name}' has shape {list(tensor.shape)}; "
                              f"{op.type} needs {_count(r_lo, r_hi)} dimensions there")
         if tensor.dtype in QUANTIZED_DTYPES and tensor.quant is None and k not in spec.unquantized \
-                and not spec.plain_integers:
+                and spec.reads_quantization:
             raise ModelError(f"{here}: input {k} '{tensor.name}' is {tensor.dtype} without quantization parameters")
     for tensor in graph.output_tensors(op):
         r_lo, r_hi = spec.output_rank
         if not r_lo <= len(tensor.shape) <= r_hi:
             raise ModelError(f"{here}: output '{tensor.name}' has shape {list(tensor.shape)}; "
                              f"{op.type} needs {_count(r_lo, r_hi)} dimensions there")
-        if tensor.dtype in QUANTIZED_DTYPES and tensor.quant is None and not spec.plain_integers:
+        if tensor.dtype in QUANTIZED_DTYPES and tensor.quant is None and spec.reads_quantization:
             raise ModelError(f"{here}: output '{tensor.name}' is {tensor.dtype} without quantization parameters")
 
 

@@ -164,6 +164,9 @@ class OpDef:
     """
 
     types: ClassVar[tuple[str, ...]] = ()
+    # Element types of the first input this family computes `types` for, where another family computes the
+    # others (ops/__init__.py picks by it); () for a family that takes every op of its types.
+    input_dtypes: ClassVar[tuple[str, ...]] = ()
 
     def plan(self, op: Op, graph: Graph) -> Any:
         """The op's parameters (OpData.params), checked; None for an op that needs none."""
