@@ -4,6 +4,8 @@ subtraction's noise estimate kept in the state region; what TFLM's kernels canno
 
 from __future__ import annotations
 
+import os
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -13,7 +15,7 @@ import pytest
 import modelgen
 import signalgen
 from harness import (STEPS, assert_bit_exact, assert_state_carries_and_reset_restarts, assert_stream_bit_exact,
-                     compile_error, host_model)
+                     compile_error, host_model, mismatches)
 from mtk.boards import get_board
 from mtk.pipeline import RunOptions, run_model
 from mtk.reference import run_reference_sequence
@@ -42,12 +44,21 @@ def test_random_signal_ops_are_bit_exact(op, seed):
     assert_op_bit_exact(op, seed)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fft_length", [4, 6, 10, 30, 60, 100, 512])
 def test_every_kissfft_butterfly_is_bit_exact(fft_length, tmp_path):
     """Radix 4 and 2 (lengths 2^k), 3 and 5: every stage kissfft takes."""
     model = signalgen.single("SignalRfft", [((2, fft_length - 1), "int16")], [((2, fft_length + 2), "int16")],
                              T=7, fft_length=fft_length)
     assert_bit_exact(model, tmp_path, samples=3)
+
+
+def test_square_roots_at_the_edges_are_bit_exact(tmp_path):
+    """Sqrt32's path below 2^32 (its rounding stops at 0xFFFF), Sqrt64's above."""
+    values = [0, 1, 2, 3, 4, 65535**2, 65535**2 + 65535, 2**32 - 1, 2**32, 2**32 + 1, 2**40 + 12345, 2**64 - 1]
+    model = signalgen.single("SignalFilterBankSquareRoot", [((len(values),), "uint64"), np.array(0, np.int32)],
+                             [((len(values),), "uint32")])
+    assert_bit_exact(model, tmp_path, inputs=[[np.array(values, np.uint64)]])
 
 
 @pytest.fixture(scope="module")
@@ -71,16 +82,20 @@ def test_noise_estimate_is_state_outside_the_arena(front_end):
     assert [op["impl"] for op in compiled.to_json()["ops"]] == ["c"] * 9
 
 
+def assert_stream_bit_exact_on_an386(model: bytes, samples: list[list[np.ndarray]], workdir: Path) -> None:
+    """The firmware runs the samples in order, one inference each: the state carries as in TFLM's stream."""
+    path = workdir / "model.tflite"
+    path.write_bytes(model)
+    result = run_model(path, RunOptions(board=get_board("mps2/an386"), runs=1), samples)
+    for step, (got, want) in enumerate(zip(result.outputs, run_reference_sequence(model, samples))):
+        assert mismatches(np.asarray(got[0]).reshape(want[0].shape), want[0]) == 0, f"step {step}"
+
+
 @pytest.mark.slow
 @pytest.mark.qemu
 def test_front_end_stream_is_bit_exact_on_the_an386(tmp_path):
     model = signalgen.front_end()
-    path = tmp_path / "model.tflite"
-    path.write_bytes(model)
-    samples = [modelgen.random_inputs(model, s) for s in range(STEPS)]
-    result = run_model(path, RunOptions(board=get_board("mps2/an386"), runs=1), samples)
-    for step, (got, want) in enumerate(zip(result.outputs, run_reference_sequence(model, samples))):
-        assert np.array_equal(np.asarray(got[0]).reshape(-1), want[0].reshape(-1)), f"step {step}"
+    assert_stream_bit_exact_on_an386(model, [modelgen.random_inputs(model, s) for s in range(STEPS)], tmp_path)
 
 
 @pytest.mark.parametrize("model, words", [
@@ -104,3 +119,47 @@ def test_front_end_stream_is_bit_exact_on_the_an386(tmp_path):
 def test_what_tflm_cannot_run_is_refused_in_one_line(model, words):
     message = compile_error(model())
     assert words in message and "\n" not in message, message
+
+
+# ---- micro_speech's audio_preprocessor models, when a tflite-micro checkout or mirror is at hand ----
+
+TFLITE_MICRO = Path(os.environ.get("MTK_TFLITE_MICRO", "/work/.mirror/tensorflow+tflite-micro/repo"))
+AUDIO_PREPROCESSOR = "tensorflow/lite/micro/examples/micro_speech/models/audio_preprocessor_{}.tflite"
+
+
+def tflite_micro_file(path: str) -> bytes:
+    """A file of tflite-micro: from a checkout, or HEAD of a bare git mirror; skips the test without either."""
+    if (TFLITE_MICRO / path).is_file():
+        return (TFLITE_MICRO / path).read_bytes()
+    result = subprocess.run(["git", f"--git-dir={TFLITE_MICRO}", "show", f"HEAD:{path}"], capture_output=True)
+    if result.returncode != 0:
+        pytest.skip(f"no tflite-micro at {TFLITE_MICRO} (MTK_TFLITE_MICRO: a checkout or a git mirror)")
+    return result.stdout
+
+
+def audio_frames(seed: int) -> list[list[np.ndarray]]:
+    """STEPS frames of 480 int16 samples: silence, then noise from quiet to clipping."""
+    rng = np.random.default_rng(seed)
+    levels = [0, 1, 30, 300, 1000, 3000, 10000, 30000, 1e6, 100][:STEPS]
+    return [[np.clip(rng.normal(0, level, (1, 480)), -32768, 32767).astype(np.int16)] for level in levels]
+
+
+@pytest.mark.slow   # compiles CAST, MUL, ... with TVM
+@pytest.mark.parametrize("kind", ["int8", "float"])
+def test_audio_preprocessor_streams_are_bit_exact(kind, tmp_path):
+    """The front end's models as tflite-micro ships them: a stream of frames (the noise estimate carried),
+    every output equal to tflite-micro's, float32 ones bit for bit."""
+    model = tflite_micro_file(AUDIO_PREPROCESSOR.format(kind))
+    host = host_model(model, tmp_path)
+    frames = audio_frames(seed=5)
+    host.reset()
+    for step, (frame, want) in enumerate(zip(frames, run_reference_sequence(model, frames))):
+        got = host.run(frame)[0]
+        assert mismatches(got, want[0]) == 0, f"step {step}"
+
+
+@pytest.mark.slow
+@pytest.mark.qemu
+def test_audio_preprocessor_stream_is_bit_exact_on_the_an386(tmp_path):
+    assert_stream_bit_exact_on_an386(tflite_micro_file(AUDIO_PREPROCESSOR.format("int8")), audio_frames(seed=6),
+                                     tmp_path)

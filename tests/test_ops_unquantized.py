@@ -42,6 +42,7 @@ INT32_CASES = {
 }
 
 
+@pytest.mark.slow   # these compile with TVM
 @pytest.mark.parametrize("case", sorted(INT32_CASES))
 def test_unquantized_arithmetic_is_bit_exact(case, tmp_path):
     assert_bit_exact(INT32_CASES[case](), tmp_path, samples=3)
@@ -56,6 +57,7 @@ def cast_model(source: str, target: str) -> bytes:
     return builder.build()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source", ["int8", "int16", "int32", "uint32", "float32"])
 @pytest.mark.parametrize("target", ["int8", "int16", "int32", "uint32", "float32"])
 def test_cast_is_bit_exact(source, target, tmp_path):
@@ -68,6 +70,7 @@ def test_cast_is_bit_exact(source, target, tmp_path):
     assert_bit_exact(cast_model(source, target), tmp_path, inputs=[[x]])
 
 
+@pytest.mark.slow
 def test_cast_from_bool_is_bit_exact(tmp_path):
     x = np.random.default_rng(0).integers(0, 2, (4, 6)).astype(bool)
     assert_bit_exact(cast_model("bool", "int32"), tmp_path, inputs=[[x]])
@@ -86,6 +89,7 @@ def slice_and_concatenate() -> bytes:
     return builder.build()
 
 
+@pytest.mark.slow
 def test_int32_slice_and_concatenation_are_bit_exact(tmp_path):
     assert_bit_exact(slice_and_concatenate(), tmp_path)
 

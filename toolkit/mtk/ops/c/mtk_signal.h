@@ -15,18 +15,8 @@
 
 #include <stdint.h>
 
-/* Bits up to the highest set one; 32 for 0, as signal/src/msb_32.cc returns under gcc and clang
+/* Bits up to the highest set one; 32 (64) for 0, as signal/src/msb_32.cc (msb_64.cc) returns under gcc and clang
  * (32 - __builtin_clz), where the reference interpreter is built. */
-static inline uint32_t mtk_signal_msb32(uint32_t x) {
-  uint32_t bits = 0;
-  if (x == 0) return 32;
-  while (x) {
-    x >>= 1;
-    ++bits;
-  }
-  return bits;
-}
-
 static inline uint32_t mtk_signal_msb64(uint64_t x) {
   uint32_t bits = 0;
   if (x == 0) return 64;
@@ -35,6 +25,10 @@ static inline uint32_t mtk_signal_msb64(uint64_t x) {
     ++bits;
   }
   return bits;
+}
+
+static inline uint32_t mtk_signal_msb32(uint32_t x) {
+  return x ? mtk_signal_msb64(x) : 32;
 }
 
 /* signal/src/window.cc, over each row of `weight_size` elements */
@@ -308,14 +302,14 @@ static inline void mtk_signal_filter_bank(const uint32_t* input, const int16_t* 
   for (int32_t i = 0; i < num_channels; ++i) output[i] = work[i + 1];
 }
 
-/* signal/src/square_root_32.cc */
-static inline uint16_t mtk_signal_sqrt32(uint32_t num) {
-  if (num == 0) return 0;
-  uint32_t res = 0;
-  int max_bit_number = 32 - (int)mtk_signal_msb32(num);
+/* signal/src/square_root_32.cc and square_root_64.cc: the same bit loop over `top` + 1 bits, the root rounded
+ * up unless it is `max_root` already (each step's sums fit the 32-bit version's uint32 as well). */
+static inline uint64_t mtk_signal_sqrt_bits(uint64_t num, int top, uint64_t max_root) {
+  uint64_t res = 0;
+  int max_bit_number = top + 1 - (int)mtk_signal_msb64(num);
   max_bit_number |= 1;
-  uint32_t bit = 1u << (31 - max_bit_number);
-  int iterations = (31 - max_bit_number) / 2 + 1;
+  uint64_t bit = (uint64_t)1 << (top - max_bit_number);
+  int iterations = (top - max_bit_number) / 2 + 1;
   while (iterations--) {
     if (num >= res + bit) {
       num -= res + bit;
@@ -325,29 +319,15 @@ static inline uint16_t mtk_signal_sqrt32(uint32_t num) {
     }
     bit >>= 2u;
   }
-  if (num > res && res != 0xFFFF) ++res;
-  return (uint16_t)res;
+  if (num > res && res != max_root) ++res;
+  return res;
 }
 
-/* signal/src/square_root_64.cc (a number below 2^32 takes the 32-bit path, as there) */
+/* Sqrt64: a number below 2^32 takes Sqrt32's path (rounding stops at 0xFFFF), as there */
 static inline uint32_t mtk_signal_sqrt64(uint64_t num) {
-  if ((num >> 32) == 0) return mtk_signal_sqrt32((uint32_t)num);
-  uint64_t res = 0;
-  int max_bit_number = 64 - (int)mtk_signal_msb64(num);
-  max_bit_number |= 1;
-  uint64_t bit = (uint64_t)1 << (63 - max_bit_number);
-  int iterations = (63 - max_bit_number) / 2 + 1;
-  while (iterations--) {
-    if (num >= res + bit) {
-      num -= res + bit;
-      res = (res >> 1u) + bit;
-    } else {
-      res >>= 1u;
-    }
-    bit >>= 2u;
-  }
-  if (num > res && res != 0xFFFFFFFFu) ++res;
-  return (uint32_t)res;
+  if (num == 0) return 0;
+  if ((num >> 32) == 0) return (uint32_t)mtk_signal_sqrt_bits(num, 31, 0xFFFFu);
+  return (uint32_t)mtk_signal_sqrt_bits(num, 63, 0xFFFFFFFFu);
 }
 
 /* signal/src/filter_bank_square_root.cc */
