@@ -9,8 +9,11 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+import flatbuffers
 import numpy as np
 import pytest
+from ai_edge_litert import schema_py_generated as schema
+from flatbuffers import flexbuffers
 
 import modelgen
 import signalgen
@@ -118,6 +121,20 @@ def test_front_end_stream_is_bit_exact_on_the_an386(tmp_path):
 ])
 def test_what_tflm_cannot_run_is_refused_in_one_line(model, words):
     message = compile_error(model())
+    assert words in message and "\n" not in message, message
+
+
+@pytest.mark.parametrize("options, words", [
+    (b"\xff\xff\xff", "the options of CUSTOM:SignalWindow are not a readable flexbuffer"),
+    (bytes(flexbuffers.Dumps(12)), "the options of CUSTOM:SignalWindow are a flexbuffer int, not a map"),
+])
+def test_options_that_are_no_flexbuffer_map_are_refused(options, words):
+    model = schema.ModelT.InitFromPackedBuf(
+        signalgen.single("SignalWindow", [((8,), "int16"), np.ones(8, np.int16)], [((8,), "int16")], shift=1), 0)
+    model.subgraphs[0].operators[0].customOptions = list(options)
+    builder = flatbuffers.Builder(1024)
+    builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
+    message = compile_error(bytes(builder.Output()))
     assert words in message and "\n" not in message, message
 
 

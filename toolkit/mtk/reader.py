@@ -197,7 +197,9 @@ def _parse(buf: bytes, path: Path) -> Graph:
             op_type = f"{CUSTOM}{(code.CustomCode() or b'').decode('utf-8', 'replace')}"
         inputs = [None if int(x) == OMITTED else int(x) for x in (o.InputsAsNumpy() if o.InputsLength() else [])]
         outputs = [int(x) for x in (o.OutputsAsNumpy() if o.OutputsLength() else [])]
-        options = _custom_options(o, op_type, path) if op_type.startswith(CUSTOM) else _read_options(o)
+        # a custom op mtk compiles has flexbuffer options; another (ethos-u: raw bytes) is refused by name later
+        options = (_custom_options(o, op_type, path) if op_type in OP_SPECS else {}) if op_type.startswith(CUSTOM) \
+            else _read_options(o)
         ops.append(Op(i, op_type, inputs, outputs, options))
 
     graph_inputs = [int(x) for x in sub.InputsAsNumpy()] if sub.InputsLength() else []

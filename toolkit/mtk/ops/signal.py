@@ -289,6 +289,9 @@ class Signal(OpDef):
 
     def plan(self, op: Op, graph: Graph) -> SignalPlan:
         spec = SIGNAL_OPS[op.type.removeprefix(CUSTOM)]
+        for t in [*graph.input_tensors(op), *graph.output_tensors(op)]:
+            if t.size == 0:   # TFLM's loops over rows of them would not end, or divide by 0
+                raise op_error(op, f"tensor '{t.name}' {list(t.shape)} has no elements")
         for role, tensors, dtypes in (("input", graph.input_tensors(op), spec.inputs),
                                       ("output", graph.output_tensors(op), spec.outputs)):
             for k, (t, dtype) in enumerate(zip(tensors, dtypes)):
