@@ -20,6 +20,9 @@ import signalgen
 from harness import (STEPS, assert_bit_exact, assert_state_carries_and_reset_restarts, assert_stream_bit_exact,
                      compile_error, host_model, mismatches)
 from mtk.boards import get_board
+from mtk.compiler import check_supported, lower_ops, state_bytes
+from mtk.reader import read_model
+from mtk.tuning import Tuning
 from mtk.pipeline import RunOptions, run_model
 from mtk.reference import run_reference_sequence
 
@@ -80,6 +83,9 @@ def test_noise_estimate_is_state_outside_the_arena(front_end):
     (state,) = compiled.state
     assert (state.name, state.dtype, state.shape) == ("op6_noise_estimate", "uint32", (8,))
     assert compiled.memory.state_bytes == 32
+    graph = read_model(compiled.path.parent / "model.tflite")
+    steps, _ = lower_ops(check_supported(graph), Tuning())
+    assert state_bytes(graph, steps) == 32   # what the board's RAM budget reserves for it
     header = (compiled.path / "include" / f"tvmgen_{compiled.module}.h").read_text()
     assert f"void tvmgen_{compiled.module}_reset(void);" in header
     assert [op["impl"] for op in compiled.to_json()["ops"]] == ["c"] * 9

@@ -12,6 +12,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from . import ui
 from .boards import Board, get_board
 from .budget import DEFAULT_MAX_RECOMPUTE, arena_room, check_fits, system_reserved
@@ -28,7 +30,7 @@ from .fsutil import atomic_output_dir
 from .graph import Graph
 from .names import module as module_identifier
 from .ops import computes, op_def, prepare_ops
-from .ops.base import Lowered, OpData
+from .ops.base import Lowered, OpData, State
 from .ops.common import at_op
 from .reader import read_model
 from .target import DEFAULT_CPU, Cpu, get_cpu
@@ -127,14 +129,21 @@ def chunk_scratch(graph: Graph, prepared: list[OpData], steps: list[Step], alias
     return all_chunked, lean
 
 
-def place_arena(graph: Graph, storage: Storage, board: Board | None, workspace: str, what: str) -> tuple[Pool, ...]:
+def state_bytes(graph: Graph, steps: list[Step]) -> int:
+    """The state region: the variable tensors and the ops' own state (ops.base.State)."""
+    own = sum(a.size * np.dtype(a.dtype).itemsize for _, low in steps for kernel in low.kernels
+              for a in kernel.args if isinstance(a, State))
+    return sum(t.nbytes for t in graph.tensors if t.variable) + own
+
+
+def place_arena(graph: Graph, steps: list[Step], storage: Storage, board: Board | None, workspace: str,
+                what: str) -> tuple[Pool, ...]:
     """The arena's pools by RAM region for a board with several (regions.py); () for one arena: no
     board, a board with one region, or a workspace the caller passes."""
     if board is None or len(board.ram_regions) < 2 or workspace != "internal":
         return ()
     io = sum(graph.tensors[t].nbytes for t in (*graph.inputs, *graph.outputs))
-    state = sum(t.nbytes for t in graph.tensors if t.variable)
-    return place_in_regions(storage.plan, board.ram_regions, system_reserved(io, state), what)
+    return place_in_regions(storage.plan, board.ram_regions, system_reserved(io, state_bytes(graph, steps)), what)
 
 
 def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu | None = None,
@@ -170,7 +179,7 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
         untiled = steps
         limit = max_ram if max_ram is not None or board_info is None else arena_room(
             board_info, sum(graph.tensors[t].nbytes for t in (*graph.inputs, *graph.outputs)),
-            sum(t.nbytes for t in graph.tensors if t.variable))
+            state_bytes(graph, steps))
     tiling = None
     if limit is not None and storage.plan.arena_bytes > limit:
         untiled_live = live_bytes(storage.plan.buffers, len(steps))   # the memory plot's "untiled" curve
@@ -182,7 +191,7 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
                              f"{storage.plan.arena_bytes:,} B tiled within {max_recompute:.0%} extra instructions; "
                              f"--max-ram {max_ram:,} B", hint="raise --max-ram or --max-recompute")
     with ui.step("generating C"):
-        pools = place_arena(graph, storage, board_info, workspace,
+        pools = place_arena(graph, steps, storage, board_info, workspace,
                             f"{model_name} does not fit {board_info.name if board_info else ''}")
         program = aot.build_program(graph, steps, storage, module, model_name, workspace == "external", pools)
         files = {
