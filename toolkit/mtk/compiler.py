@@ -129,7 +129,7 @@ def chunk_scratch(graph: Graph, prepared: list[OpData], steps: list[Step], alias
     return all_chunked, lean
 
 
-def state_bytes(graph: Graph, steps: list[Step]) -> int:
+def state_region_bytes(graph: Graph, steps: list[Step]) -> int:
     """The state region: the variable tensors and the ops' own state (ops.base.State)."""
     own = sum(a.size * np.dtype(a.dtype).itemsize for _, low in steps for kernel in low.kernels
               for a in kernel.args if isinstance(a, State))
@@ -143,7 +143,7 @@ def place_arena(graph: Graph, steps: list[Step], storage: Storage, board: Board 
     if board is None or len(board.ram_regions) < 2 or workspace != "internal":
         return ()
     io = sum(graph.tensors[t].nbytes for t in (*graph.inputs, *graph.outputs))
-    return place_in_regions(storage.plan, board.ram_regions, system_reserved(io, state_bytes(graph, steps)), what)
+    return place_in_regions(storage.plan, board.ram_regions, system_reserved(io, state_region_bytes(graph, steps)), what)
 
 
 def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu | None = None,
@@ -179,7 +179,7 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
         untiled = steps
         limit = max_ram if max_ram is not None or board_info is None else arena_room(
             board_info, sum(graph.tensors[t].nbytes for t in (*graph.inputs, *graph.outputs)),
-            state_bytes(graph, steps))
+            state_region_bytes(graph, steps))
     tiling = None
     if limit is not None and storage.plan.arena_bytes > limit:
         untiled_live = live_bytes(storage.plan.buffers, len(steps))   # the memory plot's "untiled" curve

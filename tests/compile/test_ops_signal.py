@@ -1,10 +1,10 @@
 """TFLM's signal-library ops (mtk/ops/signal.py, c/mtk_signal.h): each op alone and the audio front end's chain,
-bit-exact with tflite-micro's interpreter (which registers them) on the host, the chain on QEMU; spectral
-subtraction's noise estimate kept in the state region; what TFLM's kernels cannot run refused in one line."""
+bit-exact with tflite-micro's interpreter (which registers them) on the host; spectral
+subtraction's noise estimate kept in the state region; what TFLM's kernels cannot run refused in one line.
+(On QEMU: tests/target/test_ops_signal_qemu.py.)"""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import tempfile
 from pathlib import Path
@@ -15,16 +15,16 @@ import pytest
 from ai_edge_litert import schema_py_generated as schema
 from flatbuffers import flexbuffers
 
-import modelgen
 import signalgen
+from checkout import TFLITE_MICRO
 from harness import (STEPS, assert_bit_exact, assert_state_carries_and_reset_restarts, assert_stream_bit_exact,
                      compile_error, host_model, mismatches)
 from mtk.boards import get_board
-from mtk.compiler import check_supported, lower_ops, state_bytes
+from mtk.budget import arena_room
+from mtk.compiler import check_supported, compile_model, lower_ops, state_region_bytes
 from mtk.reader import read_model
-from mtk.tuning import Tuning
-from mtk.pipeline import RunOptions, run_model
 from mtk.reference import run_reference_sequence
+from mtk.tuning import Tuning
 
 STATEFUL = {"SignalFilterBankSpectralSubtraction"}
 
@@ -85,26 +85,13 @@ def test_noise_estimate_is_state_outside_the_arena(front_end):
     assert compiled.memory.state_bytes == 32
     graph = read_model(compiled.path.parent / "model.tflite")
     steps, _ = lower_ops(check_supported(graph), Tuning())
-    assert state_bytes(graph, steps) == 32   # what the board's RAM budget reserves for it
+    assert state_region_bytes(graph, steps) == 32   # what the board's RAM budget reserves for it
+    on_board = compile_model(compiled.path.parent / "model.tflite", compiled.path.parent / "an386", board="mps2/an386")
+    io = sum(t.bytes for t in (*on_board.inputs, *on_board.outputs))
+    assert on_board.memory.arena_limit_bytes == arena_room(get_board("mps2/an386"), io, 32)
     header = (compiled.path / "include" / f"tvmgen_{compiled.module}.h").read_text()
     assert f"void tvmgen_{compiled.module}_reset(void);" in header
     assert [op["impl"] for op in compiled.to_json()["ops"]] == ["c"] * 9
-
-
-def assert_stream_bit_exact_on_an386(model: bytes, samples: list[list[np.ndarray]], workdir: Path) -> None:
-    """The firmware runs the samples in order, one inference each: the state carries as in TFLM's stream."""
-    path = workdir / "model.tflite"
-    path.write_bytes(model)
-    result = run_model(path, RunOptions(board=get_board("mps2/an386"), runs=1), samples)
-    for step, (got, want) in enumerate(zip(result.outputs, run_reference_sequence(model, samples))):
-        assert mismatches(np.asarray(got[0]).reshape(want[0].shape), want[0]) == 0, f"step {step}"
-
-
-@pytest.mark.slow
-@pytest.mark.qemu
-def test_front_end_stream_is_bit_exact_on_the_an386(tmp_path):
-    model = signalgen.front_end()
-    assert_stream_bit_exact_on_an386(model, [modelgen.random_inputs(model, s) for s in range(STEPS)], tmp_path)
 
 
 @pytest.mark.parametrize("model, words", [
@@ -146,7 +133,6 @@ def test_options_that_are_no_flexbuffer_map_are_refused(options, words):
 
 # ---- micro_speech's audio_preprocessor models, when a tflite-micro checkout or mirror is at hand ----
 
-TFLITE_MICRO = Path(os.environ.get("MTK_TFLITE_MICRO", "/work/.mirror/tensorflow+tflite-micro/repo"))
 AUDIO_PREPROCESSOR = "tensorflow/lite/micro/examples/micro_speech/models/audio_preprocessor_{}.tflite"
 
 
@@ -180,9 +166,3 @@ def test_audio_preprocessor_streams_are_bit_exact(kind, tmp_path):
         got = host.run(frame)[0]
         assert mismatches(got, want[0]) == 0, f"step {step}"
 
-
-@pytest.mark.slow
-@pytest.mark.qemu
-def test_audio_preprocessor_stream_is_bit_exact_on_the_an386(tmp_path):
-    assert_stream_bit_exact_on_an386(tflite_micro_file(AUDIO_PREPROCESSOR.format("int8")), audio_frames(seed=6),
-                                     tmp_path)
