@@ -80,9 +80,11 @@ def energy(rng: np.random.Generator) -> bytes:
 
 
 def filter_bank(rng: np.random.Generator) -> bytes:
+    """num_channels sums, the first `outputs` of them the output (TFLM copies no more)."""
     bins, channels = int(rng.integers(16, 80)), int(rng.integers(1, 8))
+    outputs = int(rng.integers(1, channels + 1))
     return single("SignalFilterBank", [((bins,), "uint32"), *filter_bank_tables(rng, bins, channels)],
-                  [((channels,), "uint64")], num_channels=channels)
+                  [((outputs,), "uint64")], num_channels=channels)
 
 
 def filter_bank_square_root(rng: np.random.Generator) -> bytes:

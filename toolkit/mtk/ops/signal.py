@@ -5,16 +5,16 @@ References (tensorflow/tflite-micro): signal/micro/kernels/<op>.cc (Init reads t
 position in the key-sorted map, Prepare checks ranks and types) and signal/src/<op>.cc (the arithmetic);
 kissfft v130 (kiss_fft.c, tools/kiss_fftr.c: TFLM's int16 real FFT).
 
-    op type                                   inputs -> outputs                      options
-    CUSTOM:SignalWindow                       int16 x, int16 window -> int16        shift
-    CUSTOM:SignalFftAutoScale                 int16 -> int16, int32 scale bits
-    CUSTOM:SignalRfft                         int16 -> int16 (re, im pairs)          T, fft_length
-    CUSTOM:SignalEnergy                       int16 (re, im) -> uint32               end_index, start_index
-    CUSTOM:SignalFilterBank                   uint32, 5 int16 tables -> uint64       num_channels
-    CUSTOM:SignalFilterBankSquareRoot         uint64, int32 scale bits -> uint32
-    CUSTOM:SignalFilterBankSpectralSubtraction uint32 -> uint32, uint32 noise         9 (state: the noise estimate)
-    CUSTOM:SignalPCAN                         uint32, uint32 noise, int16 lut -> uint32  snr_shift
-    CUSTOM:SignalFilterBankLog                uint32 -> int16                        input_correction_bits, output_scale
+    op type (CUSTOM:...)                 inputs -> outputs                        options
+    SignalWindow                         int16 x, int16 window -> int16           shift
+    SignalFftAutoScale                   int16 -> int16, int32 scale bits
+    SignalRfft                           int16 -> int16 (re, im pairs)            T, fft_length
+    SignalEnergy                         int16 (re, im) -> uint32                 end_index, start_index
+    SignalFilterBank                     uint32, 5 int16 tables -> uint64         num_channels
+    SignalFilterBankSquareRoot           uint64, int32 scale bits -> uint32
+    SignalFilterBankSpectralSubtraction  uint32 -> uint32, uint32 noise           9 (state: the noise estimate)
+    SignalPCAN                           uint32, uint32 noise, int16 lut -> uint32  snr_shift
+    SignalFilterBankLog                  uint32 -> int16                          input_correction_bits, output_scale
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from .common import op_error
 SIGNAL_HEADER = "mtk_signal.h"
 FFT_TYPES = {7: "int16", 2: "int32", 0: "float32"}   # SignalRfft's 'T' (a TensorType) -> the element type
 FFT_RADICES = (2, 3, 4, 5)   # kissfft's butterflies; TFLM's build allocates none for its generic one
+MAX_FFT_LENGTH = 2**20
 PCAN_LUT_SIZE = 125     # WideDynamicFunction reads up to lut[4 * 32 - 6 + 2]
 
 
@@ -74,7 +75,7 @@ def fft_tables(fft_length: int) -> FftTables:
     pi = 3.141592653589793238462643383279502884197169399375105820974944
     twiddles = [_kf_cexp(-2 * pi * i / ncfft) for i in range(ncfft)]
     super_twiddles = [_kf_cexp(-3.14159265358979323846264338327 * ((i + 1) / ncfft + .5)) for i in range(ncfft // 2)]
-    return FftTables(np.array(twiddles, np.int16).reshape(-1), np.array(super_twiddles or [(0, 0)], np.int16).reshape(-1),
+    return FftTables(np.array(twiddles, np.int16).reshape(-1), np.array(super_twiddles, np.int16).reshape(-1),
                      np.array(_kf_factor(ncfft), np.int32))
 
 
@@ -113,8 +114,9 @@ def _rfft(op: Op, graph: Graph, o: dict[str, int]) -> FftTables:
     if dtype != "int16":
         raise op_error(op, f"an FFT of {dtype}; mtk computes TFLM's int16 FFT only (not yet its int32 and float ones)")
     n = o["fft_length"]
-    if n < 4 or n % 2 or n > 2**15:
-        raise op_error(op, f"fft_length {n}: kissfft's real FFT needs an even length from 4 (mtk: up to 32768)")
+    if n < 4 or n % 2 or n > MAX_FFT_LENGTH:
+        raise op_error(op, f"fft_length {n}: kissfft's real FFT needs an even length from 4 (mtk: up to "
+                           f"{MAX_FFT_LENGTH:,}, whose tables alone take 3 MB of flash)")
     radices = _kf_factor(n // 2)[::2]
     if any(r not in FFT_RADICES for r in radices):
         raise op_error(op, f"fft_length {n} = 2 x {' x '.join(map(str, radices))}; TFLM's kissfft computes lengths "
@@ -137,7 +139,7 @@ def _energy(op: Op, graph: Graph, o: dict[str, int]) -> None:
 def _filter_bank(op: Op, graph: Graph, o: dict[str, int]) -> None:
     x, weights, unweights, starts, weight_starts, widths = graph.input_tensors(op)
     n, y = o["num_channels"], graph.tensors[op.outputs[0]]
-    if n != y.size:
+    if n < y.size:   # TFLM copies the output's channels out of its num_channels sums
         raise op_error(op, f"num_channels {n} for output '{y.name}' of {y.size} channels")
     for t in (starts, weight_starts, widths):
         if t.size < n + 1:
@@ -212,7 +214,7 @@ def _energy_call(data: OpData) -> tuple[str, list[Operand]]:
 
 def _filter_bank_call(data: OpData) -> tuple[str, list[Operand]]:
     n = data.params.options["num_channels"]
-    return (f"mtk_signal_filter_bank(a0, a1, a2, a3, a4, a5, a6, a7, {n})",
+    return (f"mtk_signal_filter_bank(a0, a1, a2, a3, a4, a5, a6, a7, {n}, {data.output.size})",
             [*data.op.inputs, Scratch(8 * (n + 1)), data.op.outputs[0]])
 
 

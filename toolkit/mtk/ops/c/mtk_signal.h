@@ -283,11 +283,11 @@ static inline void mtk_signal_energy(const int16_t* input, uint32_t* output, int
 }
 
 /* signal/src/filter_bank.cc and micro/kernels/filter_bank.cc: num_channels + 1 sums into `work`, channel 0
- * (the first channel's unweighted part) discarded. */
+ * (the first channel's unweighted part) discarded, the first `outputs` of the others copied out. */
 static inline void mtk_signal_filter_bank(const uint32_t* input, const int16_t* weights, const int16_t* unweights,
                                           const int16_t* frequency_starts, const int16_t* weight_starts,
                                           const int16_t* widths, uint64_t* work, uint64_t* output,
-                                          int32_t num_channels) {
+                                          int32_t num_channels, int32_t outputs) {
   uint64_t weighted = 0, unweighted = 0;
   for (int32_t i = 0; i < num_channels + 1; ++i) {
     const int16_t frequency_start = frequency_starts[i], weight_start = weight_starts[i];
@@ -299,7 +299,7 @@ static inline void mtk_signal_filter_bank(const uint32_t* input, const int16_t* 
     weighted = unweighted;
     unweighted = 0;
   }
-  for (int32_t i = 0; i < num_channels; ++i) output[i] = work[i + 1];
+  for (int32_t i = 0; i < outputs; ++i) output[i] = work[i + 1];
 }
 
 /* signal/src/square_root_32.cc and square_root_64.cc: the same bit loop over `top` + 1 bits, the root rounded
