@@ -10,8 +10,8 @@ from typing import Any
 
 import flatbuffers
 import numpy as np
-from flatbuffers import flexbuffers
 import tflite
+from flatbuffers import flexbuffers
 from tflite.utils import BUILTIN_OPCODE2NAME
 
 from .errors import ModelError
@@ -74,9 +74,12 @@ def _read_options(operator: tflite.Operator) -> dict[str, Any]:
     return result
 
 
-def _custom_options(operator: tflite.Operator, op_type: str, path: Path) -> dict[str, Any]:
-    """A custom op's options: the flexbuffer map TFLM's kernels read (TFLM's signal library), {} without one."""
-    if operator.CustomOptionsLength() == 0:
+def _op_options(operator: tflite.Operator, op_type: str, path: Path) -> dict[str, Any]:
+    """A builtin op's options; a custom op's that mtk compiles: the flexbuffer map TFLM's kernels read (its signal
+    library's), {} without one; {} for another custom op (ethos-u's raw bytes), which validation refuses by name."""
+    if not op_type.startswith(CUSTOM):
+        return _read_options(operator)
+    if op_type not in OP_SPECS or operator.CustomOptionsLength() == 0:
         return {}
     try:
         options = flexbuffers.Loads(operator.CustomOptionsAsNumpy().tobytes())
@@ -197,10 +200,7 @@ def _parse(buf: bytes, path: Path) -> Graph:
             op_type = f"{CUSTOM}{(code.CustomCode() or b'').decode('utf-8', 'replace')}"
         inputs = [None if int(x) == OMITTED else int(x) for x in (o.InputsAsNumpy() if o.InputsLength() else [])]
         outputs = [int(x) for x in (o.OutputsAsNumpy() if o.OutputsLength() else [])]
-        # a custom op mtk compiles has flexbuffer options; another (ethos-u: raw bytes) is refused by name later
-        options = (_custom_options(o, op_type, path) if op_type in OP_SPECS else {}) if op_type.startswith(CUSTOM) \
-            else _read_options(o)
-        ops.append(Op(i, op_type, inputs, outputs, options))
+        ops.append(Op(i, op_type, inputs, outputs, _op_options(o, op_type, path)))
 
     graph_inputs = [int(x) for x in sub.InputsAsNumpy()] if sub.InputsLength() else []
     graph_outputs = [int(x) for x in sub.OutputsAsNumpy()] if sub.OutputsLength() else []

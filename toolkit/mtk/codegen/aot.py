@@ -33,8 +33,8 @@ from .memory_plan import Buffer
 from .regions import Pool
 from .storage import Step, Storage, scratch_key
 
-_C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "uint16": "uint16_t",
-            "int32": "int32_t", "uint32": "uint32_t", "int64": "int64_t", "uint64": "uint64_t", "float32": "float", "bool": "uint8_t"}
+_C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "uint16": "uint16_t", "int32": "int32_t",
+            "uint32": "uint32_t", "int64": "int64_t", "uint64": "uint64_t", "float32": "float", "bool": "uint8_t"}
 
 PRELUDE = """#include <stdint.h>
 #include <stddef.h>
@@ -406,7 +406,8 @@ def _header(module: str, inputs: tuple[IOTensor, ...], outputs: tuple[IOTensor, 
                   f"int32_t {run}(struct {library(module)}_inputs* inputs, "
                   f"struct {library(module)}_outputs* outputs);"]
     if states:
-        lines += ["", f"/* State kept between runs ({len(states)} arrays: variable tensors, ops' own): {library(module)}_reset() sets it",
+        lines += ["", f"/* State kept between runs ({len(states)} arrays: variable tensors, ops' own): "
+                  f"{library(module)}_reset() sets it",
                   " * back to its start (as TFLM's MicroInterpreter::Reset does); the first run does it too. */",
                   f"#define {macro(module, 'STATE_SIZE')} {sum(s.bytes for s in states)}",
                   f"void {library(module)}_reset(void);"]

@@ -5,11 +5,12 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from functools import lru_cache
+from typing import Any
 
 from ..errors import ModelError
 from ..graph import Graph, Op
 from ..target import Cpu
-from .base import OpData, OpDef
+from .base import Axis, Band, Lowered, OpData, OpDef, Rows
 from .common import at_op
 
 
@@ -33,25 +34,25 @@ class ByInputType(OpDef):
             raise ModelError(at_op(op, f"{op.type} of {dtype}; mtk computes it for {', '.join(self.by_dtype)}"))
         return opdef.prepare(op, graph, cpu)
 
-    def macs(self, data):
+    def macs(self, data: OpData) -> int:
         return self._of(data).macs(data)
 
-    def variants(self, data):
+    def variants(self, data: OpData) -> list[Any]:
         return self._of(data).variants(data)
 
-    def weight_bytes(self, data, variant):
+    def weight_bytes(self, data: OpData, variant: Any) -> int:
         return self._of(data).weight_bytes(data, variant)
 
-    def lower(self, data, variant=None):
+    def lower(self, data: OpData, variant: Any = None) -> Lowered:
         return self._of(data).lower(data, variant)
 
-    def axis_map(self, data, axis):
+    def axis_map(self, data: OpData, axis: Axis) -> Rows | None:
         return self._of(data).axis_map(data, axis)
 
-    def band_params(self, data, band):
+    def band_params(self, data: OpData, band: Band) -> Any:
         return self._of(data).band_params(data, band)
 
-    def chunked(self, data, variant):
+    def chunked(self, data: OpData, variant: Any) -> Any:
         return self._of(data).chunked(data, variant)
 
 
