@@ -24,6 +24,7 @@ from mtk.budget import arena_room
 from mtk.compiler import check_supported, compile_model, lower_ops, state_region_bytes
 from mtk.reader import read_model
 from mtk.reference import run_reference_sequence
+from mtk.tflite_builder import ModelBuilder
 from mtk.tuning import Tuning
 
 STATEFUL = {"SignalFilterBankSpectralSubtraction"}
@@ -65,6 +66,17 @@ def test_square_roots_at_the_edges_are_bit_exact(tmp_path):
     model = signalgen.single("SignalFilterBankSquareRoot", [((len(values),), "uint64"), np.array(0, np.int32)],
                              [((len(values),), "uint32")])
     assert_bit_exact(model, tmp_path, inputs=[[np.array(values, np.uint64)]])
+
+
+def test_unsigned_constants_beyond_int64_are_bit_exact(tmp_path):
+    """A uint64 constant from 2^63 up is written as an unsigned literal (a plain one does not build with -Werror)."""
+    b = ModelBuilder(description="mtk test uint64 constants")
+    unused, roots = b.tensor("unused", (1,), "uint32"), b.tensor("roots", (3,), "uint32")
+    b.custom_op("SignalFilterBankSquareRoot", [b.const("wide", np.array([2**64 - 1, 2**63, 5], np.uint64)),
+                                               b.const("bits", np.array(1, np.int32))], [roots])
+    b.inputs([unused])
+    b.outputs([roots])
+    assert_bit_exact(b.build(), tmp_path, samples=1)
 
 
 @pytest.fixture(scope="module")

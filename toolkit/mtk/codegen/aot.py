@@ -336,6 +336,8 @@ def _format_values(data: np.ndarray) -> str:
         items = [repr(float(v)) + "f" for v in flat]
     elif flat.dtype == np.int32 or flat.dtype == np.int64:
         items = [f"{int(v)}" if int(v) != -2**31 else "(-2147483647 - 1)" for v in flat]
+    elif flat.dtype in (np.uint32, np.uint64):   # beyond INT64_MAX an unsuffixed decimal is "so large" (gcc warns)
+        items = [f"{int(v)}u" for v in flat]
     else:
         items = [str(int(v)) for v in flat]
     lines = [", ".join(items[i:i + 24]) for i in range(0, len(items), 24)]
