@@ -26,6 +26,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..graph import Graph, Op, Tensor
+from ..kernels.signature import CFunction
 from ..validation import CUSTOM
 from .base import Const, Kernel, Lowered, OpData, OpDef, Operand, Scratch, State
 from .common import op_error
@@ -188,61 +189,86 @@ def _u32(value: int) -> str:
     return f"{value & 0xFFFFFFFF}u"
 
 
-def _window_call(data: OpData) -> tuple[str, list[Operand]]:
+@dataclass(frozen=True)
+class SignalCall:
+    """One op's kernel: its C parameters, the body calling c/mtk_signal.h, the operands the parameters take."""
+
+    params: str
+    body: str
+    args: list[Operand]
+
+
+def _window_call(data: OpData) -> SignalCall:
     x, w = data.inputs
-    return (f"mtk_signal_window(a0, a1, a2, {x.size}, {w.size}, {data.params.options['shift']})",
-            [*data.op.inputs, data.op.outputs[0]])
+    return SignalCall("const int16_t* x, const int16_t* window, int16_t* y",
+                      f"mtk_signal_window(x, window, y, {x.size}, {w.size}, {data.params.options['shift']})",
+                      [*data.op.inputs, data.op.outputs[0]])
 
 
-def _fft_auto_scale_call(data: OpData) -> tuple[str, list[Operand]]:
-    return f"mtk_signal_fft_auto_scale(a0, a1, a2, {data.output.size})", [data.op.inputs[0], *data.op.outputs]
+def _fft_auto_scale_call(data: OpData) -> SignalCall:
+    return SignalCall("const int16_t* x, int16_t* y, int32_t* scale_bits",
+                      f"mtk_signal_fft_auto_scale(x, y, scale_bits, {data.output.size})",
+                      [data.op.inputs[0], *data.op.outputs])
 
 
-def _rfft_call(data: OpData) -> tuple[str, list[Operand]]:
+def _rfft_call(data: OpData) -> SignalCall:
     x, y, n, tables = data.inputs[0], data.output, data.params.options["fft_length"], data.params.extra
-    args = [data.op.inputs[0], data.op.outputs[0], Scratch(2 * n, "fft_input"), Scratch(2 * n, "fft_points"),
-            Const("twiddles", tables.twiddles), Const("super_twiddles", tables.super_twiddles),
-            Const("factors", tables.factors)]
-    return (f"mtk_signal_rfft_s16(a0, a1, a2, a3, a4, a5, a6, {n}, {x.shape[-1]}, {x.size}, {y.shape[-1] // 2})",
-            args)
+    return SignalCall(
+        "const int16_t* x, int16_t* y, int16_t* work, void* points, const void* twiddles, const void* super_twiddles, "
+        "const int32_t* factors",
+        f"mtk_signal_rfft_s16(x, y, work, points, twiddles, super_twiddles, factors, {n}, {x.shape[-1]}, {x.size}, "
+        f"{y.shape[-1] // 2})",
+        [data.op.inputs[0], data.op.outputs[0], Scratch(2 * n, "fft_input"), Scratch(2 * n, "fft_points"),
+         Const("twiddles", tables.twiddles), Const("super_twiddles", tables.super_twiddles),
+         Const("factors", tables.factors)])
 
 
-def _energy_call(data: OpData) -> tuple[str, list[Operand]]:
+def _energy_call(data: OpData) -> SignalCall:
     o = data.params.options
-    return f"mtk_signal_energy(a0, a1, {o['start_index']}, {o['end_index']})", [data.op.inputs[0], data.op.outputs[0]]
+    return SignalCall("const int16_t* x, uint32_t* y", f"mtk_signal_energy(x, y, {o['start_index']}, {o['end_index']})",
+                      [data.op.inputs[0], data.op.outputs[0]])
 
 
-def _filter_bank_call(data: OpData) -> tuple[str, list[Operand]]:
+def _filter_bank_call(data: OpData) -> SignalCall:
     n = data.params.options["num_channels"]
-    return (f"mtk_signal_filter_bank(a0, a1, a2, a3, a4, a5, a6, a7, {n}, {data.output.size})",
-            [*data.op.inputs, Scratch(8 * (n + 1)), data.op.outputs[0]])
+    return SignalCall(
+        "const uint32_t* x, const int16_t* weights, const int16_t* unweights, const int16_t* frequency_starts, "
+        "const int16_t* weight_starts, const int16_t* widths, uint64_t* work, uint64_t* y",
+        f"mtk_signal_filter_bank(x, weights, unweights, frequency_starts, weight_starts, widths, work, y, {n}, "
+        f"{data.output.size})",
+        [*data.op.inputs, Scratch(8 * (n + 1)), data.op.outputs[0]])
 
 
-def _square_root_call(data: OpData) -> tuple[str, list[Operand]]:
-    return f"mtk_signal_filter_bank_sqrt(a0, a1, a2, {data.output.size})", [*data.op.inputs, data.op.outputs[0]]
+def _square_root_call(data: OpData) -> SignalCall:
+    return SignalCall("const uint64_t* x, const int32_t* scale_bits, uint32_t* y",
+                      f"mtk_signal_filter_bank_sqrt(x, scale_bits, y, {data.output.size})",
+                      [*data.op.inputs, data.op.outputs[0]])
 
 
-def _spectral_subtraction_call(data: OpData) -> tuple[str, list[Operand]]:
+def _spectral_subtraction_call(data: OpData) -> SignalCall:
     o = data.params.options
     n = o["num_channels"]
-    call = (f"static const uint32_t smoothing[2] = {{{_u32(o['smoothing'])}, {_u32(o['alternate_smoothing'])}}};\n"
+    body = (f"static const uint32_t smoothing[2] = {{{_u32(o['smoothing'])}, {_u32(o['alternate_smoothing'])}}};\n"
             f"  static const uint32_t one_minus[2] = {{{_u32(o['one_minus_smoothing'])}, "
             f"{_u32(o['alternate_one_minus_smoothing'])}}};\n"
-            f"  mtk_signal_spectral_subtraction(a0, a1, a2, a3, {n}, smoothing, one_minus, "
+            f"  mtk_signal_spectral_subtraction(x, y, noise, state, {n}, smoothing, one_minus, "
             f"{_u32(o['min_signal_remaining'])}, {o['smoothing_bits']}u, {o['spectral_subtraction_bits']}u, "
             f"{int(bool(o['clamping']))})")
-    return call, [data.op.inputs[0], *data.op.outputs, State("noise_estimate", "uint32", n)]
+    return SignalCall("const uint32_t* x, uint32_t* y, uint32_t* noise, uint32_t* state", body,
+                      [data.op.inputs[0], *data.op.outputs, State("noise_estimate", "uint32", n)])
 
 
-def _pcan_call(data: OpData) -> tuple[str, list[Operand]]:
-    return (f"mtk_signal_pcan(a0, a1, a2, a3, {data.output.size}, {data.params.options['snr_shift']})",
-            [*data.op.inputs, data.op.outputs[0]])
+def _pcan_call(data: OpData) -> SignalCall:
+    return SignalCall("const uint32_t* x, const uint32_t* noise, const int16_t* gain_lut, uint32_t* y",
+                      f"mtk_signal_pcan(x, noise, gain_lut, y, {data.output.size}, {data.params.options['snr_shift']})",
+                      [*data.op.inputs, data.op.outputs[0]])
 
 
-def _log_call(data: OpData) -> tuple[str, list[Operand]]:
+def _log_call(data: OpData) -> SignalCall:
     o = data.params.options
-    return (f"mtk_signal_filter_bank_log(a0, a1, {data.output.size}, {o['output_scale']}, "
-            f"{o['input_correction_bits']}u)", [data.op.inputs[0], data.op.outputs[0]])
+    return SignalCall("const uint32_t* x, int16_t* y",
+                      f"mtk_signal_filter_bank_log(x, y, {data.output.size}, {o['output_scale']}, "
+                      f"{o['input_correction_bits']}u)", [data.op.inputs[0], data.op.outputs[0]])
 
 
 @dataclass(frozen=True)
@@ -251,7 +277,7 @@ class SignalOp:
     outputs: tuple[str, ...]
     options: tuple[str, ...]     # the flexbuffer map's keys: TFLM reads the values by position in this (sorted) order
     check: Callable[[Op, Graph, dict[str, int]], Any]
-    call: Callable[[OpData], tuple[str, list[Operand]]]
+    call: Callable[[OpData], SignalCall]
     boolean_options: tuple[str, ...] = ()
 
 
@@ -304,11 +330,11 @@ class Signal(OpDef):
 
     def lower(self, data: OpData, variant: Any = None) -> Lowered:
         name = data.op.type.removeprefix(CUSTOM)
-        call, args = SIGNAL_OPS[name].call(data)
-        c_name = "signal_" + name.removeprefix("Signal").lower()
-        params = ", ".join(f"void* a{k}" for k in range(len(args)))
-        source = f"int32_t {c_name}({params}) {{\n  {call};\n  return 0;\n}}\n"
-        return Lowered([Kernel(c_name, args, c_source=source, c_name=c_name, headers=(SIGNAL_HEADER,))])
+        call = SIGNAL_OPS[name].call(data)
+        function = CFunction.of("signal_" + name.removeprefix("Signal").lower(), call.params)
+        source = f"{function.head} {{\n  {call.body};\n  return 0;\n}}\n"
+        return Lowered([Kernel(function.name, call.args, c_source=source, c_function=function,
+                               headers=(SIGNAL_HEADER,))])
 
 
 OPS = [Signal()]
