@@ -32,6 +32,7 @@ from .requant import RSHIFT_FIELDS, Requant
 from .variants import Variant
 
 IM2COL_HEADER = "mtk_im2col_s8.h"
+RUNS_HEADER = "mtk_im2col_runs_s8.h"
 LIVE_KERNEL = "mtk_gemm_2x2_fused_live_s8"   # 2x2/fused over the live channels, the constant ones filled in
 CHUNK = 256   # k values a chunked variant packs at a time: a multiple of every weight group
 
@@ -134,11 +135,15 @@ def gemm_kernel(data: OpData, variant: Variant) -> Kernel:
     mk = micro_kernel(variant)
     if mk.fused and mk.weights != "fused":
         return gemm_mve_kernel(data, mk)
+    stage = runs_stage_bytes(patches, data.cpu)
+    if stage:   # the weights in the order the rows are packed in
+        p = replace(p, weights=w[:, runs_order(patches)])
+        w = p.weights
     rows = y.size // w.shape[0]
     in_size = patches.in_h * patches.in_w * patches.in_c if patches else rows * w.shape[1]
     stream = stream_params(p) if mk.weights == "fused" else None   # (weights, bias, multiplier, shift)
     layout = GemmLayout(rows, w.shape[0], w.shape[1], variant, row_source(patches), weight_group(data.cpu),
-                        shares_requantization(*(stream[2:] if stream else (rq.multiplier, rq.shift))))
+                        shares_requantization(*(stream[2:] if stream else (rq.multiplier, rq.shift))), stage=stage)
     if layout.stream and layout.block_rows == 2 and layout.chunk == layout.depth:   # leave constant channels out?
         constant = constant_channels(*stream, rq.out_zp, rq.act_min, rq.act_max)
         live = constant < rq.act_min
@@ -160,7 +165,8 @@ def gemm_kernel(data: OpData, variant: Variant) -> Kernel:
         packed = mk.pack(w, layout.block_cols, layout.weight_group)
     args = [op.inputs[0], Const("w", packed), *optional.values(), op.outputs[0],
             *([Scratch(layout.scratch_bytes)] if layout.scratch_bytes else [])]
-    headers = tuple(dict.fromkeys((DOT_HEADER, mk.header) + ((IM2COL_HEADER,) if layout.source == "gather" else ())))
+    gather_header = (RUNS_HEADER if stage else IM2COL_HEADER,) if layout.source == "gather" else ()
+    headers = tuple(dict.fromkeys((DOT_HEADER, mk.header) + gather_header))
     chunk_stream = layout.stream and layout.chunk < layout.depth
     c_calls = ((layout.chunk_kernel if chunk_stream else LIVE_KERNEL if layout.live is not None else mk.name),)
     c_calls += (layout.tail_kernel,) if layout.tail_kernel else ()
@@ -176,6 +182,24 @@ def row_source(patches: Patches | None) -> str:
     return "taps" if patches.in_c % GROUP == 0 else "gather"
 
 
+def runs_stage_bytes(patches: Patches | None, cpu: Cpu) -> int:
+    """Bytes a row's staging takes when a gather packs kernel-row runs straight from the input
+    (mtk_im2col_runs_s8.h: no horizontal dilation, a DSP core's int16 packing); 0 when it does not."""
+    if row_source(patches) != "gather" or patches.dil_w != 1 or not cpu.dsp or cpu.mve:
+        return 0
+    run = patches.k_w * patches.in_c
+    return -(-run // GROUP) * GROUP + -(-patches.k_h * (run % GROUP) // GROUP) * GROUP
+
+
+def runs_order(patches: Patches) -> np.ndarray:
+    """The im2col row's values (ky, kx, c order) in the order mtk_im2col_runs_s8.h packs them: each kernel
+    row's whole groups, then the values left over from every kernel row."""
+    run = patches.k_w * patches.in_c
+    whole = run - run % GROUP
+    rows = np.arange(patches.k_h)[:, None] * run
+    return np.concatenate([(rows + np.arange(whole)).ravel(), (rows + np.arange(whole, run)).ravel()])
+
+
 @dataclass(frozen=True)
 class GemmLayout:
     rows: int
@@ -186,6 +210,7 @@ class GemmLayout:
     weight_group: int = GROUP
     shared_requant: bool = True   # every channel has the same multiplier and shift (a one-row stream's layer words)
     live: int | None = None       # a two-row stream's channels that are not constant, when it leaves the others out
+    stage: int = 0                # a gather's staging bytes per row when it packs kernel-row runs (runs_stage_bytes)
 
     @property
     def spec(self) -> MicroKernel:
@@ -281,6 +306,8 @@ class GemmLayout:
         of rows over every channel tile."""
         if self.chunk < self.depth:
             return self.packed_bytes + self.block_rows * -(-self.cols // self.block_cols) * self.block_cols * 4
+        if self.stage:
+            return self.packed_bytes + self.block_rows * self.stage
         return self.packed_bytes + (self.block_rows * self.groups * GROUP if self.source == "gather" else 0)
 
 
@@ -346,6 +373,15 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
             elif g.source == "taps" and not chunked:
                 T.evaluate(T.call_extern(i32, "mtk_pack_taps_row_s16", T.address_of(x[0]), in_y(pb, 0), in_x(pb, 0),
                                          *taps_geometry(pad), T.address_of(scratch[0])))
+            elif g.stage > 0 and R == 2:
+                T.evaluate(T.call_extern(i32, "mtk_pack_runs_pair_s16", T.address_of(x[0]), in_y(row(pb, 0), 0),
+                                         in_x(row(pb, 0), 0), in_y(row(pb, 1), 0), in_x(row(pb, 1), 0), pt.in_h,
+                                         pt.in_w, pt.in_c, pt.k_h, pt.k_w, pt.dil_h, pt.in_zp,
+                                         T.address_of(scratch[gathered_at]), T.address_of(scratch[0])))
+            elif g.stage > 0:
+                T.evaluate(T.call_extern(i32, "mtk_pack_runs_row_s16", T.address_of(x[0]), in_y(pb, 0), in_x(pb, 0),
+                                         pt.in_h, pt.in_w, pt.in_c, pt.k_h, pt.k_w, pt.dil_h, pt.in_zp,
+                                         T.address_of(scratch[gathered_at]), T.address_of(scratch[0])))
             elif g.source == "gather":
                 for slot in T.serial(R):
                     T.evaluate(T.call_extern(i32, "mtk_im2col_s8", T.address_of(x[0]), in_y(row(pb, slot), 0),

@@ -222,20 +222,22 @@ static inline void mtk_fused_tile_c(const void* x, const uint8_t* t, int32_t gro
 
 #if defined(MTK_DOT_SIMD) && defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__GNUC__)
 /* One group of the pair's sums: rows (r7, r8), (r9, r10), weights (r11, r12); s0 r3, t0 r4, s1 r5, t1 r6. Every
- * instruction 32 bits wide: a group is 48 bytes, which the entry into the loop's middle counts on. */
+ * instruction 32 bits wide: a group is 48 bytes, which the entry into the loop's middle counts on. Each SXTB16 is
+ * followed by an SMLAD that does not read its result (the Cortex-M7 issues the two together; r7, read for the last
+ * time before it, takes the second), the same instructions as in the order of the sums. */
 #define MTK_FUSED_GROUP                   \
   "ldmia.w r0!, {r7, r8, r9, r10}\n\t"    \
   "ldrd r11, r12, [r1], #8\n\t"           \
   "smlad r3, r11, r7, r3\n\t"             \
   "smlad r5, r11, r9, r5\n\t"             \
   "sxtb16 r11, r11, ror #8\n\t"           \
-  "smlad r4, r11, r7, r4\n\t"             \
-  "smlad r6, r11, r9, r6\n\t"             \
   "smlad r3, r12, r8, r3\n\t"             \
+  "smlad r4, r11, r7, r4\n\t"             \
+  "sxtb16 r7, r12, ror #8\n\t"            \
   "smlad r5, r12, r10, r5\n\t"            \
-  "sxtb16 r12, r12, ror #8\n\t"           \
-  "smlad r4, r12, r8, r4\n\t"             \
-  "smlad r6, r12, r10, r6\n\t"
+  "smlad r6, r11, r9, r6\n\t"             \
+  "smlad r4, r7, r8, r4\n\t"              \
+  "smlad r6, r7, r10, r6\n\t"
 /* The int8 output of x2 (register X) with multiplier M, rounding term C and shift E, in r0. */
 #define MTK_FUSED_REQUANT(X, M, C, E)     \
   "smmlar r0, " X ", " M ", " C "\n\t"    \
@@ -313,14 +315,33 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "add sp, sp, #36\n\t"                                                                            \
       "pop {r4-r11, pc}\n\t");                                                                         \
 }
-/* The outputs as they are (the activation range is all of int8), or clamped to the range (r10, r11). */
+/* The outputs as they are (the activation range is all of int8), or clamped to the range (r10, r11). Unclamped, a
+ * channel's two outputs are requantized interleaved (the second in the first's value register once that is read
+ * for the last time, then in r3): MTK_FUSED_REQUANT's instructions, each chain's next one issued beside the other's
+ * (the Cortex-M7 issues them two at a time). */
 #define MTK_FUSED_SATURATED                                                      \
   "ldm r1!, {r7-r12}\n\t"                                                        \
   "ldr r2, [sp, #16]\n\t"                                                        \
-  MTK_FUSED_REQUANT("r5", "r7", "r8", "r9") "strb r0, [lr, r2]\n\t"              \
-  MTK_FUSED_REQUANT("r3", "r7", "r8", "r9") "strb r0, [lr], #1\n\t"              \
-  MTK_FUSED_REQUANT("r6", "r10", "r11", "r12") "strb r0, [lr, r2]\n\t"           \
-  MTK_FUSED_REQUANT("r4", "r10", "r11", "r12") "strb r0, [lr], #1\n\t"
+  "smmlar r0, r5, r7, r8\n\t"                                                    \
+  "add r0, r0, r5, asr #31\n\t"                                                  \
+  "smmlar r5, r3, r7, r8\n\t"                                                    \
+  "asr r0, r0, r9\n\t"                                                           \
+  "add r5, r5, r3, asr #31\n\t"                                                  \
+  "ssat r0, #8, r0\n\t"                                                          \
+  "asr r5, r5, r9\n\t"                                                           \
+  "strb r0, [lr, r2]\n\t"                                                        \
+  "ssat r5, #8, r5\n\t"                                                          \
+  "smmlar r0, r6, r10, r11\n\t"                                                  \
+  "strb r5, [lr], #1\n\t"                                                        \
+  "smmlar r3, r4, r10, r11\n\t"                                                  \
+  "add r0, r0, r6, asr #31\n\t"                                                  \
+  "add r3, r3, r4, asr #31\n\t"                                                  \
+  "asr r0, r0, r12\n\t"                                                          \
+  "asr r3, r3, r12\n\t"                                                          \
+  "ssat r0, #8, r0\n\t"                                                          \
+  "ssat r3, #8, r3\n\t"                                                          \
+  "strb r0, [lr, r2]\n\t"                                                        \
+  "strb r3, [lr], #1\n\t"
 #define MTK_FUSED_CLAMP "cmp r0, r10\n\tit lt\n\tmovlt r0, r10\n\tcmp r0, r11\n\tit gt\n\tmovgt r0, r11\n\t"
 #define MTK_FUSED_CLAMPED                                                        \
   "ldm r1!, {r7, r8, r9}\n\t"                                                    \
