@@ -1,12 +1,13 @@
-"""First layers packed a kernel row at a time (gemm.py runs_stage_bytes, runs_order; c/mtk_im2col_runs_s8.h): which
-layers take it, the order of the values, and the layers bit-exact with tflite-micro on the host and in QEMU on the DSP
-cores (the fused 2x2 kernel's assembly with them: Cortex-M4, M7, M33)."""
+"""The DSP cores' GEMM: first layers packed a kernel row at a time (gemm.py runs_stage_bytes, runs_order;
+c/mtk_im2col_runs_s8.h), which layers take it, the order of the values, the layers bit-exact with tflite-micro on the
+host and in QEMU; and the fused kernels' assembly (c/mtk_dot_biased_s8.h, scheduled for the Cortex-M7's dual issue)
+bit-exact on the Cortex-M4, M7 and M33."""
 
 from __future__ import annotations
 
 import pytest
 
-from harness import assert_bit_exact_on_c_paths, assert_bit_exact_on_target, conv, depthwise
+from harness import assert_bit_exact_on_c_paths, assert_bit_exact_on_target, conv, conv_model, depthwise
 from mtk.ops import op_def, prepare_ops
 from mtk.ops.gemm import Patches, runs_order, runs_stage_bytes
 from mtk.ops.variants import Variant
@@ -79,3 +80,31 @@ def test_a_run_packed_layer_includes_the_runs_header_not_the_gather(tmp_path):
     data = prepare_ops(read_model(tmp_path / "m.tflite"), get_cpu("cortex-m4"))[0]
     [kernel] = op_def("CONV_2D").lower(data).kernels
     assert "mtk_im2col_runs_s8.h" in kernel.headers and "mtk_im2col_s8.h" not in kernel.headers
+
+
+def pointwise(channels: int, out_c: int, activation: str = "NONE", dead: tuple[int, ...] = ()) -> bytes:
+    """A 1x1 CONV_2D over 5x3 pixels (an odd count: the last row pair's second row is its first)."""
+    return conv_model("CONV_2D", (1, 5, 3, channels), (out_c, 1, 1, channels), (1, 5, 3, out_c), per_channel=True,
+                      dead=dead, padding="VALID", stride_h=1, stride_w=1, dilation_h_factor=1, dilation_w_factor=1,
+                      fused_activation_function=activation)
+
+
+def fully_connected(depth: int, units: int, per_channel: bool) -> bytes:
+    return conv_model("FULLY_CONNECTED", (1, depth), (units, depth), (1, units), per_channel=per_channel,
+                      fused_activation_function="NONE")
+
+
+FUSED_MODELS = {   # the fused kernels' assembly (c/mtk_dot_biased_s8.h), its sums and saturated outputs interleaved
+    "pointwise-8-to-16": lambda: pointwise(8, 16),
+    "pointwise-live": lambda: pointwise(16, 12, "RELU", dead=(0, 2, 3, 5, 6, 7, 10)),   # constant channels left out
+    "fc-quads": lambda: fully_connected(150, 12, per_channel=False),
+    "fc-quads-per-channel": lambda: fully_connected(37, 10, per_channel=True),
+    "fc-chunks": lambda: fully_connected(604, 13, per_channel=False),   # a row deeper than a chunk
+}
+
+
+@pytest.mark.qemu
+@pytest.mark.parametrize("board", ["mps2/an386", "mps2/an500", "mps2/an505"])
+@pytest.mark.parametrize("name", FUSED_MODELS)
+def test_fused_kernels_are_bit_exact_on_every_dsp_core(name, board, tmp_path):
+    assert_bit_exact_on_target(FUSED_MODELS[name](), board, tmp_path)
