@@ -184,10 +184,11 @@ def row_source(patches: Patches | None) -> str:
 
 def runs_stage_bytes(patches: Patches | None, cpu: Cpu) -> int:
     """Bytes a row's staging takes when a gather packs kernel-row runs straight from the input
-    (mtk_im2col_runs_s8.h: no horizontal dilation, a DSP core's int16 packing); 0 when it does not."""
-    if row_source(patches) != "gather" or patches.dil_w != 1 or not cpu.dsp or cpu.mve:
+    (mtk_im2col_runs_s8.h: no horizontal dilation, a DSP core's int16 packing, kernel rows not in whole groups:
+    whole ones the gather copies a word at a time already); 0 when it does not."""
+    run = patches.k_w * patches.in_c if patches else 0
+    if row_source(patches) != "gather" or patches.dil_w != 1 or not cpu.dsp or cpu.mve or run % GROUP == 0:
         return 0
-    run = patches.k_w * patches.in_c
     return -(-run // GROUP) * GROUP + -(-patches.k_h * (run % GROUP) // GROUP) * GROUP
 
 
