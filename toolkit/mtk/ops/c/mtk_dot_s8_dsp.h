@@ -64,13 +64,12 @@ static inline void mtk_pack_pair_group(const int8_t* src0, const int8_t* src1, u
 
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__GNUC__)
 /* The whole groups of a pair of rows in one loop of 10 instructions a group (gcc 12 takes 14: it does not
- * post-increment the loads and stores), the last SXTB16 beside the first STRD (the Cortex-M7 issues them together).
- * src0, src1 may be unaligned (LDR allows it), pair not. */
+ * post-increment the loads and stores). src0, src1 may be unaligned (LDR allows it), pair not. */
 #define MTK_PACK_PAIR_WHOLE 1
 static inline void mtk_pack_pair_whole(const int8_t* src0, const int8_t* src1, int32_t groups, uint8_t* pair,
                                        int32_t g0) {
   uint8_t* d = pair + 16 * g0;
-  uint32_t a, b, c, e;
+  uint32_t a, b, c;
   if (groups <= 0) return;
   __asm__ volatile(
       "1:\n\t"
@@ -78,14 +77,13 @@ static inline void mtk_pack_pair_whole(const int8_t* src0, const int8_t* src1, i
       "ldr %[b], [%[p1]], #4\n\t"
       "sxtb16 %[c], %[a]\n\t"
       "sxtb16 %[a], %[a], ror #8\n\t"
-      "sxtb16 %[e], %[b]\n\t"
-      "sxtb16 %[b], %[b], ror #8\n\t"
       "strd %[c], %[a], [%[d]], #8\n\t"
-      "strd %[e], %[b], [%[d]], #8\n\t"
+      "sxtb16 %[c], %[b]\n\t"
+      "sxtb16 %[b], %[b], ror #8\n\t"
+      "strd %[c], %[b], [%[d]], #8\n\t"
       "subs %[n], %[n], #1\n\t"
       "bne 1b\n\t"
-      : [p0] "+r"(src0), [p1] "+r"(src1), [d] "+r"(d), [n] "+r"(groups), [a] "=&r"(a), [b] "=&r"(b), [c] "=&r"(c),
-        [e] "=&r"(e)
+      : [p0] "+r"(src0), [p1] "+r"(src1), [d] "+r"(d), [n] "+r"(groups), [a] "=&r"(a), [b] "=&r"(b), [c] "=&r"(c)
       :
       : "cc", "memory");
 }

@@ -1,13 +1,13 @@
 """The DSP cores' GEMM: first layers packed a kernel row at a time (gemm.py runs_stage_bytes, runs_order;
 c/mtk_im2col_runs_s8.h), which layers take it, the order of the values, the layers bit-exact with tflite-micro on the
-host and in QEMU; and the fused kernels' assembly (c/mtk_dot_biased_s8.h, scheduled for the Cortex-M7's dual issue)
-bit-exact on the Cortex-M4, M7 and M33."""
+host; the models of tests/target/test_gemm_dsp_qemu.py, which runs them and the fused kernels' assembly
+(c/mtk_dot_biased_s8.h, scheduled for the Cortex-M7's dual issue) on the Cortex-M4, M7 and M33."""
 
 from __future__ import annotations
 
 import pytest
 
-from harness import assert_bit_exact_on_c_paths, assert_bit_exact_on_target, conv, conv_model, depthwise
+from harness import assert_bit_exact_on_c_paths, conv, conv_model, depthwise
 from mtk.ops import op_def, prepare_ops
 from mtk.ops.gemm import Patches, runs_order, runs_stage_bytes
 from mtk.ops.variants import Variant
@@ -68,14 +68,6 @@ def test_run_packed_rows_feed_every_gemm_block(variant, tmp_path):
     assert_bit_exact_on_c_paths(model, tmp_path, tuning=Tuning({layer_key(data): Variant(variant)}))
 
 
-@pytest.mark.qemu
-@pytest.mark.parametrize("board", ["mps2/an386", "mps2/an500", "mps2/an505"])
-@pytest.mark.parametrize("name", ["conv-3ch-3x3-s2", "conv-3ch-3x3-relu", "conv-3ch-5x5-valid", "conv-1ch-3x3-s2",
-                                  "dw-1to8-3x3"])
-def test_run_packed_layers_are_bit_exact_on_target(name, board, tmp_path):
-    assert_bit_exact_on_target(RUNS_LAYERS[name](), board, tmp_path)
-
-
 def test_a_run_packed_layer_includes_the_runs_header_not_the_gather(tmp_path):
     (tmp_path / "m.tflite").write_bytes(RUNS_LAYERS["conv-3ch-3x3-s2"]())
     data = prepare_ops(read_model(tmp_path / "m.tflite"), get_cpu("cortex-m4"))[0]
@@ -102,10 +94,3 @@ FUSED_MODELS = {   # the fused kernels' assembly (c/mtk_dot_biased_s8.h), its su
     "fc-quads-per-channel": lambda: fully_connected(37, 10, per_channel=True),
     "fc-chunks": lambda: fully_connected(604, 13, per_channel=False),   # a row deeper than a chunk
 }
-
-
-@pytest.mark.qemu
-@pytest.mark.parametrize("board", ["mps2/an386", "mps2/an500", "mps2/an505"])
-@pytest.mark.parametrize("name", FUSED_MODELS)
-def test_fused_kernels_are_bit_exact_on_every_dsp_core(name, board, tmp_path):
-    assert_bit_exact_on_target(FUSED_MODELS[name](), board, tmp_path)
