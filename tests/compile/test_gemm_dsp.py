@@ -9,7 +9,8 @@ import pytest
 
 from harness import assert_bit_exact_on_c_paths, conv, conv_model, depthwise
 from mtk.ops import op_def, prepare_ops
-from mtk.ops.gemm import Patches, runs_order, runs_stage_bytes
+from mtk.ops.gemm import Patches
+from mtk.ops.gemm_calls import runs_order, runs_stage_bytes
 from mtk.ops.variants import Variant
 from mtk.reader import read_model
 from mtk.target import get_cpu
