@@ -298,3 +298,17 @@ def test_patches_where_bands_cannot_reach_the_budget(tmp_path):
     tiled = compile_model(path, tmp_path / "tiled", force=True, max_ram=3_000)
     assert tiled.arena_bytes <= 3_000 and any(s.band_cols for s in tiled.memory.tiling.stages)
     assert_host_bit_exact(model, tiled.path)
+
+
+@pytest.mark.slow
+def test_kws_layers_in_bands_overwrite_their_inputs_bit_exact(tmp_path):
+    """KWS (DS-CNN): every depthwise and pointwise layer in row bands whose output overlaps its input:
+    the arena under half TFLM's (22,820 B on the M4), outputs bit-exact."""
+    from mtk.compiler import compile_model
+    path = SHARED_MODELS / "kws_dscnn_int8.tflite"
+    if not path.is_file():
+        pytest.skip(f"{path} not here")
+    tiled = compile_model(path, tmp_path / "tiled", force=True, max_ram=22_820 // 2)
+    assert tiled.arena_bytes <= 22_820 // 2
+    assert all(len(s.ops) == 1 and s.moved_bytes == 0 for s in tiled.memory.tiling.stages)
+    assert_host_bit_exact(path.read_bytes(), tiled.path)

@@ -549,9 +549,9 @@ def _live_peak(buffers: list[tuple[int, int, int]], steps: int) -> int:
     return max(live, default=0)
 
 
-def _estimate(storage: Storage, steps: int, stage: Stage, intermediates: set[int]) -> int:
+def _estimate(storage: Storage, steps: int, stage: Stage, intermediates: set[int]) -> tuple[int, int]:
     """The lower bound of the plan with `stage` tiled, from the current plan's buffers (the stage's output
-    over its input where it may overwrite it)."""
+    over its input where it may overwrite it), and the bytes live at the stage's step."""
     positions = range(stage.first, stage.first + len(stage.layers))
     out_root, in_root = storage.aliases.root(stage.output), storage.aliases.root(stage.input)
     buffers = [(align(stage.scratch_bytes), stage.first, stage.first)]
@@ -568,7 +568,7 @@ def _estimate(storage: Storage, steps: int, stage: Stage, intermediates: set[int
         pair = Buffer("", out.nbytes, stage.first, stage.first, overwrites=Buffer("", into.nbytes, 0, stage.first),
                       below=over.below)
         buffers.append((footprint(pair) - align(into.nbytes) - align(out.nbytes), stage.first, stage.first))
-    return _live_peak(buffers, steps)
+    return _live_peak(buffers, steps), _live_peak([b for b in buffers if b[1] <= stage.first <= b[2]], steps)
 
 
 def shapes(prepared: list[OpData], positions: list[int], two_d: bool) -> list[tuple[int, bool, int]]:
@@ -590,7 +590,7 @@ def search(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: Ali
     peak_live = {s: sum(align(b.nbytes) for b in storage.plan.buffers if b.first_use <= s <= b.last_use)
                  for s in range(len(steps))}
     peak = max(peak_live, key=lambda s: (peak_live[s], -s))
-    candidates: list[tuple[tuple[int, int, int], Stage]] = []
+    candidates: list[tuple[tuple[int, int, int, int], Stage]] = []
     work = {i: own_scratch_bytes(steps[i][1]) for i in range(len(steps))}
     for chain in chains(graph, prepared, steps):
         if taken & set(chain) or chain[0] > peak:
@@ -604,12 +604,13 @@ def search(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: Ali
                 stage = make_stage(prepared, positions, band_rows, cached, work.__getitem__, band_cols)
                 extra = stage.extra_instructions(macs, costs)
                 if extra <= budget:
-                    est = _estimate(storage, len(steps), stage, intermediates)
-                    candidates.append(((est, extra, stage.calls), stage))
-    best: tuple[tuple[int, int, int], Stage, Storage] | None = None
-    for _, stage in sorted(candidates, key=lambda c: c[0])[:8]:
+                    est, local = _estimate(storage, len(steps), stage, intermediates)
+                    candidates.append(((est, local, extra, stage.calls), stage))
+    best: tuple[tuple[int, int, int, int], Stage, Storage] | None = None
+    for (_, local, extra, calls), stage in sorted(candidates, key=lambda c: c[0])[:8]:
         trial = plan_storage(graph, staged_steps(steps, stage, placeholder(stage), stage.overwrite()), aliases)
-        key = (trial.plan.arena_bytes, stage.extra_instructions(macs, costs), stage.calls)
+        # the bytes at the stage's own step break ties: a later stage may lower the peak elsewhere
+        key = (trial.plan.arena_bytes, local, extra, calls)
         if best is None or key < best[0]:
             best = (key, stage, trial)
     if best is None or best[2].plan.arena_bytes >= storage.plan.arena_bytes:
