@@ -124,6 +124,7 @@ ORDERS: tuple[Callable[[Buffer], tuple], ...] = (
     lambda b: (-b.nbytes * b.steps, -b.nbytes, b.first_use, b.name),
     lambda b: (-b.steps, -b.nbytes, b.first_use, b.name),
     lambda b: (b.first_use, -b.nbytes, b.name),
+    lambda b: (-b.last_use, -b.nbytes, b.name),    # an overwriting output before the input it overlaps
 )
 
 

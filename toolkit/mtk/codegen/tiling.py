@@ -45,7 +45,7 @@ TILE_SCRATCH = "tiles"   # the one scratch of a tiled stage: its row buffers, th
 MAX_LAYERS = 12          # the longest chain the search tries
 MAX_STAGES = 4
 HALOS = (True, False)    # cached, recomputed: the ways the search tries
-BANDS = 8                # about as many bands of a layer whose output overwrites its input
+BANDS = (8, 1 << 30)     # about as many bands of a layer whose output overwrites its input: tried in turn
 
 
 def activations(data: OpData) -> list[int]:
@@ -339,16 +339,18 @@ class Stage:
                           self.extra_macs(macs), self.extra_instructions(macs, costs), self.band_cols)
 
 
-def band_height(height: int) -> int:
-    """Rows of a band for about BANDS bands of `height` rows, the last band not a single row (a 3-row window
-    then lacks rows: the kernels' fast paths want at least three)."""
-    least = max(2 if height >= 4 else 1, height // BANDS)
+def band_height(height: int, bands: int) -> int:
+    """Rows of a band for about `bands` bands of `height` rows; with 8 or fewer, bands of 2 rows or more and
+    the last not a single row (a 3-row window then lacks rows: the kernels' fast paths want at least three)."""
+    if bands > BANDS[0]:
+        return max(1, height // bands)
+    least = max(2 if height >= 4 else 1, height // bands)
     return next(b for b in range(least, height + 1) if height % b != 1 or b == 1)
 
 
 def banded_layers(prepared: list[OpData], steps: list[Step], aliases: AliasSets, storage: Storage, taken: set[int],
-                  work: Callable[[int], int]) -> list[Stage]:
-    """One-layer stages, in bands of about an eighth of the output's rows, for every layer outside `taken`
+                  work: Callable[[int], int], bands: int) -> list[Stage]:
+    """One-layer stages, in about `bands` bands of the output's rows, for every layer outside `taken`
     that can be tiled and is its input's last reader: its output may then overlap its input (in the arena),
     below it computing the bands downwards, above it upwards (Stage.overwrite)."""
     out = []
@@ -356,7 +358,7 @@ def banded_layers(prepared: list[OpData], steps: list[Step], aliases: AliasSets,
         rows = row_map(data) if i not in taken and low.kernels and low.alias_of is None and op.outputs else None
         if rows is None or rows.out_h < 2:
             continue
-        stage = make_stage(prepared, [i], band_height(rows.out_h), True, work)
+        stage = make_stage(prepared, [i], band_height(rows.out_h, bands), True, work)
         into = storage.tensor_buffers.get(aliases.root(stage.input))
         if into is not None and into.last_use == i and aliases.root(stage.output) in storage.tensor_buffers:
             out.append(stage)
@@ -649,14 +651,24 @@ def tile(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: Alias
         return stages, current_storage
 
     def with_bands(stages: list[Stage]) -> tuple[list[Stage], Storage]:
+        """`stages`, then one-layer bands of the other layers: the fewest bands that reach `limit`, else
+        the lowest arena."""
         current = steps
         for stage in stages:
             current = staged_steps(current, stage, placeholder(stage), stage.overwrite())
         taken = {s.first + j for s in stages for j in range(len(s.layers))}
-        bands = banded_layers(prepared, current, aliases, plan_storage(graph, current, aliases), taken, work)
-        for stage in bands:
-            current = staged_steps(current, stage, placeholder(stage), stage.overwrite(tuple(placeholder(stage))))
-        return stages + bands, plan_storage(graph, current, aliases)
+        best: tuple[list[Stage], Storage] | None = None
+        for bands in BANDS:
+            banded = current
+            layers = banded_layers(prepared, current, aliases, plan_storage(graph, current, aliases), taken, work, bands)
+            for stage in layers:
+                banded = staged_steps(banded, stage, placeholder(stage), stage.overwrite(tuple(placeholder(stage))))
+            trial = plan_storage(graph, banded, aliases)
+            if best is None or trial.plan.arena_bytes < best[1].plan.arena_bytes:
+                best = (stages + layers, trial)
+            if trial.plan.arena_bytes <= limit:
+                break
+        return best
 
     work = {i: own_scratch_bytes(steps[i][1]) for i in range(len(steps))}.__getitem__
     stages, planned = with_bands([])
