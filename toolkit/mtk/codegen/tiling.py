@@ -658,12 +658,19 @@ def tile(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: Alias
             current = staged_steps(current, stage, placeholder(stage), stage.overwrite())
         taken = {s.first + j for s in stages for j in range(len(s.layers))}
         best: tuple[list[Stage], Storage] | None = None
-        for bands in BANDS:
+        def planned(layers: list[Stage]) -> Storage:
             banded = current
-            layers = banded_layers(prepared, current, aliases, plan_storage(graph, current, aliases), taken, work, bands)
             for stage in layers:
                 banded = staged_steps(banded, stage, placeholder(stage), stage.overwrite(tuple(placeholder(stage))))
-            trial = plan_storage(graph, banded, aliases)
+            return plan_storage(graph, banded, aliases)
+
+        for bands in BANDS:
+            layers = banded_layers(prepared, current, aliases, plan_storage(graph, current, aliases), taken, work, bands)
+            trial = planned(layers)
+            for stage in layers[::-1]:    # each kernel geometry costs flash: keep only the bands the arena needs
+                kept = [s for s in layers if s is not stage]
+                if (fewer := planned(kept)).plan.arena_bytes <= trial.plan.arena_bytes:
+                    layers, trial = kept, fewer
             if best is None or trial.plan.arena_bytes < best[1].plan.arena_bytes:
                 best = (stages + layers, trial)
             if trial.plan.arena_bytes <= limit:
