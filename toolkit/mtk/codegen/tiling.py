@@ -22,7 +22,13 @@ layer's input patch is copied out of its tensor into a buffer, the last layer's 
 into the stage's output (`copy_kernel`), the layers between work on contiguous one-patch buffers, each
 kernel lowered for its patch's geometry (padding clipped on both axes).
 
-`tile` searches stages (first layer, k, band rows, cached or recomputed, patch columns) for the lowest
+A stage whose calls write its output rows under (or over) the input rows they and the later calls read
+may have its output overlap its input (`Stage.overwrite`, the memory plan's `Buffer.overwrites`). One layer
+alone in bands of rows (`banded_layers`: no halo, no extra MAC, only calls) so overwrites its input from
+below, bands ascending, or from above, bands descending, as the plan chooses (storage.ordered_steps).
+
+`tile` first bands single layers (about BANDS bands each, only those the arena needs); where that does
+not reach the limit, it searches stages (first layer, k, band rows, cached or recomputed, patch columns) for the lowest
 arena whose extra cost stays within a budget, stage after stage while the arena drops. The cost is the core's
 instructions as its `Costs` estimate them: recomputed MACs, but also the calls of many small bands and
 the bytes the cached halos move, which weigh more the faster the core's kernels are (Helium).
