@@ -51,7 +51,7 @@ TILE_SCRATCH = "tiles"   # the one scratch of a tiled stage: its row buffers, th
 MAX_LAYERS = 12          # the longest chain the search tries
 MAX_STAGES = 4
 HALOS = (True, False)    # cached, recomputed: the ways the search tries
-BANDS = (8, 1 << 30)     # about as many bands of a layer whose output overwrites its input: tried in turn
+BANDS = (4, 8, 1 << 30)  # about as many bands of a layer whose output overwrites its input, tried in turn
 
 
 def activations(data: OpData) -> list[int]:
@@ -346,12 +346,12 @@ class Stage:
 
 
 def band_height(height: int, bands: int) -> int:
-    """Rows of a band for about `bands` bands of `height` rows; with 8 or fewer, bands of 2 rows or more and
-    the last not a single row (a 3-row window then lacks rows: the kernels' fast paths want at least three)."""
-    if bands > BANDS[0]:
-        return max(1, height // bands)
-    least = max(2 if height >= 4 else 1, height // bands)
-    return next(b for b in range(least, height + 1) if height % b != 1 or b == 1)
+    """Rows of a band for about `bands` bands of `height` rows: one row if `bands` is as many, else two rows
+    or more and the last band not a single row (a 3-row window then lacks rows: the kernels' fast paths
+    want at least three)."""
+    if bands >= height:
+        return 1
+    return next(b for b in range(max(2, height // bands), height + 1) if height % b != 1)
 
 
 def banded_layers(prepared: list[OpData], steps: list[Step], aliases: AliasSets, storage: Storage, taken: set[int],
