@@ -3,12 +3,14 @@ ends the command: before a firmware build, before QEMU starts, and when the comm
 
 from __future__ import annotations
 
+import ast
 import os
 import signal
 import time
 
 import pytest
 
+from checkout import TOOLKIT
 from mtk import interrupts
 from mtk.boards import get_board
 from mtk.cli import main
@@ -37,6 +39,25 @@ def test_a_swallowed_ctrl_c_ends_the_command_when_it_returns(monkeypatch, capsys
 def test_a_swallowed_sigterm_too(monkeypatch, capsys):
     monkeypatch.setattr("mtk.commands.boards.run", lambda args: swallowed(signal.SIGTERM) or 0)
     assert main(["boards"]) == 128 + signal.SIGTERM
+
+
+def test_a_ctrl_c_that_a_library_turned_into_another_error_ends_the_command_as_interrupted(monkeypatch, capsys):
+    """TVM's FFI turns a KeyboardInterrupt raised in a Python function it calls (a pass, a callback) into
+    a RuntimeError: the command still ends interrupted (130), not with an internal error (70)."""
+    import tvm_ffi
+    tvm_ffi.register_global_func("mtk.test.interrupted_callback", ctrl_c_in_a_callback, override=True)
+
+    def compile_with_a_callback(args):
+        tvm_ffi.get_global_func("mtk.test.interrupted_callback")()
+        return 0
+    monkeypatch.setattr("mtk.commands.boards.run", compile_with_a_callback)
+    assert main(["boards"]) == 130
+    assert "mtk boards: interrupted" in capsys.readouterr().err
+
+
+def ctrl_c_in_a_callback() -> None:
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(5)
 
 
 def test_no_qemu_and_no_build_start_after_a_swallowed_ctrl_c(tmp_path):
@@ -83,3 +104,15 @@ def test_a_command_that_ends_on_ctrl_c_as_it_means_to_exits_0(monkeypatch):
             return 0
     monkeypatch.setattr("mtk.commands.boards.run", serve)
     assert main(["boards"]) == 0
+
+
+def test_only_interrupts_installs_signal_handlers():
+    """One mechanism: a command's own handler would not record its signal (serve and the labgrid bench
+    stop on the CLI's; serve ends 0, every other command 128 + the signal)."""
+    installers = []
+    for path in sorted((TOOLKIT / "mtk").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "signal" \
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "signal":
+                installers.append(path.name)
+    assert set(installers) == {"interrupts.py"}

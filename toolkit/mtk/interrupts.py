@@ -1,15 +1,20 @@
 """Signals that end a command (Ctrl-C, SIGTERM, SIGHUP): each unwinds as a KeyboardInterrupt (QEMU
 stopped, temporary folders removed) and is also recorded as it arrives, so that one swallowed on its
-way up by code mtk does not control (a library's catch-all around a call that was interrupted) still
-ends the command at the next point that checks: before a firmware build, before QEMU starts, and
-when the command returns."""
+way up by code mtk does not control (a library's catch-all around a call that was interrupted), or
+turned into another error (TVM's FFI raises a KeyboardInterrupt from a Python function it called as
+a RuntimeError), still ends the command at the next point that checks: before a firmware build,
+before QEMU starts, and when the command returns or fails. A tool mtk runs (a compiler, a build) runs in a process group of its own
+that is stopped when the command ends on a signal (`child_group`)."""
 
 from __future__ import annotations
 
+import os
 import signal
+import subprocess
+import tempfile
 import threading
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Any, Iterator
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _received: list[int] = []
@@ -59,3 +64,33 @@ def handled() -> Iterator[None]:
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
+
+
+def stop_group(process: subprocess.Popen, grace_s: float = 5.0) -> None:
+    """SIGTERM to the process group `process` leads, SIGKILL if it is still there after `grace_s`."""
+    for signum in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(process.pid, signum)
+            process.wait(grace_s)
+            return
+        except ProcessLookupError:
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+@contextmanager
+def child_group(command: list[str], **popen: Any) -> Iterator[subprocess.Popen]:
+    """`command` started (unless a signal came already) in a process group of its own, with a temporary
+    folder of its own as TMPDIR. When the block ends on an exception (a signal's KeyboardInterrupt),
+    the whole group gets SIGTERM (compilers remove their temporary files; cc1 and ld, not only the
+    gcc driver), then SIGKILL; the folder goes once the group has ended."""
+    check()
+    env = popen.pop("env", os.environ)
+    with tempfile.TemporaryDirectory(prefix="mtk-tool-") as tmp, \
+            subprocess.Popen(command, env={**env, "TMPDIR": tmp}, start_new_session=True, **popen) as process:
+        try:
+            yield process
+        except BaseException:
+            stop_group(process)
+            raise

@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import mlperf
+from .. import argtypes, mlperf
 from ..boards import DEFAULT_BOARD, Board, get_board, require_clock
 from ..budget import DEFAULT_MAX_RECOMPUTE
 from ..cliparser import board_name
@@ -99,7 +99,7 @@ def add_target_arguments(p: argparse.ArgumentParser, several_boards: bool = Fals
                         "and flash/RAM timing (an estimate: see README, cycle model)")
     p.add_argument("--calib", metavar="DATA",
                    help="calibration data (.npy/.npz/folder) to quantize a float model on the way")
-    p.add_argument("--build-dir", type=Path, metavar="DIR",
+    p.add_argument("--build-dir", type=argtypes.folder, metavar="DIR",
                    help="keep the compiled model and the firmware project here (default: a temporary folder)")
     p.add_argument("--no-cache", dest="cache", action="store_false",
                    help="build again even if a bare-metal firmware built before from the same model, options "
