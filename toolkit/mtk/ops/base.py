@@ -84,11 +84,24 @@ class Kernel:
         return "tvm+c:" + ",".join(self.c_calls) if self.c_calls else "tvm"
 
 
+@dataclass(frozen=True)
+class Overwrite:
+    """The op's output may overlap input tensor `input` (its last reader): starting `below` bytes or more
+    under the input's start with `kernels` as they are (rows ascending), or `above` bytes or more over it
+    with `descending` instead (None: not that way). The memory plan chooses (codegen/memory_plan.py)."""
+
+    input: int
+    below: int | None
+    above: int | None = None
+    descending: tuple[Kernel, ...] = ()
+
+
 @dataclass
 class Lowered:
     kernels: list[Kernel] = field(default_factory=list)
     alias_of: int | None = None   # output shares this input tensor's memory (no copy)
     variant: Any = None           # the variant the kernels compute (one of OpDef.variants), if any
+    overwrites: Overwrite | None = None
 
 
 @dataclass(frozen=True)
