@@ -11,7 +11,7 @@ import time
 import pytest
 
 from checkout import TOOLKIT
-from mtk import interrupts
+from mtk import fsutil, interrupts
 from mtk.boards import get_board
 from mtk.cli import main
 from mtk.platforms.base import run_build
@@ -71,6 +71,21 @@ def test_no_qemu_and_no_build_start_after_a_swallowed_ctrl_c(tmp_path):
         with pytest.raises(KeyboardInterrupt):
             run_build(["touch", str(marker)], cwd=tmp_path)
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("atomic_output", ["file", "folder"])
+def test_no_output_is_committed_after_a_swallowed_ctrl_c(atomic_output, tmp_path):
+    out = tmp_path / "out"
+    with interrupts.handled(), pytest.raises(KeyboardInterrupt):
+        if atomic_output == "file":
+            with fsutil.atomic_output_file(out) as tmp:
+                swallowed()
+                tmp.write_text("whole, but written after Ctrl-C")
+        else:
+            with fsutil.atomic_output_dir(out) as tmp:
+                swallowed()
+                (tmp / "a").write_text("whole, but written after Ctrl-C")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_nothing_is_raised_without_a_signal(tmp_path):
