@@ -460,12 +460,13 @@ def move_kernel(buffer: View, src: int, nbytes: int) -> Kernel:
 def copy_kernel(src: View, dst: View, rows: int, nbytes: int, src_stride: int, dst_stride: int) -> Kernel:
     """`rows` runs of `nbytes` copied from `src` (one every `src_stride` bytes) to `dst` (every
     `dst_stride`): a 2-D patch gathered from its tensor's rows, or written back into them."""
-    name = f"copy_patch_{rows}_{nbytes}_{src_stride}_{dst_stride}"
-    source = (f"int32_t {name}(const void* src, void* dst) {{\n"
+    function = CFunction.of(f"copy_patch_{rows}_{nbytes}_{src_stride}_{dst_stride}",
+                            "const uint8_t* src, uint8_t* dst")
+    source = (f"{function.head} {{\n"
               f"  for (uint32_t r = 0; r < {rows}u; ++r)\n"
-              f"    __builtin_memcpy((uint8_t*)dst + r * {dst_stride}u, (const uint8_t*)src + r * {src_stride}u, {nbytes}u);\n"
+              f"    __builtin_memcpy(dst + r * {dst_stride}u, src + r * {src_stride}u, {nbytes}u);\n"
               "  return 0;\n}\n")
-    return Kernel("copy_patch", [src, dst], c_source=source, c_name=name)
+    return Kernel("copy_patch", [src, dst], c_source=source, c_function=function)
 
 
 def stage_kernels(stage: Stage, variants: list[Any], lower: Callable[[OpData, Any], Lowered]) -> list[Kernel]:

@@ -70,7 +70,8 @@ def _f(name: str, params: str) -> CFunction:
     return CFunction.of(name, params)
 
 
-# The GEMM's row packers (c/mtk_dot_s8.h, c/mtk_im2col_s8.h, c/mtk_im2col_runs_s8.h): int8 rows into the scratch as the micro-kernels read them
+# The GEMM's row packers (c/mtk_dot_s8.h, c/mtk_im2col_s8.h, c/mtk_im2col_runs_s8.h): int8 rows into the scratch
+# as the micro-kernels read them
 _TAPS = ("int32_t in_h, int32_t in_w, int32_t in_c, int32_t kh, int32_t kw, int32_t dil_h, int32_t dil_w, "
          "const void* pad, void* dst")
 PACK_ROW = _f("mtk_pack_row_s16", "const void* src, int32_t k, void* dst")

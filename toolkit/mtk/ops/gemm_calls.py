@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
 from tvm.script import tirx as T
 
 from ..kernels.signature import CFunction
-import numpy as np
-
 from ..kernels.table import (IM2COL, PACK_PAIR, PACK_PAIR_GROUPS, PACK_ROW, PACK_ROW_GROUPS, PACK_RUNS_PAIR,
                              PACK_RUNS_ROW, PACK_SUMS, PACK_TAPS_PAIR, PACK_TAPS_ROW)
 from ..target import Cpu, Isa
