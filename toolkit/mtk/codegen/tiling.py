@@ -414,7 +414,8 @@ def own_scratch_bytes(low: Lowered) -> int:
     return sum(sizes.values())
 
 
-def staged_steps(steps: list[Step], stage: Stage, kernels: list[Kernel], overwrite: Overwrite | None = None) -> list[Step]:
+def staged_steps(steps: list[Step], stage: Stage, kernels: list[Kernel],
+                 overwrite: Overwrite | None = None) -> list[Step]:
     """`steps` with the stage's first step running `kernels` from the stage input to its output (which may
     overwrite the input as `overwrite` says) and its other steps empty (their ops keep their index:
     per-op metadata and hooks stay aligned)."""
@@ -468,14 +469,16 @@ def copy_kernel(src: View, dst: View, rows: int, nbytes: int, src_stride: int, d
     return Kernel("copy_patch", [src, dst], c_source=source, c_name=name)
 
 
-def stage_kernels(stage: Stage, variants: list[Any], lower: Callable[[OpData, Any], Lowered]) -> list[Kernel]:
-    """Every band's (or patch's) calls, in order: each layer's kernels lowered once per patch geometry,
-    their input and output bound to rows of the stage's tensors or buffers, their scratch in the work
-    area; a 2-D patch copied from the stage's input into the first buffer and from the last into its output."""
+def stage_kernels(stage: Stage, variants: list[Any], lower: Callable[[OpData, Any], Lowered],
+                  lowered: dict[tuple, Lowered] | None = None) -> list[Kernel]:
+    """Every band's (or patch's) calls, in order: each layer's kernels lowered once per patch geometry
+    (kept in `lowered`, by layer and geometry), their input and output bound to rows of the stage's tensors
+    or buffers, their scratch in the work area; a 2-D patch copied from the stage's input into the first
+    buffer and from the last into its output."""
     scratch = Scratch(stage.scratch_bytes, TILE_SCRATCH)
     offsets = stage.buffer_offsets
     last = len(stage.layers) - 1
-    lowered: dict[tuple, Lowered] = {}
+    lowered = {} if lowered is None else lowered
     calls: list[Kernel] = []
     for call in stage.sequence.calls:
         j, data = call.layer, stage.layers[call.layer]
@@ -665,18 +668,20 @@ def tile(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: Alias
             current = staged_steps(current, stage, placeholder(stage), stage.overwrite())
         taken = {s.first + j for s in stages for j in range(len(s.layers))}
         best: tuple[list[Stage], Storage] | None = None
-        def planned(layers: list[Stage]) -> Storage:
+
+        def plan_with(layers: list[Stage]) -> Storage:
             banded = current
             for stage in layers:
                 banded = staged_steps(banded, stage, placeholder(stage), stage.overwrite(tuple(placeholder(stage))))
             return plan_storage(graph, banded, aliases)
 
         for bands in BANDS:
-            layers = banded_layers(prepared, current, aliases, plan_storage(graph, current, aliases), taken, work, bands)
-            trial = planned(layers)
+            unbanded = plan_storage(graph, current, aliases)
+            layers = banded_layers(prepared, current, aliases, unbanded, taken, work, bands)
+            trial = plan_with(layers)
             for stage in layers[::-1]:    # each kernel geometry costs flash: keep only the bands the arena needs
                 kept = [s for s in layers if s is not stage]
-                if (fewer := planned(kept)).plan.arena_bytes <= trial.plan.arena_bytes:
+                if (fewer := plan_with(kept)).plan.arena_bytes <= trial.plan.arena_bytes:
                     layers, trial = kept, fewer
             if best is None or trial.plan.arena_bytes < best[1].plan.arena_bytes:
                 best = (stages + layers, trial)
@@ -700,8 +705,10 @@ def tile(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: Alias
     tiled = steps
     for stage in stages:
         variants = [steps[stage.first + j][1].variant for j in range(len(stage.layers))]
-        descending = () if len(stage.layers) > 1 else tuple(stage_kernels(stage.reversed(), variants, lower))
-        tiled = staged_steps(tiled, stage, stage_kernels(stage, variants, lower), stage.overwrite(descending))
+        lowered: dict[tuple, Lowered] = {}
+        kernels = stage_kernels(stage, variants, lower, lowered)
+        descending = () if len(stage.layers) > 1 else tuple(stage_kernels(stage.reversed(), variants, lower, lowered))
+        tiled = staged_steps(tiled, stage, kernels, stage.overwrite(descending))
     final = plan_storage(graph, tiled, aliases) if stages else storage
     tiled = ordered_steps(tiled, final)
     extra_macs = sum(s.extra_macs(macs) for s in stages)
