@@ -25,7 +25,7 @@ kernel lowered for its patch's geometry (padding clipped on both axes).
 A stage whose calls write its output rows under (or over) the input rows they and the later calls read
 may have its output overlap its input (`Stage.overwrite`, the memory plan's `Buffer.overwrites`). One layer
 alone in bands of rows (`banded_layers`: no halo, no extra MAC, only calls) so overwrites its input from
-below, bands ascending, or from above, bands descending, as the plan chooses (storage.ordered_steps).
+below, bands ascending, or from above, bands descending, as the final plan chooses (storage.ordered_steps).
 
 `tile` first bands single layers (about BANDS bands each, only those the arena needs); where that does
 not reach the limit, it searches stages (first layer, k, band rows, cached or recomputed, patch columns) for the lowest
@@ -46,7 +46,7 @@ from ..ops import op_def
 from ..ops.base import Axis, Band, Kernel, Lowered, OpData, Overwrite, Rows, Scratch, View
 from ..target import Costs
 from .memory_plan import Buffer, align, footprint
-from .storage import AliasSets, Step, Storage, ordered_steps, plan_storage
+from .storage import AliasSets, Step, Storage, plan_storage
 
 TILE_SCRATCH = "tiles"   # the one scratch of a tiled stage: its row buffers, then the kernels' own scratch
 MAX_LAYERS = 12          # the longest chain the search tries
@@ -710,7 +710,6 @@ def tile(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: Alias
         descending = () if len(stage.layers) > 1 else tuple(stage_kernels(stage.reversed(), variants, lower, lowered))
         tiled = staged_steps(tiled, stage, kernels, stage.overwrite(descending))
     final = plan_storage(graph, tiled, aliases) if stages else storage
-    tiled = ordered_steps(tiled, final)
     extra_macs = sum(s.extra_macs(macs) for s in stages)
     extra_instructions = sum(s.extra_instructions(macs, costs) for s in stages)
     return tiled, final, Tiling(tuple(s.describe(macs, costs) for s in stages), storage.plan.arena_bytes,
