@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import modelgen  # noqa: E402
 from mtk.compiler import compile_model  # noqa: E402
-from mtk.pipeline import random_samples  # noqa: E402
+from mtk.samples import random_samples  # noqa: E402
 from mtk.reference import run_reference_batch  # noqa: E402
 
 SHARED = ROOT.parent / "shared"

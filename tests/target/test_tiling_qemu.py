@@ -10,7 +10,8 @@ from checkout import SHARED_MODELS
 from harness import assert_bit_exact_on_target, assert_outputs_match, random_samples
 from mtk.boards import get_board
 from mtk.codegen import tiling
-from mtk.pipeline import RunOptions, run_model
+from mtk.pipeline import run_model
+from mtk.runoptions import RunOptions
 
 from test_tiling import HALO_MODES, first_layers_model
 

@@ -37,6 +37,16 @@ class Scratch:
 
 
 @dataclass(frozen=True)
+class State:
+    """Memory an op keeps from one inference to the next (TFLM's persistent buffer that the op's Reset clears):
+    `size` elements of `dtype` in the state region, zero after tvmgen_<module>_reset()."""
+
+    name: str
+    dtype: str
+    size: int
+
+
+@dataclass(frozen=True)
 class View:
     """The bytes of a graph tensor (its index) or of a scratch from `offset` on: the rows of a tensor
     a tiled layer reads or writes (codegen/tiling.py)."""
@@ -45,7 +55,7 @@ class View:
     offset: int
 
 
-Operand = Union[int, Const, Scratch, View]   # int: index of a graph tensor
+Operand = Union[int, Const, Scratch, State, View]   # int: index of a graph tensor
 
 
 @dataclass
@@ -168,6 +178,9 @@ class OpDef:
     """
 
     types: ClassVar[tuple[str, ...]] = ()
+    # Element types of the first input this family computes `types` for, where another family computes the
+    # others (ops/__init__.py picks by it); () for a family that takes every op of its types.
+    input_dtypes: ClassVar[tuple[str, ...]] = ()
 
     def plan(self, op: Op, graph: Graph) -> Any:
         """The op's parameters (OpData.params), checked; None for an op that needs none."""
