@@ -1,6 +1,6 @@
 """The static memory planner (codegen/memory_plan.py): no two buffers live at once overlap, and the
 arena reaches the liveness lower bound where a greedy order can (the digits CNN's lifetimes) or the search
-finds it (a chain with a small layer)."""
+finds it (a chain with a small layer); an output that overwrites its input keeps its distance from it."""
 
 from __future__ import annotations
 
@@ -70,3 +70,12 @@ def test_an_overwriting_output_keeps_its_distance(specs):
         assert apart or (out.below is not None and out.offset <= into.offset - out.below) or \
             (out.above is not None and out.offset >= into.offset + out.above)
     assert plan.lower_bound_bytes <= plan.arena_bytes
+
+
+def test_the_memory_curve_counts_an_overwriting_pair_once_where_it_overlaps():
+    from mtk.codegen.regions import live_bytes
+    into = Buffer("in", 8000, 0, 1)
+    out = Buffer("out", 8000, 1, 2, overwrites=into, below=1920)
+    plan = plan_memory([into, out])
+    assert plan.arena_bytes == align(8000 + 1920)
+    assert live_bytes(plan.buffers, 3) == [8000, 8000 + 1920, 8000]

@@ -22,7 +22,7 @@ from .codegen import aot
 from .codegen.code_size import measure_code_bytes
 from .codegen.memory_plan import align
 from .codegen.regions import Pool, live_bytes, place_in_regions
-from .codegen.storage import AliasSets, Step, Storage, join_aliases, plan_storage
+from .codegen.storage import AliasSets, Step, Storage, join_aliases, ordered_steps, plan_storage
 from .codegen.tiling import tile
 from .compiled import CompiledModel, CompiledOp, CompiledTarget, MemoryUse, RegionUse
 from .errors import ModelError
@@ -194,6 +194,7 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
     with ui.step("generating C"):
         pools = place_arena(graph, steps, storage, board_info, workspace,
                             f"{model_name} does not fit {board_info.name if board_info else ''}")
+        steps = ordered_steps(steps, storage)   # the final offsets say which way an overwriting layer runs
         program = aot.build_program(graph, steps, storage, module, model_name, workspace == "external", pools)
         files = {
             f"include/tvmgen_{module}.h": program.header(),

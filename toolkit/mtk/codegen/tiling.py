@@ -25,7 +25,7 @@ kernel lowered for its patch's geometry (padding clipped on both axes).
 A stage whose calls write its output rows under (or over) the input rows they and the later calls read
 may have its output overlap its input (`Stage.overwrite`, the memory plan's `Buffer.overwrites`). One layer
 alone in bands of rows (`banded_layers`: no halo, no extra MAC, only calls) so overwrites its input from
-below, bands ascending, or from above, bands descending, as the plan chooses (storage.ordered_steps).
+below, bands ascending, or from above, bands descending, as the final plan chooses (storage.ordered_steps).
 
 `tile` first bands single layers (about BANDS bands each, only those the arena needs); where that does
 not reach the limit, it searches stages (first layer, k, band rows, cached or recomputed, patch columns) for the lowest
@@ -46,7 +46,7 @@ from ..ops import op_def
 from ..ops.base import Axis, Band, Kernel, Lowered, OpData, Overwrite, Rows, Scratch, View
 from ..target import Costs
 from .memory_plan import Buffer, align, footprint
-from .storage import AliasSets, Step, Storage, ordered_steps, plan_storage
+from .storage import AliasSets, Step, Storage, plan_storage
 
 TILE_SCRATCH = "tiles"   # the one scratch of a tiled stage: its row buffers, then the kernels' own scratch
 MAX_LAYERS = 12          # the longest chain the search tries
@@ -414,7 +414,8 @@ def own_scratch_bytes(low: Lowered) -> int:
     return sum(sizes.values())
 
 
-def staged_steps(steps: list[Step], stage: Stage, kernels: list[Kernel], overwrite: Overwrite | None = None) -> list[Step]:
+def staged_steps(steps: list[Step], stage: Stage, kernels: list[Kernel],
+                 overwrite: Overwrite | None = None) -> list[Step]:
     """`steps` with the stage's first step running `kernels` from the stage input to its output (which may
     overwrite the input as `overwrite` says) and its other steps empty (their ops keep their index:
     per-op metadata and hooks stay aligned)."""
@@ -469,14 +470,16 @@ def copy_kernel(src: View, dst: View, rows: int, nbytes: int, src_stride: int, d
     return Kernel("copy_patch", [src, dst], c_source=source, c_function=function)
 
 
-def stage_kernels(stage: Stage, variants: list[Any], lower: Callable[[OpData, Any], Lowered]) -> list[Kernel]:
-    """Every band's (or patch's) calls, in order: each layer's kernels lowered once per patch geometry,
-    their input and output bound to rows of the stage's tensors or buffers, their scratch in the work
-    area; a 2-D patch copied from the stage's input into the first buffer and from the last into its output."""
+def stage_kernels(stage: Stage, variants: list[Any], lower: Callable[[OpData, Any], Lowered],
+                  lowered: dict[tuple, Lowered] | None = None) -> list[Kernel]:
+    """Every band's (or patch's) calls, in order: each layer's kernels lowered once per patch geometry
+    (kept in `lowered`, by layer and geometry), their input and output bound to rows of the stage's tensors
+    or buffers, their scratch in the work area; a 2-D patch copied from the stage's input into the first
+    buffer and from the last into its output."""
     scratch = Scratch(stage.scratch_bytes, TILE_SCRATCH)
     offsets = stage.buffer_offsets
     last = len(stage.layers) - 1
-    lowered: dict[tuple, Lowered] = {}
+    lowered = {} if lowered is None else lowered
     calls: list[Kernel] = []
     for call in stage.sequence.calls:
         j, data = call.layer, stage.layers[call.layer]
@@ -666,18 +669,20 @@ def tile(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: Alias
             current = staged_steps(current, stage, placeholder(stage), stage.overwrite())
         taken = {s.first + j for s in stages for j in range(len(s.layers))}
         best: tuple[list[Stage], Storage] | None = None
-        def planned(layers: list[Stage]) -> Storage:
+
+        def plan_with(layers: list[Stage]) -> Storage:
             banded = current
             for stage in layers:
                 banded = staged_steps(banded, stage, placeholder(stage), stage.overwrite(tuple(placeholder(stage))))
             return plan_storage(graph, banded, aliases)
 
         for bands in BANDS:
-            layers = banded_layers(prepared, current, aliases, plan_storage(graph, current, aliases), taken, work, bands)
-            trial = planned(layers)
+            unbanded = plan_storage(graph, current, aliases)
+            layers = banded_layers(prepared, current, aliases, unbanded, taken, work, bands)
+            trial = plan_with(layers)
             for stage in layers[::-1]:    # each kernel geometry costs flash: keep only the bands the arena needs
                 kept = [s for s in layers if s is not stage]
-                if (fewer := planned(kept)).plan.arena_bytes <= trial.plan.arena_bytes:
+                if (fewer := plan_with(kept)).plan.arena_bytes <= trial.plan.arena_bytes:
                     layers, trial = kept, fewer
             if best is None or trial.plan.arena_bytes < best[1].plan.arena_bytes:
                 best = (stages + layers, trial)
@@ -701,10 +706,11 @@ def tile(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: Alias
     tiled = steps
     for stage in stages:
         variants = [steps[stage.first + j][1].variant for j in range(len(stage.layers))]
-        descending = () if len(stage.layers) > 1 else tuple(stage_kernels(stage.reversed(), variants, lower))
-        tiled = staged_steps(tiled, stage, stage_kernels(stage, variants, lower), stage.overwrite(descending))
+        lowered: dict[tuple, Lowered] = {}
+        kernels = stage_kernels(stage, variants, lower, lowered)
+        descending = () if len(stage.layers) > 1 else tuple(stage_kernels(stage.reversed(), variants, lower, lowered))
+        tiled = staged_steps(tiled, stage, kernels, stage.overwrite(descending))
     final = plan_storage(graph, tiled, aliases) if stages else storage
-    tiled = ordered_steps(tiled, final)
     extra_macs = sum(s.extra_macs(macs) for s in stages)
     extra_instructions = sum(s.extra_instructions(macs, costs) for s in stages)
     return tiled, final, Tiling(tuple(s.describe(macs, costs) for s in stages), storage.plan.arena_bytes,
