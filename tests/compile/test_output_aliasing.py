@@ -135,3 +135,13 @@ def test_a_build_dir_that_is_a_file_is_refused_while_parsing(command, build_dir,
     assert err.strip().splitlines()[-1].endswith(f"argument --build-dir: {build_dir} is a file, not a folder")
     assert err.startswith("usage:") and "Traceback" not in err
     assert digest(work / INT8) == before
+
+
+@pytest.mark.parametrize("argv", [["bench", INT8, "--plot", "sub"], ["compile", INT8, "-o", "out", "--plot-memory", "sub"],
+                                  ["quantize", FLOAT, "--calib", CALIB, "-o", "sub", "--force"],
+                                  ["ports", "--hardware-map", "sub", "--force"]])
+def test_an_output_file_onto_a_folder_is_refused_before_any_work(argv, work, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "sub is a folder; give a file name" in err and "reading" not in err and "quantizing" not in err
+    assert (work / "sub").is_dir()

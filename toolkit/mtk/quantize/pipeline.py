@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import interrupts, ui
 from ..errors import ModelError, MtkError
-from ..fsutil import check_not_input
+from ..fsutil import check_not_folder, check_not_input
 from ..graph import Graph, Tensor
 from ..reader import read_model
 from .methods import ACTIVATIONS, CALIBRATION_METHODS, DEFAULT_PERCENTILE, CalibrationMethod
@@ -65,6 +65,7 @@ def quantize_model(float_path: str | Path, calib: DataSource, out_path: str | Pa
             raise MtkError(f"{out_path} exists", hint="name the output with -o PATH, or pass --force to replace it")
     out_path = Path(out_path)
     check_not_input(out_path, also=[p for p in (float_path, calib, eval_data) if isinstance(p, (str, Path))])
+    check_not_folder(out_path)
     if calibration not in CALIBRATION_METHODS:
         raise MtkError(f"unknown calibration {calibration!r}; choose one of {', '.join(CALIBRATION_METHODS)}")
     if not 50 < percentile <= 100:
