@@ -24,6 +24,8 @@ import tvm_ffi
 
 from ..compiled import IOTensor, StateTensor
 from ..graph import Graph, Tensor
+from ..kernels.signature import CFunction, Param
+from ..kernels.table import C_FUNCTIONS
 from ..names import c_comment, c_identifier, library, macro, run_function
 from ..ops.base import Const, Kernel, Scratch, View
 from ..ops.fixedpoint import FIXEDPOINT_HEADER
@@ -105,27 +107,9 @@ BufferRef = Union[ArenaRef, IORef, SymbolRef]
 
 
 @dataclass(frozen=True)
-class Param:
-    c_type: str     # "int8_t*", "void*", "int32_t"
-    name: str
-
-
-@dataclass(frozen=True)
-class KernelFunction:
-    """A kernel as the run function sees it: `int32_t symbol(params)`, 0 on success."""
-
-    symbol: str
-    params: tuple[Param, ...]
-
-    @property
-    def prototype(self) -> str:
-        return f"int32_t {self.symbol}({', '.join(f'{p.c_type} {p.name}' for p in self.params)});"
-
-
-@dataclass(frozen=True)
 class Call:
     op_index: int
-    function: KernelFunction
+    function: CFunction   # the kernel as the run function calls it: 0 on success
     args: tuple[BufferRef, ...]
 
 
@@ -168,11 +152,13 @@ def state_array(module: str, tensor: Tensor, position: int) -> StateTensor:
                        tensor.dtype, tensor.nbytes, reset)
 
 
-def _signature(kernel: Kernel) -> tuple[Param, ...]:
-    """A TVM kernel's parameters as its C has them (tvm_c.with_pointer_params); a hand-written one takes void*."""
-    if kernel.func is None:
-        return tuple(Param("void*", f"a{k}") for k in range(len(kernel.args)))
-    return tuple(Param(c_type(p.dtype) + ("*" if tvm_c.is_pointer(p) else ""), p.name) for p in kernel.func.params)
+def _function(kernel: Kernel, symbol: str) -> CFunction:
+    """The kernel's C function under `symbol`: a TVM kernel's parameters as its C has them
+    (tvm_c.with_pointer_params), a hand-written one's as it declares them."""
+    if kernel.c_function is not None:
+        return kernel.c_function.renamed(symbol)
+    return CFunction(symbol, tuple(Param(c_type(p.dtype) + ("*" if tvm_c.is_pointer(p) else ""), p.name)
+                                   for p in kernel.func.params))
 
 
 class KernelLibrary:
@@ -184,9 +170,9 @@ class KernelLibrary:
         self.c_sources: dict[str, str] = {}
         self.headers: list[str] = [FIXEDPOINT_HEADER]
 
-    def add(self, kernel: Kernel) -> KernelFunction:
+    def add(self, kernel: Kernel) -> CFunction:
         self.headers += [h for h in kernel.headers if h not in self.headers]
-        return KernelFunction(self._symbol(kernel), _signature(kernel))
+        return _function(kernel, self._symbol(kernel))
 
     def _symbol(self, kernel: Kernel) -> str:
         if kernel.func is not None:
@@ -196,21 +182,23 @@ class KernelLibrary:
             sym = f"{self.prefix}{kernel.name}_{len(self.tvm_funcs) + len(self.c_sources)}"
             self.tvm_funcs[sym] = kernel.func
             return sym
-        src = kernel.c_source
+        src, name = kernel.c_source, kernel.c_function.name
         for sym, existing in self.c_sources.items():
-            if existing == re.sub(rf"\b{kernel.c_name}\b", sym, src):
+            if existing == re.sub(rf"\b{name}\b", sym, src):
                 return sym
-        sym = f"{self.prefix}{kernel.c_name}"
+        sym = f"{self.prefix}{name}"
         if sym in self.c_sources:   # the same name for different code
             sym = f"{sym}_{len(self.c_sources)}"
-        self.c_sources[sym] = re.sub(rf"\b{kernel.c_name}\b", sym, src)
+        self.c_sources[sym] = re.sub(rf"\b{name}\b", sym, src)
         return sym
 
     def source(self, cpu: Cpu) -> str:
-        parts = [PRELUDE] + [f'#include "{h}"' for h in self.headers]
-        parts += list(self.c_sources.values())
-        parts.append(tvm_c.build_c(self.tvm_funcs, cpu))
-        return "\n".join(parts)
+        """The kernels' C: the headers, then the prototype (kernels/table.py) of every hand-written function the
+        kernels call, which gcc checks against the header's definition and each call against, then the kernels."""
+        kernels = [*self.c_sources.values(), tvm_c.build_c(self.tvm_funcs, cpu)]
+        called = {name for code in kernels for name in re.findall(r"\b(mtk_\w+)\(", code)}
+        prototypes = [f.prototype for name, f in C_FUNCTIONS.items() if name in called]
+        return "\n".join([PRELUDE, *(f'#include "{h}"' for h in self.headers), *prototypes, *kernels])
 
 
 # Size macros the header defines besides the I/O tensors' TVMGEN_<M>_<NAME>_SIZE.
@@ -256,14 +244,14 @@ class AotProgram:
     pools: tuple[Pool, ...] = ()   # the arena's pools by RAM region (empty: the one arena)
 
     def symbols(self, op_index: int) -> list[str]:
-        return [c.function.symbol for c in self.calls if c.op_index == op_index]
+        return [c.function.name for c in self.calls if c.op_index == op_index]
 
     def header(self) -> str:
         return _header(self.module, self.inputs, self.outputs, self.arena_bytes, self.external_workspace,
                        list(self.states.values()))
 
     def run_source(self) -> str:
-        functions = {c.function.symbol: c.function for c in self.calls}
+        functions = {c.function.name: c.function for c in self.calls}
         return _run_source(self.module, self.model_name, self.constants.arrays, self.calls,
                           [f.prototype for f in functions.values()], self.arena_bytes, self.external_workspace,
                           list(self.states.values()), self.pools)
@@ -452,7 +440,7 @@ def _run_source(module: str, model_name: str, constants: list[ConstArray], calls
     out.append("  (void)inputs;   /* a model may not read them: a constant output, pruned arguments */")
     out.append("  (void)outputs;")
     for i, call in enumerate(calls):
-        out.append(f"  if ({call.function.symbol}({', '.join(a.c() for a in call.args)}) != 0) return -1;")
+        out.append(f"  if ({call.function.name}({', '.join(a.c() for a in call.args)}) != 0) return -1;")
         if i + 1 == len(calls) or calls[i + 1].op_index != call.op_index:
             out.append(f"  MTK_LAYER_HOOK({call.op_index});")
     out += ["  return 0;", "}", ""]

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..graph import Graph, Op
+from ..kernels.signature import CFunction
 from ..ops.base import Kernel, Lowered, Scratch, View
 from .memory_plan import Buffer, MemoryPlan, plan_memory
 
@@ -52,10 +53,11 @@ def external_kind(graph: Graph, t: int) -> str | None:
 def _copy_kernel(op: Op, graph: Graph) -> Kernel:
     """A reshape whose input and output cannot share storage (e.g. model input straight to model output)."""
     nbytes = graph.tensors[op.outputs[0]].nbytes
-    src = (f"int32_t copy_{nbytes}(void* src, void* dst) {{\n"
-           f"  for (size_t i = 0; i < {nbytes}u; ++i) ((uint8_t*)dst)[i] = ((const uint8_t*)src)[i];\n"
+    function = CFunction.of(f"copy_{nbytes}", "const uint8_t* src, uint8_t* dst")
+    src = (f"{function.head} {{\n"
+           f"  for (size_t i = 0; i < {nbytes}u; ++i) dst[i] = src[i];\n"
            "  return 0;\n}\n")
-    return Kernel("copy", [op.inputs[0], op.outputs[0]], c_source=src, c_name=f"copy_{nbytes}")
+    return Kernel("copy", [op.inputs[0], op.outputs[0]], c_source=src, c_function=function)
 
 
 def join_aliases(graph: Graph, steps: list[Step]) -> tuple[list[Step], AliasSets]:

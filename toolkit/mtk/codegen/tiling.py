@@ -35,6 +35,7 @@ from typing import Any, Callable
 
 from ..compiled import TiledStage, Tiling
 from ..graph import Graph, Op
+from ..kernels.signature import CFunction
 from ..ops import op_def
 from ..ops.base import Axis, Band, Kernel, Lowered, OpData, Rows, Scratch, View
 from ..target import Costs
@@ -361,12 +362,12 @@ def move_kernel(buffer: View, src: int, nbytes: int) -> Kernel:
     """Bytes [src, src + nbytes) of `buffer` moved to its start (the halo rows a cached layer keeps).
     Forward, four words loaded before they are stored: right for overlapping bytes since the source
     is above the destination. Not the C library's memmove: picolibc's copies a byte per 5 instructions."""
-    name = f"keep_rows_{src}_{nbytes}"
+    function = CFunction.of(f"keep_rows_{src}_{nbytes}", "uint8_t* buf")
     words = nbytes // 4 if src % 4 == 0 else 0   # buffers start word-aligned (memory_plan.align)
-    lines = [f"int32_t {name}(void* buf) {{"]
+    lines = [f"{function.head} {{"]
     if words:
         lines += ["  uint32_t* to = (uint32_t*)buf;",
-                  f"  const uint32_t* from = (const uint32_t*)((uint8_t*)buf + {src}u);"]
+                  f"  const uint32_t* from = (const uint32_t*)(buf + {src}u);"]
     if words >= 4:
         lines += [f"  for (uint32_t i = 0; i < {words // 4}u; ++i, to += 4, from += 4) {{",
                   "    uint32_t a = from[0], b = from[1], c = from[2], d = from[3];",
@@ -374,9 +375,9 @@ def move_kernel(buffer: View, src: int, nbytes: int) -> Kernel:
                   "  }"]
     lines += [f"  to[{i}] = from[{i}];" for i in range(words % 4)]
     if nbytes > 4 * words:
-        lines += [f"  for (uint32_t i = {4 * words}u; i < {nbytes}u; ++i) ((uint8_t*)buf)[i] = ((uint8_t*)buf)[{src}u + i];"]
+        lines += [f"  for (uint32_t i = {4 * words}u; i < {nbytes}u; ++i) buf[i] = buf[{src}u + i];"]
     lines += ["  return 0;", "}"]
-    return Kernel("keep_rows", [buffer], c_source="\n".join(lines) + "\n", c_name=name)
+    return Kernel("keep_rows", [buffer], c_source="\n".join(lines) + "\n", c_function=function)
 
 
 def copy_kernel(src: View, dst: View, rows: int, nbytes: int, src_stride: int, dst_stride: int) -> Kernel:

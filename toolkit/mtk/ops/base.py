@@ -16,6 +16,7 @@ from tvm.script.parser.core import utils as script_utils
 from tvm.tirx.script.parser.entry import TIRJit
 
 from ..graph import Graph, Op, Tensor
+from ..kernels.signature import CFunction
 from ..target import Cpu
 
 @dataclass(frozen=True)
@@ -51,8 +52,8 @@ Operand = Union[int, Const, Scratch, View]   # int: index of a graph tensor
 class Kernel:
     """One call in the generated run function.
 
-    `func` is a TIR PrimFunc whose buffer parameters match `args` in order; or `c_source` is
-    a hand-written C function named `c_name` taking pointers in the order of `args`.
+    `func` is a TIR PrimFunc whose buffer parameters match `args` in order; or `c_source` defines
+    `c_function`, whose pointer parameters take `args` in order.
     `headers` names C helper headers in mtk/ops/c/ the kernel calls into (extern calls);
     `c_calls` the hand-written C functions among them that do its arithmetic (micro-kernels).
     """
@@ -61,7 +62,7 @@ class Kernel:
     args: list[Operand]
     func: Any = None
     c_source: str | None = None
-    c_name: str | None = None
+    c_function: CFunction | None = None
     headers: tuple[str, ...] = ()
     c_calls: tuple[str, ...] = ()
 
@@ -227,10 +228,15 @@ def constant_kernel(data: OpData, value: int) -> Kernel:
     inputs = [i for i in op.inputs if i is not None]
     bits = np.dtype(y.dtype).itemsize * 8
     name = f"fill_i{bits}_{len(inputs)}_{y.size}_{'m' if value < 0 else ''}{abs(value)}"
-    params = ", ".join([f"void* in{k}" for k in range(len(inputs))] + ["void* out"])
+    function = CFunction.of(name, ", ".join([f"const void* in{k}" for k in range(len(inputs))] + [f"int{bits}_t* out"]))
     unused = " ".join(f"(void)in{k};" for k in range(len(inputs)))
-    src = (f"int32_t {name}({params}) {{\n"
+    src = (f"{function.head} {{\n"
            f"  {unused}\n"
-           f"  for (size_t i = 0; i < {y.size}u; ++i) ((int{bits}_t*)out)[i] = (int{bits}_t)({value});\n"
+           f"  for (size_t i = 0; i < {y.size}u; ++i) out[i] = (int{bits}_t)({value});\n"
            "  return 0;\n}\n")
-    return Kernel("fill", [*inputs, op.outputs[0]], c_source=src, c_name=name)
+    return Kernel("fill", [*inputs, op.outputs[0]], c_source=src, c_function=function)
+
+
+def c_call(function: CFunction, **args: Any):
+    """The TIR call of a hand-written C function, its arguments given by parameter name."""
+    return tirx.call_extern(function.tir_returns, function.name, *function.ordered(**args))
