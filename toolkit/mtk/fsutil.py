@@ -181,10 +181,19 @@ def atomic_output_dir(path: Path, force: bool = False, inputs: Iterable[str | Pa
 @contextmanager
 def atomic_output_file(path: Path) -> Iterator[Path]:
     """Yield a temporary file name beside `path`; it becomes `path` only if the block succeeds and no
-    signal came meanwhile."""
+    signal came meanwhile. An existing `path` that is no regular file (/dev/null, a FIFO) is written
+    into at the end, never replaced."""
     path = Path(path)
     check_not_input(path)
     check_not_folder(path)
+    if _exists(path) and not path.is_file():
+        with tempfile.TemporaryDirectory(prefix="mtk-output-") as folder:
+            staged = Path(folder) / "output"
+            yield staged
+            interrupts.check()
+            with open(staged, "rb") as data, open(path, "wb") as out:
+                shutil.copyfileobj(data, out)
+        return
     if path.parent and not path.parent.is_dir():
         raise MtkError(f"cannot write {path}: folder {path.parent} does not exist")
     fd, name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
