@@ -109,36 +109,39 @@ static inline int32_t mtk_dot_biased(const void* x, const void* w, int32_t group
   "subs %[n], %[n], #1\n\t"                                             \
   "bne 1b\n\t"
 
-/* One group of two rows (r8, r10: row 0's (x0, x2), (x1, x3); r11, r12: row 1's) by a channel pair (u, v). */
+/* One group of two rows (r8, r10: row 0's (x0, x2), (x1, x3); r11, r12: row 1's) by a channel pair (u, v). As in
+ * the fused kernels, each SXTB16 is followed by an SMLAD that does not read it (r8, read for the last time before
+ * the second, takes it). */
 #define MTK_BIASED_2X2_GROUP                   \
   "ldm %[xp]!, {r8, r10, r11, r12}\n\t"        \
   "ldrd %[u], %[v], [%[wp]], #8\n\t"           \
   "smlad %[s0], %[u], r8, %[s0]\n\t"           \
   "smlad %[s1], %[u], r11, %[s1]\n\t"          \
   "sxtb16 %[u], %[u], ror #8\n\t"              \
-  "smlad %[t0], %[u], r8, %[t0]\n\t"           \
-  "smlad %[t1], %[u], r11, %[t1]\n\t"          \
   "smlad %[s0], %[v], r10, %[s0]\n\t"          \
+  "smlad %[t0], %[u], r8, %[t0]\n\t"           \
+  "sxtb16 r8, %[v], ror #8\n\t"                \
   "smlad %[s1], %[v], r12, %[s1]\n\t"          \
-  "sxtb16 %[v], %[v], ror #8\n\t"              \
-  "smlad %[t0], %[v], r10, %[t0]\n\t"          \
-  "smlad %[t1], %[v], r12, %[t1]\n\t"
+  "smlad %[t1], %[u], r11, %[t1]\n\t"          \
+  "smlad %[t0], r8, r10, %[t0]\n\t"            \
+  "smlad %[t1], r8, r12, %[t1]\n\t"
 
-/* One group of a row (u, v) by two channel pairs (r8, r10: pair 0's words; r11, r12: pair 1's). */
+/* One group of a row (u, v) by two channel pairs (r8, r10: pair 0's words; r11, r12: pair 1's), each SXTB16
+ * followed by an SMLAD that does not read it. */
 #define MTK_BIASED_1X4_GROUP                   \
   "ldrd %[u], %[v], [%[xp]], #8\n\t"           \
   "ldm %[wp]!, {r8, r10, r11, r12}\n\t"        \
   "smlad %[s0], r8, %[u], %[s0]\n\t"           \
   "sxtb16 r8, r8, ror #8\n\t"                  \
-  "smlad %[t0], r8, %[u], %[t0]\n\t"           \
   "smlad %[s0], r10, %[v], %[s0]\n\t"          \
   "sxtb16 r10, r10, ror #8\n\t"                \
-  "smlad %[t0], r10, %[v], %[t0]\n\t"          \
+  "smlad %[t0], r8, %[u], %[t0]\n\t"           \
   "smlad %[s1], r11, %[u], %[s1]\n\t"          \
   "sxtb16 r11, r11, ror #8\n\t"                \
-  "smlad %[t1], r11, %[u], %[t1]\n\t"          \
+  "smlad %[t0], r10, %[v], %[t0]\n\t"          \
   "smlad %[s1], r12, %[v], %[s1]\n\t"          \
   "sxtb16 r12, r12, ror #8\n\t"                \
+  "smlad %[t1], r11, %[u], %[t1]\n\t"          \
   "smlad %[t1], r12, %[v], %[t1]\n\t"
 
 /* 2x2: {p0.c0, p0.c1, p1.c0, p1.c1}, two packed rows (mtk_pack_pair_s16) by a biased tile of 2 channels;
