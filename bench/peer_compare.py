@@ -219,7 +219,10 @@ def main() -> int:
     args = parser.parse_args()
 
     peers = peer_rows(args.peer)
-    cycles = tflm_cycles(args.tflm_cycles) if args.tflm_cycles else None
+    try:
+        cycles = tflm_cycles(args.tflm_cycles) if args.tflm_cycles else None
+    except SystemExit as err:   # not the harness's file: bad usage (2)
+        parser.error(str(err))
     rows = []
     for board in args.board or [PEER_BOARDS[cpu] for cpu in PEER_BOARDS if any(c == cpu for c, _ in peers)]:
         for key in args.model or list(MODELS):

@@ -8,8 +8,9 @@
 TFLM is not shipped with mtk and this script fetches nothing: pass checkouts of tflite-micro and CMSIS-NN, and
 the flatbuffers, gemmlowp and ruy headers TFLM includes (after TFLM's own `make` has run once, its downloads folder
 tensorflow/lite/micro/tools/make/downloads holds all four, and they are the defaults). TFLM's library sources
-(its sources.inc list, read with make), its cmsis_nn kernels in place of the reference ones, and every int8 source
-of CMSIS-NN are compiled once per core into --work with the flags of TFLM's cortex_m_generic target and
+(its sources.inc list, read with make; of its kernels those of the int8 operators main.cc registers, the MLPerf
+Tiny models', their cmsis_nn versions in place of the reference ones) and the CMSIS-NN sources they call are
+compiled once per core into --work with the flags of TFLM's cortex_m_generic target and
 BUILD_TYPE=release_with_logs, at -O2 throughout, with the board's -mcpu flags (mtk's for that core, the same as the
 peer file's). main.cc runs the model once on mtk's bare-metal startup and port; the cycle model (mtk.cycles, the
 board's core table) measures the call of tflm_invoke(), which is TFLM's Invoke() and nothing else: its exact
@@ -302,8 +303,11 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="write the rows here (bench/peer_compare.py --tflm-cycles reads it)")
     args = parser.parse_args()
 
-    checkouts = Checkouts.of(args.tflite_micro, cmsis_nn=args.cmsis_nn, flatbuffers=args.flatbuffers,
-                             gemmlowp=args.gemmlowp, ruy=args.ruy)
+    try:
+        checkouts = Checkouts.of(args.tflite_micro, cmsis_nn=args.cmsis_nn, flatbuffers=args.flatbuffers,
+                                 gemmlowp=args.gemmlowp, ruy=args.ruy)
+    except SystemExit as err:   # a path that is not the checkout it should be: bad usage (2)
+        parser.error(str(err))
     build = TflmBuild(checkouts, args.work, args.jobs)
     peers = peer_instructions(args.peer) if args.peer.is_file() else {}
     rows = [measure(build, args.models_dir / f"{MODELS[key]}.tflite", get_board(board), peers)
