@@ -3,12 +3,14 @@ arena_used_bytes()), without a target: TFLM's figures come from its Python inter
 
     python bench/arena_vs_tflm.py models/*.tflite ../shared/models/*.tflite
     python bench/arena_vs_tflm.py --generated           # also the tests' generated models (tests/modelgen.py)
+    python bench/arena_vs_tflm.py --fraction 0.5 ../shared/models/*.tflite   # and tiled to half TFLM's total
 
 Per model: mtk's arena (compiled for --cpu, default cortex-m4) and its I/O buffers (outside the
 arena, the caller's); TFLM's arena total (what arena_used_bytes() reports: on this 64-bit host its
 structs are larger than on a Cortex-M, so it is an upper figure) and its head (the planned tensors
-and scratch, model inputs and outputs among them), as RecordingMicroAllocator prints them. Exit
-status 1 if any mtk arena is larger than TFLM's total.
+and scratch, model inputs and outputs among them), as RecordingMicroAllocator prints them. With
+`--fraction F`, also the arena `--max-ram` F × TFLM's total gives (codegen/tiling.py), or the
+lowest the tiling reaches when it refuses. Exit status 1 if any mtk arena is larger than TFLM's total.
 """
 
 from __future__ import annotations
@@ -44,11 +46,21 @@ def generated_models() -> dict[str, bytes]:
     return {f"{family}.{seed}": data for seed in (0, 1) for family, data in modelgen.example_models(seed).items()}
 
 
+def tiled(path: Path, work: Path, cpu: str, max_ram: int) -> str:
+    """The arena `--max-ram max_ram` gives, or what the compiler says it reaches at best."""
+    try:
+        memory = compile_model(path, work / "tiled", cpu=cpu, force=True, max_ram=max_ram).memory
+    except MtkError as err:
+        return f"  --max-ram {max_ram:,}: {err.message.split(': ', 1)[-1]}"
+    return f"  --max-ram {max_ram:,}: {memory.arena_bytes:,} B"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("models", nargs="*", type=Path, help="int8 .tflite models")
     parser.add_argument("--generated", action="store_true", help="also the tests' generated example models")
     parser.add_argument("--cpu", default="cortex-m4")
+    parser.add_argument("--fraction", type=float, help="also compile with --max-ram this fraction of TFLM's total")
     args = parser.parse_args()
     above = 0
     with tempfile.TemporaryDirectory(prefix="mtk-arena-") as tmp:
@@ -66,7 +78,8 @@ def main() -> int:
             total, head = tflm_arena(path)
             above += memory.arena_bytes > total
             print(f"{name:32} {memory.arena_bytes:10,} {memory.io_bytes:8,} {total:11,} {head:10,} "
-                  f"{memory.arena_bytes / total:6.2f}{'  ABOVE TFLM' if memory.arena_bytes > total else ''}",
+                  f"{memory.arena_bytes / total:6.2f}{'  ABOVE TFLM' if memory.arena_bytes > total else ''}"
+                  f"{tiled(path, Path(tmp) / name, args.cpu, int(args.fraction * total)) if args.fraction else ''}",
                   flush=True)
     return 1 if above else 0
 

@@ -8,7 +8,7 @@
   records     files mtk reads back from disk, mutated: a project's mtk-project.json (paths outside,
               `..`, absolute, symlinks, types, sizes), a compiled folder's metadata.json, a tuning JSON
   aliases     an output path that is an input (same name, `./`, `..`, absolute, symlink, hard link, a
-              symlinked folder) for every command with an output
+              symlinked folder) for every command with an output; a file output named as a folder
   urls        --lab labgrid://... forms
   numbers     numeric options at and past their ranges
 
@@ -286,6 +286,15 @@ ALIAS_COMMANDS = [   # (argv with {out}, the input {out} aliases); inputs: m.tfl
     (["tune", "m.tflite", "--tuning", "{out}"], "m.tflite"),
     (["project", "m.tflite", "--board", "mps2/an386", "-o", "{out}", "--force"], "m.tflite"),
     (["compile", "sub/m2.tflite", "-o", "{out}", "--force"], "sub"),
+    (["run", "m.tflite", "--build-dir", "{out}"], "m.tflite"),
+]
+FILE_OUTPUTS = [   # commands whose output is a file: given the folder sub/ (which holds an input)
+    ["compile", "m.tflite", "--format", "mlf", "-o", "{out}", "--force"],
+    ["compile", "m.tflite", "-o", "o", "--plot-memory", "{out}"],
+    ["quantize", "f.tflite", "--calib", "c.npz", "-o", "{out}", "--force"],
+    ["bench", "m.tflite", "--plot", "{out}"],
+    ["tune", "m.tflite", "--tuning", "{out}"],
+    ["ports", "--hardware-map", "{out}", "--force"],
 ]
 
 
@@ -297,8 +306,10 @@ def aliases_case(rng: random.Random, work: Path) -> Case:
     (work / "sub").mkdir()
     shutil.copy(models / "digits_cnn_int8.tflite", work / "sub" / "m2.tflite")
     argv, victim = rng.choice(ALIAS_COMMANDS)
-    spelling = rng.randrange(7)
-    if spelling == 0:
+    spelling = rng.randrange(8)
+    if spelling == 7:
+        argv, out = rng.choice(FILE_OUTPUTS), rng.choice(["sub", "./sub/", str(work / "sub")])
+    elif spelling == 0:
         out = victim
     elif spelling == 1:
         out = f"./{victim}"
@@ -316,7 +327,7 @@ def aliases_case(rng: random.Random, work: Path) -> Case:
         os.symlink(work, work / "sub" / "up")
         out = f"sub/up/{victim}" if rng.random() < 0.5 else "sub/up"
     inputs = [work / n for n in ("m.tflite", "f.tflite", "c.npz", "t.npz", "sub")]
-    allowed = ALLOWED | ({3, 4} if argv[0] in ("bench", "tune") else set())
+    allowed = ALLOWED | ({3, 4} if argv[0] in ("bench", "tune", "run") else set())
     return Case("aliases", [a.format(out=out) for a in argv], inputs, frozenset(allowed), describe=f"{argv[0]} -> {out}")
 
 

@@ -122,7 +122,7 @@ def data_worker(conn, campaign_seed: int, work: str) -> None:
     from data_mutator import mutate_data
     from mtk.errors import MtkError
     from mtk.evaluation import load_labels
-    from mtk.pipeline import load_samples
+    from mtk.samples import load_samples
     from mtk.quantize import load_dataset
     resource.setrlimit(resource.RLIMIT_AS, (DATA_WORKER_BYTES, DATA_WORKER_BYTES))
     readers = {"samples": lambda p: load_samples(p, DATA_MODEL), "calibration": lambda p: load_dataset(p, (1, 8, 8, 1)),

@@ -45,7 +45,7 @@ import numpy as np
 
 from mtk.boards import get_board
 from mtk.compiler import compile_model
-from mtk.pipeline import random_samples
+from mtk.samples import random_samples
 from mtk.compiled import CompiledModel
 from mtk.reference import run_reference_batch
 from mtk.tuning import load_tuning

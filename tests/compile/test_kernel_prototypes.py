@@ -24,7 +24,7 @@ def compile_with_prototypes(isa: Isa, functions: list[CFunction], tmp_path: Path
     gcc = shutil.which("arm-none-eabi-gcc")
     if gcc is None:
         pytest.skip("arm-none-eabi-gcc not installed (Debian package gcc-arm-none-eabi)")
-    headers = {table.DOT_HEADER, table.BIASED_HEADER, table.IM2COL_HEADER}
+    headers = {table.DOT_HEADER, table.BIASED_HEADER, table.IM2COL_HEADER, table.RUNS_HEADER}
     headers |= {k.header for k in table.KERNELS if isa in k.isas and k.header}
     src = tmp_path / f"{isa.value}.c"
     src.write_text("".join(f'#include "{h}"\n' for h in sorted(headers))

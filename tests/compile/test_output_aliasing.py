@@ -5,8 +5,12 @@ All refused before any work (exit 2, one line), the inputs byte for byte as they
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import shutil
+import stat
+import tarfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -135,3 +139,43 @@ def test_a_build_dir_that_is_a_file_is_refused_while_parsing(command, build_dir,
     assert err.strip().splitlines()[-1].endswith(f"argument --build-dir: {build_dir} is a file, not a folder")
     assert err.startswith("usage:") and "Traceback" not in err
     assert digest(work / INT8) == before
+
+
+@pytest.mark.parametrize("argv", [["bench", INT8, "--plot", "sub"], ["compile", INT8, "-o", "out", "--plot-memory", "sub"],
+                                  ["quantize", FLOAT, "--calib", CALIB, "-o", "sub", "--force"],
+                                  ["ports", "--hardware-map", "sub", "--force"]])
+def test_an_output_file_onto_a_folder_is_refused_before_any_work(argv, work, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "sub is a folder; give a file name" in err and "reading" not in err and "quantizing" not in err
+    assert (work / "sub").is_dir()
+
+
+def special_files(tmp_path: Path) -> dict[str, Path]:
+    """A FIFO, and as root a character device standing for /dev/null (the real one is never used: an output
+    replacing it would break the machine)."""
+    found = {"fifo": tmp_path / "fifo"}
+    os.mkfifo(found["fifo"])
+    try:
+        os.mknod(tmp_path / "null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        found["null"] = tmp_path / "null"
+    except PermissionError:
+        pass
+    return found
+
+
+@pytest.mark.parametrize("kind", ["fifo", "null"])
+def test_an_output_onto_a_device_or_fifo_is_written_into_never_replaced(kind, work, capsys):
+    """`-o /dev/null --force` discards the output: the device stays a device (mtk running as root replaced
+    /dev/null with a regular file)."""
+    target = special_files(work).get(kind) or pytest.skip("making a device node takes root")
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(target.read_bytes()), daemon=True)
+    reader.start()
+    assert main(["compile", INT8, "--format", "mlf", "-o", str(target), "--force"]) == 0, capsys.readouterr().err
+    reader.join(30)
+    mode = target.lstat().st_mode
+    assert stat.S_ISFIFO(mode) if kind == "fifo" else stat.S_ISCHR(mode)
+    if kind == "fifo":
+        assert tarfile.is_tarfile(io.BytesIO(received[0]))
+    assert sorted(p.name for p in work.iterdir() if p.name.startswith(".")) == []

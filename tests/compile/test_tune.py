@@ -22,7 +22,8 @@ from mtk.ops import op_def, prepare_ops
 from mtk.ops.base import Scratch
 from mtk.ops.pooling import POOL_KERNELS
 from mtk.ops.variants import Variant
-from mtk.pipeline import LayerTime, _layer_times
+from mtk.pipeline import _layer_times
+from mtk.runresult import LayerTime
 from mtk.reader import read_model
 from mtk.target import get_cpu
 from mtk.tflite_builder import ModelBuilder

@@ -61,5 +61,8 @@ def test_ports_lists_and_writes_a_hardware_map(tmp_path, capsys, one_stlink):
     assert yaml.safe_load(lab.read_text())[0]["serial"] == "/dev/ttyACM0"
     assert main(["ports", "--hardware-map", str(lab)]) == 2
     assert main(["ports", "--hardware-map", str(lab), "--force"]) == 0
+    capsys.readouterr()
+    assert main(["ports", "--hardware-map", str(tmp_path), "--force"]) == 2   # a folder: not replaced
+    assert "is a folder; give a file name" in capsys.readouterr().err
 
 

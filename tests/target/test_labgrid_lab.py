@@ -210,8 +210,8 @@ def test_a_stand_in_killed_mid_run_fails_alone(lab, fc_model, tmp_path, capsys, 
     an385 = lab.standins[0]
     start = PlaceRunner.start
 
-    def start_then_kill_an385(runner, elf):
-        session = start(runner, elf)
+    def start_then_kill_an385(runner, elf, baudrate):
+        session = start(runner, elf, baudrate)
         if runner.target.name == an385.place:
             an385.process.kill()
             an385.process.wait()

@@ -93,6 +93,7 @@ def _command_name(argv: list[str]) -> str:
 # Arguments naming a file or folder the command writes; a command module's own OUTPUT_ARGS replaces
 # these (tune's --tuning file is read and rewritten; elsewhere --tuning is only read).
 OUTPUT_ARGS = ("output", "plot", "plot_memory", "hardware_map")
+FILE_OUTPUT_ARGS = ("plot", "plot_memory", "hardware_map")   # never a folder
 
 
 def _paths_named(args: argparse.Namespace) -> list[str]:
@@ -119,6 +120,8 @@ def _main(argv: list[str] | None) -> int:
             out = getattr(args, name, None)
             if out:
                 fsutil.check_writable(out)
+                if name in FILE_OUTPUT_ARGS:
+                    fsutil.check_not_folder(out, what=f"--{name.replace('_', '-')}")
                 if not Path(out).is_dir():
                     fsutil.check_not_input(out, what=f"--{name.replace('_', '-')}")
                 elif getattr(args, "force", False):

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from . import interrupts
 from .errors import NAME_MAX, MtkError
 
 
@@ -139,18 +140,24 @@ def check_output_dir(path: Path, force: bool, inputs: Iterable[str | Path] = ())
                            hint="give an output folder of its own")
 
 
+def check_not_folder(path: str | Path, what: str = "output path") -> None:
+    """An output file's path: refuse an existing folder there."""
+    if Path(path).is_dir():
+        raise MtkError(f"{what} {path} is a folder; give a file name")
+
+
 def check_output_file(path: Path, force: bool) -> None:
     """Refuse an existing file unless --force, a folder, and an input of the command."""
     check_not_input(path)
-    if path.is_dir():
-        raise MtkError(f"output path {path} is a folder; give a file name")
+    check_not_folder(path)
     if path.exists() and not force:
         raise MtkError(f"output file {path} exists", hint="pass --force to replace it")
 
 
 @contextmanager
 def atomic_output_dir(path: Path, force: bool = False, inputs: Iterable[str | Path] = ()) -> Iterator[Path]:
-    """Yield a temporary folder beside `path`; it replaces `path` only if the block succeeds."""
+    """Yield a temporary folder beside `path`; it replaces `path` only if the block succeeds and no
+    signal came meanwhile (one whose KeyboardInterrupt a library swallowed)."""
     path = Path(path).resolve()
     check_output_dir(path, force, inputs)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -158,6 +165,7 @@ def atomic_output_dir(path: Path, force: bool = False, inputs: Iterable[str | Pa
     honour_umask(tmp)
     try:
         yield tmp
+        interrupts.check()
         if path.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old.", dir=path.parent))
             os.replace(path, old / "x")
@@ -172,9 +180,20 @@ def atomic_output_dir(path: Path, force: bool = False, inputs: Iterable[str | Pa
 
 @contextmanager
 def atomic_output_file(path: Path) -> Iterator[Path]:
-    """Yield a temporary file name beside `path`; it becomes `path` only if the block succeeds."""
+    """Yield a temporary file name beside `path`; it becomes `path` only if the block succeeds and no
+    signal came meanwhile. An existing `path` that is no regular file (/dev/null, a FIFO) is written
+    into at the end, never replaced."""
     path = Path(path)
     check_not_input(path)
+    check_not_folder(path)
+    if _exists(path) and not path.is_file():
+        with tempfile.TemporaryDirectory(prefix="mtk-output-") as folder:
+            staged = Path(folder) / "output"
+            yield staged
+            interrupts.check()
+            with open(staged, "rb") as data, open(path, "wb") as out:
+                shutil.copyfileobj(data, out)
+        return
     if path.parent and not path.parent.is_dir():
         raise MtkError(f"cannot write {path}: folder {path.parent} does not exist")
     fd, name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
@@ -183,6 +202,7 @@ def atomic_output_file(path: Path) -> Iterator[Path]:
     honour_umask(tmp)
     try:
         yield tmp
+        interrupts.check()
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 from contextlib import contextmanager
@@ -53,15 +54,21 @@ def handled_by_command() -> None:
 def handled() -> Iterator[None]:
     """The signals above handled by `handler` for the block (in the main thread, where Python runs
     handlers; elsewhere nothing changes), the previous handlers restored after it. A signal ignored
-    when mtk starts stays ignored: SIGHUP under nohup, SIGINT in a shell's background job."""
+    when mtk starts stays ignored: SIGHUP under nohup, SIGINT in a shell's background job. A
+    KeyboardInterrupt that Python cannot raise (its handler ran in a __del__ or a weakref callback)
+    is not printed as "Exception ignored": its signal is recorded and ends the command."""
     _received.clear()
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     previous = {s: signal.signal(s, handler) for s in SIGNALS if signal.getsignal(s) != signal.SIG_IGN}
+    unraisable_hook = sys.unraisablehook
+    sys.unraisablehook = lambda unraisable: None if isinstance(unraisable.exc_value, KeyboardInterrupt) \
+        else unraisable_hook(unraisable)
     try:
         yield
     finally:
+        sys.unraisablehook = unraisable_hook
         for s, h in previous.items():
             signal.signal(s, h)
 

@@ -7,7 +7,7 @@ of the run function, a constant in flash, a place in the arena), and the program
   include/tvmgen_M.h      structs of I/O pointers, tvmgen_M_run() (microTVM's interface); macros of each
                           tensor's size, type, shape, scale and zero point, and of the return codes
   src/tvmgen_M.c          constants (const, in flash), the arena (one pool per RAM region it uses:
-                          regions.py), the state region (variable tensors:
+                          regions.py), the state region (variable tensors and ops' own state:
                           kept between calls, set to TFLM's reset values by tvmgen_M_reset() and
                           before the first run), the run function calling kernels in order
   src/tvmgen_M_kernels.c  the operator kernels: TVM-generated C and hand-written C kernels
@@ -27,7 +27,7 @@ from ..graph import Graph, Tensor
 from ..kernels.signature import CFunction, Param
 from ..kernels.table import C_FUNCTIONS
 from ..names import c_comment, c_identifier, library, macro, run_function
-from ..ops.base import Const, Kernel, Scratch, View
+from ..ops.base import Const, Kernel, Scratch, State, View
 from ..ops.fixedpoint import FIXEDPOINT_HEADER
 from ..target import Cpu
 from . import tvm_c
@@ -35,8 +35,8 @@ from .memory_plan import Buffer
 from .regions import Pool
 from .storage import Step, Storage, scratch_key
 
-_C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "uint16": "uint16_t",
-            "int32": "int32_t", "uint32": "uint32_t", "int64": "int64_t", "float32": "float", "bool": "uint8_t"}
+_C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "uint16": "uint16_t", "int32": "int32_t",
+            "uint32": "uint32_t", "int64": "int64_t", "uint64": "uint64_t", "float32": "float", "bool": "uint8_t"}
 
 PRELUDE = """#include <stdint.h>
 #include <stddef.h>
@@ -240,7 +240,7 @@ class AotProgram:
     constants: ConstantPool
     kernels: KernelLibrary
     calls: list[Call] = field(default_factory=list)
-    states: dict[int, StateTensor] = field(default_factory=dict)   # by tensor index
+    states: dict[int | str, StateTensor] = field(default_factory=dict)   # by tensor index, or an op's by name
     pools: tuple[Pool, ...] = ()   # the arena's pools by RAM region (empty: the one arena)
 
     def symbols(self, op_index: int) -> list[str]:
@@ -291,7 +291,16 @@ def build_program(graph: Graph, steps: list[Step], storage: Storage, module: str
             return replace(base, offset=base.offset + view.offset)
         raise AssertionError(f"a view of {base} (tiling reads and writes activations only)")
 
+    def op_state_ref(step: int, state: State) -> SymbolRef:
+        name = f"op{steps[step][0].index}_{state.name}"
+        symbol = f"tvmgen_{module}_state{len(program.states)}_{name}"
+        kept = program.states.setdefault(name, StateTensor(name, symbol, (state.size,), state.dtype,
+                                                           state.size * np.dtype(state.dtype).itemsize, 0))
+        return SymbolRef(kept.symbol)
+
     def operand_ref(step: int, k: int, a) -> BufferRef:
+        if isinstance(a, State):
+            return op_state_ref(step, a)
         if isinstance(a, Const):
             return program.constants.ref(f"op{steps[step][0].index}_{a.name}", a.data)
         if isinstance(a, Scratch):
@@ -315,6 +324,8 @@ def _format_values(data: np.ndarray) -> str:
         items = [repr(float(v)) + "f" for v in flat]
     elif flat.dtype == np.int32 or flat.dtype == np.int64:
         items = [f"{int(v)}" if int(v) != -2**31 else "(-2147483647 - 1)" for v in flat]
+    elif flat.dtype in (np.uint32, np.uint64):   # beyond INT64_MAX an unsuffixed decimal is "so large" (gcc warns)
+        items = [f"{int(v)}u" for v in flat]
     else:
         items = [str(int(v)) for v in flat]
     lines = [", ".join(items[i:i + 24]) for i in range(0, len(items), 24)]
@@ -385,7 +396,8 @@ def _header(module: str, inputs: tuple[IOTensor, ...], outputs: tuple[IOTensor, 
                   f"int32_t {run}(struct {library(module)}_inputs* inputs, "
                   f"struct {library(module)}_outputs* outputs);"]
     if states:
-        lines += ["", f"/* State kept between runs ({len(states)} variable tensors): {library(module)}_reset() sets it",
+        lines += ["", f"/* State kept between runs ({len(states)} arrays: variable tensors, ops' own): "
+                  f"{library(module)}_reset() sets it",
                   " * back to its start (as TFLM's MicroInterpreter::Reset does); the first run does it too. */",
                   f"#define {macro(module, 'STATE_SIZE')} {sum(s.bytes for s in states)}",
                   f"void {library(module)}_reset(void);"]

@@ -20,7 +20,7 @@ from ._layers import layer_heading, layer_table, run_profiled
 from ._target import add_target_arguments, run_options
 
 if TYPE_CHECKING:
-    from ..pipeline import RunResult
+    from ..runresult import RunResult
 
 NAME = "bench"
 HELP = "benchmark models on boards: per-inference counts, memory, optional per-layer profile and PNG chart"
@@ -125,7 +125,7 @@ def _bench_labgrid(args: argparse.Namespace) -> tuple[list[RunResult], list[Fail
         from ..labgrid_lab.bench import lab_boards
         return _bench_local(args, _emulated_lab(lab_boards(coordinator_address(args.lab))))
     from ..labgrid_lab.bench import bench_on_labgrid
-    from ..pipeline import check_runs
+    from ..runoptions import check_runs
     check_runs(args.runs)
     return bench_on_labgrid(coordinator_address(args.lab), [Path(m) for m in args.models],
                             lambda board: run_options(args, board, {}, runs=args.runs, profile=args.profile,

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from .. import ui
-from ..errors import MtkError
+from ..fsutil import check_output_file
 from ..lab import hardware_map_entries, write_hardware_map
 from ..labgrid_lab.exporter import exporter_config
 from ..transport.ports import list_serial_ports
@@ -46,8 +46,7 @@ def run(args: argparse.Namespace) -> int:
         print(exporter_config(ports, args.labgrid_exporter), end="")
         return 0
     if args.hardware_map is not None:
-        if args.hardware_map.exists() and not args.force:
-            raise MtkError(f"{args.hardware_map} exists", hint="pass --force to overwrite it")
+        check_output_file(args.hardware_map, args.force)
         entries = hardware_map_entries(ports)
         write_hardware_map(args.hardware_map, entries)
         ui.info(f"wrote {len(entries)} board(s) to {args.hardware_map}")

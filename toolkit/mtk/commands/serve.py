@@ -57,18 +57,19 @@ def runner_hint(port: str, benchmark_id: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from ..pipeline import build_firmware, int8_model, work_folder
+    from ..reader import read_model
 
     from ..cycles.model import CycleModel
 
     options = run_options(args, args.board)
     board = options.board
-    shift = pacing_shift(board.clock_hz) if board.is_qemu else 0
-    runner = None if board.is_qemu else get_runner(board, **options.runner_options)
+    runner = get_runner(board, **options.runner_options)
+    shift = pacing_shift(board.clock_hz) if runner.caps.paced else 0
     with work_folder(options.build_dir) as work:
-        compiled, elf = build_firmware(int8_model(Path(args.model), options.calib, work, options.build_dir is not None),
-                                      options, work, shift)
+        int8 = int8_model(read_model(args.model), options.calib, work, options.build_dir is not None)
+        compiled, elf = build_firmware(int8, options, work, shift)
         benchmark = mlperf.resolve(options.mlperf_tiny, compiled)
-        if runner is not None:
+        if runner.caps.flashes:
             with ui.step(f"flashing {board.name}"):
                 runner.start(elf).close()
             return _report(args, runner.select_board(), benchmark, board, None)

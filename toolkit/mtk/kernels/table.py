@@ -43,6 +43,7 @@ ISA_HEADERS = {Isa.SCALAR: "mtk_dot_s8_scalar.h", Isa.M3: "mtk_dot_s8_m3.h", Isa
 BIASED_HEADER = "mtk_dot_biased_s8.h"
 GEMM_MVE_HEADER = "mtk_gemm_mve.h"
 IM2COL_HEADER = "mtk_im2col_s8.h"
+RUNS_HEADER = "mtk_im2col_runs_s8.h"
 DEPTHWISE_HEADER = "mtk_depthwise_s8.h"
 DEPTHWISE_DSP_HEADER = "mtk_depthwise_dsp.h"
 DEPTHWISE_MVE_HEADER = "mtk_depthwise_mve.h"
@@ -69,7 +70,8 @@ def _f(name: str, params: str) -> CFunction:
     return CFunction.of(name, params)
 
 
-# The GEMM's row packers (c/mtk_dot_s8.h, c/mtk_im2col_s8.h): int8 rows into the scratch as the micro-kernels read them
+# The GEMM's row packers (c/mtk_dot_s8.h, c/mtk_im2col_s8.h, c/mtk_im2col_runs_s8.h): int8 rows into the scratch
+# as the micro-kernels read them
 _TAPS = ("int32_t in_h, int32_t in_w, int32_t in_c, int32_t kh, int32_t kw, int32_t dil_h, int32_t dil_w, "
          "const void* pad, void* dst")
 PACK_ROW = _f("mtk_pack_row_s16", "const void* src, int32_t k, void* dst")
@@ -83,7 +85,13 @@ PACK_SUMS = _f("mtk_pack_sums_s16", "const void* x, int32_t groups, int32_t rows
 IM2COL = _f("mtk_im2col_s8", "const void* x, int32_t iy, int32_t ix, int32_t in_h, int32_t in_w, int32_t in_c, "
                              "int32_t c0, int32_t cn, int32_t kh, int32_t kw, int32_t dil_h, int32_t dil_w, "
                              "int32_t pad, int32_t tail, void* dst")
-ROW_PACKERS = (PACK_ROW, PACK_PAIR, PACK_TAPS_ROW, PACK_TAPS_PAIR, PACK_ROW_GROUPS, PACK_PAIR_GROUPS, PACK_SUMS, IM2COL)
+_RUNS = ("int32_t in_h, int32_t in_w, int32_t in_c, int32_t kh, int32_t kw, int32_t dil_h, int32_t pad, void* stage, "
+         "void* dst")
+PACK_RUNS_ROW = _f("mtk_pack_runs_row_s16", f"const void* x, int32_t iy, int32_t ix, {_RUNS}")   # c/mtk_im2col_runs_s8.h
+PACK_RUNS_PAIR = _f("mtk_pack_runs_pair_s16",
+                    f"const void* x, int32_t iy0, int32_t ix0, int32_t iy1, int32_t ix1, {_RUNS}")
+ROW_PACKERS = (PACK_ROW, PACK_PAIR, PACK_TAPS_ROW, PACK_TAPS_PAIR, PACK_ROW_GROUPS, PACK_PAIR_GROUPS, PACK_SUMS, IM2COL,
+               PACK_RUNS_ROW, PACK_RUNS_PAIR)
 
 Packer = Callable[[np.ndarray, int, int], np.ndarray]   # (weights [channels, depth], tile, group) -> flash array
 

@@ -16,7 +16,9 @@ from .. import ui
 from ..boards import Board
 from ..errors import MtkError
 from ..lab import Failure, known_board
-from ..pipeline import Firmware, RunOptions, RunResult, build_model_firmware, run_built, work_folder
+from ..pipeline import Firmware, build_model_firmware, run_built, work_folder
+from ..runoptions import RunOptions
+from ..runresult import RunResult
 from .coordinator import BOARD_TAG, Coordinator, LabPlace
 from .place import PlaceRunner
 

@@ -37,6 +37,16 @@ class Scratch:
 
 
 @dataclass(frozen=True)
+class State:
+    """Memory an op keeps from one inference to the next (TFLM's persistent buffer that the op's Reset clears):
+    `size` elements of `dtype` in the state region, zero after tvmgen_<module>_reset()."""
+
+    name: str
+    dtype: str
+    size: int
+
+
+@dataclass(frozen=True)
 class View:
     """The bytes of a graph tensor (its index) or of a scratch from `offset` on: the rows of a tensor
     a tiled layer reads or writes (codegen/tiling.py)."""
@@ -45,7 +55,7 @@ class View:
     offset: int
 
 
-Operand = Union[int, Const, Scratch, View]   # int: index of a graph tensor
+Operand = Union[int, Const, Scratch, State, View]   # int: index of a graph tensor
 
 
 @dataclass
@@ -74,11 +84,24 @@ class Kernel:
         return "tvm+c:" + ",".join(self.c_calls) if self.c_calls else "tvm"
 
 
+@dataclass(frozen=True)
+class Overwrite:
+    """The op's output may overlap input tensor `input` (its last reader): starting `below` bytes or more
+    under the input's start with `kernels` as they are (rows ascending), or `above` bytes or more over it
+    with `descending` instead (None: not that way). The memory plan chooses (codegen/memory_plan.py)."""
+
+    input: int
+    below: int | None
+    above: int | None = None
+    descending: tuple[Kernel, ...] = ()
+
+
 @dataclass
 class Lowered:
     kernels: list[Kernel] = field(default_factory=list)
     alias_of: int | None = None   # output shares this input tensor's memory (no copy)
     variant: Any = None           # the variant the kernels compute (one of OpDef.variants), if any
+    overwrites: Overwrite | None = None
 
 
 @dataclass(frozen=True)
@@ -155,6 +178,9 @@ class OpDef:
     """
 
     types: ClassVar[tuple[str, ...]] = ()
+    # Element types of the first input this family computes `types` for, where another family computes the
+    # others (ops/__init__.py picks by it); () for a family that takes every op of its types.
+    input_dtypes: ClassVar[tuple[str, ...]] = ()
 
     def plan(self, op: Op, graph: Graph) -> Any:
         """The op's parameters (OpData.params), checked; None for an op that needs none."""

@@ -22,11 +22,11 @@ import tvm
 from tvm.script import tirx as T
 
 from ..kernels.signature import CFunction
-from ..kernels.table import DOT_HEADER, GEMM_BY_ID, IM2COL_HEADER, KernelSpec, gemm_choices, weight_group
+from ..kernels.table import DOT_HEADER, GEMM_BY_ID, IM2COL_HEADER, RUNS_HEADER, KernelSpec, gemm_choices, weight_group
 from ..target import Cpu
 from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, constant_kernel, jit, specialize
 from .geometry import ConvGeometry
-from .gemm_calls import KernelCalls, RowPacking, row_source
+from .gemm_calls import KernelCalls, RowPacking, row_source, runs_order, runs_stage_bytes
 from .gemm_mve import gemm_mve_kernel
 from .microkernels import (GROUP, HELIUM_CHUNK, constant_channels, fused_stream_bytes, fused_stream_params,
                            live_channel_tables, pack_fused_stream, shares_requantization, worth_leaving_out)
@@ -135,11 +135,15 @@ def gemm_kernel(data: OpData, variant: Variant) -> Kernel:
     mk = micro_kernel(variant)
     if mk.fused and mk.weights != "fused":
         return gemm_mve_kernel(data, mk)
+    stage = runs_stage_bytes(patches, data.cpu)
+    if stage:   # the weights in the order the rows are packed in
+        p = replace(p, weights=w[:, runs_order(patches)])
+        w = p.weights
     rows = y.size // w.shape[0]
     in_size = patches.in_h * patches.in_w * patches.in_c if patches else rows * w.shape[1]
     stream = stream_params(p) if mk.weights == "fused" else None   # (weights, bias, multiplier, shift)
     layout = GemmLayout(rows, w.shape[0], w.shape[1], variant, row_source(patches), weight_group(data.cpu),
-                        shares_requantization(*(stream[2:] if stream else (rq.multiplier, rq.shift))))
+                        shares_requantization(*(stream[2:] if stream else (rq.multiplier, rq.shift))), stage=stage)
     if layout.stream and layout.block_rows == 2 and layout.chunk == layout.depth:   # leave constant channels out?
         constant = constant_channels(*stream, rq.out_zp, rq.act_min, rq.act_max)
         live = constant < rq.act_min
@@ -161,7 +165,8 @@ def gemm_kernel(data: OpData, variant: Variant) -> Kernel:
         packed = mk.pack(w, layout.block_cols, layout.weight_group)
     args = [op.inputs[0], Const("w", packed), *optional.values(), op.outputs[0],
             *([Scratch(layout.scratch_bytes)] if layout.scratch_bytes else [])]
-    headers = tuple(dict.fromkeys((DOT_HEADER, mk.header) + ((IM2COL_HEADER,) if layout.source == "gather" else ())))
+    gather_header = (RUNS_HEADER if stage else IM2COL_HEADER,) if layout.source == "gather" else ()
+    headers = tuple(dict.fromkeys((DOT_HEADER, mk.header) + gather_header))
     chunk_stream = layout.stream and layout.chunk < layout.depth
     c_calls = ((layout.chunk_kernel.name if chunk_stream else LIVE_KERNEL.name if layout.live is not None else mk.name),)
     c_calls += (layout.tail_kernel.name,) if layout.tail_kernel else ()
@@ -178,6 +183,7 @@ class GemmLayout:
     weight_group: int = GROUP
     shared_requant: bool = True   # every channel has the same multiplier and shift (a one-row stream's layer words)
     live: int | None = None       # a two-row stream's channels that are not constant, when it leaves the others out
+    stage: int = 0                # a gather's staging bytes per row when it packs kernel-row runs (runs_stage_bytes)
 
     @property
     def spec(self) -> KernelSpec:
@@ -273,6 +279,8 @@ class GemmLayout:
         of rows over every channel tile."""
         if self.chunk < self.depth:
             return self.packed_bytes + self.block_rows * -(-self.cols // self.block_cols) * self.block_cols * 4
+        if self.stage:
+            return self.packed_bytes + self.block_rows * self.stage
         return self.packed_bytes + (self.block_rows * self.groups * GROUP if self.source == "gather" else 0)
 
 
@@ -303,7 +311,9 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
     @T.macro
     def pack_block(x, pad, scratch, acc, pb):
         """The block's whole rows into the scratch, then (row_sums) their sums after the block's."""
-        if g.source == "gather":
+        if g.stage > 0:
+            T.evaluate(pack.runs(x, scratch, pb))
+        elif g.source == "gather":
             for slot in T.serial(R):
                 T.evaluate(pack.gather(x, scratch, pb, slot))
             T.evaluate(pack.gathered(scratch))

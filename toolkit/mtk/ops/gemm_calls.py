@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
 from tvm.script import tirx as T
 
 from ..kernels.signature import CFunction
-from ..kernels.table import (IM2COL, PACK_PAIR, PACK_PAIR_GROUPS, PACK_ROW, PACK_ROW_GROUPS, PACK_SUMS, PACK_TAPS_PAIR,
-                             PACK_TAPS_ROW)
+from ..kernels.table import (IM2COL, PACK_PAIR, PACK_PAIR_GROUPS, PACK_ROW, PACK_ROW_GROUPS, PACK_RUNS_PAIR,
+                             PACK_RUNS_ROW, PACK_SUMS, PACK_TAPS_PAIR, PACK_TAPS_ROW)
+from ..target import Cpu, Isa
 from .base import c_call
 from .microkernels import GROUP
 from .requant import Requant
@@ -28,6 +30,24 @@ def row_source(patches: Patches | None) -> str:
     return "taps" if patches.in_c % GROUP == 0 else "gather"
 
 
+def runs_stage_bytes(patches: Patches | None, cpu: Cpu) -> int:
+    """Bytes a row's staging takes when a gather packs kernel-row runs straight from the input
+    (mtk_im2col_runs_s8.h: no horizontal dilation, a DSP core's int16 packing, kernel rows not in whole groups:
+    whole ones the gather copies a word at a time already); 0 when it does not."""
+    run = patches.k_w * patches.in_c if patches else 0
+    if row_source(patches) != "gather" or patches.dil_w != 1 or cpu.isa is not Isa.DSP or run % GROUP == 0:
+        return 0
+    return -(-run // GROUP) * GROUP + -(-patches.k_h * (run % GROUP) // GROUP) * GROUP
+
+
+def runs_order(patches: Patches) -> np.ndarray:
+    """The im2col row's values (ky, kx, c order) in the order mtk_im2col_runs_s8.h packs them: each kernel
+    row's whole groups, then the values left over from every kernel row."""
+    run = patches.k_w * patches.in_c
+    whole = run - run % GROUP
+    rows = np.arange(patches.k_h)[:, None] * run
+    return np.concatenate([(rows + np.arange(whole)).ravel(), (rows + np.arange(whole, run)).ravel()])
+
 
 def block_row(g: GemmLayout, pb, i: int):
     """Row i of block pb (the last row again past the end)."""
@@ -38,7 +58,8 @@ class RowPacking:
     """The calls packing a block's rows into the scratch as the kernels read them, from the layout's row source: the
     input's own rows ("rows"; none for a direct kernel, nor for a one-row stream, whose kernel packs the row), its
     im2col taps packed straight from the input, a kernel row at a time ("taps"), or its im2col patches gathered byte
-    by byte into the scratch first ("gather")."""
+    by byte into the scratch first ("gather"; on DSP cores, kernel rows not in whole groups packed from the input a
+    kernel row at a time: runs)."""
 
     def __init__(self, g: GemmLayout, patches: Patches | None):
         self.g, self.pt = g, patches
@@ -78,6 +99,20 @@ class RowPacking:
         if len(rows) == 2:
             return c_call(PACK_PAIR, src0=srcs[0], src1=srcs[1], k=count, dst=dst)
         return c_call(PACK_ROW, src=srcs[0], k=count, dst=dst)
+
+    def runs(self, x, scratch, pb):
+        """The call packing the block's im2col rows a kernel row at a time from the input (runs_stage_bytes), staged
+        after the packed rows."""
+        g, pt = self.g, self.pt
+        geometry = dict(x=T.address_of(x[0]), in_h=pt.in_h, in_w=pt.in_w, in_c=pt.in_c, kh=pt.k_h, kw=pt.k_w,
+                        dil_h=pt.dil_h, pad=pt.in_zp, stage=T.address_of(scratch[g.packed_bytes]),
+                        dst=T.address_of(scratch[0]))
+        rows = self.block_rows(pb)
+        if len(rows) == 2:
+            (iy0, ix0), (iy1, ix1) = (self.corner(p, 0) for p in rows)
+            return c_call(PACK_RUNS_PAIR, iy0=iy0, ix0=ix0, iy1=iy1, ix1=ix1, **geometry)
+        iy, ix = self.corner(rows[0], 0)
+        return c_call(PACK_RUNS_ROW, iy=iy, ix=ix, **geometry)
 
     @property
     def gathered_row(self) -> int:

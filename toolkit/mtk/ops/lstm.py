@@ -40,9 +40,9 @@ from tvm.script.ir_builder import tirx as T
 
 from ..errors import ModelError
 from ..graph import Graph, Op, Tensor
-from ..kernels.table import KernelSpec, gemm_choices, weight_group
+from ..kernels.table import PACK_ROW, KernelSpec, gemm_choices, weight_group
 from ..target import Cpu
-from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, io
+from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, c_call, io
 from .common import i32, op_error
 from .elementwise import Rescale
 from .fixedpoint import clamp, multiply_by_quantized_multiplier_s64, quantize_multiplier, reduced_multiplier
@@ -384,20 +384,19 @@ class MicroKernelDots:
 
     def start_row(self, x, h, rows, r, b) -> None:
         """x's row and the hidden state packed for the micro-kernel (mtk_pack_row_s16)."""
-        T.evaluate(T.call_extern("int32", "mtk_pack_row_s16", T.address_of(x[r * self.depth_x]), self.depth_x,
-                                 T.address_of(rows[0])))
-        T.evaluate(T.call_extern("int32", "mtk_pack_row_s16", T.address_of(h[b * self.depth_h]), self.depth_h,
-                                 T.address_of(rows[self.packed_x])))
+        T.evaluate(c_call(PACK_ROW, src=T.address_of(x[r * self.depth_x]), k=self.depth_x, dst=T.address_of(rows[0])))
+        T.evaluate(c_call(PACK_ROW, src=T.address_of(h[b * self.depth_h]), k=self.depth_h,
+                          dst=T.address_of(rows[self.packed_x])))
 
     def sums(self, gate: int, t, x, wx, h, wh, rows, acc, raw, r, b) -> None:
         """acc[0:cols] = x·Wx and acc[cols:2·cols] = h·Wh for the units of tile t of `gate`."""
         tile_x, tile_h = self.tile_elements(self.depth_x), self.tile_elements(self.depth_h)
-        T.evaluate(T.call_extern("int32", self.kernel.name, T.address_of(rows[0]),
-                                 T.address_of(wx[(gate * self.tiles + t) * tile_x]), -(-self.depth_x // GROUP),
-                                 T.address_of(acc[0])))
-        T.evaluate(T.call_extern("int32", self.kernel.name, T.address_of(rows[self.packed_x]),
-                                 T.address_of(wh[(gate * self.tiles + t) * tile_h]), -(-self.depth_h // GROUP),
-                                 T.address_of(acc[self.cols])))
+        T.evaluate(c_call(self.kernel.function, x=T.address_of(rows[0]),
+                          w=T.address_of(wx[(gate * self.tiles + t) * tile_x]), groups=-(-self.depth_x // GROUP),
+                          acc=T.address_of(acc[0])))
+        T.evaluate(c_call(self.kernel.function, x=T.address_of(rows[self.packed_x]),
+                          w=T.address_of(wh[(gate * self.tiles + t) * tile_h]), groups=-(-self.depth_h // GROUP),
+                          acc=T.address_of(acc[self.cols])))
 
 
 def _check_standard(op: Op, inputs: list[Tensor | None]) -> None:

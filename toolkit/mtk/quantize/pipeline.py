@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 
 from .. import ui
 from ..errors import ModelError, MtkError
-from ..fsutil import check_not_input
+from ..fsutil import atomic_output_file, check_not_folder, check_not_input
 from ..graph import Graph, Tensor
 from ..reader import read_model
 from .methods import ACTIVATIONS, CALIBRATION_METHODS, DEFAULT_PERCENTILE, CalibrationMethod
@@ -65,6 +64,7 @@ def quantize_model(float_path: str | Path, calib: DataSource, out_path: str | Pa
             raise MtkError(f"{out_path} exists", hint="name the output with -o PATH, or pass --force to replace it")
     out_path = Path(out_path)
     check_not_input(out_path, also=[p for p in (float_path, calib, eval_data) if isinstance(p, (str, Path))])
+    check_not_folder(out_path)
     if calibration not in CALIBRATION_METHODS:
         raise MtkError(f"unknown calibration {calibration!r}; choose one of {', '.join(CALIBRATION_METHODS)}")
     if not 50 < percentile <= 100:
@@ -86,8 +86,7 @@ def quantize_model(float_path: str | Path, calib: DataSource, out_path: str | Pa
                                            threads=threads)
 
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    temp_name = out_path.with_name(f".{out_path.name}.{os.getpid()}.tmp")
-    try:
+    with atomic_output_file(out_path) as temp_name:
         temp_name.write_bytes(quantized)
         float_ops = leftover_float_ops(graph, read_model(temp_name))
         if float_ops and not allow_float:
@@ -98,9 +97,6 @@ def quantize_model(float_path: str | Path, calib: DataSource, out_path: str | Pa
             float_outputs = run_model(model, eval_set.x)
             int8_outputs = run_model(quantized, eval_set.x, "the quantized model")
         labels = None if eval_set.y is None else score_labels(eval_set.y, float_outputs[0], int8_outputs[0])
-        os.replace(temp_name, out_path)
-    finally:
-        temp_name.unlink(missing_ok=True)
     return QuantizeReport(
         float_model=float_path, int8_model=out_path, float_bytes=len(model), int8_bytes=len(quantized),
         calibration=calibration if calibration == "minmax" else f"percentile {percentile:g}",

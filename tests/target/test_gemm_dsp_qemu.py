@@ -1,0 +1,48 @@
+"""The DSP cores' GEMM in QEMU against tflite-micro on the Cortex-M4, M7 and M33: first layers packed a kernel row at a
+time (c/mtk_im2col_runs_s8.h) and the fused kernels' assembly (c/mtk_dot_biased_s8.h); the models are
+tests/compile/test_gemm_dsp.py's."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness import assert_bit_exact_on_target, assert_outputs_match, random_samples
+from mtk.boards import get_board
+from mtk.ops import op_def, prepare_ops
+from mtk.ops.variants import Variant
+from mtk.pipeline import RunOptions, run_model
+from mtk.reader import read_model
+from mtk.tuning import Tuning, layer_key
+from test_gemm_dsp import FUSED_MODELS, RUNS_LAYERS, fully_connected
+
+pytestmark = pytest.mark.qemu
+
+
+@pytest.mark.parametrize("board", ["mps2/an386", "mps2/an500", "mps2/an505"])
+@pytest.mark.parametrize("name", ["conv-3ch-3x3-s2", "conv-3ch-3x3-relu", "conv-3ch-5x5-valid", "conv-1ch-3x3-s2",
+                                  "dw-1to8-3x3"])
+def test_run_packed_layers_are_bit_exact_on_target(name, board, tmp_path):
+    assert_bit_exact_on_target(RUNS_LAYERS[name](), board, tmp_path)
+
+
+@pytest.mark.parametrize("board", ["mps2/an386", "mps2/an500", "mps2/an505"])
+@pytest.mark.parametrize("name", FUSED_MODELS)
+def test_fused_kernels_are_bit_exact_on_every_dsp_core(name, board, tmp_path):
+    assert_bit_exact_on_target(FUSED_MODELS[name](), board, tmp_path)
+
+
+@pytest.mark.parametrize("board", ["mps2/an386", "mps2/an500", "mps2/an505"])
+@pytest.mark.parametrize("model, variant", [(lambda: RUNS_LAYERS["conv-3ch-3x3-s2"](), "2x2/biased"),
+                                            (lambda: fully_connected(150, 12, per_channel=True), "1x4/biased")],
+                         ids=["2x2", "1x4"])
+def test_biased_kernels_are_bit_exact_on_every_dsp_core(model, variant, board, tmp_path):
+    """The biased kernels' assembly (`mtk tune`'s alternatives to the fused ones), its group ordered as the fused."""
+    path = tmp_path / "model.tflite"
+    path.write_bytes(model())
+    target = get_board(board)
+    data = prepare_ops(read_model(path), target.cpu)[0]
+    assert variant in [v.kernel for v in op_def(data.op.type).variants(data)]
+    inputs = random_samples(path.read_bytes())
+    result = run_model(path, RunOptions(board=target, runs=1, tuning=Tuning({layer_key(data): Variant(variant)})),
+                       inputs)
+    assert_outputs_match(path.read_bytes(), inputs, result.outputs, f"{board}: ")
