@@ -22,13 +22,9 @@ m55 mps3/corstone300/an547, read from the peer file); a board whose CPU the file
 compared with the M4 rows, and the table says so.
 
 Cycles: mtk's estimated cycles (the cycle model, mtk.cycles) are printed beside the instructions. The peer file has
-TFLM's instructions only; TFLM's estimated cycles on the same board come from bench/tflm_harness/tflm_cycles.py,
-which builds TFLM + CMSIS-NN from checkouts you give it and runs each model under the same cycle model:
-
-    python bench/tflm_harness/tflm_cycles.py --tflite-micro ~/src/tflite-micro --json tflm_cycles.json
-    python bench/peer_compare.py --tflm-cycles tflm_cycles.json
-
-and the table gains TFLM's estimated cycles and mtk's ratio to them (rows of boards the file does not have show -).
+TFLM's instructions only; TFLM's estimated cycles under the same cycle model, measured by hand on the QEMU boards
+(bench/tflm_cycles.json says how; the TFLM build is not part of this repository), are read from --tflm-cycles
+(default bench/tflm_cycles.json): the table shows them and mtk's ratio to them (boards the file does not have show -).
 """
 
 from __future__ import annotations
@@ -59,6 +55,7 @@ INSNS_TARGET = 0.70                                             # × the peer's 
 ARENA_TARGET = {"kws_dscnn_int8": 0.75, "ad_fc_int8": 0.75, "ic_resnet8_int8": 1.0}
 CODE_TARGET = 0.30
 FLASH_TARGET = 1.0
+TFLM_CYCLES = Path(__file__).resolve().parent / "tflm_cycles.json"
 
 
 def peer_rows(path: Path) -> dict[tuple[str, str], dict]:
@@ -67,12 +64,12 @@ def peer_rows(path: Path) -> dict[tuple[str, str], dict]:
 
 
 def tflm_cycles(path: Path) -> dict[tuple[str, str], int]:
-    """(board, model) -> TFLM's estimated cycles per inference, from bench/tflm_harness/tflm_cycles.py's --json."""
+    """(board, model) -> TFLM's estimated cycles per inference, from a file shaped as bench/tflm_cycles.json."""
     try:
         rows = json.loads(path.read_text())["rows"]
         return {(r["board"], r["model"]): int(r["estimated_cycles"]) for r in rows}
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as err:
-        raise SystemExit(f"{path}: not bench/tflm_harness/tflm_cycles.py's --json output ({type(err).__name__}: "
+        raise SystemExit(f"{path}: not TFLM cycles as bench/tflm_cycles.json holds them ({type(err).__name__}: "
                          f"{err})") from None
 
 
@@ -182,8 +179,8 @@ def print_table(rows: list[dict]) -> None:
           "the board's cpu); '!' = above the target "
           f"(instructions {INSNS_TARGET}, arena 0.75 kws/ad 1.0 ic, code {CODE_TARGET}, flash {FLASH_TARGET}); "
           "code = ELF flash − constants (as the peer's), (model) = generated kernels alone; est. cycles = the cycle "
-          "model's (mtk.cycles) on the board, the peer's from --tflm-cycles (bench/tflm_harness/tflm_cycles.py: TFLM "
-          "+ CMSIS-NN under the same model), '-' without it")
+          "model's (mtk.cycles) on the board, the peer's from --tflm-cycles (TFLM + CMSIS-NN under the "
+          "same model, measured by hand), '-' where it has none")
 
 
 def print_layers(row: dict) -> None:
@@ -214,14 +211,14 @@ def main() -> int:
     parser.add_argument("--peer", type=Path, default=SHARED / "peer" / "tflm_qemu.json")
     parser.add_argument("--models-dir", type=Path, default=SHARED / "models")
     parser.add_argument("--tuning", type=Path, help="tuning file from `mtk tune` (default: untuned)")
-    parser.add_argument("--tflm-cycles", type=Path, metavar="FILE",
-                        help="TFLM's estimated cycles: bench/tflm_harness/tflm_cycles.py's --json output")
+    parser.add_argument("--tflm-cycles", type=Path, metavar="FILE", default=TFLM_CYCLES,
+                        help="TFLM's estimated cycles per board and model (default: the hand-measured %(default)s)")
     args = parser.parse_args()
 
     peers = peer_rows(args.peer)
     try:
         cycles = tflm_cycles(args.tflm_cycles) if args.tflm_cycles else None
-    except SystemExit as err:   # not the harness's file: bad usage (2)
+    except SystemExit as err:   # not such a file: bad usage (2)
         parser.error(str(err))
     rows = []
     for board in args.board or [PEER_BOARDS[cpu] for cpu in PEER_BOARDS if any(c == cpu for c, _ in peers)]:
