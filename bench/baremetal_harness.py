@@ -1,4 +1,5 @@
-"""A benchmark harness built on mtk's bare-metal startup and port (bench/cmsis_nn_layer.c): its board files, and its run in QEMU under the cycle model."""
+"""A benchmark harness built on mtk's bare-metal startup and port (bench/cmsis_nn_layer.c): its board
+files, and its run in QEMU under the cycle model."""
 
 from __future__ import annotations
 
