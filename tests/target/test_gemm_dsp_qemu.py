@@ -10,7 +10,8 @@ from harness import assert_bit_exact_on_target, assert_outputs_match, random_sam
 from mtk.boards import get_board
 from mtk.ops import op_def, prepare_ops
 from mtk.ops.variants import Variant
-from mtk.pipeline import RunOptions, run_model
+from mtk.pipeline import run_model
+from mtk.runoptions import RunOptions
 from mtk.reader import read_model
 from mtk.tuning import Tuning, layer_key
 from test_gemm_dsp import FUSED_MODELS, RUNS_LAYERS, fully_connected

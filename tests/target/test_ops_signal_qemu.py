@@ -13,7 +13,8 @@ import modelgen
 import signalgen
 from harness import STEPS, mismatches
 from mtk.boards import get_board
-from mtk.pipeline import RunOptions, run_model
+from mtk.pipeline import run_model
+from mtk.runoptions import RunOptions
 from mtk.reference import run_reference_sequence
 from test_ops_signal import AUDIO_PREPROCESSOR, audio_frames, tflite_micro_file
 

@@ -89,7 +89,7 @@ def _run_pair(args: argparse.Namespace, model: str, board: Board, runner: dict[s
               profile: bool) -> RunResult:
     from ..pipeline import run_model
 
-    if args.emulate and args.lab is not None and board.qemu is not None:   # a lab's QEMU board: as it is
+    if args.emulate and args.lab is not None and board.qemu is not None:   # a lab's QEMU board: run as it is
         args = argparse.Namespace(**{**vars(args), "emulate": False})
     return run_model(model, run_options(args, board, runner, runs=1 if profile else args.runs, profile=profile))
 

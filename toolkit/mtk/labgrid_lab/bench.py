@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .. import ui
-from ..boards import Board
+from ..boards import Board, Unit
 from ..errors import MtkError
 from ..lab import Failure, known_board
 from ..pipeline import Firmware, build_model_firmware, run_built, work_folder
@@ -136,7 +136,7 @@ class LabRun:
     def _run_acquired(self, place: LabPlace, board: Board, firmware: list[Firmware | Failure]) -> None:
         host = self.coordinator.host(place.name)
         ui.info(f"acquired place {place.name} ({board.name} on {host})")
-        if board.qemu is not None:
+        if board.caps.unit == Unit.INSTRUCTIONS:
             ui.info(f"place {place.name} is a QEMU stand-in its exporter started: its figures are instructions, "
                     f"without estimated cycles ({STAND_IN_NO_ESTIMATE}; --emulate estimates in local QEMU)")
         target = self.coordinator.target(place.name)
