@@ -25,8 +25,10 @@ import tvm_ffi
 from ..compiled import IOTensor, StateTensor
 from ..graph import Graph, Tensor
 from ..names import c_comment, c_identifier, library, macro, run_function
+from ..kernels.files import c_files, project_name
 from ..ops.base import Const, Kernel, Scratch, View
 from ..ops.fixedpoint import FIXEDPOINT_HEADER
+from ..ops.microkernels import isa_of
 from ..target import Cpu
 from . import tvm_c
 from .memory_plan import Buffer
@@ -182,7 +184,7 @@ class KernelLibrary:
         self.prefix = f"tvmgen_{module}_"
         self.tvm_funcs: dict[str, object] = {}
         self.c_sources: dict[str, str] = {}
-        self.headers: list[str] = [FIXEDPOINT_HEADER]
+        self.headers: list[str] = [FIXEDPOINT_HEADER]   # C kernel families (kernels/files.py)
 
     def add(self, kernel: Kernel) -> KernelFunction:
         self.headers += [h for h in kernel.headers if h not in self.headers]
@@ -206,8 +208,12 @@ class KernelLibrary:
         self.c_sources[sym] = re.sub(rf"\b{kernel.c_name}\b", sym, src)
         return sym
 
+    def c_files(self, cpu: Cpu) -> list[str]:
+        """The hand-written C files the kernels include on `cpu`'s instruction set (kernels/c/...), in order."""
+        return c_files(isa_of(cpu), self.headers)
+
     def source(self, cpu: Cpu) -> str:
-        parts = [PRELUDE] + [f'#include "{h}"' for h in self.headers]
+        parts = [PRELUDE] + [f'#include "{project_name(f)}"' for f in self.c_files(cpu)]
         parts += list(self.c_sources.values())
         parts.append(tvm_c.build_c(self.tvm_funcs, cpu))
         return "\n".join(parts)

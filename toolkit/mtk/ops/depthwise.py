@@ -28,7 +28,7 @@ from .requant import RSHIFT_FIELDS, Requant
 from .variants import KernelChoice
 
 LANES = 4
-DEPTHWISE_HEADER = "mtk_depthwise_s8.h"
+DEPTHWISE_HEADER = "depthwise_s8"
 PAIR_TAPS = 255   # mtk_depthwise_s8.h MTK_DW_PAIR_TAPS
 
 

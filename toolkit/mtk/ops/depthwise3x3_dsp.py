@@ -24,7 +24,7 @@ from .depthwise_dsp import fused_params
 from .geometry import ConvGeometry
 from .variants import KernelChoice
 
-HEADER = "mtk_dw3x3_dsp.h"
+HEADER = "dw3x3_dsp"
 BLOCK = 4                  # outputs a block (accumulators r8, r9, r10, r11)
 CHANNEL_WORDS = 8          # mult, k, W0, W1, W2, U, V, 2 * bias
 LOAD_REACH = 4095          # LDRSB's immediate offset

@@ -15,7 +15,7 @@ from .microkernels import SXTB16_ORDER
 from .requant import Requant
 from .variants import KernelChoice
 
-DEPTHWISE_DSP_HEADER = "mtk_depthwise_dsp.h"
+DEPTHWISE_DSP_HEADER = "depthwise_dsp"
 LANES = 4            # input channels per group
 INT32_LIMIT = (1 << 31) - 1
 

@@ -16,7 +16,7 @@ from .microkernels import pad_to_groups
 from .requant import Requant
 from .variants import KernelChoice
 
-DEPTHWISE_MVE_HEADER = "mtk_depthwise_mve.h"
+DEPTHWISE_MVE_HEADER = "depthwise_mve"
 LANES = 16                  # channels per group: one int8 vector
 HALF_LANES = 8              # a last group of at most 8 channels: int16 vectors
 SUM_ORDER = [0, 2, 1, 3]    # the kernel's int32 sum vectors hold channels 4j + 0, 4j + 2, 4j + 1, 4j + 3

@@ -31,7 +31,7 @@ from .microkernels import (BY_LABEL, DOT_HEADER, GROUP, HELIUM_CHUNK, MicroKerne
 from .requant import RSHIFT_FIELDS, Requant
 from .variants import Variant
 
-IM2COL_HEADER = "mtk_im2col_s8.h"
+IM2COL_HEADER = "im2col_s8"
 LIVE_KERNEL = "mtk_gemm_2x2_fused_live_s8"   # 2x2/fused over the live channels, the constant ones filled in
 CHUNK = 256   # k values a chunked variant packs at a time: a multiple of every weight group
 

@@ -19,8 +19,8 @@ from .base import Const, Kernel, OpData, Scratch
 from .microkernels import DOT_HEADER, HELIUM_CHUNK, MicroKernel, pad_to_groups
 from .requant import Requant
 
-GEMM_MVE_HEADER = "mtk_gemm_mve.h"
-IM2COL_HEADER = "mtk_im2col_s8.h"
+GEMM_MVE_HEADER = "gemm_mve"
+IM2COL_HEADER = "im2col_s8"
 TILE = 4          # output channels per vector
 ONE_ROW = "mtk_gemm_mve_1x4_s8"
 

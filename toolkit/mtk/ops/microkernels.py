@@ -1,4 +1,4 @@
-"""The GEMM's C micro-kernels (c/mtk_dot_s8.h: one file per instruction set, ISA_HEADERS) as data: what
+"""The GEMM's C micro-kernels (kernels/c/<isa>/mtk_dot_s8_<isa>.h: kernels/files.py DOT_S8) as data: what
 each computes per call, the weights' flash format and the packer that writes it, the instruction sets
 with code for it; and per instruction set, the ones a GEMM may take, the default first. Variant choice
 (gemm.gemm_variants), weight packing and flash sizes (gemm.py, the tuner's flash prices) and the tests read this table.
@@ -25,11 +25,9 @@ import numpy as np
 from ..target import Cpu
 from .gemmlowp import multiply_by_quantized_multiplier_np
 
-DOT_HEADER = "mtk_dot_s8.h"   # what the generated C includes: it picks the instruction set's file
-ISA_HEADERS = {"scalar": "mtk_dot_s8_scalar.h", "m3": "mtk_dot_s8_m3.h", "dsp": "mtk_dot_s8_dsp.h",
-               "mve": "mtk_dot_s8_mve.h"}
-GEMM_MVE_HEADER = "mtk_gemm_mve.h"   # Helium's fused GEMM (gemm_mve.py)
-BIASED_HEADER = "mtk_dot_biased_s8.h"
+DOT_HEADER = "dot_s8"   # the C kernel families (kernels/files.py) the generated C includes
+GEMM_MVE_HEADER = "gemm_mve"   # Helium's fused GEMM (gemm_mve.py)
+BIASED_HEADER = "dot_biased_s8"
 GROUP = 4            # k values per packed group
 HELIUM_CHUNK = 16    # k values per Helium vector: the weights' group on MVE cores
 SXTB16_ORDER = [0, 2, 1, 3]   # a group of 4 values as SXTB16 and its ROR 8 split it: (v0, v2), (v1, v3)
@@ -202,7 +200,7 @@ class MicroKernel:
     bytes_per_weight: int
     pack: Packer
     isas: tuple[str, ...]     # instruction sets (isa_of) whose C has code for it
-    header: str = DOT_HEADER
+    header: str = DOT_HEADER    # its C kernel family (kernels/files.py)
     fused: bool = False       # the whole GEMM with its requantization (gemm_mve.py), not a block's sums
     row_sums: bool = False    # reads each packed row's sum after it (mtk_pack_sums_s16)
     # reads the input's int8 rows as they are (no packed scratch; k values a call, a partial group too), its last

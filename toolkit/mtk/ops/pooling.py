@@ -32,9 +32,9 @@ from .schedules import schedule_per_output
 from .variants import KernelChoice, Variant, VariantTable
 
 MAX_RANK = 6
-POOL_MVE_HEADER = "mtk_pool_mve.h"
+POOL_MVE_HEADER = "pool_mve"
 MVE_AVERAGE_MAX_TAPS = 4096   # mtk_pool_mve.h divides exactly up to there
-POOL_C_HEADER = "mtk_pool.h"
+POOL_C_HEADER = "pool"
 C_AVERAGE_MAX_TAPS = {"int8": 2**23, "int16": 2**16 - 1}   # int32 sums (and sum ± count/2) exact up to there
 _LIMITS = {"int8": (INT8_MIN, INT8_MAX), "int16": (-32768, 32767)}
 
