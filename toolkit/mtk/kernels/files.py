@@ -27,6 +27,7 @@ DOT_S8 = {
 _IM2COL_COPY = {"scalar": "scalar/mtk_im2col_s8_plain.h", "m3": "scalar/mtk_im2col_s8_plain.h",
                 "dsp": "scalar/mtk_im2col_s8_plain.h", "mve": "mve/mtk_im2col_s8_mve.h"}
 GEMM_MVE = ("mve/mtk_gemm_mve.h",)
+_POOL = ("common/mtk_support.h", "common/mtk_pool_window.h")
 _DOT_S16_DSP = (DSP_INTRINSICS, "dsp/mtk_dot_s16_dsp.h")
 DOT_S16_STEPS = {"scalar": ("scalar/mtk_dot_s16_plain.h",), "m3": ("scalar/mtk_dot_s16_plain.h",), "dsp": _DOT_S16_DSP,
                  "mve": (*_DOT_S16_DSP, "mve/mtk_dot_s16_mve.h")}   # the 16x8 micro-kernels' steps
@@ -45,14 +46,15 @@ FAMILIES: dict[str, dict[str, tuple[str, ...]]] = {
                      "mve": (*DOT_S8["mve"], "common/mtk_depthwise_s8.h", "mve/mtk_depthwise_s8_mve.h")},
     "depthwise_dsp": {"dsp": (*FIXEDPOINT, "dsp/mtk_depthwise_dsp.h")},
     "dw3x3_dsp": {"dsp": (*FIXEDPOINT, "dsp/mtk_depthwise_dsp.h", "dsp/mtk_dw3x3_dsp.h")},
-    "pool": {isa: ("common/mtk_support.h", "common/mtk_pool.h") for isa in ("m3", "dsp")},
+    "pool": {"m3": (*_POOL, "scalar/mtk_pool_plain.h", "common/mtk_pool.h"),
+             "dsp": (*_POOL, DSP_INTRINSICS, "dsp/mtk_pool_dsp.h", "common/mtk_pool.h")},
     "dot_s16": {isa: ("common/mtk_support.h", *DOT_S16_STEPS[isa], "common/mtk_dot_s16.h") for isa in ISAS},
     "depthwise_s16": _every(*FIXEDPOINT, "common/mtk_depthwise_s16.h"),
     "softmax_s16": _every(*FIXEDPOINT, "common/mtk_softmax_s16.h"),
     "gemm_mve": {"mve": GEMM_MVE},
     "add_mve": {"mve": (*GEMM_MVE, "mve/mtk_add_mve.h")},
     "depthwise_mve": {"mve": (*GEMM_MVE, "mve/mtk_depthwise_mve.h")},
-    "pool_mve": {"mve": ("common/mtk_support.h", "common/mtk_pool.h", *GEMM_MVE, "mve/mtk_pool_mve.h")},
+    "pool_mve": {"mve": (*_POOL, *GEMM_MVE, "mve/mtk_pool_mve.h")},
 }
 
 
