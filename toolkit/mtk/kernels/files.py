@@ -16,7 +16,7 @@ ISAS = ("scalar", "m3", "dsp", "mve")
 FIXEDPOINT = ("common/mtk_support.h", "common/mtk_fixedpoint.h")
 _DOT_COMMON = (*FIXEDPOINT, "common/mtk_dot_s8_common.h")
 _DOT_TAIL = ("common/mtk_dot_s8_calls.h", "common/mtk_dot_s8_wide.h", "common/mtk_dot_rows_w16.h")
-DSP_INTRINSICS = "dsp/mtk_dsp_intrinsics.h"
+DSP_INTRINSICS = "common/mtk_dsp_intrinsics.h"   # the toolchain's: ACLE, or its portable C
 # The int8 GEMM micro-kernels (microkernels.py): the instruction set's file includes the common tail itself.
 DOT_S8 = {
     "scalar": (*_DOT_COMMON, "scalar/mtk_dot_s8_scalar.h", "scalar/mtk_dot_s8_plain.h", *_DOT_TAIL),
@@ -49,8 +49,8 @@ FAMILIES: dict[str, dict[str, tuple[str, ...]]] = {
     "pool": {"m3": (*_POOL, "scalar/mtk_pool_plain.h", "common/mtk_pool.h"),
              "dsp": (*_POOL, DSP_INTRINSICS, "dsp/mtk_pool_dsp.h", "common/mtk_pool.h")},
     "dot_s16": {isa: ("common/mtk_support.h", *DOT_S16_STEPS[isa], "common/mtk_dot_s16.h") for isa in ISAS},
-    "depthwise_s16": _every(*FIXEDPOINT, "common/mtk_depthwise_s16.h"),
-    "softmax_s16": _every(*FIXEDPOINT, "common/mtk_softmax_s16.h"),
+    "depthwise_s16": _every(*FIXEDPOINT, DSP_INTRINSICS, "common/mtk_depthwise_s16.h"),
+    "softmax_s16": _every(*FIXEDPOINT, DSP_INTRINSICS, "common/mtk_softmax_s16.h"),
     "gemm_mve": {"mve": GEMM_MVE},
     "add_mve": {"mve": (*GEMM_MVE, "mve/mtk_add_mve.h")},
     "depthwise_mve": {"mve": (*GEMM_MVE, "mve/mtk_depthwise_mve.h")},
