@@ -1,6 +1,6 @@
 /* int8 and int16 pooling's lanes on cores with the DSP extension (mtk_pool.h): SXTAB16 adds 4 signed bytes into two
  * registers of 16-bit lanes, SSUB8/SSUB16 then SEL keep the larger bytes or halfwords. Where the compiler takes no
- * assembly (MTK_DSP_ASM: the host) the same lanes in portable C. */
+ * assembly (no MTK_DSP_ASM: the host) the same lanes in portable C. */
 #ifndef MTK_POOL_DSP_H_
 #define MTK_POOL_DSP_H_
 
