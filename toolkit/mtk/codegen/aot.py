@@ -24,8 +24,8 @@ import tvm_ffi
 
 from ..compiled import IOTensor, StateTensor
 from ..graph import Graph, Tensor
-from ..names import c_comment, c_identifier, library, macro, run_function
 from ..kernels.files import c_files, project_name
+from ..names import c_comment, c_identifier, library, macro, run_function
 from ..ops.base import Const, Kernel, Scratch, View
 from ..ops.fixedpoint import FIXEDPOINT_HEADER
 from ..ops.microkernels import isa_of

@@ -2,8 +2,9 @@
 instruction set (microkernels.isa_of), the files the model's generated C includes, in that order, which are the
 files copied into its project. No C file picks an instruction set: the compiler does, once, and includes that
 set's files. Folders: c/common (what every instruction set shares), c/scalar (no long multiply: Cortex-M0/M0+),
-c/m3 (v7-M without DSP), c/dsp (the DSP extension: Cortex-M4/M7/M33), c/mve (Helium: Cortex-M55). A set takes the
-files of one its cores also run where they serve it (m3 scalar's plain C, mve the DSP cores' 16x8 pairs).
+c/m3 (v7-M without DSP), c/dsp (the DSP extension: Cortex-M4/M7/M33), c/mve (Helium: Cortex-M55). An instruction
+set takes another's files where its cores run that code too: m3 scalar/'s plain C, dsp its im2col copies, mve the
+DSP cores' 16x8 pairs.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ FIXEDPOINT = ("common/mtk_support.h", "common/mtk_fixedpoint.h")
 _DOT_COMMON = (*FIXEDPOINT, "common/mtk_dot_s8_common.h")
 _DOT_TAIL = ("common/mtk_dot_s8_calls.h", "common/mtk_dot_s8_wide.h", "common/mtk_dot_rows_w16.h")
 DSP_INTRINSICS = "common/mtk_dsp_intrinsics.h"   # the toolchain's: ACLE, or its portable C
-# The int8 GEMM micro-kernels (microkernels.py): the instruction set's file includes the common tail itself.
+# The int8 GEMM micro-kernels (microkernels.py): the instruction set's file includes the common tail itself (and
+# the scalar one mtk_dot_s8_plain.h, after its own 1x4 kernel).
 DOT_S8 = {
     "scalar": (*_DOT_COMMON, "scalar/mtk_dot_s8_scalar.h", "scalar/mtk_dot_s8_plain.h", *_DOT_TAIL),
     "m3": (*_DOT_COMMON, "scalar/mtk_dot_s8_plain.h", "m3/mtk_dot_s8_m3.h", *_DOT_TAIL),

@@ -53,7 +53,9 @@ static inline int32_t mtk_smlatb(uint32_t a, uint32_t b, int32_t acc) {
 static inline int32_t mtk_smlatt(uint32_t a, uint32_t b, int32_t acc) {
   return (int32_t)((uint32_t)acc + (uint32_t)((int32_t)(int16_t)(a >> 16) * (int32_t)(int16_t)(b >> 16)));
 }
-static inline int32_t mtk_smmulr(int32_t a, int32_t b) { return (int32_t)(((int64_t)a * b + ((int64_t)1 << 31)) >> 32); }
+static inline int32_t mtk_smmulr(int32_t a, int32_t b) {
+  return (int32_t)(((int64_t)a * b + ((int64_t)1 << 31)) >> 32);
+}
 #define MTK_LOAD2_POST(a, b, p, step) ((a) = (p)[0], (b) = (p)[1], (p) += (step) / 4)
 #endif
 
