@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-# ser2net: a labgrid exporter serves a board's serial port with it (tests/test_labgrid_lab.py runs one)
+# ser2net: a labgrid exporter serves a board's serial port with it (tests/target/test_labgrid_lab.py runs one)
 DEBIAN_PACKAGES=(gcc-arm-none-eabi libnewlib-arm-none-eabi picolibc-arm-none-eabi qemu-system-arm gcc make
                  python3 python3-venv ser2net)
 

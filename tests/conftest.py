@@ -9,17 +9,20 @@ import pytest
 import serial.tools.list_ports
 from serial.tools.list_ports_common import ListPortInfo
 
-SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
-TOOLKIT = Path(__file__).resolve().parents[1] / "toolkit"
+# The helpers here for the tests of every folder; the tests in tests/target import the models and helpers of the
+# tests in tests/compile and tests/unit they run on a target.
+TESTS = Path(__file__).resolve().parent
+sys.path[:0] = [str(TESTS), str(TESTS / "compile"), str(TESTS / "unit")]
 
+from checkout import SHARED_MODELS, shared_models  # noqa: E402
 
-def toolkit_env() -> dict[str, str]:
-    """The environment for a Python subprocess that imports this checkout's mtk."""
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(TOOLKIT), os.environ.get("PYTHONPATH")]))}
-
-
-def shared_models() -> list[Path]:
-    return sorted(SHARED_MODELS.glob("*.tflite"))
+# The marks a test's folder gives it, and the marks a test there may not carry (with where such a test belongs)
+FOLDER_MARKS = {"unit": ("unit",), "compile": ("compile",), "target": ("target", "slow")}
+MISPLACED = {
+    "unit": {"slow": "tests/compile or tests/target", "qemu": "tests/target", "zephyr": "tests/target"},
+    "compile": {"qemu": "tests/target", "zephyr": "tests/target"},
+    "target": {},
+}
 
 
 @pytest.fixture(scope="session")
@@ -100,11 +103,40 @@ def one_stlink(monkeypatch):
     monkeypatch.setattr(serial.tools.list_ports, "comports", lambda: [info])
 
 
+def folder_of(item: pytest.Item) -> str:
+    """unit, compile or target: the folder under tests/ the test's file is in."""
+    parts = item.path.relative_to(TESTS).parts
+    if len(parts) < 2 or parts[0] not in FOLDER_MARKS:
+        raise pytest.UsageError(f"{item.nodeid}: a test file belongs in tests/unit, tests/compile or tests/target")
+    return parts[0]
+
+
 def pytest_collection_modifyitems(items) -> None:
-    """Every test that runs QEMU is slow too: `pytest -m "not slow"` is the fast inner loop."""
+    """The folder gives the marks. tests/target (QEMU, Zephyr, labgrid: firmware on a target) is slow, so
+    `pytest -m "not slow"` is the fast inner loop; in tests/compile the tests that compile whole models are
+    marked slow one by one; tests/unit has no slow test."""
     for item in items:
-        if item.get_closest_marker("qemu") is not None:
-            item.add_marker(pytest.mark.slow)
+        folder = folder_of(item)
+        for name in FOLDER_MARKS[folder]:
+            item.add_marker(name)
+        for name, place in MISPLACED[folder].items():
+            if item.get_closest_marker(name) is not None:
+                raise pytest.UsageError(f"{item.nodeid}: a test marked {name} belongs in {place}")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if session.items and all(folder_of(item) == "unit" for item in session.items) and "tvm" in sys.modules:
+        raise pytest.UsageError("collecting tests/unit imported tvm: a test file that imports it belongs in "
+                                "tests/compile")
+
+
+@pytest.fixture(autouse=True)
+def unit_tests_import_no_tvm(request):
+    """A test in tests/unit imports no TVM (seen when TVM was not loaded before it, as in `pytest tests/unit`)."""
+    checked = folder_of(request.node) == "unit" and "tvm" not in sys.modules
+    yield
+    if checked and "tvm" in sys.modules:
+        pytest.fail(f"{request.node.nodeid} imported tvm: its place is tests/compile", pytrace=False)
 
 
 @pytest.fixture(autouse=True)

@@ -74,7 +74,7 @@ def add_sub_params(op: Op, s1: float, s2: float, s_out: float, left_shift: int) 
 
     TFLM's sub_common.cc (source as of Aug 2026) computes SUB's in float, but the tflite-micro
     interpreter mtk is checked against behaves as double, like ADD: with scales 0.02, 0.03 →
-    0.04, float would differ by one on 3.5 % of input pairs (tests/test_ops_elementwise.py).
+    0.04, float would differ by one on 3.5 % of input pairs (tests/compile/test_ops_elementwise.py).
     """
     twice_max = 2.0 * max(s1, s2)
     where = f"op {op.index} ({op.type})"

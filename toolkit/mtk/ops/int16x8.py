@@ -17,7 +17,7 @@ References (tensorflow/tflite-micro):
   Multipliers: PopulateConvolutionQuantizationParams (s_in·s_w[c]/s_out in double). fully_connected_common.cc
       computes a per-tensor one through GetQuantizedConvolutionMultipler, whose source multiplies s_in·s_w in
       float32, but the tflite-micro interpreter mtk is checked against behaves as double there too
-      (tests/test_ops_16x8.py test_per_tensor_fully_connected_multiplier, as fully_connected.py's int8 path).
+      (tests/compile/test_ops_16x8.py test_per_tensor_fully_connected_multiplier, as fully_connected.py's int8 path).
 
 mtk requires zero point 0 on the int16 tensors, as 16x8 quantization makes them (TFLM's conv kernel would
 ignore another, its fully connected kernel would read it). An int64 accumulator is exact in int32 when no

@@ -1,0 +1,21 @@
+"""Where things are in this checkout, for the tests of every folder (unit, compile, target) and their helpers."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+TOOLKIT = REPO / "toolkit"
+FIXTURES = TESTS / "fixtures"
+SHARED_MODELS = REPO.parent / "shared" / "models"
+
+
+def toolkit_env() -> dict[str, str]:
+    """The environment for a Python subprocess that imports this checkout's mtk."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(TOOLKIT), os.environ.get("PYTHONPATH")]))}
+
+
+def shared_models() -> list[Path]:
+    return sorted(SHARED_MODELS.glob("*.tflite"))

@@ -1,0 +1,92 @@
+"""The micro-kernel table (mtk/ops/microkernels.py) agrees with the C it describes and with what the
+compiler reports."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from mtk.kernels.files import C_DIR, c_files, project_name
+from mtk.ops import microkernels
+from mtk.ops.gemm import gemm_variants, micro_kernel
+from mtk.target import CPUS
+
+
+def test_every_choice_is_a_micro_kernel_with_code_for_that_instruction_set():
+    for isa, (single, several) in microkernels.CHOICES.items():
+        for label in single + several:
+            assert isa in microkernels.BY_LABEL[label].isas, (isa, label)
+    assert {microkernels.isa_of(cpu) for cpu in CPUS.values()} == set(microkernels.CHOICES)
+
+
+@pytest.mark.parametrize("cpu, isa", [("cortex-m0", "scalar"), ("cortex-m0plus", "scalar"), ("cortex-m3", "m3"),
+                                      ("cortex-m33+nodsp+nofp", "m3"), ("cortex-m4", "dsp"), ("cortex-m7", "dsp"),
+                                      ("cortex-m33", "dsp"), ("cortex-m55", "mve")])
+def test_each_core_builds_the_kernels_of_its_extensions(cpu, isa):
+    """isa_of (the weight layouts the compiler packs, the C files it includes) and those files build under the core's
+    own gcc flags."""
+    assert microkernels.isa_of(CPUS[cpu]) == isa
+    gcc = shutil.which("arm-none-eabi-gcc")
+    if gcc is None:
+        pytest.skip("arm-none-eabi-gcc not installed (Debian package gcc-arm-none-eabi)")
+    files = c_files(isa, ["dot_s8"])
+    assert f"{isa}/mtk_dot_s8_{isa}.h" in files
+    folders = [arg for folder in sorted(C_DIR.iterdir()) for arg in ("-I", str(folder))]
+    subprocess.run([gcc, *CPUS[cpu].gcc_flags, "-fsyntax-only", "-Wall", "-Werror", *folders, "-x", "c", "-"],
+                   input="".join(f'#include "{project_name(f)}"\n' for f in files), text=True, check=True)
+
+
+@pytest.mark.parametrize("mk", microkernels.MICRO_KERNELS, ids=lambda mk: mk.label)
+def test_each_micro_kernel_is_defined_for_its_instruction_sets_and_its_packer_fills_its_flash(mk):
+    # the C functions it names (a direct kernel's narrower tiles, made by a macro: test_kernel_headers calls them)
+    names = (mk.name, *filter(None, [mk.per_channel]), *mk.chunked)
+    assert len(mk.tails) == (mk.cols - 1 if mk.direct else 0)
+    for isa in mk.isas:   # the files of its family on that instruction set
+        code = "".join((C_DIR / f).read_text() for f in c_files(isa, [mk.header]))
+        for name in names:
+            assert re.search(rf"\b{name}\s*\(", code), f"{name} not in {mk.header} on {isa}"
+    w = np.random.default_rng(0).integers(-128, 128, (13, 37)).astype(np.int8)
+    for group in (microkernels.GROUP, microkernels.HELIUM_CHUNK if mk.weights == "int8" else microkernels.GROUP):
+        assert mk.pack(w, mk.cols, group).nbytes == mk.weight_bytes(13, 37, group)
+
+
+def test_schedules_follow_the_table():
+    m3, m4 = CPUS["cortex-m3"], CPUS["cortex-m4"]
+    assert [s.label for s in gemm_variants(m3, 1)] == ["1x8/int8", "1x4/pairs", "1x4/int8"]
+    assert [s.label for s in gemm_variants(m3, 1, input_rows=True)] == ["1x8/s8", "1x8/int8", "1x4/pairs", "1x4/int8"]
+    assert [s.label for s in gemm_variants(m3, 9, input_rows=True)] == ["2x4/s8", "2x2/s8", "2x2/int8", "1x4/pairs"]
+    assert [s.label for s in gemm_variants(m3, 9, channels=2, input_rows=True)] == ["2x2/s8", "2x4/s8", "2x2/int8",
+                                                                                  "1x4/pairs"]
+    assert [s.label for s in gemm_variants(m3, 9, channels=2)] == ["2x2/int8", "2x4/s8", "1x4/pairs"]
+    assert [s.label for s in gemm_variants(m4, 1)] == ["1x4/fused", "1x4/biased", "1x4/int16"]
+    assert [s.label for s in gemm_variants(m4, 1, channels=4, input_rows=True)] == ["1x4/fused", "1x4/biased",
+                                                                                  "1x4/int16", "1x4/s16"]
+    assert [s.label for s in gemm_variants(m4, 9, channels=3, input_rows=True)] == [
+        "1x4/s16", "2x2/fused", "2x2/biased", "2x2/int16", "1x4/biased", "1x4/int16"]
+    assert [s.label for s in gemm_variants(m4, 9)] == ["2x2/fused", "2x2/biased", "2x2/int16", "1x4/biased",
+                                                        "1x4/int16"]
+    assert [micro_kernel(s).fused for s in gemm_variants(m4, 9)] == [True, False, False, False, False]
+    m0 = CPUS["cortex-m0"]   # one or two channels over the input's rows: the direct kernel, no padded quad
+    assert [s.label for s in gemm_variants(m0, 1, channels=1, input_rows=True)] == ["1x4/s16", "1x4/int8"]
+    assert [s.label for s in gemm_variants(m0, 9, channels=2, input_rows=True)] == ["1x4/s16", "2x2/int8", "1x4/int8"]
+    assert [s.label for s in gemm_variants(m0, 9, channels=3, input_rows=True)] == ["2x2/int8", "1x4/int8", "1x4/s16"]
+    assert [s.label for s in gemm_variants(m0, 9, channels=2)] == ["2x2/int8", "1x4/int8"]
+
+
+@pytest.mark.slow
+def test_metadata_names_the_micro_kernel_the_generated_c_calls(tmp_path):
+    from checkout import SHARED_MODELS
+    from mtk.compiler import compile_model
+
+    model = SHARED_MODELS / "ad_fc_int8.tflite"
+    if not model.exists():
+        pytest.skip(f"{model} is missing")
+    compiled = compile_model(model, tmp_path / "lib", cpu="cortex-m3")
+    kernels_c = (compiled.path / "src" / "tvmgen_default_kernels.c").read_text()
+    for op in compiled.ops:
+        assert op.impl == "tvm+c:mtk_dot_1x8_rows_s8", op
+        assert "mtk_dot_1x8_rows_s8(" in kernels_c

@@ -1,0 +1,178 @@
+"""The cycle model in QEMU: instruction sequences whose cycles the Arm TRMs state, assembled and run under the
+real plugin (mtk.cycles.sequences), and models run with it (instruction counts, flash wait states, board estimates)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from mtk.cycles import plugin, sequences
+from mtk.cycles.model import CycleModel
+
+LOADS = "ldr r1, [r0, r2]\n ldr r4, [r0]\n ldr r5, [r0, #4]"    # M4 TRM 3.3.2's LDR R0,[R1,R5]; LDR R1,[R2]; LDR R2,[R3,#4]
+LOAD_STORE = "ldr r1, [r0, r2]\n str r1, [r0, #20]"             # ... LDR R0,[R1,R2]; STR R0,[R3,#20]
+LDM = {"ldm1": "ldm r0!, {r1}", "ldm4": "ldm r0!, {r1-r4}", "ldm8": "ldm r0, {r0-r7}"}
+SMLAD4 = "\n".join(["smlad r1, r4, r5, r1"] * 4)
+TAKEN = "cmp r0, r0\n beq 1f\n nop\n .p2align 2\n1:"               # to a word-aligned target
+UNTAKEN = "cmp r0, r0\n bne 1f\n1:"
+DIVIDE = "sdiv r1, r2, r3"
+ARMV7M = {"loads": (LOADS, 4), "load_store": (LOAD_STORE, 3), "ldm1": (LDM["ldm1"], 2), "ldm4": (LDM["ldm4"], 5),
+          "ldm8": (LDM["ldm8"], 9), "taken": (TAKEN, 3), "untaken": (UNTAKEN, 2), "divide": (DIVIDE, 12),
+          "address_stall": ("adds r0, #0\n ldr r1, [r0]", 4), "it_folded": ("adds r1, #1\n it eq\n moveq r4, r5", 2),
+          "taken_unaligned_32bit": ("cmp r0, r0\n beq 1f\n nop\n .p2align 2\n nop\n1: add.w r1, r1, r1", 5)}
+
+ARMV6M = {"loads": ("ldr r1, [r0]\n ldr r4, [r0, #4]", 4), "ldm1": (LDM["ldm1"], 2), "ldm4": (LDM["ldm4"], 5),
+          "ldm8": (LDM["ldm8"], 9), "multiply": ("muls r1, r4, r1", 1), "untaken": (UNTAKEN, 2)}
+
+EXPECTED = {
+    "cortex-m4": {**ARMV7M, "smlad_chain": (SMLAD4, 4), "mla": ("mla r1, r4, r5, r1", 2),
+                  "smlal": ("smlal r4, r5, r2, r3", 1)},
+    "cortex-m3": {**ARMV7M, "smull": ("smull r4, r5, r2, r3", 3), "mla": ("mla r1, r4, r5, r1", 2)},
+    "cortex-m33": {**ARMV7M, "loads": (LOADS, 3), "load_store": (LOAD_STORE, 2), "address_stall": ("adds r0, #0\n ldr r1, [r0]", 3),
+                   "load_use": ("ldr r1, [r0]\n adds r1, #1", 3), "taken": (TAKEN, 2), "untaken": (UNTAKEN, 1),
+                   "taken_unaligned_32bit": ("cmp r0, r0\n beq 1f\n nop\n .p2align 2\n nop\n1: add.w r1, r1, r1", 4),
+                   "divide": (DIVIDE, 11), "smlad_chain": (SMLAD4, 4),
+                   "pair_16bit": ("adds r1, #1\n adds r4, #1", 1), "pair_32bit": ("add.w r1, r1, #1\n add.w r4, r4, #1", 2)},
+    "cortex-m0plus": {**ARMV6M, "taken": (TAKEN, 3)},
+    "cortex-m0": {**ARMV6M, "taken": (TAKEN, 4)},
+    "cortex-m7": {"dual_issue": ("add r1, r2, r3\n add r4, r5, r6", 1), "dependent": ("add r1, r2, r3\n add r4, r1, r6", 2),
+                  "two_multiplies": ("mul r1, r2, r3\n mul r4, r5, r6", 2), "load_alu": ("ldr r1, [r0]\n add r4, r5, r6", 1),
+                  "load_use": ("ldr r1, [r0]\n add r4, r1, r6", 3), "load_store_data": ("ldr r1, [r0]\n str r1, [r0, #4]", 2),
+                  "smlad_chain": (SMLAD4, 4), "ldm1": (LDM["ldm1"], 2), "ldm4": (LDM["ldm4"], 3), "ldm8": (LDM["ldm8"], 5),
+                  "taken_first_time": (TAKEN, 7), "untaken": (UNTAKEN, 1), "divide": (DIVIDE, 12)},
+    "cortex-m55": {"mve_load_mac": ("vldrb.s8 q0, [r0]\n vmladava.s8 r4, q0, q0", 3),
+                   "mve_load_mac_chain": ("vldrb.s8 q0, [r0]\n vmladava.s8 r4, q0, q0\n vldrb.s8 q1, [r0, #16]\n"
+                                          " vmladava.s8 r4, q1, q1", 5),
+                   "mve_two_macs": ("vmladava.s8 r4, q0, q0\n vmladava.s8 r6, q1, q1", 4),
+                   "mve_two_loads": ("vldrb.s8 q0, [r0]\n vldrb.s8 q1, [r0, #16]", 4),
+                   "smlad_chain": (SMLAD4, 4), "ldm1": (LDM["ldm1"], 2), "ldm4": (LDM["ldm4"], 3), "ldm8": (LDM["ldm8"], 5),
+                   "taken": (TAKEN, 3), "untaken": (UNTAKEN, 2), "divide": (DIVIDE, 12), "load_use": ("ldr r1, [r0]\n adds r1, #1", 3)},
+}
+
+
+def _firmware_run(elf, cycles):
+    from mtk.boards import get_board
+    from mtk.runners import get_runner
+    from mtk.transport.protocol import FirmwareClient
+    with get_runner(get_board("mps2/an386"), cycles=cycles).start(elf) as session:
+        client = FirmwareClient(session.link)
+        client.wait_boot()
+        client.load_input(bytes(range(64)))
+        stats, layers = client.stats(3), client.layers()
+        measured = session.cycles.take_inferences() if session.cycles else None
+        layer_cycles = session.cycles.last_layers() if session.cycles else None
+        client.exit(0)
+        assert session.wait_exit(5) == 0
+    return stats, layers, measured, layer_cycles
+
+
+@pytest.fixture(scope="module")
+def fake_firmware(tmp_path_factory):
+    from test_qemu import build
+    return build("mps2/an386", tmp_path_factory.mktemp("fw"), profile=True)
+
+
+FLASH_LOADS = "\n".join(f"ldr r1, [r4, #{offset}]" for offset in (0, 32, 64, 96))   # four 32-byte lines
+DIGITS = plugin.SOURCE.parents[3] / "models" / "digits_cnn_int8.tflite"
+
+
+@pytest.mark.qemu
+@pytest.mark.parametrize("cpu", list(EXPECTED))
+def test_trm_sequences(cpu):
+    expected = EXPECTED[cpu]
+    measured = sequences.measure(cpu, {name: body for name, (body, _) in expected.items()})
+    assert measured == {name: cycles for name, (_, cycles) in expected.items()}
+
+
+@pytest.mark.qemu
+def test_sequences_give_the_same_cycles_run_after_run():
+    body = {"mix": "ldr r1, [r0]\n smlad r1, r4, r5, r1\n cmp r1, #0\n bne 1f\n nop\n1: sdiv r1, r2, r3"}
+    assert sequences.measure("cortex-m4", body) == sequences.measure("cortex-m4", body)
+
+
+@pytest.mark.qemu
+def test_sequence_cli_prints_the_cycles(capsys):
+    assert sequences.main(["cortex-m4", "ldr r1, [r0]", "ldr r4, [r0, #4]"]) == 0
+    assert capsys.readouterr().out == "3\n"
+
+
+@pytest.mark.qemu
+def test_model_leaves_instruction_counts_untouched_and_repeats(fake_firmware):
+    stats_off, layers_off, none, _ = _firmware_run(fake_firmware, None)
+    stats, layers, measured, layer_cycles = _firmware_run(fake_firmware, True)
+    _, _, measured_again, layer_cycles_again = _firmware_run(fake_firmware, True)
+    assert none is None
+    assert (stats, layers) == (stats_off, layers_off)
+    assert measured == measured_again and layer_cycles == layer_cycles_again
+    assert len(measured) == 3 and len({m.cycles for m in measured}) == 1
+    insns = measured[0].insns
+    assert abs(insns - stats.median) <= 100 and measured[0].cycles > insns
+    assert sorted(layer_cycles) == [i for i, units in enumerate(layers) if units]
+    assert sum(m.insns for m in layer_cycles.values()) <= insns
+
+
+@pytest.mark.qemu
+@pytest.mark.parametrize("cpu, board, wait_states", [("cortex-m4", "nucleo_l4r5zi", 5), ("cortex-m7", "nucleo_f746zg", 7)])
+def test_loads_from_flash_wait_unless_cached(cpu, board, wait_states):
+    flash, ram = "mov.w r4, #0x1000\n", "add.w r4, r0, #0\n"   # the QEMU board's code memory (the board's flash); RAM
+    measured = sequences.measure(cpu, {"flash": flash + FLASH_LOADS, "ram": ram + FLASH_LOADS,
+                                       "flash_twice": flash + (FLASH_LOADS.replace("r4, #", "r4, #512+") + "\n") * 2,
+                                       "ram_twice": ram + (FLASH_LOADS + "\n") * 2}, emulate=board)
+    assert measured["flash"] - measured["ram"] == 4 * wait_states
+    assert measured["flash_twice"] - measured["ram_twice"] == 4 * wait_states   # the second pass hits the cache
+    assert sequences.measure(cpu, {"flash": flash + FLASH_LOADS, "ram": ram + FLASH_LOADS}) == \
+        {"flash": measured["ram"], "ram": measured["ram"]}   # QEMU's own board: zero wait
+
+
+@pytest.mark.qemu
+def test_run_emulating_a_board_reports_its_estimate(capsys):
+    from mtk.cli import main
+    assert main(["run", str(DIGITS), "--board", "nucleo_l4r5zi", "--emulate", "-n", "2", "--json", "--profile"]) == 0
+    emulated = json.loads(capsys.readouterr().out)
+    assert main(["bench", str(DIGITS), "--board", "mps2/an386", "-n", "2", "--json", "--profile"]) == 0
+    [own] = json.loads(capsys.readouterr().out)
+    estimate, zero_wait = emulated["estimated_cycles"], own["estimated_cycles"]
+    assert (estimate["board"], estimate["emulated_on"], estimate["clock_hz"], estimate["unit"]) == \
+        ("nucleo_l4r5zi", "mps2/an386", 120_000_000, "cycles (estimated)")
+    assert (zero_wait["board"], zero_wait["emulated_on"], zero_wait["clock_hz"]) == ("mps2/an386", None, 25_000_000)
+    assert emulated["per_inference"] == own["per_inference"]   # the same code, the same instructions
+    assert estimate["median"] > zero_wait["median"] > own["per_inference"]["median"]   # flash waits; CPI > 1
+    assert estimate["time_ms_at_clock"] == round(estimate["median"] / 120e3, 4)
+    assert [layer["index"] for layer in estimate["layers"]] == \
+        [layer["index"] for layer in emulated["layers"] if layer["units"]]
+    assert sum(layer["cycles"] for layer in estimate["layers"]) <= estimate["median"]
+    assert main(["run", str(DIGITS), "--board", "nucleo_l4r5zi", "--emulate", "-n", "1"]) == 0
+    assert "estimate for nucleo_l4r5zi, emulated on mps2/an386 (cortex-m4 table)" in capsys.readouterr().out
+    assert main(["validate", str(DIGITS), "--board", "nucleo_l4r5zi", "--emulate", "--json"]) == 0
+    validated = json.loads(capsys.readouterr().out)
+    assert validated["bit_exact"] and validated["estimated_cycles"]["median"] == estimate["median"]
+
+
+@pytest.mark.qemu
+def test_a_paced_dut_stamps_estimated_time(tmp_path):
+    import serial
+    from test_qemu import FAKE
+    from mtk.boards import get_board
+    from mtk.compiled import CompiledModel
+    from mtk.platforms import ProjectOptions, get_platform
+    from mtk.runners.qemu_pty import PacedQemu
+    board, shift = get_board("mps2/an386"), 5
+    from test_qemu import build
+    _, _, [inference, *_], _ = _firmware_run(build("mps2/an386", tmp_path / "unpaced", profile=True),
+                                             CycleModel.for_board(board, get_board("nucleo_l4r5zi")))
+    platform = get_platform("baremetal")
+    elf = platform.build(platform.render(CompiledModel.load(FAKE), board, tmp_path / "paced",
+                                         ProjectOptions(icount_shift=shift, profile=True)))
+    with PacedQemu(board, elf, shift, CycleModel.for_board(board, get_board("nucleo_l4r5zi"))) as qemu, \
+            serial.Serial(qemu.port, 115200, timeout=0.2) as port:
+        port.write(b"infer 20 0%")
+        reply = b""
+        while b"m-ready" not in reply.split(b"m-infer-done")[-1] or b"m-infer-done" not in reply:
+            chunk = port.read(256)
+            assert chunk or len(reply) < 4096, reply
+            reply += chunk
+    *_, start, end = [int(v) for v in re.findall(rb"m-lap-us-(\d+)\r\n", reply)]
+    assert 0 <= (end - start) * 120 - 20 * inference.cycles < 20 * 200   # + the loop, its clock
+    assert b"m-warmup-start-0\r\nm-warmup-done\r\nm-infer-start-20\r\n" in reply and b"m-results-[" in reply

@@ -1,0 +1,420 @@
+"""The kernel paths the host cannot run, in QEMU against tflite-micro: Helium (MVE) on the Cortex-M55,
+the Cortex-M3's long-multiply kernels and inline assembly, the Cortex-M4's and Cortex-M33's DSP instructions."""
+
+from __future__ import annotations
+
+import subprocess
+
+import numpy as np
+import pytest
+
+import modelgen
+from mtk.autotune import tune_model
+from mtk.boards import get_board
+from mtk.kernels.files import C_DIR
+from mtk.ops import prepare_ops
+from mtk.ops.conv import DEPTHWISE_KERNELS
+from mtk.reader import read_model
+from mtk.reference import run_reference_batch
+from mtk.target import get_cpu
+from mtk.tflite_builder import ModelBuilder
+from mtk.tuning import tunable_layers
+from hypothesis import HealthCheck, given, settings
+from harness import GEMM_MODELS, LAYERS, assert_bit_exact_on_target, conv_model, single_op_model
+
+pytestmark = pytest.mark.qemu
+
+def add_model(shape: tuple[int, ...], activation: str, other: tuple[int, ...] | None = None) -> bytes:
+    """ADD of two int8 inputs, the second of shape `other` (broadcast) or the same (Helium: mtk_add_mve.h)."""
+    b = ModelBuilder(description="mtk test ADD")
+    x1 = b.tensor("x1", shape, "int8", scale=0.05, zero_point=-7)
+    x2 = b.tensor("x2", other or shape, "int8", scale=0.03, zero_point=3)
+    y = b.tensor("y", np.broadcast_shapes(shape, other or shape), "int8", scale=0.07, zero_point=5)
+    b.op("ADD", [x1, x2], [y], fused_activation_function=activation)
+    b.inputs([x1, x2])
+    b.outputs([y])
+    return b.build()
+
+
+MODELS = {
+    "conv-taps": lambda: conv_model("CONV_2D", (1, 7, 6, 4), (6, 3, 3, 4), (1, 7, 6, 6), per_channel=True,
+                                    padding="SAME", stride_h=1, stride_w=1, dilation_h_factor=1,
+                                    dilation_w_factor=1, fused_activation_function="NONE"),
+    "conv-gather": GEMM_MODELS["conv-gather"],
+    # DSP's fused GEMM: an odd last row (stored once), an odd last channel (in C), 4 groups (entering its loop midway)
+    "conv-1x1-odd": lambda: conv_model("CONV_2D", (1, 3, 5, 13), (7, 1, 1, 13), (1, 3, 5, 7), per_channel=True,
+                                       padding="VALID", stride_h=1, stride_w=1, dilation_h_factor=1,
+                                       dilation_w_factor=1, fused_activation_function="NONE"),
+    # several rows of 1 or 2 channels: pairs of the input's rows by the M3's 2x2/s8 (an odd last row), each row by the
+    # DSP cores' 1x4/s16
+    "conv-1x1-2ch": lambda: conv_model("CONV_2D", (1, 3, 5, 37), (2, 1, 1, 37), (1, 3, 5, 2), per_channel=True,
+                                       padding="VALID", stride_h=1, stride_w=1, dilation_h_factor=1,
+                                       dilation_w_factor=1, fused_activation_function="RELU"),
+    "conv-1x1-1ch": lambda: conv_model("CONV_2D", (1, 4, 3, 70), (1, 1, 1, 70), (1, 4, 3, 1), per_channel=True,
+                                       padding="VALID", stride_h=1, stride_w=1, dilation_h_factor=1,
+                                       dilation_w_factor=1, fused_activation_function="NONE"),
+    # DSP's fused one-row GEMM (one multiplier): 38 groups (entering its loop midway); a clamped range (ReLU, output
+    # zero point 5): in C
+    "fc-fused-1-row": lambda: conv_model("FULLY_CONNECTED", (1, 150), (12, 150), (1, 12), per_channel=False,
+                                         fused_activation_function="NONE"),
+    "fc-fused-1-row-relu": lambda: conv_model("FULLY_CONNECTED", (1, 37), (8, 37), (1, 8), per_channel=False,
+                                              fused_activation_function="RELU"),
+    "fc-600": lambda: conv_model("FULLY_CONNECTED", (1, 600), (10, 600), (1, 10), per_channel=True,
+                                 fused_activation_function="RELU"),
+    # the M3's 2x4 kernel: 75 groups (two chunks of its pair sums), a partial channel tile, an odd last row
+    "fc-3-rows-300": lambda: conv_model("FULLY_CONNECTED", (3, 300), (7, 300), (3, 7), per_channel=True,
+                                        y_scale=2.0, fused_activation_function="NONE"),
+    "depthwise": lambda: conv_model("DEPTHWISE_CONV_2D", (1, 9, 7, 8), (1, 3, 3, 8), (1, 9, 7, 8), per_channel=True,
+                                    padding="SAME", stride_h=1, stride_w=1, depth_multiplier=1, dilation_h_factor=1,
+                                    dilation_w_factor=1, fused_activation_function="RELU"),
+    **{name: LAYERS[name] for name in ("dw-1to8-10x8-s2", "dw-5to20-s3", "dw-67-s2", "dw-9to18-5x7-dilated",
+                                            "conv-2ch-10x8-valid")},
+    "add-105-relu": lambda: add_model((1, 5, 3, 7), "RELU"),
+    # Helium: a depth below one chunk (the predicated load) and a partial tile (the predicated store)
+    "fc-2-rows-depth-1": lambda: conv_model("FULLY_CONNECTED", (2, 1), (2, 1), (2, 2), per_channel=True,
+                                            fused_activation_function="NONE"),
+    "chain-cnn": lambda: modelgen.example_models(0)["CHAIN_CNN"],
+    "chain-residual": lambda: modelgen.example_models(1)["CHAIN_RESIDUAL"],
+}
+
+
+BOARDS = ["mps3/corstone300/an547", "mps2/an385", "mps2/an386", "mps2/an505", "microbit"]
+
+
+def depthwise_model(in_shape, kernel, out_shape, activation: str = "NONE", padding: str = "SAME", stride: int = 1,
+                    dilation: int = 1, multiplier: int = 1) -> bytes:
+    return conv_model("DEPTHWISE_CONV_2D", in_shape, (1, *kernel, in_shape[3] * multiplier), out_shape,
+                      per_channel=True, padding=padding, stride_h=stride, stride_w=stride, depth_multiplier=multiplier,
+                      dilation_h_factor=dilation, dilation_w_factor=dilation, fused_activation_function=activation)
+
+
+HELIUM_MODELS = {   # mtk_depthwise_mve.h: 3x3 whole groups in assembly (clamped or not), other windows, tails
+    "dw-3x3-40-relu6-s2": lambda: depthwise_model((1, 9, 7, 40), (3, 3), (1, 5, 4, 40), "RELU6", stride=2),
+    "dw-3x3-32-dil2-valid": lambda: depthwise_model((1, 9, 7, 32), (3, 3), (1, 5, 3, 32), padding="VALID",
+                                                    dilation=2),
+    "dw-2x3-20": lambda: depthwise_model((1, 6, 5, 20), (2, 3), (1, 6, 5, 20), "RELU"),
+    # a depth multiplier: each lane's input channel gathered (3 -> 21: a tail group; 2 -> 32: whole groups, 3x3)
+    "dw-3to21-m7": lambda: depthwise_model((1, 7, 6, 3), (3, 2), (1, 4, 3, 21), "RELU6", stride=2, multiplier=7),
+    "dw-16to32-m2-3x3": lambda: depthwise_model((1, 6, 5, 16), (3, 3), (1, 6, 5, 32), multiplier=2),
+    # any window: taps paired in the assembly loop (2x2: a whole group and 8 channels 8 lanes wide; 5x5 a single
+    # tap more, a partial group of 13 under a predicate; 7x7 beyond the 16 taps the kernel once took; a gathered
+    # partial group of 12); a last group of 3 channels, 8 lanes wide, over 40 taps
+    "dw-2x2-24-relu": lambda: depthwise_model((1, 6, 5, 24), (2, 2), (1, 6, 5, 24), "RELU"),
+    "dw-5x5-13-s2": lambda: depthwise_model((1, 9, 8, 13), (5, 5), (1, 5, 4, 13), stride=2),
+    "dw-7x7-40-relu6": lambda: depthwise_model((1, 8, 7, 40), (7, 7), (1, 8, 7, 40), "RELU6"),
+    "dw-3to12-m4-5x5": lambda: depthwise_model((1, 6, 6, 3), (5, 5), (1, 6, 6, 12), multiplier=4),
+    "dw-10x4-3-valid": lambda: conv_model("DEPTHWISE_CONV_2D", (1, 14, 6, 3), (1, 10, 4, 3), (1, 3, 2, 3),
+                                          per_channel=True, padding="VALID", stride_h=2, stride_w=2,
+                                          depth_multiplier=1, dilation_h_factor=1, dilation_w_factor=1,
+                                          fused_activation_function="NONE"),
+    # mtk_gemm_mve.h's _lshift kernels: rescales x_scale * w_scale / y_scale of 0.02-1.6, some channels shift left
+    # mtk_add_mve.h over runs where one input stays: per channel, per pixel, a scalar, both inputs broadcast
+    "add-bcast-channels": lambda: add_model((1, 5, 4, 23), "RELU", (1, 1, 1, 23)),
+    "add-bcast-pixels": lambda: add_model((1, 5, 4, 7), "NONE", (1, 5, 4, 1)),
+    "add-bcast-scalar": lambda: add_model((1,), "NONE", (2, 3, 5)),
+    "add-bcast-both": lambda: add_model((1, 1, 6, 1), "RELU6", (1, 5, 1, 3)),
+    "fc-lshift": lambda: conv_model("FULLY_CONNECTED", (3, 37), (11, 37), (3, 11), per_channel=True, x_scale=0.4,
+                                    y_scale=0.005, fused_activation_function="NONE"),
+    "conv-lshift": lambda: conv_model("CONV_2D", (1, 5, 6, 3), (6, 3, 3, 3), (1, 5, 6, 6), per_channel=True,
+                                      x_scale=0.4, y_scale=0.005, padding="SAME", stride_h=1, stride_w=1,
+                                      dilation_h_factor=1, dilation_w_factor=1, fused_activation_function="RELU"),
+    # mtk_gemm_mve.h's narrow last tile (1-3 channels: only their VMLADAVAs), one row and two, depths off 16
+    "fc-37to1-3rows": lambda: conv_model("FULLY_CONNECTED", (3, 37), (1, 37), (3, 1), per_channel=False,
+                                         fused_activation_function="NONE"),
+    "fc-1000to2": lambda: conv_model("FULLY_CONNECTED", (1, 1000), (2, 1000), (1, 2), per_channel=True, x_scale=0.02,
+                                     y_scale=0.5, fused_activation_function="NONE"),
+    "fc-70to3-5rows-relu": lambda: conv_model("FULLY_CONNECTED", (5, 70), (3, 70), (5, 3), per_channel=True,
+                                              fused_activation_function="RELU"),
+    "fc-325to5": lambda: conv_model("FULLY_CONNECTED", (2, 325), (5, 325), (2, 5), per_channel=True, x_scale=0.02,
+                                    y_scale=0.3, fused_activation_function="NONE"),
+    **{f"pw-{k}to{n}": (lambda k=k, n=n: conv_model(
+        "CONV_2D", (1, 5, 3, k), (n, 1, 1, k), (1, 5, 3, n), per_channel=True, padding="VALID", stride_h=1,
+        stride_w=1, dilation_h_factor=1, dilation_w_factor=1, fused_activation_function="NONE"))
+       for k, n in ((21, 1), (100, 2), (9, 3), (45, 5))},
+    "conv-3x3-to2": lambda: conv_model("CONV_2D", (1, 5, 6, 3), (2, 3, 3, 3), (1, 5, 6, 2), per_channel=True,
+                                       padding="SAME", stride_h=1, stride_w=1, dilation_h_factor=1,
+                                       dilation_w_factor=1, fused_activation_function="RELU6"),
+}
+
+
+@pytest.mark.parametrize("board", BOARDS)
+@pytest.mark.parametrize("name", MODELS)
+def test_kernels_bit_exact_on_target(board, name, tmp_path):
+    assert_bit_exact_on_target(MODELS[name](), board, tmp_path)
+
+
+DSP_3X3_MODELS = {   # depthwise3x3_dsp.py's generated assembly: a first block with the left border, looped blocks,
+    # last blocks of 1-4 outputs with the right border, clamped or not; the row kinds of padded top and bottom rows
+    "dw3x3-13-wide": lambda: depthwise_model((1, 11, 13, 8), (3, 3), (1, 11, 13, 8)),
+    "dw3x3-s2-relu6": lambda: depthwise_model((1, 9, 11, 12), (3, 3), (1, 5, 6, 12), "RELU6", stride=2),
+    "dw3x3-s2-24-wide": lambda: depthwise_model((1, 5, 24, 8), (3, 3), (1, 3, 12, 8), stride=2),
+    "dw3x3-valid-relu": lambda: depthwise_model((1, 7, 10, 4), (3, 3), (1, 5, 8, 4), "RELU", padding="VALID"),
+    "dw3x3-260-channels": lambda: depthwise_model((1, 3, 3, 260), (3, 3), (1, 3, 3, 260)),   # stores by offset
+    "dw3x3-s2x1": lambda: conv_model("DEPTHWISE_CONV_2D", (1, 7, 9, 8), (1, 3, 3, 8), (1, 4, 9, 8), per_channel=True,
+                                     padding="SAME", stride_h=2, stride_w=1, depth_multiplier=1, dilation_h_factor=1,
+                                     dilation_w_factor=1, fused_activation_function="NONE"),
+}
+
+
+@pytest.mark.parametrize("board", ["mps2/an386", "mps2/an500", "mps2/an505"])
+@pytest.mark.parametrize("name", DSP_3X3_MODELS)
+def test_dsp_3x3_depthwise_bit_exact_on_target(board, name, tmp_path):
+    model = DSP_3X3_MODELS[name]()
+    (tmp_path / "m.tflite").write_bytes(model)
+    [data] = [d for d in prepare_ops(read_model(tmp_path / "m.tflite"), get_cpu("cortex-m4"))]
+    assert DEPTHWISE_KERNELS.variants(data)[0].kernel == "dsp-3x3"
+    assert_bit_exact_on_target(model, board, tmp_path)
+
+
+def deep_fc_model(depth: int, units: int, activation: str, seed: int = 0, per_channel: bool = False) -> bytes:
+    """FULLY_CONNECTED of one row: DSP cores' 1x4/fused (per-channel weight scales: its _pc kernels); a row deeper than
+    gemm.CHUNK a chunk at a time for the arena, mtk_gemm_1x4_fused_chunk_s8 keeping the quads' partial sums between
+    chunks."""
+    d = modelgen.Draw(np.random.default_rng(seed))
+    net = modelgen.Net("mtk test deep FULLY_CONNECTED")
+    x = net.model_input((1, depth), modelgen.activation_quant(d))
+    return net.build(modelgen.weighted_sum(net, d, x, "FULLY_CONNECTED", (units, depth), 0, depth, (1, units),
+                                           per_channel=per_channel, bias_optional=False, activation=activation))
+
+
+def one_pixel_conv(in_c: int, activation: str) -> bytes:
+    """CONV_2D 3x3 VALID over 3x3 pixels: one row of im2col taps (in_c a multiple of 4: packed a kernel row at a time,
+    chunked) or of gathered patches, for the one-row GEMM, packed before it is called."""
+    return conv_model("CONV_2D", (1, 3, 3, in_c), (6, 3, 3, in_c), (1, 1, 1, 6), per_channel=False, padding="VALID",
+                      stride_h=1, stride_w=1, dilation_h_factor=1, dilation_w_factor=1,
+                      fused_activation_function=activation)
+
+
+ONE_ROW_FUSED_MODELS = {   # DSP's 1x4/fused: groups of 4 values in pairs, an odd one first; partial last chunks and
+    # channel quads (their outputs in C). The Cortex-M3's 1x8/s8 (its 8-channel tiles in assembly, a narrow last tile
+    # of 5, 6, 2, 1 or 7 channels in C; a partial last group of 0 to 3 values) and, for the one-pixel convs, 1x8/int8
+    "fc-3x8": lambda: deep_fc_model(3, 8, "NONE"),   # one group: no pair
+    "fc-604x13-chunks": lambda: deep_fc_model(604, 13, "NONE"),   # chunks of 64, 64 and 23 groups
+    "fc-1000x6-chunks-relu": lambda: deep_fc_model(1000, 6, "RELU"),   # a clamped range, in assembly
+    "fc-per-channel-37x10": lambda: deep_fc_model(37, 10, "NONE", per_channel=True),
+    "fc-per-channel-70x9-relu": lambda: deep_fc_model(70, 9, "RELU", per_channel=True),
+    "fc-per-channel-604x7-chunks": lambda: deep_fc_model(604, 7, "NONE", per_channel=True),
+    "fc-151x16-relu": lambda: deep_fc_model(151, 16, "RELU"),
+    # DSP cores' 1x4/s16 below a quad: 1 and 2 channels in assembly (pairs of groups, an odd group and a partial one
+    # in C), 3 in C
+    "fc-1000x1": lambda: deep_fc_model(1000, 1, "NONE"),
+    "fc-37x2-relu": lambda: deep_fc_model(37, 2, "RELU"),
+    "fc-per-channel-150x3": lambda: deep_fc_model(150, 3, "NONE", per_channel=True),
+    "conv-one-pixel-taps-chunks": lambda: one_pixel_conv(8, "NONE"),
+    "conv-one-pixel-gather-relu": lambda: one_pixel_conv(3, "RELU"),
+}
+
+
+@pytest.mark.parametrize("board", ["mps2/an386", "mps2/an385"])
+@pytest.mark.parametrize("name", ONE_ROW_FUSED_MODELS)
+def test_one_row_gemm_bit_exact_on_target(name, board, tmp_path):
+    assert_bit_exact_on_target(ONE_ROW_FUSED_MODELS[name](), board, tmp_path)
+
+
+@pytest.mark.parametrize("name", HELIUM_MODELS)
+def test_helium_kernels_bit_exact_on_target(name, tmp_path):
+    assert_bit_exact_on_target(HELIUM_MODELS[name](), "mps3/corstone300/an547", tmp_path)
+
+
+def extreme_depthwise_model(w: np.ndarray) -> bytes:
+    """DEPTHWISE_CONV_2D (3x3, 19 channels) over a 4x4 input with the weights w [1, 3, 3, 19] as they are, a
+    scale small enough that x0 w0 + x1 w1 at the int8 extremes still moves the outputs."""
+    b = ModelBuilder(description="mtk test depthwise extremes")
+    x = b.tensor("x", (1, 4, 4, 19), "int8", scale=0.5, zero_point=0)
+    w_t = b.const("w", w, scale=np.full(19, 1e-4), zero_point=np.zeros(19, np.int64), axis=3)
+    bias = b.const("b", np.zeros(19, np.int32), scale=np.full(19, 5e-5), zero_point=np.zeros(19, np.int64), axis=0)
+    y = b.tensor("y", (1, 4, 4, 19), "int8", scale=0.2, zero_point=0)
+    b.op("DEPTHWISE_CONV_2D", [x, w_t, bias], [y], padding="SAME", stride_h=1, stride_w=1, depth_multiplier=1,
+         dilation_h_factor=1, dilation_w_factor=1, fused_activation_function="NONE")
+    b.inputs([x])
+    b.outputs([y])
+    return b.build()
+
+
+@pytest.mark.parametrize("both_minus_128", [False, True], ids=["paired", "unpaired"])
+def test_helium_depthwise_at_the_int16_bound_of_paired_taps(both_minus_128, tmp_path):
+    """mtk_depthwise_mve.h adds two taps' int16 products before widening: exact at the extremes (inputs all -128
+    or all 127, weights -128 and -127) and, where a channel has -128 as both weights of a pair (32768 would wrap),
+    not paired at all (depthwise_mve.pairs)."""
+    w = np.where(np.arange(9)[:, None] % 2 == 0, -128, -127) * np.ones((9, 19), np.int64)
+    if both_minus_128:
+        w[1, 5] = -128
+    model = extreme_depthwise_model(w.reshape(1, 3, 3, 19).astype(np.int8))
+    samples = [[np.full((1, 4, 4, 19), v, np.int8)] for v in (-128, 127)]
+    assert_bit_exact_on_target(model, "mps3/corstone300/an547", tmp_path, samples)
+
+
+@pytest.mark.parametrize("op", ["AVERAGE_POOL_2D", "MAX_POOL_2D"])
+def test_helium_pools_over_more_than_256_taps(op, tmp_path):
+    """mtk_pool_mve.h: 17x17 windows (289 taps, fewer at the borders) over inputs near the int8 limits, whose
+    int16 sums alone would overflow."""
+    model = single_op_model(op, [((1, 20, 18, 12), 0.1, -7)], ((1, 7, 6, 12), 0.1, -7), filter_height=17,
+                            filter_width=17, stride_h=3, stride_w=3, padding="SAME")
+    rng = np.random.default_rng(0)
+    samples = [[rng.integers(lo, hi, (1, 20, 18, 12)).astype(np.int8)] for lo, hi in ((120, 128), (-128, -120))]
+    assert_bit_exact_on_target(model, "mps3/corstone300/an547", tmp_path, samples)
+
+
+def two_pools_model(dtype: str, shape: tuple[int, int, int], average: dict, maximum: dict) -> bytes:
+    """An AVERAGE_POOL_2D and a MAX_POOL_2D of one input, both model outputs."""
+    b = ModelBuilder(description=f"mtk test pools {dtype}")
+    scale, zero_point = (0.0005, 0) if dtype == "int16" else (0.1, -7)
+    x = b.tensor("x", (1, *shape), dtype, scale=scale, zero_point=zero_point)
+    outputs = []
+    for op, window in (("AVERAGE_POOL_2D", average), ("MAX_POOL_2D", maximum)):
+        out = [-(-n // s) for n, s in zip(shape[:2], (window["stride_h"], window["stride_w"]))]   # SAME
+        y = b.tensor(op.lower(), (1, *out, shape[2]), dtype, scale=scale, zero_point=zero_point)
+        b.op(op, [x], [y], padding="SAME", **window)
+        outputs.append(y)
+    b.inputs([x])
+    b.outputs(outputs)
+    return b.build()
+
+
+POOL_MODELS = {   # mtk_pool.h (DSP: SXTAB16 / SSUB8 / SSUB16 tap loops in assembly; M3: lanes compared within the
+    # word), mtk_pool_mve.h's int16
+    "int8": lambda: two_pools_model("int8", (18, 17, 7), dict(filter_height=17, filter_width=17, stride_h=3,
+                                                               stride_w=3, fused_activation_function="NONE"),
+                                    dict(filter_height=3, filter_width=2, stride_h=2, stride_w=2,
+                                         fused_activation_function="RELU_N1_TO_1")),
+    "int16": lambda: two_pools_model("int16", (7, 6, 11), dict(filter_height=3, filter_width=2, stride_h=2,
+                                                                stride_w=2, fused_activation_function="RELU6"),
+                                     dict(filter_height=3, filter_width=3, stride_h=1, stride_w=2,
+                                          fused_activation_function="NONE")),
+}
+
+
+@pytest.mark.parametrize("board, dtype", [("mps2/an386", "int8"), ("mps2/an386", "int16"), ("mps2/an385", "int8"),
+                                          ("mps2/an385", "int16"), ("mps3/corstone300/an547", "int16")])
+def test_pools_bit_exact_on_target(board, dtype, tmp_path):
+    """Pools in one call: 4-channel words and the channels left over, 289-tap windows (int8 lanes flushed), inputs
+    at the type's limits."""
+    model = POOL_MODELS[dtype]()
+    shape = (1, 18, 17, 7) if dtype == "int8" else (1, 7, 6, 11)
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(1)
+    samples = [[np.full(shape, info.max, dtype)], [rng.integers(info.min, info.max + 1, shape).astype(dtype)],
+               [rng.integers(info.min, info.min + 8, shape).astype(dtype)]]
+    assert_bit_exact_on_target(model, board, tmp_path, samples)
+
+
+def test_global_average_pool_whose_tap_count_equals_its_channels(tmp_path):
+    """IC's last pool (8x8 over 8x8x64): the tap loop's count and step are both 64, and gcc put them in one
+    register while the count was an in/out operand without early clobber."""
+    model = single_op_model("AVERAGE_POOL_2D", [((1, 8, 8, 64), 0.1, -128)], ((1, 1, 1, 64), 0.1, -128),
+                            filter_height=8, filter_width=8, stride_h=8, stride_w=8, padding="VALID")
+    assert_bit_exact_on_target(model, "mps2/an386", tmp_path)
+
+
+@pytest.mark.parametrize("board", BOARDS)
+@pytest.mark.parametrize("family", ["DEPTHWISE_CONV_2D_ANY", "CONV_2D_FIRST_LAYER"])
+def test_random_layer_shapes_bit_exact_on_target(board, family, tmp_path_factory):
+    """A few of modelgen's new layer shapes (tests/compile/test_ops_shapes.py) per board."""
+    @settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                    HealthCheck.too_slow])
+    @given(model=modelgen.strategies[family])
+    def check(model):
+        assert_bit_exact_on_target(model, board, tmp_path_factory.mktemp(family.lower()))
+    check()
+
+
+@pytest.mark.parametrize("family", ["CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2D",
+                                    "MAX_POOL_2D"])
+def test_helium_kernels_bit_exact_on_random_shapes(family, tmp_path_factory):
+    """Helium's fused GEMM (gemm_mve.py: depths and channel counts off its 16 and 4, odd row counts),
+    depthwise (depthwise_mve.py: channels off its 8, borders, strides, dilations) and pooling
+    (mtk_pool_mve.h: windows clipped at the borders) on a few random layers."""
+    @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                    HealthCheck.too_slow])
+    @given(model=modelgen.strategies[family])
+    def check(model):
+        assert_bit_exact_on_target(model, "mps3/corstone300/an547", tmp_path_factory.mktemp(family.lower()))
+    check()
+
+
+@pytest.mark.parametrize("board, candidates", [("mps3/corstone300/an547", 0), ("mps2/an385", 3)])
+def test_tuned_schedules_bit_exact_on_target(board, candidates, tmp_path):
+    """`mtk tune` runs every candidate schedule (none on Helium, whose GEMMs have one: the fused
+    gemm_mve.py; on the M3 1x4 blocks with paired weights, for conv and fully connected, and for fully
+    connected 1x8 and 1x4 blocks of int8 weights over packed rows: 3 builds) and
+    requires the untuned build's outputs from each; those are tflite-micro's. (The DSP schedules:
+    tests/compile/test_tune.py on mps2/an386.)"""
+    model = modelgen.example_models(0)["CHAIN_CNN"]
+    path = tmp_path / "model.tflite"
+    path.write_bytes(model)
+    result = tune_model(path, get_board(board), tmp_path / "tuning.json")
+    assert result.builds_measured == candidates
+    for expected, got in zip(run_reference_batch(model, result.untuned.inputs), result.untuned.outputs):
+        for want, out in zip(expected, got):
+            assert np.array_equal(np.asarray(out).reshape(-1), np.asarray(want).reshape(-1))
+
+
+def test_one_to_n_depthwise_is_tuned_on_target(tmp_path):
+    """A depthwise layer with one input channel runs on the GEMM, so `mtk tune` measures its variants
+    (a build for each but the default), each build on two different inputs."""
+    model = GEMM_MODELS["depthwise-1-to-n"]()
+    path = tmp_path / "model.tflite"
+    path.write_bytes(model)
+    (layer,) = tunable_layers(prepare_ops(read_model(path), get_cpu("cortex-m4")))
+    result = tune_model(path, get_board("mps2/an386"), tmp_path / "tuning.json")
+    assert len(layer.variants) >= 3 and result.builds_measured == len(layer.variants) - 1
+    assert [c.key.split()[0] for c in result.layers] == ["DEPTHWISE_CONV_2D"]
+    assert len(result.untuned.inputs) == 2 and len(result.untuned.sample_layers) == 2
+    assert not np.array_equal(*(sample[0] for sample in result.untuned.inputs))
+    for expected, got in zip(run_reference_batch(model, result.tuned.inputs), result.tuned.outputs):
+        for want, out in zip(expected, got):
+            assert np.array_equal(np.asarray(out).reshape(-1), np.asarray(want).reshape(-1))
+
+
+REQUANT_PROBE = r"""
+#include <stdint.h>
+#include "mtk_fixedpoint.h"
+extern uint32_t __stack_top[];
+/* TFLite's MultiplyByQuantizedMultiplier(acc, mult, -e) as mtk_requant_rshift folds it, through a 64-bit multiply
+ * (libgcc's on ARMv6-M), against the header's 16-bit halves */
+static int32_t reference(int32_t acc, int32_t mult, int32_t e) {
+  int64_t z = (int64_t)acc * mult + ((int64_t)1 << 30) + ((int64_t)1 << (30 + e)) - (acc < 0 ? (int64_t)1 << 31 : 0);
+  return (int32_t)(z >> (31 + e));
+}
+static void semihosting_exit(uint32_t status) {
+  uint32_t block[2] = {0x20026u, status};   /* ADP_Stopped_ApplicationExit, status */
+  register uint32_t op __asm__("r0") = 0x20u;
+  register uint32_t* arg __asm__("r1") = block;
+  __asm__ volatile("bkpt 0xab" : : "r"(op), "r"(arg) : "memory");
+  for (;;) {}
+}
+static void reset(void) {
+  static const int32_t edges[] = {0, 1, -1, 65535, 65536, -65536, -65537, INT32_MAX, INT32_MIN, INT32_MIN + 1};
+  uint32_t s = 12345u, wrong = 0;
+  for (int32_t i = 0; i < 20000; ++i) {
+    s = s * 1664525u + 1013904223u;
+    int32_t acc = i < 10 * 20 ? edges[i % 10] : (int32_t)s >> (s & 15);
+    s = s * 1664525u + 1013904223u;
+    int32_t mult = i % 3 == 0 ? INT32_MAX : (int32_t)((s >> 1) | 0x40000000u), e = 1 + i % 20;
+    uint64_t rounding = ((uint64_t)1 << 30) + ((uint64_t)1 << (30 + e));
+    wrong += mtk_requant_rshift(acc, mult, (int32_t)(uint32_t)rounding, (int32_t)(rounding >> 32), e - 1)
+             != reference(acc, mult, e);
+  }
+  semihosting_exit(wrong > 100 ? 100 : wrong);
+}
+static void fault(void) { semihosting_exit(101); }
+__attribute__((section(".vectors"), used)) static void (*const vectors[4])(void) = {
+    (void (*)(void))__stack_top, reset, fault, fault};
+"""
+REQUANT_LINKER = """MEMORY { FLASH (rx) : ORIGIN = 0, LENGTH = 256K  RAM (rwx) : ORIGIN = 0x20000000, LENGTH = 16K }
+SECTIONS { .text : { KEEP(*(.vectors)) *(.text*) *(.rodata*) } > FLASH
+           .bss (NOLOAD) : { *(.bss*) *(COMMON) . = ALIGN(8); . += 2048; __stack_top = .; } > RAM }
+"""
+
+
+def test_requantization_by_16_bit_halves_on_cortex_m0(tmp_path):
+    """mtk_fixedpoint.h's ARMv6-M assembly (no long multiply) against the 64-bit formula, edge values included,
+    on QEMU's micro:bit: the model tests reach only the accumulators their layers make."""
+    (tmp_path / "probe.c").write_text(REQUANT_PROBE)
+    (tmp_path / "probe.ld").write_text(REQUANT_LINKER)
+    subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m0", "-mthumb", "-O2", "-Wall", "-Werror", "-nostartfiles",
+                    "-I", str(C_DIR / "common"), "-T", str(tmp_path / "probe.ld"), str(tmp_path / "probe.c"), "-lgcc",
+                    "-o", str(tmp_path / "probe.elf")], check=True)
+    done = subprocess.run(["qemu-system-arm", "-M", "microbit", "-kernel", str(tmp_path / "probe.elf"), "-display",
+                           "none", "-monitor", "none", "-semihosting-config", "enable=on,target=native"], timeout=60)
+    assert done.returncode == 0, f"{done.returncode} of 20,000 requantizations differ (101: a fault)"

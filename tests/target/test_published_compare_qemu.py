@@ -1,0 +1,25 @@
+"""bench/published_compare.py's one real comparison: AD on the L4R5 model, in QEMU."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from checkout import REPO, SHARED_MODELS
+
+sys.path.insert(0, str(REPO / "bench"))
+
+import published_compare  # noqa: E402
+
+
+@pytest.mark.qemu
+def test_ad_on_the_l4r5_model(capsys):
+    model = SHARED_MODELS / "ad_fc_int8.tflite"
+    assert published_compare.main([str(model), "--board", "nucleo_l4r5zi", "--json"]) == 0
+    [row] = json.loads(capsys.readouterr().out)
+    assert (row["board"], row["benchmark"], row["clock_hz"]) == ("nucleo_l4r5zi", "ad", 120_000_000)
+    assert row["published"]["cycles"] == 486196 and row["mtk_estimated_cycles"] > row["instructions"]
+    assert row["ratio"] == round(row["mtk_estimated_cycles"] / 486196, 3)
+    assert published_compare.markdown([row]).splitlines()[2].startswith("| nucleo_l4r5zi (120 MHz) | ad | ")

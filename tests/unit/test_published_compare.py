@@ -1,0 +1,51 @@
+"""bench/published_compare.py: the benchmark of a model file, the best published row of a board, the
+table (one real comparison in QEMU: tests/target/test_published_compare_qemu.py)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from checkout import REPO
+
+sys.path.insert(0, str(REPO / "bench"))
+
+import published_compare  # noqa: E402
+from mtk.errors import MtkError  # noqa: E402
+
+ROWS = [{"benchmark": "kws", "system": "NUCLEO-L4R5ZI [X]", "cycles_per_inference": "900", "latency_ms": "7.5",
+         "stack": "slow", "submitter": "a", "version": "1.0"},
+        {"benchmark": "kws", "system": "NUCLEO-L4R5ZI-P [Y]", "cycles_per_inference": "600", "latency_ms": "5",
+         "stack": "fast", "submitter": "b", "version": "1.3"},
+        {"benchmark": "ic", "system": "NUCLEO-L4R5ZI [X]", "cycles_per_inference": "100", "latency_ms": "1",
+         "stack": "other benchmark", "submitter": "a", "version": "1.0"},
+        {"benchmark": "kws", "system": "NUCLEO-H7A3ZI-Q [Z]", "cycles_per_inference": "10", "latency_ms": "1",
+         "stack": "other board", "submitter": "c", "version": "1.2"}]
+
+
+@pytest.mark.parametrize("name, benchmark", [("kws_dscnn_int8", "kws"), ("ic_resnet8_int8", "ic"),
+                                             ("vww_96_int8", "vww"), ("ad_fc_int8", "ad"), ("my-kws", "kws")])
+def test_benchmark_from_the_file_name(name, benchmark):
+    assert published_compare.benchmark_of(Path(f"{name}.tflite")) == benchmark
+
+
+def test_a_model_of_no_benchmark_is_refused():
+    with pytest.raises(MtkError, match="no MLPerf Tiny benchmark"):
+        published_compare.benchmark_of(Path("digits_cnn_int8.tflite"))
+
+
+def test_best_published_is_the_fewest_cycles_of_that_board_and_benchmark():
+    assert published_compare.best_published(ROWS, "nucleo_l4r5zi", "kws")["stack"] == "fast"
+    assert published_compare.best_published(ROWS, "nucleo_l4r5zi", "vww") is None
+    assert published_compare.best_published(ROWS, "mps2/an386", "kws") is None
+
+
+def test_the_shared_csv_has_the_readme_boards():
+    rows = list(__import__("csv").DictReader(open(published_compare.PUBLISHED, newline="")))
+    for board in published_compare.DEFAULT_BOARDS:
+        for benchmark in published_compare.BENCHMARKS:
+            assert published_compare.best_published(rows, board, benchmark) is not None, (board, benchmark)
+
+
