@@ -6,9 +6,10 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
+# libstdc++-arm-none-eabi-picolibc: C++ headers for bench/tflm_harness (TFLM is C++)
 # ser2net: a labgrid exporter serves a board's serial port with it (tests/target/test_labgrid_lab.py runs one)
 DEBIAN_PACKAGES=(gcc-arm-none-eabi libnewlib-arm-none-eabi picolibc-arm-none-eabi qemu-system-arm gcc make
-                 python3 python3-venv ser2net)
+                 python3 python3-venv ser2net libstdc++-arm-none-eabi-picolibc)
 
 missing=()
 for pkg in "${DEBIAN_PACKAGES[@]}"; do

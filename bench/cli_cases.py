@@ -15,19 +15,35 @@
 Each case runs `python -m mtk ...` in a folder of its own and passes if it exits 0 or 2 (or the other
 codes the case allows), prints no traceback, ends within the timeout, leaves every input byte for
 byte as it was and (names/records) writes nothing outside its output that runs or escapes.
+
+Most of a fresh `python -m mtk` is its imports (TVM, numpy: about 1 s of a tiny model's 1.4 s
+compile), the same for every case; `ForkedMtk` pays them once: each case is a process forked from
+one that imported mtk, running mtk's `__main__` as `python -m mtk` does, with its own stdio, folder,
+process group and exit status (`fresh_mtk` starts a new interpreter each time). What a case mutates
+is never reused: a project whose record is mutated is rendered once per board and copied.
 """
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import hashlib
+import importlib
 import json
 import os
+import pkgutil
 import random
 import re
+import runpy
+import select
 import shutil
+import signal
 import subprocess
 import sys
+import tempfile
+import time
+import traceback
+import weakref
 from pathlib import Path
 from typing import Callable
 
@@ -207,9 +223,7 @@ def records_case(rng: random.Random, work: Path) -> Case:
     victim = work / "victim.txt"
     victim.write_text("the user's file")
     app = work / "app"
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "toolkit"))
-    subprocess.run([sys.executable, "-m", "mtk", "project", str(FAKE), "--board", "qemu_cortex_m3", "-o", str(app)],
-                   capture_output=True, env=env, timeout=120, check=True)
+    shutil.copytree(rendered_project("qemu_cortex_m3"), app, symlinks=True)
     record = json.loads((app / "mtk-project.json").read_text())
     mutated = _record_mutations(rng, record, victim)
     text = json.dumps(mutated)
@@ -357,20 +371,133 @@ def make_case(campaign_seed: int, case: int, work: Path) -> Case:
     return FAMILIES[family][1](rng, work)
 
 
-def run_case(case: Case, work: Path, timeout: float) -> tuple[str, str]:
+# ---- running mtk --------------------------------------------------------------------------------
+
+Mtk = Callable[[list[str], Path, float], tuple[int, str]]   # (argv, folder, timeout) -> (exit status, stderr)
+
+
+def _toolkit_env() -> dict[str, str]:
+    return dict(os.environ, PYTHONPATH=str(ROOT / "toolkit"))
+
+
+def fresh_mtk(argv: list[str], cwd: Path, timeout: float) -> tuple[int, str]:
+    """`python -m mtk ARGV` in a new interpreter; raises subprocess.TimeoutExpired past `timeout`."""
+    proc = subprocess.run([sys.executable, "-m", "mtk", *argv], cwd=cwd, capture_output=True, timeout=timeout,
+                          env=_toolkit_env(), stdin=subprocess.DEVNULL)
+    return proc.returncode, proc.stderr.decode(errors="replace")
+
+
+class ForkedMtk:
+    """`python -m mtk ARGV` in a process forked from this one, which imported mtk and every command's
+    modules once (call it before any thread starts). The child runs as a fresh interpreter would:
+    its own process group, folder, stdin from /dev/null, stdout and stderr as new files, mtk's
+    `__main__` run by runpy as `-m` does, an uncaught exception printed as a traceback with exit 1,
+    the exit functions registered in it run at its end. Finalizers and exit functions of this
+    process (its temporary folders) are not the child's: detached there."""
+
+
+    def __init__(self) -> None:
+        os.environ.update(_toolkit_env())
+        sys.path.insert(0, str(ROOT / "toolkit"))
+        import mtk.commands
+        for module in ("mtk.cli", "mtk.compiler", "mtk.pipeline", "mtk.quantize"):
+            importlib.import_module(module)
+        for command in pkgutil.iter_modules(mtk.commands.__path__):
+            importlib.import_module(f"mtk.commands.{command.name}")
+
+    def __call__(self, argv: list[str], cwd: Path, timeout: float) -> tuple[int, str]:
+        with tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:
+                self._child(argv, cwd, stdout.fileno(), stderr.fileno())
+            status = self._wait(pid, timeout)
+            stderr.seek(0)
+            return status, stderr.read().decode(errors="replace")
+
+    @staticmethod
+    def _child(argv: list[str], cwd: Path, stdout: int, stderr: int) -> None:
+        code = 1
+        try:
+            os.setpgid(0, 0)
+            for finalizer in list(weakref.finalize._registry):   # noqa: SLF001 (the parent's, not the child's)
+                finalizer.detach()
+            atexit._clear()   # noqa: SLF001
+            os.chdir(cwd)
+            stdin = os.open(os.devnull, os.O_RDONLY)
+            for fd, target in ((stdin, 0), (stdout, 1), (stderr, 2)):
+                os.dup2(fd, target)
+            sys.stdin = sys.__stdin__ = open(0, closefd=False)
+            sys.stdout = sys.__stdout__ = open(1, "w", closefd=False)
+            sys.stderr = sys.__stderr__ = open(2, "w", buffering=1, closefd=False, errors="backslashreplace")
+            sys.argv = [str(ROOT / "toolkit" / "mtk" / "__main__.py"), *argv]
+            try:
+                runpy.run_module("mtk", run_name="__main__", alter_sys=True)
+                code = 0
+            except SystemExit as end:
+                code = end.code if isinstance(end.code, int) else (0 if end.code is None else 1)
+                if not isinstance(end.code, (int, type(None))):
+                    print(end.code, file=sys.stderr)
+            except BaseException:   # noqa: BLE001 (as the interpreter does with an uncaught exception)
+                traceback.print_exc()
+            atexit._run_exitfuncs()   # noqa: SLF001
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BaseException:   # noqa: BLE001 (the harness failed: shown as a traceback of the case)
+            traceback.print_exc()
+        finally:
+            os._exit(code)
+
+    @staticmethod
+    def _wait(pid: int, timeout: float) -> int:
+        """The child's exit status; past `timeout`, its process group killed and TimeoutExpired raised."""
+        child = os.pidfd_open(pid)
+        try:
+            ended, _, _ = select.select([child], [], [], timeout)
+        finally:
+            os.close(child)
+        if not ended:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        status = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        if not ended:
+            raise subprocess.TimeoutExpired(["mtk"], timeout)
+        return status
+
+
+_PROJECTS: dict[str, Path] = {}
+
+
+def rendered_project(board: str) -> Path:
+    """FAKE rendered by `mtk project` for `board`, once (cases copy it; `forget_projects` removes it)."""
+    if board not in _PROJECTS:
+        app = Path(tempfile.mkdtemp(prefix="mtk-fuzz-project-")) / "app"
+        subprocess.run([sys.executable, "-m", "mtk", "project", str(FAKE), "--board", board, "-o", str(app)],
+                       capture_output=True, env=_toolkit_env(), timeout=300, check=True)
+        _PROJECTS[board] = app
+    return _PROJECTS[board]
+
+
+def forget_projects() -> None:
+    while _PROJECTS:
+        shutil.rmtree(_PROJECTS.popitem()[1].parent, ignore_errors=True)
+
+
+def run_case(case: Case, work: Path, timeout: float, mtk: Mtk = fresh_mtk) -> tuple[str, str]:
     """(outcome, detail): "ok", or "hang", "traceback", "exit N", "input changed", "check: ..."."""
     before = snapshot(case.inputs)
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "toolkit"))
     try:
-        proc = subprocess.run([sys.executable, "-m", "mtk", *case.argv], cwd=work, capture_output=True, text=True,
-                              errors="replace", timeout=timeout, env=env, stdin=subprocess.DEVNULL)
+        returncode, stderr = mtk(case.argv, work, timeout)
     except subprocess.TimeoutExpired:
         return "hang", case.describe
-    last = (proc.stderr.strip().splitlines() or [""])[-1][:200]
-    if "Traceback" in proc.stderr:
+    last = (stderr.strip().splitlines() or [""])[-1][:200]
+    if "Traceback" in stderr:
         return "traceback", f"{case.describe}: {last}"
-    if proc.returncode not in case.allowed:
-        return f"exit {proc.returncode}", f"{case.describe}: {last}"
+    if returncode not in case.allowed:
+        return f"exit {returncode}", f"{case.describe}: {last}"
     if snapshot(case.inputs) != before:
         return "input changed", case.describe
     problem = case.check() if case.check else None
@@ -379,34 +506,36 @@ def run_case(case: Case, work: Path, timeout: float) -> tuple[str, str]:
     return "ok", ""
 
 
-def campaign(cases: range, campaign_seed: int, timeout: float, max_seconds: float | None = None) -> dict:
+def campaign(cases: range, campaign_seed: int, timeout: float, max_seconds: float | None = None,
+             mtk: Mtk = fresh_mtk) -> dict:
     """Run the cases (each in a fresh folder) until done or past `max_seconds`; counts per family and outcome."""
     import collections
-    import tempfile
-    import time
     counts: collections.Counter = collections.Counter()
     details: dict[str, list[str]] = collections.defaultdict(list)
     start = time.time()
     done = 0
-    for case_number in cases:
-        if max_seconds is not None and time.time() - start > max_seconds:
-            break
-        with tempfile.TemporaryDirectory(prefix="mtk-fuzz-cli-inputs-") as tmp:
-            work = Path(tmp)
-            try:
-                case = make_case(campaign_seed, case_number, work)
-            except (OSError, subprocess.SubprocessError) as err:   # e.g. a file name the file system refuses
-                counts["setup skipped"] += 1
-                details["setup skipped"].append(f"case {case_number}: {err}"[:200])
-                continue
-            outcome, detail = run_case(case, work, timeout)
-        done += 1
-        counts[f"{case.family}: {outcome}"] += 1
-        if outcome != "ok" and len(details[outcome]) < 50:
-            details[outcome].append(f"case {case_number} [{case.family}] {detail}")
-            print(f"{outcome}: case {case_number} [{case.family}] {detail}", file=sys.stderr, flush=True)
-        if done % 50 == 0:
-            print(f"{done} CLI input cases (to case {case_number}), {time.time() - start:.0f} s: {dict(counts)}",
-                  file=sys.stderr, flush=True)
+    try:
+        for case_number in cases:
+            if max_seconds is not None and time.time() - start > max_seconds:
+                break
+            with tempfile.TemporaryDirectory(prefix="mtk-fuzz-cli-inputs-") as tmp:
+                work = Path(tmp)
+                try:
+                    case = make_case(campaign_seed, case_number, work)
+                except (OSError, subprocess.SubprocessError) as err:   # e.g. a file name the file system refuses
+                    counts["setup skipped"] += 1
+                    details["setup skipped"].append(f"case {case_number}: {err}"[:200])
+                    continue
+                outcome, detail = run_case(case, work, timeout, mtk)
+            done += 1
+            counts[f"{case.family}: {outcome}"] += 1
+            if outcome != "ok" and len(details[outcome]) < 50:
+                details[outcome].append(f"case {case_number} [{case.family}] {detail}")
+                print(f"{outcome}: case {case_number} [{case.family}] {detail}", file=sys.stderr, flush=True)
+            if done % 50 == 0:
+                print(f"{done} CLI input cases (to case {case_number}), {time.time() - start:.0f} s: {dict(counts)}",
+                      file=sys.stderr, flush=True)
+    finally:
+        forget_projects()
     return {"cases": f"{cases.start}..{cases.start + done - 1}", "run": done, "seed": campaign_seed,
             "seconds": round(time.time() - start), "counts": dict(counts), "details": dict(details)}

@@ -5,6 +5,7 @@ through reader + validation + op checks + lowering (the whole compile to C), and
     nice -n 10 python bench/fuzz_campaign.py --cases 500 --cli           # `mtk compile` in a subprocess
     nice -n 10 python bench/fuzz_campaign.py --cases 30000 --start 70000 # one of several parallel ranges
     nice -n 10 python bench/fuzz_campaign.py --cases 2000 --cli-inputs --max-seconds 3600   # bench/cli_cases.py
+    nice -n 10 python bench/fuzz_campaign.py --cases 200 --cli-inputs --cli-fresh   # a new interpreter a case
     nice -n 10 python bench/fuzz_campaign.py --cases 20000 --data        # .npy/.npz through the data readers
 
 Each case runs in a worker process with a deadline (a case past it counts as a hang and the
@@ -121,7 +122,7 @@ def data_worker(conn, campaign_seed: int, work: str) -> None:
     from data_mutator import mutate_data
     from mtk.errors import MtkError
     from mtk.evaluation import load_labels
-    from mtk.pipeline import load_samples
+    from mtk.samples import load_samples
     from mtk.quantize import load_dataset
     resource.setrlimit(resource.RLIMIT_AS, (DATA_WORKER_BYTES, DATA_WORKER_BYTES))
     readers = {"samples": lambda p: load_samples(p, DATA_MODEL), "calibration": lambda p: load_dataset(p, (1, 8, 8, 1)),
@@ -260,6 +261,8 @@ def main() -> int:
     parser.add_argument("--cli", action="store_true", help="run each case through `mtk compile` in a subprocess")
     parser.add_argument("--cli-inputs", action="store_true", help="CLI cases of names, strings, records read back, "
                         "output aliases, URLs and numbers (bench/cli_cases.py)")
+    parser.add_argument("--cli-fresh", action="store_true", help="with --cli-inputs: a new interpreter for each "
+                        "case (`python -m mtk`) instead of a process forked from one that imported mtk once")
     parser.add_argument("--max-seconds", type=float, help="with --cli-inputs: stop starting cases after this long")
     parser.add_argument("--data", action="store_true", help="mutant .npy/.npz data files through the data readers")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per case before it counts as a hang")
@@ -268,7 +271,8 @@ def main() -> int:
     cases = range(args.start, args.start + args.cases)
     if args.cli_inputs:
         import cli_cases
-        result = cli_cases.campaign(cases, args.seed, args.timeout, args.max_seconds)
+        mtk = cli_cases.fresh_mtk if args.cli_fresh else cli_cases.ForkedMtk()
+        result = cli_cases.campaign(cases, args.seed, args.timeout, args.max_seconds, mtk)
     else:
         run = cli_campaign if args.cli else data_campaign if args.data else campaign
         result = run(cases, args.seed, args.timeout)

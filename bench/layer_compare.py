@@ -36,12 +36,12 @@ import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import jinja2
 import numpy as np
 
+from baremetal_harness import render_board_files, run_measured
 from peer_compare import measure
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,12 +52,8 @@ import modelgen16x8  # noqa: E402
 from mtk.boards import Board, get_board  # noqa: E402
 from mtk.budget import DEFAULT_STACK_BYTES  # noqa: E402
 from mtk.compiler import compile_model  # noqa: E402
-from mtk.cycles.model import CycleModel  # noqa: E402
 from mtk.errors import ModelError  # noqa: E402
 from mtk.paths import BAREMETAL_APP, FIRMWARE  # noqa: E402
-from mtk.platforms.baremetal import icount_tick  # noqa: E402
-from mtk.platforms.base import ProjectOptions  # noqa: E402
-from mtk.runners.qemu import QemuRunner  # noqa: E402
 
 BOARDS = ("mps2/an386", "mps3/corstone300/an547", "mps2/an385")
 HARNESS = Path(__file__).resolve().parent / "cmsis_nn_layer.c"
@@ -398,14 +394,7 @@ class CmsisNN:
 
     def figures(self, layer: Layer, board: Board) -> tuple[int, int | None]:
         """The instructions of the CMSIS-NN call (SysTick) and its estimated cycles (the cycle model)."""
-        elf = self._harness(layer, board)
-        session = QemuRunner(board, replace(CycleModel.for_board(board), run_symbols=CMSIS_NN_CALLS)).start(elf)
-        try:
-            line = session.link.read_line(TIMEOUT_S)
-            status = session.wait_exit(TIMEOUT_S)
-            measured = session.cycles.take_inferences()
-        finally:
-            session.close()
+        line, status, measured = run_measured(self._harness(layer, board), board, CMSIS_NN_CALLS, TIMEOUT_S)
         if line is None or not line.startswith("cmsis-nn ") or status != 0:
             raise SystemExit(f"CMSIS-NN harness for {layer.name} on {board.name} failed (exit {status}): {line!r}")
         return int(line.split()[1]), measured[0].cycles if measured else None
@@ -413,7 +402,7 @@ class CmsisNN:
     def _harness(self, layer: Layer, board: Board) -> Path:
         out = self.work / "harness" / board.name.replace("/", "_") / layer.name
         out.mkdir(parents=True, exist_ok=True)
-        render_board_files(board, out)
+        render_board_files(board, out, harness_stack_bytes(board))
         (h, pad_h), (w, pad_w) = layer.window(0), layer.window(1)
         kind = {"CONV_2D": "CONV", "DEPTHWISE_CONV_2D": "DEPTHWISE", "FULLY_CONNECTED": "FC",
                 "AVERAGE_POOL_2D": "AVGPOOL", "MAX_POOL_2D": "MAXPOOL", "ADD": "ADD"}[layer.op]
@@ -436,15 +425,6 @@ class CmsisNN:
         done = subprocess.run(command, capture_output=True, text=True)
         if done.returncode != 0:
             raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr[-2000:]}")
-
-
-def render_board_files(board: Board, out: Path) -> None:
-    """mtk_board.h and linker.ld of the bare-metal firmware for `board` (baremetal_app's templates)."""
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(BAREMETAL_APP), undefined=jinja2.StrictUndefined)
-    context = {"board": board, "qemu": board.qemu, "options": ProjectOptions(stack_bytes=harness_stack_bytes(board)),
-               "tick": icount_tick(board.qemu.timer_hz)}
-    for name in ("mtk_board.h", "linker.ld"):
-        (out / name).write_text(env.get_template(f"{name}.j2").render(context))
 
 
 def print_table(rows: list[dict], boards: list[str]) -> None:

@@ -20,6 +20,15 @@ weights chosen by `mtk tune` (--tuning) double their layers' share.
 Each board is compared with the peer's rows for its CPU (m3 mps2/an385, m4 mps2/an386, m7 mps2/an500, m33 mps2/an505,
 m55 mps3/corstone300/an547, read from the peer file); a board whose CPU the file has no rows for is
 compared with the M4 rows, and the table says so.
+
+Cycles: mtk's estimated cycles (the cycle model, mtk.cycles) are printed beside the instructions. The peer file has
+TFLM's instructions only; TFLM's estimated cycles on the same board come from bench/tflm_harness/tflm_cycles.py,
+which builds TFLM + CMSIS-NN from checkouts you give it and runs each model under the same cycle model:
+
+    python bench/tflm_harness/tflm_cycles.py --tflite-micro ~/src/tflite-micro --json tflm_cycles.json
+    python bench/peer_compare.py --tflm-cycles tflm_cycles.json
+
+and the table gains TFLM's estimated cycles and mtk's ratio to them (rows of boards the file does not have show -).
 """
 
 from __future__ import annotations
@@ -36,7 +45,7 @@ import numpy as np
 
 from mtk.boards import get_board
 from mtk.compiler import compile_model
-from mtk.pipeline import random_samples
+from mtk.samples import random_samples
 from mtk.compiled import CompiledModel
 from mtk.reference import run_reference_batch
 from mtk.tuning import load_tuning
@@ -55,6 +64,16 @@ FLASH_TARGET = 1.0
 def peer_rows(path: Path) -> dict[tuple[str, str], dict]:
     rows = json.loads(path.read_text())["rows"]
     return {(r["cpu"], r["model"]): r for r in rows if r["kernels"] == "cmsis" and r["opt"] == "O2"}
+
+
+def tflm_cycles(path: Path) -> dict[tuple[str, str], int]:
+    """(board, model) -> TFLM's estimated cycles per inference, from bench/tflm_harness/tflm_cycles.py's --json."""
+    try:
+        rows = json.loads(path.read_text())["rows"]
+        return {(r["board"], r["model"]): int(r["estimated_cycles"]) for r in rows}
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as err:
+        raise SystemExit(f"{path}: not bench/tflm_harness/tflm_cycles.py's --json output ({type(err).__name__}: "
+                         f"{err})") from None
 
 
 def compile_seconds(model: Path, cpu: str, out: Path, tuning: Path | None) -> tuple[float, CompiledModel]:
@@ -109,15 +128,21 @@ def peer_cpu_of(cpu: str, peers: dict[tuple[str, str], dict]) -> str:
     return name if any(c == name for c, _ in peers) else FALLBACK_PEER_CPU
 
 
-def with_peer(row: dict, peers: dict[tuple[str, str], dict]) -> dict:
+def with_peer(row: dict, peers: dict[tuple[str, str], dict],
+              cycles: dict[tuple[str, str], int] | None = None) -> dict:
+    """`row` with the peer's figures and the ratios; `cycles`: TFLM's estimated cycles (tflm_cycles)."""
     peer_cpu = peer_cpu_of(row["cpu"], peers)
     peer = peers[(peer_cpu, row["model"])]
+    peer_cycles = (cycles or {}).get((row["board"], row["model"]))
     return {**row, "peer_cpu": peer_cpu,
-            "peer": {"instructions": peer["insns_per_inference"], "arena_bytes": peer["arena_used_bytes"],
+            "peer": {"instructions": peer["insns_per_inference"], "estimated_cycles": peer_cycles,
+                     "arena_bytes": peer["arena_used_bytes"],
                      "code_bytes": peer["code_flash_excl_model"], "flash_bytes": peer["flash_total"],
                      "layers": [{"type": t, "instructions": n} for t, n in
                                 zip(peer.get("op_types", []), peer.get("op_insns", []))] or None},
             "ratios": {"instructions": row["instructions"] / peer["insns_per_inference"],
+                       "estimated_cycles": row["estimated_cycles"] / peer_cycles
+                       if peer_cycles and row["estimated_cycles"] else None,
                        "arena": row["arena_bytes"] / peer["arena_used_bytes"],
                        "code": row["code_bytes"] / peer["code_flash_excl_model"],
                        "flash": row["flash_bytes"] / peer["flash_total"]},
@@ -129,15 +154,25 @@ def _mark(ratio: float, target: float) -> str:
     return f"{ratio:5.2f}{'' if ratio <= target else '!'}"
 
 
+def _count(value: int | None) -> str:
+    return "-" if value is None else f"{value:,}"
+
+
+def _ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:5.2f}"
+
+
 def print_table(rows: list[dict]) -> None:
-    print(f"{'model':16} {'board':22} {'peer cpu':8} {'instructions':>12} {'peer':>10} {'×':>6} {'est. cycles':>12} │ "
+    print(f"{'model':16} {'board':22} {'peer cpu':8} {'instructions':>12} {'peer':>10} {'×':>6} │ "
+          f"{'est. cycles':>12} {'peer':>10} {'×':>6} │ "
           f"{'arena':>6} {'bound':>6} "
           f"{'peer':>6} {'×':>6} │ {'code':>6} {'(model)':>7} {'peer':>6} {'×':>6} │ {'flash':>7} {'peer':>7} "
           f"{'×':>6} │ {'compile':>7} exact")
     for r in rows:
         p, q, t = r["peer"], r["ratios"], r["targets"]
         print(f"{r['model']:16} {r['board']:22} {r['peer_cpu']:8} {r['instructions']:12,} {p['instructions']:10,} "
-              f"{_mark(q['instructions'], t['instructions']):>6} {r['estimated_cycles'] or 0:12,} │ "
+              f"{_mark(q['instructions'], t['instructions']):>6} │ {_count(r['estimated_cycles']):>12} "
+              f"{_count(p['estimated_cycles']):>10} {_ratio(q['estimated_cycles']):>6} │ "
               f"{r['arena_bytes']:6} {r['arena_lower_bound_bytes']:6} "
               f"{p['arena_bytes']:6} {_mark(q['arena'], t['arena']):>6} │ {r['code_bytes']:6} "
               f"{r['model_code_bytes'] or 0:7} {p['code_bytes']:6} {_mark(q['code'], t['code']):>6} │ "
@@ -146,9 +181,9 @@ def print_table(rows: list[dict]) -> None:
     print("× = mtk / TFLM+CMSIS-NN (-O2) on the peer cpu's board (the M4's when the peer file has no rows for "
           "the board's cpu); '!' = above the target "
           f"(instructions {INSNS_TARGET}, arena 0.75 kws/ad 1.0 ic, code {CODE_TARGET}, flash {FLASH_TARGET}); "
-          "code = ELF flash − constants (as the peer's), (model) = generated kernels alone; est. cycles = mtk's in "
-          "the cycle model (mtk.cycles; the peer file holds TFLM's instructions only: bench/layer_compare.py "
-          "--cmsis-nn compares CMSIS-NN's kernels in cycles too)")
+          "code = ELF flash − constants (as the peer's), (model) = generated kernels alone; est. cycles = the cycle "
+          "model's (mtk.cycles) on the board, the peer's from --tflm-cycles (bench/tflm_harness/tflm_cycles.py: TFLM "
+          "+ CMSIS-NN under the same model), '-' without it")
 
 
 def print_layers(row: dict) -> None:
@@ -179,15 +214,18 @@ def main() -> int:
     parser.add_argument("--peer", type=Path, default=SHARED / "peer" / "tflm_qemu.json")
     parser.add_argument("--models-dir", type=Path, default=SHARED / "models")
     parser.add_argument("--tuning", type=Path, help="tuning file from `mtk tune` (default: untuned)")
+    parser.add_argument("--tflm-cycles", type=Path, metavar="FILE",
+                        help="TFLM's estimated cycles: bench/tflm_harness/tflm_cycles.py's --json output")
     args = parser.parse_args()
 
     peers = peer_rows(args.peer)
+    cycles = tflm_cycles(args.tflm_cycles) if args.tflm_cycles else None
     rows = []
     for board in args.board or [PEER_BOARDS[cpu] for cpu in PEER_BOARDS if any(c == cpu for c, _ in peers)]:
         for key in args.model or list(MODELS):
             with tempfile.TemporaryDirectory(prefix="mtk-peer-") as tmp:
                 rows.append(with_peer(measure(args.models_dir / f"{MODELS[key]}.tflite", board, args.layers,
-                                              Path(tmp), args.tuning), peers))
+                                              Path(tmp), args.tuning), peers, cycles))
     print_table(rows)
     if args.layers:
         for row in rows:

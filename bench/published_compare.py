@@ -28,7 +28,8 @@ from mtk.boards import get_board
 from mtk.cycles.emulate import qemu_board_for
 from mtk.cycles.model import CycleModel
 from mtk.errors import MtkError
-from mtk.pipeline import RunOptions, run_model
+from mtk.pipeline import run_model
+from mtk.runoptions import RunOptions
 
 PUBLISHED = Path(__file__).resolve().parents[2] / "shared" / "peer" / "mlperf_tiny_published.csv"
 BENCHMARKS = ("kws", "ic", "vww", "ad")

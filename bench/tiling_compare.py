@@ -1,12 +1,14 @@
 """Tiled execution against the untiled plan, in QEMU with exact instruction counts.
 
-    python bench/tiling_compare.py                       # MobileNetV1-0.25 96x96 and IC on mps2/an386
-    python bench/tiling_compare.py --board mps3/corstone300/an547 --json out.json
+    python bench/tiling_compare.py                       # the shared models and MobileNetV1-0.25 96x96, mps2/an386
+    python bench/tiling_compare.py --shared-only --board mps3/corstone300/an547 --json out.json
 
-Per model: the untiled arena and its lower bound, the arena `--max-ram` (a fraction of the untiled
-arena: 0.5 for the MobileNet, as the issue asks of its lower bound, 0.8 for IC) gives, each build's
-instructions per inference (`mtk bench --json`) with the ratio the compiler's estimate (target.Costs)
-expected ("est."), and whether each build's outputs match tflite-micro bit for bit. The MobileNet is
+Per model: the untiled arena and its lower bound, the arena `--max-ram` gives (the shared KWS, IC and
+AD: half TFLM's arena_used_bytes with CMSIS-NN on the board's core, from ../shared/peer/tflm_qemu.json;
+the MobileNet: half its untiled lower bound) and its ratio to TFLM's, each build's instructions per
+inference and the cycle model's estimated cycles (`mtk bench --json`), with the ratio the compiler's
+estimate (target.Costs) expected ("est."), the flash the tiled kernels add, and whether each build's
+outputs match tflite-micro bit for bit. The MobileNet is
 the MLPerf Tiny visual wake words shape built with random weights (tests/modelgen.py mobilenet_v1);
 its softmax saturates on random inputs, so the comparison also runs its first six blocks alone (the
 tiled layers and past them), whose features are the output.
@@ -28,10 +30,19 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import modelgen  # noqa: E402
 from mtk.compiler import compile_model  # noqa: E402
-from mtk.pipeline import random_samples  # noqa: E402
+from mtk.samples import random_samples  # noqa: E402
 from mtk.reference import run_reference_batch  # noqa: E402
 
-SHARED = ROOT.parent / "shared" / "models"
+SHARED = ROOT.parent / "shared"
+SHARED_MODELS = ("kws_dscnn_int8", "ic_resnet8_int8", "ad_fc_int8")
+CORES = {"cortex-m4": "m4", "cortex-m7": "m7", "cortex-m33": "m33", "cortex-m55": "m55", "cortex-m3": "m3"}
+
+
+def tflm_arenas(cpu: str) -> dict[str, int]:
+    """TFLM's arena_used_bytes per shared model with CMSIS-NN at -O2 on `cpu`."""
+    rows = json.loads((SHARED / "peer" / "tflm_qemu.json").read_text())["rows"]
+    return {r["model"]: r["arena_used_bytes"] for r in rows
+            if r["cpu"] == CORES.get(cpu) and r["kernels"] == "cmsis" and r["opt"] == "O2"}
 
 
 def bench(model: Path, board: str, max_ram: int | None) -> dict:
@@ -53,17 +64,20 @@ def mismatches(model: Path, row: dict, board: str, max_ram: int | None, work: Pa
                for want, got in zip(expected, row["outputs"]))
 
 
-def compare(name: str, model: Path, board: str, fraction: float, of_bound: bool, work: Path) -> dict:
+def compare(name: str, model: Path, board: str, max_ram: int, work: Path, tflm_arena: int | None) -> dict:
     untiled = compile_model(model, work / "untiled", board=board, force=True)
-    base = untiled.memory.lower_bound_bytes if of_bound else untiled.arena_bytes
-    max_ram = int(fraction * base)
     rows = {key: bench(model, board, ram) for key, ram in (("untiled", None), ("tiled", max_ram))}
     tiled = compile_model(model, work / "tiled", board=board, force=True, max_ram=max_ram)
     insns = {key: row["per_inference"]["median"] for key, row in rows.items()}
+    cycles = {key: row["estimated_cycles"]["median"] for key, row in rows.items() if row.get("estimated_cycles")}
     return {"model": name, "board": board, "untiled_arena_bytes": untiled.arena_bytes,
             "untiled_lower_bound_bytes": untiled.memory.lower_bound_bytes, "max_ram": max_ram,
-            "tiled_arena_bytes": tiled.arena_bytes, "instructions": insns,
-            "instructions_ratio": insns["tiled"] / insns["untiled"], "tiling": tiled.memory.tiling and tiled.memory.tiling.to_json(),
+            "tiled_arena_bytes": tiled.arena_bytes, "tflm_arena_bytes": tflm_arena, "instructions": insns,
+            "instructions_ratio": insns["tiled"] / insns["untiled"], "estimated_cycles": cycles,
+            "estimated_cycles_ratio": cycles["tiled"] / cycles["untiled"] if len(cycles) == 2 else None,
+            "flash_bytes": {key: row["flash_bytes"] for key, row in rows.items()},
+            "ram_bytes": {key: row["ram_bytes"] for key, row in rows.items()},
+            "tiling": tiled.memory.tiling and tiled.memory.tiling.to_json(),
             "mismatches": {key: mismatches(model, row, board, ram, work / key)
                            for (key, row), ram in zip(rows.items(), (None, max_ram))}}
 
@@ -71,29 +85,36 @@ def compare(name: str, model: Path, board: str, fraction: float, of_bound: bool,
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--board", default="mps2/an386")
+    parser.add_argument("--shared-only", action="store_true", help="only the shared models (no MobileNet)")
     parser.add_argument("--json", type=Path, help="write the rows to this file")
     args = parser.parse_args()
+    from mtk.boards import get_board
+    tflm = tflm_arenas(get_board(args.board).cpu.name)
     rows = []
     with tempfile.TemporaryDirectory(prefix="mtk-tiling-") as tmp:
         work = Path(tmp)
-        models = {"mobilenet_v1_0.25_96": modelgen.mobilenet_v1(modelgen.Draw(np.random.default_rng(0))),
-                  "mobilenet_v1_0.25_96_blocks6": modelgen.mobilenet_v1(modelgen.Draw(np.random.default_rng(0)),
-                                                                        blocks=6)}
+        for name in SHARED_MODELS:
+            path = SHARED / "models" / f"{name}.tflite"
+            if path.is_file() and name in tflm:
+                rows.append(compare(name, path, args.board, tflm[name] // 2, work / name, tflm[name]))
+        models = {} if args.shared_only else {
+            "mobilenet_v1_0.25_96": modelgen.mobilenet_v1(modelgen.Draw(np.random.default_rng(0))),
+            "mobilenet_v1_0.25_96_blocks6": modelgen.mobilenet_v1(modelgen.Draw(np.random.default_rng(0)), blocks=6)}
         for name, data in models.items():
             (work / f"{name}.tflite").write_bytes(data)
-            rows.append(compare(name, work / f"{name}.tflite", args.board, 0.5, True, work / name))
-        if (SHARED / "ic_resnet8_int8.tflite").is_file():
-            rows.append(compare("ic_resnet8_int8", SHARED / "ic_resnet8_int8.tflite", args.board, 0.8, False,
-                                work / "ic"))
-    print(f"{'model':30} {'untiled':>8} {'bound':>8} {'tiled':>8} {'×':>5} │ {'insns untiled':>13} {'tiled':>11} "
-          f"{'×':>6} {'est.':>6} │ exact")
+            bound = compile_model(work / f"{name}.tflite", work / name / "bound", board=args.board,
+                                  force=True).memory.lower_bound_bytes
+            rows.append(compare(name, work / f"{name}.tflite", args.board, bound // 2, work / name, None))
+    print(f"{'model':30} {'untiled':>8} {'tiled':>8} {'×TFLM':>6} │ {'insns ×':>8} {'est.':>6} {'cycles ×':>8} │ "
+          f"{'flash +B':>8} {'RAM':>7} │ exact")
     for r in rows:
         exact = "yes" if not any(r["mismatches"].values()) else f"NO {r['mismatches']}"
         estimate = 1 + r["tiling"]["extra_instructions_percent"] / 100 if r["tiling"] else 1
-        print(f"{r['model']:30} {r['untiled_arena_bytes']:8,} {r['untiled_lower_bound_bytes']:8,} "
-              f"{r['tiled_arena_bytes']:8,} {r['tiled_arena_bytes'] / r['untiled_arena_bytes']:5.2f} │ "
-              f"{r['instructions']['untiled']:13,} {r['instructions']['tiled']:11,} {r['instructions_ratio']:6.3f} "
-              f"{estimate:6.3f} │ {exact}")
+        vs_tflm = f"{r['tiled_arena_bytes'] / r['tflm_arena_bytes']:6.2f}" if r["tflm_arena_bytes"] else f"{'':6}"
+        cycles = f"{r['estimated_cycles_ratio']:8.4f}" if r["estimated_cycles_ratio"] else f"{'-':>8}"
+        print(f"{r['model']:30} {r['untiled_arena_bytes']:8,} {r['tiled_arena_bytes']:8,} {vs_tflm} │ "
+              f"{r['instructions_ratio']:8.4f} {estimate:6.3f} {cycles} │ "
+              f"{r['flash_bytes']['tiled'] - r['flash_bytes']['untiled']:8,} {r['ram_bytes']['tiled']:7,} │ {exact}")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1) + "\n")
     return 0 if all(not any(r["mismatches"].values()) for r in rows) else 1

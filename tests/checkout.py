@@ -10,6 +10,8 @@ REPO = TESTS.parent
 TOOLKIT = REPO / "toolkit"
 FIXTURES = TESTS / "fixtures"
 SHARED_MODELS = REPO.parent / "shared" / "models"
+# tflite-micro's own models (micro_speech's audio front end): a checkout or a bare git mirror of it, if any
+TFLITE_MICRO = Path(os.environ.get("MTK_TFLITE_MICRO", "/work/.mirror/tensorflow+tflite-micro/repo"))
 
 
 def toolkit_env() -> dict[str, str]:

@@ -23,7 +23,8 @@ from mtk.boards import get_board
 from mtk.compiler import compile_model
 from mtk.errors import ModelError
 from mtk.hostrun import HostModel
-from mtk.pipeline import RunOptions, run_model
+from mtk.pipeline import run_model
+from mtk.runoptions import RunOptions
 from mtk.reference import run_reference_batch, run_reference_sequence
 from mtk.target import DEFAULT_CPU, get_cpu
 from mtk.tflite_builder import ModelBuilder

@@ -12,7 +12,8 @@ from mtk.boards import get_board
 from mtk.buildcache import cache_root, firmware_key, sync_tree
 from mtk.compiled import CompiledModel
 from mtk.ops.variants import Variant
-from mtk.pipeline import RunOptions, build_project
+from mtk.pipeline import build_project
+from mtk.runoptions import RunOptions
 from mtk.tuning import Tuning
 
 from harness import zephyr_tree

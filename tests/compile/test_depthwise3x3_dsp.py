@@ -38,5 +38,5 @@ def test_a_band_of_two_rows_lowers_as_the_four_channel_kernel(tmp_path):
     data = layer(tmp_path, depthwise((1, 12, 12, 16), (3, 3), 1, (12, 12)))
     whole = depthwise3x3_dsp.lower(data)
     band = depthwise3x3_dsp.lower(band_data(data, (2, 1, 0)))
-    assert whole.c_source is not None and whole.c_name.startswith("mtk_dw3x3_")
+    assert whole.c_source is not None and whole.c_function.name.startswith("mtk_dw3x3_")
     assert band.c_source is None and band.c_calls == ("mtk_depthwise_dsp_s8",)

@@ -6,18 +6,19 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import termios
 from pathlib import Path
 
 import pytest
 import yaml
 
-from mtk.boards import all_boards, get_board
+from mtk.boards import Unit, all_boards, get_board
 from mtk.errors import MtkError, TargetError, ToolMissing
-from mtk.runners import PyOcdRunner, QemuRunner, WestRunner, get_runner, runner_names
+from mtk.runners import PyOcdRunner, QemuRunner, RunnerCaps, WestRunner, get_runner, runner_names
 from mtk.runners.pyocd import session_options
 from harness import RUNNERS_YAML
 
-PHYSICAL = [b for b in all_boards() if not b.is_qemu]
+PHYSICAL = [b for b in all_boards() if b.qemu is None]
 
 
 @pytest.fixture
@@ -114,6 +115,21 @@ def test_runner_choice_per_board(board):
     assert runner_names(b)[:2] == ["west", b.runners[0]] and runner_names(b)[-1] == "pyocd"
 
 
+@pytest.mark.parametrize("board", [b.name for b in PHYSICAL])
+def test_flash_runners_declare_what_they_can_do(board):
+    for runner in (get_runner(get_board(board)), get_runner(get_board(board), "pyocd")):
+        assert runner.caps == RunnerCaps(unit=Unit.CYCLES, exit_status=False, flashes=True, selects_probe=True,
+                                         sets_baud=True)
+
+
+def test_qemu_runner_declares_instructions_an_exit_status_and_its_cycle_model():
+    board = get_board("mps2/an386")
+    assert get_runner(board).caps == RunnerCaps(unit=Unit.INSTRUCTIONS, exit_status=True, estimates_cycles=True,
+                                                paced=True)
+    assert not get_runner(board, cycles=None).caps.estimates_cycles
+    assert board.caps.unit == Unit.INSTRUCTIONS and get_board("nucleo_f746zg").caps.unit == Unit.CYCLES
+
+
 def test_qemu_boards_run_in_qemu_whatever_the_platform():
     board = get_board("qemu_cortex_m3")
     assert isinstance(get_runner(board), QemuRunner) and isinstance(get_runner(board, "qemu"), QemuRunner)
@@ -192,7 +208,18 @@ def test_start_flashes_the_board_whose_port_it_opened(zephyr_build, fake_west, s
         assert "--conn-modifiers sn=BBB" in fake_west.read_text()
         os.write(master, b"m-init-done\r\n")
         assert session.link.read_line(2) == "m-init-done"
-        assert session.wait_exit(1) == 0
+
+
+def test_start_opens_the_console_at_the_baud_rate_given(zephyr_build, fake_west, stlink_ports, board_tty):
+    """An MLPerf Tiny DUT's console runs at its benchmark's rate: the run loop passes it, not a mutated runner."""
+    device, _ = board_tty
+    stlink_ports((device, "ONLY1"))
+    with get_runner(get_board("nucleo_f746zg")).start(zephyr_build, 921600):
+        fd = os.open(device, os.O_RDONLY | os.O_NOCTTY)
+        try:
+            assert termios.tcgetattr(fd)[5] == termios.B921600   # the output speed the port was opened at
+        finally:
+            os.close(fd)
 
 
 def test_the_single_board_s_serial_number_goes_to_the_flash_tool(zephyr_build, fake_west, stlink_ports, board_tty):

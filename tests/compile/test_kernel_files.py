@@ -10,7 +10,6 @@ import subprocess
 import pytest
 
 from mtk.kernels.files import C_DIR, FAMILIES, ISAS, c_files, project_name
-from mtk.ops.microkernels import isa_of
 from mtk.target import CPUS
 
 INCLUDE = re.compile(r'^#include "([^"]+)"', re.M)
@@ -61,7 +60,7 @@ def test_each_family_builds_for_the_cores_of_its_instruction_sets(cpu):
     gcc = shutil.which("arm-none-eabi-gcc")
     if gcc is None:
         pytest.skip("arm-none-eabi-gcc not installed (Debian package gcc-arm-none-eabi)")
-    isa = isa_of(CPUS[cpu])
+    isa = CPUS[cpu].isa.value
     for family, by_isa in FAMILIES.items():
         if isa in by_isa:
             subprocess.run([gcc, *CPUS[cpu].gcc_flags, "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror",

@@ -283,8 +283,8 @@ def test_direct_kernels_match_numpy(label, path, tmp_path):
     block's channels, over int8 rows of k values as they are, whole groups (in pairs and an odd one) and a partial
     last one; the weights of a whole tile and n channels packed as the micro-kernel packs them (a tile and a narrow
     last one); the extremes at -128."""
-    from mtk.ops.microkernels import BY_LABEL
-    mk = BY_LABEL[label]
+    from mtk.kernels.table import GEMM_BY_ID
+    mk = GEMM_BY_ID[label]
     rows, cols = mk.rows, mk.cols
     rng = np.random.default_rng(6)
     lines, expected, calls = [], [], []
@@ -303,7 +303,7 @@ def test_direct_kernels_match_numpy(label, path, tmp_path):
         tile = [i * cols + j for i in range(rows) for j in range(n)]
         calls.append(f" {{ int32_t acc[{rows * cols}]; {mk.name}({x}, w{case}, {k}, acc);"
                      f" for (int i = 0; i < {rows * cols}; ++i) printf(\"%ld\\n\", (long)acc[i]);"
-                     f" {mk.tile_kernel(n)}({x}, w{case} + {tail}, {k}, acc);"
+                     f" {mk.tile_kernel(n).name}({x}, w{case} + {tail}, {k}, acc);"
                      + "".join(f" printf(\"%ld\\n\", (long)acc[{i}]);" for i in tile) + " }")
         expected += [int(a[i] @ b[j]) for i in range(rows) for j in range(cols)]
         expected += [int(a[i] @ b[cols + j]) for i in range(rows) for j in range(n)]

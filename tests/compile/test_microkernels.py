@@ -1,5 +1,4 @@
-"""The micro-kernel table (mtk/ops/microkernels.py) agrees with the C it describes and with what the
-compiler reports."""
+"""The kernel table (mtk/kernels/table.py) agrees with the C it describes and with what the compiler reports."""
 
 from __future__ import annotations
 
@@ -10,45 +9,55 @@ import subprocess
 import numpy as np
 import pytest
 
+from mtk.kernels import table
 from mtk.kernels.files import C_DIR, c_files, project_name
 from mtk.ops import microkernels
 from mtk.ops.gemm import gemm_variants, micro_kernel
-from mtk.target import CPUS
+from mtk.target import CPUS, Isa
 
 
 def test_every_choice_is_a_micro_kernel_with_code_for_that_instruction_set():
-    for isa, (single, several) in microkernels.CHOICES.items():
+    for isa, (single, several) in table.GEMM_ORDER.items():
         for label in single + several:
-            assert isa in microkernels.BY_LABEL[label].isas, (isa, label)
-    assert {microkernels.isa_of(cpu) for cpu in CPUS.values()} == set(microkernels.CHOICES)
+            assert isa in table.GEMM_BY_ID[label].isas, (isa, label)
+    for family, order in table.ORDER.items():
+        for isa, ids in order.items():
+            assert all(isa in table.spec(family, i).isas for i in ids), (family, isa)
+    assert {cpu.isa for cpu in CPUS.values()} == set(table.GEMM_ORDER) == set(Isa)
 
 
-@pytest.mark.parametrize("cpu, isa", [("cortex-m0", "scalar"), ("cortex-m0plus", "scalar"), ("cortex-m3", "m3"),
-                                      ("cortex-m33+nodsp+nofp", "m3"), ("cortex-m4", "dsp"), ("cortex-m7", "dsp"),
-                                      ("cortex-m33", "dsp"), ("cortex-m55", "mve")])
+def test_ids_are_unique_within_a_family_and_functions_by_name():
+    assert len(table.BY_ID) == len(table.KERNELS)
+    functions = [f for k in table.KERNELS for f in k.functions] + list(table.ROW_PACKERS)
+    assert len({f.name for f in functions}) == len(functions)
+
+
+@pytest.mark.parametrize("cpu, isa", [("cortex-m0", Isa.SCALAR), ("cortex-m0plus", Isa.SCALAR), ("cortex-m3", Isa.M3),
+                                      ("cortex-m33+nodsp+nofp", Isa.M3), ("cortex-m4", Isa.DSP), ("cortex-m7", Isa.DSP),
+                                      ("cortex-m33", Isa.DSP), ("cortex-m55", Isa.MVE)])
 def test_each_core_builds_the_kernels_of_its_extensions(cpu, isa):
-    """isa_of (the weight layouts the compiler packs, the C files it includes) and those files build under the core's
-    own gcc flags."""
-    assert microkernels.isa_of(CPUS[cpu]) == isa
+    """Cpu.isa (the weight layouts the compiler packs, the C files it includes) and those files build under the
+    core's own gcc flags."""
+    assert CPUS[cpu].isa is isa
     gcc = shutil.which("arm-none-eabi-gcc")
     if gcc is None:
         pytest.skip("arm-none-eabi-gcc not installed (Debian package gcc-arm-none-eabi)")
-    files = c_files(isa, ["dot_s8"])
-    assert f"{isa}/mtk_dot_s8_{isa}.h" in files
+    files = c_files(isa.value, ["dot_s8"])
+    assert f"{isa.value}/mtk_dot_s8_{isa.value}.h" in files
     folders = [arg for folder in sorted(C_DIR.iterdir()) for arg in ("-I", str(folder))]
     subprocess.run([gcc, *CPUS[cpu].gcc_flags, "-fsyntax-only", "-Wall", "-Werror", *folders, "-x", "c", "-"],
                    input="".join(f'#include "{project_name(f)}"\n' for f in files), text=True, check=True)
 
 
-@pytest.mark.parametrize("mk", microkernels.MICRO_KERNELS, ids=lambda mk: mk.label)
+@pytest.mark.parametrize("mk", table.GEMM_KERNELS, ids=lambda mk: mk.id)
 def test_each_micro_kernel_is_defined_for_its_instruction_sets_and_its_packer_fills_its_flash(mk):
     # the C functions it names (a direct kernel's narrower tiles, made by a macro: test_kernel_headers calls them)
-    names = (mk.name, *filter(None, [mk.per_channel]), *mk.chunked)
+    names = (mk.name, *filter(None, [mk.per_channel and mk.per_channel.name]), *(f.name for f in mk.chunked))
     assert len(mk.tails) == (mk.cols - 1 if mk.direct else 0)
     for isa in mk.isas:   # the files of its family on that instruction set
-        code = "".join((C_DIR / f).read_text() for f in c_files(isa, [mk.header]))
+        code = "".join((C_DIR / f).read_text() for f in c_files(isa.value, [mk.header]))
         for name in names:
-            assert re.search(rf"\b{name}\s*\(", code), f"{name} not in {mk.header} on {isa}"
+            assert re.search(rf"\b{name}\s*\(", code), f"{name} not in {mk.header} on {isa.value}"
     w = np.random.default_rng(0).integers(-128, 128, (13, 37)).astype(np.int8)
     for group in (microkernels.GROUP, microkernels.HELIUM_CHUNK if mk.weights == "int8" else microkernels.GROUP):
         assert mk.pack(w, mk.cols, group).nbytes == mk.weight_bytes(13, 37, group)

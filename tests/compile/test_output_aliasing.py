@@ -122,3 +122,16 @@ def test_bench_refuses_a_model_it_cannot_read_as_bad_input(model, work, capsys):
     os.mkfifo(work / "fifo")
     assert main(["bench", INT8, model]) == 2
     assert "model" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", [["run", INT8], ["bench", INT8], ["serve", INT8]])
+@pytest.mark.parametrize("build_dir", [INT8, "sub/../" + CALIB])
+def test_a_build_dir_that_is_a_file_is_refused_while_parsing(command, build_dir, work, capsys):
+    before = digest(work / INT8)
+    with pytest.raises(SystemExit) as exit_:
+        main([*command, "--build-dir", build_dir])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines()[-1].endswith(f"argument --build-dir: {build_dir} is a file, not a folder")
+    assert err.startswith("usage:") and "Traceback" not in err
+    assert digest(work / INT8) == before

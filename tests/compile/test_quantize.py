@@ -13,7 +13,7 @@ from mtk.cli import main
 from mtk.errors import ModelError, MtkError
 from mtk.fsutil import umask
 from mtk.paths import MODELS
-from mtk.pipeline import load_samples
+from mtk.samples import load_samples
 from mtk.quantize import quantize_model
 from mtk.reader import read_model
 from mtk.reference import run_reference_batch
@@ -214,9 +214,10 @@ def test_a_model_quantized_on_the_way_says_whether_it_is_kept(tmp_path, caplog, 
     import logging
 
     from mtk.pipeline import int8_model
+    from mtk.reader import read_model
 
     caplog.set_level(logging.INFO, logger="mtk")
-    out = int8_model(DIGITS_FLOAT, str(DIGITS_CALIB), tmp_path, kept=kept)
+    out = int8_model(read_model(DIGITS_FLOAT), str(DIGITS_CALIB), tmp_path, kept=kept).source
     assert out == tmp_path / "digits_cnn_int8.tflite" and out.is_file()
     if kept:
         assert f"into {out}" in caplog.text and f"{out}: " in caplog.text

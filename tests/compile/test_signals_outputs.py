@@ -64,6 +64,26 @@ def test_ctrl_c_while_the_command_is_imported_is_one_line(monkeypatch, capsys):
     assert err.strip() == "mtk compile: interrupted"
 
 
+@pytest.mark.slow
+def test_a_ctrl_c_that_tvmscript_swallows_ends_compile_interrupted_with_no_output(monkeypatch, tmp_path, capsys):
+    """TVM's TVMScript parser (tvm/script/parser/core/doc.py) parses with feature_version=(3, 8) in a
+    bare `try: ... except:` and parses again: a Ctrl-C that lands in the first parse is lost there and
+    the compile goes on. The Ctrl-C is sent from inside that first parse here."""
+    import ast
+    parse, sent = ast.parse, []
+
+    def parse_hit_by_ctrl_c(*args, **kwargs):
+        if kwargs.get("feature_version") == (3, 8) and not sent:
+            sent.append(True)
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)   # the handler runs here: its KeyboardInterrupt unwinds into TVM's except
+        return parse(*args, **kwargs)
+    monkeypatch.setattr(ast, "parse", parse_hit_by_ctrl_c)
+    assert main(["compile", str(DIGITS_INT8), "-o", str(tmp_path / "out")]) == 130
+    assert sent and "mtk compile: interrupted" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_sigterm_handler_unwinds_and_is_restored(monkeypatch, capsys):
     def terminated(args):
         os.kill(os.getpid(), signal.SIGTERM)

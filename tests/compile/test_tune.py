@@ -16,13 +16,14 @@ from mtk.compiler import compile_model
 from mtk.errors import MtkError
 from mtk.ops.gemm import GemmLayout, gemm_variants, packed_weight_bytes
 from mtk.ops.conv import DEPTHWISE_KERNELS
-from mtk.ops.microkernels import (ALL_ISAS, pack_weight_pairs, pack_weights, pack_weights_int16, pack_weights_narrow,
-                                  weight_group)
+from mtk.kernels.table import ALL_ISAS, weight_group
+from mtk.ops.microkernels import pack_weight_pairs, pack_weights, pack_weights_int16, pack_weights_narrow
 from mtk.ops import op_def, prepare_ops
 from mtk.ops.base import Scratch
 from mtk.ops.pooling import POOL_KERNELS
 from mtk.ops.variants import Variant
-from mtk.pipeline import LayerTime, _layer_times
+from mtk.pipeline import _layer_times
+from mtk.runresult import LayerTime
 from mtk.reader import read_model
 from mtk.target import get_cpu
 from mtk.tflite_builder import ModelBuilder

@@ -233,8 +233,8 @@ def _with_custom_op(m, name: str, element_type: int | None = None) -> None:
 
 
 @pytest.mark.parametrize("name, element_type, words", [
-    ("SignalFilterBank", schema.TensorType.UINT64,
-     ["tensor 3 'conv' is UINT64", "custom op SignalFilterBank of TFLM's signal library"]),
+    ("SignalFramer", schema.TensorType.COMPLEX64,
+     ["tensor 3 'conv' is COMPLEX64", "custom op SignalFramer of TFLM's signal library"]),
     ("ethos-u", None, ["custom op ethos-u of an Arm Ethos-U NPU command stream"]),
     ("MyOp", None, ["custom op MyOp, which mtk does not compile"]),
 ])

@@ -267,7 +267,7 @@ def test_a_board_s_core_memory_and_runners_come_from_its_zephyr_files(workspace)
     assert [(r.name, r.base, r.size, r.system) for r in board.ram_regions] == [("RAM", 0x20000000, 448 * 1024, True)]
     assert board.console == "uart0"   # from the module's devicetree include
     assert board.runners == ("jlink", "openocd")   # the include commented out is not one
-    assert not board.is_qemu and board.usb_vid_pid is None
+    assert board.qemu is None and board.usb_vid_pid is None
 
 
 def test_the_soc_s_kconfig_decides_the_extensions_zephyr_builds_with(workspace):

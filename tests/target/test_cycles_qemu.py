@@ -151,6 +151,19 @@ def test_run_emulating_a_board_reports_its_estimate(capsys):
 
 
 @pytest.mark.qemu
+def test_a_hardware_map_lab_emulated_estimates_each_kind_of_board_once(tmp_path, capsys):
+    from mtk.cli import main
+    lab = tmp_path / "map.yaml"
+    lab.write_text("".join(f"- {{connected: true, id: '{k}', platform: {board}, product: STM32 STLink, runner: openocd, "
+                           f"serial: /dev/ttyACM{k}}}\n" for k, board in enumerate(["nucleo_l4r5zi", "nucleo_f746zg",
+                                                                                     "nucleo_l4r5zi"])))
+    assert main(["bench", str(DIGITS), "--lab", str(lab), "--emulate", "-n", "1", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["board"], r["estimated_cycles"]["board"], r["estimated_cycles"]["emulated_on"]) for r in rows] == [
+        ("mps2/an386", "nucleo_l4r5zi", "mps2/an386"), ("mps2/an500", "nucleo_f746zg", "mps2/an500")]
+
+
+@pytest.mark.qemu
 def test_a_paced_dut_stamps_estimated_time(tmp_path):
     import serial
     from test_qemu import FAKE

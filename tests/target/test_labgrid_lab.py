@@ -179,6 +179,9 @@ def test_two_boards_on_two_exporters_one_report_bit_exact(lab, fc_model, tmp_pat
     rows = json.loads(captured.out)
     assert code == 0, rows
     assert "skipping place not-a-board: mtk knows no board 'no_such_board'" in captured.err
+    assert "place standin-an385 is a QEMU stand-in its exporter started: its figures are instructions, without " \
+           "estimated cycles" in captured.err
+    assert all(r["estimated_cycles"] is None for r in rows)
     assert [(r["place"], r["host"], r["board"], r["model"]) for r in rows] == [
         ("standin-an385", "host1", "mps2/an385", "digits_cnn_int8.tflite"),
         ("standin-an385", "host1", "mps2/an385", "fc_int8.tflite"),
@@ -191,12 +194,24 @@ def test_two_boards_on_two_exporters_one_report_bit_exact(lab, fc_model, tmp_pat
     assert lab.acquired() == {"standin-an385": None, "standin-an386": None} and lab.reservations() == ""
 
 
+def test_emulate_estimates_the_lab_s_boards_in_local_qemu(lab, capsys):
+    """`--lab labgrid --emulate`: each kind of board of the places once, in QEMU that mtk starts with the cycle
+    model (a QEMU board as itself); no place is reserved or acquired."""
+    code = main(["bench", str(DIGITS), "--lab", lab.url, "--emulate", "-n", "1", "--json"])
+    rows = json.loads(capsys.readouterr().out)
+    assert code == 0, rows
+    assert [(r["board"], r.get("place"), r["estimated_cycles"]["board"]) for r in rows] == [
+        ("mps2/an385", None, "mps2/an385"), ("mps2/an386", None, "mps2/an386")]
+    assert all(r["estimated_cycles"]["median"] > r["per_inference"]["median"] for r in rows)
+    assert lab.acquired() == {"standin-an385": None, "standin-an386": None} and lab.reservations() == ""
+
+
 def test_a_stand_in_killed_mid_run_fails_alone(lab, fc_model, tmp_path, capsys, monkeypatch):
     an385 = lab.standins[0]
     start = PlaceRunner.start
 
-    def start_then_kill_an385(runner, elf):
-        session = start(runner, elf)
+    def start_then_kill_an385(runner, elf, baudrate):
+        session = start(runner, elf, baudrate)
         if runner.target.name == an385.place:
             an385.process.kill()
             an385.process.wait()

@@ -20,7 +20,8 @@ from test_mlperf_tiny import FW_VERSION, HELP, RUNNER_LAP, RUNNER_PROFILE, runne
 
 
 def _qemu_dut(model: Path, board: str, bid: str, work: Path):
-    from mtk.pipeline import RunOptions, build_firmware
+    from mtk.pipeline import build_firmware
+    from mtk.runoptions import RunOptions
     from mtk.runners import get_runner
     compiled, elf = build_firmware(model, RunOptions(get_board(board), mlperf_tiny=bid), work)
     return compiled, get_runner(get_board(board)).start(elf)

@@ -8,7 +8,8 @@ import pytest
 
 import modelgen16x8
 from mtk.boards import get_board
-from mtk.pipeline import RunOptions, run_model
+from mtk.pipeline import run_model
+from mtk.runoptions import RunOptions
 from mtk.reference import run_reference_batch
 from mtk.tflite_builder import ModelBuilder
 from harness import assert_bit_exact_on_target

@@ -7,7 +7,8 @@ import pytest
 
 import modelgen
 from mtk.boards import get_board
-from mtk.pipeline import RunOptions, run_model
+from mtk.pipeline import run_model
+from mtk.runoptions import RunOptions
 from mtk.reference import run_reference_sequence
 
 from test_ops_lstm import lstm_16x8, lstm_classifier

@@ -37,7 +37,8 @@ def test_an_arena_larger_than_any_region_runs_bit_exact_on_the_an547(tmp_path):
     DTCM, and the firmware runs it bit-exact with tflite-micro."""
     from mtk.commands.validate import compare
     from mtk.compiled import CompiledModel
-    from mtk.pipeline import RunOptions, run_model
+    from mtk.pipeline import run_model
+    from mtk.runoptions import RunOptions
 
     model = tmp_path / "chain.tflite"
     model.write_bytes(pointwise_chain(128, [1, 105, 24, 1]))

@@ -15,7 +15,9 @@ from mtk.boards import get_board
 from mtk.cli import main
 from mtk.commands.validate import compare
 from mtk.errors import ModelError, ToolMissing
-from mtk.pipeline import RunOptions, load_samples, run_model
+from mtk.pipeline import run_model
+from mtk.runoptions import RunOptions
+from mtk.samples import load_samples
 from mtk.runners import get_runner
 from mtk.zephyr_env import find_zephyr
 
@@ -182,3 +184,24 @@ def test_bench_over_a_lab_map_reports_each_failing_board(tmp_path, capsys):
     assert code == 4
     assert [(r["board"], "error" in r) for r in results] == [("nucleo_f746zg", True)]
     assert "no_such_board" in captured.err
+
+
+def test_run_parses_the_model_once_and_checks_its_fit_once_a_build(monkeypatch, capsys):
+    """The graph read from the .tflite flows through every stage of `mtk run` (labels, samples, compile,
+    evaluation, --profile's second build); the fit is checked when compiling, not again when rendering."""
+    import sys
+
+    from mtk import budget, reader
+
+    model = MODELS_DIR / "digits_cnn_int8.tflite"
+    parsed, checked = [], []
+    parse, check_fits = reader._parse, budget.check_fits
+    monkeypatch.setattr(reader, "_parse", lambda buf, path: parsed.append(path) or parse(buf, path))
+    for module in [m for m in sys.modules.values() if getattr(m, "check_fits", None) is check_fits]:
+        monkeypatch.setattr(module, "check_fits", lambda compiled, board, *rest:
+                            checked.append(board.name) or check_fits(compiled, board, *rest))
+    assert main(["run", str(model), "--input", str(MODELS_DIR / "digits_test.npz"), "-n", "1", "--profile",
+                 "--no-cache"]) == 0
+    assert "accuracy" in capsys.readouterr().out
+    assert parsed == [model]
+    assert checked == ["mps2/an386", "mps2/an386"]   # the plain build's and the profiling build's

@@ -13,7 +13,7 @@ from PIL import Image
 from mtk import datafile
 from mtk.cli import main
 from mtk.errors import MtkError
-from mtk.pipeline import load_samples
+from mtk.samples import load_samples
 from mtk.quantize import load_dataset
 
 from checkout import REPO

@@ -4,6 +4,7 @@ count and platform names bound the work (a platform of 4,000 parts, a 10 MB map:
 
 from __future__ import annotations
 
+import errno
 import subprocess
 import sys
 import threading
@@ -90,3 +91,26 @@ def test_a_map_of_too_many_boards_or_bytes_is_refused_quickly(tmp_path):
     assert time.monotonic() - start < 1
     path.write_text(yaml.safe_dump(map_of(MAX_MAP_BOARDS)))
     assert len(read_hardware_map(path)) == MAX_MAP_BOARDS
+
+
+WRITE_PAST_A_FILE_SIZE_LIMIT = """
+import resource, signal, sys
+from pathlib import Path
+from mtk.lab import LabBoard, write_hardware_map
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)   # a write past the limit fails with EFBIG instead
+resource.setrlimit(resource.RLIMIT_FSIZE, (64, 64))
+boards = [LabBoard(("nucleo_f746zg",), "0" * 24, "openocd", "STM32 STLink", True, f"/dev/ttyACM{k}") for k in range(20)]
+try:
+    write_hardware_map(Path(sys.argv[1]), boards)
+except OSError as err:
+    sys.exit(err.errno)
+"""
+
+
+def test_a_hardware_map_that_cannot_be_written_whole_leaves_the_old_one(tmp_path):
+    """A full disk (here: a file size limit) while writing the map: the old map stays, nothing beside it."""
+    path = tmp_path / "lab.yaml"
+    path.write_text("- old: map\n")
+    done = subprocess.run([sys.executable, "-c", WRITE_PAST_A_FILE_SIZE_LIMIT, str(path)], env=toolkit_env())
+    assert done.returncode == errno.EFBIG
+    assert path.read_text() == "- old: map\n" and [p.name for p in tmp_path.iterdir()] == ["lab.yaml"]

@@ -41,3 +41,32 @@ def test_buffers_live_at_once_never_overlap(specs):
             if a.overlaps_in_time(b):
                 assert a.offset + a.nbytes <= b.offset or b.offset + b.nbytes <= a.offset
     assert plan.lower_bound_bytes <= plan.arena_bytes == align(max(b.offset + b.nbytes for b in buffers))
+
+
+def test_a_chain_of_overwriting_outputs_alternates_down_and_up():
+    """Four 8000 B layers in a chain, each output allowed to overlap its input from 1,920 B below or above:
+    the arena is one tensor and one distance, not two tensors."""
+    buffers = [Buffer("x0", 8000, 0, 1)]
+    for i in range(1, 5):
+        buffers.append(Buffer(f"x{i}", 8000, i, i + 1, overwrites=buffers[-1], below=1920, above=1920))
+    plan = plan_memory(buffers)
+    assert plan.arena_bytes == plan.lower_bound_bytes == align(8000 + 1920)
+    for out in buffers[1:]:
+        into = out.overwrites
+        assert out.offset <= into.offset - 1920 or out.offset >= into.offset + 1920
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(16, 3000), st.integers(0, 2000), st.booleans()), min_size=2, max_size=10))
+def test_an_overwriting_output_keeps_its_distance(specs):
+    buffers = [Buffer("x0", specs[0][0], 0, 1)]
+    for i, (n, d, up) in enumerate(specs[1:], start=1):
+        buffers.append(Buffer(f"x{i}", n, i, i + 1, overwrites=buffers[-1], below=None if up else d,
+                              above=d if up else None))
+    plan = plan_memory(buffers)
+    for out in buffers[1:]:
+        into = out.overwrites
+        apart = out.offset + out.nbytes <= into.offset or into.offset + into.nbytes <= out.offset
+        assert apart or (out.below is not None and out.offset <= into.offset - out.below) or \
+            (out.above is not None and out.offset >= into.offset + out.above)
+    assert plan.lower_bound_bytes <= plan.arena_bytes

@@ -13,7 +13,7 @@ from PIL import Image
 from mtk.boards import get_board
 from mtk.commands._layers import layer_table
 from mtk.elfsize import ElfSizes
-from mtk.pipeline import LayerTime, RunResult
+from mtk.runresult import LayerTime, RunResult
 from mtk.plots import DPI, _short, bench_figure, write_bench_png
 from mtk.transport.protocol import CycleStats
 

@@ -18,7 +18,10 @@ from typing import Any
 from .boards import DEFAULT_BOARD, get_board
 from .compiled import CompiledModel
 from .compiler import compile_model
-from .pipeline import RunOptions, RunResult, Sample, default_platform, run_model
+from .pipeline import run_model
+from .runoptions import RunOptions
+from .runresult import RunResult
+from .samples import Sample
 from .quantize import QuantizeReport, quantize_model
 from .tuning import Tuning, load_tuning
 
@@ -50,7 +53,7 @@ def run(model: str | Path, board: str = DEFAULT_BOARD, *, inputs: str | Path | l
     file or a list of samples (one array per model input); default `random_samples` made-up ones.
     `runner_options`: runner, serial_number, port for a physical board."""
     board_info = get_board(board)
-    options = RunOptions(board=board_info, platform=platform or default_platform(board_info),
+    options = RunOptions(board=board_info, platform=platform or board_info.caps.default_platform,
                          runs=runs, profile=profile, calib=calib,
                          build_dir=Path(build_dir) if build_dir is not None else None,
                          random_samples=random_samples, tuning=_tuning(tuning), runner_options=runner_options)

@@ -1,10 +1,12 @@
-"""argparse types for numeric options: a value outside its range is refused while the command line is
-parsed (exit 2, one line naming the option's value and the range), before any work."""
+"""argparse types for numeric options and folders: a value outside its range, or a file given for a
+folder, is refused while the command line is parsed (exit 2, one line naming the option's value),
+before any work."""
 
 from __future__ import annotations
 
 import argparse
 import math
+from pathlib import Path
 from typing import Callable
 
 INT32_MAX = 2**31 - 1
@@ -42,3 +44,11 @@ def real(low: float, high: float, what: str) -> Callable[[str], float]:
 
 def finite(what: str) -> Callable[[str], float]:
     return real(-3.4e38, 3.4e38, what)   # float32's range: what the data it applies to holds
+
+
+def folder(text: str) -> Path:
+    """A folder to write into: a new path or an existing folder, not a file."""
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a file, not a folder")
+    return path

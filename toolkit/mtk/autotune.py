@@ -32,11 +32,14 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__, ui
-from .boards import Board
+from .boards import Board, Unit
 from .errors import MismatchError, ModelError, MtkError
+from .graph import Graph
 from .ops import prepare_ops
 from .ops.variants import Variant
-from .pipeline import RunOptions, RunResult, int8_model, run_model
+from .pipeline import int8_model, run_model
+from .runoptions import RunOptions
+from .runresult import RunResult
 from .reader import read_model
 from .tuning import Layer, Tuning, read_entries, tunable_layers, write_entries
 
@@ -89,11 +92,11 @@ def _same_outputs(a: RunResult, b: RunResult) -> bool:
     return all(np.array_equal(x, y) for sa, sb in zip(a.outputs, b.outputs) for x, y in zip(sa, sb))
 
 
-def _run(model: Path, board: Board, tuning: Tuning | None, untuned: RunResult | None) -> RunResult:
+def _run(model: Graph, board: Board, tuning: Tuning | None, untuned: RunResult | None) -> RunResult:
     result = run_model(model, RunOptions(board=board, runs=1, profile=True, tuning=tuning, cache=False,
                                          random_samples=MEASURED_INPUTS))
     if untuned is not None and not _same_outputs(result, untuned):
-        raise MismatchError(f"{model.name} on {board.name}: the outputs with {tuning.source} differ from the "
+        raise MismatchError(f"{model.source.name} on {board.name}: the outputs with {tuning.source} differ from the "
                             "untuned build's (a kernel bug: please report it)")
     return result
 
@@ -165,7 +168,7 @@ def is_measured(layer: Layer, counts: dict[str, int | None]) -> bool:
     return all(s.label in counts for s in layer.variants)
 
 
-def _measure(model: Path, board: Board, layers: list[Layer], untuned: RunResult, cache: Path,
+def _measure(model: Graph, board: Board, layers: list[Layer], untuned: RunResult, cache: Path,
              known: dict[str, dict[str, int | None]]) -> tuple[dict[str, dict[str, int | None]], int]:
     """Instructions of each layer key by variant label (None: the build did not fit): the default's
     from the untuned build, counts `known` from an interrupted run, the others from the candidate
@@ -224,7 +227,7 @@ def _measurable_layers(layers: list[Layer], untuned: RunResult) -> dict[str, lis
 
 def tune_model(model: Path, board: Board, cache: Path, calib: str | None = None,
                flash_per_instruction: float = 1.0) -> TuneResult:
-    if not board.is_qemu:
+    if board.caps.unit != Unit.INSTRUCTIONS:
         raise MtkError(f"{board.name} is not a QEMU board: mtk tune measures instructions under QEMU's -icount",
                        hint="tune on a QEMU board with the same CPU, e.g. mps2/an386 for a Cortex-M4")
     if not cache.parent.is_dir():
@@ -233,14 +236,14 @@ def tune_model(model: Path, board: Board, cache: Path, calib: str | None = None,
         raise MtkError(f"--flash-per-instruction {flash_per_instruction}: expected bytes ≥ 0 (inf: no limit)")
     entries = read_entries(cache) if cache.exists() else {}
     with tempfile.TemporaryDirectory(prefix="mtk-tune-") as tmp:
-        model = int8_model(Path(model), calib, Path(tmp))
-        untuned = _run(model, board, None, None)
-        by_key = _measurable_layers(tunable_layers(prepare_ops(read_model(model), board.cpu)), untuned)
+        graph = int8_model(read_model(model), calib, Path(tmp))
+        untuned = _run(graph, board, None, None)
+        by_key = _measurable_layers(tunable_layers(prepare_ops(graph, board.cpu)), untuned)
         known = {key: entry.get(COUNTS, {}) for key, entry in entries.items()}   # files of instructions: measured again
         todo = [layers[0] for key, layers in by_key.items() if not is_measured(layers[0], known.get(key, {}))]
         ui.info(f"{len(by_key)} layer shapes to tune on {board.cpu.name}: {len(by_key) - len(todo)} in {cache}, "
                 + (f"{len(todo)} to measure" if todo else "nothing to measure"))
-        counts, builds = _measure(model, board, todo, untuned, cache, known)
+        counts, builds = _measure(graph, board, todo, untuned, cache, known)
         measured = {key: {COUNTS: counts, "board": board.name, "mtk_version": __version__}
                     for key, counts in counts.items()}
         choices: list[LayerChoice] = []
@@ -260,5 +263,5 @@ def tune_model(model: Path, board: Board, cache: Path, calib: str | None = None,
         else:
             ui.info("building with the chosen schedules")
             tuning = Tuning({c.key: c.variant for c in choices}, str(cache))
-            tuned = _run(model, board, tuning, untuned)
-    return TuneResult(model.name, board, cache, flash_per_instruction, choices, builds, untuned, tuned)
+            tuned = _run(graph, board, tuning, untuned)
+    return TuneResult(graph.source.name, board, cache, flash_per_instruction, choices, builds, untuned, tuned)

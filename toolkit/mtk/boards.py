@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 from dataclasses import dataclass
+from enum import StrEnum
 from functools import lru_cache
 from typing import Any
 
@@ -60,6 +61,32 @@ class QemuMachine:
         return self.zephyr_timer_hz or self.timer_hz
 
 
+class Unit(StrEnum):
+    """What the firmware's counter counts (its `mtk-info` unit)."""
+
+    INSTRUCTIONS = "instructions"   # QEMU under -icount shift=0: one a nanosecond of virtual time
+    CYCLES = "cycles"               # the core's clock on silicon
+
+
+@dataclass(frozen=True)
+class BoardCaps:
+    """What a board's firmware and its target can do: the data commands read, not "is it QEMU"."""
+
+    where: str                  # what reports say the firmware ran on
+    unit: Unit                  # what its timings count
+    exits_by_semihosting: bool  # the firmware can end a run with its exit status; else it resets
+    sets_console_baud: bool     # the console is a UART at the firmware's baud rate (an emulated one has none)
+    flashable: bool             # a flash tool writes its firmware (else the emulator loads the ELF)
+    energy_mode: bool           # can be an MLPerf Tiny energy-mode DUT (measured by an energy monitor)
+    default_platform: str       # the firmware platform when --platform is not given
+
+
+EMULATED = BoardCaps(where="QEMU", unit=Unit.INSTRUCTIONS, exits_by_semihosting=True, sets_console_baud=False,
+                     flashable=False, energy_mode=False, default_platform="baremetal")
+SILICON = BoardCaps(where="silicon", unit=Unit.CYCLES, exits_by_semihosting=False, sets_console_baud=True,
+                    flashable=True, energy_mode=True, default_platform="zephyr")
+
+
 @dataclass(frozen=True)
 class Board:
     name: str                   # Zephyr board name, e.g. "mps2/an386"
@@ -85,8 +112,8 @@ class Board:
         return next(r for r in self.ram_regions if r.system)
 
     @property
-    def is_qemu(self) -> bool:
-        return self.qemu is not None
+    def caps(self) -> BoardCaps:
+        return SILICON if self.qemu is None else EMULATED
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -51,6 +51,12 @@ def check_fits(model: CompiledModel, board: Board, stack_bytes: int = DEFAULT_ST
                          hint=fitting_boards_hint(flash, ram))
 
 
+def check_fits_once(model: CompiledModel, board: Board, stack_bytes: int = DEFAULT_STACK_BYTES) -> None:
+    """check_fits, unless compile_model already checked `model` against `board` with this stack."""
+    if model.target.board != board.name or stack_bytes != DEFAULT_STACK_BYTES:
+        check_fits(model, board, stack_bytes)
+
+
 def check_runs_on(model: CompiledModel, board: Board) -> None:
     """Refuse a board whose CPU needs other kernel layouts than the model was compiled for."""
     compiled_for = None if model.cpu is None else (get_cpu(model.cpu).long_multiply, model.target.dsp, model.target.mve)

@@ -31,7 +31,7 @@ from .compiled import CompiledModel
 from .paths import BAREMETAL_APP, FIRMWARE
 
 if TYPE_CHECKING:
-    from .pipeline import RunOptions
+    from .runoptions import RunOptions
 
 KEEP_ENTRIES = 32          # firmware entries kept (a digits CNN's: about 0.5 MB)
 INT8_MODEL = "model_int8.tflite"

@@ -124,8 +124,10 @@ def _main(argv: list[str] | None) -> int:
                 elif getattr(args, "force", False):
                     fsutil.check_output_dir(Path(out), force=True)
         with ui.terminal_output(quiet=args.quiet):
-            status = int(args._run(args) or 0)
-            interrupts.check()   # a signal whose KeyboardInterrupt was swallowed on its way up
+            try:
+                status = int(args._run(args) or 0)
+            finally:   # a signal whose KeyboardInterrupt was swallowed, or turned into another error on its
+                interrupts.check()   # way up (TVM's FFI makes one raised in a Python callback a RuntimeError)
         sys.stdout.flush()   # here, where a closed pipe is caught, not at the interpreter's exit
         return status
     except BrokenPipeError as err:

@@ -11,6 +11,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from . import ui
 from .boards import Board, get_board
 from .budget import DEFAULT_MAX_RECOMPUTE, arena_room, check_fits, system_reserved
@@ -27,21 +29,22 @@ from .fsutil import atomic_output_dir
 from .graph import Graph
 from .kernels.files import C_DIR, project_name
 from .names import module as module_identifier
-from .ops import op_def, prepare_ops
-from .ops.base import Lowered, OpData
+from .ops import computes, op_def, prepare_ops
+from .ops.base import Lowered, OpData, State
 from .ops.common import at_op
-from .reader import read_model
+from .reader import as_graph
 from .target import DEFAULT_CPU, Cpu, get_cpu
 from .tuning import Layer, Tuning, tunable_layers
 
-EDGE_OPS = ("QUANTIZE", "DEQUANTIZE")
+EDGE_OPS = ("QUANTIZE", "DEQUANTIZE", "CAST")   # conversions between float and integer tensors
 
 
 def check_supported(graph: Graph, cpu: Cpu | None = None) -> list[OpData]:
     """Whole-model checks first, then every op prepared for `cpu` (default: DEFAULT_CPU); all
     unsupported ops are reported at once. Returns the prepared ops."""
     path = graph.source or graph.name
-    compute_inputs = {i for op in graph.ops if op.type not in EDGE_OPS for i in op.inputs if i is not None}
+    compute_inputs = {i for op in graph.ops if op.type not in EDGE_OPS and not _computes_float(op, graph)
+                      for i in op.inputs if i is not None}
     float_compute = [graph.tensors[i] for i in compute_inputs
                      if graph.tensors[i].dtype.startswith("float") and not graph.tensors[i].is_constant]
     if float_compute:
@@ -53,6 +56,12 @@ def check_supported(graph: Graph, cpu: Cpu | None = None) -> list[OpData]:
         raise ModelError(f"{path} is a float model (tensor '{float_compute[0].name}' is {float_compute[0].dtype})",
                          hint="quantize it first with `mtk quantize model.tflite --calib data.npy -o model_int8.tflite`")
     return prepare_ops(graph, cpu or get_cpu(DEFAULT_CPU))
+
+
+def _computes_float(op, graph: Graph) -> bool:
+    """An op a family of mtk computes in float (the float32 MUL ending an audio front end)."""
+    first = graph.tensor(op.inputs[0]) if op.inputs else None
+    return first is not None and first.dtype == "float32" and computes(op.type, "float32")
 
 
 def lower_ops(prepared: list[OpData], tuning: Tuning) -> tuple[list[Step], dict[int, Layer]]:
@@ -105,22 +114,29 @@ def chunk_scratch(graph: Graph, prepared: list[OpData], steps: list[Step], alias
     return all_chunked, lean
 
 
-def place_arena(graph: Graph, storage: Storage, board: Board | None, workspace: str, what: str) -> tuple[Pool, ...]:
+def state_region_bytes(graph: Graph, steps: list[Step]) -> int:
+    """The state region: the variable tensors and the ops' own state (ops.base.State)."""
+    own = sum(a.size * np.dtype(a.dtype).itemsize for _, low in steps for kernel in low.kernels
+              for a in kernel.args if isinstance(a, State))
+    return sum(t.nbytes for t in graph.tensors if t.variable) + own
+
+
+def place_arena(graph: Graph, steps: list[Step], storage: Storage, board: Board | None, workspace: str,
+                what: str) -> tuple[Pool, ...]:
     """The arena's pools by RAM region for a board with several (regions.py); () for one arena: no
     board, a board with one region, or a workspace the caller passes."""
     if board is None or len(board.ram_regions) < 2 or workspace != "internal":
         return ()
     io = sum(graph.tensors[t].nbytes for t in (*graph.inputs, *graph.outputs))
-    state = sum(t.nbytes for t in graph.tensors if t.variable)
-    return place_in_regions(storage.plan, board.ram_regions, system_reserved(io, state), what)
+    return place_in_regions(storage.plan, board.ram_regions, system_reserved(io, state_region_bytes(graph, steps)), what)
 
 
-def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu | None = None,
+def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | Cpu | None = None,
                   board: str | None = None, module_name: str = "default", workspace: str = "internal",
                   force: bool = False, tuning: Tuning | None = None, max_ram: int | None = None,
                   max_recompute: float = DEFAULT_MAX_RECOMPUTE) -> CompiledModel:
-    """Compile `model_path` into a C library folder at `out_dir` (written atomically); layers whose key
-    `tuning` holds take its variant, the others the default. When the arena is above `max_ram`
+    """Compile `model` (its file, or its graph already read) into a C library folder at `out_dir` (written
+    atomically); layers whose key `tuning` holds take its variant, the others the default. When the arena is above `max_ram`
     (default: what `board`'s RAM leaves for it), the layers where it peaks are tiled (codegen/tiling.py)
     for the lowest arena within `max_recompute` extra instructions (estimated: recomputed MACs, kernel
     calls, moved rows; the CPU's Costs); a model whose arena still exceeds `max_ram`
@@ -131,14 +147,15 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
     module = module_identifier(module_name)   # a prefix: tvmgen_<module>_run
     if workspace not in ("internal", "external"):
         raise ModelError(f"--workspace must be 'internal' or 'external', not '{workspace}'")
-    model_name = Path(model_path).name
     if max_ram is not None and max_ram < 0:
         raise ModelError(f"--max-ram {max_ram}: must be 0 or more bytes")
     if not 0 <= max_recompute <= 10:
         raise ModelError(f"--max-recompute {max_recompute:g}: must be a fraction of the MACs between 0 and 10")
 
+    model_path = model.source if isinstance(model, Graph) else Path(model)
+    model_name = model_path.name
     with ui.step(f"reading {model_name}"):
-        graph = read_model(model_path)
+        graph = as_graph(model)
         prepared = check_supported(graph, cpu_obj)
     with ui.step(f"lowering {len(graph.ops)} ops through TVM TE/TIR for {cpu_obj.name}"):
         steps, layers = lower_ops(prepared, tuning or Tuning())
@@ -148,7 +165,7 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
         untiled = steps
         limit = max_ram if max_ram is not None or board_info is None else arena_room(
             board_info, sum(graph.tensors[t].nbytes for t in (*graph.inputs, *graph.outputs)),
-            sum(t.nbytes for t in graph.tensors if t.variable))
+            state_region_bytes(graph, steps))
     tiling = None
     if limit is not None and storage.plan.arena_bytes > limit:
         untiled_live = live_bytes(storage.plan.buffers, len(steps))   # the memory plot's "untiled" curve
@@ -160,7 +177,7 @@ def compile_model(model_path: str | Path, out_dir: str | Path, *, cpu: str | Cpu
                              f"{storage.plan.arena_bytes:,} B tiled within {max_recompute:.0%} extra instructions; "
                              f"--max-ram {max_ram:,} B", hint="raise --max-ram or --max-recompute")
     with ui.step("generating C"):
-        pools = place_arena(graph, storage, board_info, workspace,
+        pools = place_arena(graph, steps, storage, board_info, workspace,
                             f"{model_name} does not fit {board_info.name if board_info else ''}")
         program = aot.build_program(graph, steps, storage, module, model_name, workspace == "external", pools)
         files = {

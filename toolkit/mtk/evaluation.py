@@ -16,8 +16,9 @@ from .datafile import Npz
 from .errors import MtkError
 from .graph import Graph, Tensor
 from .metrics import Accuracy, ErrorMetrics, accuracy, check_label_range, error_metrics, predicted_classes
-from .pipeline import RunResult, Sample, model_inputs, sample_batches
-from .reader import parse_model, read_model
+from .runresult import RunResult
+from .samples import Sample, model_inputs, sample_batches
+from .reader import parse_model
 
 TARGET, TFLM, FLOAT = "target", "TFLM", "float model"
 PER_CLASS_ROWS = 32   # more classes than this: the per-class table only with -v
@@ -61,12 +62,11 @@ def load_labels(path: str | Path) -> np.ndarray | None:
     return None if labels is None else as_labels(labels, str(path))
 
 
-def check_data_labels(data: str | Path, model: str | Path) -> None:
+def check_data_labels(data: str | Path, graph: Graph) -> None:
     """Before any work (quantizing included): the labels `y` of `data`, if it has any, are one a sample
-    and classes of the first output of `model` (float or int8: the same classes)."""
+    and classes of the first output of the model `graph` (float or int8: the same classes)."""
     labels = load_labels(data)
     if labels is not None:
-        graph = read_model(model)
         first = graph.tensors[graph.outputs[0]]
         samples = len(sample_batches(data, [graph.tensors[i] for i in graph.inputs])[0][1])
         try:
@@ -84,7 +84,7 @@ def evaluate(result: RunResult, data: str | Path | None, tflm_outputs: list[Samp
         return None
     if labels is not None and len(labels) != len(result.outputs):
         raise MtkError(f"{data}: {len(labels)} labels `y` for {len(result.outputs)} samples")
-    graph = parse_model(result.int8_model, Path(result.model))
+    graph = result.graph or parse_model(result.int8_model, Path(result.model))
     tensors = [graph.tensors[i] for i in graph.outputs]
     outputs = {TARGET: _real_values(result.outputs, tensors)}
     if result.float_model is not None and tflm_outputs is None:

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from . import interrupts
 from .errors import NAME_MAX, MtkError
 
 
@@ -150,7 +151,8 @@ def check_output_file(path: Path, force: bool) -> None:
 
 @contextmanager
 def atomic_output_dir(path: Path, force: bool = False, inputs: Iterable[str | Path] = ()) -> Iterator[Path]:
-    """Yield a temporary folder beside `path`; it replaces `path` only if the block succeeds."""
+    """Yield a temporary folder beside `path`; it replaces `path` only if the block succeeds and no
+    signal came meanwhile (one whose KeyboardInterrupt a library swallowed)."""
     path = Path(path).resolve()
     check_output_dir(path, force, inputs)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -158,6 +160,7 @@ def atomic_output_dir(path: Path, force: bool = False, inputs: Iterable[str | Pa
     honour_umask(tmp)
     try:
         yield tmp
+        interrupts.check()
         if path.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old.", dir=path.parent))
             os.replace(path, old / "x")
@@ -172,7 +175,8 @@ def atomic_output_dir(path: Path, force: bool = False, inputs: Iterable[str | Pa
 
 @contextmanager
 def atomic_output_file(path: Path) -> Iterator[Path]:
-    """Yield a temporary file name beside `path`; it becomes `path` only if the block succeeds."""
+    """Yield a temporary file name beside `path`; it becomes `path` only if the block succeeds and no
+    signal came meanwhile."""
     path = Path(path)
     check_not_input(path)
     if path.parent and not path.parent.is_dir():
@@ -183,6 +187,7 @@ def atomic_output_file(path: Path) -> Iterator[Path]:
     honour_umask(tmp)
     try:
         yield tmp
+        interrupts.check()
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)

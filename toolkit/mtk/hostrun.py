@@ -22,6 +22,7 @@ from typing import Sequence
 
 import numpy as np
 
+from . import interrupts
 from .compiled import CompiledModel, IOTensor
 from .errors import MtkError, TargetError, ToolMissing
 from .fsutil import honour_umask
@@ -94,17 +95,22 @@ def build_library(compiled_dir: str | Path, cache_dir: str | Path | None = None)
         raise ToolMissing("gcc is not installed; hostrun builds compiled models with the host C compiler",
                           hint="apt-get install gcc")
     cache.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f"{key}.", dir=cache))
-    honour_umask(staging)
-    command = [gcc, *GCC_FLAGS, "-I", str(folder / "include"), *map(str, sources), "-o", str(staging / library.name)]
-    result = subprocess.run(command, capture_output=True, text=True)
-    if result.returncode != 0:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise TargetError(f"the host build of {folder} failed:\n{result.stderr.strip()[-4000:]}")
-    try:
-        staging.rename(cache / key)
-    except OSError:   # another process built the same library meanwhile
-        shutil.rmtree(staging, ignore_errors=True)
+    # built in a folder of its own, moved into place whole: a signal or a failure leaves nothing
+    with tempfile.TemporaryDirectory(prefix=f".{key}.", dir=cache) as tmp:
+        staging = Path(tmp) / key
+        staging.mkdir()
+        honour_umask(staging)
+        command = [gcc, *GCC_FLAGS, "-I", str(folder / "include"), *map(str, sources),
+                   "-o", str(staging / library.name)]
+        with interrupts.child_group(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                    errors="replace") as process:
+            output, _ = process.communicate()
+        if process.returncode != 0:
+            raise TargetError(f"the host build of {folder} failed:\n{output.strip()[-4000:]}")
+        try:
+            staging.rename(cache / key)
+        except OSError:   # another process built the same library meanwhile
+            pass
     return library
 
 

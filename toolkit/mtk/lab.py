@@ -20,6 +20,7 @@ from . import ui
 from .boards import Board, find_board, get_board
 from .configfile import read_yaml
 from .errors import MtkError
+from .fsutil import atomic_output_file
 from .transport.ports import SerialPort
 
 MAX_MAP_BYTES = 1 << 20        # a thousand boards take about 150 KB
@@ -107,7 +108,8 @@ def read_hardware_map(path: Path) -> list[LabBoard]:
 
 def write_hardware_map(path: Path, boards: list[LabBoard]) -> None:
     text = yaml.safe_dump([b.to_yaml() for b in boards], sort_keys=False, default_flow_style=False)
-    Path(path).write_text(text)
+    with atomic_output_file(Path(path)) as tmp:
+        tmp.write_text(text)
 
 
 def known_board(platform: str) -> Board | None:

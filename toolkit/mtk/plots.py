@@ -27,7 +27,7 @@ from matplotlib.ticker import FuncFormatter
 
 from .compiled import CompiledModel
 from .fsutil import atomic_output_file
-from .pipeline import LayerTime, RunResult
+from .runresult import LayerTime, RunResult
 
 ROW_HEIGHT = 4.2     # inches per row of panels
 DPI = 100

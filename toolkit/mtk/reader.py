@@ -11,11 +11,12 @@ from typing import Any
 import flatbuffers
 import numpy as np
 import tflite
+from flatbuffers import flexbuffers
 from tflite.utils import BUILTIN_OPCODE2NAME
 
 from .errors import ModelError
 from .graph import Graph, Op, Quant, Tensor
-from .validation import CUSTOM, OMITTED, custom_ops_note, validate
+from .validation import CUSTOM, OMITTED, OP_SPECS, custom_ops_note, validate
 
 MAX_MODEL_BYTES = 2**31 - 1   # as MAX_TENSOR_BYTES: the generated C indexes with 32-bit integers
 
@@ -25,7 +26,7 @@ _TENSOR_TYPES = {
     tflite.TensorType.INT64: "int64", tflite.TensorType.BOOL: "bool",
     tflite.TensorType.INT16: "int16", tflite.TensorType.INT8: "int8",
     tflite.TensorType.FLOAT64: "float64", tflite.TensorType.UINT32: "uint32",
-    tflite.TensorType.UINT16: "uint16", tflite.TensorType.INT4: "int4",
+    tflite.TensorType.UINT16: "uint16", tflite.TensorType.INT4: "int4", tflite.TensorType.UINT64: "uint64",
 }
 
 _TENSOR_TYPE_NAMES = {v: k for k, v in vars(tflite.TensorType).items() if not k.startswith("_")}
@@ -73,6 +74,23 @@ def _read_options(operator: tflite.Operator) -> dict[str, Any]:
     return result
 
 
+def _op_options(operator: tflite.Operator, op_type: str, path: Path) -> dict[str, Any]:
+    """A builtin op's options; a custom op's that mtk compiles: the flexbuffer map TFLM's kernels read (its signal
+    library's), {} without one; {} for another custom op (ethos-u's raw bytes), which validation refuses by name."""
+    if not op_type.startswith(CUSTOM):
+        return _read_options(operator)
+    if op_type not in OP_SPECS or operator.CustomOptionsLength() == 0:
+        return {}
+    try:
+        options = flexbuffers.Loads(operator.CustomOptionsAsNumpy().tobytes())
+    except Exception as err:  # the flexbuffers reader raises anything on a corrupt buffer
+        raise ModelError(f"{path}: the options of {op_type} are not a readable flexbuffer "
+                         f"({type(err).__name__}: {err})") from None
+    if not isinstance(options, dict):
+        raise ModelError(f"{path}: the options of {op_type} are a flexbuffer {type(options).__name__}, not a map")
+    return options
+
+
 def _raw_builtin_code(code: tflite.OperatorCode) -> int:
     """The int32 `builtin_code` field itself. tflite's BuiltinCode() returns the deprecated int8
     field whenever it is < 127, so writers that leave that 0 (ai-edge-quantizer's QUANTIZE)
@@ -92,9 +110,11 @@ def _quant(q: tflite.QuantizationParameters | None, shape: tuple[int, ...]) -> Q
 
 
 def _custom_op_names(model: tflite.Model) -> list[str]:
+    """The custom ops of the model that mtk does not compile."""
     codes = (model.OperatorCodes(i) for i in range(model.OperatorCodesLength()))
-    return [(code.CustomCode() or b"").decode("utf-8", "replace") for code in codes
-            if max(int(code.DeprecatedBuiltinCode()), _raw_builtin_code(code)) == tflite.BuiltinOperator.CUSTOM]
+    names = [(code.CustomCode() or b"").decode("utf-8", "replace") for code in codes
+             if max(int(code.DeprecatedBuiltinCode()), _raw_builtin_code(code)) == tflite.BuiltinOperator.CUSTOM]
+    return [name for name in names if CUSTOM + name not in OP_SPECS]
 
 
 def read_model(path: str | Path) -> Graph:
@@ -111,6 +131,12 @@ def read_model(path: str | Path) -> Graph:
     except OSError as err:
         raise ModelError(f"cannot read model {path}: {err.strerror or err}") from None
     return parse_model(buf, path)
+
+
+def as_graph(model: str | Path | Graph) -> Graph:
+    """A model file parsed, or a model already parsed as it is: each stage takes either, and a model
+    is parsed once however many stages it goes through."""
+    return model if isinstance(model, Graph) else read_model(model)
 
 
 def parse_model(buf: bytes, path: Path) -> Graph:
@@ -180,7 +206,7 @@ def _parse(buf: bytes, path: Path) -> Graph:
             op_type = f"{CUSTOM}{(code.CustomCode() or b'').decode('utf-8', 'replace')}"
         inputs = [None if int(x) == OMITTED else int(x) for x in (o.InputsAsNumpy() if o.InputsLength() else [])]
         outputs = [int(x) for x in (o.OutputsAsNumpy() if o.OutputsLength() else [])]
-        ops.append(Op(i, op_type, inputs, outputs, _read_options(o)))
+        ops.append(Op(i, op_type, inputs, outputs, _op_options(o, op_type, path)))
 
     graph_inputs = [int(x) for x in sub.InputsAsNumpy()] if sub.InputsLength() else []
     graph_outputs = [int(x) for x in sub.OutputsAsNumpy()] if sub.OutputsLength() else []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 
 from .errors import MtkError
 
@@ -24,6 +25,15 @@ DSP_COSTS = Costs(per_mac=1.1, per_call=30, per_moved_byte=0.7)
 HELIUM_COSTS = Costs(per_mac=0.25, per_call=25, per_moved_byte=0.3)
 
 
+class Isa(Enum):
+    """Which code path of the hand-written C kernels a core runs (kernels/table.py)."""
+
+    SCALAR = "scalar"   # plain C (Cortex-M0/M0+, ARMv8-M Baseline)
+    M3 = "m3"           # long multiply, no DSP (Cortex-M3, M33 without DSP)
+    DSP = "dsp"         # the DSP extension's SIMD (SMLAD, SXTB16, ...)
+    MVE = "mve"         # Helium
+
+
 @dataclass(frozen=True)
 class Cpu:
     name: str            # gcc -mcpu name, e.g. "cortex-m4"
@@ -37,6 +47,10 @@ class Cpu:
     def long_multiply(self) -> bool:
         """UMULL/SMLAL: every core but ARMv6-M and ARMv8-M Baseline."""
         return self.arch not in ("armv6-m", "armv8-m.base")
+
+    @property
+    def isa(self) -> Isa:
+        return Isa.MVE if self.mve else Isa.DSP if self.dsp else Isa.M3 if self.long_multiply else Isa.SCALAR
 
     @property
     def kernel_features(self) -> tuple[bool, bool, bool]:

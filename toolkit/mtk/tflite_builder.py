@@ -22,8 +22,10 @@ from typing import Any, Sequence
 import flatbuffers
 import numpy as np
 from ai_edge_litert import schema_py_generated as schema
+from flatbuffers import flexbuffers
 
 SIGNATURE_KEY = "serving_default"
+CUSTOM_PREFIX = "CUSTOM:"   # opcode keys of custom ops (a builtin name has no colon)
 _FILE_IDENTIFIER = b"TFL3"
 _SCHEMA_VERSION = 3
 _BUFFER_ALIGNMENT = 16
@@ -37,6 +39,7 @@ _OPTIONS: dict[str, tuple[str, dict[str, Any]]] = {
     "ADD": ("AddOptions", {}),
     "SUB": ("SubOptions", {}),
     "MUL": ("MulOptions", {}),
+    "DIV": ("DivOptions", {}),
     "AVERAGE_POOL_2D": ("Pool2DOptions", {"stride_w": 1, "stride_h": 1}),
     "MAX_POOL_2D": ("Pool2DOptions", {"stride_w": 1, "stride_h": 1}),
     "RESHAPE": ("ReshapeOptions", {}),
@@ -204,6 +207,21 @@ class ModelBuilder:
         self._operators.append(operator)
         return len(self._operators) - 1
 
+    def custom_op(self, name: str, inputs: Sequence[int], outputs: Sequence[int], **options: Any) -> int:
+        """A custom op `name` (TFLM's "SignalWindow", ...) whose options are a flexbuffer map, as TFLM's
+        custom kernels read them. Returns the op's index."""
+        for index in [*inputs, *outputs]:
+            self._check_index(index)
+        operator = schema.OperatorT()
+        operator.opcodeIndex = self._opcodes.setdefault(CUSTOM_PREFIX + name, len(self._opcodes))
+        operator.inputs = [int(i) for i in inputs]
+        operator.outputs = [int(i) for i in outputs]
+        if options:
+            operator.customOptions = list(flexbuffers.Dumps(options))
+            operator.customOptionsFormat = schema.CustomOptionsFormat.FLEXBUFFERS
+        self._operators.append(operator)
+        return len(self._operators) - 1
+
     def inputs(self, tensors: Sequence[int]) -> None:
         self._inputs = [self._check_index(t) for t in tensors]
 
@@ -261,6 +279,11 @@ class ModelBuilder:
     @staticmethod
     def _operator_code(op_type: str) -> schema.OperatorCodeT:
         code = schema.OperatorCodeT()
+        if op_type.startswith(CUSTOM_PREFIX):
+            code.builtinCode = code.deprecatedBuiltinCode = schema.BuiltinOperator.CUSTOM
+            code.customCode = op_type.removeprefix(CUSTOM_PREFIX)
+            code.version = 1
+            return code
         code.builtinCode = _BUILTIN_CODES[op_type]
         code.deprecatedBuiltinCode = min(code.builtinCode, schema.BuiltinOperator.PLACEHOLDER_FOR_GREATER_OP_CODES)
         code.version = 1

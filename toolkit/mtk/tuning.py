@@ -22,8 +22,8 @@ the cycle model) are measured again in cycles. `mtk compile/run/bench/validate -
 compile each layer whose key the file holds with its variant, every other layer with the default.
 A layer's variant (ops/variants.Variant) is what the file, the messages and metadata.json call its "schedule":
 {"kernel": id}, the id of its kernel in its family's table: for a GEMM (conv, fully connected, 1→N depthwise)
-its micro-kernel's label, "<block>/<weights>" (ops/microkernels.py); for depthwise with several input channels
-and average/max pooling a kernel's name (ops/variants.py). Files of older versions hold a GEMM's as
+its micro-kernel's label, "<block>/<weights>"; for depthwise with several input channels
+and average/max pooling a kernel's name (both kernels/table.py). Files of older versions hold a GEMM's as
 {"block": "2x2", "weights": "int16"}: read the same.
 """
 

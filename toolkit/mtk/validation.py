@@ -29,11 +29,11 @@ OMITTED = -1                     # the flatbuffer's mark of an omitted optional 
 # Zero points and constant-free activation tensors must fit their element type.
 DTYPE_RANGES = {
     "int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767), "uint16": (0, 65535),
-    "int32": (-2**31, 2**31 - 1), "uint32": (0, 2**32 - 1), "int64": (-2**63, 2**63 - 1),
+    "int32": (-2**31, 2**31 - 1), "uint32": (0, 2**32 - 1), "int64": (-2**63, 2**63 - 1), "uint64": (0, 2**64 - 1),
 }
 QUANTIZED_DTYPES = ("int8", "uint8", "int16")
 # Element types a model input or output may have: those the generated C declares (codegen/aot.py's C types).
-IO_DTYPES = ("int8", "uint8", "int16", "int32", "uint32", "int64", "float32", "bool")
+IO_DTYPES = ("int8", "uint8", "int16", "int32", "uint32", "int64", "uint64", "float32", "bool")
 
 PADDINGS = ("SAME", "VALID")
 FUSED_ACTIVATIONS = ("NONE", "RELU", "RELU_N1_TO_1", "RELU6", "TANH", "SIGN_BIT")
@@ -72,14 +72,37 @@ class OpSpec:
     ranks: tuple[tuple[int, int, int], ...] = ()    # (position, min rank, max rank)
     output_rank: tuple[int, int] = (0, MAX_RANK)
     unquantized: frozenset[int] = frozenset()
+    reads_quantization: bool = True   # False: TFLM's kernel moves or computes plain integers, never reads a scale
 
 
 _UNARY = OpSpec(inputs=(1, 1))
+_MOVE = OpSpec(inputs=(1, 1), reads_quantization=False)
 _CONV = OpSpec(inputs=(2, 3), optional=frozenset({2}), ranks=((0, 4, 4), (1, 4, 4), (2, 1, 1)), output_rank=(4, 4))
 _POOL = OpSpec(inputs=(1, 1), ranks=((0, 4, 4),), output_rank=(4, 4))
 _BINARY = OpSpec(inputs=(2, 2), ranks=((0, 0, 6), (1, 0, 6)), output_rank=(0, 6))
 _REDUCE = OpSpec(inputs=(2, 2), ranks=((0, 1, 6), (1, 0, 1)))
 _RESIZE = OpSpec(inputs=(2, 2), ranks=((0, 4, 4), (1, 1, 1)), output_rank=(4, 4))
+
+_RANK1 = (1, 1)
+
+
+def _signal(**spec) -> OpSpec:
+    return OpSpec(**spec, reads_quantization=False)
+
+
+# TFLM's signal-library ops mtk compiles (ops/signal.py), as their Prepare checks arity and ranks.
+SIGNAL_SPECS: dict[str, OpSpec] = {
+    "SignalWindow": _signal(inputs=(2, 2), ranks=((0, 1, MAX_RANK), (1, *_RANK1)), output_rank=(1, MAX_RANK)),
+    "SignalFftAutoScale": _signal(inputs=(1, 1), outputs=(2, 2), ranks=((0, *_RANK1),), output_rank=(0, 1)),
+    "SignalRfft": _signal(inputs=(1, 1), ranks=((0, 1, MAX_RANK),), output_rank=(1, MAX_RANK)),
+    "SignalEnergy": _signal(inputs=(1, 1), ranks=((0, *_RANK1),), output_rank=_RANK1),
+    "SignalFilterBank": _signal(inputs=(6, 6), ranks=tuple((k, *_RANK1) for k in range(6)), output_rank=_RANK1),
+    "SignalFilterBankSquareRoot": _signal(inputs=(2, 2), ranks=((0, *_RANK1), (1, 0, 0)), output_rank=_RANK1),
+    "SignalFilterBankSpectralSubtraction": _signal(inputs=(1, 1), outputs=(2, 2), ranks=((0, *_RANK1),),
+                                                  output_rank=_RANK1),
+    "SignalPCAN": _signal(inputs=(3, 3), ranks=tuple((k, *_RANK1) for k in range(3)), output_rank=_RANK1),
+    "SignalFilterBankLog": _signal(inputs=(1, 1), ranks=((0, *_RANK1),), output_rank=_RANK1),
+}
 
 OP_SPECS: dict[str, OpSpec] = {
     "CONV_2D": _CONV,
@@ -120,9 +143,11 @@ OP_SPECS: dict[str, OpSpec] = {
     "SUB": _BINARY,
     "MUL": _BINARY,
     "SOFTMAX": OpSpec(inputs=(1, 1), ranks=((0, 1, MAX_RANK),), output_rank=(1, MAX_RANK)),
-    "RESHAPE": OpSpec(inputs=(1, 2), optional=frozenset({1}), ranks=((1, 0, 1),)),
-    "SQUEEZE": _UNARY,
-    "EXPAND_DIMS": OpSpec(inputs=(2, 2), ranks=((1, 0, 1),)),
+    "RESHAPE": OpSpec(inputs=(1, 2), optional=frozenset({1}), ranks=((1, 0, 1),), reads_quantization=False),
+    "SQUEEZE": _MOVE,
+    "EXPAND_DIMS": OpSpec(inputs=(2, 2), ranks=((1, 0, 1),), reads_quantization=False),
+    "CAST": _MOVE,
+    "DIV": _BINARY,
     "QUANTIZE": _UNARY,
     "DEQUANTIZE": _UNARY,
     "CONCATENATION": OpSpec(inputs=(1, 10), ranks=tuple((i, 0, 6) for i in range(10)), output_rank=(0, 6)),
@@ -137,6 +162,7 @@ OP_SPECS: dict[str, OpSpec] = {
     "HARD_SWISH": _UNARY,
     "RELU": _UNARY,
     "RELU6": _UNARY,
+    **{CUSTOM + name: spec for name, spec in SIGNAL_SPECS.items()},
 }
 
 
@@ -160,7 +186,7 @@ def validate(graph: Graph) -> None:
         if graph.tensors[t].dtype not in IO_DTYPES:
             raise ModelError(f"{where}: model input or output '{graph.tensors[t].name}' is {graph.tensors[t].dtype}; "
                              f"the generated C passes {', '.join(IO_DTYPES)}")
-    custom = [op.type.removeprefix(CUSTOM) for op in graph.ops if op.type.startswith(CUSTOM)]
+    custom = [op.type.removeprefix(CUSTOM) for op in graph.ops if op.type.startswith(CUSTOM) and op.type not in OP_SPECS]
     if custom:
         raise ModelError(f"{where}: {custom_ops_note(custom)}")
     for op in graph.ops:
@@ -265,14 +291,15 @@ def _check_spec(op: Op, graph: Graph, spec: OpSpec, here: str) -> None:
         if not r_lo <= len(tensor.shape) <= r_hi:
             raise ModelError(f"{here}: input {k} '{tensor.name}' has shape {list(tensor.shape)}; "
                              f"{op.type} needs {_count(r_lo, r_hi)} dimensions there")
-        if tensor.dtype in QUANTIZED_DTYPES and tensor.quant is None and k not in spec.unquantized:
+        if tensor.dtype in QUANTIZED_DTYPES and tensor.quant is None and k not in spec.unquantized \
+                and spec.reads_quantization:
             raise ModelError(f"{here}: input {k} '{tensor.name}' is {tensor.dtype} without quantization parameters")
     for tensor in graph.output_tensors(op):
         r_lo, r_hi = spec.output_rank
         if not r_lo <= len(tensor.shape) <= r_hi:
             raise ModelError(f"{here}: output '{tensor.name}' has shape {list(tensor.shape)}; "
                              f"{op.type} needs {_count(r_lo, r_hi)} dimensions there")
-        if tensor.dtype in QUANTIZED_DTYPES and tensor.quant is None:
+        if tensor.dtype in QUANTIZED_DTYPES and tensor.quant is None and spec.reads_quantization:
             raise ModelError(f"{here}: output '{tensor.name}' is {tensor.dtype} without quantization parameters")
 
 

@@ -7,7 +7,7 @@ of the run function, a constant in flash, a place in the arena), and the program
   include/tvmgen_M.h      structs of I/O pointers, tvmgen_M_run() (microTVM's interface); macros of each
                           tensor's size, type, shape, scale and zero point, and of the return codes
   src/tvmgen_M.c          constants (const, in flash), the arena (one pool per RAM region it uses:
-                          regions.py), the state region (variable tensors:
+                          regions.py), the state region (variable tensors and ops' own state:
                           kept between calls, set to TFLM's reset values by tvmgen_M_reset() and
                           before the first run), the run function calling kernels in order
   src/tvmgen_M_kernels.c  the operator kernels: TVM-generated C and hand-written C kernels
@@ -25,18 +25,19 @@ import tvm_ffi
 from ..compiled import IOTensor, StateTensor
 from ..graph import Graph, Tensor
 from ..kernels.files import c_files, project_name
+from ..kernels.signature import CFunction, Param
+from ..kernels.table import C_FUNCTIONS
 from ..names import c_comment, c_identifier, library, macro, run_function
-from ..ops.base import Const, Kernel, Scratch, View
+from ..ops.base import Const, Kernel, Scratch, State, View
 from ..ops.fixedpoint import FIXEDPOINT_HEADER
-from ..ops.microkernels import isa_of
 from ..target import Cpu
 from . import tvm_c
 from .memory_plan import Buffer
 from .regions import Pool
 from .storage import Step, Storage, scratch_key
 
-_C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "uint16": "uint16_t",
-            "int32": "int32_t", "uint32": "uint32_t", "int64": "int64_t", "float32": "float", "bool": "uint8_t"}
+_C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "uint16": "uint16_t", "int32": "int32_t",
+            "uint32": "uint32_t", "int64": "int64_t", "uint64": "uint64_t", "float32": "float", "bool": "uint8_t"}
 
 PRELUDE = """#include <stdint.h>
 #include <stddef.h>
@@ -107,27 +108,9 @@ BufferRef = Union[ArenaRef, IORef, SymbolRef]
 
 
 @dataclass(frozen=True)
-class Param:
-    c_type: str     # "int8_t*", "void*", "int32_t"
-    name: str
-
-
-@dataclass(frozen=True)
-class KernelFunction:
-    """A kernel as the run function sees it: `int32_t symbol(params)`, 0 on success."""
-
-    symbol: str
-    params: tuple[Param, ...]
-
-    @property
-    def prototype(self) -> str:
-        return f"int32_t {self.symbol}({', '.join(f'{p.c_type} {p.name}' for p in self.params)});"
-
-
-@dataclass(frozen=True)
 class Call:
     op_index: int
-    function: KernelFunction
+    function: CFunction   # the kernel as the run function calls it: 0 on success
     args: tuple[BufferRef, ...]
 
 
@@ -170,11 +153,13 @@ def state_array(module: str, tensor: Tensor, position: int) -> StateTensor:
                        tensor.dtype, tensor.nbytes, reset)
 
 
-def _signature(kernel: Kernel) -> tuple[Param, ...]:
-    """A TVM kernel's parameters as its C has them (tvm_c.with_pointer_params); a hand-written one takes void*."""
-    if kernel.func is None:
-        return tuple(Param("void*", f"a{k}") for k in range(len(kernel.args)))
-    return tuple(Param(c_type(p.dtype) + ("*" if tvm_c.is_pointer(p) else ""), p.name) for p in kernel.func.params)
+def _function(kernel: Kernel, symbol: str) -> CFunction:
+    """The kernel's C function under `symbol`: a TVM kernel's parameters as its C has them
+    (tvm_c.with_pointer_params), a hand-written one's as it declares them."""
+    if kernel.c_function is not None:
+        return kernel.c_function.renamed(symbol)
+    return CFunction(symbol, tuple(Param(c_type(p.dtype) + ("*" if tvm_c.is_pointer(p) else ""), p.name)
+                                   for p in kernel.func.params))
 
 
 class KernelLibrary:
@@ -186,9 +171,9 @@ class KernelLibrary:
         self.c_sources: dict[str, str] = {}
         self.headers: list[str] = [FIXEDPOINT_HEADER]   # C kernel families (kernels/files.py)
 
-    def add(self, kernel: Kernel) -> KernelFunction:
+    def add(self, kernel: Kernel) -> CFunction:
         self.headers += [h for h in kernel.headers if h not in self.headers]
-        return KernelFunction(self._symbol(kernel), _signature(kernel))
+        return _function(kernel, self._symbol(kernel))
 
     def _symbol(self, kernel: Kernel) -> str:
         if kernel.func is not None:
@@ -198,25 +183,29 @@ class KernelLibrary:
             sym = f"{self.prefix}{kernel.name}_{len(self.tvm_funcs) + len(self.c_sources)}"
             self.tvm_funcs[sym] = kernel.func
             return sym
-        src = kernel.c_source
+        src, name = kernel.c_source, kernel.c_function.name
         for sym, existing in self.c_sources.items():
-            if existing == re.sub(rf"\b{kernel.c_name}\b", sym, src):
+            if existing == re.sub(rf"\b{name}\b", sym, src):
                 return sym
-        sym = f"{self.prefix}{kernel.c_name}"
+        sym = f"{self.prefix}{name}"
         if sym in self.c_sources:   # the same name for different code
             sym = f"{sym}_{len(self.c_sources)}"
-        self.c_sources[sym] = re.sub(rf"\b{kernel.c_name}\b", sym, src)
+        self.c_sources[sym] = re.sub(rf"\b{name}\b", sym, src)
         return sym
 
     def c_files(self, cpu: Cpu) -> list[str]:
         """The hand-written C files the kernels include on `cpu`'s instruction set (kernels/c/...), in order."""
-        return c_files(isa_of(cpu), self.headers)
+        return c_files(cpu.isa.value, self.headers)
 
     def source(self, cpu: Cpu) -> str:
-        parts = [PRELUDE] + [f'#include "{project_name(f)}"' for f in self.c_files(cpu)]
-        parts += list(self.c_sources.values())
-        parts.append(tvm_c.build_c(self.tvm_funcs, cpu))
-        return "\n".join(parts)
+        """The kernels' C: the files of their families on `cpu`'s instruction set, then the prototype
+        (kernels/table.py) of every hand-written function the kernels call, which gcc checks against the file's
+        definition and each call against, then the kernels."""
+        kernels = [*self.c_sources.values(), tvm_c.build_c(self.tvm_funcs, cpu)]
+        called = {name for code in kernels for name in re.findall(r"\b(mtk_\w+)\(", code)}
+        prototypes = [f.prototype for name, f in C_FUNCTIONS.items() if name in called]
+        includes = [f'#include "{project_name(f)}"' for f in self.c_files(cpu)]
+        return "\n".join([PRELUDE, *includes, *prototypes, *kernels])
 
 
 # Size macros the header defines besides the I/O tensors' TVMGEN_<M>_<NAME>_SIZE.
@@ -258,18 +247,18 @@ class AotProgram:
     constants: ConstantPool
     kernels: KernelLibrary
     calls: list[Call] = field(default_factory=list)
-    states: dict[int, StateTensor] = field(default_factory=dict)   # by tensor index
+    states: dict[int | str, StateTensor] = field(default_factory=dict)   # by tensor index, or an op's by name
     pools: tuple[Pool, ...] = ()   # the arena's pools by RAM region (empty: the one arena)
 
     def symbols(self, op_index: int) -> list[str]:
-        return [c.function.symbol for c in self.calls if c.op_index == op_index]
+        return [c.function.name for c in self.calls if c.op_index == op_index]
 
     def header(self) -> str:
         return _header(self.module, self.inputs, self.outputs, self.arena_bytes, self.external_workspace,
                        list(self.states.values()))
 
     def run_source(self) -> str:
-        functions = {c.function.symbol: c.function for c in self.calls}
+        functions = {c.function.name: c.function for c in self.calls}
         return _run_source(self.module, self.model_name, self.constants.arrays, self.calls,
                           [f.prototype for f in functions.values()], self.arena_bytes, self.external_workspace,
                           list(self.states.values()), self.pools)
@@ -309,7 +298,16 @@ def build_program(graph: Graph, steps: list[Step], storage: Storage, module: str
             return replace(base, offset=base.offset + view.offset)
         raise AssertionError(f"a view of {base} (tiling reads and writes activations only)")
 
+    def op_state_ref(step: int, state: State) -> SymbolRef:
+        name = f"op{steps[step][0].index}_{state.name}"
+        symbol = f"tvmgen_{module}_state{len(program.states)}_{name}"
+        kept = program.states.setdefault(name, StateTensor(name, symbol, (state.size,), state.dtype,
+                                                           state.size * np.dtype(state.dtype).itemsize, 0))
+        return SymbolRef(kept.symbol)
+
     def operand_ref(step: int, k: int, a) -> BufferRef:
+        if isinstance(a, State):
+            return op_state_ref(step, a)
         if isinstance(a, Const):
             return program.constants.ref(f"op{steps[step][0].index}_{a.name}", a.data)
         if isinstance(a, Scratch):
@@ -333,6 +331,8 @@ def _format_values(data: np.ndarray) -> str:
         items = [repr(float(v)) + "f" for v in flat]
     elif flat.dtype == np.int32 or flat.dtype == np.int64:
         items = [f"{int(v)}" if int(v) != -2**31 else "(-2147483647 - 1)" for v in flat]
+    elif flat.dtype in (np.uint32, np.uint64):   # beyond INT64_MAX an unsuffixed decimal is "so large" (gcc warns)
+        items = [f"{int(v)}u" for v in flat]
     else:
         items = [str(int(v)) for v in flat]
     lines = [", ".join(items[i:i + 24]) for i in range(0, len(items), 24)]
@@ -403,7 +403,8 @@ def _header(module: str, inputs: tuple[IOTensor, ...], outputs: tuple[IOTensor, 
                   f"int32_t {run}(struct {library(module)}_inputs* inputs, "
                   f"struct {library(module)}_outputs* outputs);"]
     if states:
-        lines += ["", f"/* State kept between runs ({len(states)} variable tensors): {library(module)}_reset() sets it",
+        lines += ["", f"/* State kept between runs ({len(states)} arrays: variable tensors, ops' own): "
+                  f"{library(module)}_reset() sets it",
                   " * back to its start (as TFLM's MicroInterpreter::Reset does); the first run does it too. */",
                   f"#define {macro(module, 'STATE_SIZE')} {sum(s.bytes for s in states)}",
                   f"void {library(module)}_reset(void);"]
@@ -458,7 +459,7 @@ def _run_source(module: str, model_name: str, constants: list[ConstArray], calls
     out.append("  (void)inputs;   /* a model may not read them: a constant output, pruned arguments */")
     out.append("  (void)outputs;")
     for i, call in enumerate(calls):
-        out.append(f"  if ({call.function.symbol}({', '.join(a.c() for a in call.args)}) != 0) return -1;")
+        out.append(f"  if ({call.function.name}({', '.join(a.c() for a in call.args)}) != 0) return -1;")
         if i + 1 == len(calls) or calls[i + 1].op_index != call.op_index:
             out.append(f"  MTK_LAYER_HOOK({call.op_index});")
     out += ["  return 0;", "}", ""]

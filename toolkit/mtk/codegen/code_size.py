@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 
+from .. import interrupts
 from ..errors import InternalError
 from ..target import Cpu
 
@@ -30,11 +30,11 @@ def measure_code_bytes(files: dict[str, str], cpu: Cpu) -> int | None:
                 obj = root / (Path(rel).stem + ".o")
                 cmd = [gcc, *cpu.gcc_flags, "-O2", "-pipe", "-ffunction-sections", "-fdata-sections",
                        "-I", str(root / "include"), "-c", str(root / rel), "-o", str(obj)]
-                # gcc's own temporary files in this folder: gone with it, also when a signal kills gcc
-                built = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
-                                       env={**os.environ, "TMPDIR": tmp})
+                with interrupts.child_group(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                            errors="replace") as built:
+                    output, _ = built.communicate()
                 if built.returncode != 0:   # mtk wrote C that does not build: a bug, not "no compiler"
-                    first = next((line for line in built.stderr.splitlines() if "error" in line), built.stderr.strip())
+                    first = next((line for line in output.splitlines() if "error" in line), output.strip())
                     raise InternalError(f"the generated {rel} does not build with arm-none-eabi-gcc: {first}")
                 objs.append(str(obj))
         out = subprocess.run([size, "-A", *objs], capture_output=True, text=True).stdout

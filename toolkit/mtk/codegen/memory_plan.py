@@ -9,12 +9,18 @@ above the lower bound, a depth-first search over placements (each buffer at 0 or
 one, largest first) looks for a smaller arena within a budget of offsets tried (the anomaly
 detector's chain of 128 B layers with one 8 B layer in it: 272 B greedy, 256 B found).
 The lower bound is the largest total of buffers live at one step: no plan can beat it.
+
+An op whose output rows are written in order after the input rows under them were read for the last
+time may have its output overlap that input (`Buffer.overwrites`): it may start `below` bytes or more
+under the input's start (the op writes ascending), or `above` bytes or more over it (descending); the
+op reads which one the plan chose (`placed_above`) and orders its calls. A chain of such ops then
+alternates down and up instead of needing two whole tensors at every step.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 ALIGNMENT = 16
@@ -32,6 +38,11 @@ class Buffer:
     last_use: int       # last step that reads it
     offset: int = -1    # in its pool
     pool: str = ""      # the RAM region whose pool holds it (regions.py); "": the one arena
+    overwrites: Buffer | None = field(default=None, repr=False, compare=False)
+    # the input (read for the last time at first_use) this buffer may overlap, placed at least `below`
+    # bytes under its start or `above` bytes over it (None: not that way)
+    below: int | None = None
+    above: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         out = {"tensor": self.name, "offset": self.offset, "bytes": self.nbytes,
@@ -49,6 +60,51 @@ class Buffer:
     @property
     def steps(self) -> int:
         return self.last_use - self.first_use + 1
+
+    @property
+    def overwriting(self) -> Buffer | None:
+        """The input this buffer may overlap: one whose last read is this buffer's first write."""
+        o = self.overwrites
+        return o if o is not None and o.last_use == self.first_use and o is not self else None
+
+    def placed_above(self) -> bool:
+        """The plan put this buffer over the input it overwrites (the op computes its rows descending)."""
+        o = self.overwriting
+        return o is not None and self.offset > o.offset
+
+
+def compatible(a: Buffer, at: int, b: Buffer, bt: int) -> bool:
+    """Buffers `a` at offset `at` and `b` at `bt` may share the arena: not live at once, apart, or one
+    overwriting the other from far enough below or above."""
+    if not a.overlaps_in_time(b) or at + a.nbytes <= bt or bt + b.nbytes <= at:
+        return True
+    out, o, i, it = (a, at, b, bt) if a.overwriting is b else (b, bt, a, at) if b.overwriting is a else (None,) * 4
+    if out is None:
+        return False
+    return (out.below is not None and o <= it - out.below) or (out.above is not None and o >= it + out.above)
+
+
+def _partner_offsets(buf: Buffer, other: Buffer, offset: int) -> list[int]:
+    """Offsets of `buf` where it may overlap `other` (placed at `offset`), one being the other's overwriter."""
+    out: list[int] = []
+    if buf.overwriting is other:
+        out += [] if buf.below is None else [(offset - buf.below) // ALIGNMENT * ALIGNMENT]
+        out += [] if buf.above is None else [align(offset + buf.above)]
+    elif other.overwriting is buf:
+        out += [] if other.below is None else [align(offset + other.below)]
+        out += [] if other.above is None else [(offset - other.above) // ALIGNMENT * ALIGNMENT]
+    return [o for o in out if o >= 0]
+
+
+def footprint(out: Buffer) -> int:
+    """The fewest bytes `out` and the input it overwrites can take together (both aligned)."""
+    i = out.overwriting
+    assert i is not None
+    n_in, n_out = align(i.nbytes), align(out.nbytes)
+    spans = [n_in + n_out]
+    for rel in ([] if out.below is None else [-align(out.below)]) + ([] if out.above is None else [align(out.above)]):
+        spans.append(max(n_in, rel + n_out) - min(0, rel))   # out at `rel` bytes from the input's start
+    return min(spans)
 
 
 @dataclass
@@ -68,6 +124,7 @@ ORDERS: tuple[Callable[[Buffer], tuple], ...] = (
     lambda b: (-b.nbytes * b.steps, -b.nbytes, b.first_use, b.name),
     lambda b: (-b.steps, -b.nbytes, b.first_use, b.name),
     lambda b: (b.first_use, -b.nbytes, b.name),
+    lambda b: (-b.last_use, -b.nbytes, b.name),    # an overwriting output before the input it overlaps
 )
 
 
@@ -77,12 +134,10 @@ def _place(buffers: list[Buffer], order: Callable[[Buffer], tuple]) -> list[int]
     placed: list[int] = []
     for i in sorted(range(len(buffers)), key=lambda i: order(buffers[i])):
         buf = buffers[i]
-        offset = 0
-        for j in sorted((j for j in placed if buffers[j].overlaps_in_time(buf)), key=lambda j: offsets[j]):
-            if offset + buf.nbytes <= offsets[j]:
-                break
-            offset = max(offset, align(offsets[j] + buffers[j].nbytes))
-        offsets[i] = offset
+        live = [j for j in placed if buffers[j].overlaps_in_time(buf)]
+        candidates = {0} | {align(offsets[j] + buffers[j].nbytes) for j in live} | \
+            {o for j in live for o in _partner_offsets(buf, buffers[j], offsets[j])}
+        offsets[i] = min(o for o in candidates if all(compatible(buf, o, buffers[j], offsets[j]) for j in live))
         placed.append(i)
     return offsets
 
@@ -102,12 +157,13 @@ def _search(buffers: list[Buffer], arena: int, lower: int, budget: int = SEARCH_
     best: list[int] | None = None
 
     def fits(i: int, offset: int) -> bool:
-        end = offset + buffers[i].nbytes
-        return end <= arena - ALIGNMENT and all(offsets[j] < 0 or end <= offsets[j] or
-                                                offsets[j] + buffers[j].nbytes <= offset for j in overlapping[i])
+        return offset + buffers[i].nbytes <= arena - ALIGNMENT and \
+            all(offsets[j] < 0 or compatible(buffers[i], offset, buffers[j], offsets[j]) for j in overlapping[i])
 
     def candidates(i: int) -> list[int]:
-        return sorted({0} | {align(o + b.nbytes) for o, b in zip(offsets, buffers) if o >= 0}, reverse=True)
+        return sorted({0} | {align(o + b.nbytes) for o, b in zip(offsets, buffers) if o >= 0} |
+                      {o for j in overlapping[i] if offsets[j] >= 0
+                       for o in _partner_offsets(buffers[i], buffers[j], offsets[j])}, reverse=True)
 
     pending = [candidates(order[0])]     # per placed depth: the offsets left to try, last first
     while pending and budget > 0:
@@ -130,12 +186,20 @@ def _search(buffers: list[Buffer], arena: int, lower: int, budget: int = SEARCH_
     return best
 
 
+def lower_bound(buffers: list[Buffer]) -> int:
+    """The most bytes live at one step, an overwriting pair counted at its footprint."""
+    steps = {s for b in buffers for s in (b.first_use, b.last_use)}
+    live = {s: [b for b in buffers if b.first_use <= s <= b.last_use] for s in steps}
+    return max((sum(align(b.nbytes) for b in bs) - sum(align(b.nbytes) + align(b.overwriting.nbytes) - footprint(b)
+                                                         for b in bs if b.overwriting is not None and b.first_use == s)
+                for s, bs in live.items()), default=0)
+
+
 def plan_memory(buffers: list[Buffer]) -> MemoryPlan:
     plans = [_place(buffers, order) for order in ORDERS]
     arenas = [_arena(buffers, offsets) for offsets in plans]
     best = arenas.index(min(arenas))
-    steps = {s for b in buffers for s in (b.first_use, b.last_use)}
-    lower = max((sum(align(b.nbytes) for b in buffers if b.first_use <= s <= b.last_use) for s in steps), default=0)
+    lower = lower_bound(buffers)
     offsets, arena = plans[best], arenas[best]
     if arena > lower and (searched := _search(buffers, arena, lower)) is not None:
         offsets, arena = searched, _arena(buffers, searched)

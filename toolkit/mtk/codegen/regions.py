@@ -57,10 +57,13 @@ def place_in_regions(plan: MemoryPlan, regions: Sequence[RamRegion], system_rese
 
 
 def live_bytes(buffers: Sequence[Buffer], steps: int, pool: str | None = None) -> list[int]:
-    """Bytes of the buffers (of `pool`, or all) live at each op step: the memory report's curve."""
+    """Bytes of the buffers (of `pool`, or all) live at each op step: the memory report's curve (an output
+    overlapping the input it overwrites counted once where they overlap)."""
     live = [0] * steps
     for b in buffers:
         if pool is None or b.pool == pool:
             for s in range(b.first_use, b.last_use + 1):
                 live[s] += b.nbytes
+            if (i := b.overwriting) is not None and i.pool == b.pool:
+                live[b.first_use] -= max(0, min(b.offset + b.nbytes, i.offset + i.nbytes) - max(b.offset, i.offset))
     return live

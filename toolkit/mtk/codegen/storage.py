@@ -9,9 +9,10 @@ tensors an op only reinterprets (RESHAPE and friends) share their input's storag
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..graph import Graph, Op
+from ..kernels.signature import CFunction
 from ..ops.base import Kernel, Lowered, Scratch, View
 from .memory_plan import Buffer, MemoryPlan, plan_memory
 
@@ -52,10 +53,11 @@ def external_kind(graph: Graph, t: int) -> str | None:
 def _copy_kernel(op: Op, graph: Graph) -> Kernel:
     """A reshape whose input and output cannot share storage (e.g. model input straight to model output)."""
     nbytes = graph.tensors[op.outputs[0]].nbytes
-    src = (f"int32_t copy_{nbytes}(void* src, void* dst) {{\n"
-           f"  for (size_t i = 0; i < {nbytes}u; ++i) ((uint8_t*)dst)[i] = ((const uint8_t*)src)[i];\n"
+    function = CFunction.of(f"copy_{nbytes}", "const uint8_t* src, uint8_t* dst")
+    src = (f"{function.head} {{\n"
+           f"  for (size_t i = 0; i < {nbytes}u; ++i) dst[i] = src[i];\n"
            "  return 0;\n}\n")
-    return Kernel("copy", [op.inputs[0], op.outputs[0]], c_source=src, c_name=f"copy_{nbytes}")
+    return Kernel("copy", [op.inputs[0], op.outputs[0]], c_source=src, c_function=function)
 
 
 def join_aliases(graph: Graph, steps: list[Step]) -> tuple[list[Step], AliasSets]:
@@ -121,5 +123,22 @@ def plan_storage(graph: Graph, steps: list[Step], aliases: AliasSets) -> Storage
                 if isinstance(a, Scratch) and scratch_key(step, k, a) not in scratch:
                     scratch[scratch_key(step, k, a)] = Buffer(f"scratch:op{op.index}.{a.name or kernel.name}",
                                                               a.nbytes, step, step)
+    for op, low in steps:
+        over = low.overwrites
+        out, into = (tensor_buffers.get(aliases.root(t)) for t in (op.outputs[0], over.input)) if over else (None, None)
+        if out is not None and into is not None:
+            out.overwrites, out.below, out.above = into, over.below, None if not over.descending else over.above
     plan = plan_memory(list(tensor_buffers.values()) + list(scratch.values()))
     return Storage(graph, aliases, plan, tensor_buffers, scratch)
+
+
+def ordered_steps(steps: list[Step], storage: Storage) -> list[Step]:
+    """`steps` with each op whose output the plan put over the input it overwrites computing its rows
+    descending."""
+    out = []
+    for op, low in steps:
+        buf = storage.tensor_buffers.get(storage.aliases.root(op.outputs[0])) if low.overwrites else None
+        if buf is not None and buf.placed_above():
+            low = replace(low, kernels=list(low.overwrites.descending))
+        out.append((op, low))
+    return out

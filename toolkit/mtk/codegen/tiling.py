@@ -22,7 +22,13 @@ layer's input patch is copied out of its tensor into a buffer, the last layer's 
 into the stage's output (`copy_kernel`), the layers between work on contiguous one-patch buffers, each
 kernel lowered for its patch's geometry (padding clipped on both axes).
 
-`tile` searches stages (first layer, k, band rows, cached or recomputed, patch columns) for the lowest
+A stage whose calls write its output rows under (or over) the input rows they and the later calls read
+may have its output overlap its input (`Stage.overwrite`, the memory plan's `Buffer.overwrites`). One layer
+alone in bands of rows (`banded_layers`: no halo, no extra MAC, only calls) so overwrites its input from
+below, bands ascending, or from above, bands descending, as the plan chooses (storage.ordered_steps).
+
+`tile` first bands single layers (about BANDS bands each, only those the arena needs); where that does
+not reach the limit, it searches stages (first layer, k, band rows, cached or recomputed, patch columns) for the lowest
 arena whose extra cost stays within a budget, stage after stage while the arena drops. The cost is the core's
 instructions as its `Costs` estimate them: recomputed MACs, but also the calls of many small bands and
 the bytes the cached halos move, which weigh more the faster the core's kernels are (Helium).
@@ -35,16 +41,18 @@ from typing import Any, Callable
 
 from ..compiled import TiledStage, Tiling
 from ..graph import Graph, Op
+from ..kernels.signature import CFunction
 from ..ops import op_def
-from ..ops.base import Axis, Band, Kernel, Lowered, OpData, Rows, Scratch, View
+from ..ops.base import Axis, Band, Kernel, Lowered, OpData, Overwrite, Rows, Scratch, View
 from ..target import Costs
-from .memory_plan import align
-from .storage import AliasSets, Step, Storage, plan_storage
+from .memory_plan import Buffer, align, footprint
+from .storage import AliasSets, Step, Storage, ordered_steps, plan_storage
 
 TILE_SCRATCH = "tiles"   # the one scratch of a tiled stage: its row buffers, then the kernels' own scratch
 MAX_LAYERS = 12          # the longest chain the search tries
 MAX_STAGES = 4
 HALOS = (True, False)    # cached, recomputed: the ways the search tries
+BANDS = (4, 8, 1 << 30)  # about as many bands of a layer whose output overwrites its input, tried in turn
 
 
 def activations(data: OpData) -> list[int]:
@@ -289,11 +297,79 @@ class Stage:
         return round(self.extra_macs(macs) * costs.per_mac + (self.calls - len(self.layers)) * costs.per_call
                      + self.moved_bytes * costs.per_moved_byte)
 
+    def overwrite(self, descending: tuple[Kernel, ...] = ()) -> Overwrite | None:
+        """How far the stage's output may overlap its input (its calls write the output rows in order, each
+        call's rows under the input rows it and every later call read): under the input's start as the
+        calls run; with `descending` (the calls in reverse order, a one-layer stage's), also over it."""
+        if self.band_cols:
+            return None
+        t, last = self.input, len(self.layers) - 1
+        row_in, row_out = self.layers[0].inputs[0].nbytes // self.layers[0].inputs[0].shape[1], self.row_bytes[-1]
+
+        def reads(c: LayerCall) -> tuple[int, int] | None:
+            if c.hi == c.lo:
+                return None
+            if c.layer == 0:
+                return c.in_lo, c.in_hi
+            return (c.lo, c.hi) if t in self.side_inputs(c.layer) else None
+
+        def distance(calls: list[LayerCall], up: bool) -> int | None:
+            """The least offset of the output under (up: over) the input that keeps every read intact."""
+            worst, bound = None, None
+            for c in reversed(calls):
+                r = reads(c)
+                if r is not None:
+                    edge = r[1] if up else r[0]
+                    bound = edge if bound is None else max(bound, edge) if up else min(bound, edge)
+                if c.layer == last and c.hi > c.lo and bound is not None:
+                    need = bound * row_in - c.lo * row_out if up else c.hi * row_out - bound * row_in
+                    worst = need if worst is None else max(worst, need)
+            return worst
+
+        calls = self.sequence.calls
+        below = distance(calls, up=False)
+        above = distance(calls[::-1], up=True) if descending else None
+        return Overwrite(t, self.output_bytes if below is None else below, above, descending)
+
+    def reversed(self) -> Stage:
+        """The stage with its calls in reverse order (a one-layer stage's bands are independent)."""
+        return replace(self, sequence=replace(self.sequence, calls=self.sequence.calls[::-1]))
+
+    @property
+    def output_bytes(self) -> int:
+        return self.layers[-1].output.nbytes
+
     def describe(self, macs: Callable[[OpData], int], costs: Costs) -> TiledStage:
         """The stage as metadata.json and the summary give it."""
         return TiledStage(tuple(d.op.index for d in self.layers), tuple(d.op.type for d in self.layers),
                           self.band_rows, self.cached, self.calls, self.scratch_bytes, self.moved_bytes,
                           self.extra_macs(macs), self.extra_instructions(macs, costs), self.band_cols)
+
+
+def band_height(height: int, bands: int) -> int:
+    """Rows of a band for about `bands` bands of `height` rows: one row if `bands` is as many, else two rows
+    or more and the last band not a single row (a 3-row window then lacks rows: the kernels' fast paths
+    want at least three)."""
+    if bands >= height:
+        return 1
+    return next(b for b in range(max(2, height // bands), height + 1) if height % b != 1)
+
+
+def banded_layers(prepared: list[OpData], steps: list[Step], aliases: AliasSets, storage: Storage, taken: set[int],
+                  work: Callable[[int], int], bands: int) -> list[Stage]:
+    """One-layer stages, in about `bands` bands of the output's rows, for every layer outside `taken`
+    that can be tiled and is its input's last reader: its output may then overlap its input (in the arena),
+    below it computing the bands downwards, above it upwards (Stage.overwrite)."""
+    out = []
+    for i, (data, (op, low)) in enumerate(zip(prepared, steps)):
+        rows = row_map(data) if i not in taken and low.kernels and low.alias_of is None and op.outputs else None
+        if rows is None or rows.out_h < 2:
+            continue
+        stage = make_stage(prepared, [i], band_height(rows.out_h, bands), True, work)
+        into = storage.tensor_buffers.get(aliases.root(stage.input))
+        if into is not None and into.last_use == i and aliases.root(stage.output) in storage.tensor_buffers:
+            out.append(stage)
+    return out
 
 
 def chains(graph: Graph, prepared: list[OpData], steps: list[Step]) -> list[list[int]]:
@@ -338,13 +414,15 @@ def own_scratch_bytes(low: Lowered) -> int:
     return sum(sizes.values())
 
 
-def staged_steps(steps: list[Step], stage: Stage, kernels: list[Kernel]) -> list[Step]:
-    """`steps` with the stage's first step running `kernels` from the stage input to its output and its
-    other steps empty (their ops keep their index: per-op metadata and hooks stay aligned)."""
+def staged_steps(steps: list[Step], stage: Stage, kernels: list[Kernel], overwrite: Overwrite | None = None) -> list[Step]:
+    """`steps` with the stage's first step running `kernels` from the stage input to its output (which may
+    overwrite the input as `overwrite` says) and its other steps empty (their ops keep their index:
+    per-op metadata and hooks stay aligned)."""
     out = list(steps)
     first = stage.layers[0].op
     sides = [i for j in range(len(stage.layers)) for i in stage.side_inputs(j)]
-    out[stage.first] = (Op(first.index, first.type, [stage.input, *sides], [stage.output]), Lowered(kernels))
+    out[stage.first] = (Op(first.index, first.type, [stage.input, *sides], [stage.output]),
+                        Lowered(kernels, overwrites=overwrite))
     for j, data in enumerate(stage.layers[1:], start=1):
         out[stage.first + j] = (Op(data.op.index, data.op.type, [], []), Lowered())
     return out
@@ -361,12 +439,12 @@ def move_kernel(buffer: View, src: int, nbytes: int) -> Kernel:
     """Bytes [src, src + nbytes) of `buffer` moved to its start (the halo rows a cached layer keeps).
     Forward, four words loaded before they are stored: right for overlapping bytes since the source
     is above the destination. Not the C library's memmove: picolibc's copies a byte per 5 instructions."""
-    name = f"keep_rows_{src}_{nbytes}"
+    function = CFunction.of(f"keep_rows_{src}_{nbytes}", "uint8_t* buf")
     words = nbytes // 4 if src % 4 == 0 else 0   # buffers start word-aligned (memory_plan.align)
-    lines = [f"int32_t {name}(void* buf) {{"]
+    lines = [f"{function.head} {{"]
     if words:
         lines += ["  uint32_t* to = (uint32_t*)buf;",
-                  f"  const uint32_t* from = (const uint32_t*)((uint8_t*)buf + {src}u);"]
+                  f"  const uint32_t* from = (const uint32_t*)(buf + {src}u);"]
     if words >= 4:
         lines += [f"  for (uint32_t i = 0; i < {words // 4}u; ++i, to += 4, from += 4) {{",
                   "    uint32_t a = from[0], b = from[1], c = from[2], d = from[3];",
@@ -374,9 +452,9 @@ def move_kernel(buffer: View, src: int, nbytes: int) -> Kernel:
                   "  }"]
     lines += [f"  to[{i}] = from[{i}];" for i in range(words % 4)]
     if nbytes > 4 * words:
-        lines += [f"  for (uint32_t i = {4 * words}u; i < {nbytes}u; ++i) ((uint8_t*)buf)[i] = ((uint8_t*)buf)[{src}u + i];"]
+        lines += [f"  for (uint32_t i = {4 * words}u; i < {nbytes}u; ++i) buf[i] = buf[{src}u + i];"]
     lines += ["  return 0;", "}"]
-    return Kernel("keep_rows", [buffer], c_source="\n".join(lines) + "\n", c_name=name)
+    return Kernel("keep_rows", [buffer], c_source="\n".join(lines) + "\n", c_function=function)
 
 
 def copy_kernel(src: View, dst: View, rows: int, nbytes: int, src_stride: int, dst_stride: int) -> Kernel:
@@ -480,19 +558,26 @@ def _live_peak(buffers: list[tuple[int, int, int]], steps: int) -> int:
     return max(live, default=0)
 
 
-def _estimate(storage: Storage, steps: int, stage: Stage, intermediates: set[int]) -> int:
-    """The lower bound of the plan with `stage` tiled, from the current plan's buffers."""
+def _estimate(storage: Storage, steps: int, stage: Stage, intermediates: set[int]) -> tuple[int, int]:
+    """The lower bound of the plan with `stage` tiled, from the current plan's buffers (the stage's output
+    over its input where it may overwrite it), and the bytes live at the stage's step."""
     positions = range(stage.first, stage.first + len(stage.layers))
-    out_root = storage.aliases.root(stage.output)
+    out_root, in_root = storage.aliases.root(stage.output), storage.aliases.root(stage.input)
     buffers = [(align(stage.scratch_bytes), stage.first, stage.first)]
     for root, b in storage.tensor_buffers.items():
         if root in intermediates:
             continue
         first = min(b.first_use, stage.first) if root == out_root else b.first_use
-        buffers.append((align(b.nbytes), first, b.last_use))
+        last = stage.first if root == in_root and b.last_use in positions else b.last_use
+        buffers.append((align(b.nbytes), first, last))
     buffers += [(align(b.nbytes), b.first_use, b.last_use) for (step, _), b in storage.scratch.items()
                 if step not in positions]
-    return _live_peak(buffers, steps)
+    over, into, out = stage.overwrite(), storage.tensor_buffers.get(in_root), storage.tensor_buffers.get(out_root)
+    if over is not None and into is not None and out is not None and into.last_use in positions:
+        pair = Buffer("", out.nbytes, stage.first, stage.first, overwrites=Buffer("", into.nbytes, 0, stage.first),
+                      below=over.below)
+        buffers.append((footprint(pair) - align(into.nbytes) - align(out.nbytes), stage.first, stage.first))
+    return _live_peak(buffers, steps), _live_peak([b for b in buffers if b[1] <= stage.first <= b[2]], steps)
 
 
 def shapes(prepared: list[OpData], positions: list[int], two_d: bool) -> list[tuple[int, bool, int]]:
@@ -514,7 +599,7 @@ def search(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: Ali
     peak_live = {s: sum(align(b.nbytes) for b in storage.plan.buffers if b.first_use <= s <= b.last_use)
                  for s in range(len(steps))}
     peak = max(peak_live, key=lambda s: (peak_live[s], -s))
-    candidates: list[tuple[tuple[int, int, int], Stage]] = []
+    candidates: list[tuple[tuple[int, int, int, int], Stage]] = []
     work = {i: own_scratch_bytes(steps[i][1]) for i in range(len(steps))}
     for chain in chains(graph, prepared, steps):
         if taken & set(chain) or chain[0] > peak:
@@ -528,12 +613,13 @@ def search(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: Ali
                 stage = make_stage(prepared, positions, band_rows, cached, work.__getitem__, band_cols)
                 extra = stage.extra_instructions(macs, costs)
                 if extra <= budget:
-                    est = _estimate(storage, len(steps), stage, intermediates)
-                    candidates.append(((est, extra, stage.calls), stage))
-    best: tuple[tuple[int, int, int], Stage, Storage] | None = None
-    for _, stage in sorted(candidates, key=lambda c: c[0])[:8]:
-        trial = plan_storage(graph, staged_steps(steps, stage, placeholder(stage)), aliases)
-        key = (trial.plan.arena_bytes, stage.extra_instructions(macs, costs), stage.calls)
+                    est, local = _estimate(storage, len(steps), stage, intermediates)
+                    candidates.append(((est, local, extra, stage.calls), stage))
+    best: tuple[tuple[int, int, int, int], Stage, Storage] | None = None
+    for (_, local, extra, calls), stage in sorted(candidates, key=lambda c: c[0])[:8]:
+        trial = plan_storage(graph, staged_steps(steps, stage, placeholder(stage), stage.overwrite()), aliases)
+        # the bytes at the stage's own step break ties: a later stage may lower the peak elsewhere
+        key = (trial.plan.arena_bytes, local, extra, calls)
         if best is None or key < best[0]:
             best = (key, stage, trial)
     if best is None or best[2].plan.arena_bytes >= storage.plan.arena_bytes:
@@ -568,19 +654,56 @@ def tile(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: Alias
                 break
             stage, current_storage = found
             stages.append(stage)
-            current = staged_steps(current, stage, placeholder(stage))
+            current = staged_steps(current, stage, placeholder(stage), stage.overwrite())
         return stages, current_storage
 
-    stages, planned = staged(two_d=False)
+    def with_bands(stages: list[Stage]) -> tuple[list[Stage], Storage]:
+        """`stages`, then one-layer bands of the other layers: the fewest bands that reach `limit`, else
+        the lowest arena."""
+        current = steps
+        for stage in stages:
+            current = staged_steps(current, stage, placeholder(stage), stage.overwrite())
+        taken = {s.first + j for s in stages for j in range(len(s.layers))}
+        best: tuple[list[Stage], Storage] | None = None
+        def planned(layers: list[Stage]) -> Storage:
+            banded = current
+            for stage in layers:
+                banded = staged_steps(banded, stage, placeholder(stage), stage.overwrite(tuple(placeholder(stage))))
+            return plan_storage(graph, banded, aliases)
+
+        for bands in BANDS:
+            layers = banded_layers(prepared, current, aliases, plan_storage(graph, current, aliases), taken, work, bands)
+            trial = planned(layers)
+            for stage in layers[::-1]:    # each kernel geometry costs flash: keep only the bands the arena needs
+                kept = [s for s in layers if s is not stage]
+                if (fewer := planned(kept)).plan.arena_bytes <= trial.plan.arena_bytes:
+                    layers, trial = kept, fewer
+            if best is None or trial.plan.arena_bytes < best[1].plan.arena_bytes:
+                best = (stages + layers, trial)
+            if trial.plan.arena_bytes <= limit:
+                break
+        return best
+
+    work = {i: own_scratch_bytes(steps[i][1]) for i in range(len(steps))}.__getitem__
+    stages, planned = with_bands([])
     if planned.plan.arena_bytes > limit:
-        patched, patched_plan = staged(two_d=True)
-        if patched_plan.plan.arena_bytes < planned.plan.arena_bytes:
-            stages = patched
+        searched, searched_plan = staged(two_d=False)
+        if searched_plan.plan.arena_bytes > limit:
+            patched, patched_plan = staged(two_d=True)
+            if patched_plan.plan.arena_bytes < searched_plan.plan.arena_bytes:
+                searched = patched
+        combined, combined_plan = with_bands(searched)
+        if combined_plan.plan.arena_bytes < planned.plan.arena_bytes:
+            stages, planned = combined, combined_plan
+    if planned.plan.arena_bytes >= storage.plan.arena_bytes:
+        stages = []
     tiled = steps
     for stage in stages:
         variants = [steps[stage.first + j][1].variant for j in range(len(stage.layers))]
-        tiled = staged_steps(tiled, stage, stage_kernels(stage, variants, lower))
+        descending = () if len(stage.layers) > 1 else tuple(stage_kernels(stage.reversed(), variants, lower))
+        tiled = staged_steps(tiled, stage, stage_kernels(stage, variants, lower), stage.overwrite(descending))
     final = plan_storage(graph, tiled, aliases) if stages else storage
+    tiled = ordered_steps(tiled, final)
     extra_macs = sum(s.extra_macs(macs) for s in stages)
     extra_instructions = sum(s.extra_instructions(macs, costs) for s in stages)
     return tiled, final, Tiling(tuple(s.describe(macs, costs) for s in stages), storage.plan.arena_bytes,

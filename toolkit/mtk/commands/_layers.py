@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Callable
 from .. import ui
 
 if TYPE_CHECKING:
-    from ..pipeline import RunResult
+    from ..runresult import RunResult
 
 
 def run_profiled(run: Callable[[bool], RunResult]) -> RunResult:

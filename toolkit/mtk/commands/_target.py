@@ -10,14 +10,14 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import mlperf
+from .. import argtypes, mlperf
 from ..boards import DEFAULT_BOARD, Board, get_board, require_clock
 from ..budget import DEFAULT_MAX_RECOMPUTE
 from ..cliparser import board_name
 from ..platforms import PLATFORMS
 
 if TYPE_CHECKING:
-    from ..pipeline import RunOptions
+    from ..runoptions import RunOptions
     from ..tuning import Tuning
 
 
@@ -99,7 +99,7 @@ def add_target_arguments(p: argparse.ArgumentParser, several_boards: bool = Fals
                         "and flash/RAM timing (an estimate: see README, cycle model)")
     p.add_argument("--calib", metavar="DATA",
                    help="calibration data (.npy/.npz/folder) to quantize a float model on the way")
-    p.add_argument("--build-dir", type=Path, metavar="DIR",
+    p.add_argument("--build-dir", type=argtypes.folder, metavar="DIR",
                    help="keep the compiled model and the firmware project here (default: a temporary folder)")
     p.add_argument("--no-cache", dest="cache", action="store_false",
                    help="build again even if a bare-metal firmware built before from the same model, options "
@@ -124,7 +124,7 @@ def _seconds(text: str) -> float:
 
 def run_options(args: argparse.Namespace, board: Board | str, runner_options: dict[str, Any] | None = None,
                 **overrides) -> RunOptions:
-    from ..pipeline import RunOptions, default_platform
+    from ..runoptions import RunOptions
 
     board = require_clock(board if isinstance(board, Board) else get_board(board))
     if getattr(args, "emulate", False):
@@ -132,7 +132,7 @@ def run_options(args: argparse.Namespace, board: Board | str, runner_options: di
     if runner_options is None:
         runner_options = {key: value for key in ("runner", "serial_number", "port")
                           if (value := getattr(args, key)) is not None}
-    platform = args.platform or default_platform(board)
+    platform = args.platform or board.caps.default_platform
     return RunOptions(board=board, platform=platform, calib=args.calib, build_dir=args.build_dir,
                       runner_options=runner_options, tuning=tuning_of(args), mlperf_tiny=args.mlperf_tiny,
                       timeout=args.timeout, max_ram=args.max_ram, max_recompute=args.max_recompute, cache=args.cache,
@@ -148,7 +148,7 @@ def _emulated(args: argparse.Namespace, board: Board, runner_options: dict[str, 
 
     given = [f"--{o.replace('_', '-')}" for o in ("runner", "serial_number", "port", "platform")
              if getattr(args, o, None) is not None]
-    if board.is_qemu:
+    if board.qemu is not None:
         raise MtkError(f"--emulate runs a physical board's code in QEMU: not with {board.name}")
     if given or runner_options:
         raise MtkError(f"--emulate runs in QEMU: {', '.join(given) or '--lab'} is for a board on the bench")

@@ -20,7 +20,7 @@ from ._layers import layer_heading, layer_table, run_profiled
 from ._target import add_target_arguments, run_options
 
 if TYPE_CHECKING:
-    from ..pipeline import RunResult
+    from ..runresult import RunResult
 
 NAME = "bench"
 HELP = "benchmark models on boards: per-inference counts, memory, optional per-layer profile and PNG chart"
@@ -35,6 +35,7 @@ examples:
   mtk bench a.tflite --profile --plot bench.png
   mtk bench models/*.tflite --lab map.yaml --json        # every connected board of a Twister hardware map
   mtk bench models/*.tflite --lab labgrid://lab:20408    # every place tagged board=<mtk board> of a labgrid lab
+  mtk bench a.tflite --lab map.yaml --emulate            # each kind of board of the lab estimated in local QEMU
 
 exit status: 0 all ran, 4 some model/board pair failed, 2 bad usage, 3 tool missing
 """
@@ -71,24 +72,31 @@ def _targets(args: argparse.Namespace) -> list[tuple[Board, dict[str, Any] | Non
     if args.lab is not None:
         if args.boards:
             raise MtkError("give either --board or --lab, not both")
-        if args.emulate:
-            raise MtkError("--emulate runs a board's code in QEMU: not with --lab, which runs on the lab's boards")
         targets = list(lab_targets(Path(args.lab)))
         if not targets:
             raise MtkError(f"{args.lab} lists no connected board mtk knows")
-        return targets
+        return _emulated_lab([board for board, _ in targets]) if args.emulate else targets
     return [(get_board(name), None) for name in args.boards or [DEFAULT_BOARD]]
+
+
+def _emulated_lab(boards: list[Board]) -> list[tuple[Board, None]]:
+    """`--lab --emulate`: each kind of board of the lab once, in local QEMU under its cycle model (the lab's
+    boards are not used: the same firmware gives the same figures on every one of a kind)."""
+    return [(board, None) for board in {board.name: board for board in boards}.values()]
 
 
 def _run_pair(args: argparse.Namespace, model: str, board: Board, runner: dict[str, Any] | None,
               profile: bool) -> RunResult:
     from ..pipeline import run_model
 
+    if args.emulate and args.lab is not None and board.is_qemu:   # a lab's QEMU board: run as it is
+        args = argparse.Namespace(**{**vars(args), "emulate": False})
     return run_model(model, run_options(args, board, runner, runs=1 if profile else args.runs, profile=profile))
 
 
-def _bench_local(args: argparse.Namespace) -> tuple[list[RunResult], list[Failure]]:
-    targets = _targets(args)
+def _bench_local(args: argparse.Namespace, targets: list[tuple[Board, dict[str, Any] | None]] | None = None
+                 ) -> tuple[list[RunResult], list[Failure]]:
+    targets = targets or _targets(args)
     check_readable_files(args.models, "model")   # bad input (2), not a board that failed (4)
     pairs = [(m, board, runner) for board, runner in targets for m in args.models]
     results: list[RunResult] = []
@@ -105,16 +113,19 @@ def _bench_local(args: argparse.Namespace) -> tuple[list[RunResult], list[Failur
 
 
 def _bench_labgrid(args: argparse.Namespace) -> tuple[list[RunResult], list[Failure]]:
-    if args.boards or args.emulate:
-        raise MtkError(f"give either {'--emulate' if args.emulate else '--board'} or --lab, not both")
+    if args.boards:
+        raise MtkError("give either --board or --lab, not both")
     given = [option for option in ("runner", "serial_number", "port") if getattr(args, option) is not None]
     if given:
         raise MtkError(f"--{given[0].replace('_', '-')} is for a board on this host: a labgrid place is flashed "
                        "through its own probe resource")
     check_readable_files(args.models, "model")
     require_labgrid()
+    if args.emulate:
+        from ..labgrid_lab.bench import lab_boards
+        return _bench_local(args, _emulated_lab(lab_boards(coordinator_address(args.lab))))
     from ..labgrid_lab.bench import bench_on_labgrid
-    from ..pipeline import check_runs
+    from ..runoptions import check_runs
     check_runs(args.runs)
     return bench_on_labgrid(coordinator_address(args.lab), [Path(m) for m in args.models],
                             lambda board: run_options(args, board, {}, runs=args.runs, profile=args.profile,

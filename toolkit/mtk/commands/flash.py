@@ -48,14 +48,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..platforms.zephyr import ELF_IN_BUILD, find_build, read_project
-    from ..runners import FlashRunner, get_runner
+    from ..runners import get_runner
 
     project, build_dir = find_build(args.project, args.build_dir)
     board = get_board(read_project(project)["board"])
     if args.board is not None and get_board(args.board) != board:
         raise MtkError(f"{project} was rendered for {board.name}, not {args.board}")
     runner = get_runner(board, args.runner, args.serial_number, args.port)
-    if not isinstance(runner, FlashRunner):
+    if not runner.caps.flashes:
         raise MtkError(f"{board.name} runs in QEMU: there is nothing to flash", hint="use `mtk run --platform zephyr`")
     elf = build_dir / ELF_IN_BUILD
     if not elf.is_file():

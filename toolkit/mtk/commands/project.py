@@ -56,6 +56,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..compiler import compile_model
     from ..pipeline import int8_model
+    from ..reader import read_model
 
     board = get_board(args.board)
     if args.energy and args.mlperf_tiny is None:
@@ -64,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         if args.model.is_dir():
             compiled = CompiledModel.load(args.model)
         else:
-            model = int8_model(args.model, args.calib, Path(tmp))
+            model = int8_model(read_model(args.model), args.calib, Path(tmp))
             compiled = compile_model(model, Path(tmp) / "compiled", board=board.name)
         benchmark = mlperf.resolve(args.mlperf_tiny, compiled)
         if benchmark is not None:

@@ -12,7 +12,7 @@ from ._layers import layer_heading, layer_table, run_profiled
 from ._target import add_target_arguments, run_options
 
 if TYPE_CHECKING:
-    from ..pipeline import RunResult
+    from ..runresult import RunResult
 
 NAME = "run"
 HELP = "compile a model, build firmware, run it on a board (QEMU by default) and print timing and outputs"
@@ -69,9 +69,8 @@ def format_outputs(result: RunResult, verbose: bool = False) -> list[str]:
 
 def format_result(result: RunResult, verbose: bool = False) -> str:
     s, board = result.per_inference, result.board
-    where = "QEMU" if board.is_qemu else "silicon"
     lines = [
-        f"board      {board.name} ({where}, {board.cpu.name}, {board.clock_hz / 1e6:g} MHz)",
+        f"board      {board.name} ({board.caps.where}, {board.cpu.name}, {board.clock_hz / 1e6:g} MHz)",
         f"model      {result.model}",
         f"inference  {_count(s.median, result.unit)} median (min {s.min:,}, max {s.max:,}, {s.count} runs)",
         f"time       {result.time_ms:.3f} ms at {board.clock_hz / 1e6:g} MHz"
@@ -90,9 +89,12 @@ def format_result(result: RunResult, verbose: bool = False) -> str:
 def run(args: argparse.Namespace) -> int:
     from ..evaluation import evaluate, format_evaluation
     from ..pipeline import run_model
+    from ..reader import read_model
+
+    model = read_model(args.model)   # once, for both builds of --profile
 
     def run_build(profile: bool) -> RunResult:
-        return run_model(args.model, run_options(args, args.board, runs=1 if profile else args.runs, profile=profile),
+        return run_model(model, run_options(args, args.board, runs=1 if profile else args.runs, profile=profile),
                          args.input)
 
     result = run_profiled(run_build) if args.profile else run_build(False)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 import sys
 from pathlib import Path
 
@@ -50,10 +49,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.set_defaults(mlperf_tiny=mlperf.AUTO)
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
 def runner_hint(port: str, benchmark_id: str) -> str:
     devices = "devices_ad.yaml" if benchmark_id == "ad01" else "devices_kws_ic_vww.yaml"
     return (f"python3 {Path(mlperf_ports.__file__).resolve()} --port {port} "
@@ -62,23 +57,23 @@ def runner_hint(port: str, benchmark_id: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from ..pipeline import build_firmware, int8_model, work_folder
+    from ..reader import read_model
 
     from ..cycles.model import CycleModel
 
     options = run_options(args, args.board)
     board = options.board
-    shift = pacing_shift(board.clock_hz) if board.is_qemu else 0
-    runner = None if board.is_qemu else get_runner(board, **options.runner_options)
+    runner = get_runner(board, **options.runner_options)
+    shift = pacing_shift(board.clock_hz) if runner.caps.paced else 0
     with work_folder(options.build_dir) as work:
-        compiled, elf = build_firmware(int8_model(Path(args.model), options.calib, work, options.build_dir is not None),
-                                      options, work, shift)
+        int8 = int8_model(read_model(args.model), options.calib, work, options.build_dir is not None)
+        compiled, elf = build_firmware(int8, options, work, shift)
         benchmark = mlperf.resolve(options.mlperf_tiny, compiled)
-        if runner is not None:
+        if runner.caps.flashes:
             with ui.step(f"flashing {board.name}"):
                 runner.start(elf).close()
             return _report(args, runner.select_board(), benchmark, board, None)
-        previous = signal.signal(signal.SIGTERM, _interrupt)
-        try:
+        try:   # Ctrl-C, SIGTERM, SIGHUP: the CLI's interrupts.handler raises them as a KeyboardInterrupt
             cycles = options.runner_options.get("cycles") or CycleModel.for_board(board)
             with PacedQemu(board, elf, shift, cycles) as qemu:
                 _report(args, qemu.port, benchmark, board, shift, cycles)
@@ -88,8 +83,6 @@ def run(args: argparse.Namespace) -> int:
             interrupts.handled_by_command()
             ui.info("stopped")
             return 0
-        finally:
-            signal.signal(signal.SIGTERM, previous)
 
 
 def _report(args: argparse.Namespace, port: str, benchmark: mlperf.Benchmark, board, shift: int | None,

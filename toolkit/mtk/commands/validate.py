@@ -12,7 +12,8 @@ from ..errors import MismatchError
 from ._target import add_target_arguments, run_options
 
 if TYPE_CHECKING:
-    from ..pipeline import RunResult, Sample
+    from ..runresult import RunResult
+    from ..samples import Sample
 
 NAME = "validate"
 HELP = "run samples on the target and compare every output with tflite-micro (exit 1 on any mismatch)"

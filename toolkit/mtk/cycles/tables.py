@@ -179,28 +179,38 @@ M33_PARAMS = {**M4_PARAMS, "load_pipeline": 0, "load_use": 1, "dual_issue": 1, "
 # ---- Cortex-M7 (ARMv7E-M, superscalar) ----------------------------------------------------------------
 M7_NOTE = ("the Cortex-M7 TRM (DDI 0489) describes a 6-stage dual-issue pipeline with a branch target "
            "cache and 64-bit instruction and data buses but publishes no instruction timing table; modelled")
+# Arm's own scheduling model of the core in LLVM (llvm/lib/Target/ARM/ARMScheduleM7.td, contributed by Arm): public
+# figures the rows below agree with where they cite it
+M7_LLVM = "LLVM's Cortex-M7 model (ARMScheduleM7.td)"
 CORTEX_M7 = _rows(
     Row("ALU", 1, group="alu", source=f"{M7_NOTE}: 1, dual-issues with an ALU, load/store, multiply or branch"),
     Row("ALU_PC", 1, taken=0, group="branch", source=f"{M7_NOTE}: as a branch"),
-    Row("SIMD", 1, group="dsp", source=f"{M7_NOTE}: 1; DSP/SIMD only as the first of a pair"),
-    Row("MUL", 1, group="mul", source=f"{M7_NOTE}: 1, result a cycle later (param mul_use)"),
-    Row("MLA", 1, group="mul", source=f"{M7_NOTE}: 1, accumulator forwarded"),
-    Row("MAC_DSP", 1, group="mul", source=f"{M7_NOTE}: 1, accumulator forwarded (SMLAD chains 1 each)"),
+    Row("SIMD", 1, group="dsp", source=f"{M7_NOTE}: 1; DSP/SIMD only as the first of a pair ({M7_LLVM}: "
+        "BeginGroup)"),
+    Row("MUL", 1, group="mul", source=f"{M7_NOTE}: 1, result a cycle later (param mul_use; {M7_LLVM}: one MAC "
+        "pipe, multiply latency 2)"),
+    Row("MLA", 1, group="mul", source=f"{M7_NOTE}: 1, accumulator forwarded ({M7_LLVM}: the accumulator read a "
+        "cycle late)"),
+    Row("MAC_DSP", 1, group="mul", source=f"{M7_NOTE}: 1, accumulator forwarded (SMLAD chains 1 each; {M7_LLVM})"),
     Row("MUL_LONG", 1, group="mul", source=f"{M7_NOTE}: 1"),
     Row("MAC_LONG", 1, group="mul", source=f"{M7_NOTE}: 1, accumulators forwarded"),
-    Row("DIV", 12, group="div", source=f"{M7_NOTE}: SDIV, UDIV 12 (the ARMv7-M bound; operands unseen)"),
+    Row("DIV", 12, group="div", source=f"{M7_NOTE}: SDIV, UDIV 12 (the ARMv7-M bound; operands unseen; "
+        f"{M7_LLVM} schedules 7, single-issue)"),
     Row("LOAD", 1, group="ls", source=f"{M7_NOTE}: 1, result two cycles later (param load_use); one load/store "
         "a cycle"),
     Row("STORE", 1, group="ls", source=f"{M7_NOTE}: 1"),
     Row("STORE_REG", 1, group="ls", source=f"{M7_NOTE}: 1"),
-    Row("LOAD_DUAL", 1, group="ls", source=f"{M7_NOTE}: 1 (64-bit bus)"),
-    Row("STORE_DUAL", 1, group="ls", source=f"{M7_NOTE}: 1 (64-bit bus)"),
-    Row("LDM", 1, per_reg=1, source=f"{M7_NOTE}: 1 + N/2 (two registers a cycle, param regs_per_cycle)"),
-    Row("STM", 1, per_reg=1, source=f"{M7_NOTE}: 1 + N/2"),
+    Row("LOAD_DUAL", 1, source=f"{M7_NOTE}: 1 (64-bit bus), single-issue ({M7_LLVM}: load/store doubles cannot "
+        "be dual-issued)"),
+    Row("STORE_DUAL", 1, source=f"{M7_NOTE}: 1 (64-bit bus), single-issue as LDRD"),
+    Row("LDM", 1, per_reg=1, source=f"{M7_NOTE}: 1 + N/2 (two registers a cycle, param regs_per_cycle), "
+        f"single-issue ({M7_LLVM})"),
+    Row("STM", 1, per_reg=1, source=f"{M7_NOTE}: 1 + N/2, single-issue"),
     Row("LDM_PC", 1, per_reg=1, source=f"{M7_NOTE}: 1 + N/2, the return predicted as a branch"),
     Row("LOAD_PC", 2, source=f"{M7_NOTE}: 2, predicted as a branch"),
     Row("BRANCH", 1, group="branch", source=f"{M7_NOTE}: 1 when the branch target cache predicts it (a 2-bit "
-        "counter per branch), 6 when mispredicted (param mispredict: the pipeline's depth)"),
+        f"counter per branch), 6 when mispredicted (param mispredict: the pipeline's depth; {M7_LLVM}: 6 for a "
+        "forward branch)"),
     Row("BRANCH_COND", 1, group="branch", source=f"{M7_NOTE}: as BRANCH"),
     Row("BL", 1, group="branch", source=f"{M7_NOTE}: as BRANCH"),
     Row("BX", 1, group="branch", source=f"{M7_NOTE}: as BRANCH"),

@@ -16,11 +16,16 @@ from .. import ui
 from ..boards import Board
 from ..errors import MtkError
 from ..lab import Failure, known_board
-from ..pipeline import Firmware, RunOptions, RunResult, build_model_firmware, run_built, work_folder
+from ..pipeline import Firmware, build_model_firmware, run_built, work_folder
+from ..runoptions import RunOptions
+from ..runresult import RunResult
 from .coordinator import BOARD_TAG, Coordinator, LabPlace
 from .place import PlaceRunner
 
 JOIN_POLL_S = 0.2
+# why a stand-in cannot carry the cycle model: QEMU 7.2 loads TCG plugins only from its command line, and
+# the model's plugin takes the firmware's function addresses and writes its records on the exporter's host
+STAND_IN_NO_ESTIMATE = "QEMU takes the cycle model's plugin only when it starts, given the firmware's addresses"
 
 
 def lab_places(coordinator: Coordinator) -> list[tuple[LabPlace, Board]]:
@@ -131,6 +136,9 @@ class LabRun:
     def _run_acquired(self, place: LabPlace, board: Board, firmware: list[Firmware | Failure]) -> None:
         host = self.coordinator.host(place.name)
         ui.info(f"acquired place {place.name} ({board.name} on {host})")
+        if board.is_qemu:
+            ui.info(f"place {place.name} is a QEMU stand-in its exporter started: its figures are instructions, "
+                    f"without estimated cycles ({STAND_IN_NO_ESTIMATE}; --emulate estimates in local QEMU)")
         target = self.coordinator.target(place.name)
         try:
             try:
@@ -172,14 +180,26 @@ def build_for_boards(models: list[Path], boards: list[Board], options_for: Calla
     return built
 
 
+def tagged_places(coordinator: Coordinator, address: str) -> list[tuple[LabPlace, Board]]:
+    """The places of mtk boards; MtkError when there is none."""
+    places = lab_places(coordinator)
+    if not places:
+        raise MtkError(f"the labgrid coordinator at {address} has no place tagged {BOARD_TAG}=<an mtk board>",
+                       hint="tag one: labgrid-client -p PLACE set-tags board=nucleo_f746zg (`mtk boards` lists "
+                            "the names; '/' may be written '_')")
+    return places
+
+
+def lab_boards(address: str) -> list[Board]:
+    """The boards of the lab's places (`--lab labgrid --emulate`: none is reserved)."""
+    with Coordinator(address) as coordinator:
+        return [board for _, board in tagged_places(coordinator, address)]
+
+
 def bench_on_labgrid(address: str, models: list[Path], options_for: Callable[[Board], RunOptions],
                      timeout_s: float, build_dir: Path | None) -> tuple[list[RunResult], list[Failure]]:
     with Coordinator(address) as coordinator:
-        places = lab_places(coordinator)
-        if not places:
-            raise MtkError(f"the labgrid coordinator at {address} has no place tagged {BOARD_TAG}=<an mtk board>",
-                           hint="tag one: labgrid-client -p PLACE set-tags board=nucleo_f746zg (`mtk boards` lists "
-                                "the names; '/' may be written '_')")
+        places = tagged_places(coordinator, address)
         ui.info("places: " + ", ".join(f"{place.name} ({board.name})" for place, board in places))
         boards = list({board.name: board for _, board in places}.values())
         with work_folder(build_dir) as work:

@@ -12,9 +12,9 @@ from labgrid.target import Target
 
 from ..boards import Board
 from ..errors import TargetError
-from ..runners.base import Runner
+from ..runners.base import Runner, RunnerCaps
 from ..runners.flash import BoardSession
-from ..transport.serial_link import SerialLink
+from ..transport.serial_link import BAUD_RATE, SerialLink
 from .probes import probe_driver
 
 
@@ -28,8 +28,12 @@ class PlaceSession(BoardSession):
 
 
 class PlaceRunner(Runner):
+    """The place's exporter sets its serial port's baud rate; a board (or a QEMU stand-in reset over GDB)
+    reports no exit status."""
+
     def __init__(self, target: Target, board: Board):
         self.target, self.board = target, board
+        self.caps = RunnerCaps(unit=board.caps.unit, exit_status=False)
         try:
             self.console = SerialDriver(target, name=None)
         except NoSupplierFoundError:
@@ -37,7 +41,7 @@ class PlaceRunner(Runner):
                               hint="export the board's USBSerialPort or a NetworkSerialPort in its group") from None
         self.loader = probe_driver(target, board)
 
-    def start(self, elf: Path) -> PlaceSession:
+    def start(self, elf: Path, baudrate: int = BAUD_RATE) -> PlaceSession:
         if not Path(elf).is_file():
             raise TargetError(f"firmware {elf} does not exist")
         try:

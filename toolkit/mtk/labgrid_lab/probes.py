@@ -24,7 +24,7 @@ from labgrid.target import Target
 from labgrid.util.proxy import proxymanager
 
 from .. import ui
-from ..boards import Board
+from ..boards import Board, Unit
 from ..errors import MtkError
 from ..runners.gdb_remote import GdbRemote, load_elf
 
@@ -53,18 +53,18 @@ ICOUNT = "-icount shift=0,align=off,sleep=off"   # what a QEMU stand-in needs fo
 @target_factory.reg_driver
 @attr.s(eq=False)
 class GdbServerDriver(Driver, BootstrapProtocol):
-    """Loads an ELF through a GDBServer resource, resets the target and lets it run. `qemu`: the
-    board is a QEMU machine (a stand-in), checked to run under -icount (warned about if not)."""
+    """Loads an ELF through a GDBServer resource, resets the target and lets it run. `check_icount`: the
+    board's counts are instructions (a QEMU stand-in), checked to run under -icount (warned about if not)."""
 
     bindings = {"server": {"GDBServer"}}
-    qemu = attr.ib(default=False, validator=attr.validators.instance_of(bool))
+    check_icount = attr.ib(default=False, validator=attr.validators.instance_of(bool))
 
     @Driver.check_active
     def load(self, filename: str) -> None:
         host, port = proxymanager.get_host_and_port(self.server)
-        load_elf(host, port, Path(filename), self.server.reset, self._check_icount if self.qemu else None)
+        load_elf(host, port, Path(filename), self.server.reset, self._warn_without_icount if self.check_icount else None)
 
-    def _check_icount(self, gdb: GdbRemote) -> None:
+    def _warn_without_icount(self, gdb: GdbRemote) -> None:
         if not gdb.qemu_counts_instructions():
             ui.info(f"warning: place {self.target.name} is a QEMU stand-in without -icount: the counts it reports "
                     f"follow the host's clock, not the instructions run (start its QEMU with {ICOUNT})")
@@ -79,7 +79,7 @@ def _openocd(target: Target, board: Board) -> Driver:
 
 
 PROBE_DRIVERS: dict[str, Callable[[Target, Board], Driver]] = {
-    "GDBServer": lambda target, board: GdbServerDriver(target, name=None, qemu=board.is_qemu),
+    "GDBServer": lambda target, board: GdbServerDriver(target, name=None, check_icount=board.caps.unit == Unit.INSTRUCTIONS),
     "NetworkUSBDebugger": _openocd,
     "USBDebugger": _openocd,
 }

@@ -5,23 +5,80 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from functools import lru_cache
+from typing import Any
 
 from ..errors import ModelError
 from ..graph import Graph, Op
 from ..target import Cpu
-from .base import OpData, OpDef
+from .base import Axis, Band, Lowered, OpData, OpDef, Rows
 from .common import at_op
+
+
+class ByInputType(OpDef):
+    """An op type several families compute, each for the element types of the first input it declares
+    (OpDef.input_dtypes); `default` (None: no family) for the others."""
+
+    def __init__(self, default: OpDef | None, by_dtype: dict[str, OpDef]) -> None:
+        self.default, self.by_dtype = default, by_dtype
+
+    def family(self, dtype: str) -> OpDef | None:
+        return self.by_dtype.get(dtype, self.default)
+
+    def _of(self, data: OpData) -> OpDef:
+        return self.family(data.inputs[0].dtype)
+
+    def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
+        dtype = graph.tensors[op.inputs[0]].dtype
+        opdef = self.family(dtype)
+        if opdef is None:
+            raise ModelError(at_op(op, f"{op.type} of {dtype}; mtk computes it for {', '.join(self.by_dtype)}"))
+        return opdef.prepare(op, graph, cpu)
+
+    def macs(self, data: OpData) -> int:
+        return self._of(data).macs(data)
+
+    def variants(self, data: OpData) -> list[Any]:
+        return self._of(data).variants(data)
+
+    def weight_bytes(self, data: OpData, variant: Any) -> int:
+        return self._of(data).weight_bytes(data, variant)
+
+    def lower(self, data: OpData, variant: Any = None) -> Lowered:
+        return self._of(data).lower(data, variant)
+
+    def axis_map(self, data: OpData, axis: Axis) -> Rows | None:
+        return self._of(data).axis_map(data, axis)
+
+    def band_params(self, data: OpData, band: Band) -> Any:
+        return self._of(data).band_params(data, band)
+
+    def chunked(self, data: OpData, variant: Any) -> Any:
+        return self._of(data).chunked(data, variant)
 
 
 @lru_cache(maxsize=None)
 def registry() -> dict[str, OpDef]:
-    table: dict[str, OpDef] = {}
+    families: dict[str, list[OpDef]] = {}
     for info in pkgutil.iter_modules(__path__):
         module = importlib.import_module(f"{__name__}.{info.name}")
         for opdef in getattr(module, "OPS", []):
             for op_type in opdef.types:
-                table[op_type] = opdef
+                families.setdefault(op_type, []).append(opdef)
+    table: dict[str, OpDef] = {}
+    for op_type, defs in families.items():
+        special = [d for d in defs if d.input_dtypes]
+        if not special:
+            table[op_type] = defs[-1]
+            continue
+        default = next((d for d in defs if not d.input_dtypes), None)
+        table[op_type] = ByInputType(default, {dtype: d for d in special for dtype in d.input_dtypes})
     return table
+
+
+def computes(op_type: str, dtype: str) -> bool:
+    """Whether a family of its own computes `op_type` on a first input of `dtype` (float32 MUL, say)."""
+    opdef = op_def(op_type)
+    return isinstance(opdef, ByInputType) and dtype in opdef.by_dtype
 
 
 def op_def(op_type: str) -> OpDef | None:

@@ -16,6 +16,7 @@ from tvm.script.parser.core import utils as script_utils
 from tvm.tirx.script.parser.entry import TIRJit
 
 from ..graph import Graph, Op, Tensor
+from ..kernels.signature import CFunction
 from ..target import Cpu
 
 @dataclass(frozen=True)
@@ -36,6 +37,16 @@ class Scratch:
 
 
 @dataclass(frozen=True)
+class State:
+    """Memory an op keeps from one inference to the next (TFLM's persistent buffer that the op's Reset clears):
+    `size` elements of `dtype` in the state region, zero after tvmgen_<module>_reset()."""
+
+    name: str
+    dtype: str
+    size: int
+
+
+@dataclass(frozen=True)
 class View:
     """The bytes of a graph tensor (its index) or of a scratch from `offset` on: the rows of a tensor
     a tiled layer reads or writes (codegen/tiling.py)."""
@@ -44,15 +55,15 @@ class View:
     offset: int
 
 
-Operand = Union[int, Const, Scratch, View]   # int: index of a graph tensor
+Operand = Union[int, Const, Scratch, State, View]   # int: index of a graph tensor
 
 
 @dataclass
 class Kernel:
     """One call in the generated run function.
 
-    `func` is a TIR PrimFunc whose buffer parameters match `args` in order; or `c_source` is
-    a hand-written C function named `c_name` taking pointers in the order of `args`.
+    `func` is a TIR PrimFunc whose buffer parameters match `args` in order; or `c_source` defines
+    `c_function`, whose pointer parameters take `args` in order.
     `headers` names the C kernel families (kernels/files.py) the kernel calls into (extern calls);
     `c_calls` the hand-written C functions among them that do its arithmetic (micro-kernels).
     """
@@ -61,7 +72,7 @@ class Kernel:
     args: list[Operand]
     func: Any = None
     c_source: str | None = None
-    c_name: str | None = None
+    c_function: CFunction | None = None
     headers: tuple[str, ...] = ()
     c_calls: tuple[str, ...] = ()
 
@@ -73,11 +84,24 @@ class Kernel:
         return "tvm+c:" + ",".join(self.c_calls) if self.c_calls else "tvm"
 
 
+@dataclass(frozen=True)
+class Overwrite:
+    """The op's output may overlap input tensor `input` (its last reader): starting `below` bytes or more
+    under the input's start with `kernels` as they are (rows ascending), or `above` bytes or more over it
+    with `descending` instead (None: not that way). The memory plan chooses (codegen/memory_plan.py)."""
+
+    input: int
+    below: int | None
+    above: int | None = None
+    descending: tuple[Kernel, ...] = ()
+
+
 @dataclass
 class Lowered:
     kernels: list[Kernel] = field(default_factory=list)
     alias_of: int | None = None   # output shares this input tensor's memory (no copy)
     variant: Any = None           # the variant the kernels compute (one of OpDef.variants), if any
+    overwrites: Overwrite | None = None
 
 
 @dataclass(frozen=True)
@@ -154,6 +178,9 @@ class OpDef:
     """
 
     types: ClassVar[tuple[str, ...]] = ()
+    # Element types of the first input this family computes `types` for, where another family computes the
+    # others (ops/__init__.py picks by it); () for a family that takes every op of its types.
+    input_dtypes: ClassVar[tuple[str, ...]] = ()
 
     def plan(self, op: Op, graph: Graph) -> Any:
         """The op's parameters (OpData.params), checked; None for an op that needs none."""
@@ -227,10 +254,15 @@ def constant_kernel(data: OpData, value: int) -> Kernel:
     inputs = [i for i in op.inputs if i is not None]
     bits = np.dtype(y.dtype).itemsize * 8
     name = f"fill_i{bits}_{len(inputs)}_{y.size}_{'m' if value < 0 else ''}{abs(value)}"
-    params = ", ".join([f"void* in{k}" for k in range(len(inputs))] + ["void* out"])
+    function = CFunction.of(name, ", ".join([f"const void* in{k}" for k in range(len(inputs))] + [f"int{bits}_t* out"]))
     unused = " ".join(f"(void)in{k};" for k in range(len(inputs)))
-    src = (f"int32_t {name}({params}) {{\n"
+    src = (f"{function.head} {{\n"
            f"  {unused}\n"
-           f"  for (size_t i = 0; i < {y.size}u; ++i) ((int{bits}_t*)out)[i] = (int{bits}_t)({value});\n"
+           f"  for (size_t i = 0; i < {y.size}u; ++i) out[i] = (int{bits}_t)({value});\n"
            "  return 0;\n}\n")
-    return Kernel("fill", [*inputs, op.outputs[0]], c_source=src, c_name=name)
+    return Kernel("fill", [*inputs, op.outputs[0]], c_source=src, c_function=function)
+
+
+def c_call(function: CFunction, **args: Any):
+    """The TIR call of a hand-written C function, its arguments given by parameter name."""
+    return tirx.call_extern(function.tir_returns, function.name, *function.ordered(**args))

@@ -14,15 +14,16 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 
 from ..graph import Graph, Op, Tensor
+from ..kernels.table import Family, weight_group
 from ..target import Cpu
 from . import depthwise, depthwise3x3_dsp, depthwise_dsp, depthwise_mve
 from .base import Axis, Band, Lowered, OpData, OpDef, Rows, constant_kernel, io
 from .common import check_int8_weights, op_error, require_per_tensor
 from .fixedpoint import activation_range, convolution_multipliers
-from .gemm import GemmOpDef, GemmParams, Patches, micro_kernel, packed_weight_bytes, row_source
+from .gemm import GemmOpDef, GemmParams, Patches, micro_kernel, packed_weight_bytes
+from .gemm_calls import row_source
 from .geometry import ConvGeometry, conv_geometry
 from .int16x8 import with_16x8
-from .microkernels import weight_group
 from .requant import Requant
 from .variants import Variant, VariantTable
 
@@ -69,7 +70,7 @@ def first_layer_variants(data: OpData, variants: list[Variant]) -> list[Variant]
     if not wide:
         return variants
     best = min(wide, key=lambda v: (-(-channels // micro_kernel(v).cols) * micro_kernel(v).cols,
-                                    micro_kernel(v).block != "1x4"))
+                                    micro_kernel(v).block != (1, 4)))
     return [best] + [v for v in variants if v != best]
 
 
@@ -164,10 +165,9 @@ class DepthwiseConv2D(ConvWindow, GemmOpDef):
         return DEPTHWISE_KERNELS.lower(data, variant)
 
 
-# Depthwise with several input channels (DepthwiseParams), by instruction set, the default first.
-DEPTHWISE_KERNELS = VariantTable({"mve": (depthwise_mve.KERNEL, depthwise.KERNEL),
-                                  "dsp": (depthwise3x3_dsp.KERNEL, depthwise_dsp.KERNEL, depthwise.KERNEL),
-                                  "m3": (depthwise.KERNEL,), "scalar": (depthwise.KERNEL,)})
+# Depthwise with several input channels (DepthwiseParams)
+DEPTHWISE_KERNELS = VariantTable(Family.DEPTHWISE, (depthwise_mve.KERNEL, depthwise3x3_dsp.KERNEL,
+                                                    depthwise_dsp.KERNEL, depthwise.KERNEL))
 
 
 OPS = [with_16x8(Conv2D)(), with_16x8(DepthwiseConv2D)()]

@@ -21,14 +21,16 @@ import numpy as np
 from tvm.script import tirx as T
 
 from ..graph import Op
-from ..target import Cpu
-from .base import Const, Kernel, OpData, jit, specialize
-from .microkernels import DOT_HEADER, SXTB16_ORDER, isa_of, pad_to_groups
+from ..kernels.table import DOT_HEADER, Family, spec
+from ..target import Cpu, Isa
+from .base import Const, Kernel, OpData, c_call, jit, specialize
+from .microkernels import SXTB16_ORDER, pad_to_groups
 from .requant import RSHIFT_FIELDS, Requant
 from .variants import KernelChoice
 
+KERNEL_SPEC = spec(Family.DEPTHWISE, "c4")
+DW_PAIRS, DW2, DW_REQUANT_MVE = KERNEL_SPEC.helpers
 LANES = 4
-DEPTHWISE_HEADER = "depthwise_s8"
 PAIR_TAPS = 255   # mtk_depthwise_s8.h MTK_DW_PAIR_TAPS
 
 
@@ -56,7 +58,7 @@ def pack_weights(w: np.ndarray, multiplier: int, helium: bool = False, paired: b
 def paired_lanes(cpu: Cpu, multiplier: int, taps: int) -> bool:
     """Whether the Cortex-M3 sums a layer's groups by pairs of lanes (mtk_dw_pairs_s8): an even multiplier (each
     pair reads one input byte) and few enough taps for a pair's low sum."""
-    return isa_of(cpu) == "m3" and multiplier % 2 == 0 and taps <= PAIR_TAPS
+    return cpu.isa is Isa.M3 and multiplier % 2 == 0 and taps <= PAIR_TAPS
 
 
 def _inside_range(size: int, out: int, k: int, stride: int, dil: int, pad: int) -> tuple[int, int]:
@@ -78,7 +80,7 @@ def depthwise_kernel(op: Op, g, in_zp: int, w: np.ndarray, bias: np.ndarray, rq:
     # Helium: a group's requantization as 4-lane vectors (mtk_dw_requant_mve_s8) when every channel shifts right
     vector_requant = cpu.mve and rq.rshift_table is not None
     # Cortex-M3: pairs of inside rows, the consecutive groups of both in one call (mtk_dw2_s8)
-    row_pairs = (oy_hi - oy_lo) // 2 if consecutive and isa_of(cpu) == "m3" else 0
+    row_pairs = (oy_hi - oy_lo) // 2 if consecutive and cpu.isa is Isa.M3 else 0
     paired = paired_lanes(cpu, M, taps)
 
     def first_tap(o, stride: int, pad: int, dil: int):
@@ -95,19 +97,21 @@ def depthwise_kernel(op: Op, g, in_zp: int, w: np.ndarray, bias: np.ndarray, rq:
     def window_sum(x, wp, acc, oy, ox, q, consecutive_inputs: bool, tap_ranges):
         """The call summing the taps of channels 4q..4q+3 at (oy, ox); tap_ranges = (ky_lo, ky_hi, kx_lo, kx_hi)."""
         corner = ((oy * g.stride_h - g.pad_top) * g.in_w + ox * g.stride_w - g.pad_left) * g.in_c + q * LANES // M
-        common = (T.address_of(x[corner]), row_step, col_step, T.address_of(wp[q * taps * LANES]), g.k_h, g.k_w,
-                  *tap_ranges, in_zp)
+        common = dict(zip(("ky_lo", "ky_hi", "kx_lo", "kx_hi"), tap_ranges), x=T.address_of(x[corner]),
+                      row_step=row_step, col_step=col_step, w=T.address_of(wp[q * taps * LANES]), kh=g.k_h, kw=g.k_w,
+                      pad=in_zp, acc=acc.access_ptr("rw"))
         if paired:
-            return T.call_extern(i32, "mtk_dw_pairs_s8", *common, lane_offset(q, 2), acc.access_ptr("rw"))
+            return c_call(DW_PAIRS, **common, off2=lane_offset(q, 2))
         offsets = range(1, LANES) if consecutive_inputs else [lane_offset(q, j) for j in range(1, LANES)]
-        return T.call_extern(i32, "mtk_dw_s8", *common, *offsets, acc.access_ptr("rw"))
+        return c_call(KERNEL_SPEC.function, **common, **{f"off{j}": off for j, off in enumerate(offsets, 1)})
 
     def vector_outputs(acc, bias, mult, shift, out, oy, ox, q):
         """The call requantizing and storing the group's outputs (vector_requant)."""
         real = T.min(C - q * LANES, LANES) if C % LANES else LANES
-        return T.call_extern(i32, "mtk_dw_requant_mve_s8", acc.access_ptr("r"), T.address_of(bias[q * LANES]),
-                             T.address_of(mult[q * LANES]), T.address_of(shift[q * LANES]), rq.out_zp, rq.act_min,
-                             rq.act_max, real, T.address_of(out[(oy * g.out_w + ox) * C + q * LANES]))
+        return c_call(DW_REQUANT_MVE, acc=acc.access_ptr("r"), bias=T.address_of(bias[q * LANES]),
+                      mult=T.address_of(mult[q * LANES]), shift=T.address_of(shift[q * LANES]), out_zp=rq.out_zp,
+                      act_min=rq.act_min, act_max=rq.act_max, n=real,
+                      out=T.address_of(out[(oy * g.out_w + ox) * C + q * LANES]))
 
     def in_output(q, j: int):
         return q * LANES + j < C if C % LANES else True
@@ -133,9 +137,9 @@ def depthwise_kernel(op: Op, g, in_zp: int, w: np.ndarray, bias: np.ndarray, rq:
     def pair_sum(x, wp, acc, oy, ox, q):
         """The call summing the consecutive group q at (oy, ox) and (oy + 1, ox), both windows inside."""
         corner = ((oy * g.stride_h - g.pad_top) * g.in_w + ox * g.stride_w - g.pad_left) * g.in_c + q * LANES
-        return T.call_extern(i32, "mtk_dw2_s8", T.address_of(x[corner]), row_step, col_step,
-                             g.stride_h * g.in_w * g.in_c, T.address_of(wp[q * taps * LANES]), g.k_h, g.k_w,
-                             acc.access_ptr("w"))
+        return c_call(DW2, x=T.address_of(x[corner]), row_step=row_step, col_step=col_step,
+                      pair_step=g.stride_h * g.in_w * g.in_c, w=T.address_of(wp[q * taps * LANES]), kh=g.k_h, kw=g.k_w,
+                      acc=acc.access_ptr("w"))
 
     @T.macro
     def pixel(x, wp, acc, out, bias, table, mult, shift, oy, ox):
@@ -179,9 +183,9 @@ def depthwise_kernel(op: Op, g, in_zp: int, w: np.ndarray, bias: np.ndarray, rq:
     requant = {k: c if k == "table" else Const(c.name, pad_to_groups(c.data, LANES)) for k, c in requant.items()}
     args = [op.inputs[0], Const("w", pack_weights(w, M, cpu.mve, paired)), Const("bias", pad_to_groups(bias, LANES)),
             *requant.values(), op.outputs[0]]
-    c_calls = (("mtk_dw_pairs_s8" if paired else "mtk_dw_s8",) + (("mtk_dw_requant_mve_s8",) if vector_requant else ())
-               + (("mtk_dw2_s8",) if row_pairs else ()))
-    return Kernel("depthwise_conv2d", args, func=specialize(depthwise, requant), headers=(DOT_HEADER, DEPTHWISE_HEADER),
+    called = [DW_PAIRS if paired else KERNEL_SPEC.function] + [DW_REQUANT_MVE] * vector_requant + [DW2] * (row_pairs > 0)
+    c_calls = tuple(f.name for f in called)
+    return Kernel("depthwise_conv2d", args, func=specialize(depthwise, requant), headers=(DOT_HEADER, KERNEL_SPEC.header),
                   c_calls=c_calls)
 
 

@@ -18,13 +18,15 @@ import hashlib
 
 import numpy as np
 
+from ..kernels.signature import CFunction
+from ..kernels.table import Family, spec
 from . import depthwise, depthwise_dsp
 from .base import Const, Kernel, OpData
 from .depthwise_dsp import fused_params
 from .geometry import ConvGeometry
 from .variants import KernelChoice
 
-HEADER = "dw3x3_dsp"
+HEADER = spec(Family.DEPTHWISE, "dsp-3x3").header
 BLOCK = 4                  # outputs a block (accumulators r8, r9, r10, r11)
 CHANNEL_WORDS = 8          # mult, k, W0, W1, W2, U, V, 2 * bias
 LOAD_REACH = 4095          # LDRSB's immediate offset
@@ -252,8 +254,8 @@ def fits(g: ConvGeometry) -> bool:
             and set(row_kinds(g.in_h, g.out_h, g.stride_h, g.pad_top)[0]) <= set(KIND_SETUP))
 
 
-def c_source(g: ConvGeometry, zp: int, act_min: int, act_max: int) -> tuple[str, str] | None:
-    """(C source, function name): the layer's assembly and, for builds without it, the call of the C version;
+def c_source(g: ConvGeometry, zp: int, act_min: int, act_max: int) -> tuple[str, CFunction] | None:
+    """(C source, its function): the layer's assembly and, for builds without it, the call of the C version;
     None when a load offset would not fit LDRSB's immediate."""
     layer = _Layer(g, zp, act_min, act_max)
     lines = layer.source()
@@ -263,15 +265,16 @@ def c_source(g: ConvGeometry, zp: int, act_min: int, act_max: int) -> tuple[str,
     c_args = (f"{g.in_h}, {g.in_w}, {g.in_c}, {g.out_h}, {g.out_w}, {g.stride_h}, {g.stride_w}, {g.pad_top}, "
               f"{g.pad_left}, {zp}, {act_min}, {act_max}")
     name = f"mtk_dw3x3_{hashlib.sha256((asm + c_args).encode()).hexdigest()[:12]}"
+    function = CFunction.of(name, "const void* x, const void* stream, int8_t* out")
     src = (f"#ifdef MTK_DSP_ASM\n"
            f"__attribute__((naked, noinline)) static void {name}_body(__attribute__((unused)) const void* x, "
            f"__attribute__((unused)) const void* stream, __attribute__((unused)) void* out) {{\n"
            f"  __asm__ volatile(\n{asm}  );\n}}\n#endif\n"
-           f"int32_t {name}(void* x, void* stream, void* out) {{\n"
+           f"{function.head} {{\n"
            f"#ifdef MTK_DSP_ASM\n  {name}_body(x, stream, out);\n#else\n"
-           f"  mtk_dw3x3_c((const int8_t*)x, (const int32_t*)stream, (int8_t*)out, {c_args});\n"
+           f"  mtk_dw3x3_c((const int8_t*)x, (const int32_t*)stream, out, {c_args});\n"
            f"#endif\n  return 0;\n}}\n")
-    return src, name
+    return src, function
 
 
 def takes(data: OpData) -> bool:
@@ -287,9 +290,9 @@ def lower(data: OpData) -> Kernel:
         return (depthwise_dsp.KERNEL if depthwise_dsp.takes(data) else depthwise.KERNEL).lower(data)
     p, g = data.params, data.params.geometry
     w = data.inputs[1].data
-    src, name = c_source(g, data.inputs[0].quant.zp, p.requant.act_min, p.requant.act_max)
+    src, function = c_source(g, data.inputs[0].quant.zp, p.requant.act_min, p.requant.act_max)
     args = [data.op.inputs[0], Const("channels", pack(w, fused_params(p.bias, p.requant, w))), data.op.outputs[0]]
-    return Kernel("depthwise_conv2d", args, c_source=src, c_name=name, headers=(HEADER,))
+    return Kernel("depthwise_conv2d", args, c_source=src, c_function=function, headers=(HEADER,))
 
 
 KERNEL = KernelChoice("dsp-3x3", lower, takes)   # DSP cores, 3x3: a channel's weights in registers, 4 outputs a block

@@ -10,12 +10,13 @@ import numpy as np
 from tvm.script import tirx as T
 
 from ..graph import Op
-from .base import Const, Kernel, OpData
+from ..kernels.table import Family, spec
+from .base import Const, Kernel, OpData, c_call
 from .microkernels import SXTB16_ORDER
 from .requant import Requant
 from .variants import KernelChoice
 
-DEPTHWISE_DSP_HEADER = "depthwise_dsp"
+KERNEL_SPEC = spec(Family.DEPTHWISE, "dsp-c4")
 LANES = 4            # input channels per group
 INT32_LIMIT = (1 << 31) - 1
 
@@ -87,14 +88,15 @@ def depthwise_dsp_kernel(op: Op, g, in_zp: int, w: np.ndarray, params: np.ndarra
     @T.prim_func
     def depthwise(x: T.Buffer((g.in_h * g.in_w * g.in_c,), "int8"), groups: T.Buffer((stream.size,), i32),
                   pad_row: T.Buffer((g.in_c,), "int8"), out: T.Buffer((g.out_h * g.out_w * g.out_c,), "int8")):
-        T.evaluate(T.call_extern(i32, "mtk_depthwise_dsp_s8", T.address_of(x[0]), T.address_of(groups[0]),
-                                 T.address_of(pad_row[0]), T.address_of(out[0]),
-                                 g.in_h, g.in_w, g.in_c, multiplier, g.out_h, g.out_w, g.k_h, g.k_w, g.stride_h,
-                                 g.stride_w, g.dil_h, g.dil_w, g.pad_top, g.pad_left, rq.act_min, rq.act_max))
+        T.evaluate(c_call(KERNEL_SPEC.function, x=T.address_of(x[0]), groups_data=T.address_of(groups[0]),
+                          pad=T.address_of(pad_row[0]), out=T.address_of(out[0]), in_h=g.in_h, in_w=g.in_w,
+                          C_in=g.in_c, M=multiplier, out_h=g.out_h, out_w=g.out_w, kh=g.k_h, kw=g.k_w,
+                          stride_h=g.stride_h, stride_w=g.stride_w, dil_h=g.dil_h, dil_w=g.dil_w, pad_top=g.pad_top,
+                          pad_left=g.pad_left, act_min=rq.act_min, act_max=rq.act_max))
 
     args = [op.inputs[0], Const("groups", stream), Const("pad", pad), op.outputs[0]]
-    return Kernel("depthwise_conv2d", args, func=depthwise, headers=(DEPTHWISE_DSP_HEADER,),
-                  c_calls=("mtk_depthwise_dsp_s8",))
+    return Kernel("depthwise_conv2d", args, func=depthwise, headers=(KERNEL_SPEC.header,),
+                  c_calls=(KERNEL_SPEC.name,))
 
 
 def takes(data: OpData) -> bool:

@@ -10,13 +10,13 @@ import numpy as np
 from tvm.script import tirx as T
 
 from ..graph import Op
-from .base import Const, Kernel, OpData
-from .gemm_mve import GEMM_MVE_HEADER
+from ..kernels.table import GEMM_MVE_HEADER, Family, spec
+from .base import Const, Kernel, OpData, c_call
 from .microkernels import pad_to_groups
 from .requant import Requant
 from .variants import KernelChoice
 
-DEPTHWISE_MVE_HEADER = "depthwise_mve"
+KERNEL_SPEC = spec(Family.DEPTHWISE, "mve-c16")
 LANES = 16                  # channels per group: one int8 vector
 HALF_LANES = 8              # a last group of at most 8 channels: int16 vectors
 SUM_ORDER = [0, 2, 1, 3]    # the kernel's int32 sum vectors hold channels 4j + 0, 4j + 2, 4j + 1, 4j + 3
@@ -77,15 +77,15 @@ def depthwise_mve_kernel(op: Op, g, in_zp: int, w: np.ndarray, bias: np.ndarray,
     @T.prim_func
     def depthwise(x: T.Buffer((g.in_h * g.in_w * g.in_c,), "int8"), sp: T.Buffer((stream.size,), i32),
                   pad_row: T.Buffer((pad.size,), "int8"), out: T.Buffer((g.out_h * g.out_w * C,), "int8")):
-        T.evaluate(T.call_extern(i32, "mtk_depthwise_mve_s8", T.address_of(x[0]), T.address_of(sp[0]),
-                                 T.address_of(pad_row[0]), T.address_of(out[0]),
-                                 g.in_h, g.in_w, g.in_c, C, g.out_h, g.out_w, g.k_h, g.k_w, g.stride_h, g.stride_w,
-                                 g.dil_h, g.dil_w, g.pad_top, g.pad_left, pairs(w), rq.out_zp, rq.act_min,
-                                 rq.act_max))
+        T.evaluate(c_call(KERNEL_SPEC.function, x=T.address_of(x[0]), s=T.address_of(sp[0]),
+                          pad=T.address_of(pad_row[0]), out=T.address_of(out[0]), in_h=g.in_h, in_w=g.in_w,
+                          in_c=g.in_c, C=C, out_h=g.out_h, out_w=g.out_w, kh=g.k_h, kw=g.k_w, stride_h=g.stride_h,
+                          stride_w=g.stride_w, dil_h=g.dil_h, dil_w=g.dil_w, pad_top=g.pad_top, pad_left=g.pad_left,
+                          pairs=pairs(w), out_zp=rq.out_zp, act_min=rq.act_min, act_max=rq.act_max))
 
     args = [op.inputs[0], Const("w", stream), Const("pad", pad), op.outputs[0]]
-    return Kernel("depthwise_conv2d", args, func=depthwise, headers=(GEMM_MVE_HEADER, DEPTHWISE_MVE_HEADER),
-                  c_calls=("mtk_depthwise_mve_s8",))
+    return Kernel("depthwise_conv2d", args, func=depthwise, headers=(GEMM_MVE_HEADER, KERNEL_SPEC.header),
+                  c_calls=(KERNEL_SPEC.name,))
 
 
 def takes(data: OpData) -> bool:

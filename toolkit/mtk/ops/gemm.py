@@ -4,7 +4,7 @@ Rows `a` are the input itself (fully connected, 1×1 stride-1 unpadded conv) or 
 (padding read as the input zero point, which the folded bias cancels). Two rows at a time (one
 when there is one) are packed into an arena scratch in the layout the micro-kernels want (int16
 in SXTB16 order on DSP cores, int8 chunks of 16 on Helium cores, row pairs in one int32 on the
-Cortex-M3: mtk_dot_s8_<isa>.h), then each 2×2 (rows × channels), 1×4 or 1×8 block is an extern call to a
+Cortex-M3: c/mtk_dot_s8.h), then each 2×2 (rows × channels), 1×4 or 1×8 block is an extern call to a
 C micro-kernel over weights interleaved offline per block (pack_weights, pack_weight_pairs,
 pack_weights_int16); TVM generates the loops, the byte gathering of patches whose channels do not
 come in 4s, and the requantization epilogue (requant.py). A direct micro-kernel (the Cortex-M3's 1x8/s8) reads
@@ -21,18 +21,19 @@ import numpy as np
 import tvm
 from tvm.script import tirx as T
 
+from ..kernels.signature import CFunction
+from ..kernels.table import DOT_HEADER, GEMM_BY_ID, IM2COL_HEADER, RUNS_HEADER, KernelSpec, gemm_choices, weight_group
 from ..target import Cpu
 from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, constant_kernel, jit, specialize
 from .geometry import ConvGeometry
+from .gemm_calls import KernelCalls, RowPacking, row_source, runs_order, runs_stage_bytes
 from .gemm_mve import gemm_mve_kernel
-from .microkernels import (BY_LABEL, DOT_HEADER, GROUP, HELIUM_CHUNK, MicroKernel, choices, constant_channels,
-                           fused_stream_bytes, fused_stream_params, live_channel_tables, pack_fused_stream,
-                           shares_requantization, weight_group, worth_leaving_out)
+from .microkernels import (GROUP, HELIUM_CHUNK, constant_channels, fused_stream_bytes, fused_stream_params,
+                           live_channel_tables, pack_fused_stream, shares_requantization, worth_leaving_out)
 from .requant import RSHIFT_FIELDS, Requant
 from .variants import Variant
 
-IM2COL_HEADER = "im2col_s8"
-LIVE_KERNEL = "mtk_gemm_2x2_fused_live_s8"   # 2x2/fused over the live channels, the constant ones filled in
+LIVE_KERNEL = GEMM_BY_ID["2x2/fused"].helpers[0]   # 2x2/fused over the live channels, the constant ones filled in
 CHUNK = 256   # k values a chunked variant packs at a time: a multiple of every weight group
 
 
@@ -43,16 +44,16 @@ class Patches(ConvGeometry):
     in_zp: int
 
 
-def micro_kernel(variant: Variant) -> MicroKernel:
+def micro_kernel(variant: Variant) -> KernelSpec:
     """The micro-kernel a GEMM's variant names."""
-    return BY_LABEL[variant.kernel]
+    return GEMM_BY_ID[variant.kernel]
 
 
 def gemm_variants(cpu: Cpu, rows: int, fused: bool = True, channels: int | None = None,
                   input_rows: bool = False) -> list[Variant]:
     """The variants a GEMM of `rows` rows (and `channels` channels; `input_rows`: rows of the input itself) can
-    take on `cpu`, the default first (microkernels.choices)."""
-    return [Variant(mk.label) for mk in choices(cpu, rows, fused, channels, input_rows)]
+    take on `cpu`, the default first (kernels/table.gemm_choices)."""
+    return [Variant(mk.id) for mk in gemm_choices(cpu, rows, fused, channels, input_rows)]
 
 
 def packed_weight_bytes(cols: int, depth: int, variant: Variant, group: int) -> int:
@@ -99,16 +100,16 @@ class GemmOpDef(OpDef):
             return None   # the family's other kernels (a 16x8 GEMM, depthwise with several input channels)
         depth = p.weights.shape[1]
         mk = micro_kernel(variant)
-        if mk.weights == "fused" and mk.block == "2x2":   # its partial sums: the unrequantized kernel's
-            mk = BY_LABEL[f"{mk.block}/biased"]
+        if mk.id == "2x2/fused":   # its partial sums: the unrequantized kernel's
+            mk = GEMM_BY_ID["2x2/biased"]
         if mk.fused and mk.weights != "fused" or mk.direct:
             return None   # Helium's: no partial sums; a direct kernel: no scratch
         if p.patches is None:
-            return Variant(mk.label, CHUNK) if depth > CHUNK else None
+            return Variant(mk.id, CHUNK) if depth > CHUNK else None
         kernel_row = p.patches.k_w * p.patches.in_c
         if row_source(p.patches) != "taps" or kernel_row >= depth or kernel_row % weight_group(data.cpu):
             return None
-        chunked = Variant(mk.label, kernel_row)
+        chunked = Variant(mk.id, kernel_row)
         rows, cols, group = data.output.size // p.weights.shape[0], p.weights.shape[0], weight_group(data.cpu)
         whole, part = (GemmLayout(rows, cols, depth, s, "taps", group).scratch_bytes for s in (variant, chunked))
         return chunked if part < whole else None
@@ -134,11 +135,15 @@ def gemm_kernel(data: OpData, variant: Variant) -> Kernel:
     mk = micro_kernel(variant)
     if mk.fused and mk.weights != "fused":
         return gemm_mve_kernel(data, mk)
+    stage = runs_stage_bytes(patches, data.cpu)
+    if stage:   # the weights in the order the rows are packed in
+        p = replace(p, weights=w[:, runs_order(patches)])
+        w = p.weights
     rows = y.size // w.shape[0]
     in_size = patches.in_h * patches.in_w * patches.in_c if patches else rows * w.shape[1]
     stream = stream_params(p) if mk.weights == "fused" else None   # (weights, bias, multiplier, shift)
     layout = GemmLayout(rows, w.shape[0], w.shape[1], variant, row_source(patches), weight_group(data.cpu),
-                        shares_requantization(*(stream[2:] if stream else (rq.multiplier, rq.shift))))
+                        shares_requantization(*(stream[2:] if stream else (rq.multiplier, rq.shift))), stage=stage)
     if layout.stream and layout.block_rows == 2 and layout.chunk == layout.depth:   # leave constant channels out?
         constant = constant_channels(*stream, rq.out_zp, rq.act_min, rq.act_max)
         live = constant < rq.act_min
@@ -160,20 +165,12 @@ def gemm_kernel(data: OpData, variant: Variant) -> Kernel:
         packed = mk.pack(w, layout.block_cols, layout.weight_group)
     args = [op.inputs[0], Const("w", packed), *optional.values(), op.outputs[0],
             *([Scratch(layout.scratch_bytes)] if layout.scratch_bytes else [])]
-    headers = tuple(dict.fromkeys((DOT_HEADER, mk.header) + ((IM2COL_HEADER,) if layout.source == "gather" else ())))
+    gather_header = (RUNS_HEADER if stage else IM2COL_HEADER,) if layout.source == "gather" else ()
+    headers = tuple(dict.fromkeys((DOT_HEADER, mk.header) + gather_header))
     chunk_stream = layout.stream and layout.chunk < layout.depth
-    c_calls = ((layout.chunk_kernel if chunk_stream else LIVE_KERNEL if layout.live is not None else mk.name),)
-    c_calls += (layout.tail_kernel,) if layout.tail_kernel else ()
+    c_calls = ((layout.chunk_kernel.name if chunk_stream else LIVE_KERNEL.name if layout.live is not None else mk.name),)
+    c_calls += (layout.tail_kernel.name,) if layout.tail_kernel else ()
     return Kernel(p.name, args, func=func, headers=headers, c_calls=c_calls)
-
-
-def row_source(patches: Patches | None) -> str:
-    """Where the packed rows come from: the input's rows ("rows"); im2col taps packed straight from
-    the input, whole groups of 4 channels per tap ("taps"); or patches gathered byte by byte into
-    the scratch first ("gather")."""
-    if patches is None:
-        return "rows"
-    return "taps" if patches.in_c % GROUP == 0 else "gather"
 
 
 @dataclass(frozen=True)
@@ -186,9 +183,10 @@ class GemmLayout:
     weight_group: int = GROUP
     shared_requant: bool = True   # every channel has the same multiplier and shift (a one-row stream's layer words)
     live: int | None = None       # a two-row stream's channels that are not constant, when it leaves the others out
+    stage: int = 0                # a gather's staging bytes per row when it packs kernel-row runs (runs_stage_bytes)
 
     @property
-    def spec(self) -> MicroKernel:
+    def spec(self) -> KernelSpec:
         """The micro-kernel its variant names."""
         return micro_kernel(self.variant)
 
@@ -228,13 +226,13 @@ class GemmLayout:
         return self.stream and self.block_rows == 1 and not self.shared_requant
 
     @property
-    def micro_kernel(self) -> str:
+    def micro_kernel(self) -> CFunction:
         """The C function."""
         mk = self.spec
-        return LIVE_KERNEL if self.live is not None else mk.per_channel if self.per_channel else mk.name
+        return LIVE_KERNEL if self.live is not None else mk.per_channel if self.per_channel else mk.function
 
     @property
-    def chunk_kernel(self) -> str:
+    def chunk_kernel(self) -> CFunction:
         """A fused stream's kernel of one chunk of the row."""
         return self.spec.chunked[self.per_channel]
 
@@ -244,7 +242,7 @@ class GemmLayout:
         return self.spec.direct
 
     @property
-    def tail_kernel(self) -> str | None:
+    def tail_kernel(self) -> CFunction | None:
         """A direct kernel's C function for the last channel tile when it is narrower than the others."""
         narrow = self.direct and self.cols % self.block_cols
         return self.spec.tile_kernel(self.cols % self.block_cols) if narrow else None
@@ -281,6 +279,8 @@ class GemmLayout:
         of rows over every channel tile."""
         if self.chunk < self.depth:
             return self.packed_bytes + self.block_rows * -(-self.cols // self.block_cols) * self.block_cols * 4
+        if self.stage:
+            return self.packed_bytes + self.block_rows * self.stage
         return self.packed_bytes + (self.block_rows * self.groups * GROUP if self.source == "gather" else 0)
 
 
@@ -288,47 +288,75 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
     """The @T.jit kernel with parameters (x, w, bias, table, mult, shift, pad, out, scratch); the optional
     ones are the bias and the buffers of rq.consts() (not read by a fused stream) and, for im2col taps,
     `pad`: a pixel of in_zp that taps outside the image pack from. The scratch holds the packed rows,
-    then (gather) the gathered int8 rows."""
+    then (gather) the gathered int8 rows, or (chunked) the partial sums. Per block of rows: the row source packs
+    them (RowPacking; chunk by chunk when chunked), then the kernel (KernelCalls) computes the block."""
     P, C, K = g.rows, g.cols, g.depth
     R, B = g.block_rows, g.block_cols
     c_tiles = -(-C // B)
-    w_tile = g.weight_tile_bytes
-    gathered_at, gathered_row = g.packed_bytes, g.groups * GROUP   # im2col rows, zero-padded to whole groups
     chunked, CH = g.chunk < K, g.chunk
-    n_chunks, w_chunk = -(-K // CH), g.chunk_weight_bytes
+    n_chunks = -(-K // CH)
     i32 = "int32"
-    pt = patches
-    pad_len = pt.in_c if pt else 1
-    chunk_taps = CH // (pt.k_w * pt.in_c) if chunked and g.source == "taps" else 0   # kernel rows a chunk
+    pad_len = patches.in_c if patches else 1
+    pack = RowPacking(g, patches)
+    calls = KernelCalls(g, rq)
 
-    def in_y(p, ky):
-        return (p // pt.out_w) * pt.stride_h + ky * pt.dil_h - pt.pad_top
-
-    def in_x(p, kx):
-        return (p % pt.out_w) * pt.stride_w + kx * pt.dil_w - pt.pad_left
-
-    def taps_geometry(pad):
-        return (pt.in_h, pt.in_w, pt.in_c, pt.k_h, pt.k_w, pt.dil_h, pt.dil_w, T.address_of(pad[0]))
+    def chunk_len(ch):
+        return T.min(CH, K - ch * CH)
 
     def in_output(p, c):
         """Whether block element (p, c) is a real output: statically True when the blocks tile the output."""
         checks = ([p < P] if P % R else []) + ([c < C] if C % B else [])
         return tvm.tirx.all(*checks) if checks else True
 
-    def row(pb, i):
-        return T.min(pb * R + i, P - 1)
+    @T.macro
+    def pack_block(x, pad, scratch, acc, pb):
+        """The block's whole rows into the scratch, then (row_sums) their sums after the block's."""
+        if g.stage > 0:
+            T.evaluate(pack.runs(x, scratch, pb))
+        elif g.source == "gather":
+            for slot in T.serial(R):
+                T.evaluate(pack.gather(x, scratch, pb, slot))
+            T.evaluate(pack.gathered(scratch))
+        elif pack.packs:
+            T.evaluate(pack.rows(x, pad, scratch, pb, 0, pack.whole))
+        if g.row_sums:
+            T.evaluate(calls.row_sums(scratch, acc, g.groups))
 
-    def unpacked(x, at, k):
-        """A one-row stream kernel's int8 values to pack itself (x from `at`, k of them), or none: packed taps."""
-        return (T.address_of(x[at]), k) if g.source == "rows" else (0, 0)
+    @T.macro
+    def chunk_sums(x, w, pad, out, scratch, acc, sums, pb):
+        """The block packed a chunk at a time, each chunk's partial sums added up in `sums` (a stream's kernel
+        keeps its own there and writes the outputs after the last chunk)."""
+        if not g.stream:   # (a stream's chunk kernel starts the sums from its biases)
+            for i in T.serial(R * B * c_tiles):
+                sums[i] = 0
+        for ch in T.serial(n_chunks):
+            if pack.packs:
+                T.evaluate(pack.rows(x, pad, scratch, pb, ch * pack.chunk, pack.chunk_count(ch)))
+            if g.stream:
+                T.evaluate(calls.stream_chunk(x, w, out, scratch, pb, ch, chunk_len(ch)))
+            else:
+                if g.row_sums:
+                    T.evaluate(calls.row_sums(scratch, acc, (chunk_len(ch) + GROUP - 1) // GROUP))
+                for ct in T.serial(c_tiles):
+                    T.evaluate(calls.packed_tile(scratch, w, acc, ct, ch, (chunk_len(ch) + GROUP - 1) // GROUP))
+                    for i in T.unroll(R * B):
+                        sums[ct * R * B + i] = sums[ct * R * B + i] + acc[i]
 
-    def row_dot(name, x, pb, tile, sums):
-        """A direct kernel's call: the block's rows of the input as they are by a channel tile."""
-        return T.call_extern(i32, name, *[T.address_of(x[row(pb, i) * K]) for i in range(R)], tile, K, sums)
-
-    def row_stride(pb):
-        """Bytes from a block's first output row to its second: 0 for the odd last row (computed twice)."""
-        return C if P % 2 == 0 else T.if_then_else(pb * 2 + 1 < P, C, 0)
+    @T.macro
+    def tile_sums(x, w, scratch, acc, sums, pb, ct):
+        """The block's sums of channel tile ct into `acc`."""
+        if chunked:
+            for i in T.unroll(R * B):
+                acc[i] = sums[ct * R * B + i]
+        elif g.tail_kernel is not None:   # the last tile's own kernel
+            if ct < c_tiles - 1:
+                T.evaluate(calls.direct_tile(g.micro_kernel, x, w, acc, pb, ct))
+            else:
+                T.evaluate(calls.direct_tile(g.tail_kernel, x, w, acc, pb, ct))
+        elif g.direct:
+            T.evaluate(calls.direct_tile(g.micro_kernel, x, w, acc, pb, ct))
+        else:
+            T.evaluate(calls.packed_tile(scratch, w, acc, ct, 0, g.groups))
 
     @jit
     def gemm(x: T.Buffer((in_size,), "int8"), w: T.Buffer((g.weight_bytes,), "int8"),
@@ -339,106 +367,15 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
         sums = T.decl_buffer((R * B * c_tiles,), i32, data=(scratch if g.scratch_bytes > 0 else acc).data,
                              elem_offset=g.packed_bytes // 4)   # (read if chunked: a direct kernel has no scratch)
         for pb in T.serial((P + R - 1) // R):
-            if g.source == "taps" and R == 2 and not chunked:   # (chunked: packed chunk by chunk below)
-                T.evaluate(T.call_extern(i32, "mtk_pack_taps_pair_s16", T.address_of(x[0]),
-                                         in_y(row(pb, 0), 0), in_x(row(pb, 0), 0), in_y(row(pb, 1), 0),
-                                         in_x(row(pb, 1), 0), *taps_geometry(pad), T.address_of(scratch[0])))
-            elif g.source == "taps" and not chunked:
-                T.evaluate(T.call_extern(i32, "mtk_pack_taps_row_s16", T.address_of(x[0]), in_y(pb, 0), in_x(pb, 0),
-                                         *taps_geometry(pad), T.address_of(scratch[0])))
-            elif g.source == "gather":
-                for slot in T.serial(R):
-                    T.evaluate(T.call_extern(i32, "mtk_im2col_s8", T.address_of(x[0]), in_y(row(pb, slot), 0),
-                                             in_x(row(pb, slot), 0), pt.in_h, pt.in_w, pt.in_c, 0, pt.in_c, pt.k_h,
-                                             pt.k_w, pt.dil_h, pt.dil_w, pt.in_zp, gathered_row - K,
-                                             T.address_of(scratch[gathered_at + slot * gathered_row])))
-                if R == 2:
-                    T.evaluate(T.call_extern(i32, "mtk_pack_pair_groups_s16", T.address_of(scratch[gathered_at]),
-                                             T.address_of(scratch[gathered_at + gathered_row]), g.groups,
-                                             T.address_of(scratch[0])))
-                else:
-                    T.evaluate(T.call_extern(i32, "mtk_pack_row_groups_s16", T.address_of(scratch[gathered_at]),
-                                             g.groups, T.address_of(scratch[0])))
-            elif not chunked and R == 2 and not g.direct:
-                T.evaluate(T.call_extern(i32, "mtk_pack_pair_s16", T.address_of(x[row(pb, 0) * K]),
-                                         T.address_of(x[row(pb, 1) * K]), K, T.address_of(scratch[0])))
-            elif not chunked and not g.stream and not g.direct:   # (a stream's kernel packs the row itself)
-                T.evaluate(T.call_extern(i32, "mtk_pack_row_s16", T.address_of(x[pb * K]), K,
-                                         T.address_of(scratch[0])))
-            if not chunked and g.row_sums:
-                T.evaluate(T.call_extern(i32, "mtk_pack_sums_s16", T.address_of(scratch[0]), g.groups, R,
-                                         T.address_of(acc[R * B])))
             if chunked:
-                if not g.stream:   # (a stream's chunk kernel starts the sums from its biases)
-                    for i in T.serial(R * B * c_tiles):
-                        sums[i] = 0
-                for ch in T.serial(n_chunks):
-                    if chunk_taps > 0 and R == 2:   # kernel rows ch·chunk_taps.. of both windows: taps of kh rows
-                        T.evaluate(T.call_extern(i32, "mtk_pack_taps_pair_s16", T.address_of(x[0]),
-                                                 in_y(row(pb, 0), ch * chunk_taps), in_x(row(pb, 0), 0),
-                                                 in_y(row(pb, 1), ch * chunk_taps), in_x(row(pb, 1), 0),
-                                                 pt.in_h, pt.in_w, pt.in_c, T.min(chunk_taps, pt.k_h - ch * chunk_taps),
-                                                 pt.k_w, pt.dil_h, pt.dil_w, T.address_of(pad[0]),
-                                                 T.address_of(scratch[0])))
-                    elif chunk_taps > 0:
-                        T.evaluate(T.call_extern(i32, "mtk_pack_taps_row_s16", T.address_of(x[0]),
-                                                 in_y(pb, ch * chunk_taps), in_x(pb, 0), pt.in_h, pt.in_w, pt.in_c,
-                                                 T.min(chunk_taps, pt.k_h - ch * chunk_taps), pt.k_w, pt.dil_h,
-                                                 pt.dil_w, T.address_of(pad[0]), T.address_of(scratch[0])))
-                    elif R == 2:
-                        T.evaluate(T.call_extern(i32, "mtk_pack_pair_s16", T.address_of(x[row(pb, 0) * K + ch * CH]),
-                                                 T.address_of(x[row(pb, 1) * K + ch * CH]),
-                                                 T.min(CH, K - ch * CH), T.address_of(scratch[0])))
-                    elif not g.stream:
-                        T.evaluate(T.call_extern(i32, "mtk_pack_row_s16", T.address_of(x[pb * K + ch * CH]),
-                                                 T.min(CH, K - ch * CH), T.address_of(scratch[0])))
-                    if g.stream:   # the quads' partial sums kept in `sums`, the outputs after the last chunk
-                        T.evaluate(T.call_extern(i32, g.chunk_kernel, T.address_of(scratch[0]), T.address_of(w[0]),
-                                                 (T.min(CH, K - ch * CH) + GROUP - 1) // GROUP, C,
-                                                 T.address_of(out[pb * C]), T.address_of(scratch[g.packed_bytes]),
-                                                 ch * (CH // GROUP), g.groups, *unpacked(x, pb * K + ch * CH,
-                                                                                        T.min(CH, K - ch * CH)),
-                                                 rq.act_min, rq.act_max))
-                    else:
-                        if g.row_sums:
-                            T.evaluate(T.call_extern(i32, "mtk_pack_sums_s16", T.address_of(scratch[0]),
-                                                     (T.min(CH, K - ch * CH) + GROUP - 1) // GROUP, R,
-                                                     T.address_of(acc[R * B])))
-                        for ct in T.serial(c_tiles):
-                            T.evaluate(T.call_extern(i32, g.micro_kernel, T.address_of(scratch[0]),
-                                                     T.address_of(w[ct * w_tile + ch * w_chunk]),
-                                                     (T.min(CH, K - ch * CH) + GROUP - 1) // GROUP,
-                                                     acc.access_ptr("rw")))
-                            for i in T.unroll(R * B):
-                                sums[ct * R * B + i] = sums[ct * R * B + i] + acc[i]
-            if g.live is not None:
-                T.evaluate(T.call_extern(i32, g.micro_kernel, T.address_of(scratch[0]), T.address_of(w[0]), g.groups,
-                                         g.live, T.address_of(out[pb * R * C]), row_stride(pb), rq.act_min,
-                                         rq.act_max, C, g.live_stream_bytes))
-            elif g.stream and not chunked and R == 2:
-                T.evaluate(T.call_extern(i32, g.micro_kernel, T.address_of(scratch[0]), T.address_of(w[0]), g.groups,
-                                         C, T.address_of(out[pb * R * C]), row_stride(pb), rq.act_min, rq.act_max))
-            elif g.stream and not chunked:
-                T.evaluate(T.call_extern(i32, g.micro_kernel, T.address_of(scratch[0]), T.address_of(w[0]), g.groups,
-                                         C, T.address_of(out[pb * C]), *unpacked(x, pb * K, K), rq.act_min, rq.act_max))
+                chunk_sums(x, w, pad, out, scratch, acc, sums, pb)
+            else:
+                pack_block(x, pad, scratch, acc, pb)
+            if g.stream and not chunked:
+                T.evaluate(calls.stream(x, w, out, scratch, pb))
             elif not g.stream:
                 for ct in T.serial(c_tiles):
-                    if chunked:
-                        for i in T.unroll(R * B):
-                            acc[i] = sums[ct * R * B + i]
-                    elif g.tail_kernel is not None:   # the last tile's own kernel
-                        if ct < c_tiles - 1:
-                            T.evaluate(row_dot(g.micro_kernel, x, pb, T.address_of(w[ct * w_tile]),
-                                               acc.access_ptr("rw")))
-                        else:
-                            T.evaluate(row_dot(g.tail_kernel, x, pb, T.address_of(w[ct * w_tile]),
-                                               acc.access_ptr("rw")))
-                    elif g.direct:
-                        T.evaluate(row_dot(g.micro_kernel, x, pb, T.address_of(w[ct * w_tile]),
-                                               acc.access_ptr("rw")))
-                    else:
-                        T.evaluate(T.call_extern(i32, g.micro_kernel, T.address_of(scratch[0]),
-                                                 T.address_of(w[ct * w_tile]), g.groups, acc.access_ptr("rw")))
+                    tile_sums(x, w, scratch, acc, sums, pb, ct)
                     for i in T.unroll(R):
                         for j in T.unroll(B):
                             if in_output(pb * R + i, ct * B + j):

@@ -15,14 +15,13 @@ from __future__ import annotations
 import numpy as np
 from tvm.script import tirx as T
 
-from .base import Const, Kernel, OpData, Scratch
-from .microkernels import DOT_HEADER, HELIUM_CHUNK, MicroKernel, pad_to_groups
+from .base import Const, Kernel, OpData, Scratch, c_call
+from ..kernels.signature import CFunction
+from ..kernels.table import DOT_HEADER, GEMM_MVE_HEADER, IM2COL, IM2COL_HEADER, KernelSpec
+from .microkernels import HELIUM_CHUNK, pad_to_groups
 from .requant import Requant
 
-GEMM_MVE_HEADER = "gemm_mve"
-IM2COL_HEADER = "im2col_s8"
 TILE = 4          # output channels per vector
-ONE_ROW = "mtk_gemm_mve_1x4_s8"
 
 
 def requant_params(bias: np.ndarray, rq: Requant) -> np.ndarray:
@@ -35,12 +34,13 @@ def requant_params(bias: np.ndarray, rq: Requant) -> np.ndarray:
     return np.ascontiguousarray(params.reshape(len(fields), -1, TILE).transpose(1, 0, 2)).reshape(-1)
 
 
-def kernel_name(name: str, rq: Requant) -> str:
-    """The C function computing the fused GEMM `name` for the requantization `rq`."""
-    return name if rq.rshift_table is not None else name.replace("_s8", "_lshift_s8")
+def kernel_functions(mk: KernelSpec, rq: Requant) -> tuple[CFunction, CFunction]:
+    """The C functions of two rows and of one computing the fused GEMM for the requantization `rq`."""
+    one_row, two_rows_lshift, one_row_lshift = mk.helpers
+    return (mk.function, one_row) if rq.rshift_table is not None else (two_rows_lshift, one_row_lshift)
 
 
-def gemm_mve_kernel(data: OpData, mk: MicroKernel) -> Kernel:
+def gemm_mve_kernel(data: OpData, mk: KernelSpec) -> Kernel:
     """The kernel computing the GEMM op `data` holds (gemm.GemmParams) with the fused Helium micro-kernel `mk`."""
     p = data.params
     op, y, w, rq, pt = data.op, data.output, p.weights, p.requant, p.patches
@@ -50,24 +50,25 @@ def gemm_mve_kernel(data: OpData, mk: MicroKernel) -> Kernel:
     in_size = pt.in_h * pt.in_w * pt.in_c if pt else P * K
     packed = mk.pack(w, TILE, HELIUM_CHUNK)
     params = requant_params(p.bias, rq)
-    two_rows, one_row = kernel_name(mk.name, rq), kernel_name(ONE_ROW, rq)
+    two_rows, one_row = kernel_functions(mk, rq)
     i32 = "int32"
 
     # gathered rows end in zeros up to whole chunks (the weights' padding): no predicated last chunk
     row_bytes = -(-K // HELIUM_CHUNK) * HELIUM_CHUNK if pt else K
 
-    def call(kernel: str, row_ptr, wp, qp, out, row):
+    def call(kernel: CFunction, row_ptr, wp, qp, out, row):
         """The micro-kernel call for the row(s) at row_ptr, whose first output row is `row`."""
-        return T.call_extern(i32, kernel, row_ptr, T.address_of(wp[0]), row_bytes, C, T.address_of(qp[0]), rq.out_zp,
-                             rq.act_min, rq.act_max, T.address_of(out[row * C]))
+        return c_call(kernel, x=row_ptr, w=T.address_of(wp[0]), depth=row_bytes, channels=C,
+                      params=T.address_of(qp[0]), out_zp=rq.out_zp, act_min=rq.act_min, act_max=rq.act_max,
+                      out=T.address_of(out[row * C]))
 
     def gather(x, rows, row, slot):
         """im2col row `row` into the scratch's slot."""
         iy = (row // pt.out_w) * pt.stride_h - pt.pad_top
         ix = (row % pt.out_w) * pt.stride_w - pt.pad_left
-        return T.call_extern(i32, "mtk_im2col_s8", T.address_of(x[0]), iy, ix, pt.in_h, pt.in_w, pt.in_c, 0, pt.in_c,
-                             pt.k_h, pt.k_w, pt.dil_h, pt.dil_w, pt.in_zp, row_bytes - K,
-                             T.address_of(rows[slot * row_bytes]))
+        return c_call(IM2COL, x=T.address_of(x[0]), iy=iy, ix=ix, in_h=pt.in_h, in_w=pt.in_w, in_c=pt.in_c, c0=0,
+                      cn=pt.in_c, kh=pt.k_h, kw=pt.k_w, dil_h=pt.dil_h, dil_w=pt.dil_w, pad=pt.in_zp,
+                      tail=row_bytes - K, dst=T.address_of(rows[slot * row_bytes]))
 
     args = [op.inputs[0], Const("w", packed), Const("requant", params), op.outputs[0]]
     if pt is None:
@@ -79,7 +80,7 @@ def gemm_mve_kernel(data: OpData, mk: MicroKernel) -> Kernel:
             if odd:
                 T.evaluate(call(one_row, T.address_of(x[(P - 1) * K]), wp, qp, out, P - 1))
 
-        return Kernel(p.name, args, func=gemm_rows, headers=(GEMM_MVE_HEADER,), c_calls=(two_rows,))
+        return Kernel(p.name, args, func=gemm_rows, headers=(GEMM_MVE_HEADER,), c_calls=(two_rows.name,))
 
     @T.prim_func
     def gemm_patches(x: T.Buffer((in_size,), "int8"), wp: T.Buffer((packed.size,), "int8"),
@@ -94,4 +95,4 @@ def gemm_mve_kernel(data: OpData, mk: MicroKernel) -> Kernel:
             T.evaluate(call(one_row, T.address_of(rows[0]), wp, qp, out, P - 1))
 
     return Kernel(p.name, [*args, Scratch(2 * row_bytes)], func=gemm_patches, headers=(GEMM_MVE_HEADER, DOT_HEADER, IM2COL_HEADER),
-                  c_calls=(two_rows,))
+                  c_calls=(two_rows.name,))

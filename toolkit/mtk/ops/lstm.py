@@ -40,6 +40,7 @@ from tvm.script.ir_builder import tirx as T
 
 from ..errors import ModelError
 from ..graph import Graph, Op, Tensor
+from ..kernels.table import KernelSpec, gemm_choices, weight_group
 from ..target import Cpu
 from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, io
 from .common import i32, op_error
@@ -47,7 +48,7 @@ from .elementwise import Rescale
 from .fixedpoint import clamp, multiply_by_quantized_multiplier_s64, quantize_multiplier, reduced_multiplier
 from .int16x8 import DOT_PAIRS, DOT_S16_HEADER
 from .lut16 import SIGMOID_TABLE_UINT16, input_scaling, logistic_s16, tanh_s16
-from .microkernels import GROUP, HELIUM_CHUNK, MicroKernel, choices, weight_group
+from .microkernels import GROUP, HELIUM_CHUNK
 from .requant import clamp_s8
 
 # lstm_shared.h: the op's 24 inputs
@@ -317,11 +318,11 @@ class PairDots:
 
 @dataclass(frozen=True)
 class MicroKernelDots:
-    """The int8 LSTM's dot products: the CPU's one-row GEMM micro-kernel (microkernels.py) over the row
+    """The int8 LSTM's dot products: the CPU's one-row GEMM micro-kernel (kernels/table.py) over the row
     of x and the hidden state, each packed once per row, and each gate's weights packed offline in tiles
     of the micro-kernel's units (padded units compute into the scratch and are never read)."""
 
-    kernel: MicroKernel
+    kernel: KernelSpec
     group: int                # depth values per weight group
     raw_sums = 0
     units: int                # units padded to whole tiles
@@ -330,7 +331,7 @@ class MicroKernelDots:
 
     @classmethod
     def of(cls, p: LstmPlan, cpu: Cpu) -> MicroKernelDots:
-        kernel = choices(cpu, 1, fused=False)[0]
+        kernel = gemm_choices(cpu, 1, fused=False)[0]
         return cls(kernel, weight_group(cpu), -(-p.units // kernel.cols) * kernel.cols, p.depth, p.units)
 
     @property

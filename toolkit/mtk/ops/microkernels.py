@@ -1,33 +1,16 @@
-"""The GEMM's C micro-kernels (kernels/c/<isa>/mtk_dot_s8_<isa>.h: kernels/files.py DOT_S8) as data: what
-each computes per call, the weights' flash format and the packer that writes it, the instruction sets
-with code for it; and per instruction set, the ones a GEMM may take, the default first. Variant choice
-(gemm.gemm_variants), weight packing and flash sizes (gemm.py, the tuner's flash prices) and the tests read this table.
-
-A GEMM's variant (variants.Variant, what tuning files hold) names a micro-kernel by its label,
-"<block>/<weights>": block rows × channels per call, weights "int8", "int16" (expanded offline in
-SXTB16 order: no SXTB16 in the loop on DSP cores, twice the flash), "biased" (int8, two channels to an
-int16 halfword, the low one biased by 128: one SXTB16 per two weights of a channel pair on DSP cores,
-c/mtk_dot_biased_s8.h), "pairs" (two channels to an int32, one SMLAL per two products on the
-Cortex-M3, twice the flash) or "s8" (int8 as "int8" lays it out, in groups of 4: the Cortex-M3's 2x4 block,
-named apart from Helium's fused 2x4/int8, and its 1x8 and 2x2 blocks that read the input's rows as they are, named
-apart from 1x8/int8 and 2x2/int8, which read packed ones) or "s16" (int16 as "int16" lays it out: the DSP cores' 1x4 block that reads
-the input's rows as they are).
+"""The GEMM kernels' weight packers and fused streams: how weights [channels, depth] are laid out in flash for the
+kernels of kernels/table.py (which names, per kernel, its packer and weight format), and when a fused stream computes
+a layer exactly.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import partial
-from typing import Callable
 
 import numpy as np
 
-from ..target import Cpu
 from .gemmlowp import multiply_by_quantized_multiplier_np
 
-DOT_HEADER = "dot_s8"   # the C kernel families (kernels/files.py) the generated C includes
-GEMM_MVE_HEADER = "gemm_mve"   # Helium's fused GEMM (gemm_mve.py)
-BIASED_HEADER = "dot_biased_s8"
 GROUP = 4            # k values per packed group
 HELIUM_CHUNK = 16    # k values per Helium vector: the weights' group on MVE cores
 SXTB16_ORDER = [0, 2, 1, 3]   # a group of 4 values as SXTB16 and its ROR 8 split it: (v0, v2), (v1, v3)
@@ -186,157 +169,3 @@ def worth_leaving_out(constant: np.ndarray, act_min: int, groups: int) -> bool:
     """Whether leaving a layer's constant channels out of its two-row fused GEMM saves instructions: about 6 a group
     and 19 a channel of theirs against about 11 a channel and row to spread the outputs."""
     return int((constant >= act_min).sum()) * (6 * groups + 19) > 22 * len(constant)
-
-
-Packer = Callable[[np.ndarray, int, int], np.ndarray]   # (weights [channels, depth], tile, group) -> flash array
-
-
-@dataclass(frozen=True)
-class MicroKernel:
-    name: str                 # the C function
-    rows: int                 # its block: rows × channels per call
-    cols: int
-    weights: str              # the weights' flash format
-    bytes_per_weight: int
-    pack: Packer
-    isas: tuple[str, ...]     # instruction sets (isa_of) whose C has code for it
-    header: str = DOT_HEADER    # its C kernel family (kernels/files.py)
-    fused: bool = False       # the whole GEMM with its requantization (gemm_mve.py), not a block's sums
-    row_sums: bool = False    # reads each packed row's sum after it (mtk_pack_sums_s16)
-    # reads the input's int8 rows as they are (no packed scratch; k values a call, a partial group too), its last
-    # channel tile only as wide as the channels left (pack_weights_narrow, tile_kernel): rows of the input only
-    direct: bool = False
-    tails: tuple[str, ...] = ()        # a direct kernel's C functions for a last tile of 1, 2, ... cols − 1 channels
-    per_channel: str | None = None     # a fused one-row kernel's C function for channels of their own requantization
-    chunked: tuple[str, ...] = ()      # a fused one-row kernel's C functions of a chunk of the row: shared, per channel
-
-    @property
-    def block(self) -> str:
-        return f"{self.rows}x{self.cols}"
-
-    @property
-    def label(self) -> str:
-        return f"{self.block}/{self.weights}"
-
-    def tile_kernel(self, channels: int) -> str:
-        """A direct kernel's C function for a tile of `channels` (up to its block's) channels."""
-        return self.name if channels == self.cols else self.tails[channels - 1]
-
-    def weight_bytes(self, channels: int, depth: int, group: int) -> int:
-        """Flash of weights [channels, depth] packed for it: whole tiles of its channels (direct: the channels),
-        whole groups of depth."""
-        padded = channels if self.direct else -(-channels // self.cols) * self.cols
-        return padded * -(-depth // group) * group * self.bytes_per_weight
-
-
-def _int8(w: np.ndarray, tile: int, group: int) -> np.ndarray:
-    return pack_weights(w, tile, group)
-
-
-def _int16(w: np.ndarray, tile: int, group: int) -> np.ndarray:
-    return pack_weights_int16(w, tile)
-
-
-def _biased(w: np.ndarray, tile: int, group: int) -> np.ndarray:
-    return pack_weights_biased(w, tile)
-
-
-def _narrow(w: np.ndarray, tile: int, group: int) -> np.ndarray:
-    return pack_weights_narrow(w, tile, group)
-
-
-def _narrow_int16(w: np.ndarray, tile: int, group: int) -> np.ndarray:
-    return pack_weights_narrow(w, tile, group, wide=True)
-
-
-def _pairs(w: np.ndarray, tile: int, group: int) -> np.ndarray:
-    return pack_weight_pairs(w)
-
-
-ALL_ISAS = ("scalar", "m3", "dsp", "mve")
-MICRO_KERNELS = (
-    MicroKernel("mtk_dot_2x2_s8", 2, 2, "int8", 1, _int8, ALL_ISAS),
-    MicroKernel("mtk_dot_1x4_s8", 1, 4, "int8", 1, _int8, ALL_ISAS),
-    MicroKernel("mtk_dot_2x2_w16_s8", 2, 2, "int16", 2, _int16, ("dsp",)),
-    MicroKernel("mtk_dot_1x4_w16_s8", 1, 4, "int16", 2, _int16, ("dsp",)),
-    MicroKernel("mtk_dot_2x2_biased_s8", 2, 2, "biased", 1, _biased, ("dsp",), BIASED_HEADER, row_sums=True),
-    MicroKernel("mtk_dot_1x4_biased_s8", 1, 4, "biased", 1, _biased, ("dsp",), BIASED_HEADER, row_sums=True),
-    MicroKernel("mtk_gemm_2x2_fused_s8", 2, 2, "fused", 1, _biased, ("dsp",), BIASED_HEADER, fused=True),
-    MicroKernel("mtk_gemm_1x4_fused_s8", 1, 4, "fused", 1, _biased, ("dsp",), BIASED_HEADER, fused=True,
-                per_channel="mtk_gemm_1x4_fused_pc_s8",
-                chunked=("mtk_gemm_1x4_fused_chunk_s8", "mtk_gemm_1x4_fused_pc_chunk_s8")),
-    MicroKernel("mtk_dot_1x8_s8", 1, 8, "int8", 1, _int8, ("scalar", "m3")),
-    MicroKernel("mtk_dot_1x4_paired_s8", 1, 4, "pairs", 2, _pairs, ("m3",)),
-    MicroKernel("mtk_dot_2x4_s8", 2, 4, "s8", 1, _int8, ("m3",)),
-    MicroKernel("mtk_dot_1x8_rows_s8", 1, 8, "s8", 1, _narrow, ("m3",), direct=True,
-                tails=tuple(f"mtk_dot_1x{n}_rows_s8" for n in range(1, 8))),
-    MicroKernel("mtk_dot_2x2_rows_s8", 2, 2, "s8", 1, _narrow, ("m3",), direct=True, tails=("mtk_dot_2x1_rows_s8",)),
-    MicroKernel("mtk_dot_1x4_rows_w16_s8", 1, 4, "s16", 2, _narrow_int16, ("scalar", "dsp"), direct=True,
-                tails=tuple(f"mtk_dot_1x{n}_rows_w16_s8" for n in range(1, 4))),
-    MicroKernel("mtk_gemm_mve_2x4_s8", 2, 4, "int8", 1, _int8, ("mve",), header=GEMM_MVE_HEADER, fused=True),
-)
-BY_LABEL = {mk.label: mk for mk in MICRO_KERNELS}
-
-# Per instruction set, the micro-kernels a GEMM of one row and of several rows may take, the default first.
-# DSP cores: biased weights take int8's flash and fewer instructions than int8 ones (the shared models:
-# IC −12 %, AD −20 % on the M4), int16 ones fewer still in the loop for twice the flash.
-# The fused ones requantize inside (2x2: every channel its own; 1x4: the layer's one multiplier and shift).
-# Cortex-M3 (long multiply, no DSP): one row of the input defaults to 1x8 s8 (the int8 row read as it is: no
-# packing pass, no padded channels), im2col rows to 1x8 int8 (fewer instructions a product than 1x4); 1x4 paired
-# takes the fewest instructions for twice the flash, 1x4 int8 pads fewer channels when channels % 8 <= 4. Several
-# rows: 2x4 (a pair of rows times 4 channels, one SMLAL a channel for both rows); for 1, 2 or 5 channels (2x4 pads a
-# third or more) pairs of the input's rows as they are by 2x2 s8, which packs none.
-CHOICES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "dsp": (("1x4/fused", "1x4/biased", "1x4/int16", "1x4/s16"),
-            ("2x2/fused", "2x2/biased", "2x2/int16", "1x4/biased", "1x4/int16", "1x4/s16")),
-    "m3": (("1x8/s8", "1x8/int8", "1x4/pairs", "1x4/int8"), ("2x4/s8", "2x2/s8", "2x2/int8", "1x4/pairs")),
-    "mve": (("2x4/int8",), ("2x4/int8",)),
-    "scalar": (("1x4/int8", "1x4/s16"), ("2x2/int8", "1x4/int8", "1x4/s16")),
-}
-
-
-def isa_of(cpu: Cpu) -> str:
-    """Which of the C's code paths `cpu` builds: Helium, DSP (SIMD), long multiply only (Cortex-M3), or plain C."""
-    return "mve" if cpu.mve else "dsp" if cpu.dsp else "m3" if cpu.long_multiply else "scalar"
-
-
-# Kernels returning a block's plain sums, for callers that pack rows and requantize themselves (lstm.py)
-# and, on DSP cores, layers with a channel that shifts left (Helium's fused kernels shift either way):
-# Helium's unfused ones; int8 on DSP cores (the biased ones read the rows' sums the GEMM packs for them).
-PLAIN_SUMS = {"mve": (("1x4/int8",), ("2x2/int8", "1x4/int8")),
-              "dsp": (("1x4/int8", "1x4/s16"), ("2x2/int8", "1x4/int8", "1x4/s16"))}
-
-# Per instruction set, the channel counts up to which a direct kernel comes first over the input's rows. DSP cores:
-# below a whole quad, the fused one-row kernel computes the channels in C as a padded quad and the packed rows cost
-# as much to write as to read; 1x4 s16 reads the int8 row and int16 weights as they are. Cortex-M0/M0+: one or two
-# channels over the input's rows take 1x4 s16 too, in C (1x4 int8 would multiply 4 channels and pack the row).
-FEW_CHANNELS = {"dsp": 3, "scalar": 2}
-
-
-def choices(cpu: Cpu, rows: int, fused: bool = True, channels: int | None = None,
-            input_rows: bool = False) -> list[MicroKernel]:
-    """The micro-kernels a GEMM of `rows` rows may take on `cpu`, the default first; `fused`: whether a
-    kernel that requantizes itself (every channel shifts right: requant.rshift_table) or reads the rows'
-    sums the GEMM packs may be among them; `input_rows`: whether its rows are the input's own, which a direct
-    kernel reads. A default whose block pads a third of its work or more past the
-    GEMM's `channels` gives way to the first choice in as much flash padding fewer (Cortex-M3: 2x2 s8 over the
-    input's rows, else 2x2 int8, before 2x4 for 1, 2 or 5 channels; over im2col rows 1x4 before 1x8 for 1-5 or 9-10).
-    Over the input's rows of at most FEW_CHANNELS channels the direct kernel comes first (DSP cores: 1-3, M0: 1-2)."""
-    isa = isa_of(cpu)
-    table = CHOICES[isa] if fused else PLAIN_SUMS.get(isa, CHOICES[isa])
-    kernels = [BY_LABEL[label] for label in table[rows > 1] if input_rows or not BY_LABEL[label].direct]
-    if input_rows and channels and channels <= FEW_CHANNELS.get(isa, 0):
-        direct = next(mk for mk in kernels if mk.direct)
-        return [direct] + [mk for mk in kernels if mk is not direct]
-    padded = lambda mk: channels if mk.direct else -(-channels // mk.cols) * mk.cols
-    if channels and 3 * (padded(kernels[0]) - channels) >= padded(kernels[0]):
-        narrower = next((mk for mk in kernels if padded(mk) < padded(kernels[0])
-                          and mk.bytes_per_weight == kernels[0].bytes_per_weight), None)
-        if narrower is not None:
-            kernels = [narrower] + [mk for mk in kernels if mk is not narrower]
-    return kernels
-
-
-def weight_group(cpu: Cpu) -> int:
-    """The k values per packed weight group on `cpu`."""
-    return HELIUM_CHUNK if cpu.mve else GROUP

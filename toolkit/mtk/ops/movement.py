@@ -1,4 +1,5 @@
-"""CONCATENATION, PAD, PADV2, STRIDED_SLICE, TRANSPOSE: int8 and int16 data movement as TFLM does it.
+"""CONCATENATION, PAD, PADV2, STRIDED_SLICE, TRANSPOSE: int8 and int16 data movement as TFLM does it (int32 too
+for CONCATENATION and STRIDED_SLICE).
 
 References (tensorflow/tflite-micro): micro/kernels/concatenation.cc with
 kernels/internal/reference/concatenation.h; micro/kernels/pad.cc, pad_common.cc with
@@ -96,9 +97,9 @@ def movement_func(buffers: list[tuple[str, int]], nests: list[Nest], dtype: str 
     return ib.get()
 
 
-def _check_int8_io(op: Op, x: Tensor, y: Tensor, max_rank: int) -> None:
-    if x.dtype != y.dtype or x.dtype not in ("int8", "int16"):
-        raise op_error(op, f"{x.dtype} -> {y.dtype}; mtk supports int8 and int16")
+def _check_int8_io(op: Op, x: Tensor, y: Tensor, max_rank: int, dtypes: tuple[str, ...] = ("int8", "int16")) -> None:
+    if x.dtype != y.dtype or x.dtype not in dtypes:
+        raise op_error(op, f"{x.dtype} -> {y.dtype}; mtk supports {', '.join(dtypes)}")
     if len(x.shape) > max_rank or len(y.shape) > max_rank:
         raise op_error(op, f"{len(x.shape)}-D input; TFLM supports at most {max_rank} dimensions")
     if x.size == 0 or y.size == 0:
@@ -139,6 +140,7 @@ class _Movement(OpDef):
 
 # ---- CONCATENATION ---------------------------------------------------------------------------
 
+_WITH_INT32 = ("int8", "int16", "int32")   # what CONCATENATION and STRIDED_SLICE take (TFLM: float32, bool too)
 _CONCAT_MAX_INPUTS = 10   # concatenation.cc kMaxInputNum
 _CONCAT_MAX_RANK = 6      # RuntimeShape::kMaxSmallSize
 
@@ -154,7 +156,9 @@ class Concatenation(_Movement):
         if not 1 <= len(xs) <= _CONCAT_MAX_INPUTS or any(x is None for x in xs):
             raise op_error(op, f"{len(xs)} inputs; TFLM supports 1 to {_CONCAT_MAX_INPUTS}")
         for x in xs:
-            _check_int8_io(op, x, y, max_rank=_CONCAT_MAX_RANK)
+            _check_int8_io(op, x, y, max_rank=_CONCAT_MAX_RANK, dtypes=_WITH_INT32)
+            if y.dtype == "int32":   # TFLM copies int32 values, whatever their quantization
+                continue
             if x.quant is None or y.quant is None or x.quant.per_channel:
                 raise op_error(op, f"input '{x.name}' needs per-tensor quantization")
             if y.dtype == "int16" and (x.quant.zp != 0 or y.quant.zp != 0):   # the int16 kernel copies too
@@ -294,7 +298,7 @@ class StridedSlice(_Movement):
     def plan(self, op: Op, graph: Graph) -> tuple[list[int], list[Nest]]:
         inputs, y = io(op, graph)
         x, begin_t, end_t, strides_t = inputs
-        _check_int8_io(op, x, y, max_rank=_SLICE_MAX_RANK)
+        _check_int8_io(op, x, y, max_rank=_SLICE_MAX_RANK, dtypes=_WITH_INT32)
         rank = len(x.shape)
         begin, end, strides = (const_int32(op, t, name) for t, name in
                                ((begin_t, "begin"), (end_t, "end"), (strides_t, "strides")))

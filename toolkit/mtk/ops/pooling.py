@@ -22,8 +22,9 @@ from tvm import te, tirx
 from tvm.script import tirx as T
 
 from ..graph import Graph, Op, Tensor
+from ..kernels.table import Family, spec
 from ..target import Cpu
-from .base import Axis, Band, Kernel, Lowered, OpData, OpDef, Rows, constant_kernel, io
+from .base import Axis, Band, Kernel, Lowered, OpData, OpDef, Rows, c_call, constant_kernel, io
 from .common import i32, let, op_error, require_per_tensor
 from .elementwise import clamp_int
 from .fixedpoint import INT8_MAX, INT8_MIN, activation_range, clamp, multiply_by_quantized_multiplier, \
@@ -32,9 +33,7 @@ from .schedules import schedule_per_output
 from .variants import KernelChoice, Variant, VariantTable
 
 MAX_RANK = 6
-POOL_MVE_HEADER = "pool_mve"
 MVE_AVERAGE_MAX_TAPS = 4096   # mtk_pool_mve.h divides exactly up to there
-POOL_C_HEADER = "pool"
 C_AVERAGE_MAX_TAPS = {"int8": 2**23, "int16": 2**16 - 1}   # int32 sums (and sum ± count/2) exact up to there
 _LIMITS = {"int8": (INT8_MIN, INT8_MAX), "int16": (-32768, 32767)}
 
@@ -165,10 +164,11 @@ def pool_te_kernel(data: OpData) -> Kernel:
     return Kernel(op.type.lower(), [op.inputs[0], op.outputs[0]], func=func)
 
 
-def _pool_call(data: OpData, function: str, header: str) -> Kernel:
-    """The layer as one call of a hand-written C pooling function (the signature mtk_pool.h and mtk_pool_mve.h
-    share: input, output, shapes, window, padding, activation range, average or max, int16 or int8)."""
+def _pool_call(data: OpData, kernel_id: str) -> Kernel:
+    """The layer as one call of a hand-written C pooling function (kernels/table.py)."""
     op, p, x, y = data.op, data.params, data.inputs[0], data.output
+    kernel = spec(Family.POOL, kernel_id)
+    function = kernel.function
     average = op.type == "AVERAGE_POOL_2D"
     n, h, w, c = x.shape
     _, oh, ow, _ = y.shape
@@ -177,23 +177,25 @@ def _pool_call(data: OpData, function: str, header: str) -> Kernel:
     @T.prim_func
     def pool(xb: T.Buffer((x.size,), x.dtype), out: T.Buffer((y.size,), y.dtype)):
         for b in T.serial(n):
-            T.evaluate(T.call_extern("int32", function, T.address_of(xb[b * h * w * c]),
-                                     T.address_of(out[b * oh * ow * c]), h, w, c, oh, ow, wy.filter, wx.filter,
-                                     wy.stride, wx.stride, wy.pad, wx.pad, p.act_min, p.act_max, int(average),
-                                     int(x.dtype == "int16")))
+            T.evaluate(c_call(function, x=T.address_of(xb[b * h * w * c]), out=T.address_of(out[b * oh * ow * c]),
+                              in_h=h, in_w=w, C=c, out_h=oh, out_w=ow, kh=wy.filter, kw=wx.filter,
+                              stride_h=wy.stride, stride_w=wx.stride, pad_top=wy.pad, pad_left=wx.pad,
+                              act_min=p.act_min, act_max=p.act_max, average=int(average),
+                              int16=int(x.dtype == "int16")))
 
-    return Kernel(op.type.lower(), [op.inputs[0], op.outputs[0]], func=pool, headers=(header,), c_calls=(function,))
+    return Kernel(op.type.lower(), [op.inputs[0], op.outputs[0]], func=pool, headers=(kernel.header,),
+                  c_calls=(function.name,))
 
 
 def pool_mve_kernel(data: OpData) -> Kernel:
     """int8/int16 pooling on Helium cores: one call for the layer (c/mtk_pool_mve.h)."""
-    return _pool_call(data, "mtk_pool_mve", POOL_MVE_HEADER)
+    return _pool_call(data, "mve")
 
 
 def pool_c_kernel(data: OpData) -> Kernel:
     """int8/int16 pooling on cores without Helium: one call for the layer (c/mtk_pool.h; SIMD words on DSP cores, int8
     max words on the M3 too)."""
-    return _pool_call(data, "mtk_pool", POOL_C_HEADER)
+    return _pool_call(data, "c")
 
 
 def mve_pool_fits(data: OpData) -> bool:
@@ -211,8 +213,7 @@ def c_pool_fits(data: OpData) -> bool:
 
 TE_POOL = KernelChoice("tvm", pool_te_kernel)
 C_POOL = KernelChoice("c", pool_c_kernel, c_pool_fits)
-POOL_KERNELS = VariantTable({"mve": (KernelChoice("mve", pool_mve_kernel, mve_pool_fits), TE_POOL),
-                             "dsp": (C_POOL, TE_POOL), "m3": (C_POOL, TE_POOL), "scalar": (TE_POOL,)})
+POOL_KERNELS = VariantTable(Family.POOL, (KernelChoice("mve", pool_mve_kernel, mve_pool_fits), C_POOL, TE_POOL))
 
 
 def rounded_average(total, count):

@@ -1,12 +1,8 @@
-"""A layer's variant (one type for every family), and the kernel variants of op families other than the GEMM
-(depthwise, pooling) as data: per family a table of the kernels it has on each instruction set, the default
-first (what microkernels.CHOICES is for the GEMM). An op module lists its kernels (KernelChoice: a name, the
-lowering, the layers it takes), its OpDef's `variants` and `lower` read the table, `mtk tune` measures every
-variant a layer takes, and tuning files and metadata.json hold the chosen one as {"kernel": name}.
-
-To add a variant: write its lowering `(OpData) -> Kernel` in the op module, make a KernelChoice of it
-(`takes`: the layers it can compute, when not all), and put it in the family's table for the
-instruction sets it has code for; the first choice that takes a layer is its default.
+"""A layer's variant (one type for every family), and the lowerings of the depthwise and pooling kernels of
+kernels/table.py: an op module binds each of its family's kernel ids to a lowering (KernelChoice: the id, the
+lowering, the layers it takes), its OpDef's `variants` and `lower` read them in the table's order for the core's
+instruction set, `mtk tune` measures every variant a layer takes, and tuning files and metadata.json hold the chosen
+one as {"kernel": id}.
 """
 
 from __future__ import annotations
@@ -14,14 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ..kernels.table import ORDER, Family
+from ..target import Isa
 from .base import Kernel, Lowered, OpData
-from .microkernels import isa_of
 
 
 @dataclass(frozen=True)
 class Variant:
-    """How a layer runs: the id of its kernel in its family's table (a GEMM's micro-kernel label, "2x2/int16":
-    microkernels.py; a depthwise or pooling kernel's name in the family's VariantTable), what tuning files and
+    """How a layer runs: the id of its kernel in kernels/table.py ("2x2/int16" for a GEMM, "dsp-c4" for a depthwise
+    layer), what tuning files and
     metadata.json hold as its "schedule"; and, for a GEMM packing a chunk of a row at a time with partial sums
     (the compiler's choice where the whole row's scratch would raise the arena: OpDef.chunked, not a tuning
     one), the chunk's k values (0: whole rows)."""
@@ -60,14 +57,16 @@ class KernelChoice:
     takes: Callable[[OpData], bool] = _every_layer
 
 
-@dataclass(frozen=True)
 class VariantTable:
-    """An op family's kernels by instruction set (microkernels.isa_of), the default first."""
+    """An op family's kernels on each instruction set (kernels/table.ORDER), the default first."""
 
-    by_isa: dict[str, tuple[KernelChoice, ...]]
+    def __init__(self, family: Family, choices: tuple[KernelChoice, ...]):
+        by_id = {c.name: c for c in choices}
+        self.by_isa: dict[Isa, tuple[KernelChoice, ...]] = {
+            isa: tuple(by_id[kernel_id] for kernel_id in ids) for isa, ids in ORDER[family].items()}
 
     def choices(self, data: OpData) -> list[KernelChoice]:
-        return [c for c in self.by_isa[isa_of(data.cpu)] if c.takes(data)]
+        return [c for c in self.by_isa[data.cpu.isa] if c.takes(data)]
 
     def variants(self, data: OpData) -> list[Variant]:
         """The variants the layer takes, the default first."""
@@ -80,5 +79,5 @@ class VariantTable:
         if variant is None:
             choice = self.choices(data)[0]
         else:
-            choice = next(c for c in self.by_isa[isa_of(data.cpu)] if c.name == variant.kernel)
+            choice = next(c for c in self.by_isa[data.cpu.isa] if c.name == variant.kernel)
         return Lowered([choice.lower(data)], variant=Variant(choice.name))

@@ -9,7 +9,7 @@ from pathlib import Path
 import jinja2
 
 from ..boards import Board
-from ..budget import check_fits, check_runs_on
+from ..budget import check_fits_once, check_runs_on
 from ..compiled import CompiledModel
 from ..errors import MtkError
 from ..fsutil import atomic_output_dir
@@ -41,7 +41,7 @@ class BaremetalPlatform(Platform):
             raise MtkError("MLPerf Tiny energy mode needs a physical board (a timestamp pin for the energy monitor)",
                            hint="render it for a board with `mtk project --energy`")
         check_runs_on(model, board)
-        check_fits(model, board, options.stack_bytes)
+        check_fits_once(model, board, options.stack_bytes)
         env = jinja2.Environment(loader=jinja2.FileSystemLoader(BAREMETAL_APP), undefined=jinja2.StrictUndefined,
                                  keep_trailing_newline=True)
         context = {"board": board, "qemu": board.qemu, "model": model, "label": safe_label(model.name),

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import signal
 import subprocess
-import tempfile
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,19 +53,6 @@ def require_tool(program: str, debian_package: str) -> str:
     return path
 
 
-def stop_group(process: subprocess.Popen, grace_s: float = 5.0) -> None:
-    """SIGTERM to the process group `process` leads, SIGKILL if it is still there after `grace_s`."""
-    for signum in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(process.pid, signum)
-            process.wait(grace_s)
-            return
-        except ProcessLookupError:
-            return
-        except subprocess.TimeoutExpired:
-            continue
-
-
 BUILD_ERROR_WORDS = ("error", "overflowed", "will not fit")   # ld: "region `FLASH' overflowed by N bytes"
 NINJA_PROGRESS = re.compile(r"^\[(\d+)/(\d+)\] ")
 
@@ -79,18 +63,12 @@ def run_build(command: list[str], cwd: Path) -> list[str]:
     its own with a temporary folder of its own (TMPDIR): when mtk is interrupted or terminated, the
     whole build gets SIGTERM (compilers remove their temporary files) and the folder goes."""
     lines = []
-    interrupts.check()
-    with tempfile.TemporaryDirectory(prefix="mtk-build-") as tmp, \
-            subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                             errors="replace", env={**os.environ, "TMPDIR": tmp}, start_new_session=True) as process:
-        try:
-            for line in process.stdout:
-                lines.append(line.rstrip("\n"))
-                if match := NINJA_PROGRESS.match(line):
-                    ui.progress(int(match.group(1)), int(match.group(2)))
-        except BaseException:
-            stop_group(process)
-            raise
+    with interrupts.child_group(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                errors="replace") as process:
+        for line in process.stdout:
+            lines.append(line.rstrip("\n"))
+            if match := NINJA_PROGRESS.match(line):
+                ui.progress(int(match.group(1)), int(match.group(2)))
     if process.returncode != 0:
         errors = [line for line in lines if any(word in line.lower() for word in BUILD_ERROR_WORDS)] or lines
         raise TargetError(f"build of {cwd} failed:\n" + "\n".join(errors[-25:]),

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path, PurePosixPath
 from typing import Callable
 
-from .. import ui
+from .. import interrupts, ui
 from ..boards import get_board
 from ..errors import MtkError
 from ..names import is_plain_relative_path
@@ -139,6 +139,7 @@ def refresh_project(project: Path, write: Callable[[Path], None], force: bool) -
         gone = [name for name, sha in written_before.items()   # e.g. the boards/ files of the previous board
                 if name not in written_now and _regular_file(targets[name]) and digest(targets[name]) == sha]
         gone += [name for name in owned_before if name not in owned_now and _regular_file(targets[name])]
+        interrupts.check()
         for name in gone:
             targets[name].unlink()
         for name in [*(n for n in written_now if n not in edited or force), *owned_now, PROJECT_FILE]:

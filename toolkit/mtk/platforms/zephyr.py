@@ -17,7 +17,7 @@ import jinja2
 
 from .. import ui
 from ..boards import Board, all_boards, get_board
-from ..budget import check_fits, check_runs_on
+from ..budget import check_fits_once, check_runs_on
 from ..compiled import CompiledModel
 from ..errors import ModelError, MtkError
 from ..fsutil import atomic_output_dir
@@ -105,11 +105,12 @@ def west_build_command(zephyr: Zephyr, board: Board, project_dir: Path) -> list[
 def mlperf_context(board: Board, options: ProjectOptions) -> dict:
     """MLPerf Tiny settings of the rendered app: the console's baud rate as the runner's devices files
     expect it on silicon (QEMU ignores it) and, in energy mode, the timestamp pin."""
-    if options.energy and (options.benchmark is None or board.is_qemu or board.timestamp_gpio is None):
+    if options.energy and (options.benchmark is None or not board.caps.energy_mode or board.timestamp_gpio is None):
+        why = "no timestamp_gpio in boards.yaml" if board.caps.energy_mode else f"runs in {board.caps.where}"
         raise MtkError(f"MLPerf Tiny energy mode needs --mlperf-tiny and a physical board with a timestamp pin "
-                       f"({board.name}: {'emulated' if board.is_qemu else 'no timestamp_gpio in boards.yaml'})")
+                       f"({board.name}: {why})")
     mode = "energy" if options.energy else "performance"
-    baud = options.benchmark.baud[mode] if options.benchmark and not board.is_qemu else None
+    baud = options.benchmark.baud[mode] if options.benchmark and board.caps.sets_console_baud else None
     return {"energy": options.energy, "baud": baud, "timestamp_gpio": board.timestamp_gpio}
 
 
@@ -118,18 +119,18 @@ class ZephyrPlatform(Platform):
 
     def render(self, model: CompiledModel, board: Board, out_dir: Path, options: ProjectOptions) -> Path:
         if not board.in_zephyr:
-            zephyr_qemu = ", ".join(b.name for b in all_boards() if b.is_qemu and b.in_zephyr)
+            zephyr_qemu = ", ".join(b.name for b in all_boards() if b.qemu is not None and b.in_zephyr)
             raise MtkError(f"{board.name} is not a Zephyr board: mtk runs it bare metal in QEMU",
                            hint=f"Zephyr's QEMU boards mtk knows: {zephyr_qemu}")
         check_runs_on(model, board)
-        check_fits(model, board, options.stack_bytes)   # a folder from `mtk compile` was compiled without this board
+        check_fits_once(model, board, options.stack_bytes)   # a folder from `mtk compile` was compiled without this board
         board_file = board_file_name(board)
         context = {
             **mlperf_context(board, options),
             "board": board, "model_title": safe_label(model.name), "model_sources": model_sources(model),
             "opt_level": options.opt_level, "stack_bytes": options.stack_bytes, "profile": options.profile,
             "tick": icount_tick(board.qemu.zephyr_cycle_hz, options.icount_shift) if board.qemu else None,
-            "semihosting": board.is_qemu and options.semihosting, "icount_shift": options.icount_shift,
+            "semihosting": board.caps.exits_by_semihosting and options.semihosting, "icount_shift": options.icount_shift,
             "arena_regions": [r for r in board.ram_regions
                               if not r.system and r.name in {u.name for u in model.memory.regions}],
         }

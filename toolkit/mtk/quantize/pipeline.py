@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import ui
+from .. import interrupts, ui
 from ..errors import ModelError, MtkError
 from ..fsutil import check_not_input
 from ..graph import Graph, Tensor
@@ -98,6 +98,7 @@ def quantize_model(float_path: str | Path, calib: DataSource, out_path: str | Pa
             float_outputs = run_model(model, eval_set.x)
             int8_outputs = run_model(quantized, eval_set.x, "the quantized model")
         labels = None if eval_set.y is None else score_labels(eval_set.y, float_outputs[0], int8_outputs[0])
+        interrupts.check()
         os.replace(temp_name, out_path)
     finally:
         temp_name.unlink(missing_ok=True)

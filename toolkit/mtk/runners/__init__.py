@@ -7,7 +7,7 @@ import difflib
 from ..boards import Board, did_you_mean
 from ..cycles.model import CycleModel
 from ..errors import MtkError
-from .base import Runner, Session
+from .base import Runner, RunnerCaps, Session
 from .pyocd import PyOcdRunner
 from .qemu import QemuRunner
 from .flash import BoardSession, FlashRunner
@@ -18,9 +18,16 @@ QEMU = "qemu"
 
 def runner_names(board: Board) -> list[str]:
     """What --runner accepts for `board`: qemu, or west (the build's runner), a Zephyr runner, pyocd."""
-    if board.is_qemu:
+    if board.qemu is not None:
         return [QEMU]
     return [WestRunner.name, *(r for r in board.runners if r != PyOcdRunner.name), PyOcdRunner.name]
+
+
+def runner_class(board: Board, runner: str | None = None) -> type[Runner]:
+    """The class of the runner get_runner makes: its capabilities before it is made."""
+    if board.qemu is not None:
+        return QemuRunner
+    return PyOcdRunner if runner == PyOcdRunner.name else WestRunner
 
 
 def get_runner(board: Board, runner: str | None = None, serial_number: str | None = None,
@@ -35,14 +42,15 @@ def get_runner(board: Board, runner: str | None = None, serial_number: str | Non
         names = runner_names(board)
         raise MtkError(f"runner '{runner}' cannot run {board.name}" + did_you_mean(difflib.get_close_matches(runner, names)),
                        hint=f"choose one of: {', '.join(names)}")
-    if board.is_qemu:
-        if serial_number is not None or port is not None:
-            raise MtkError(f"{board.name} runs in QEMU: --serial-number and --port are for physical boards")
+    chosen = runner_class(board, runner)
+    if (serial_number is not None or port is not None) and not chosen.caps.selects_probe:
+        raise MtkError(f"{board.name} runs in {board.caps.where}: --serial-number and --port are for physical boards")
+    if chosen is QemuRunner:
         return QemuRunner(board, cycles)
-    if runner == PyOcdRunner.name:
+    if chosen is PyOcdRunner:
         return PyOcdRunner(board, serial_number, port)
     return WestRunner(board, None if runner == WestRunner.name else runner, serial_number, port)
 
 
-__all__ = ["Runner", "Session", "BoardSession", "FlashRunner", "QemuRunner", "WestRunner", "PyOcdRunner",
-           "get_runner", "runner_names"]
+__all__ = ["Runner", "RunnerCaps", "Session", "BoardSession", "FlashRunner", "QemuRunner", "WestRunner", "PyOcdRunner",
+           "get_runner", "runner_class", "runner_names"]

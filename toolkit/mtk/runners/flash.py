@@ -11,11 +11,11 @@ import re
 from abc import abstractmethod
 from pathlib import Path
 
-from ..boards import Board
+from ..boards import Board, Unit
 from ..errors import MtkError, TargetError
 from ..transport.ports import find_board_port, open_board_port
 from ..transport.serial_link import BAUD_RATE, SerialLink
-from .base import Runner, Session
+from .base import Runner, RunnerCaps, Session
 
 SERIAL_NUMBER = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]*")   # goes into tool command lines
 
@@ -32,21 +32,18 @@ class BoardSession(Session):
     def __init__(self, link: SerialLink):
         self.link = link
 
-    def wait_exit(self, timeout: float) -> int:
-        """A board cannot report an exit status: the firmware acknowledged `mtk-exit` and reboots."""
-        return 0
-
     def close(self) -> None:
         self.link.close()
 
 
 class FlashRunner(Runner):
+    """The firmware cannot report an exit status on a board: it acknowledges `mtk-exit` and reboots."""
+
     name: str
-    selects_probe: bool = True   # can flash one of several identical boards, by serial number
-    baudrate: int = BAUD_RATE    # the firmware's console (an MLPerf Tiny build: its benchmark's)
+    caps = RunnerCaps(unit=Unit.CYCLES, exit_status=False, flashes=True, selects_probe=True, sets_baud=True)
 
     def __init__(self, board: Board, serial_number: str | None = None, port: str | None = None):
-        if board.is_qemu:
+        if not board.caps.flashable:
             raise MtkError(f"{board.name} is emulated: it runs in QEMU, there is nothing to flash")
         self.board = board
         self.serial_number = check_serial_number(serial_number)
@@ -60,14 +57,17 @@ class FlashRunner(Runner):
         self.serial_number = self.serial_number or check_serial_number(found.serial_number)
         return found.device
 
+    def find_target(self) -> None:
+        self.select_board()
+
     @abstractmethod
     def flash(self, elf: Path) -> None:
         """Write `elf` to the board and reset it."""
 
-    def start(self, elf: Path) -> BoardSession:
+    def start(self, elf: Path, baudrate: int = BAUD_RATE) -> BoardSession:
         if not Path(elf).is_file():
             raise TargetError(f"firmware {elf} does not exist")
-        link = open_board_port(self.select_board(), self.baudrate)
+        link = open_board_port(self.select_board(), baudrate)
         try:
             self.flash(Path(elf))
         except BaseException:

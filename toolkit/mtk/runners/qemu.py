@@ -7,21 +7,21 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import IO
 
 import serial
 
 from .. import interrupts
-from ..boards import Board
+from ..boards import Board, Unit
 from ..cycles.model import CycleModel, CycleTrace
 from ..errors import TargetError
 from ..platforms.base import require_tool
-from ..transport.serial_link import SerialLink
-from .base import Runner, Session
+from ..transport.serial_link import BAUD_RATE, SerialLink
+from .base import Runner, RunnerCaps, Session
 
 CONNECT_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 2.0
@@ -92,7 +92,10 @@ class QemuSession(Session):
 
 
 class QemuRunner(Runner):
-    """`cycles`: the cycle model to run with (default: the board's own; None: none, QEMU alone)."""
+    """`cycles`: the cycle model to run with (default: the board's own; None: none, QEMU alone).
+    The console is a TCP socket: no baud rate."""
+
+    caps = RunnerCaps(unit=Unit.INSTRUCTIONS, exit_status=True, paced=True)
 
     def __init__(self, board: Board, cycles: CycleModel | None | bool = True):
         if board.qemu is None:
@@ -101,8 +104,9 @@ class QemuRunner(Runner):
         if cycles is True:
             cycles = None if os.environ.get(NO_CYCLES_ENV) else CycleModel.for_board(board)
         self.cycles = cycles or None
+        self.caps = replace(QemuRunner.caps, estimates_cycles=self.cycles is not None)
 
-    def start(self, elf: Path) -> QemuSession:
+    def start(self, elf: Path, baudrate: int = BAUD_RATE) -> QemuSession:
         qemu = require_tool("qemu-system-arm", "qemu-system-arm")
         if not Path(elf).is_file():
             raise TargetError(f"firmware {elf} does not exist")

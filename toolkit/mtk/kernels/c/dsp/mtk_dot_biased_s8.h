@@ -73,36 +73,39 @@ static inline int32_t mtk_dot_biased(const void* x, const void* w, int32_t group
   "subs %[n], %[n], #1\n\t"                                             \
   "bne 1b\n\t"
 
-/* One group of two rows (r8, r10: row 0's (x0, x2), (x1, x3); r11, r12: row 1's) by a channel pair (u, v). */
+/* One group of two rows (r8, r10: row 0's (x0, x2), (x1, x3); r11, r12: row 1's) by a channel pair (u, v). As in
+ * the fused kernels, each SXTB16 is followed by an SMLAD that does not read it (r8, read for the last time before
+ * the second, takes it). */
 #define MTK_BIASED_2X2_GROUP                   \
   "ldm %[xp]!, {r8, r10, r11, r12}\n\t"        \
   "ldrd %[u], %[v], [%[wp]], #8\n\t"           \
   "smlad %[s0], %[u], r8, %[s0]\n\t"           \
   "smlad %[s1], %[u], r11, %[s1]\n\t"          \
   "sxtb16 %[u], %[u], ror #8\n\t"              \
-  "smlad %[t0], %[u], r8, %[t0]\n\t"           \
-  "smlad %[t1], %[u], r11, %[t1]\n\t"          \
   "smlad %[s0], %[v], r10, %[s0]\n\t"          \
+  "smlad %[t0], %[u], r8, %[t0]\n\t"           \
+  "sxtb16 r8, %[v], ror #8\n\t"                \
   "smlad %[s1], %[v], r12, %[s1]\n\t"          \
-  "sxtb16 %[v], %[v], ror #8\n\t"              \
-  "smlad %[t0], %[v], r10, %[t0]\n\t"          \
-  "smlad %[t1], %[v], r12, %[t1]\n\t"
+  "smlad %[t1], %[u], r11, %[t1]\n\t"          \
+  "smlad %[t0], r8, r10, %[t0]\n\t"            \
+  "smlad %[t1], r8, r12, %[t1]\n\t"
 
-/* One group of a row (u, v) by two channel pairs (r8, r10: pair 0's words; r11, r12: pair 1's). */
+/* One group of a row (u, v) by two channel pairs (r8, r10: pair 0's words; r11, r12: pair 1's), each SXTB16
+ * followed by an SMLAD that does not read it. */
 #define MTK_BIASED_1X4_GROUP                   \
   "ldrd %[u], %[v], [%[xp]], #8\n\t"           \
   "ldm %[wp]!, {r8, r10, r11, r12}\n\t"        \
   "smlad %[s0], r8, %[u], %[s0]\n\t"           \
   "sxtb16 r8, r8, ror #8\n\t"                  \
-  "smlad %[t0], r8, %[u], %[t0]\n\t"           \
   "smlad %[s0], r10, %[v], %[s0]\n\t"          \
   "sxtb16 r10, r10, ror #8\n\t"                \
-  "smlad %[t0], r10, %[v], %[t0]\n\t"          \
+  "smlad %[t0], r8, %[u], %[t0]\n\t"           \
   "smlad %[s1], r11, %[u], %[s1]\n\t"          \
   "sxtb16 r11, r11, ror #8\n\t"                \
-  "smlad %[t1], r11, %[u], %[t1]\n\t"          \
+  "smlad %[t0], r10, %[v], %[t0]\n\t"          \
   "smlad %[s1], r12, %[v], %[s1]\n\t"          \
   "sxtb16 r12, r12, ror #8\n\t"                \
+  "smlad %[t1], r11, %[u], %[t1]\n\t"          \
   "smlad %[t1], r12, %[v], %[t1]\n\t"
 
 /* 2x2: {p0.c0, p0.c1, p1.c0, p1.c1}, two packed rows (mtk_pack_pair_s16) by a biased tile of 2 channels;
@@ -186,26 +189,41 @@ static inline void mtk_fused_tile_c(const void* x, const uint8_t* t, int32_t gro
 
 #ifdef MTK_DSP_ASM
 /* One group of the pair's sums: rows (r7, r8), (r9, r10), weights (r11, r12); s0 r3, t0 r4, s1 r5, t1 r6. Every
- * instruction 32 bits wide: a group is 48 bytes, which the entry into the loop's middle counts on. */
+ * instruction 32 bits wide: a group is 48 bytes, which the entry into the loop's middle counts on. Each SXTB16 is
+ * followed by an SMLAD that does not read its result (the Cortex-M7 issues the two together; r7, read for the last
+ * time before it, takes the second), the same instructions as in the order of the sums. */
 #define MTK_FUSED_GROUP                   \
   "ldmia.w r0!, {r7, r8, r9, r10}\n\t"    \
   "ldrd r11, r12, [r1], #8\n\t"           \
   "smlad r3, r11, r7, r3\n\t"             \
   "smlad r5, r11, r9, r5\n\t"             \
   "sxtb16 r11, r11, ror #8\n\t"           \
-  "smlad r4, r11, r7, r4\n\t"             \
-  "smlad r6, r11, r9, r6\n\t"             \
   "smlad r3, r12, r8, r3\n\t"             \
+  "smlad r4, r11, r7, r4\n\t"             \
+  "sxtb16 r7, r12, ror #8\n\t"            \
   "smlad r5, r12, r10, r5\n\t"            \
-  "sxtb16 r12, r12, ror #8\n\t"           \
-  "smlad r4, r12, r8, r4\n\t"             \
-  "smlad r6, r12, r10, r6\n\t"
+  "smlad r6, r11, r9, r6\n\t"             \
+  "smlad r4, r7, r8, r4\n\t"              \
+  "smlad r6, r7, r10, r6\n\t"
 /* The int8 output of x2 (register X) with multiplier M, rounding term C and shift E, in r0. */
 #define MTK_FUSED_REQUANT(X, M, C, E)     \
   "smmlar r0, " X ", " M ", " C "\n\t"    \
   "add r0, r0, " X ", asr #31\n\t"        \
   "asr r0, r0, " E "\n\t"                 \
   "ssat r0, #8, r0\n\t"
+/* Two outputs, of X (M1, C1, E1: in r0, stored by STORE_X) and of Y (M2, C2, E2: in T, which may be X, stored by
+ * STORE_Y): MTK_FUSED_REQUANT's instructions of each, interleaved (the Cortex-M7 issues them two at a time). */
+#define MTK_FUSED_REQUANT_PAIR(X, M1, C1, E1, STORE_X, Y, M2, C2, E2, T, STORE_Y) \
+  "smmlar r0, " X ", " M1 ", " C1 "\n\t"                                      \
+  "add r0, r0, " X ", asr #31\n\t"                                            \
+  "smmlar " T ", " Y ", " M2 ", " C2 "\n\t"                                   \
+  "asr r0, r0, " E1 "\n\t"                                                    \
+  "add " T ", " T ", " Y ", asr #31\n\t"                                      \
+  "ssat r0, #8, r0\n\t"                                                       \
+  "asr " T ", " T ", " E2 "\n\t"                                              \
+  STORE_X "\n\t"                                                              \
+  "ssat " T ", #8, " T "\n\t"                                                 \
+  STORE_Y "\n\t"
 
 /* f: packed rows, stream, groups, channel pairs (> 0), out, stride, the activation range. Naked, so that every
  * register but sp is the loop's (the frame pointer, r7, too): first the rows' sums Σx (SADD16 of a row's two
@@ -277,14 +295,15 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "add sp, sp, #36\n\t"                                                                            \
       "pop {r4-r11, pc}\n\t");                                                                         \
 }
-/* The outputs as they are (the activation range is all of int8), or clamped to the range (r10, r11). */
-#define MTK_FUSED_SATURATED                                                      \
-  "ldm r1!, {r7-r12}\n\t"                                                        \
-  "ldr r2, [sp, #16]\n\t"                                                        \
-  MTK_FUSED_REQUANT("r5", "r7", "r8", "r9") "strb r0, [lr, r2]\n\t"              \
-  MTK_FUSED_REQUANT("r3", "r7", "r8", "r9") "strb r0, [lr], #1\n\t"              \
-  MTK_FUSED_REQUANT("r6", "r10", "r11", "r12") "strb r0, [lr, r2]\n\t"           \
-  MTK_FUSED_REQUANT("r4", "r10", "r11", "r12") "strb r0, [lr], #1\n\t"
+/* The outputs as they are (the activation range is all of int8), or clamped to the range (r10, r11). Unclamped, a
+ * channel's two outputs are requantized together, the second in the first's value register. */
+#define MTK_FUSED_SATURATED                                                                                   \
+  "ldm r1!, {r7-r12}\n\t"                                                                                     \
+  "ldr r2, [sp, #16]\n\t"                                                                                     \
+  MTK_FUSED_REQUANT_PAIR("r5", "r7", "r8", "r9", "strb r0, [lr, r2]", "r3", "r7", "r8", "r9", "r5",                \
+                         "strb r5, [lr], #1")                                                                      \
+  MTK_FUSED_REQUANT_PAIR("r6", "r10", "r11", "r12", "strb r0, [lr, r2]", "r4", "r10", "r11", "r12", "r6",          \
+                         "strb r6, [lr], #1")
 #define MTK_FUSED_CLAMP "cmp r0, r10\n\tit lt\n\tmovlt r0, r10\n\tcmp r0, r11\n\tit gt\n\tmovgt r0, r11\n\t"
 #define MTK_FUSED_CLAMPED                                                        \
   "ldm r1!, {r7, r8, r9}\n\t"                                                    \
@@ -376,19 +395,20 @@ static inline void mtk_fused_quad_out(const uint32_t* s, const int32_t* q, int8_
 
 #ifdef MTK_FUSED_ASM
 /* The sums of one group of the quad: the row's words A (x0, x2), B (x1, x3), the weights r2, r11, r12, lr; s0 r3, t0 r4,
- * s1 r5, t1 r6. */
+ * s1 r5, t1 r6. Each SXTB16 is followed by an SMLAD that does not read its result (the Cortex-M7 issues the two
+ * together). */
 #define MTK_FUSED_QUAD_SUMS(A, B)       \
   "smlad r3, r2, " A ", r3\n\t"         \
   "sxtb16 r2, r2, ror #8\n\t"           \
-  "smlad r4, r2, " A ", r4\n\t"         \
   "smlad r3, r11, " B ", r3\n\t"        \
   "sxtb16 r11, r11, ror #8\n\t"         \
-  "smlad r4, r11, " B ", r4\n\t"        \
+  "smlad r4, r2, " A ", r4\n\t"         \
   "smlad r5, r12, " A ", r5\n\t"        \
   "sxtb16 r12, r12, ror #8\n\t"         \
-  "smlad r6, r12, " A ", r6\n\t"        \
+  "smlad r4, r11, " B ", r4\n\t"        \
   "smlad r5, lr, " B ", r5\n\t"         \
   "sxtb16 lr, lr, ror #8\n\t"           \
+  "smlad r6, r12, " A ", r6\n\t"        \
   "smlad r6, lr, " B ", r6\n\t"
 #define MTK_FUSED_QUAD_WEIGHTS "ldmia.w r1!, {r2, r11, r12, lr}\n\t"
 /* Two groups: one LDM of the row's 4 words, one of each group's 4 weight words. Every instruction 32 bits wide: a pair is
@@ -472,25 +492,30 @@ static inline void mtk_fused_quad_out(const uint32_t* s, const int32_t* q, int8_
   "add r4, r4, r4\n\t"          \
   "add r5, r5, r5\n\t"          \
   "add r6, r6, r6\n\t"
-/* The quad's 4 outputs from the doubled sums r3-r6 with the frame's m, C, e ([sp, #20]), stored at P, P advanced. */
-#define MTK_FUSED_QUAD_OUT(P, LOAD, CLAMP)                                            \
-  "ldrd r7, r8, [sp, #20]\n\t"                                                        \
-  "ldr r9, [sp, #28]\n\t" LOAD                                                        \
-  MTK_FUSED_REQUANT("r3", "r7", "r8", "r9") CLAMP "strb r0, [" P "], #1\n\t"          \
-  MTK_FUSED_REQUANT("r4", "r7", "r8", "r9") CLAMP "strb r0, [" P "], #1\n\t"          \
-  MTK_FUSED_REQUANT("r5", "r7", "r8", "r9") CLAMP "strb r0, [" P "], #1\n\t"          \
-  MTK_FUSED_REQUANT("r6", "r7", "r8", "r9") CLAMP "strb r0, [" P "], #1\n\t"
-#define MTK_FUSED_QUAD_SATURATED(P) MTK_FUSED_QUAD_OUT(P, "", "")
-#define MTK_FUSED_QUAD_CLAMPED(P) MTK_FUSED_QUAD_OUT(P, "ldrd r10, r11, [sp, #32]\n\t", MTK_FUSED_CLAMP)
+/* The quad's 4 outputs from the doubled sums r3-r6 with the frame's m, C, e ([sp, #20]), stored at P, P advanced:
+ * two at a time (the second in the first's value register), or clamped to the frame's range one at a time. */
+#define MTK_FUSED_QUAD_LAYER_PARAMS "ldrd r7, r8, [sp, #20]\n\tldr r9, [sp, #28]\n\t"
+#define MTK_FUSED_QUAD_SATURATED(P)                                                                              \
+  MTK_FUSED_QUAD_LAYER_PARAMS                                                                                    \
+  MTK_FUSED_REQUANT_PAIR("r3", "r7", "r8", "r9", "strb r0, [" P "], #1", "r4", "r7", "r8", "r9", "r3",            \
+                         "strb r3, [" P "], #1")                                                                 \
+  MTK_FUSED_REQUANT_PAIR("r5", "r7", "r8", "r9", "strb r0, [" P "], #1", "r6", "r7", "r8", "r9", "r5",            \
+                         "strb r5, [" P "], #1")
+#define MTK_FUSED_QUAD_CLAMPED(P)                                                                                \
+  MTK_FUSED_QUAD_LAYER_PARAMS "ldrd r10, r11, [sp, #32]\n\t"                                                     \
+  MTK_FUSED_REQUANT("r3", "r7", "r8", "r9") MTK_FUSED_CLAMP "strb r0, [" P "], #1\n\t"                            \
+  MTK_FUSED_REQUANT("r4", "r7", "r8", "r9") MTK_FUSED_CLAMP "strb r0, [" P "], #1\n\t"                            \
+  MTK_FUSED_REQUANT("r5", "r7", "r8", "r9") MTK_FUSED_CLAMP "strb r0, [" P "], #1\n\t"                            \
+  MTK_FUSED_REQUANT("r6", "r7", "r8", "r9") MTK_FUSED_CLAMP "strb r0, [" P "], #1\n\t"
 /* The same with each channel's m, C, e read from the stream after the quad's weights (r1): two channels an LDM, or
  * (clamped: r10, r11 hold the range) one. */
-#define MTK_FUSED_QUAD_PC_SATURATED(P)                                               \
-  "ldm r1!, {r7, r8, r9, r10, r11, r12}\n\t"                                         \
-  MTK_FUSED_REQUANT("r3", "r7", "r8", "r9") "strb r0, [" P "], #1\n\t"               \
-  MTK_FUSED_REQUANT("r4", "r10", "r11", "r12") "strb r0, [" P "], #1\n\t"            \
-  "ldm r1!, {r7, r8, r9, r10, r11, r12}\n\t"                                         \
-  MTK_FUSED_REQUANT("r5", "r7", "r8", "r9") "strb r0, [" P "], #1\n\t"               \
-  MTK_FUSED_REQUANT("r6", "r10", "r11", "r12") "strb r0, [" P "], #1\n\t"
+#define MTK_FUSED_QUAD_PC_SATURATED(P)                                                                            \
+  "ldm r1!, {r7, r8, r9, r10, r11, r12}\n\t"                                                                      \
+  MTK_FUSED_REQUANT_PAIR("r3", "r7", "r8", "r9", "strb r0, [" P "], #1", "r4", "r10", "r11", "r12", "r3",          \
+                         "strb r3, [" P "], #1")                                                                   \
+  "ldm r1!, {r7, r8, r9, r10, r11, r12}\n\t"                                                                      \
+  MTK_FUSED_REQUANT_PAIR("r5", "r7", "r8", "r9", "strb r0, [" P "], #1", "r6", "r10", "r11", "r12", "r5",          \
+                         "strb r5, [" P "], #1")
 #define MTK_FUSED_QUAD_PC_CHANNEL(X, P) \
   "ldm r1!, {r7, r8, r9}\n\t" MTK_FUSED_REQUANT(X, "r7", "r8", "r9") MTK_FUSED_CLAMP "strb r0, [" P "], #1\n\t"
 #define MTK_FUSED_QUAD_PC_CLAMPED(P)                                                 \

@@ -1,0 +1,97 @@
+"""The DSP cores' GEMM: first layers packed a kernel row at a time (gemm.py runs_stage_bytes, runs_order;
+c/mtk_im2col_runs_s8.h), which layers take it, the order of the values, the layers bit-exact with tflite-micro on the
+host; the models of tests/target/test_gemm_dsp_qemu.py, which runs them and the fused kernels' assembly
+(c/mtk_dot_biased_s8.h, scheduled for the Cortex-M7's dual issue) on the Cortex-M4, M7 and M33."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness import assert_bit_exact_on_c_paths, conv, conv_model, depthwise
+from mtk.ops import op_def, prepare_ops
+from mtk.ops.gemm import Patches
+from mtk.ops.gemm_calls import runs_order, runs_stage_bytes
+from mtk.ops.variants import Variant
+from mtk.reader import read_model
+from mtk.target import get_cpu
+from mtk.tuning import Tuning, layer_key
+
+RUNS_LAYERS = {
+    "conv-3ch-3x3-s2": lambda: conv((1, 13, 11, 3), (3, 3), 8, (7, 6), stride=(2, 2)),   # padded right and bottom
+    "conv-3ch-3x3-relu": lambda: conv((1, 6, 7, 3), (3, 3), 5, (6, 7), activation="RELU"),   # padded on every side
+    "conv-3ch-5x5-valid": lambda: conv((1, 8, 9, 3), (5, 5), 6, (4, 5), padding="VALID"),   # 15 left over: 4 groups
+    "conv-1ch-3x3-s2": lambda: conv((1, 12, 10, 1), (3, 3), 7, (6, 5), stride=(2, 2)),   # no whole word, all left over
+    "conv-2ch-3x3-dilated-rows": lambda: conv((1, 9, 8, 2), (3, 3), 4, (9, 8), dilation=(2, 1)),
+    "dw-1to8-3x3": lambda: depthwise((1, 9, 8, 1), (3, 3), 8, (9, 8), activation="RELU6"),
+}
+
+
+def patches(in_c: int, kh: int, kw: int, dil_w: int = 1) -> Patches:
+    return Patches(n=1, in_h=8, in_w=8, in_c=in_c, out_h=8, out_w=8, out_c=4, k_h=kh, k_w=kw, stride_h=1, stride_w=1,
+                   dil_h=1, dil_w=dil_w, pad_top=1, pad_left=1, in_zp=0)
+
+
+def test_runs_order_puts_each_kernel_rows_whole_words_first_then_what_is_left_of_every_row():
+    order = runs_order(patches(3, 3, 3))   # runs of 9: 8 values from each row, then its 9th
+    assert order.tolist() == [*range(0, 8), *range(9, 17), *range(18, 26), 8, 17, 26]
+    assert runs_order(patches(1, 2, 4)).tolist() == list(range(8))   # runs of whole words: the natural order
+    assert sorted(runs_order(patches(3, 5, 5)).tolist()) == list(range(75))
+
+
+@pytest.mark.parametrize("cpu, in_c, dil_w, stage", [
+    ("cortex-m4", 3, 1, 12 + 4),   # a run of 9 bytes in 12, 3 left-over values in a group
+    ("cortex-m33", 1, 1, 4 + 12),  # runs of 3: no whole word, 9 left-over values
+    ("cortex-m4", 2, 1, 0),        # runs of 8: whole words, gathered a word at a time
+    ("cortex-m4", 3, 2, 0),        # dilated kernel rows are not runs
+    ("cortex-m4", 4, 1, 0),        # whole groups of channels: packed as taps
+    ("cortex-m3", 3, 1, 0),        # no DSP: gathered
+    ("cortex-m55", 3, 1, 0),       # Helium: its own GEMM
+])
+def test_which_layers_pack_kernel_row_runs(cpu, in_c, dil_w, stage):
+    assert runs_stage_bytes(patches(in_c, 3, 4 if in_c == 2 else 3, dil_w), get_cpu(cpu)) == stage
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cpu", ["cortex-m4", "cortex-m7"])
+@pytest.mark.parametrize("name", RUNS_LAYERS)
+def test_run_packed_layers_are_bit_exact_on_the_host(name, cpu, tmp_path):
+    assert_bit_exact_on_c_paths(RUNS_LAYERS[name](), tmp_path, cpu=cpu)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["1x4/int16", "2x2/int16", "2x2/biased"])
+def test_run_packed_rows_feed_every_gemm_block(variant, tmp_path):
+    """One row a block (1x4) and two (2x2), over int16 and biased weights as well as the default fused stream."""
+    model = RUNS_LAYERS["conv-3ch-3x3-s2"]()
+    (tmp_path / "m.tflite").write_bytes(model)
+    data = prepare_ops(read_model(tmp_path / "m.tflite"), get_cpu("cortex-m4"))[0]
+    assert runs_stage_bytes(data.params.patches, data.cpu) > 0
+    assert_bit_exact_on_c_paths(model, tmp_path, tuning=Tuning({layer_key(data): Variant(variant)}))
+
+
+def test_a_run_packed_layer_includes_the_runs_header_not_the_gather(tmp_path):
+    (tmp_path / "m.tflite").write_bytes(RUNS_LAYERS["conv-3ch-3x3-s2"]())
+    data = prepare_ops(read_model(tmp_path / "m.tflite"), get_cpu("cortex-m4"))[0]
+    [kernel] = op_def("CONV_2D").lower(data).kernels
+    assert "mtk_im2col_runs_s8.h" in kernel.headers and "mtk_im2col_s8.h" not in kernel.headers
+
+
+def pointwise(channels: int, out_c: int, activation: str = "NONE", dead: tuple[int, ...] = ()) -> bytes:
+    """A 1x1 CONV_2D over 5x3 pixels (an odd count: the last row pair's second row is its first)."""
+    return conv_model("CONV_2D", (1, 5, 3, channels), (out_c, 1, 1, channels), (1, 5, 3, out_c), per_channel=True,
+                      dead=dead, padding="VALID", stride_h=1, stride_w=1, dilation_h_factor=1, dilation_w_factor=1,
+                      fused_activation_function=activation)
+
+
+def fully_connected(depth: int, units: int, per_channel: bool) -> bytes:
+    return conv_model("FULLY_CONNECTED", (1, depth), (units, depth), (1, units), per_channel=per_channel,
+                      fused_activation_function="NONE")
+
+
+FUSED_MODELS = {   # the fused kernels' assembly (c/mtk_dot_biased_s8.h), its sums and saturated outputs interleaved
+    "pointwise-8-to-16": lambda: pointwise(8, 16),
+    "pointwise-live": lambda: pointwise(16, 12, "RELU", dead=(0, 2, 3, 5, 6, 7, 10)),   # constant channels left out
+    "fc-quads": lambda: fully_connected(150, 12, per_channel=False),
+    "fc-quads-per-channel": lambda: fully_connected(37, 10, per_channel=True),
+    "fc-chunks": lambda: fully_connected(604, 13, per_channel=False),   # a row deeper than a chunk
+}
