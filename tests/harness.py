@@ -73,50 +73,46 @@ def assert_outputs_match(model: bytes, samples: Samples, outputs: Sequence[Seque
 
 
 def assert_bit_exact(model: bytes, workdir: Path | None = None, inputs: Samples | None = None, *, samples: int = 2,
-                     cpu: str | None = None, tuning: Tuning | None = None, dsp_formulation: bool = False
-                     ) -> Path | None:
+                     cpu: str | None = None, tuning: Tuning | None = None, plain_too: bool = False) -> Path | None:
     """Compile `model` (for `cpu`, with `tuning`'s variants), run it on the host on `inputs` (default:
-    `samples` random ones) and in tflite-micro: 0 mismatching elements. With `dsp_formulation` and a
-    DSP `cpu`, also the C built as those cores run it (MTK_EMULATE_DSP). Compiled into `workdir`
-    (its lib/ folder returned) or a temporary folder."""
+    `samples` random ones) and in tflite-micro: 0 mismatching elements. With `plain_too` and a DSP `cpu`, also
+    the plain C of cores without DSP (c_path_libraries). Compiled into `workdir` (its lib/ folder returned) or a
+    temporary folder."""
     if workdir is None:
         with tempfile.TemporaryDirectory() as tmp:
-            assert_bit_exact(model, Path(tmp), inputs, samples=samples, cpu=cpu, tuning=tuning,
-                             dsp_formulation=dsp_formulation)
+            assert_bit_exact(model, Path(tmp), inputs, samples=samples, cpu=cpu, tuning=tuning, plain_too=plain_too)
         return None
     if not isinstance(workdir, Path):
         raise TypeError("assert_bit_exact(model, workdir, inputs): pass the inputs as inputs=...")
     inputs = inputs or random_samples(model, samples)
-    libs = c_path_libraries(model, workdir, cpu, tuning, dsp_formulation)
+    libs = c_path_libraries(model, workdir, cpu, tuning, plain_too)
     for lib in libs:
         host = HostModel(lib)
         assert_outputs_match(model, inputs, [host.run(sample) for sample in inputs], f"{lib.name}: ")
     return libs[0]
 
 
+PLAIN_CPU = "cortex-m3"   # the plain C kernels: no DSP extension, no Helium
+
+
 def c_path_libraries(model: bytes, workdir: Path, cpu: str | None = "cortex-m4", tuning: Tuning | None = None,
-                     dsp_formulation: bool = True) -> list[Path]:
-    """The model compiled for `cpu` (with `tuning`'s variants) into workdir/lib as the host runs it: the
-    plain C kernels and, with `dsp_formulation` for a DSP core, a copy computing the DSP formulation
-    (MTK_EMULATE_DSP) in workdir/lib_dsp."""
+                     plain_too: bool = True) -> list[Path]:
+    """The model compiled for `cpu` (with `tuning`'s variants) into workdir/lib, as the host runs it (a DSP core's
+    kernels in their DSP formulation, the intrinsics in portable C: mtk_dsp_intrinsics.h) and, with `plain_too` for a
+    DSP core, compiled for PLAIN_CPU (untuned: the variants are the DSP core's) into workdir/lib_plain."""
     path = workdir / "model.tflite"
     path.write_bytes(model)
-    folder = compile_model(path, workdir / "lib", cpu=cpu, force=True, tuning=tuning).path
-    libs = [folder]
-    if dsp_formulation and get_cpu(cpu or DEFAULT_CPU).dsp:
-        libs.append(workdir / "lib_dsp")
-        shutil.copytree(folder, libs[-1])
-        for src in (libs[-1] / "src").glob("*_kernels.c"):
-            src.write_text("#define MTK_EMULATE_DSP 1\n" + src.read_text())
+    libs = [compile_model(path, workdir / "lib", cpu=cpu, force=True, tuning=tuning).path]
+    if plain_too and get_cpu(cpu or DEFAULT_CPU).dsp:
+        libs.append(compile_model(path, workdir / "lib_plain", cpu=PLAIN_CPU, force=True).path)
     return libs
 
 
 def assert_bit_exact_on_c_paths(model: bytes, workdir: Path, cpu: str = "cortex-m4", tuning: Tuning | None = None
                                 ) -> None:
-    """Compiled for `cpu` (with `tuning`'s variants), run on the host: the plain C kernels and, for a
-    DSP core, the DSP formulation (MTK_EMULATE_DSP, what Cortex-M4/M7/M33/M55 execute); bit-exact
-    with tflite-micro."""
-    assert_bit_exact(model, workdir, cpu=cpu, tuning=tuning, dsp_formulation=True)
+    """Compiled for `cpu` (with `tuning`'s variants), run on the host: for a DSP core its DSP formulation (what
+    Cortex-M4/M7/M33/M55 execute) and the plain C kernels of cores without DSP; bit-exact with tflite-micro."""
+    assert_bit_exact(model, workdir, cpu=cpu, tuning=tuning, plain_too=True)
 
 
 def assert_bit_exact_on_target(model: bytes, board: str, workdir: Path, inputs: Samples | None = None, *,

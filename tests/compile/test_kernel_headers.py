@@ -1,6 +1,6 @@
-"""The hand-written C helpers the generated kernels include (toolkit/mtk/ops/c/), built with the
-host gcc on each of their paths (plain C; the DSP formulation emulated; the 64-bit product
-from 16-bit halves as on Cortex-M0+) against Python's exact integers."""
+"""The hand-written C kernels the generated code includes (toolkit/mtk/kernels/c/), each instruction set's files
+(kernels/files.py) built with the host gcc (the Cortex-M3's plain C; the DSP cores', their intrinsics in portable C;
+the Cortex-M0+'s, the 64-bit product from 16-bit halves) against Python's exact integers."""
 
 from __future__ import annotations
 
@@ -11,12 +11,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mtk.compiler import KERNEL_HEADERS
+from mtk.kernels.files import C_DIR, FAMILIES, c_files, project_name
 
 INT32_MIN, INT32_MAX = -2**31, 2**31 - 1
 EDGES = [INT32_MIN, INT32_MIN + 1, -2**30, -65536, -65535, -32768, -1, 0, 1, 32767, 65535, 65536, 2**30, INT32_MAX]
 
-PATHS = {"plain": [], "dsp-emulated": ["-DMTK_EMULATE_DSP"], "long-multiply-by-halves": ["-DMTK_MUL64_BY_HALVES"]}
+PATHS = {"plain": ("m3", []), "dsp-emulated": ("dsp", []),   # (instruction set, gcc flags)
+         "long-multiply-by-halves": ("scalar", ["-DMTK_MUL64_BY_HALVES"])}
+FAMILIES_TESTED = ("fixedpoint", "dot_s8", "dot_biased_s8", "pool", "depthwise_s8", "depthwise_s16")
 
 
 def srdhm(a: int, b: int) -> int:
@@ -33,28 +35,31 @@ def c_array(name: str, ctype: str, values) -> str:
     return f"static const {ctype} {name}[{len(values)}] = {{{', '.join(str(int(v)) for v in values)}}};"
 
 
-def run_c(body: str, flags: list[str], tmp_path: Path) -> list[int]:
+def run_c(body: str, path: tuple[str, list[str]], tmp_path: Path) -> list[int]:
+    """`body` after the files of the tested families that instruction set `path[0]` has, built with flags `path[1]`."""
     gcc = shutil.which("gcc")
     if gcc is None:
         pytest.skip("no host gcc")
+    isa, flags = path
+    files = c_files(isa, [family for family in FAMILIES_TESTED if isa in FAMILIES[family]])
     src = tmp_path / "t.c"
-    src.write_text('#include <stdio.h>\n#include "mtk_fixedpoint.h"\n#include "mtk_dot_s8.h"\n'
-                   '#include "mtk_dot_biased_s8.h"\n#include "mtk_pool.h"\n' + body)
+    src.write_text("#include <stdio.h>\n" + "".join(f'#include "{project_name(f)}"\n' for f in files) + body)
     exe = tmp_path / "t"
-    subprocess.run([gcc, "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", *flags, "-I", str(KERNEL_HEADERS),
-                    str(src), "-o", str(exe)], check=True)
+    folders = [arg for folder in sorted(C_DIR.iterdir()) for arg in ("-I", str(folder))]
+    subprocess.run([gcc, "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", *flags, *folders, str(src), "-o", str(exe)],
+                   check=True)
     return [int(v) for v in subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split()]
 
 
-@pytest.mark.parametrize("flags", PATHS.values(), ids=PATHS.keys())
-def test_srdhm_matches_gemmlowp(flags, tmp_path):
+@pytest.mark.parametrize("path", PATHS.values(), ids=PATHS.keys())
+def test_srdhm_matches_gemmlowp(path, tmp_path):
     rng = np.random.default_rng(0)
     pairs = [(a, b) for a in EDGES for b in EDGES]
     pairs += [(int(a), int(b)) for a, b in rng.integers(INT32_MIN, INT32_MAX, (2000, 2), endpoint=True)]
     body = (c_array("A", "int32_t", [a for a, _ in pairs]) + c_array("B", "int32_t", [b for _, b in pairs]) +
             f"\nint main(void) {{ for (int i = 0; i < {len(pairs)}; ++i) printf(\"%ld\\n\", (long)mtk_srdhm(A[i], B[i]));"
             " return 0; }\n")
-    assert run_c(body, flags, tmp_path) == [srdhm(a, b) for a, b in pairs]
+    assert run_c(body, path, tmp_path) == [srdhm(a, b) for a, b in pairs]
 
 
 def requant_reference(acc: int, mult: int, shift: int) -> int:
@@ -66,8 +71,8 @@ def requant_reference(acc: int, mult: int, shift: int) -> int:
     return (x >> right) + (1 if (x & mask) > threshold else 0)
 
 
-@pytest.mark.parametrize("flags", PATHS.values(), ids=PATHS.keys())
-def test_requant_rshift_matches_tflite(flags, tmp_path):
+@pytest.mark.parametrize("path", PATHS.values(), ids=PATHS.keys())
+def test_requant_rshift_matches_tflite(path, tmp_path):
     from mtk.ops.requant import Requant
     rng = np.random.default_rng(2)
     accs = EDGES + [int(v) for v in rng.integers(INT32_MIN, INT32_MAX, 1500, endpoint=True)]
@@ -78,24 +83,24 @@ def test_requant_rshift_matches_tflite(flags, tmp_path):
     body = (c_array("ACC", "int32_t", accs) + c_array("Q", "int32_t", table.reshape(-1)) +
             f"\nint main(void) {{ for (int i = 0; i < {len(accs)}; ++i) printf(\"%ld\\n\", (long)mtk_requant_rshift("
             "ACC[i], Q[4 * i], Q[4 * i + 1], Q[4 * i + 2], Q[4 * i + 3])); return 0; }\n")
-    assert run_c(body, flags, tmp_path) == [requant_reference(a, m, s) for a, m, s in zip(accs, mults, shifts)]
+    assert run_c(body, path, tmp_path) == [requant_reference(a, m, s) for a, m, s in zip(accs, mults, shifts)]
 
 
-@pytest.mark.parametrize("flags", PATHS.values(), ids=PATHS.keys())
-def test_clamp_s8(flags, tmp_path):
+@pytest.mark.parametrize("path", PATHS.values(), ids=PATHS.keys())
+def test_clamp_s8(path, tmp_path):
     cases = [(x, lo, hi) for x in (-1000, -129, -128, -5, 0, 5, 127, 128, 1000) for lo, hi in ((-128, 127), (-3, 127),
                                                                                              (-128, 6), (-3, 6))]
     body = "".join(c_array(n, "int32_t", [c[i] for c in cases]) for i, n in enumerate(("X", "LO", "HI")))
     body += (f"\nint main(void) {{ for (int i = 0; i < {len(cases)}; ++i) printf(\"%ld\\n\", "
              "(long)mtk_clamp_s8(X[i], LO[i], HI[i])); return 0; }\n")
-    assert run_c(body, flags, tmp_path) == [min(max(x, lo), hi) for x, lo, hi in cases]
+    assert run_c(body, path, tmp_path) == [min(max(x, lo), hi) for x, lo, hi in cases]
 
 
-@pytest.mark.parametrize("flags", PATHS.values(), ids=PATHS.keys())
-def test_gemm_kernels_match_numpy(flags, tmp_path):
+@pytest.mark.parametrize("path", PATHS.values(), ids=PATHS.keys())
+def test_gemm_kernels_match_numpy(path, tmp_path):
     """Rows packed by mtk_pack_pair_s16 / mtk_pack_row_s16 against weights packed by microkernels.pack_weights,
-    int8, int16-expanded (pack_weights_int16, the mtk_dot_*_w16_s8 kernels) and biased (pack_weights_biased,
-    mtk_dot_*_biased_s8 with the rows' sums from mtk_pack_sums_s16)."""
+    int8, int16-expanded (pack_weights_int16, the mtk_dot_*_w16_s8 kernels) and on DSP cores biased
+    (pack_weights_biased, mtk_dot_*_biased_s8 with the rows' sums from mtk_pack_sums_s16)."""
     from mtk.ops.microkernels import pack_weights, pack_weights_biased, pack_weights_int16
     rng = np.random.default_rng(1)
     lines, expected = [], []
@@ -112,25 +117,26 @@ def test_gemm_kernels_match_numpy(flags, tmp_path):
         lines.append(c_array(f"w4_{case}", "int8_t", pack_weights(b.astype(np.int8), 4)))
         lines.append(c_array(f"v2_{case}", "int16_t", pack_weights_int16(b[:2].astype(np.int8), 2)))
         lines.append(c_array(f"v4_{case}", "int16_t", pack_weights_int16(b.astype(np.int8), 4)))
-        lines.append(c_array(f"u2_{case}", "int8_t", pack_weights_biased(b[:2].astype(np.int8), 2)))
-        lines.append(c_array(f"u4_{case}", "int8_t", pack_weights_biased(b.astype(np.int8), 4)))
-        calls = [("pair", "2x2", "w2"), ("row", "1x4", "w4"), ("pair", "2x2_w16", "v2"), ("row", "1x4_w16", "v4"),
-                 ("pair", "2x2_biased", "u2"), ("row", "1x4_biased", "u4")]
+        calls = [("pair", "2x2", "w2"), ("row", "1x4", "w4"), ("pair", "2x2_w16", "v2"), ("row", "1x4_w16", "v4")]
+        if path[0] == "dsp":
+            lines.append(c_array(f"u2_{case}", "int8_t", pack_weights_biased(b[:2].astype(np.int8), 2)))
+            lines.append(c_array(f"u4_{case}", "int8_t", pack_weights_biased(b.astype(np.int8), 4)))
+            calls += [("pair", "2x2_biased", "u2"), ("row", "1x4_biased", "u4")]
         lines.append(f"static void case{case}(void) {{ int32_t acc[6]; int32_t col[{4 * groups}];" + "".join(
             f" mtk_pack_{rows}_s16(a{case}_0, {f'a{case}_1, ' if rows == 'pair' else ''}{k}, col);"
             + (f" mtk_pack_sums_s16(col, {groups}, {2 if rows == 'pair' else 1}, acc + 4);" if 'biased' in kernel else "")
             + f" mtk_dot_{kernel}_s8(col, {w}_{case}, {groups}, acc);"
             " for (int i = 0; i < 4; ++i) printf(\"%ld\\n\", (long)acc[i]);" for rows, kernel, w in calls) + " }")
-        expected += 3 * ([int(a[i] @ b[j]) for i in range(2) for j in range(2)] + [int(a[0] @ b[j]) for j in range(4)])
+        expected += len(calls) // 2 * ([int(a[i] @ b[j]) for i in range(2) for j in range(2)] +
+                                       [int(a[0] @ b[j]) for j in range(4)])
     body = "\n".join(lines) + "\nint main(void) {" + "".join(f" case{c}();" for c in range(len(sizes)))
-    assert run_c(body + " return 0; }\n", flags, tmp_path) == expected
+    assert run_c(body + " return 0; }\n", path, tmp_path) == expected
 
 
-@pytest.mark.parametrize("flags", PATHS.values(), ids=PATHS.keys())
 @pytest.mark.parametrize("tile, chunk, shared", [(2, None, False), (4, None, True), (4, 3, True), (4, None, False),
                                                  (4, 3, False)],
                          ids=["2x2", "1x4", "1x4-chunks-of-3", "1x4-per-channel", "1x4-per-channel-chunks-of-3"])
-def test_fused_gemm_matches_tflite_requantization(flags, tile, chunk, shared, tmp_path):
+def test_fused_gemm_matches_tflite_requantization(tile, chunk, shared, tmp_path):
     """mtk_gemm_2x2_fused_s8 (two rows, an odd last row: stride 0, odd channel counts), mtk_gemm_1x4_fused_s8 (one
     row, a partial last quad; packing the row itself) and mtk_gemm_1x4_fused_chunk_s8 (the row packed 3 groups at a
     time, the last chunk partial), their channels sharing one multiplier and shift or not (the _pc kernels), over a
@@ -182,11 +188,10 @@ def test_fused_gemm_matches_tflite_requantization(flags, tile, chunk, shared, tm
                 v = requant_reference(int(a[r] @ w[c]) + int(bias[c]), int(mult[c]), int(shift[c])) + out_zp
                 expected.append(min(max(v, lo), hi))
     body = "\n".join(lines) + "\nint main(void) {" + "".join(f" case{c}();" for c in range(len(cases)))
-    assert run_c(body + " return 0; }\n", flags, tmp_path) == expected
+    assert run_c(body + " return 0; }\n", PATHS["dsp-emulated"], tmp_path) == expected
 
 
-@pytest.mark.parametrize("flags", PATHS.values(), ids=PATHS.keys())
-def test_fused_stream_folds_constant_channels(flags, tmp_path):
+def test_fused_stream_folds_constant_channels(tmp_path):
     """A layer whose dead channels (zero weights, biases near ±2^30, shifts down to −31: beyond
     fused_stream_exact's bounds) output a constant: fused_stream_params folds them, and mtk_gemm_2x2_fused_s8 over
     the folded stream matches TFLite's requantization of the layer as it is, for random and extreme rows, and so
@@ -234,7 +239,7 @@ def test_fused_stream_folds_constant_channels(flags, tmp_path):
     outputs = [[min(max(requant_reference(int(a[r] @ w[c]) + int(bias[c]), int(mult[c]), int(shift[c])) + out_zp,
                         lo), hi) for c in range(channels)] for r in range(4)]
     expected = 2 * (outputs[0] + outputs[1]) + 2 * (outputs[2] + outputs[3]) + outputs[3] + [0] * channels
-    assert run_c(body + " return 0; }\n", flags, tmp_path) == expected
+    assert run_c(body + " return 0; }\n", PATHS["dsp-emulated"], tmp_path) == expected
 
 
 def packings_without_dsp() -> dict[str, tuple]:
@@ -244,11 +249,11 @@ def packings_without_dsp() -> dict[str, tuple]:
             "2x4": (lambda w: pack_weights(w, 4), "int8_t", 2, 4)}
 
 
-@pytest.mark.parametrize("kernel, flags", [("1x4_paired", PATHS["plain"]),   # these two need a long multiply
+@pytest.mark.parametrize("kernel, path", [("1x4_paired", PATHS["plain"]),   # these two need a long multiply
                                            ("2x4", PATHS["plain"]),
                                            ("1x8", PATHS["plain"]), ("1x8", PATHS["long-multiply-by-halves"])],
                          ids=["1x4_paired-plain", "2x4-plain", "1x8-plain", "1x8-long-multiply-by-halves"])
-def test_kernels_without_dsp_match_numpy(kernel, flags, tmp_path):
+def test_kernels_without_dsp_match_numpy(kernel, path, tmp_path):
     pack, ctype, rows, channels = packings_without_dsp()[kernel]
     rng = np.random.default_rng(4)
     lines, expected, sizes = [], [], [1, 5, 64, 640, 1021]
@@ -266,13 +271,13 @@ def test_kernels_without_dsp_match_numpy(kernel, flags, tmp_path):
                      f" for (int i = 0; i < {rows * channels}; ++i) printf(\"%ld\\n\", (long)acc[i]); }}")
         expected += [int(a[i] @ b[j]) for i in range(rows) for j in range(channels)]
     body = "\n".join(lines) + "\nint main(void) {" + "".join(f" case{c}();" for c in range(len(sizes)))
-    assert run_c(body + " return 0; }\n", flags, tmp_path) == expected
+    assert run_c(body + " return 0; }\n", path, tmp_path) == expected
 
 
-@pytest.mark.parametrize("label, flags", [("1x8/s8", PATHS["plain"]), ("2x2/s8", PATHS["plain"]),
+@pytest.mark.parametrize("label, path", [("1x8/s8", PATHS["plain"]), ("2x2/s8", PATHS["plain"]),
                                           ("1x4/s16", PATHS["dsp-emulated"]), ("1x4/s16", PATHS["plain"])],
                          ids=["1x8-s8", "2x2-s8", "1x4-s16-dsp-emulated", "1x4-s16-plain"])
-def test_direct_kernels_match_numpy(label, flags, tmp_path):
+def test_direct_kernels_match_numpy(label, path, tmp_path):
     """The direct kernels (their assembly runs in QEMU, test_kernels_qemu.py): the Cortex-M3's 1x8/s8 and 2x2/s8 (the
     plain path) and the DSP cores' 1x4/s16 (emulated, and its plain C for host builds), in tiles of n = 1 .. their
     block's channels, over int8 rows of k values as they are, whole groups (in pairs and an odd one) and a partial
@@ -303,12 +308,12 @@ def test_direct_kernels_match_numpy(label, flags, tmp_path):
         expected += [int(a[i] @ b[j]) for i in range(rows) for j in range(cols)]
         expected += [int(a[i] @ b[cols + j]) for i in range(rows) for j in range(n)]
     body = "\n".join(lines) + "\nint main(void) {" + "".join(calls)
-    assert run_c(body + " return 0; }\n", flags, tmp_path) == expected
+    assert run_c(body + " return 0; }\n", path, tmp_path) == expected
 
 
 @pytest.mark.parametrize("multiplier", [1, 2, 3, 4])
-@pytest.mark.parametrize("flags", PATHS.values(), ids=PATHS.keys())
-def test_depthwise_kernel_matches_numpy(flags, multiplier, tmp_path):
+@pytest.mark.parametrize("path", PATHS.values(), ids=PATHS.keys())
+def test_depthwise_kernel_matches_numpy(path, multiplier, tmp_path):
     """mtk_dw_s8 on a 3x3 window (row step 20, column step 8) with every tap range, against numpy: with
     multiplier 1 the 4 consecutive channels' formulation (offsets 1, 2, 3), otherwise the lanes' (output
     channel c reads input channel c / multiplier); with multiplier 1 also mtk_dw2_s8 (the Cortex-M3's two
@@ -322,7 +327,7 @@ def test_depthwise_kernel_matches_numpy(flags, multiplier, tmp_path):
     ranges = [(0, 3, 0, 3), (1, 3, 0, 3), (0, 2, 1, 2), (2, 2, 0, 3), (0, 3, 2, 3)]
     source = [j // multiplier for j in range(4)]
     body = c_array("X", "int8_t", x.reshape(-1)) + c_array("W", "int16_t", pack_weights(w.astype(np.int8), multiplier))
-    body = '#include "mtk_depthwise_s8.h"\n' + body + "\nint main(void) { int32_t acc[4];"
+    body = body + "\nint main(void) { int32_t acc[4];"
     expected = []
     for ky_lo, ky_hi, kx_lo, kx_hi in ranges:
         body += (f" mtk_dw_s8(X, 20, 8, W, 3, 3, {ky_lo}, {ky_hi}, {kx_lo}, {kx_hi}, {pad}, "
@@ -344,7 +349,7 @@ def test_depthwise_kernel_matches_numpy(flags, multiplier, tmp_path):
         expected += [sum(int(w[0, ky, kx, j]) * int(x[ky + pixel, kx * 8 + j]) for ky in range(3) for kx in range(3))
                      for pixel in range(2) for j in range(4)]
     body += " return 0; }\n"
-    assert run_c(body, flags, tmp_path) == expected
+    assert run_c(body, path, tmp_path) == expected
 
 
 @pytest.mark.parametrize("value", [-128, 127])
@@ -360,13 +365,13 @@ def test_depthwise_pairs_at_their_tap_bound(value, tmp_path):
             f"int main(void) {{ int32_t acc[4]; for (int i = 0; i < {kh * kw * 4}; ++i) X[i] = {value};"
             f" mtk_dw_pairs_s8(X, {kw * 4}, 4, W, {kh}, {kw}, 0, {kh}, 1, {kw}, {value}, 1, acc);"
             " for (int i = 0; i < 4; ++i) printf(\"%ld\\n\", (long)acc[i]); return 0; }\n")
-    assert run_c('#include "mtk_depthwise_s8.h"\n' + body, PATHS["plain"], tmp_path) == \
+    assert run_c(body, PATHS["plain"], tmp_path) == \
         [kh * kw * value * int(w[0, 0, 0, j]) for j in range(4)]
 
 
 @pytest.mark.parametrize("shifts", [(8, 46), (16, 46), (16, 32)], ids=["high-0", "high-1", "high-2"])
 def test_depthwise_s16_requant_matches_tflite(shifts, tmp_path):
-    """mtk_requant_table_s16 (c/mtk_depthwise_s16.h) from int16x8.requant_s64_table, in each of its modes, against
+    """mtk_requant_table_s16 (mtk_depthwise_s16.h) from int16x8.requant_s64_table, in each of its modes, against
     TFLite's MultiplyByQuantizedMultiplier(int64_t acc + bias): (x·r + 2^(t−1)) >> t truncated to int32, saturated."""
     from mtk.ops.int16x8 import requant_s64_table
     rng = np.random.default_rng(5)
@@ -379,7 +384,7 @@ def test_depthwise_s16_requant_matches_tflite(shifts, tmp_path):
     total = rng.integers(shifts[0], shifts[1], n, endpoint=True)
     b, r, s, high = requant_s64_table(bias, reduced, total)
     assert high == {(8, 46): 0, (16, 46): 1, (16, 32): 2}[shifts]
-    body = ('#include "mtk_depthwise_s16.h"\n' + c_array("ACC", "int32_t", accs) + c_array("R", "int32_t", r) +
+    body = (c_array("ACC", "int32_t", accs) + c_array("R", "int32_t", r) +
             c_array("S", "int32_t", s) + f"static const int64_t B[{n}] = {{{', '.join(f'{int(v)}LL' for v in b)}}};" +
             f"\nint main(void) {{ for (int i = 0; i < {n}; ++i) printf(\"%ld\\n\", (long)mtk_requant_table_s16(ACC[i],"
             f" B[i], R[i], S[i], {high}, -32768, 32767)); return 0; }}\n")
@@ -390,8 +395,8 @@ def test_depthwise_s16_requant_matches_tflite(shifts, tmp_path):
     assert run_c(body, PATHS["plain"], tmp_path) == expected
 
 
-@pytest.mark.parametrize("flags", [PATHS["plain"], PATHS["dsp-emulated"]], ids=["plain", "dsp-emulated"])
-def test_pool_max_min_of_byte_lanes(flags, tmp_path):
+@pytest.mark.parametrize("path", [PATHS["plain"], PATHS["dsp-emulated"]], ids=["plain", "dsp-emulated"])
+def test_pool_max_min_of_byte_lanes(path, tmp_path):
     """mtk_pool.h's max and min of 4 signed bytes a word (plain: compared within the word, as the M3 runs it): every
     pair of bytes in every lane, the other lanes' bytes varying; prints the lanes that differ from C's own."""
     body = """
@@ -413,4 +418,4 @@ int main(void) {
   return 0;
 }
 """
-    assert run_c(body, flags, tmp_path) == [0]
+    assert run_c(body, path, tmp_path) == [0]

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from mtk.compiler import KERNEL_HEADERS
 from mtk.kernels import table
+from mtk.kernels.files import C_DIR, FAMILIES, c_files, project_name
 from mtk.kernels.signature import CFunction
 from mtk.target import CPUS, Isa
 
@@ -24,14 +24,16 @@ def compile_with_prototypes(isa: Isa, functions: list[CFunction], tmp_path: Path
     gcc = shutil.which("arm-none-eabi-gcc")
     if gcc is None:
         pytest.skip("arm-none-eabi-gcc not installed (Debian package gcc-arm-none-eabi)")
-    headers = {table.DOT_HEADER, table.BIASED_HEADER, table.IM2COL_HEADER, table.RUNS_HEADER}
-    headers |= {k.header for k in table.KERNELS if isa in k.isas and k.header}
+    families = [table.DOT_HEADER, table.BIASED_HEADER, table.IM2COL_HEADER, table.RUNS_HEADER]
+    families += [k.header for k in table.KERNELS if isa in k.isas and k.header]
+    files = c_files(isa.value, [f for f in dict.fromkeys(families) if isa.value in FAMILIES[f]])
     src = tmp_path / f"{isa.value}.c"
-    src.write_text("".join(f'#include "{h}"\n' for h in sorted(headers))
+    src.write_text("".join(f'#include "{project_name(f)}"\n' for f in files)
                    + "".join(f.prototype + "\n" for f in functions)
                    + "void* const mtk_table_refs[] = {" + ", ".join(f"(void*){f.name}" for f in functions) + "};\n")
     return subprocess.run([gcc, *CPUS[CORES[isa]].gcc_flags, "-O1", "-Wall", "-Wextra", "-Werror", "-c",
-                           "-I", str(KERNEL_HEADERS), str(src), "-o", str(tmp_path / f"{isa.value}.o")],
+                           *(arg for folder in sorted(C_DIR.iterdir()) for arg in ("-I", str(folder))), str(src),
+                           "-o", str(tmp_path / f"{isa.value}.o")],
                           capture_output=True, text=True)
 
 

@@ -9,8 +9,8 @@ import subprocess
 import numpy as np
 import pytest
 
-from mtk.compiler import KERNEL_HEADERS, kernel_header_files
 from mtk.kernels import table
+from mtk.kernels.files import C_DIR, c_files, project_name
 from mtk.ops import microkernels
 from mtk.ops.gemm import gemm_variants, micro_kernel
 from mtk.target import CPUS, Isa
@@ -36,15 +36,17 @@ def test_ids_are_unique_within_a_family_and_functions_by_name():
                                       ("cortex-m33+nodsp+nofp", Isa.M3), ("cortex-m4", Isa.DSP), ("cortex-m7", Isa.DSP),
                                       ("cortex-m33", Isa.DSP), ("cortex-m55", Isa.MVE)])
 def test_each_core_builds_the_kernels_of_its_extensions(cpu, isa):
-    """Cpu.isa (the weight layouts the compiler packs) and the C's #ifs under the core's own gcc flags pick one path."""
+    """Cpu.isa (the weight layouts the compiler packs, the C files it includes) and those files build under the
+    core's own gcc flags."""
     assert CPUS[cpu].isa is isa
     gcc = shutil.which("arm-none-eabi-gcc")
     if gcc is None:
         pytest.skip("arm-none-eabi-gcc not installed (Debian package gcc-arm-none-eabi)")
-    preprocessed = subprocess.run([gcc, *CPUS[cpu].gcc_flags, "-E", "-I", str(KERNEL_HEADERS), "-x", "c", "-"],
-                                  input='#include "mtk_dot_s8.h"\n', capture_output=True, text=True, check=True).stdout
-    included = set(re.findall(r'^# \d+ "[^"]*/([^"/]+)"', preprocessed, flags=re.M))
-    assert included & set(table.ISA_HEADERS.values()) == {table.ISA_HEADERS[isa]}
+    files = c_files(isa.value, ["dot_s8"])
+    assert f"{isa.value}/mtk_dot_s8_{isa.value}.h" in files
+    folders = [arg for folder in sorted(C_DIR.iterdir()) for arg in ("-I", str(folder))]
+    subprocess.run([gcc, *CPUS[cpu].gcc_flags, "-fsyntax-only", "-Wall", "-Werror", *folders, "-x", "c", "-"],
+                   input="".join(f'#include "{project_name(f)}"\n' for f in files), text=True, check=True)
 
 
 @pytest.mark.parametrize("mk", table.GEMM_KERNELS, ids=lambda mk: mk.id)
@@ -52,11 +54,10 @@ def test_each_micro_kernel_is_defined_for_its_instruction_sets_and_its_packer_fi
     # the C functions it names (a direct kernel's narrower tiles, made by a macro: test_kernel_headers calls them)
     names = (mk.name, *filter(None, [mk.per_channel and mk.per_channel.name]), *(f.name for f in mk.chunked))
     assert len(mk.tails) == (mk.cols - 1 if mk.direct else 0)
-    for isa in mk.isas:   # the dispatch header (the names) and the instruction set's file with what it includes
-        isa_files = kernel_header_files([table.ISA_HEADERS[isa]])
-        code = (KERNEL_HEADERS / mk.header).read_text() + "".join(isa_files.values())
+    for isa in mk.isas:   # the files of its family on that instruction set
+        code = "".join((C_DIR / f).read_text() for f in c_files(isa.value, [mk.header]))
         for name in names:
-            assert re.search(rf"\b{name}\s*\(", code), f"{name} not in {table.ISA_HEADERS[isa]}"
+            assert re.search(rf"\b{name}\s*\(", code), f"{name} not in {mk.header} on {isa.value}"
     w = np.random.default_rng(0).integers(-128, 128, (13, 37)).astype(np.int8)
     for group in (microkernels.GROUP, microkernels.HELIUM_CHUNK if mk.weights == "int8" else microkernels.GROUP):
         assert mk.pack(w, mk.cols, group).nbytes == mk.weight_bytes(13, 37, group)

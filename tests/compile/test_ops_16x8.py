@@ -77,7 +77,7 @@ def test_sums_in_chunks_are_bit_exact(cpu, tmp_path):
     """FULLY_CONNECTED, CONV_2D and TRANSPOSE_CONV whose sums need TFLM's int64 accumulator: the 16x8 GEMM's int32
     sums of chunks of 512 values added in int64 (int16x8.chunk_len), in plain C and as the DSP cores run it."""
     model, samples = wide_sums_at_the_edge(tmp_path)
-    assert_bit_exact(model, tmp_path, samples, cpu=cpu, dsp_formulation=True)
+    assert_bit_exact(model, tmp_path, samples, cpu=cpu, plain_too=True)
 
 
 @pytest.mark.parametrize("seed", [1, 2])
@@ -96,7 +96,7 @@ def test_depthwise_chain_is_bit_exact(tmp_path):
     """Depth multipliers 1, 2, 3, 4 (mtk_depthwise_s16's lane modes, a padded one), odd channels, stride, dilation,
     a requantization shifting right by more than 32: the C built as the host runs it and as DSP cores do."""
     model = modelgen16x8.depthwise_chain(3)
-    folder = assert_bit_exact(model, tmp_path, _samples(model, 3), dsp_formulation=True)
+    folder = assert_bit_exact(model, tmp_path, _samples(model, 3), plain_too=True)
     assert all("depthwise_conv_2d_s16" in op.kernel for op in CompiledModel.load(folder).ops)
 
 

@@ -78,7 +78,7 @@ def test_c_pool_kernel(name, cpu, tmp_path):
     rng = np.random.default_rng(5)
     samples = [[np.full(shape, info.min, dtype)], [np.full(shape, info.max, dtype)],
                [rng.integers(info.min, info.max + 1, size=shape).astype(dtype)]]
-    assert_bit_exact(model, tmp_path, samples, cpu=cpu, dsp_formulation=True)
+    assert_bit_exact(model, tmp_path, samples, cpu=cpu, plain_too=True)
 
 
 def test_average_rounds_negative_sums_away_from_zero(tmp_path):

@@ -11,7 +11,7 @@ import pytest
 import modelgen
 from mtk.autotune import tune_model
 from mtk.boards import get_board
-from mtk.compiler import KERNEL_HEADERS
+from mtk.kernels.files import C_DIR
 from mtk.ops import prepare_ops
 from mtk.ops.conv import DEPTHWISE_KERNELS
 from mtk.reader import read_model
@@ -413,7 +413,7 @@ def test_requantization_by_16_bit_halves_on_cortex_m0(tmp_path):
     (tmp_path / "probe.c").write_text(REQUANT_PROBE)
     (tmp_path / "probe.ld").write_text(REQUANT_LINKER)
     subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m0", "-mthumb", "-O2", "-Wall", "-Werror", "-nostartfiles",
-                    "-I", str(KERNEL_HEADERS), "-T", str(tmp_path / "probe.ld"), str(tmp_path / "probe.c"), "-lgcc",
+                    "-I", str(C_DIR / "common"), "-T", str(tmp_path / "probe.ld"), str(tmp_path / "probe.c"), "-lgcc",
                     "-o", str(tmp_path / "probe.elf")], check=True)
     done = subprocess.run(["qemu-system-arm", "-M", "microbit", "-kernel", str(tmp_path / "probe.elf"), "-display",
                            "none", "-monitor", "none", "-semihosting-config", "enable=on,target=native"], timeout=60)

@@ -7,7 +7,6 @@ codegen/aot.py binds the kernels into the run function and emits the C, compiled
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from .compiled import CompiledModel, CompiledOp, CompiledTarget, MemoryUse, Regi
 from .errors import ModelError
 from .fsutil import atomic_output_dir
 from .graph import Graph
+from .kernels.files import C_DIR, project_name
 from .names import module as module_identifier
 from .ops import computes, op_def, prepare_ops
 from .ops.base import Lowered, OpData, State
@@ -37,21 +37,6 @@ from .target import DEFAULT_CPU, Cpu, get_cpu
 from .tuning import Layer, Tuning, tunable_layers
 
 EDGE_OPS = ("QUANTIZE", "DEQUANTIZE", "CAST")   # conversions between float and integer tensors
-KERNEL_HEADERS = Path(__file__).parent / "ops" / "c"
-_LOCAL_INCLUDE = re.compile(r'^#include "([^"]+)"', re.M)
-
-
-def kernel_header_files(names: list[str]) -> dict[str, str]:
-    """The C helper headers `names` and every header of KERNEL_HEADERS they include (each instruction
-    set's file behind mtk_dot_s8.h: the build picks one), by name."""
-    files: dict[str, str] = {}
-    todo = list(names)
-    while todo:
-        name = todo.pop(0)
-        if name not in files:
-            files[name] = (KERNEL_HEADERS / name).read_text()
-            todo += _LOCAL_INCLUDE.findall(files[name])
-    return files
 
 
 def check_supported(graph: Graph, cpu: Cpu | None = None) -> list[OpData]:
@@ -201,7 +186,8 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
             f"src/tvmgen_{module}.c": program.run_source(),
             f"src/tvmgen_{module}_kernels.c": program.kernels.source(cpu_obj),
         }
-        files.update({f"src/{h}": text for h, text in kernel_header_files(program.kernels.headers).items()})
+        files.update({f"src/{project_name(rel)}": (C_DIR / rel).read_text()
+                      for rel in program.kernels.c_files(cpu_obj)})
 
     plan = storage.plan
     io_bytes = sum(t.bytes for t in program.inputs + program.outputs)

@@ -24,6 +24,7 @@ import tvm_ffi
 
 from ..compiled import IOTensor, StateTensor
 from ..graph import Graph, Tensor
+from ..kernels.files import c_files, project_name
 from ..kernels.signature import CFunction, Param
 from ..kernels.table import C_FUNCTIONS
 from ..names import c_comment, c_identifier, library, macro, run_function
@@ -168,7 +169,7 @@ class KernelLibrary:
         self.prefix = f"tvmgen_{module}_"
         self.tvm_funcs: dict[str, object] = {}
         self.c_sources: dict[str, str] = {}
-        self.headers: list[str] = [FIXEDPOINT_HEADER]
+        self.headers: list[str] = [FIXEDPOINT_HEADER]   # C kernel families (kernels/files.py)
 
     def add(self, kernel: Kernel) -> CFunction:
         self.headers += [h for h in kernel.headers if h not in self.headers]
@@ -192,13 +193,19 @@ class KernelLibrary:
         self.c_sources[sym] = re.sub(rf"\b{name}\b", sym, src)
         return sym
 
+    def c_files(self, cpu: Cpu) -> list[str]:
+        """The hand-written C files the kernels include on `cpu`'s instruction set (kernels/c/...), in order."""
+        return c_files(cpu.isa.value, self.headers)
+
     def source(self, cpu: Cpu) -> str:
-        """The kernels' C: the headers, then the prototype (kernels/table.py) of every hand-written function the
-        kernels call, which gcc checks against the header's definition and each call against, then the kernels."""
+        """The kernels' C: the files of their families on `cpu`'s instruction set, then the prototype
+        (kernels/table.py) of every hand-written function the kernels call, which gcc checks against the file's
+        definition and each call against, then the kernels."""
         kernels = [*self.c_sources.values(), tvm_c.build_c(self.tvm_funcs, cpu)]
         called = {name for code in kernels for name in re.findall(r"\b(mtk_\w+)\(", code)}
         prototypes = [f.prototype for name, f in C_FUNCTIONS.items() if name in called]
-        return "\n".join([PRELUDE, *(f'#include "{h}"' for h in self.headers), *prototypes, *kernels])
+        includes = [f'#include "{project_name(f)}"' for f in self.c_files(cpu)]
+        return "\n".join([PRELUDE, *includes, *prototypes, *kernels])
 
 
 # Size macros the header defines besides the I/O tensors' TVMGEN_<M>_<NAME>_SIZE.

@@ -1,1 +1,2 @@
-"""The hand-written C kernels as data: their table (table.py) and their C signatures (signature.py)."""
+"""The hand-written C kernels as data: their table (table.py), their C signatures (signature.py) and, per
+instruction set, the C files each family builds (files.py, the C under c/)."""

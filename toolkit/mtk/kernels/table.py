@@ -36,20 +36,18 @@ class Family(Enum):
     POOL = "pool"
 
 
-# The C files (ops/c/)
-DOT_HEADER = "mtk_dot_s8.h"   # the GEMM's micro-kernels and row packers; it picks the instruction set's file
-ISA_HEADERS = {Isa.SCALAR: "mtk_dot_s8_scalar.h", Isa.M3: "mtk_dot_s8_m3.h", Isa.DSP: "mtk_dot_s8_dsp.h",
-               Isa.MVE: "mtk_dot_s8_mve.h"}
-BIASED_HEADER = "mtk_dot_biased_s8.h"
-GEMM_MVE_HEADER = "mtk_gemm_mve.h"
-IM2COL_HEADER = "mtk_im2col_s8.h"
-RUNS_HEADER = "mtk_im2col_runs_s8.h"
-DEPTHWISE_HEADER = "mtk_depthwise_s8.h"
-DEPTHWISE_DSP_HEADER = "mtk_depthwise_dsp.h"
-DEPTHWISE_MVE_HEADER = "mtk_depthwise_mve.h"
-DW3X3_HEADER = "mtk_dw3x3_dsp.h"
-POOL_HEADER = "mtk_pool.h"
-POOL_MVE_HEADER = "mtk_pool_mve.h"
+# The C kernel families (kernels/files.py: their files on each instruction set)
+DOT_HEADER = "dot_s8"   # the GEMM's micro-kernels and row packers
+BIASED_HEADER = "dot_biased_s8"
+GEMM_MVE_HEADER = "gemm_mve"
+IM2COL_HEADER = "im2col_s8"
+RUNS_HEADER = "im2col_runs_s8"
+DEPTHWISE_HEADER = "depthwise_s8"
+DEPTHWISE_DSP_HEADER = "depthwise_dsp"
+DEPTHWISE_MVE_HEADER = "depthwise_mve"
+DW3X3_HEADER = "dw3x3_dsp"
+POOL_HEADER = "pool"
+POOL_MVE_HEADER = "pool_mve"
 
 # C parameter lists several functions share
 _DOT = "const void* x, const void* w, int32_t groups, int32_t* acc"   # packed rows by a weight tile

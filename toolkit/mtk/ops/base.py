@@ -64,7 +64,7 @@ class Kernel:
 
     `func` is a TIR PrimFunc whose buffer parameters match `args` in order; or `c_source` defines
     `c_function`, whose pointer parameters take `args` in order.
-    `headers` names C helper headers in mtk/ops/c/ the kernel calls into (extern calls);
+    `headers` names the C kernel families (kernels/files.py) the kernel calls into (extern calls);
     `c_calls` the hand-written C functions among them that do its arithmetic (micro-kernels).
     """
 

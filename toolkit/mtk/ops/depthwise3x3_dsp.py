@@ -266,12 +266,12 @@ def c_source(g: ConvGeometry, zp: int, act_min: int, act_max: int) -> tuple[str,
               f"{g.pad_left}, {zp}, {act_min}, {act_max}")
     name = f"mtk_dw3x3_{hashlib.sha256((asm + c_args).encode()).hexdigest()[:12]}"
     function = CFunction.of(name, "const void* x, const void* stream, int8_t* out")
-    src = (f"#ifdef MTK_DW_DSP_ASM\n"
+    src = (f"#ifdef MTK_DSP_ASM\n"
            f"__attribute__((naked, noinline)) static void {name}_body(__attribute__((unused)) const void* x, "
            f"__attribute__((unused)) const void* stream, __attribute__((unused)) void* out) {{\n"
            f"  __asm__ volatile(\n{asm}  );\n}}\n#endif\n"
            f"{function.head} {{\n"
-           f"#ifdef MTK_DW_DSP_ASM\n  {name}_body(x, stream, out);\n#else\n"
+           f"#ifdef MTK_DSP_ASM\n  {name}_body(x, stream, out);\n#else\n"
            f"  mtk_dw3x3_c((const int8_t*)x, (const int32_t*)stream, out, {c_args});\n"
            f"#endif\n  return 0;\n}}\n")
     return src, function

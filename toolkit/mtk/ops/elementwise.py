@@ -33,7 +33,7 @@ from .requant import clamp_s8, scale
 from .schedules import schedule_per_output
 
 ADD_LEFT_SHIFT = {"int8": 20, "int16": 15}   # add_common.cc / sub_common.cc: left_shift
-ADD_MVE_HEADER = "mtk_add_mve.h"
+ADD_MVE_HEADER = "add_mve"
 MAX_RANK = 6
 
 

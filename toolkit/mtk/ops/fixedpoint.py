@@ -103,7 +103,7 @@ def rounding_divide_by_pot(x, exponent):
     return let((i32(1) << exponent) - 1, body, "mask", "int32")
 
 
-FIXEDPOINT_HEADER = "mtk_fixedpoint.h"
+FIXEDPOINT_HEADER = "fixedpoint"
 
 
 def saturating_rounding_doubling_high_mul(a, b):

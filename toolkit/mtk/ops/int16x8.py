@@ -187,7 +187,7 @@ def _row_sum(X: te.Tensor, W: te.Tensor, out_shape, dtype: str) -> te.Tensor:
                       name="acc")
 
 
-DOT_S16_HEADER = "mtk_dot_s16.h"
+DOT_S16_HEADER = "dot_s16"
 
 
 def pack_channel_pairs(w: np.ndarray) -> np.ndarray:
@@ -436,7 +436,7 @@ def transpose_conv_s16_kernel(data: OpData, stride: tuple[int, int], pad: tuple[
     return gemm_s16_kernel(data, windows, np.concatenate([pack(p, chunk) for p in phases]), bias, windows.depth, chunk)
 
 
-DEPTHWISE_S16_HEADER = "mtk_depthwise_s16.h"
+DEPTHWISE_S16_HEADER = "depthwise_s16"
 DW16_PAIRS, DW16_SPLIT, DW16_BROADCAST = 0, 1, 2   # mtk_depthwise_s16.h's lane modes
 
 

@@ -31,7 +31,7 @@ from ..validation import CUSTOM
 from .base import Const, Kernel, Lowered, OpData, OpDef, Operand, Scratch, State
 from .common import op_error
 
-SIGNAL_HEADER = "mtk_signal.h"
+SIGNAL_HEADER = "signal"
 FFT_TYPES = {7: "int16", 2: "int32", 0: "float32"}   # SignalRfft's 'T' (a TensorType) -> the element type
 FFT_RADICES = (2, 3, 4, 5)   # kissfft's butterflies; TFLM's build allocates none for its generic one
 MAX_FFT_LENGTH = 2**20

@@ -54,7 +54,7 @@ ACCUMULATION_INTEGER_BITS = 12   # the sum of exps: Q12.19
 MAX_DEPTH = 4095                 # 4096 exps of 1.0 overflow the int32 sum
 MAX_DEPTH_INT16 = 65536          # int16: 65538 exps of 32767 would
 LUT_STEPS = 512                  # LUTPopulate<int16_t>: 512 segments, 513 entries
-SOFTMAX_S16_HEADER = "mtk_softmax_s16.h"
+SOFTMAX_S16_HEADER = "softmax_s16"
 
 
 def softmax_params(input_scale: float, beta: float) -> tuple[int, int, int]:

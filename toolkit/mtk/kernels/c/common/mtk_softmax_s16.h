@@ -5,7 +5,8 @@
 
 #include <stdint.h>
 
-#include "mtk_fixedpoint.h"   /* mtk_srdhm, mtk_sat_s16 (arm_acle.h where the core saturates) */
+#include "mtk_dsp_intrinsics.h"   /* mtk_smmulr */
+#include "mtk_fixedpoint.h"       /* mtk_srdhm, mtk_sat_s16 (arm_acle.h where the core saturates) */
 
 /* LUTLookup(int16_t value, lut) (kernels/internal/common.h): 513 entries, interpolated on the low 7 bits. */
 static inline int16_t mtk_lut_s16(int32_t value, const int16_t* lut) {
@@ -34,12 +35,7 @@ static inline int32_t mtk_clz_u32(uint32_t v) {
  * (v + 2^(e−1) − 1) >> e. */
 static inline int32_t mtk_softmax_scale_s16(int32_t x, int32_t mult, int32_t shift) {
   if (shift <= 14) {
-    int32_t doubled = x * (1 << ((shift > 0 ? shift : 0) + 1)), v;
-#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
-    __asm__("smmulr %0, %1, %2" : "=r"(v) : "r"(doubled), "r"(mult));
-#else
-    v = (int32_t)(((int64_t)doubled * mult + ((int64_t)1 << 31)) >> 32);
-#endif
+    int32_t doubled = x * (1 << ((shift > 0 ? shift : 0) + 1)), v = mtk_smmulr(doubled, mult);
     return shift >= 0 ? v : (v + (1 << (-shift - 1)) - 1) >> -shift;
   }
   return mtk_srdhm((int32_t)((uint32_t)x << shift), mult);

@@ -1,47 +1,10 @@
-/* The micro-kernels on cores with the DSP extension (Cortex-M4, M7, M33; mtk_dot_s8.h): rows packed
- * as int16 pairs in SXTB16 order, SMLAD adds two products. Defining MTK_EMULATE_DSP runs this
- * formulation in portable C (host tests of it). */
+/* The int8 GEMM micro-kernels on cores with the DSP extension (Cortex-M4, M7, M33): rows packed as int16 pairs in
+ * SXTB16 order, SMLAD adds two products (on the host, mtk_dsp_intrinsics.h's portable C). */
 #ifndef MTK_DOT_S8_DSP_H_
 #define MTK_DOT_S8_DSP_H_
 
-#define MTK_DOT_SIMD 1
-
-#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
-#include <arm_acle.h>
-#define mtk_sxtb16(x) __sxtb16(x)
-#define mtk_smlad(a, b, acc) __smlad((a), (b), (acc))
-#define mtk_smlabb(a, b, acc) __smlabb((a), (b), (acc))
-#define mtk_smlabt(a, b, acc) __smlabt((a), (b), (acc))
-#define mtk_smlatt(a, b, acc) __smlatt((a), (b), (acc))
-/* gcc 12 does not fold the rotate into SXTB16's ROR operand: say it directly. */
-static inline uint32_t mtk_sxtb16_ror8(uint32_t x) {
-  uint32_t r;
-  __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(x));
-  return r;
-}
-/* Two words at p, p then advanced by `step` bytes, in one LDRD: gcc 12 splits such loads into
- * single ones with separate pointer increments. p must be word-aligned. */
-#define MTK_LOAD2_POST(a, b, p, step) __asm__("ldrd %0, %1, [%2], #" #step : "=r"(a), "=r"(b), "+r"(p) : : "memory")
-#else   /* MTK_EMULATE_DSP */
-static inline uint32_t mtk_sxtb16(uint32_t x) {
-  return ((uint32_t)(uint16_t)(int16_t)(int8_t)(x & 0xff)) | ((uint32_t)(uint16_t)(int16_t)(int8_t)((x >> 16) & 0xff) << 16);
-}
-static inline uint32_t mtk_sxtb16_ror8(uint32_t x) { return mtk_sxtb16((x >> 8) | (x << 24)); }
-static inline int32_t mtk_smlad(uint32_t a, uint32_t b, int32_t acc) {
-  return (int32_t)((uint32_t)acc + (uint32_t)((int32_t)(int16_t)(a & 0xffff) * (int32_t)(int16_t)(b & 0xffff))
-                   + (uint32_t)((int32_t)(int16_t)(a >> 16) * (int32_t)(int16_t)(b >> 16)));
-}
-static inline int32_t mtk_smlabb(uint32_t a, uint32_t b, int32_t acc) {
-  return (int32_t)((uint32_t)acc + (uint32_t)((int32_t)(int16_t)(a & 0xffff) * (int32_t)(int16_t)(b & 0xffff)));
-}
-static inline int32_t mtk_smlabt(uint32_t a, uint32_t b, int32_t acc) {
-  return (int32_t)((uint32_t)acc + (uint32_t)((int32_t)(int16_t)(a & 0xffff) * (int32_t)(int16_t)(b >> 16)));
-}
-static inline int32_t mtk_smlatt(uint32_t a, uint32_t b, int32_t acc) {
-  return (int32_t)((uint32_t)acc + (uint32_t)((int32_t)(int16_t)(a >> 16) * (int32_t)(int16_t)(b >> 16)));
-}
-#define MTK_LOAD2_POST(a, b, p, step) ((a) = (p)[0], (b) = (p)[1], (p) += (step) / 4)
-#endif
+#include "mtk_dot_s8_common.h"
+#include "mtk_dsp_intrinsics.h"
 
 static inline uint32_t mtk_load4_s8(const int8_t* p) {
   uint32_t v;
@@ -62,7 +25,7 @@ static inline void mtk_pack_pair_group(const int8_t* src0, const int8_t* src1, u
   mtk_pack_row_group(src1, pair + 8 * g + 8, g);
 }
 
-#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__GNUC__)
+#ifdef MTK_DSP_ASM
 /* The whole groups of a pair of rows in one loop of 10 instructions a group (gcc 12 takes 14: it does not
  * post-increment the loads and stores). src0, src1 may be unaligned (LDR allows it), pair not. */
 #define MTK_PACK_PAIR_WHOLE 1
@@ -166,7 +129,23 @@ static inline void mtk_dw_tap(mtk_dw_sums_t* sums, const int8_t* v, const void* 
   sums->c[3] = mtk_smlatt(xo, wp[1], sums->c[3]);
 }
 
-/* The DSP cores' direct kernels (mtk_dot_s8.h, microkernels.py "1x4/s16"): per group of x an LDR and two SXTB16, per
+/* sums[j] += v[off_j] * w[j] for one tap whose 4 channels are not next to each other (mtk_depthwise_s8.h). */
+static inline void mtk_dw_lanes_tap(mtk_dw_sums_t* sums, const int8_t* v, const int16_t* w, int32_t off1,
+                                    int32_t off2, int32_t off3) {
+  uint32_t w01, w23;
+  MTK_COPY4(&w01, w);
+  MTK_COPY4(&w23, w + 2);
+  sums->c[0] = mtk_smlabb((uint32_t)(int32_t)v[0], w01, sums->c[0]);
+  sums->c[1] = mtk_smlabt((uint32_t)(int32_t)v[off1], w01, sums->c[1]);
+  sums->c[2] = mtk_smlabb((uint32_t)(int32_t)v[off2], w23, sums->c[2]);
+  sums->c[3] = mtk_smlabt((uint32_t)(int32_t)v[off3], w23, sums->c[3]);
+}
+
+static inline int32_t mtk_dw_store(int32_t* acc, mtk_dw_sums_t sums) {
+  return mtk_store4(acc, sums.c[0], sums.c[1], sums.c[2], sums.c[3]);
+}
+
+/* The DSP cores' direct kernels (mtk_dot_rows_w16.h, microkernels.py "1x4/s16"): per group of x an LDR and two SXTB16, per
  * channel an LDRD and two SMLAD (a packed row would cost as much to write as these to read: with 1 to 3 channels
  * nothing amortizes it); a partial last group, zero-padded in w, one value at a time. */
 static inline __attribute__((always_inline)) void mtk_dot_1xn_rows_w16(const int8_t* x, const uint32_t* w, int32_t k,
@@ -185,7 +164,7 @@ static inline __attribute__((always_inline)) void mtk_dot_1xn_rows_w16(const int
   for (int32_t j = 0; j < n; ++j) acc[j] = s[j];
 }
 
-#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__GNUC__)
+#ifdef MTK_DSP_ASM
 /* One and two channels: gcc 12 takes 11 and 14 instructions a group; here two groups a pass, 14 and 20 (1.75 and 1.25
  * a product), an odd group and the partial last one in C. */
 #define MTK_ROWS_W16_ASM 1
@@ -217,5 +196,10 @@ MTK_OUT_OF_LINE int32_t mtk_dot_1x2_rows_w16_s8(const void* x, const void* w, in
 #undef MTK_ROWS_W16_CHANNEL
 #undef MTK_ROWS_W16_PAIRS
 #endif
+
+
+#include "mtk_dot_s8_calls.h"
+#include "mtk_dot_s8_wide.h"
+#include "mtk_dot_rows_w16.h"
 
 #endif /* MTK_DOT_S8_DSP_H_ */

@@ -5,13 +5,12 @@
  * packed from the input where it is (LDR reads them unaligned), then every kernel row's last kw * in_c % 4
  * values, together, zero-padded to whole groups. A kernel row that leaves the image is staged first, taps
  * outside it read the input zero point. The packed layout is the instruction set's (mtk_pack_row_group,
- * mtk_pack_pair_group: mtk_dot_s8.h). */
+ * mtk_pack_pair_group: the instruction set's mtk_dot_s8_<isa>.h, which comes first: kernels/files.py). */
 #ifndef MTK_IM2COL_RUNS_S8_H_
 #define MTK_IM2COL_RUNS_S8_H_
 
 #include <stdint.h>
 
-#include "mtk_dot_s8.h"   /* mtk_pack_row_group, mtk_pack_pair_group */
 
 /* The run (kw * in_c bytes) of the kernel row at input row y from column ix: in the input when all of it is
  * inside, else staged at `stage` with zp where it is outside. */

@@ -1,4 +1,4 @@
-/* The micro-kernels on v7-M cores without DSP (Cortex-M3, and the host; mtk_dot_s8.h): a pair of rows
+/* The micro-kernels on v7-M cores without DSP (Cortex-M3): a pair of rows
  * as 4 int32 a group, r0 + r1 * 2^23, so that one 32x32->64 multiply-accumulate by a weight sums both
  * rows' products. */
 #ifndef MTK_DOT_S8_M3_H_
@@ -259,5 +259,9 @@ MTK_OUT_OF_LINE int32_t mtk_dot_1x8_rows_s8(const void* x, const void* w, int32_
   return 0;
 }
 #endif
+
+#include "mtk_dot_s8_calls.h"
+#include "mtk_dot_s8_wide.h"
+#include "mtk_dot_rows_w16.h"
 
 #endif /* MTK_DOT_S8_M3_H_ */

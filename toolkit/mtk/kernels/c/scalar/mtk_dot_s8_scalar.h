@@ -1,5 +1,5 @@
 /* The micro-kernels on cores without a 32x32->64 multiply (v6-M: Cortex-M0/M0+; MTK_MUL64_BY_HALVES
- * anywhere; mtk_dot_s8.h): one MULS a product. A pair of rows is packed value by value, x_k and y_k
+ * anywhere): one MULS a product. A pair of rows is packed value by value, x_k and y_k
  * in one word as int16 halves (x_k + 65536·y_k): one load gives both rows' value, SXTH and ASRS the
  * two (the weights' byte is loaded once for both rows). */
 #ifndef MTK_DOT_S8_SCALAR_H_
@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "mtk_support.h"   /* mtk_store4, MTK_OUT_OF_LINE */
+#include "mtk_dot_s8_common.h"
 
 /* Group g of the two rows: 4 words, word t = (src0[t], src1[t]) as int16, 16 bytes a group. */
 static inline void mtk_pack_pair_group(const int8_t* src0, const int8_t* src1, uint8_t* pair, int32_t g) {
@@ -144,5 +144,9 @@ static inline int32_t mtk_dot_2x2(const void* x, const void* w, int32_t groups, 
   }
   return mtk_store4(acc, s00, s01, s10, s11);
 }
+
+#include "mtk_dot_s8_calls.h"
+#include "mtk_dot_s8_wide.h"
+#include "mtk_dot_rows_w16.h"
 
 #endif /* MTK_DOT_S8_SCALAR_H_ */

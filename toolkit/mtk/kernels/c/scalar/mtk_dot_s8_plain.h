@@ -3,6 +3,8 @@
 #ifndef MTK_DOT_S8_PLAIN_H_
 #define MTK_DOT_S8_PLAIN_H_
 
+#include "mtk_dot_s8_common.h"
+
 /* Weights come int8, 4 values of a channel a group (gemm.py pack_weights), or int16-expanded offline
  * ("wide", gemm.py pack_weights_int16): each group's 4 values in SXTB16 order (w0, w2, w1, w3), so
  * that the DSP path loads them with LDRD and needs no SXTB16. Value i of a tile's weights (i % 4
@@ -67,6 +69,35 @@ static inline void mtk_dw_tap(mtk_dw_sums_t* sums, const int8_t* v, const void* 
   sums->c[1] += v[1] * wp[2];
   sums->c[2] += v[2] * wp[1];
   sums->c[3] += v[3] * wp[3];
+}
+
+/* sums[j] += v[off_j] * w[j] for one tap whose 4 channels are not next to each other (mtk_depthwise_s8.h). */
+static inline void mtk_dw_lanes_tap(mtk_dw_sums_t* sums, const int8_t* v, const int16_t* w, int32_t off1,
+                                    int32_t off2, int32_t off3) {
+  sums->c[0] += v[0] * w[0];
+  sums->c[1] += v[off1] * w[1];
+  sums->c[2] += v[off2] * w[2];
+  sums->c[3] += v[off3] * w[3];
+}
+
+static inline int32_t mtk_dw_store(int32_t* acc, mtk_dw_sums_t sums) {
+  return mtk_store4(acc, sums.c[0], sums.c[1], sums.c[2], sums.c[3]);
+}
+
+/* The direct kernels' loop (mtk_dot_rows_w16.h) in plain C. */
+static inline void mtk_dot_1xn_rows_w16(const int8_t* x, const uint32_t* w, int32_t k, int32_t* acc, int32_t n) {
+  int32_t s[4] = {0, 0, 0, 0};
+  for (int32_t g = k >> 2; g > 0; --g, x += 4, w += 2 * n) {   /* a group's values loaded once for the n channels */
+    int32_t x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
+    for (int32_t j = 0; j < n; ++j) {   /* a channel's words: (w0, w2) and (w1, w3), int16 halves */
+      uint32_t a = w[2 * j], b = w[2 * j + 1];
+      s[j] += x0 * (int16_t)a + x2 * ((int32_t)a >> 16) + x1 * (int16_t)b + x3 * ((int32_t)b >> 16);
+    }
+  }
+  const int16_t* h = (const int16_t*)w;
+  for (int32_t t = 0; t < (k & 3); ++t)   /* value t of a group: halfword (t & 1) * 2 + (t >> 1 & 1) of its channel's */
+    for (int32_t j = 0; j < n; ++j) s[j] += x[t] * h[4 * j + ((t & 1) << 1) + ((t >> 1) & 1)];
+  for (int32_t j = 0; j < n; ++j) acc[j] = s[j];
 }
 
 #endif /* MTK_DOT_S8_PLAIN_H_ */

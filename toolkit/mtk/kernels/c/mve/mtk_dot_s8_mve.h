@@ -1,12 +1,11 @@
-/* The micro-kernels on Helium cores (Cortex-M55; mtk_dot_s8.h): rows and weights stay int8, in chunks
+/* The micro-kernels on Helium cores (Cortex-M55): rows and weights stay int8, in chunks
  * of 16 values (gemm.py packs the weights in groups of 16); one VMLADAVA adds 16 products. */
 #ifndef MTK_DOT_S8_MVE_H_
 #define MTK_DOT_S8_MVE_H_
 
 #include <arm_mve.h>
 
-#define MTK_DOT_MVE 1      /* the GEMM micro-kernels take 16 values of a row per instruction */
-#define MTK_DOT_NO_WIDE 1  /* Helium reads int8 weights 16 at a time: no int16-expanded ones */
+#include "mtk_dot_s8_common.h"
 
 /* A group's 4 bytes as they are: rows kept whole (the kernels load 16 values of a row at a time). */
 static inline void mtk_pack_row_group(const int8_t* src, uint8_t* row, int32_t g) {
@@ -58,5 +57,19 @@ typedef int32x4_t mtk_dw_sums_t;
 static inline void mtk_dw_tap(mtk_dw_sums_t* sums, const int8_t* v, const void* w) {
   *sums = vaddq_s32(*sums, vmulq_s32(vldrbq_s32(v), vldrhq_s32((const int16_t*)w)));   /* no vector-by-vector MLA in MVE */
 }
+
+/* sums[j] += v[off_j] * w[j] for one tap whose 4 channels are not next to each other (mtk_depthwise_s8.h). */
+static inline void mtk_dw_lanes_tap(mtk_dw_sums_t* sums, const int8_t* v, const int16_t* w, int32_t off1,
+                                    int32_t off2, int32_t off3) {
+  const uint32x4_t offsets = {0, (uint32_t)off1, (uint32_t)off2, (uint32_t)off3};
+  *sums = vaddq_s32(*sums, vmulq_s32(vldrbq_gather_offset_s32(v, offsets), vldrhq_s32(w)));
+}
+
+static inline int32_t mtk_dw_store(int32_t* acc, mtk_dw_sums_t sums) {
+  vstrwq_s32(acc, sums);
+  return 0;
+}
+
+#include "mtk_dot_s8_calls.h"
 
 #endif /* MTK_DOT_S8_MVE_H_ */

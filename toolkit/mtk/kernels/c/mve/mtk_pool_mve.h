@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "mtk_gemm_mve.h"   /* MTK_MVE_INLINE */
-#include "mtk_pool.h"       /* mtk_pool_layer */
+#include "mtk_pool_window.h"   /* mtk_pool_layer */
 
 /* TFLM's rounded sum / count for int32 lanes, count >= 1; recip = ceil(2^32 / count) (count 1: unused). */
 MTK_MVE_INLINE int32x4_t mtk_pool_mve_divide(int32x4_t sum, int32_t count, uint32x4_t recip) {

@@ -1,4 +1,4 @@
-/* What every instruction set's micro-kernels share (mtk_dot_s8.h): packing rows group by group,
+/* What every instruction set's micro-kernels share (mtk_dot_s8_<isa>.h): packing rows group by group,
  * im2col taps, the offline weight order.
  *
  * Data layouts, prepared so that the DSP path needs one SXTB16 per 2 weights and none per input:
@@ -8,7 +8,7 @@
  *   (gemm.py pack_weights). SXTB16 of a weight word gives (w0, w2), after ROR 8 (w1, w3), so
  *   SMLAD with the packed activation words adds x0*w0 + x2*w2 and x1*w1 + x3*w3. A tuned schedule
  *   may take them int16-expanded offline instead (mtk_dot_*_w16_s8: no SXTB16, twice the flash).
- * Elsewhere (M0+, M3, host) scalar loops compute the same sums from the same layouts.
+ * Elsewhere (M0+, M3) scalar loops compute the same sums from the same layouts.
  * Helium cores (M55) keep rows and weights as int8, in chunks of 16 values (gemm.py packs their
  * weights in groups of 16): one VMLADAVA adds 16 products. */
 #ifndef MTK_DOT_S8_COMMON_H_
@@ -23,7 +23,7 @@
 /* Packed group g (values 4g..4g+3) of a row; of a pair of rows. */
 static inline void mtk_pack_row_group(const int8_t* src, uint8_t* row, int32_t g);
 static inline void mtk_pack_pair_group(const int8_t* src0, const int8_t* src1, uint8_t* pair, int32_t g);
-/* Pair groups g0 .. g0 + groups - 1 from 4·groups values of each row (mtk_dot_s8.h: a loop of
+/* Pair groups g0 .. g0 + groups - 1 from 4·groups values of each row (mtk_dot_s8_calls.h: a loop of
  * mtk_pack_pair_group unless the instruction set's file has its own, MTK_PACK_PAIR_WHOLE). */
 static inline void mtk_pack_pair_whole(const int8_t* src0, const int8_t* src1, int32_t groups, uint8_t* pair,
                                        int32_t g0);

@@ -22,8 +22,9 @@
 
 #include <stdint.h>
 
-#include "mtk_fixedpoint.h"   /* mtk_sat_s16 */
-#include "mtk_support.h"      /* MTK_COPY */
+#include "mtk_dsp_intrinsics.h"   /* mtk_smlabb, ...: SMLA<x><y> or their C */
+#include "mtk_fixedpoint.h"       /* mtk_sat_s16 */
+#include "mtk_support.h"          /* MTK_COPY */
 
 #define MTK_DW16_PAIRS 0
 #define MTK_DW16_SPLIT 1
@@ -31,17 +32,6 @@
 
 #define MTK_DW16_LO(v) ((int32_t)(int16_t)((uint32_t)(v) & 0xffffu))
 #define MTK_DW16_HI(v) ((int32_t)(int16_t)((uint32_t)(v) >> 16))
-#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
-#define mtk_dw16_bb(a, b, acc) __smlabb((int32_t)(a), (int32_t)(b), (acc))
-#define mtk_dw16_bt(a, b, acc) __smlabt((int32_t)(a), (int32_t)(b), (acc))
-#define mtk_dw16_tb(a, b, acc) __smlatb((int32_t)(a), (int32_t)(b), (acc))
-#define mtk_dw16_tt(a, b, acc) __smlatt((int32_t)(a), (int32_t)(b), (acc))
-#else
-#define mtk_dw16_bb(a, b, acc) ((acc) + MTK_DW16_LO(a) * MTK_DW16_LO(b))
-#define mtk_dw16_bt(a, b, acc) ((acc) + MTK_DW16_LO(a) * MTK_DW16_HI(b))
-#define mtk_dw16_tb(a, b, acc) ((acc) + MTK_DW16_HI(a) * MTK_DW16_LO(b))
-#define mtk_dw16_tt(a, b, acc) ((acc) + MTK_DW16_HI(a) * MTK_DW16_HI(b))
-#endif
 
 #if defined(__GNUC__)
 #define MTK_DW16_INLINE static inline __attribute__((always_inline))
@@ -59,22 +49,22 @@ MTK_DW16_INLINE void mtk_dw16_tap(mtk_dw16_sums* s, const int16_t* x, const int3
   if (mode == MTK_DW16_PAIRS) {
     MTK_COPY(&x01, x, 4);
     MTK_COPY(&x23, x + 2, 4);
-    s->a[0] = mtk_dw16_bb(x01, w01, s->a[0]);
-    s->a[1] = mtk_dw16_tt(x01, w01, s->a[1]);
-    s->a[2] = mtk_dw16_bb(x23, w23, s->a[2]);
-    s->a[3] = mtk_dw16_tt(x23, w23, s->a[3]);
+    s->a[0] = mtk_smlabb(x01, w01, s->a[0]);
+    s->a[1] = mtk_smlatt(x01, w01, s->a[1]);
+    s->a[2] = mtk_smlabb(x23, w23, s->a[2]);
+    s->a[3] = mtk_smlatt(x23, w23, s->a[3]);
   } else if (mode == MTK_DW16_SPLIT) {
     MTK_COPY(&x01, x, 4);
-    s->a[0] = mtk_dw16_bb(x01, w01, s->a[0]);
-    s->a[1] = mtk_dw16_bt(x01, w01, s->a[1]);
-    s->a[2] = mtk_dw16_tb(x01, w23, s->a[2]);
-    s->a[3] = mtk_dw16_tt(x01, w23, s->a[3]);
+    s->a[0] = mtk_smlabb(x01, w01, s->a[0]);
+    s->a[1] = mtk_smlabt(x01, w01, s->a[1]);
+    s->a[2] = mtk_smlatb(x01, w23, s->a[2]);
+    s->a[3] = mtk_smlatt(x01, w23, s->a[3]);
   } else {
     x01 = (uint16_t)x[0];
-    s->a[0] = mtk_dw16_bb(x01, w01, s->a[0]);
-    s->a[1] = mtk_dw16_bt(x01, w01, s->a[1]);
-    s->a[2] = mtk_dw16_bb(x01, w23, s->a[2]);
-    s->a[3] = mtk_dw16_bt(x01, w23, s->a[3]);
+    s->a[0] = mtk_smlabb(x01, w01, s->a[0]);
+    s->a[1] = mtk_smlabt(x01, w01, s->a[1]);
+    s->a[2] = mtk_smlabb(x01, w23, s->a[2]);
+    s->a[3] = mtk_smlabt(x01, w23, s->a[3]);
   }
 }
 

@@ -1,6 +1,6 @@
 /* Depthwise sums of one output pixel's group of 4 output channels (depthwise.py), tap by tap. Lane j
  * reads the input byte at offset off_j (off_0 = 0, off_j <= 3) from the group's first input channel:
- * - offsets (1, 2, 3): 4 consecutive input channels (depth multiplier 1): mtk_dw_tap (c/mtk_dot_s8_<isa>.h),
+ * - offsets (1, 2, 3): 4 consecutive input channels (depth multiplier 1): mtk_dw_tap (mtk_dot_s8_<isa>.h),
  *   one 4-byte load per tap, weights int16 in SXTB16 order (in order on Helium cores);
  * - otherwise (a multiplier above 1, where output channel c reads input channel c / multiplier; the last,
  *   partial group of a channel count that is not a multiple of 4, whose lanes past the last channel
@@ -14,29 +14,10 @@
 
 #include <stdint.h>
 
-#include "mtk_dot_s8.h"   /* MTK_DOT_SIMD, MTK_DOT_MVE, mtk_smlabb, mtk_smlabt, mtk_dw_sums_t, mtk_dw_tap, mtk_store4 */
+#include "mtk_support.h"   /* MTK_COPY4, MTK_IN_REGISTER */
 
-/* sums[j] += v[off_j] * w[j] for one tap. */
-static inline void mtk_dw_lanes_tap(mtk_dw_sums_t* sums, const int8_t* v, const int16_t* w, int32_t off1,
-                                    int32_t off2, int32_t off3) {
-#if defined(MTK_DOT_MVE)
-  const uint32x4_t offsets = {0, (uint32_t)off1, (uint32_t)off2, (uint32_t)off3};
-  *sums = vaddq_s32(*sums, vmulq_s32(vldrbq_gather_offset_s32(v, offsets), vldrhq_s32(w)));
-#elif defined(MTK_DOT_SIMD)
-  uint32_t w01, w23;
-  MTK_COPY4(&w01, w);
-  MTK_COPY4(&w23, w + 2);
-  sums->c[0] = mtk_smlabb((uint32_t)(int32_t)v[0], w01, sums->c[0]);
-  sums->c[1] = mtk_smlabt((uint32_t)(int32_t)v[off1], w01, sums->c[1]);
-  sums->c[2] = mtk_smlabb((uint32_t)(int32_t)v[off2], w23, sums->c[2]);
-  sums->c[3] = mtk_smlabt((uint32_t)(int32_t)v[off3], w23, sums->c[3]);
-#else
-  sums->c[0] += v[0] * w[0];
-  sums->c[1] += v[off1] * w[1];
-  sums->c[2] += v[off2] * w[2];
-  sums->c[3] += v[off3] * w[3];
-#endif
-}
+/* The instruction set's mtk_dot_s8_<isa>.h comes first (kernels/files.py): mtk_dw_sums_t, MTK_DW_SUMS_ZERO,
+ * mtk_dw_tap, mtk_dw_lanes_tap, mtk_dw_store. */
 
 /* acc[j] = sum over the kh x kw taps of x_tap[off_j] * w_tap[j]. Tap (ky, kx) reads at
  * x + ky*row_step + kx*col_step when ky_lo <= ky < ky_hi and kx_lo <= kx < kx_hi, and `pad` (the input
@@ -62,12 +43,7 @@ static inline int32_t mtk_dw_s8(const void* x, int32_t row_step, int32_t col_ste
         mtk_dw_lanes_tap(&sums, v, wp, off1, off2, off3);
     }
   }
-#if defined(MTK_DOT_MVE)
-  vstrwq_s32(acc, sums);
-  return 0;
-#else
-  return mtk_store4(acc, sums.c[0], sums.c[1], sums.c[2], sums.c[3]);
-#endif
+  return mtk_dw_store(acc, sums);
 }
 
 /* mtk_dw_s8 of a group whose lanes read their inputs in pairs (an even depth multiplier: lanes 0, 1 the group's first
@@ -130,25 +106,5 @@ static inline int32_t mtk_dw2_s8(const void* x, int32_t row_step, int32_t col_st
   }
   return 0;
 }
-
-#if defined(MTK_DOT_MVE)
-/* The group's n <= 4 outputs on Helium, from its sums and per-channel bias, multiplier and shift (< 0: every
- * channel shifts right, or has multiplier 0): TFLM's MultiplyByQuantizedMultiplier, whose
- * SaturatingRoundingDoublingHighMul is VQRDMULH and whose RoundingDivideByPOT (half away from zero) is a
- * rounding VRSHL (half up) of the value less 1 when negative (saturating: INT32_MIN stays exact);
- * + out_zp, clamped to the activation range, the low bytes stored. */
-static inline int32_t mtk_dw_requant_mve_s8(const int32_t* acc, const int32_t* bias, const int32_t* mult,
-                                            const int32_t* shift, int32_t out_zp, int32_t act_min, int32_t act_max,
-                                            int32_t n, void* out) {
-  int32x4_t v = vaddq_s32(vldrwq_s32(acc), vldrwq_s32(bias));
-  v = vqrdmulhq_s32(v, vldrwq_s32(mult));
-  v = vqaddq_s32(v, vshrq_n_s32(v, 31));
-  v = vrshlq_s32(v, vldrwq_s32(shift));
-  v = vaddq_n_s32(v, out_zp);
-  v = vmaxq_s32(vminq_s32(v, vdupq_n_s32(act_max)), vdupq_n_s32(act_min));
-  vstrbq_p_s32((int8_t*)out, v, vctp32q((uint32_t)n));
-  return 0;
-}
-#endif
 
 #endif /* MTK_DEPTHWISE_S8_H_ */

@@ -8,16 +8,14 @@
  * S = Σ c0·x + 128·Σx + 256·Σ c1·x; SMLAD of their SXTB16 ROR 8 (c1's bytes) sums T = Σ c1·x. Then
  * c1's dot product is T and c0's is S − 256·T − 128·Σx, exact in wrapping int32 arithmetic.
  * The generated GEMM has mtk_pack_sums_s16 store each packed row's Σx after the block's sums in acc
- * (acc[4 + r]), where the kernels read it.
- * On cores without DSP (host builds) the kernels decode the weights and sum the products as they are. */
+ * (acc[4 + r]), where the kernels read it. */
 #ifndef MTK_DOT_BIASED_S8_H_
 #define MTK_DOT_BIASED_S8_H_
 
 #include <stdint.h>
 
-#include "mtk_dot_s8.h"
+#include "mtk_dot_s8_dsp.h"
 
-#ifdef MTK_DOT_SIMD
 /* Σx of each of the `rows` (1 or 2) packed rows at x: sums[r]. */
 static inline int32_t mtk_pack_sums_s16(const void* x, int32_t groups, int32_t rows, int32_t* sums) {
   const uint32_t* xp = (const uint32_t*)x;
@@ -36,36 +34,11 @@ static inline void mtk_biased_result(int32_t* acc, int32_t s, int32_t t, int32_t
   acc[0] = (int32_t)((uint32_t)s - ((uint32_t)t << 8) - ((uint32_t)sum_x << 7));
   acc[1] = t;
 }
-#else
-static inline int32_t mtk_pack_sums_s16(const void* x, int32_t groups, int32_t rows, int32_t* sums) {
-  (void)x, (void)groups, (void)rows, (void)sums;   /* the plain kernels below do not read Σx */
-  return 0;
-}
-
-/* Value k of packed row r (of `rows`) as the plain path packs it (mtk_pack_row_group, mtk_pack_pair_group). */
-static inline int32_t mtk_packed_value(const void* x, int32_t rows, int32_t r, int32_t k) {
-  if (rows == 1) return ((const int16_t*)x)[k];
-#ifdef MTK_NO_MUL64
-  return ((const int16_t*)x)[8 * (k >> 2) + 2 * (k & 3) + r];
-#else
-  int32_t v = ((const int32_t*)x)[k], low = (int32_t)((uint32_t)v << 9) >> 9;   /* r0 + r1 * 2^23 */
-  return r == 0 ? low : (v - low) >> 23;
-#endif
-}
-
-/* Weight k of channel 2p + i of a biased tile of `pairs` channel pairs. */
-static inline int32_t mtk_biased_weight(const void* w, int32_t pairs, int32_t p, int32_t i, int32_t k) {
-  const uint8_t* b = (const uint8_t*)w + 8 * pairs * (k >> 2) + 8 * p + 4 * (k & 1) + 2 * ((k >> 1) & 1) + i;
-  return i == 0 ? (int32_t)*b - 128 : (int32_t)(int8_t)*b;
-}
-#endif
 
 /* acc = the `rows` × 2·`pairs` dot products of packed rows x (mtk_pack_row_s16 / mtk_pack_pair_s16; their
- * Σx in acc[4 + r], mtk_pack_sums_s16) with a biased weight tile, over `groups` groups of 4: the
- * formulation in C (the DSP emulation on the host, and any core without DSP). */
+ * Σx in acc[4 + r], mtk_pack_sums_s16) with a biased weight tile, over `groups` groups of 4, in C. */
 static inline int32_t mtk_dot_biased(const void* x, const void* w, int32_t groups, int32_t* acc, int32_t rows,
                                      int32_t pairs) {
-#ifdef MTK_DOT_SIMD
   int32_t s[2][2] = {{0, 0}, {0, 0}}, t[2][2] = {{0, 0}, {0, 0}};
   const uint32_t* xp = (const uint32_t*)x;
   const uint32_t* wp = (const uint32_t*)w;
@@ -78,20 +51,11 @@ static inline int32_t mtk_dot_biased(const void* x, const void* w, int32_t group
       }
   for (int32_t r = 0; r < rows; ++r)
     for (int32_t p = 0; p < pairs; ++p) mtk_biased_result(acc + 2 * (r * pairs + p), s[r][p], t[r][p], acc[4 + r]);
-#else
-  for (int32_t r = 0; r < rows; ++r)
-    for (int32_t c = 0; c < 2 * pairs; ++c) {
-      int32_t sum = 0;
-      for (int32_t k = 0; k < 4 * groups; ++k)
-        sum += mtk_packed_value(x, rows, r, k) * mtk_biased_weight(w, pairs, c >> 1, c & 1, k);
-      acc[r * 2 * pairs + c] = sum;
-    }
-#endif
   return 0;
 }
 
-#if defined(MTK_DOT_SIMD) && defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__GNUC__)
-/* The DSP loops in assembly (not on Helium cores: their dispatch header leaves MTK_DOT_SIMD undefined):
+#ifdef MTK_DSP_ASM
+/* The DSP loops in assembly:
  * gcc 12 neither keeps 9 values in registers across the loop nor loads 4 words with one LDM. Each runs
  * groups in fours (a count of 4n + r, r > 0, enters the loop r groups before its end), the 4 words an LDM
  * loads in r8, r10-r12 (r7 may be the frame pointer, r9 the platform register: not used); u is free
@@ -223,7 +187,7 @@ static inline void mtk_fused_tile_c(const void* x, const uint8_t* t, int32_t gro
     }
 }
 
-#if defined(MTK_DOT_SIMD) && defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__GNUC__)
+#ifdef MTK_DSP_ASM
 /* One group of the pair's sums: rows (r7, r8), (r9, r10), weights (r11, r12); s0 r3, t0 r4, s1 r5, t1 r6. Every
  * instruction 32 bits wide: a group is 48 bytes, which the entry into the loop's middle counts on. Each SXTB16 is
  * followed by an SMLAD that does not read its result (the Cortex-M7 issues the two together; r7, read for the last

@@ -28,17 +28,13 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "mtk_dsp_intrinsics.h"   /* MTK_DSP_ASM: the assembly below, else its C twin */
 #include "mtk_fixedpoint.h"
 
 #if defined(__GNUC__)
 #define MTK_DW_DSP_INLINE static inline __attribute__((always_inline))
 #else
 #define MTK_DW_DSP_INLINE static inline
-#endif
-
-#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__GNUC__)
-#include <arm_acle.h>
-#define MTK_DW_DSP_ASM 1
 #endif
 
 /* The requantized output of one lane from its sum (2 * acc) and its params q[0..2] = mult, k, e,
@@ -49,7 +45,7 @@ static inline int32_t mtk_dw_dsp_requant(int32_t acc2, const int32_t* q) {
   return x < -128 ? -128 : (x > 127 ? 127 : x);
 }
 
-#ifdef MTK_DW_DSP_ASM
+#ifdef MTK_DSP_ASM
 /* Two taps of 4 channels: sums a0..a3 += both taps' products, tp and wp advanced. */
 #define MTK_DW_DSP_PAIR(STREAM)                                                                                      \
   __asm__("ldrd %[p0], %[p1], [%[tp]], #8\n\t"                                                                       \
@@ -105,7 +101,7 @@ static inline int32_t mtk_dw_dsp_requant(int32_t acc2, const int32_t* q) {
 MTK_DW_DSP_INLINE void mtk_dw_dsp_outputs(int32_t a0, int32_t a1, int32_t a2, int32_t a3, const int32_t** gp,
                                           int32_t* out4) {
   const int32_t* g = *gp;
-#ifdef MTK_DW_DSP_ASM
+#ifdef MTK_DSP_ASM
   MTK_DW_DSP_LANES(g);
   out4[0] = a0, out4[1] = a1, out4[2] = a2, out4[3] = a3;
 #else
@@ -121,7 +117,7 @@ MTK_DW_DSP_INLINE void mtk_dw_dsp_outputs(int32_t a0, int32_t a1, int32_t a2, in
 MTK_DW_DSP_INLINE void mtk_dw_dsp_group(const int8_t* const* tp, int32_t n, int32_t c, const int32_t** gp,
                                         int32_t* out4) {
   const int32_t* g = *gp;
-#ifdef MTK_DW_DSP_ASM
+#ifdef MTK_DSP_ASM
   int32_t a0, a1, a2, a3;
   uint32_t p0, p1, t, w0, w1;
   __asm__("ldrd %[a0], %[a1], [%[g]], #8\n\t"
@@ -154,7 +150,7 @@ MTK_DW_DSP_INLINE void mtk_dw_dsp_group(const int8_t* const* tp, int32_t n, int3
   *gp = g;
 }
 
-#ifdef MTK_DW_DSP_ASM
+#ifdef MTK_DSP_ASM
 /* One tap of a rest group whose lanes all read one input byte (a multiplier divisible by 4), weights int16 in
  * lane order. */
 #define MTK_DW_DSP_REST_TAP_SHARED4                                                                                  \
@@ -195,7 +191,7 @@ MTK_DW_DSP_INLINE void mtk_dw_dsp_rest(const int8_t* const* tp, int32_t n, int32
   int32_t a0 = g[0], a1 = g[1], a2 = g[2], a3 = g[3];
   const int32_t c0 = g[4] + shift, c1 = g[5] + shift, c2 = g[6] + shift, c3 = g[7] + shift;
   const int16_t* wp = (const int16_t*)(g + 8);
-#ifdef MTK_DW_DSP_ASM
+#ifdef MTK_DSP_ASM
   if (shared > 1) {
     uint32_t x, x2, w0, w1;
 #pragma GCC unroll 4
@@ -211,10 +207,10 @@ MTK_DW_DSP_INLINE void mtk_dw_dsp_rest(const int8_t* const* tp, int32_t n, int32
       uint32_t w01, w23;
       memcpy(&w01, wp, 4);
       memcpy(&w23, wp + 2, 4);
-      a0 = __smlabb((uint32_t)(int32_t)x[c0], w01, a0);
-      a1 = __smlabt((uint32_t)(int32_t)x[c1], w01, a1);
-      a2 = __smlabb((uint32_t)(int32_t)x[c2], w23, a2);
-      a3 = __smlabt((uint32_t)(int32_t)x[c3], w23, a3);
+      a0 = mtk_smlabb((uint32_t)(int32_t)x[c0], w01, a0);
+      a1 = mtk_smlabt((uint32_t)(int32_t)x[c1], w01, a1);
+      a2 = mtk_smlabb((uint32_t)(int32_t)x[c2], w23, a2);
+      a3 = mtk_smlabt((uint32_t)(int32_t)x[c3], w23, a3);
     }
   }
 #else
@@ -238,7 +234,7 @@ static inline int32_t mtk_dw_dsp_clamp(int32_t v, int32_t lo, int32_t hi) {
 /* The 4 outputs v (int8 values) as one word at out, each byte clamped to the activation range when `clamp`
  * (lo4, hi4: its bounds in every byte). */
 MTK_DW_DSP_INLINE void mtk_dw_dsp_store_word(const int32_t* v, int clamp, uint32_t lo4, uint32_t hi4, int8_t* out) {
-#ifdef MTK_DW_DSP_ASM
+#ifdef MTK_DSP_ASM
   uint32_t word = (uint32_t)v[0], ge;
   __asm__("bfi %[w], %[v1], #8, #8\n\t"
           "bfi %[w], %[v2], #16, #8\n\t"

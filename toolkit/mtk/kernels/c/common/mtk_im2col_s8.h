@@ -9,48 +9,9 @@
 #define MTK_IM2COL_S8_H_
 
 #include <stdint.h>
-#include <string.h>
 
-#include "mtk_dot_s8.h"   /* mtk_pack_row_group, mtk_pack_pair_group */
-
-#if defined(__GNUC__)
-#define MTK_IM2COL_COPY4(dst, src) __builtin_memcpy((dst), (src), 4)
-#else
-#define MTK_IM2COL_COPY4(dst, src) memcpy((dst), (src), 4)
-#endif
-
-#if defined(MTK_DOT_MVE)
-/* Helium: inlined into the GEMM's loop (its geometry folds), 16 bytes a vector, the last partial one predicated. */
-#define MTK_IM2COL_INLINE static inline __attribute__((always_inline))
-static inline int8_t* mtk_im2col_fill(int8_t* d, int8_t value, int32_t n) {
-  const int8x16_t v = vdupq_n_s8(value);
-  for (; n >= 16; n -= 16, d += 16) vstrbq_s8(d, v);
-  if (n > 0) vstrbq_p_s8(d, v, vctp8q((uint32_t)n));
-  return d + n;
-}
-
-static inline int8_t* mtk_im2col_copy(int8_t* d, const int8_t* s, int32_t n) {
-  for (; n >= 16; n -= 16, d += 16, s += 16) vstrbq_s8(d, vldrbq_s8(s));
-  if (n > 0) {
-    const mve_pred16_t p = vctp8q((uint32_t)n);
-    vstrbq_p_s8(d, vldrbq_z_s8(s, p), p);
-  }
-  return d + n;
-}
-#else
-#define MTK_IM2COL_INLINE static inline
-static inline int8_t* mtk_im2col_fill(int8_t* d, int8_t value, int32_t n) {
-  for (; n > 0; --n) *d++ = value;
-  return d;
-}
-
-/* n bytes, 4 at a time (an unaligned word copy on cores that have one, bytes on ARMv6-M). */
-static inline int8_t* mtk_im2col_copy(int8_t* d, const int8_t* s, int32_t n) {
-  for (; n >= 4; n -= 4, d += 4, s += 4) MTK_IM2COL_COPY4(d, s);
-  for (; n > 0; --n) *d++ = *s++;
-  return d;
-}
-#endif
+/* The instruction set's mtk_dot_s8_<isa>.h and mtk_im2col_s8_<isa>.h come first (kernels/files.py):
+ * mtk_pack_row_group, mtk_pack_pair_group, MTK_IM2COL_INLINE, mtk_im2col_fill, mtk_im2col_copy. */
 
 static inline int32_t mtk_im2col_clamp(int32_t v, int32_t lo, int32_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
