@@ -5,6 +5,7 @@ that land in YAML (a Zephyr revision, a labgrid exporter's name) are plain words
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 import subprocess
@@ -118,6 +119,15 @@ def test_comment_and_label_text_is_one_inert_line(text):
         s in comment for s in ("*/", "/*", "??", "\\", "{", "}"))
     assert safe_label(text).replace(".", "").replace("_", "").replace("-", "").replace("+", "").isalnum() \
         or set(safe_label(text)) <= set("._-+")
+
+
+def test_no_comment_delimiter_or_trigraph_is_made_by_escaping_another():
+    """A backslash became a slash after the delimiters were escaped ('/*\\' gave '/_*/', closing the comment);
+    '???=' gave the trigraph '??='. Every string of up to 4 of these characters:"""
+    for size in range(1, 5):
+        for chars in itertools.product("/*\\?{}=x", repeat=size):
+            comment = c_comment("".join(chars))
+            assert not any(pair in comment for pair in ("*/", "/*", "??")), ("".join(chars), comment)
 
 
 def test_plain_word():

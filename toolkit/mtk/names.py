@@ -74,13 +74,18 @@ def c_identifier(name: str) -> str:
     return ident
 
 
+COMMENT_UNSAFE_PAIRS = ("*/", "/*", "??")   # comment delimiters, the start of a trigraph
+
+
 def c_comment(text: str) -> str:
     """`text` as it may stand in a comment of any file mtk writes (C's /* */ and //, the # of CMake,
     Make, Kconfig, YAML, linker scripts and Jinja-read YAML): printable ASCII on one line, without
     comment delimiters, trigraphs, line continuations or template braces."""
     text = "".join(c if " " <= c <= "~" else "?" for c in text)
-    for unsafe, safe in (("*/", "*_/"), ("/*", "/_*"), ("??", "?_?"), ("\\", "/"), ("{", "("), ("}", ")")):
-        text = text.replace(unsafe, safe)
+    text = text.replace("\\", "/").replace("{", "(").replace("}", ")")
+    while any(pair in text for pair in COMMENT_UNSAFE_PAIRS):   # "???" takes two rounds
+        for pair in COMMENT_UNSAFE_PAIRS:
+            text = text.replace(pair, f"{pair[0]}_{pair[1]}")
     return text
 
 
