@@ -1,5 +1,5 @@
 """TFLM's signal library: the custom ops of its audio front end (micro_speech's audio_preprocessor models), each
-one call of a hand-written C kernel (c/mtk_signal.h) computing what TFLM computes, bit for bit.
+one call of a hand-written C kernel (kernels/c/common/mtk_signal.h) computing what TFLM computes, bit for bit.
 
 References (tensorflow/tflite-micro): signal/micro/kernels/<op>.cc (Init reads the flexbuffer options by their
 position in the key-sorted map, Prepare checks ranks and types) and signal/src/<op>.cc (the arithmetic);
@@ -191,7 +191,7 @@ def _u32(value: int) -> str:
 
 @dataclass(frozen=True)
 class SignalCall:
-    """One op's kernel: its C parameters, the body calling c/mtk_signal.h, the operands the parameters take."""
+    """One op's kernel: its C parameters, the body calling kernels/c/common/mtk_signal.h, the operands the parameters take."""
 
     params: str
     body: str
