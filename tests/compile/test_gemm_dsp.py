@@ -73,7 +73,7 @@ def test_a_run_packed_layer_includes_the_runs_header_not_the_gather(tmp_path):
     (tmp_path / "m.tflite").write_bytes(RUNS_LAYERS["conv-3ch-3x3-s2"]())
     data = prepare_ops(read_model(tmp_path / "m.tflite"), get_cpu("cortex-m4"))[0]
     [kernel] = op_def("CONV_2D").lower(data).kernels
-    assert "mtk_im2col_runs_s8.h" in kernel.headers and "mtk_im2col_s8.h" not in kernel.headers
+    assert "im2col_runs_s8" in kernel.headers and "im2col_s8" not in kernel.headers
 
 
 def pointwise(channels: int, out_c: int, activation: str = "NONE", dead: tuple[int, ...] = ()) -> bytes:
