@@ -34,6 +34,7 @@ class Family(Enum):
     GEMM = "gemm"
     DEPTHWISE = "depthwise"
     POOL = "pool"
+    WINOGRAD = "winograd"
 
 
 # The C kernel families (kernels/files.py: their files on each instruction set)
@@ -47,6 +48,7 @@ DEPTHWISE_DSP_HEADER = "depthwise_dsp"
 DEPTHWISE_MVE_HEADER = "depthwise_mve"
 DW3X3_HEADER = "dw3x3_dsp"
 POOL_HEADER = "pool"
+WINOGRAD_HEADER = "winograd_s8_dsp"
 POOL_MVE_HEADER = "pool_mve"
 
 # C parameter lists several functions share
@@ -242,7 +244,19 @@ POOL_KERNELS = (
     KernelSpec("mve", Family.POOL, (Isa.MVE,), POOL_MVE_HEADER, _f("mtk_pool_mve", _POOL)),
 )
 
-KERNELS = GEMM_KERNELS + DEPTHWISE_KERNELS + POOL_KERNELS
+# A 3x3 stride-1 conv as integer Winograd F(2x2, 3x3) (ops/winograd_dsp.py): the layer in one call, 2 tiles x 3
+# channels a block, int16 transformed weights (16/9 x 2 bytes a weight)
+WINOGRAD = "wino-f2x2"
+WINOGRAD_KERNELS = (
+    KernelSpec(WINOGRAD, Family.WINOGRAD, (Isa.DSP,), WINOGRAD_HEADER,
+               _f("mtk_winograd_s8_dsp", "const void* x, const void* u, const void* q, const void* pad, void* out, "
+                                         "void* scratch, int32_t in_h, int32_t in_w, int32_t in_c, int32_t out_h, "
+                                         "int32_t out_w, int32_t out_c, int32_t pad_top, int32_t pad_left, "
+                                         "int32_t out_zp, int32_t act_min, int32_t act_max"), (2, 3),
+               "winograd", 2),
+)
+
+KERNELS = GEMM_KERNELS + DEPTHWISE_KERNELS + POOL_KERNELS + WINOGRAD_KERNELS
 BY_ID = {(k.family, k.id): k for k in KERNELS}
 GEMM_BY_ID = {k.id: k for k in GEMM_KERNELS}
 # Every C function the table names, for the generated C's prototypes

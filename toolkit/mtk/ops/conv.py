@@ -16,7 +16,7 @@ import numpy as np
 from ..graph import Graph, Op, Tensor
 from ..kernels.table import Family, weight_group
 from ..target import Cpu
-from . import depthwise, depthwise3x3_dsp, depthwise_dsp, depthwise_mve
+from . import depthwise, depthwise3x3_dsp, depthwise_dsp, depthwise_mve, winograd_dsp
 from .base import Axis, Band, Lowered, OpData, OpDef, Rows, constant_kernel, io
 from .common import check_int8_weights, op_error, require_per_tensor
 from .fixedpoint import activation_range, convolution_multipliers
@@ -90,10 +90,27 @@ class ConvWindow:
 
 
 class Conv2D(ConvWindow, GemmOpDef):
+    """The GEMM's variants; on DSP cores a 3x3 stride-1 layer's Winograd kernel (winograd_dsp.py) before them."""
+
     types = ("CONV_2D",)
 
     def variants(self, data: OpData) -> list[Variant]:
-        return first_layer_variants(data, super().variants(data))
+        gemm = first_layer_variants(data, super().variants(data))
+        return [winograd_dsp.VARIANT, *gemm] if winograd_dsp.takes(data) else gemm
+
+    def weight_bytes(self, data: OpData, variant: Variant) -> int:
+        if variant == winograd_dsp.VARIANT:
+            return winograd_dsp.weight_bytes(data)
+        return super().weight_bytes(data, variant)
+
+    def chunked(self, data: OpData, variant: Variant) -> Variant | None:
+        return None if variant == winograd_dsp.VARIANT else super().chunked(data, variant)
+
+    def lower(self, data: OpData, variant: Variant | None = None) -> Lowered:
+        variant = variant or self.variants(data)[0]
+        if variant == winograd_dsp.VARIANT:
+            return Lowered([winograd_dsp.lower(data)], variant=variant)
+        return super().lower(data, variant)
 
     def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:
         check_int8_weighted(op, graph, weight_axis=0)

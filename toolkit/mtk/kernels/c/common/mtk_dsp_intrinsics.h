@@ -17,6 +17,8 @@
 #define mtk_smlabt(a, b, acc) __smlabt((a), (b), (acc))
 #define mtk_smlatb(a, b, acc) __smlatb((a), (b), (acc))
 #define mtk_smlatt(a, b, acc) __smlatt((a), (b), (acc))
+#define mtk_sadd16(a, b) __sadd16((a), (b))
+#define mtk_ssub16(a, b) __ssub16((a), (b))
 /* gcc 12 does not fold the rotate into SXTB16's ROR operand: say it directly. */
 static inline uint32_t mtk_sxtb16_ror8(uint32_t x) {
   uint32_t r;
@@ -55,6 +57,13 @@ static inline int32_t mtk_smlatt(uint32_t a, uint32_t b, int32_t acc) {
 }
 static inline int32_t mtk_smmulr(int32_t a, int32_t b) {
   return (int32_t)(((int64_t)a * b + ((int64_t)1 << 31)) >> 32);
+}
+/* Both halfwords added (subtracted), each wrapping (SADD16 and SSUB16 set only the GE flags, which no kernel reads). */
+static inline uint32_t mtk_sadd16(uint32_t a, uint32_t b) {
+  return ((a & 0xffff0000u) + (b & 0xffff0000u)) | ((a + b) & 0xffffu);
+}
+static inline uint32_t mtk_ssub16(uint32_t a, uint32_t b) {
+  return ((a & 0xffff0000u) - (b & 0xffff0000u)) | ((a - b) & 0xffffu);
 }
 #define MTK_LOAD2_POST(a, b, p, step) ((a) = (p)[0], (b) = (p)[1], (p) += (step) / 4)
 #endif

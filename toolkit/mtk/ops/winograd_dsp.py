@@ -1,0 +1,112 @@
+"""3x3 stride-1 CONV_2D on DSP cores (Cortex-M4, M7, M33) as exact integer Winograd F(2x2, 3x3): the layer in one C
+call (c/dsp/mtk_winograd_s8_dsp.h), 16 int16 products per 2x2 output tile and input channel instead of 36. The
+weights' transform U = G' g G'^T (G' = 2G, integer) is computed here, laid out as the kernel reads it; the output
+transform gives 4 times the GEMM's sums, exactly, when 4 · 128 · Σ|w| of every channel stays below 2^31
+(`exact`). It takes a layer whose channels all shift right (the requantization of mtk_requant_rshift); the GEMM
+serves the others."""
+
+from __future__ import annotations
+
+import numpy as np
+from tvm.script import tirx as T
+
+from ..kernels.table import WINOGRAD, Family, spec
+from ..target import Isa
+from .base import Const, Kernel, OpData, Scratch, c_call
+from .gemm import GemmParams
+from .variants import Variant
+
+KERNEL_SPEC = spec(Family.WINOGRAD, WINOGRAD)
+VARIANT = Variant(WINOGRAD)
+COLS = 3      # output channels per block (MTK_WINO_COLS)
+TILES = 2     # tiles sharing the V scratch (MTK_WINO_TILES)
+XI = 16       # the transformed tile's positions
+INT32_LIMIT = 1 << 31
+G2 = np.array([[2, 0, 0], [1, 1, 1], [1, -1, 1], [0, 0, 2]], np.int64)   # 2G: G' g G'^T stays integer
+
+
+def takes(data: OpData) -> bool:
+    """A DSP core's 3x3 stride-1 undilated conv over padded windows (GemmParams.patches) whose channels all shift
+    right, whose output is not constant, and whose sums the transform computes exactly."""
+    p = data.params
+    if data.cpu.isa is not Isa.DSP or not isinstance(p, GemmParams) or p.patches is None:
+        return False
+    g = p.patches
+    window = (g.k_h, g.k_w, g.stride_h, g.stride_w, g.dil_h, g.dil_w) == (3, 3, 1, 1, 1, 1)
+    rq = p.requant
+    return window and rq.rshift_table is not None and rq.constant_output is None and exact(p.weights)
+
+
+def exact(weights: np.ndarray) -> bool:
+    """Whether 4 · Σ w·x of every channel (weights [channels, depth], |x| <= 128) stays within int32."""
+    return bool(np.all(4 * 128 * np.abs(weights.astype(np.int64)).sum(axis=1) < INT32_LIMIT))
+
+
+def transformed(w: np.ndarray) -> np.ndarray:
+    """U = G' g G'^T of weights [out_c, 3, 3, in_c]: int64 [out_c, 16 (ξ = 4a + b), in_c]."""
+    u = np.einsum("ak,ckli,bl->cabi", G2, w.astype(np.int64), G2)
+    return u.reshape(w.shape[0], XI, w.shape[3])
+
+
+def pairs(in_c: int) -> int:
+    """int16 lane pairs per tile position: two per group of 4 input channels."""
+    return 2 * -(-in_c // 4)
+
+
+def pack(w: np.ndarray) -> np.ndarray:
+    """The kernel's weights, int16 [block][ξ][pair][channel][lane] (pair 2g: input channels 4g, 4g + 2; pair
+    2g + 1: 4g + 1, 4g + 3), from weights [out_c, 3, 3, in_c]; past the channels zero."""
+    out_c, in_c = w.shape[0], w.shape[3]
+    n_pairs = pairs(in_c)
+    blocks = -(-out_c // COLS)
+    u = np.zeros((blocks * COLS, XI, 2 * n_pairs), np.int64)
+    u[:out_c, :, :in_c] = transformed(w)
+    order = [4 * (p // 2) + p % 2 + 2 * lane for p in range(n_pairs) for lane in range(2)]
+    u = u[:, :, order].reshape(blocks, COLS, XI, n_pairs, 2).transpose(0, 2, 3, 1, 4)
+    return np.ascontiguousarray(u).astype(np.int16).reshape(-1)
+
+
+def channel_params(p: GemmParams) -> np.ndarray:
+    """int32 [blocks · COLS][5]: per output channel the folded bias, then mtk_requant_rshift's multiplier,
+    rounding words and shift; past the channels zero."""
+    table = p.requant.rshift_table
+    out_c = table.shape[0]
+    q = np.zeros((-(-out_c // COLS) * COLS, 5), np.int32)
+    q[:out_c, 0] = p.bias
+    q[:out_c, 1:] = table
+    return q.reshape(-1)
+
+
+def scratch_bytes(in_c: int) -> int:
+    """V of TILES tiles ([ξ][pair][tile] words), then a block's sums ([ξ][tile][channel] int32)."""
+    return (XI * pairs(in_c) * TILES + XI * TILES * COLS) * 4
+
+
+def weight_bytes(data: OpData) -> int:
+    """Flash of the transformed weights and the per-channel parameters."""
+    g = data.params.patches
+    return -(-g.out_c // COLS) * COLS * (XI * pairs(g.in_c) * 2 * 2 + 5 * 4)
+
+
+def lower(data: OpData) -> Kernel:
+    """The layer (GemmParams over patches, `takes`) as mtk_winograd_s8_dsp computes it."""
+    p: GemmParams = data.params
+    g, rq = p.patches, p.requant
+    w = p.weights.reshape(g.out_c, 3, 3, g.in_c)
+    u, q = pack(w), channel_params(p)
+    pad = np.full(4 * -(-g.in_c // 4), g.in_zp, np.int8)
+    scratch = scratch_bytes(g.in_c)
+
+    @T.prim_func
+    def winograd(x: T.Buffer((g.in_h * g.in_w * g.in_c,), "int8"), weights: T.Buffer((u.size,), "int16"),
+                 params: T.Buffer((q.size,), "int32"), pad_pixel: T.Buffer((pad.size,), "int8"),
+                 out: T.Buffer((g.out_h * g.out_w * g.out_c,), "int8"), v: T.Buffer((scratch,), "int8")):
+        T.evaluate(c_call(KERNEL_SPEC.function, x=T.address_of(x[0]), u=T.address_of(weights[0]),
+                          q=T.address_of(params[0]), pad=T.address_of(pad_pixel[0]), out=T.address_of(out[0]),
+                          scratch=T.address_of(v[0]), in_h=g.in_h, in_w=g.in_w, in_c=g.in_c, out_h=g.out_h,
+                          out_w=g.out_w, out_c=g.out_c, pad_top=g.pad_top, pad_left=g.pad_left, out_zp=rq.out_zp,
+                          act_min=rq.act_min, act_max=rq.act_max))
+
+    args = [data.op.inputs[0], Const("u", u), Const("params", q), Const("pad", pad), data.op.outputs[0],
+            Scratch(scratch)]
+    return Kernel(p.name, args, func=winograd, headers=(KERNEL_SPEC.header,), c_calls=(KERNEL_SPEC.name,))
