@@ -252,7 +252,7 @@ WINOGRAD_KERNELS = (
                _f("mtk_winograd_s8_dsp", "const void* x, const void* u, const void* q, const void* pad, void* out, "
                                          "void* scratch, int32_t in_h, int32_t in_w, int32_t in_c, int32_t out_h, "
                                          "int32_t out_w, int32_t out_c, int32_t pad_top, int32_t pad_left, "
-                                         "int32_t out_zp, int32_t act_min, int32_t act_max"), (2, 3),
+                                         "int32_t act_min, int32_t act_max"), (2, 3),
                "winograd", 2),
 )
 

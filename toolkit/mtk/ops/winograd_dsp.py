@@ -2,8 +2,8 @@
 call (c/dsp/mtk_winograd_s8_dsp.h), 16 int16 products per 2x2 output tile and input channel instead of 36. The
 weights' transform U = G' g G'^T (G' = 2G, integer) is computed here, laid out as the kernel reads it; the output
 transform gives 4 times the GEMM's sums, exactly, when 4 · 128 · Σ|w| of every channel stays below 2^31
-(`exact`). It takes a layer whose channels all shift right (the requantization of mtk_requant_rshift); the GEMM
-serves the others."""
+(`exact`). It takes a layer the fused GEMM's requantization computes exactly (every channel shifts right); the
+GEMM serves the others."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from tvm.script import tirx as T
 from ..kernels.table import WINOGRAD, Family, spec
 from ..target import Isa
 from .base import Const, Kernel, OpData, Scratch, c_call
-from .gemm import GemmParams
+from .gemm import GemmParams, stream_params
 from .variants import Variant
 
 KERNEL_SPEC = spec(Family.WINOGRAD, WINOGRAD)
@@ -26,15 +26,18 @@ G2 = np.array([[2, 0, 0], [1, 1, 1], [1, -1, 1], [0, 0, 2]], np.int64)   # 2G: G
 
 
 def takes(data: OpData) -> bool:
-    """A DSP core's 3x3 stride-1 undilated conv over padded windows (GemmParams.patches) whose channels all shift
-    right, whose output is not constant, and whose sums the transform computes exactly."""
+    """A DSP core's 3x3 stride-1 undilated conv over padded windows (GemmParams.patches) whose output is not
+    constant and that a fused stream computes exactly (gemm.stream_params: every channel shifts right, 2 · (Σ + bias)
+    and the rounding stay within int32), its transformed sums too (`exact`)."""
     p = data.params
     if data.cpu.isa is not Isa.DSP or not isinstance(p, GemmParams) or p.patches is None:
         return False
     g = p.patches
     window = (g.k_h, g.k_w, g.stride_h, g.stride_w, g.dil_h, g.dil_w) == (3, 3, 1, 1, 1, 1)
-    rq = p.requant
-    return window and rq.rshift_table is not None and rq.constant_output is None and exact(p.weights)
+    if not window or p.requant.constant_output is not None:
+        return False
+    stream = stream_params(p)
+    return stream is not None and exact(stream[0])
 
 
 def exact(weights: np.ndarray) -> bool:
@@ -49,8 +52,8 @@ def transformed(w: np.ndarray) -> np.ndarray:
 
 
 def pairs(in_c: int) -> int:
-    """int16 lane pairs per tile position: two per group of 4 input channels."""
-    return 2 * -(-in_c // 4)
+    """int16 lane pairs per tile position: two per group of 4 input channels, in whole fours (the kernel's loop)."""
+    return 4 * -(-in_c // 8)
 
 
 def pack(w: np.ndarray) -> np.ndarray:
@@ -66,15 +69,14 @@ def pack(w: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(u).astype(np.int16).reshape(-1)
 
 
-def channel_params(p: GemmParams) -> np.ndarray:
-    """int32 [blocks · COLS][5]: per output channel the folded bias, then mtk_requant_rshift's multiplier,
-    rounding words and shift; past the channels zero."""
-    table = p.requant.rshift_table
-    out_c = table.shape[0]
-    q = np.zeros((-(-out_c // COLS) * COLS, 5), np.int32)
-    q[:out_c, 0] = p.bias
-    q[:out_c, 1:] = table
-    return q.reshape(-1)
+def channel_params(bias: np.ndarray, multiplier: np.ndarray, shift: np.ndarray, out_zp: int) -> np.ndarray:
+    """int32 [blocks · COLS][4]: per output channel 2 · bias (−in_zp·Σw folded in), the multiplier, the rounding
+    term k = 2^(e−1) + out_zp · 2^e and the right shift e (mtk_wino_output); past the channels zero."""
+    e = np.where(multiplier == 0, 1, -shift.astype(np.int64))
+    k = (np.int64(1) << (e - 1)) + out_zp * (np.int64(1) << e)
+    q = np.zeros((-(-bias.size // COLS) * COLS, 4), np.int64)
+    q[:bias.size] = np.stack([2 * bias.astype(np.int64), multiplier, k, e], axis=1)
+    return q.astype(np.int32).reshape(-1)
 
 
 def scratch_bytes(in_c: int) -> int:
@@ -85,15 +87,15 @@ def scratch_bytes(in_c: int) -> int:
 def weight_bytes(data: OpData) -> int:
     """Flash of the transformed weights and the per-channel parameters."""
     g = data.params.patches
-    return -(-g.out_c // COLS) * COLS * (XI * pairs(g.in_c) * 2 * 2 + 5 * 4)
+    return -(-g.out_c // COLS) * COLS * (XI * pairs(g.in_c) * 2 * 2 + 4 * 4)
 
 
 def lower(data: OpData) -> Kernel:
     """The layer (GemmParams over patches, `takes`) as mtk_winograd_s8_dsp computes it."""
     p: GemmParams = data.params
     g, rq = p.patches, p.requant
-    w = p.weights.reshape(g.out_c, 3, 3, g.in_c)
-    u, q = pack(w), channel_params(p)
+    weights, bias, multiplier, shift = stream_params(p)   # (dead channels as zero weights and a constant's bias)
+    u, q = pack(weights.reshape(g.out_c, 3, 3, g.in_c)), channel_params(bias, multiplier, shift, rq.out_zp)
     pad = np.full(4 * -(-g.in_c // 4), g.in_zp, np.int8)
     scratch = scratch_bytes(g.in_c)
 
@@ -104,8 +106,7 @@ def lower(data: OpData) -> Kernel:
         T.evaluate(c_call(KERNEL_SPEC.function, x=T.address_of(x[0]), u=T.address_of(weights[0]),
                           q=T.address_of(params[0]), pad=T.address_of(pad_pixel[0]), out=T.address_of(out[0]),
                           scratch=T.address_of(v[0]), in_h=g.in_h, in_w=g.in_w, in_c=g.in_c, out_h=g.out_h,
-                          out_w=g.out_w, out_c=g.out_c, pad_top=g.pad_top, pad_left=g.pad_left, out_zp=rq.out_zp,
-                          act_min=rq.act_min, act_max=rq.act_max))
+                          out_w=g.out_w, out_c=g.out_c, pad_top=g.pad_top, pad_left=g.pad_left, act_min=rq.act_min, act_max=rq.act_max))
 
     args = [data.op.inputs[0], Const("u", u), Const("params", q), Const("pad", pad), data.op.outputs[0],
             Scratch(scratch)]

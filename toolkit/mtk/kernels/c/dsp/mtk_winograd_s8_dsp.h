@@ -23,11 +23,16 @@
 #include <string.h>
 
 #include "mtk_dsp_intrinsics.h"
-#include "mtk_fixedpoint.h"
 
 #define MTK_WINO_COLS 3     /* output channels per block */
 #define MTK_WINO_TILES 2    /* tiles sharing the V scratch */
-#define MTK_WINO_PARAMS 5   /* int32 per output channel: bias, multiplier, rounding low, high, shift */
+#if defined(__GNUC__)
+#define MTK_WINO_INLINE static inline __attribute__((always_inline))
+#else
+#define MTK_WINO_INLINE static inline
+#endif
+
+#define MTK_WINO_PARAMS 4   /* int32 per output channel: 2 · bias, multiplier, rounding term, shift */
 
 /* The `n` (< 4) int8 channels at p as a word, the others zero. */
 static inline uint32_t mtk_wino_tail_word(const int8_t* p, int32_t n) {
@@ -36,24 +41,55 @@ static inline uint32_t mtk_wino_tail_word(const int8_t* p, int32_t n) {
   return w;
 }
 
-/* V of one pair of lanes (4x4 int16 pair words d, row-major) into v[ξ * stride]: B^T d B, B^T =
- * [[1,0,-1,0],[0,1,1,0],[0,-1,1,0],[0,1,0,-1]] on rows, then on columns. */
-static inline void mtk_wino_input_transform(const uint32_t* d, uint32_t* v, int32_t stride) {
-  uint32_t t[16];
-  for (int32_t c = 0; c < 4; ++c) {
-    uint32_t d0 = d[c], d1 = d[4 + c], d2 = d[8 + c], d3 = d[12 + c];
-    t[c] = mtk_ssub16(d0, d2);
-    t[4 + c] = mtk_sadd16(d1, d2);
-    t[8 + c] = mtk_ssub16(d2, d1);
-    t[12 + c] = mtk_ssub16(d1, d3);
-  }
-  for (int32_t r = 0; r < 4; ++r) {
-    uint32_t t0 = t[4 * r], t1 = t[4 * r + 1], t2 = t[4 * r + 2], t3 = t[4 * r + 3];
-    v[(4 * r) * stride] = mtk_ssub16(t0, t2);
-    v[(4 * r + 1) * stride] = mtk_sadd16(t1, t2);
-    v[(4 * r + 2) * stride] = mtk_ssub16(t2, t1);
-    v[(4 * r + 3) * stride] = mtk_ssub16(t1, t3);
-  }
+/* B^T's rows on 4 values (pair words): B^T = [[1,0,-1,0],[0,1,1,0],[0,-1,1,0],[0,1,0,-1]]. */
+#define MTK_WINO_BT(d0, d1, d2, d3, o0, o1, o2, o3) \
+  ((o0) = mtk_ssub16((d0), (d2)), (o1) = mtk_sadd16((d1), (d2)), (o2) = mtk_ssub16((d2), (d1)), \
+   (o3) = mtk_ssub16((d1), (d3)))
+
+/* The word of 4 channels at p: whole (`n` >= 4), or the last `n` channels and zeros. */
+static inline uint32_t mtk_wino_word(const int8_t* p, int32_t n) {
+  uint32_t w;
+  if (n >= 4)
+    memcpy(&w, p, 4);
+  else
+    w = mtk_wino_tail_word(p, n);
+  return w;
+}
+
+/* t = B^T d of column J of the patch (words at px[J + 4r] + c, mtk_wino_word), both pairs: te, to[4i + J]. */
+#define MTK_WINO_COLUMN_T(J)                                                                                    \
+  do {                                                                                                          \
+    uint32_t w0 = mtk_wino_word(px[J] + c, n), w1 = mtk_wino_word(px[4 + J] + c, n);                            \
+    uint32_t w2 = mtk_wino_word(px[8 + J] + c, n), w3 = mtk_wino_word(px[12 + J] + c, n);                       \
+    MTK_WINO_BT(mtk_sxtb16(w0), mtk_sxtb16(w1), mtk_sxtb16(w2), mtk_sxtb16(w3), te[J], te[4 + J], te[8 + J],     \
+                te[12 + J]);                                                                                    \
+    MTK_WINO_BT(mtk_sxtb16_ror8(w0), mtk_sxtb16_ror8(w1), mtk_sxtb16_ror8(w2), mtk_sxtb16_ror8(w3), to[J],        \
+                to[4 + J], to[8 + J], to[12 + J]);                                                              \
+  } while (0)
+/* V's row I = t's row I times B, of both pairs: v[(4I + j) * stride] (even lanes), + MTK_WINO_TILES (odd). */
+#define MTK_WINO_ROW_V(I)                                                                                       \
+  do {                                                                                                          \
+    uint32_t* vi = v + 4 * (I) * stride;                                                                        \
+    MTK_WINO_BT(te[4 * (I)], te[4 * (I) + 1], te[4 * (I) + 2], te[4 * (I) + 3], vi[0], vi[stride],               \
+                vi[2 * stride], vi[3 * stride]);                                                                \
+    vi += MTK_WINO_TILES;                                                                                       \
+    MTK_WINO_BT(to[4 * (I)], to[4 * (I) + 1], to[4 * (I) + 2], to[4 * (I) + 3], vi[0], vi[stride],               \
+                vi[2 * stride], vi[3 * stride]);                                                                \
+  } while (0)
+
+/* V = B^T d B of the patch's 4 channels at px[i] + c (n of them: mtk_wino_word) into v[ξ * stride] (the even
+ * lanes' pair) and v[ξ * stride + MTK_WINO_TILES] (the odd ones'): t = B^T d a column of the patch at a time, both
+ * pairs from each word, then t B a row at a time. */
+MTK_WINO_INLINE void mtk_wino_group_v(const int8_t* const* px, int32_t c, int32_t n, uint32_t* v, int32_t stride) {
+  uint32_t te[16], to[16];
+  MTK_WINO_COLUMN_T(0);
+  MTK_WINO_COLUMN_T(1);
+  MTK_WINO_COLUMN_T(2);
+  MTK_WINO_COLUMN_T(3);
+  MTK_WINO_ROW_V(0);
+  MTK_WINO_ROW_V(1);
+  MTK_WINO_ROW_V(2);
+  MTK_WINO_ROW_V(3);
 }
 
 /* The V of the tile whose patch starts at input row iy, column ix into v (its first pair, tile slot): for every
@@ -67,27 +103,10 @@ static inline void mtk_wino_tile_v(const int8_t* x, const int8_t* pad, int32_t i
       int inside = y >= 0 && y < in_h && xx >= 0 && xx < in_w;
       px[4 * r + c] = inside ? x + (y * in_w + xx) * in_c : pad;
     }
-  int32_t stride = pairs * MTK_WINO_TILES, c0 = 0;
-  uint32_t even[16], odd[16];
-  for (; c0 <= in_c - 4; c0 += 4, v += 2 * MTK_WINO_TILES) {
-    for (int32_t i = 0; i < 16; ++i) {
-      uint32_t w;
-      memcpy(&w, px[i] + c0, 4);
-      even[i] = mtk_sxtb16(w);
-      odd[i] = mtk_sxtb16_ror8(w);
-    }
-    mtk_wino_input_transform(even, v, stride);
-    mtk_wino_input_transform(odd, v + MTK_WINO_TILES, stride);
-  }
-  if (c0 < in_c) {   /* the last 1-3 channels */
-    for (int32_t i = 0; i < 16; ++i) {
-      uint32_t w = mtk_wino_tail_word(px[i] + c0, in_c - c0);
-      even[i] = mtk_sxtb16(w);
-      odd[i] = mtk_sxtb16_ror8(w);
-    }
-    mtk_wino_input_transform(even, v, stride);
-    mtk_wino_input_transform(odd, v + MTK_WINO_TILES, stride);
-  }
+  const int32_t stride = pairs * MTK_WINO_TILES, whole = in_c & ~3;
+  int32_t c = 0;
+  for (; c < whole; c += 4, v += 2 * MTK_WINO_TILES) mtk_wino_group_v(px, c, 4, v, stride);
+  if (c < in_c) mtk_wino_group_v(px, c, in_c - c, v, stride);
 }
 
 #ifdef MTK_DSP_ASM
@@ -106,14 +125,14 @@ static inline void mtk_wino_tile_v(const int8_t* x, const int8_t* pad, int32_t i
   "smlad %[a12], %[u2], %[v1], %[a12]\n\t"
 #endif
 
-/* m[ξ][tile][channel] = Σ over the pairs (an even count) of U · V, for the block's weights u ([ξ][pair][channel]
+/* m[ξ][tile][channel] = Σ over the pairs (a multiple of 4) of U · V, for the block's weights u ([ξ][pair][channel]
  * words). */
 static inline void mtk_wino_products(const uint32_t* v, const uint32_t* u, int32_t pairs, int32_t* m) {
   for (int32_t xi = 0; xi < 16; ++xi, m += MTK_WINO_COLS * MTK_WINO_TILES) {
     int32_t a00 = 0, a01 = 0, a02 = 0, a10 = 0, a11 = 0, a12 = 0;
 #ifdef MTK_DSP_ASM
-    uint32_t n = (uint32_t)pairs / 2, v0, v1, u0, u1, u2;
-    __asm__ volatile("1:\n\t" MTK_WINO_PAIR MTK_WINO_PAIR
+    uint32_t n = (uint32_t)pairs / 4, v0, v1, u0, u1, u2;
+    __asm__ volatile("1:\n\t" MTK_WINO_PAIR MTK_WINO_PAIR MTK_WINO_PAIR MTK_WINO_PAIR
                      "subs %[n], %[n], #1\n\t"
                      "bne 1b\n\t"
                      : [v] "+r"(v), [u] "+r"(u), [n] "+r"(n), [a00] "+r"(a00), [a01] "+r"(a01), [a02] "+r"(a02),
@@ -131,9 +150,46 @@ static inline void mtk_wino_products(const uint32_t* v, const uint32_t* u, int32
   }
 }
 
-/* The tile's 4 outputs y[2r + s] = (A^T M A)[r][s] from its 16 sums m[ξ * step], A^T = [[1,1,1,0],[0,1,-1,-1]],
- * in wrapping arithmetic. */
-static inline void mtk_wino_output_transform(const int32_t* m, int32_t step, uint32_t y[4]) {
+/* The tile's 4 outputs y[2r + s] = (A^T M A)[r][s] from its 16 sums m[ξ * MTK_WINO_COLS * MTK_WINO_TILES],
+ * A^T = [[1,1,1,0],[0,1,-1,-1]], in wrapping arithmetic: per column j of M, z0 = m0j + m1j + m2j and
+ * z1 = m1j − m2j − m3j, which y0, y2 take with A^T's row 0 coefficient of j and y1, y3 with row 1's. */
+#ifdef MTK_DSP_ASM
+#define MTK_WINO_COLUMN(J)                                   \
+  "ldr %[a], [%[m], #" #J "*24]\n\t"                         \
+  "ldr %[b], [%[m], #(" #J "+4)*24]\n\t"                     \
+  "ldr %[c], [%[m], #(" #J "+8)*24]\n\t"                     \
+  "ldr %[d], [%[m], #(" #J "+12)*24]\n\t"                    \
+  "add %[a], %[a], %[b]\n\t"                                 \
+  "sub %[b], %[b], %[c]\n\t"                                 \
+  "add %[a], %[a], %[c]\n\t"                                 \
+  "sub %[b], %[b], %[d]\n\t"
+#endif
+static inline void mtk_wino_output_transform(const int32_t* m, uint32_t y[4]) {
+#ifdef MTK_DSP_ASM
+  uint32_t y0, y1, y2, y3, a, b, c, d;
+  __asm__(MTK_WINO_COLUMN(0)
+          "mov %[y0], %[a]\n\t"
+          "mov %[y2], %[b]\n\t"
+          MTK_WINO_COLUMN(1)
+          "add %[y0], %[y0], %[a]\n\t"
+          "mov %[y1], %[a]\n\t"
+          "add %[y2], %[y2], %[b]\n\t"
+          "mov %[y3], %[b]\n\t"
+          MTK_WINO_COLUMN(2)
+          "add %[y0], %[y0], %[a]\n\t"
+          "sub %[y1], %[y1], %[a]\n\t"
+          "add %[y2], %[y2], %[b]\n\t"
+          "sub %[y3], %[y3], %[b]\n\t"
+          MTK_WINO_COLUMN(3)
+          "sub %[y1], %[y1], %[a]\n\t"
+          "sub %[y3], %[y3], %[b]\n\t"
+          : [y0] "=&r"(y0), [y1] "=&r"(y1), [y2] "=&r"(y2), [y3] "=&r"(y3), [a] "=&r"(a), [b] "=&r"(b),
+            [c] "=&r"(c), [d] "=&r"(d)
+          : [m] "r"(m)
+          : "memory");
+  y[0] = y0, y[1] = y1, y[2] = y2, y[3] = y3;
+#else
+  const int32_t step = MTK_WINO_COLS * MTK_WINO_TILES;
   uint32_t z0[4], z1[4];
   for (int32_t j = 0; j < 4; ++j) {
     uint32_t m0 = (uint32_t)m[j * step], m1 = (uint32_t)m[(4 + j) * step], m2 = (uint32_t)m[(8 + j) * step],
@@ -143,34 +199,62 @@ static inline void mtk_wino_output_transform(const int32_t* m, int32_t step, uin
   }
   y[0] = z0[0] + z0[1] + z0[2], y[1] = z0[1] - z0[2] - z0[3];
   y[2] = z1[0] + z1[1] + z1[2], y[3] = z1[1] - z1[2] - z1[3];
+#endif
 }
 
-/* The int8 output of 4 · Σ w·x (y) with the channel's params q (bias, then mtk_requant_rshift's). */
-static inline int8_t mtk_wino_output(uint32_t y, const int32_t* q, int32_t out_zp, int32_t act_min,
-                                     int32_t act_max) {
-  int32_t acc = (int32_t)((uint32_t)((int32_t)y >> 2) + (uint32_t)q[0]);
-  return (int8_t)mtk_clamp_s8(mtk_requant_rshift(acc, q[1], q[2], q[3], q[4]) + out_zp, act_min, act_max);
+/* The output of 4 · Σ w·x (y) with the channel's q = (2 · bias, m, k, e) and the range [lo, hi]: as the fused
+ * GEMM's (mtk_dot_biased_s8.h), x2 = 2 · (Σ + bias), SMMLAR(x2, m, k) + [x2 < 0], shifted right by e, saturated
+ * (k = 2^(e−1) + out_zp · 2^e; winograd_dsp.py checks that nothing overflows). */
+static inline int32_t mtk_wino_output(uint32_t y, const int32_t* q, int32_t lo, int32_t hi) {
+  int32_t x2 = (int32_t)((uint32_t)((int32_t)y >> 1) + (uint32_t)q[0]), v;
+#ifdef MTK_DSP_ASM
+  __asm__("smmlar %0, %1, %2, %3" : "=r"(v) : "r"(x2), "r"(q[1]), "r"(q[2]));
+  v = __ssat((v + (x2 >> 31)) >> q[3], 8);
+#else
+  int64_t p = (int64_t)x2 * q[1] + (int64_t)((uint64_t)(int64_t)q[2] << 32) + 2147483648LL;
+  v = ((int32_t)(p >> 32) + (x2 >> 31)) >> q[3];
+  v = v < -128 ? -128 : (v > 127 ? 127 : v);
+#endif
+  v = v < lo ? lo : v;
+  return v > hi ? hi : v;
+}
+
+/* A tile's outputs of one channel from its sums m[ξ * MTK_WINO_COLS * MTK_WINO_TILES], at o (`row` bytes between
+ * output rows, `step` between columns), `fit` of them: bit 0 the second column, bit 1 the second row. */
+static inline void mtk_wino_store(const int32_t* m, const int32_t* q, int8_t* o, int32_t step, int32_t row,
+                                  int32_t fit, int32_t lo, int32_t hi) {
+  uint32_t y[4];
+  mtk_wino_output_transform(m, y);
+  o[0] = (int8_t)mtk_wino_output(y[0], q, lo, hi);
+  if (fit == 3) {
+    o[step] = (int8_t)mtk_wino_output(y[1], q, lo, hi);
+    o[row] = (int8_t)mtk_wino_output(y[2], q, lo, hi);
+    o[row + step] = (int8_t)mtk_wino_output(y[3], q, lo, hi);
+  } else {
+    if (fit & 1) o[step] = (int8_t)mtk_wino_output(y[1], q, lo, hi);
+    if (fit & 2) o[row] = (int8_t)mtk_wino_output(y[2], q, lo, hi);
+  }
 }
 
 static inline int32_t mtk_winograd_s8_dsp(const void* x, const void* u, const void* q, const void* pad, void* out,
                                           void* scratch, int32_t in_h, int32_t in_w, int32_t in_c, int32_t out_h,
                                           int32_t out_w, int32_t out_c, int32_t pad_top, int32_t pad_left,
-                                          int32_t out_zp, int32_t act_min, int32_t act_max) {
-  const int32_t pairs = 2 * ((in_c + 3) / 4), tiles_w = (out_w + 1) / 2, tiles = tiles_w * ((out_h + 1) / 2);
+                                          int32_t act_min, int32_t act_max) {
+  const int32_t pairs = 4 * ((in_c + 7) / 8), tiles_w = (out_w + 1) / 2, tiles = tiles_w * ((out_h + 1) / 2);
   const int32_t row = out_w * out_c;
   uint32_t* v = (uint32_t*)scratch;
   int32_t* m = (int32_t*)(v + 16 * pairs * MTK_WINO_TILES);
+  memset(v, 0, 16 * (size_t)pairs * MTK_WINO_TILES * 4);   /* the pairs past the input channels stay zero */
   for (int32_t first = 0; first < tiles; first += MTK_WINO_TILES) {
     int8_t* dst[MTK_WINO_TILES];
-    int32_t rows[MTK_WINO_TILES], cols[MTK_WINO_TILES];   /* the tile's outputs inside the output: 1 or 2 */
+    int32_t fit[MTK_WINO_TILES];
     for (int32_t t = 0; t < MTK_WINO_TILES; ++t) {
       int32_t tile = first + t < tiles ? first + t : first;
       int32_t oy = 2 * (tile / tiles_w), ox = 2 * (tile % tiles_w);
       mtk_wino_tile_v((const int8_t*)x, (const int8_t*)pad, in_h, in_w, in_c, oy - pad_top, ox - pad_left, v + t,
                       pairs);
       dst[t] = (int8_t*)out + oy * row + ox * out_c;
-      rows[t] = oy + 1 < out_h ? 2 : 1;
-      cols[t] = ox + 1 < out_w ? 2 : 1;
+      fit[t] = (ox + 1 < out_w) | (oy + 1 < out_h) << 1;
     }
     const uint32_t* ub = (const uint32_t*)u;
     const int32_t* qc = (const int32_t*)q;
@@ -178,17 +262,8 @@ static inline int32_t mtk_winograd_s8_dsp(const void* x, const void* u, const vo
       mtk_wino_products(v, ub, pairs, m);
       int32_t n = out_c - c0 < MTK_WINO_COLS ? out_c - c0 : MTK_WINO_COLS;
       for (int32_t c = 0; c < n; ++c, qc += MTK_WINO_PARAMS)
-        for (int32_t t = 0; t < MTK_WINO_TILES; ++t) {
-          uint32_t y[4];
-          int8_t* o = dst[t] + c0 + c;
-          mtk_wino_output_transform(m + t * MTK_WINO_COLS + c, MTK_WINO_COLS * MTK_WINO_TILES, y);
-          o[0] = mtk_wino_output(y[0], qc, out_zp, act_min, act_max);
-          if (cols[t] == 2) o[out_c] = mtk_wino_output(y[1], qc, out_zp, act_min, act_max);
-          if (rows[t] == 2) {
-            o[row] = mtk_wino_output(y[2], qc, out_zp, act_min, act_max);
-            if (cols[t] == 2) o[row + out_c] = mtk_wino_output(y[3], qc, out_zp, act_min, act_max);
-          }
-        }
+        for (int32_t t = 0; t < MTK_WINO_TILES; ++t)
+          mtk_wino_store(m + t * MTK_WINO_COLS + c, qc, dst[t] + c0 + c, out_c, row, fit[t], act_min, act_max);
       qc += (MTK_WINO_COLS - n) * MTK_WINO_PARAMS;
     }
   }
