@@ -90,13 +90,18 @@ class ConvWindow:
 
 
 class Conv2D(ConvWindow, GemmOpDef):
-    """The GEMM's variants; on DSP cores a 3x3 stride-1 layer's Winograd kernel (winograd_dsp.py) before them."""
+    """The GEMM's variants and, on DSP cores, a 3x3 stride-1 layer's Winograd kernel (winograd_dsp.py): the default
+    from winograd_dsp.MIN_CHANNELS input channels on, the last choice below."""
 
     types = ("CONV_2D",)
 
     def variants(self, data: OpData) -> list[Variant]:
         gemm = first_layer_variants(data, super().variants(data))
-        return [winograd_dsp.VARIANT, *gemm] if winograd_dsp.takes(data) else gemm
+        if not winograd_dsp.takes(data):
+            return gemm
+        if data.params.patches.in_c >= winograd_dsp.MIN_CHANNELS:
+            return [winograd_dsp.VARIANT, *gemm]
+        return [*gemm, winograd_dsp.VARIANT]
 
     def weight_bytes(self, data: OpData, variant: Variant) -> int:
         if variant == winograd_dsp.VARIANT:

@@ -1,0 +1,143 @@
+"""3x3 stride-1 CONV_2D as integer Winograd F(2x2, 3x3) on DSP cores (ops/winograd_dsp.py,
+c/dsp/mtk_winograd_s8_dsp.h): the transform's arithmetic is exactly 4 times the convolution's, which layers take the
+kernel and when it is the default, and layers bit-exact with tflite-micro on the host (odd sizes, odd channel
+counts, VALID and SAME padding, channel counts off the kernel's blocks, the largest weights and inputs, dead
+channels); tests/target/test_winograd_dsp_qemu.py runs them on the Cortex-M4, M7 and M33."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from harness import assert_bit_exact, assert_bit_exact_on_c_paths, conv, conv_model
+from mtk.ops import op_def, prepare_ops, winograd_dsp
+from mtk.ops.base import Const
+from mtk.reader import read_model
+from mtk.target import get_cpu
+from mtk.tflite_builder import ModelBuilder
+
+B_T = np.array([[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]], np.int64)
+A_T = np.array([[1, 1, 1, 0], [0, 1, -1, -1]], np.int64)
+
+
+def extreme_weights_model(in_c: int = 24, out_c: int = 7, hw: tuple[int, int] = (7, 9)) -> bytes:
+    """Every weight ±127 (the largest sums a layer of `in_c` channels can have), SAME padding, RELU6."""
+    rng = np.random.default_rng(1)
+    b = ModelBuilder(description="mtk test winograd extremes")
+    x = b.tensor("x", (1, *hw, in_c), "int8", scale=0.05, zero_point=-128)
+    w_scale = rng.uniform(0.002, 0.004, out_c)
+    weights = (127 * rng.choice([-1, 1], (out_c, 3, 3, in_c))).astype(np.int8)
+    w = b.const("w", weights, scale=w_scale, zero_point=np.zeros(out_c, np.int64), axis=0)
+    bias = b.const("b", rng.integers(-30000, 30000, out_c).astype(np.int32), scale=0.05 * w_scale,
+                   zero_point=np.zeros(out_c, np.int64), axis=0)
+    y = b.tensor("y", (1, *hw, out_c), "int8", scale=0.5, zero_point=3)
+    b.op("CONV_2D", [x, w, bias], [y], padding="SAME", stride_h=1, stride_w=1, fused_activation_function="RELU6")
+    b.inputs([x])
+    b.outputs([y])
+    return b.build()
+
+
+LAYERS = {
+    "16to16-8x8": lambda: conv((1, 8, 8, 16), (3, 3), 16, (8, 8), activation="RELU"),
+    "5to7-odd-7x9": lambda: conv((1, 7, 9, 5), (3, 3), 7, (7, 9)),                       # odd sizes, a tail group
+    "13to4-valid": lambda: conv((1, 9, 6, 13), (3, 3), 4, (7, 4), padding="VALID"),     # partial tiles, a 1-channel block
+    "8to2-5x5-relu6": lambda: conv((1, 5, 5, 8), (3, 3), 2, (5, 5), activation="RELU6"),
+    "32to33-valid-odd": lambda: conv((1, 6, 5, 32), (3, 3), 33, (4, 3), padding="VALID"),
+    "3to16-first": lambda: conv((1, 6, 6, 3), (3, 3), 16, (6, 6)),                       # not its default
+    "dead-channels": lambda: conv_model("CONV_2D", (1, 6, 7, 12), (9, 3, 3, 12), (1, 6, 7, 9), per_channel=True,
+                                        dead=(2, 5), padding="SAME", stride_h=1, stride_w=1),
+}
+
+
+def winograd_sums(w: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """A^T (Σ_c U ⊙ V) A of weights [out_c, 3, 3, in_c] over one 4x4 patch d [4, 4, in_c]: [out_c, 2, 2]."""
+    u = winograd_dsp.transformed(w).reshape(w.shape[0], 4, 4, w.shape[3])
+    v = np.einsum("ar,rsc,bs->abc", B_T, d.astype(np.int64), B_T)
+    m = np.einsum("oabc,abc->oab", u, v)
+    return np.einsum("ra,oab,sb->ors", A_T, m, A_T)
+
+
+def test_the_integer_transform_is_four_times_the_convolution():
+    rng = np.random.default_rng(0)
+    w = rng.integers(-127, 128, (5, 3, 3, 7))
+    d = rng.integers(-128, 128, (4, 4, 7))
+    direct = np.array([[[np.sum(w[o] * d[r:r + 3, s:s + 3]) for s in range(2)] for r in range(2)] for o in range(5)])
+    assert np.array_equal(winograd_sums(w, d), 4 * direct)
+    assert np.abs(winograd_dsp.transformed(np.full((1, 3, 3, 1), -128))).max() <= 9 * 128   # int16
+
+
+def test_packed_weights_hold_channel_pairs_in_sxtb16_order():
+    """Per block of 3 output channels, position, pair: pair 2g is input channels (4g, 4g + 2), 2g + 1 (4g + 1,
+    4g + 3); input channels past the layer's, and output channels past its last block, zero."""
+    w = np.arange(2 * 9 * 5).reshape(2, 3, 3, 5) % 7 - 3
+    u = winograd_dsp.transformed(w)                                    # [out_c, 16, in_c]
+    packed = winograd_dsp.pack(w).reshape(1, 16, winograd_dsp.pairs(5), 3, 2)
+    assert winograd_dsp.pairs(5) == 4                                  # in fours: 8 channels
+    assert packed[0, 6, 0, 1].tolist() == [u[1, 6, 0], u[1, 6, 2]]
+    assert packed[0, 6, 1, 0].tolist() == [u[0, 6, 1], u[0, 6, 3]]
+    assert packed[0, 6, 2, 0].tolist() == [u[0, 6, 4], 0]
+    assert not packed[0, :, 3].any() and not packed[0, :, :, 2].any()
+
+
+def test_the_bound_on_the_sums_is_the_weights():
+    limit = (1 << 31) // (4 * 128)   # Σ|w| of a channel whose 4 · 128 · Σ|w| reaches 2^31
+    below = np.zeros((2, 4096), np.int64)
+    below[0, :] = (limit - 1) // 4096
+    assert winograd_dsp.exact(below)
+    at = below.copy()
+    at[1, 0] = -limit
+    assert not winograd_dsp.exact(at)
+
+
+def variants(model: bytes, tmp_path, cpu: str = "cortex-m4") -> list[str]:
+    (tmp_path / "m.tflite").write_bytes(model)
+    data = prepare_ops(read_model(tmp_path / "m.tflite"), get_cpu(cpu))[0]
+    return [v.kernel for v in op_def(data.op.type).variants(data)]
+
+
+@pytest.mark.parametrize("cpu", ["cortex-m4", "cortex-m7", "cortex-m33"])
+def test_it_is_the_default_of_3x3_stride_1_layers_on_dsp_cores(cpu, tmp_path):
+    assert variants(LAYERS["16to16-8x8"](), tmp_path, cpu)[0] == winograd_dsp.WINOGRAD
+
+
+def test_below_four_input_channels_it_is_the_last_choice(tmp_path):
+    choices = variants(LAYERS["3to16-first"](), tmp_path)
+    assert choices[-1] == winograd_dsp.WINOGRAD and choices[0] != winograd_dsp.WINOGRAD
+
+
+@pytest.mark.parametrize("model, cpu", [
+    (lambda: conv((1, 8, 8, 8), (3, 3), 8, (4, 4), stride=(2, 2)), "cortex-m4"),           # stride 2
+    (lambda: conv((1, 9, 9, 8), (3, 3), 8, (9, 9), dilation=(2, 2)), "cortex-m4"),         # dilated
+    (lambda: conv((1, 8, 8, 8), (5, 5), 8, (8, 8)), "cortex-m4"),                          # 5x5
+    (lambda: conv((1, 8, 8, 8), (3, 3), 8, (8, 8)), "cortex-m3"),                          # no DSP
+    (lambda: conv((1, 8, 8, 8), (3, 3), 8, (8, 8)), "cortex-m55"),                         # Helium: its own GEMM
+], ids=["stride-2", "dilated", "5x5", "m3", "m55"])
+def test_other_layers_and_cores_do_not_take_it(model, cpu, tmp_path):
+    assert winograd_dsp.WINOGRAD not in variants(model(), tmp_path, cpu)
+
+
+def test_flash_is_its_transformed_weights_and_channel_words(tmp_path):
+    (tmp_path / "m.tflite").write_bytes(LAYERS["16to16-8x8"]())
+    data = prepare_ops(read_model(tmp_path / "m.tflite"), get_cpu("cortex-m4"))[0]
+    opdef = op_def("CONV_2D")
+    consts = [a for k in opdef.lower(data, winograd_dsp.VARIANT).kernels for a in k.args
+              if isinstance(a, Const) and a.name != "pad"]
+    assert opdef.weight_bytes(data, winograd_dsp.VARIANT) == sum(c.data.nbytes for c in consts) == 18 * (16 * 8 * 4 + 16)   # 8 pairs of int16
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", LAYERS)
+def test_layers_are_bit_exact_on_the_host(name, tmp_path):
+    assert_bit_exact_on_c_paths(LAYERS[name](), tmp_path)
+
+
+def extreme_inputs() -> list[list[np.ndarray]]:
+    """-128 everywhere, 127 everywhere, and a checkerboard of both: the largest |V| the transform meets."""
+    board = np.where(np.indices((7, 9)).sum(axis=0) % 2 == 0, 127, -128)[None, :, :, None]
+    return [[np.full((1, 7, 9, 24), v, np.int8)] for v in (-128, 127)] + [[np.broadcast_to(board, (1, 7, 9, 24))
+                                                                            .astype(np.int8)]]
+
+
+@pytest.mark.slow
+def test_the_largest_weights_and_inputs_are_bit_exact_on_the_host(tmp_path):
+    assert_bit_exact(extreme_weights_model(), tmp_path, extreme_inputs(), cpu="cortex-m4", plain_too=True)

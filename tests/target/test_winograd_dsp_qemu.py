@@ -1,0 +1,34 @@
+"""The Winograd F(2x2, 3x3) convolution (c/dsp/mtk_winograd_s8_dsp.h: its assembly) in QEMU against tflite-micro on
+the Cortex-M4, M7 and M33: tests/compile/test_winograd_dsp.py's layers, its largest weights and inputs, and IC
+(ResNet-8), whose 3x3 stride-1 layers of 16, 32 and 64 channels take it."""
+
+from __future__ import annotations
+
+import pytest
+
+from checkout import SHARED_MODELS
+from harness import assert_bit_exact_on_target, random_samples
+from test_winograd_dsp import LAYERS, extreme_inputs, extreme_weights_model
+
+pytestmark = pytest.mark.qemu
+
+BOARDS = ["mps2/an386", "mps2/an500", "mps2/an505"]
+
+
+@pytest.mark.parametrize("board", BOARDS)
+@pytest.mark.parametrize("name", ["5to7-odd-7x9", "13to4-valid", "32to33-valid-odd", "dead-channels"])
+def test_layers_are_bit_exact_on_every_dsp_core(name, board, tmp_path):
+    assert_bit_exact_on_target(LAYERS[name](), board, tmp_path)
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_the_largest_weights_and_inputs_are_bit_exact_on_every_dsp_core(board, tmp_path):
+    assert_bit_exact_on_target(extreme_weights_model(), board, tmp_path, extreme_inputs())
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_ic_is_bit_exact_on_every_dsp_core(board, tmp_path):
+    model = SHARED_MODELS / "ic_resnet8_int8.tflite"
+    if not model.exists():
+        pytest.skip(f"{model} is missing")
+    assert_bit_exact_on_target(model.read_bytes(), board, tmp_path, random_samples(model.read_bytes(), 3))
