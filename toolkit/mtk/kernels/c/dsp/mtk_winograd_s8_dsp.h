@@ -111,43 +111,59 @@ static inline void mtk_wino_tile_v(const int8_t* x, const int8_t* pad, int32_t i
 
 #ifdef MTK_DSP_ASM
 /* One pair of lanes: both tiles' words (v0, v1) by the block's 3 channels' (u0, u1, u2), the three loads after the
- * LDRD back to back (the Cortex-M4 pipelines them). */
-#define MTK_WINO_PAIR                          \
-  "ldrd %[v0], %[v1], [%[v]], #8\n\t"          \
-  "ldr %[u0], [%[u]], #4\n\t"                 \
-  "ldr %[u1], [%[u]], #4\n\t"                 \
-  "ldr %[u2], [%[u]], #4\n\t"                 \
-  "smlad %[a00], %[u0], %[v0], %[a00]\n\t"     \
-  "smlad %[a10], %[u0], %[v1], %[a10]\n\t"     \
-  "smlad %[a01], %[u1], %[v0], %[a01]\n\t"     \
-  "smlad %[a11], %[u1], %[v1], %[a11]\n\t"     \
-  "smlad %[a02], %[u2], %[v0], %[a02]\n\t"     \
-  "smlad %[a12], %[u2], %[v1], %[a12]\n\t"
+ * LDRD back to back (the Cortex-M4 pipelines them); OP: smuad for the first pair (the sums start there), smlad. */
+#define MTK_WINO_PAIR(OP, ACC)                         \
+  "ldrd %[v0], %[v1], [%[v]], #8\n\t"                  \
+  "ldr %[u0], [%[u]], #4\n\t"                         \
+  "ldr %[u1], [%[u]], #4\n\t"                         \
+  "ldr %[u2], [%[u]], #4\n\t"                         \
+  OP " %[a00], %[u0], %[v0]" ACC(a00) "\n\t"          \
+  OP " %[a10], %[u0], %[v1]" ACC(a10) "\n\t"          \
+  OP " %[a01], %[u1], %[v0]" ACC(a01) "\n\t"          \
+  OP " %[a11], %[u1], %[v1]" ACC(a11) "\n\t"          \
+  OP " %[a02], %[u2], %[v0]" ACC(a02) "\n\t"          \
+  OP " %[a12], %[u2], %[v1]" ACC(a12) "\n\t"
+#define MTK_WINO_NO_ACC(a) ""
+#define MTK_WINO_ACC(a) ", %[" #a "]"
+#define MTK_WINO_SUM MTK_WINO_PAIR("smlad", MTK_WINO_ACC)
 #endif
 
 /* m[ξ][tile][channel] = Σ over the pairs (a multiple of 4) of U · V, for the block's weights u ([ξ][pair][channel]
- * words). */
-static inline void mtk_wino_products(const uint32_t* v, const uint32_t* u, int32_t pairs, int32_t* m) {
-  for (int32_t xi = 0; xi < 16; ++xi, m += MTK_WINO_COLS * MTK_WINO_TILES) {
-    int32_t a00 = 0, a01 = 0, a02 = 0, a10 = 0, a11 = 0, a12 = 0;
+ * words), of its first `cols` channels at least (a block of one channel: only its own, in C; of 2 or 3: all three in
+ * assembly, the padded channel's weights zero). */
+MTK_WINO_INLINE void mtk_wino_products(const uint32_t* v, const uint32_t* u, int32_t pairs, int32_t* m,
+                                       int32_t cols) {
 #ifdef MTK_DSP_ASM
-    uint32_t n = (uint32_t)pairs / 4, v0, v1, u0, u1, u2;
-    __asm__ volatile("1:\n\t" MTK_WINO_PAIR MTK_WINO_PAIR MTK_WINO_PAIR MTK_WINO_PAIR
-                     "subs %[n], %[n], #1\n\t"
-                     "bne 1b\n\t"
-                     : [v] "+r"(v), [u] "+r"(u), [n] "+r"(n), [a00] "+r"(a00), [a01] "+r"(a01), [a02] "+r"(a02),
-                       [a10] "+r"(a10), [a11] "+r"(a11), [a12] "+r"(a12), [v0] "=&r"(v0), [v1] "=&r"(v1),
-                       [u0] "=&r"(u0), [u1] "=&r"(u1), [u2] "=&r"(u2)
-                     :
-                     : "cc", "memory");
-#else
-    for (int32_t p = pairs; p > 0; --p, v += MTK_WINO_TILES, u += MTK_WINO_COLS) {
-      a00 = mtk_smlad(u[0], v[0], a00), a01 = mtk_smlad(u[1], v[0], a01), a02 = mtk_smlad(u[2], v[0], a02);
-      a10 = mtk_smlad(u[0], v[1], a10), a11 = mtk_smlad(u[1], v[1], a11), a12 = mtk_smlad(u[2], v[1], a12);
+  if (cols > 1) {
+    for (int32_t xi = 0; xi < 16; ++xi, m += MTK_WINO_COLS * MTK_WINO_TILES) {
+      int32_t a00, a01, a02, a10, a11, a12;
+      uint32_t n = (uint32_t)pairs / 4, v0, v1, u0, u1, u2;
+      __asm__ volatile(MTK_WINO_PAIR("smuad", MTK_WINO_NO_ACC) MTK_WINO_SUM MTK_WINO_SUM MTK_WINO_SUM
+                       "subs %[n], %[n], #1\n\t"
+                       "beq 2f\n"
+                       "1:\n\t" MTK_WINO_SUM MTK_WINO_SUM MTK_WINO_SUM MTK_WINO_SUM
+                       "subs %[n], %[n], #1\n\t"
+                       "bne 1b\n"
+                       "2:\n\t"
+                       : [v] "+r"(v), [u] "+r"(u), [n] "+r"(n), [a00] "=&r"(a00), [a01] "=&r"(a01),
+                         [a02] "=&r"(a02), [a10] "=&r"(a10), [a11] "=&r"(a11), [a12] "=&r"(a12), [v0] "=&r"(v0),
+                         [v1] "=&r"(v1), [u0] "=&r"(u0), [u1] "=&r"(u1), [u2] "=&r"(u2)
+                       :
+                       : "cc", "memory");
+      m[0] = a00, m[1] = a01, m[2] = a02, m[3] = a10, m[4] = a11, m[5] = a12;
     }
-#endif
-    m[0] = a00, m[1] = a01, m[2] = a02, m[3] = a10, m[4] = a11, m[5] = a12;
+    return;
   }
+#endif
+  for (int32_t xi = 0; xi < 16; ++xi, m += MTK_WINO_COLS * MTK_WINO_TILES)
+    for (int32_t c = 0; c < cols; ++c) {
+      const uint32_t* vp = v + xi * pairs * MTK_WINO_TILES;
+      const uint32_t* up = u + xi * pairs * MTK_WINO_COLS + c;
+      int32_t a0 = 0, a1 = 0;
+      for (int32_t p = pairs; p > 0; --p, vp += MTK_WINO_TILES, up += MTK_WINO_COLS)
+        a0 = mtk_smlad(*up, vp[0], a0), a1 = mtk_smlad(*up, vp[1], a1);
+      m[c] = a0, m[MTK_WINO_COLS + c] = a1;
+    }
 }
 
 /* The tile's 4 outputs y[2r + s] = (A^T M A)[r][s] from its 16 sums m[ξ * MTK_WINO_COLS * MTK_WINO_TILES],
@@ -259,8 +275,8 @@ static inline int32_t mtk_winograd_s8_dsp(const void* x, const void* u, const vo
     const uint32_t* ub = (const uint32_t*)u;
     const int32_t* qc = (const int32_t*)q;
     for (int32_t c0 = 0; c0 < out_c; c0 += MTK_WINO_COLS, ub += 16 * pairs * MTK_WINO_COLS) {
-      mtk_wino_products(v, ub, pairs, m);
       int32_t n = out_c - c0 < MTK_WINO_COLS ? out_c - c0 : MTK_WINO_COLS;
+      mtk_wino_products(v, ub, pairs, m, n);
       for (int32_t c = 0; c < n; ++c, qc += MTK_WINO_PARAMS)
         for (int32_t t = 0; t < MTK_WINO_TILES; ++t)
           mtk_wino_store(m + t * MTK_WINO_COLS + c, qc, dst[t] + c0 + c, out_c, row, fit[t], act_min, act_max);
