@@ -6,6 +6,9 @@ channels); tests/target/test_winograd_dsp_qemu.py runs them on the Cortex-M4, M7
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -15,6 +18,7 @@ from mtk.ops.base import Const
 from mtk.reader import read_model
 from mtk.target import get_cpu
 from mtk.tflite_builder import ModelBuilder
+from mtk.tuning import Tuning, layer_key
 
 B_T = np.array([[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]], np.int64)
 A_T = np.array([[1, 1, 1, 0], [0, 1, -1, -1]], np.int64)
@@ -38,12 +42,12 @@ def extreme_weights_model(in_c: int = 24, out_c: int = 7, hw: tuple[int, int] = 
 
 
 LAYERS = {
-    "16to16-8x8": lambda: conv((1, 8, 8, 16), (3, 3), 16, (8, 8), activation="RELU"),
+    "16to16-8x8": lambda: conv((1, 8, 8, 16), (3, 3), 16, (8, 8), activation="RELU"),   # its default
     "5to7-odd-7x9": lambda: conv((1, 7, 9, 5), (3, 3), 7, (7, 9)),                       # odd sizes, a tail group
     "13to4-valid": lambda: conv((1, 9, 6, 13), (3, 3), 4, (7, 4), padding="VALID"),     # partial tiles, a 1-channel block
     "8to2-5x5-relu6": lambda: conv((1, 5, 5, 8), (3, 3), 2, (5, 5), activation="RELU6"),
     "32to33-valid-odd": lambda: conv((1, 6, 5, 32), (3, 3), 33, (4, 3), padding="VALID"),
-    "3to16-first": lambda: conv((1, 6, 6, 3), (3, 3), 16, (6, 6)),                       # not its default
+    "3to16-first": lambda: conv((1, 6, 6, 3), (3, 3), 16, (6, 6)),                       # 8 channels of pairs
     "dead-channels": lambda: conv_model("CONV_2D", (1, 6, 7, 12), (9, 3, 3, 12), (1, 6, 7, 9), per_channel=True,
                                         dead=(2, 5), padding="SAME", stride_h=1, stride_w=1),
 }
@@ -95,13 +99,23 @@ def variants(model: bytes, tmp_path, cpu: str = "cortex-m4") -> list[str]:
     return [v.kernel for v in op_def(data.op.type).variants(data)]
 
 
+def winograd_tuning(model: bytes, cpu: str = "cortex-m4") -> Tuning:
+    """The tuning that has the model's (first) layer take the Winograd kernel on `cpu`, default or not."""
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "m.tflite").write_bytes(model)
+        data = prepare_ops(read_model(Path(tmp) / "m.tflite"), get_cpu(cpu))[0]
+    return Tuning({layer_key(data): winograd_dsp.VARIANT})
+
+
 @pytest.mark.parametrize("cpu", ["cortex-m4", "cortex-m7", "cortex-m33"])
 def test_it_is_the_default_of_3x3_stride_1_layers_on_dsp_cores(cpu, tmp_path):
     assert variants(LAYERS["16to16-8x8"](), tmp_path, cpu)[0] == winograd_dsp.WINOGRAD
+    assert variants(conv((1, 8, 8, 64), (3, 3), 5, (8, 8)), tmp_path, cpu)[0] == winograd_dsp.WINOGRAD
 
 
-def test_below_four_input_channels_it_is_the_last_choice(tmp_path):
-    choices = variants(LAYERS["3to16-first"](), tmp_path)
+@pytest.mark.parametrize("in_c", [3, 8, 15])
+def test_below_16_input_channels_it_is_the_last_choice(in_c, tmp_path):
+    choices = variants(conv((1, 6, 6, in_c), (3, 3), 16, (6, 6)), tmp_path)
     assert choices[-1] == winograd_dsp.WINOGRAD and choices[0] != winograd_dsp.WINOGRAD
 
 
@@ -128,7 +142,8 @@ def test_flash_is_its_transformed_weights_and_channel_words(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", LAYERS)
 def test_layers_are_bit_exact_on_the_host(name, tmp_path):
-    assert_bit_exact_on_c_paths(LAYERS[name](), tmp_path)
+    model = LAYERS[name]()
+    assert_bit_exact_on_c_paths(model, tmp_path, tuning=winograd_tuning(model))
 
 
 def extreme_inputs() -> list[list[np.ndarray]]:
@@ -140,4 +155,5 @@ def extreme_inputs() -> list[list[np.ndarray]]:
 
 @pytest.mark.slow
 def test_the_largest_weights_and_inputs_are_bit_exact_on_the_host(tmp_path):
-    assert_bit_exact(extreme_weights_model(), tmp_path, extreme_inputs(), cpu="cortex-m4", plain_too=True)
+    model = extreme_weights_model()
+    assert_bit_exact(model, tmp_path, extreme_inputs(), cpu="cortex-m4", tuning=winograd_tuning(model), plain_too=True)

@@ -7,8 +7,11 @@ from __future__ import annotations
 import pytest
 
 from checkout import SHARED_MODELS
-from harness import assert_bit_exact_on_target, random_samples
-from test_winograd_dsp import LAYERS, extreme_inputs, extreme_weights_model
+from harness import assert_bit_exact_on_target, assert_outputs_match, random_samples
+from mtk.boards import get_board
+from mtk.pipeline import run_model
+from mtk.runoptions import RunOptions
+from test_winograd_dsp import LAYERS, extreme_inputs, extreme_weights_model, winograd_tuning
 
 pytestmark = pytest.mark.qemu
 
@@ -16,14 +19,24 @@ BOARDS = ["mps2/an386", "mps2/an500", "mps2/an505"]
 
 
 @pytest.mark.parametrize("board", BOARDS)
-@pytest.mark.parametrize("name", ["5to7-odd-7x9", "13to4-valid", "32to33-valid-odd", "dead-channels"])
+@pytest.mark.parametrize("name", ["16to16-8x8", "5to7-odd-7x9", "13to4-valid", "32to33-valid-odd", "dead-channels"])
 def test_layers_are_bit_exact_on_every_dsp_core(name, board, tmp_path):
-    assert_bit_exact_on_target(LAYERS[name](), board, tmp_path)
+    assert_winograd_bit_exact(LAYERS[name](), board, tmp_path)
 
 
 @pytest.mark.parametrize("board", BOARDS)
 def test_the_largest_weights_and_inputs_are_bit_exact_on_every_dsp_core(board, tmp_path):
-    assert_bit_exact_on_target(extreme_weights_model(), board, tmp_path, extreme_inputs())
+    assert_winograd_bit_exact(extreme_weights_model(), board, tmp_path, extreme_inputs())
+
+
+def assert_winograd_bit_exact(model: bytes, board: str, tmp_path, inputs=None) -> None:
+    """`model`'s layer as the Winograd kernel computes it on `board`, against tflite-micro."""
+    target = get_board(board)
+    path = tmp_path / "model.tflite"
+    path.write_bytes(model)
+    inputs = inputs or random_samples(model)
+    result = run_model(path, RunOptions(board=target, runs=1, tuning=winograd_tuning(model, target.cpu.name)), inputs)
+    assert_outputs_match(model, inputs, result.outputs, f"{board}: ")
 
 
 @pytest.mark.parametrize("board", BOARDS)
