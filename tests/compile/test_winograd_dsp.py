@@ -47,6 +47,7 @@ LAYERS = {
     "13to4-valid": lambda: conv((1, 9, 6, 13), (3, 3), 4, (7, 4), padding="VALID"),     # partial tiles, a 1-channel block
     "8to2-5x5-relu6": lambda: conv((1, 5, 5, 8), (3, 3), 2, (5, 5), activation="RELU6"),
     "32to33-valid-odd": lambda: conv((1, 6, 5, 32), (3, 3), 33, (4, 3), padding="VALID"),
+    "16to3-valid-1x1": lambda: conv((1, 3, 3, 16), (3, 3), 3, (1, 1), padding="VALID"),  # one partial tile
     "3to16-first": lambda: conv((1, 6, 6, 3), (3, 3), 16, (6, 6)),                       # 8 channels of pairs
     "dead-channels": lambda: conv_model("CONV_2D", (1, 6, 7, 12), (9, 3, 3, 12), (1, 6, 7, 9), per_channel=True,
                                         dead=(2, 5), padding="SAME", stride_h=1, stride_w=1),

@@ -1,6 +1,6 @@
 """The Winograd F(2x2, 3x3) convolution (c/dsp/mtk_winograd_s8_dsp.h: its assembly) in QEMU against tflite-micro on
 the Cortex-M4, M7 and M33: tests/compile/test_winograd_dsp.py's layers, its largest weights and inputs, and IC
-(ResNet-8), whose 3x3 stride-1 layers of 16, 32 and 64 channels take it."""
+(ResNet-8), whose 3x3 stride-1 layers of 16, 32 and 64 channels take it, whole and in row bands."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ BOARDS = ["mps2/an386", "mps2/an500", "mps2/an505"]
 
 
 @pytest.mark.parametrize("board", BOARDS)
-@pytest.mark.parametrize("name", ["16to16-8x8", "5to7-odd-7x9", "13to4-valid", "32to33-valid-odd", "dead-channels"])
+@pytest.mark.parametrize("name", ["16to16-8x8", "5to7-odd-7x9", "13to4-valid", "32to33-valid-odd", "16to3-valid-1x1",
+                                  "dead-channels"])
 def test_layers_are_bit_exact_on_every_dsp_core(name, board, tmp_path):
     assert_winograd_bit_exact(LAYERS[name](), board, tmp_path)
 
@@ -45,3 +46,12 @@ def test_ic_is_bit_exact_on_every_dsp_core(board, tmp_path):
     if not model.exists():
         pytest.skip(f"{model} is missing")
     assert_bit_exact_on_target(model.read_bytes(), board, tmp_path, random_samples(model.read_bytes(), 3))
+
+
+def test_ic_in_row_bands_is_bit_exact(tmp_path):
+    """Under --max-ram IC's first block is tiled: each band a Winograd call of its own geometry (clipped padding)."""
+    model = SHARED_MODELS / "ic_resnet8_int8.tflite"
+    if not model.exists():
+        pytest.skip(f"{model} is missing")
+    arena = assert_bit_exact_on_target(model.read_bytes(), "mps2/an386", tmp_path, max_ram=30_000)
+    assert arena <= 30_000
