@@ -4,18 +4,17 @@
  * With G' = 2G ([[2,0,0],[1,1,1],[1,-1,1],[0,0,2]]) the weights' transform U = G' g G'^T is an integer 4x4 per
  * (output, input) channel (|U| <= 9 * 128: int16), computed offline. The input's V = B^T d B over a 4x4 patch d of
  * the input (taps outside it read the zero point, as the GEMM's padded taps do) is int16 too (|V| <= 4 * 128), and
- * A^T (Σ_cin U ⊙ V) A is exactly 4 times the patch's Σ w·x, in wrapping int32 arithmetic (the offline check keeps
- * 4 · 128 · Σ|w| of every channel below 2^31, so the int32 value is the true one); shifted right by 2 and added to
- * the bias with −in_zp·Σw folded in it is TFLM's accumulator, requantized as the GEMM's epilogue does.
+ * Y = A^T (Σ_cin U ⊙ V) A is exactly 4 times the patch's Σ w·x, in wrapping int32 arithmetic (the offline check keeps
+ * 4 · 128 · Σ|w| of every channel below 2^31, so the int32 value is the true one). Y >> 1 plus twice the bias
+ * (−in_zp·Σw folded in) is the fused GEMM's doubled accumulator, requantized as it does (mtk_wino_output).
  *
  * Channels go in pairs of int16 lanes, as SXTB16 splits a word of 4 input channels: pair 2g holds channels
- * (4g, 4g + 2), pair 2g + 1 (4g + 1, 4g + 3); input channels past the layer's are zero weights. Two tiles at a time
- * (consecutive in row-major tile order; an odd last one computed twice), their V in the scratch as [ξ][pair][tile]
- * words; then per block of MTK_WINO_COLS output channels (the last padded with zero weights, its extra outputs not
- * stored) and per ξ of the 16, the 3 x 2 sums over the pairs by SMLAD, the weights [block][ξ][pair][channel] words
- * (one stream), then the output transform and the requantization (per channel: bias, multiplier, the rounding
- * term's words and shift of mtk_requant_rshift). Output rows and columns past the output (odd sizes) are not
- * stored. */
+ * (4g, 4g + 2), pair 2g + 1 (4g + 1, 4g + 3), the pairs in fours (input channels past the layer's: zero weights, and
+ * V zero). Two tiles at a time (consecutive in row-major tile order; an odd last one computed twice), their V in the
+ * scratch as [ξ][pair][tile] words; then per block of MTK_WINO_COLS output channels (the last padded with zero
+ * weights, its extra outputs not stored) and per ξ of the 16, the 3 x 2 sums over the pairs by SMLAD, the weights
+ * [block][ξ][pair][channel] words (one stream), then per channel and tile the output transform, the requantization
+ * (per channel MTK_WINO_PARAMS words) and the stores; outputs past the output's edge (odd sizes) are not stored. */
 #ifndef MTK_WINOGRAD_S8_DSP_H_
 #define MTK_WINOGRAD_S8_DSP_H_
 
@@ -26,20 +25,13 @@
 
 #define MTK_WINO_COLS 3     /* output channels per block */
 #define MTK_WINO_TILES 2    /* tiles sharing the V scratch */
+#define MTK_WINO_PARAMS 4   /* int32 per output channel: 2 · bias, multiplier, rounding term, shift */
+
 #if defined(__GNUC__)
 #define MTK_WINO_INLINE static inline __attribute__((always_inline))
 #else
 #define MTK_WINO_INLINE static inline
 #endif
-
-#define MTK_WINO_PARAMS 4   /* int32 per output channel: 2 · bias, multiplier, rounding term, shift */
-
-/* The `n` (< 4) int8 channels at p as a word, the others zero. */
-static inline uint32_t mtk_wino_tail_word(const int8_t* p, int32_t n) {
-  uint32_t w = 0;
-  for (int32_t i = 0; i < n; ++i) w |= (uint32_t)(uint8_t)p[i] << (8 * i);
-  return w;
-}
 
 /* B^T's rows on 4 values (pair words): B^T = [[1,0,-1,0],[0,1,1,0],[0,-1,1,0],[0,1,0,-1]]. */
 #define MTK_WINO_BT(d0, d1, d2, d3, o0, o1, o2, o3) \
@@ -48,11 +40,11 @@ static inline uint32_t mtk_wino_tail_word(const int8_t* p, int32_t n) {
 
 /* The word of 4 channels at p: whole (`n` >= 4), or the last `n` channels and zeros. */
 static inline uint32_t mtk_wino_word(const int8_t* p, int32_t n) {
-  uint32_t w;
+  uint32_t w = 0;
   if (n >= 4)
     memcpy(&w, p, 4);
   else
-    w = mtk_wino_tail_word(p, n);
+    for (int32_t i = 0; i < n; ++i) w |= (uint32_t)(uint8_t)p[i] << (8 * i);
   return w;
 }
 
@@ -252,6 +244,8 @@ static inline void mtk_wino_store(const int32_t* m, const int32_t* q, int8_t* o,
   }
 }
 
+/* The layer: x int8 NHWC, u the packed weights, q the channels' params, pad in_c zero points rounded up to a word,
+ * out int8 NHWC, scratch the V of two tiles ([16][pairs][2] words) then a block's sums ([16][2][3] int32). */
 static inline int32_t mtk_winograd_s8_dsp(const void* x, const void* u, const void* q, const void* pad, void* out,
                                           void* scratch, int32_t in_h, int32_t in_w, int32_t in_c, int32_t out_h,
                                           int32_t out_w, int32_t out_c, int32_t pad_top, int32_t pad_left,
