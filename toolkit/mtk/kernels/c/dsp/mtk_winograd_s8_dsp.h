@@ -229,8 +229,8 @@ static inline int32_t mtk_wino_output(uint32_t y, const int32_t* q, int32_t lo, 
 
 /* A tile's outputs of one channel from its sums m[ξ * MTK_WINO_COLS * MTK_WINO_TILES], at o (`row` bytes between
  * output rows, `step` between columns), `fit` of them: bit 0 the second column, bit 1 the second row. */
-static inline void mtk_wino_store(const int32_t* m, const int32_t* q, int8_t* o, int32_t step, int32_t row,
-                                  int32_t fit, int32_t lo, int32_t hi) {
+MTK_WINO_INLINE void mtk_wino_store(const int32_t* m, const int32_t* q, int8_t* o, int32_t step, int32_t row,
+                                    int32_t fit, int32_t lo, int32_t hi) {
   uint32_t y[4];
   mtk_wino_output_transform(m, y);
   o[0] = (int8_t)mtk_wino_output(y[0], q, lo, hi);
@@ -241,6 +241,17 @@ static inline void mtk_wino_store(const int32_t* m, const int32_t* q, int8_t* o,
   } else {
     if (fit & 1) o[step] = (int8_t)mtk_wino_output(y[1], q, lo, hi);
     if (fit & 2) o[row] = (int8_t)mtk_wino_output(y[2], q, lo, hi);
+  }
+}
+
+/* A block's outputs: its first n channels (params q) of both tiles (at dst[t], fit[t]: mtk_wino_store). Not inlined:
+ * alone, gcc keeps the stores' values in registers, and saves them once a block. */
+__attribute__((noinline)) static void mtk_wino_store_block(const int32_t* m, const int32_t* q, int8_t* const* dst,
+                                                           const int32_t* fit, int32_t n, int32_t step, int32_t row,
+                                                           int32_t lo, int32_t hi) {
+  for (int32_t c = 0; c < n; ++c, q += MTK_WINO_PARAMS) {
+    mtk_wino_store(m + c, q, dst[0] + c, step, row, fit[0], lo, hi);
+    mtk_wino_store(m + MTK_WINO_COLS + c, q, dst[1] + c, step, row, fit[1], lo, hi);
   }
 }
 
@@ -271,10 +282,9 @@ static inline int32_t mtk_winograd_s8_dsp(const void* x, const void* u, const vo
     for (int32_t c0 = 0; c0 < out_c; c0 += MTK_WINO_COLS, ub += 16 * pairs * MTK_WINO_COLS) {
       int32_t n = out_c - c0 < MTK_WINO_COLS ? out_c - c0 : MTK_WINO_COLS;
       mtk_wino_products(v, ub, pairs, m, n);
-      for (int32_t c = 0; c < n; ++c, qc += MTK_WINO_PARAMS)
-        for (int32_t t = 0; t < MTK_WINO_TILES; ++t)
-          mtk_wino_store(m + t * MTK_WINO_COLS + c, qc, dst[t] + c0 + c, out_c, row, fit[t], act_min, act_max);
-      qc += (MTK_WINO_COLS - n) * MTK_WINO_PARAMS;
+      int8_t* at[MTK_WINO_TILES] = {dst[0] + c0, dst[1] + c0};
+      mtk_wino_store_block(m, qc, at, fit, n, out_c, row, act_min, act_max);
+      qc += MTK_WINO_COLS * MTK_WINO_PARAMS;
     }
   }
   return 0;
