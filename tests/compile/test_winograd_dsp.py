@@ -12,7 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from checkout import SHARED_MODELS
 from harness import assert_bit_exact, assert_bit_exact_on_c_paths, conv, conv_model
+from mtk.compiler import compile_model
 from mtk.ops import op_def, prepare_ops, winograd_dsp
 from mtk.ops.base import Const
 from mtk.reader import read_model
@@ -158,3 +160,21 @@ def extreme_inputs() -> list[list[np.ndarray]]:
 def test_the_largest_weights_and_inputs_are_bit_exact_on_the_host(tmp_path):
     model = extreme_weights_model()
     assert_bit_exact(model, tmp_path, extreme_inputs(), cpu="cortex-m4", tuning=winograd_tuning(model), plain_too=True)
+
+
+def test_under_a_ram_limit_its_layers_take_the_gemm(tmp_path):
+    """IC's four Winograd layers, tiled with them at --max-ram 30,000 B; at half TFLM's arena (27,498 B), which
+    tiling with them cannot reach, the GEMM's leaner scratch instead (OpDef.leaner), tiled: its arena."""
+    model = SHARED_MODELS / "ic_resnet8_int8.tflite"
+    if not model.exists():
+        pytest.skip(f"{model} is missing")
+    untiled = compile_model(model, tmp_path / "untiled", cpu="cortex-m4")
+    assert winograd_layers(untiled) == 4
+    tiled = compile_model(model, tmp_path / "tiled", cpu="cortex-m4", max_ram=30_000)
+    assert winograd_layers(tiled) == 4 and tiled.arena_bytes <= 30_000 and any(op.tiled for op in tiled.ops)
+    capped = compile_model(model, tmp_path / "capped", cpu="cortex-m4", max_ram=27_498)
+    assert winograd_layers(capped) == 0 and capped.arena_bytes <= 27_498
+
+
+def winograd_layers(compiled) -> int:
+    return sum(op.variant is not None and op.variant["kernel"] == winograd_dsp.WINOGRAD for op in compiled.ops)

@@ -23,7 +23,7 @@ from .codegen.memory_plan import align
 from .codegen.regions import Pool, live_bytes, place_in_regions
 from .codegen.storage import AliasSets, Step, Storage, join_aliases, ordered_steps, plan_storage
 from .codegen.tiling import tile
-from .compiled import CompiledModel, CompiledOp, CompiledTarget, MemoryUse, RegionUse
+from .compiled import CompiledModel, CompiledOp, CompiledTarget, MemoryUse, RegionUse, Tiling
 from .errors import ModelError
 from .fsutil import atomic_output_dir
 from .graph import Graph
@@ -33,7 +33,7 @@ from .ops import computes, op_def, prepare_ops
 from .ops.base import Lowered, OpData, State
 from .ops.common import at_op
 from .reader import as_graph
-from .target import DEFAULT_CPU, Cpu, get_cpu
+from .target import DEFAULT_CPU, Costs, Cpu, get_cpu
 from .tuning import Layer, Tuning, tunable_layers
 
 EDGE_OPS = ("QUANTIZE", "DEQUANTIZE", "CAST")   # conversions between float and integer tensors
@@ -114,6 +114,29 @@ def chunk_scratch(graph: Graph, prepared: list[OpData], steps: list[Step], alias
     return all_chunked, lean
 
 
+def tiled_within(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: AliasSets, storage: Storage,
+                 limit: int, max_recompute: float, costs: Costs) -> tuple[list[Step], Storage, Tiling | None]:
+    """`steps` tiled for an arena of at most `limit` bytes (codegen/tiling.py), or as they are when they fit."""
+    if storage.plan.arena_bytes <= limit:
+        return steps, storage, None
+    with ui.step(f"tiling: arena {storage.plan.arena_bytes:,} B above {limit:,} B"):
+        return tile(graph, prepared, steps, aliases, storage, limit, max_recompute, lower_op,
+                    lambda d: op_def(d.op.type).macs(d), costs)
+
+
+def lean_scratch(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: AliasSets,
+                 storage: Storage) -> tuple[list[Step], Storage]:
+    """For an arena tiling cannot bring under its limit: the layers with a variant in less scratch for more cycles
+    (OpDef.leaner: a Winograd conv's GEMM) take it. Returns the steps and their storage (`steps` itself when no
+    layer has one)."""
+    leaner = [op_def(data.op.type).leaner(data, low.variant) for data, (_, low) in zip(prepared, steps)]
+    if not any(leaner):
+        return steps, storage
+    lean = [(op, lower_op(data, variant)) if variant is not None else (op, low)
+            for data, (op, low), variant in zip(prepared, steps, leaner)]
+    return lean, plan_storage(graph, lean, aliases)
+
+
 def state_region_bytes(graph: Graph, steps: list[Step]) -> int:
     """The state region: the variable tensors and the ops' own state (ops.base.State)."""
     own = sum(a.size * np.dtype(a.dtype).itemsize for _, low in steps for kernel in low.kernels
@@ -162,16 +185,22 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
         steps, aliases = join_aliases(graph, steps)
         storage = plan_storage(graph, steps, aliases)
         steps, storage = chunk_scratch(graph, prepared, steps, aliases, storage)
-        untiled = steps
         limit = max_ram if max_ram is not None or board_info is None else arena_room(
             board_info, sum(graph.tensors[t].nbytes for t in (*graph.inputs, *graph.outputs)),
             state_region_bytes(graph, steps))
+        untiled = steps
     tiling = None
     if limit is not None and storage.plan.arena_bytes > limit:
         untiled_live = live_bytes(storage.plan.buffers, len(steps))   # the memory plot's "untiled" curve
-        with ui.step(f"tiling: arena {storage.plan.arena_bytes:,} B above {limit:,} B"):
-            steps, storage, tiling = tile(graph, prepared, steps, aliases, storage, limit, max_recompute, lower_op,
-                                          lambda d: op_def(d.op.type).macs(d), cpu_obj.costs)
+        tiled = tiled_within(graph, prepared, steps, aliases, storage, limit, max_recompute, cpu_obj.costs)
+        if tiled[1].plan.arena_bytes > limit:   # the layers' leaner variants (Winograd's GEMM), tiled if need be
+            lean, lean_storage = lean_scratch(graph, prepared, steps, aliases, storage)
+            if lean is not steps:
+                lean_tiled = tiled_within(graph, prepared, lean, aliases, lean_storage, limit, max_recompute,
+                                          cpu_obj.costs)
+                if lean_tiled[1].plan.arena_bytes < tiled[1].plan.arena_bytes:
+                    untiled, untiled_live, tiled = lean, live_bytes(lean_storage.plan.buffers, len(lean)), lean_tiled
+        steps, storage, tiling = tiled
         if max_ram is not None and storage.plan.arena_bytes > max_ram:
             raise ModelError(f"{model_name}: arena {tiling.untiled_arena_bytes:,} B untiled, at best "
                              f"{storage.plan.arena_bytes:,} B tiled within {max_recompute:.0%} extra instructions; "

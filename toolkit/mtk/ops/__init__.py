@@ -55,6 +55,9 @@ class ByInputType(OpDef):
     def chunked(self, data: OpData, variant: Any) -> Any:
         return self._of(data).chunked(data, variant)
 
+    def leaner(self, data: OpData, variant: Any) -> Any:
+        return self._of(data).leaner(data, variant)
+
 
 @lru_cache(maxsize=None)
 def registry() -> dict[str, OpDef]:

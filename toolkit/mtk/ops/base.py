@@ -170,8 +170,8 @@ class OpDef:
         opdef.lower(data, variant)             # the kernels; variant None: the default
 
     and traits the code generator reads instead of the family's parameter types: `axis_map` and
-    `band_params` (tiling), `chunked` (a variant in less scratch; the scratch each kernel requests is
-    its `Scratch` arguments).
+    `band_params` (tiling), `chunked` and `leaner` (variants in less scratch; the scratch each kernel requests
+    is its `Scratch` arguments).
 
     `prepare` raises ModelError naming the op and the tensor (`common.op_error`) for whatever TFLM
     would reject or mtk does not support; the compiler collects every op's error before failing.
@@ -219,6 +219,11 @@ class OpDef:
     def chunked(self, data: OpData, variant: Any) -> Any:
         """The variant computing as `variant` does in a smaller scratch (a chunk of a row at a time and
         partial sums), if the family has one: the compiler takes it where the scratch raises the arena."""
+        return None
+
+    def leaner(self, data: OpData, variant: Any) -> Any:
+        """A variant computing the same outputs in less scratch for more cycles, if the family has one: the
+        compiler takes it, before tiling, when the arena is above its limit."""
         return None
 
 

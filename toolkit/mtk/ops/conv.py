@@ -111,6 +111,10 @@ class Conv2D(ConvWindow, GemmOpDef):
     def chunked(self, data: OpData, variant: Variant) -> Variant | None:
         return None if variant == winograd_dsp.VARIANT else super().chunked(data, variant)
 
+    def leaner(self, data: OpData, variant: Variant) -> Variant | None:
+        """Winograd's scratch (two tiles' transformed inputs) is the GEMM's twice or more: under a RAM limit, its GEMM."""
+        return first_layer_variants(data, super().variants(data))[0] if variant == winograd_dsp.VARIANT else None
+
     def lower(self, data: OpData, variant: Variant | None = None) -> Lowered:
         variant = variant or self.variants(data)[0]
         if variant == winograd_dsp.VARIANT:
