@@ -291,10 +291,25 @@ class Stage:
         return sum(int(macs(d) * (done - r.out_h) // r.out_h)
                    for d, r, done in zip(self.layers, map(row_map, self.layers), self.sequence.computed))
 
+    def band_call_instructions(self, macs: Callable[[OpData], int], costs: Costs) -> float:
+        """What the calls beyond one a layer add: each call's set-up, a depthwise call's per channel, and
+        the convolution pixels each call leaves out of its GEMM's blocks beyond those the whole layer does."""
+        total = (self.calls - len(self.layers)) * costs.per_call
+        for j, data in enumerate(self.layers):
+            _, out_h, out_w, channels = data.output.shape
+            pixels = [(c.hi - c.lo) * (c.cols[1] - c.cols[0] if c.cols else out_w)
+                      for c in self.sequence.calls if c.layer == j and c.hi > c.lo]
+            if data.op.type == "DEPTHWISE_CONV_2D":
+                total += (len(pixels) - 1) * channels * costs.per_call_channel
+            elif data.op.type == "CONV_2D":
+                tails = sum(p % costs.pixel_block for p in pixels) - out_h * out_w % costs.pixel_block
+                total += tails * macs(data) / (out_h * out_w) * costs.per_tail_mac
+        return total
+
     def extra_instructions(self, macs: Callable[[OpData], int], costs: Costs) -> int:
         """What tiling adds to the layers' instructions, as `costs` estimate it: recomputed MACs, the
         calls beyond one a layer, the moved halo rows."""
-        return round(self.extra_macs(macs) * costs.per_mac + (self.calls - len(self.layers)) * costs.per_call
+        return round(self.extra_macs(macs) * costs.per_mac + self.band_call_instructions(macs, costs)
                      + self.moved_bytes * costs.per_moved_byte)
 
     def overwrite(self, descending: tuple[Kernel, ...] = ()) -> Overwrite | None:
