@@ -1,4 +1,5 @@
-"""The generated C's deepest call chain from gcc's call graphs, and the bare-metal stack sized from it."""
+"""The generated C's deepest call chain from gcc's call graphs, the bare-metal stack sized from it, and a
+run that used all of it refused."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ import pytest
 from mtk.argtypes import MIN_STACK_BYTES
 from mtk.budget import DEFAULT_STACK_BYTES, FIRMWARE_STACK_BYTES, stack_reservation
 from mtk.codegen.stack_bound import deepest_stack
+from mtk.elfsize import ElfSizes
+from mtk.errors import TargetError
+from mtk.pipeline import check_stack
 
 
 def _node(title: str, frame: str | None = None) -> str:
@@ -59,3 +63,12 @@ def test_stack_reservation_covers_the_core_and_the_model_with_a_margin(model_sta
 def test_stack_reservation_falls_back_where_the_chain_is_unknown():
     assert stack_reservation(None) == DEFAULT_STACK_BYTES
     assert stack_reservation(144, "O0") == DEFAULT_STACK_BYTES
+
+
+def test_a_run_that_used_its_whole_stack_is_an_error():
+    sizes = ElfSizes(text_bytes=4096, data_bytes=16, bss_bytes=2048, stack_bytes=1024)
+    check_stack("mps2/an386", sizes, 1020)
+    check_stack("mps2/an386", sizes, None)                    # the port cannot tell (host, Zephyr without it)
+    check_stack("mps2/an386", ElfSizes(4096, 16, 2048), 9999)   # no .stack section: a Zephyr ELF
+    with pytest.raises(TargetError, match=r"used its whole main stack \(1,024 B\)"):
+        check_stack("mps2/an386", sizes, 1024)

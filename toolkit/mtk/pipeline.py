@@ -21,7 +21,7 @@ from .buildcache import cached_firmware, firmware_key, stable_application, store
 from .cycles.estimate import Estimate, estimate_of
 from .errors import ModelError, MtkError, TargetError
 from .mlperf import Benchmark
-from .elfsize import elf_sizes
+from .elfsize import ElfSizes, elf_sizes
 from .platforms import ProjectOptions, get_platform
 from .platforms.zephyr import BUILD_DIR
 from .graph import Graph
@@ -213,15 +213,21 @@ def build_model_firmware(model: str | Path | Graph, options: RunOptions, work: P
     return Firmware(model, int8, compiled, elf, samples, options)
 
 
+def check_stack(board: str, sizes: ElfSizes, stack_used: int | None) -> None:
+    """TargetError if the firmware's stack high-water mark reached the end of its reservation."""
+    if stack_used is not None and sizes.stack_bytes is not None and stack_used >= sizes.stack_bytes:
+        raise TargetError(f"the firmware on {board} used its whole main stack ({sizes.stack_bytes:,} B): "
+                          "it may have overflowed into the RAM below it, and the outputs are not to be trusted",
+                          hint="give it more with `mtk project --stack-bytes`")
+
+
 def run_built(firmware: Firmware, runner: Runner) -> RunResult:
     """Run a built firmware on the target `runner` starts; its result."""
     options, compiled = firmware.options, firmware.compiled
     unit, stats, outputs, layers, estimate, stack_used = run_firmware(runner, firmware.elf, compiled,
                                                                       firmware.samples, options)
     sizes = elf_sizes(firmware.elf)
-    if stack_used is not None and sizes.stack_bytes is not None and stack_used >= sizes.stack_bytes:
-        raise TargetError(f"the firmware on {options.board.name} used its whole main stack ({sizes.stack_bytes:,} B): "
-                          "it may have overflowed into the RAM below it, and the outputs are not to be trusted")
+    check_stack(options.board.name, sizes, stack_used)
     return RunResult(options.board, firmware.model.name, unit, stats, compiled.macs, compiled.arena_bytes,
                      compiled.constant_bytes, sizes, firmware.samples, outputs,
                      firmware.int8.source.read_bytes(), _layer_times(compiled, layers[0]) if layers else None,
