@@ -481,7 +481,8 @@ def _arg_c(ref: BufferRef, step: int) -> str:
 
 
 def _call_line(call: Call, steps: tuple[int, ...], indent: str) -> str:
-    return f"{indent}if ({call.function.name}({', '.join(_arg_c(a, d) for a, d in zip(call.args, steps))}) != 0) return -1;"
+    args = ", ".join(_arg_c(a, d) for a, d in zip(call.args, steps))
+    return f"{indent}if ({call.function.name}({args}) != 0) return -1;"
 
 
 def _call_lines(calls: list[Call]) -> list[str]:

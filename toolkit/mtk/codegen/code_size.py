@@ -19,7 +19,7 @@ from .stack_bound import deepest_stack
 @dataclass(frozen=True)
 class CodeMeasure:
     code_bytes: int | None    # .text; None without the compiler
-    stack_bytes: int | None   # the heaviest call chain from the library's entry points (stack_bound.py); None: unbounded
+    stack_bytes: int | None   # the heaviest call chain from its entry points (stack_bound.py); None: unbounded
 
 
 NO_COMPILER = CodeMeasure(None, None)

@@ -612,9 +612,11 @@ def shapes(prepared: list[OpData], positions: list[int], two_d: bool) -> list[tu
 
 def search(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: AliasSets, storage: Storage,
            budget: int, macs: Callable[[OpData], int], costs: Costs, taken: set[int],
-           two_d: bool = False) -> tuple[Stage, Storage] | None:
-    """The stage (not over steps in `taken`; 2-D patches too with `two_d`) whose plan has the lowest arena
-    within `budget` extra instructions (then the fewest, then the fewest calls); None if none lowers it."""
+           two_d: bool = False, limit: int = 0) -> tuple[Stage, Storage] | None:
+    """The stage (not over steps in `taken`; 2-D patches too with `two_d`) within `budget` extra
+    instructions: of bands of rows, one that brings the arena to `limit` with the fewest extra
+    instructions (then calls: the least code); where none does, the one whose plan has the lowest arena
+    (then the fewest extra instructions, then calls); None if none lowers it."""
     peak_live = {s: sum(align(b.nbytes) for b in storage.plan.buffers if b.first_use <= s <= b.last_use)
                  for s in range(len(steps))}
     peak = max(peak_live, key=lambda s: (peak_live[s], -s))
@@ -634,6 +636,12 @@ def search(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: Ali
                 if extra <= budget:
                     est, local = _estimate(storage, len(steps), stage, intermediates)
                     candidates.append(((est, local, extra, stage.calls), stage))
+    enough = sorted((c for c in candidates if c[0][0] <= limit and not c[1].band_cols),
+                    key=lambda c: (c[0][2], c[0][3]))
+    for _, stage in enough[:8]:
+        trial = plan_storage(graph, staged_steps(steps, stage, placeholder(stage), stage.overwrite()), aliases)
+        if trial.plan.arena_bytes <= limit:
+            return stage, trial
     best: tuple[tuple[int, int, int, int], Stage, Storage] | None = None
     for (_, local, extra, calls), stage in sorted(candidates, key=lambda c: c[0])[:8]:
         trial = plan_storage(graph, staged_steps(steps, stage, placeholder(stage), stage.overwrite()), aliases)
@@ -668,7 +676,7 @@ def tile(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: Alias
             taken = {s.first + j for s in stages for j in range(len(s.layers))}
             spent = sum(s.extra_instructions(macs, costs) for s in stages)
             found = search(graph, prepared, current, aliases, current_storage, budget - spent, macs, costs, taken,
-                           two_d)
+                           two_d, limit)
             if found is None:
                 break
             stage, current_storage = found
