@@ -263,7 +263,7 @@ class Stage:
         widths = self.sequence.widths
         if widths is None:
             return [align(c * b) for c, b in zip(self.sequence.capacity[:-1], self.row_bytes)]
-        first = max(self.patch_bytes(0, c) for c in self.sequence.calls if c.layer == 0)
+        first = max(self.patch_bytes(-1, c) for c in self.sequence.calls if c.layer == 0)
         return [align(first)] + [align(c * w * self.pixel_bytes(j)) for j, (c, w) in
                                  enumerate(zip(self.sequence.capacity, widths))]
 
@@ -614,9 +614,9 @@ def search(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: Ali
            budget: int, macs: Callable[[OpData], int], costs: Costs, taken: set[int],
            two_d: bool = False, limit: int = 0) -> tuple[Stage, Storage] | None:
     """The stage (not over steps in `taken`; 2-D patches too with `two_d`) within `budget` extra
-    instructions: of bands of rows, one that brings the arena to `limit` with the fewest extra
-    instructions (then calls: the least code); where none does, the one whose plan has the lowest arena
-    (then the fewest extra instructions, then calls); None if none lowers it."""
+    instructions that brings the arena to `limit` with the fewest extra instructions (then calls: the
+    least code), or where none does, whose plan has the lowest arena (then the fewest extra instructions,
+    then calls); None if none lowers it."""
     peak_live = {s: sum(align(b.nbytes) for b in storage.plan.buffers if b.first_use <= s <= b.last_use)
                  for s in range(len(steps))}
     peak = max(peak_live, key=lambda s: (peak_live[s], -s))
@@ -636,8 +636,7 @@ def search(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: Ali
                 if extra <= budget:
                     est, local = _estimate(storage, len(steps), stage, intermediates)
                     candidates.append(((est, local, extra, stage.calls), stage))
-    enough = sorted((c for c in candidates if c[0][0] <= limit and not c[1].band_cols),
-                    key=lambda c: (c[0][2], c[0][3]))
+    enough = sorted((c for c in candidates if c[0][0] <= limit), key=lambda c: (c[0][2], c[0][3]))
     for _, stage in enough[:8]:
         trial = plan_storage(graph, staged_steps(steps, stage, placeholder(stage), stage.overwrite()), aliases)
         if trial.plan.arena_bytes <= limit:
