@@ -250,7 +250,7 @@ def main() -> int:
         print(f"mobilenetv2_anchor.py: {err}", file=sys.stderr)
         return getattr(err, "status", 2)
     except subprocess.CalledProcessError as err:
-        print(f"mobilenetv2_anchor.py: {' '.join(err.cmd[1:4])} failed (exit {err.returncode})", file=sys.stderr)
+        print(f"mobilenetv2_anchor.py: {' '.join(err.cmd[2:4])} failed (exit {err.returncode})", file=sys.stderr)
         return 1
     runs = [{**figures(row, max_ram), "kinds": by_kind(graph, row)} for max_ram, row in rows]
     print(table(runs))

@@ -164,6 +164,14 @@ def test_add_s8_on_the_cortex_m7(op, activation, tmp_path):
     assert_bit_exact_on_target(add_model((1, 9, 7, 5), activation, op=op), "mps2/an500", tmp_path)
 
 
+def test_softmax_of_1001_classes_on_the_cortex_m7(tmp_path):
+    """An ImageNet head's SOFTMAX: each row's outputs of every exp table entry computed once, then looked up."""
+    rng = np.random.default_rng(5)
+    samples = [[rng.integers(-128, 100, size=(1, 1001)).astype(np.int8)] for _ in range(2)]
+    model = single_op_model("SOFTMAX", [((1, 1001), 0.1, -20)], ((1, 1001), 1 / 256, -128), beta=1.0)
+    assert_bit_exact_on_target(model, "mps2/an500", tmp_path, samples)
+
+
 @pytest.mark.parametrize("board", ["mps2/an386", "mps2/an500", "mps2/an505"])
 @pytest.mark.parametrize("name", DSP_3X3_MODELS)
 def test_dsp_3x3_depthwise_bit_exact_on_target(board, name, tmp_path):
