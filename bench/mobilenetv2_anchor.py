@@ -20,7 +20,8 @@ cycles, ≤ 64 KiB RAM. Twice: with mtk's default memory plan, then (where that 
 with the arena capped so that the same stack and data fit the target (--max-ram: that cap instead), the layers
 where the arena peaks computed in tiles. Each run's per-layer estimated cycles (its profiling build) are
 summed by kind of layer (1x1 expansion/projection convolutions, depthwise by stride, residual ADDs, ...)
-beside their MACs; a tiled stage's layers run interleaved and count as one row.
+beside their MACs; tiled layers run interleaved (the profile counts consecutive tiled stages as one) and are one
+row. The model's flash is set beside the board's.
 """
 
 from __future__ import annotations
@@ -86,8 +87,8 @@ def op_kind(graph: Graph, op: Op) -> str:
 
 
 def groups(row: dict) -> list[list[dict]]:
-    """mtk bench --profile's layers, each with those after it that have no cycles of their own. A tiled stage's layers
-    run interleaved: the profile gives the stage's cycles at its first layer and none at the others."""
+    """mtk bench --profile's layers, each with those after it that have no cycles of their own. Tiled layers run
+    interleaved: the profile gives their cycles at the first one and none at the others."""
     counted = {layer["index"] for layer in row["estimated_cycles"]["layers"]}
     runs: list[list[dict]] = []
     for layer in row["layers"]:
@@ -99,7 +100,7 @@ def groups(row: dict) -> list[list[dict]]:
 
 def by_kind(graph: Graph, row: dict) -> list[dict]:
     """mtk bench --profile's row of one model and board, its layers' estimated cycles summed by op_kind (in the order
-    a kind first runs); a tiled stage (a layer followed by layers with MACs but no cycles) is a row of its own."""
+    a kind first runs); tiled layers (a layer followed by layers with MACs but no cycles) are a row of their own."""
     cycles = {layer["index"]: layer["cycles"] for layer in row["estimated_cycles"]["layers"]}
     kinds: dict[str, dict] = {}
 
@@ -114,7 +115,7 @@ def by_kind(graph: Graph, row: dict) -> list[dict]:
 
     for first, *rest in groups(row):
         if any(m["macs"] for m in rest):
-            add(f"tiled stage, layers {first['index']}-{rest[-1]['index']}", [first, *rest],
+            add(f"tiled, layers {first['index']}-{rest[-1]['index']}", [first, *rest],
                 cycles.get(first["index"], 0))
             continue
         for m in (first, *rest):
@@ -151,8 +152,9 @@ def capped_arena(row: dict) -> int | None:
     return TARGET["ram_bytes"] - (row["ram_bytes"] - row["arena_bytes"])
 
 
-def table(runs: list[dict]) -> str:
-    """The comparison (markdown): each run of mtk, Plumerai's figures, the target; then each run's cycles by kind."""
+def table(runs: list[dict], board_flash: int) -> str:
+    """The comparison (markdown): each run of mtk, Plumerai's figures, the target, a note where the model takes more
+    than the board's `board_flash` bytes of flash; then each run's cycles by kind."""
     kib = lambda b: f"{b / 1024:.1f} KiB"
     first = runs[0]
     lines = [f"MobileNetV2 alpha {ALPHA} {SIDE}x{SIDE}x3, {CLASSES} classes, int8, for {first['board']} "
@@ -167,6 +169,10 @@ def table(runs: list[dict]) -> str:
                      f"{r['flash_bytes']:,} B |")
     lines.append(f"| Plumerai (published) | | {PLUMERAI['cycles'] / 1e6:.1f} M (77) | | {kib(PLUMERAI['ram_bytes'])} | | |")
     lines.append(f"| target | | <= {TARGET['cycles'] / 1e6:.1f} M | | <= {kib(TARGET['ram_bytes'])} | | |")
+    largest = max(r["flash_bytes"] for r in runs)
+    if largest > board_flash:
+        lines += ["", f"The model takes up to {largest:,} B of flash, more than the board's {board_flash:,} B: the "
+                      "estimate reads every constant at the board's flash timing."]
     for r in runs:
         lines += ["", f"Where the cycles go, {r['plan']} (profiling build, per-layer estimated cycles):", "",
                   "| kind | layers | MACs (share) | est. cycles (share) | cycles/MAC | cycles/output value |",
@@ -233,10 +239,12 @@ def main() -> int:
     if args.float_only:
         make_float_model(args.float_only / "mobilenetv2_float.tflite", args.float_only / "calib.npy", args.seed)
         return 0
+    from mtk.boards import get_board
     from mtk.errors import MtkError
     from mtk.reader import read_model
 
     try:
+        board_flash = get_board(args.board).flash_bytes
         with tempfile.TemporaryDirectory() as tmp:
             work = args.work or Path(tmp)
             work.mkdir(parents=True, exist_ok=True)
@@ -247,16 +255,16 @@ def main() -> int:
             if cap:
                 rows.append((cap, bench(model, args.board, cap)))
     except (AnchorError, MtkError) as err:
-        print(f"mobilenetv2_anchor.py: {err}", file=sys.stderr)
+        print(f"mobilenetv2_anchor.py: {str(err).splitlines()[0]}", file=sys.stderr)
         return getattr(err, "status", 2)
     except subprocess.CalledProcessError as err:
         print(f"mobilenetv2_anchor.py: {' '.join(err.cmd[2:4])} failed (exit {err.returncode})", file=sys.stderr)
         return 1
     runs = [{**figures(row, max_ram), "kinds": by_kind(graph, row)} for max_ram, row in rows]
-    print(table(runs))
+    print(table(runs, board_flash))
     if args.json:
-        args.json.write_text(json.dumps({"model": str(model), "plumerai": PLUMERAI, "target": TARGET, "runs": runs},
-                                        indent=1) + "\n")
+        args.json.write_text(json.dumps({"model": str(model), "board_flash_bytes": board_flash, "plumerai": PLUMERAI,
+                                         "target": TARGET, "runs": runs}, indent=1) + "\n")
     return 0
 
 

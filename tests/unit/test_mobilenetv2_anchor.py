@@ -1,5 +1,5 @@
 """bench/mobilenetv2_anchor.py without TensorFlow or QEMU: the kinds of a MobileNet's layers, the per-kind sums of a
-profile (a tiled stage one row of its own), the ratios to Plumerai's figures and the target, the RAM cap, and the exit
+profile (tiled layers one row of their own), the ratios to Plumerai's figures and the target, the RAM cap, and the exit
 status and one line of its errors (its figures need TensorFlow and QEMU; the script is run by hand)."""
 
 from __future__ import annotations
@@ -77,12 +77,12 @@ def test_cycles_are_summed_by_kind_with_their_shares_and_cost_per_mac_and_output
     assert expansion["cycles_per_output"] == pytest.approx(200 / 128)
 
 
-def test_a_tiled_stage_is_one_row_and_a_layer_without_code_keeps_its_kind():
+def test_tiled_layers_are_one_row_and_a_layer_without_code_keeps_its_kind():
     """Layers 1-3 tiled (their cycles at layer 1, none at 2 and 3); the MEAN after the ADD has no cycles of its own
     and no MACs (a layer without code, as a reshape): its kind, at no cycles."""
     rows = anchor.by_kind(mobilenet_block(), profile({0: 500, 1: 3000, 4: 80, 6: 60, 7: 50}, {0: 400, 1: 2500}))
     assert [(r["kind"], r["layers"], r["macs"], r["estimated_cycles"], r["instructions"]) for r in rows] == [
-        ("conv 3x3 s2", 1, 432, 500, 400), ("tiled stage, layers 1-3", 3, 2176, 3000, 2500),
+        ("conv 3x3 s2", 1, 432, 500, 400), ("tiled, layers 1-3", 3, 2176, 3000, 2500),
         ("add (residual)", 1, 0, 80, 0), ("mean", 1, 0, 0, 0), ("fully connected", 1, 40, 60, 0),
         ("softmax", 1, 0, 50, 0)]
 
@@ -106,13 +106,15 @@ def test_the_table_has_every_run_plumerai_the_target_and_each_runs_kinds():
     graph = mobilenet_block()
     row = profile({i: 100 for i in range(8)})
     runs = [{**anchor.figures(row, cap), "kinds": anchor.by_kind(graph, row)} for cap in (None, 35_536)]
-    text = anchor.table(runs)
+    text = anchor.table(runs, board_flash=4096)
     assert "| mtk | default | 12,760,000 (59.1) | 0.77, 1.10 | 97.7 KiB (arena 70,000 B) | 1.22, 1.53 | 5,000 B |" \
         in text
     assert "| Plumerai (published) | | 16.6 M (77) | | 80.0 KiB | | |" in text
     assert "| target | | <= 11.6 M | | <= 64.0 KiB | | |" in text
     assert text.count("| conv 1x1 expansion | 1 | 512 (19.3%) | 100 (12.5%) | 0.20 | 0.8 |") == 2
     assert "| softmax | 1 | 0 (0.0%) | 100 (12.5%) |  | 10.0 |" in text
+    assert "The model takes up to 5,000 B of flash, more than the board's 4,096 B" in text
+    assert "more than the board's" not in anchor.table(runs, board_flash=5000)
 
 
 def run_script(*args: str) -> subprocess.CompletedProcess:
@@ -130,3 +132,9 @@ def test_a_missing_model_is_one_line_exit_2(tmp_path):
     run = run_script("--model", str(tmp_path / "none.tflite"))
     assert run.returncode == 2
     assert len(run.stderr.strip().splitlines()) == 1 and "none.tflite" in run.stderr
+
+
+def test_an_unknown_board_is_one_line_exit_2(tmp_path):
+    run = run_script("--model", str(tmp_path / "none.tflite"), "--board", "nope")
+    assert run.returncode == 2
+    assert run.stderr.strip().splitlines() == ["mobilenetv2_anchor.py: unknown board 'nope'"]
