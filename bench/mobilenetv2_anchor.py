@@ -21,7 +21,9 @@ with the arena capped so that the same stack and data fit the target (--max-ram:
 where the arena peaks computed in tiles. Each run's per-layer estimated cycles (its profiling build) are
 summed by kind of layer (1x1 expansion/projection convolutions, depthwise by stride, residual ADDs, ...)
 beside their MACs; tiled layers run interleaved (the profile counts consecutive tiled stages as one) and are one
-row. The model's flash is set beside the board's.
+row. The model's flash is set beside the board's. Each plan is also checked with `mtk validate` against
+tflite-micro, on the model without its final SOFTMAX: tflite-micro aborts in that layer of this random-weight
+model (its 1000 nearly equal scores overflow the sum of exps TFLM allows).
 """
 
 from __future__ import annotations
@@ -145,6 +147,12 @@ def figures(row: dict, max_ram: int | None) -> dict:
     return out
 
 
+def exactness(validation: dict) -> dict:
+    """mtk validate --json's verdict: whether every output element equals tflite-micro's, how many differ of how many."""
+    return {"bit_exact": validation["bit_exact"], "mismatches": validation["mismatches"],
+            "elements": sum(s["elements"] for s in validation["samples"])}
+
+
 def capped_arena(row: dict) -> int | None:
     """The arena that leaves the run's stack and data within the RAM target, or None if the run meets it already."""
     if row["ram_bytes"] <= TARGET["ram_bytes"]:
@@ -161,14 +169,16 @@ def table(runs: list[dict], board_flash: int) -> str:
              f"({first['cpu']} at {first['clock_hz'] / 1e6:g} MHz, emulated on {first['emulated_on']}): "
              f"{first['macs']:,} MACs", "",
              "| stack | plan | estimated cycles (ms) | vs Plumerai, target | RAM: arena + stack + data | "
-             "vs Plumerai, target | flash |", "|---|---|---|---|---|---|---|"]
+             "vs Plumerai, target | flash | bit-exact (without SOFTMAX) |", "|---|---|---|---|---|---|---|---|"]
     for r in runs:
+        exact = "yes" if r["bit_exact"] else f"no: {r['mismatches']:,} of {r['elements']:,} outputs differ"
         lines.append(f"| mtk | {r['plan']} | {r['estimated_cycles']:,} ({r['time_ms']:.1f}) | "
                      f"{r['cycles_vs_plumerai']:.2f}, {r['cycles_vs_target']:.2f} | {kib(r['ram_bytes'])} "
                      f"(arena {r['arena_bytes']:,} B) | {r['ram_vs_plumerai']:.2f}, {r['ram_vs_target']:.2f} | "
-                     f"{r['flash_bytes']:,} B |")
-    lines.append(f"| Plumerai (published) | | {PLUMERAI['cycles'] / 1e6:.1f} M (77) | | {kib(PLUMERAI['ram_bytes'])} | | |")
-    lines.append(f"| target | | <= {TARGET['cycles'] / 1e6:.1f} M | | <= {kib(TARGET['ram_bytes'])} | | |")
+                     f"{r['flash_bytes']:,} B | {exact} |")
+    lines.append(f"| Plumerai (published) | | {PLUMERAI['cycles'] / 1e6:.1f} M (77) | | {kib(PLUMERAI['ram_bytes'])} | "
+                 "| | |")
+    lines.append(f"| target | | <= {TARGET['cycles'] / 1e6:.1f} M | | <= {kib(TARGET['ram_bytes'])} | | | |")
     largest = max(r["flash_bytes"] for r in runs)
     if largest > board_flash:
         lines += ["", f"The model takes up to {largest:,} B of flash, more than the board's {board_flash:,} B: the "
@@ -195,6 +205,40 @@ def bench(model: Path, board: str, max_ram: int | None) -> dict:
     cap = ["--max-ram", str(max_ram)] if max_ram else []
     return json.loads(mtk("bench", "-q", str(model), "--board", board, "--emulate", "--profile", "-n", "1",
                           "--json", *cap))[0]
+
+
+def validate(model: Path, board: str, max_ram: int | None) -> dict:
+    """mtk validate --json of `model` built as bench builds it (exit 1, outputs that differ, is a verdict too)."""
+    cap = ["--max-ram", str(max_ram)] if max_ram else []
+    command = [sys.executable, "-m", "mtk", "validate", "-q", str(model), "--board", board, "--emulate", "--json", *cap]
+    done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if done.returncode not in (0, 1):
+        sys.stderr.write(done.stderr)
+        raise subprocess.CalledProcessError(done.returncode, command)
+    return json.loads(done.stdout)
+
+
+def without_softmax(model: Path, out: Path) -> None:
+    """`model` with its last operator, a SOFTMAX, left out: its input the model's output."""
+    import flatbuffers
+    import numpy as np
+    from ai_edge_litert import schema_py_generated as schema
+
+    buf = model.read_bytes()
+    tree = schema.ModelT.InitFromObj(schema.Model.GetRootAsModel(buf, 0))
+    graph = tree.subgraphs[0]
+    last = graph.operators[-1]
+    code = tree.operatorCodes[last.opcodeIndex]
+    if max(code.builtinCode, code.deprecatedBuiltinCode) != schema.BuiltinOperator.SOFTMAX:
+        raise AnchorError(f"{model}: its last layer is no SOFTMAX", 2)
+    for b in tree.buffers:   # constants stored after the flatbuffer (offset, size) move into it
+        if b.offset:
+            b.data, b.offset, b.size = np.frombuffer(buf[b.offset:b.offset + b.size], np.uint8), 0, 0
+    graph.operators, graph.outputs = graph.operators[:-1], [int(last.inputs[0])]
+    tree.signatureDefs = None
+    builder = flatbuffers.Builder(len(buf))
+    builder.Finish(tree.Pack(builder), file_identifier=b"TFL3")
+    out.write_bytes(builder.Output())
 
 
 class AnchorError(Exception):
@@ -250,17 +294,21 @@ def main() -> int:
             work.mkdir(parents=True, exist_ok=True)
             model = args.model or build_model(work, str(args.tf_python or sys.executable), args.seed)
             graph = read_model(model)
+            checked = work / "mobilenetv2_int8_without_softmax.tflite"
+            without_softmax(model, checked)
             rows = [(None, bench(model, args.board, None))]
             cap = args.max_ram or capped_arena(rows[0][1])
             if cap:
                 rows.append((cap, bench(model, args.board, cap)))
+            verdicts = [exactness(validate(checked, args.board, max_ram)) for max_ram, _ in rows]
     except (AnchorError, MtkError) as err:
         print(f"mobilenetv2_anchor.py: {str(err).splitlines()[0]}", file=sys.stderr)
         return getattr(err, "status", 2)
     except subprocess.CalledProcessError as err:
         print(f"mobilenetv2_anchor.py: {' '.join(err.cmd[2:4])} failed (exit {err.returncode})", file=sys.stderr)
         return 1
-    runs = [{**figures(row, max_ram), "kinds": by_kind(graph, row)} for max_ram, row in rows]
+    runs = [{**figures(row, max_ram), **verdict, "kinds": by_kind(graph, row)}
+            for (max_ram, row), verdict in zip(rows, verdicts)]
     print(table(runs, board_flash))
     if args.json:
         args.json.write_text(json.dumps({"model": str(model), "board_flash_bytes": board_flash, "plumerai": PLUMERAI,

@@ -1,17 +1,22 @@
 """bench/mobilenetv2_anchor.py without TensorFlow or QEMU: the kinds of a MobileNet's layers, the per-kind sums of a
-profile (tiled layers one row of their own), the ratios to Plumerai's figures and the target, the RAM cap, and the exit
-status and one line of its errors (its figures need TensorFlow and QEMU; the script is run by hand)."""
+profile (tiled layers one row of their own), the ratios to Plumerai's figures and the target, the RAM cap, the verdict
+of mtk validate and the model it checks (without its SOFTMAX), and the exit status and one line of its errors (its
+figures need TensorFlow and QEMU; the script is run by hand)."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 
+import flatbuffers
 import numpy as np
 import pytest
+from ai_edge_litert import schema_py_generated as schema
 
 from checkout import REPO, toolkit_env
 from mtk.graph import Graph, Op, Tensor
+from mtk.reader import read_model
+from mtk.tflite_builder import ModelBuilder
 
 SCRIPT = REPO / "bench" / "mobilenetv2_anchor.py"
 sys.path.insert(0, str(REPO / "bench"))
@@ -105,16 +110,76 @@ def test_figures_against_plumerai_and_the_target_and_the_arena_cap_for_the_ram_t
 def test_the_table_has_every_run_plumerai_the_target_and_each_runs_kinds():
     graph = mobilenet_block()
     row = profile({i: 100 for i in range(8)})
-    runs = [{**anchor.figures(row, cap), "kinds": anchor.by_kind(graph, row)} for cap in (None, 35_536)]
+    verdicts = [{"bit_exact": True, "mismatches": 0, "elements": 3000},
+                {"bit_exact": False, "mismatches": 380, "elements": 3000}]
+    runs = [{**anchor.figures(row, cap), **verdict, "kinds": anchor.by_kind(graph, row)}
+            for cap, verdict in zip((None, 35_536), verdicts)]
     text = anchor.table(runs, board_flash=4096)
-    assert "| mtk | default | 12,760,000 (59.1) | 0.77, 1.10 | 97.7 KiB (arena 70,000 B) | 1.22, 1.53 | 5,000 B |" \
-        in text
-    assert "| Plumerai (published) | | 16.6 M (77) | | 80.0 KiB | | |" in text
-    assert "| target | | <= 11.6 M | | <= 64.0 KiB | | |" in text
+    assert "| mtk | default | 12,760,000 (59.1) | 0.77, 1.10 | 97.7 KiB (arena 70,000 B) | 1.22, 1.53 | 5,000 B | " \
+           "yes |" in text
+    assert "| 5,000 B | no: 380 of 3,000 outputs differ |" in text
+    assert "| Plumerai (published) | | 16.6 M (77) | | 80.0 KiB | | | |" in text
+    assert "| target | | <= 11.6 M | | <= 64.0 KiB | | | |" in text
     assert text.count("| conv 1x1 expansion | 1 | 512 (19.3%) | 100 (12.5%) | 0.20 | 0.8 |") == 2
     assert "| softmax | 1 | 0 (0.0%) | 100 (12.5%) |  | 10.0 |" in text
     assert "The model takes up to 5,000 B of flash, more than the board's 4,096 B" in text
     assert "more than the board's" not in anchor.table(runs, board_flash=5000)
+
+
+def test_the_verdict_of_mtk_validate():
+    validation = {"samples": [{"sample": 0, "elements": 1000, "mismatches": 3}, {"sample": 1, "elements": 1000,
+                                                                               "mismatches": 0}],
+                  "mismatches": 3, "bit_exact": False}
+    assert anchor.exactness(validation) == {"bit_exact": False, "mismatches": 3, "elements": 2000}
+
+
+def classifier(last: str = "SOFTMAX") -> ModelBuilder:
+    """FULLY_CONNECTED 4 -> 3, then `last`."""
+    b = ModelBuilder(description="classifier")
+    x = b.tensor("x", (1, 4), "int8", scale=0.1, zero_point=0)
+    w = b.const("w", np.arange(12, dtype=np.int8).reshape(3, 4), scale=0.05, zero_point=0)
+    logits = b.tensor("logits", (1, 3), "int8", scale=0.2, zero_point=3)
+    y = b.tensor("y", (1, 3), "int8", scale=1 / 256, zero_point=-128)
+    b.op("FULLY_CONNECTED", [x, w, None], [logits], fused_activation_function="NONE")
+    b.op(last, [logits], [y], **({"beta": 1.0} if last == "SOFTMAX" else {}))
+    b.inputs([x])
+    b.outputs([y])
+    return b
+
+
+def with_weights_after_the_flatbuffer(model: bytes) -> bytes:
+    """The model's weights stored as large converted models store them: after the flatbuffer, by offset and size."""
+    tree = schema.ModelT.InitFromObj(schema.Model.GetRootAsModel(model, 0))
+    [buffer] = [b for b in tree.buffers if b.data is not None and len(b.data) == 12]
+    data, buffer.data, buffer.size = bytes(np.asarray(buffer.data, np.uint8)), None, 12
+
+    def packed(offset: int) -> bytes:
+        buffer.offset = offset
+        builder = flatbuffers.Builder(1024)
+        builder.Finish(tree.Pack(builder), file_identifier=b"TFL3")
+        return bytes(builder.Output())
+
+    end = -(-len(packed(1)) // 16) * 16
+    head = packed(end)
+    return head + bytes(end - len(head)) + data
+
+
+@pytest.mark.parametrize("stored", ["inside", "after"])
+def test_the_model_without_its_softmax(stored, tmp_path):
+    model = classifier().build()
+    (tmp_path / "m.tflite").write_bytes(model if stored == "inside" else with_weights_after_the_flatbuffer(model))
+    anchor.without_softmax(tmp_path / "m.tflite", tmp_path / "cut.tflite")
+    graph = read_model(tmp_path / "cut.tflite")
+    assert [op.type for op in graph.ops] == ["FULLY_CONNECTED"]
+    assert [graph.tensors[i].name for i in graph.outputs] == ["logits"]
+    weights = graph.tensors[graph.ops[0].inputs[1]]
+    assert weights.data.ravel().tolist() == list(range(12))
+
+
+def test_a_model_that_ends_otherwise_is_refused(tmp_path):
+    (tmp_path / "m.tflite").write_bytes(classifier("RELU").build())
+    with pytest.raises(anchor.AnchorError, match="no SOFTMAX"):
+        anchor.without_softmax(tmp_path / "m.tflite", tmp_path / "cut.tflite")
 
 
 def run_script(*args: str) -> subprocess.CompletedProcess:

@@ -57,8 +57,8 @@ MAX_DEPTH = 4095                 # 4096 exps of 1.0 overflow the int32 sum
 MAX_DEPTH_INT16 = 65536          # int16: 65538 exps of 32767 would
 LUT_STEPS = 512                  # LUTPopulate<int16_t>: 512 segments, 513 entries
 SOFTMAX_S16_HEADER = "softmax_s16"
-# int8 input: a row this many times as long as the exp table has its outputs computed for every table entry once
-# and looked up (rows of 1000 classes: a quarter of the instructions)
+# int8 input: a row at least this many times as long as the exp table has its outputs computed once for every table
+# entry and looked up (fewer computed outputs than values pay for the lookups)
 OUTPUT_TABLE_DEPTHS = 2
 
 
