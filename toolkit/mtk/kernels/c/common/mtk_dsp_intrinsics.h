@@ -29,12 +29,6 @@ static inline int32_t mtk_smmulr(int32_t a, int32_t b) {
   __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"(a), "r"(b));
   return r;
 }
-/* c + the high word of a * b, rounded (SMMLAR). */
-static inline int32_t mtk_smmlar(int32_t a, int32_t b, int32_t c) {
-  int32_t r;
-  __asm__("smmlar %0, %1, %2, %3" : "=r"(r) : "r"(a), "r"(b), "r"(c));
-  return r;
-}
 /* Two words at p, p then advanced by `step` bytes, in one LDRD: gcc 12 splits such loads into
  * single ones with separate pointer increments. p must be word-aligned. */
 #define MTK_LOAD2_POST(a, b, p, step) __asm__("ldrd %0, %1, [%2], #" #step : "=r"(a), "=r"(b), "+r"(p) : : "memory")
@@ -61,9 +55,6 @@ static inline int32_t mtk_smlatt(uint32_t a, uint32_t b, int32_t acc) {
 }
 static inline int32_t mtk_smmulr(int32_t a, int32_t b) {
   return (int32_t)(((int64_t)a * b + ((int64_t)1 << 31)) >> 32);
-}
-static inline int32_t mtk_smmlar(int32_t a, int32_t b, int32_t c) {
-  return (int32_t)(((int64_t)a * b + (int64_t)((uint64_t)(int64_t)c << 32) + ((int64_t)1 << 31)) >> 32);
 }
 #define MTK_LOAD2_POST(a, b, p, step) ((a) = (p)[0], (b) = (p)[1], (p) += (step) / 4)
 #endif
