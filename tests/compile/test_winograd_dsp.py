@@ -15,6 +15,7 @@ import pytest
 from checkout import SHARED_MODELS
 from harness import assert_bit_exact, assert_bit_exact_on_c_paths, conv, conv_model
 from mtk.compiler import compile_model
+from mtk.errors import ModelError
 from mtk.ops import op_def, prepare_ops, winograd_dsp
 from mtk.ops.base import Const
 from mtk.reader import read_model
@@ -178,3 +179,19 @@ def test_under_a_ram_limit_its_layers_take_the_gemm(tmp_path):
 
 def winograd_layers(compiled) -> int:
     return sum(op.variant is not None and op.variant["kernel"] == winograd_dsp.WINOGRAD for op in compiled.ops)
+
+
+def test_a_model_whose_winograd_weights_overflow_the_boards_flash_takes_the_gemm(tmp_path):
+    """256 -> 256 channels: Winograd's int16 transformed weights (2 MiB) exceed the STM32F746's 1 MiB of flash,
+    its GEMM's int8 weights (576 KiB) fit: compiled for that board, the layer takes the GEMM; for a board with room,
+    Winograd. A variant the tuning file holds is kept (and the model refused when it does not fit)."""
+    model = tmp_path / "wide.tflite"
+    model.write_bytes(conv((1, 4, 4, 256), (3, 3), 256, (4, 4)))
+    roomy = compile_model(model, tmp_path / "roomy", board="mps2/an500")
+    assert roomy.ops[0].variant == winograd_dsp.VARIANT.to_json()
+    tight = compile_model(model, tmp_path / "tight", board="nucleo_f746zg")
+    assert tight.ops[0].variant != winograd_dsp.VARIANT.to_json()
+    assert tight.constant_bytes < 1 << 20 < roomy.constant_bytes
+    pinned = Tuning({roomy.ops[0].layer_key: winograd_dsp.VARIANT})
+    with pytest.raises(ModelError, match="does not fit nucleo_f746zg"):
+        compile_model(model, tmp_path / "pinned", board="nucleo_f746zg", tuning=pinned)

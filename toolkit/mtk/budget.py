@@ -51,12 +51,17 @@ def system_reserved(io_bytes: int, state_bytes: int, stack_bytes: int = DEFAULT_
     return io_bytes + state_bytes + stack_bytes + FIRMWARE_DATA_BYTES
 
 
+def flash_bytes(model: CompiledModel) -> int:
+    """The flash the model itself takes: its constants and its generated code."""
+    return model.constant_bytes + (model.memory.code_bytes or 0)
+
+
 def check_fits(model: CompiledModel, board: Board, stack_bytes: int | None = None) -> None:
     """ModelError with the figures if `model` cannot fit `board`'s flash or RAM (with a main stack of
     `stack_bytes`, by default the bare-metal one sized for the model)."""
     stack_bytes = stack_reservation(model.memory.stack_bytes) if stack_bytes is None else stack_bytes
     code = model.memory.code_bytes or 0
-    flash = model.constant_bytes + code
+    flash = flash_bytes(model)
     buffers = model.input_bytes + model.output_bytes
     ram = model.arena_bytes + model.memory.state_bytes + buffers + stack_bytes
     if flash > board.flash_bytes:

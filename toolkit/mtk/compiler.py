@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 
 from . import ui
 from .boards import Board, get_board
-from .budget import DEFAULT_MAX_RECOMPUTE, arena_room, check_fits, stack_reservation, system_reserved
+from .budget import DEFAULT_MAX_RECOMPUTE, arena_room, check_fits, flash_bytes, stack_reservation, system_reserved
 from .buildfiles import folder_layout, fragments
 from .codegen import aot
 from .codegen.code_size import measure_code
@@ -137,6 +137,14 @@ def lean_scratch(graph: Graph, prepared: list[OpData], steps: list[Step], aliase
     return lean, plan_storage(graph, lean, aliases)
 
 
+def leanest_tuning(layers: Iterable[Layer], tuning: Tuning) -> Tuning | None:
+    """`tuning` with every layer it leaves to its default pinned to its leanest variant in flash, where the
+    default takes more (None: no such layer). The variants a tuning file holds stay as they are."""
+    lean = {layer.key: layer.leanest for layer in layers
+            if layer.key not in tuning.variants and layer.extra_flash[layer.variants[0].label] > 0}
+    return Tuning({**tuning.variants, **lean}, tuning.source) if lean else None
+
+
 def state_region_bytes(graph: Graph, steps: list[Step]) -> int:
     """The state region: the variable tensors and the ops' own state (ops.base.State)."""
     own = sum(a.size * np.dtype(a.dtype).itemsize for _, low in steps for kernel in low.kernels
@@ -245,6 +253,14 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
     files.update(fragments(compiled, folder_layout(compiled)))   # CMakeLists.txt, tvmgen_<module>.mk
     compiled = replace(compiled, files=tuple(sorted(files)))
     if board_info is not None:
+        lean = leanest_tuning(layers.values(), tuning or Tuning())
+        if flash_bytes(compiled) > board_info.flash_bytes and lean is not None:
+            ui.info(f"{model_name}: {flash_bytes(compiled):,} B of flash is more than {board_info.name}'s "
+                    f"{board_info.flash_bytes:,} B: the layers whose default weights take more flash than they must "
+                    "(Winograd's) take their leanest variant")
+            return compile_model(graph, out_dir, cpu=cpu_obj, board=board, module_name=module_name,
+                                 workspace=workspace, force=force, tuning=lean, max_ram=max_ram,
+                                 max_recompute=max_recompute)
         check_fits(compiled, board_info)
 
     with atomic_output_dir(Path(out_dir), force=force, inputs=[model_path]) as tmp:
