@@ -150,6 +150,9 @@ DSP_3X3_MODELS = {   # depthwise3x3_dsp.py's generated assembly: a first block w
     "dw3x3-s2-24-wide": lambda: depthwise_model((1, 5, 24, 8), (3, 3), (1, 3, 12, 8), stride=2),
     "dw3x3-valid-relu": lambda: depthwise_model((1, 7, 10, 4), (3, 3), (1, 5, 8, 4), "RELU", padding="VALID"),
     "dw3x3-260-channels": lambda: depthwise_model((1, 3, 3, 260), (3, 3), (1, 3, 3, 260)),   # stores by offset
+    # taller than wide: transposed (columns as rows, stores by offset), ReLU's requantization without the sign's term
+    "dw3x3-tall-relu": lambda: depthwise_model((1, 25, 5, 12), (3, 3), (1, 25, 5, 12), "RELU"),
+    "dw3x3-tall-s2": lambda: depthwise_model((1, 14, 7, 5), (3, 3), (1, 7, 4, 5), stride=2),
     "dw3x3-s2x1": lambda: conv_model("DEPTHWISE_CONV_2D", (1, 7, 9, 8), (1, 3, 3, 8), (1, 4, 9, 8), per_channel=True,
                                      padding="SAME", stride_h=2, stride_w=1, depth_multiplier=1, dilation_h_factor=1,
                                      dilation_w_factor=1, fused_activation_function="NONE"),

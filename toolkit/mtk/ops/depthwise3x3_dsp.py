@@ -10,11 +10,16 @@ The three slots read three image rows that are always inside the image: an outpu
 outside (padding) reads the nearest three rows instead, its weights moved at run time to the slots its rows land
 in (KIND_SETUP) and the rows outside left out, their input zero point's products added to the bias.
 Columns outside the image are the zero point's pair. Requantization as depthwise_dsp.py's (SMMLAR on doubled
-sums, weights and bias doubled offline)."""
+sums, weights and bias doubled offline); where a negative sum can only give act_min (act_min >= the output zero
+point: ReLU, ReLU6) without its "- 1 when negative", in place and without it.
+
+A layer whose output is taller than wide runs transposed: its columns as rows (strides, padding and the weights'
+axes swapped, each output row then a column of the image), for fewer, longer rows."""
 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -28,6 +33,7 @@ from .variants import KernelChoice
 
 HEADER = spec(Family.DEPTHWISE, "dsp-3x3").header
 BLOCK = 4                  # outputs a block (accumulators r8, r9, r10, r11)
+UNROLL = 2                 # blocks a pass of the row's loop
 CHANNEL_WORDS = 8          # mult, k, W0, W1, W2, U, V, 2 * bias
 LOAD_REACH = 4095          # LDRSB's immediate offset
 ACCS = ("r8", "r9", "r10", "r11")
@@ -107,13 +113,41 @@ def _clamp(reg: str, bound: int, cond: str) -> list[str]:
     return [compare, f"it {cond}", move]
 
 
-class _Layer:
-    """The assembly of one layer."""
+@dataclass(frozen=True)
+class Steps:
+    """Bytes from an input row to the next (and column, channel 0 to 1 being 1), the same for the output."""
 
-    def __init__(self, g: ConvGeometry, zp: int, act_min: int, act_max: int) -> None:
-        self.g, self.zp, self.act_min, self.act_max = g, zp, act_min, act_max
+    in_row: int
+    in_col: int
+    out_row: int
+    out_col: int
+
+
+def transposed(g: ConvGeometry) -> ConvGeometry:
+    """The layer with rows and columns swapped."""
+    return replace(g, in_h=g.in_w, in_w=g.in_h, out_h=g.out_w, out_w=g.out_h, k_h=g.k_w, k_w=g.k_h,
+                   stride_h=g.stride_w, stride_w=g.stride_h, dil_h=g.dil_w, dil_w=g.dil_h, pad_top=g.pad_left,
+                   pad_left=g.pad_top)
+
+
+def oriented(g: ConvGeometry, swapped: bool) -> tuple[ConvGeometry, Steps]:
+    """The geometry whose rows the assembly runs and its steps: the layer's, or with rows and columns swapped."""
+    c = g.in_c
+    if swapped:
+        return transposed(g), Steps(c, g.in_w * c, c, g.out_w * c)
+    return g, Steps(g.in_w * c, c, g.out_w * c, c)
+
+
+class _Layer:
+    """The assembly of one layer, transposed (`swapped`) or not."""
+
+    def __init__(self, layer: ConvGeometry, swapped: bool, zp: int, out_zp: int, act_min: int, act_max: int) -> None:
+        self.swapped = swapped
+        self.g, self.steps = g, steps = oriented(layer, swapped)
+        self.zp, self.act_min, self.act_max = zp, act_min, act_max
+        self.sign_fix = act_min < out_zp    # a negative sum may give more than act_min: "- 1 when negative" counts
         self.kinds, self.first = row_kinds(g.in_h, g.out_h, g.stride_h, g.pad_top)
-        self.row = g.in_w * g.in_c
+        self.row = steps.in_row
         s, pad = g.stride_w, g.pad_left
         self.ox_lo = min(-(-pad // s), g.out_w)
         self.ox_hi = min(max((g.in_w - 3 + pad) // s + 1, 0), g.out_w)
@@ -125,7 +159,7 @@ class _Layer:
         point's. Its three loads run back to back when `single` is not lr (they pipeline)."""
         g, a = self.g, self.a
         if 0 <= ix < g.in_w:
-            off = (ix - base) * g.in_c
+            off = (ix - base) * self.steps.in_col
             self.reach = max(self.reach, off + 2 * self.row)
             loads = [f"ldrsb r12, [r0, #{off}]", f"ldrsb lr, [r0, #{off + self.row}]"]
             last = f"ldrsb {single}, [r0, #{off + 2 * self.row}]"
@@ -155,46 +189,61 @@ class _Layer:
                     a(f"smlad {acc}, r12, {WEIGHTS[kx]}, {'r7' if kx == 0 else acc}")
                     op, reg = SINGLES[kx]
                     a(f"{op} {acc}, {single}, {reg}, {acc}")
-        a("push {r5}")   # U's register holds the multiplier, r12 k; V's low half is the shift e
-        a.depth += 4
-        a(f"ldrd r5, r12, {a.frame(6)}")
-        for acc in ACCS[:n]:
-            a(f"smmlar lr, {acc}, r5, r12", f"sub lr, lr, {acc}, lsr #31", "asr lr, lr, r6", f"ssat {acc}, #8, lr")
+        self.requantize(ACCS[:n])
+        out_col = self.steps.out_col
+        if out_col <= 255:
+            a(*(f"strb {acc}, [r1], #{out_col}" for acc in ACCS[:n]))
+        else:
+            a(*(f"strb {acc}, [r1, #{i * out_col}]" for i, acc in enumerate(ACCS[:n])))
+            a.add("r1", n * out_col, "r12")
+
+    def requantize(self, accs: tuple[str, ...]) -> None:
+        """The sums in `accs` to int8 outputs in place (V's low half is the shift e); r12 and lr free."""
+        a = self.a
+        if self.sign_fix:
+            a("push {r5}")   # U's register holds the multiplier, r12 k
+            a.depth += 4
+            a(f"ldrd r5, r12, {a.frame(6)}")
+            for acc in accs:
+                a(f"smmlar lr, {acc}, r5, r12", f"sub lr, lr, {acc}, lsr #31", "asr lr, lr, r6", f"ssat {acc}, #8, lr")
+            a("pop {r5}")
+            a.depth -= 4
+        else:   # each step over all the sums: no result used by the next instruction (M7, M33 wait for those)
+            a(f"ldrd r12, lr, {a.frame(6)}")
+            a(*(f"smmlar {acc}, {acc}, r12, lr" for acc in accs))
+            a(*(f"asr {acc}, {acc}, r6" for acc in accs))
+            a(*(f"ssat {acc}, #8, {acc}" for acc in accs))
+        for acc in accs:
             if self.act_min > -128:
                 a(*_clamp(acc, self.act_min, "lt"))
             if self.act_max < 127:
                 a(*_clamp(acc, self.act_max, "gt"))
-        a("pop {r5}")
-        a.depth -= 4
-        if g.in_c <= 255:
-            a(*(f"strb {acc}, [r1], #{g.in_c}" for acc in ACCS[:n]))
-        else:
-            a(*(f"strb {acc}, [r1, #{i * g.in_c}]" for i, acc in enumerate(ACCS[:n])))
-            a.add("r1", n * g.in_c, "r12")
 
     def row_code(self) -> int:
         """The row subroutine (label 9): r0 at the window's first row, column 0; r1 at the output row. Returns
         the column r0 is left at."""
-        g, a, s = self.g, self.a, self.g.stride_w
+        g, a, s, in_col = self.g, self.a, self.g.stride_w, self.steps.in_col
         a("9:", "push {lr}")
         a.depth += 4
         ox = min(BLOCK, g.out_w) if self.ox_lo else 0   # a first block with the left border's outputs
         if ox:
             self.block(0, ox, 0)
-        full = max(self.ox_hi - ox, 0) // BLOCK          # then blocks whose columns are all inside
-        base = 0
+        full = max(self.ox_hi - ox, 0) // BLOCK          # then blocks whose columns are all inside,
+        unrolled = min(full, UNROLL)                      # UNROLL of them a loop pass
+        passes, base, step = full // max(unrolled, 1), 0, BLOCK * s * in_col
         if full:
             base = ox * s - g.pad_left
-            a.add("r0", base * g.in_c, "r12")
-            if full > 1:
+            a.add("r0", base * in_col, "r12")
+            if passes > 1:
                 a("mov r12, r1")
-                a.add("r12", full * BLOCK * g.in_c, "lr")
+                a.add("r12", passes * unrolled * BLOCK * self.steps.out_col, "lr")
                 a(f"str r12, {a.frame(5)}")
-            a("3:")
-            self.block(ox, BLOCK, base)
-            a.add("r0", BLOCK * s * g.in_c, "r12")
-            if full > 1:
-                a(f"ldr r12, {a.frame(5)}", "cmp r1, r12", "bne 3b")
+                a("3:")
+            for u in range(unrolled + full % unrolled):   # the loop's pass, then a last odd block
+                self.block(ox + u * BLOCK, BLOCK, base + u * BLOCK * s)
+                a.add("r0", step, "r12")
+                if u == unrolled - 1 and passes > 1:
+                    a(f"ldr r12, {a.frame(5)}", "cmp r1, r12", "bne 3b")
             base += BLOCK * s * full
         for ox0 in range(ox + BLOCK * full, g.out_w, BLOCK):
             self.block(ox0, min(BLOCK, g.out_w - ox0), base)
@@ -215,7 +264,7 @@ class _Layer:
         return runs
 
     def source(self) -> list[str]:
-        g = self.g
+        g, steps = self.g, self.steps
         end_column = self.row_code()
         row_lines = self.a.lines
         self.a = a = _Asm()
@@ -230,12 +279,13 @@ class _Layer:
             a(f"ldr r0, {a.frame(1)}")
             a.add("r0", self.first[oy0] * self.row, "r12")
             a(f"ldr r1, {a.frame(2)}")
-            a.add("r1", oy0 * g.out_w * g.in_c, "r12")
+            a.add("r1", oy0 * steps.out_row, "r12")
             if count > 1:
                 a(f"movw r12, #{count}", f"str r12, {a.frame(4)}", "4:")
             a("bl 9f")
             if count > 1:
-                a.add("r0", g.stride_h * self.row - end_column * g.in_c, "r12")
+                a.add("r0", g.stride_h * steps.in_row - end_column * steps.in_col, "r12")
+                a.add("r1", steps.out_row - g.out_w * steps.out_col, "r12")
                 a(f"ldr r12, {a.frame(4)}", "subs r12, r12, #1", f"str r12, {a.frame(4)}", "bne 4b")
         a(f"ldr r12, {a.frame(0)}", f"add r12, r12, #{4 * CHANNEL_WORDS}", f"str r12, {a.frame(0)}")
         for slot in (1, 2):
@@ -246,24 +296,33 @@ class _Layer:
 
 
 def fits(g: ConvGeometry) -> bool:
-    """The layers the generated assembly computes: 3x3, multiplier 1, dilation 1, horizontal stride 1 or 2, at
-    least 3 input rows, padding of at most a row at the top and 2 columns at the left (c_source checks the load
-    offsets)."""
+    """The layers the generated assembly computes in the orientation of `g`: 3x3, multiplier 1, dilation 1,
+    horizontal stride 1 or 2, at least 3 input rows, padding of at most a row at the top and 2 columns at the left
+    (plan checks the load offsets)."""
     return (g.k_h == 3 and g.k_w == 3 and g.out_c == g.in_c and g.dil_h == 1 and g.dil_w == 1
             and g.stride_w in (1, 2) and g.in_h >= 3 and 0 <= g.pad_left <= 2 and 0 <= g.pad_top
             and set(row_kinds(g.in_h, g.out_h, g.stride_h, g.pad_top)[0]) <= set(KIND_SETUP))
 
 
-def c_source(g: ConvGeometry, zp: int, act_min: int, act_max: int) -> tuple[str, CFunction] | None:
-    """(C source, its function): the layer's assembly and, for builds without it, the call of the C version;
-    None when a load offset would not fit LDRSB's immediate."""
-    layer = _Layer(g, zp, act_min, act_max)
-    lines = layer.source()
-    if layer.reach > LOAD_REACH:
-        return None
+def plan(g: ConvGeometry, zp: int, out_zp: int, act_min: int, act_max: int) -> tuple[_Layer, list[str]] | None:
+    """The layer's assembly (and its lines) transposed when its output is taller than wide (fewer, longer rows) and
+    that fits, else as it is; None when that does not fit or a load offset leaves LDRSB's immediate."""
+    for swapped in ((True, False) if g.out_h > g.out_w else (False,)):
+        if fits(oriented(g, swapped)[0]):
+            layer = _Layer(g, swapped, zp, out_zp, act_min, act_max)
+            lines = layer.source()
+            if layer.reach <= LOAD_REACH:
+                return layer, lines
+    return None
+
+
+def c_source(layer: _Layer, lines: list[str]) -> tuple[str, CFunction]:
+    """(C source, its function): the layer's assembly and, for builds without it, the call of the C version."""
+    g, steps = layer.g, layer.steps
     asm = "".join(f'      "{line}\\n\\t"\n' for line in lines)
     c_args = (f"{g.in_h}, {g.in_w}, {g.in_c}, {g.out_h}, {g.out_w}, {g.stride_h}, {g.stride_w}, {g.pad_top}, "
-              f"{g.pad_left}, {zp}, {act_min}, {act_max}")
+              f"{g.pad_left}, {steps.in_row}, {steps.in_col}, {steps.out_row}, {steps.out_col}, {layer.zp}, "
+              f"{layer.act_min}, {layer.act_max}")
     name = f"mtk_dw3x3_{hashlib.sha256((asm + c_args).encode()).hexdigest()[:12]}"
     function = CFunction.of(name, "const void* x, const void* stream, int8_t* out")
     src = (f"#ifdef MTK_DSP_ASM\n"
@@ -277,21 +336,28 @@ def c_source(g: ConvGeometry, zp: int, act_min: int, act_max: int) -> tuple[str,
     return src, function
 
 
+def _plan(data: OpData) -> tuple[_Layer, list[str]] | None:
+    p = data.params
+    if fused_params(p.bias, p.requant, data.inputs[1].data) is None:
+        return None
+    return plan(p.geometry, data.inputs[0].quant.zp, p.requant.out_zp, p.requant.act_min, p.requant.act_max)
+
+
 def takes(data: OpData) -> bool:
-    p, g = data.params, data.params.geometry
-    return (fits(g) and fused_params(p.bias, p.requant, data.inputs[1].data) is not None
-            and c_source(g, data.inputs[0].quant.zp, p.requant.act_min, p.requant.act_max) is not None)
+    return _plan(data) is not None
 
 
 def lower(data: OpData) -> Kernel:
     """The layer (conv.DepthwiseParams) as the generated assembly computes it; a band of a tiled layer
     (codegen/tiling.py) that it does not take (fewer than 3 rows) as depthwise_dsp.py's kernel does."""
-    if not takes(data):
+    planned = _plan(data)
+    if planned is None:
         return (depthwise_dsp.KERNEL if depthwise_dsp.takes(data) else depthwise.KERNEL).lower(data)
-    p, g = data.params, data.params.geometry
-    w = data.inputs[1].data
-    src, function = c_source(g, data.inputs[0].quant.zp, p.requant.act_min, p.requant.act_max)
-    args = [data.op.inputs[0], Const("channels", pack(w, fused_params(p.bias, p.requant, w))), data.op.outputs[0]]
+    layer, lines = planned
+    p, w = data.params, data.inputs[1].data
+    src, function = c_source(layer, lines)
+    taps = w.transpose(0, 2, 1, 3) if layer.swapped else w
+    args = [data.op.inputs[0], Const("channels", pack(taps, fused_params(p.bias, p.requant, w))), data.op.outputs[0]]
     return Kernel("depthwise_conv2d", args, c_source=src, c_function=function, headers=(HEADER,))
 
 
