@@ -26,6 +26,7 @@ import numpy as np
 from ..kernels.signature import CFunction
 from ..kernels.table import Family, spec
 from . import depthwise, depthwise_dsp
+from .asm_schedule import schedule
 from .base import Const, Kernel, OpData
 from .depthwise_dsp import fused_params
 from .geometry import ConvGeometry
@@ -304,15 +305,17 @@ def fits(g: ConvGeometry) -> bool:
             and set(row_kinds(g.in_h, g.out_h, g.stride_h, g.pad_top)[0]) <= set(KIND_SETUP))
 
 
-def plan(g: ConvGeometry, zp: int, out_zp: int, act_min: int, act_max: int) -> tuple[_Layer, list[str]] | None:
-    """The layer's assembly (and its lines) transposed when its output is taller than wide (fewer, longer rows) and
-    that fits, else as it is; None when that does not fit or a load offset leaves LDRSB's immediate."""
+def plan(g: ConvGeometry, zp: int, out_zp: int, act_min: int, act_max: int, cpu: str = "cortex-m4"
+         ) -> tuple[_Layer, list[str]] | None:
+    """The layer's assembly (and its lines, ordered for `cpu`) transposed when its output is taller than wide (fewer,
+    longer rows) and that fits, else as it is; None when that does not fit or a load offset leaves LDRSB's
+    immediate."""
     for swapped in ((True, False) if g.out_h > g.out_w else (False,)):
         if fits(oriented(g, swapped)[0]):
             layer = _Layer(g, swapped, zp, out_zp, act_min, act_max)
             lines = layer.source()
             if layer.reach <= LOAD_REACH:
-                return layer, lines
+                return layer, schedule(lines, cpu)
     return None
 
 
@@ -340,7 +343,8 @@ def _plan(data: OpData) -> tuple[_Layer, list[str]] | None:
     p = data.params
     if fused_params(p.bias, p.requant, data.inputs[1].data) is None:
         return None
-    return plan(p.geometry, data.inputs[0].quant.zp, p.requant.out_zp, p.requant.act_min, p.requant.act_max)
+    return plan(p.geometry, data.inputs[0].quant.zp, p.requant.out_zp, p.requant.act_min, p.requant.act_max,
+                data.cpu.name)
 
 
 def takes(data: OpData) -> bool:
