@@ -43,3 +43,13 @@ def test_what_each_instruction_reads_and_writes():
     assert parse("ldrd r12, lr, [sp, #28]").writes == {"r12", "lr"}
     assert parse("movt r12, #65408").reads == {"r12"}
     assert parse("push {r5}") is None and parse("movlt r8, #0") is None
+
+
+def test_a_load_passes_a_store_through_another_pointer_and_no_store_passes_a_load():
+    """The input (r0) is read where the output (r1) was not written; an output overwriting its input does so only
+    where the input was read for the last time, before (memory_plan.py): loads move up, stores never do."""
+    store, load = parse("strb r8, [r1], #8"), parse("ldrsb r12, [r0, #4]")
+    assert not _depends(load, store) and _depends(store, load)
+    assert _depends(parse("ldrd r12, lr, [sp, #28]"), parse("str r12, [sp, #24]"))
+    lines = ["smmlar r8, r8, r2, r3", "strb r8, [r1], #8", "ldrsb r12, [r0, #4]", "smlad r9, r12, r4, r9"]
+    assert schedule(lines, "cortex-m7").index(lines[2]) < schedule(lines, "cortex-m7").index(lines[1])

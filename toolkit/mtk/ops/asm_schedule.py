@@ -1,5 +1,5 @@
 """Reordering of generated straight-line Thumb-2 assembly for a dual-issue core (Cortex-M7): a list scheduler over
-the instructions between two barriers, keeping every register and memory dependency, that issues each cycle the
+the instructions between two barriers, keeping every register dependency and the memory order that matters, that issues each cycle the
 ready instructions the core pairs (cycles/tables.py: its issue groups and pairs) and waits out load and multiply
 results. What it does not know (labels, branches, IT blocks, push/pop, flags) is a barrier nothing moves across."""
 
@@ -36,6 +36,7 @@ class Instr:
     reads: frozenset[str]
     writes: frozenset[str]
     memory: str          # "load", "store" or ""
+    base: str            # a load's or store's base register
     accumulator: str     # a MAC's accumulator operand (read late), else ""
 
     @property
@@ -60,12 +61,19 @@ def parse(line: str) -> Instr | None:
         sources = regs if reads_first or not writes_first else regs[1:]
         writes = set(dests) | ({regs[1]} if memory == "store" and "]," in operands else set())
     accumulator = regs[3] if mnemonic in MACS and len(regs) == 4 else ""
-    return Instr(line, group, frozenset(sources), frozenset(writes), memory, accumulator)
+    base = REG.findall(operands.partition("[")[2])[0] if memory else ""
+    return Instr(line, group, frozenset(sources), frozenset(writes), memory, base, accumulator)
 
 
 def _depends(later: Instr, earlier: Instr) -> bool:
-    return bool(later.reads & earlier.writes or later.writes & (earlier.reads | earlier.writes)
-                or (later.memory and earlier.memory and "store" in (later.memory, earlier.memory)))
+    """Through a register; a store after every access before it; a load after a store through the same base
+    register only: the generated code's pointers (input, output, stack frame) address buffers of their own, or an
+    output overlapping its input where that input was read for the last time before (codegen/memory_plan.py)."""
+    if later.reads & earlier.writes or later.writes & (earlier.reads | earlier.writes):
+        return True
+    if later.memory == "store":
+        return bool(earlier.memory)
+    return later.memory == "load" and earlier.memory == "store" and later.base == earlier.base
 
 
 def _latency(producer: Instr, consumer: Instr) -> int:

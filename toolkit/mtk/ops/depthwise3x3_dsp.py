@@ -33,8 +33,7 @@ from .geometry import ConvGeometry
 from .variants import KernelChoice
 
 HEADER = spec(Family.DEPTHWISE, "dsp-3x3").header
-BLOCK = 4                  # outputs a block (accumulators r8, r9, r10, r11)
-UNROLL = 2                 # blocks a pass of the row's loop
+PERIOD = 8                 # outputs a pass of a row's loop (accumulators r8-r11 twice round, 2 at a time stored)
 CHANNEL_WORDS = 8          # mult, k, W0, W1, W2, U, V, 2 * bias
 LOAD_REACH = 4095          # LDRSB's immediate offset
 ACCS = ("r8", "r9", "r10", "r11")
@@ -149,18 +148,20 @@ class _Layer:
         self.sign_fix = act_min < out_zp    # a negative sum may give more than act_min: "- 1 when negative" counts
         self.kinds, self.first = row_kinds(g.in_h, g.out_h, g.stride_h, g.pad_top)
         self.row = steps.in_row
-        s, pad = g.stride_w, g.pad_left
-        self.ox_lo = min(-(-pad // s), g.out_w)
-        self.ox_hi = min(max((g.in_w - 3 + pad) // s + 1, 0), g.out_w)
         self.a = _Asm()
         self.reach = 0             # the largest load offset
 
-    def column(self, ix: int, base: int, single: str, const_loaded: bool) -> bool:
-        """Column ix into r12 (slots 0, 1) and `single` (slot 2), r0 at column `base`; True when it is the zero
+    def outputs_of(self, jw: int) -> list[int]:
+        """The outputs of the row whose window holds window column jw (image column jw - pad_left)."""
+        s = self.g.stride_w
+        return list(range(max(-(-(jw - 2) // s), 0), min(jw // s + 1, self.g.out_w)))
+
+    def column(self, j: int, base: int, single: str, const_loaded: bool) -> bool:
+        """Column j into r12 (slots 0, 1) and `single` (slot 2), r0 at column `base`; True when it is the zero
         point's. Its three loads run back to back when `single` is not lr (they pipeline)."""
         g, a = self.g, self.a
-        if 0 <= ix < g.in_w:
-            off = (ix - base) * self.steps.in_col
+        if 0 <= j < g.in_w:
+            off = (j - base) * self.steps.in_col
             self.reach = max(self.reach, off + 2 * self.row)
             loads = [f"ldrsb r12, [r0, #{off}]", f"ldrsb lr, [r0, #{off + self.row}]"]
             last = f"ldrsb {single}, [r0, #{off + 2 * self.row}]"
@@ -172,33 +173,42 @@ class _Layer:
             a(f"movw r12, #{half}", f"movt r12, #{half}", f"movw {single}, #{half}")
         return True
 
-    def block(self, ox0: int, n: int, base: int) -> None:
-        """Outputs ox0 .. ox0 + n - 1 of the row, r0 at column `base`; r1 advanced past them. A column's slot-2
-        byte goes to the accumulator of an output that starts after it, while there is one."""
-        g, a, s = self.g, self.a, self.g.stride_w
-        ix0 = ox0 * s - g.pad_left
-        const, previous = False, None
-        for j in range(s * (n - 1) + 3):
-            later = [ACCS[i] for i in range(n) if s * i > j]
-            single = later[-1] if later else "lr"
-            const = self.column(ix0 + j, base, single, const and single == previous)
+    def columns(self, first: int, end: int, base: int, done: list[int]) -> None:
+        """Window columns first .. end - 1 of the row, r0 at image column `base`: each column's products go to the
+        outputs whose window holds it (output i in ACCS[i % 4], started with the bias at its first column), and the
+        finished outputs (`done`, in order) are requantized and stored two at a time. A column's slot-2 byte goes
+        to an accumulator that holds no output then, while there is one."""
+        g, const, previous = self.g, False, None
+        for jw in range(first, end):
+            outputs = self.outputs_of(jw)
+            busy = {ACCS[i % len(ACCS)] for i in outputs + done}
+            single = next((acc for acc in ACCS if acc not in busy), "lr")
+            const = self.column(jw - g.pad_left, base, single, const and single == previous)
             previous = single
-            for i in range(n):
-                kx = j - s * i
-                if 0 <= kx <= 2:
-                    acc = ACCS[i]
-                    a(f"smlad {acc}, r12, {WEIGHTS[kx]}, {'r7' if kx == 0 else acc}")
-                    op, reg = SINGLES[kx]
-                    a(f"{op} {acc}, {single}, {reg}, {acc}")
-        self.requantize(ACCS[:n])
+            for i in outputs:
+                kx, acc = jw - g.stride_w * i, ACCS[i % len(ACCS)]
+                self.a(f"smlad {acc}, r12, {WEIGHTS[kx]}, {'r7' if kx == 0 else acc}")
+                op, reg = SINGLES[kx]
+                self.a(f"{op} {acc}, {single}, {reg}, {acc}")
+                if kx == 2:
+                    done.append(i)
+            if len(done) == 2 or (done and done[-1] == g.out_w - 1):
+                self.store(done)
+                done.clear()
+                const = False
+
+    def store(self, outputs: list[int]) -> None:
+        """The finished outputs requantized and stored in order; r1 advanced past them."""
+        a, accs = self.a, [ACCS[i % len(ACCS)] for i in outputs]
+        self.requantize(accs)
         out_col = self.steps.out_col
         if out_col <= 255:
-            a(*(f"strb {acc}, [r1], #{out_col}" for acc in ACCS[:n]))
+            a(*(f"strb {acc}, [r1], #{out_col}" for acc in accs))
         else:
-            a(*(f"strb {acc}, [r1, #{i * out_col}]" for i, acc in enumerate(ACCS[:n])))
-            a.add("r1", n * out_col, "r12")
+            a(*(f"strb {acc}, [r1, #{k * out_col}]" for k, acc in enumerate(accs)))
+            a.add("r1", len(accs) * out_col, "r12")
 
-    def requantize(self, accs: tuple[str, ...]) -> None:
+    def requantize(self, accs: list[str]) -> None:
         """The sums in `accs` to int8 outputs in place (V's low half is the shift e); r12 and lr free."""
         a = self.a
         if self.sign_fix:
@@ -220,34 +230,37 @@ class _Layer:
             if self.act_max < 127:
                 a(*_clamp(acc, self.act_max, "gt"))
 
+    def loop_span(self) -> tuple[int, int]:
+        """The window columns [first, end) the row's loop runs, PERIOD outputs' columns a pass: inside the image,
+        past outputs 0 and 1 and before the last output's columns (so that each pass's code, its registers and
+        requantizations, is the same)."""
+        g, s = self.g, self.g.stride_w
+        first = max(2 * s + 2, g.pad_left)
+        passes = max(min(s * g.out_w, g.in_w + g.pad_left) - first, 0) // (PERIOD * s)
+        return first, first + passes * PERIOD * s
+
     def row_code(self) -> int:
         """The row subroutine (label 9): r0 at the window's first row, column 0; r1 at the output row. Returns
         the column r0 is left at."""
-        g, a, s, in_col = self.g, self.a, self.g.stride_w, self.steps.in_col
+        g, a, s, in_col, pad = self.g, self.a, self.g.stride_w, self.steps.in_col, self.g.pad_left
         a("9:", "push {lr}")
         a.depth += 4
-        ox = min(BLOCK, g.out_w) if self.ox_lo else 0   # a first block with the left border's outputs
-        if ox:
-            self.block(0, ox, 0)
-        full = max(self.ox_hi - ox, 0) // BLOCK          # then blocks whose columns are all inside,
-        unrolled = min(full, UNROLL)                      # UNROLL of them a loop pass
-        passes, base, step = full // max(unrolled, 1), 0, BLOCK * s * in_col
-        if full:
-            base = ox * s - g.pad_left
+        first, base, done = 0, 0, []
+        loop_first, loop_end = self.loop_span()
+        passes = (loop_end - loop_first) // (PERIOD * s)
+        if passes > 1:
+            self.columns(0, loop_first, 0, done)
+            base = loop_first - pad
             a.add("r0", base * in_col, "r12")
-            if passes > 1:
-                a("mov r12, r1")
-                a.add("r12", passes * unrolled * BLOCK * self.steps.out_col, "lr")
-                a(f"str r12, {a.frame(5)}")
-                a("3:")
-            for u in range(unrolled + full % unrolled):   # the loop's pass, then a last odd block
-                self.block(ox + u * BLOCK, BLOCK, base + u * BLOCK * s)
-                a.add("r0", step, "r12")
-                if u == unrolled - 1 and passes > 1:
-                    a(f"ldr r12, {a.frame(5)}", "cmp r1, r12", "bne 3b")
-            base += BLOCK * s * full
-        for ox0 in range(ox + BLOCK * full, g.out_w, BLOCK):
-            self.block(ox0, min(BLOCK, g.out_w - ox0), base)
+            a("mov r12, r1")
+            a.add("r12", passes * PERIOD * self.steps.out_col, "lr")
+            a(f"str r12, {a.frame(5)}", "3:")
+            self.columns(loop_first, loop_first + PERIOD * s, base, done)
+            a.add("r0", PERIOD * s * in_col, "r12")
+            a(f"ldr r12, {a.frame(5)}", "cmp r1, r12", "bne 3b")
+            done[:] = [i + (passes - 1) * PERIOD for i in done]
+            first, base = loop_end, loop_end - pad
+        self.columns(first, s * (g.out_w - 1) + 3, base, done)
         a("pop {pc}")
         a.depth -= 4
         return base
