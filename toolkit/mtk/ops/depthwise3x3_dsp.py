@@ -33,7 +33,8 @@ from .geometry import ConvGeometry
 from .variants import KernelChoice
 
 HEADER = spec(Family.DEPTHWISE, "dsp-3x3").header
-PERIOD = 8                 # outputs a pass of a row's loop (accumulators r8-r11 twice round, 2 at a time stored)
+PERIODS = (8, 4)           # outputs a pass of a row's loop, the longer first (accumulators r8-r11 once or twice
+                           # round, stored 2 at a time)
 CHANNEL_WORDS = 8          # mult, k, W0, W1, W2, U, V, 2 * bias
 LOAD_REACH = 4095          # LDRSB's immediate offset
 ACCS = ("r8", "r9", "r10", "r11")
@@ -141,13 +142,15 @@ def oriented(g: ConvGeometry, swapped: bool) -> tuple[ConvGeometry, Steps]:
 class _Layer:
     """The assembly of one layer, transposed (`swapped`) or not."""
 
-    def __init__(self, layer: ConvGeometry, swapped: bool, zp: int, out_zp: int, act_min: int, act_max: int) -> None:
+    def __init__(self, layer: ConvGeometry, swapped: bool, zp: int, out_zp: int, act_min: int, act_max: int,
+                 period: int = PERIODS[0]) -> None:
         self.swapped = swapped
         self.g, self.steps = g, steps = oriented(layer, swapped)
         self.zp, self.act_min, self.act_max = zp, act_min, act_max
         self.sign_fix = act_min < out_zp    # a negative sum may give more than act_min: "- 1 when negative" counts
         self.kinds, self.first = row_kinds(g.in_h, g.out_h, g.stride_h, g.pad_top)
         self.row = steps.in_row
+        self.period = period
         self.a = _Asm()
         self.reach = 0             # the largest load offset
 
@@ -173,17 +176,22 @@ class _Layer:
             a(f"movw r12, #{half}", f"movt r12, #{half}", f"movw {single}, #{half}")
         return True
 
-    def columns(self, first: int, end: int, base: int, done: list[int]) -> None:
+    def columns(self, first: int, end: int, base: int, done: list[int]) -> int:
         """Window columns first .. end - 1 of the row, r0 at image column `base`: each column's products go to the
         outputs whose window holds it (output i in ACCS[i % 4], started with the bias at its first column), and the
         finished outputs (`done`, in order) are requantized and stored two at a time. A column's slot-2 byte goes
-        to an accumulator that holds no output then, while there is one."""
+        to an accumulator that holds no output then, while there is one. r0 moves on where a column's loads would
+        leave LDRSB's reach; returns the column it is left at."""
         g, const, previous = self.g, False, None
         for jw in range(first, end):
+            j = jw - g.pad_left
+            if 0 <= j < g.in_w and (j - base) * self.steps.in_col + 2 * self.row > LOAD_REACH:
+                self.a.add("r0", (j - base) * self.steps.in_col, "r12")
+                base, const = j, False
             outputs = self.outputs_of(jw)
             busy = {ACCS[i % len(ACCS)] for i in outputs + done}
             single = next((acc for acc in ACCS if acc not in busy), "lr")
-            const = self.column(jw - g.pad_left, base, single, const and single == previous)
+            const = self.column(j, base, single, const and single == previous)
             previous = single
             for i in outputs:
                 kx, acc = jw - g.stride_w * i, ACCS[i % len(ACCS)]
@@ -196,6 +204,7 @@ class _Layer:
                 self.store(done)
                 done.clear()
                 const = False
+        return base
 
     def store(self, outputs: list[int]) -> None:
         """The finished outputs requantized and stored in order; r1 advanced past them."""
@@ -231,13 +240,13 @@ class _Layer:
                 a(*_clamp(acc, self.act_max, "gt"))
 
     def loop_span(self) -> tuple[int, int]:
-        """The window columns [first, end) the row's loop runs, PERIOD outputs' columns a pass: inside the image,
+        """The window columns [first, end) the row's loop runs, `period` outputs' columns a pass: inside the image,
         past outputs 0 and 1 and before the last output's columns (so that each pass's code, its registers and
         requantizations, is the same)."""
         g, s = self.g, self.g.stride_w
         first = max(2 * s + 2, g.pad_left)
-        passes = max(min(s * g.out_w, g.in_w + g.pad_left) - first, 0) // (PERIOD * s)
-        return first, first + passes * PERIOD * s
+        passes = max(min(s * g.out_w, g.in_w + g.pad_left) - first, 0) // (self.period * s)
+        return first, first + passes * self.period * s
 
     def row_code(self) -> int:
         """The row subroutine (label 9): r0 at the window's first row, column 0; r1 at the output row. Returns
@@ -247,20 +256,21 @@ class _Layer:
         a.depth += 4
         first, base, done = 0, 0, []
         loop_first, loop_end = self.loop_span()
-        passes = (loop_end - loop_first) // (PERIOD * s)
+        period = self.period
+        passes = (loop_end - loop_first) // (period * s)
         if passes > 1:
-            self.columns(0, loop_first, 0, done)
+            base = self.columns(0, loop_first, 0, done)
+            a.add("r0", (loop_first - pad - base) * in_col, "r12")
             base = loop_first - pad
-            a.add("r0", base * in_col, "r12")
             a("mov r12, r1")
-            a.add("r12", passes * PERIOD * self.steps.out_col, "lr")
+            a.add("r12", passes * period * self.steps.out_col, "lr")
             a(f"str r12, {a.frame(5)}", "3:")
-            self.columns(loop_first, loop_first + PERIOD * s, base, done)
-            a.add("r0", PERIOD * s * in_col, "r12")
+            moved = self.columns(loop_first, loop_first + period * s, base, done)
+            a.add("r0", (base + period * s - moved) * in_col, "r12")
             a(f"ldr r12, {a.frame(5)}", "cmp r1, r12", "bne 3b")
-            done[:] = [i + (passes - 1) * PERIOD for i in done]
+            done[:] = [i + (passes - 1) * period for i in done]
             first, base = loop_end, loop_end - pad
-        self.columns(first, s * (g.out_w - 1) + 3, base, done)
+        base = self.columns(first, s * (g.out_w - 1) + 3, base, done)
         a("pop {pc}")
         a.depth -= 4
         return base
@@ -321,11 +331,13 @@ def fits(g: ConvGeometry) -> bool:
 def plan(g: ConvGeometry, zp: int, out_zp: int, act_min: int, act_max: int, cpu: str = "cortex-m4"
          ) -> tuple[_Layer, list[str]] | None:
     """The layer's assembly (and its lines, ordered for `cpu`) transposed when its output is taller than wide (fewer,
-    longer rows) and that fits, else as it is; None when that does not fit or a load offset leaves LDRSB's
-    immediate."""
+    longer rows) and that fits, else as it is, with the longest row loop whose loads stay within LDRSB's immediate;
+    None when none does."""
     for swapped in ((True, False) if g.out_h > g.out_w else (False,)):
-        if fits(oriented(g, swapped)[0]):
-            layer = _Layer(g, swapped, zp, out_zp, act_min, act_max)
+        if not fits(oriented(g, swapped)[0]):
+            continue
+        for period in PERIODS:
+            layer = _Layer(g, swapped, zp, out_zp, act_min, act_max, period)
             lines = layer.source()
             if layer.reach <= LOAD_REACH:
                 return layer, schedule(lines, cpu)
