@@ -67,8 +67,9 @@ def parse(line: str) -> Instr | None:
 
 def _depends(later: Instr, earlier: Instr) -> bool:
     """Through a register; a store after every access before it; a load after a store through the same base
-    register only: the generated code's pointers (input, output, stack frame) address buffers of their own, or an
-    output overlapping its input where that input was read for the last time before (codegen/memory_plan.py)."""
+    register only: the generated code's pointers (input, output, stack frame) address buffers that one call does
+    not share (an output overwrites its input only where earlier calls read it for the last time: tiling.py's
+    Stage.overwrite)."""
     if later.reads & earlier.writes or later.writes & (earlier.reads | earlier.writes):
         return True
     if later.memory == "store":
