@@ -70,3 +70,9 @@ def test_the_sign_term_only_where_a_negative_sum_can_output_above_act_min(activa
                                    depthwise((1, 14, 7, 5), (3, 3), 1, (7, 4), stride=(2, 2), activation="NONE")])
 def test_the_c_version_of_a_transposed_layer_is_bit_exact(model, tmp_path):
     assert_bit_exact_on_c_paths(model, tmp_path, cpu="cortex-m4")
+
+
+@pytest.mark.parametrize("value, encodable", [(4960, True), (7936, True), (0xFF000000, True), (0x101, False),
+                                              (0x12345, False)])
+def test_steps_beyond_addw_as_thumb2_rotated_immediates(value, encodable):
+    assert depthwise3x3_dsp.modified_immediate(value) == encodable

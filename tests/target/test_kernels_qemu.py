@@ -151,8 +151,9 @@ DSP_3X3_MODELS = {   # depthwise3x3_dsp.py's generated assembly: a first block w
     "dw3x3-s2-24-wide": lambda: depthwise_model((1, 5, 24, 8), (3, 3), (1, 3, 12, 8), stride=2),
     "dw3x3-valid-relu": lambda: depthwise_model((1, 7, 10, 4), (3, 3), (1, 5, 8, 4), "RELU", padding="VALID"),
     "dw3x3-260-channels": lambda: depthwise_model((1, 3, 3, 260), (3, 3), (1, 3, 3, 260)),   # stores by offset
-    # taller than wide: transposed (columns as rows, stores by offset), ReLU's requantization without the sign's term
-    "dw3x3-tall-relu": lambda: depthwise_model((1, 25, 5, 12), (3, 3), (1, 25, 5, 12), "RELU"),
+    # taller than wide: transposed (columns as rows, stores by offset, rows 4,960 bytes back: SUB's rotated
+    # immediate), ReLU's requantization without the sign's term
+    "dw3x3-tall-relu": lambda: depthwise_model((1, 25, 5, 40), (3, 3), (1, 25, 5, 40), "RELU"),
     "dw3x3-tall-s2": lambda: depthwise_model((1, 14, 7, 5), (3, 3), (1, 7, 4, 5), stride=2),
     # two rows 4,000 bytes apart: r0 moved on every column, in the row's loop too
     "dw3x3-far-rows": lambda: depthwise_model((1, 6, 40, 50), (3, 3), (1, 3, 20, 50), "RELU", stride=2),

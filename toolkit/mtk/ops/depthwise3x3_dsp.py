@@ -1,8 +1,9 @@
 """DEPTHWISE_CONV_2D with a 3x3 window, multiplier 1, dilation 1 and horizontal stride 1 or 2 on DSP cores
-(Cortex-M4, M7, M33): one channel at a time, its weights and bias in registers over the whole channel plane, 4
-outputs of a row a block, each input column of a block loaded once for the outputs that share it. The layer is
-one function of assembly generated here with its strides, offsets and border blocks as immediates
-(c/mtk_dw3x3_dsp.h computes the same in C where the assembly does not build).
+(Cortex-M4, M7, M33): one channel at a time, its weights and bias in registers over the whole channel plane, a
+window sliding along each row: every input column loaded once, its products added to the (up to 3) outputs whose
+window holds it, 4 accumulators taken in turn and the finished outputs stored two at a time. The layer is one
+function of assembly generated here with its strides, offsets and border columns as immediates, on the M7 ordered
+for dual issue (asm_schedule.py); c/mtk_dw3x3_dsp.h computes the same in C where the assembly does not build.
 
 A column of the window is one int16 pair (slot 0, slot 1) made by PKHBT of two byte loads and slot 2's byte; an
 output is SMLAD of its three columns' pairs by W0..W2 and SMLABB/SMLABT/SMLABB of their slot-2 bytes by U, V.
@@ -40,7 +41,7 @@ LOAD_REACH = 4095          # LDRSB's immediate offset
 ACCS = ("r8", "r9", "r10", "r11")
 WEIGHTS = ("r2", "r3", "r4")
 SINGLES = (("smlabb", "r5"), ("smlabt", "r5"), ("smlabt", "r6"))   # slot 2 of column kx by U.lo, U.hi, V.hi
-FRAME = 32                 # stream, input and output pointers of the channel, channels and rows left, the block
+FRAME = 32                 # stream, input and output pointers of the channel, channels and rows left, the row
                            # loop's end (of r1), the channel's mult and k
 NORMAL, TOP, BOTTOM = (0, 1, 2), (None, 0, 1), (1, 2, None)   # slot of each kernel row (None: outside)
 # The weight registers of a row kind from the normal ones (W<kx> = (row 0, row 1), U = (w20, w21), V = (e, w22)),
@@ -102,9 +103,17 @@ class _Asm:
             return
         if abs(value) < 4096:
             self(f"{'addw' if value > 0 else 'subw'} {reg}, {reg}, #{abs(value)}")
+        elif modified_immediate(abs(value)):
+            self(f"{'add' if value > 0 else 'sub'} {reg}, {reg}, #{abs(value)}")
         else:
             self(f"movw {scratch}, #{value & 0xffff}", f"movt {scratch}, #{(value >> 16) & 0xffff}",
                  f"add {reg}, {reg}, {scratch}")
+
+
+def modified_immediate(value: int) -> bool:
+    """A Thumb-2 ADD/SUB immediate beyond ADDW's 12 bits: an 8-bit value with its top bit set, rotated right by 8 to
+    31 (the byte-replicated forms left out)."""
+    return any(value == ((b >> r) | (b << (32 - r))) & 0xffffffff for b in range(0x80, 0x100) for r in range(8, 32))
 
 
 def _clamp(reg: str, bound: int, cond: str) -> list[str]:
