@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mtk.ops.asm_schedule import _depends, parse, schedule
+from mtk.ops.asm_schedule import _depends, parse, schedule, two_loads_beat_ldrd
 
 BLOCK = ["ldrsb r12, [r0, #0]", "ldrsb lr, [r0, #64]", "pkhbt r12, r12, lr, lsl #16", "smlad r8, r12, r2, r7",
          "ldrsb lr, [r0, #128]", "smlabb r8, lr, r5, r8", "smlad r9, r3, r2, r9", "ldrd r12, lr, [sp, #28]",
@@ -53,3 +53,9 @@ def test_a_load_passes_a_store_through_another_pointer_and_no_store_passes_a_loa
     assert _depends(parse("ldrd r12, lr, [sp, #28]"), parse("str r12, [sp, #24]"))
     lines = ["smmlar r8, r8, r2, r3", "strb r8, [r1], #8", "ldrsb r12, [r0, #4]", "smlad r9, r12, r4, r9"]
     assert schedule(lines, "cortex-m7").index(lines[2]) < schedule(lines, "cortex-m7").index(lines[1])
+
+
+def test_two_loads_replace_an_ldrd_on_the_m7_and_m33_only():
+    """The M33's LDRD takes three cycles, its LDR one; the M7's LDRD issues alone, its LDRs beside multiplies; on the
+    M4 a second LDR pipelines behind the first, no cheaper than LDRD."""
+    assert [two_loads_beat_ldrd(cpu) for cpu in ("cortex-m4", "cortex-m7", "cortex-m33")] == [False, True, True]

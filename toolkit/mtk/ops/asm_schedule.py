@@ -115,6 +115,14 @@ def _schedule_segment(segment: list[Instr], pairs: set[tuple[str, str]]) -> list
     return [segment[i] for i in order]
 
 
+def two_loads_beat_ldrd(cpu: str) -> bool:
+    """Two LDRs cost less than one LDRD of the same two words on `cpu`: fewer cycles (the cycle model's M33), or
+    issued beside multiplies where an LDRD issues alone (the M7)."""
+    table = core_table(cpu)
+    load, dual = table.rows["LOAD"], table.rows["LOAD_DUAL"]
+    return ("mul", "ls") in table.pairs or 2 * load.base < dual.base + 2 * dual.per_reg
+
+
 def schedule(lines: list[str], cpu: str) -> list[str]:
     """`lines` reordered for `cpu` where it dual-issues (the Cortex-M7); unchanged for the other cores."""
     pairs = set(core_table(cpu).pairs)

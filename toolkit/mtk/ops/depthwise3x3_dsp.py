@@ -27,7 +27,7 @@ import numpy as np
 from ..kernels.signature import CFunction
 from ..kernels.table import Family, spec
 from . import depthwise, depthwise_dsp
-from .asm_schedule import schedule
+from .asm_schedule import schedule, two_loads_beat_ldrd
 from .base import Const, Kernel, OpData
 from .depthwise_dsp import fused_params
 from .geometry import ConvGeometry
@@ -152,14 +152,14 @@ class _Layer:
     """The assembly of one layer, transposed (`swapped`) or not."""
 
     def __init__(self, layer: ConvGeometry, swapped: bool, zp: int, out_zp: int, act_min: int, act_max: int,
-                 period: int = PERIODS[0]) -> None:
+                 period: int = PERIODS[0], split_loads: bool = False) -> None:
         self.swapped = swapped
         self.g, self.steps = g, steps = oriented(layer, swapped)
         self.zp, self.act_min, self.act_max = zp, act_min, act_max
         self.sign_fix = act_min < out_zp    # a negative sum may give more than act_min: "- 1 when negative" counts
         self.kinds, self.first = row_kinds(g.in_h, g.out_h, g.stride_h, g.pad_top)
         self.row = steps.in_row
-        self.period = period
+        self.period, self.split_loads = period, split_loads
         self.a = _Asm()
         self.reach = 0             # the largest load offset
 
@@ -232,13 +232,13 @@ class _Layer:
         if self.sign_fix:
             a("push {r5}")   # U's register holds the multiplier, r12 k
             a.depth += 4
-            a(f"ldrd r5, r12, {a.frame(6)}")
+            self.load_params("r5", "r12")
             for acc in accs:
                 a(f"smmlar lr, {acc}, r5, r12", f"sub lr, lr, {acc}, lsr #31", "asr lr, lr, r6", f"ssat {acc}, #8, lr")
             a("pop {r5}")
             a.depth -= 4
         else:   # each step over all the sums: no result used by the next instruction (M7, M33 wait for those)
-            a(f"ldrd r12, lr, {a.frame(6)}")
+            self.load_params("r12", "lr")
             a(*(f"smmlar {acc}, {acc}, r12, lr" for acc in accs))
             a(*(f"asr {acc}, {acc}, r6" for acc in accs))
             a(*(f"ssat {acc}, #8, {acc}" for acc in accs))
@@ -247,6 +247,14 @@ class _Layer:
                 a(*_clamp(acc, self.act_min, "lt"))
             if self.act_max < 127:
                 a(*_clamp(acc, self.act_max, "gt"))
+
+    def load_params(self, mult: str, k: str) -> None:
+        """The channel's mult and k from the frame: by LDRD, or two LDRs where those take fewer cycles."""
+        a = self.a
+        if self.split_loads:
+            a(f"ldr {mult}, {a.frame(6)}", f"ldr {k}, {a.frame(7)}")
+        else:
+            a(f"ldrd {mult}, {k}, {a.frame(6)}")
 
     def loop_span(self) -> tuple[int, int]:
         """The window columns [first, end) the row's loop runs, `period` outputs' columns a pass: inside the image,
@@ -346,7 +354,7 @@ def plan(g: ConvGeometry, zp: int, out_zp: int, act_min: int, act_max: int, cpu:
         if not fits(oriented(g, swapped)[0]):
             continue
         for period in PERIODS:
-            layer = _Layer(g, swapped, zp, out_zp, act_min, act_max, period)
+            layer = _Layer(g, swapped, zp, out_zp, act_min, act_max, period, two_loads_beat_ldrd(cpu))
             lines = layer.source()
             if layer.reach <= LOAD_REACH:
                 return layer, schedule(lines, cpu)
