@@ -118,16 +118,20 @@ def _schedule_segment(segment: list[Instr], pairs: set[tuple[str, str]]) -> list
 def two_loads_beat_ldrd(cpu: str) -> bool:
     """Two LDRs cost less than one LDRD of the same two words on `cpu`: fewer cycles (the cycle model's M33), or
     issued beside multiplies where an LDRD issues alone (the M7)."""
-    table = core_table(cpu)
-    load, dual = table.rows["LOAD"], table.rows["LOAD_DUAL"]
-    return ("mul", "ls") in table.pairs or 2 * load.base < dual.base + 2 * dual.per_reg
+    load, dual = core_table(cpu).rows["LOAD"], core_table(cpu).rows["LOAD_DUAL"]
+    return dual_issues(cpu) or 2 * load.base < dual.base + 2 * dual.per_reg
+
+
+def dual_issues(cpu: str) -> bool:
+    """`cpu` issues a load or store beside a multiply (the Cortex-M7): what `schedule` reorders for."""
+    return ("mul", "ls") in core_table(cpu).pairs
 
 
 def schedule(lines: list[str], cpu: str) -> list[str]:
     """`lines` reordered for `cpu` where it dual-issues (the Cortex-M7); unchanged for the other cores."""
-    pairs = set(core_table(cpu).pairs)
-    if ("mul", "ls") not in pairs:
+    if not dual_issues(cpu):
         return lines
+    pairs = set(core_table(cpu).pairs)
     out: list[str] = []
     segment: list[Instr] = []
     for line in lines + [""]:

@@ -27,7 +27,7 @@ import numpy as np
 from ..kernels.signature import CFunction
 from ..kernels.table import Family, spec
 from . import depthwise, depthwise_dsp
-from .asm_schedule import schedule, two_loads_beat_ldrd
+from .asm_schedule import dual_issues, schedule, two_loads_beat_ldrd
 from .base import Const, Kernel, OpData
 from .depthwise_dsp import fused_params
 from .geometry import ConvGeometry
@@ -152,14 +152,14 @@ class _Layer:
     """The assembly of one layer, transposed (`swapped`) or not."""
 
     def __init__(self, layer: ConvGeometry, swapped: bool, zp: int, out_zp: int, act_min: int, act_max: int,
-                 period: int = PERIODS[0], split_loads: bool = False) -> None:
+                 period: int = PERIODS[0], cpu: str = "cortex-m4") -> None:
         self.swapped = swapped
         self.g, self.steps = g, steps = oriented(layer, swapped)
         self.zp, self.act_min, self.act_max = zp, act_min, act_max
         self.sign_fix = act_min < out_zp    # a negative sum may give more than act_min: "- 1 when negative" counts
         self.kinds, self.first = row_kinds(g.in_h, g.out_h, g.stride_h, g.pad_top)
         self.row = steps.in_row
-        self.period, self.split_loads = period, split_loads
+        self.period, self.split_loads, self.dual_issue = period, two_loads_beat_ldrd(cpu), dual_issues(cpu)
         self.a = _Asm()
         self.reach = 0             # the largest load offset
 
@@ -168,17 +168,18 @@ class _Layer:
         s = self.g.stride_w
         return list(range(max(-(-(jw - 2) // s), 0), min(jw // s + 1, self.g.out_w)))
 
-    def column(self, j: int, base: int, single: str, const_loaded: bool) -> bool:
-        """Column j into r12 (slots 0, 1) and `single` (slot 2), r0 at column `base`; True when it is the zero
-        point's. Its three loads run back to back when `single` is not lr (they pipeline)."""
+    def column(self, j: int, base: int, temp: str, single: str, const_loaded: bool) -> bool:
+        """Column j into r12 (slots 0, 1, slot 1 loaded into `temp`) and `single` (slot 2), r0 at column `base`;
+        True when it is the zero point's. Its three loads run back to back when `single` is not `temp` (they
+        pipeline on the M4; no load's result is used at once on the M7 and M33)."""
         g, a = self.g, self.a
         if 0 <= j < g.in_w:
             off = (j - base) * self.steps.in_col
             self.reach = max(self.reach, off + 2 * self.row)
-            loads = [f"ldrsb r12, [r0, #{off}]", f"ldrsb lr, [r0, #{off + self.row}]"]
+            loads = [f"ldrsb r12, [r0, #{off}]", f"ldrsb {temp}, [r0, #{off + self.row}]"]
             last = f"ldrsb {single}, [r0, #{off + 2 * self.row}]"
-            pack = "pkhbt r12, r12, lr, lsl #16"
-            a(*loads, *([last, pack] if single != "lr" else [pack, last]))
+            pack = f"pkhbt r12, r12, {temp}, lsl #16"
+            a(*loads, *([last, pack] if single != temp else [pack, last]))
             return False
         if not const_loaded:
             half = self.zp & 0xffff
@@ -189,8 +190,10 @@ class _Layer:
         """Window columns first .. end - 1 of the row, r0 at image column `base`: each column's products go to the
         outputs whose window holds it (output i in ACCS[i % 4], started with the bias at its first column), and the
         finished outputs (`done`, in order) are requantized and stored two at a time. A column's slot-2 byte goes
-        to an accumulator that holds no output then, while there is one. r0 moves on where a column's loads would
-        leave LDRSB's reach; returns the column it is left at."""
+        to an accumulator that holds no output then, while there is one, else to lr, its slot 1 then to lr or (but
+        on a dual-issue core: there that register's wait costs more) to the accumulator of the output the column
+        starts. r0 moves on where a column's loads would leave LDRSB's reach;
+        returns the column it is left at."""
         g, const, previous = self.g, False, None
         for jw in range(first, end):
             j = jw - g.pad_left
@@ -200,7 +203,9 @@ class _Layer:
             outputs = self.outputs_of(jw)
             busy = {ACCS[i % len(ACCS)] for i in outputs + done}
             single = next((acc for acc in ACCS if acc not in busy), "lr")
-            const = self.column(j, base, single, const and single == previous)
+            starting = [ACCS[i % len(ACCS)] for i in outputs if jw == g.stride_w * i]
+            temp = starting[0] if single == "lr" and starting and not self.dual_issue else "lr"
+            const = self.column(j, base, temp, single, const and single == previous)
             previous = single
             for i in outputs:
                 kx, acc = jw - g.stride_w * i, ACCS[i % len(ACCS)]
@@ -354,7 +359,7 @@ def plan(g: ConvGeometry, zp: int, out_zp: int, act_min: int, act_max: int, cpu:
         if not fits(oriented(g, swapped)[0]):
             continue
         for period in PERIODS:
-            layer = _Layer(g, swapped, zp, out_zp, act_min, act_max, period, two_loads_beat_ldrd(cpu))
+            layer = _Layer(g, swapped, zp, out_zp, act_min, act_max, period, cpu)
             lines = layer.source()
             if layer.reach <= LOAD_REACH:
                 return layer, schedule(lines, cpu)
