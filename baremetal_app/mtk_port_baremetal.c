@@ -256,6 +256,31 @@ uint32_t mtk_port_units_per_us(void)
     return MTK_CLOCK_HZ / 1000000u; /* cycles, or under QEMU instructions counted one a cycle */
 }
 
+/* ---- stack high-water mark ---- */
+
+extern uint32_t __stack_bottom[], __stack_top[]; /* linker.ld */
+
+#define STACK_PAINT 0x6b617453u /* "Stak" */
+
+/* Called once from Reset_Handler: fills the stack below the caller's frame with STACK_PAINT. */
+__attribute__((noinline)) void stack_paint(void)
+{
+    uint32_t *sp;
+    __asm volatile("mov %0, sp" : "=r"(sp));
+    for (uint32_t *word = __stack_bottom; word < sp; word++) {
+        *word = STACK_PAINT;
+    }
+}
+
+uint32_t mtk_port_stack_used(void)
+{
+    const uint32_t *word = __stack_bottom;
+    while (word < __stack_top && *word == STACK_PAINT) {
+        word++;
+    }
+    return (uint32_t)(__stack_top - word) * 4u;
+}
+
 /* ---- exit ---- */
 
 #define SCB_AIRCR REG(0xE000ED0Cu)

@@ -10,6 +10,7 @@ void Reset_Handler(void) __attribute__((noreturn));
 void HardFault_Handler(void); /* mtk_port_baremetal.c */
 void SysTick_Handler(void);   /* mtk_port_baremetal.c */
 void Idle_IRQHandler(void);   /* mtk_port_baremetal.c, MTK_IDLE_WFI builds */
+void stack_paint(void);       /* mtk_port_baremetal.c */
 
 static void Default_Handler(void)
 {
@@ -30,6 +31,7 @@ void Reset_Handler(void)
     for (uint32_t *dst = __bss_start; dst < __bss_end;) {
         *dst++ = 0;
     }
+    stack_paint();
     mtk_core_main();
 }
 

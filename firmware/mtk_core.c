@@ -302,6 +302,8 @@ static void cmd_info(void)
     mtk_put_str(mtk_port_cycle_unit());
     mtk_put_str(",layers:");
     mtk_put_dec(mtk_model.layer_count);
+    mtk_put_str(",stack:");
+    mtk_put_dec(mtk_port_stack_used());
     mtk_put_line("]");
 }
 

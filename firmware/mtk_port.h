@@ -37,6 +37,10 @@ uint32_t mtk_port_units_per_us(void);
  * the timestamp pin pulled low for about a millisecond, then released. */
 void mtk_port_timestamp_pulse(void);
 
+/* Bytes of the main stack used since boot (its high-water mark, interrupts included), or 0 when the
+ * port cannot tell. The whole stack means it may have overflowed. */
+uint32_t mtk_port_stack_used(void);
+
 /* Stop: end the QEMU run with `status`, or halt/reset a real board. */
 void mtk_port_exit(int status) __attribute__((noreturn));
 

@@ -26,6 +26,8 @@ const char *mtk_port_cycle_unit(void) { return "ticks"; }
 
 uint32_t mtk_port_units_per_us(void) { return 1000u; }
 
+uint32_t mtk_port_stack_used(void) { return 0; }
+
 /* Energy-mode builds: a pulse is a line on stderr. */
 void mtk_port_timestamp_pulse(void) { fputs("timestamp pulse\n", stderr); }
 

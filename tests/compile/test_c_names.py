@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from mtk.cli import main
-from mtk.codegen.code_size import measure_code_bytes
+from mtk.codegen.code_size import measure_code
 from mtk.compiler import compile_model
 from mtk.errors import INTERNAL_ERROR_EXIT, InternalError
 from mtk.names import c_comment, c_identifier, reserved_names
@@ -89,7 +89,7 @@ def test_duplicate_model_outputs_are_refused(tmp_path, capsys):
 @pytest.mark.skipif(not HAVE_GCC, reason="needs arm-none-eabi-gcc")
 def test_c_that_does_not_build_is_an_internal_error_not_a_missing_compiler(tmp_path):
     with pytest.raises(InternalError, match="does not build with arm-none-eabi-gcc") as err:
-        measure_code_bytes({"src/broken.c": "int x = ;\n"}, get_cpu("cortex-m4"))
+        measure_code({"src/broken.c": "int x = ;\n"}, get_cpu("cortex-m4"), "x")
     assert err.value.exit_code == INTERNAL_ERROR_EXIT
 
 

@@ -118,13 +118,13 @@ def test_infer_results_and_outputs(firmware):
 
 def test_info_and_stats(firmware):
     lines = talk(firmware, "mtk-info%mtk-stats 3%")
-    assert lines[0] == "m-mtk-info-[model:fake_checksum.tflite,arena:256,input:64,output:4,unit:ticks,layers:0]"
+    assert lines[0] == "m-mtk-info-[model:fake_checksum.tflite,arena:256,input:64,output:4,unit:ticks,layers:0,stack:0]"
     assert lines[2] == "m-mtk-stats-[n:3,min:7,median:7,max:7]"
 
 
 def test_layers_in_profiling_build(profiled_firmware):
     lines = talk(profiled_firmware, "mtk-info%infer 1 0%mtk-layers%")
-    assert lines[0].endswith(",layers:2]")
+    assert lines[0].endswith(",layers:2,stack:0]")
     assert lines[-2:] == ["m-mtk-layers-[7,7]", "m-ready"]
 
 

@@ -42,6 +42,27 @@ def test_every_int8_pair(op, quant, tmp_path):
     assert_bit_exact(model, tmp_path, [all_int8_pairs()])
 
 
+@pytest.mark.parametrize("op", ["ADD", "SUB"])
+@pytest.mark.parametrize("quant", QUANTIZATIONS, ids=["ties", "extreme-zp", "relu-n1-1"])
+def test_every_int8_pair_of_inputs_of_one_shape(op, quant, tmp_path):
+    """Inputs of the output's shape (a residual ADD): c/mtk_add_s8.h on the cores with a long multiply, its DSP
+    formulation (Cortex-M4) and its plain C (Cortex-M3), over every pair of int8 values and an odd count."""
+    (s1, z1), (s2, z2), (so, zo), act = quant
+    shape = (1, 257, 257, 1)
+    model = single_op_model(op, [(shape, s1, z1), (shape, s2, z2)], (shape, so, zo), fused_activation_function=act)
+    pairs = [np.resize(np.broadcast_to(v, (256, 256)), shape) for v in all_int8_pairs()]
+    folder = assert_bit_exact(model, tmp_path, [pairs], plain_too=True)
+    assert "mtk_add_s8(" in (folder / "src" / "tvmgen_default_kernels.c").read_text()
+
+
+def test_an_output_rescale_without_a_right_shift_takes_the_generic_loop(tmp_path):
+    """2·max_in_scale / (2^20·out_scale) in [0.5, 1): no RoundingDivideByPOT, which mtk_add_s8 folds in."""
+    shape = (1, 4, 5, 3)
+    model = single_op_model("ADD", [(shape, 1e-3, 3), (shape, 2e-3, -4)], (shape, 5e-9, 0))
+    folder = assert_bit_exact(model, tmp_path)
+    assert "mtk_add_s8(" not in (folder / "src" / "tvmgen_default_kernels.c").read_text()
+
+
 # ---- shapes modelgen does not draw -----------------------------------------------------------
 
 @pytest.mark.parametrize("op, shape1, shape2", [

@@ -25,13 +25,14 @@ from harness import GEMM_MODELS, LAYERS, assert_bit_exact_on_target, conv_model,
 
 pytestmark = pytest.mark.qemu
 
-def add_model(shape: tuple[int, ...], activation: str, other: tuple[int, ...] | None = None) -> bytes:
-    """ADD of two int8 inputs, the second of shape `other` (broadcast) or the same (Helium: mtk_add_mve.h)."""
-    b = ModelBuilder(description="mtk test ADD")
+def add_model(shape: tuple[int, ...], activation: str, other: tuple[int, ...] | None = None, op: str = "ADD") -> bytes:
+    """`op` (ADD, SUB) of two int8 inputs, the second of shape `other` (broadcast) or the same (Helium:
+    mtk_add_mve.h; cores with a long multiply: mtk_add_s8.h)."""
+    b = ModelBuilder(description=f"mtk test {op}")
     x1 = b.tensor("x1", shape, "int8", scale=0.05, zero_point=-7)
     x2 = b.tensor("x2", other or shape, "int8", scale=0.03, zero_point=3)
     y = b.tensor("y", np.broadcast_shapes(shape, other or shape), "int8", scale=0.07, zero_point=5)
-    b.op("ADD", [x1, x2], [y], fused_activation_function=activation)
+    b.op(op, [x1, x2], [y], fused_activation_function=activation)
     b.inputs([x1, x2])
     b.outputs([y])
     return b.build()
@@ -71,6 +72,7 @@ MODELS = {
     **{name: LAYERS[name] for name in ("dw-1to8-10x8-s2", "dw-5to20-s3", "dw-67-s2", "dw-9to18-5x7-dilated",
                                             "conv-2ch-10x8-valid")},
     "add-105-relu": lambda: add_model((1, 5, 3, 7), "RELU"),
+    "sub-63": lambda: add_model((1, 3, 3, 7), "NONE", op="SUB"),
     # Helium: a depth below one chunk (the predicated load) and a partial tile (the predicated store)
     "fc-2-rows-depth-1": lambda: conv_model("FULLY_CONNECTED", (2, 1), (2, 1), (2, 2), per_channel=True,
                                             fused_activation_function="NONE"),
@@ -161,6 +163,20 @@ DSP_3X3_MODELS = {   # depthwise3x3_dsp.py's generated assembly: a first block w
                                      padding="SAME", stride_h=2, stride_w=1, depth_multiplier=1, dilation_h_factor=1,
                                      dilation_w_factor=1, fused_activation_function="NONE"),
 }
+
+
+@pytest.mark.parametrize("op, activation", [("ADD", "NONE"), ("SUB", "RELU6")])
+def test_add_s8_on_the_cortex_m7(op, activation, tmp_path):
+    """mtk_add_s8.h's SMMLAR and SSAT on the Cortex-M7 (the other cores: MODELS), an odd element count."""
+    assert_bit_exact_on_target(add_model((1, 9, 7, 5), activation, op=op), "mps2/an500", tmp_path)
+
+
+def test_softmax_of_1001_classes_on_the_cortex_m7(tmp_path):
+    """An ImageNet head's SOFTMAX: each row's outputs of every exp table entry computed once, then looked up."""
+    rng = np.random.default_rng(5)
+    samples = [[rng.integers(-128, 100, size=(1, 1001)).astype(np.int8)] for _ in range(2)]
+    model = single_op_model("SOFTMAX", [((1, 1001), 0.1, -20)], ((1, 1001), 1 / 256, -128), beta=1.0)
+    assert_bit_exact_on_target(model, "mps2/an500", tmp_path, samples)
 
 
 @pytest.mark.parametrize("board", ["mps2/an386", "mps2/an500", "mps2/an505"])

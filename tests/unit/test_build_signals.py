@@ -35,11 +35,11 @@ subprocess.run([sys.executable, "-c", {CC1!r}])
 MEASURE = """
 import signal, sys
 from mtk.interrupts import handler
-from mtk.codegen.code_size import measure_code_bytes
+from mtk.codegen.code_size import measure_code
 from mtk.target import get_cpu
 signal.signal(signal.SIGTERM, handler)
 try:
-    measure_code_bytes({"src/a.c": "int a;\\n"}, get_cpu("cortex-m4"))
+    measure_code({"src/a.c": "int a;\\n"}, get_cpu("cortex-m4"), "a")
 except KeyboardInterrupt:
     sys.exit(143)
 """

@@ -79,3 +79,13 @@ def test_the_memory_curve_counts_an_overwriting_pair_once_where_it_overlaps():
     plan = plan_memory([into, out])
     assert plan.arena_bytes == align(8000 + 1920)
     assert live_bytes(plan.buffers, 3) == [8000, 8000 + 1920, 8000]
+
+
+def test_only_an_output_overlapping_its_input_from_above_is_placed_above():
+    """A multi-layer stage has no descending kernels; the plan may still put its output wholly above the input
+    it may overwrite, and that output keeps its ascending kernels (it was left with none)."""
+    into = Buffer("in", 8000, 0, 1, offset=0)
+    over = Buffer("out", 8000, 1, 2, offset=1920, overwrites=into, below=1920, above=1920)
+    clear = Buffer("out", 8000, 1, 2, offset=8000, overwrites=into, below=1920)
+    under = Buffer("out", 8000, 1, 2, offset=0, overwrites=Buffer("in", 8000, 0, 1, offset=1920), below=1920)
+    assert over.placed_above() and not clear.placed_above() and not under.placed_above()

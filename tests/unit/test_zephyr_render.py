@@ -74,6 +74,7 @@ def test_every_board_renders_a_complete_application(tmp_path, board):
     prj = kconfig(project / "prj.conf")
     conf = kconfig(project / "boards" / f"{name}.conf")
     assert prj["CONFIG_MAIN_STACK_SIZE"] == "8192" and prj["CONFIG_MTK_PROFILE"] == "n"
+    assert prj["CONFIG_INIT_STACKS"] == prj["CONFIG_THREAD_STACK_INFO"] == "y"   # its high-water mark in mtk-info
     assert "CONFIG_NEWLIB_LIBC" not in prj | conf
     assert ("CONFIG_FPU" in conf) == (b.cpu.fpu is not None)
     if b.qemu:

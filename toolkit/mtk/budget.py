@@ -4,19 +4,40 @@ Zephyr platforms all make, before any firmware is built (a linker's "overflowed"
     flash: constants + generated code                       <= board.flash_bytes
     RAM:   arena + the firmware's I/O buffers + main stack   <= board.ram_bytes
 
+The bare-metal main stack is sized from the model (stack_reservation); Zephyr's keeps DEFAULT_STACK_BYTES.
+
 The firmware core, libc and the RTOS come on top: the check is a lower bound, exact for the model.
 """
 
 from __future__ import annotations
 
+import math
+
+from .argtypes import MIN_STACK_BYTES
 from .boards import Board, fitting_boards_hint
 from .compiled import CompiledModel
 from .errors import ModelError
 from .target import get_cpu
 
-DEFAULT_STACK_BYTES = 8192   # the firmware's main stack (ProjectOptions.stack_bytes)
+DEFAULT_STACK_BYTES = 8192   # the main stack where the model's deepest call chain is unknown, and on Zephyr
+# The bare-metal firmware core's own deepest stack use (its high-water mark under QEMU, less the model's
+# call chain: at most 348 B on the M3, M4, M7, M33 and M55 boards) plus an exception frame with FP
+# context (104 B) and the SysTick handler's, rounded up.
+FIRMWARE_STACK_BYTES = 512
+STACK_MARGIN = 1.25          # on the core's and the model's stack use together
+STACK_ALIGN = 256
 DEFAULT_MAX_RECOMPUTE = 0.15   # extra instructions tiling may add (estimated), a fraction of the model's
 FIRMWARE_DATA_BYTES = 8192   # the firmware core's, libc's and the RTOS's own data: kept free beside the arena
+
+
+def stack_reservation(model_stack_bytes: int | None, opt_level: str = "O2") -> int:
+    """The bare-metal main stack for a model whose generated C's deepest call chain takes
+    `model_stack_bytes` at -O2 (MemoryUse.stack_bytes): the firmware core's and the model's with a 25 %
+    margin, in 256 B steps, at least MIN_STACK_BYTES; DEFAULT_STACK_BYTES where that chain is unknown."""
+    if model_stack_bytes is None or opt_level != "O2":
+        return DEFAULT_STACK_BYTES
+    need = math.ceil((FIRMWARE_STACK_BYTES + model_stack_bytes) * STACK_MARGIN / STACK_ALIGN) * STACK_ALIGN
+    return max(MIN_STACK_BYTES, need)
 
 
 def arena_room(board: Board, io_bytes: int, state_bytes: int, stack_bytes: int = DEFAULT_STACK_BYTES) -> int:
@@ -30,8 +51,10 @@ def system_reserved(io_bytes: int, state_bytes: int, stack_bytes: int = DEFAULT_
     return io_bytes + state_bytes + stack_bytes + FIRMWARE_DATA_BYTES
 
 
-def check_fits(model: CompiledModel, board: Board, stack_bytes: int = DEFAULT_STACK_BYTES) -> None:
-    """ModelError with the figures if `model` cannot fit `board`'s flash or RAM."""
+def check_fits(model: CompiledModel, board: Board, stack_bytes: int | None = None) -> None:
+    """ModelError with the figures if `model` cannot fit `board`'s flash or RAM (with a main stack of
+    `stack_bytes`, by default the bare-metal one sized for the model)."""
+    stack_bytes = stack_reservation(model.memory.stack_bytes) if stack_bytes is None else stack_bytes
     code = model.memory.code_bytes or 0
     flash = model.constant_bytes + code
     buffers = model.input_bytes + model.output_bytes
@@ -51,9 +74,9 @@ def check_fits(model: CompiledModel, board: Board, stack_bytes: int = DEFAULT_ST
                          hint=fitting_boards_hint(flash, ram))
 
 
-def check_fits_once(model: CompiledModel, board: Board, stack_bytes: int = DEFAULT_STACK_BYTES) -> None:
+def check_fits_once(model: CompiledModel, board: Board, stack_bytes: int) -> None:
     """check_fits, unless compile_model already checked `model` against `board` with this stack."""
-    if model.target.board != board.name or stack_bytes != DEFAULT_STACK_BYTES:
+    if model.target.board != board.name or stack_bytes != stack_reservation(model.memory.stack_bytes):
         check_fits(model, board, stack_bytes)
 
 

@@ -207,6 +207,7 @@ class MemoryUse:
     constant_bytes: int            # weights and tables in flash
     code_bytes: int | None         # .text of the generated C (arm-none-eabi-gcc -O2); None: no compiler here
     plan: tuple[Buffer, ...] = ()
+    stack_bytes: int | None = None   # the generated C's deepest call chain (codegen/stack_bound.py); None: unknown
     state_bytes: int = 0           # the state region (variable tensors), static RAM beside the arena
     live_bytes: tuple[int, ...] = ()        # arena bytes live at each op step (the ops' order)
     arena_limit_bytes: int | None = None    # the board's room for the arena (RAM − I/O, state, stack)
@@ -220,7 +221,7 @@ class MemoryUse:
                "plan": [b.to_json() for b in self.plan]}
         optional = {"state_bytes": self.state_bytes, "live_bytes": list(self.live_bytes),
                     "arena_limit_bytes": self.arena_limit_bytes, "regions": [r.to_json() for r in self.regions],
-                    "tiling": self.tiling.to_json() if self.tiling else None}
+                    "tiling": self.tiling.to_json() if self.tiling else None, "stack_bytes": self.stack_bytes}
         return {**out, **{k: v for k, v in optional.items() if v}}
 
     @classmethod
@@ -228,7 +229,8 @@ class MemoryUse:
         limit = e.get("arena_limit_bytes")
         return cls(str(e["workspace"]), int(e["arena_bytes"]), int(e["lower_bound_bytes"]), int(e["io_bytes"]),
                    int(e["constant_bytes"]), None if e["code_bytes"] is None else int(e["code_bytes"]),
-                   tuple(Buffer.from_json(b) for b in e["plan"]), int(e.get("state_bytes", 0)),
+                   tuple(Buffer.from_json(b) for b in e["plan"]),
+                   None if e.get("stack_bytes") is None else int(e["stack_bytes"]), int(e.get("state_bytes", 0)),
                    tuple(int(v) for v in e.get("live_bytes", ())), None if limit is None else int(limit),
                    tuple(RegionUse.from_json(r) for r in e.get("regions", ())),
                    Tiling.from_json(e["tiling"]) if e.get("tiling") else None)

@@ -15,10 +15,10 @@ import numpy as np
 
 from . import ui
 from .boards import Board, get_board
-from .budget import DEFAULT_MAX_RECOMPUTE, arena_room, check_fits, system_reserved
+from .budget import DEFAULT_MAX_RECOMPUTE, arena_room, check_fits, stack_reservation, system_reserved
 from .buildfiles import folder_layout, fragments
 from .codegen import aot
-from .codegen.code_size import measure_code_bytes
+from .codegen.code_size import measure_code
 from .codegen.memory_plan import align
 from .codegen.regions import Pool, live_bytes, place_in_regions
 from .codegen.storage import AliasSets, Step, Storage, join_aliases, ordered_steps, plan_storage
@@ -190,6 +190,7 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
                       for rel in program.kernels.c_files(cpu_obj)})
 
     plan = storage.plan
+    code = measure_code(files, cpu_obj, f"tvmgen_{module}_")
     io_bytes = sum(t.bytes for t in program.inputs + program.outputs)
     state_bytes = sum(s.bytes for s in program.states.values())
     compiled = CompiledModel(
@@ -201,10 +202,12 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
                   for data, (_, low), (_, tiled) in zip(prepared, untiled, steps)),
         memory=MemoryUse(
             workspace=workspace, arena_bytes=program.arena_bytes, lower_bound_bytes=plan.lower_bound_bytes,
-            io_bytes=io_bytes, constant_bytes=program.constants.nbytes, code_bytes=measure_code_bytes(files, cpu_obj),
+            io_bytes=io_bytes, constant_bytes=program.constants.nbytes, code_bytes=code.code_bytes,
+            stack_bytes=code.stack_bytes,
             plan=tuple(sorted(plan.buffers, key=lambda b: (b.pool, b.first_use, b.offset))),
             state_bytes=state_bytes, live_bytes=tuple(live_bytes(plan.buffers, len(steps))),
-            arena_limit_bytes=arena_room(board_info, io_bytes, state_bytes) if board_info else None,
+            arena_limit_bytes=arena_room(board_info, io_bytes, state_bytes, stack_reservation(code.stack_bytes))
+            if board_info else None,
             regions=tuple(RegionUse(p.region, p.nbytes, p.capacity, tuple(live_bytes(plan.buffers, len(steps), p.region)))
                           for p in pools),
             tiling=replace(tiling, untiled_live_bytes=tuple(untiled_live)) if tiling else None),

@@ -17,6 +17,7 @@ class ElfSizes:
     text_bytes: int    # code and read-only data (flash)
     data_bytes: int    # initialised data (flash image, copied to RAM)
     bss_bytes: int     # zeroed RAM: arena, buffers, stack, heap reservations
+    stack_bytes: int | None = None   # the main stack's reservation (section .stack), within bss_bytes
 
     @property
     def flash_bytes(self) -> int:
@@ -29,12 +30,15 @@ class ElfSizes:
 
 def elf_sizes(elf: Path) -> ElfSizes:
     text = data = bss = 0
+    stack = None
     try:
         with open(elf, "rb") as f:
             for section in ELFFile(f).iter_sections():
                 flags = section["sh_flags"]
                 if not flags & SH_FLAGS.SHF_ALLOC:
                     continue
+                if section.name == ".stack":
+                    stack = section["sh_size"]
                 if section["sh_type"] == "SHT_NOBITS":
                     bss += section["sh_size"]
                 elif flags & SH_FLAGS.SHF_WRITE:
@@ -43,4 +47,4 @@ def elf_sizes(elf: Path) -> ElfSizes:
                     text += section["sh_size"]
     except (OSError, ELFError) as err:
         raise TargetError(f"cannot read the firmware {elf} ({err})") from None
-    return ElfSizes(text, data, bss)
+    return ElfSizes(text, data, bss, stack)

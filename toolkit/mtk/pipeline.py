@@ -21,7 +21,7 @@ from .buildcache import cached_firmware, firmware_key, stable_application, store
 from .cycles.estimate import Estimate, estimate_of
 from .errors import ModelError, MtkError, TargetError
 from .mlperf import Benchmark
-from .elfsize import elf_sizes
+from .elfsize import ElfSizes, elf_sizes
 from .platforms import ProjectOptions, get_platform
 from .platforms.zephyr import BUILD_DIR
 from .graph import Graph
@@ -120,11 +120,12 @@ def _unpack(compiled: CompiledModel, raw: bytes) -> Sample:
 
 
 def run_firmware(runner: Runner, elf: Path, compiled: CompiledModel, samples: list[Sample], options: RunOptions
-                 ) -> tuple[str, CycleStats, list[Sample], list[list[int]] | None, Estimate | None]:
+                 ) -> tuple[str, CycleStats, list[Sample], list[list[int]] | None, Estimate | None, int | None]:
     """Send each sample, read its outputs; time `options.runs` inferences of the first sample; with
     profiling, the units per op of each sample's (last) inference; where the runner runs a cycle model,
-    its estimate of the timed inferences and of each sample's layers. What the runner can do (exit
-    status, console baud rate, cycle model) is read from its RunnerCaps."""
+    its estimate of the timed inferences and of each sample's layers; the main stack's high-water mark
+    after all that, where the firmware can tell. What the runner can do (exit status, console baud rate,
+    cycle model) is read from its RunnerCaps."""
     benchmark = benchmark_of(compiled, options)
     baudrate = benchmark.baud["performance"] if benchmark is not None and runner.caps.sets_baud else BAUD_RATE
     with ui.step(f"running on {options.board.name}"), runner.start(elf, baudrate) as session:
@@ -153,6 +154,7 @@ def run_firmware(runner: Runner, elf: Path, compiled: CompiledModel, samples: li
                     estimated_layers.append(trace.last_layers())
             outputs.append(_unpack(compiled, client.read_output()))
             ui.progress(options.runs + k, inferences)   # inferences done
+        stack_used = client.info().stack_used_bytes
         client.exit(0)
         status = session.wait_exit(options.timeout or ANSWER_TIMEOUT_S) if runner.caps.exit_status else 0
         if trace is not None:
@@ -160,7 +162,7 @@ def run_firmware(runner: Runner, elf: Path, compiled: CompiledModel, samples: li
                                    options.board.name if options.emulate else None)
     if status != 0:
         raise MtkError(f"the firmware on {options.board.name} exited with status {status}")
-    return info.unit, stats, outputs, layers, estimate
+    return info.unit, stats, outputs, layers, estimate, stack_used
 
 
 def _layer_times(compiled: CompiledModel, counts: list[int]) -> list[LayerTime]:
@@ -211,16 +213,27 @@ def build_model_firmware(model: str | Path | Graph, options: RunOptions, work: P
     return Firmware(model, int8, compiled, elf, samples, options)
 
 
+def check_stack(board: str, sizes: ElfSizes, stack_used: int | None) -> None:
+    """TargetError if the firmware's stack high-water mark reached the end of its reservation."""
+    if stack_used is not None and sizes.stack_bytes is not None and stack_used >= sizes.stack_bytes:
+        raise TargetError(f"the firmware on {board} used its whole main stack ({sizes.stack_bytes:,} B): "
+                          "it may have overflowed into the RAM below it, and the outputs are not to be trusted",
+                          hint="give it more with `mtk project --stack-bytes`")
+
+
 def run_built(firmware: Firmware, runner: Runner) -> RunResult:
     """Run a built firmware on the target `runner` starts; its result."""
     options, compiled = firmware.options, firmware.compiled
-    unit, stats, outputs, layers, estimate = run_firmware(runner, firmware.elf, compiled, firmware.samples, options)
+    unit, stats, outputs, layers, estimate, stack_used = run_firmware(runner, firmware.elf, compiled,
+                                                                      firmware.samples, options)
+    sizes = elf_sizes(firmware.elf)
+    check_stack(options.board.name, sizes, stack_used)
     return RunResult(options.board, firmware.model.name, unit, stats, compiled.macs, compiled.arena_bytes,
-                     compiled.constant_bytes, elf_sizes(firmware.elf), firmware.samples, outputs,
+                     compiled.constant_bytes, sizes, firmware.samples, outputs,
                      firmware.int8.source.read_bytes(), _layer_times(compiled, layers[0]) if layers else None,
                      options.platform, options.tuning.source if options.tuning else None,
                      firmware.model if firmware.int8.source != firmware.model else None, sample_layers=layers or None,
-                     estimate=estimate, graph=firmware.int8)
+                     estimate=estimate, graph=firmware.int8, stack_used_bytes=stack_used)
 
 
 def run_model(model: str | Path | Graph, options: RunOptions,

@@ -47,6 +47,7 @@ class RunResult:
     estimate: Estimate | None = None   # the cycle model's (QEMU runs)
     profiling: RunResult | None = None  # the profiling build's run, when `layers` come from one beside this plain build
     graph: Graph | None = None         # int8_model, as read to compile it (evaluation reads its tensors)
+    stack_used_bytes: int | None = None   # the firmware's main stack high-water mark, where it can tell
 
     @property
     def target_name(self) -> str:
@@ -73,6 +74,7 @@ class RunResult:
             "time_ms_at_clock": round(self.time_ms, 4), "clock_hz": self.board.clock_hz,
             "macs": self.macs, "macs_per_unit": round(self.macs / max(self.per_inference.median, 1), 4),
             "arena_bytes": self.arena_bytes, "ram_bytes": self.sizes.ram_bytes,
+            "stack_bytes": self.sizes.stack_bytes, "stack_used_bytes": self.stack_used_bytes,
             "flash_bytes": self.sizes.flash_bytes, "constant_bytes": self.constant_bytes,
             "code_bytes": self.code_bytes,
             "outputs": [sample[0].reshape(-1).astype(int).tolist() for sample in self.outputs],

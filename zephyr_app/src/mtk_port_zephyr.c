@@ -118,6 +118,18 @@ uint32_t mtk_port_units_per_us(void)
 }
 #endif
 
+/* Zephyr paints thread stacks itself (CONFIG_INIT_STACKS) and measures the unused depth. */
+uint32_t mtk_port_stack_used(void)
+{
+#if defined(CONFIG_INIT_STACKS) && defined(CONFIG_THREAD_STACK_INFO)
+    size_t unused;
+    k_tid_t self = k_current_get();
+    return k_thread_stack_space_get(self, &unused) == 0 ? (uint32_t)(self->stack_info.size - unused) : 0u;
+#else
+    return 0u;
+#endif
+}
+
 void mtk_port_exit(int status)
 {
 #if defined(CONFIG_MTK_SEMIHOSTING)

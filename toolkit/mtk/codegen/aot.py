@@ -32,6 +32,7 @@ from ..ops.base import Const, Kernel, Scratch, State, View
 from ..ops.fixedpoint import FIXEDPOINT_HEADER
 from ..target import Cpu
 from . import tvm_c
+from .call_loops import Repeat, find_repeats
 from .memory_plan import Buffer
 from .regions import Pool
 from .storage import Step, Storage, scratch_key
@@ -458,9 +459,45 @@ def _run_source(module: str, model_name: str, constants: list[ConstArray], calls
         out.append(f"  if (!tvmgen_{module}_state_ready) tvmgen_{module}_reset();")
     out.append("  (void)inputs;   /* a model may not read them: a constant output, pruned arguments */")
     out.append("  (void)outputs;")
-    for i, call in enumerate(calls):
-        out.append(f"  if ({call.function.name}({', '.join(a.c() for a in call.args)}) != 0) return -1;")
-        if i + 1 == len(calls) or calls[i + 1].op_index != call.op_index:
-            out.append(f"  MTK_LAYER_HOOK({call.op_index});")
+    out += _call_lines(calls)
     out += ["  return 0;", "}", ""]
     return "\n".join(out)
+
+
+def _call_key(call: Call) -> tuple:
+    """What two calls a loop repeats share: the op, the function, each argument but its offset."""
+    return call.op_index, call.function.name, tuple(replace(a, offset=0) if hasattr(a, "offset") else a
+                                                   for a in call.args)
+
+
+def _arg_c(ref: BufferRef, step: int) -> str:
+    """`ref` in round `r` of a loop whose rounds move it by `step` bytes."""
+    if not step:
+        return ref.c()
+    moved = f"{ref.offset} {'+' if step > 0 else '-'} {abs(step)} * r"
+    if isinstance(ref, ArenaRef):
+        return f"(void*)({ref.pool} + {moved})"
+    return f"(void*)((uint8_t*){ref.struct}->{ref.member} + {moved})"
+
+
+def _call_line(call: Call, steps: tuple[int, ...], indent: str) -> str:
+    args = ", ".join(_arg_c(a, d) for a, d in zip(call.args, steps))
+    return f"{indent}if ({call.function.name}({args}) != 0) return -1;"
+
+
+def _call_lines(calls: list[Call]) -> list[str]:
+    """The calls in order, runs that repeat (call_loops.py) as loops, each op's last followed by its hook."""
+    offsets = [tuple(getattr(a, "offset", 0) for a in c.args) for c in calls]
+    out = []
+    for segment in find_repeats([_call_key(c) for c in calls], offsets):
+        if isinstance(segment, Repeat):
+            out.append(f"  for (int32_t r = 0; r < {segment.rounds}; r++) {{")
+            out += [_call_line(calls[segment.start + j], steps, "    ") for j, steps in enumerate(segment.steps)]
+            out.append("  }")
+            last = segment.start + segment.period * segment.rounds - 1
+        else:
+            out.append(_call_line(calls[segment], (0,) * len(calls[segment].args), "  "))
+            last = segment
+        if last + 1 == len(calls) or calls[last + 1].op_index != calls[last].op_index:
+            out.append(f"  MTK_LAYER_HOOK({calls[last].op_index});")
+    return out

@@ -68,9 +68,10 @@ class Buffer:
         return o if o is not None and o.last_use == self.first_use and o is not self else None
 
     def placed_above(self) -> bool:
-        """The plan put this buffer over the input it overwrites (the op computes its rows descending)."""
+        """The plan put this buffer over the input it overwrites, overlapping its end (the op computes its rows
+        descending). An output placed wholly above its input overlaps nothing: its rows go in either order."""
         o = self.overwriting
-        return o is not None and self.offset > o.offset
+        return o is not None and o.offset < self.offset < o.offset + o.nbytes
 
 
 def compatible(a: Buffer, at: int, b: Buffer, bt: int) -> bool:

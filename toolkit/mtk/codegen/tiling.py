@@ -263,7 +263,7 @@ class Stage:
         widths = self.sequence.widths
         if widths is None:
             return [align(c * b) for c, b in zip(self.sequence.capacity[:-1], self.row_bytes)]
-        first = max(self.patch_bytes(0, c) for c in self.sequence.calls if c.layer == 0)
+        first = max(self.patch_bytes(-1, c) for c in self.sequence.calls if c.layer == 0)
         return [align(first)] + [align(c * w * self.pixel_bytes(j)) for j, (c, w) in
                                  enumerate(zip(self.sequence.capacity, widths))]
 
@@ -291,10 +291,25 @@ class Stage:
         return sum(int(macs(d) * (done - r.out_h) // r.out_h)
                    for d, r, done in zip(self.layers, map(row_map, self.layers), self.sequence.computed))
 
+    def band_call_instructions(self, macs: Callable[[OpData], int], costs: Costs) -> float:
+        """What the calls beyond one a layer add: each call's set-up, a depthwise call's per channel, and
+        the convolution pixels each call leaves out of its GEMM's blocks beyond those the whole layer does."""
+        total = (self.calls - len(self.layers)) * costs.per_call
+        for j, data in enumerate(self.layers):
+            _, out_h, out_w, channels = data.output.shape
+            pixels = [(c.hi - c.lo) * (c.cols[1] - c.cols[0] if c.cols else out_w)
+                      for c in self.sequence.calls if c.layer == j and c.hi > c.lo]
+            if data.op.type == "DEPTHWISE_CONV_2D":
+                total += (len(pixels) - 1) * channels * costs.per_call_channel
+            elif data.op.type == "CONV_2D":
+                tails = sum(p % costs.pixel_block for p in pixels) - out_h * out_w % costs.pixel_block
+                total += tails * macs(data) / (out_h * out_w) * costs.per_tail_mac
+        return total
+
     def extra_instructions(self, macs: Callable[[OpData], int], costs: Costs) -> int:
         """What tiling adds to the layers' instructions, as `costs` estimate it: recomputed MACs, the
         calls beyond one a layer, the moved halo rows."""
-        return round(self.extra_macs(macs) * costs.per_mac + (self.calls - len(self.layers)) * costs.per_call
+        return round(self.extra_macs(macs) * costs.per_mac + self.band_call_instructions(macs, costs)
                      + self.moved_bytes * costs.per_moved_byte)
 
     def overwrite(self, descending: tuple[Kernel, ...] = ()) -> Overwrite | None:
@@ -597,9 +612,11 @@ def shapes(prepared: list[OpData], positions: list[int], two_d: bool) -> list[tu
 
 def search(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: AliasSets, storage: Storage,
            budget: int, macs: Callable[[OpData], int], costs: Costs, taken: set[int],
-           two_d: bool = False) -> tuple[Stage, Storage] | None:
-    """The stage (not over steps in `taken`; 2-D patches too with `two_d`) whose plan has the lowest arena
-    within `budget` extra instructions (then the fewest, then the fewest calls); None if none lowers it."""
+           two_d: bool = False, limit: int = 0) -> tuple[Stage, Storage] | None:
+    """The stage (not over steps in `taken`; 2-D patches too with `two_d`) within `budget` extra
+    instructions that brings the arena to `limit` with the fewest extra instructions (then calls: the
+    least code), or where none does, whose plan has the lowest arena (then the fewest extra instructions,
+    then calls); None if none lowers it."""
     peak_live = {s: sum(align(b.nbytes) for b in storage.plan.buffers if b.first_use <= s <= b.last_use)
                  for s in range(len(steps))}
     peak = max(peak_live, key=lambda s: (peak_live[s], -s))
@@ -619,6 +636,11 @@ def search(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: Ali
                 if extra <= budget:
                     est, local = _estimate(storage, len(steps), stage, intermediates)
                     candidates.append(((est, local, extra, stage.calls), stage))
+    enough = sorted((c for c in candidates if c[0][0] <= limit), key=lambda c: (c[0][2], c[0][3]))
+    for _, stage in enough[:8]:
+        trial = plan_storage(graph, staged_steps(steps, stage, placeholder(stage), stage.overwrite()), aliases)
+        if trial.plan.arena_bytes <= limit:
+            return stage, trial
     best: tuple[tuple[int, int, int, int], Stage, Storage] | None = None
     for (_, local, extra, calls), stage in sorted(candidates, key=lambda c: c[0])[:8]:
         trial = plan_storage(graph, staged_steps(steps, stage, placeholder(stage), stage.overwrite()), aliases)
@@ -653,7 +675,7 @@ def tile(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: Alias
             taken = {s.first + j for s in stages for j in range(len(s.layers))}
             spent = sum(s.extra_instructions(macs, costs) for s in stages)
             found = search(graph, prepared, current, aliases, current_storage, budget - spent, macs, costs, taken,
-                           two_d)
+                           two_d, limit)
             if found is None:
                 break
             stage, current_storage = found

@@ -44,8 +44,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", type=Path, required=True, help="application folder to write")
     p.add_argument("--calib", metavar="DATA", help="calibration data to quantize a float model on the way")
     p.add_argument("--profile", action="store_true", help="per-layer counts (CONFIG_MTK_PROFILE)")
-    p.add_argument("--stack-bytes", type=integer(MIN_STACK_BYTES, INT32_MAX, "stack bytes"), default=DEFAULT_STACK_BYTES,
-                   help=f"main thread stack, at least {MIN_STACK_BYTES} (default: {DEFAULT_STACK_BYTES})")
+    p.add_argument("--stack-bytes", type=integer(MIN_STACK_BYTES, INT32_MAX, "stack bytes"),
+                   help=f"main thread stack, at least {MIN_STACK_BYTES} (default: bare metal, the firmware core's "
+                        f"and the model's deepest call chain + 25 %%; Zephyr, {DEFAULT_STACK_BYTES})")
     add_mlperf_argument(p)
     p.add_argument("--energy", action="store_true",
                    help="with --mlperf-tiny: MLPerf Tiny energy mode (timestamps as pulses on the board's "

@@ -67,6 +67,14 @@ def format_outputs(result: RunResult, verbose: bool = False) -> list[str]:
     return lines
 
 
+def _stack(result: RunResult) -> str:
+    """The main stack's reservation and high-water mark, as far as the firmware tells them."""
+    reserved = f"{result.sizes.stack_bytes:,} B" if result.sizes.stack_bytes else None
+    used = f"{result.stack_used_bytes:,} B used" if result.stack_used_bytes else None
+    parts = [p for p in (reserved, used) if p]
+    return f" (stack {', '.join(parts)})" if parts else ""
+
+
 def format_result(result: RunResult, verbose: bool = False) -> str:
     s, board = result.per_inference, result.board
     lines = [
@@ -77,7 +85,7 @@ def format_result(result: RunResult, verbose: bool = False) -> str:
         + (" (one instruction a cycle)" if result.unit == "instructions" else ""),
         *([f"estimate   {result.estimate.line()}"] if result.estimate else []),
         f"MACs       {result.macs:,} ({result.macs / max(s.median, 1):.3f} per {result.unit[:-1]})",
-        f"memory     arena {result.arena_bytes:,} B, RAM {result.sizes.ram_bytes:,} B, "
+        f"memory     arena {result.arena_bytes:,} B, RAM {result.sizes.ram_bytes:,} B{_stack(result)}, "
         f"flash {result.sizes.flash_bytes:,} B (code {result.code_bytes:,} B, constants {result.constant_bytes:,} B)",
     ]
     lines += format_outputs(result, verbose)

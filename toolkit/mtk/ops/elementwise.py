@@ -24,7 +24,7 @@ from tvm.script import tirx as T
 
 from ..errors import ModelError
 from ..graph import Graph, Op, Tensor
-from ..target import Cpu
+from ..target import Cpu, Isa
 from .base import Axis, Const, Kernel, Lowered, OpData, OpDef, Rows, constant_kernel, io
 from .common import op_error, require_per_tensor
 from .fixedpoint import activation_range, clamp, quantize_multiplier, quantize_multiplier_smaller_than_one_exp
@@ -34,6 +34,7 @@ from .schedules import schedule_per_output
 
 ADD_LEFT_SHIFT = {"int8": 20, "int16": 15}   # add_common.cc / sub_common.cc: left_shift
 ADD_MVE_HEADER = "add_mve"
+ADD_S8_HEADER = "add_s8"
 MAX_RANK = 6
 
 
@@ -155,6 +156,11 @@ class BinaryElementwise(OpDef):
             return Lowered([constant_kernel(data, clamp_int(p.out_zp, p.act_min, p.act_max))])
         if data.cpu.mve and (op.type == "ADD" or op.type == "SUB" and y.dtype == "int16"):
             return Lowered([add_mve_kernel(op, a.shape, b.shape, y.shape, p, y.dtype)])
+        if data.cpu.isa in (Isa.M3, Isa.DSP) and op.type != "MUL" and y.dtype == "int8" \
+                and tuple(a.shape) == tuple(b.shape) == tuple(y.shape):
+            requant = add_s8_requantization(op.type, p)
+            if requant is not None:
+                return Lowered([add_s8_kernel(op, y.size, p, *requant)])
         out_shape = tuple(y.shape) or (1,)
         A = te.placeholder(tuple(a.shape) or (1,), a.dtype, name="x1")
         B = te.placeholder(tuple(b.shape) or (1,), b.dtype, name="x2")
@@ -259,6 +265,41 @@ def add_mve_kernel(op: Op, a_shape, b_shape, out_shape, p: BinaryParams, dtype: 
 
     return Kernel("add", [op.inputs[0], op.inputs[1], *tables, op.outputs[0]], func=add, headers=(ADD_MVE_HEADER,),
                   c_calls=("mtk_add_mve_s8",))
+
+
+def add_s8_requantization(op_type: str, p: BinaryParams) -> tuple[np.ndarray, np.ndarray, int, int] | None:
+    """mtk_add_s8's input tables (rotated by 128, doubled; SUB: the second negated), rounding term c =
+    2^(e−1) + out_zp·2^e and shift e, or None where it would not compute TFLM's AddFunc exactly: the output rescale
+    shifts right (e ≥ 1), the doubled sum x2 and SMMLAR's x2·m/2^32 + c − 1 stay within int32 (c/mtk_add_s8.h)."""
+    tables = [np.roll(input_table(zp, r), 128).astype(np.int64) for zp, r in zip(p.in_zp, p.inputs)]
+    if op_type == "SUB":
+        tables[1] = -tables[1]
+    m, e = p.output.multiplier, -p.output.shift
+    if not 1 <= e <= 31 or m <= 0:
+        return None
+    c = (1 << (e - 1)) + p.out_zp * (1 << e)
+    x2 = np.array([2 * (tables[0].min() + tables[1].min()), 2 * (tables[0].max() + tables[1].max())])
+    high = (x2 * m + (1 << 31)) >> 32
+    if x2[0] < -(1 << 31) or x2[1] >= 1 << 31 or high[0] + c - 1 < -(1 << 31) or high[1] + c >= 1 << 31:
+        return None
+    return (2 * tables[0]).astype(np.int32), (2 * tables[1]).astype(np.int32), c, e
+
+
+def add_s8_kernel(op: Op, n: int, p: BinaryParams, table_a: np.ndarray, table_b: np.ndarray, c: int,
+                  e: int) -> Kernel:
+    """int8 ADD/SUB of two tensors of the output's shape in one call of c/mtk_add_s8.h."""
+    i32 = "int32"
+
+    @T.prim_func
+    def add(x1: T.Buffer((n,), "int8"), x2: T.Buffer((n,), "int8"), t1: T.Buffer((256,), i32),
+            t2: T.Buffer((256,), i32), out: T.Buffer((n,), "int8")):
+        T.evaluate(T.call_extern(i32, "mtk_add_s8", T.address_of(x1[0]), T.address_of(x2[0]), T.address_of(t1[0]),
+                                 T.address_of(t2[0]), T.address_of(out[0]), n, p.output.multiplier, c, e,
+                                 p.act_min, p.act_max))
+
+    tables = [Const("scaled1", table_a), Const("scaled2", table_b)]
+    return Kernel(op.type.lower(), [op.inputs[0], op.inputs[1], *tables, op.outputs[0]], func=add,
+                  headers=(ADD_S8_HEADER,), c_calls=("mtk_add_s8",))
 
 
 OPS = [BinaryElementwise()]

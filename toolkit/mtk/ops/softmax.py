@@ -15,8 +15,10 @@ Eval, per row of the last axis:
 
 e(d) depends only on d in [diff_min, 0] (at most 256 values): it is a prepared int32 table,
 computed on the host with the same integer math (activation.py's gemmlowp transcription), with
-one trailing 0 standing for every d < diff_min. The kernel is TE: row max, sum, the per-row
-reciprocal (gemmlowp's Newton division as TIR) and the outputs, all scheduled inside the row loop.
+one trailing 0 standing for every d < diff_min, and so is each Rescale<12>(e(d)). The kernel is TE:
+row max, sum, the per-row reciprocal (gemmlowp's Newton division as TIR) and the outputs, all
+scheduled inside the row loop; a row at least twice as long as the table computes the output of
+each table entry once and looks its values' outputs up.
 
 int16 (SoftmaxInt16; Prepare InitializeLutForInt16): zero points 0, output scale 1/32768. Two 513-entry
 int16 tables that Prepare fills with LUTPopulate<int16_t> in float32 (exp on [-10, 0], 1/(1 + x) on
@@ -55,6 +57,9 @@ MAX_DEPTH = 4095                 # 4096 exps of 1.0 overflow the int32 sum
 MAX_DEPTH_INT16 = 65536          # int16: 65538 exps of 32767 would
 LUT_STEPS = 512                  # LUTPopulate<int16_t>: 512 segments, 513 entries
 SOFTMAX_S16_HEADER = "softmax_s16"
+# int8 input: a row at least this many times as long as the exp table has its outputs computed once for every table
+# entry and looked up (fewer computed outputs than values pay for the lookups)
+OUTPUT_TABLE_DEPTHS = 2
 
 
 def softmax_params(input_scale: float, beta: float) -> tuple[int, int, int]:
@@ -69,6 +74,11 @@ def softmax_params(input_scale: float, beta: float) -> tuple[int, int, int]:
     radius = math.floor(((1 << SCALED_DIFF_INTEGER_BITS) - 1) * float(1 << (31 - SCALED_DIFF_INTEGER_BITS))
                         / float(1 << left_shift))
     return multiplier, left_shift, -radius
+
+
+def summand_table(exp_values: np.ndarray) -> np.ndarray:
+    """Each e(d)'s term of the sum of exps, Rescale<12>(e): Q0.31 to Q12.19."""
+    return np.asarray(rescale(NumpyArith(), exp_values.astype(np.int32), 0, ACCUMULATION_INTEGER_BITS), np.int32)
 
 
 def exp_table(multiplier: int, left_shift: int, diff_min: int) -> np.ndarray:
@@ -269,17 +279,17 @@ class Softmax(OpDef):
     def _lower_int8(self, data: OpData) -> Lowered:
         op, table = data.op, data.params
         rows, depth, X, row_max = _rows_and_max(data)
-        E = te.placeholder((len(table),), "int32", name="exp_table")
+        size = len(table)
+        lookup = depth >= OUTPUT_TABLE_DEPTHS * size   # each row's outputs of every difference first, then looked up
+        E = te.placeholder((size,), "int32", name="exp_table")
+        S = te.placeholder((size,), "int32", name="summand_table")
 
-        def exp_of(r, c):   # e(x - max), 0 below diff_min (the table's last entry)
-            return E[tirx.Min(row_max[r] - X[r, c].astype("int32"), tirx.const(len(table) - 1, "int32"))]
+        def difference(r, c):   # the index of e(x - max) in the tables: the last entry for every d < diff_min
+            d = tirx.Min(row_max[r] - X[r, c].astype("int32"), tirx.const(size - 1, "int32"))
+            return tirx.Max(d, tirx.const(0, "int32")) if lookup else d   # never below 0: bounds for compute_at
 
         j = te.reduce_axis((0, depth), "j")
-        def summand(r, c):   # Rescale<12>(e)
-            e = tirx.Var("e", "int32")
-            return tirx.Let(e, exp_of(r, c), rescale(TirArith(), e, 0, ACCUMULATION_INTEGER_BITS))
-
-        total = te.compute((rows,), lambda r: te.sum(summand(r, j), axis=j), name="sum_of_exps")
+        total = te.compute((rows,), lambda r: te.sum(S[difference(r, j)], axis=j), name="sum_of_exps")
         A = RowArith(rows, "row")
         headroom = A.bind(count_leading_zeros(A, RowValue(lambda r: total[r])))
         recip = A.bind(reciprocal_of_sum(A, RowValue(lambda r: total[r]), headroom))
@@ -287,17 +297,23 @@ class Softmax(OpDef):
         bits, out_dtype = (16, "int16") if data.output.dtype == "int16" else (8, "int8")
         low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
 
-        def output(r, c):
+        def output(r, e):
             # num_bits_over_unit + 31 - bits, in [0, 31] (TFLM aborts beyond 31, i.e. sum >= 2^28; we saturate).
             # Bounded on both sides: with an unbounded shift TVM's bound analysis drops the clamp to 127.
             exponent = tirx.Max(tirx.Min(tirx.const(ACCUMULATION_INTEGER_BITS + 31 - bits, "int32") - headroom.at(r),
                                          tirx.const(31, "int32")), tirx.const(0, "int32"))
-            scaled = _tir(lambda T: T.rdpot(T.srdhm(recip.at(r), exp_of(r, c)), exponent))
+            scaled = _tir(lambda T: T.rdpot(T.srdhm(recip.at(r), e), exponent))
             return clamp(scaled + tirx.const(low, "int32"), low, high).astype(out_dtype)
 
-        y = te.compute((rows, depth), output, name="y")
-        func = _schedule_rows(te.create_prim_func([X, E, y]), [t.op.name for t in reversed(A.stages)])
-        args = [op.inputs[0], Const("exp_table", table), op.outputs[0]]
+        row_stages = [t.op.name for t in reversed(A.stages)]
+        if lookup:
+            outputs = te.compute((rows, size), lambda r, k: output(r, E[k]), name="row_outputs")
+            y = te.compute((rows, depth), lambda r, c: outputs[r, difference(r, c)], name="y")
+            row_stages.insert(0, outputs.op.name)
+        else:
+            y = te.compute((rows, depth), lambda r, c: output(r, E[difference(r, c)]), name="y")
+        func = _schedule_rows(te.create_prim_func([X, E, S, y]), row_stages)
+        args = [op.inputs[0], Const("exp_table", table), Const("summand_table", summand_table(table)), op.outputs[0]]
         return Lowered([Kernel("softmax", args, func=func)])
 
     def _lower_int16(self, data: OpData) -> Lowered:

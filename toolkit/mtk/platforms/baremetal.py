@@ -9,7 +9,7 @@ from pathlib import Path
 import jinja2
 
 from ..boards import Board
-from ..budget import check_fits_once, check_runs_on
+from ..budget import check_fits_once, check_runs_on, stack_reservation
 from ..compiled import CompiledModel
 from ..errors import MtkError
 from ..fsutil import atomic_output_dir
@@ -41,11 +41,12 @@ class BaremetalPlatform(Platform):
             raise MtkError("MLPerf Tiny energy mode needs a physical board (a timestamp pin for the energy monitor)",
                            hint="render it for a board with `mtk project --energy`")
         check_runs_on(model, board)
-        check_fits_once(model, board, options.stack_bytes)
+        stack_bytes = options.stack_bytes or stack_reservation(model.memory.stack_bytes, options.opt_level)
+        check_fits_once(model, board, stack_bytes)
         env = jinja2.Environment(loader=jinja2.FileSystemLoader(BAREMETAL_APP), undefined=jinja2.StrictUndefined,
                                  keep_trailing_newline=True)
         context = {"board": board, "qemu": board.qemu, "model": model, "label": safe_label(model.name),
-                   "options": options, "libc": LIBC,
+                   "options": options, "stack_bytes": stack_bytes, "libc": LIBC,
                    "tick": icount_tick(board.qemu.timer_hz, options.icount_shift)}
         with atomic_output_dir(out_dir, force=options.force) as tmp:
             for source in sorted(BAREMETAL_APP.iterdir()):

@@ -13,7 +13,6 @@ from pathlib import Path
 from .. import interrupts, ui
 from ..argtypes import INT32_MAX, MIN_STACK_BYTES
 from ..boards import Board
-from ..budget import DEFAULT_STACK_BYTES
 from ..compiled import CompiledModel
 from ..errors import MtkError, TargetError, ToolMissing
 from ..mlperf import Benchmark
@@ -24,14 +23,14 @@ class ProjectOptions:
     profile: bool = False       # per-layer cycle counts (MTK_LAYER_HOOK -> mtk_layer_hook)
     semihosting: bool = True    # exit QEMU with the status via semihosting (never on silicon)
     opt_level: str = "O2"
-    stack_bytes: int = DEFAULT_STACK_BYTES
+    stack_bytes: int | None = None   # the main stack; None: the platform's (budget.py)
     force: bool = False         # replace a non-empty project folder
     benchmark: Benchmark | None = None   # MLPerf Tiny: a conforming DUT for this benchmark
     energy: bool = False        # MLPerf Tiny energy mode: timestamps on a GPIO pin (physical boards)
     icount_shift: int = 0       # QEMU -icount shift the firmware will run under (mtk serve paces QEMU)
 
     def __post_init__(self) -> None:
-        if not MIN_STACK_BYTES <= self.stack_bytes <= INT32_MAX:
+        if self.stack_bytes is not None and not MIN_STACK_BYTES <= self.stack_bytes <= INT32_MAX:
             raise MtkError(f"stack of {self.stack_bytes} bytes: must be {MIN_STACK_BYTES:,} to {INT32_MAX:,}")
 
 

@@ -17,7 +17,7 @@ import jinja2
 
 from .. import ui
 from ..boards import Board, all_boards, get_board
-from ..budget import check_fits_once, check_runs_on
+from ..budget import DEFAULT_STACK_BYTES, check_fits_once, check_runs_on
 from ..compiled import CompiledModel
 from ..errors import ModelError, MtkError
 from ..fsutil import atomic_output_dir
@@ -123,12 +123,13 @@ class ZephyrPlatform(Platform):
             raise MtkError(f"{board.name} is not a Zephyr board: mtk runs it bare metal in QEMU",
                            hint=f"Zephyr's QEMU boards mtk knows: {zephyr_qemu}")
         check_runs_on(model, board)
-        check_fits_once(model, board, options.stack_bytes)   # a folder from `mtk compile` was compiled without this board
+        stack_bytes = options.stack_bytes or DEFAULT_STACK_BYTES   # Zephyr's own stack use is not measured
+        check_fits_once(model, board, stack_bytes)   # a folder from `mtk compile` was compiled without this board
         board_file = board_file_name(board)
         context = {
             **mlperf_context(board, options),
             "board": board, "model_title": safe_label(model.name), "model_sources": model_sources(model),
-            "opt_level": options.opt_level, "stack_bytes": options.stack_bytes, "profile": options.profile,
+            "opt_level": options.opt_level, "stack_bytes": stack_bytes, "profile": options.profile,
             "tick": icount_tick(board.qemu.zephyr_cycle_hz, options.icount_shift) if board.qemu else None,
             "semihosting": board.caps.exits_by_semihosting and options.semihosting, "icount_shift": options.icount_shift,
             "arena_regions": [r for r in board.ram_regions

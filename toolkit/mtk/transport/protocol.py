@@ -24,6 +24,7 @@ class FirmwareInfo:
     output_bytes: int
     unit: str        # "instructions" (QEMU) or "cycles"
     layers: int      # per-layer slots; 0 unless built with profiling
+    stack_used_bytes: int | None = None   # the main stack's high-water mark since boot; None: the port cannot tell
 
 
 @dataclass(frozen=True)
@@ -117,7 +118,8 @@ class FirmwareClient:
         def parse(lines: list[str]) -> FirmwareInfo:
             f = _fields(_payload(lines, "m-mtk-info-"))
             return FirmwareInfo(model=f["model"], arena_bytes=int(f["arena"]), input_bytes=int(f["input"]),
-                                output_bytes=int(f["output"]), unit=f["unit"], layers=int(f["layers"]))
+                                output_bytes=int(f["output"]), unit=f["unit"], layers=int(f["layers"]),
+                                stack_used_bytes=int(f["stack"]) or None)
         return self.query("mtk-info", parse)
 
     def load_input(self, data: bytes) -> None:

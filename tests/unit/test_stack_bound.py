@@ -1,0 +1,74 @@
+"""The generated C's deepest call chain from gcc's call graphs, the bare-metal stack sized from it, and a
+run that used all of it refused."""
+
+from __future__ import annotations
+
+import pytest
+
+from mtk.argtypes import MIN_STACK_BYTES
+from mtk.budget import DEFAULT_STACK_BYTES, FIRMWARE_STACK_BYTES, stack_reservation
+from mtk.codegen.stack_bound import deepest_stack
+from mtk.elfsize import ElfSizes
+from mtk.errors import TargetError
+from mtk.pipeline import check_stack
+
+
+def _node(title: str, frame: str | None = None) -> str:
+    label = title.split(":")[-1] + "\\nsrc/x.c:1:1" + (f"\\n{frame}" if frame else "")
+    return f'node: {{ title: "{title}" label: "{label}" }}\n'
+
+
+def _edge(source: str, target: str) -> str:
+    return f'edge: {{ sourcename: "{source}" targetname: "{target}" label: "src/x.c:2:3" }}\n'
+
+
+RUN = ("graph: { title: \"src/m.c\"\n" + _node("m_run", "8 bytes (static)") + _node("m_conv")
+       + _edge("m_run", "m_conv") + _node("m_pool") + _edge("m_run", "m_pool") + _node("memcpy")
+       + _edge("m_run", "memcpy") + "}\n")
+
+
+def _kernels(pool_frame: str) -> str:
+    return ("graph: { title: \"src/k.c\"\n" + _node("src/k.c:gemm", "40 bytes (static)")
+            + _node("m_conv", "136 bytes (static)") + _edge("m_conv", "src/k.c:gemm")
+            + _node("m_pool", pool_frame) + "}\n")
+
+
+def test_heaviest_chain_across_files():
+    """m_run (8) -> m_conv (136) -> gemm (40); memcpy, outside the generated files, adds nothing."""
+    assert deepest_stack([RUN, _kernels("64 bytes (static)")], "m_") == 184
+    assert deepest_stack([RUN, _kernels("400 bytes (dynamic,bounded)")], "m_") == 408
+
+
+def test_unbounded_frame_or_recursion_is_no_bound():
+    assert deepest_stack([RUN, _kernels("16 bytes (dynamic)")], "m_") is None
+    recursive = _kernels("64 bytes (static)").replace("}\n", _edge("src/k.c:gemm", "m_conv") + "}\n")
+    assert deepest_stack([RUN, recursive], "m_") is None
+
+
+def test_no_entry_point_is_no_bound():
+    assert deepest_stack([_kernels("64 bytes (static)")], "other_") is None
+
+
+@pytest.mark.parametrize("model_stack, expected", [
+    (0, MIN_STACK_BYTES),
+    (144, 1024),                                     # 1.25 x (512 + 144) = 820 -> 1024
+    (480, 1280),                                     # 1.25 x (512 + 480) = 1240 -> 1280
+    (4000, (5640 + 255) // 256 * 256),               # 1.25 x 4512 = 5640 -> 5888
+])
+def test_stack_reservation_covers_the_core_and_the_model_with_a_margin(model_stack, expected):
+    reserved = stack_reservation(model_stack)
+    assert reserved == expected and reserved >= 1.25 * (FIRMWARE_STACK_BYTES + model_stack)
+
+
+def test_stack_reservation_falls_back_where_the_chain_is_unknown():
+    assert stack_reservation(None) == DEFAULT_STACK_BYTES
+    assert stack_reservation(144, "O0") == DEFAULT_STACK_BYTES
+
+
+def test_a_run_that_used_its_whole_stack_is_an_error():
+    sizes = ElfSizes(text_bytes=4096, data_bytes=16, bss_bytes=2048, stack_bytes=1024)
+    check_stack("mps2/an386", sizes, 1020)
+    check_stack("mps2/an386", sizes, None)                    # the port cannot tell (host, Zephyr without it)
+    check_stack("mps2/an386", ElfSizes(4096, 16, 2048), 9999)   # no .stack section: a Zephyr ELF
+    with pytest.raises(TargetError, match=r"used its whole main stack \(1,024 B\)"):
+        check_stack("mps2/an386", sizes, 1024)

@@ -1,0 +1,48 @@
+"""The generated C's deepest stack use: the heaviest call chain of gcc's call graph (-fcallgraph-info=su).
+
+Each function's frame is what gcc reports for it (`N bytes (static)`, or `dynamic,bounded`); a chain's use is
+the sum of its frames. Functions outside the generated files (libc's memcpy, the compiler's helpers) are not
+in the graph: their frames are the firmware's margin's to cover. No bound (None) when a frame is unbounded
+(a variable-length array, alloca) or the calls are recursive.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+_NODE = re.compile(r'node: \{ title: "(?P<title>[^"]+)" label: "(?P<label>[^"]*)"')
+_EDGE = re.compile(r'edge: \{ sourcename: "(?P<source>[^"]+)" targetname: "(?P<target>[^"]+)"')
+_FRAME = re.compile(r"\\n(\d+) bytes \(([a-z,]+)\)$")
+
+
+def deepest_stack(callgraphs: Iterable[str], entry_prefix: str) -> int | None:
+    """The heaviest chain of frames from any function whose name starts with `entry_prefix` and that no
+    generated function calls, over the .ci files `callgraphs` (one per translation unit)."""
+    frames: dict[str, int | None] = {}
+    calls: dict[str, set[str]] = {}
+    for text in callgraphs:
+        for node in _NODE.finditer(text):
+            frame = _FRAME.search(node["label"])
+            if frame is not None:
+                frames[node["title"]] = int(frame[1]) if frame[2] in ("static", "dynamic,bounded") else None
+        for edge in _EDGE.finditer(text):
+            calls.setdefault(edge["source"], set()).add(edge["target"])
+    called = {target for targets in calls.values() for target in targets}
+    entries = [f for f in frames if f.startswith(entry_prefix) and f not in called]
+    depth: dict[str, int | None] = {}
+    on_path: set[str] = set()
+
+    def chain(function: str) -> int | None:
+        if function in on_path:
+            return None   # recursion: no bound
+        if function not in depth:
+            on_path.add(function)
+            below = [chain(callee) for callee in calls.get(function, ()) if callee in frames]
+            on_path.discard(function)
+            frame = frames[function]
+            depth[function] = None if frame is None or None in below else frame + max(below, default=0)
+        return depth[function]
+
+    chains = [chain(entry) for entry in entries]
+    return None if not chains or None in chains else max(chains)
