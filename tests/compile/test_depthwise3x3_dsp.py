@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness import depthwise
+from harness import assert_bit_exact_on_c_paths, depthwise
 from mtk.codegen.tiling import band_data
 from mtk.ops import depthwise3x3_dsp, prepare_ops
 from mtk.ops.conv import DEPTHWISE_KERNELS
@@ -40,3 +40,39 @@ def test_a_band_of_two_rows_lowers_as_the_four_channel_kernel(tmp_path):
     band = depthwise3x3_dsp.lower(band_data(data, (2, 1, 0)))
     assert whole.c_source is not None and whole.c_function.name.startswith("mtk_dw3x3_")
     assert band.c_source is None and band.c_calls == ("mtk_depthwise_dsp_s8",)
+
+
+@pytest.mark.parametrize("model, swapped", [
+    (depthwise((1, 25, 5, 16), (3, 3), 1, (25, 5)), True),                   # taller than wide: columns as rows
+    (depthwise((1, 5, 25, 16), (3, 3), 1, (5, 25)), False),
+    (depthwise((1, 12, 12, 16), (3, 3), 1, (12, 12)), False),
+    (depthwise((1, 25, 2, 16), (3, 3), 1, (25, 2)), False),                   # 2 columns: not 3 rows
+])
+def test_a_layer_taller_than_wide_runs_transposed(model, swapped, tmp_path):
+    data = layer(tmp_path, model)
+    p = data.params
+    planned, _ = depthwise3x3_dsp.plan(p.geometry, data.inputs[0].quant.zp, p.requant.out_zp, p.requant.act_min,
+                                       p.requant.act_max)
+    assert planned.swapped == swapped
+
+
+@pytest.mark.parametrize("activation, sign_term", [("RELU", False), ("RELU6", False), ("NONE", True)])
+def test_the_sign_term_only_where_a_negative_sum_can_output_above_act_min(activation, sign_term, tmp_path):
+    """RELU and RELU6 clamp at the output zero point, which every negative sum reaches with or without TFLM's
+    "- 1 when negative"; without an activation (output zero point above -128) the term counts."""
+    data = layer(tmp_path, depthwise((1, 12, 12, 16), (3, 3), 1, (12, 12), activation=activation))
+    assert data.params.requant.out_zp > -128 or activation != "NONE"
+    src = depthwise3x3_dsp.lower(data).c_source
+    assert ("lsr #31" in src) == sign_term
+
+
+@pytest.mark.parametrize("model", [depthwise((1, 25, 5, 12), (3, 3), 1, (25, 5)),
+                                   depthwise((1, 14, 7, 5), (3, 3), 1, (7, 4), stride=(2, 2), activation="NONE")])
+def test_the_c_version_of_a_transposed_layer_is_bit_exact(model, tmp_path):
+    assert_bit_exact_on_c_paths(model, tmp_path, cpu="cortex-m4")
+
+
+@pytest.mark.parametrize("value, encodable", [(4960, True), (7936, True), (0xFF000000, True), (0x101, False),
+                                              (0x12345, False)])
+def test_steps_beyond_addw_as_thumb2_rotated_immediates(value, encodable):
+    assert depthwise3x3_dsp.modified_immediate(value) == encodable

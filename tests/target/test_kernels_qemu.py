@@ -20,6 +20,7 @@ from mtk.target import get_cpu
 from mtk.tflite_builder import ModelBuilder
 from mtk.tuning import tunable_layers
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from harness import GEMM_MODELS, LAYERS, assert_bit_exact_on_target, conv_model, single_op_model
 
 pytestmark = pytest.mark.qemu
@@ -152,6 +153,12 @@ DSP_3X3_MODELS = {   # depthwise3x3_dsp.py's generated assembly: a first block w
     "dw3x3-s2-24-wide": lambda: depthwise_model((1, 5, 24, 8), (3, 3), (1, 3, 12, 8), stride=2),
     "dw3x3-valid-relu": lambda: depthwise_model((1, 7, 10, 4), (3, 3), (1, 5, 8, 4), "RELU", padding="VALID"),
     "dw3x3-260-channels": lambda: depthwise_model((1, 3, 3, 260), (3, 3), (1, 3, 3, 260)),   # stores by offset
+    # taller than wide: transposed (columns as rows, stores by offset, rows 4,960 bytes back: SUB's rotated
+    # immediate), ReLU's requantization without the sign's term
+    "dw3x3-tall-relu": lambda: depthwise_model((1, 25, 5, 40), (3, 3), (1, 25, 5, 40), "RELU"),
+    "dw3x3-tall-s2": lambda: depthwise_model((1, 14, 7, 5), (3, 3), (1, 7, 4, 5), stride=2),
+    # two rows 4,000 bytes apart: r0 moved on every column, in the row's loop too
+    "dw3x3-far-rows": lambda: depthwise_model((1, 6, 40, 50), (3, 3), (1, 3, 20, 50), "RELU", stride=2),
     "dw3x3-s2x1": lambda: conv_model("DEPTHWISE_CONV_2D", (1, 7, 9, 8), (1, 3, 3, 8), (1, 4, 9, 8), per_channel=True,
                                      padding="SAME", stride_h=2, stride_w=1, depth_multiplier=1, dilation_h_factor=1,
                                      dilation_w_factor=1, fused_activation_function="NONE"),
@@ -180,6 +187,38 @@ def test_dsp_3x3_depthwise_bit_exact_on_target(board, name, tmp_path):
     [data] = [d for d in prepare_ops(read_model(tmp_path / "m.tflite"), get_cpu("cortex-m4"))]
     assert DEPTHWISE_KERNELS.variants(data)[0].kernel == "dsp-3x3"
     assert_bit_exact_on_target(model, board, tmp_path)
+
+
+@st.composite
+def dsp_3x3_layers(draw) -> bytes:
+    """A 3x3 depthwise layer of multiplier 1 depthwise3x3_dsp.py takes: rows up to 2 loop passes long or short
+    (straight code), taller than wide (transposed) or not, strides 1-2, SAME or VALID, any activation."""
+    stride = (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
+    padding = draw(st.sampled_from(["SAME", "VALID"]))
+    in_h, in_w = draw(st.integers(3, 12)), draw(st.integers(3, 21 * stride[1]))
+    if draw(st.booleans()):
+        in_h, in_w, stride = in_w, in_h, stride[::-1]
+    out_hw = [(n + s - 1) // s if padding == "SAME" else (n - 3) // s + 1 for n, s in zip((in_h, in_w), stride)]
+    channels = draw(st.integers(2, 19))   # one channel: a convolution (the GEMM)
+    activation = draw(st.sampled_from(["NONE", "RELU", "RELU6"]))
+    return conv_model("DEPTHWISE_CONV_2D", (1, in_h, in_w, channels), (1, 3, 3, channels), (1, *out_hw, channels),
+                      per_channel=True, padding=padding, stride_h=stride[0], stride_w=stride[1], depth_multiplier=1,
+                      dilation_h_factor=1, dilation_w_factor=1, fused_activation_function=activation,
+                      seed=draw(st.integers(0, 1000)))
+
+
+@pytest.mark.parametrize("board", ["mps2/an386", "mps2/an500", "mps2/an505"])
+def test_dsp_3x3_depthwise_bit_exact_on_random_layers(board, tmp_path_factory):
+    @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                    HealthCheck.too_slow])
+    @given(model=dsp_3x3_layers())
+    def check(model):
+        work = tmp_path_factory.mktemp("dw3x3")
+        (work / "m.tflite").write_bytes(model)
+        [data] = prepare_ops(read_model(work / "m.tflite"), get_cpu("cortex-m4"))
+        assert DEPTHWISE_KERNELS.variants(data)[0].kernel == "dsp-3x3"
+        assert_bit_exact_on_target(model, board, work)
+    check()
 
 
 def deep_fc_model(depth: int, units: int, activation: str, seed: int = 0, per_channel: bool = False) -> bytes:

@@ -1,8 +1,9 @@
 """DEPTHWISE_CONV_2D with a 3x3 window, multiplier 1, dilation 1 and horizontal stride 1 or 2 on DSP cores
-(Cortex-M4, M7, M33): one channel at a time, its weights and bias in registers over the whole channel plane, 4
-outputs of a row a block, each input column of a block loaded once for the outputs that share it. The layer is
-one function of assembly generated here with its strides, offsets and border blocks as immediates
-(c/mtk_dw3x3_dsp.h computes the same in C where the assembly does not build).
+(Cortex-M4, M7, M33): one channel at a time, its weights and bias in registers over the whole channel plane, a
+window sliding along each row: every input column loaded once, its products added to the (up to 3) outputs whose
+window holds it, 4 accumulators taken in turn and the finished outputs stored two at a time. The layer is one
+function of assembly generated here with its strides, offsets and border columns as immediates, on the M7 ordered
+for dual issue (asm_schedule.py); c/mtk_dw3x3_dsp.h computes the same in C where the assembly does not build.
 
 A column of the window is one int16 pair (slot 0, slot 1) made by PKHBT of two byte loads and slot 2's byte; an
 output is SMLAD of its three columns' pairs by W0..W2 and SMLABB/SMLABT/SMLABB of their slot-2 bytes by U, V.
@@ -10,30 +11,37 @@ The three slots read three image rows that are always inside the image: an outpu
 outside (padding) reads the nearest three rows instead, its weights moved at run time to the slots its rows land
 in (KIND_SETUP) and the rows outside left out, their input zero point's products added to the bias.
 Columns outside the image are the zero point's pair. Requantization as depthwise_dsp.py's (SMMLAR on doubled
-sums, weights and bias doubled offline)."""
+sums, weights and bias doubled offline); where a negative sum can only give act_min (act_min >= the output zero
+point: ReLU, ReLU6) without its "- 1 when negative", in place and without it.
+
+A layer whose output is taller than wide runs transposed: its columns as rows (strides, padding and the weights'
+axes swapped, each output row then a column of the image), for fewer, longer rows."""
 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..kernels.signature import CFunction
 from ..kernels.table import Family, spec
 from . import depthwise, depthwise_dsp
+from .asm_schedule import dual_issues, schedule, two_loads_beat_ldrd
 from .base import Const, Kernel, OpData
 from .depthwise_dsp import fused_params
 from .geometry import ConvGeometry
 from .variants import KernelChoice
 
 HEADER = spec(Family.DEPTHWISE, "dsp-3x3").header
-BLOCK = 4                  # outputs a block (accumulators r8, r9, r10, r11)
+PERIODS = (8, 4)           # outputs a pass of a row's loop, the longer first (accumulators r8-r11 once or twice
+                           # round, stored 2 at a time)
 CHANNEL_WORDS = 8          # mult, k, W0, W1, W2, U, V, 2 * bias
 LOAD_REACH = 4095          # LDRSB's immediate offset
 ACCS = ("r8", "r9", "r10", "r11")
 WEIGHTS = ("r2", "r3", "r4")
 SINGLES = (("smlabb", "r5"), ("smlabt", "r5"), ("smlabt", "r6"))   # slot 2 of column kx by U.lo, U.hi, V.hi
-FRAME = 32                 # stream, input and output pointers of the channel, channels and rows left, the block
+FRAME = 32                 # stream, input and output pointers of the channel, channels and rows left, the row
                            # loop's end (of r1), the channel's mult and k
 NORMAL, TOP, BOTTOM = (0, 1, 2), (None, 0, 1), (1, 2, None)   # slot of each kernel row (None: outside)
 # The weight registers of a row kind from the normal ones (W<kx> = (row 0, row 1), U = (w20, w21), V = (e, w22)),
@@ -95,9 +103,17 @@ class _Asm:
             return
         if abs(value) < 4096:
             self(f"{'addw' if value > 0 else 'subw'} {reg}, {reg}, #{abs(value)}")
+        elif modified_immediate(abs(value)):
+            self(f"{'add' if value > 0 else 'sub'} {reg}, {reg}, #{abs(value)}")
         else:
             self(f"movw {scratch}, #{value & 0xffff}", f"movt {scratch}, #{(value >> 16) & 0xffff}",
                  f"add {reg}, {reg}, {scratch}")
+
+
+def modified_immediate(value: int) -> bool:
+    """A Thumb-2 ADD/SUB immediate beyond ADDW's 12 bits: an 8-bit value with its top bit set, rotated right by 8 to
+    31 (the byte-replicated forms left out)."""
+    return any(value == ((b >> r) | (b << (32 - r))) & 0xffffffff for b in range(0x80, 0x100) for r in range(8, 32))
 
 
 def _clamp(reg: str, bound: int, cond: str) -> list[str]:
@@ -107,97 +123,176 @@ def _clamp(reg: str, bound: int, cond: str) -> list[str]:
     return [compare, f"it {cond}", move]
 
 
-class _Layer:
-    """The assembly of one layer."""
+@dataclass(frozen=True)
+class Steps:
+    """Bytes from an input row to the next (and column, channel 0 to 1 being 1), the same for the output."""
 
-    def __init__(self, g: ConvGeometry, zp: int, act_min: int, act_max: int) -> None:
-        self.g, self.zp, self.act_min, self.act_max = g, zp, act_min, act_max
+    in_row: int
+    in_col: int
+    out_row: int
+    out_col: int
+
+
+def transposed(g: ConvGeometry) -> ConvGeometry:
+    """The layer with rows and columns swapped."""
+    return replace(g, in_h=g.in_w, in_w=g.in_h, out_h=g.out_w, out_w=g.out_h, k_h=g.k_w, k_w=g.k_h,
+                   stride_h=g.stride_w, stride_w=g.stride_h, dil_h=g.dil_w, dil_w=g.dil_h, pad_top=g.pad_left,
+                   pad_left=g.pad_top)
+
+
+def oriented(g: ConvGeometry, swapped: bool) -> tuple[ConvGeometry, Steps]:
+    """The geometry whose rows the assembly runs and its steps: the layer's, or with rows and columns swapped."""
+    c = g.in_c
+    if swapped:
+        return transposed(g), Steps(c, g.in_w * c, c, g.out_w * c)
+    return g, Steps(g.in_w * c, c, g.out_w * c, c)
+
+
+class _Layer:
+    """The assembly of one layer, transposed (`swapped`) or not."""
+
+    def __init__(self, layer: ConvGeometry, swapped: bool, zp: int, out_zp: int, act_min: int, act_max: int,
+                 period: int = PERIODS[0], cpu: str = "cortex-m4") -> None:
+        self.swapped = swapped
+        self.g, self.steps = g, steps = oriented(layer, swapped)
+        self.zp, self.act_min, self.act_max = zp, act_min, act_max
+        self.sign_fix = act_min < out_zp    # a negative sum may give more than act_min: "- 1 when negative" counts
         self.kinds, self.first = row_kinds(g.in_h, g.out_h, g.stride_h, g.pad_top)
-        self.row = g.in_w * g.in_c
-        s, pad = g.stride_w, g.pad_left
-        self.ox_lo = min(-(-pad // s), g.out_w)
-        self.ox_hi = min(max((g.in_w - 3 + pad) // s + 1, 0), g.out_w)
+        self.row = steps.in_row
+        self.period, self.split_loads, self.dual_issue = period, two_loads_beat_ldrd(cpu), dual_issues(cpu)
         self.a = _Asm()
         self.reach = 0             # the largest load offset
 
-    def column(self, ix: int, base: int, single: str, const_loaded: bool) -> bool:
-        """Column ix into r12 (slots 0, 1) and `single` (slot 2), r0 at column `base`; True when it is the zero
-        point's. Its three loads run back to back when `single` is not lr (they pipeline)."""
+    def outputs_of(self, jw: int) -> list[int]:
+        """The outputs of the row whose window holds window column jw (image column jw - pad_left)."""
+        s = self.g.stride_w
+        return list(range(max(-(-(jw - 2) // s), 0), min(jw // s + 1, self.g.out_w)))
+
+    def column(self, j: int, base: int, temp: str, single: str, const_loaded: bool) -> bool:
+        """Column j into r12 (slots 0, 1, slot 1 loaded into `temp`) and `single` (slot 2), r0 at column `base`;
+        True when it is the zero point's. Its three loads run back to back when `single` is not `temp` (they
+        pipeline on the M4; no load's result is used at once on the M7 and M33)."""
         g, a = self.g, self.a
-        if 0 <= ix < g.in_w:
-            off = (ix - base) * g.in_c
+        if 0 <= j < g.in_w:
+            off = (j - base) * self.steps.in_col
             self.reach = max(self.reach, off + 2 * self.row)
-            loads = [f"ldrsb r12, [r0, #{off}]", f"ldrsb lr, [r0, #{off + self.row}]"]
+            loads = [f"ldrsb r12, [r0, #{off}]", f"ldrsb {temp}, [r0, #{off + self.row}]"]
             last = f"ldrsb {single}, [r0, #{off + 2 * self.row}]"
-            pack = "pkhbt r12, r12, lr, lsl #16"
-            a(*loads, *([last, pack] if single != "lr" else [pack, last]))
+            pack = f"pkhbt r12, r12, {temp}, lsl #16"
+            a(*loads, *([last, pack] if single != temp else [pack, last]))
             return False
         if not const_loaded:
             half = self.zp & 0xffff
             a(f"movw r12, #{half}", f"movt r12, #{half}", f"movw {single}, #{half}")
         return True
 
-    def block(self, ox0: int, n: int, base: int) -> None:
-        """Outputs ox0 .. ox0 + n - 1 of the row, r0 at column `base`; r1 advanced past them. A column's slot-2
-        byte goes to the accumulator of an output that starts after it, while there is one."""
-        g, a, s = self.g, self.a, self.g.stride_w
-        ix0 = ox0 * s - g.pad_left
-        const, previous = False, None
-        for j in range(s * (n - 1) + 3):
-            later = [ACCS[i] for i in range(n) if s * i > j]
-            single = later[-1] if later else "lr"
-            const = self.column(ix0 + j, base, single, const and single == previous)
+    def columns(self, first: int, end: int, base: int, done: list[int]) -> int:
+        """Window columns first .. end - 1 of the row, r0 at image column `base`: each column's products go to the
+        outputs whose window holds it (output i in ACCS[i % 4], started with the bias at its first column), and the
+        finished outputs (`done`, in order) are requantized and stored two at a time. A column's slot-2 byte goes
+        to an accumulator that holds no output then, while there is one, else to lr, its slot 1 then to lr or (but
+        on a dual-issue core: there that register's wait costs more) to the accumulator of the output the column
+        starts. r0 moves on where a column's loads would leave LDRSB's reach;
+        returns the column it is left at."""
+        g, const, previous = self.g, False, None
+        for jw in range(first, end):
+            j = jw - g.pad_left
+            if 0 <= j < g.in_w and (j - base) * self.steps.in_col + 2 * self.row > LOAD_REACH:
+                self.a.add("r0", (j - base) * self.steps.in_col, "r12")
+                base, const = j, False
+            outputs = self.outputs_of(jw)
+            busy = {ACCS[i % len(ACCS)] for i in outputs + done}
+            single = next((acc for acc in ACCS if acc not in busy), "lr")
+            starting = [ACCS[i % len(ACCS)] for i in outputs if jw == g.stride_w * i]
+            temp = starting[0] if single == "lr" and starting and not self.dual_issue else "lr"
+            const = self.column(j, base, temp, single, const and single == previous)
             previous = single
-            for i in range(n):
-                kx = j - s * i
-                if 0 <= kx <= 2:
-                    acc = ACCS[i]
-                    a(f"smlad {acc}, r12, {WEIGHTS[kx]}, {'r7' if kx == 0 else acc}")
-                    op, reg = SINGLES[kx]
-                    a(f"{op} {acc}, {single}, {reg}, {acc}")
-        a("push {r5}")   # U's register holds the multiplier, r12 k; V's low half is the shift e
-        a.depth += 4
-        a(f"ldrd r5, r12, {a.frame(6)}")
-        for acc in ACCS[:n]:
-            a(f"smmlar lr, {acc}, r5, r12", f"sub lr, lr, {acc}, lsr #31", "asr lr, lr, r6", f"ssat {acc}, #8, lr")
+            for i in outputs:
+                kx, acc = jw - g.stride_w * i, ACCS[i % len(ACCS)]
+                self.a(f"smlad {acc}, r12, {WEIGHTS[kx]}, {'r7' if kx == 0 else acc}")
+                op, reg = SINGLES[kx]
+                self.a(f"{op} {acc}, {single}, {reg}, {acc}")
+                if kx == 2:
+                    done.append(i)
+            if len(done) == 2 or (done and done[-1] == g.out_w - 1):
+                self.store(done)
+                done.clear()
+                const = False
+        return base
+
+    def store(self, outputs: list[int]) -> None:
+        """The finished outputs requantized and stored in order; r1 advanced past them."""
+        a, accs = self.a, [ACCS[i % len(ACCS)] for i in outputs]
+        self.requantize(accs)
+        out_col = self.steps.out_col
+        if out_col <= 255:
+            a(*(f"strb {acc}, [r1], #{out_col}" for acc in accs))
+        else:
+            a(*(f"strb {acc}, [r1, #{k * out_col}]" for k, acc in enumerate(accs)))
+            a.add("r1", len(accs) * out_col, "r12")
+
+    def requantize(self, accs: list[str]) -> None:
+        """The sums in `accs` to int8 outputs in place (V's low half is the shift e); r12 and lr free."""
+        a = self.a
+        if self.sign_fix:
+            a("push {r5}")   # U's register holds the multiplier, r12 k
+            a.depth += 4
+            self.load_params("r5", "r12")
+            for acc in accs:
+                a(f"smmlar lr, {acc}, r5, r12", f"sub lr, lr, {acc}, lsr #31", "asr lr, lr, r6", f"ssat {acc}, #8, lr")
+            a("pop {r5}")
+            a.depth -= 4
+        else:   # each step over all the sums: no result used by the next instruction (M7, M33 wait for those)
+            self.load_params("r12", "lr")
+            a(*(f"smmlar {acc}, {acc}, r12, lr" for acc in accs))
+            a(*(f"asr {acc}, {acc}, r6" for acc in accs))
+            a(*(f"ssat {acc}, #8, {acc}" for acc in accs))
+        for acc in accs:
             if self.act_min > -128:
                 a(*_clamp(acc, self.act_min, "lt"))
             if self.act_max < 127:
                 a(*_clamp(acc, self.act_max, "gt"))
-        a("pop {r5}")
-        a.depth -= 4
-        if g.in_c <= 255:
-            a(*(f"strb {acc}, [r1], #{g.in_c}" for acc in ACCS[:n]))
+
+    def load_params(self, mult: str, k: str) -> None:
+        """The channel's mult and k from the frame: by LDRD, or two LDRs where those take fewer cycles."""
+        a = self.a
+        if self.split_loads:
+            a(f"ldr {mult}, {a.frame(6)}", f"ldr {k}, {a.frame(7)}")
         else:
-            a(*(f"strb {acc}, [r1, #{i * g.in_c}]" for i, acc in enumerate(ACCS[:n])))
-            a.add("r1", n * g.in_c, "r12")
+            a(f"ldrd {mult}, {k}, {a.frame(6)}")
+
+    def loop_span(self) -> tuple[int, int]:
+        """The window columns [first, end) the row's loop runs, `period` outputs' columns a pass: inside the image,
+        past outputs 0 and 1 and before the last output's columns (so that each pass's code, its registers and
+        requantizations, is the same)."""
+        g, s = self.g, self.g.stride_w
+        first = max(2 * s + 2, g.pad_left)
+        passes = max(min(s * g.out_w, g.in_w + g.pad_left) - first, 0) // (self.period * s)
+        return first, first + passes * self.period * s
 
     def row_code(self) -> int:
         """The row subroutine (label 9): r0 at the window's first row, column 0; r1 at the output row. Returns
         the column r0 is left at."""
-        g, a, s = self.g, self.a, self.g.stride_w
+        g, a, s, in_col, pad = self.g, self.a, self.g.stride_w, self.steps.in_col, self.g.pad_left
         a("9:", "push {lr}")
         a.depth += 4
-        ox = min(BLOCK, g.out_w) if self.ox_lo else 0   # a first block with the left border's outputs
-        if ox:
-            self.block(0, ox, 0)
-        full = max(self.ox_hi - ox, 0) // BLOCK          # then blocks whose columns are all inside
-        base = 0
-        if full:
-            base = ox * s - g.pad_left
-            a.add("r0", base * g.in_c, "r12")
-            if full > 1:
-                a("mov r12, r1")
-                a.add("r12", full * BLOCK * g.in_c, "lr")
-                a(f"str r12, {a.frame(5)}")
-            a("3:")
-            self.block(ox, BLOCK, base)
-            a.add("r0", BLOCK * s * g.in_c, "r12")
-            if full > 1:
-                a(f"ldr r12, {a.frame(5)}", "cmp r1, r12", "bne 3b")
-            base += BLOCK * s * full
-        for ox0 in range(ox + BLOCK * full, g.out_w, BLOCK):
-            self.block(ox0, min(BLOCK, g.out_w - ox0), base)
+        first, base, done = 0, 0, []
+        loop_first, loop_end = self.loop_span()
+        period = self.period
+        passes = (loop_end - loop_first) // (period * s)
+        if passes > 1:
+            base = self.columns(0, loop_first, 0, done)
+            a.add("r0", (loop_first - pad - base) * in_col, "r12")
+            base = loop_first - pad
+            a("mov r12, r1")
+            a.add("r12", passes * period * self.steps.out_col, "lr")
+            a(f"str r12, {a.frame(5)}", "3:")
+            moved = self.columns(loop_first, loop_first + period * s, base, done)
+            a.add("r0", (base + period * s - moved) * in_col, "r12")
+            a(f"ldr r12, {a.frame(5)}", "cmp r1, r12", "bne 3b")
+            done[:] = [i + (passes - 1) * period for i in done]
+            first, base = loop_end, loop_end - pad
+        base = self.columns(first, s * (g.out_w - 1) + 3, base, done)
         a("pop {pc}")
         a.depth -= 4
         return base
@@ -215,7 +310,7 @@ class _Layer:
         return runs
 
     def source(self) -> list[str]:
-        g = self.g
+        g, steps = self.g, self.steps
         end_column = self.row_code()
         row_lines = self.a.lines
         self.a = a = _Asm()
@@ -230,12 +325,13 @@ class _Layer:
             a(f"ldr r0, {a.frame(1)}")
             a.add("r0", self.first[oy0] * self.row, "r12")
             a(f"ldr r1, {a.frame(2)}")
-            a.add("r1", oy0 * g.out_w * g.in_c, "r12")
+            a.add("r1", oy0 * steps.out_row, "r12")
             if count > 1:
                 a(f"movw r12, #{count}", f"str r12, {a.frame(4)}", "4:")
             a("bl 9f")
             if count > 1:
-                a.add("r0", g.stride_h * self.row - end_column * g.in_c, "r12")
+                a.add("r0", g.stride_h * steps.in_row - end_column * steps.in_col, "r12")
+                a.add("r1", steps.out_row - g.out_w * steps.out_col, "r12")
                 a(f"ldr r12, {a.frame(4)}", "subs r12, r12, #1", f"str r12, {a.frame(4)}", "bne 4b")
         a(f"ldr r12, {a.frame(0)}", f"add r12, r12, #{4 * CHANNEL_WORDS}", f"str r12, {a.frame(0)}")
         for slot in (1, 2):
@@ -246,24 +342,37 @@ class _Layer:
 
 
 def fits(g: ConvGeometry) -> bool:
-    """The layers the generated assembly computes: 3x3, multiplier 1, dilation 1, horizontal stride 1 or 2, at
-    least 3 input rows, padding of at most a row at the top and 2 columns at the left (c_source checks the load
-    offsets)."""
+    """The layers the generated assembly computes in the orientation of `g`: 3x3, multiplier 1, dilation 1,
+    horizontal stride 1 or 2, at least 3 input rows, padding of at most a row at the top and 2 columns at the left
+    (plan checks the load offsets)."""
     return (g.k_h == 3 and g.k_w == 3 and g.out_c == g.in_c and g.dil_h == 1 and g.dil_w == 1
             and g.stride_w in (1, 2) and g.in_h >= 3 and 0 <= g.pad_left <= 2 and 0 <= g.pad_top
             and set(row_kinds(g.in_h, g.out_h, g.stride_h, g.pad_top)[0]) <= set(KIND_SETUP))
 
 
-def c_source(g: ConvGeometry, zp: int, act_min: int, act_max: int) -> tuple[str, CFunction] | None:
-    """(C source, its function): the layer's assembly and, for builds without it, the call of the C version;
-    None when a load offset would not fit LDRSB's immediate."""
-    layer = _Layer(g, zp, act_min, act_max)
-    lines = layer.source()
-    if layer.reach > LOAD_REACH:
-        return None
+def plan(g: ConvGeometry, zp: int, out_zp: int, act_min: int, act_max: int, cpu: str = "cortex-m4"
+         ) -> tuple[_Layer, list[str]] | None:
+    """The layer's assembly (and its lines, ordered for `cpu`) transposed when its output is taller than wide (fewer,
+    longer rows) and that fits, else as it is, with the longest row loop whose loads stay within LDRSB's immediate;
+    None when none does."""
+    for swapped in ((True, False) if g.out_h > g.out_w else (False,)):
+        if not fits(oriented(g, swapped)[0]):
+            continue
+        for period in PERIODS:
+            layer = _Layer(g, swapped, zp, out_zp, act_min, act_max, period, cpu)
+            lines = layer.source()
+            if layer.reach <= LOAD_REACH:
+                return layer, schedule(lines, cpu)
+    return None
+
+
+def c_source(layer: _Layer, lines: list[str]) -> tuple[str, CFunction]:
+    """(C source, its function): the layer's assembly and, for builds without it, the call of the C version."""
+    g, steps = layer.g, layer.steps
     asm = "".join(f'      "{line}\\n\\t"\n' for line in lines)
     c_args = (f"{g.in_h}, {g.in_w}, {g.in_c}, {g.out_h}, {g.out_w}, {g.stride_h}, {g.stride_w}, {g.pad_top}, "
-              f"{g.pad_left}, {zp}, {act_min}, {act_max}")
+              f"{g.pad_left}, {steps.in_row}, {steps.in_col}, {steps.out_row}, {steps.out_col}, {layer.zp}, "
+              f"{layer.act_min}, {layer.act_max}")
     name = f"mtk_dw3x3_{hashlib.sha256((asm + c_args).encode()).hexdigest()[:12]}"
     function = CFunction.of(name, "const void* x, const void* stream, int8_t* out")
     src = (f"#ifdef MTK_DSP_ASM\n"
@@ -277,21 +386,29 @@ def c_source(g: ConvGeometry, zp: int, act_min: int, act_max: int) -> tuple[str,
     return src, function
 
 
+def _plan(data: OpData) -> tuple[_Layer, list[str]] | None:
+    p = data.params
+    if fused_params(p.bias, p.requant, data.inputs[1].data) is None:
+        return None
+    return plan(p.geometry, data.inputs[0].quant.zp, p.requant.out_zp, p.requant.act_min, p.requant.act_max,
+                data.cpu.name)
+
+
 def takes(data: OpData) -> bool:
-    p, g = data.params, data.params.geometry
-    return (fits(g) and fused_params(p.bias, p.requant, data.inputs[1].data) is not None
-            and c_source(g, data.inputs[0].quant.zp, p.requant.act_min, p.requant.act_max) is not None)
+    return _plan(data) is not None
 
 
 def lower(data: OpData) -> Kernel:
     """The layer (conv.DepthwiseParams) as the generated assembly computes it; a band of a tiled layer
     (codegen/tiling.py) that it does not take (fewer than 3 rows) as depthwise_dsp.py's kernel does."""
-    if not takes(data):
+    planned = _plan(data)
+    if planned is None:
         return (depthwise_dsp.KERNEL if depthwise_dsp.takes(data) else depthwise.KERNEL).lower(data)
-    p, g = data.params, data.params.geometry
-    w = data.inputs[1].data
-    src, function = c_source(g, data.inputs[0].quant.zp, p.requant.act_min, p.requant.act_max)
-    args = [data.op.inputs[0], Const("channels", pack(w, fused_params(p.bias, p.requant, w))), data.op.outputs[0]]
+    layer, lines = planned
+    p, w = data.params, data.inputs[1].data
+    src, function = c_source(layer, lines)
+    taps = w.transpose(0, 2, 1, 3) if layer.swapped else w
+    args = [data.op.inputs[0], Const("channels", pack(taps, fused_params(p.bias, p.requant, w))), data.op.outputs[0]]
     return Kernel("depthwise_conv2d", args, c_source=src, c_function=function, headers=(HEADER,))
 
 
