@@ -166,21 +166,53 @@ static inline __attribute__((always_inline)) void mtk_dot_1xn_rows_w16(const int
 
 #ifdef MTK_DSP_ASM
 /* One and two channels: gcc 12 takes 11 and 14 instructions a group; here two groups a pass, 14 and 20 (1.75 and 1.25
- * a product), an odd group and the partial last one in C. */
+ * a product), an odd group and the partial last one in C. Each pass loads ahead of its SMLADs and puts an SMLAD after
+ * each SXTB16 (the Cortex-M7 issues a load or an SXTB16 with an SMLAD; the M7 and M33 stall on a load's result used
+ * at once). */
 #define MTK_ROWS_W16_ASM 1
-#define MTK_ROWS_W16_X "ldr %[v], [%[x]], #4\n\tsxtb16 %[e], %[v]\n\tsxtb16 %[v], %[v], ror #8\n\t"
-#define MTK_ROWS_W16_CHANNEL(S) \
-  "ldrd %[a], %[b], [%[w]], #8\n\tsmlad " S ", %[a], %[e], " S "\n\tsmlad " S ", %[b], %[v], " S "\n\t"
-#define MTK_ROWS_W16_PAIRS(N, GROUP)                                                                     \
+#define MTK_ROWS_W16_1X1                      \
+  "ldrd %[a], %[b], [%[w]], #8\n\t"           \
+  "ldr %[v], [%[x]], #4\n\t"                  \
+  "ldrd %[c], %[d], [%[w]], #8\n\t"           \
+  "ldr %[u], [%[x]], #4\n\t"                  \
+  "sxtb16 %[e], %[v]\n\t"                     \
+  "smlad %[s0], %[a], %[e], %[s0]\n\t"        \
+  "sxtb16 %[v], %[v], ror #8\n\t"             \
+  "smlad %[s0], %[b], %[v], %[s0]\n\t"        \
+  "sxtb16 %[e], %[u]\n\t"                     \
+  "smlad %[s0], %[c], %[e], %[s0]\n\t"        \
+  "sxtb16 %[u], %[u], ror #8\n\t"             \
+  "smlad %[s0], %[d], %[u], %[s0]\n\t"
+#define MTK_ROWS_W16_1X2                      \
+  "ldr %[v], [%[x]], #4\n\t"                  \
+  "ldr %[u], [%[x]], #4\n\t"                  \
+  "ldrd %[a], %[b], [%[w]], #8\n\t"           \
+  "sxtb16 %[e], %[v]\n\t"                     \
+  "smlad %[s0], %[a], %[e], %[s0]\n\t"        \
+  "sxtb16 %[v], %[v], ror #8\n\t"             \
+  "ldrd %[c], %[d], [%[w]], #8\n\t"           \
+  "smlad %[s0], %[b], %[v], %[s0]\n\t"        \
+  "sxtb16 %[f], %[u]\n\t"                     \
+  "smlad %[s1], %[c], %[e], %[s1]\n\t"        \
+  "sxtb16 %[u], %[u], ror #8\n\t"             \
+  "smlad %[s1], %[d], %[v], %[s1]\n\t"        \
+  "ldrd %[a], %[b], [%[w]], #8\n\t"           \
+  "smlad %[s0], %[a], %[f], %[s0]\n\t"        \
+  "ldrd %[c], %[d], [%[w]], #8\n\t"           \
+  "smlad %[s0], %[b], %[u], %[s0]\n\t"        \
+  "smlad %[s1], %[c], %[f], %[s1]\n\t"        \
+  "smlad %[s1], %[d], %[u], %[s1]\n\t"
+#define MTK_ROWS_W16_PAIRS(N, PASS)                                                                      \
   {                                                                                                     \
     const int8_t* xp = (const int8_t*)x;                                                                \
     const uint32_t* wp = (const uint32_t*)w;                                                            \
     int32_t s0 = 0, s1 = 0, pairs = k >> 3;                                                             \
-    uint32_t v, a, b, e;                                                                                \
+    uint32_t v, u, e, f, a, b, c, d;                                                                    \
     if (pairs > 0)                                                                                      \
-      __asm__("1:\n\t" GROUP GROUP "subs %[n], %[n], #1\n\tbne 1b"                                      \
+      __asm__("1:\n\t" PASS "subs %[n], %[n], #1\n\tbne 1b"                                             \
               : [s0] "+&r"(s0), [s1] "+&r"(s1), [x] "+&r"(xp), [w] "+&r"(wp), [n] "+&r"(pairs),        \
-                [v] "=&r"(v), [a] "=&r"(a), [b] "=&r"(b), [e] "=&r"(e)                                  \
+                [v] "=&r"(v), [u] "=&r"(u), [e] "=&r"(e), [f] "=&r"(f), [a] "=&r"(a), [b] "=&r"(b),    \
+                [c] "=&r"(c), [d] "=&r"(d)                                                              \
               :                                                                                         \
               : "cc", "memory");                                                                        \
     mtk_dot_1xn_rows_w16(xp, wp, k & 7, acc, N);                                                        \
@@ -189,11 +221,11 @@ static inline __attribute__((always_inline)) void mtk_dot_1xn_rows_w16(const int
     return 0;                                                                                           \
   }
 MTK_OUT_OF_LINE int32_t mtk_dot_1x1_rows_w16_s8(const void* x, const void* w, int32_t k, int32_t* acc)
-    MTK_ROWS_W16_PAIRS(1, MTK_ROWS_W16_X MTK_ROWS_W16_CHANNEL("%[s0]"))
+    MTK_ROWS_W16_PAIRS(1, MTK_ROWS_W16_1X1)
 MTK_OUT_OF_LINE int32_t mtk_dot_1x2_rows_w16_s8(const void* x, const void* w, int32_t k, int32_t* acc)
-    MTK_ROWS_W16_PAIRS(2, MTK_ROWS_W16_X MTK_ROWS_W16_CHANNEL("%[s0]") MTK_ROWS_W16_CHANNEL("%[s1]"))
-#undef MTK_ROWS_W16_X
-#undef MTK_ROWS_W16_CHANNEL
+    MTK_ROWS_W16_PAIRS(2, MTK_ROWS_W16_1X2)
+#undef MTK_ROWS_W16_1X1
+#undef MTK_ROWS_W16_1X2
 #undef MTK_ROWS_W16_PAIRS
 #endif
 
@@ -237,10 +269,10 @@ static inline __attribute__((always_inline)) void mtk_dot_2xn_rows_w16(const int
   "ldrd r12, lr, [r2], #8\n\t"             \
   "sxtb16 r9, r8\n\t"                      \
   "sxtb16 r11, r10\n\t"                    \
-  "sxtb16 r8, r8, ror #8\n\t"              \
   "smlad r4, r12, r9, r4\n\t"              \
-  "sxtb16 r10, r10, ror #8\n\t"            \
+  "sxtb16 r8, r8, ror #8\n\t"              \
   "smlad r6, r12, r11, r6\n\t"             \
+  "sxtb16 r10, r10, ror #8\n\t"            \
   "smlad r4, lr, r8, r4\n\t"               \
   "smlad r6, lr, r10, r6\n\t"
 #define MTK_2X2_ROWS_W16_GROUP             \
