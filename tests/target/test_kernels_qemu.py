@@ -20,7 +20,8 @@ from mtk.target import get_cpu
 from mtk.tflite_builder import ModelBuilder
 from mtk.tuning import tunable_layers
 from hypothesis import HealthCheck, given, settings
-from harness import GEMM_MODELS, LAYERS, assert_bit_exact_on_target, conv_model, single_op_model
+from harness import (GEMM_MODELS, LAYERS, assert_bit_exact_on_target, conv_model, few_channel_pointwise,
+                     single_op_model)
 
 pytestmark = pytest.mark.qemu
 
@@ -159,6 +160,13 @@ DSP_3X3_MODELS = {   # depthwise3x3_dsp.py's generated assembly: a first block w
                                      padding="SAME", stride_h=2, stride_w=1, depth_multiplier=1, dilation_h_factor=1,
                                      dilation_w_factor=1, fused_activation_function="NONE"),
 }
+
+
+@pytest.mark.parametrize("board", ["mps2/an386", "mps2/an500", "mps2/an505"])
+@pytest.mark.parametrize("seed", range(4))
+def test_few_channel_pointwise_bit_exact_on_dsp_cores(board, seed, tmp_path):
+    """Random 1x1 convs of 1 to 3 channels (harness.few_channel_pointwise): 2x2/s16's assembly on each DSP core."""
+    assert_bit_exact_on_target(few_channel_pointwise(seed), board, tmp_path)
 
 
 @pytest.mark.parametrize("board", ["mps2/an386", "mps2/an500", "mps2/an505"])
