@@ -9,6 +9,8 @@ TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 TOOLKIT = REPO / "toolkit"
 FIXTURES = TESTS / "fixtures"
+# a compiled model's folder as `mtk compile` leaves it, around a stand-in model
+FAKE = FIXTURES / "fake_compiled"
 SHARED_MODELS = REPO.parent / "shared" / "models"
 # tflite-micro's own models (micro_speech's audio front end): a checkout or a bare git mirror of it, if any
 TFLITE_MICRO = Path(os.environ.get("MTK_TFLITE_MICRO", "/work/.mirror/tensorflow+tflite-micro/repo"))

@@ -12,9 +12,8 @@ from mtk.boards import get_board
 from mtk.errors import ModelError, MtkError, TargetError
 from mtk.platforms import ProjectOptions, get_platform
 
-from checkout import FIXTURES, REPO
+from checkout import FAKE, REPO
 
-FAKE = FIXTURES / "fake_compiled"
 #                         MLPerf Tiny reference API's help text and replies)
 
 

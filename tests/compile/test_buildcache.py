@@ -17,10 +17,9 @@ from mtk.runoptions import RunOptions
 from mtk.tuning import Tuning
 
 from harness import zephyr_tree
-from checkout import FIXTURES, REPO
+from checkout import FAKE, REPO
 
 DIGITS_INT8 = REPO / "models" / "digits_cnn_int8.tflite"
-FAKE = FIXTURES / "fake_compiled"
 
 
 def test_the_key_changes_with_every_input_of_the_build(tmp_path):

@@ -16,9 +16,8 @@ from mtk.paths import FIRMWARE
 from mtk.compiled import CompiledModel
 from mtk.platforms.firmware import render_glue
 
-from checkout import FIXTURES
+from checkout import FAKE
 
-FAKE = FIXTURES / "fake_compiled"
 BOOT = ["m-timestamp-mode-performance", "m-lap-us-0", "m-init-done", "m-ready"]
 INPUT = bytes(range(64))
 # FNV-1a of INPUT as 4 int8 outputs, dequantised with the fake model's scale 0.25, zero point 3

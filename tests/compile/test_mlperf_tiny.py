@@ -31,9 +31,8 @@ from mtk.platforms import ProjectOptions, get_platform
 from mtk.compiled import CompiledModel
 from mtk.platforms.firmware import render_glue
 
-from checkout import FIXTURES
+from checkout import FAKE
 
-FAKE = FIXTURES / "fake_compiled"
 FW_VERSION = "ULPMark for tinyML Firmware V0.0.1"       # EE_FW_VERSION
 HELP = [FW_VERSION, "",                                   # ee_profile_parse(), "help"
         "help         : Print this information",

@@ -13,9 +13,8 @@ import pytest
 
 from mtk.cli import main
 
-from checkout import FIXTURES
+from checkout import FAKE
 
-FAKE = FIXTURES / "fake_compiled"
 BOARD = "qemu_cortex_m3"
 
 

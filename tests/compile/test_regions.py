@@ -17,9 +17,8 @@ from mtk.codegen.memory_plan import Buffer, plan_memory
 from mtk.codegen.regions import live_bytes, place_in_regions
 from mtk.errors import ModelError
 
-from checkout import FIXTURES, REPO
+from checkout import FAKE, REPO
 
-FAKE = FIXTURES / "fake_compiled"
 DTCM = RamRegion("DTCM", 0x30000000, 1000, system=True, tcm=True)
 SRAM = RamRegion("SRAM", 0x11000000, 4000)
 

@@ -28,10 +28,9 @@ from mtk.errors import MtkError, TargetError
 from mtk.runners import get_runner
 from mtk.platforms import ProjectOptions, get_platform
 from mtk.platforms.zephyr import read_project
-from checkout import FIXTURES, toolkit_env
+from checkout import FAKE, toolkit_env
 from harness import executable, zephyr_tree
 
-FAKE_COMPILED = FIXTURES / "fake_compiled"
 BOARDS = [  # what list_boards.py --cmakeformat prints for the tree (DIR filled in by the fixture)
     {"name": "testboard", "socs": ["testsoc"], "qualifiers": ["testsoc/cpuapp", "testsoc/cpunet"]},
     {"name": "fastboard", "socs": ["fastsoc"], "qualifiers": ["fastsoc"]},
@@ -318,13 +317,13 @@ def test_a_curated_board_wins_over_the_workspace_s(workspace):
 
 
 def test_mtk_project_renders_an_application_for_a_derived_board(workspace, tmp_path):
-    project = get_platform("zephyr").render(CompiledModel.load(FAKE_COMPILED), get_board("testboard/testsoc/cpuapp"),
+    project = get_platform("zephyr").render(CompiledModel.load(FAKE), get_board("testboard/testsoc/cpuapp"),
                                             tmp_path / "app", ProjectOptions())
     assert read_project(project)["board"] == "testboard/testsoc/cpuapp"
     conf = (project / "boards" / "testboard_testsoc_cpuapp.conf").read_text()
     assert "CONFIG_FPU=y" in conf and "CONFIG_TIMING_FUNCTIONS=y" in conf
     assert "zephyr,console = &uart0;" in (project / "boards" / "testboard_testsoc_cpuapp.overlay").read_text()
-    net = get_platform("zephyr").render(CompiledModel.load(FAKE_COMPILED), get_board("testboard/testsoc/cpunet"),
+    net = get_platform("zephyr").render(CompiledModel.load(FAKE), get_board("testboard/testsoc/cpunet"),
                                         tmp_path / "net", ProjectOptions())
     assert "CONFIG_FPU" not in (net / "boards" / "testboard_testsoc_cpunet.conf").read_text()
 
@@ -365,7 +364,7 @@ def derived_build(workspace, tmp_path, fake_west, monkeypatch) -> Path:
     its runners.yaml as Zephyr writes it from the board's board.cmake; a fake west on PATH."""
     monkeypatch.setenv("PATH", f"{os.environ['PATH']}:/usr/bin:/bin")   # the fake west, then a preprocessor
     app = tmp_path / "app"
-    assert main(["project", str(FAKE_COMPILED), "--board", "testboard/testsoc/cpuapp", "-o", str(app)]) == 0
+    assert main(["project", str(FAKE), "--board", "testboard/testsoc/cpuapp", "-o", str(app)]) == 0
     (app / "build" / "zephyr").mkdir(parents=True)
     (app / "build" / "CMakeCache.txt").write_text(f"APPLICATION_SOURCE_DIR:PATH={app.resolve()}\n")
     runners = {"runners": list(get_board("testboard/testsoc/cpuapp").runners), "flash-runner": "jlink"}

@@ -11,9 +11,8 @@ import yaml
 
 from mtk.cli import main
 
-from checkout import FIXTURES
+from checkout import FAKE
 
-FAKE = FIXTURES / "fake_compiled"
 
 
 @pytest.fixture

@@ -11,9 +11,8 @@ import yaml
 
 from mtk.cli import main
 from harness import RUNNERS_YAML, executable, zephyr_tree
-from checkout import FIXTURES
+from checkout import FAKE
 
-FAKE = FIXTURES / "fake_compiled"
 
 
 def test_the_manifest_imports_only_the_modules_the_boards_need(capsys):

@@ -12,9 +12,8 @@ from mtk.boards import all_boards, get_board
 from mtk.errors import TargetError
 from mtk.platforms import ProjectOptions, get_platform
 
-from checkout import FIXTURES
+from checkout import FAKE
 
-FAKE = FIXTURES / "fake_compiled"
 QEMU_BOARDS = [b for b in all_boards() if b.qemu]
 CORE_TEXT_LIMIT = 6144  # firmware core + port + startup + glue, without the model (1 KB of it: the
 

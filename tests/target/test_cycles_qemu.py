@@ -166,7 +166,7 @@ def test_a_hardware_map_lab_emulated_estimates_each_kind_of_board_once(tmp_path,
 @pytest.mark.qemu
 def test_a_paced_dut_stamps_estimated_time(tmp_path):
     import serial
-    from test_qemu import FAKE
+    from checkout import FAKE
     from mtk.boards import get_board
     from mtk.compiled import CompiledModel
     from mtk.platforms import ProjectOptions, get_platform

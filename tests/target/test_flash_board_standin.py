@@ -27,11 +27,10 @@ from mtk.platforms import ProjectOptions, get_platform
 from mtk.runners import get_runner
 from mtk.transport.protocol import FirmwareClient
 
-from checkout import FIXTURES
+from checkout import FAKE
 
 pytestmark = pytest.mark.qemu
 
-FAKE = FIXTURES / "fake_compiled"
 FLASHING_WEST = f"""#!{sys.executable}
 import os, subprocess
 elf = os.path.join(os.environ["STANDIN_BUILD"], "zephyr", "zephyr.elf")

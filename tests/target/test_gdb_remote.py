@@ -17,11 +17,10 @@ from mtk.transport.protocol import FirmwareClient
 from mtk.transport.serial_link import SerialLink
 
 from tcp import free_port, wait_listening
-from checkout import FIXTURES
+from checkout import FAKE
 
 pytestmark = pytest.mark.qemu
 
-FAKE = FIXTURES / "fake_compiled"
 
 
 def test_load_reset_and_talk_twice(tmp_path):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from checkout import FIXTURES
+from checkout import FAKE
 
 pytest.importorskip("labgrid")
 from labgrid.target import Target  # noqa: E402
@@ -23,7 +23,7 @@ def test_a_qemu_stand_in_without_icount_is_warned_about(tmp_path, caplog):
     from tcp import free_port, wait_listening
 
     board = get_board("mps2/an386")
-    fake = CompiledModel.load(FIXTURES / "fake_compiled")
+    fake = CompiledModel.load(FAKE)
     elf = get_platform("baremetal").build(get_platform("baremetal").render(fake, board, tmp_path / "fw",
                                                                            ProjectOptions(semihosting=False)))
     for icount in (["-icount", "shift=0,align=off,sleep=off"], []):

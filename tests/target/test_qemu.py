@@ -14,11 +14,10 @@ from mtk.platforms import ProjectOptions, get_platform
 from mtk.runners import get_runner
 from mtk.transport.protocol import FirmwareClient
 
-from checkout import FIXTURES, SHARED_MODELS
+from checkout import FAKE, SHARED_MODELS
 
 pytestmark = pytest.mark.qemu
 
-FAKE = FIXTURES / "fake_compiled"
 QEMU_BOARDS = [b.name for b in all_boards() if b.qemu]
 INPUT = bytes(range(64))
 OUTPUT = bytes.fromhex("05093a6d")  # FNV-1a of INPUT

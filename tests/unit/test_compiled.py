@@ -13,7 +13,7 @@ from mtk.budget import check_fits, check_runs_on
 from mtk.compiled import CompiledModel, CompiledTarget
 from mtk.errors import ModelError
 
-from checkout import FIXTURES
+from checkout import FAKE, FIXTURES
 
 
 @pytest.mark.parametrize("folder", ["fake_compiled", "hostrun_sample", "hostrun_workspace_sample"])
@@ -34,7 +34,7 @@ def test_io_tensors_sit_at_aligned_offsets_of_the_firmware_buffers():
 def test_a_folder_without_valid_metadata_is_named(tmp_path):
     with pytest.raises(ModelError, match="not a compiled model folder"):
         CompiledModel.load(tmp_path)
-    shutil.copytree(FIXTURES / "fake_compiled", tmp_path / "m")
+    shutil.copytree(FAKE, tmp_path / "m")
     meta = json.loads((tmp_path / "m" / "metadata.json").read_text())
     del meta["memory"]
     (tmp_path / "m" / "metadata.json").write_text(json.dumps(meta))
@@ -43,7 +43,7 @@ def test_a_folder_without_valid_metadata_is_named(tmp_path):
 
 
 def test_the_fit_check_counts_code_with_constants_and_stack_with_arena():
-    model = CompiledModel.load(FIXTURES / "fake_compiled")
+    model = CompiledModel.load(FAKE)
     board = get_board("qemu_cortex_m3")
     check_fits(model, board)
     coded = replace(model, memory=replace(model.memory, constant_bytes=board.flash_bytes - 100, code_bytes=101))
@@ -54,7 +54,7 @@ def test_the_fit_check_counts_code_with_constants_and_stack_with_arena():
 
 
 def test_a_model_compiled_for_other_kernels_is_refused():
-    model = CompiledModel.load(FIXTURES / "fake_compiled")
+    model = CompiledModel.load(FAKE)
     check_runs_on(model, get_board("mps2/an385"))   # plain C: any CPU
     m4 = replace(model, target=CompiledTarget("cortex-m4", True, False, "fpv4-sp-d16"))
     check_runs_on(m4, get_board("mps2/an500"))

@@ -25,9 +25,8 @@ from mtk.mlf import write_mlf
 from mtk.names import c_comment, plain_word, safe_label
 from mtk.transport.ports import SerialPort
 
-from checkout import FIXTURES
+from checkout import FAKE
 
-FAKE = FIXTURES / "fake_compiled"
 HOSTILE_NAMES = [
     "m\n$(shell touch INJECTED)\n#.tflite",
     "m\nfile(TOUCH INJECTED)\n#.tflite",

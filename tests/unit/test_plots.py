@@ -17,7 +17,7 @@ from mtk.runresult import LayerTime, RunResult
 from mtk.plots import DPI, _short, bench_figure, write_bench_png
 from mtk.transport.protocol import CycleStats
 
-from checkout import FIXTURES
+from checkout import FAKE
 
 LAYERS = {   # model: (op type, MACs) per layer, a reshape that runs no code among them
     "kws.tflite": [("CONV_2D", 1_000_000), ("DEPTHWISE_CONV_2D", 90_000), ("RESHAPE", 0), ("FULLY_CONNECTED", 768)],
@@ -147,7 +147,7 @@ def fake_compiled_with(**memory):
 
     from mtk.compiled import CompiledModel
 
-    fake = CompiledModel.load(FIXTURES / "fake_compiled")
+    fake = CompiledModel.load(FAKE)
     return replace(fake, memory=replace(fake.memory, **memory), ops=fake.ops * 3)
 
 
@@ -218,6 +218,6 @@ def test_names_with_mathtext_syntax_are_shown_as_they_are(tmp_path):
     name = "m$\\frac{a}$_^x{$.tflite"
     results = [replace(made_up_result("kws.tflite", "mps2/an386"), model=name)]
     write_bench_png(results, tmp_path / "b.png")
-    fake = CompiledModel.load(FIXTURES / "fake_compiled")
+    fake = CompiledModel.load(FAKE)
     write_memory_png(replace(fake, model=name), tmp_path / "m.png")
     assert Image.open(tmp_path / "b.png").size[0] > 0 and Image.open(tmp_path / "m.png").size[0] > 0

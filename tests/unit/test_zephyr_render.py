@@ -18,9 +18,8 @@ from mtk.paths import ZEPHYR_APP
 from mtk.platforms import ProjectOptions, get_platform
 from mtk.platforms.zephyr import board_file_name, read_project
 
-from checkout import FIXTURES
+from checkout import FAKE
 
-FAKE = FIXTURES / "fake_compiled"
 BOARDS = all_boards()
 KCONFIG_LINE = re.compile(r'CONFIG_[A-Z0-9_]+=(y|n|-?[0-9]+|0x[0-9a-fA-F]+|"([^"\\\n]|\\.)*")')
 HOSTILE = 'ev"il\';name\n#include <stdio.h>\n$(rm -rf x)*/`.tflite'

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 import shutil
 import subprocess
 from abc import ABC, abstractmethod
@@ -72,5 +73,5 @@ def run_build(command: list[str], cwd: Path) -> list[str]:
     if process.returncode != 0:
         errors = [line for line in lines if any(word in line.lower() for word in BUILD_ERROR_WORDS)] or lines
         raise TargetError(f"build of {cwd} failed:\n" + "\n".join(errors[-25:]),
-                          hint=f"rerun by hand: cd {cwd} && {' '.join(command)}")
+                          hint=f"rerun by hand: cd {shlex.quote(str(cwd))} && {shlex.join(command)}")
     return lines

@@ -5,6 +5,7 @@ that probe: west's --dev-id where the runner takes it, else the runner's option 
 from __future__ import annotations
 
 import re
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -107,7 +108,7 @@ class WestRunner(FlashRunner):
         output = (result.stdout + result.stderr).strip().splitlines()
         errors = [line for line in output if "error" in line.lower()] or output
         message = f"west flash failed for {self.board.name}:\n" + "\n".join(errors[-15:])
-        hint = f"rerun by hand: {' '.join(command)}"
+        hint = f"rerun by hand: {shlex.join(command)}"
         if any(marker in line.lower() for line in errors for marker in MISSING_TOOL_MARKERS):
             raise ToolMissing(message, hint=hint)
         raise TargetError(message, hint=hint)
