@@ -262,7 +262,8 @@ static inline __attribute__((always_inline)) void mtk_dot_2xn_rows_w16(const int
 /* The whole groups in assembly: a 2x2 group needs 14 registers, more than gcc 12 gives an asm statement, so a naked
  * function (x0 r0, x1 r1, w r2, groups r3 > 0, acc on the stack) keeps every one but sp: two groups a pass, an odd
  * count entering at the second. Sums s00 r4, s01 r5, s10 r6, s11 r7; rows r8/r9 and r10/r11 (odd/even pairs);
- * weights r12, lr. Each SXTB16 has an SMLAD that does not read it next to it (the Cortex-M7 issues them together). */
+ * weights r12, lr. Each SXTB16 but the first is followed by an SMLAD that does not read it (the Cortex-M7 issues the
+ * two together). */
 #define MTK_2X1_ROWS_W16_GROUP             \
   "ldr r8, [r0], #4\n\t"                   \
   "ldr r10, [r1], #4\n\t"                  \
