@@ -3,6 +3,10 @@
     python bench/layer_compare.py                                   # mtk alone, every layer, an386 an547 an385
     python bench/layer_compare.py --cmsis-nn ~/src/CMSIS-NN         # beside CMSIS-NN's wrappers
     python bench/layer_compare.py --board mps2/an386 --layer conv-1ch-3x3-s2 --random 4 --json out.json
+    python bench/layer_compare.py --from-json m4.json m7.json      # their table and summaries again, no run
+
+With CMSIS-NN, a summary line per board ends the table: its layers, how many take at most CMSIS-NN's estimated
+cycles, the highest ratios (--worst N of them, and every one above 1.0).
 
 Each layer is one CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, AVERAGE_POOL_2D, MAX_POOL_2D or ADD op (int8,
 or 16x8: int16 activations, int8 weights, int64 bias) in a model of its own made with tests/modelgen.py and
@@ -453,6 +457,24 @@ def print_table(rows: list[dict], boards: list[str]) -> None:
           "'!' = above 1.0 (slower than CMSIS-NN); exact = mtk's outputs equal tflite-micro's")
 
 
+def cycle_ratio(row: dict) -> float | None:
+    """mtk's estimated cycles over CMSIS-NN's for a row, or None without both."""
+    mine, theirs = row.get("mtk_estimated_cycles"), row.get("cmsis_nn_estimated_cycles")
+    return mine / theirs if mine and theirs else None
+
+
+def summary(rows: list[dict], board: str, worst: int) -> str:
+    """One line for `board`: its layers compared in cycles, how many are at most 1.0x CMSIS-NN's, and the `worst`
+    highest ratios (every one above 1.0 whatever `worst`)."""
+    ratios = sorted(((ratio, r["layer"]) for r in rows if r.get("board") == board
+                     and (ratio := cycle_ratio(r)) is not None), reverse=True)
+    wins = sum(ratio <= 1.0 for ratio, _ in ratios)
+    shown = ratios[:max(worst, len(ratios) - wins)]
+    listing = ", ".join(f"{name} {ratio:.2f}" for ratio, name in shown)
+    return f"{board}: {len(ratios)} layers, {wins} at most 1.0x CMSIS-NN in cycles" + (f"; worst: {listing}"
+                                                                                         if listing else "")
+
+
 def _by_layer(rows: list[dict]) -> list[list[dict]]:
     order = list(dict.fromkeys(r["layer"] for r in rows))
     return [[r for r in rows if r["layer"] == name] for name in order]
@@ -474,7 +496,15 @@ def main() -> int:
                         help="a CMSIS-NN checkout to compare with (not fetched: see below)")
     parser.add_argument("--work", type=Path, help="keep the builds here (default: a temporary folder)")
     parser.add_argument("--json", type=Path, help="write the rows to this file")
+    parser.add_argument("--worst", type=int, default=5, metavar="N",
+                        help="each board's summary line names its N highest cycle ratios (default 5), and every one "
+                             "above 1.0")
+    parser.add_argument("--from-json", type=Path, nargs="+", metavar="FILE",
+                        help="print the table and summary of rows --json wrote (several: one board each), running "
+                             "nothing")
     args = parser.parse_args()
+    if args.from_json:
+        return print_saved(args.from_json, args.worst)
 
     layers = [*(() if args.only_random else LAYERS), *random_layers(args.random, args.seed)]
     unknown = set(args.layer or ()) - {layer.name for layer in layers}
@@ -503,12 +533,42 @@ def main() -> int:
                              "mtk_estimated_cycles": mtk["estimated_cycles"],
                              **dict(zip(("cmsis_nn_instructions", "cmsis_nn_estimated_cycles"),
                                         cmsis.figures(layer, board) if cmsis else (None, None)))})
-    print_table(rows, [get_board(b).name for b in boards])
-    for row in skipped:
-        print(f"{row['layer']} on {row['board']}: left out, it does not fit ({row['left_out']})")
     if args.json:
         args.json.write_text(json.dumps(rows + skipped, indent=1) + "\n")
+    return report(rows, skipped, [get_board(b).name for b in boards], args.worst)
+
+
+SAVED_FIELDS = {"op", "dtype", "macs", "mtk_instructions", "cmsis_nn_instructions", "mtk_estimated_cycles",
+                "cmsis_nn_estimated_cycles", "exact"}   # what print_table reads of a measured row
+
+
+def report(rows: list[dict], skipped: list[dict], boards: list[str], worst: int) -> int:
+    """The table, the layers left out, each board's summary line; 0 if every output was exact, else 1."""
+    print_table(rows, boards)
+    for row in skipped:
+        print(f"{row['layer']} on {row['board']}: left out, it does not fit ({row['left_out']})")
+    if any(cycle_ratio(r) is not None for r in rows):
+        for board in boards:
+            print(summary(rows, board, worst))
     return 0 if all(r["exact"] for r in rows) else 1
+
+
+def print_saved(files: list[Path], worst: int) -> int:
+    """report() of the rows in `files` (--json's), their boards in the order they come."""
+    saved = []
+    for file in files:
+        try:
+            rows = json.loads(file.read_text())
+        except (OSError, ValueError) as err:
+            rows = err
+        if not isinstance(rows, list) or not all(isinstance(r, dict) and {"layer", "board"} <= r.keys()
+                                                 and ("left_out" in r or SAVED_FIELDS <= r.keys()) for r in rows):
+            print(f"{file}: not the rows layer_compare.py --json writes"
+                  + (f" ({rows})" if isinstance(rows, Exception) else ""), file=sys.stderr)
+            return 2
+        saved += rows
+    rows = [r for r in saved if "left_out" not in r]
+    return report(rows, [r for r in saved if "left_out" in r], list(dict.fromkeys(r["board"] for r in saved)), worst)
 
 
 if __name__ == "__main__":

@@ -288,6 +288,16 @@ def long_fc_model(rows: int = 1, depth: int = 4000, units: int = 4) -> bytes:
                       fused_activation_function="NONE")
 
 
+def few_channel_pointwise(seed: int) -> bytes:
+    """A random 1x1 CONV_2D of 1 to 3 output channels (the DSP cores' 2x2/s16 over pairs of the input's rows): 1 to 7
+    rows and columns, 1 to 40 input channels, a random activation."""
+    rng = np.random.default_rng(seed)
+    h, w, c, out = (int(v) for v in (rng.integers(1, 8), rng.integers(1, 8), rng.integers(1, 41), rng.integers(1, 4)))
+    return conv_model("CONV_2D", (1, h, w, c), (out, 1, 1, c), (1, h, w, out), per_channel=True, seed=seed,
+                      padding="VALID", stride_h=1, stride_w=1, dilation_h_factor=1, dilation_w_factor=1,
+                      fused_activation_function=str(rng.choice(["NONE", "RELU", "RELU6"])))
+
+
 GEMM_MODELS = {   # a GEMM over rows of the input, over im2col taps, over gathered patches (1→N depthwise too)
     "fc": lambda: conv_model("FULLY_CONNECTED", (1, 37), (10, 37), (1, 10), per_channel=True,
                              fused_activation_function="NONE"),

@@ -275,11 +275,13 @@ def test_kernels_without_dsp_match_numpy(kernel, path, tmp_path):
 
 
 @pytest.mark.parametrize("label, path", [("1x8/s8", PATHS["plain"]), ("2x2/s8", PATHS["plain"]),
-                                          ("1x4/s16", PATHS["dsp-emulated"]), ("1x4/s16", PATHS["plain"])],
-                         ids=["1x8-s8", "2x2-s8", "1x4-s16-dsp-emulated", "1x4-s16-plain"])
+                                          ("1x4/s16", PATHS["dsp-emulated"]), ("1x4/s16", PATHS["plain"]),
+                                          ("2x2/s16", PATHS["dsp-emulated"])],
+                         ids=["1x8-s8", "2x2-s8", "1x4-s16-dsp-emulated", "1x4-s16-plain", "2x2-s16-dsp-emulated"])
 def test_direct_kernels_match_numpy(label, path, tmp_path):
     """The direct kernels (their assembly runs in QEMU, test_kernels_qemu.py): the Cortex-M3's 1x8/s8 and 2x2/s8 (the
-    plain path) and the DSP cores' 1x4/s16 (emulated, and its plain C for host builds), in tiles of n = 1 .. their
+    plain path), the DSP cores' 1x4/s16 (emulated, and its plain C for host builds) and 2x2/s16 (emulated), in tiles
+    of n = 1 .. their
     block's channels, over int8 rows of k values as they are, whole groups (in pairs and an odd one) and a partial
     last one; the weights of a whole tile and n channels packed as the micro-kernel packs them (a tile and a narrow
     last one); the extremes at -128."""

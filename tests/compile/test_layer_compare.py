@@ -3,6 +3,7 @@ handed to CMSIS-NN is TFLM's (ComputePaddingHeightWidth). No QEMU: the figures t
 
 from __future__ import annotations
 
+import json
 import sys
 
 import numpy as np
@@ -51,3 +52,38 @@ def test_the_cmsis_nn_harness_s_ram_decides_what_fits_a_small_board():
     assert layer_compare.harness_ram_bytes(by_name["digits-fc-256to32"], microbit) == \
         2 * 256 + 256 * 32 + 32 * 12 + 32 + 2 * 2048
     assert layer_compare.harness_ram_bytes(by_name["conv-1ch-3x3-s2"], microbit) > microbit.ram_bytes
+
+
+def _row(layer: str, board: str, mine: int, theirs: int | None) -> dict:
+    return {"layer": layer, "board": board, "op": "CONV_2D", "dtype": "int8", "macs": 1, "mtk_instructions": mine,
+            "cmsis_nn_instructions": theirs, "mtk_estimated_cycles": mine, "cmsis_nn_estimated_cycles": theirs,
+            "exact": True}
+
+
+def test_the_summary_counts_a_board_s_layers_at_most_1x_and_names_every_loser():
+    rows = [_row("even", "b", 100, 100), _row("win", "b", 50, 100), _row("lose", "b", 120, 100),
+            _row("lose-more", "b", 150, 100), _row("other-board", "c", 300, 100), _row("no-cmsis", "b", 10, None)]
+    assert layer_compare.summary(rows, "b", worst=1) == \
+        "b: 4 layers, 2 at most 1.0x CMSIS-NN in cycles; worst: lose-more 1.50, lose 1.20"
+    assert layer_compare.summary(rows, "b", worst=3).endswith("worst: lose-more 1.50, lose 1.20, even 1.00")
+    assert layer_compare.summary([], "b", worst=3) == "b: 0 layers, 0 at most 1.0x CMSIS-NN in cycles"
+
+
+def test_saved_rows_print_again_with_each_board_s_summary(tmp_path, capsys):
+    first, second = tmp_path / "m4.json", tmp_path / "m7.json"
+    first.write_text(json.dumps([_row("a", "m4", 90, 100), {"layer": "big", "board": "m4", "left_out": "RAM"}]))
+    second.write_text(json.dumps([_row("a", "m7", 110, 100)]))
+    assert layer_compare.print_saved([first, second], worst=5) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-3:] == ["big on m4: left out, it does not fit (RAM)",
+                        "m4: 1 layers, 1 at most 1.0x CMSIS-NN in cycles; worst: a 0.90",
+                        "m7: 1 layers, 0 at most 1.0x CMSIS-NN in cycles; worst: a 1.10"]
+
+
+@pytest.mark.parametrize("text", ["{\"a\": 1}", "not json", "[{\"layer\": \"a\", \"board\": \"b\"}]"])
+def test_saved_rows_of_another_kind_exit_2_with_one_line(tmp_path, capsys, text):
+    saved = tmp_path / "rows.json"
+    saved.write_text(text)
+    assert layer_compare.print_saved([saved], worst=5) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"{saved}: not the rows layer_compare.py --json writes") and err.count("\n") == 1

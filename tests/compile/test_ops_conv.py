@@ -18,7 +18,7 @@ from mtk.reader import read_model
 from mtk.target import get_cpu
 from mtk.tuning import tunable_layers
 from harness import (GEMM_MODELS, LAYERS, assert_bit_exact, assert_bit_exact_on_c_paths, assert_builds_for_cortex_m4,
-                     check_random_models, conv_model, long_fc_model)
+                     check_random_models, conv_model, few_channel_pointwise, long_fc_model)
 
 pytestmark = pytest.mark.slow   # compiles models with TVM
 
@@ -153,3 +153,11 @@ def test_every_gemm_schedule_is_bit_exact(cpu, name, tmp_path):
         wide = any(variant.kernel in GEMM_BY_ID and micro_kernel(variant).weights in ("int16", "s16")
                    for variant in tuning.variants.values())   # (Winograd's: int16 weights, not the _w16_ kernels)
         assert ("_w16_" in kernels) == wide
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_few_channel_pointwise_layers_are_bit_exact(seed, tmp_path):
+    """Random 1x1 convs of 1 to 3 channels: on DSP cores pairs of the input's rows by 2x2/s16 (in C on the host),
+    bit-exact with tflite-micro."""
+    assert_bit_exact_on_c_paths(few_channel_pointwise(seed), tmp_path)
+    assert re.search(r"mtk_dot_2x[12]_rows_w16_s8\(", (tmp_path / "lib" / "src" / "tvmgen_default_kernels.c").read_text())

@@ -21,7 +21,8 @@ from mtk.tflite_builder import ModelBuilder
 from mtk.tuning import tunable_layers
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from harness import GEMM_MODELS, LAYERS, assert_bit_exact_on_target, conv_model, single_op_model
+from harness import (GEMM_MODELS, LAYERS, assert_bit_exact_on_target, conv_model, few_channel_pointwise,
+                     single_op_model)
 
 pytestmark = pytest.mark.qemu
 
@@ -38,23 +39,28 @@ def add_model(shape: tuple[int, ...], activation: str, other: tuple[int, ...] | 
     return b.build()
 
 
+def pointwise(shape: tuple[int, int, int], channels: int, activation: str) -> bytes:
+    """A 1x1 CONV_2D of `channels` outputs over an (H, W, C) input, per-channel weights."""
+    h, w, c = shape
+    return conv_model("CONV_2D", (1, h, w, c), (channels, 1, 1, c), (1, h, w, channels), per_channel=True,
+                      padding="VALID", stride_h=1, stride_w=1, dilation_h_factor=1, dilation_w_factor=1,
+                      fused_activation_function=activation)
+
+
 MODELS = {
     "conv-taps": lambda: conv_model("CONV_2D", (1, 7, 6, 4), (6, 3, 3, 4), (1, 7, 6, 6), per_channel=True,
                                     padding="SAME", stride_h=1, stride_w=1, dilation_h_factor=1,
                                     dilation_w_factor=1, fused_activation_function="NONE"),
     "conv-gather": GEMM_MODELS["conv-gather"],
     # DSP's fused GEMM: an odd last row (stored once), an odd last channel (in C), 4 groups (entering its loop midway)
-    "conv-1x1-odd": lambda: conv_model("CONV_2D", (1, 3, 5, 13), (7, 1, 1, 13), (1, 3, 5, 7), per_channel=True,
-                                       padding="VALID", stride_h=1, stride_w=1, dilation_h_factor=1,
-                                       dilation_w_factor=1, fused_activation_function="NONE"),
-    # several rows of 1 or 2 channels: pairs of the input's rows by the M3's 2x2/s8 (an odd last row), each row by the
-    # DSP cores' 1x4/s16
-    "conv-1x1-2ch": lambda: conv_model("CONV_2D", (1, 3, 5, 37), (2, 1, 1, 37), (1, 3, 5, 2), per_channel=True,
-                                       padding="VALID", stride_h=1, stride_w=1, dilation_h_factor=1,
-                                       dilation_w_factor=1, fused_activation_function="RELU"),
-    "conv-1x1-1ch": lambda: conv_model("CONV_2D", (1, 4, 3, 70), (1, 1, 1, 70), (1, 4, 3, 1), per_channel=True,
-                                       padding="VALID", stride_h=1, stride_w=1, dilation_h_factor=1,
-                                       dilation_w_factor=1, fused_activation_function="NONE"),
+    "conv-1x1-odd": lambda: pointwise((3, 5, 13), 7, "NONE"),
+    # several rows of 1 to 3 channels: pairs of the input's rows (an odd last row) by the M3's 2x2/s8 and the DSP cores'
+    # 2x2/s16 (whole groups in assembly, an odd count of them entering its loop midway; a partial one in C; 3
+    # channels: a tile of 2 and a narrow one of 1; fewer than 4 values: in C)
+    "conv-1x1-2ch": lambda: pointwise((3, 5, 37), 2, "RELU"),
+    "conv-1x1-1ch": lambda: pointwise((4, 3, 70), 1, "NONE"),
+    "conv-1x1-3ch": lambda: pointwise((3, 3, 8), 3, "NONE"),
+    "conv-1x1-3ch-3deep": lambda: pointwise((2, 3, 3), 3, "RELU"),
     # DSP's fused one-row GEMM (one multiplier): 38 groups (entering its loop midway); a clamped range (ReLU, output
     # zero point 5): in C
     "fc-fused-1-row": lambda: conv_model("FULLY_CONNECTED", (1, 150), (12, 150), (1, 12), per_channel=False,
@@ -177,6 +183,13 @@ def test_softmax_of_1001_classes_on_the_cortex_m7(tmp_path):
     samples = [[rng.integers(-128, 100, size=(1, 1001)).astype(np.int8)] for _ in range(2)]
     model = single_op_model("SOFTMAX", [((1, 1001), 0.1, -20)], ((1, 1001), 1 / 256, -128), beta=1.0)
     assert_bit_exact_on_target(model, "mps2/an500", tmp_path, samples)
+
+
+@pytest.mark.parametrize("board", ["mps2/an386", "mps2/an500", "mps2/an505"])
+@pytest.mark.parametrize("seed", range(4))
+def test_few_channel_pointwise_bit_exact_on_dsp_cores(board, seed, tmp_path):
+    """Random 1x1 convs of 1 to 3 channels (harness.few_channel_pointwise): 2x2/s16's assembly on each DSP core."""
+    assert_bit_exact_on_target(few_channel_pointwise(seed), board, tmp_path)
 
 
 @pytest.mark.parametrize("board", ["mps2/an386", "mps2/an500", "mps2/an505"])

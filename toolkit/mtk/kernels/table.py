@@ -205,6 +205,8 @@ GEMM_KERNELS = (
           tails=(_f("mtk_dot_2x1_rows_s8", _TWO_ROWS),)),
     _gemm("mtk_dot_1x4_rows_w16_s8", 1, 4, "s16", 2, _narrow_int16, (Isa.SCALAR, Isa.DSP), _ROWS, direct=True,
           tails=tuple(_f(f"mtk_dot_1x{n}_rows_w16_s8", _ROWS) for n in range(1, 4))),
+    _gemm("mtk_dot_2x2_rows_w16_s8", 2, 2, "s16", 2, _narrow_int16, (Isa.DSP,), _TWO_ROWS, direct=True,
+          tails=(_f("mtk_dot_2x1_rows_w16_s8", _TWO_ROWS),)),
     _gemm("mtk_gemm_mve_2x4_s8", 2, 4, "int8", 1, _int8, (Isa.MVE,), _MVE_GEMM, GEMM_MVE_HEADER, fused=True,
           # (gemm_mve.kernel_functions) one row; two rows and one when a channel shifts left
           helpers=tuple(_f(n, _MVE_GEMM) for n in ("mtk_gemm_mve_1x4_s8", "mtk_gemm_mve_2x4_lshift_s8",
@@ -286,7 +288,7 @@ ORDER: dict[Family, dict[Isa, tuple[str, ...]]] = {
 # third or more) pairs of the input's rows as they are by 2x2 s8, which packs none.
 GEMM_ORDER: dict[Isa, tuple[tuple[str, ...], tuple[str, ...]]] = {
     Isa.DSP: (("1x4/fused", "1x4/biased", "1x4/int16", "1x4/s16"),
-              ("2x2/fused", "2x2/biased", "2x2/int16", "1x4/biased", "1x4/int16", "1x4/s16")),
+              ("2x2/fused", "2x2/biased", "2x2/int16", "1x4/biased", "1x4/int16", "2x2/s16", "1x4/s16")),
     Isa.M3: (("1x8/s8", "1x8/int8", "1x4/pairs", "1x4/int8"), ("2x4/s8", "2x2/s8", "2x2/int8", "1x4/pairs")),
     Isa.MVE: (("2x4/int8",), ("2x4/int8",)),
     Isa.SCALAR: (("1x4/int8", "1x4/s16"), ("2x2/int8", "1x4/int8", "1x4/s16")),
@@ -296,12 +298,13 @@ GEMM_ORDER: dict[Isa, tuple[tuple[str, ...], tuple[str, ...]]] = {
 # and, on DSP cores, layers with a channel that shifts left (Helium's fused kernels shift either way):
 # Helium's unfused ones; int8 on DSP cores (the biased ones read the rows' sums the GEMM packs for them).
 PLAIN_SUMS = {Isa.MVE: (("1x4/int8",), ("2x2/int8", "1x4/int8")),
-              Isa.DSP: (("1x4/int8", "1x4/s16"), ("2x2/int8", "1x4/int8", "1x4/s16"))}
+              Isa.DSP: (("1x4/int8", "1x4/s16"), ("2x2/int8", "1x4/int8", "2x2/s16", "1x4/s16"))}
 
 # Per instruction set, the channel counts up to which a direct kernel comes first over the input's rows. DSP cores:
 # below a whole quad, the fused one-row kernel computes the channels in C as a padded quad and the packed rows cost
-# as much to write as to read; 1x4 s16 reads the int8 row and int16 weights as they are. Cortex-M0/M0+: one or two
-# channels over the input's rows take 1x4 s16 too, in C (1x4 int8 would multiply 4 channels and pack the row).
+# as much to write as to read; 1x4 s16 reads the int8 row and int16 weights as they are, 2x2 s16 two rows at a time
+# (each weight read once for both). Cortex-M0/M0+: one or two channels over the input's rows take 1x4 s16 too, in C
+# (1x4 int8 would multiply 4 channels and pack the row).
 FEW_CHANNELS = {Isa.DSP: 3, Isa.SCALAR: 2}
 
 

@@ -166,21 +166,53 @@ static inline __attribute__((always_inline)) void mtk_dot_1xn_rows_w16(const int
 
 #ifdef MTK_DSP_ASM
 /* One and two channels: gcc 12 takes 11 and 14 instructions a group; here two groups a pass, 14 and 20 (1.75 and 1.25
- * a product), an odd group and the partial last one in C. */
+ * a product), an odd group and the partial last one in C. Each pass loads ahead of its SMLADs and puts an SMLAD after
+ * each SXTB16 (the Cortex-M7 issues a load or an SXTB16 with an SMLAD; the M7 and M33 stall on a load's result used
+ * at once). */
 #define MTK_ROWS_W16_ASM 1
-#define MTK_ROWS_W16_X "ldr %[v], [%[x]], #4\n\tsxtb16 %[e], %[v]\n\tsxtb16 %[v], %[v], ror #8\n\t"
-#define MTK_ROWS_W16_CHANNEL(S) \
-  "ldrd %[a], %[b], [%[w]], #8\n\tsmlad " S ", %[a], %[e], " S "\n\tsmlad " S ", %[b], %[v], " S "\n\t"
-#define MTK_ROWS_W16_PAIRS(N, GROUP)                                                                     \
+#define MTK_ROWS_W16_1X1                      \
+  "ldrd %[a], %[b], [%[w]], #8\n\t"           \
+  "ldr %[v], [%[x]], #4\n\t"                  \
+  "ldrd %[c], %[d], [%[w]], #8\n\t"           \
+  "ldr %[u], [%[x]], #4\n\t"                  \
+  "sxtb16 %[e], %[v]\n\t"                     \
+  "smlad %[s0], %[a], %[e], %[s0]\n\t"        \
+  "sxtb16 %[v], %[v], ror #8\n\t"             \
+  "smlad %[s0], %[b], %[v], %[s0]\n\t"        \
+  "sxtb16 %[e], %[u]\n\t"                     \
+  "smlad %[s0], %[c], %[e], %[s0]\n\t"        \
+  "sxtb16 %[u], %[u], ror #8\n\t"             \
+  "smlad %[s0], %[d], %[u], %[s0]\n\t"
+#define MTK_ROWS_W16_1X2                      \
+  "ldr %[v], [%[x]], #4\n\t"                  \
+  "ldr %[u], [%[x]], #4\n\t"                  \
+  "ldrd %[a], %[b], [%[w]], #8\n\t"           \
+  "sxtb16 %[e], %[v]\n\t"                     \
+  "smlad %[s0], %[a], %[e], %[s0]\n\t"        \
+  "sxtb16 %[v], %[v], ror #8\n\t"             \
+  "ldrd %[c], %[d], [%[w]], #8\n\t"           \
+  "smlad %[s0], %[b], %[v], %[s0]\n\t"        \
+  "sxtb16 %[f], %[u]\n\t"                     \
+  "smlad %[s1], %[c], %[e], %[s1]\n\t"        \
+  "sxtb16 %[u], %[u], ror #8\n\t"             \
+  "smlad %[s1], %[d], %[v], %[s1]\n\t"        \
+  "ldrd %[a], %[b], [%[w]], #8\n\t"           \
+  "smlad %[s0], %[a], %[f], %[s0]\n\t"        \
+  "ldrd %[c], %[d], [%[w]], #8\n\t"           \
+  "smlad %[s0], %[b], %[u], %[s0]\n\t"        \
+  "smlad %[s1], %[c], %[f], %[s1]\n\t"        \
+  "smlad %[s1], %[d], %[u], %[s1]\n\t"
+#define MTK_ROWS_W16_PAIRS(N, PASS)                                                                      \
   {                                                                                                     \
     const int8_t* xp = (const int8_t*)x;                                                                \
     const uint32_t* wp = (const uint32_t*)w;                                                            \
     int32_t s0 = 0, s1 = 0, pairs = k >> 3;                                                             \
-    uint32_t v, a, b, e;                                                                                \
+    uint32_t v, u, e, f, a, b, c, d;                                                                    \
     if (pairs > 0)                                                                                      \
-      __asm__("1:\n\t" GROUP GROUP "subs %[n], %[n], #1\n\tbne 1b"                                      \
+      __asm__("1:\n\t" PASS "subs %[n], %[n], #1\n\tbne 1b"                                             \
               : [s0] "+&r"(s0), [s1] "+&r"(s1), [x] "+&r"(xp), [w] "+&r"(wp), [n] "+&r"(pairs),        \
-                [v] "=&r"(v), [a] "=&r"(a), [b] "=&r"(b), [e] "=&r"(e)                                  \
+                [v] "=&r"(v), [u] "=&r"(u), [e] "=&r"(e), [f] "=&r"(f), [a] "=&r"(a), [b] "=&r"(b),    \
+                [c] "=&r"(c), [d] "=&r"(d)                                                              \
               :                                                                                         \
               : "cc", "memory");                                                                        \
     mtk_dot_1xn_rows_w16(xp, wp, k & 7, acc, N);                                                        \
@@ -189,14 +221,119 @@ static inline __attribute__((always_inline)) void mtk_dot_1xn_rows_w16(const int
     return 0;                                                                                           \
   }
 MTK_OUT_OF_LINE int32_t mtk_dot_1x1_rows_w16_s8(const void* x, const void* w, int32_t k, int32_t* acc)
-    MTK_ROWS_W16_PAIRS(1, MTK_ROWS_W16_X MTK_ROWS_W16_CHANNEL("%[s0]"))
+    MTK_ROWS_W16_PAIRS(1, MTK_ROWS_W16_1X1)
 MTK_OUT_OF_LINE int32_t mtk_dot_1x2_rows_w16_s8(const void* x, const void* w, int32_t k, int32_t* acc)
-    MTK_ROWS_W16_PAIRS(2, MTK_ROWS_W16_X MTK_ROWS_W16_CHANNEL("%[s0]") MTK_ROWS_W16_CHANNEL("%[s1]"))
-#undef MTK_ROWS_W16_X
-#undef MTK_ROWS_W16_CHANNEL
+    MTK_ROWS_W16_PAIRS(2, MTK_ROWS_W16_1X2)
+#undef MTK_ROWS_W16_1X1
+#undef MTK_ROWS_W16_1X2
 #undef MTK_ROWS_W16_PAIRS
 #endif
 
+/* The DSP cores' direct kernels over two of the input's rows (microkernels.py "2x2/s16"; x1 == x0 for an odd last
+ * row), the few-channel layers' block: acc[2r + j] += x_r.w_j for n = 1 or 2 channels of int16 weights as "1x4/s16"
+ * lays them out in tiles of 2, each weight word read once for both rows. A partial last group, zero-padded in w, one
+ * value at a time. */
+static inline __attribute__((always_inline)) void mtk_dot_2xn_rows_w16(const int8_t* x0, const int8_t* x1,
+                                                                      const uint32_t* w, int32_t k, int32_t* acc,
+                                                                      int32_t n) {
+  int32_t s[2][2] = {{acc[0], acc[1]}, {acc[2], acc[3]}};
+  const int8_t* end = x0 + (k & ~3);
+  for (; x0 != end; x0 += 4, x1 += 4, w += 2 * n) {
+    uint32_t v0 = mtk_load4_s8(x0), v1 = mtk_load4_s8(x1);
+    uint32_t e0 = mtk_sxtb16(v0), o0 = mtk_sxtb16_ror8(v0), e1 = mtk_sxtb16(v1), o1 = mtk_sxtb16_ror8(v1);
+#pragma GCC unroll 2
+    for (int32_t j = 0; j < n; ++j) {
+      s[0][j] = mtk_smlad(w[2 * j + 1], o0, mtk_smlad(w[2 * j], e0, s[0][j]));
+      s[1][j] = mtk_smlad(w[2 * j + 1], o1, mtk_smlad(w[2 * j], e1, s[1][j]));
+    }
+  }
+  for (int32_t t = 0; t < (k & 3); ++t)
+#pragma GCC unroll 2
+    for (int32_t j = 0; j < n; ++j) {
+      int32_t v = ((const int16_t*)w)[4 * j + ((t & 1) << 1) + (t >> 1)];
+      s[0][j] += x0[t] * v;
+      s[1][j] += x1[t] * v;
+    }
+#pragma GCC unroll 2
+  for (int32_t j = 0; j < n; ++j) acc[j] = s[0][j], acc[2 + j] = s[1][j];
+}
+
+#ifdef MTK_DSP_ASM
+/* The whole groups in assembly: a 2x2 group needs 14 registers, more than gcc 12 gives an asm statement, so a naked
+ * function (x0 r0, x1 r1, w r2, groups r3 > 0, acc on the stack) keeps every one but sp: two groups a pass, an odd
+ * count entering at the second. Sums s00 r4, s01 r5, s10 r6, s11 r7; rows r8/r9 and r10/r11 (odd/even pairs);
+ * weights r12, lr. Each SXTB16 but the first is followed by an SMLAD that does not read it (the Cortex-M7 issues the
+ * two together). */
+#define MTK_2X1_ROWS_W16_GROUP             \
+  "ldr r8, [r0], #4\n\t"                   \
+  "ldr r10, [r1], #4\n\t"                  \
+  "ldrd r12, lr, [r2], #8\n\t"             \
+  "sxtb16 r9, r8\n\t"                      \
+  "sxtb16 r11, r10\n\t"                    \
+  "smlad r4, r12, r9, r4\n\t"              \
+  "sxtb16 r8, r8, ror #8\n\t"              \
+  "smlad r6, r12, r11, r6\n\t"             \
+  "sxtb16 r10, r10, ror #8\n\t"            \
+  "smlad r4, lr, r8, r4\n\t"               \
+  "smlad r6, lr, r10, r6\n\t"
+#define MTK_2X2_ROWS_W16_GROUP             \
+  MTK_2X1_ROWS_W16_GROUP                   \
+  "ldrd r12, lr, [r2], #8\n\t"             \
+  "smlad r5, r12, r9, r5\n\t"              \
+  "smlad r7, r12, r11, r7\n\t"             \
+  "smlad r5, lr, r8, r5\n\t"               \
+  "smlad r7, lr, r10, r7\n\t"
+#define MTK_2XN_ROWS_W16_DSP(NAME, GROUP)                                                                  \
+  __attribute__((naked, noinline, unused)) static void NAME(                                             \
+      __attribute__((unused)) const void* x0, __attribute__((unused)) const void* x1,                    \
+      __attribute__((unused)) const void* w, __attribute__((unused)) int32_t groups,                     \
+      __attribute__((unused)) int32_t* acc) {                                                            \
+    __asm__ volatile(                                                                                    \
+        "push {r4-r11, lr}\n\t"                                                                          \
+        "movs r4, #0\n\t"                                                                                \
+        "movs r5, #0\n\t"                                                                                \
+        "movs r6, #0\n\t"                                                                                \
+        "movs r7, #0\n\t"                                                                                \
+        "adds r3, r3, #1\n\t"                                                                            \
+        "lsrs r3, r3, #1\n\t"                                                                            \
+        "bcc 2f\n"                                                                                       \
+        "1:\n\t" GROUP "2:\n\t" GROUP                                                                    \
+        "subs r3, r3, #1\n\t"                                                                            \
+        "bne 1b\n\t"                                                                                     \
+        "ldr r0, [sp, #36]\n\t"                                                                          \
+        "stm r0, {r4-r7}\n\t"                                                                            \
+        "pop {r4-r11, pc}\n\t");                                                                         \
+  }
+MTK_2XN_ROWS_W16_DSP(mtk_dot_2x1_rows_w16_dsp, MTK_2X1_ROWS_W16_GROUP)
+MTK_2XN_ROWS_W16_DSP(mtk_dot_2x2_rows_w16_dsp, MTK_2X2_ROWS_W16_GROUP)
+#undef MTK_2X1_ROWS_W16_GROUP
+#undef MTK_2X2_ROWS_W16_GROUP
+#undef MTK_2XN_ROWS_W16_DSP
+#define MTK_2XN_ROWS_W16(N, WHOLE)                                                                   \
+  {                                                                                                  \
+    int32_t groups = k >> 2;                                                                         \
+    const int8_t *r0 = (const int8_t*)x0, *r1 = (const int8_t*)x1;                                   \
+    if (groups > 0) {                                                                                \
+      WHOLE(r0, r1, w, groups, acc);                                                                 \
+    } else {                                                                                         \
+      acc[0] = acc[1] = acc[2] = acc[3] = 0;                                                         \
+    }                                                                                                \
+    mtk_dot_2xn_rows_w16(r0 + 4 * groups, r1 + 4 * groups, (const uint32_t*)w + 2 * N * groups, k & 3, acc, N); \
+    return 0;                                                                                        \
+  }
+#else
+#define MTK_2XN_ROWS_W16(N, WHOLE)                                                                   \
+  {                                                                                                  \
+    acc[0] = acc[1] = acc[2] = acc[3] = 0;                                                           \
+    mtk_dot_2xn_rows_w16((const int8_t*)x0, (const int8_t*)x1, (const uint32_t*)w, k, acc, N);      \
+    return 0;                                                                                        \
+  }
+#endif
+MTK_OUT_OF_LINE int32_t mtk_dot_2x1_rows_w16_s8(const void* x0, const void* x1, const void* w, int32_t k, int32_t* acc)
+    MTK_2XN_ROWS_W16(1, mtk_dot_2x1_rows_w16_dsp)
+MTK_OUT_OF_LINE int32_t mtk_dot_2x2_rows_w16_s8(const void* x0, const void* x1, const void* w, int32_t k, int32_t* acc)
+    MTK_2XN_ROWS_W16(2, mtk_dot_2x2_rows_w16_dsp)
+#undef MTK_2XN_ROWS_W16
 
 #include "mtk_dot_s8_calls.h"
 #include "mtk_dot_s8_wide.h"
