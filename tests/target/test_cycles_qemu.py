@@ -142,7 +142,11 @@ def test_run_emulating_a_board_reports_its_estimate(capsys):
     assert estimate["time_ms_at_clock"] == round(estimate["median"] / 120e3, 4)
     assert [layer["index"] for layer in estimate["layers"]] == \
         [layer["index"] for layer in emulated["layers"] if layer["units"]]
-    assert sum(layer["cycles"] for layer in estimate["layers"]) <= estimate["median"]
+    units = {layer["index"]: layer["units"] for layer in emulated["layers"]}
+    # the layers' cycles come from the profiling build, whose hooks move code across flash lines: a few refills
+    # more or less than the plain build whose total this is
+    assert sum(layer["cycles"] for layer in estimate["layers"]) <= estimate["median"] * 1.001
+    assert all(layer["cycles"] > units[layer["index"]] for layer in estimate["layers"])   # CPI > 1 each
     assert main(["run", str(DIGITS), "--board", "nucleo_l4r5zi", "--emulate", "-n", "1"]) == 0
     assert "estimate for nucleo_l4r5zi, emulated on mps2/an386 (cortex-m4 table)" in capsys.readouterr().out
     assert main(["validate", str(DIGITS), "--board", "nucleo_l4r5zi", "--emulate", "--json"]) == 0

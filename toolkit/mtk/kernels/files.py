@@ -48,7 +48,7 @@ FAMILIES: dict[str, dict[str, tuple[str, ...]]] = {
     "depthwise_s8": {**{isa: (*DOT_S8[isa], "common/mtk_depthwise_s8.h") for isa in ISAS},
                      "mve": (*DOT_S8["mve"], "common/mtk_depthwise_s8.h", "mve/mtk_depthwise_s8_mve.h")},
     "depthwise_dsp": {"dsp": (*FIXEDPOINT, DSP_INTRINSICS, "dsp/mtk_depthwise_dsp.h")},
-    "winograd_s8_dsp": {"dsp": (DSP_INTRINSICS, "dsp/mtk_winograd_s8_dsp.h")},
+    "winograd_s8_dsp": {"dsp": (*FIXEDPOINT, DSP_INTRINSICS, "dsp/mtk_winograd_s8_dsp.h")},
     "dw3x3_dsp": {"dsp": (*FIXEDPOINT, DSP_INTRINSICS, "dsp/mtk_depthwise_dsp.h", "dsp/mtk_dw3x3_dsp.h")},
     "pool": {"scalar": (*_POOL, "scalar/mtk_pool_plain.h", "common/mtk_pool.h"),
              "m3": (*_POOL, "scalar/mtk_pool_plain.h", "common/mtk_pool.h"),

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "mtk_dsp_intrinsics.h"
+#include "mtk_fixedpoint.h"   /* mtk_mul_s32_s64: no __aeabi_lmul where the C is built for ARMv6-M */
 
 #define MTK_WINO_COLS 3     /* output channels per block */
 #define MTK_WINO_TILES 2    /* tiles sharing the V scratch */
@@ -219,7 +220,7 @@ static inline int32_t mtk_wino_output(uint32_t y, const int32_t* q, int32_t lo, 
   __asm__("smmlar %0, %1, %2, %3" : "=r"(v) : "r"(x2), "r"(q[1]), "r"(q[2]));
   v = __ssat((v + (x2 >> 31)) >> q[3], 8);
 #else
-  int64_t p = (int64_t)x2 * q[1] + (int64_t)((uint64_t)(int64_t)q[2] << 32) + 2147483648LL;
+  int64_t p = mtk_mul_s32_s64(x2, q[1]) + (int64_t)((uint64_t)(int64_t)q[2] << 32) + 2147483648LL;
   v = ((int32_t)(p >> 32) + (x2 >> 31)) >> q[3];
   v = v < -128 ? -128 : (v > 127 ? 127 : v);
 #endif
