@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import stat
 import sys
 from pathlib import Path
@@ -122,6 +123,13 @@ def pytest_collection_modifyitems(items) -> None:
         for name, place in MISPLACED[folder].items():
             if item.get_closest_marker(name) is not None:
                 raise pytest.UsageError(f"{item.nodeid}: a test marked {name} belongs in {place}")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The tests send Ctrl-C as at a terminal: a suite started as a shell's background job (`.ci/run &`) inherits
+    SIGINT ignored, which mtk keeps ignored (interrupts.py); its Ctrl-C tests then see nothing."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
