@@ -9,8 +9,10 @@ by reset) and the protocol. What stands in: list_ports (one ST-LINK whose port i
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
+import signal
 import socket
 import stat
 import sys
@@ -38,7 +40,7 @@ qemu = subprocess.Popen(["qemu-system-arm", "-M", "mps2-an386", "-kernel", elf,
                          "-icount", "shift=0,align=off,sleep=off", "-display", "none", "-monitor", "none",
                          "-serial", "tcp:127.0.0.1:" + os.environ["STANDIN_PORT"] + ",server=on,wait=on"],
                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-open(os.environ["STANDIN_PID"], "w").write(str(qemu.pid))
+open(os.environ["STANDIN_PID"], "a").write(str(qemu.pid) + "\\n")   # every flash starts one: each is stopped
 """
 
 
@@ -105,8 +107,9 @@ def standin_board(tmp_path, monkeypatch, board_tty):
     yield build / "zephyr" / "zephyr.elf"
     stop.set()
     bridge.join(2)
-    if pid_file.exists():
-        os.kill(int(pid_file.read_text()), 15)
+    for pid in pid_file.read_text().split() if pid_file.exists() else []:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(int(pid), signal.SIGTERM)
 
 
 def test_flash_then_talk_over_the_board_s_port(standin_board):
