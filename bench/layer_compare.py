@@ -56,7 +56,8 @@ import modelgen16x8  # noqa: E402
 from mtk.boards import Board, get_board  # noqa: E402
 from mtk.budget import DEFAULT_STACK_BYTES  # noqa: E402
 from mtk.compiler import compile_model  # noqa: E402
-from mtk.errors import ModelError  # noqa: E402
+from mtk.errors import ModelError, MtkError  # noqa: E402
+from mtk.fsutil import check_output_file_first, write_output_text  # noqa: E402
 from mtk.paths import BAREMETAL_APP, FIRMWARE  # noqa: E402
 
 BOARDS = ("mps2/an386", "mps3/corstone300/an547", "mps2/an385")
@@ -505,6 +506,11 @@ def main() -> int:
     args = parser.parse_args()
     if args.from_json:
         return print_saved(args.from_json, args.worst)
+    if args.json:
+        try:
+            check_output_file_first(args.json, [p for p in (args.cmsis_nn, args.work) if p])
+        except MtkError as err:
+            parser.error(str(err))
 
     layers = [*(() if args.only_random else LAYERS), *random_layers(args.random, args.seed)]
     unknown = set(args.layer or ()) - {layer.name for layer in layers}
@@ -534,7 +540,7 @@ def main() -> int:
                              **dict(zip(("cmsis_nn_instructions", "cmsis_nn_estimated_cycles"),
                                         cmsis.figures(layer, board) if cmsis else (None, None)))})
     if args.json:
-        args.json.write_text(json.dumps(rows + skipped, indent=1) + "\n")
+        write_output_text(args.json, json.dumps(rows + skipped, indent=1) + "\n")
     return report(rows, skipped, [get_board(b).name for b in boards], args.worst)
 
 

@@ -285,9 +285,12 @@ def main() -> int:
         return 0
     from mtk.boards import get_board
     from mtk.errors import MtkError
+    from mtk.fsutil import check_output_file_first, write_output_text
     from mtk.reader import read_model
 
     try:
+        if args.json:
+            check_output_file_first(args.json, [p for p in (args.model, args.work) if p])
         board_flash = get_board(args.board).flash_bytes
         with tempfile.TemporaryDirectory() as tmp:
             work = args.work or Path(tmp)
@@ -311,8 +314,9 @@ def main() -> int:
             for (max_ram, row), verdict in zip(rows, verdicts)]
     print(table(runs, board_flash))
     if args.json:
-        args.json.write_text(json.dumps({"model": str(model), "board_flash_bytes": board_flash, "plumerai": PLUMERAI,
-                                         "target": TARGET, "runs": runs}, indent=1) + "\n")
+        figures_json = {"model": str(model), "board_flash_bytes": board_flash, "plumerai": PLUMERAI, "target": TARGET,
+                        "runs": runs}
+        write_output_text(args.json, json.dumps(figures_json, indent=1) + "\n")
     return 0
 
 

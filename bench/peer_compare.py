@@ -43,6 +43,8 @@ from mtk.boards import get_board
 from mtk.compiler import compile_model
 from mtk.samples import random_samples
 from mtk.compiled import CompiledModel
+from mtk.errors import MtkError
+from mtk.fsutil import check_output_file_first, write_output_text
 from mtk.reference import run_reference_batch
 from mtk.tuning import load_tuning
 
@@ -215,6 +217,12 @@ def main() -> int:
                         help="TFLM's estimated cycles per board and model (default: the hand-measured %(default)s)")
     args = parser.parse_args()
 
+    if args.json:
+        try:
+            inputs = [args.peer, args.models_dir, args.tuning, args.tflm_cycles]
+            check_output_file_first(args.json, [p for p in inputs if p])
+        except MtkError as err:
+            parser.error(str(err))
     peers = peer_rows(args.peer)
     try:
         cycles = tflm_cycles(args.tflm_cycles) if args.tflm_cycles else None
@@ -231,7 +239,7 @@ def main() -> int:
         for row in rows:
             print_layers(row)
     if args.json:
-        args.json.write_text(json.dumps(rows, indent=1) + "\n")
+        write_output_text(args.json, json.dumps(rows, indent=1) + "\n")
     return 0 if all(r["output_mismatches"] == 0 for r in rows) else 1
 
 

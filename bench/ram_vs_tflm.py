@@ -33,6 +33,7 @@ from mtk.boards import get_board  # noqa: E402
 from mtk.compiled import CompiledModel  # noqa: E402
 from mtk.elfsize import elf_sizes  # noqa: E402
 from mtk.errors import MtkError  # noqa: E402
+from mtk.fsutil import check_output_file_first, write_output_text  # noqa: E402
 from mtk.pipeline import build_firmware  # noqa: E402
 from mtk.reader import read_model  # noqa: E402
 from mtk.runoptions import RunOptions  # noqa: E402
@@ -95,6 +96,11 @@ def main() -> int:
     args = parser.parse_args()
     peers = peer_rows(get_board(args.board).cpu.name)
     models = [SHARED / "models" / f"{name}.tflite" for name in sorted(peers)] + args.models
+    if args.json:
+        try:
+            check_output_file_first(args.json, models)
+        except MtkError as err:
+            parser.error(str(err))
     rows = []
     print(f"{'model':26} {'mtk arena':>9} {'mtk RAM':>8} {'TFLM arena':>10} {'TFLM RAM':>9} {'×':>5} │ "
           f"{'--max-ram':>9} {'tiled RAM':>9} {'×':>5} {'est. +insns':>11} {'flash +B':>8}")
@@ -113,7 +119,7 @@ def main() -> int:
             print(head + tail, flush=True)
     print("* TFLM's arena from its host interpreter + the median RAM besides the arena of the core's peer rows")
     if args.json:
-        args.json.write_text(json.dumps(rows, indent=1) + "\n")
+        write_output_text(args.json, json.dumps(rows, indent=1) + "\n")
     return 0 if all(min(r["ratio"], r.get("tiled_ratio", 1e9)) <= args.fraction for r in rows) else 1
 
 

@@ -154,6 +154,20 @@ def check_output_file(path: Path, force: bool) -> None:
         raise MtkError(f"output file {path} exists", hint="pass --force to replace it")
 
 
+def check_output_file_first(path: Path, inputs: Iterable[str | Path] = ()) -> None:
+    """Before any work, an output file's path: not an input (the command line's or `inputs`), not a folder, and
+    one that can be written."""
+    check_not_input(path, also=inputs)
+    check_not_folder(path)
+    check_writable(path)
+
+
+def write_output_text(path: Path, text: str) -> None:
+    """`text` as the file `path`: whole, or not at all (atomic_output_file)."""
+    with atomic_output_file(path) as staged:
+        staged.write_text(text)
+
+
 @contextmanager
 def atomic_output_dir(path: Path, force: bool = False, inputs: Iterable[str | Path] = ()) -> Iterator[Path]:
     """Yield a temporary folder beside `path`; it replaces `path` only if the block succeeds and no
