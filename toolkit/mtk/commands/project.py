@@ -56,6 +56,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.weights_in_ram and args.model.is_dir():
+        raise MtkError(f"--weights-in-ram: {args.model} is compiled already; its constants stay where it was "
+                       "compiled for", hint="compile it with `mtk compile --weights-in-ram`, or give the .tflite")
     from ..compiler import compile_model
     from ..pipeline import int8_model
     from ..reader import read_model
@@ -63,9 +66,6 @@ def run(args: argparse.Namespace) -> int:
     board = get_board(args.board)
     if args.energy and args.mlperf_tiny is None:
         raise MtkError("--energy is MLPerf Tiny's energy mode: give --mlperf-tiny too")
-    if args.weights_in_ram and args.model.is_dir():
-        raise MtkError(f"--weights-in-ram: {args.model} is compiled already; its constants stay where it was "
-                       "compiled for", hint="compile it with `mtk compile --weights-in-ram`, or give the .tflite")
     with tempfile.TemporaryDirectory(prefix="mtk-project-") as tmp:
         if args.model.is_dir():
             compiled = CompiledModel.load(args.model)
