@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 
@@ -57,6 +58,7 @@ def within(address: int, base: int, size: int) -> bool:
     return base <= address < base + size
 
 
+@pytest.mark.slow
 def test_the_constants_link_into_ram_loaded_from_flash(tmp_path):
     qemu = get_board("mps2/an386").qemu
     model = fc_model(600, 40)
@@ -72,6 +74,7 @@ def test_the_constants_link_into_ram_loaded_from_flash(tmp_path):
     assert within(address, qemu.ram.base, qemu.ram.size) and within(load, qemu.code.base, qemu.code.size)
 
 
+@pytest.mark.slow
 def test_constants_the_tcm_cannot_hold_go_to_the_next_region_with_a_load_section_of_their_own(tmp_path):
     """The AN547's DTCM (512 KB, the system region, tightly coupled) cannot hold 510 KB of constants beside the firmware: SRAM does."""
     board = get_board("mps3/an547")
