@@ -10,7 +10,7 @@ import dataclasses
 import pytest
 
 from mtk.boards import RamRegion, get_board
-from mtk.budget import check_fits
+from mtk.budget import check_emulated_ram, check_fits
 from mtk.buildcache import firmware_key
 from mtk.cli import build_parser, main
 from mtk.codegen.regions import constants_region
@@ -115,3 +115,13 @@ def test_zephyr_refuses_constants_in_a_region_other_than_its_system_ram():
     with pytest.raises(ModelError, match="compiled into RAM region DTCM; a Zephyr application copies them only "
                                          "into SRAM0"):
         check_constants_region(with_constants("DTCM", 1000), board)
+
+
+def test_under_emulate_the_constants_must_fit_a_region_of_the_emulated_board():
+    """AD's 271,000 B fit the STM32F746's 320 KB of RAM in all, but none of its regions (DTCM 64 KB, SRAM0 256 KB)."""
+    board = get_board("nucleo_f746zg")
+    check_emulated_ram(with_constants("RAM", 200_000), board)
+    with pytest.raises(ModelError, match=r"does not fit nucleo_f746zg: its constants \(271,000 B, --weights-in-ram\) "
+                                         r"fit in none of its RAM regions .*DTCM 65,536 B, SRAM0 2\d\d,\d{3} B\)\n"):
+        check_emulated_ram(with_constants("RAM", 271_000), board)
+    check_emulated_ram(with_constants(None, 271_000), board)   # in flash: only the arena and stack count

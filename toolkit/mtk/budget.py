@@ -16,6 +16,7 @@ import math
 
 from .argtypes import MIN_STACK_BYTES
 from .boards import Board, fitting_boards_hint
+from .codegen.regions import constants_region
 from .compiled import CompiledModel
 from .errors import ModelError
 from .target import get_cpu
@@ -94,6 +95,18 @@ def check_ram(model: CompiledModel, board: Board, stack_bytes: int, hint: str | 
         raise ModelError(f"{model.name} does not fit {board.name}: needs at least {ram:,} B of RAM ({weights}arena "
                          f"{model.arena_bytes:,}, {state}buffers {buffers:,}, stack {stack_bytes:,}; RAM {board.ram_bytes:,} B)",
                          hint=f"without --weights-in-ram it needs {ram - constants:,} B" if constants else hint)
+
+
+def check_emulated_ram(model: CompiledModel, board: Board) -> None:
+    """For --emulate, whose firmware is linked for the QEMU board's RAM: ModelError with the figures if `model`'s
+    constants copied into RAM, its arena and stack would not fit the emulated `board`'s RAM (a region that holds
+    the constants, then the whole)."""
+    stack_bytes = stack_reservation(model.memory.stack_bytes)
+    if model.memory.constants_region is not None:
+        constants_region(board.ram_regions, model.constant_bytes,
+                         system_reserved(model.input_bytes + model.output_bytes, model.memory.state_bytes, stack_bytes),
+                         f"{model.name} does not fit {board.name}")
+    check_ram(model, board, stack_bytes)
 
 
 def check_fits_once(model: CompiledModel, board: Board, stack_bytes: int) -> None:
