@@ -469,7 +469,7 @@ def _run_source(module: str, model_name: str, constants: list[ConstArray], calls
     if constants_in_ram:
         out.append(f"/* The constants, copied from flash into RAM region {constants_in_ram.region} at startup "
                    "(--weights-in-ram). */")
-    qualifier = "" if constants_in_ram else "const "
+    qualifier = "" if constants_in_ram else "const "   # const data goes to .rodata, in flash; the others, loaded data
     section = f' TVMGEN_SECTION("{ram_section}")' if ram_section else ""
     for c in constants:
         out.append(f"static {qualifier}{c_type(c.data.dtype.name)} {c.symbol}[{max(c.data.size, 1)}] "
