@@ -31,7 +31,7 @@ from pathlib import Path
 from mtk.boards import get_board
 from mtk.cycles.emulate import qemu_board_for
 from mtk.cycles.model import CycleModel
-from mtk.errors import MtkError
+from mtk.errors import ModelError, MtkError
 from mtk.pipeline import run_model
 from mtk.runoptions import RunOptions
 
@@ -91,16 +91,24 @@ def compare(models: list[Path], boards: list[str], published: Path) -> list[dict
 
 
 def comparison(model: Path, board: str, benchmark: str, in_ram: bool, best: dict[str, str] | None) -> dict:
-    """mtk's estimate of `model` on `board` (its constants in RAM or in flash) beside the published row `best`."""
-    mtk = estimate(model, board, in_ram)
+    """mtk's estimate of `model` on `board` (its constants in RAM or in flash) beside the published row `best`; with
+    the constants in RAM, mtk's refusal instead (`refused`) where they do not fit the board's RAM regions."""
+    try:
+        mtk, refused = estimate(model, board, in_ram), None
+    except ModelError as err:
+        if not in_ram:
+            raise
+        mtk, refused = None, err.message
+    cycles = None if mtk is None else mtk["median"]
     return {"board": board, "benchmark": benchmark, "model": model.name, "weights": "RAM" if in_ram else "flash",
-            "mtk_estimated_cycles": mtk["median"], "mtk_estimated_ms": mtk["time_ms_at_clock"],
-            "clock_hz": mtk["clock_hz"], "instructions": mtk["instructions"], "estimate": mtk,
+            "mtk_estimated_cycles": cycles, "mtk_estimated_ms": None if mtk is None else mtk["time_ms_at_clock"],
+            "clock_hz": get_board(board).clock_hz, "instructions": None if mtk is None else mtk["instructions"],
+            "estimate": mtk, "refused": refused,
             "published": None if best is None else {
                 "cycles": int(best["cycles_per_inference"]), "latency_ms": float(best["latency_ms"]),
                 "stack": best["stack"], "submitter": best["submitter"], "version": best["version"],
                 "system": best["system"]},
-            "ratio": None if best is None else round(mtk["median"] / int(best["cycles_per_inference"]), 3)}
+            "ratio": None if best is None or cycles is None else round(cycles / int(best["cycles_per_inference"]), 3)}
 
 
 def markdown(results: list[dict]) -> str:
@@ -111,8 +119,10 @@ def markdown(results: list[dict]) -> str:
         best = "-" if p is None else f"{p['cycles']:,} ({p['latency_ms']:g})"
         stack = "-" if p is None else f"{p['stack']} (v{p['version']})"
         ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}"
+        mtk = "does not fit its RAM (--json: why)" if r["mtk_estimated_cycles"] is None else \
+            f"{r['mtk_estimated_cycles']:,} ({r['mtk_estimated_ms']:.3f})"
         lines.append(f"| {r['board']} ({r['clock_hz'] / 1e6:g} MHz) | {r['benchmark']} | {r['weights']} | "
-                     f"{r['mtk_estimated_cycles']:,} ({r['mtk_estimated_ms']:.3f}) | {best} | {stack} | {ratio} |")
+                     f"{mtk} | {best} | {stack} | {ratio} |")
     return "\n".join(lines)
 
 
