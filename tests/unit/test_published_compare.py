@@ -49,3 +49,18 @@ def test_the_shared_csv_has_the_readme_boards():
             assert published_compare.best_published(rows, board, benchmark) is not None, (board, benchmark)
 
 
+
+
+def test_the_shared_csv_has_bosch_on_the_cortex_m0plus_board():
+    rows = list(__import__("csv").DictReader(open(published_compare.PUBLISHED, newline="")))
+    best = {b: published_compare.best_published(rows, "nucleo_g0b1re", b) for b in published_compare.BENCHMARKS}
+    assert {b: int(r["cycles_per_inference"]) for b, r in best.items()} == \
+        {"kws": 30374941, "ic": 97412481, "vww": 90523338, "ad": 2617159}
+
+
+def test_a_model_that_does_not_fit_the_board_gets_a_row_without_estimate():
+    row = {"board": "nucleo_g0b1re", "benchmark": "vww", "clock_hz": 64_000_000, "ratio": None,
+           "mtk_estimated_cycles": None, "published": None,
+           "does_not_fit": "vww.tflite does not fit nucleo_g0b1re: needs at least 200,000 B of RAM (...)"}
+    assert published_compare.markdown([row]).splitlines()[2] == \
+        "| nucleo_g0b1re (64 MHz) | vww | does not fit: needs at least 200,000 B of RAM (...) | - | - | - |"

@@ -16,7 +16,7 @@ import math
 from .argtypes import MIN_STACK_BYTES
 from .boards import Board, fitting_boards_hint
 from .compiled import CompiledModel
-from .errors import ModelError
+from .errors import DoesNotFit, ModelError
 from .target import get_cpu
 
 DEFAULT_STACK_BYTES = 8192   # the main stack where the model's deepest call chain is unknown, and on Zephyr
@@ -64,9 +64,10 @@ def check_fits(model: CompiledModel, board: Board, stack_bytes: int | None = Non
     flash = flash_bytes(model)
     buffers = model.input_bytes + model.output_bytes
     ram = model.arena_bytes + model.memory.state_bytes + buffers + stack_bytes
+    name = board.budget_name
     if flash > board.flash_bytes:
-        raise ModelError(f"{model.name} does not fit {board.name}: needs {model.constant_bytes:,} B of constants "
-                         f"+ {code:,} B of code = {flash:,} B of flash; {board.name} has {board.flash_bytes:,} B",
+        raise DoesNotFit(f"{model.name} does not fit {name}: needs {model.constant_bytes:,} B of constants "
+                         f"+ {code:,} B of code = {flash:,} B of flash; {name} has {board.flash_bytes:,} B",
                          hint=fitting_boards_hint(flash, ram))
     missing = [r.name for r in model.memory.regions if r.name not in {b.name for b in board.ram_regions}]
     if missing:
@@ -74,7 +75,7 @@ def check_fits(model: CompiledModel, board: Board, stack_bytes: int | None = Non
                          f"which {board.name} does not have", hint=f"compile it with --board {board.name}")
     if ram > board.ram_bytes:
         state = f"state {model.memory.state_bytes:,}, " if model.memory.state_bytes else ""
-        raise ModelError(f"{model.name} does not fit {board.name}: needs at least {ram:,} B of RAM (arena "
+        raise DoesNotFit(f"{model.name} does not fit {name}: needs at least {ram:,} B of RAM (arena "
                          f"{model.arena_bytes:,}, {state}buffers {buffers:,}, stack {stack_bytes:,}; RAM {board.ram_bytes:,} B)",
                          hint=fitting_boards_hint(flash, ram))
 

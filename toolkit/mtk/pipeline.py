@@ -84,7 +84,7 @@ def benchmark_of(compiled: CompiledModel, options: RunOptions) -> Benchmark | No
 def build_firmware(model: Graph, options: RunOptions, work: Path, icount_shift: int = 0) -> tuple[CompiledModel, Path]:
     from .compiler import compile_model   # TVM: not needed to run a firmware from the cache
 
-    compiled = compile_model(model, work / "compiled", board=options.board.name, force=True, tuning=options.tuning,
+    compiled = compile_model(model, work / "compiled", board=options.board, force=True, tuning=options.tuning,
                              max_ram=options.max_ram, max_recompute=options.max_recompute)
     benchmark = benchmark_of(compiled, options)
     if benchmark is not None and options.mlperf_tiny == mlperf.AUTO:

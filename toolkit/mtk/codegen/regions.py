@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..boards import RamRegion
-from ..errors import ModelError
+from ..errors import DoesNotFit
 from .memory_plan import Buffer, MemoryPlan, plan_memory
 
 
@@ -32,7 +32,7 @@ def place_in_regions(plan: MemoryPlan, regions: Sequence[RamRegion], system_rese
                      what: str) -> tuple[Pool, ...]:
     """Every buffer of `plan` given a pool (Buffer.pool) and an offset in it; the pools used, in the
     regions' order. `system_reserved`: bytes the system region keeps for the firmware (I/O buffers,
-    state, stack, its own data). ModelError with the figures if the buffers do not fit."""
+    state, stack, its own data). DoesNotFit with the figures if the buffers do not fit."""
     capacity = {r.name: max(r.size - (system_reserved if r.system else 0), 0) for r in regions}
     remaining = sorted(plan.buffers, key=lambda b: (-b.nbytes, b.name))
     pools: list[Pool] = []
@@ -50,7 +50,7 @@ def place_in_regions(plan: MemoryPlan, regions: Sequence[RamRegion], system_rese
         remaining = moved
     if remaining:
         largest = remaining[0]
-        raise ModelError(f"{what}: the arena does not fit the board's RAM regions ("
+        raise DoesNotFit(f"{what}: the arena does not fit the board's RAM regions ("
                          + ", ".join(f"{r.name} {capacity[r.name]:,} B for the arena" for r in regions)
                          + f"); '{largest.name}' alone needs {largest.nbytes:,} B")
     return tuple(pools)
