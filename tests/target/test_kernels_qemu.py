@@ -312,6 +312,27 @@ def test_helium_depthwise_at_the_int16_bound_of_paired_taps(both_minus_128, tmp_
     assert_bit_exact_on_target(model, "mps3/corstone300/an547", tmp_path, samples)
 
 
+def test_v6m_paired_rows_at_the_int8_extremes(tmp_path):
+    """mtk_dot_2x2_v6m multiplies a weight by both rows' values in one word and adds two values' products before
+    splitting the halves: exact at the extremes (-128 by -128 twice: 32768, held negated in int16), rows of
+    opposite signs, channels of -128, of 127 and of both."""
+    weights = np.stack([np.full(16, -128), np.full(16, 127), np.tile([-128, 127], 8), np.tile([127, -128], 8),
+                        np.tile([-128, -128, 127, 127], 4), np.full(16, -128)]).astype(np.int8).reshape(6, 1, 1, 16)
+    b = ModelBuilder(description="mtk test pointwise extremes")
+    x = b.tensor("x", (1, 3, 5, 16), "int8", scale=0.5, zero_point=0)
+    w = b.const("w", weights, scale=np.full(6, 1e-4), zero_point=np.zeros(6, np.int64), axis=0)
+    bias = b.const("b", np.zeros(6, np.int32), scale=np.full(6, 5e-5), zero_point=np.zeros(6, np.int64), axis=0)
+    y = b.tensor("y", (1, 3, 5, 6), "int8", scale=0.2, zero_point=0)
+    b.op("CONV_2D", [x, w, bias], [y], padding="VALID", stride_h=1, stride_w=1, dilation_h_factor=1,
+         dilation_w_factor=1, fused_activation_function="NONE")
+    b.inputs([x])
+    b.outputs([y])
+    rng = np.random.default_rng(0)
+    samples = [[np.full((1, 3, 5, 16), v, np.int8)] for v in (-128, 127)] + \
+        [[rng.choice(np.array([-128, 127], np.int8), (1, 3, 5, 16))]]
+    assert_bit_exact_on_target(b.build(), "microbit", tmp_path, samples)
+
+
 @pytest.mark.parametrize("op", ["AVERAGE_POOL_2D", "MAX_POOL_2D"])
 def test_helium_pools_over_more_than_256_taps(op, tmp_path):
     """mtk_pool_mve.h: 17x17 windows (289 taps, fewer at the borders) over inputs near the int8 limits, whose
