@@ -12,6 +12,10 @@ the stack that reached them, and mtk's ratio to it (< 1: mtk's estimate is fewer
 benchmark of a model is the first of kws, ic, vww, ad in its file name. The firmware is compiled for the
 board's flash and RAM: a model that does not fit them gets a row saying so, and no estimate.
 
+Like with like: the published rows whose stack reads its weights from RAM (Bosch HALE's "max_performance
+(weights in RAM)") are compared with mtk built with --weights-in-ram, in a row of their own ("RAM" in the
+weights column); the others, with mtk's default build, whose constants stay in flash ("flash").
+
 mtk's figure is an estimate; the published ones are measured on silicon (see README, cycle model, for
 what the estimate leaves out). The table printed is the README's; --json gives every figure.
 """
@@ -50,16 +54,25 @@ def benchmark_of(model: Path) -> str:
     return found
 
 
-def best_published(rows: list[dict[str, str]], board: str, benchmark: str) -> dict[str, str] | None:
+def weights_in_ram(row: dict[str, str]) -> bool:
+    """A published row of a stack that reads its weights from RAM (its `stack` says so)."""
+    return "weights in ram" in row["stack"].lower()
+
+
+def best_published(rows: list[dict[str, str]], board: str, benchmark: str,
+                   in_ram: bool | None = None) -> dict[str, str] | None:
+    """The fewest cycles published for `board` and `benchmark`: of every row, or (`in_ram` True/False) of the rows
+    whose weights are in RAM / in flash."""
     systems = tuple(s.lower() for s in SYSTEMS.get(board, ()))
-    matching = [r for r in rows if r["benchmark"] == benchmark and r["system"].lower().startswith(systems)]
+    matching = [r for r in rows if r["benchmark"] == benchmark and r["system"].lower().startswith(systems)
+                and (in_ram is None or weights_in_ram(r) == in_ram)]
     return min(matching, key=lambda r: float(r["cycles_per_inference"]), default=None) if systems else None
 
 
-def estimate(model: Path, board_name: str) -> dict:
+def estimate(model: Path, board_name: str, in_ram: bool = False) -> dict:
     board = get_board(board_name)
     qemu = emulation_board(board)
-    result = run_model(model, RunOptions(board=qemu, runs=1, emulate=board,
+    result = run_model(model, RunOptions(board=qemu, runs=1, emulate=board, weights_in_ram=in_ram,
                                          runner_options={"cycles": CycleModel.for_board(qemu, board)}))
     if result.estimate is None:
         raise MtkError(f"{model.name} on {board_name}: the cycle model gave no estimate")
@@ -73,26 +86,33 @@ def compare(models: list[Path], boards: list[str], published: Path) -> list[dict
     for board in boards:
         for model in models:
             benchmark = benchmark_of(model)
-            best = best_published(rows, board, benchmark)
-            row = {"board": board, "benchmark": benchmark, "model": model.name, "clock_hz": get_board(board).clock_hz,
-                   "published": None if best is None else {
-                       "cycles": int(best["cycles_per_inference"]), "latency_ms": float(best["latency_ms"]),
-                       "stack": best["stack"], "submitter": best["submitter"], "version": best["version"],
-                       "system": best["system"]}}
-            try:
-                mtk = estimate(model, board)
-            except DoesNotFit as err:   # no firmware to estimate: the row says why
-                out.append({**row, "does_not_fit": err.message, "mtk_estimated_cycles": None, "ratio": None})
-                continue
-            out.append({**row, "mtk_estimated_cycles": mtk["median"], "mtk_estimated_ms": mtk["time_ms_at_clock"],
-                        "instructions": mtk["instructions"], "estimate": mtk,
-                        "ratio": None if best is None else round(mtk["median"] / int(best["cycles_per_inference"]), 3)})
+            ram_row = best_published(rows, board, benchmark, in_ram=True)
+            for in_ram in (False, True) if ram_row else (False,):
+                out.append(comparison(model, board, benchmark, in_ram, best_published(rows, board, benchmark, in_ram)))
     return out
 
 
+def comparison(model: Path, board: str, benchmark: str, in_ram: bool, best: dict[str, str] | None) -> dict:
+    """mtk's estimate of `model` on `board` (its constants in RAM or in flash) beside the published row `best`; a
+    model that does not fit the board gets the reason instead (`does_not_fit`)."""
+    row = {"board": board, "benchmark": benchmark, "model": model.name, "weights": "RAM" if in_ram else "flash",
+           "clock_hz": get_board(board).clock_hz,
+           "published": None if best is None else {
+               "cycles": int(best["cycles_per_inference"]), "latency_ms": float(best["latency_ms"]),
+               "stack": best["stack"], "submitter": best["submitter"], "version": best["version"],
+               "system": best["system"]}}
+    try:
+        mtk = estimate(model, board, in_ram)
+    except DoesNotFit as err:   # no firmware to estimate
+        return {**row, "does_not_fit": err.message, "mtk_estimated_cycles": None, "ratio": None}
+    return {**row, "mtk_estimated_cycles": mtk["median"], "mtk_estimated_ms": mtk["time_ms_at_clock"],
+            "instructions": mtk["instructions"], "estimate": mtk,
+            "ratio": None if best is None else round(mtk["median"] / int(best["cycles_per_inference"]), 3)}
+
+
 def markdown(results: list[dict]) -> str:
-    lines = ["| board | benchmark | mtk estimated cycles (ms) | best published cycles (ms) | stack | mtk / best |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| board | benchmark | weights | mtk estimated cycles (ms) | best published cycles (ms) | stack | mtk / best |",
+             "|---|---|---|---|---|---|---|"]
     for r in results:
         p = r["published"]
         best = "-" if p is None else f"{p['cycles']:,} ({p['latency_ms']:g})"
@@ -100,8 +120,8 @@ def markdown(results: list[dict]) -> str:
         ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}"
         mtk = f"{r['mtk_estimated_cycles']:,} ({r['mtk_estimated_ms']:.3f})" if "does_not_fit" not in r else \
             "does not fit: " + r["does_not_fit"].split(": ", 1)[-1]
-        lines.append(f"| {r['board']} ({r['clock_hz'] / 1e6:g} MHz) | {r['benchmark']} | {mtk} | {best} | {stack} | "
-                     f"{ratio} |")
+        lines.append(f"| {r['board']} ({r['clock_hz'] / 1e6:g} MHz) | {r['benchmark']} | {r['weights']} | {mtk} | "
+                     f"{best} | {stack} | {ratio} |")
     return "\n".join(lines)
 
 
