@@ -151,7 +151,9 @@ def test_run_emulating_a_board_reports_its_estimate(capsys):
     assert "estimate for nucleo_l4r5zi, emulated on mps2/an386 (cortex-m4 table)" in capsys.readouterr().out
     assert main(["validate", str(DIGITS), "--board", "nucleo_l4r5zi", "--emulate", "--json"]) == 0
     validated = json.loads(capsys.readouterr().out)
-    assert validated["bit_exact"] and validated["estimated_cycles"]["median"] == estimate["median"]
+    # validate times one inference: the first, whose caches start as the startup code left them (a few cycles off
+    # the warm ones), so it is one of run's, not their median
+    assert validated["bit_exact"] and estimate["min"] <= validated["estimated_cycles"]["median"] <= estimate["max"]
 
 
 @pytest.mark.qemu
