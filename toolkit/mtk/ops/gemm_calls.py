@@ -173,7 +173,7 @@ class KernelCalls:
         """A stream's kernel computing the block's outputs: every channel, or the live ones."""
         g, rq = self.g, self.rq
         common = dict(x=T.address_of(scratch[0]), w=T.address_of(w[0]), groups=g.groups, lo=rq.act_min,
-                      hi=rq.act_max)
+                      hi=rq.act_max, sign=int(rq.negative_rounding_matters))
         if g.block_rows == 1:
             return c_call(g.micro_kernel, **common, channels=g.cols, out=T.address_of(out[pb * g.cols]),
                           **self.unpacked(x, pb * g.depth, g.depth))

@@ -16,6 +16,13 @@
 
 #include "mtk_dot_s8_dsp.h"
 
+/* Inlined whatever their size, so that only the assembly a call site's constant arguments pick is linked in. */
+#if defined(__GNUC__)
+#define MTK_FUSED_INLINE static inline __attribute__((always_inline))
+#else
+#define MTK_FUSED_INLINE static inline
+#endif
+
 /* Σx of each of the `rows` (1 or 2) packed rows at x: sums[r]. */
 static inline int32_t mtk_pack_sums_s16(const void* x, int32_t groups, int32_t rows, int32_t* sums) {
   const uint32_t* xp = (const uint32_t*)x;
@@ -205,21 +212,25 @@ static inline void mtk_fused_tile_c(const void* x, const uint8_t* t, int32_t gro
   "smlad r6, r11, r9, r6\n\t"             \
   "smlad r4, r7, r8, r4\n\t"              \
   "smlad r6, r7, r10, r6\n\t"
+/* RoundingDivideByPOT's "− 1 when negative" on the product V of the sum X (SIGN below): with it, or without it
+ * (NO_SIGN), where a negative sum can only give the activation's minimum (requant.negative_rounding_matters). */
+#define MTK_FUSED_SIGN(V, X) "add " V ", " V ", " X ", asr #31\n\t"
+#define MTK_FUSED_NO_SIGN(V, X) ""
 /* The int8 output of x2 (register X) with multiplier M, rounding term C and shift E, in r0. */
-#define MTK_FUSED_REQUANT(X, M, C, E)     \
-  "smmlar r0, " X ", " M ", " C "\n\t"    \
-  "add r0, r0, " X ", asr #31\n\t"        \
-  "asr r0, r0, " E "\n\t"                 \
+#define MTK_FUSED_REQUANT(X, M, C, E, SIGN) \
+  "smmlar r0, " X ", " M ", " C "\n\t"      \
+  SIGN("r0", X)                             \
+  "asr r0, r0, " E "\n\t"                   \
   "ssat r0, #8, r0\n\t"
 /* Two outputs, of X (M1, C1, E1: in r0, stored by STORE_X) and of Y (M2, C2, E2: in T, which may be X, stored by
  * STORE_Y): MTK_FUSED_REQUANT's instructions of each, interleaved (the Cortex-M7 issues them two at a time). */
-#define MTK_FUSED_REQUANT_PAIR(X, M1, C1, E1, STORE_X, Y, M2, C2, E2, T, STORE_Y) \
-  "smmlar r0, " X ", " M1 ", " C1 "\n\t"                                      \
-  "add r0, r0, " X ", asr #31\n\t"                                            \
-  "smmlar " T ", " Y ", " M2 ", " C2 "\n\t"                                   \
-  "asr r0, r0, " E1 "\n\t"                                                    \
-  "add " T ", " T ", " Y ", asr #31\n\t"                                      \
-  "ssat r0, #8, r0\n\t"                                                       \
+#define MTK_FUSED_REQUANT_PAIR(X, M1, C1, E1, STORE_X, Y, M2, C2, E2, T, STORE_Y, SIGN) \
+  "smmlar r0, " X ", " M1 ", " C1 "\n\t"                                            \
+  SIGN("r0", X)                                                                     \
+  "smmlar " T ", " Y ", " M2 ", " C2 "\n\t"                                         \
+  "asr r0, r0, " E1 "\n\t"                                                          \
+  SIGN(T, Y)                                                                        \
+  "ssat r0, #8, r0\n\t"                                                             \
   "asr " T ", " T ", " E2 "\n\t"                                              \
   STORE_X "\n\t"                                                              \
   "ssat " T ", #8, " T "\n\t"                                                 \
@@ -297,42 +308,49 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
 }
 /* The outputs as they are (the activation range is all of int8), or clamped to the range (r10, r11). Unclamped, a
  * channel's two outputs are requantized together, the second in the first's value register. */
-#define MTK_FUSED_SATURATED                                                                                   \
+#define MTK_FUSED_SATURATED(SIGN)                                                                             \
   "ldm r1!, {r7-r12}\n\t"                                                                                     \
   "ldr r2, [sp, #16]\n\t"                                                                                     \
   MTK_FUSED_REQUANT_PAIR("r5", "r7", "r8", "r9", "strb r0, [lr, r2]", "r3", "r7", "r8", "r9", "r5",                \
-                         "strb r5, [lr], #1")                                                                      \
+                         "strb r5, [lr], #1", SIGN)                                                                \
   MTK_FUSED_REQUANT_PAIR("r6", "r10", "r11", "r12", "strb r0, [lr, r2]", "r4", "r10", "r11", "r12", "r6",          \
-                         "strb r6, [lr], #1")
+                         "strb r6, [lr], #1", SIGN)
 #define MTK_FUSED_CLAMP "cmp r0, r10\n\tit lt\n\tmovlt r0, r10\n\tcmp r0, r11\n\tit gt\n\tmovgt r0, r11\n\t"
-#define MTK_FUSED_CLAMPED                                                        \
-  "ldm r1!, {r7, r8, r9}\n\t"                                                    \
-  "ldr r2, [sp, #16]\n\t"                                                        \
-  "ldrd r10, r11, [sp, #28]\n\t"                                                 \
-  MTK_FUSED_REQUANT("r5", "r7", "r8", "r9") MTK_FUSED_CLAMP "strb r0, [lr, r2]\n\t" \
-  MTK_FUSED_REQUANT("r3", "r7", "r8", "r9") MTK_FUSED_CLAMP "strb r0, [lr], #1\n\t" \
-  "ldm r1!, {r7, r8, r9}\n\t"                                                    \
-  MTK_FUSED_REQUANT("r6", "r7", "r8", "r9") MTK_FUSED_CLAMP "strb r0, [lr, r2]\n\t" \
-  MTK_FUSED_REQUANT("r4", "r7", "r8", "r9") MTK_FUSED_CLAMP "strb r0, [lr], #1\n\t"
-MTK_FUSED_DSP(mtk_gemm_2x2_fused_dsp, MTK_FUSED_SATURATED)
-MTK_FUSED_DSP(mtk_gemm_2x2_fused_clamped_dsp, MTK_FUSED_CLAMPED)
+#define MTK_FUSED_CLAMPED(SIGN)                                                          \
+  "ldm r1!, {r7, r8, r9}\n\t"                                                          \
+  "ldr r2, [sp, #16]\n\t"                                                              \
+  "ldrd r10, r11, [sp, #28]\n\t"                                                       \
+  MTK_FUSED_REQUANT("r5", "r7", "r8", "r9", SIGN) MTK_FUSED_CLAMP "strb r0, [lr, r2]\n\t" \
+  MTK_FUSED_REQUANT("r3", "r7", "r8", "r9", SIGN) MTK_FUSED_CLAMP "strb r0, [lr], #1\n\t" \
+  "ldm r1!, {r7, r8, r9}\n\t"                                                          \
+  MTK_FUSED_REQUANT("r6", "r7", "r8", "r9", SIGN) MTK_FUSED_CLAMP "strb r0, [lr, r2]\n\t" \
+  MTK_FUSED_REQUANT("r4", "r7", "r8", "r9", SIGN) MTK_FUSED_CLAMP "strb r0, [lr], #1\n\t"
+MTK_FUSED_DSP(mtk_gemm_2x2_fused_dsp, MTK_FUSED_SATURATED(MTK_FUSED_SIGN))
+MTK_FUSED_DSP(mtk_gemm_2x2_fused_clamped_dsp, MTK_FUSED_CLAMPED(MTK_FUSED_SIGN))
+MTK_FUSED_DSP(mtk_gemm_2x2_fused_nosign_dsp, MTK_FUSED_SATURATED(MTK_FUSED_NO_SIGN))
+MTK_FUSED_DSP(mtk_gemm_2x2_fused_clamped_nosign_dsp, MTK_FUSED_CLAMPED(MTK_FUSED_NO_SIGN))
 #define MTK_FUSED_ASM 1
 #endif
 
 /* The GEMM of the two packed rows at x (mtk_pack_pair_s16 and the like) with all `channels` of the stream w,
- * outputs of row 0 at out, of row 1 `stride` bytes on, clamped to the activation range [lo, hi]. */
-static inline int32_t mtk_gemm_2x2_fused_s8(const void* x, const void* w, int32_t groups, int32_t channels,
-                                            void* out, int32_t stride, int32_t lo, int32_t hi) {
+ * outputs of row 0 at out, of row 1 `stride` bytes on, clamped to the activation range [lo, hi]; sign: 0 where a
+ * negative sum can only give lo (requant.negative_rounding_matters), so that the assembly leaves RoundingDivideByPOT's
+ * "− 1 when negative" out (the C keeps it: the same outputs). Inlined, so that only the assembly the call's
+ * constants pick is linked in. */
+MTK_FUSED_INLINE int32_t mtk_gemm_2x2_fused_s8(const void* x, const void* w, int32_t groups, int32_t channels,
+                                               void* out, int32_t stride, int32_t lo, int32_t hi, int32_t sign) {
   int32_t sums[2] = {0, 0}, pairs = channels >> 1, tile = MTK_FUSED_HEAD + 8 * groups + MTK_FUSED_TAIL;
   int8_t* o = (int8_t*)out;
   const uint8_t* t = (const uint8_t*)w;
-#ifdef MTK_FUSED_ASM
+#ifndef MTK_FUSED_ASM
+  (void)sign;
+#else
   if (pairs > 0) {
     const int32_t f[8] = {(int32_t)x, (int32_t)w, groups, pairs, (int32_t)out, stride, lo, hi};
     if (lo == -128 && hi == 127)
-      mtk_gemm_2x2_fused_dsp(f);
+      sign ? mtk_gemm_2x2_fused_dsp(f) : mtk_gemm_2x2_fused_nosign_dsp(f);
     else
-      mtk_gemm_2x2_fused_clamped_dsp(f);
+      sign ? mtk_gemm_2x2_fused_clamped_dsp(f) : mtk_gemm_2x2_fused_clamped_nosign_dsp(f);
   }
   t += pairs * tile, o += 2 * pairs;
   pairs = 0;
@@ -347,12 +365,12 @@ static inline int32_t mtk_gemm_2x2_fused_s8(const void* x, const void* w, int32_
  * the stream of its `live` channels, then per channel of the layer's `channels` its constant output (int8), then
  * (at an even byte) the live channel it is (int16; -1: a constant one). The kernel writes each row's live outputs
  * at its start, then each row is spread in place from its end down (a live channel's index is at most its own). */
-static inline int32_t mtk_gemm_2x2_fused_live_s8(const void* x, const void* w, int32_t groups, int32_t live, void* out,
-                                                 int32_t stride, int32_t lo, int32_t hi, int32_t channels,
-                                                 int32_t stream_bytes) {
+MTK_FUSED_INLINE int32_t mtk_gemm_2x2_fused_live_s8(const void* x, const void* w, int32_t groups, int32_t live,
+                                                    void* out, int32_t stride, int32_t lo, int32_t hi, int32_t sign,
+                                                    int32_t channels, int32_t stream_bytes) {
   const int8_t* fill = (const int8_t*)w + stream_bytes;
   const int16_t* source = (const int16_t*)(fill + channels + (channels & 1));
-  mtk_gemm_2x2_fused_s8(x, w, groups, live, out, stride, lo, hi);
+  mtk_gemm_2x2_fused_s8(x, w, groups, live, out, stride, lo, hi, sign);
   for (int32_t r = 0; r < (stride ? 2 : 1); ++r) {
     int8_t* row = (int8_t*)out + r * stride;
     for (int32_t c = channels - 1; c >= 0; --c) row[c] = source[c] < 0 ? fill[c] : row[source[c]];
@@ -495,33 +513,33 @@ static inline void mtk_fused_quad_out(const uint32_t* s, const int32_t* q, int8_
 /* The quad's 4 outputs from the doubled sums r3-r6 with the frame's m, C, e ([sp, #20]), stored at P, P advanced:
  * two at a time (the second in the first's value register), or clamped to the frame's range one at a time. */
 #define MTK_FUSED_QUAD_LAYER_PARAMS "ldrd r7, r8, [sp, #20]\n\tldr r9, [sp, #28]\n\t"
-#define MTK_FUSED_QUAD_SATURATED(P)                                                                              \
+#define MTK_FUSED_QUAD_SATURATED(P, SIGN)                                                                        \
   MTK_FUSED_QUAD_LAYER_PARAMS                                                                                    \
   MTK_FUSED_REQUANT_PAIR("r3", "r7", "r8", "r9", "strb r0, [" P "], #1", "r4", "r7", "r8", "r9", "r3",            \
-                         "strb r3, [" P "], #1")                                                                 \
+                         "strb r3, [" P "], #1", SIGN)                                                           \
   MTK_FUSED_REQUANT_PAIR("r5", "r7", "r8", "r9", "strb r0, [" P "], #1", "r6", "r7", "r8", "r9", "r5",            \
-                         "strb r5, [" P "], #1")
-#define MTK_FUSED_QUAD_CLAMPED(P)                                                                                \
+                         "strb r5, [" P "], #1", SIGN)
+#define MTK_FUSED_QUAD_CLAMPED(P, SIGN)                                                                          \
   MTK_FUSED_QUAD_LAYER_PARAMS "ldrd r10, r11, [sp, #32]\n\t"                                                     \
-  MTK_FUSED_REQUANT("r3", "r7", "r8", "r9") MTK_FUSED_CLAMP "strb r0, [" P "], #1\n\t"                            \
-  MTK_FUSED_REQUANT("r4", "r7", "r8", "r9") MTK_FUSED_CLAMP "strb r0, [" P "], #1\n\t"                            \
-  MTK_FUSED_REQUANT("r5", "r7", "r8", "r9") MTK_FUSED_CLAMP "strb r0, [" P "], #1\n\t"                            \
-  MTK_FUSED_REQUANT("r6", "r7", "r8", "r9") MTK_FUSED_CLAMP "strb r0, [" P "], #1\n\t"
+  MTK_FUSED_REQUANT("r3", "r7", "r8", "r9", SIGN) MTK_FUSED_CLAMP "strb r0, [" P "], #1\n\t"                      \
+  MTK_FUSED_REQUANT("r4", "r7", "r8", "r9", SIGN) MTK_FUSED_CLAMP "strb r0, [" P "], #1\n\t"                      \
+  MTK_FUSED_REQUANT("r5", "r7", "r8", "r9", SIGN) MTK_FUSED_CLAMP "strb r0, [" P "], #1\n\t"                      \
+  MTK_FUSED_REQUANT("r6", "r7", "r8", "r9", SIGN) MTK_FUSED_CLAMP "strb r0, [" P "], #1\n\t"
 /* The same with each channel's m, C, e read from the stream after the quad's weights (r1): two channels an LDM, or
  * (clamped: r10, r11 hold the range) one. */
-#define MTK_FUSED_QUAD_PC_SATURATED(P)                                                                            \
+#define MTK_FUSED_QUAD_PC_SATURATED(P, SIGN)                                                                      \
   "ldm r1!, {r7, r8, r9, r10, r11, r12}\n\t"                                                                      \
   MTK_FUSED_REQUANT_PAIR("r3", "r7", "r8", "r9", "strb r0, [" P "], #1", "r4", "r10", "r11", "r12", "r3",          \
-                         "strb r3, [" P "], #1")                                                                   \
+                         "strb r3, [" P "], #1", SIGN)                                                             \
   "ldm r1!, {r7, r8, r9, r10, r11, r12}\n\t"                                                                      \
   MTK_FUSED_REQUANT_PAIR("r5", "r7", "r8", "r9", "strb r0, [" P "], #1", "r6", "r10", "r11", "r12", "r5",          \
-                         "strb r5, [" P "], #1")
-#define MTK_FUSED_QUAD_PC_CHANNEL(X, P) \
-  "ldm r1!, {r7, r8, r9}\n\t" MTK_FUSED_REQUANT(X, "r7", "r8", "r9") MTK_FUSED_CLAMP "strb r0, [" P "], #1\n\t"
-#define MTK_FUSED_QUAD_PC_CLAMPED(P)                                                 \
-  "ldrd r10, r11, [sp, #32]\n\t"                                                     \
-  MTK_FUSED_QUAD_PC_CHANNEL("r3", P) MTK_FUSED_QUAD_PC_CHANNEL("r4", P)              \
-  MTK_FUSED_QUAD_PC_CHANNEL("r5", P) MTK_FUSED_QUAD_PC_CHANNEL("r6", P)
+                         "strb r5, [" P "], #1", SIGN)
+#define MTK_FUSED_QUAD_PC_CHANNEL(X, P, SIGN)                                                                       \
+  "ldm r1!, {r7, r8, r9}\n\t" MTK_FUSED_REQUANT(X, "r7", "r8", "r9", SIGN) MTK_FUSED_CLAMP "strb r0, [" P "], #1\n\t"
+#define MTK_FUSED_QUAD_PC_CLAMPED(P, SIGN)                                               \
+  "ldrd r10, r11, [sp, #32]\n\t"                                                         \
+  MTK_FUSED_QUAD_PC_CHANNEL("r3", P, SIGN) MTK_FUSED_QUAD_PC_CHANNEL("r4", P, SIGN)      \
+  MTK_FUSED_QUAD_PC_CHANNEL("r5", P, SIGN) MTK_FUSED_QUAD_PC_CHANNEL("r6", P, SIGN)
 
 /* f: the packed row, the stream's first quad, groups, quads (> 0), out, the layer's m, C, e, the activation range, the
  * int8 row and how many of its groups to pack first (MTK_FUSED_QUAD_SETUP). Naked as mtk_gemm_2x2_fused_dsp: the row's
@@ -568,10 +586,14 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "add sp, sp, #48\n\t"                                                                           \
       "pop {r4-r11, pc}\n\t");                                                                        \
 }
-MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_dsp, MTK_FUSED_QUAD_SATURATED("r2"))
-MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_clamped_dsp, MTK_FUSED_QUAD_CLAMPED("r2"))
-MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_pc_dsp, MTK_FUSED_QUAD_PC_SATURATED("r2"))
-MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_pc_clamped_dsp, MTK_FUSED_QUAD_PC_CLAMPED("r2"))
+MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_dsp, MTK_FUSED_QUAD_SATURATED("r2", MTK_FUSED_SIGN))
+MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_clamped_dsp, MTK_FUSED_QUAD_CLAMPED("r2", MTK_FUSED_SIGN))
+MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_pc_dsp, MTK_FUSED_QUAD_PC_SATURATED("r2", MTK_FUSED_SIGN))
+MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_pc_clamped_dsp, MTK_FUSED_QUAD_PC_CLAMPED("r2", MTK_FUSED_SIGN))
+MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_nosign_dsp, MTK_FUSED_QUAD_SATURATED("r2", MTK_FUSED_NO_SIGN))
+MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_clamped_nosign_dsp, MTK_FUSED_QUAD_CLAMPED("r2", MTK_FUSED_NO_SIGN))
+MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_pc_nosign_dsp, MTK_FUSED_QUAD_PC_SATURATED("r2", MTK_FUSED_NO_SIGN))
+MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_pc_clamped_nosign_dsp, MTK_FUSED_QUAD_PC_CLAMPED("r2", MTK_FUSED_NO_SIGN))
 
 /* One chunk of a chunked stream. f: the packed chunk, its first quad's weights (the first chunk: its head), groups,
  * quads (> 0), the head-form sums (16 bytes a quad), out, the layer's m, C, e, the activation range, the mode
@@ -644,12 +666,12 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "31:\n\t"                                                                                       \
       MTK_FUSED_QUAD_DOUBLE                                                                           \
       "ldr r2, [sp, #40]\n\t"                                                                         \
-      SATURATED("r2")                                                                                 \
+      SATURATED("r2", MTK_FUSED_SIGN)                                                                               \
       "b 3f\n"                                                                                        \
       "32:\n\t"                                                                                       \
       MTK_FUSED_QUAD_DOUBLE                                                                           \
       "ldr r2, [sp, #40]\n\t"                                                                         \
-      CLAMPED("r2")                                                                                   \
+      CLAMPED("r2", MTK_FUSED_SIGN)                                                                                 \
       "3:\n\t"                                                                                        \
       "str r2, [sp, #40]\n\t"                                                                         \
       "ldr r2, [sp, #44]\n\t"                                                                         \
@@ -666,13 +688,6 @@ MTK_FUSED_CHUNK_DSP(mtk_gemm_1x4_fused_chunk_dsp, MTK_FUSED_QUAD_SATURATED, MTK_
 MTK_FUSED_CHUNK_DSP(mtk_gemm_1x4_fused_pc_chunk_dsp, MTK_FUSED_QUAD_PC_SATURATED, MTK_FUSED_QUAD_PC_CLAMPED)
 #endif
 
-/* Inlined whatever their size, so that only the assembly a call site's constant arguments pick is linked in. */
-#if defined(__GNUC__)
-#define MTK_FUSED_INLINE static inline __attribute__((always_inline))
-#else
-#define MTK_FUSED_INLINE static inline
-#endif
-
 /* With src, the k int8 values there are the row, to be packed at x: its partial last group packed here, in C; the
  * whole groups the assembly is to pack (0 without src: x is packed). */
 static inline int32_t mtk_fused_row_tail(void* x, const void* src, int32_t k) {
@@ -683,23 +698,30 @@ static inline int32_t mtk_fused_row_tail(void* x, const void* src, int32_t k) {
 }
 
 /* The GEMM of one row with all `channels` of the stream w, outputs at out clamped to [lo, hi]: the row packed at x, or
- * with src the k int8 values there, packed at x on the way; pc: each channel has its own m, C, e. Whole quads in
- * assembly, a partial last one in C. */
+ * with src the k int8 values there, packed at x on the way; pc: each channel has its own m, C, e; sign as
+ * mtk_gemm_2x2_fused_s8's. Whole quads in assembly, a partial last one in C. */
 MTK_FUSED_INLINE int32_t mtk_gemm_1x4_fused_any(void* x, const void* w, int32_t groups, int32_t channels, void* out,
-                                             const void* src, int32_t k, int32_t lo, int32_t hi, int32_t pc) {
+                                             const void* src, int32_t k, int32_t lo, int32_t hi, int32_t sign,
+                                             int32_t pc) {
   const int32_t* q = (const int32_t*)w;
   const uint8_t* t = (const uint8_t*)w + 12;
   int32_t sum_x = 0, tile = MTK_FUSED_QUAD_HEAD + 16 * groups + (pc ? MTK_FUSED_QUAD_PARAMS : 0), done = 0;
-#ifdef MTK_FUSED_ASM
+#ifndef MTK_FUSED_ASM
+  (void)sign;
+#else
   done = channels & ~3;
   if (done > 0) {
     const int32_t f[12] = {(int32_t)x, (int32_t)t, groups, done >> 2, (int32_t)out, q[0], q[1], q[2], lo, hi,
                            (int32_t)src, mtk_fused_row_tail(x, src, k)};
     int32_t clamped = lo != -128 || hi != 127;
-    if (pc)
+    if (pc && sign)
       clamped ? mtk_gemm_1x4_fused_pc_clamped_dsp(f) : mtk_gemm_1x4_fused_pc_dsp(f);
-    else
+    else if (pc)
+      clamped ? mtk_gemm_1x4_fused_pc_clamped_nosign_dsp(f) : mtk_gemm_1x4_fused_pc_nosign_dsp(f);
+    else if (sign)
       clamped ? mtk_gemm_1x4_fused_clamped_dsp(f) : mtk_gemm_1x4_fused_dsp(f);
+    else
+      clamped ? mtk_gemm_1x4_fused_clamped_nosign_dsp(f) : mtk_gemm_1x4_fused_nosign_dsp(f);
     src = 0;
   }
   t += (done >> 2) * tile;
@@ -717,13 +739,13 @@ MTK_FUSED_INLINE int32_t mtk_gemm_1x4_fused_any(void* x, const void* w, int32_t 
 }
 
 MTK_FUSED_INLINE int32_t mtk_gemm_1x4_fused_s8(void* x, const void* w, int32_t groups, int32_t channels, void* out,
-                                            const void* src, int32_t k, int32_t lo, int32_t hi) {
-  return mtk_gemm_1x4_fused_any(x, w, groups, channels, out, src, k, lo, hi, 0);
+                                            const void* src, int32_t k, int32_t lo, int32_t hi, int32_t sign) {
+  return mtk_gemm_1x4_fused_any(x, w, groups, channels, out, src, k, lo, hi, sign, 0);
 }
 
 MTK_FUSED_INLINE int32_t mtk_gemm_1x4_fused_pc_s8(void* x, const void* w, int32_t groups, int32_t channels, void* out,
-                                               const void* src, int32_t k, int32_t lo, int32_t hi) {
-  return mtk_gemm_1x4_fused_any(x, w, groups, channels, out, src, k, lo, hi, 1);
+                                               const void* src, int32_t k, int32_t lo, int32_t hi, int32_t sign) {
+  return mtk_gemm_1x4_fused_any(x, w, groups, channels, out, src, k, lo, hi, sign, 1);
 }
 
 /* Groups g0 .. g0 + groups − 1 (a chunk: packed at x, or with src its k int8 values, packed at x on the way) of the
