@@ -94,6 +94,10 @@ FUSED_MODELS = {   # the fused kernels' assembly (c/mtk_dot_biased_s8.h), its su
     # ReLU: no "- 1 when negative" (requant.negative_rounding_matters), all of int8 (out_zp -128) or clamped at out_zp
     "pointwise-relu": lambda: pointwise(8, 16, "RELU", y_zp=-128),
     "pointwise-relu-clamped": lambda: pointwise(8, 16, "RELU"),
+    # two rows' kernels of 1 to 8 groups, each its own (7: ReLU, 8), and of more (9: any number's)
+    "pointwise-7-groups-relu": lambda: pointwise(27, 6, "RELU", y_zp=-128),
+    "pointwise-8-groups": lambda: pointwise(32, 6),
+    "pointwise-9-groups-relu": lambda: pointwise(36, 6, "RELU", y_zp=-128),
     "fc-quads-relu": lambda: fully_connected(150, 12, per_channel=False, activation="RELU", y_zp=-128),
     "fc-quads-per-channel-relu": lambda: fully_connected(37, 10, per_channel=True, activation="RELU", y_zp=-128),
     "fc-quads-per-channel-relu-clamped": lambda: fully_connected(37, 10, per_channel=True, activation="RELU"),

@@ -238,10 +238,11 @@ static inline void mtk_fused_tile_c(const void* x, const uint8_t* t, int32_t gro
 
 /* f: packed rows, stream, groups, channel pairs (> 0), out, stride, the activation range. Naked, so that every
  * register but sp is the loop's (the frame pointer, r7, too): first the rows' sums Σx (SADD16 of a row's two
- * words, SMLAD with 1s), then the channel pairs, 16 groups a pass, entered (−groups mod 16) groups in, then
- * EPILOGUE requantizes and stores the pair's 4 outputs; the frame on the stack: [0] rows, [4] passes, [8]
- * −128·Σx of row 0 and of row 1, [16] stride, [20] the output's end, [24] the entry, [28] the range. */
-#define MTK_FUSED_DSP(NAME, EPILOGUE)                                                                  \
+ * words, SMLAD with 1s), then per channel pair its sums over the groups (GROUPS, from label 1: the pair's first
+ * sums in r3-r6, r0 at the rows), then EPILOGUE requantizes and stores the pair's 4 outputs; the frame on the stack:
+ * [0] rows, [4] passes, [8] −128·Σx of row 0 and of row 1, [16] stride, [20] the output's end, [24] the entry,
+ * [28] the range. */
+#define MTK_FUSED_DSP_WITH(NAME, EPILOGUE, GROUPS)                                                     \
 __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)) const int32_t* f) {  \
   __asm__ volatile(                                                                                    \
       "push {r4-r11, lr}\n\t"                                                                          \
@@ -269,30 +270,7 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "sub r6, r3, r6, lsl #7\n\t"                                                                     \
       "sub r7, r3, r7, lsl #7\n\t"                                                                     \
       "strd r6, r7, [sp, #8]\n\t"                                                                      \
-      "adds r3, r2, #15\n\t"                                                                           \
-      "lsrs r3, r3, #4\n\t"                                                                            \
-      "str r3, [sp, #4]\n\t"                                                                           \
-      "rsb r2, r2, #0\n\t"                                                                             \
-      "and r2, r2, #15\n\t"                                                                            \
-      "movs r3, #48\n\t"                                                                               \
-      "adr.w r4, 2f\n\t"                                                                               \
-      "mla r2, r2, r3, r4\n\t"                                                                         \
-      "orr r2, r2, #1\n\t"                                                                             \
-      "str r2, [sp, #24]\n\t"                                                                          \
-      "1:\n\t"                                                                                         \
-      "ldr r0, [sp, #0]\n\t"                                                                           \
-      "ldr r2, [sp, #4]\n\t"                                                                           \
-      "ldrd r3, r5, [sp, #8]\n\t"                                                                      \
-      "ldm r1!, {r4, r6, r7}\n\t"                                                                      \
-      "add r3, r3, r7\n\t"                                                                             \
-      "add r5, r5, r7\n\t"                                                                             \
-      "ldr pc, [sp, #24]\n"                                                                            \
-      "2:\n\t"                                                                                         \
-      MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP  \
-      MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP  \
-      MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP                                  \
-      "subs r2, r2, #1\n\t"                                                                            \
-      "bne 2b\n\t"                                                                                     \
+      GROUPS                                                                                           \
       "sub r3, r3, r4, lsl #8\n\t"                                                                     \
       "sub r5, r5, r6, lsl #8\n\t"                                                                     \
       "add r3, r3, r3\n\t"                                                                             \
@@ -306,6 +284,46 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "add sp, sp, #36\n\t"                                                                            \
       "pop {r4-r11, pc}\n\t");                                                                         \
 }
+/* A pair's first sums: −128·Σx of each row plus the head's b0 + 256·b1 for c0, b1 for c1; r0 back at the rows. */
+#define MTK_FUSED_PAIR_START            \
+  "ldr r0, [sp, #0]\n\t"                \
+  "ldrd r3, r5, [sp, #8]\n\t"           \
+  "ldm r1!, {r4, r6, r7}\n\t"           \
+  "add r3, r3, r7\n\t"                  \
+  "add r5, r5, r7\n\t"
+/* Any number of groups: 16 a pass, entered (−groups mod 16) groups in. */
+#define MTK_FUSED_ANY_GROUPS                                                                           \
+      "adds r3, r2, #15\n\t"                                                                           \
+      "lsrs r3, r3, #4\n\t"                                                                            \
+      "str r3, [sp, #4]\n\t"                                                                           \
+      "rsb r2, r2, #0\n\t"                                                                             \
+      "and r2, r2, #15\n\t"                                                                            \
+      "movs r3, #48\n\t"                                                                               \
+      "adr.w r4, 2f\n\t"                                                                               \
+      "mla r2, r2, r3, r4\n\t"                                                                         \
+      "orr r2, r2, #1\n\t"                                                                             \
+      "str r2, [sp, #24]\n\t"                                                                          \
+      "1:\n\t"                                                                                         \
+      "ldr r2, [sp, #4]\n\t"                                                                           \
+      MTK_FUSED_PAIR_START                                                                             \
+      "ldr pc, [sp, #24]\n"                                                                            \
+      "2:\n\t"                                                                                         \
+      MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP  \
+      MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP  \
+      MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP                                  \
+      "subs r2, r2, #1\n\t"                                                                            \
+      "bne 2b\n\t"
+/* A number of groups known when it is built (MTK_FUSED_GROUPS_<n>): straight, no jump into a loop, no pass count. */
+#define MTK_FUSED_GROUPS(GROUPS) "1:\n\t" MTK_FUSED_PAIR_START GROUPS
+#define MTK_FUSED_GROUPS_1 MTK_FUSED_GROUP
+#define MTK_FUSED_GROUPS_2 MTK_FUSED_GROUPS_1 MTK_FUSED_GROUP
+#define MTK_FUSED_GROUPS_3 MTK_FUSED_GROUPS_2 MTK_FUSED_GROUP
+#define MTK_FUSED_GROUPS_4 MTK_FUSED_GROUPS_3 MTK_FUSED_GROUP
+#define MTK_FUSED_GROUPS_5 MTK_FUSED_GROUPS_4 MTK_FUSED_GROUP
+#define MTK_FUSED_GROUPS_6 MTK_FUSED_GROUPS_5 MTK_FUSED_GROUP
+#define MTK_FUSED_GROUPS_7 MTK_FUSED_GROUPS_6 MTK_FUSED_GROUP
+#define MTK_FUSED_GROUPS_8 MTK_FUSED_GROUPS_7 MTK_FUSED_GROUP
+#define MTK_FUSED_DSP(NAME, EPILOGUE) MTK_FUSED_DSP_WITH(NAME, EPILOGUE, MTK_FUSED_ANY_GROUPS)
 /* The outputs as they are (the activation range is all of int8), or clamped to the range (r10, r11). Unclamped, a
  * channel's two outputs are requantized together, the second in the first's value register. */
 #define MTK_FUSED_SATURATED(SIGN)                                                                             \
@@ -329,6 +347,31 @@ MTK_FUSED_DSP(mtk_gemm_2x2_fused_dsp, MTK_FUSED_SATURATED(MTK_FUSED_SIGN))
 MTK_FUSED_DSP(mtk_gemm_2x2_fused_clamped_dsp, MTK_FUSED_CLAMPED(MTK_FUSED_SIGN))
 MTK_FUSED_DSP(mtk_gemm_2x2_fused_nosign_dsp, MTK_FUSED_SATURATED(MTK_FUSED_NO_SIGN))
 MTK_FUSED_DSP(mtk_gemm_2x2_fused_clamped_nosign_dsp, MTK_FUSED_CLAMPED(MTK_FUSED_NO_SIGN))
+/* The saturated kernels of 1 to 8 groups (the few-input-channel layers: MobileNet's expansions). */
+#define MTK_FUSED_FIXED_DSP(G)                                                                                       \
+  MTK_FUSED_DSP_WITH(mtk_gemm_2x2_fused_g##G##_dsp, MTK_FUSED_SATURATED(MTK_FUSED_SIGN),                             \
+                     MTK_FUSED_GROUPS(MTK_FUSED_GROUPS_##G))                                                         \
+  MTK_FUSED_DSP_WITH(mtk_gemm_2x2_fused_g##G##_nosign_dsp, MTK_FUSED_SATURATED(MTK_FUSED_NO_SIGN),                   \
+                     MTK_FUSED_GROUPS(MTK_FUSED_GROUPS_##G))
+MTK_FUSED_FIXED_DSP(1)
+MTK_FUSED_FIXED_DSP(2)
+MTK_FUSED_FIXED_DSP(3)
+MTK_FUSED_FIXED_DSP(4)
+MTK_FUSED_FIXED_DSP(5)
+MTK_FUSED_FIXED_DSP(6)
+MTK_FUSED_FIXED_DSP(7)
+MTK_FUSED_FIXED_DSP(8)
+/* The saturated kernel of `groups` groups: its own for up to 8, else any number's. */
+MTK_FUSED_INLINE void mtk_gemm_2x2_fused_saturated_dsp(const int32_t* f, int32_t groups, int32_t sign) {
+#define MTK_FUSED_FIXED_CASE(G) \
+  case G: sign ? mtk_gemm_2x2_fused_g##G##_dsp(f) : mtk_gemm_2x2_fused_g##G##_nosign_dsp(f); return;
+  switch (groups) {
+    MTK_FUSED_FIXED_CASE(1) MTK_FUSED_FIXED_CASE(2) MTK_FUSED_FIXED_CASE(3) MTK_FUSED_FIXED_CASE(4)
+    MTK_FUSED_FIXED_CASE(5) MTK_FUSED_FIXED_CASE(6) MTK_FUSED_FIXED_CASE(7) MTK_FUSED_FIXED_CASE(8)
+    default: sign ? mtk_gemm_2x2_fused_dsp(f) : mtk_gemm_2x2_fused_nosign_dsp(f);
+  }
+#undef MTK_FUSED_FIXED_CASE
+}
 #define MTK_FUSED_ASM 1
 #endif
 
@@ -348,7 +391,7 @@ MTK_FUSED_INLINE int32_t mtk_gemm_2x2_fused_s8(const void* x, const void* w, int
   if (pairs > 0) {
     const int32_t f[8] = {(int32_t)x, (int32_t)w, groups, pairs, (int32_t)out, stride, lo, hi};
     if (lo == -128 && hi == 127)
-      sign ? mtk_gemm_2x2_fused_dsp(f) : mtk_gemm_2x2_fused_nosign_dsp(f);
+      mtk_gemm_2x2_fused_saturated_dsp(f, groups, sign);
     else
       sign ? mtk_gemm_2x2_fused_clamped_dsp(f) : mtk_gemm_2x2_fused_clamped_nosign_dsp(f);
   }
