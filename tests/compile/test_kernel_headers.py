@@ -205,7 +205,7 @@ def test_fused_gemm_matches_tflite_requantization(tile, chunk, shared, tmp_path)
                     f" mtk_gemm_1x4_fused{pc}_chunk_s8(col, s{case}, gc, {channels}, out, sums, g0, {groups}, 0, 0, {lo}, {hi}); }}")
         elif tile == 2:
             call = (f" mtk_pack_pair_s16(a{case}_0, a{case}_{1 if stride else 0}, {k}, col);"
-                    f" mtk_gemm_2x2_fused_s8(col, s{case}, {groups}, {channels}, out, {stride}, {lo}, {hi}, {sign});")
+                    f" mtk_gemm_2x2_fused_s8(col, s{case}, {groups}, {channels}, out, {stride}, {lo}, {hi}, {sign}, 0);")
         else:
             call = (f" mtk_gemm_1x4_fused{pc}_s8(col, s{case}, {groups}, {channels}, out, a{case}_0, {k}, {lo}, {hi},"
                     f" {sign});")
@@ -257,11 +257,11 @@ def test_fused_stream_folds_constant_channels(tmp_path):
     lines.append(c_array("t", "int8_t", np.concatenate([live_stream, live_channel_tables(constant, lo)])))
     show = f" for (int i = 0; i < {2 * channels}; ++i) printf(\"%d\\n\", out[i]);"
     calls = "".join(f" mtk_pack_pair_s16(a{r}, a{r + 1}, {k}, col);"
-                    f" mtk_gemm_2x2_fused_s8(col, s, {groups}, {channels}, out, {channels}, {lo}, {hi}, 0);" + show
-                    + f" mtk_gemm_2x2_fused_live_s8(col, t, {groups}, {int(live.sum())}, out, {channels}, {lo}, {hi}, 0,"
+                    f" mtk_gemm_2x2_fused_s8(col, s, {groups}, {channels}, out, {channels}, {lo}, {hi}, 0, 0);" + show
+                    + f" mtk_gemm_2x2_fused_live_s8(col, t, {groups}, {int(live.sum())}, out, {channels}, {lo}, {hi}, 0, 0,"
                     f" {channels}, {live_stream.size});" + show for r in (0, 2))
     calls += (f" mtk_pack_pair_s16(a3, a3, {k}, col); for (int i = 0; i < {2 * channels}; ++i) out[i] = 0;"
-              f" mtk_gemm_2x2_fused_live_s8(col, t, {groups}, {int(live.sum())}, out, 0, {lo}, {hi}, 0, {channels},"
+              f" mtk_gemm_2x2_fused_live_s8(col, t, {groups}, {int(live.sum())}, out, 0, {lo}, {hi}, 0, 0, {channels},"
               f" {live_stream.size});" + show)
     body = "\n".join(lines) + f"\nint main(void) {{ int32_t col[{4 * groups}]; int8_t out[{2 * channels}];{calls}"
     outputs = [[min(max(requant_reference(int(a[r] @ w[c]) + int(bias[c]), int(mult[c]), int(shift[c])) + out_zp,

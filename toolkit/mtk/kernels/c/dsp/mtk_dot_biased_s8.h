@@ -241,12 +241,12 @@ static inline void mtk_fused_tile_c(const void* x, const uint8_t* t, int32_t gro
  * words, SMLAD with 1s), then per channel pair its sums over the groups (GROUPS, from label 1: the pair's first
  * sums in r3-r6, r0 at the rows), then EPILOGUE requantizes and stores the pair's 4 outputs; the frame on the stack:
  * [0] rows, [4] passes, [8] −128·Σx of row 0 and of row 1, [16] stride, [20] the output's end, [24] the entry,
- * [28] the range. */
+ * [28] the range, [36] the passes left (SPLIT). */
 #define MTK_FUSED_DSP_WITH(NAME, EPILOGUE, GROUPS)                                                     \
 __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)) const int32_t* f) {  \
   __asm__ volatile(                                                                                    \
       "push {r4-r11, lr}\n\t"                                                                          \
-      "sub sp, sp, #36\n\t"                                                                            \
+      "sub sp, sp, #40\n\t"                                                                            \
       "ldm r0, {r0-r7}\n\t"                                                                            \
       "strd r6, r7, [sp, #28]\n\t"                                                                     \
       "str r0, [sp, #0]\n\t"                                                                           \
@@ -281,7 +281,7 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "ldr r0, [sp, #20]\n\t"                                                                          \
       "cmp lr, r0\n\t"                                                                                 \
       "bne 1b\n\t"                                                                                     \
-      "add sp, sp, #36\n\t"                                                                            \
+      "add sp, sp, #40\n\t"                                                                            \
       "pop {r4-r11, pc}\n\t");                                                                         \
 }
 /* A pair's first sums: −128·Σx of each row plus the head's b0 + 256·b1 for c0, b1 for c1; r0 back at the rows. */
@@ -291,39 +291,85 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
   "ldm r1!, {r4, r6, r7}\n\t"           \
   "add r3, r3, r7\n\t"                  \
   "add r5, r5, r7\n\t"
-/* Any number of groups: 16 a pass, entered (−groups mod 16) groups in. */
-#define MTK_FUSED_ANY_GROUPS                                                                           \
+/* The groups' schedules S. LDM: MTK_FUSED_GROUP (a group's 4 row words in one LDM, its 2 weight words in one LDRD: the
+ * fewest cycles where a load issues alone and LDM takes a cycle a register: the Cortex-M4). SPLIT: single loads, each
+ * beside a multiply (the Cortex-M7 issues the two together; the M33's loads take a cycle: two_loads_beat_ldrd). A
+ * schedule's PRELOAD before a pair's first group, GROUP (every instruction 32 bits wide: SIZE bytes, which the entry
+ * into the loop's middle counts on), LAST for the pair's last group, and the pass count of the loop over any number
+ * of groups: COUNT at a pair's start, STEP at a pass's end (flags set: zero after the last pass). */
+#define MTK_FUSED_LDM_PRELOAD ""
+#define MTK_FUSED_LDM_GROUP MTK_FUSED_GROUP
+#define MTK_FUSED_LDM_LAST MTK_FUSED_GROUP
+#define MTK_FUSED_LDM_SIZE "48"
+#define MTK_FUSED_LDM_COUNT "ldr r2, [sp, #4]\n\t"
+#define MTK_FUSED_LDM_STEP "subs r2, r2, #1\n\t"
+/* SPLIT: a group's weights u, v (r11, r12) and row words A0, A1 (r7, r9: (x0, x2) of each row) loaded before it (by
+ * the group before, or PRELOAD), its B0, B1 (r8, r10) in it, then the next group's as their registers free (NEXT): 8
+ * cycles a group on the Cortex-M7, each SMLAD beside a load or an SXTB16 it does not read (v's high bytes in r2: the
+ * pass count on the stack, [36]). The last group loads none ahead (nothing past the rows is read), r0 and r1 moved on
+ * all the same. */
+#define MTK_FUSED_SPLIT_PRELOAD "ldrd r11, r12, [r1]\n\tldr r7, [r0]\n\tldr r9, [r0, #8]\n\t"
+#define MTK_FUSED_SPLIT_SUMS(NEXT_A0, NEXT_U, NEXT_A1, NEXT_V) \
+  "smlad r3, r11, r7, r3\n\t"                                  \
+  "ldr.w r8, [r0, #4]\n\t"                                     \
+  "smlad r5, r11, r9, r5\n\t"                                  \
+  "ldr.w r10, [r0, #12]\n\t"                                   \
+  "sxtb16 r11, r11, ror #8\n\t"                                \
+  "smlad r3, r12, r8, r3\n\t"                                  \
+  "sxtb16 r2, r12, ror #8\n\t"                                 \
+  "smlad r4, r11, r7, r4\n\t"                                  \
+  "smlad r6, r11, r9, r6\n\t"                                  \
+  NEXT_A0                                                      \
+  "smlad r5, r12, r10, r5\n\t"                                 \
+  NEXT_U                                                       \
+  "smlad r4, r2, r8, r4\n\t"                                   \
+  NEXT_A1                                                      \
+  "smlad r6, r2, r10, r6\n\t"                                  \
+  NEXT_V
+#define MTK_FUSED_SPLIT_GROUP                                                                          \
+  MTK_FUSED_SPLIT_SUMS("ldr r7, [r0, #16]!\n\t", "ldr r11, [r1, #8]!\n\t", "ldr.w r9, [r0, #8]\n\t", \
+                       "ldr.w r12, [r1, #4]\n\t")
+#define MTK_FUSED_SPLIT_LAST MTK_FUSED_SPLIT_SUMS("add r0, r0, #16\n\t", "add r1, r1, #8\n\t", "", "")
+#define MTK_FUSED_SPLIT_SIZE "64"
+#define MTK_FUSED_SPLIT_COUNT "ldr r2, [sp, #4]\n\tstr r2, [sp, #36]\n\t"
+#define MTK_FUSED_SPLIT_STEP "ldr r2, [sp, #36]\n\tsubs r2, r2, #1\n\tstr r2, [sp, #36]\n\t"
+/* Any number of groups: 16 a pass (label 5), entered (−groups mod 16) groups in (label 2 and on). */
+#define MTK_FUSED_ANY_GROUPS(S)                                                                        \
       "adds r3, r2, #15\n\t"                                                                           \
       "lsrs r3, r3, #4\n\t"                                                                            \
       "str r3, [sp, #4]\n\t"                                                                           \
       "rsb r2, r2, #0\n\t"                                                                             \
       "and r2, r2, #15\n\t"                                                                            \
-      "movs r3, #48\n\t"                                                                               \
+      "movs r3, #" MTK_FUSED_##S##_SIZE "\n\t"                                                         \
       "adr.w r4, 2f\n\t"                                                                               \
       "mla r2, r2, r3, r4\n\t"                                                                         \
       "orr r2, r2, #1\n\t"                                                                             \
       "str r2, [sp, #24]\n\t"                                                                          \
       "1:\n\t"                                                                                         \
-      "ldr r2, [sp, #4]\n\t"                                                                           \
+      MTK_FUSED_##S##_COUNT                                                                            \
       MTK_FUSED_PAIR_START                                                                             \
+      MTK_FUSED_##S##_PRELOAD                                                                          \
       "ldr pc, [sp, #24]\n"                                                                            \
+      "5:\n\t"                                                                                         \
+      MTK_FUSED_##S##_PRELOAD                                                                          \
       "2:\n\t"                                                                                         \
-      MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP  \
-      MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP  \
-      MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP                                  \
-      "subs r2, r2, #1\n\t"                                                                            \
-      "bne 2b\n\t"
-/* A number of groups known when it is built (MTK_FUSED_GROUPS_<n>): straight, no jump into a loop, no pass count. */
-#define MTK_FUSED_GROUPS(GROUPS) "1:\n\t" MTK_FUSED_PAIR_START GROUPS
-#define MTK_FUSED_GROUPS_1 MTK_FUSED_GROUP
-#define MTK_FUSED_GROUPS_2 MTK_FUSED_GROUPS_1 MTK_FUSED_GROUP
-#define MTK_FUSED_GROUPS_3 MTK_FUSED_GROUPS_2 MTK_FUSED_GROUP
-#define MTK_FUSED_GROUPS_4 MTK_FUSED_GROUPS_3 MTK_FUSED_GROUP
-#define MTK_FUSED_GROUPS_5 MTK_FUSED_GROUPS_4 MTK_FUSED_GROUP
-#define MTK_FUSED_GROUPS_6 MTK_FUSED_GROUPS_5 MTK_FUSED_GROUP
-#define MTK_FUSED_GROUPS_7 MTK_FUSED_GROUPS_6 MTK_FUSED_GROUP
-#define MTK_FUSED_GROUPS_8 MTK_FUSED_GROUPS_7 MTK_FUSED_GROUP
-#define MTK_FUSED_DSP(NAME, EPILOGUE) MTK_FUSED_DSP_WITH(NAME, EPILOGUE, MTK_FUSED_ANY_GROUPS)
+      MTK_FUSED_REPEAT_8(MTK_FUSED_##S##_GROUP) MTK_FUSED_REPEAT_7(MTK_FUSED_##S##_GROUP)              \
+      MTK_FUSED_##S##_LAST                                                                             \
+      MTK_FUSED_##S##_STEP                                                                             \
+      "bne 5b\n\t"
+/* N + 1 groups, a number known when it is built: straight, no jump into a loop, no pass count. */
+#define MTK_FUSED_GROUPS(S, N) "1:\n\t" MTK_FUSED_PAIR_START MTK_FUSED_##S##_PRELOAD \
+  MTK_FUSED_REPEAT_##N(MTK_FUSED_##S##_GROUP) MTK_FUSED_##S##_LAST
+#define MTK_FUSED_REPEAT_0(G)
+#define MTK_FUSED_REPEAT_1(G) G
+#define MTK_FUSED_REPEAT_2(G) G G
+#define MTK_FUSED_REPEAT_3(G) G G G
+#define MTK_FUSED_REPEAT_4(G) G G G G
+#define MTK_FUSED_REPEAT_5(G) MTK_FUSED_REPEAT_4(G) G
+#define MTK_FUSED_REPEAT_6(G) MTK_FUSED_REPEAT_4(G) G G
+#define MTK_FUSED_REPEAT_7(G) MTK_FUSED_REPEAT_4(G) G G G
+#define MTK_FUSED_REPEAT_8(G) MTK_FUSED_REPEAT_4(G) MTK_FUSED_REPEAT_4(G)
+#define MTK_FUSED_DSP(NAME, EPILOGUE) MTK_FUSED_DSP_WITH(NAME, EPILOGUE, MTK_FUSED_ANY_GROUPS(LDM))
 /* The outputs as they are (the activation range is all of int8), or clamped to the range (r10, r11). Unclamped, a
  * channel's two outputs are requantized together, the second in the first's value register. */
 #define MTK_FUSED_SATURATED(SIGN)                                                                             \
@@ -343,34 +389,33 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
   "ldm r1!, {r7, r8, r9}\n\t"                                                          \
   MTK_FUSED_REQUANT("r6", "r7", "r8", "r9", SIGN) MTK_FUSED_CLAMP "strb r0, [lr, r2]\n\t" \
   MTK_FUSED_REQUANT("r4", "r7", "r8", "r9", SIGN) MTK_FUSED_CLAMP "strb r0, [lr], #1\n\t"
-MTK_FUSED_DSP(mtk_gemm_2x2_fused_dsp, MTK_FUSED_SATURATED(MTK_FUSED_SIGN))
 MTK_FUSED_DSP(mtk_gemm_2x2_fused_clamped_dsp, MTK_FUSED_CLAMPED(MTK_FUSED_SIGN))
-MTK_FUSED_DSP(mtk_gemm_2x2_fused_nosign_dsp, MTK_FUSED_SATURATED(MTK_FUSED_NO_SIGN))
 MTK_FUSED_DSP(mtk_gemm_2x2_fused_clamped_nosign_dsp, MTK_FUSED_CLAMPED(MTK_FUSED_NO_SIGN))
-/* The saturated kernels of 1 to 8 groups (the few-input-channel layers: MobileNet's expansions). */
-#define MTK_FUSED_FIXED_DSP(G)                                                                                       \
-  MTK_FUSED_DSP_WITH(mtk_gemm_2x2_fused_g##G##_dsp, MTK_FUSED_SATURATED(MTK_FUSED_SIGN),                             \
-                     MTK_FUSED_GROUPS(MTK_FUSED_GROUPS_##G))                                                         \
-  MTK_FUSED_DSP_WITH(mtk_gemm_2x2_fused_g##G##_nosign_dsp, MTK_FUSED_SATURATED(MTK_FUSED_NO_SIGN),                   \
-                     MTK_FUSED_GROUPS(MTK_FUSED_GROUPS_##G))
-MTK_FUSED_FIXED_DSP(1)
-MTK_FUSED_FIXED_DSP(2)
-MTK_FUSED_FIXED_DSP(3)
-MTK_FUSED_FIXED_DSP(4)
-MTK_FUSED_FIXED_DSP(5)
-MTK_FUSED_FIXED_DSP(6)
-MTK_FUSED_FIXED_DSP(7)
-MTK_FUSED_FIXED_DSP(8)
-/* The saturated kernel of `groups` groups: its own for up to 8, else any number's. */
-MTK_FUSED_INLINE void mtk_gemm_2x2_fused_saturated_dsp(const int32_t* f, int32_t groups, int32_t sign) {
+/* The saturated kernels of schedule S (named s) for any number of groups and, each its own, for 1 to 8 (the
+ * few-input-channel layers: MobileNet's expansions), with and without the sign term. */
+#define MTK_FUSED_SATURATED_DSP(s, G, GROUPS)                                                                  \
+  MTK_FUSED_DSP_WITH(mtk_gemm_2x2_fused_##s##_##G##_dsp, MTK_FUSED_SATURATED(MTK_FUSED_SIGN), GROUPS)          \
+  MTK_FUSED_DSP_WITH(mtk_gemm_2x2_fused_##s##_##G##_nosign_dsp, MTK_FUSED_SATURATED(MTK_FUSED_NO_SIGN), GROUPS)
+#define MTK_FUSED_SCHEDULE_DSP(S, s)                                                                             \
+  MTK_FUSED_SATURATED_DSP(s, any, MTK_FUSED_ANY_GROUPS(S)) MTK_FUSED_SATURATED_DSP(s, g1, MTK_FUSED_GROUPS(S, 0)) \
+  MTK_FUSED_SATURATED_DSP(s, g2, MTK_FUSED_GROUPS(S, 1)) MTK_FUSED_SATURATED_DSP(s, g3, MTK_FUSED_GROUPS(S, 2))   \
+  MTK_FUSED_SATURATED_DSP(s, g4, MTK_FUSED_GROUPS(S, 3)) MTK_FUSED_SATURATED_DSP(s, g5, MTK_FUSED_GROUPS(S, 4))   \
+  MTK_FUSED_SATURATED_DSP(s, g6, MTK_FUSED_GROUPS(S, 5)) MTK_FUSED_SATURATED_DSP(s, g7, MTK_FUSED_GROUPS(S, 6))   \
+  MTK_FUSED_SATURATED_DSP(s, g8, MTK_FUSED_GROUPS(S, 7))
+MTK_FUSED_SCHEDULE_DSP(LDM, ldm)
+MTK_FUSED_SCHEDULE_DSP(SPLIT, split)
+/* The saturated kernel of `groups` groups: its own for up to 8, else any number's; split: the SPLIT schedule. */
+MTK_FUSED_INLINE void mtk_gemm_2x2_fused_saturated_dsp(const int32_t* f, int32_t groups, int32_t sign, int32_t split) {
+#define MTK_FUSED_CALL(s, G) (sign ? mtk_gemm_2x2_fused_##s##_##G##_dsp(f) : mtk_gemm_2x2_fused_##s##_##G##_nosign_dsp(f))
 #define MTK_FUSED_FIXED_CASE(G) \
-  case G: sign ? mtk_gemm_2x2_fused_g##G##_dsp(f) : mtk_gemm_2x2_fused_g##G##_nosign_dsp(f); return;
+  case G: split ? MTK_FUSED_CALL(split, g##G) : MTK_FUSED_CALL(ldm, g##G); return;
   switch (groups) {
     MTK_FUSED_FIXED_CASE(1) MTK_FUSED_FIXED_CASE(2) MTK_FUSED_FIXED_CASE(3) MTK_FUSED_FIXED_CASE(4)
     MTK_FUSED_FIXED_CASE(5) MTK_FUSED_FIXED_CASE(6) MTK_FUSED_FIXED_CASE(7) MTK_FUSED_FIXED_CASE(8)
-    default: sign ? mtk_gemm_2x2_fused_dsp(f) : mtk_gemm_2x2_fused_nosign_dsp(f);
+    default: split ? MTK_FUSED_CALL(split, any) : MTK_FUSED_CALL(ldm, any);
   }
 #undef MTK_FUSED_FIXED_CASE
+#undef MTK_FUSED_CALL
 }
 #define MTK_FUSED_ASM 1
 #endif
@@ -378,20 +423,22 @@ MTK_FUSED_INLINE void mtk_gemm_2x2_fused_saturated_dsp(const int32_t* f, int32_t
 /* The GEMM of the two packed rows at x (mtk_pack_pair_s16 and the like) with all `channels` of the stream w,
  * outputs of row 0 at out, of row 1 `stride` bytes on, clamped to the activation range [lo, hi]; sign: 0 where a
  * negative sum can only give lo (requant.negative_rounding_matters), so that the assembly leaves RoundingDivideByPOT's
- * "− 1 when negative" out (the C keeps it: the same outputs). Inlined, so that only the assembly the call's
- * constants pick is linked in. */
+ * "− 1 when negative" out (the C keeps it: the same outputs); split: the assembly's SPLIT schedule (single loads:
+ * gemm.py asks asm_schedule.two_loads_beat_ldrd), else LDM's. Inlined, so that only the assembly the call's constants
+ * pick is linked in. */
 MTK_FUSED_INLINE int32_t mtk_gemm_2x2_fused_s8(const void* x, const void* w, int32_t groups, int32_t channels,
-                                               void* out, int32_t stride, int32_t lo, int32_t hi, int32_t sign) {
+                                               void* out, int32_t stride, int32_t lo, int32_t hi, int32_t sign,
+                                               int32_t split) {
   int32_t sums[2] = {0, 0}, pairs = channels >> 1, tile = MTK_FUSED_HEAD + 8 * groups + MTK_FUSED_TAIL;
   int8_t* o = (int8_t*)out;
   const uint8_t* t = (const uint8_t*)w;
 #ifndef MTK_FUSED_ASM
-  (void)sign;
+  (void)sign, (void)split;
 #else
   if (pairs > 0) {
     const int32_t f[8] = {(int32_t)x, (int32_t)w, groups, pairs, (int32_t)out, stride, lo, hi};
     if (lo == -128 && hi == 127)
-      mtk_gemm_2x2_fused_saturated_dsp(f, groups, sign);
+      mtk_gemm_2x2_fused_saturated_dsp(f, groups, sign, split);
     else
       sign ? mtk_gemm_2x2_fused_clamped_dsp(f) : mtk_gemm_2x2_fused_clamped_nosign_dsp(f);
   }
@@ -410,10 +457,10 @@ MTK_FUSED_INLINE int32_t mtk_gemm_2x2_fused_s8(const void* x, const void* w, int
  * at its start, then each row is spread in place from its end down (a live channel's index is at most its own). */
 MTK_FUSED_INLINE int32_t mtk_gemm_2x2_fused_live_s8(const void* x, const void* w, int32_t groups, int32_t live,
                                                     void* out, int32_t stride, int32_t lo, int32_t hi, int32_t sign,
-                                                    int32_t channels, int32_t stream_bytes) {
+                                                    int32_t split, int32_t channels, int32_t stream_bytes) {
   const int8_t* fill = (const int8_t*)w + stream_bytes;
   const int16_t* source = (const int16_t*)(fill + channels + (channels & 1));
-  mtk_gemm_2x2_fused_s8(x, w, groups, live, out, stride, lo, hi, sign);
+  mtk_gemm_2x2_fused_s8(x, w, groups, live, out, stride, lo, hi, sign, split);
   for (int32_t r = 0; r < (stride ? 2 : 1); ++r) {
     int8_t* row = (int8_t*)out + r * stride;
     for (int32_t c = channels - 1; c >= 0; --c) row[c] = source[c] < 0 ? fill[c] : row[source[c]];
