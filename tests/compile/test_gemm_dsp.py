@@ -5,6 +5,8 @@ host; the models of tests/target/test_gemm_dsp_qemu.py, which runs them and the 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from harness import assert_bit_exact_on_c_paths, conv, conv_model, depthwise
@@ -106,3 +108,15 @@ FUSED_MODELS = {   # the fused kernels' assembly (c/mtk_dot_biased_s8.h), its su
     "fc-quads-per-channel": lambda: fully_connected(37, 10, per_channel=True),
     "fc-chunks": lambda: fully_connected(604, 13, per_channel=False),   # a row deeper than a chunk
 }
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cpu, split", [("cortex-m4", 0), ("cortex-m7", 1), ("cortex-m33", 1)])
+@pytest.mark.parametrize("activation, y_zp, sign", [("RELU", -128, 0), ("NONE", 5, 1)])
+def test_two_row_fused_calls_say_the_sign_term_and_the_schedule(cpu, split, activation, y_zp, sign, tmp_path):
+    """mtk_gemm_2x2_fused_s8's constant arguments: the sign term only where requant.negative_rounding_matters (not
+    for a ReLU at out_zp -128), the SPLIT schedule where two loads beat an LDRD (the M7 and M33); bit-exact on the
+    host."""
+    assert_bit_exact_on_c_paths(pointwise(8, 16, activation, y_zp=y_zp), tmp_path, cpu=cpu)
+    source = (tmp_path / "lib" / "src" / "tvmgen_default_kernels.c").read_text()
+    assert re.findall(r"mtk_gemm_2x2_fused_s8\(.*, (\d), (\d)\);", source) == [(str(sign), str(split))]

@@ -195,13 +195,17 @@ static inline void mtk_fused_tile_c(const void* x, const uint8_t* t, int32_t gro
 }
 
 #ifdef MTK_DSP_ASM
-/* One group of the pair's sums: rows (r7, r8), (r9, r10), weights (r11, r12); s0 r3, t0 r4, s1 r5, t1 r6. Every
- * instruction 32 bits wide: a group is 48 bytes, which the entry into the loop's middle counts on. Each SXTB16 is
- * followed by an SMLAD that does not read its result (the Cortex-M7 issues the two together; r7, read for the last
- * time before it, takes the second), the same instructions as in the order of the sums. */
+/* One group of the pair's sums: rows (r7, r8), (r9, r10), weights (r11, r12); s0 r3, t0 r4, s1 r5, t1 r6. Its six
+ * words loaded one by one, back to back (each load after another takes a cycle on the Cortex-M4: one fewer than an
+ * LDM of the rows and an LDRD of the weights). Each SXTB16 is followed by an SMLAD that does not read its result
+ * (r7, read for the last time before it, takes the second). */
 #define MTK_FUSED_GROUP                   \
-  "ldmia.w r0!, {r7, r8, r9, r10}\n\t"    \
-  "ldrd r11, r12, [r1], #8\n\t"           \
+  "ldr.w r8, [r0, #4]\n\t"                \
+  "ldr.w r9, [r0, #8]\n\t"                \
+  "ldr.w r10, [r0, #12]\n\t"              \
+  "ldr r7, [r0], #16\n\t"                 \
+  "ldr.w r12, [r1, #4]\n\t"               \
+  "ldr r11, [r1], #8\n\t"                 \
   "smlad r3, r11, r7, r3\n\t"             \
   "smlad r5, r11, r9, r5\n\t"             \
   "sxtb16 r11, r11, ror #8\n\t"           \
@@ -291,18 +295,18 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
   "ldm r1!, {r4, r6, r7}\n\t"           \
   "add r3, r3, r7\n\t"                  \
   "add r5, r5, r7\n\t"
-/* The groups' schedules S. LDM: MTK_FUSED_GROUP (a group's 4 row words in one LDM, its 2 weight words in one LDRD: the
- * fewest cycles where a load issues alone and LDM takes a cycle a register: the Cortex-M4). SPLIT: single loads, each
- * beside a multiply (the Cortex-M7 issues the two together; the M33's loads take a cycle: two_loads_beat_ldrd). A
+/* The groups' schedules S. BURST: MTK_FUSED_GROUP (a group's words loaded back to back: the fewest cycles where a load
+ * issues alone, the Cortex-M4). SPLIT: each load beside a multiply (the Cortex-M7 issues the two together; the M33's
+ * loads take a cycle: two_loads_beat_ldrd). A
  * schedule's PRELOAD before a pair's first group, GROUP (every instruction 32 bits wide: SIZE bytes, which the entry
  * into the loop's middle counts on), LAST for the pair's last group, and the pass count of the loop over any number
  * of groups: COUNT at a pair's start, STEP at a pass's end (flags set: zero after the last pass). */
-#define MTK_FUSED_LDM_PRELOAD ""
-#define MTK_FUSED_LDM_GROUP MTK_FUSED_GROUP
-#define MTK_FUSED_LDM_LAST MTK_FUSED_GROUP
-#define MTK_FUSED_LDM_SIZE "48"
-#define MTK_FUSED_LDM_COUNT "ldr r2, [sp, #4]\n\t"
-#define MTK_FUSED_LDM_STEP "subs r2, r2, #1\n\t"
+#define MTK_FUSED_BURST_PRELOAD ""
+#define MTK_FUSED_BURST_GROUP MTK_FUSED_GROUP
+#define MTK_FUSED_BURST_LAST MTK_FUSED_GROUP
+#define MTK_FUSED_BURST_SIZE "64"
+#define MTK_FUSED_BURST_COUNT "ldr r2, [sp, #4]\n\t"
+#define MTK_FUSED_BURST_STEP "subs r2, r2, #1\n\t"
 /* SPLIT: a group's weights u, v (r11, r12) and row words A0, A1 (r7, r9: (x0, x2) of each row) loaded before it (by
  * the group before, or PRELOAD), its B0, B1 (r8, r10) in it, then the next group's as their registers free (NEXT): 8
  * cycles a group on the Cortex-M7, each SMLAD beside a load or an SXTB16 it does not read (v's high bytes in r2: the
@@ -369,7 +373,7 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
 #define MTK_FUSED_REPEAT_6(G) MTK_FUSED_REPEAT_4(G) G G
 #define MTK_FUSED_REPEAT_7(G) MTK_FUSED_REPEAT_4(G) G G G
 #define MTK_FUSED_REPEAT_8(G) MTK_FUSED_REPEAT_4(G) MTK_FUSED_REPEAT_4(G)
-#define MTK_FUSED_DSP(NAME, EPILOGUE) MTK_FUSED_DSP_WITH(NAME, EPILOGUE, MTK_FUSED_ANY_GROUPS(LDM))
+#define MTK_FUSED_DSP(NAME, EPILOGUE) MTK_FUSED_DSP_WITH(NAME, EPILOGUE, MTK_FUSED_ANY_GROUPS(BURST))
 /* The outputs as they are (the activation range is all of int8), or clamped to the range (r10, r11). Unclamped, a
  * channel's two outputs are requantized together, the second in the first's value register. */
 #define MTK_FUSED_SATURATED(SIGN)                                                                             \
@@ -402,17 +406,17 @@ MTK_FUSED_DSP(mtk_gemm_2x2_fused_clamped_nosign_dsp, MTK_FUSED_CLAMPED(MTK_FUSED
   MTK_FUSED_SATURATED_DSP(s, g4, MTK_FUSED_GROUPS(S, 3)) MTK_FUSED_SATURATED_DSP(s, g5, MTK_FUSED_GROUPS(S, 4))   \
   MTK_FUSED_SATURATED_DSP(s, g6, MTK_FUSED_GROUPS(S, 5)) MTK_FUSED_SATURATED_DSP(s, g7, MTK_FUSED_GROUPS(S, 6))   \
   MTK_FUSED_SATURATED_DSP(s, g8, MTK_FUSED_GROUPS(S, 7))
-MTK_FUSED_SCHEDULE_DSP(LDM, ldm)
+MTK_FUSED_SCHEDULE_DSP(BURST, burst)
 MTK_FUSED_SCHEDULE_DSP(SPLIT, split)
 /* The saturated kernel of `groups` groups: its own for up to 8, else any number's; split: the SPLIT schedule. */
 MTK_FUSED_INLINE void mtk_gemm_2x2_fused_saturated_dsp(const int32_t* f, int32_t groups, int32_t sign, int32_t split) {
 #define MTK_FUSED_CALL(s, G) (sign ? mtk_gemm_2x2_fused_##s##_##G##_dsp(f) : mtk_gemm_2x2_fused_##s##_##G##_nosign_dsp(f))
 #define MTK_FUSED_FIXED_CASE(G) \
-  case G: split ? MTK_FUSED_CALL(split, g##G) : MTK_FUSED_CALL(ldm, g##G); return;
+  case G: split ? MTK_FUSED_CALL(split, g##G) : MTK_FUSED_CALL(burst, g##G); return;
   switch (groups) {
     MTK_FUSED_FIXED_CASE(1) MTK_FUSED_FIXED_CASE(2) MTK_FUSED_FIXED_CASE(3) MTK_FUSED_FIXED_CASE(4)
     MTK_FUSED_FIXED_CASE(5) MTK_FUSED_FIXED_CASE(6) MTK_FUSED_FIXED_CASE(7) MTK_FUSED_FIXED_CASE(8)
-    default: split ? MTK_FUSED_CALL(split, any) : MTK_FUSED_CALL(ldm, any);
+    default: split ? MTK_FUSED_CALL(split, any) : MTK_FUSED_CALL(burst, any);
   }
 #undef MTK_FUSED_FIXED_CASE
 #undef MTK_FUSED_CALL
@@ -424,7 +428,7 @@ MTK_FUSED_INLINE void mtk_gemm_2x2_fused_saturated_dsp(const int32_t* f, int32_t
  * outputs of row 0 at out, of row 1 `stride` bytes on, clamped to the activation range [lo, hi]; sign: 0 where a
  * negative sum can only give lo (requant.negative_rounding_matters), so that the assembly leaves RoundingDivideByPOT's
  * "− 1 when negative" out (the C keeps it: the same outputs); split: the assembly's SPLIT schedule (single loads:
- * gemm.py asks asm_schedule.two_loads_beat_ldrd), else LDM's. Inlined, so that only the assembly the call's constants
+ * gemm.py asks asm_schedule.two_loads_beat_ldrd), else BURST's. Inlined, so that only the assembly the call's constants
  * pick is linked in. */
 MTK_FUSED_INLINE int32_t mtk_gemm_2x2_fused_s8(const void* x, const void* w, int32_t groups, int32_t channels,
                                                void* out, int32_t stride, int32_t lo, int32_t hi, int32_t sign,
