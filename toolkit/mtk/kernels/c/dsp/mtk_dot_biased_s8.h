@@ -297,10 +297,10 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
   "add r5, r5, r7\n\t"
 /* The groups' schedules S. BURST: MTK_FUSED_GROUP (a group's words loaded back to back: the fewest cycles where a load
  * issues alone, the Cortex-M4). SPLIT: each load beside a multiply (the Cortex-M7 issues the two together; the M33's
- * loads take a cycle: two_loads_beat_ldrd). A
- * schedule's PRELOAD before a pair's first group, GROUP (every instruction 32 bits wide: SIZE bytes, which the entry
- * into the loop's middle counts on), LAST for the pair's last group, and the pass count of the loop over any number
- * of groups: COUNT at a pair's start, STEP at a pass's end (flags set: zero after the last pass). */
+ * loads take a cycle: two_loads_beat_ldrd). A schedule's PRELOAD before a pair's first group, GROUP (every instruction
+ * 32 bits wide: SIZE bytes, which the entry into the loop's middle counts on), LAST for the pair's last group, and the
+ * pass count of the loop over any number of groups: COUNT at a pair's start, STEP at a pass's end (flags set: zero
+ * after the last pass). */
 #define MTK_FUSED_BURST_PRELOAD ""
 #define MTK_FUSED_BURST_GROUP MTK_FUSED_GROUP
 #define MTK_FUSED_BURST_LAST MTK_FUSED_GROUP
