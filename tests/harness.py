@@ -260,7 +260,7 @@ def all_int8_pairs() -> list[np.ndarray]:
 
 
 def conv_model(op: str, in_shape, w_shape, out_shape, *, per_channel: bool, seed: int = 0, x_scale: float = 0.05,
-               y_scale: float = 0.2, dead: tuple[int, ...] = (), **options) -> bytes:
+               y_scale: float = 0.2, y_zp: int = 5, dead: tuple[int, ...] = (), **options) -> bytes:
     """One `op` layer of random weights and biases; `dead` (CONV_2D, FULLY_CONNECTED): output channels made as
     quantizers leave pruned ones: zero weights, biases of ±2^30 at a tiny weight scale."""
     rng = np.random.default_rng(seed)
@@ -275,7 +275,7 @@ def conv_model(op: str, in_shape, w_shape, out_shape, *, per_channel: bool, seed
         weights[c], biases[c], w_scale[c] = 0, (-1) ** k * 2**30, 1e-9 * (k + 1)
     w = b.const("w", weights, scale=w_scale, zero_point=np.zeros(len(w_scale), np.int64), axis=axis)
     bias = b.const("b", biases, scale=x_scale * w_scale, zero_point=np.zeros(len(w_scale), np.int64), axis=0)
-    y = b.tensor("y", out_shape, "int8", scale=y_scale, zero_point=5)
+    y = b.tensor("y", out_shape, "int8", scale=y_scale, zero_point=y_zp)
     b.op(op, [x, w, bias], [y], **options)
     b.inputs([x])
     b.outputs([y])

@@ -5,6 +5,8 @@ host; the models of tests/target/test_gemm_dsp_qemu.py, which runs them and the 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from harness import assert_bit_exact_on_c_paths, conv, conv_model, depthwise
@@ -76,22 +78,47 @@ def test_a_run_packed_layer_includes_the_runs_header_not_the_gather(tmp_path):
     assert "im2col_runs_s8" in kernel.headers and "im2col_s8" not in kernel.headers
 
 
-def pointwise(channels: int, out_c: int, activation: str = "NONE", dead: tuple[int, ...] = ()) -> bytes:
+def pointwise(channels: int, out_c: int, activation: str = "NONE", dead: tuple[int, ...] = (), y_zp: int = 5) -> bytes:
     """A 1x1 CONV_2D over 5x3 pixels (an odd count: the last row pair's second row is its first)."""
     return conv_model("CONV_2D", (1, 5, 3, channels), (out_c, 1, 1, channels), (1, 5, 3, out_c), per_channel=True,
-                      dead=dead, padding="VALID", stride_h=1, stride_w=1, dilation_h_factor=1, dilation_w_factor=1,
+                      dead=dead, y_zp=y_zp, padding="VALID", stride_h=1, stride_w=1, dilation_h_factor=1, dilation_w_factor=1,
                       fused_activation_function=activation)
 
 
-def fully_connected(depth: int, units: int, per_channel: bool) -> bytes:
-    return conv_model("FULLY_CONNECTED", (1, depth), (units, depth), (1, units), per_channel=per_channel,
-                      fused_activation_function="NONE")
+def fully_connected(depth: int, units: int, per_channel: bool, activation: str = "NONE", y_zp: int = 5) -> bytes:
+    return conv_model("FULLY_CONNECTED", (1, depth), (units, depth), (1, units), per_channel=per_channel, y_zp=y_zp,
+                      fused_activation_function=activation)
 
 
 FUSED_MODELS = {   # the fused kernels' assembly (c/mtk_dot_biased_s8.h), its sums and saturated outputs interleaved
     "pointwise-8-to-16": lambda: pointwise(8, 16),
     "pointwise-live": lambda: pointwise(16, 12, "RELU", dead=(0, 2, 3, 5, 6, 7, 10)),   # constant channels left out
+    # ReLU: no "- 1 when negative" (requant.negative_rounding_matters), all of int8 (out_zp -128) or clamped at out_zp
+    "pointwise-relu": lambda: pointwise(8, 16, "RELU", y_zp=-128),
+    "pointwise-relu-clamped": lambda: pointwise(8, 16, "RELU"),
+    # two rows' kernels of 1 to 8 groups, each its own (1, 7: ReLU; 5, 8), and of more (9: any number's)
+    "pointwise-1-group-relu": lambda: pointwise(3, 6, "RELU", y_zp=-128),
+    "pointwise-5-groups": lambda: pointwise(20, 6),
+    "pointwise-7-groups-relu": lambda: pointwise(27, 6, "RELU", y_zp=-128),
+    "pointwise-8-groups": lambda: pointwise(32, 6),
+    "pointwise-9-groups-relu": lambda: pointwise(36, 6, "RELU", y_zp=-128),
+    "pointwise-18-groups": lambda: pointwise(70, 6),   # two passes of the loop, entered 14 groups in
+    "fc-quads-relu": lambda: fully_connected(150, 12, per_channel=False, activation="RELU", y_zp=-128),
+    "fc-quads-per-channel-relu": lambda: fully_connected(37, 10, per_channel=True, activation="RELU", y_zp=-128),
+    "fc-quads-per-channel-relu-clamped": lambda: fully_connected(37, 10, per_channel=True, activation="RELU"),
     "fc-quads": lambda: fully_connected(150, 12, per_channel=False),
     "fc-quads-per-channel": lambda: fully_connected(37, 10, per_channel=True),
     "fc-chunks": lambda: fully_connected(604, 13, per_channel=False),   # a row deeper than a chunk
 }
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cpu, split", [("cortex-m4", 0), ("cortex-m7", 1), ("cortex-m33", 1)])
+@pytest.mark.parametrize("activation, y_zp, sign", [("RELU", -128, 0), ("NONE", 5, 1)])
+def test_two_row_fused_calls_say_the_sign_term_and_the_schedule(cpu, split, activation, y_zp, sign, tmp_path):
+    """mtk_gemm_2x2_fused_s8's constant arguments: the sign term only where requant.negative_rounding_matters (not
+    for a ReLU at out_zp -128), the SPLIT schedule where two loads beat an LDRD (the M7 and M33); bit-exact on the
+    host."""
+    assert_bit_exact_on_c_paths(pointwise(8, 16, activation, y_zp=y_zp), tmp_path, cpu=cpu)
+    source = (tmp_path / "lib" / "src" / "tvmgen_default_kernels.c").read_text()
+    assert re.findall(r"mtk_gemm_2x2_fused_s8\(.*, (\d), (\d)\);", source) == [(str(sign), str(split))]

@@ -71,6 +71,31 @@ def requant_reference(acc: int, mult: int, shift: int) -> int:
     return (x >> right) + (1 if (x & mask) > threshold else 0)
 
 
+def test_negative_rounding_is_left_out_only_where_it_cannot_change_an_output():
+    """The fused kernels' requantization (SMMLAR of the doubled sum with the rounding term, "- 1 when negative", a
+    shift by e, SSAT, the clamp) without its "- 1" gives TFLite's outputs wherever requant.negative_rounding_matters
+    says it does not (act_min >= out_zp), and not everywhere else."""
+    from mtk.ops.requant import negative_rounding_matters
+    rng = np.random.default_rng(11)
+
+    def fused(acc: int, mult: int, e: int, out_zp: int, lo: int, sign: bool) -> int:
+        x2 = 2 * acc
+        v = ((x2 * mult + 2**31) >> 32) + 2**(e - 1) + out_zp * 2**e - (sign and x2 < 0)
+        return max(min(max(v >> e, -128), 127), lo)
+
+    changed = 0
+    for _ in range(20000):
+        acc, mult = int(rng.integers(-2**16, 2**16)), int(rng.integers(2**30, 2**31))
+        e, out_zp, lo = int(rng.integers(1, 8)), int(rng.integers(-128, 128)), int(rng.integers(-128, 128))
+        expected = max(min(requant_reference(acc, mult, -e) + out_zp, 127), lo)
+        assert fused(acc, mult, e, out_zp, lo, True) == expected
+        if negative_rounding_matters(out_zp, lo):
+            changed += fused(acc, mult, e, out_zp, lo, False) != expected
+        else:
+            assert fused(acc, mult, e, out_zp, lo, False) == expected
+    assert changed > 0
+
+
 @pytest.mark.parametrize("path", PATHS.values(), ids=PATHS.keys())
 def test_requant_rshift_matches_tflite(path, tmp_path):
     from mtk.ops.requant import Requant
@@ -143,6 +168,7 @@ def test_fused_gemm_matches_tflite_requantization(tile, chunk, shared, tmp_path)
     stream of pack_fused_stream, against TFLite's MultiplyByQuantizedMultiplier, + out_zp, clamped; biases and shifts
     at the bounds microkernels.fused_stream_exact allows."""
     from mtk.ops.microkernels import fused_stream_exact, pack_fused_stream, shares_requantization
+    from mtk.ops.requant import negative_rounding_matters
     rng = np.random.default_rng(5)
     lines, expected = [], []
     cases = [(1, 1, 0, -128, 127), (13, 7, 7, -128, 127), (36, 6, 6, 5, 127), (64, 5, 0, -128, 0), (130, 3, 3, -20, 6)]
@@ -168,6 +194,7 @@ def test_fused_gemm_matches_tflite_requantization(tile, chunk, shared, tmp_path)
         stride = stride if tile == 2 else 0
         pc = "" if tile == 2 or shares_requantization(mult, shift) else "_pc"   # (as gemm.py picks it)
         groups = -(-k // 4)
+        sign = int(negative_rounding_matters(out_zp, lo))
         lines += [c_array(f"a{case}_{r}", "int8_t", a[r]) for r in range(2 if stride else 1)]
         lines.append(f"static const int32_t s{case}[{stream.size // 4}] = {{"
                      + ", ".join(str(v) for v in stream.view(np.int32)) + "};")
@@ -178,9 +205,10 @@ def test_fused_gemm_matches_tflite_requantization(tile, chunk, shared, tmp_path)
                     f" mtk_gemm_1x4_fused{pc}_chunk_s8(col, s{case}, gc, {channels}, out, sums, g0, {groups}, 0, 0, {lo}, {hi}); }}")
         elif tile == 2:
             call = (f" mtk_pack_pair_s16(a{case}_0, a{case}_{1 if stride else 0}, {k}, col);"
-                    f" mtk_gemm_2x2_fused_s8(col, s{case}, {groups}, {channels}, out, {stride}, {lo}, {hi});")
+                    f" mtk_gemm_2x2_fused_s8(col, s{case}, {groups}, {channels}, out, {stride}, {lo}, {hi}, {sign}, 0);")
         else:
-            call = f" mtk_gemm_1x4_fused{pc}_s8(col, s{case}, {groups}, {channels}, out, a{case}_0, {k}, {lo}, {hi});"
+            call = (f" mtk_gemm_1x4_fused{pc}_s8(col, s{case}, {groups}, {channels}, out, a{case}_0, {k}, {lo}, {hi},"
+                    f" {sign});")
         lines.append(f"static void case{case}(void) {{ int32_t col[{4 * groups}]; int8_t out[{channels + stride}];"
                      + call + f" for (int i = 0; i < {channels + stride}; ++i) printf(\"%d\\n\", out[i]); }}")
         for r in (0, 1) if stride else (0,):
@@ -229,11 +257,11 @@ def test_fused_stream_folds_constant_channels(tmp_path):
     lines.append(c_array("t", "int8_t", np.concatenate([live_stream, live_channel_tables(constant, lo)])))
     show = f" for (int i = 0; i < {2 * channels}; ++i) printf(\"%d\\n\", out[i]);"
     calls = "".join(f" mtk_pack_pair_s16(a{r}, a{r + 1}, {k}, col);"
-                    f" mtk_gemm_2x2_fused_s8(col, s, {groups}, {channels}, out, {channels}, {lo}, {hi});" + show
-                    + f" mtk_gemm_2x2_fused_live_s8(col, t, {groups}, {int(live.sum())}, out, {channels}, {lo}, {hi},"
+                    f" mtk_gemm_2x2_fused_s8(col, s, {groups}, {channels}, out, {channels}, {lo}, {hi}, 0, 0);" + show
+                    + f" mtk_gemm_2x2_fused_live_s8(col, t, {groups}, {int(live.sum())}, out, {channels}, {lo}, {hi}, 0, 0,"
                     f" {channels}, {live_stream.size});" + show for r in (0, 2))
     calls += (f" mtk_pack_pair_s16(a3, a3, {k}, col); for (int i = 0; i < {2 * channels}; ++i) out[i] = 0;"
-              f" mtk_gemm_2x2_fused_live_s8(col, t, {groups}, {int(live.sum())}, out, 0, {lo}, {hi}, {channels},"
+              f" mtk_gemm_2x2_fused_live_s8(col, t, {groups}, {int(live.sum())}, out, 0, {lo}, {hi}, 0, 0, {channels},"
               f" {live_stream.size});" + show)
     body = "\n".join(lines) + f"\nint main(void) {{ int32_t col[{4 * groups}]; int8_t out[{2 * channels}];{calls}"
     outputs = [[min(max(requant_reference(int(a[r] @ w[c]) + int(bias[c]), int(mult[c]), int(shift[c])) + out_zp,

@@ -56,7 +56,7 @@ _DOT = "const void* x, const void* w, int32_t groups, int32_t* acc"   # packed r
 _ROWS = "const void* x, const void* w, int32_t k, int32_t* acc"       # the input's row as it is
 _TWO_ROWS = "const void* x0, const void* x1, const void* w, int32_t k, int32_t* acc"
 _FUSED_ROW = ("void* x, const void* w, int32_t groups, int32_t channels, void* out, const void* src, int32_t k, "
-              "int32_t lo, int32_t hi")
+              "int32_t lo, int32_t hi, int32_t sign")
 _FUSED_CHUNK = ("void* x, const void* w, int32_t groups, int32_t channels, void* out, void* sums, int32_t g0, "
                 "int32_t total, const void* src, int32_t k, int32_t lo, int32_t hi")
 _MVE_GEMM = ("const void* x, const void* w, int32_t depth, int32_t channels, const void* params, int32_t out_zp, "
@@ -189,10 +189,10 @@ GEMM_KERNELS = (
     _gemm("mtk_dot_1x4_biased_s8", 1, 4, "biased", 1, _biased, (Isa.DSP,), header=BIASED_HEADER, row_sums=True),
     _gemm("mtk_gemm_2x2_fused_s8", 2, 2, "fused", 1, _biased, (Isa.DSP,),
           "const void* x, const void* w, int32_t groups, int32_t channels, void* out, int32_t stride, int32_t lo, "
-          "int32_t hi", BIASED_HEADER, fused=True,
+          "int32_t hi, int32_t sign, int32_t split", BIASED_HEADER, fused=True,
           helpers=(_f("mtk_gemm_2x2_fused_live_s8",   # the live channels' stream, the constant ones filled in
                       "const void* x, const void* w, int32_t groups, int32_t live, void* out, int32_t stride, "
-                      "int32_t lo, int32_t hi, int32_t channels, int32_t stream_bytes"),)),
+                      "int32_t lo, int32_t hi, int32_t sign, int32_t split, int32_t channels, int32_t stream_bytes"),)),
     _gemm("mtk_gemm_1x4_fused_s8", 1, 4, "fused", 1, _biased, (Isa.DSP,), _FUSED_ROW, BIASED_HEADER, fused=True,
           per_channel=_fused_1x4("mtk_gemm_1x4_fused_pc_s8"),
           chunked=(_f("mtk_gemm_1x4_fused_chunk_s8", _FUSED_CHUNK), _f("mtk_gemm_1x4_fused_pc_chunk_s8", _FUSED_CHUNK))),

@@ -31,6 +31,7 @@ from .asm_schedule import dual_issues, schedule, two_loads_beat_ldrd
 from .base import Const, Kernel, OpData
 from .depthwise_dsp import fused_params
 from .geometry import ConvGeometry
+from .requant import negative_rounding_matters
 from .variants import KernelChoice
 
 HEADER = spec(Family.DEPTHWISE, "dsp-3x3").header
@@ -156,7 +157,7 @@ class _Layer:
         self.swapped = swapped
         self.g, self.steps = g, steps = oriented(layer, swapped)
         self.zp, self.act_min, self.act_max = zp, act_min, act_max
-        self.sign_fix = act_min < out_zp    # a negative sum may give more than act_min: "- 1 when negative" counts
+        self.sign_fix = negative_rounding_matters(out_zp, act_min)
         self.kinds, self.first = row_kinds(g.in_h, g.out_h, g.stride_h, g.pad_top)
         self.row = steps.in_row
         self.period, self.split_loads, self.dual_issue = period, two_loads_beat_ldrd(cpu), dual_issues(cpu)

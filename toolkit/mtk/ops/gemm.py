@@ -24,6 +24,7 @@ from tvm.script import tirx as T
 from ..kernels.signature import CFunction
 from ..kernels.table import DOT_HEADER, GEMM_BY_ID, IM2COL_HEADER, RUNS_HEADER, KernelSpec, gemm_choices, weight_group
 from ..target import Cpu
+from .asm_schedule import two_loads_beat_ldrd
 from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, constant_kernel, jit, specialize
 from .geometry import ConvGeometry
 from .gemm_calls import KernelCalls, RowPacking, row_source, runs_order, runs_stage_bytes
@@ -143,7 +144,8 @@ def gemm_kernel(data: OpData, variant: Variant) -> Kernel:
     in_size = patches.in_h * patches.in_w * patches.in_c if patches else rows * w.shape[1]
     stream = stream_params(p) if mk.weights == "fused" else None   # (weights, bias, multiplier, shift)
     layout = GemmLayout(rows, w.shape[0], w.shape[1], variant, row_source(patches), weight_group(data.cpu),
-                        shares_requantization(*(stream[2:] if stream else (rq.multiplier, rq.shift))), stage=stage)
+                        shares_requantization(*(stream[2:] if stream else (rq.multiplier, rq.shift))), stage=stage,
+                        split_loads=two_loads_beat_ldrd(data.cpu.name))
     if layout.stream and layout.block_rows == 2 and layout.chunk == layout.depth:   # leave constant channels out?
         constant = constant_channels(*stream, rq.out_zp, rq.act_min, rq.act_max)
         live = constant < rq.act_min
@@ -184,6 +186,7 @@ class GemmLayout:
     shared_requant: bool = True   # every channel has the same multiplier and shift (a one-row stream's layer words)
     live: int | None = None       # a two-row stream's channels that are not constant, when it leaves the others out
     stage: int = 0                # a gather's staging bytes per row when it packs kernel-row runs (runs_stage_bytes)
+    split_loads: bool = False     # a two-row stream's kernel loads word by word (asm_schedule.two_loads_beat_ldrd)
 
     @property
     def spec(self) -> KernelSpec:

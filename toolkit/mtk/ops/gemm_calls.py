@@ -173,12 +173,13 @@ class KernelCalls:
         """A stream's kernel computing the block's outputs: every channel, or the live ones."""
         g, rq = self.g, self.rq
         common = dict(x=T.address_of(scratch[0]), w=T.address_of(w[0]), groups=g.groups, lo=rq.act_min,
-                      hi=rq.act_max)
+                      hi=rq.act_max, sign=int(rq.negative_rounding_matters))
         if g.block_rows == 1:
             return c_call(g.micro_kernel, **common, channels=g.cols, out=T.address_of(out[pb * g.cols]),
                           **self.unpacked(x, pb * g.depth, g.depth))
         C = g.cols
         stride = C if g.rows % 2 == 0 else T.if_then_else(pb * 2 + 1 < g.rows, C, 0)   # 0: the odd last row
+        common["split"] = int(g.split_loads)
         if g.live is not None:
             return c_call(g.micro_kernel, **common, live=g.live, out=T.address_of(out[pb * 2 * C]), stride=stride,
                           channels=C, stream_bytes=g.live_stream_bytes)

@@ -33,6 +33,13 @@ def rshift_table(multiplier: np.ndarray, shift: np.ndarray) -> np.ndarray | None
     return np.stack([multiplier.astype(np.int32), lo, hi, (e - 1).astype(np.int32)], axis=1)
 
 
+def negative_rounding_matters(out_zp: int, act_min: int) -> bool:
+    """Whether RoundingDivideByPOT's "- 1 when negative" can change an output of a layer that shifts right: not when
+    act_min >= out_zp (ReLU, ReLU6), where a negative sum (whose product with a multiplier >= 0 is <= 0) rounds to at
+    most 0 with or without it, so that its output, at most out_zp, is clamped to act_min either way."""
+    return act_min < out_zp
+
+
 def scale(x, multiplier: int, shift: int):
     """MultiplyByQuantizedMultiplier(x, multiplier, shift) with parameters known at compile time:
     mtk_requant_rshift for a right shift, the general transcription otherwise."""
@@ -72,6 +79,10 @@ class Requant:
         if not np.any(self.multiplier):
             return min(max(self.out_zp, self.act_min), self.act_max)
         return None
+
+    @property
+    def negative_rounding_matters(self) -> bool:
+        return negative_rounding_matters(self.out_zp, self.act_min)
 
     @property
     def rshift_table(self) -> np.ndarray | None:

@@ -16,6 +16,13 @@
 
 #include "mtk_dot_s8_dsp.h"
 
+/* Inlined whatever their size, so that only the assembly a call site's constant arguments pick is linked in. */
+#if defined(__GNUC__)
+#define MTK_FUSED_INLINE static inline __attribute__((always_inline))
+#else
+#define MTK_FUSED_INLINE static inline
+#endif
+
 /* Σx of each of the `rows` (1 or 2) packed rows at x: sums[r]. */
 static inline int32_t mtk_pack_sums_s16(const void* x, int32_t groups, int32_t rows, int32_t* sums) {
   const uint32_t* xp = (const uint32_t*)x;
@@ -188,13 +195,17 @@ static inline void mtk_fused_tile_c(const void* x, const uint8_t* t, int32_t gro
 }
 
 #ifdef MTK_DSP_ASM
-/* One group of the pair's sums: rows (r7, r8), (r9, r10), weights (r11, r12); s0 r3, t0 r4, s1 r5, t1 r6. Every
- * instruction 32 bits wide: a group is 48 bytes, which the entry into the loop's middle counts on. Each SXTB16 is
- * followed by an SMLAD that does not read its result (the Cortex-M7 issues the two together; r7, read for the last
- * time before it, takes the second), the same instructions as in the order of the sums. */
+/* One group of the pair's sums: rows (r7, r8), (r9, r10), weights (r11, r12); s0 r3, t0 r4, s1 r5, t1 r6. Its six
+ * words loaded one by one, back to back (each load after another takes a cycle on the Cortex-M4: one fewer than an
+ * LDM of the rows and an LDRD of the weights). Each SXTB16 is followed by an SMLAD that does not read its result
+ * (r7, read for the last time before it, takes the second). */
 #define MTK_FUSED_GROUP                   \
-  "ldmia.w r0!, {r7, r8, r9, r10}\n\t"    \
-  "ldrd r11, r12, [r1], #8\n\t"           \
+  "ldr.w r8, [r0, #4]\n\t"                \
+  "ldr.w r9, [r0, #8]\n\t"                \
+  "ldr.w r10, [r0, #12]\n\t"              \
+  "ldr r7, [r0], #16\n\t"                 \
+  "ldr.w r12, [r1, #4]\n\t"               \
+  "ldr r11, [r1], #8\n\t"                 \
   "smlad r3, r11, r7, r3\n\t"             \
   "smlad r5, r11, r9, r5\n\t"             \
   "sxtb16 r11, r11, ror #8\n\t"           \
@@ -205,21 +216,25 @@ static inline void mtk_fused_tile_c(const void* x, const uint8_t* t, int32_t gro
   "smlad r6, r11, r9, r6\n\t"             \
   "smlad r4, r7, r8, r4\n\t"              \
   "smlad r6, r7, r10, r6\n\t"
+/* RoundingDivideByPOT's "− 1 when negative" on the product V of the sum X (SIGN below): with it, or without it
+ * (NO_SIGN), where a negative sum can only give the activation's minimum (requant.negative_rounding_matters). */
+#define MTK_FUSED_SIGN(V, X) "add " V ", " V ", " X ", asr #31\n\t"
+#define MTK_FUSED_NO_SIGN(V, X) ""
 /* The int8 output of x2 (register X) with multiplier M, rounding term C and shift E, in r0. */
-#define MTK_FUSED_REQUANT(X, M, C, E)     \
-  "smmlar r0, " X ", " M ", " C "\n\t"    \
-  "add r0, r0, " X ", asr #31\n\t"        \
-  "asr r0, r0, " E "\n\t"                 \
+#define MTK_FUSED_REQUANT(X, M, C, E, SIGN) \
+  "smmlar r0, " X ", " M ", " C "\n\t"      \
+  SIGN("r0", X)                             \
+  "asr r0, r0, " E "\n\t"                   \
   "ssat r0, #8, r0\n\t"
 /* Two outputs, of X (M1, C1, E1: in r0, stored by STORE_X) and of Y (M2, C2, E2: in T, which may be X, stored by
  * STORE_Y): MTK_FUSED_REQUANT's instructions of each, interleaved (the Cortex-M7 issues them two at a time). */
-#define MTK_FUSED_REQUANT_PAIR(X, M1, C1, E1, STORE_X, Y, M2, C2, E2, T, STORE_Y) \
-  "smmlar r0, " X ", " M1 ", " C1 "\n\t"                                      \
-  "add r0, r0, " X ", asr #31\n\t"                                            \
-  "smmlar " T ", " Y ", " M2 ", " C2 "\n\t"                                   \
-  "asr r0, r0, " E1 "\n\t"                                                    \
-  "add " T ", " T ", " Y ", asr #31\n\t"                                      \
-  "ssat r0, #8, r0\n\t"                                                       \
+#define MTK_FUSED_REQUANT_PAIR(X, M1, C1, E1, STORE_X, Y, M2, C2, E2, T, STORE_Y, SIGN) \
+  "smmlar r0, " X ", " M1 ", " C1 "\n\t"                                            \
+  SIGN("r0", X)                                                                     \
+  "smmlar " T ", " Y ", " M2 ", " C2 "\n\t"                                         \
+  "asr r0, r0, " E1 "\n\t"                                                          \
+  SIGN(T, Y)                                                                        \
+  "ssat r0, #8, r0\n\t"                                                             \
   "asr " T ", " T ", " E2 "\n\t"                                              \
   STORE_X "\n\t"                                                              \
   "ssat " T ", #8, " T "\n\t"                                                 \
@@ -227,14 +242,15 @@ static inline void mtk_fused_tile_c(const void* x, const uint8_t* t, int32_t gro
 
 /* f: packed rows, stream, groups, channel pairs (> 0), out, stride, the activation range. Naked, so that every
  * register but sp is the loop's (the frame pointer, r7, too): first the rows' sums Σx (SADD16 of a row's two
- * words, SMLAD with 1s), then the channel pairs, 16 groups a pass, entered (−groups mod 16) groups in, then
- * EPILOGUE requantizes and stores the pair's 4 outputs; the frame on the stack: [0] rows, [4] passes, [8]
- * −128·Σx of row 0 and of row 1, [16] stride, [20] the output's end, [24] the entry, [28] the range. */
-#define MTK_FUSED_DSP(NAME, EPILOGUE)                                                                  \
+ * words, SMLAD with 1s), then per channel pair its sums over the groups (GROUPS, from label 1: the pair's first
+ * sums in r3-r6, r0 at the rows), then EPILOGUE requantizes and stores the pair's 4 outputs; the frame on the stack:
+ * [0] rows, [4] passes, [8] −128·Σx of row 0 and of row 1, [16] stride, [20] the output's end, [24] the entry,
+ * [28] the range, [36] the passes left (SPLIT). */
+#define MTK_FUSED_DSP_WITH(NAME, EPILOGUE, GROUPS)                                                     \
 __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)) const int32_t* f) {  \
   __asm__ volatile(                                                                                    \
       "push {r4-r11, lr}\n\t"                                                                          \
-      "sub sp, sp, #36\n\t"                                                                            \
+      "sub sp, sp, #40\n\t"                                                                            \
       "ldm r0, {r0-r7}\n\t"                                                                            \
       "strd r6, r7, [sp, #28]\n\t"                                                                     \
       "str r0, [sp, #0]\n\t"                                                                           \
@@ -258,30 +274,7 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "sub r6, r3, r6, lsl #7\n\t"                                                                     \
       "sub r7, r3, r7, lsl #7\n\t"                                                                     \
       "strd r6, r7, [sp, #8]\n\t"                                                                      \
-      "adds r3, r2, #15\n\t"                                                                           \
-      "lsrs r3, r3, #4\n\t"                                                                            \
-      "str r3, [sp, #4]\n\t"                                                                           \
-      "rsb r2, r2, #0\n\t"                                                                             \
-      "and r2, r2, #15\n\t"                                                                            \
-      "movs r3, #48\n\t"                                                                               \
-      "adr.w r4, 2f\n\t"                                                                               \
-      "mla r2, r2, r3, r4\n\t"                                                                         \
-      "orr r2, r2, #1\n\t"                                                                             \
-      "str r2, [sp, #24]\n\t"                                                                          \
-      "1:\n\t"                                                                                         \
-      "ldr r0, [sp, #0]\n\t"                                                                           \
-      "ldr r2, [sp, #4]\n\t"                                                                           \
-      "ldrd r3, r5, [sp, #8]\n\t"                                                                      \
-      "ldm r1!, {r4, r6, r7}\n\t"                                                                      \
-      "add r3, r3, r7\n\t"                                                                             \
-      "add r5, r5, r7\n\t"                                                                             \
-      "ldr pc, [sp, #24]\n"                                                                            \
-      "2:\n\t"                                                                                         \
-      MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP  \
-      MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP  \
-      MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP MTK_FUSED_GROUP                                  \
-      "subs r2, r2, #1\n\t"                                                                            \
-      "bne 2b\n\t"                                                                                     \
+      GROUPS                                                                                           \
       "sub r3, r3, r4, lsl #8\n\t"                                                                     \
       "sub r5, r5, r6, lsl #8\n\t"                                                                     \
       "add r3, r3, r3\n\t"                                                                             \
@@ -292,47 +285,166 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "ldr r0, [sp, #20]\n\t"                                                                          \
       "cmp lr, r0\n\t"                                                                                 \
       "bne 1b\n\t"                                                                                     \
-      "add sp, sp, #36\n\t"                                                                            \
+      "add sp, sp, #40\n\t"                                                                            \
       "pop {r4-r11, pc}\n\t");                                                                         \
 }
+/* A pair's first sums: −128·Σx of each row plus the head's b0 + 256·b1 for c0, b1 for c1; r0 back at the rows. */
+#define MTK_FUSED_PAIR_START            \
+  "ldr r0, [sp, #0]\n\t"                \
+  "ldrd r3, r5, [sp, #8]\n\t"           \
+  "ldm r1!, {r4, r6, r7}\n\t"           \
+  "add r3, r3, r7\n\t"                  \
+  "add r5, r5, r7\n\t"
+/* The groups' schedules S. BURST: MTK_FUSED_GROUP (a group's words loaded back to back: the fewest cycles where a load
+ * issues alone, the Cortex-M4). SPLIT: each load beside a multiply (the Cortex-M7 issues the two together; the M33's
+ * loads take a cycle: two_loads_beat_ldrd). A schedule's PRELOAD before a pair's first group, GROUP (every instruction
+ * 32 bits wide: SIZE bytes, which the entry into the loop's middle counts on), LAST for the pair's last group, and the
+ * pass count of the loop over any number of groups: COUNT at a pair's start, STEP at a pass's end (flags set: zero
+ * after the last pass). */
+#define MTK_FUSED_BURST_PRELOAD ""
+#define MTK_FUSED_BURST_GROUP MTK_FUSED_GROUP
+#define MTK_FUSED_BURST_LAST MTK_FUSED_GROUP
+#define MTK_FUSED_BURST_SIZE "64"
+#define MTK_FUSED_BURST_COUNT "ldr r2, [sp, #4]\n\t"
+#define MTK_FUSED_BURST_STEP "subs r2, r2, #1\n\t"
+/* SPLIT: a group's weights u, v (r11, r12) and row words A0, A1 (r7, r9: (x0, x2) of each row) loaded before it (by
+ * the group before, or PRELOAD), its B0, B1 (r8, r10) in it, then the next group's as their registers free (NEXT): 8
+ * cycles a group on the Cortex-M7, each SMLAD beside a load or an SXTB16 it does not read (v's high bytes in r2: the
+ * pass count on the stack, [36]). The last group loads none ahead (nothing past the rows is read), r0 and r1 moved on
+ * all the same. */
+#define MTK_FUSED_SPLIT_PRELOAD "ldrd r11, r12, [r1]\n\tldr r7, [r0]\n\tldr r9, [r0, #8]\n\t"
+#define MTK_FUSED_SPLIT_SUMS(NEXT_A0, NEXT_U, NEXT_A1, NEXT_V) \
+  "smlad r3, r11, r7, r3\n\t"                                  \
+  "ldr.w r8, [r0, #4]\n\t"                                     \
+  "smlad r5, r11, r9, r5\n\t"                                  \
+  "ldr.w r10, [r0, #12]\n\t"                                   \
+  "sxtb16 r11, r11, ror #8\n\t"                                \
+  "smlad r3, r12, r8, r3\n\t"                                  \
+  "sxtb16 r2, r12, ror #8\n\t"                                 \
+  "smlad r4, r11, r7, r4\n\t"                                  \
+  "smlad r6, r11, r9, r6\n\t"                                  \
+  NEXT_A0                                                      \
+  "smlad r5, r12, r10, r5\n\t"                                 \
+  NEXT_U                                                       \
+  "smlad r4, r2, r8, r4\n\t"                                   \
+  NEXT_A1                                                      \
+  "smlad r6, r2, r10, r6\n\t"                                  \
+  NEXT_V
+#define MTK_FUSED_SPLIT_GROUP                                                                          \
+  MTK_FUSED_SPLIT_SUMS("ldr r7, [r0, #16]!\n\t", "ldr r11, [r1, #8]!\n\t", "ldr.w r9, [r0, #8]\n\t", \
+                       "ldr.w r12, [r1, #4]\n\t")
+#define MTK_FUSED_SPLIT_LAST MTK_FUSED_SPLIT_SUMS("add r0, r0, #16\n\t", "add r1, r1, #8\n\t", "", "")
+#define MTK_FUSED_SPLIT_SIZE "64"
+#define MTK_FUSED_SPLIT_COUNT "ldr r2, [sp, #4]\n\tstr r2, [sp, #36]\n\t"
+#define MTK_FUSED_SPLIT_STEP "ldr r2, [sp, #36]\n\tsubs r2, r2, #1\n\tstr r2, [sp, #36]\n\t"
+/* Any number of groups: 16 a pass (label 5), entered (−groups mod 16) groups in (label 2 and on). */
+#define MTK_FUSED_ANY_GROUPS(S)                                                                        \
+      "adds r3, r2, #15\n\t"                                                                           \
+      "lsrs r3, r3, #4\n\t"                                                                            \
+      "str r3, [sp, #4]\n\t"                                                                           \
+      "rsb r2, r2, #0\n\t"                                                                             \
+      "and r2, r2, #15\n\t"                                                                            \
+      "movs r3, #" MTK_FUSED_##S##_SIZE "\n\t"                                                         \
+      "adr.w r4, 2f\n\t"                                                                               \
+      "mla r2, r2, r3, r4\n\t"                                                                         \
+      "orr r2, r2, #1\n\t"                                                                             \
+      "str r2, [sp, #24]\n\t"                                                                          \
+      "1:\n\t"                                                                                         \
+      MTK_FUSED_##S##_COUNT                                                                            \
+      MTK_FUSED_PAIR_START                                                                             \
+      MTK_FUSED_##S##_PRELOAD                                                                          \
+      "ldr pc, [sp, #24]\n"                                                                            \
+      "5:\n\t"                                                                                         \
+      MTK_FUSED_##S##_PRELOAD                                                                          \
+      "2:\n\t"                                                                                         \
+      MTK_FUSED_REPEAT_8(MTK_FUSED_##S##_GROUP) MTK_FUSED_REPEAT_7(MTK_FUSED_##S##_GROUP)              \
+      MTK_FUSED_##S##_LAST                                                                             \
+      MTK_FUSED_##S##_STEP                                                                             \
+      "bne 5b\n\t"
+/* N + 1 groups, a number known when it is built: straight, no jump into a loop, no pass count. */
+#define MTK_FUSED_GROUPS(S, N) "1:\n\t" MTK_FUSED_PAIR_START MTK_FUSED_##S##_PRELOAD \
+  MTK_FUSED_REPEAT_##N(MTK_FUSED_##S##_GROUP) MTK_FUSED_##S##_LAST
+#define MTK_FUSED_REPEAT_0(G)
+#define MTK_FUSED_REPEAT_1(G) G
+#define MTK_FUSED_REPEAT_2(G) G G
+#define MTK_FUSED_REPEAT_3(G) G G G
+#define MTK_FUSED_REPEAT_4(G) G G G G
+#define MTK_FUSED_REPEAT_5(G) MTK_FUSED_REPEAT_4(G) G
+#define MTK_FUSED_REPEAT_6(G) MTK_FUSED_REPEAT_4(G) G G
+#define MTK_FUSED_REPEAT_7(G) MTK_FUSED_REPEAT_4(G) G G G
+#define MTK_FUSED_REPEAT_8(G) MTK_FUSED_REPEAT_4(G) MTK_FUSED_REPEAT_4(G)
+#define MTK_FUSED_DSP(NAME, EPILOGUE) MTK_FUSED_DSP_WITH(NAME, EPILOGUE, MTK_FUSED_ANY_GROUPS(BURST))
 /* The outputs as they are (the activation range is all of int8), or clamped to the range (r10, r11). Unclamped, a
  * channel's two outputs are requantized together, the second in the first's value register. */
-#define MTK_FUSED_SATURATED                                                                                   \
+#define MTK_FUSED_SATURATED(SIGN)                                                                             \
   "ldm r1!, {r7-r12}\n\t"                                                                                     \
   "ldr r2, [sp, #16]\n\t"                                                                                     \
   MTK_FUSED_REQUANT_PAIR("r5", "r7", "r8", "r9", "strb r0, [lr, r2]", "r3", "r7", "r8", "r9", "r5",                \
-                         "strb r5, [lr], #1")                                                                      \
+                         "strb r5, [lr], #1", SIGN)                                                                \
   MTK_FUSED_REQUANT_PAIR("r6", "r10", "r11", "r12", "strb r0, [lr, r2]", "r4", "r10", "r11", "r12", "r6",          \
-                         "strb r6, [lr], #1")
+                         "strb r6, [lr], #1", SIGN)
 #define MTK_FUSED_CLAMP "cmp r0, r10\n\tit lt\n\tmovlt r0, r10\n\tcmp r0, r11\n\tit gt\n\tmovgt r0, r11\n\t"
-#define MTK_FUSED_CLAMPED                                                        \
-  "ldm r1!, {r7, r8, r9}\n\t"                                                    \
-  "ldr r2, [sp, #16]\n\t"                                                        \
-  "ldrd r10, r11, [sp, #28]\n\t"                                                 \
-  MTK_FUSED_REQUANT("r5", "r7", "r8", "r9") MTK_FUSED_CLAMP "strb r0, [lr, r2]\n\t" \
-  MTK_FUSED_REQUANT("r3", "r7", "r8", "r9") MTK_FUSED_CLAMP "strb r0, [lr], #1\n\t" \
-  "ldm r1!, {r7, r8, r9}\n\t"                                                    \
-  MTK_FUSED_REQUANT("r6", "r7", "r8", "r9") MTK_FUSED_CLAMP "strb r0, [lr, r2]\n\t" \
-  MTK_FUSED_REQUANT("r4", "r7", "r8", "r9") MTK_FUSED_CLAMP "strb r0, [lr], #1\n\t"
-MTK_FUSED_DSP(mtk_gemm_2x2_fused_dsp, MTK_FUSED_SATURATED)
-MTK_FUSED_DSP(mtk_gemm_2x2_fused_clamped_dsp, MTK_FUSED_CLAMPED)
+#define MTK_FUSED_CLAMPED(SIGN)                                                          \
+  "ldm r1!, {r7, r8, r9}\n\t"                                                          \
+  "ldr r2, [sp, #16]\n\t"                                                              \
+  "ldrd r10, r11, [sp, #28]\n\t"                                                       \
+  MTK_FUSED_REQUANT("r5", "r7", "r8", "r9", SIGN) MTK_FUSED_CLAMP "strb r0, [lr, r2]\n\t" \
+  MTK_FUSED_REQUANT("r3", "r7", "r8", "r9", SIGN) MTK_FUSED_CLAMP "strb r0, [lr], #1\n\t" \
+  "ldm r1!, {r7, r8, r9}\n\t"                                                          \
+  MTK_FUSED_REQUANT("r6", "r7", "r8", "r9", SIGN) MTK_FUSED_CLAMP "strb r0, [lr, r2]\n\t" \
+  MTK_FUSED_REQUANT("r4", "r7", "r8", "r9", SIGN) MTK_FUSED_CLAMP "strb r0, [lr], #1\n\t"
+MTK_FUSED_DSP(mtk_gemm_2x2_fused_clamped_dsp, MTK_FUSED_CLAMPED(MTK_FUSED_SIGN))
+MTK_FUSED_DSP(mtk_gemm_2x2_fused_clamped_nosign_dsp, MTK_FUSED_CLAMPED(MTK_FUSED_NO_SIGN))
+/* The saturated kernels of schedule S (named s) for any number of groups and, each its own, for 1 to 8 (the
+ * few-input-channel layers: MobileNet's expansions), with and without the sign term. */
+#define MTK_FUSED_SATURATED_DSP(s, G, GROUPS)                                                                  \
+  MTK_FUSED_DSP_WITH(mtk_gemm_2x2_fused_##s##_##G##_dsp, MTK_FUSED_SATURATED(MTK_FUSED_SIGN), GROUPS)          \
+  MTK_FUSED_DSP_WITH(mtk_gemm_2x2_fused_##s##_##G##_nosign_dsp, MTK_FUSED_SATURATED(MTK_FUSED_NO_SIGN), GROUPS)
+#define MTK_FUSED_SCHEDULE_DSP(S, s)                                                                             \
+  MTK_FUSED_SATURATED_DSP(s, any, MTK_FUSED_ANY_GROUPS(S)) MTK_FUSED_SATURATED_DSP(s, g1, MTK_FUSED_GROUPS(S, 0)) \
+  MTK_FUSED_SATURATED_DSP(s, g2, MTK_FUSED_GROUPS(S, 1)) MTK_FUSED_SATURATED_DSP(s, g3, MTK_FUSED_GROUPS(S, 2))   \
+  MTK_FUSED_SATURATED_DSP(s, g4, MTK_FUSED_GROUPS(S, 3)) MTK_FUSED_SATURATED_DSP(s, g5, MTK_FUSED_GROUPS(S, 4))   \
+  MTK_FUSED_SATURATED_DSP(s, g6, MTK_FUSED_GROUPS(S, 5)) MTK_FUSED_SATURATED_DSP(s, g7, MTK_FUSED_GROUPS(S, 6))   \
+  MTK_FUSED_SATURATED_DSP(s, g8, MTK_FUSED_GROUPS(S, 7))
+MTK_FUSED_SCHEDULE_DSP(BURST, burst)
+MTK_FUSED_SCHEDULE_DSP(SPLIT, split)
+/* The saturated kernel of `groups` groups: its own for up to 8, else any number's; split: the SPLIT schedule. */
+MTK_FUSED_INLINE void mtk_gemm_2x2_fused_saturated_dsp(const int32_t* f, int32_t groups, int32_t sign, int32_t split) {
+#define MTK_FUSED_CALL(s, G) (sign ? mtk_gemm_2x2_fused_##s##_##G##_dsp(f) : mtk_gemm_2x2_fused_##s##_##G##_nosign_dsp(f))
+#define MTK_FUSED_FIXED_CASE(G) \
+  case G: split ? MTK_FUSED_CALL(split, g##G) : MTK_FUSED_CALL(burst, g##G); return;
+  switch (groups) {
+    MTK_FUSED_FIXED_CASE(1) MTK_FUSED_FIXED_CASE(2) MTK_FUSED_FIXED_CASE(3) MTK_FUSED_FIXED_CASE(4)
+    MTK_FUSED_FIXED_CASE(5) MTK_FUSED_FIXED_CASE(6) MTK_FUSED_FIXED_CASE(7) MTK_FUSED_FIXED_CASE(8)
+    default: split ? MTK_FUSED_CALL(split, any) : MTK_FUSED_CALL(burst, any);
+  }
+#undef MTK_FUSED_FIXED_CASE
+#undef MTK_FUSED_CALL
+}
 #define MTK_FUSED_ASM 1
 #endif
 
 /* The GEMM of the two packed rows at x (mtk_pack_pair_s16 and the like) with all `channels` of the stream w,
- * outputs of row 0 at out, of row 1 `stride` bytes on, clamped to the activation range [lo, hi]. */
-static inline int32_t mtk_gemm_2x2_fused_s8(const void* x, const void* w, int32_t groups, int32_t channels,
-                                            void* out, int32_t stride, int32_t lo, int32_t hi) {
+ * outputs of row 0 at out, of row 1 `stride` bytes on, clamped to the activation range [lo, hi]; sign: 0 where a
+ * negative sum can only give lo (requant.negative_rounding_matters), so that the assembly leaves RoundingDivideByPOT's
+ * "− 1 when negative" out (the C keeps it: the same outputs); split: the assembly's SPLIT schedule (single loads:
+ * gemm.py asks asm_schedule.two_loads_beat_ldrd), else BURST's. Inlined, so that only the assembly the call's constants
+ * pick is linked in. */
+MTK_FUSED_INLINE int32_t mtk_gemm_2x2_fused_s8(const void* x, const void* w, int32_t groups, int32_t channels,
+                                               void* out, int32_t stride, int32_t lo, int32_t hi, int32_t sign,
+                                               int32_t split) {
   int32_t sums[2] = {0, 0}, pairs = channels >> 1, tile = MTK_FUSED_HEAD + 8 * groups + MTK_FUSED_TAIL;
   int8_t* o = (int8_t*)out;
   const uint8_t* t = (const uint8_t*)w;
-#ifdef MTK_FUSED_ASM
+#ifndef MTK_FUSED_ASM
+  (void)sign, (void)split;
+#else
   if (pairs > 0) {
     const int32_t f[8] = {(int32_t)x, (int32_t)w, groups, pairs, (int32_t)out, stride, lo, hi};
     if (lo == -128 && hi == 127)
-      mtk_gemm_2x2_fused_dsp(f);
+      mtk_gemm_2x2_fused_saturated_dsp(f, groups, sign, split);
     else
-      mtk_gemm_2x2_fused_clamped_dsp(f);
+      sign ? mtk_gemm_2x2_fused_clamped_dsp(f) : mtk_gemm_2x2_fused_clamped_nosign_dsp(f);
   }
   t += pairs * tile, o += 2 * pairs;
   pairs = 0;
@@ -347,12 +459,12 @@ static inline int32_t mtk_gemm_2x2_fused_s8(const void* x, const void* w, int32_
  * the stream of its `live` channels, then per channel of the layer's `channels` its constant output (int8), then
  * (at an even byte) the live channel it is (int16; -1: a constant one). The kernel writes each row's live outputs
  * at its start, then each row is spread in place from its end down (a live channel's index is at most its own). */
-static inline int32_t mtk_gemm_2x2_fused_live_s8(const void* x, const void* w, int32_t groups, int32_t live, void* out,
-                                                 int32_t stride, int32_t lo, int32_t hi, int32_t channels,
-                                                 int32_t stream_bytes) {
+MTK_FUSED_INLINE int32_t mtk_gemm_2x2_fused_live_s8(const void* x, const void* w, int32_t groups, int32_t live,
+                                                    void* out, int32_t stride, int32_t lo, int32_t hi, int32_t sign,
+                                                    int32_t split, int32_t channels, int32_t stream_bytes) {
   const int8_t* fill = (const int8_t*)w + stream_bytes;
   const int16_t* source = (const int16_t*)(fill + channels + (channels & 1));
-  mtk_gemm_2x2_fused_s8(x, w, groups, live, out, stride, lo, hi);
+  mtk_gemm_2x2_fused_s8(x, w, groups, live, out, stride, lo, hi, sign, split);
   for (int32_t r = 0; r < (stride ? 2 : 1); ++r) {
     int8_t* row = (int8_t*)out + r * stride;
     for (int32_t c = channels - 1; c >= 0; --c) row[c] = source[c] < 0 ? fill[c] : row[source[c]];
@@ -495,33 +607,33 @@ static inline void mtk_fused_quad_out(const uint32_t* s, const int32_t* q, int8_
 /* The quad's 4 outputs from the doubled sums r3-r6 with the frame's m, C, e ([sp, #20]), stored at P, P advanced:
  * two at a time (the second in the first's value register), or clamped to the frame's range one at a time. */
 #define MTK_FUSED_QUAD_LAYER_PARAMS "ldrd r7, r8, [sp, #20]\n\tldr r9, [sp, #28]\n\t"
-#define MTK_FUSED_QUAD_SATURATED(P)                                                                              \
+#define MTK_FUSED_QUAD_SATURATED(P, SIGN)                                                                        \
   MTK_FUSED_QUAD_LAYER_PARAMS                                                                                    \
   MTK_FUSED_REQUANT_PAIR("r3", "r7", "r8", "r9", "strb r0, [" P "], #1", "r4", "r7", "r8", "r9", "r3",            \
-                         "strb r3, [" P "], #1")                                                                 \
+                         "strb r3, [" P "], #1", SIGN)                                                           \
   MTK_FUSED_REQUANT_PAIR("r5", "r7", "r8", "r9", "strb r0, [" P "], #1", "r6", "r7", "r8", "r9", "r5",            \
-                         "strb r5, [" P "], #1")
-#define MTK_FUSED_QUAD_CLAMPED(P)                                                                                \
+                         "strb r5, [" P "], #1", SIGN)
+#define MTK_FUSED_QUAD_CLAMPED(P, SIGN)                                                                          \
   MTK_FUSED_QUAD_LAYER_PARAMS "ldrd r10, r11, [sp, #32]\n\t"                                                     \
-  MTK_FUSED_REQUANT("r3", "r7", "r8", "r9") MTK_FUSED_CLAMP "strb r0, [" P "], #1\n\t"                            \
-  MTK_FUSED_REQUANT("r4", "r7", "r8", "r9") MTK_FUSED_CLAMP "strb r0, [" P "], #1\n\t"                            \
-  MTK_FUSED_REQUANT("r5", "r7", "r8", "r9") MTK_FUSED_CLAMP "strb r0, [" P "], #1\n\t"                            \
-  MTK_FUSED_REQUANT("r6", "r7", "r8", "r9") MTK_FUSED_CLAMP "strb r0, [" P "], #1\n\t"
+  MTK_FUSED_REQUANT("r3", "r7", "r8", "r9", SIGN) MTK_FUSED_CLAMP "strb r0, [" P "], #1\n\t"                      \
+  MTK_FUSED_REQUANT("r4", "r7", "r8", "r9", SIGN) MTK_FUSED_CLAMP "strb r0, [" P "], #1\n\t"                      \
+  MTK_FUSED_REQUANT("r5", "r7", "r8", "r9", SIGN) MTK_FUSED_CLAMP "strb r0, [" P "], #1\n\t"                      \
+  MTK_FUSED_REQUANT("r6", "r7", "r8", "r9", SIGN) MTK_FUSED_CLAMP "strb r0, [" P "], #1\n\t"
 /* The same with each channel's m, C, e read from the stream after the quad's weights (r1): two channels an LDM, or
  * (clamped: r10, r11 hold the range) one. */
-#define MTK_FUSED_QUAD_PC_SATURATED(P)                                                                            \
+#define MTK_FUSED_QUAD_PC_SATURATED(P, SIGN)                                                                      \
   "ldm r1!, {r7, r8, r9, r10, r11, r12}\n\t"                                                                      \
   MTK_FUSED_REQUANT_PAIR("r3", "r7", "r8", "r9", "strb r0, [" P "], #1", "r4", "r10", "r11", "r12", "r3",          \
-                         "strb r3, [" P "], #1")                                                                   \
+                         "strb r3, [" P "], #1", SIGN)                                                             \
   "ldm r1!, {r7, r8, r9, r10, r11, r12}\n\t"                                                                      \
   MTK_FUSED_REQUANT_PAIR("r5", "r7", "r8", "r9", "strb r0, [" P "], #1", "r6", "r10", "r11", "r12", "r5",          \
-                         "strb r5, [" P "], #1")
-#define MTK_FUSED_QUAD_PC_CHANNEL(X, P) \
-  "ldm r1!, {r7, r8, r9}\n\t" MTK_FUSED_REQUANT(X, "r7", "r8", "r9") MTK_FUSED_CLAMP "strb r0, [" P "], #1\n\t"
-#define MTK_FUSED_QUAD_PC_CLAMPED(P)                                                 \
-  "ldrd r10, r11, [sp, #32]\n\t"                                                     \
-  MTK_FUSED_QUAD_PC_CHANNEL("r3", P) MTK_FUSED_QUAD_PC_CHANNEL("r4", P)              \
-  MTK_FUSED_QUAD_PC_CHANNEL("r5", P) MTK_FUSED_QUAD_PC_CHANNEL("r6", P)
+                         "strb r5, [" P "], #1", SIGN)
+#define MTK_FUSED_QUAD_PC_CHANNEL(X, P, SIGN)                                                                       \
+  "ldm r1!, {r7, r8, r9}\n\t" MTK_FUSED_REQUANT(X, "r7", "r8", "r9", SIGN) MTK_FUSED_CLAMP "strb r0, [" P "], #1\n\t"
+#define MTK_FUSED_QUAD_PC_CLAMPED(P, SIGN)                                               \
+  "ldrd r10, r11, [sp, #32]\n\t"                                                         \
+  MTK_FUSED_QUAD_PC_CHANNEL("r3", P, SIGN) MTK_FUSED_QUAD_PC_CHANNEL("r4", P, SIGN)      \
+  MTK_FUSED_QUAD_PC_CHANNEL("r5", P, SIGN) MTK_FUSED_QUAD_PC_CHANNEL("r6", P, SIGN)
 
 /* f: the packed row, the stream's first quad, groups, quads (> 0), out, the layer's m, C, e, the activation range, the
  * int8 row and how many of its groups to pack first (MTK_FUSED_QUAD_SETUP). Naked as mtk_gemm_2x2_fused_dsp: the row's
@@ -568,10 +680,14 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "add sp, sp, #48\n\t"                                                                           \
       "pop {r4-r11, pc}\n\t");                                                                        \
 }
-MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_dsp, MTK_FUSED_QUAD_SATURATED("r2"))
-MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_clamped_dsp, MTK_FUSED_QUAD_CLAMPED("r2"))
-MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_pc_dsp, MTK_FUSED_QUAD_PC_SATURATED("r2"))
-MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_pc_clamped_dsp, MTK_FUSED_QUAD_PC_CLAMPED("r2"))
+MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_dsp, MTK_FUSED_QUAD_SATURATED("r2", MTK_FUSED_SIGN))
+MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_clamped_dsp, MTK_FUSED_QUAD_CLAMPED("r2", MTK_FUSED_SIGN))
+MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_pc_dsp, MTK_FUSED_QUAD_PC_SATURATED("r2", MTK_FUSED_SIGN))
+MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_pc_clamped_dsp, MTK_FUSED_QUAD_PC_CLAMPED("r2", MTK_FUSED_SIGN))
+MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_nosign_dsp, MTK_FUSED_QUAD_SATURATED("r2", MTK_FUSED_NO_SIGN))
+MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_clamped_nosign_dsp, MTK_FUSED_QUAD_CLAMPED("r2", MTK_FUSED_NO_SIGN))
+MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_pc_nosign_dsp, MTK_FUSED_QUAD_PC_SATURATED("r2", MTK_FUSED_NO_SIGN))
+MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_pc_clamped_nosign_dsp, MTK_FUSED_QUAD_PC_CLAMPED("r2", MTK_FUSED_NO_SIGN))
 
 /* One chunk of a chunked stream. f: the packed chunk, its first quad's weights (the first chunk: its head), groups,
  * quads (> 0), the head-form sums (16 bytes a quad), out, the layer's m, C, e, the activation range, the mode
@@ -644,12 +760,12 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "31:\n\t"                                                                                       \
       MTK_FUSED_QUAD_DOUBLE                                                                           \
       "ldr r2, [sp, #40]\n\t"                                                                         \
-      SATURATED("r2")                                                                                 \
+      SATURATED("r2", MTK_FUSED_SIGN)                                                                               \
       "b 3f\n"                                                                                        \
       "32:\n\t"                                                                                       \
       MTK_FUSED_QUAD_DOUBLE                                                                           \
       "ldr r2, [sp, #40]\n\t"                                                                         \
-      CLAMPED("r2")                                                                                   \
+      CLAMPED("r2", MTK_FUSED_SIGN)                                                                                 \
       "3:\n\t"                                                                                        \
       "str r2, [sp, #40]\n\t"                                                                         \
       "ldr r2, [sp, #44]\n\t"                                                                         \
@@ -666,13 +782,6 @@ MTK_FUSED_CHUNK_DSP(mtk_gemm_1x4_fused_chunk_dsp, MTK_FUSED_QUAD_SATURATED, MTK_
 MTK_FUSED_CHUNK_DSP(mtk_gemm_1x4_fused_pc_chunk_dsp, MTK_FUSED_QUAD_PC_SATURATED, MTK_FUSED_QUAD_PC_CLAMPED)
 #endif
 
-/* Inlined whatever their size, so that only the assembly a call site's constant arguments pick is linked in. */
-#if defined(__GNUC__)
-#define MTK_FUSED_INLINE static inline __attribute__((always_inline))
-#else
-#define MTK_FUSED_INLINE static inline
-#endif
-
 /* With src, the k int8 values there are the row, to be packed at x: its partial last group packed here, in C; the
  * whole groups the assembly is to pack (0 without src: x is packed). */
 static inline int32_t mtk_fused_row_tail(void* x, const void* src, int32_t k) {
@@ -683,23 +792,30 @@ static inline int32_t mtk_fused_row_tail(void* x, const void* src, int32_t k) {
 }
 
 /* The GEMM of one row with all `channels` of the stream w, outputs at out clamped to [lo, hi]: the row packed at x, or
- * with src the k int8 values there, packed at x on the way; pc: each channel has its own m, C, e. Whole quads in
- * assembly, a partial last one in C. */
+ * with src the k int8 values there, packed at x on the way; pc: each channel has its own m, C, e; sign as
+ * mtk_gemm_2x2_fused_s8's. Whole quads in assembly, a partial last one in C. */
 MTK_FUSED_INLINE int32_t mtk_gemm_1x4_fused_any(void* x, const void* w, int32_t groups, int32_t channels, void* out,
-                                             const void* src, int32_t k, int32_t lo, int32_t hi, int32_t pc) {
+                                             const void* src, int32_t k, int32_t lo, int32_t hi, int32_t sign,
+                                             int32_t pc) {
   const int32_t* q = (const int32_t*)w;
   const uint8_t* t = (const uint8_t*)w + 12;
   int32_t sum_x = 0, tile = MTK_FUSED_QUAD_HEAD + 16 * groups + (pc ? MTK_FUSED_QUAD_PARAMS : 0), done = 0;
-#ifdef MTK_FUSED_ASM
+#ifndef MTK_FUSED_ASM
+  (void)sign;
+#else
   done = channels & ~3;
   if (done > 0) {
     const int32_t f[12] = {(int32_t)x, (int32_t)t, groups, done >> 2, (int32_t)out, q[0], q[1], q[2], lo, hi,
                            (int32_t)src, mtk_fused_row_tail(x, src, k)};
     int32_t clamped = lo != -128 || hi != 127;
-    if (pc)
+    if (pc && sign)
       clamped ? mtk_gemm_1x4_fused_pc_clamped_dsp(f) : mtk_gemm_1x4_fused_pc_dsp(f);
-    else
+    else if (pc)
+      clamped ? mtk_gemm_1x4_fused_pc_clamped_nosign_dsp(f) : mtk_gemm_1x4_fused_pc_nosign_dsp(f);
+    else if (sign)
       clamped ? mtk_gemm_1x4_fused_clamped_dsp(f) : mtk_gemm_1x4_fused_dsp(f);
+    else
+      clamped ? mtk_gemm_1x4_fused_clamped_nosign_dsp(f) : mtk_gemm_1x4_fused_nosign_dsp(f);
     src = 0;
   }
   t += (done >> 2) * tile;
@@ -717,13 +833,13 @@ MTK_FUSED_INLINE int32_t mtk_gemm_1x4_fused_any(void* x, const void* w, int32_t 
 }
 
 MTK_FUSED_INLINE int32_t mtk_gemm_1x4_fused_s8(void* x, const void* w, int32_t groups, int32_t channels, void* out,
-                                            const void* src, int32_t k, int32_t lo, int32_t hi) {
-  return mtk_gemm_1x4_fused_any(x, w, groups, channels, out, src, k, lo, hi, 0);
+                                            const void* src, int32_t k, int32_t lo, int32_t hi, int32_t sign) {
+  return mtk_gemm_1x4_fused_any(x, w, groups, channels, out, src, k, lo, hi, sign, 0);
 }
 
 MTK_FUSED_INLINE int32_t mtk_gemm_1x4_fused_pc_s8(void* x, const void* w, int32_t groups, int32_t channels, void* out,
-                                               const void* src, int32_t k, int32_t lo, int32_t hi) {
-  return mtk_gemm_1x4_fused_any(x, w, groups, channels, out, src, k, lo, hi, 1);
+                                               const void* src, int32_t k, int32_t lo, int32_t hi, int32_t sign) {
+  return mtk_gemm_1x4_fused_any(x, w, groups, channels, out, src, k, lo, hi, sign, 1);
 }
 
 /* Groups g0 .. g0 + groups − 1 (a chunk: packed at x, or with src its k int8 values, packed at x on the way) of the
