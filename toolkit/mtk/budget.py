@@ -18,7 +18,7 @@ from .argtypes import MIN_STACK_BYTES
 from .boards import Board, fitting_boards_hint
 from .codegen.regions import constants_region
 from .compiled import CompiledModel
-from .errors import ModelError
+from .errors import DoesNotFit, ModelError
 from .target import get_cpu
 
 DEFAULT_STACK_BYTES = 8192   # the main stack where the model's deepest call chain is unknown, and on Zephyr
@@ -66,9 +66,10 @@ def check_fits(model: CompiledModel, board: Board, stack_bytes: int | None = Non
     code = model.memory.code_bytes or 0
     flash = flash_bytes(model)
     ram = ram_bytes(model, stack_bytes)
+    name = board.budget_name
     if flash > board.flash_bytes:
-        raise ModelError(f"{model.name} does not fit {board.name}: needs {model.constant_bytes:,} B of constants "
-                         f"+ {code:,} B of code = {flash:,} B of flash; {board.name} has {board.flash_bytes:,} B",
+        raise DoesNotFit(f"{model.name} does not fit {name}: needs {model.constant_bytes:,} B of constants "
+                         f"+ {code:,} B of code = {flash:,} B of flash; {name} has {board.flash_bytes:,} B",
                          hint=fitting_boards_hint(flash, ram))
     used = [*(r.name for r in model.memory.regions), *filter(None, [model.memory.constants_region])]
     missing = list(dict.fromkeys(name for name in used if name not in {b.name for b in board.ram_regions}))
@@ -92,8 +93,9 @@ def check_ram(model: CompiledModel, board: Board, stack_bytes: int, hint: str | 
         constants = model.memory.constants_in_ram_bytes
         state = f"state {model.memory.state_bytes:,}, " if model.memory.state_bytes else ""
         weights = f"constants in RAM (--weights-in-ram) {constants:,}, " if constants else ""
-        raise ModelError(f"{model.name} does not fit {board.name}: needs at least {ram:,} B of RAM ({weights}arena "
-                         f"{model.arena_bytes:,}, {state}buffers {buffers:,}, stack {stack_bytes:,}; RAM {board.ram_bytes:,} B)",
+        raise DoesNotFit(f"{model.name} does not fit {board.budget_name}: needs at least {ram:,} B of RAM "
+                         f"({weights}arena {model.arena_bytes:,}, {state}buffers {buffers:,}, stack {stack_bytes:,}; "
+                         f"RAM {board.ram_bytes:,} B)",
                          hint=f"without --weights-in-ram it needs {ram - constants:,} B" if constants else hint)
 
 

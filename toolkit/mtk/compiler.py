@@ -179,7 +179,7 @@ def place_constants(graph: Graph, steps: list[Step], storage: Storage, board: Bo
 
 
 def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | Cpu | None = None,
-                  board: str | None = None, module_name: str = "default", workspace: str = "internal",
+                  board: str | Board | None = None, module_name: str = "default", workspace: str = "internal",
                   force: bool = False, tuning: Tuning | None = None, max_ram: int | None = None,
                   max_recompute: float = DEFAULT_MAX_RECOMPUTE, weights_in_ram: bool = False) -> CompiledModel:
     """Compile `model` (its file, or its graph already read) into a C library folder at `out_dir` (written
@@ -190,7 +190,7 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
     is refused. With `board`, refuse a model that does not fit it (budget.py). `weights_in_ram`: the constants
     are initialised data copied from flash into RAM at startup (place_constants), their bytes taken from the
     arena's room."""
-    board_info = get_board(board) if board is not None else None
+    board_info = board if isinstance(board, Board) or board is None else get_board(board)
     cpu_obj = cpu if isinstance(cpu, Cpu) else get_cpu(cpu) if cpu else (   # the board's, as Zephyr builds it
         board_info.cpu if board_info else get_cpu(DEFAULT_CPU))
     module = module_identifier(module_name)   # a prefix: tvmgen_<module>_run
@@ -203,7 +203,7 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
 
     model_path = model.source if isinstance(model, Graph) else Path(model)
     model_name = model_path.name
-    what = f"{model_name} does not fit {board_info.name if board_info else ''}"
+    what = f"{model_name} does not fit {board_info.budget_name if board_info else ''}"
     with ui.step(f"reading {model_name}"):
         graph = as_graph(model)
         prepared = check_supported(graph, cpu_obj)
@@ -279,7 +279,7 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
     if board_info is not None:
         lean = leanest_tuning(layers.values(), tuning or Tuning())
         if flash_bytes(compiled) > board_info.flash_bytes and lean is not None:
-            ui.info(f"{model_name}: {flash_bytes(compiled):,} B of flash is more than {board_info.name}'s "
+            ui.info(f"{model_name}: {flash_bytes(compiled):,} B of flash is more than {board_info.budget_name}'s "
                     f"{board_info.flash_bytes:,} B: the layers whose default weights take more flash than they must "
                     "(Winograd's) take their leanest variant")
             return compile_model(graph, out_dir, cpu=cpu_obj, board=board, module_name=module_name,

@@ -85,7 +85,7 @@ def benchmark_of(compiled: CompiledModel, options: RunOptions) -> Benchmark | No
 def build_firmware(model: Graph, options: RunOptions, work: Path, icount_shift: int = 0) -> tuple[CompiledModel, Path]:
     from .compiler import compile_model   # TVM: not needed to run a firmware from the cache
 
-    compiled = compile_model(model, work / "compiled", board=options.board.name, force=True, tuning=options.tuning,
+    compiled = compile_model(model, work / "compiled", board=options.board, force=True, tuning=options.tuning,
                              max_ram=options.max_ram, max_recompute=options.max_recompute,
                              weights_in_ram=options.weights_in_ram)
     if options.emulate is not None and options.weights_in_ram:   # the QEMU board's RAM is not the estimated board's

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from ..boards import RamRegion
-from ..errors import ModelError
+from ..errors import DoesNotFit
 from .memory_plan import Buffer, MemoryPlan, plan_memory
 
 
@@ -31,12 +31,12 @@ class Pool:
 def constants_region(regions: Sequence[RamRegion], constant_bytes: int, system_reserved: int,
                      what: str) -> RamRegion:
     """The region the model's constants are copied into (--weights-in-ram): the fastest that holds them,
-    a tightly coupled one first. `system_reserved` as for place_in_regions. ModelError with the figures
+    a tightly coupled one first. `system_reserved` as for place_in_regions. DoesNotFit with the figures
     if none does."""
     room = {r.name: r.size - (system_reserved if r.system else 0) for r in regions}
     fitting = [r for r in sorted(regions, key=lambda r: not r.tcm) if constant_bytes <= room[r.name]]
     if not fitting:
-        raise ModelError(f"{what}: its constants ({constant_bytes:,} B, --weights-in-ram) fit in none of its RAM "
+        raise DoesNotFit(f"{what}: its constants ({constant_bytes:,} B, --weights-in-ram) fit in none of its RAM "
                          "regions (room beside the firmware's stack, buffers and data: "
                          + ", ".join(f"{r.name} {max(room[r.name], 0):,} B" for r in regions) + ")",
                          hint="leave out --weights-in-ram: the constants are then read from flash")
@@ -48,7 +48,7 @@ def place_in_regions(plan: MemoryPlan, regions: Sequence[RamRegion], system_rese
     """Every buffer of `plan` given a pool (Buffer.pool) and an offset in it; the pools used, in the
     regions' order. `system_reserved`: bytes the system region keeps for the firmware (I/O buffers,
     state, stack, its own data); `taken`: bytes of a region something else holds (the constants copied
-    into RAM). ModelError with the figures if the buffers do not fit."""
+    into RAM). DoesNotFit with the figures if the buffers do not fit."""
     taken = taken or {}
     capacity = {r.name: max(r.size - (system_reserved if r.system else 0) - taken.get(r.name, 0), 0)
                 for r in regions}
@@ -68,7 +68,7 @@ def place_in_regions(plan: MemoryPlan, regions: Sequence[RamRegion], system_rese
         remaining = moved
     if remaining:
         largest = remaining[0]
-        raise ModelError(f"{what}: the arena does not fit the board's RAM regions ("
+        raise DoesNotFit(f"{what}: the arena does not fit the board's RAM regions ("
                          + ", ".join(f"{r.name} {capacity[r.name]:,} B for the arena" for r in regions)
                          + f"); '{largest.name}' alone needs {largest.nbytes:,} B")
     return tuple(pools)
