@@ -7,7 +7,7 @@
  * the next group's row words and first three weight words, software-pipelined: the loop's pairs of groups start
  * with those of their first group loaded (label 9 loads them for the first pair), and the last pair (label 8's
  * tail) loads nothing past its own, so that no load reads past the packed row or the quad's weights. The loop
- * runs the pairs but the last, 8 a pass, entered (−(pairs − 1) mod 8) pairs in (MTK_FUSED_QUAD_ENTRIES). */
+ * runs the pairs but the last, 8 a pass, entered (−(pairs − 1) mod 8) pairs in (MTK_FUSED_QUAD_SETUP). */
 #ifndef MTK_FUSED_ROW_DUAL_H_
 #define MTK_FUSED_ROW_DUAL_H_
 
