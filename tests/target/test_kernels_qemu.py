@@ -263,6 +263,13 @@ ONE_ROW_FUSED_MODELS = {   # DSP's 1x4/fused: groups of 4 values in pairs, an od
     "fc-per-channel-70x9-relu": lambda: deep_fc_model(70, 9, "RELU", per_channel=True),
     "fc-per-channel-604x7-chunks": lambda: deep_fc_model(604, 7, "NONE", per_channel=True),
     "fc-151x16-relu": lambda: deep_fc_model(151, 16, "RELU"),
+    # the Cortex-M7's and M33's loop (mtk_fused_row_dual.h): one pair (its last, no pass), an odd group and one pair,
+    # a whole pass and the last pair, a partial group; chunks of 64, 64 and 1 group
+    "fc-8x4": lambda: deep_fc_model(8, 4, "NONE"),
+    "fc-per-channel-11x5-relu": lambda: deep_fc_model(11, 5, "RELU", per_channel=True),
+    "fc-66x8": lambda: deep_fc_model(66, 8, "NONE"),
+    "fc-per-channel-72x12": lambda: deep_fc_model(72, 12, "NONE", per_channel=True),
+    "fc-515x4-chunks-relu": lambda: deep_fc_model(515, 4, "RELU"),
     # DSP cores' 1x4/s16 below a quad: 1 and 2 channels in assembly (pairs of groups, an odd group and a partial one
     # in C), 3 in C
     "fc-1000x1": lambda: deep_fc_model(1000, 1, "NONE"),
@@ -273,7 +280,7 @@ ONE_ROW_FUSED_MODELS = {   # DSP's 1x4/fused: groups of 4 values in pairs, an od
 }
 
 
-@pytest.mark.parametrize("board", ["mps2/an386", "mps2/an385"])
+@pytest.mark.parametrize("board", ["mps2/an386", "mps2/an385", "mps2/an500", "mps2/an505"])
 @pytest.mark.parametrize("name", ONE_ROW_FUSED_MODELS)
 def test_one_row_gemm_bit_exact_on_target(name, board, tmp_path):
     assert_bit_exact_on_target(ONE_ROW_FUSED_MODELS[name](), board, tmp_path)

@@ -27,7 +27,7 @@ from ..compiled import IOTensor, StateTensor
 from ..graph import Graph, Tensor
 from ..kernels.files import c_files, project_name
 from ..kernels.signature import CFunction, Param
-from ..kernels.table import C_FUNCTIONS
+from ..kernels.table import C_FUNCTIONS, core_files
 from ..names import c_comment, c_identifier, library, macro, run_function
 from ..ops.base import Const, Kernel, Scratch, State, View
 from ..ops.fixedpoint import FIXEDPOINT_HEADER
@@ -210,8 +210,8 @@ class KernelLibrary:
         return sym
 
     def c_files(self, cpu: Cpu) -> list[str]:
-        """The hand-written C files the kernels include on `cpu`'s instruction set (kernels/c/...), in order."""
-        return c_files(cpu.isa.value, self.headers)
+        """The hand-written C files the kernels include on `cpu`'s instruction set and core (kernels/c/...), in order."""
+        return c_files(cpu.isa.value, self.headers, core_files(cpu))
 
     def source(self, cpu: Cpu) -> str:
         """The kernels' C: the files of their families on `cpu`'s instruction set, then the prototype

@@ -51,6 +51,19 @@ POOL_HEADER = "pool"
 WINOGRAD_HEADER = "winograd_s8_dsp"
 POOL_MVE_HEADER = "pool_mve"
 
+# Parallel implementations of a C kernel family on some cores (as TFLM's optimised kernel files): per family and core
+# (gcc -mcpu name) a file of kernels/c/ included just before the family's last file, whose loop it replaces. The one-row
+# fused GEMM's loop ("1x4/fused") with single loads, software-pipelined: the Cortex-M7 issues each beside a multiply,
+# the M33 takes single loads for fewer cycles than multiples (the M4 for more: it keeps the LDMs).
+CORE_FILES: dict[tuple[str, str], str] = {(BIASED_HEADER, core): "dsp/mtk_fused_row_dual.h"
+                                          for core in ("cortex-m7", "cortex-m33")}
+
+
+def core_files(cpu: Cpu) -> dict[str, str]:
+    """Per C kernel family, `cpu`'s own file (CORE_FILES)."""
+    return {family: file for (family, core), file in CORE_FILES.items() if core == cpu.name}
+
+
 # C parameter lists several functions share
 _DOT = "const void* x, const void* w, int32_t groups, int32_t* acc"   # packed rows by a weight tile
 _ROWS = "const void* x, const void* w, int32_t k, int32_t* acc"       # the input's row as it is

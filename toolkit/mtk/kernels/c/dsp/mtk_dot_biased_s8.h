@@ -523,8 +523,9 @@ static inline void mtk_fused_quad_out(const uint32_t* s, const int32_t* q, int8_
   "smlad r6, r12, " A ", r6\n\t"        \
   "smlad r6, lr, " B ", r6\n\t"
 #define MTK_FUSED_QUAD_WEIGHTS "ldmia.w r1!, {r2, r11, r12, lr}\n\t"
+#ifndef MTK_FUSED_QUAD_LOOP   /* a core's own loop (kernels/table.py CORE_FILES) may come first */
 /* Two groups: one LDM of the row's 4 words, one of each group's 4 weight words. Every instruction 32 bits wide: a pair is
- * 108 bytes, which the entry into the loop's middle counts on. */
+ * MTK_FUSED_QUAD_PAIR_BYTES bytes, which the entry into the loop's middle counts on. */
 #define MTK_FUSED_QUAD_PAIR                                                                              \
   "ldmia.w r0!, {r7, r8, r9, r10}\n\t"                                                                   \
   MTK_FUSED_QUAD_WEIGHTS MTK_FUSED_QUAD_SUMS("r7", "r8") MTK_FUSED_QUAD_WEIGHTS MTK_FUSED_QUAD_SUMS("r9", "r10")
@@ -542,6 +543,10 @@ static inline void mtk_fused_quad_out(const uint32_t* s, const int32_t* q, int8_
   "ldr r2, [sp, #4]\n\t"                                                                                 \
   "cmp r0, r2\n\t"                                                                                       \
   "bne 2b\n\t"
+#define MTK_FUSED_QUAD_PAIR_BYTES "108"
+#define MTK_FUSED_QUAD_PIPELINED "beq 25f\n\t"   /* the pairs the pass runs: all */
+#define MTK_FUSED_QUAD_EVEN_ENTRY ""             /* an even row's entry: the pass's */
+#endif
 /* One group of the int8 row at r11 packed into the row at r0 (SXTB16 order), its sum added to r6 (r8: 0x10001). */
 #define MTK_FUSED_PACK_GROUP          \
   "ldr r9, [r11], #4\n\t"             \
@@ -581,15 +586,16 @@ static inline void mtk_fused_quad_out(const uint32_t* s, const int32_t* q, int8_
   "str r0, [sp, #4]\n\t"                   \
   "adr.w r4, 8f\n\t"                       \
   "lsrs r3, r2, #1\n\t"                    \
-  "beq 25f\n\t"                            \
+  MTK_FUSED_QUAD_PIPELINED                 \
   "rsb r3, r3, #0\n\t"                     \
   "and r3, r3, #7\n\t"                     \
-  "movs r5, #108\n\t"                      \
+  "movs r5, #" MTK_FUSED_QUAD_PAIR_BYTES "\n\t" \
   "adr.w r4, 2f\n\t"                       \
   "mla r4, r3, r5, r4\n"                   \
   "25:\n\t"                                \
   "orr r4, r4, #1\n\t"                     \
   "str r4, [sp, #16]\n\t"                  \
+  MTK_FUSED_QUAD_EVEN_ENTRY                \
   "adr.w r3, 7f\n\t"                       \
   "orr r3, r3, #1\n\t"                     \
   "tst r2, #1\n\t"                         \

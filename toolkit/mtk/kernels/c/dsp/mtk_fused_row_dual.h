@@ -1,0 +1,74 @@
+/* The one-row fused GEMM's loop ("1x4/fused": mtk_gemm_1x4_fused_s8 and its per-channel and chunked forms) for the
+ * cores that issue a load beside a multiply (Cortex-M7) or take single loads cheaper than multiples (Cortex-M33):
+ * included before mtk_dot_biased_s8.h, whose loop it replaces (kernels/table.py: CORE_FILES); the same sums in the
+ * same registers, the same frame.
+ *
+ * Single loads instead of LDMs, each beside a multiply or an SXTB16: a group loads its own last weight word (lr),
+ * the next group's row words and first three weight words, software-pipelined: the loop's pairs of groups start
+ * with those of their first group loaded (label 9 loads them for the first pair), and the last pair (label 8's
+ * tail) loads nothing past its own, so that no load reads past the packed row or the quad's weights. The loop
+ * runs the pairs but the last, 8 a pass, entered (−(pairs − 1) mod 8) pairs in (MTK_FUSED_QUAD_SETUP). */
+#ifndef MTK_FUSED_ROW_DUAL_H_
+#define MTK_FUSED_ROW_DUAL_H_
+
+/* One group: row words A, B; weights r2, r11, r12, lr (W3: the load of lr, 2 cycles before its first use); s0 r3,
+ * t0 r4, s1 r5, t1 r6. ROW1, ROW2, W0-W2: the loads of the next group's row words and weights, each after the last
+ * read of its register (empty in the last group). Each SXTB16 and each load beside an SMLAD that does not read it. */
+#define MTK_DUAL_GROUP(A, B, W3, ROW1, ROW2, W0, W1, W2) \
+  "smlad r3, r2, " A ", r3\n\t" W3                        \
+  "sxtb16 r2, r2, ror #8\n\t"                             \
+  "smlad r3, r11, " B ", r3\n\t"                          \
+  "sxtb16 r11, r11, ror #8\n\t"                           \
+  "smlad r5, r12, " A ", r5\n\t"                          \
+  "sxtb16 r12, r12, ror #8\n\t"                           \
+  "smlad r5, lr, " B ", r5\n\t"                           \
+  "sxtb16 lr, lr, ror #8\n\t" ROW1                        \
+  "smlad r4, r2, " A ", r4\n\t" ROW2                      \
+  "smlad r4, r11, " B ", r4\n\t" W0                       \
+  "smlad r6, r12, " A ", r6\n\t" W1                       \
+  "smlad r6, lr, " B ", r6\n\t" W2
+
+/* The first group of a pair (rows r7, r8), loading the second's (r9, r10). */
+#define MTK_DUAL_FIRST                                                                                          \
+  MTK_DUAL_GROUP("r7", "r8", "ldr.w lr, [r1, #12]\n\t", "ldr.w r9, [r0, #8]\n\t", "ldr.w r10, [r0, #12]\n\t", \
+                 "ldr.w r2, [r1, #16]\n\t", "ldr.w r11, [r1, #20]\n\t", "ldr.w r12, [r1, #24]\n\t")
+/* A pair of groups loading the next pair's first group: every instruction 32 bits wide, MTK_FUSED_QUAD_PAIR_BYTES
+ * bytes, which the entry into the loop's middle counts on. */
+#define MTK_DUAL_PAIR                                                                                      \
+  MTK_DUAL_FIRST                                                                                           \
+  MTK_DUAL_GROUP("r9", "r10", "ldr.w lr, [r1, #28]\n\t", "ldr r7, [r0, #16]!\n\t", "ldr.w r8, [r0, #4]\n\t", \
+                 "ldr r2, [r1, #32]!\n\t", "ldr.w r11, [r1, #4]\n\t", "ldr.w r12, [r1, #8]\n\t")
+#define MTK_FUSED_QUAD_PAIR_BYTES "144"
+
+/* The quad's sums over the row: label 7 an odd first group (then, unless it was the row, label 9), label 9 the first
+ * pair's loads then the entry [sp, #16] into the pass at label 2; label 8 a pass's end, until one pair is left, the
+ * last pair after it. */
+#define MTK_FUSED_QUAD_LOOP                                                                          \
+  "7:\n\t"                                                                                           \
+  "ldrd r7, r8, [r0], #8\n\t"                                                                        \
+  MTK_FUSED_QUAD_WEIGHTS MTK_FUSED_QUAD_SUMS("r7", "r8")                                             \
+  "ldr r2, [sp, #4]\n\t"                                                                             \
+  "cmp r0, r2\n\t"                                                                                   \
+  "beq 10f\n"                                                                                        \
+  "9:\n\t"                                                                                           \
+  "ldm r1, {r2, r11, r12}\n\t"                                                                       \
+  "ldrd r7, r8, [r0]\n\t"                                                                            \
+  "ldr pc, [sp, #16]\n"                                                                              \
+  "2:\n\t"                                                                                           \
+  MTK_DUAL_PAIR MTK_DUAL_PAIR MTK_DUAL_PAIR MTK_DUAL_PAIR MTK_DUAL_PAIR MTK_DUAL_PAIR MTK_DUAL_PAIR \
+  MTK_DUAL_PAIR                                                                                      \
+  "8:\n\t"                                                                                           \
+  "ldr r9, [sp, #4]\n\t"                                                                             \
+  "sub r9, r9, #16\n\t"                                                                              \
+  "cmp r0, r9\n\t"                                                                                   \
+  "bne 2b\n\t"                                                                                       \
+  MTK_DUAL_FIRST                                                                                     \
+  MTK_DUAL_GROUP("r9", "r10", "ldr.w lr, [r1, #28]\n\t", "", "", "add r0, r0, #16\n\t", "add r1, r1, #32\n\t", "") \
+  "10:\n\t"
+
+/* The entries (MTK_FUSED_QUAD_SETUP): into the pass for the pairs but the last (label 8 for none), and for an
+ * even row label 9, the first pair's loads. */
+#define MTK_FUSED_QUAD_PIPELINED "subs r3, r3, #1\n\tbls 25f\n\t"
+#define MTK_FUSED_QUAD_EVEN_ENTRY "adr.w r4, 9f\n\torr r4, r4, #1\n\t"
+
+#endif /* MTK_FUSED_ROW_DUAL_H_ */
