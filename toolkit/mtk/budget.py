@@ -2,7 +2,7 @@
 Zephyr platforms all make, before any firmware is built (a linker's "overflowed" hides the figures).
 
     flash: constants + generated code                       <= board.flash_bytes
-    RAM:   arena + the firmware's I/O buffers + main stack   <= board.ram_bytes
+    RAM:   arena (the model's inputs and outputs among its buffers) + state + main stack   <= board.ram_bytes
 
 The bare-metal main stack is sized from the model (stack_reservation); Zephyr's keeps DEFAULT_STACK_BYTES.
 
@@ -40,15 +40,15 @@ def stack_reservation(model_stack_bytes: int | None, opt_level: str = "O2") -> i
     return max(MIN_STACK_BYTES, need)
 
 
-def arena_room(board: Board, io_bytes: int, state_bytes: int, stack_bytes: int = DEFAULT_STACK_BYTES) -> int:
-    """RAM left for the arena once the firmware's I/O buffers, the state and the stack are in: the
-    limit the memory report draws."""
-    return board.ram_bytes - io_bytes - state_bytes - stack_bytes
+def arena_room(board: Board, state_bytes: int, stack_bytes: int = DEFAULT_STACK_BYTES) -> int:
+    """RAM left for the arena (the model's inputs and outputs are in it) once the state and the stack
+    are in: the limit the memory report draws."""
+    return board.ram_bytes - state_bytes - stack_bytes
 
 
-def system_reserved(io_bytes: int, state_bytes: int, stack_bytes: int = DEFAULT_STACK_BYTES) -> int:
+def system_reserved(state_bytes: int, stack_bytes: int = DEFAULT_STACK_BYTES) -> int:
     """What the system RAM region keeps for the firmware when the arena is split across regions."""
-    return io_bytes + state_bytes + stack_bytes + FIRMWARE_DATA_BYTES
+    return state_bytes + stack_bytes + FIRMWARE_DATA_BYTES
 
 
 def flash_bytes(model: CompiledModel) -> int:
@@ -62,8 +62,7 @@ def check_fits(model: CompiledModel, board: Board, stack_bytes: int | None = Non
     stack_bytes = stack_reservation(model.memory.stack_bytes) if stack_bytes is None else stack_bytes
     code = model.memory.code_bytes or 0
     flash = flash_bytes(model)
-    buffers = model.input_bytes + model.output_bytes
-    ram = model.arena_bytes + model.memory.state_bytes + buffers + stack_bytes
+    ram = model.arena_bytes + model.memory.state_bytes + stack_bytes
     if flash > board.flash_bytes:
         raise ModelError(f"{model.name} does not fit {board.name}: needs {model.constant_bytes:,} B of constants "
                          f"+ {code:,} B of code = {flash:,} B of flash; {board.name} has {board.flash_bytes:,} B",
@@ -75,7 +74,7 @@ def check_fits(model: CompiledModel, board: Board, stack_bytes: int | None = Non
     if ram > board.ram_bytes:
         state = f"state {model.memory.state_bytes:,}, " if model.memory.state_bytes else ""
         raise ModelError(f"{model.name} does not fit {board.name}: needs at least {ram:,} B of RAM (arena "
-                         f"{model.arena_bytes:,}, {state}buffers {buffers:,}, stack {stack_bytes:,}; RAM {board.ram_bytes:,} B)",
+                         f"{model.arena_bytes:,}, {state}stack {stack_bytes:,}; RAM {board.ram_bytes:,} B)",
                          hint=fitting_boards_hint(flash, ram))
 
 

@@ -158,8 +158,7 @@ def place_arena(graph: Graph, steps: list[Step], storage: Storage, board: Board 
     board, a board with one region, or a workspace the caller passes."""
     if board is None or len(board.ram_regions) < 2 or workspace != "internal":
         return ()
-    io = sum(graph.tensors[t].nbytes for t in (*graph.inputs, *graph.outputs))
-    return place_in_regions(storage.plan, board.ram_regions, system_reserved(io, state_region_bytes(graph, steps)), what)
+    return place_in_regions(storage.plan, board.ram_regions, system_reserved(state_region_bytes(graph, steps)), what)
 
 
 def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | Cpu | None = None,
@@ -194,8 +193,7 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
         storage = plan_storage(graph, steps, aliases)
         steps, storage = chunk_scratch(graph, prepared, steps, aliases, storage)
         limit = max_ram if max_ram is not None or board_info is None else arena_room(
-            board_info, sum(graph.tensors[t].nbytes for t in (*graph.inputs, *graph.outputs)),
-            state_region_bytes(graph, steps))
+            board_info, state_region_bytes(graph, steps))
         untiled = steps
     tiling = None
     if limit is not None and storage.plan.arena_bytes > limit:
@@ -243,7 +241,7 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
             stack_bytes=code.stack_bytes,
             plan=tuple(sorted(plan.buffers, key=lambda b: (b.pool, b.first_use, b.offset))),
             state_bytes=state_bytes, live_bytes=tuple(live_bytes(plan.buffers, len(steps))),
-            arena_limit_bytes=arena_room(board_info, io_bytes, state_bytes, stack_reservation(code.stack_bytes))
+            arena_limit_bytes=arena_room(board_info, state_bytes, stack_reservation(code.stack_bytes))
             if board_info else None,
             regions=tuple(RegionUse(p.region, p.nbytes, p.capacity, tuple(live_bytes(plan.buffers, len(steps), p.region)))
                           for p in pools),

@@ -31,8 +31,8 @@ class Pool:
 def place_in_regions(plan: MemoryPlan, regions: Sequence[RamRegion], system_reserved: int,
                      what: str) -> tuple[Pool, ...]:
     """Every buffer of `plan` given a pool (Buffer.pool) and an offset in it; the pools used, in the
-    regions' order. `system_reserved`: bytes the system region keeps for the firmware (I/O buffers,
-    state, stack, its own data). ModelError with the figures if the buffers do not fit."""
+    regions' order. `system_reserved`: bytes the system region keeps for the firmware (state,
+    stack, its own data). ModelError with the figures if the buffers do not fit."""
     capacity = {r.name: max(r.size - (system_reserved if r.system else 0), 0) for r in regions}
     remaining = sorted(plan.buffers, key=lambda b: (-b.nbytes, b.name))
     pools: list[Pool] = []
