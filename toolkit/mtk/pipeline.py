@@ -126,8 +126,10 @@ def run_firmware(runner: Runner, elf: Path, compiled: CompiledModel, samples: li
     its estimate of the timed inferences and of each sample's layers; the main stack's high-water mark
     after all that, where the firmware can tell. What the runner can do (exit status, console baud rate,
     cycle model) is read from its RunnerCaps. The input lives in the model's arena, where a run may
-    overwrite it: the first sample is sent again after the timed inferences, for the inference whose
-    outputs are read."""
+    overwrite it: each sample's outputs are those of the inference right after it was sent, and the timed
+    inferences come after the first sample's, on what it left there (as an MLPerf Tiny performance run of
+    TFLM times its inferences after one th_load_tensor); a benchmark firmware converts its own `db` buffer
+    into the input before each."""
     benchmark = benchmark_of(compiled, options)
     baudrate = benchmark.baud["performance"] if benchmark is not None and runner.caps.sets_baud else BAUD_RATE
     with ui.step(f"running on {options.board.name}"), runner.start(elf, baudrate) as session:
@@ -141,21 +143,20 @@ def run_firmware(runner: Runner, elf: Path, compiled: CompiledModel, samples: li
         inferences = options.runs + len(samples)
         for k, sample in enumerate(samples):
             if benchmark is not None:   # the bytes the MLPerf Tiny runner would send
-                wire = benchmark.encode(sample[0], compiled.inputs[0])
+                client.load_input(benchmark.encode(sample[0], compiled.inputs[0]))
             else:
-                wire = compiled.pack_inputs([np.ascontiguousarray(a).tobytes() for a in sample])
-            client.load_input(wire)
-            if k == 0:
-                stats = client.stats(options.runs, timeout=infer_timeout)
-                measured = trace.take_inferences() if trace is not None else []
-                if benchmark is None:   # a benchmark converts its own `db` buffer before every run
-                    client.load_input(wire)
+                client.load_input(compiled.pack_inputs([np.ascontiguousarray(a).tobytes() for a in sample]))
             client.infer(1, 0, timeout=infer_timeout)
             if options.profile:
                 layers.append(client.layers())
                 if trace is not None:
                     estimated_layers.append(trace.last_layers())
             outputs.append(_unpack(compiled, client.read_output()))
+            if k == 0:
+                if trace is not None:
+                    trace.take_inferences()   # the untimed one
+                stats = client.stats(options.runs, timeout=infer_timeout)
+                measured = trace.take_inferences() if trace is not None else []
             ui.progress(options.runs + k + 1, inferences)   # inferences done
         stack_used = client.info().stack_used_bytes
         client.exit(0)
