@@ -3,13 +3,18 @@
     python bench/published_compare.py ../shared/models/*.tflite /tmp/vww_96_int8.tflite
     python bench/published_compare.py kws.tflite --board nucleo_l4r5zi --json
 
-Each model runs with `--emulate` on each board: the board's code in QEMU on the machine with its core,
+Each model runs with `--emulate` on each board: the board's code in QEMU on a machine whose core executes it,
 under the cycle model (the core's table, the board's clock and flash/RAM timing, mtk.cycles). Its
 estimated cycles per inference (the model's run function: no input conversion, no I/O) are set next
 to the fewest cycles per inference published for that board and benchmark in
 ../shared/peer/mlperf_tiny_published.csv (MLPerf Tiny v0.5-v1.3, cycles = latency x clock), with
 the stack that reached them, and mtk's ratio to it (< 1: mtk's estimate is fewer cycles). The
-benchmark of a model is the first of kws, ic, vww, ad in its file name.
+benchmark of a model is the first of kws, ic, vww, ad in its file name. The firmware is compiled for the
+board's flash and RAM: a model that does not fit them gets a row saying so, and no estimate.
+
+Like with like: the published rows whose stack reads its weights from RAM (Bosch HALE's "max_performance
+(weights in RAM)") are compared with mtk built with --weights-in-ram, in a row of their own ("RAM" in the
+weights column); the others, with mtk's default build, whose constants stay in flash ("flash").
 
 mtk's figure is an estimate; the published ones are measured on silicon (see README, cycle model, for
 what the estimate leaves out). The table printed is the README's; --json gives every figure.
@@ -25,9 +30,9 @@ import sys
 from pathlib import Path
 
 from mtk.boards import get_board
-from mtk.cycles.emulate import qemu_board_for
+from mtk.cycles.emulate import emulation_board
 from mtk.cycles.model import CycleModel
-from mtk.errors import MtkError
+from mtk.errors import DoesNotFit, MtkError
 from mtk.pipeline import run_model
 from mtk.runoptions import RunOptions
 
@@ -36,7 +41,8 @@ BENCHMARKS = ("kws", "ic", "vww", "ad")
 # the published system names of each board (the CSV's `system` column starts with one of them)
 SYSTEMS = {"nucleo_l4r5zi": ("NUCLEO-L4R5ZI",), "nucleo_h7a3zi_q": ("NUCLEO-H7A3ZI",),
            "nucleo_u575zi_q": ("NUCLEO-U575ZI",), "nucleo_f746zg": ("NUCLEO-F746ZG",),
-           "stm32f746g_disco": ("STM32F746G-DISCO", "32F746GDISCOVERY", "DISCO-F746NG")}
+           "stm32f746g_disco": ("STM32F746G-DISCO", "32F746GDISCOVERY", "DISCO-F746NG"),
+           "nucleo_g0b1re": ("NUCLEO-G0B1RE",)}
 DEFAULT_BOARDS = ("nucleo_l4r5zi", "nucleo_h7a3zi_q", "nucleo_u575zi_q")
 
 
@@ -48,16 +54,25 @@ def benchmark_of(model: Path) -> str:
     return found
 
 
-def best_published(rows: list[dict[str, str]], board: str, benchmark: str) -> dict[str, str] | None:
+def weights_in_ram(row: dict[str, str]) -> bool:
+    """A published row of a stack that reads its weights from RAM (its `stack` says so)."""
+    return "weights in ram" in row["stack"].lower()
+
+
+def best_published(rows: list[dict[str, str]], board: str, benchmark: str,
+                   in_ram: bool | None = None) -> dict[str, str] | None:
+    """The fewest cycles published for `board` and `benchmark`: of every row, or (`in_ram` True/False) of the rows
+    whose weights are in RAM / in flash."""
     systems = tuple(s.lower() for s in SYSTEMS.get(board, ()))
-    matching = [r for r in rows if r["benchmark"] == benchmark and r["system"].lower().startswith(systems)]
+    matching = [r for r in rows if r["benchmark"] == benchmark and r["system"].lower().startswith(systems)
+                and (in_ram is None or weights_in_ram(r) == in_ram)]
     return min(matching, key=lambda r: float(r["cycles_per_inference"]), default=None) if systems else None
 
 
-def estimate(model: Path, board_name: str) -> dict:
+def estimate(model: Path, board_name: str, in_ram: bool = False) -> dict:
     board = get_board(board_name)
-    qemu = get_board(qemu_board_for(board.cpu.name))
-    result = run_model(model, RunOptions(board=qemu, runs=1, emulate=board,
+    qemu = emulation_board(board)
+    result = run_model(model, RunOptions(board=qemu, runs=1, emulate=board, weights_in_ram=in_ram,
                                          runner_options={"cycles": CycleModel.for_board(qemu, board)}))
     if result.estimate is None:
         raise MtkError(f"{model.name} on {board_name}: the cycle model gave no estimate")
@@ -71,29 +86,42 @@ def compare(models: list[Path], boards: list[str], published: Path) -> list[dict
     for board in boards:
         for model in models:
             benchmark = benchmark_of(model)
-            mtk = estimate(model, board)
-            best = best_published(rows, board, benchmark)
-            out.append({"board": board, "benchmark": benchmark, "model": model.name,
-                        "mtk_estimated_cycles": mtk["median"], "mtk_estimated_ms": mtk["time_ms_at_clock"],
-                        "clock_hz": mtk["clock_hz"], "instructions": mtk["instructions"], "estimate": mtk,
-                        "published": None if best is None else {
-                            "cycles": int(best["cycles_per_inference"]), "latency_ms": float(best["latency_ms"]),
-                            "stack": best["stack"], "submitter": best["submitter"], "version": best["version"],
-                            "system": best["system"]},
-                        "ratio": None if best is None else round(mtk["median"] / int(best["cycles_per_inference"]), 3)})
+            ram_row = best_published(rows, board, benchmark, in_ram=True)
+            for in_ram in (False, True) if ram_row else (False,):
+                out.append(comparison(model, board, benchmark, in_ram, best_published(rows, board, benchmark, in_ram)))
     return out
 
 
+def comparison(model: Path, board: str, benchmark: str, in_ram: bool, best: dict[str, str] | None) -> dict:
+    """mtk's estimate of `model` on `board` (its constants in RAM or in flash) beside the published row `best`; a
+    model that does not fit the board gets the reason instead (`does_not_fit`)."""
+    row = {"board": board, "benchmark": benchmark, "model": model.name, "weights": "RAM" if in_ram else "flash",
+           "clock_hz": get_board(board).clock_hz,
+           "published": None if best is None else {
+               "cycles": int(best["cycles_per_inference"]), "latency_ms": float(best["latency_ms"]),
+               "stack": best["stack"], "submitter": best["submitter"], "version": best["version"],
+               "system": best["system"]}}
+    try:
+        mtk = estimate(model, board, in_ram)
+    except DoesNotFit as err:   # no firmware to estimate
+        return {**row, "does_not_fit": err.message, "mtk_estimated_cycles": None, "ratio": None}
+    return {**row, "mtk_estimated_cycles": mtk["median"], "mtk_estimated_ms": mtk["time_ms_at_clock"],
+            "instructions": mtk["instructions"], "estimate": mtk,
+            "ratio": None if best is None else round(mtk["median"] / int(best["cycles_per_inference"]), 3)}
+
+
 def markdown(results: list[dict]) -> str:
-    lines = ["| board | benchmark | mtk estimated cycles (ms) | best published cycles (ms) | stack | mtk / best |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| board | benchmark | weights | mtk estimated cycles (ms) | best published cycles (ms) | stack | mtk / best |",
+             "|---|---|---|---|---|---|---|"]
     for r in results:
         p = r["published"]
         best = "-" if p is None else f"{p['cycles']:,} ({p['latency_ms']:g})"
         stack = "-" if p is None else f"{p['stack']} (v{p['version']})"
         ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}"
-        lines.append(f"| {r['board']} ({r['clock_hz'] / 1e6:g} MHz) | {r['benchmark']} | "
-                     f"{r['mtk_estimated_cycles']:,} ({r['mtk_estimated_ms']:.3f}) | {best} | {stack} | {ratio} |")
+        mtk = f"{r['mtk_estimated_cycles']:,} ({r['mtk_estimated_ms']:.3f})" if "does_not_fit" not in r else \
+            "does not fit: " + r["does_not_fit"].split(": ", 1)[-1]
+        lines.append(f"| {r['board']} ({r['clock_hz'] / 1e6:g} MHz) | {r['benchmark']} | {r['weights']} | {mtk} | "
+                     f"{best} | {stack} | {ratio} |")
     return "\n".join(lines)
 
 
@@ -102,7 +130,8 @@ def main(argv: list[str] | None = None) -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     p.add_argument("models", nargs="+", type=Path, help="MLPerf Tiny .tflite models (int8)")
     p.add_argument("--board", action="append", dest="boards", metavar="BOARD",
-                   help=f"a physical board, repeatable (default: {', '.join(DEFAULT_BOARDS)})")
+                   help=f"a physical board, repeatable (default: {', '.join(DEFAULT_BOARDS)}; "
+                        f"with a published result also {', '.join(sorted(set(SYSTEMS) - set(DEFAULT_BOARDS)))})")
     p.add_argument("--published", type=Path, default=PUBLISHED, help="the published results CSV")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     args = p.parse_args(argv)

@@ -193,3 +193,32 @@ def test_a_paced_dut_stamps_estimated_time(tmp_path):
     *_, start, end = [int(v) for v in re.findall(rb"m-lap-us-(\d+)\r\n", reply)]
     assert 0 <= (end - start) * 120 - 20 * inference.cycles < 20 * 200   # + the loop, its clock
     assert b"m-warmup-start-0\r\nm-warmup-done\r\nm-infer-start-20\r\n" in reply and b"m-results-[" in reply
+
+
+V6M_WIDE = {"bl", "msr", "mrs", "dmb", "dsb", "isb"}   # ARMv6-M's only 32-bit instructions
+V7M_NARROW = re.compile(r"^(cbn?z|it[te]*)$")           # 16-bit encodings ARMv6-M lacks
+
+
+@pytest.mark.qemu
+def test_a_model_larger_than_the_microbit_is_estimated_on_a_cortex_m0plus_board(tmp_path, capsys):
+    import subprocess
+    from checkout import SHARED_MODELS
+    from mtk.cli import main
+    model = SHARED_MODELS / "ad_fc_int8.tflite"   # 276 KB of flash: more than the micro:bit's 256 KB
+    assert main(["validate", str(model), "--board", "nucleo_g0b1re", "--emulate", "--json",
+                 "--build-dir", str(tmp_path / "build")]) == 0
+    validated = json.loads(capsys.readouterr().out)
+    estimate = validated["estimated_cycles"]
+    assert validated["bit_exact"]
+    assert (estimate["board"], estimate["emulated_on"], estimate["core"], estimate["clock_hz"]) == \
+        ("nucleo_g0b1re", "mps2/an385", "cortex-m0plus", 64_000_000)
+    assert estimate["median"] > estimate["instructions_of_run"]["value"]
+    elf = tmp_path / "build" / "project" / "build" / "firmware.elf"   # the firmware stays ARMv6-M on the M3 machine
+    assert "Tag_CPU_arch: v6S-M" in subprocess.run(["arm-none-eabi-readelf", "-A", str(elf)], capture_output=True,
+                                                   text=True, check=True).stdout
+    disassembly = subprocess.run(["arm-none-eabi-objdump", "-d", str(elf)], capture_output=True, text=True,
+                                 check=True).stdout
+    instructions = re.findall(r"^\s+[0-9a-f]+:\t([0-9a-f]{4}(?: [0-9a-f]{4})?)\s*\t(\S+)", disassembly, re.M)
+    wide = {mnemonic for code, mnemonic in instructions if " " in code}
+    narrow = {mnemonic for code, mnemonic in instructions if " " not in code}
+    assert len(instructions) > 1000 and wide <= V6M_WIDE and not any(V7M_NARROW.match(m) for m in narrow)

@@ -284,19 +284,27 @@ def test_helium_kernels_bit_exact_on_target(name, tmp_path):
     assert_bit_exact_on_target(HELIUM_MODELS[name](), "mps3/corstone300/an547", tmp_path)
 
 
-def extreme_depthwise_model(w: np.ndarray) -> bytes:
-    """DEPTHWISE_CONV_2D (3x3, 19 channels) over a 4x4 input with the weights w [1, 3, 3, 19] as they are, a
-    scale small enough that x0 w0 + x1 w1 at the int8 extremes still moves the outputs."""
-    b = ModelBuilder(description="mtk test depthwise extremes")
-    x = b.tensor("x", (1, 4, 4, 19), "int8", scale=0.5, zero_point=0)
-    w_t = b.const("w", w, scale=np.full(19, 1e-4), zero_point=np.zeros(19, np.int64), axis=3)
-    bias = b.const("b", np.zeros(19, np.int32), scale=np.full(19, 5e-5), zero_point=np.zeros(19, np.int64), axis=0)
-    y = b.tensor("y", (1, 4, 4, 19), "int8", scale=0.2, zero_point=0)
-    b.op("DEPTHWISE_CONV_2D", [x, w_t, bias], [y], padding="SAME", stride_h=1, stride_w=1, depth_multiplier=1,
-         dilation_h_factor=1, dilation_w_factor=1, fused_activation_function="NONE")
+def extreme_layer(op: str, x_shape: tuple[int, ...], w: np.ndarray, y_shape: tuple[int, ...], axis: int,
+                  **options) -> bytes:
+    """One `op` layer with the weights w as they are, no bias, scales small enough that sums of products at the int8
+    extremes still move the outputs."""
+    channels = w.shape[axis]
+    b = ModelBuilder(description=f"mtk test {op} extremes")
+    x = b.tensor("x", x_shape, "int8", scale=0.5, zero_point=0)
+    w_t = b.const("w", w, scale=np.full(channels, 1e-4), zero_point=np.zeros(channels, np.int64), axis=axis)
+    bias = b.const("b", np.zeros(channels, np.int32), scale=np.full(channels, 5e-5),
+                   zero_point=np.zeros(channels, np.int64), axis=0)
+    y = b.tensor("y", y_shape, "int8", scale=0.2, zero_point=0)
+    b.op(op, [x, w_t, bias], [y], stride_h=1, stride_w=1, dilation_h_factor=1, dilation_w_factor=1,
+         fused_activation_function="NONE", **options)
     b.inputs([x])
     b.outputs([y])
     return b.build()
+
+
+def extreme_depthwise_model(w: np.ndarray) -> bytes:
+    """DEPTHWISE_CONV_2D (3x3, 19 channels) over a 4x4 input with the weights w [1, 3, 3, 19] at the int8 extremes."""
+    return extreme_layer("DEPTHWISE_CONV_2D", (1, 4, 4, 19), w, (1, 4, 4, 19), 3, padding="SAME", depth_multiplier=1)
 
 
 @pytest.mark.parametrize("both_minus_128", [False, True], ids=["paired", "unpaired"])
@@ -310,6 +318,19 @@ def test_helium_depthwise_at_the_int16_bound_of_paired_taps(both_minus_128, tmp_
     model = extreme_depthwise_model(w.reshape(1, 3, 3, 19).astype(np.int8))
     samples = [[np.full((1, 4, 4, 19), v, np.int8)] for v in (-128, 127)]
     assert_bit_exact_on_target(model, "mps3/corstone300/an547", tmp_path, samples)
+
+
+def test_v6m_paired_rows_at_the_int8_extremes(tmp_path):
+    """mtk_dot_2x2_v6m multiplies a weight by both rows' values in one word and adds two values' products before
+    splitting the halves: exact at the extremes (-128 by -128 twice: 32768, held negated in int16), rows of
+    opposite signs, channels of -128, of 127 and of both."""
+    weights = np.stack([np.full(16, -128), np.full(16, 127), np.tile([-128, 127], 8), np.tile([127, -128], 8),
+                        np.tile([-128, -128, 127, 127], 4), np.full(16, -128)]).astype(np.int8).reshape(6, 1, 1, 16)
+    model = extreme_layer("CONV_2D", (1, 3, 5, 16), weights, (1, 3, 5, 6), 0, padding="VALID")
+    rng = np.random.default_rng(0)
+    samples = [[np.full((1, 3, 5, 16), v, np.int8)] for v in (-128, 127)] + \
+        [[rng.choice(np.array([-128, 127], np.int8), (1, 3, 5, 16))]]
+    assert_bit_exact_on_target(model, "microbit", tmp_path, samples)
 
 
 @pytest.mark.parametrize("op", ["AVERAGE_POOL_2D", "MAX_POOL_2D"])

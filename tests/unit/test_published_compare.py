@@ -13,7 +13,7 @@ from checkout import REPO
 sys.path.insert(0, str(REPO / "bench"))
 
 import published_compare  # noqa: E402
-from mtk.errors import MtkError  # noqa: E402
+from mtk.errors import DoesNotFit, MtkError  # noqa: E402
 
 ROWS = [{"benchmark": "kws", "system": "NUCLEO-L4R5ZI [X]", "cycles_per_inference": "900", "latency_ms": "7.5",
          "stack": "slow", "submitter": "a", "version": "1.0"},
@@ -22,7 +22,9 @@ ROWS = [{"benchmark": "kws", "system": "NUCLEO-L4R5ZI [X]", "cycles_per_inferenc
         {"benchmark": "ic", "system": "NUCLEO-L4R5ZI [X]", "cycles_per_inference": "100", "latency_ms": "1",
          "stack": "other benchmark", "submitter": "a", "version": "1.0"},
         {"benchmark": "kws", "system": "NUCLEO-H7A3ZI-Q [Z]", "cycles_per_inference": "10", "latency_ms": "1",
-         "stack": "other board", "submitter": "c", "version": "1.2"}]
+         "stack": "other board", "submitter": "c", "version": "1.2"},
+        {"benchmark": "kws", "system": "NUCLEO-L4R5ZI [W]", "cycles_per_inference": "500", "latency_ms": "4",
+         "stack": "HALE [int8 max_performance (weights in RAM)]", "submitter": "d", "version": "1.2"}]
 
 
 @pytest.mark.parametrize("name, benchmark", [("kws_dscnn_int8", "kws"), ("ic_resnet8_int8", "ic"),
@@ -37,9 +39,39 @@ def test_a_model_of_no_benchmark_is_refused():
 
 
 def test_best_published_is_the_fewest_cycles_of_that_board_and_benchmark():
-    assert published_compare.best_published(ROWS, "nucleo_l4r5zi", "kws")["stack"] == "fast"
+    assert published_compare.best_published(ROWS, "nucleo_l4r5zi", "kws")["submitter"] == "d"
     assert published_compare.best_published(ROWS, "nucleo_l4r5zi", "vww") is None
     assert published_compare.best_published(ROWS, "mps2/an386", "kws") is None
+
+
+def test_weights_in_ram_rows_are_compared_apart_from_weights_in_flash_ones():
+    assert published_compare.best_published(ROWS, "nucleo_l4r5zi", "kws", in_ram=False)["stack"] == "fast"
+    assert published_compare.best_published(ROWS, "nucleo_l4r5zi", "kws", in_ram=True)["submitter"] == "d"
+    assert published_compare.best_published(ROWS, "nucleo_l4r5zi", "ic", in_ram=True) is None
+
+
+def test_each_board_and_benchmark_with_a_weights_in_ram_row_gets_a_second_comparison(monkeypatch, tmp_path):
+    """One row with mtk's default build against the best in-flash row, one with --weights-in-ram against the best
+    in-RAM row; a benchmark without an in-RAM row keeps one."""
+    runs = []
+
+    def estimate(model, board, in_ram=False):
+        runs.append((model.name, board, in_ram))
+        return {"median": 400 if in_ram else 450, "time_ms_at_clock": 1.0, "clock_hz": 120_000_000,
+                "instructions": 300}
+
+    monkeypatch.setattr(published_compare, "estimate", estimate)
+    csv = tmp_path / "published.csv"
+    header = ["version", "submitter", "system", "stack", "benchmark", "latency_ms", "cycles_per_inference"]
+    csv.write_text("\n".join([",".join(header), *(",".join(f'"{r[k]}"' for k in header) for r in ROWS)]) + "\n")
+    results = published_compare.compare([Path("kws.tflite"), Path("ic.tflite")], ["nucleo_l4r5zi"], csv)
+    assert runs == [("kws.tflite", "nucleo_l4r5zi", False), ("kws.tflite", "nucleo_l4r5zi", True),
+                    ("ic.tflite", "nucleo_l4r5zi", False)]
+    assert [(r["weights"], r["published"]["cycles"], r["ratio"]) for r in results] == \
+        [("flash", 600, 0.75), ("RAM", 500, 0.8), ("flash", 100, 4.5)]
+    table = published_compare.markdown(results).splitlines()
+    assert table[0].startswith("| board | benchmark | weights | mtk estimated cycles (ms) |")
+    assert table[3].startswith("| nucleo_l4r5zi (120 MHz) | kws | RAM | 400 (1.000) | 500 (4) | HALE [int8 ")
 
 
 def test_the_shared_csv_has_the_readme_boards():
@@ -49,3 +81,36 @@ def test_the_shared_csv_has_the_readme_boards():
             assert published_compare.best_published(rows, board, benchmark) is not None, (board, benchmark)
 
 
+
+
+def test_the_shared_csv_has_bosch_on_the_cortex_m0plus_board():
+    rows = list(__import__("csv").DictReader(open(published_compare.PUBLISHED, newline="")))
+    best = {b: published_compare.best_published(rows, "nucleo_g0b1re", b) for b in published_compare.BENCHMARKS}
+    assert {b: int(r["cycles_per_inference"]) for b, r in best.items()} == \
+        {"kws": 30374941, "ic": 97412481, "vww": 90523338, "ad": 2617159}
+
+
+def test_a_model_that_does_not_fit_the_board_gets_a_row_without_estimate():
+    row = {"board": "nucleo_g0b1re", "benchmark": "vww", "weights": "flash", "clock_hz": 64_000_000, "ratio": None,
+           "mtk_estimated_cycles": None, "published": None,
+           "does_not_fit": "vww.tflite does not fit nucleo_g0b1re: needs at least 200,000 B of RAM (...)"}
+    assert published_compare.markdown([row]).splitlines()[2] == \
+        "| nucleo_g0b1re (64 MHz) | vww | flash | does not fit: needs at least 200,000 B of RAM (...) | - | - | - |"
+
+
+def test_constants_that_do_not_fit_the_boards_ram_make_a_row_that_says_so(monkeypatch):
+    """The STM32F746's regions (DTCM 64 KB, SRAM0 256 KB) hold none of AD's 271 KB: mtk refuses --weights-in-ram
+    there, and the row beside Bosch's weights-in-RAM figure says so instead of ending the comparison."""
+    def estimate(model, board, in_ram=False):
+        raise DoesNotFit("ad.tflite does not fit stm32f746g_disco: its constants (271,000 B, --weights-in-ram) fit "
+                         "in none of its RAM regions")
+
+    monkeypatch.setattr(published_compare, "estimate", estimate)
+    best = {"cycles_per_inference": "307776", "latency_ms": "1.425", "stack": "HALE (weights in RAM)",
+            "submitter": "bosch", "version": "1.2", "system": "DISCO-F746NG"}
+    row = published_compare.comparison(Path("ad.tflite"), "stm32f746g_disco", "ad", True, best)
+    assert (row["mtk_estimated_cycles"], row["ratio"]) == (None, None)
+    assert row["does_not_fit"].startswith("ad.tflite does not fit stm32f746g_disco")
+    assert published_compare.markdown([row]).splitlines()[2] == (
+        "| stm32f746g_disco (216 MHz) | ad | RAM | does not fit: its constants (271,000 B, --weights-in-ram) fit in "
+        "none of its RAM regions | 307,776 (1.425) | HALE (weights in RAM) (v1.2) | - |")

@@ -106,6 +106,12 @@ class Board:
     ram_regions: tuple[RamRegion, ...] = ()   # fastest first; their sizes add up to ram_bytes
     in_zephyr: bool = True   # Zephyr has a board of this name (else: QEMU bare metal only)
     memory_timing: tuple[MemoryTiming, ...] = ()   # the cycle model's wait states and caches; (): zero wait
+    emulates: str | None = None   # --emulate: the physical board whose core, flash and RAM this QEMU board takes
+
+    @property
+    def budget_name(self) -> str:
+        """The board whose flash and RAM a model for this one must fit: itself, or the board it emulates."""
+        return self.emulates or self.name
 
     @property
     def system_region(self) -> RamRegion:

@@ -27,6 +27,10 @@ class ModelError(MtkError):
     """The model file is unreadable, unsupported or does not fit."""
 
 
+class DoesNotFit(ModelError):
+    """The model needs more flash or RAM than the board has."""
+
+
 class ToolMissing(MtkError):
     """A required external program (compiler, QEMU, west) is not installed."""
 
