@@ -94,7 +94,12 @@ class HostModel:
 
     def _map(self, kind: str, struct: type[ctypes.Structure], pools: list) -> ctypes.Structure:
         """The struct tvmgen_<module>_map_<kind>() returns: each tensor's place in the arena."""
-        function = getattr(self._library, f"tvmgen_{self.module}_map_{kind}")
+        name = f"tvmgen_{self.module}_map_{kind}"
+        try:
+            function = getattr(self._library, name)
+        except AttributeError:
+            raise MtkError(f"{self.folder} has no {name}(): compiled by an mtk without the I/O places in the arena",
+                           hint="compile the model again") from None
         function.restype = struct
         return function(*pools)
 
