@@ -5,8 +5,8 @@ arena_used_bytes()), without a target: TFLM's figures come from its Python inter
     python bench/arena_vs_tflm.py --generated           # also the tests' generated models (tests/modelgen.py)
     python bench/arena_vs_tflm.py --fraction 0.5 ../shared/models/*.tflite   # and tiled to half TFLM's total
 
-Per model: mtk's arena (compiled for --cpu, default cortex-m4) and its I/O buffers (outside the
-arena, the caller's); TFLM's arena total (what arena_used_bytes() reports: on this 64-bit host its
+Per model: mtk's arena (compiled for --cpu, default cortex-m4) and the bytes of the model's inputs
+and outputs it holds among its buffers (as TFLM's does); TFLM's arena total (what arena_used_bytes() reports: on this 64-bit host its
 structs are larger than on a Cortex-M, so it is an upper figure) and its head (the planned tensors
 and scratch, model inputs and outputs among them), as RecordingMicroAllocator prints them. With
 `--fraction F`, also the arena `--max-ram` F × TFLM's total gives (codegen/tiling.py), or the
@@ -66,7 +66,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="mtk-arena-") as tmp:
         models = {p.stem: p.read_bytes() for p in args.models}
         models.update(generated_models() if args.generated else {})
-        print(f"{'model':32} {'mtk arena':>10} {'mtk I/O':>8} {'TFLM total':>11} {'TFLM head':>10} {'×':>6}")
+        print(f"{'model':32} {'mtk arena':>10} {'its I/O':>8} {'TFLM total':>11} {'TFLM head':>10} {'×':>6}")
         for name, data in models.items():
             path = Path(tmp) / f"{name}.tflite"
             path.write_bytes(data)

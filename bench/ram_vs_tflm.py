@@ -5,15 +5,17 @@
 
 TFLM's figure is `ram_total` of ../shared/peer/tflm_qemu.json (.data + .bss + stack of its bare-metal
 QEMU firmware, CMSIS-NN, -O2, on the board's core; its arena, model inputs and outputs among them, lies
-in .bss). mtk's is the same sum over its bare-metal firmware ELF (elfsize.py: the arena, the I/O buffers,
-the firmware core's data and the main stack sized for the model). A model the peer file has no row for
+in .bss). mtk's is the same sum over its bare-metal firmware ELF (elfsize.py: the arena, the model's input
+and output among its buffers as in TFLM's, the firmware core's data and the main stack sized for the model). A model the peer file has no row for
 (any other .tflite given) gets TFLM's arena from its Python interpreter (an upper figure: 64-bit host
 structs) plus the median of the core's peer rows' RAM besides the arena: marked "est.".
 
 Then the arena that would bring mtk's RAM to --fraction (default 0.5) of TFLM's, compiled with that
 `--max-ram`: the tiled firmware's RAM, its ratio, the compiler's estimate of the extra instructions
 (target.Costs) and the flash the tiled kernels add; or, where the tiling cannot get there, the lowest
-arena it reaches. Exit status 1 if any model stays above the fraction.
+arena it reaches. The estimate covers the tiling only: layers that took a leaner variant to get there
+(a Winograd convolution's GEMM: OpDef.leaner) are counted in the last column, their cost is not in it
+(measure it: `mtk run --max-ram`). Exit status 1 if any model stays above the fraction.
 """
 
 from __future__ import annotations
@@ -82,9 +84,11 @@ def compare(model: Path, board: str, fraction: float, peers: dict[str, dict], wo
     except MtkError as err:
         return {**row, "max_ram": max_ram, "refused": err.message.split(": ", 1)[-1]}
     tiling = tiled.memory.tiling
+    leaner = sum(a.variant != b.variant for a, b in zip(untiled.ops, tiled.ops))
     return {**row, "max_ram": max_ram, "tiled_arena_bytes": tiled.arena_bytes, "tiled_ram_bytes": tiled_ram,
             "tiled_ratio": tiled_ram / ram, "tiled_flash_added_bytes": tiled_flash - flash,
-            "extra_instructions_percent_estimate": tiling.extra_instructions_percent if tiling else 0.0}
+            "extra_instructions_percent_estimate": tiling.extra_instructions_percent if tiling else 0.0,
+            "leaner_variant_layers": leaner}
 
 
 def main() -> int:
@@ -103,7 +107,7 @@ def main() -> int:
             parser.error(str(err))
     rows = []
     print(f"{'model':26} {'mtk arena':>9} {'mtk RAM':>8} {'TFLM arena':>10} {'TFLM RAM':>9} {'×':>5} │ "
-          f"{'--max-ram':>9} {'tiled RAM':>9} {'×':>5} {'est. +insns':>11} {'flash +B':>8}")
+          f"{'--max-ram':>9} {'tiled RAM':>9} {'×':>5} {'est. +insns':>11} {'flash +B':>8} {'leaner':>6}")
     with tempfile.TemporaryDirectory(prefix="mtk-ram-") as tmp:
         for model in models:
             r = compare(model, args.board, args.fraction, peers, Path(tmp) / model.stem)
@@ -113,7 +117,8 @@ def main() -> int:
                     f"{tflm:>9} {r['ratio']:5.2f} │ ")
             if "tiled_ram_bytes" in r:
                 tail = (f"{r['max_ram']:9,} {r['tiled_ram_bytes']:9,} {r['tiled_ratio']:5.2f} "
-                        f"{r['extra_instructions_percent_estimate']:10.2f}% {r['tiled_flash_added_bytes']:8,}")
+                        f"{r['extra_instructions_percent_estimate']:10.2f}% {r['tiled_flash_added_bytes']:8,} "
+                        f"{r['leaner_variant_layers']:6}")
             else:
                 tail = f"{r['max_ram']:9,} {r['refused']}" if "refused" in r else "untiled"
             print(head + tail, flush=True)

@@ -159,7 +159,7 @@ static int run_model(uint32_t *units)
 
 static int32_t result_at(uint32_t i)
 {
-    const uint8_t *out = mtk_model.output;
+    const uint8_t *out = mtk_model.output();
     switch (mtk_model.result_type) {
     case MTK_RESULT_INT8: return (int8_t)out[i];
     case MTK_RESULT_UINT8: return out[i];
@@ -175,7 +175,7 @@ static uint32_t db_pos;  /* bytes received */
 
 static uint8_t *db_buffer(void)
 {
-    return mtk_model.benchmark ? mtk_model.benchmark->db : mtk_model.input;
+    return mtk_model.benchmark ? mtk_model.benchmark->db : mtk_model.input();
 }
 
 static uint32_t db_capacity(void)
@@ -247,9 +247,9 @@ static void cmd_stats(uint32_t count)
         put_error("mtk-stats N must be 1..32", "");
         return;
     }
-    load_tensor();
     for (uint32_t i = 0; i < count; i++) {
         uint32_t v, j = i;
+        load_tensor(); /* each run from the benchmark's input: a run may overwrite it in the arena */
         if (!run_model(&v)) {
             return;
         }
@@ -522,7 +522,7 @@ static void execute(char *line)
         cmd_info();
     } else if (streq(tok[0], "mtk-out")) {
         mtk_put_str("m-mtk-out-[");
-        put_bytes_hex(mtk_model.output, mtk_model.output_bytes);
+        put_bytes_hex(mtk_model.output(), mtk_model.output_bytes);
         mtk_put_line("]");
     } else if (streq(tok[0], "mtk-stats")) {
         if (parse_u32(tok[1], 1, &a)) {

@@ -10,7 +10,8 @@
  *   name%                 m-name-dut-[mtk]
  *   profile%              m-profile-[mtk firmware 1]  m-model-[<model>]
  *   timestamp%            m-lap-us-<us>
- *   db load N%            m-[Expecting N bytes]          (into the model input)
+ *   db load N%            m-[Expecting N bytes]          (into the model input, in the arena: a run
+ *                                                        may overwrite it, as TFLM's does)
  *   db <hex>%             m-load-done once N bytes arrived
  *   db print [N] [off]%   m-buffer-0xhh-0xhh-...          (16 bytes a line)
  *   infer N W%            m-warmup-start-W m-warmup-done m-infer-start-N m-lap-us-T0
@@ -19,7 +20,8 @@
  * mtk extensions:
  *   mtk-info%             m-mtk-info-[model:M,arena:A,input:I,output:O,unit:U,layers:L]
  *   mtk-out%              m-mtk-out-[<hex of all output bytes>]
- *   mtk-stats N%          m-mtk-stats-[n:N,min:A,median:B,max:C]  (units per inference)
+ *   mtk-stats N%          m-mtk-stats-[n:N,min:A,median:B,max:C]  (units per inference; a benchmark's
+ *                                                        `db` converted into the input before each)
  *   mtk-layers%           m-mtk-layers-[c0,c1,...]       (last inference, MTK_PROFILE builds)
  *   mtk-exit [status]%    m-mtk-exit-<status>, then ends the run through mtk_port_exit
  */

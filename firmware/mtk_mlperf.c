@@ -46,6 +46,7 @@ static int8_t quantize(float value, float scale, int32_t zero_point)
 void mtk_mlperf_load_tensor(const mtk_benchmark_t *b, uint32_t received)
 {
     uint32_t element, count, n;
+    uint8_t *input = mtk_model.input();
     element = b->wire == MTK_WIRE_FLOAT32 ? 4u : 1u;
     count = b->wire_bytes / element;
     n = received < b->wire_bytes ? received : b->wire_bytes;
@@ -64,14 +65,14 @@ void mtk_mlperf_load_tensor(const mtk_benchmark_t *b, uint32_t received)
         case MTK_WIRE_FLOAT32: q = quantize(float_at(b->db + 4 * i), b->input_scale, b->input_zero_point); break;
         default: q = (int8_t)b->db[i]; break;
         }
-        mtk_model.input[i] = (uint8_t)q;
+        input[i] = (uint8_t)q;
     }
 }
 
 /* DequantizeInt8ToFloat of the reference submissions. */
 static float dequantized(const mtk_benchmark_t *b, uint32_t i)
 {
-    return (float)((int8_t)mtk_model.output[i] - b->output_zero_point) * b->output_scale;
+    return (float)((int8_t)mtk_model.output()[i] - b->output_zero_point) * b->output_scale;
 }
 
 /* ad01's score: the mean squared error of the dequantized reconstruction against the float input,

@@ -3,7 +3,9 @@
  *
  * A glue file rendered from the compiled model's metadata.json (model_glue.c.j2) defines
  * `mtk_model`. Inputs are one byte buffer: every input tensor in metadata order, each
- * starting at a multiple of MTK_TENSOR_ALIGN; outputs likewise.
+ * starting at a multiple of MTK_TENSOR_ALIGN; outputs likewise. Both buffers are places in
+ * the model's arena (tvmgen_<module>_map_inputs/outputs): a run may overwrite its inputs
+ * there once the model has read them.
  */
 #ifndef MTK_MODEL_H
 #define MTK_MODEL_H
@@ -53,11 +55,11 @@ void mtk_mlperf_results(const mtk_benchmark_t *b);
 
 typedef struct {
     const char *name;             /* model file name */
-    uint8_t *input;
+    uint8_t *(*input)(void);      /* the inputs' buffer */
     uint32_t input_bytes;
-    const uint8_t *output;
+    const uint8_t *(*output)(void); /* the outputs' buffer */
     uint32_t output_bytes;
-    uint32_t arena_bytes;         /* static workspace the compiler planned */
+    uint32_t arena_bytes;         /* static workspace the compiler planned, the I/O buffers in it */
     uint8_t result_type;          /* enum mtk_result_type */
     uint32_t result_count;        /* elements of the first output */
     int32_t result_zero_point;

@@ -89,6 +89,8 @@ def assert_bit_exact(model: bytes, workdir: Path | None = None, inputs: Samples 
     for lib in libs:
         host = HostModel(lib)
         assert_outputs_match(model, inputs, [host.run(sample) for sample in inputs], f"{lib.name}: ")
+        assert_outputs_match(model, inputs, [host.run(sample, in_arena=True) for sample in inputs],
+                             f"{lib.name}, I/O in the arena: ")
     return libs[0]
 
 
@@ -126,6 +128,17 @@ def assert_bit_exact_on_target(model: bytes, board: str, workdir: Path, inputs: 
     result = run_model(path, RunOptions(board=get_board(board), runs=1, max_ram=max_ram), inputs)
     assert_outputs_match(model, inputs, result.outputs, f"{board}: ")
     return result.arena_bytes
+
+
+def conv_chain(seed: int = 0) -> bytes:
+    """A 16x16x3 input read by the first convolution only, then two more layers: its place is free after step 0."""
+    d = modelgen.Draw(np.random.default_rng(seed))
+    net = modelgen.Net("mtk io in arena")
+    x = net.model_input((1, 16, 16, 3), modelgen.activation_quant(d))
+    ws = modelgen.weighted_sum
+    x = ws(net, d, x, "CONV_2D", (8, 3, 3, 3), 0, 27, (1, 16, 16, 8), padding="SAME", activation="NONE")
+    x = ws(net, d, x, "CONV_2D", (8, 1, 1, 8), 0, 8, (1, 16, 16, 8), padding="SAME", activation="NONE")
+    return net.build(ws(net, d, x, "CONV_2D", (4, 1, 1, 8), 0, 8, (1, 16, 16, 4), padding="SAME", activation="NONE"))
 
 
 STEPS = 10   # inferences of a stream, the state carried from one to the next

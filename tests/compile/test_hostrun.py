@@ -39,6 +39,14 @@ def test_runs_the_model_with_several_inputs_and_outputs(cache):
         assert x_max.dtype == np.int8 and x_max.shape == (1,) and x_max[0] == x.max()
 
 
+def test_a_library_without_map_functions_is_refused_in_arena_by_name(cache):
+    """The hand-written sample has no tvmgen_sample_map_inputs (an older mtk's output): one line saying so."""
+    model = HostModel(SAMPLE, cache_dir=cache)
+    x = np.zeros((2, 3), np.int8)
+    with pytest.raises(MtkError, match=r"has no tvmgen_sample_map_inputs\(\): compiled by an mtk without"):
+        model.run([x, x], in_arena=True)
+
+
 def test_external_workspace_is_passed_aligned_and_c_names_are_used(cache):
     model = HostModel(WORKSPACE_SAMPLE, cache_dir=cache)
     assert model.external_workspace and model.arena_bytes == 32

@@ -56,6 +56,15 @@ QUANT = {"kws01": (0.5, -3, 1 / 256, -128), "ic01": (1 / 128, 0, 1 / 256, -128),
          "vww01": (0.0078125, -1, 1 / 256, -128), "ad01": (0.0625, 5, 0.3, -7)}
 COPY_MODEL = """#include <stdint.h>
 #include "tvmgen_default.h"
+static uint8_t places[%(out_at)d + %(out)d] __attribute__((aligned(16)));   /* the input's, then the output's */
+struct tvmgen_default_inputs tvmgen_default_map_inputs(void) {
+  struct tvmgen_default_inputs p = {places};
+  return p;
+}
+struct tvmgen_default_outputs tvmgen_default_map_outputs(void) {
+  struct tvmgen_default_outputs p = {places + %(out_at)d};
+  return p;
+}
 int32_t tvmgen_default_run(struct tvmgen_default_inputs* inputs, struct tvmgen_default_outputs* outputs) {
   const uint8_t* in = (const uint8_t*)inputs->input;
   uint8_t* out = (uint8_t*)outputs->Identity;
@@ -75,7 +84,8 @@ def copy_model(folder: Path, benchmark: mlperf.Benchmark, output_count: int) -> 
                           "bytes": benchmark.input_count}
     meta["outputs"][0] |= {"shape": [1, output_count], "scale": y_scale, "zero_point": y_zp, "bytes": output_count}
     (folder / "metadata.json").write_text(json.dumps(meta))
-    (folder / "src" / "default_lib.c").write_text(COPY_MODEL % {"out": output_count, "in": benchmark.input_count})
+    (folder / "src" / "default_lib.c").write_text(COPY_MODEL % {"out": output_count, "in": benchmark.input_count,
+                                                                "out_at": -(-benchmark.input_count // 16) * 16})
     return CompiledModel.load(folder)
 
 

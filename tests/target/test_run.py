@@ -46,7 +46,9 @@ def test_shared_models_bit_exact_on_target(model, board):
     assert len(report) == 3
     assert [r["mismatches"] for r in report] == [0, 0, 0]
     assert result.unit == "instructions"
-    assert result.per_inference.min == result.per_inference.max > 0
+    # the timed runs compute on what the run before left in the input's place (the arena): a kernel whose path
+    # depends on the data (the M3's and M55's KWS) moves a count by tens of instructions in millions
+    assert 0 < result.per_inference.min <= result.per_inference.max <= result.per_inference.min * 1.0001
 
 
 @pytest.mark.parametrize("board", ["bbc_microbit", "qemu_cortex_m0"])

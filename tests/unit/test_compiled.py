@@ -49,7 +49,7 @@ def test_the_fit_check_counts_code_with_constants_and_stack_with_arena():
     coded = replace(model, memory=replace(model.memory, constant_bytes=board.flash_bytes - 100, code_bytes=101))
     with pytest.raises(ModelError, match=r"constants \+ 101 B of code = 262,145 B of flash"):
         check_fits(coded, board)
-    with pytest.raises(ModelError, match=r"arena 256, buffers 68, stack 65,536; RAM 65,536 B"):
+    with pytest.raises(ModelError, match=r"65,792 B of RAM \(arena 256, stack 65,536; RAM 65,536 B\)"):
         check_fits(model, board, stack_bytes=65536)
 
 

@@ -34,7 +34,7 @@ class MemoryRegion:
 class RamRegion:
     """A RAM region the model's arena may use. `name` is the linker's: the memory region and the input
     section a pool placed there goes to (in Zephyr its devicetree node's `zephyr,memory-region`);
-    the `system` region holds the firmware's own data, I/O buffers and stack (Zephyr's `zephyr,sram`)."""
+    the `system` region holds the firmware's own data and stack (Zephyr's `zephyr,sram`)."""
 
     name: str
     base: int | None      # None: not known (a physical board of boards.yaml without ram_regions)

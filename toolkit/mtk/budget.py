@@ -2,7 +2,7 @@
 Zephyr platforms all make, before any firmware is built (a linker's "overflowed" hides the figures).
 
     flash: constants + generated code                       <= board.flash_bytes
-    RAM:   arena + the firmware's I/O buffers + main stack   <= board.ram_bytes
+    RAM:   arena (the model's inputs and outputs among its buffers) + state + main stack   <= board.ram_bytes
            (+ the constants, copied into RAM at startup with --weights-in-ram)
 
 The bare-metal main stack is sized from the model (stack_reservation); Zephyr's keeps DEFAULT_STACK_BYTES.
@@ -42,16 +42,15 @@ def stack_reservation(model_stack_bytes: int | None, opt_level: str = "O2") -> i
     return max(MIN_STACK_BYTES, need)
 
 
-def arena_room(board: Board, io_bytes: int, state_bytes: int, stack_bytes: int = DEFAULT_STACK_BYTES,
-               constants_in_ram: int = 0) -> int:
-    """RAM left for the arena once the firmware's I/O buffers, the state, the stack and the constants
-    copied into RAM (if they are) are in: the limit the memory report draws."""
-    return board.ram_bytes - io_bytes - state_bytes - stack_bytes - constants_in_ram
+def arena_room(board: Board, state_bytes: int, stack_bytes: int = DEFAULT_STACK_BYTES, constants_in_ram: int = 0) -> int:
+    """RAM left for the arena (the model's inputs and outputs are in it) once the state, the stack and the
+    constants copied into RAM (if they are) are in: the limit the memory report draws."""
+    return board.ram_bytes - state_bytes - stack_bytes - constants_in_ram
 
 
-def system_reserved(io_bytes: int, state_bytes: int, stack_bytes: int = DEFAULT_STACK_BYTES) -> int:
+def system_reserved(state_bytes: int, stack_bytes: int = DEFAULT_STACK_BYTES) -> int:
     """What the system RAM region keeps for the firmware when the arena is split across regions."""
-    return io_bytes + state_bytes + stack_bytes + FIRMWARE_DATA_BYTES
+    return state_bytes + stack_bytes + FIRMWARE_DATA_BYTES
 
 
 def flash_bytes(model: CompiledModel) -> int:
@@ -81,20 +80,18 @@ def check_fits(model: CompiledModel, board: Board, stack_bytes: int | None = Non
 
 def ram_bytes(model: CompiledModel, stack_bytes: int) -> int:
     """The RAM the model takes with a main stack of `stack_bytes` (and its constants, if copied into RAM)."""
-    return (model.arena_bytes + model.memory.state_bytes + model.input_bytes + model.output_bytes + stack_bytes
-            + model.memory.constants_in_ram_bytes)
+    return model.arena_bytes + model.memory.state_bytes + stack_bytes + model.memory.constants_in_ram_bytes
 
 
 def check_ram(model: CompiledModel, board: Board, stack_bytes: int, hint: str | None = None) -> None:
     """ModelError with the figures if `model` with a main stack of `stack_bytes` needs more than `board`'s RAM."""
     ram = ram_bytes(model, stack_bytes)
     if ram > board.ram_bytes:
-        buffers = model.input_bytes + model.output_bytes
         constants = model.memory.constants_in_ram_bytes
         state = f"state {model.memory.state_bytes:,}, " if model.memory.state_bytes else ""
         weights = f"constants in RAM (--weights-in-ram) {constants:,}, " if constants else ""
         raise DoesNotFit(f"{model.name} does not fit {board.budget_name}: needs at least {ram:,} B of RAM "
-                         f"({weights}arena {model.arena_bytes:,}, {state}buffers {buffers:,}, stack {stack_bytes:,}; "
+                         f"({weights}arena {model.arena_bytes:,}, {state}stack {stack_bytes:,}; "
                          f"RAM {board.ram_bytes:,} B)",
                          hint=f"without --weights-in-ram it needs {ram - constants:,} B" if constants else hint)
 
@@ -106,7 +103,7 @@ def check_emulated_ram(model: CompiledModel, board: Board) -> None:
     stack_bytes = stack_reservation(model.memory.stack_bytes)
     if model.memory.constants_region is not None:
         constants_region(board.ram_regions, model.constant_bytes,
-                         system_reserved(model.input_bytes + model.output_bytes, model.memory.state_bytes, stack_bytes),
+                         system_reserved(model.memory.state_bytes, stack_bytes),
                          f"{model.name} does not fit {board.name}")
     check_ram(model, board, stack_bytes)
 

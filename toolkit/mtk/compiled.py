@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .codegen.memory_plan import Buffer
+from .codegen.memory_plan import ALIGNMENT, Buffer, packed_offsets
 from .errors import ModelError
 from .names import identifier_read_back, is_plain_relative_path
 
-TENSOR_ALIGN = 16   # MTK_TENSOR_ALIGN in firmware/mtk_model.h
+TENSOR_ALIGN = ALIGNMENT   # MTK_TENSOR_ALIGN in firmware/mtk_model.h
 METADATA = "metadata.json"
 TILED_IMPL = "tiled:"   # metadata.json's impl of an op in a tiled stage: "tiled:<its kernels' impl>"
 
@@ -51,13 +51,9 @@ class IOTensor:
 
 
 def with_buffer_offsets(tensors: list[IOTensor]) -> tuple[IOTensor, ...]:
-    """The tensors placed one after another in one buffer, each at a multiple of TENSOR_ALIGN."""
-    placed, offset = [], 0
-    for t in tensors:
-        offset = -(-offset // TENSOR_ALIGN) * TENSOR_ALIGN
-        placed.append(replace(t, offset=offset))
-        offset += t.bytes
-    return tuple(placed)
+    """The tensors placed one after another in one buffer, each at a multiple of TENSOR_ALIGN (the memory
+    plan's I/O blocks are laid out alike)."""
+    return tuple(replace(t, offset=o) for t, o in zip(tensors, packed_offsets([t.bytes for t in tensors])))
 
 
 @dataclass(frozen=True)
@@ -203,14 +199,14 @@ class MemoryUse:
     workspace: str                 # "internal": a static arena in the library; "external": the caller's
     arena_bytes: int
     lower_bound_bytes: int         # no plan can use less arena
-    io_bytes: int                  # inputs and outputs, each at its own size
+    io_bytes: int                  # inputs and outputs, each at its own size (their places are in the arena)
     constant_bytes: int            # weights and tables (in flash, and in RAM too with constants_region)
     code_bytes: int | None         # .text of the generated C (arm-none-eabi-gcc -O2); None: no compiler here
     plan: tuple[Buffer, ...] = ()
     stack_bytes: int | None = None   # the generated C's deepest call chain (codegen/stack_bound.py); None: unknown
     state_bytes: int = 0           # the state region (variable tensors), static RAM beside the arena
     live_bytes: tuple[int, ...] = ()        # arena bytes live at each op step (the ops' order)
-    arena_limit_bytes: int | None = None    # the board's room for the arena (RAM − I/O, state, stack)
+    arena_limit_bytes: int | None = None    # the board's room for the arena (RAM − state, stack)
     regions: tuple[RegionUse, ...] = ()     # by RAM region, for a board with several (codegen/regions.py)
     tiling: Tiling | None = None            # the tiled stages, arena before/after, extra MACs (codegen/tiling.py)
     constants_region: str | None = None     # the RAM region the constants are copied into at startup; None: flash

@@ -163,8 +163,7 @@ def place_arena(graph: Graph, steps: list[Step], storage: Storage, board: Board 
 
 
 def _system_reserved(graph: Graph, steps: list[Step]) -> int:
-    io = sum(graph.tensors[t].nbytes for t in (*graph.inputs, *graph.outputs))
-    return system_reserved(io, state_region_bytes(graph, steps))
+    return system_reserved(state_region_bytes(graph, steps))
 
 
 def place_constants(graph: Graph, steps: list[Step], storage: Storage, board: Board | None,
@@ -215,8 +214,7 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
         in_ram, ram_constant_bytes = place_constants(graph, steps, storage, board_info, what) \
             if weights_in_ram else (None, 0)
         limit = max_ram if max_ram is not None or board_info is None else arena_room(
-            board_info, sum(graph.tensors[t].nbytes for t in (*graph.inputs, *graph.outputs)),
-            state_region_bytes(graph, steps), constants_in_ram=ram_constant_bytes)
+            board_info, state_region_bytes(graph, steps), constants_in_ram=ram_constant_bytes)
         untiled = steps
     tiling = None
     if limit is not None and storage.plan.arena_bytes > limit:
@@ -266,7 +264,7 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
             stack_bytes=code.stack_bytes,
             plan=tuple(sorted(plan.buffers, key=lambda b: (b.pool, b.first_use, b.offset))),
             state_bytes=state_bytes, live_bytes=tuple(live_bytes(plan.buffers, len(steps))),
-            arena_limit_bytes=arena_room(board_info, io_bytes, state_bytes, stack_reservation(code.stack_bytes),
+            arena_limit_bytes=arena_room(board_info, state_bytes, stack_reservation(code.stack_bytes),
                                          ram_constant_bytes) if board_info else None,
             regions=tuple(RegionUse(p.region, p.nbytes, p.capacity, tuple(live_bytes(plan.buffers, len(steps), p.region)))
                           for p in pools),

@@ -2,11 +2,12 @@
 
     model = HostModel(compile_model(...))   # or HostModel("build/model"): a folder `mtk compile` wrote
     outputs = model.run([x])          # one array per model input, in metadata order
+    outputs = model.run([x], in_arena=True)   # through the I/O places in the arena (tvmgen_<module>_map_inputs)
     model.reset()                     # a model with state (variable tensors): back to its start
 
 The library is built once per content (sources, headers, flags) into a cache in the temp dir.
-Outputs and an external workspace start filled with a non-zero pattern, so a kernel that skips
-writing an element, or reads the arena before writing it, shows up as a mismatch.
+Outputs (in the caller's buffers) and an external workspace start filled with a non-zero pattern, so a
+kernel that skips writing an element, or reads the arena before writing it, shows up as a mismatch.
 """
 
 from __future__ import annotations
@@ -62,21 +63,45 @@ class HostModel:
         if self._reset is not None:
             self._reset()
 
-    def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-        """Outputs for one sample; raises MtkError on wrong inputs, TargetError if the model returns non-zero."""
+    def run(self, inputs: Sequence[np.ndarray], in_arena: bool = False) -> list[np.ndarray]:
+        """Outputs for one sample, the run given the caller's own buffers, or with `in_arena` the places the
+        map functions give (the inputs written there, the outputs read from there); raises MtkError on wrong
+        inputs, TargetError if the model returns non-zero."""
         if len(inputs) != len(self.inputs):
             raise MtkError(f"model '{self.module}' has {len(self.inputs)} inputs, got {len(inputs)}")
         arrays = [_checked_input(spec, value) for spec, value in zip(self.inputs, inputs)]
         outputs = [_poisoned(t) for t in self.outputs]
-        args = [ctypes.byref(self._inputs_struct(*[a.ctypes.data for a in arrays])),
-                ctypes.byref(self._outputs_struct(*[o.ctypes.data for o in outputs]))]
+        pools = []
         if self.external_workspace:
             workspace = _aligned_workspace(self.arena_bytes)
-            args.append(ctypes.byref(_pointer_struct("workspace_pools", ["global_workspace"])(workspace.ctypes.data)))
-        status = self._run(*args)
+            pools.append(ctypes.byref(_pointer_struct("workspace_pools", ["global_workspace"])(workspace.ctypes.data)))
+        if in_arena:
+            places = {kind: self._map(kind, struct, pools) for kind, struct in
+                      (("inputs", self._inputs_struct), ("outputs", self._outputs_struct))}
+            for t, a in zip(self.inputs, arrays):   # (no poison in the output places: they may overlap the inputs')
+                ctypes.memmove(getattr(places["inputs"], t.c_name), a.ctypes.data, t.bytes)
+            pointers = [places["inputs"], places["outputs"]]
+        else:
+            pointers = [self._inputs_struct(*[a.ctypes.data for a in arrays]),
+                        self._outputs_struct(*[o.ctypes.data for o in outputs])]
+        status = self._run(*[ctypes.byref(p) for p in pointers], *pools)
         if status != 0:
             raise TargetError(f"tvmgen_{self.module}_run returned {status}")
+        if in_arena:
+            for t, o in zip(self.outputs, outputs):
+                ctypes.memmove(o.ctypes.data, getattr(places["outputs"], t.c_name), t.bytes)
         return outputs
+
+    def _map(self, kind: str, struct: type[ctypes.Structure], pools: list) -> ctypes.Structure:
+        """The struct tvmgen_<module>_map_<kind>() returns: each tensor's place in the arena."""
+        name = f"tvmgen_{self.module}_map_{kind}"
+        try:
+            function = getattr(self._library, name)
+        except AttributeError:
+            raise MtkError(f"{self.folder} has no {name}(): compiled by an mtk without the I/O places in the arena",
+                           hint="compile the model again") from None
+        function.restype = struct
+        return function(*pools)
 
 
 def build_library(compiled_dir: str | Path, cache_dir: str | Path | None = None) -> Path:

@@ -126,10 +126,14 @@ def _unpack(compiled: CompiledModel, raw: bytes) -> Sample:
 def run_firmware(runner: Runner, elf: Path, compiled: CompiledModel, samples: list[Sample], options: RunOptions
                  ) -> tuple[str, CycleStats, list[Sample], list[list[int]] | None, Estimate | None, int | None]:
     """Send each sample, read its outputs; time `options.runs` inferences of the first sample; with
-    profiling, the units per op of each sample's (last) inference; where the runner runs a cycle model,
+    profiling, the units per op of each sample's inference; where the runner runs a cycle model,
     its estimate of the timed inferences and of each sample's layers; the main stack's high-water mark
     after all that, where the firmware can tell. What the runner can do (exit status, console baud rate,
-    cycle model) is read from its RunnerCaps."""
+    cycle model) is read from its RunnerCaps. The input lives in the model's arena, where a run may
+    overwrite it: each sample's outputs are those of the inference right after it was sent, and the timed
+    inferences come after the first sample's, on what it left there (as an MLPerf Tiny performance run of
+    TFLM times its inferences after one th_load_tensor); a benchmark firmware converts its own `db` buffer
+    into the input before each."""
     benchmark = benchmark_of(compiled, options)
     baudrate = benchmark.baud["performance"] if benchmark is not None and runner.caps.sets_baud else BAUD_RATE
     with ui.step(f"running on {options.board.name}"), runner.start(elf, baudrate) as session:
@@ -140,24 +144,24 @@ def run_firmware(runner: Runner, elf: Path, compiled: CompiledModel, samples: li
         outputs, stats, layers = [], None, [] if options.profile else None
         trace = session.cycles if runner.caps.estimates_cycles else None
         estimate, measured, estimated_layers = None, [], []
-        inferences = options.runs + len(samples) - 1
+        inferences = options.runs + len(samples)
         for k, sample in enumerate(samples):
             if benchmark is not None:   # the bytes the MLPerf Tiny runner would send
                 client.load_input(benchmark.encode(sample[0], compiled.inputs[0]))
             else:
                 client.load_input(compiled.pack_inputs([np.ascontiguousarray(a).tobytes() for a in sample]))
-            if k == 0:
-                stats = client.stats(options.runs, timeout=infer_timeout)
-            else:
-                client.infer(1, 0, timeout=infer_timeout)
+            client.infer(1, 0, timeout=infer_timeout)
             if options.profile:
                 layers.append(client.layers())
-            if trace is not None:
-                measured = measured or trace.take_inferences()   # the first sample's timed inferences
-                if options.profile:
+                if trace is not None:
                     estimated_layers.append(trace.last_layers())
             outputs.append(_unpack(compiled, client.read_output()))
-            ui.progress(options.runs + k, inferences)   # inferences done
+            if k == 0:
+                if trace is not None:
+                    trace.take_inferences()   # the untimed one
+                stats = client.stats(options.runs, timeout=infer_timeout)
+                measured = trace.take_inferences() if trace is not None else []
+            ui.progress(options.runs + k + 1, inferences)   # inferences done
         stack_used = client.info().stack_used_bytes
         client.exit(0)
         status = session.wait_exit(options.timeout or ANSWER_TIMEOUT_S) if runner.caps.exit_status else 0

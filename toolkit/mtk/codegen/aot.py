@@ -4,13 +4,15 @@ The compiler hands over the lowered ops in order and where each tensor lives (st
 each kernel becomes a C function (TVM-generated or hand-written, structurally equal ones emitted
 once), each op's calls bind the kernel's parameters to buffers (`BufferRef`: an input or output
 of the run function, a constant in flash, a place in the arena), and the program emits, for module M:
-  include/tvmgen_M.h      structs of I/O pointers, tvmgen_M_run() (microTVM's interface); macros of each
-                          tensor's size, type, shape, scale and zero point, and of the return codes
+  include/tvmgen_M.h      structs of I/O pointers, tvmgen_M_run() (microTVM's interface),
+                          tvmgen_M_map_inputs/outputs() (the I/O tensors' places in the arena, as TVM's
+                          USMP names them); macros of each tensor's size, type, shape, scale and zero
+                          point, and of the return codes
   src/tvmgen_M.c          constants (const, in flash; or initialised data copied into RAM at startup:
                           ConstantsInRam), the arena (one pool per RAM region it uses:
                           regions.py), the state region (variable tensors and ops' own state:
                           kept between calls, set to TFLM's reset values by tvmgen_M_reset() and
-                          before the first run), the run function calling kernels in order
+                          before the first run), the run function calling kernels in order, the map functions
   src/tvmgen_M_kernels.c  the operator kernels: TVM-generated C and hand-written C kernels
 """
 
@@ -265,6 +267,7 @@ class AotProgram:
     calls: list[Call] = field(default_factory=list)
     states: dict[int | str, StateTensor] = field(default_factory=dict)   # by tensor index, or an op's by name
     pools: tuple[Pool, ...] = ()   # the arena's pools by RAM region (empty: the one arena)
+    places: dict[str, tuple[ArenaRef, ...]] = field(default_factory=dict)   # "inputs"/"outputs": each tensor's in the arena
     constants_in_ram: ConstantsInRam | None = None   # None: the constants stay in flash
 
     def symbols(self, op_index: int) -> list[str]:
@@ -278,7 +281,8 @@ class AotProgram:
         functions = {c.function.name: c.function for c in self.calls}
         return _run_source(self.module, self.model_name, self.constants.arrays, self.calls,
                           [f.prototype for f in functions.values()], self.arena_bytes, self.external_workspace,
-                          list(self.states.values()), self.pools, self.constants_in_ram)
+                          list(self.states.values()), self.pools, self.places,
+                          {"inputs": self.inputs, "outputs": self.outputs}, self.constants_in_ram)
 
 
 def constant_bytes(graph: Graph, steps: list[Step], storage: Storage) -> int:
@@ -310,6 +314,11 @@ def build_program(graph: Graph, steps: list[Step], storage: Storage, module: str
 
     def arena_ref(buf: Buffer) -> ArenaRef:
         return ArenaRef(buf.offset, pointers.get(buf.pool, "arena"))
+
+    for kind, tensors in (("input", graph.inputs), ("output", graph.outputs)):
+        places = [storage.io_place(kind, t) for t in tensors]
+        program.places[kind + "s"] = tuple(replace(arena_ref(block), offset=block.offset + offset)
+                                           for block, offset in places)
 
     def tensor_ref(t: int) -> BufferRef:
         where = storage.where(t)
@@ -418,24 +427,34 @@ def _header(module: str, inputs: tuple[IOTensor, ...], outputs: tuple[IOTensor, 
               f" * {error} when a kernel returned non-zero (the kernels mtk generates check nothing",
               " * at run time and always return 0). */",
               f"#define {ok} 0", f"#define {error} (-1)", ""]
-    pointers = ["/* One inference. inputs and outputs point at buffers of the _SIZE bytes above (mtk's",
-                " * firmware aligns them to 16 bytes); the working memory is"]
+    pointers = ["/* One inference. inputs and outputs point at buffers of the _SIZE bytes above: the places the",
+                " * map functions below give, or the caller's own (16-byte aligned). The working memory is the"]
+    places = [f"/* The inputs' and outputs' places in the working memory: passed as inputs and outputs, no I/O",
+              " * buffer is needed besides it (the run copies nothing, whatever it is given). The run may",
+              " * overwrite an input there once the model has read it (as TFLM's interpreter does): write",
+              " * the inputs again before each run. Buffers of the caller's are only read (inputs) and",
+              " * written (outputs). */"]
+    inputs_struct, outputs_struct = f"struct {library(module)}_inputs", f"struct {library(module)}_outputs"
     if external_workspace:
         pools = f"struct {library(module)}_workspace_pools"
         lines += [f"#define {macro(module, 'GLOBAL_WORKSPACE_WORKSPACE_POOL_SIZE')} {arena_bytes}", "",
                   f"{pools} {{",
                   f"  void* global_workspace;  /* {arena_bytes} bytes, 16-byte aligned */", "};", "",
-                  *pointers[:-1], pointers[-1] + " the caller's workspace pool, so calls",
-                  f" * with different pools may run at the same time. Returns {ok} or {error}. */",
-                  f"int32_t {run}(struct {library(module)}_inputs* inputs, "
-                  f"struct {library(module)}_outputs* outputs, {pools}* workspace_pools);"]
+                  *pointers, " * caller's workspace pool, so calls with different pools may run at the same time.",
+                  f" * Returns {ok} or {error}. */",
+                  f"int32_t {run}({inputs_struct}* inputs, {outputs_struct}* outputs, {pools}* workspace_pools);",
+                  "", *places,
+                  f"{inputs_struct} {library(module)}_map_inputs({pools}* workspace_pools);",
+                  f"{outputs_struct} {library(module)}_map_outputs({pools}* workspace_pools);"]
     else:
-        lines += [f"/* Working memory: a static arena of {arena_bytes} bytes inside the library. */",
+        lines += [f"/* Working memory: a static arena of {arena_bytes} bytes inside the library, the inputs'",
+                  " * and outputs' places among its buffers. */",
                   f"#define {macro(module, 'ARENA_SIZE')} {arena_bytes}", "",
-                  *pointers[:-1], pointers[-1] + " the library's static arena, so one",
-                  f" * call at a time. Returns {ok} or {error}. */",
-                  f"int32_t {run}(struct {library(module)}_inputs* inputs, "
-                  f"struct {library(module)}_outputs* outputs);"]
+                  *pointers, f" * library's static arena, so one call at a time. Returns {ok} or {error}. */",
+                  f"int32_t {run}({inputs_struct}* inputs, {outputs_struct}* outputs);",
+                  "", *places,
+                  f"{inputs_struct} {library(module)}_map_inputs(void);",
+                  f"{outputs_struct} {library(module)}_map_outputs(void);"]
     if states:
         lines += ["", f"/* State kept between runs ({len(states)} arrays: variable tensors, ops' own): "
                   f"{library(module)}_reset() sets it",
@@ -456,10 +475,21 @@ def _state_source(module: str, states: list[StateTensor]) -> list[str]:
     return out
 
 
+def _map_functions(module: str, places: dict[str, tuple[ArenaRef, ...]], io: dict[str, tuple[IOTensor, ...]],
+                   pool_lines: list[str], parameter: str) -> list[str]:
+    """tvmgen_M_map_inputs() and _map_outputs(): the struct of each tensor's place in the arena."""
+    out = []
+    for kind, refs in places.items():
+        struct = f"struct tvmgen_{module}_{kind}"
+        out += [f"{struct} tvmgen_{module}_map_{kind}({parameter}) {{", *pool_lines, f"  {struct} places;",
+                *(f"  places.{t.c_name} = {ref.c()};" for t, ref in zip(io[kind], refs)), "  return places;", "}", ""]
+    return out
+
+
 def _run_source(module: str, model_name: str, constants: list[ConstArray], calls: list[Call],
                kernel_prototypes: list[str], arena_bytes: int, external_workspace: bool,
-               states: list[StateTensor], pools: tuple[Pool, ...] = (),
-               constants_in_ram: ConstantsInRam | None = None) -> str:
+               states: list[StateTensor], pools: tuple[Pool, ...], places: dict[str, tuple[ArenaRef, ...]],
+               io: dict[str, tuple[IOTensor, ...]], constants_in_ram: ConstantsInRam | None = None) -> str:
     ram_section = constants_in_ram.section if constants_in_ram else None
     out = [f"/* Generated by mtk from {c_comment(model_name)}: static entry point, constants and arena. */",
            PRELUDE, f'#include "tvmgen_{module}.h"', "", ALIGN_MACRO,
@@ -479,12 +509,16 @@ def _run_source(module: str, model_name: str, constants: list[ConstArray], calls
     out.append("")
     if states:
         out += _state_source(module, states)
+    used = {a.pool for c in calls for a in c.args if isinstance(a, ArenaRef)}
+    mapped = {ref.pool for refs in places.values() for ref in refs}
     if external_workspace:
-        out.append(f"int32_t tvmgen_{module}_run(struct tvmgen_{module}_inputs* inputs, "
-                   f"struct tvmgen_{module}_outputs* outputs, struct tvmgen_{module}_workspace_pools* workspace_pools) {{")
-        out.append("  uint8_t* arena = (uint8_t*)workspace_pools->global_workspace;" if arena_bytes
-                   else "  (void)workspace_pools;")
+        parameter = f"struct tvmgen_{module}_workspace_pools* workspace_pools"
+
+        def pool_lines(pointers: set[str]) -> list[str]:
+            return ["  uint8_t* arena = (uint8_t*)workspace_pools->global_workspace;" if pointers
+                    else "  (void)workspace_pools;"]
     else:
+        parameter = "void"
         arrays = {pool_pointer(p): p for p in pools} if pools else {"arena": Pool("", arena_bytes, arena_bytes, None)}
         arrays = {pointer: p for pointer, p in arrays.items() if p.nbytes}
         for pointer, p in arrays.items():
@@ -493,15 +527,19 @@ def _run_source(module: str, model_name: str, constants: list[ConstArray], calls
             out.append(f"static uint8_t tvmgen_{module}_{pointer}[{p.nbytes}] TVMGEN_ALIGNED(16){section};{region}")
         if arrays:
             out.append("")
-        out.append(f"int32_t tvmgen_{module}_run(struct tvmgen_{module}_inputs* inputs, "
-                   f"struct tvmgen_{module}_outputs* outputs) {{")
-        out += [f"  uint8_t* {pointer} = tvmgen_{module}_{pointer};" for pointer in arrays]
+
+        def pool_lines(pointers: set[str]) -> list[str]:
+            return [f"  uint8_t* {pointer} = tvmgen_{module}_{pointer};" for pointer in arrays if pointer in pointers]
+    run_parameters = f"struct tvmgen_{module}_inputs* inputs, struct tvmgen_{module}_outputs* outputs"
+    out.append(f"int32_t tvmgen_{module}_run({run_parameters}{', ' + parameter if external_workspace else ''}) {{")
+    out += pool_lines(used)
     if states:
         out.append(f"  if (!tvmgen_{module}_state_ready) tvmgen_{module}_reset();")
     out.append("  (void)inputs;   /* a model may not read them: a constant output, pruned arguments */")
     out.append("  (void)outputs;")
     out += _call_lines(calls)
     out += ["  return 0;", "}", ""]
+    out += _map_functions(module, places, io, pool_lines(mapped), parameter)
     return "\n".join(out)
 
 

@@ -119,6 +119,15 @@ def align(n: int, alignment: int = ALIGNMENT) -> int:
     return (n + alignment - 1) // alignment * alignment
 
 
+def packed_offsets(sizes: list[int]) -> list[int]:
+    """Where buffers of `sizes` bytes start, one after another in one block, each at a multiple of ALIGNMENT."""
+    offsets, end = [], 0
+    for n in sizes:
+        offsets.append(align(end))
+        end = align(end) + n
+    return offsets
+
+
 # Orders tried, the first kept on ties (the name breaks remaining ties, so plans are reproducible).
 ORDERS: tuple[Callable[[Buffer], tuple], ...] = (
     lambda b: (-b.nbytes, b.first_use, b.name),

@@ -46,8 +46,8 @@ def constants_region(regions: Sequence[RamRegion], constant_bytes: int, system_r
 def place_in_regions(plan: MemoryPlan, regions: Sequence[RamRegion], system_reserved: int,
                      what: str, taken: Mapping[str, int] | None = None) -> tuple[Pool, ...]:
     """Every buffer of `plan` given a pool (Buffer.pool) and an offset in it; the pools used, in the
-    regions' order. `system_reserved`: bytes the system region keeps for the firmware (I/O buffers,
-    state, stack, its own data); `taken`: bytes of a region something else holds (the constants copied
+    regions' order. `system_reserved`: bytes the system region keeps for the firmware (state, stack,
+    its own data); `taken`: bytes of a region something else holds (the constants copied
     into RAM). DoesNotFit with the figures if the buffers do not fit."""
     taken = taken or {}
     capacity = {r.name: max(r.size - (system_reserved if r.system else 0) - taken.get(r.name, 0), 0)

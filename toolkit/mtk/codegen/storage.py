@@ -2,6 +2,14 @@
 in flash, the state region (variable tensors, kept between inferences), or a place in the arena;
 tensors an op only reinterprets (RESHAPE and friends) share their input's storage.
 
+The model's inputs and outputs are the caller's pointers, and the arena also holds a place for them
+(`Storage.io_blocks`): all inputs in one block laid out as the firmware's input buffer (each tensor at
+a multiple of ALIGNMENT), live from before the first op to their last reader (the run may overwrite
+them after, as TFLM's interpreter does), and all outputs likewise, live from their first producer to
+the end of the run. A caller that passes those places (tvmgen_<module>_map_inputs) needs no I/O
+buffers of its own; one that passes its own buffers leaves them unused. A block of one tensor takes
+part in the plan as that tensor's buffer (an op may overwrite the model's input).
+
     steps = join_aliases(graph, steps)      # aliases joined, or a copy where they cannot share
     storage = plan_storage(graph, steps)    # lifetimes -> memory plan (memory_plan.py)
     storage.where(tensor)                   # "input" / "output" / "const" / "state" / an arena Buffer
@@ -14,7 +22,7 @@ from dataclasses import dataclass, replace
 from ..graph import Graph, Op
 from ..kernels.signature import CFunction
 from ..ops.base import Kernel, Lowered, Scratch, View
-from .memory_plan import Buffer, MemoryPlan, plan_memory
+from .memory_plan import Buffer, MemoryPlan, packed_offsets, plan_memory
 
 Step = tuple[Op, Lowered]   # one op of the run function and its kernels, in order
 
@@ -76,13 +84,23 @@ def join_aliases(graph: Graph, steps: list[Step]) -> tuple[list[Step], AliasSets
     return joined, aliases
 
 
+IO_KINDS = {"input": "inputs", "output": "outputs"}   # external kind -> its block (the run function's struct)
+
+
 @dataclass
 class Storage:
     graph: Graph
     aliases: AliasSets
     plan: MemoryPlan
-    tensor_buffers: dict[int, Buffer]                # by alias root
+    tensor_buffers: dict[int, Buffer]                # by alias root (a one-tensor I/O block too)
     scratch: dict[tuple[int, int | str], Buffer]    # by scratch_key
+    io_blocks: dict[str, Buffer]                     # "inputs", "outputs": the I/O tensors' places in the arena
+
+    def io_place(self, kind: str, t: int) -> tuple[Buffer, int]:
+        """The block of the model input or output `t` (external kind "input" or "output") and `t`'s offset in it."""
+        tensors = self.graph.inputs if kind == "input" else self.graph.outputs
+        offsets = packed_offsets([self.graph.tensors[u].nbytes for u in tensors])
+        return self.io_blocks[IO_KINDS[kind]], offsets[tensors.index(t)]
 
     def where(self, t: int) -> tuple[str, int] | Buffer:
         """(external kind, the tensor that is external) for a tensor stored outside the arena, else its buffer."""
@@ -115,6 +133,11 @@ def plan_storage(graph: Graph, steps: list[Step], aliases: AliasSets) -> Storage
             continue
         tensor_buffers[r] = Buffer(graph.tensors[r].name, max(graph.tensors[t].nbytes for t in group),
                                    first[r], last[r])
+    io_blocks = _io_blocks(graph, aliases, first, last, len(steps))
+    for kind, block in io_blocks.items():
+        tensors = graph.inputs if kind == "inputs" else graph.outputs
+        if len(tensors) == 1 and aliases.root(tensors[0]) in first:
+            tensor_buffers.setdefault(aliases.root(tensors[0]), block)
     scratch: dict[tuple[int, int | str], Buffer] = {}
     for step, (op, low) in enumerate(steps):
         for k, kernel in enumerate(low.kernels):
@@ -128,8 +151,27 @@ def plan_storage(graph: Graph, steps: list[Step], aliases: AliasSets) -> Storage
         out, into = (tensor_buffers.get(aliases.root(t)) for t in (op.outputs[0], over.input)) if over else (None, None)
         if out is not None and into is not None:
             out.overwrites, out.below, out.above = into, over.below, None if not over.descending else over.above
-    plan = plan_memory(list(tensor_buffers.values()) + list(scratch.values()))
-    return Storage(graph, aliases, plan, tensor_buffers, scratch)
+    blocks = [b for b in io_blocks.values() if all(b is not t for t in tensor_buffers.values())]
+    plan = plan_memory(list(tensor_buffers.values()) + blocks + list(scratch.values()))
+    return Storage(graph, aliases, plan, tensor_buffers, scratch, io_blocks)
+
+
+def _io_blocks(graph: Graph, aliases: AliasSets, first: dict[int, int], last: dict[int, int],
+               steps: int) -> dict[str, Buffer]:
+    """The inputs' block, live from step 0 to the last step reading any of them, and the outputs',
+    from the first step writing one to the last step."""
+    end = max(steps - 1, 0)
+    blocks = {}
+    for kind, tensors in (("inputs", graph.inputs), ("outputs", graph.outputs)):
+        roots = [aliases.root(t) for t in tensors if aliases.root(t) in first]
+        offsets = packed_offsets([graph.tensors[t].nbytes for t in tensors])
+        nbytes = offsets[-1] + graph.tensors[tensors[-1]].nbytes if tensors else 0
+        if kind == "inputs":
+            span = (0, max((last[r] for r in roots), default=0))
+        else:
+            span = (min((first[r] for r in roots), default=end), end)
+        blocks[kind] = Buffer(f"io:{kind}", nbytes, *span)
+    return blocks
 
 
 def ordered_steps(steps: list[Step], storage: Storage) -> list[Step]:
