@@ -22,11 +22,11 @@ def layer(tmp_path, model: bytes, cpu: str = "cortex-m4"):
     (depthwise((1, 12, 12, 16), (3, 3), 1, (12, 12)), True),
     (depthwise((1, 12, 11, 16), (3, 3), 1, (6, 6), stride=(2, 2)), True),
     (depthwise((1, 2, 12, 16), (3, 3), 1, (2, 12)), False),                 # fewer than 3 rows
-    (depthwise((1, 12, 12, 8), (3, 3), 2, (12, 12)), False),                # a depth multiplier
+    (depthwise((1, 12, 12, 8), (3, 3), 2, (12, 12)), True),                 # a depth multiplier
     (depthwise((1, 12, 12, 8), (5, 5), 1, (12, 12)), False),                # another window
     (depthwise((1, 12, 12, 8), (3, 3), 1, (12, 12), dilation=(2, 2)), False),
     (depthwise((1, 12, 13, 8), (3, 3), 1, (4, 5), stride=(3, 3)), False),   # a horizontal stride of 3
-    (depthwise((1, 40, 40, 64), (3, 3), 1, (40, 40)), False),               # rows beyond LDRSB's offsets
+    (depthwise((1, 40, 40, 64), (3, 3), 1, (40, 40)), True),                # rows beyond LDRSB's: transposed
 ])
 def test_the_3x3_assembly_is_the_dsp_default_where_it_fits(model, takes, tmp_path):
     data = layer(tmp_path, model)
@@ -47,6 +47,9 @@ def test_a_band_of_two_rows_lowers_as_the_four_channel_kernel(tmp_path):
     (depthwise((1, 5, 25, 16), (3, 3), 1, (5, 25)), False),
     (depthwise((1, 12, 12, 16), (3, 3), 1, (12, 12)), False),
     (depthwise((1, 25, 2, 16), (3, 3), 1, (25, 2)), False),                   # 2 columns: not 3 rows
+    (depthwise((1, 24, 24, 96), (3, 3), 1, (24, 24)), True),                  # rows 2,304 bytes apart
+    (depthwise((1, 24, 24, 96), (3, 3), 1, (12, 12), stride=(2, 2)), True),
+    (depthwise((1, 24, 30, 96), (3, 3), 1, (24, 30)), True),                  # wider than tall, but far rows
 ])
 def test_a_layer_taller_than_wide_runs_transposed(model, swapped, tmp_path):
     data = layer(tmp_path, model)
@@ -67,8 +70,10 @@ def test_the_sign_term_only_where_a_negative_sum_can_output_above_act_min(activa
 
 
 @pytest.mark.parametrize("model", [depthwise((1, 25, 5, 12), (3, 3), 1, (25, 5)),
-                                   depthwise((1, 14, 7, 5), (3, 3), 1, (7, 4), stride=(2, 2), activation="NONE")])
-def test_the_c_version_of_a_transposed_layer_is_bit_exact(model, tmp_path):
+                                   depthwise((1, 14, 7, 5), (3, 3), 1, (7, 4), stride=(2, 2), activation="NONE"),
+                                   depthwise((1, 9, 7, 3), (3, 3), 3, (5, 4), stride=(2, 2), activation="NONE"),
+                                   depthwise((1, 5, 9, 4), (3, 3), 2, (3, 7), padding="VALID")])
+def test_the_c_version_is_bit_exact_transposed_and_with_a_multiplier(model, tmp_path):
     assert_bit_exact_on_c_paths(model, tmp_path, cpu="cortex-m4")
 
 
