@@ -7,8 +7,8 @@ import pytest
 
 from harness import assert_bit_exact_on_c_paths, depthwise
 from mtk.codegen.tiling import band_data
-from mtk.ops import depthwise3x3_dsp, prepare_ops
-from mtk.ops.conv import DEPTHWISE_KERNELS
+from mtk.ops import depthwise3x3_dsp, op_def, prepare_ops
+from mtk.ops.conv import DEPTHWISE_KERNELS, DepthwiseParams
 from mtk.reader import read_model
 from mtk.target import get_cpu
 
@@ -32,6 +32,19 @@ def test_the_3x3_assembly_is_the_dsp_default_where_it_fits(model, takes, tmp_pat
     data = layer(tmp_path, model)
     assert (DEPTHWISE_KERNELS.variants(data)[0].kernel == "dsp-3x3") == takes
     assert "dsp-3x3" not in [v.kernel for v in DEPTHWISE_KERNELS.variants(layer(tmp_path, model, "cortex-m3"))]
+
+
+@pytest.mark.parametrize("model, cpu, sliding", [
+    (depthwise((1, 96, 96, 1), (3, 3), 8, (48, 48), stride=(2, 2)), "cortex-m4", True),   # person_detect's first
+    (depthwise((1, 9, 8, 1), (3, 3), 16, (9, 8)), "cortex-m33", True),
+    (depthwise((1, 9, 8, 1), (3, 3), 20, (9, 8)), "cortex-m4", False),    # many channels: the GEMM packs once for all
+    (depthwise((1, 9, 8, 1), (5, 5), 8, (9, 8)), "cortex-m4", False),     # not a window dsp-3x3 takes
+    (depthwise((1, 9, 8, 1), (3, 3), 8, (9, 8)), "cortex-m3", False),     # no DSP
+])
+def test_one_input_channel_runs_the_sliding_window_for_few_channels(model, cpu, sliding, tmp_path):
+    data = layer(tmp_path, model, cpu)
+    assert isinstance(data.params, DepthwiseParams) == sliding
+    assert (op_def(data.op.type).variants(data)[0].kernel == "dsp-3x3") == sliding
 
 
 def test_a_band_of_two_rows_lowers_as_the_four_channel_kernel(tmp_path):
@@ -72,7 +85,8 @@ def test_the_sign_term_only_where_a_negative_sum_can_output_above_act_min(activa
 @pytest.mark.parametrize("model", [depthwise((1, 25, 5, 12), (3, 3), 1, (25, 5)),
                                    depthwise((1, 14, 7, 5), (3, 3), 1, (7, 4), stride=(2, 2), activation="NONE"),
                                    depthwise((1, 9, 7, 3), (3, 3), 3, (5, 4), stride=(2, 2), activation="NONE"),
-                                   depthwise((1, 5, 9, 4), (3, 3), 2, (3, 7), padding="VALID")])
+                                   depthwise((1, 5, 9, 4), (3, 3), 2, (3, 7), padding="VALID"),
+                                   depthwise((1, 11, 9, 1), (3, 3), 6, (6, 5), stride=(2, 2), activation="RELU6")])
 def test_the_c_version_is_bit_exact_transposed_and_with_a_multiplier(model, tmp_path):
     assert_bit_exact_on_c_paths(model, tmp_path, cpu="cortex-m4")
 

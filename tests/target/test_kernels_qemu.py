@@ -171,6 +171,7 @@ DSP_3X3_MODELS = {   # depthwise3x3_dsp.py's generated assembly: a first block w
     "dw3x3-4to8-m2": lambda: depthwise_model((1, 9, 11, 4), (3, 3), (1, 9, 11, 8), multiplier=2),
     "dw3x3-3to9-m3-s2-valid": lambda: depthwise_model((1, 9, 7, 3), (3, 3), (1, 4, 3, 9), "RELU", padding="VALID",
                                                       stride=2, multiplier=3),
+    "dw3x3-1to8-s2": lambda: depthwise_model((1, 13, 11, 1), (3, 3), (1, 7, 6, 8), "RELU6", stride=2, multiplier=8),
     "dw3x3-5to10-m2-tall": lambda: depthwise_model((1, 13, 5, 5), (3, 3), (1, 7, 3, 10), stride=2, multiplier=2),
     "dw3x3-s2x1": lambda: conv_model("DEPTHWISE_CONV_2D", (1, 7, 9, 8), (1, 3, 3, 8), (1, 4, 9, 8), per_channel=True,
                                      padding="SAME", stride_h=2, stride_w=1, depth_multiplier=1, dilation_h_factor=1,

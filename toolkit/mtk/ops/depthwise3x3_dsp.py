@@ -1,6 +1,6 @@
 """DEPTHWISE_CONV_2D with a 3x3 window, dilation 1 and horizontal stride 1 or 2 on DSP cores (Cortex-M4, M7, M33):
-one output channel at a time (with a depth multiplier M, output channel c reads input channel c / M), its weights and bias in registers over the whole channel plane, a
-window sliding along each row: every input column loaded once, its products added to the (up to 3) outputs whose
+one output channel at a time (with a depth multiplier M, output channel c reads input channel c / M), its weights
+and bias in registers over the whole channel plane, a window sliding along each row: every input column loaded once, its products added to the (up to 3) outputs whose
 window holds it, 4 accumulators taken in turn and the finished outputs stored two at a time. The layer is one
 function of assembly generated here with its strides, offsets and border columns as immediates, on the M7 ordered
 for dual issue (asm_schedule.py); c/mtk_dw3x3_dsp.h computes the same in C where the assembly does not build.
@@ -383,8 +383,8 @@ def c_source(layer: _Layer, lines: list[str]) -> tuple[str, CFunction]:
     """(C source, its function): the layer's assembly and, for builds without it, the call of the C version."""
     g, steps = layer.g, layer.steps
     asm = "".join(f'      "{line}\\n\\t"\n' for line in lines)
-    c_args = (f"{g.in_h}, {g.in_w}, {g.in_c}, {g.out_c // g.in_c}, {g.out_h}, {g.out_w}, {g.stride_h}, {g.stride_w}, {g.pad_top}, "
-              f"{g.pad_left}, {steps.in_row}, {steps.in_col}, {steps.out_row}, {steps.out_col}, {layer.zp}, "
+    c_args = (f"{g.in_h}, {g.in_w}, {g.in_c}, {g.out_c // g.in_c}, {g.out_h}, {g.out_w}, {g.stride_h}, {g.stride_w}, "
+              f"{g.pad_top}, {g.pad_left}, {steps.in_row}, {steps.in_col}, {steps.out_row}, {steps.out_col}, {layer.zp}, "
               f"{layer.act_min}, {layer.act_max}")
     name = f"mtk_dw3x3_{hashlib.sha256((asm + c_args).encode()).hexdigest()[:12]}"
     function = CFunction.of(name, "const void* x, const void* stream, int8_t* out")
