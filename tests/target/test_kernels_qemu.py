@@ -22,7 +22,7 @@ from mtk.tuning import tunable_layers
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from harness import (GEMM_MODELS, LAYERS, assert_bit_exact_on_target, conv_model, few_channel_pointwise,
-                     single_op_model)
+                     random_samples, single_op_model)
 
 pytestmark = pytest.mark.qemu
 
@@ -243,6 +243,27 @@ def test_dsp_3x3_depthwise_bit_exact_on_random_layers(board, tmp_path_factory):
         assert DEPTHWISE_KERNELS.variants(data)[0].kernel == "dsp-3x3"
         assert_bit_exact_on_target(model, board, work)
     check()
+
+
+def one_channel_chain() -> bytes:
+    """A 1 -> 8 3x3 depthwise (dsp-3x3's with a multiplier of 8), a 3x3 conv and a classifier: a chain tiling bands."""
+    d = modelgen.Draw(np.random.default_rng(0))
+    net = modelgen.Net("mtk test 1->8 depthwise tiled")
+    x = net.model_input((1, 40, 24, 1), modelgen.activation_quant(d))
+    x = modelgen.weighted_sum(net, d, x, "DEPTHWISE_CONV_2D", (1, 3, 3, 8), 3, 9, (1, 20, 12, 8), padding="SAME",
+                              stride_h=2, stride_w=2, depth_multiplier=8, bias_optional=False)
+    x = modelgen.weighted_sum(net, d, x, "CONV_2D", (16, 3, 3, 8), 0, 72, (1, 20, 12, 16), padding="SAME")
+    return net.build(modelgen.fully_connected(net, d, modelgen.flatten(net, d, x)))
+
+
+def test_a_tiled_one_channel_depthwise_bit_exact_on_target(tmp_path):
+    """Under a RAM bound only a tiled plan meets (codegen/tiling.py), bands around the 1 -> 8 layer."""
+    from mtk.compiler import compile_model
+    model = one_channel_chain()
+    (tmp_path / "m.tflite").write_bytes(model)
+    untiled = compile_model(tmp_path / "m.tflite", tmp_path / "untiled", board="mps2/an386").arena_bytes
+    assert assert_bit_exact_on_target(model, "mps2/an386", tmp_path, random_samples(model, 1),
+                                      max_ram=untiled - 1) < untiled
 
 
 def deep_fc_model(depth: int, units: int, activation: str, seed: int = 0, per_channel: bool = False) -> bytes:
