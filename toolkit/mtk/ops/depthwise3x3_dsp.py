@@ -342,13 +342,13 @@ class _Layer:
                 a.add("r1", steps.out_row - g.out_w * steps.out_col, "r12")
                 a(f"ldr r12, {a.frame(4)}", "subs r12, r12, #1", f"str r12, {a.frame(4)}", "bne 4b")
         a(f"ldr r12, {a.frame(0)}", f"add r12, r12, #{4 * CHANNEL_WORDS}", f"str r12, {a.frame(0)}")
-        a(f"ldr r12, {a.frame(2)}", "adds r12, r12, #1", f"str r12, {a.frame(2)}")
         if multiplier > 1:   # the next input channel after the input channel's M output channels
             a(f"ldr r12, {a.frame(MULTIPLIER_SLOT)}", "subs r12, r12, #1", "itttt eq", f"moveq r12, #{multiplier}",
               f"ldreq r0, {a.frame(1)}", "addeq r0, r0, #1", f"streq r0, {a.frame(1)}",
               f"str r12, {a.frame(MULTIPLIER_SLOT)}")
         else:
             a(f"ldr r12, {a.frame(1)}", "adds r12, r12, #1", f"str r12, {a.frame(1)}")
+        a(f"ldr r12, {a.frame(2)}", "adds r12, r12, #1", f"str r12, {a.frame(2)}")
         a(f"ldr r12, {a.frame(3)}", "subs r12, r12, #1", f"str r12, {a.frame(3)}", "bne 5b",
           f"add sp, sp, #{frame}", "pop {r4-r11, pc}")
         return a.lines + row_lines
