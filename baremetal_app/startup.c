@@ -4,7 +4,16 @@
 #include "mtk_board.h"
 #include "mtk_core.h"
 
-extern uint32_t __data_load[], __data_start[], __data_end[], __bss_start[], __bss_end[], __stack_top[];
+/* The linker's table of what is copied from flash into RAM: .data, and the model's constants in a RAM
+ * region of their own (--weights-in-ram); the system region's are in .data. */
+struct copy_entry {
+    const uint32_t *load;
+    uint32_t *start;
+    uint32_t bytes;
+};
+
+extern const struct copy_entry __copy_table_start[], __copy_table_end[];
+extern uint32_t __bss_start[], __bss_end[], __stack_top[];
 
 void Reset_Handler(void) __attribute__((noreturn));
 void HardFault_Handler(void); /* mtk_port_baremetal.c */
@@ -25,8 +34,10 @@ void Reset_Handler(void)
     SCB_CPACR |= 0xFu << 20; /* CP10, CP11 full access: FPU (and MVE on Cortex-M55) */
     __asm volatile("dsb\n\tisb" ::: "memory");
 #endif
-    for (uint32_t *src = __data_load, *dst = __data_start; dst < __data_end;) {
-        *dst++ = *src++;
+    for (const struct copy_entry *e = __copy_table_start; e < __copy_table_end; ++e) {
+        for (uint32_t i = 0; i < e->bytes / 4; ++i) {
+            e->start[i] = e->load[i];
+        }
     }
     for (uint32_t *dst = __bss_start; dst < __bss_end;) {
         *dst++ = 0;

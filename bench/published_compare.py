@@ -11,6 +11,10 @@ to the fewest cycles per inference published for that board and benchmark in
 the stack that reached them, and mtk's ratio to it (< 1: mtk's estimate is fewer cycles). The
 benchmark of a model is the first of kws, ic, vww, ad in its file name.
 
+Like with like: the published rows whose stack reads its weights from RAM (Bosch HALE's "max_performance
+(weights in RAM)") are compared with mtk built with --weights-in-ram, in a row of their own ("RAM" in the
+weights column); the others, with mtk's default build, whose constants stay in flash ("flash").
+
 mtk's figure is an estimate; the published ones are measured on silicon (see README, cycle model, for
 what the estimate leaves out). The table printed is the README's; --json gives every figure.
 """
@@ -48,16 +52,25 @@ def benchmark_of(model: Path) -> str:
     return found
 
 
-def best_published(rows: list[dict[str, str]], board: str, benchmark: str) -> dict[str, str] | None:
+def weights_in_ram(row: dict[str, str]) -> bool:
+    """A published row of a stack that reads its weights from RAM (its `stack` says so)."""
+    return "weights in ram" in row["stack"].lower()
+
+
+def best_published(rows: list[dict[str, str]], board: str, benchmark: str,
+                   in_ram: bool | None = None) -> dict[str, str] | None:
+    """The fewest cycles published for `board` and `benchmark`: of every row, or (`in_ram` True/False) of the rows
+    whose weights are in RAM / in flash."""
     systems = tuple(s.lower() for s in SYSTEMS.get(board, ()))
-    matching = [r for r in rows if r["benchmark"] == benchmark and r["system"].lower().startswith(systems)]
+    matching = [r for r in rows if r["benchmark"] == benchmark and r["system"].lower().startswith(systems)
+                and (in_ram is None or weights_in_ram(r) == in_ram)]
     return min(matching, key=lambda r: float(r["cycles_per_inference"]), default=None) if systems else None
 
 
-def estimate(model: Path, board_name: str) -> dict:
+def estimate(model: Path, board_name: str, in_ram: bool = False) -> dict:
     board = get_board(board_name)
     qemu = get_board(qemu_board_for(board.cpu.name))
-    result = run_model(model, RunOptions(board=qemu, runs=1, emulate=board,
+    result = run_model(model, RunOptions(board=qemu, runs=1, emulate=board, weights_in_ram=in_ram,
                                          runner_options={"cycles": CycleModel.for_board(qemu, board)}))
     if result.estimate is None:
         raise MtkError(f"{model.name} on {board_name}: the cycle model gave no estimate")
@@ -71,28 +84,34 @@ def compare(models: list[Path], boards: list[str], published: Path) -> list[dict
     for board in boards:
         for model in models:
             benchmark = benchmark_of(model)
-            mtk = estimate(model, board)
-            best = best_published(rows, board, benchmark)
-            out.append({"board": board, "benchmark": benchmark, "model": model.name,
-                        "mtk_estimated_cycles": mtk["median"], "mtk_estimated_ms": mtk["time_ms_at_clock"],
-                        "clock_hz": mtk["clock_hz"], "instructions": mtk["instructions"], "estimate": mtk,
-                        "published": None if best is None else {
-                            "cycles": int(best["cycles_per_inference"]), "latency_ms": float(best["latency_ms"]),
-                            "stack": best["stack"], "submitter": best["submitter"], "version": best["version"],
-                            "system": best["system"]},
-                        "ratio": None if best is None else round(mtk["median"] / int(best["cycles_per_inference"]), 3)})
+            ram_row = best_published(rows, board, benchmark, in_ram=True)
+            for in_ram in (False, True) if ram_row else (False,):
+                out.append(comparison(model, board, benchmark, in_ram, best_published(rows, board, benchmark, in_ram)))
     return out
 
 
+def comparison(model: Path, board: str, benchmark: str, in_ram: bool, best: dict[str, str] | None) -> dict:
+    """mtk's estimate of `model` on `board` (its constants in RAM or in flash) beside the published row `best`."""
+    mtk = estimate(model, board, in_ram)
+    return {"board": board, "benchmark": benchmark, "model": model.name, "weights": "RAM" if in_ram else "flash",
+            "mtk_estimated_cycles": mtk["median"], "mtk_estimated_ms": mtk["time_ms_at_clock"],
+            "clock_hz": mtk["clock_hz"], "instructions": mtk["instructions"], "estimate": mtk,
+            "published": None if best is None else {
+                "cycles": int(best["cycles_per_inference"]), "latency_ms": float(best["latency_ms"]),
+                "stack": best["stack"], "submitter": best["submitter"], "version": best["version"],
+                "system": best["system"]},
+            "ratio": None if best is None else round(mtk["median"] / int(best["cycles_per_inference"]), 3)}
+
+
 def markdown(results: list[dict]) -> str:
-    lines = ["| board | benchmark | mtk estimated cycles (ms) | best published cycles (ms) | stack | mtk / best |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| board | benchmark | weights | mtk estimated cycles (ms) | best published cycles (ms) | stack | mtk / best |",
+             "|---|---|---|---|---|---|---|"]
     for r in results:
         p = r["published"]
         best = "-" if p is None else f"{p['cycles']:,} ({p['latency_ms']:g})"
         stack = "-" if p is None else f"{p['stack']} (v{p['version']})"
         ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}"
-        lines.append(f"| {r['board']} ({r['clock_hz'] / 1e6:g} MHz) | {r['benchmark']} | "
+        lines.append(f"| {r['board']} ({r['clock_hz'] / 1e6:g} MHz) | {r['benchmark']} | {r['weights']} | "
                      f"{r['mtk_estimated_cycles']:,} ({r['mtk_estimated_ms']:.3f}) | {best} | {stack} | {ratio} |")
     return "\n".join(lines)
 

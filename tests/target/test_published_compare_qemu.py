@@ -18,8 +18,12 @@ import published_compare  # noqa: E402
 def test_ad_on_the_l4r5_model(capsys):
     model = SHARED_MODELS / "ad_fc_int8.tflite"
     assert published_compare.main([str(model), "--board", "nucleo_l4r5zi", "--json"]) == 0
-    [row] = json.loads(capsys.readouterr().out)
-    assert (row["board"], row["benchmark"], row["clock_hz"]) == ("nucleo_l4r5zi", "ad", 120_000_000)
+    [row, in_ram] = json.loads(capsys.readouterr().out)
+    assert (row["board"], row["benchmark"], row["clock_hz"], row["weights"]) == ("nucleo_l4r5zi", "ad", 120_000_000,
+                                                                                  "flash")
     assert row["published"]["cycles"] == 486196 and row["mtk_estimated_cycles"] > row["instructions"]
     assert row["ratio"] == round(row["mtk_estimated_cycles"] / 486196, 3)
-    assert published_compare.markdown([row]).splitlines()[2].startswith("| nucleo_l4r5zi (120 MHz) | ad | ")
+    assert published_compare.markdown([row]).splitlines()[2].startswith("| nucleo_l4r5zi (120 MHz) | ad | flash | ")
+    # Bosch HALE's weights-in-RAM row beside mtk --weights-in-ram: the same instructions, no flash wait states
+    assert (in_ram["weights"], in_ram["published"]["cycles"]) == ("RAM", 567397)
+    assert in_ram["instructions"] == row["instructions"] and in_ram["mtk_estimated_cycles"] < row["mtk_estimated_cycles"]

@@ -22,7 +22,9 @@ ROWS = [{"benchmark": "kws", "system": "NUCLEO-L4R5ZI [X]", "cycles_per_inferenc
         {"benchmark": "ic", "system": "NUCLEO-L4R5ZI [X]", "cycles_per_inference": "100", "latency_ms": "1",
          "stack": "other benchmark", "submitter": "a", "version": "1.0"},
         {"benchmark": "kws", "system": "NUCLEO-H7A3ZI-Q [Z]", "cycles_per_inference": "10", "latency_ms": "1",
-         "stack": "other board", "submitter": "c", "version": "1.2"}]
+         "stack": "other board", "submitter": "c", "version": "1.2"},
+        {"benchmark": "kws", "system": "NUCLEO-L4R5ZI [W]", "cycles_per_inference": "500", "latency_ms": "4",
+         "stack": "HALE [int8 max_performance (weights in RAM)]", "submitter": "d", "version": "1.2"}]
 
 
 @pytest.mark.parametrize("name, benchmark", [("kws_dscnn_int8", "kws"), ("ic_resnet8_int8", "ic"),
@@ -37,9 +39,39 @@ def test_a_model_of_no_benchmark_is_refused():
 
 
 def test_best_published_is_the_fewest_cycles_of_that_board_and_benchmark():
-    assert published_compare.best_published(ROWS, "nucleo_l4r5zi", "kws")["stack"] == "fast"
+    assert published_compare.best_published(ROWS, "nucleo_l4r5zi", "kws")["submitter"] == "d"
     assert published_compare.best_published(ROWS, "nucleo_l4r5zi", "vww") is None
     assert published_compare.best_published(ROWS, "mps2/an386", "kws") is None
+
+
+def test_weights_in_ram_rows_are_compared_apart_from_weights_in_flash_ones():
+    assert published_compare.best_published(ROWS, "nucleo_l4r5zi", "kws", in_ram=False)["stack"] == "fast"
+    assert published_compare.best_published(ROWS, "nucleo_l4r5zi", "kws", in_ram=True)["submitter"] == "d"
+    assert published_compare.best_published(ROWS, "nucleo_l4r5zi", "ic", in_ram=True) is None
+
+
+def test_each_board_and_benchmark_with_a_weights_in_ram_row_gets_a_second_comparison(monkeypatch, tmp_path):
+    """One row with mtk's default build against the best in-flash row, one with --weights-in-ram against the best
+    in-RAM row; a benchmark without an in-RAM row keeps one."""
+    runs = []
+
+    def estimate(model, board, in_ram=False):
+        runs.append((model.name, board, in_ram))
+        return {"median": 400 if in_ram else 450, "time_ms_at_clock": 1.0, "clock_hz": 120_000_000,
+                "instructions": 300}
+
+    monkeypatch.setattr(published_compare, "estimate", estimate)
+    csv = tmp_path / "published.csv"
+    header = ["version", "submitter", "system", "stack", "benchmark", "latency_ms", "cycles_per_inference"]
+    csv.write_text("\n".join([",".join(header), *(",".join(f'"{r[k]}"' for k in header) for r in ROWS)]) + "\n")
+    results = published_compare.compare([Path("kws.tflite"), Path("ic.tflite")], ["nucleo_l4r5zi"], csv)
+    assert runs == [("kws.tflite", "nucleo_l4r5zi", False), ("kws.tflite", "nucleo_l4r5zi", True),
+                    ("ic.tflite", "nucleo_l4r5zi", False)]
+    assert [(r["weights"], r["published"]["cycles"], r["ratio"]) for r in results] == \
+        [("flash", 600, 0.75), ("RAM", 500, 0.8), ("flash", 100, 4.5)]
+    table = published_compare.markdown(results).splitlines()
+    assert table[0].startswith("| board | benchmark | weights | mtk estimated cycles (ms) |")
+    assert table[3].startswith("| nucleo_l4r5zi (120 MHz) | kws | RAM | 400 (1.000) | 500 (4) | HALE [int8 ")
 
 
 def test_the_shared_csv_has_the_readme_boards():

@@ -165,3 +165,27 @@ def test_a_quantized_model_tflite_cannot_prepare_is_one_line_of_bad_input():
     b.outputs([y])
     with pytest.raises(ModelError, match=r"TFLite cannot prepare the quantized model: .*FULLY_CONNECTED"):
         reference_interpreter(b.build(), "the quantized model")
+
+
+def test_a_float_model_with_integer_input_is_not_called_quantized(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture) -> None:
+    """An audio front end takes int16 samples and computes in float: not "already quantized"."""
+    from mtk.tflite_builder import ModelBuilder
+
+    b = ModelBuilder(description="int16 in, float inside")
+    x = b.tensor("samples", (1, 4), "int16")
+    f = b.tensor("as_float", (1, 4), "float32")
+    y = b.tensor("doubled", (1, 4), "float32")
+    b.op("CAST", [x], [f])
+    b.op("ADD", [f, f], [y])
+    b.inputs([x])
+    b.outputs([y])
+    model = tmp_path / "front_end.tflite"
+    model.write_bytes(b.build())
+    calib = save_npy(GOOD)(tmp_path)
+    assert main(["quantize", str(model), "--calib", str(calib), "-o", str(tmp_path / "q.tflite")]) \
+        == MtkError.exit_code
+    err = capsys.readouterr().err
+    assert "takes int16 input: mtk quantize calibrates float inputs only (2 ops compute in float, the first #0 CAST)" \
+        in err
+    assert "already quantized" not in err and "Traceback" not in err

@@ -3,6 +3,7 @@ Zephyr platforms all make, before any firmware is built (a linker's "overflowed"
 
     flash: constants + generated code                       <= board.flash_bytes
     RAM:   arena + the firmware's I/O buffers + main stack   <= board.ram_bytes
+           (+ the constants, copied into RAM at startup with --weights-in-ram)
 
 The bare-metal main stack is sized from the model (stack_reservation); Zephyr's keeps DEFAULT_STACK_BYTES.
 
@@ -15,6 +16,7 @@ import math
 
 from .argtypes import MIN_STACK_BYTES
 from .boards import Board, fitting_boards_hint
+from .codegen.regions import constants_region
 from .compiled import CompiledModel
 from .errors import ModelError
 from .target import get_cpu
@@ -40,10 +42,11 @@ def stack_reservation(model_stack_bytes: int | None, opt_level: str = "O2") -> i
     return max(MIN_STACK_BYTES, need)
 
 
-def arena_room(board: Board, io_bytes: int, state_bytes: int, stack_bytes: int = DEFAULT_STACK_BYTES) -> int:
-    """RAM left for the arena once the firmware's I/O buffers, the state and the stack are in: the
-    limit the memory report draws."""
-    return board.ram_bytes - io_bytes - state_bytes - stack_bytes
+def arena_room(board: Board, io_bytes: int, state_bytes: int, stack_bytes: int = DEFAULT_STACK_BYTES,
+               constants_in_ram: int = 0) -> int:
+    """RAM left for the arena once the firmware's I/O buffers, the state, the stack and the constants
+    copied into RAM (if they are) are in: the limit the memory report draws."""
+    return board.ram_bytes - io_bytes - state_bytes - stack_bytes - constants_in_ram
 
 
 def system_reserved(io_bytes: int, state_bytes: int, stack_bytes: int = DEFAULT_STACK_BYTES) -> int:
@@ -62,21 +65,48 @@ def check_fits(model: CompiledModel, board: Board, stack_bytes: int | None = Non
     stack_bytes = stack_reservation(model.memory.stack_bytes) if stack_bytes is None else stack_bytes
     code = model.memory.code_bytes or 0
     flash = flash_bytes(model)
-    buffers = model.input_bytes + model.output_bytes
-    ram = model.arena_bytes + model.memory.state_bytes + buffers + stack_bytes
+    ram = ram_bytes(model, stack_bytes)
     if flash > board.flash_bytes:
         raise ModelError(f"{model.name} does not fit {board.name}: needs {model.constant_bytes:,} B of constants "
                          f"+ {code:,} B of code = {flash:,} B of flash; {board.name} has {board.flash_bytes:,} B",
                          hint=fitting_boards_hint(flash, ram))
-    missing = [r.name for r in model.memory.regions if r.name not in {b.name for b in board.ram_regions}]
+    used = [*(r.name for r in model.memory.regions), *filter(None, [model.memory.constants_region])]
+    missing = list(dict.fromkeys(name for name in used if name not in {b.name for b in board.ram_regions}))
     if missing:
         raise ModelError(f"{model.name} was compiled for RAM region{'s' * (len(missing) > 1)} {', '.join(missing)}, "
                          f"which {board.name} does not have", hint=f"compile it with --board {board.name}")
+    check_ram(model, board, stack_bytes, hint=fitting_boards_hint(flash, ram))
+
+
+def ram_bytes(model: CompiledModel, stack_bytes: int) -> int:
+    """The RAM the model takes with a main stack of `stack_bytes` (and its constants, if copied into RAM)."""
+    return (model.arena_bytes + model.memory.state_bytes + model.input_bytes + model.output_bytes + stack_bytes
+            + model.memory.constants_in_ram_bytes)
+
+
+def check_ram(model: CompiledModel, board: Board, stack_bytes: int, hint: str | None = None) -> None:
+    """ModelError with the figures if `model` with a main stack of `stack_bytes` needs more than `board`'s RAM."""
+    ram = ram_bytes(model, stack_bytes)
     if ram > board.ram_bytes:
+        buffers = model.input_bytes + model.output_bytes
+        constants = model.memory.constants_in_ram_bytes
         state = f"state {model.memory.state_bytes:,}, " if model.memory.state_bytes else ""
-        raise ModelError(f"{model.name} does not fit {board.name}: needs at least {ram:,} B of RAM (arena "
+        weights = f"constants in RAM (--weights-in-ram) {constants:,}, " if constants else ""
+        raise ModelError(f"{model.name} does not fit {board.name}: needs at least {ram:,} B of RAM ({weights}arena "
                          f"{model.arena_bytes:,}, {state}buffers {buffers:,}, stack {stack_bytes:,}; RAM {board.ram_bytes:,} B)",
-                         hint=fitting_boards_hint(flash, ram))
+                         hint=f"without --weights-in-ram it needs {ram - constants:,} B" if constants else hint)
+
+
+def check_emulated_ram(model: CompiledModel, board: Board) -> None:
+    """For --emulate, whose firmware is linked for the QEMU board's RAM: ModelError with the figures if `model`'s
+    constants copied into RAM, its arena and stack would not fit the emulated `board`'s RAM (a region that holds
+    the constants, then the whole)."""
+    stack_bytes = stack_reservation(model.memory.stack_bytes)
+    if model.memory.constants_region is not None:
+        constants_region(board.ram_regions, model.constant_bytes,
+                         system_reserved(model.input_bytes + model.output_bytes, model.memory.state_bytes, stack_bytes),
+                         f"{model.name} does not fit {board.name}")
+    check_ram(model, board, stack_bytes)
 
 
 def check_fits_once(model: CompiledModel, board: Board, stack_bytes: int) -> None:

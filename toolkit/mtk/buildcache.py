@@ -89,7 +89,7 @@ def firmware_key(model: Path, options: RunOptions) -> str:
     digest.update(json.dumps({
         "board": options.board.name, "platform": options.platform, "profile": options.profile,
         "semihosting": options.semihosting, "mlperf_tiny": options.mlperf_tiny, "max_ram": options.max_ram,
-        "max_recompute": options.max_recompute, "tuning": tuning}, sort_keys=True).encode())
+        "max_recompute": options.max_recompute, "tuning": tuning, "weights_in_ram": options.weights_in_ram}, sort_keys=True).encode())
     return digest.hexdigest()[:32]
 
 

@@ -204,7 +204,7 @@ class MemoryUse:
     arena_bytes: int
     lower_bound_bytes: int         # no plan can use less arena
     io_bytes: int                  # inputs and outputs, each at its own size
-    constant_bytes: int            # weights and tables in flash
+    constant_bytes: int            # weights and tables (in flash, and in RAM too with constants_region)
     code_bytes: int | None         # .text of the generated C (arm-none-eabi-gcc -O2); None: no compiler here
     plan: tuple[Buffer, ...] = ()
     stack_bytes: int | None = None   # the generated C's deepest call chain (codegen/stack_bound.py); None: unknown
@@ -213,6 +213,11 @@ class MemoryUse:
     arena_limit_bytes: int | None = None    # the board's room for the arena (RAM − I/O, state, stack)
     regions: tuple[RegionUse, ...] = ()     # by RAM region, for a board with several (codegen/regions.py)
     tiling: Tiling | None = None            # the tiled stages, arena before/after, extra MACs (codegen/tiling.py)
+    constants_region: str | None = None     # the RAM region the constants are copied into at startup; None: flash
+
+    @property
+    def constants_in_ram_bytes(self) -> int:
+        return self.constant_bytes if self.constants_region is not None else 0
 
     def to_json(self) -> dict[str, Any]:
         out = {"workspace": self.workspace, "arena_bytes": self.arena_bytes,
@@ -221,7 +226,8 @@ class MemoryUse:
                "plan": [b.to_json() for b in self.plan]}
         optional = {"state_bytes": self.state_bytes, "live_bytes": list(self.live_bytes),
                     "arena_limit_bytes": self.arena_limit_bytes, "regions": [r.to_json() for r in self.regions],
-                    "tiling": self.tiling.to_json() if self.tiling else None, "stack_bytes": self.stack_bytes}
+                    "tiling": self.tiling.to_json() if self.tiling else None, "stack_bytes": self.stack_bytes,
+                    "constants_region": self.constants_region}
         return {**out, **{k: v for k, v in optional.items() if v}}
 
     @classmethod
@@ -233,7 +239,8 @@ class MemoryUse:
                    None if e.get("stack_bytes") is None else int(e["stack_bytes"]), int(e.get("state_bytes", 0)),
                    tuple(int(v) for v in e.get("live_bytes", ())), None if limit is None else int(limit),
                    tuple(RegionUse.from_json(r) for r in e.get("regions", ())),
-                   Tiling.from_json(e["tiling"]) if e.get("tiling") else None)
+                   Tiling.from_json(e["tiling"]) if e.get("tiling") else None,
+                   None if e.get("constants_region") is None else str(e["constants_region"]))
 
 
 @dataclass(frozen=True)

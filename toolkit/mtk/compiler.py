@@ -20,7 +20,7 @@ from .buildfiles import folder_layout, fragments
 from .codegen import aot
 from .codegen.code_size import measure_code
 from .codegen.memory_plan import align
-from .codegen.regions import Pool, live_bytes, place_in_regions
+from .codegen.regions import Pool, constants_region, live_bytes, place_in_regions
 from .codegen.storage import AliasSets, Step, Storage, join_aliases, ordered_steps, plan_storage
 from .codegen.tiling import tile
 from .compiled import CompiledModel, CompiledOp, CompiledTarget, MemoryUse, RegionUse, Tiling
@@ -153,25 +153,43 @@ def state_region_bytes(graph: Graph, steps: list[Step]) -> int:
 
 
 def place_arena(graph: Graph, steps: list[Step], storage: Storage, board: Board | None, workspace: str,
-                what: str) -> tuple[Pool, ...]:
-    """The arena's pools by RAM region for a board with several (regions.py); () for one arena: no
-    board, a board with one region, or a workspace the caller passes."""
+                what: str, constants: aot.ConstantsInRam | None = None, constant_bytes: int = 0) -> tuple[Pool, ...]:
+    """The arena's pools by RAM region for a board with several (regions.py), beside the `constants` copied
+    into one; () for one arena: no board, a board with one region, or a workspace the caller passes."""
     if board is None or len(board.ram_regions) < 2 or workspace != "internal":
         return ()
+    taken = {constants.region: constant_bytes} if constants else {}
+    return place_in_regions(storage.plan, board.ram_regions, _system_reserved(graph, steps), what, taken)
+
+
+def _system_reserved(graph: Graph, steps: list[Step]) -> int:
     io = sum(graph.tensors[t].nbytes for t in (*graph.inputs, *graph.outputs))
-    return place_in_regions(storage.plan, board.ram_regions, system_reserved(io, state_region_bytes(graph, steps)), what)
+    return system_reserved(io, state_region_bytes(graph, steps))
+
+
+def place_constants(graph: Graph, steps: list[Step], storage: Storage, board: Board | None,
+                    what: str) -> tuple[aot.ConstantsInRam, int]:
+    """Where --weights-in-ram copies the constants (the board's fastest RAM region that holds them; without a
+    board, the system RAM's .data), and their bytes."""
+    nbytes = aot.constant_bytes(graph, steps, storage)
+    if board is None:
+        return aot.ConstantsInRam("RAM"), nbytes
+    region = constants_region(board.ram_regions, nbytes, _system_reserved(graph, steps), what)
+    return aot.ConstantsInRam(region.name, None if region.system else aot.constants_section(region.name)), nbytes
 
 
 def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | Cpu | None = None,
                   board: str | None = None, module_name: str = "default", workspace: str = "internal",
                   force: bool = False, tuning: Tuning | None = None, max_ram: int | None = None,
-                  max_recompute: float = DEFAULT_MAX_RECOMPUTE) -> CompiledModel:
+                  max_recompute: float = DEFAULT_MAX_RECOMPUTE, weights_in_ram: bool = False) -> CompiledModel:
     """Compile `model` (its file, or its graph already read) into a C library folder at `out_dir` (written
     atomically); layers whose key `tuning` holds take its variant, the others the default. When the arena is above `max_ram`
     (default: what `board`'s RAM leaves for it), the layers where it peaks are tiled (codegen/tiling.py)
     for the lowest arena within `max_recompute` extra instructions (estimated: recomputed MACs, kernel
     calls, moved rows; the CPU's Costs); a model whose arena still exceeds `max_ram`
-    is refused. With `board`, refuse a model that does not fit it (budget.py)."""
+    is refused. With `board`, refuse a model that does not fit it (budget.py). `weights_in_ram`: the constants
+    are initialised data copied from flash into RAM at startup (place_constants), their bytes taken from the
+    arena's room."""
     board_info = get_board(board) if board is not None else None
     cpu_obj = cpu if isinstance(cpu, Cpu) else get_cpu(cpu) if cpu else (   # the board's, as Zephyr builds it
         board_info.cpu if board_info else get_cpu(DEFAULT_CPU))
@@ -185,6 +203,7 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
 
     model_path = model.source if isinstance(model, Graph) else Path(model)
     model_name = model_path.name
+    what = f"{model_name} does not fit {board_info.name if board_info else ''}"
     with ui.step(f"reading {model_name}"):
         graph = as_graph(model)
         prepared = check_supported(graph, cpu_obj)
@@ -193,9 +212,11 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
         steps, aliases = join_aliases(graph, steps)
         storage = plan_storage(graph, steps, aliases)
         steps, storage = chunk_scratch(graph, prepared, steps, aliases, storage)
+        in_ram, ram_constant_bytes = place_constants(graph, steps, storage, board_info, what) \
+            if weights_in_ram else (None, 0)
         limit = max_ram if max_ram is not None or board_info is None else arena_room(
             board_info, sum(graph.tensors[t].nbytes for t in (*graph.inputs, *graph.outputs)),
-            state_region_bytes(graph, steps))
+            state_region_bytes(graph, steps), constants_in_ram=ram_constant_bytes)
         untiled = steps
     tiling = None
     if limit is not None and storage.plan.arena_bytes > limit:
@@ -214,10 +235,12 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
                              f"{storage.plan.arena_bytes:,} B tiled within {max_recompute:.0%} extra instructions; "
                              f"--max-ram {max_ram:,} B", hint="raise --max-ram or --max-recompute")
     with ui.step("generating C"):
-        pools = place_arena(graph, steps, storage, board_info, workspace,
-                            f"{model_name} does not fit {board_info.name if board_info else ''}")
+        if weights_in_ram:   # tiling or a leaner variant may have changed them
+            in_ram, ram_constant_bytes = place_constants(graph, steps, storage, board_info, what)
+        pools = place_arena(graph, steps, storage, board_info, workspace, what, in_ram, ram_constant_bytes)
         steps = ordered_steps(steps, storage)   # the final offsets say which way an overwriting layer runs
-        program = aot.build_program(graph, steps, storage, module, model_name, workspace == "external", pools)
+        program = aot.build_program(graph, steps, storage, module, model_name, workspace == "external", pools,
+                                    in_ram)
         files = {
             f"include/tvmgen_{module}.h": program.header(),
             f"src/tvmgen_{module}.c": program.run_source(),
@@ -243,11 +266,12 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
             stack_bytes=code.stack_bytes,
             plan=tuple(sorted(plan.buffers, key=lambda b: (b.pool, b.first_use, b.offset))),
             state_bytes=state_bytes, live_bytes=tuple(live_bytes(plan.buffers, len(steps))),
-            arena_limit_bytes=arena_room(board_info, io_bytes, state_bytes, stack_reservation(code.stack_bytes))
-            if board_info else None,
+            arena_limit_bytes=arena_room(board_info, io_bytes, state_bytes, stack_reservation(code.stack_bytes),
+                                         ram_constant_bytes) if board_info else None,
             regions=tuple(RegionUse(p.region, p.nbytes, p.capacity, tuple(live_bytes(plan.buffers, len(steps), p.region)))
                           for p in pools),
-            tiling=replace(tiling, untiled_live_bytes=tuple(untiled_live)) if tiling else None),
+            tiling=replace(tiling, untiled_live_bytes=tuple(untiled_live)) if tiling else None,
+            constants_region=in_ram.region if in_ram else None),
         files=tuple(sorted(files)),
         state=tuple(program.states.values()))
     files.update(fragments(compiled, folder_layout(compiled)))   # CMakeLists.txt, tvmgen_<module>.mk
@@ -260,7 +284,7 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
                     "(Winograd's) take their leanest variant")
             return compile_model(graph, out_dir, cpu=cpu_obj, board=board, module_name=module_name,
                                  workspace=workspace, force=force, tuning=lean, max_ram=max_ram,
-                                 max_recompute=max_recompute)
+                                 max_recompute=max_recompute, weights_in_ram=weights_in_ram)
         check_fits(compiled, board_info)
 
     with atomic_output_dir(Path(out_dir), force=force, inputs=[model_path]) as tmp:

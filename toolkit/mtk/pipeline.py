@@ -16,6 +16,7 @@ from typing import Iterator
 import numpy as np
 
 from . import mlperf, ui
+from .budget import check_emulated_ram
 from .compiled import CompiledModel
 from .buildcache import cached_firmware, firmware_key, stable_application, store_firmware, sync_tree
 from .cycles.estimate import Estimate, estimate_of
@@ -85,7 +86,10 @@ def build_firmware(model: Graph, options: RunOptions, work: Path, icount_shift: 
     from .compiler import compile_model   # TVM: not needed to run a firmware from the cache
 
     compiled = compile_model(model, work / "compiled", board=options.board.name, force=True, tuning=options.tuning,
-                             max_ram=options.max_ram, max_recompute=options.max_recompute)
+                             max_ram=options.max_ram, max_recompute=options.max_recompute,
+                             weights_in_ram=options.weights_in_ram)
+    if options.emulate is not None and options.weights_in_ram:   # the QEMU board's RAM is not the estimated board's
+        check_emulated_ram(compiled, options.emulate)
     benchmark = benchmark_of(compiled, options)
     if benchmark is not None and options.mlperf_tiny == mlperf.AUTO:
         ui.info(f"MLPerf Tiny: {benchmark.id} ({benchmark.title}), detected from the model's I/O "

@@ -33,6 +33,7 @@ class RunOptions:
     max_recompute: float = DEFAULT_MAX_RECOMPUTE   # extra MACs tiling may add (--max-recompute)
     emulate: Board | None = None   # a physical board whose code `board` (its core's QEMU board) runs: its estimate
     cache: bool = True             # reuse a bare-metal firmware built before from the same inputs (buildcache.py)
+    weights_in_ram: bool = False   # the constants copied from flash into RAM at startup (--weights-in-ram)
 
 
 def check_runs(runs: int) -> None:

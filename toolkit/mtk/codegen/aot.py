@@ -6,7 +6,8 @@ once), each op's calls bind the kernel's parameters to buffers (`BufferRef`: an 
 of the run function, a constant in flash, a place in the arena), and the program emits, for module M:
   include/tvmgen_M.h      structs of I/O pointers, tvmgen_M_run() (microTVM's interface); macros of each
                           tensor's size, type, shape, scale and zero point, and of the return codes
-  src/tvmgen_M.c          constants (const, in flash), the arena (one pool per RAM region it uses:
+  src/tvmgen_M.c          constants (const, in flash; or initialised data copied into RAM at startup:
+                          ConstantsInRam), the arena (one pool per RAM region it uses:
                           regions.py), the state region (variable tensors and ops' own state:
                           kept between calls, set to TFLM's reset values by tvmgen_M_reset() and
                           before the first run), the run function calling kernels in order
@@ -125,8 +126,22 @@ class ConstArray:
         return int(self.data.nbytes)
 
 
+@dataclass(frozen=True)
+class ConstantsInRam:
+    """The constants as initialised data, copied from flash into RAM at startup (--weights-in-ram):
+    in the system region's .data, or in the linker input section `section` (another region's)."""
+
+    region: str
+    section: str | None = None
+
+
+def constants_section(region: str) -> str:
+    """The linker input section of the constants copied into a RAM region other than the system one."""
+    return f".mtk_constants.{region}"
+
+
 class ConstantPool:
-    """Constant arrays in flash, each distinct content emitted once."""
+    """Constant arrays, each distinct content emitted once."""
 
     def __init__(self, module: str):
         self.module = module
@@ -250,6 +265,7 @@ class AotProgram:
     calls: list[Call] = field(default_factory=list)
     states: dict[int | str, StateTensor] = field(default_factory=dict)   # by tensor index, or an op's by name
     pools: tuple[Pool, ...] = ()   # the arena's pools by RAM region (empty: the one arena)
+    constants_in_ram: ConstantsInRam | None = None   # None: the constants stay in flash
 
     def symbols(self, op_index: int) -> list[str]:
         return [c.function.name for c in self.calls if c.op_index == op_index]
@@ -262,17 +278,34 @@ class AotProgram:
         functions = {c.function.name: c.function for c in self.calls}
         return _run_source(self.module, self.model_name, self.constants.arrays, self.calls,
                           [f.prototype for f in functions.values()], self.arena_bytes, self.external_workspace,
-                          list(self.states.values()), self.pools)
+                          list(self.states.values()), self.pools, self.constants_in_ram)
+
+
+def constant_bytes(graph: Graph, steps: list[Step], storage: Storage) -> int:
+    """The bytes of the constant arrays build_program will emit (each distinct content once), known
+    before the arena's pools are."""
+    pool = ConstantPool("")
+    for _, low in steps:
+        for kernel in low.kernels:
+            for a in kernel.args:
+                where = storage.where(a) if isinstance(a, int) else None
+                if isinstance(a, Const):
+                    pool.ref("", a.data)
+                elif isinstance(where, tuple) and where[0] == "const":
+                    pool.ref("", graph.tensors[where[1]].data)
+    return pool.nbytes
 
 
 def build_program(graph: Graph, steps: list[Step], storage: Storage, module: str, model_name: str,
-                  external_workspace: bool, pools: tuple[Pool, ...] = ()) -> AotProgram:
+                  external_workspace: bool, pools: tuple[Pool, ...] = (),
+                  constants_in_ram: ConstantsInRam | None = None) -> AotProgram:
     """Every kernel of every step bound to its buffers, in order; arena buffers in `pools` by their
     Buffer.pool (regions.place_in_regions), or all in the one arena."""
     io = io_tensors(graph)
     arena_bytes = sum(p.nbytes for p in pools) if pools else storage.plan.arena_bytes
     program = AotProgram(module, model_name, tuple(io[t] for t in graph.inputs), tuple(io[t] for t in graph.outputs),
-                         arena_bytes, external_workspace, ConstantPool(module), KernelLibrary(module), pools=pools)
+                         arena_bytes, external_workspace, ConstantPool(module), KernelLibrary(module), pools=pools,
+                         constants_in_ram=constants_in_ram)
     pointers = {p.region: pool_pointer(p) for p in pools}
 
     def arena_ref(buf: Buffer) -> ArenaRef:
@@ -425,14 +458,22 @@ def _state_source(module: str, states: list[StateTensor]) -> list[str]:
 
 def _run_source(module: str, model_name: str, constants: list[ConstArray], calls: list[Call],
                kernel_prototypes: list[str], arena_bytes: int, external_workspace: bool,
-               states: list[StateTensor], pools: tuple[Pool, ...] = ()) -> str:
+               states: list[StateTensor], pools: tuple[Pool, ...] = (),
+               constants_in_ram: ConstantsInRam | None = None) -> str:
+    ram_section = constants_in_ram.section if constants_in_ram else None
     out = [f"/* Generated by mtk from {c_comment(model_name)}: static entry point, constants and arena. */",
            PRELUDE, f'#include "tvmgen_{module}.h"', "", ALIGN_MACRO,
-           *([SECTION_MACRO] if any(p.section for p in pools) else []),
+           *([SECTION_MACRO] if any(p.section for p in pools) or ram_section else []),
            "#ifndef MTK_LAYER_HOOK", "#define MTK_LAYER_HOOK(op_index) ((void)0)", "#endif", ""]
     out += kernel_prototypes + [""]
+    if constants_in_ram:
+        out.append(f"/* The constants, copied from flash into RAM region {constants_in_ram.region} at startup "
+                   "(--weights-in-ram). */")
+    qualifier = "" if constants_in_ram else "const "   # const data goes to .rodata, in flash; the others, loaded data
+    section = f' TVMGEN_SECTION("{ram_section}")' if ram_section else ""
     for c in constants:
-        out.append(f"static const {c_type(c.data.dtype.name)} {c.symbol}[{max(c.data.size, 1)}] TVMGEN_ALIGNED(4) = {{")
+        out.append(f"static {qualifier}{c_type(c.data.dtype.name)} {c.symbol}[{max(c.data.size, 1)}] "
+                   f"TVMGEN_ALIGNED(4){section} = {{")
         out.append(_format_values(c.data) if c.data.size else "  0")
         out.append("};")
     out.append("")

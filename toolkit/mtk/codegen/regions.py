@@ -13,7 +13,7 @@ region's in .bss, as a board with one region has it).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from ..boards import RamRegion
 from ..errors import ModelError
@@ -28,12 +28,30 @@ class Pool:
     section: str | None   # the linker input section of its array; None: .bss (the system region)
 
 
+def constants_region(regions: Sequence[RamRegion], constant_bytes: int, system_reserved: int,
+                     what: str) -> RamRegion:
+    """The region the model's constants are copied into (--weights-in-ram): the fastest that holds them,
+    a tightly coupled one first. `system_reserved` as for place_in_regions. ModelError with the figures
+    if none does."""
+    room = {r.name: r.size - (system_reserved if r.system else 0) for r in regions}
+    fitting = [r for r in sorted(regions, key=lambda r: not r.tcm) if constant_bytes <= room[r.name]]
+    if not fitting:
+        raise ModelError(f"{what}: its constants ({constant_bytes:,} B, --weights-in-ram) fit in none of its RAM "
+                         "regions (room beside the firmware's stack, buffers and data: "
+                         + ", ".join(f"{r.name} {max(room[r.name], 0):,} B" for r in regions) + ")",
+                         hint="leave out --weights-in-ram: the constants are then read from flash")
+    return fitting[0]
+
+
 def place_in_regions(plan: MemoryPlan, regions: Sequence[RamRegion], system_reserved: int,
-                     what: str) -> tuple[Pool, ...]:
+                     what: str, taken: Mapping[str, int] | None = None) -> tuple[Pool, ...]:
     """Every buffer of `plan` given a pool (Buffer.pool) and an offset in it; the pools used, in the
     regions' order. `system_reserved`: bytes the system region keeps for the firmware (I/O buffers,
-    state, stack, its own data). ModelError with the figures if the buffers do not fit."""
-    capacity = {r.name: max(r.size - (system_reserved if r.system else 0), 0) for r in regions}
+    state, stack, its own data); `taken`: bytes of a region something else holds (the constants copied
+    into RAM). ModelError with the figures if the buffers do not fit."""
+    taken = taken or {}
+    capacity = {r.name: max(r.size - (system_reserved if r.system else 0) - taken.get(r.name, 0), 0)
+                for r in regions}
     remaining = sorted(plan.buffers, key=lambda b: (-b.nbytes, b.name))
     pools: list[Pool] = []
     for region in regions:

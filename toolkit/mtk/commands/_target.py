@@ -56,6 +56,16 @@ def add_memory_arguments(p: argparse.ArgumentParser) -> None:
                    help="extra instructions tiling may add (recomputed tile borders, the calls of many small "
                         "tiles, moved rows; estimated from the CPU's costs), a fraction of the model's "
                         f"(default {DEFAULT_MAX_RECOMPUTE}; {100 * DEFAULT_MAX_RECOMPUTE:.0f}%% works too)")
+    add_weights_argument(p)
+
+
+def add_weights_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--weights-in-ram", action="store_true",
+                   help="copy the model's constants (weights, biases, requantization tables) from flash into RAM "
+                        "at startup, as .data is, and read them there: no flash wait states, at the cost of their "
+                        "size in RAM as well as in flash (metadata.json's constant_bytes; e.g. ~270 KB for MLPerf "
+                        "Tiny's AD). They go to the board's fastest RAM region that holds them, a tightly coupled "
+                        "one first; refused when the constants, the arena and the stack do not fit its RAM")
 
 
 def tuning_of(args: argparse.Namespace) -> Tuning | None:
@@ -136,7 +146,7 @@ def run_options(args: argparse.Namespace, board: Board | str, runner_options: di
     return RunOptions(board=board, platform=platform, calib=args.calib, build_dir=args.build_dir,
                       runner_options=runner_options, tuning=tuning_of(args), mlperf_tiny=args.mlperf_tiny,
                       timeout=args.timeout, max_ram=args.max_ram, max_recompute=args.max_recompute, cache=args.cache,
-                      **overrides)
+                      weights_in_ram=args.weights_in_ram, **overrides)
 
 
 def _emulated(args: argparse.Namespace, board: Board, runner_options: dict[str, Any] | None,

@@ -37,6 +37,7 @@ examples:
   mtk compile model.tflite --format mlf -o model.tar                               # for microTVM's consumers
   mtk compile model.tflite --board mps3/an547 -o out/ -v --plot-memory mem.png     # where the RAM goes
   mtk compile model.tflite --max-ram 32K -o out/        # tiles of rows where the arena peaks, to fit 32 KB
+  mtk compile ad.tflite --board nucleo_h7a3zi_q --weights-in-ram -o out/   # constants read from RAM, not flash
 
 On a board whose RAM comes in several regions (boards.yaml `ram_regions`, e.g. the AN547's DTCM and
 SRAM) the arena is split into one pool per region it uses: the fastest region first, the largest
@@ -80,7 +81,8 @@ def summary(compiled: CompiledModel) -> dict:
         "arena_lower_bound_bytes": mem.lower_bound_bytes, "arena_limit_bytes": mem.arena_limit_bytes,
         "arena_regions": [{"name": r.name, "arena_bytes": r.arena_bytes, "limit_bytes": r.limit_bytes}
                           for r in mem.regions],
-        "constant_bytes": mem.constant_bytes, "code_bytes": mem.code_bytes, "files": list(compiled.files),
+        "constant_bytes": mem.constant_bytes, "constants_region": mem.constants_region,
+        "code_bytes": mem.code_bytes, "files": list(compiled.files),
         "tiling": mem.tiling.to_json() if mem.tiling else None,
     }
 
@@ -121,7 +123,7 @@ def _compile(args: argparse.Namespace, out_dir: Path) -> CompiledModel:
 
     return compile_model(args.model, out_dir, cpu=args.cpu, board=args.board, module_name=args.module_name,
                          workspace=args.workspace, force=args.force, tuning=tuning_of(args), max_ram=args.max_ram,
-                         max_recompute=args.max_recompute)
+                         max_recompute=args.max_recompute, weights_in_ram=args.weights_in_ram)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -165,7 +167,8 @@ def run(args: argparse.Namespace) -> int:
     print(arena_line(info))
     if compiled.memory.tiling:
         print(tiling_lines(compiled.memory.tiling))
-    print(f"constants  {info['constant_bytes']:,} B (flash)")
+    where = f"flash, copied into RAM region {info['constants_region']} at startup" if info["constants_region"] else "flash"
+    print(f"constants  {info['constant_bytes']:,} B ({where})")
     print(f"code       {code}")
     print("files      " + ", ".join(info["files"]))
     if "memory_plot" in info:

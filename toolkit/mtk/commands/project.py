@@ -14,7 +14,7 @@ from ..cliparser import board_name
 from ..compiled import CompiledModel
 from ..errors import MtkError
 from ..platforms import ProjectOptions, get_platform
-from ._target import add_mlperf_argument
+from ._target import add_mlperf_argument, add_weights_argument
 
 NAME = "project"
 HELP = "render a Zephyr application for a model and a board (an ordinary app you can edit and west build)"
@@ -47,6 +47,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--stack-bytes", type=integer(MIN_STACK_BYTES, INT32_MAX, "stack bytes"),
                    help=f"main thread stack, at least {MIN_STACK_BYTES} (default: bare metal, the firmware core's "
                         f"and the model's deepest call chain + 25 %%; Zephyr, {DEFAULT_STACK_BYTES})")
+    add_weights_argument(p)
     add_mlperf_argument(p)
     p.add_argument("--energy", action="store_true",
                    help="with --mlperf-tiny: MLPerf Tiny energy mode (timestamps as pulses on the board's "
@@ -55,6 +56,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.weights_in_ram and args.model.is_dir():
+        raise MtkError(f"--weights-in-ram: {args.model} is compiled already; its constants stay where it was "
+                       "compiled for", hint="compile it with `mtk compile --weights-in-ram`, or give the .tflite")
     from ..compiler import compile_model
     from ..pipeline import int8_model
     from ..reader import read_model
@@ -67,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
             compiled = CompiledModel.load(args.model)
         else:
             model = int8_model(read_model(args.model), args.calib, Path(tmp))
-            compiled = compile_model(model, Path(tmp) / "compiled", board=board.name)
+            compiled = compile_model(model, Path(tmp) / "compiled", board=board.name,
+                                     weights_in_ram=args.weights_in_ram)
         benchmark = mlperf.resolve(args.mlperf_tiny, compiled)
         if benchmark is not None:
             ui.info(f"MLPerf Tiny {benchmark.id} ({benchmark.title}){' energy mode' if args.energy else ''}")

@@ -45,6 +45,16 @@ TEMPLATES = {   # template -> rendered file; "{board}" is the board's file name
 COPIED = ("src/main.c", "src/mtk_port_zephyr.c")
 
 
+def check_constants_region(model: CompiledModel, board: Board) -> None:
+    """Zephyr copies initialised data into its system RAM only (the other regions' sections are NOLOAD):
+    refuse constants compiled for another region (--weights-in-ram on a board whose fastest region is not it)."""
+    region = model.memory.constants_region
+    if region is not None and region != board.system_region.name:
+        raise ModelError(f"{model.name}: its constants were compiled into RAM region {region}; a Zephyr application "
+                         f"copies them only into {board.system_region.name}, its system RAM",
+                         hint="run it bare metal, or leave out --weights-in-ram")
+
+
 def board_file_name(board: Board) -> str:
     """How Zephyr names a board's files in an application's boards/: "mps2/an386" -> "mps2_an386"."""
     return board.name.replace("/", "_")
@@ -123,6 +133,7 @@ class ZephyrPlatform(Platform):
             raise MtkError(f"{board.name} is not a Zephyr board: mtk runs it bare metal in QEMU",
                            hint=f"Zephyr's QEMU boards mtk knows: {zephyr_qemu}")
         check_runs_on(model, board)
+        check_constants_region(model, board)
         stack_bytes = options.stack_bytes or DEFAULT_STACK_BYTES   # Zephyr's own stack use is not measured
         check_fits_once(model, board, stack_bytes)   # a folder from `mtk compile` was compiled without this board
         board_file = board_file_name(board)

@@ -14,7 +14,7 @@ from ..reader import read_model
 from .methods import ACTIVATIONS, CALIBRATION_METHODS, DEFAULT_PERCENTILE, CalibrationMethod
 from .dataset import Normalization, load_dataset
 from .driver import quantize_full_integer
-from .float_ops import leftover_float_ops
+from .float_ops import float_compute_ops, leftover_float_ops
 from .litert import run_model, signature_of
 from .report import KINDS, QuantizeReport, compare_outputs, score_labels
 
@@ -34,8 +34,14 @@ def default_output_path(float_path: str | Path, activations: str = "int8") -> Pa
 def _float_input(graph: Graph) -> Tensor:
     model_input = graph.tensors[graph.inputs[0]]
     if model_input.dtype != "float32":
-        raise ModelError(f"{graph.source} takes {model_input.dtype} input: it is already quantized",
-                         hint="mtk quantize needs the float model")
+        computing_in_float = float_compute_ops(graph)
+        if not computing_in_float:
+            raise ModelError(f"{graph.source} takes {model_input.dtype} input: it is already quantized",
+                             hint="mtk quantize needs the float model")
+        first = computing_in_float[0]
+        raise ModelError(f"{graph.source} takes {model_input.dtype} input: mtk quantize calibrates float inputs "
+                         f"only ({len(computing_in_float)} ops compute in float, the first #{first.index} {first.type})",
+                         hint="mtk compile and mtk run take the model as it is, its float ops in float")
     if not model_input.shape or model_input.shape[0] != 1:
         raise ModelError(f"{graph.source} input shape {list(model_input.shape)} has no batch dimension of 1")
     return model_input

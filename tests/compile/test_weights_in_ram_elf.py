@@ -1,0 +1,112 @@
+"""--weights-in-ram links the model's constants into RAM, loaded from flash: the firmware ELF's constant arrays
+sit in the board's RAM (the system region's .data, or a region of their own with its own load section), and a
+model whose constants the board's RAM cannot hold is refused before anything is built."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from elftools.elf.elffile import ELFFile
+from elftools.elf.sections import SymbolTableSection
+
+from mtk.boards import get_board
+from mtk.cli import main
+from mtk.compiler import compile_model
+from mtk.platforms import ProjectOptions, get_platform
+
+from harness import conv_model
+
+
+def fc_model(depth: int, units: int) -> bytes:
+    return conv_model("FULLY_CONNECTED", (1, depth), (units, depth), (1, units), per_channel=True,
+                      fused_activation_function="NONE")
+
+
+def constant_arrays(elf: Path) -> dict[str, int]:
+    """The ELF's constant arrays of the model (tvmgen_default_c<N>_...): name -> address."""
+    with open(elf, "rb") as f:
+        symbols = next(s for s in ELFFile(f).iter_sections() if isinstance(s, SymbolTableSection))
+        return {s.name: s["st_value"] for s in symbols.iter_symbols() if s.name.startswith("tvmgen_default_c")}
+
+
+def load_sections(elf: Path) -> dict[str, tuple[int, int]]:
+    """Loaded sections: name -> (address, load address)."""
+    with open(elf, "rb") as f:
+        e = ELFFile(f)
+        segments = [seg for seg in e.iter_segments() if seg["p_type"] == "PT_LOAD"]
+        out = {}
+        for section in e.iter_sections():
+            seg = next((g for g in segments if g.section_in_segment(section) and section["sh_type"] != "SHT_NOBITS"),
+                       None)
+            if seg is not None and section["sh_size"]:
+                out[section.name] = (section["sh_addr"], section["sh_addr"] - seg["p_vaddr"] + seg["p_paddr"])
+        return out
+
+
+def firmware(model: bytes, board: str, tmp: Path, weights_in_ram: bool) -> tuple[Path, object]:
+    tmp.mkdir(exist_ok=True)
+    path = tmp / "fc.tflite"
+    path.write_bytes(model)
+    compiled = compile_model(path, tmp / "compiled", board=board, weights_in_ram=weights_in_ram)
+    platform = get_platform("baremetal")
+    return platform.build(platform.render(compiled, get_board(board), tmp / "project", ProjectOptions())), compiled
+
+
+def within(address: int, base: int, size: int) -> bool:
+    return base <= address < base + size
+
+
+@pytest.mark.slow
+def test_the_constants_link_into_ram_loaded_from_flash(tmp_path):
+    qemu = get_board("mps2/an386").qemu
+    model = fc_model(600, 40)
+    flash_elf, in_flash = firmware(model, "mps2/an386", tmp_path / "flash", weights_in_ram=False)
+    ram_elf, in_ram = firmware(model, "mps2/an386", tmp_path / "ram", weights_in_ram=True)
+    assert (in_flash.memory.constants_region, in_ram.memory.constants_region) == (None, "RAM")
+    assert in_ram.constant_bytes == in_flash.constant_bytes >= 24_000
+    flash_arrays, ram_arrays = constant_arrays(flash_elf), constant_arrays(ram_elf)
+    assert flash_arrays.keys() == ram_arrays.keys() and ram_arrays
+    assert all(within(a, qemu.code.base, qemu.code.size) for a in flash_arrays.values())
+    assert all(within(a, qemu.ram.base, qemu.ram.size) for a in ram_arrays.values())
+    address, load = load_sections(ram_elf)[".data"]   # copied at startup from its image in flash
+    assert within(address, qemu.ram.base, qemu.ram.size) and within(load, qemu.code.base, qemu.code.size)
+
+
+@pytest.mark.slow
+def test_constants_the_tcm_cannot_hold_go_to_the_next_region_with_a_load_section_of_their_own(tmp_path):
+    """The AN547's DTCM (512 KB, the system region, tightly coupled) cannot hold 510 KB of constants beside the firmware: SRAM does."""
+    board = get_board("mps3/an547")
+    sram = next(r for r in board.ram_regions if r.name == "SRAM")
+    elf, compiled = firmware(fc_model(1000, 500), "mps3/an547", tmp_path, weights_in_ram=True)
+    assert compiled.memory.constants_region == "SRAM"
+    assert all(within(a, sram.base, sram.size) for a in constant_arrays(elf).values())
+    address, load = load_sections(elf)[".sram_constants"]
+    assert address == sram.base and within(load, board.qemu.code.base, board.qemu.code.size)
+    source = (tmp_path / "compiled" / "src" / "tvmgen_default.c").read_text()
+    assert 'TVMGEN_SECTION(".mtk_constants.SRAM")' in source
+
+
+def test_a_small_model_on_the_an547_keeps_its_constants_in_the_dtcm(tmp_path):
+    path = tmp_path / "fc.tflite"
+    path.write_bytes(fc_model(600, 40))
+    compiled = compile_model(path, tmp_path / "c", board="mps3/an547", weights_in_ram=True)
+    assert compiled.memory.constants_region == "DTCM"
+    assert "TVMGEN_SECTION" not in (tmp_path / "c" / "src" / "tvmgen_default.c").read_text()
+
+
+def test_constants_the_boards_ram_cannot_hold_are_refused_in_one_line(tmp_path, capsys):
+    """qemu_cortex_m3: 64 KB of RAM, 56 KB of weights and the firmware's stack and data beside them."""
+    path = tmp_path / "fc.tflite"
+    path.write_bytes(fc_model(1000, 56))
+    out = tmp_path / "out"
+    assert main(["compile", str(path), "--board", "qemu_cortex_m3", "-o", str(out)]) == 0
+    assert main(["compile", str(path), "--board", "qemu_cortex_m3", "-o", str(tmp_path / "out2"),
+                 "--weights-in-ram"]) == 2
+    error = capsys.readouterr().err.splitlines()
+    refusal = next(line for line in error if line.startswith("mtk compile: error:"))
+    assert re.search(r"fc.tflite does not fit qemu_cortex_m3: its constants \(5\d,\d{3} B, --weights-in-ram\) fit in "
+                     r"none of its RAM regions \(room beside the firmware's stack, buffers and data: RAM 4\d,\d{3} B\)$",
+                     refusal)
+    assert not (tmp_path / "out2").exists()

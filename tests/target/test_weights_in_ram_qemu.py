@@ -1,0 +1,29 @@
+"""--weights-in-ram in QEMU: the firmware copies the constants into RAM at startup and the model reads them
+there, bit-exact with tflite-micro (the system region's .data on the AN386; on the AN547, the SRAM region's
+own load section, which the reset handler's copy table covers)."""
+
+from __future__ import annotations
+
+import pytest
+
+from mtk.boards import get_board
+from mtk.compiled import CompiledModel
+from mtk.pipeline import run_model
+from mtk.runoptions import RunOptions
+
+from harness import assert_outputs_match, conv_model, random_samples
+
+
+@pytest.mark.parametrize("board, depth, units, region", [("mps2/an386", 600, 40, "RAM"),
+                                                         ("mps3/an547", 1000, 500, "SRAM")])
+def test_the_constants_read_from_ram_give_tflite_micros_outputs(tmp_path, board, depth, units, region):
+    model = conv_model("FULLY_CONNECTED", (1, depth), (units, depth), (1, units), per_channel=True,
+                       fused_activation_function="RELU")
+    path = tmp_path / "fc.tflite"
+    path.write_bytes(model)
+    inputs = random_samples(model)
+    result = run_model(path, RunOptions(get_board(board), runs=1, weights_in_ram=True, build_dir=tmp_path / "b"),
+                       inputs)
+    assert_outputs_match(model, inputs, result.outputs, f"{board}: ")
+    assert CompiledModel.load(tmp_path / "b" / "compiled").memory.constants_region == region
+    assert result.sizes.ram_bytes >= result.constant_bytes   # .data (or the region's section) holds them
