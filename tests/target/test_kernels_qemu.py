@@ -385,7 +385,8 @@ POOL_MODELS = {   # mtk_pool.h (DSP: SXTAB16 / SSUB8 / SSUB16 tap loops in assem
 
 
 @pytest.mark.parametrize("board, dtype", [("mps2/an386", "int8"), ("mps2/an386", "int16"), ("mps2/an385", "int8"),
-                                          ("mps2/an385", "int16"), ("mps3/corstone300/an547", "int16")])
+                                          ("mps2/an385", "int16"), ("mps3/corstone300/an547", "int16"),
+                                          ("mps2/an500", "int8"), ("mps2/an505", "int16")])
 def test_pools_bit_exact_on_target(board, dtype, tmp_path):
     """Pools in one call: 4-channel words and the channels left over, 289-tap windows (int8 lanes flushed), inputs
     at the type's limits."""
