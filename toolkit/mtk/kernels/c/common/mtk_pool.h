@@ -1,7 +1,8 @@
 /* int8 and int16 AVERAGE_POOL_2D and MAX_POOL_2D on cores without Helium (pooling.py), the whole layer in one
  * call: TFLM's reference pooling (reference/integer_ops/pooling.h), bit for bit. Per output pixel the window's
- * taps inside the input (the average divides by their count, rounding half away from zero with C's truncating
- * division), then the activation range.
+ * taps inside the input (the average divides by their count, rounding half away from zero as C's truncating
+ * division does: by a multiply with the count's reciprocal up to mtk_pool_window.h's bounds), then the activation
+ * range.
  * - int8 average, 4 channels a word: two registers of 16-bit lanes (channels 0, 2 and 1, 3) summed over at most
  *   256 taps, then added into int32 sums;
  * - int8 max, 4 channels a word, the max from the activation's low end (only a high end below 127 clamps after);
