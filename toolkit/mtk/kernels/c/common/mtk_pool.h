@@ -57,7 +57,8 @@ MTK_POOL_INLINE void mtk_pool_pixel_s8(const void* at, void* out, int32_t C, mtk
     for (; c + 4 <= C; c += 4) {
       int32_t s[4];
       mtk_pool_sum_s8x4(corner + c, win, s);
-      for (int32_t i = 0; i < 4; ++i) o[c + i] = (int8_t)mtk_pool_average_of(s[i], &win, act_min, act_max);
+      for (int32_t i = 0; i < 4; ++i)
+        o[c + i] = (int8_t)mtk_pool_average_of(s[i], win.count, win.reciprocal, act_min, act_max);
     }
   } else {
     const uint32_t lo = (uint32_t)(uint8_t)act_min * 0x01010101u, hi = (uint32_t)(uint8_t)act_max * 0x01010101u;
@@ -88,8 +89,8 @@ MTK_POOL_INLINE void mtk_pool_pixel_s16(const void* at, void* out, int32_t C, mt
           s0 += (int16_t)(w & 0xffffu);
           s1 += (int32_t)w >> 16;
         }
-      o[c] = (int16_t)mtk_pool_average_of(s0, &win, act_min, act_max);
-      o[c + 1] = (int16_t)mtk_pool_average_of(s1, &win, act_min, act_max);
+      o[c] = (int16_t)mtk_pool_average_of(s0, win.count, win.reciprocal, act_min, act_max);
+      o[c + 1] = (int16_t)mtk_pool_average_of(s1, win.count, win.reciprocal, act_min, act_max);
     }
   }
   else {

@@ -44,11 +44,20 @@ static inline uint32_t mtk_pool_reciprocal(int32_t count, int32_t bytes) {
   return count >= 2 && count <= most ? 0xffffffffu / (uint32_t)count + 1u : 0u;
 }
 
-/* mtk_pool_average over the window `w`: by its reciprocal's multiply where it has one (count 1: the sum). */
-static inline int32_t mtk_pool_average_of(int32_t sum, const mtk_pool_window* w, int32_t act_min, int32_t act_max) {
-  if (w->reciprocal == 0 && w->count != 1) return mtk_pool_average(sum, w->count, act_min, act_max);
-  const uint32_t n = sum > 0 ? (uint32_t)sum + (uint32_t)(w->count / 2) : (uint32_t)(w->count / 2) - (uint32_t)sum;
-  const int32_t q = w->count == 1 ? (int32_t)n : (int32_t)(((uint64_t)n * w->reciprocal) >> 32);
+/* Whether the compiler knows v's value (a layer whose windows all lie inside, its constants propagated). */
+#if defined(__GNUC__)
+#define MTK_POOL_KNOWN(v) __builtin_constant_p(v)
+#else
+#define MTK_POOL_KNOWN(v) 0
+#endif
+
+/* mtk_pool_average of `count` taps with mtk_pool_reciprocal's `reciprocal`: by its multiply where there is one
+ * (count 1: the sum), by the compiler's own multiply or shift where it knows the count. */
+static inline int32_t mtk_pool_average_of(int32_t sum, int32_t count, uint32_t reciprocal, int32_t act_min,
+                                          int32_t act_max) {
+  if (MTK_POOL_KNOWN(count) || (reciprocal == 0 && count != 1)) return mtk_pool_average(sum, count, act_min, act_max);
+  const uint32_t n = sum > 0 ? (uint32_t)sum + (uint32_t)(count / 2) : (uint32_t)(count / 2) - (uint32_t)sum;
+  const int32_t q = count == 1 ? (int32_t)n : (int32_t)(((uint64_t)n * reciprocal) >> 32);
   return mtk_pool_clamp(sum > 0 ? q : -q, act_min, act_max);
 }
 
@@ -77,8 +86,9 @@ static inline mtk_pool_window mtk_pool_window_at(int32_t oy, int32_t ox, int32_t
 #define MTK_POOL_INLINE static inline
 #endif
 
-/* Channels c.. of one output pixel, one at a time (bytes: 1 for int8, 2 for int16). */
-static inline void mtk_pool_channels(const void* corner, void* o, int32_t c, int32_t C, mtk_pool_window win,
+/* Channels c.. of one output pixel, one at a time (bytes: 1 for int8, 2 for int16); out of line (inlined into a
+ * layer of known channels, gcc warns of iterations past them). */
+MTK_OUT_OF_LINE void mtk_pool_channels(const void* corner, void* o, int32_t c, int32_t C, mtk_pool_window win,
                                      int32_t act_min, int32_t act_max, int average, int bytes) {
   for (; c < C; ++c) {
     int32_t v = average ? 0 : (bytes == 1 ? -128 : -32768);
@@ -88,7 +98,8 @@ static inline void mtk_pool_channels(const void* corner, void* o, int32_t c, int
         const int32_t t = bytes == 1 ? *(const int8_t*)q : *(const int16_t*)(const void*)q;
         v = average ? v + t : (t > v ? t : v);
       }
-    v = average ? mtk_pool_average_of(v, &win, act_min, act_max) : mtk_pool_clamp(v, act_min, act_max);
+    v = average ? mtk_pool_average_of(v, win.count, win.reciprocal, act_min, act_max)
+                : mtk_pool_clamp(v, act_min, act_max);
     if (bytes == 1)
       ((int8_t*)o)[c] = (int8_t)v;
     else
