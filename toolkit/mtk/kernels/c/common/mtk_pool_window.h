@@ -24,25 +24,11 @@ static inline int32_t mtk_pool_average(int32_t sum, int32_t count, int32_t act_m
   return mtk_pool_clamp(sum > 0 ? (sum + half) / count : (sum - half) / count, act_min, act_max);
 }
 
-/* One output pixel's window inside the input, walked as `runs` runs (run_step elements apart) of `taps` taps
- * (tap_step apart): its rows of columns, or one run when the window spans whole input rows or is one column;
- * reciprocal: mtk_pool_reciprocal's of its count. */
-typedef struct {
-  int32_t offset, count, runs, taps, run_step, tap_step;
-  uint32_t reciprocal;
-} mtk_pool_window;
-
 /* The most taps whose average mtk_pool_average_of computes by a multiply (int8, int16 elements): n / count is
  * floor(n * ceil(2^32 / count) / 2^32) while n * count < 2^32 (the product's excess n * e / 2^32, e < count,
  * stays below 1 / count), and n = |sum| + count / 2 is at most 129 * count (int8), 32769 * count (int16). */
 #define MTK_POOL_RECIPROCAL_TAPS_S8 4096
 #define MTK_POOL_RECIPROCAL_TAPS_S16 256
-
-/* ceil(2^32 / count) for 2 .. the element's MTK_POOL_RECIPROCAL_TAPS_*, else 0 (a division). */
-static inline uint32_t mtk_pool_reciprocal(int32_t count, int32_t bytes) {
-  const int32_t most = bytes == 1 ? MTK_POOL_RECIPROCAL_TAPS_S8 : MTK_POOL_RECIPROCAL_TAPS_S16;
-  return count >= 2 && count <= most ? 0xffffffffu / (uint32_t)count + 1u : 0u;
-}
 
 /* Whether the compiler knows v's value (a layer whose windows all lie inside, its constants propagated). */
 #if defined(__GNUC__)
@@ -51,15 +37,27 @@ static inline uint32_t mtk_pool_reciprocal(int32_t count, int32_t bytes) {
 #define MTK_POOL_KNOWN(v) 0
 #endif
 
-/* mtk_pool_average of `count` taps with mtk_pool_reciprocal's `reciprocal`: by its multiply where there is one
- * (count 1: the sum), by the compiler's own multiply or shift where it knows the count. */
+/* ceil(2^32 / count) for 2 .. the element's MTK_POOL_RECIPROCAL_TAPS_*, else 0 (a division); 0 too for a count the
+ * compiler knows (its own multiply or shift). */
+static inline uint32_t mtk_pool_reciprocal(int32_t count, int32_t bytes) {
+  const int32_t most = bytes == 1 ? MTK_POOL_RECIPROCAL_TAPS_S8 : MTK_POOL_RECIPROCAL_TAPS_S16;
+  return !MTK_POOL_KNOWN(count) && count >= 2 && count <= most ? 0xffffffffu / (uint32_t)count + 1u : 0u;
+}
+
+/* mtk_pool_average of `count` taps with mtk_pool_reciprocal's `reciprocal`: by its multiply where there is one. */
 static inline int32_t mtk_pool_average_of(int32_t sum, int32_t count, uint32_t reciprocal, int32_t act_min,
                                           int32_t act_max) {
-  if (MTK_POOL_KNOWN(count) || (reciprocal == 0 && count != 1)) return mtk_pool_average(sum, count, act_min, act_max);
+  if (reciprocal == 0) return mtk_pool_average(sum, count, act_min, act_max);
   const uint32_t n = sum > 0 ? (uint32_t)sum + (uint32_t)(count / 2) : (uint32_t)(count / 2) - (uint32_t)sum;
-  const int32_t q = count == 1 ? (int32_t)n : (int32_t)(((uint64_t)n * reciprocal) >> 32);
+  const int32_t q = (int32_t)(((uint64_t)n * reciprocal) >> 32);
   return mtk_pool_clamp(sum > 0 ? q : -q, act_min, act_max);
 }
+
+/* One output pixel's window inside the input, walked as `runs` runs (run_step elements apart) of `taps` taps
+ * (tap_step apart): its rows of columns, or one run when the window spans whole input rows or is one column. */
+typedef struct {
+  int32_t offset, count, runs, taps, run_step, tap_step;
+} mtk_pool_window;
 
 static inline mtk_pool_window mtk_pool_window_at(int32_t oy, int32_t ox, int32_t in_h, int32_t in_w, int32_t C,
                                                  int32_t kh, int32_t kw, int32_t stride_h, int32_t stride_w,
@@ -68,7 +66,7 @@ static inline mtk_pool_window mtk_pool_window_at(int32_t oy, int32_t ox, int32_t
   const int32_t y0 = iy < 0 ? -iy : 0, y1 = kh < in_h - iy ? kh : in_h - iy;
   const int32_t x0 = ix < 0 ? -ix : 0, x1 = kw < in_w - ix ? kw : in_w - ix;
   const int32_t rows = y1 - y0, cols = x1 - x0;
-  mtk_pool_window w = {((iy + y0) * in_w + ix + x0) * C, rows * cols, rows, cols, in_w * C, C, 0u};
+  mtk_pool_window w = {((iy + y0) * in_w + ix + x0) * C, rows * cols, rows, cols, in_w * C, C};
   if (cols == in_w) {
     w.runs = 1;
     w.taps = rows * cols;
@@ -87,7 +85,7 @@ static inline mtk_pool_window mtk_pool_window_at(int32_t oy, int32_t ox, int32_t
 #endif
 
 /* Channels c.. of one output pixel, one at a time (bytes: 1 for int8, 2 for int16); out of line (inlined into a
- * layer of known channels, gcc warns of iterations past them). */
+ * layer of known channels, gcc may warn of iterations past them). */
 MTK_OUT_OF_LINE void mtk_pool_channels(const void* corner, void* o, int32_t c, int32_t C, mtk_pool_window win,
                                      int32_t act_min, int32_t act_max, int average, int bytes) {
   for (; c < C; ++c) {
@@ -98,8 +96,7 @@ MTK_OUT_OF_LINE void mtk_pool_channels(const void* corner, void* o, int32_t c, i
         const int32_t t = bytes == 1 ? *(const int8_t*)q : *(const int16_t*)(const void*)q;
         v = average ? v + t : (t > v ? t : v);
       }
-    v = average ? mtk_pool_average_of(v, win.count, win.reciprocal, act_min, act_max)
-                : mtk_pool_clamp(v, act_min, act_max);
+    v = average ? mtk_pool_average(v, win.count, act_min, act_max) : mtk_pool_clamp(v, act_min, act_max);
     if (bytes == 1)
       ((int8_t*)o)[c] = (int8_t)v;
     else
@@ -117,13 +114,10 @@ MTK_POOL_INLINE int32_t mtk_pool_layer(mtk_pool_pixel_fn* pixel, int32_t bytes, 
                                        int32_t stride_h, int32_t stride_w, int32_t pad_top, int32_t pad_left,
                                        int32_t act_min, int32_t act_max, int average) {
   uint8_t* o = (uint8_t*)out;
-  int32_t count = 0;   /* the last window's, and its reciprocal: one division a window size */
-  uint32_t reciprocal = 0;
   for (int32_t oy = 0; oy < out_h; ++oy) {
     for (int32_t ox = 0; ox < out_w; ++ox, o += C * bytes) {
-      mtk_pool_window win = mtk_pool_window_at(oy, ox, in_h, in_w, C, kh, kw, stride_h, stride_w, pad_top, pad_left);
-      if (average && win.count != count) count = win.count, reciprocal = mtk_pool_reciprocal(count, bytes);
-      win.reciprocal = reciprocal;
+      const mtk_pool_window win = mtk_pool_window_at(oy, ox, in_h, in_w, C, kh, kw, stride_h, stride_w, pad_top,
+                                                     pad_left);
       pixel((const uint8_t*)x + win.offset * bytes, o, C, win, act_min, act_max, average);
     }
   }
