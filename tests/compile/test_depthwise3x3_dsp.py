@@ -7,8 +7,8 @@ import pytest
 
 from harness import assert_bit_exact_on_c_paths, depthwise
 from mtk.codegen.tiling import band_data
-from mtk.ops import depthwise3x3_dsp, prepare_ops
-from mtk.ops.conv import DEPTHWISE_KERNELS
+from mtk.ops import depthwise3x3_dsp, op_def, prepare_ops
+from mtk.ops.conv import DEPTHWISE_KERNELS, DepthwiseParams
 from mtk.reader import read_model
 from mtk.target import get_cpu
 
@@ -22,16 +22,29 @@ def layer(tmp_path, model: bytes, cpu: str = "cortex-m4"):
     (depthwise((1, 12, 12, 16), (3, 3), 1, (12, 12)), True),
     (depthwise((1, 12, 11, 16), (3, 3), 1, (6, 6), stride=(2, 2)), True),
     (depthwise((1, 2, 12, 16), (3, 3), 1, (2, 12)), False),                 # fewer than 3 rows
-    (depthwise((1, 12, 12, 8), (3, 3), 2, (12, 12)), False),                # a depth multiplier
+    (depthwise((1, 12, 12, 8), (3, 3), 2, (12, 12)), True),                 # a depth multiplier
     (depthwise((1, 12, 12, 8), (5, 5), 1, (12, 12)), False),                # another window
     (depthwise((1, 12, 12, 8), (3, 3), 1, (12, 12), dilation=(2, 2)), False),
     (depthwise((1, 12, 13, 8), (3, 3), 1, (4, 5), stride=(3, 3)), False),   # a horizontal stride of 3
-    (depthwise((1, 40, 40, 64), (3, 3), 1, (40, 40)), False),               # rows beyond LDRSB's offsets
+    (depthwise((1, 40, 40, 64), (3, 3), 1, (40, 40)), True),                # rows beyond LDRSB's: transposed
 ])
 def test_the_3x3_assembly_is_the_dsp_default_where_it_fits(model, takes, tmp_path):
     data = layer(tmp_path, model)
     assert (DEPTHWISE_KERNELS.variants(data)[0].kernel == "dsp-3x3") == takes
     assert "dsp-3x3" not in [v.kernel for v in DEPTHWISE_KERNELS.variants(layer(tmp_path, model, "cortex-m3"))]
+
+
+@pytest.mark.parametrize("model, cpu, sliding", [
+    (depthwise((1, 96, 96, 1), (3, 3), 8, (48, 48), stride=(2, 2)), "cortex-m4", True),   # person_detect's first
+    (depthwise((1, 9, 8, 1), (3, 3), 16, (9, 8)), "cortex-m33", True),
+    (depthwise((1, 9, 8, 1), (3, 3), 20, (9, 8)), "cortex-m4", False),    # many channels: the GEMM packs once for all
+    (depthwise((1, 9, 8, 1), (5, 5), 8, (9, 8)), "cortex-m4", False),     # not a window dsp-3x3 takes
+    (depthwise((1, 9, 8, 1), (3, 3), 8, (9, 8)), "cortex-m3", False),     # no DSP
+])
+def test_one_input_channel_runs_the_sliding_window_for_few_channels(model, cpu, sliding, tmp_path):
+    data = layer(tmp_path, model, cpu)
+    assert isinstance(data.params, DepthwiseParams) == sliding
+    assert (op_def(data.op.type).variants(data)[0].kernel == "dsp-3x3") == sliding
 
 
 def test_a_band_of_two_rows_lowers_as_the_four_channel_kernel(tmp_path):
@@ -47,6 +60,9 @@ def test_a_band_of_two_rows_lowers_as_the_four_channel_kernel(tmp_path):
     (depthwise((1, 5, 25, 16), (3, 3), 1, (5, 25)), False),
     (depthwise((1, 12, 12, 16), (3, 3), 1, (12, 12)), False),
     (depthwise((1, 25, 2, 16), (3, 3), 1, (25, 2)), False),                   # 2 columns: not 3 rows
+    (depthwise((1, 24, 24, 96), (3, 3), 1, (24, 24)), True),                  # rows 2,304 bytes apart
+    (depthwise((1, 24, 24, 96), (3, 3), 1, (12, 12), stride=(2, 2)), True),
+    (depthwise((1, 24, 30, 96), (3, 3), 1, (24, 30)), True),                  # wider than tall, but far rows
 ])
 def test_a_layer_taller_than_wide_runs_transposed(model, swapped, tmp_path):
     data = layer(tmp_path, model)
@@ -67,8 +83,11 @@ def test_the_sign_term_only_where_a_negative_sum_can_output_above_act_min(activa
 
 
 @pytest.mark.parametrize("model", [depthwise((1, 25, 5, 12), (3, 3), 1, (25, 5)),
-                                   depthwise((1, 14, 7, 5), (3, 3), 1, (7, 4), stride=(2, 2), activation="NONE")])
-def test_the_c_version_of_a_transposed_layer_is_bit_exact(model, tmp_path):
+                                   depthwise((1, 14, 7, 5), (3, 3), 1, (7, 4), stride=(2, 2), activation="NONE"),
+                                   depthwise((1, 9, 7, 3), (3, 3), 3, (5, 4), stride=(2, 2), activation="NONE"),
+                                   depthwise((1, 5, 9, 4), (3, 3), 2, (3, 7), padding="VALID"),
+                                   depthwise((1, 11, 9, 1), (3, 3), 6, (6, 5), stride=(2, 2), activation="RELU6")])
+def test_the_c_version_is_bit_exact_transposed_and_with_a_multiplier(model, tmp_path):
     assert_bit_exact_on_c_paths(model, tmp_path, cpu="cortex-m4")
 
 

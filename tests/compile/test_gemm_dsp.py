@@ -24,7 +24,8 @@ RUNS_LAYERS = {
     "conv-3ch-5x5-valid": lambda: conv((1, 8, 9, 3), (5, 5), 6, (4, 5), padding="VALID"),   # 15 left over: 4 groups
     "conv-1ch-3x3-s2": lambda: conv((1, 12, 10, 1), (3, 3), 7, (6, 5), stride=(2, 2)),   # no whole word, all left over
     "conv-2ch-3x3-dilated-rows": lambda: conv((1, 9, 8, 2), (3, 3), 4, (9, 8), dilation=(2, 1)),
-    "dw-1to8-3x3": lambda: depthwise((1, 9, 8, 1), (3, 3), 8, (9, 8), activation="RELU6"),
+    # 1 -> N depthwise: a convolution on the GEMM (up to 16 channels on DSP cores dsp-3x3's)
+    "dw-1to20-3x3": lambda: depthwise((1, 9, 8, 1), (3, 3), 20, (9, 8), activation="RELU6"),
 }
 
 

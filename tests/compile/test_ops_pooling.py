@@ -63,6 +63,11 @@ C_POOLS = {   # mtk_pool.h: 4-channel words (int8) / pairs (int16) and the chann
     "avg16-global-9x9x4": ("AVERAGE_POOL_2D", "int16", (9, 9, 4), (9, 9), (1, 1), "VALID", "NONE"),
     "max16-3ch": ("MAX_POOL_2D", "int16", (7, 6, 3), (3, 3), (1, 2), "SAME", "RELU_N1_TO_1"),
     "max16-4ch": ("MAX_POOL_2D", "int16", (6, 6, 4), (2, 2), (2, 2), "VALID", "NONE"),
+    # averages by a reciprocal's multiply up to 4,096 (int8) and 256 (int16) taps, a division past them
+    "avg-global-64x64x4": ("AVERAGE_POOL_2D", "int8", (64, 64, 4), (64, 64), (1, 1), "VALID", "NONE"),
+    "avg-global-65x64x4": ("AVERAGE_POOL_2D", "int8", (65, 64, 4), (65, 64), (1, 1), "VALID", "NONE"),
+    "avg16-global-16x16x2": ("AVERAGE_POOL_2D", "int16", (16, 16, 2), (16, 16), (1, 1), "VALID", "NONE"),
+    "avg16-global-17x16x3": ("AVERAGE_POOL_2D", "int16", (17, 16, 3), (17, 16), (1, 1), "VALID", "NONE"),
 }
 
 

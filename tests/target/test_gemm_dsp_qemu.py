@@ -21,7 +21,7 @@ pytestmark = pytest.mark.qemu
 
 @pytest.mark.parametrize("board", ["mps2/an386", "mps2/an500", "mps2/an505"])
 @pytest.mark.parametrize("name", ["conv-3ch-3x3-s2", "conv-3ch-3x3-relu", "conv-3ch-5x5-valid", "conv-1ch-3x3-s2",
-                                  "dw-1to8-3x3"])
+                                  "dw-1to20-3x3"])
 def test_run_packed_layers_are_bit_exact_on_target(name, board, tmp_path):
     assert_bit_exact_on_target(RUNS_LAYERS[name](), board, tmp_path)
 

@@ -22,7 +22,7 @@ from mtk.tuning import tunable_layers
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from harness import (GEMM_MODELS, LAYERS, assert_bit_exact_on_target, conv_model, few_channel_pointwise,
-                     single_op_model)
+                     random_samples, single_op_model)
 
 pytestmark = pytest.mark.qemu
 
@@ -165,6 +165,14 @@ DSP_3X3_MODELS = {   # depthwise3x3_dsp.py's generated assembly: a first block w
     "dw3x3-tall-s2": lambda: depthwise_model((1, 14, 7, 5), (3, 3), (1, 7, 4, 5), stride=2),
     # two rows 4,000 bytes apart: r0 moved on every column, in the row's loop too
     "dw3x3-far-rows": lambda: depthwise_model((1, 6, 40, 50), (3, 3), (1, 3, 20, 50), "RELU", stride=2),
+    # rows 2,160 bytes apart, beyond LDRSB's reach of two rows on: transposed, r0 moved on every column
+    "dw3x3-far-rows-360": lambda: depthwise_model((1, 5, 6, 360), (3, 3), (1, 5, 6, 360), "RELU6"),
+    # a depth multiplier: output channel c reads input channel c / M (VALID, odd sizes, stride 2, transposed)
+    "dw3x3-4to8-m2": lambda: depthwise_model((1, 9, 11, 4), (3, 3), (1, 9, 11, 8), multiplier=2),
+    "dw3x3-3to9-m3-s2-valid": lambda: depthwise_model((1, 9, 7, 3), (3, 3), (1, 4, 3, 9), "RELU", padding="VALID",
+                                                      stride=2, multiplier=3),
+    "dw3x3-1to8-s2": lambda: depthwise_model((1, 13, 11, 1), (3, 3), (1, 7, 6, 8), "RELU6", stride=2, multiplier=8),
+    "dw3x3-5to10-m2-tall": lambda: depthwise_model((1, 13, 5, 5), (3, 3), (1, 7, 3, 10), stride=2, multiplier=2),
     "dw3x3-s2x1": lambda: conv_model("DEPTHWISE_CONV_2D", (1, 7, 9, 8), (1, 3, 3, 8), (1, 4, 9, 8), per_channel=True,
                                      padding="SAME", stride_h=2, stride_w=1, depth_multiplier=1, dilation_h_factor=1,
                                      dilation_w_factor=1, fused_activation_function="NONE"),
@@ -204,8 +212,8 @@ def test_dsp_3x3_depthwise_bit_exact_on_target(board, name, tmp_path):
 
 @st.composite
 def dsp_3x3_layers(draw) -> bytes:
-    """A 3x3 depthwise layer of multiplier 1 depthwise3x3_dsp.py takes: rows up to 2 loop passes long or short
-    (straight code), taller than wide (transposed) or not, strides 1-2, SAME or VALID, any activation."""
+    """A 3x3 depthwise layer depthwise3x3_dsp.py takes: rows up to 2 loop passes long or short (straight code),
+    taller than wide (transposed) or not, strides 1-2, SAME or VALID, any activation, multiplier 1-3."""
     stride = (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
     padding = draw(st.sampled_from(["SAME", "VALID"]))
     in_h, in_w = draw(st.integers(3, 12)), draw(st.integers(3, 21 * stride[1]))
@@ -213,9 +221,12 @@ def dsp_3x3_layers(draw) -> bytes:
         in_h, in_w, stride = in_w, in_h, stride[::-1]
     out_hw = [(n + s - 1) // s if padding == "SAME" else (n - 3) // s + 1 for n, s in zip((in_h, in_w), stride)]
     channels = draw(st.integers(2, 19))   # one channel: a convolution (the GEMM)
+    multiplier = draw(st.integers(1, 3))
     activation = draw(st.sampled_from(["NONE", "RELU", "RELU6"]))
-    return conv_model("DEPTHWISE_CONV_2D", (1, in_h, in_w, channels), (1, 3, 3, channels), (1, *out_hw, channels),
-                      per_channel=True, padding=padding, stride_h=stride[0], stride_w=stride[1], depth_multiplier=1,
+    out_c = channels * multiplier
+    return conv_model("DEPTHWISE_CONV_2D", (1, in_h, in_w, channels), (1, 3, 3, out_c), (1, *out_hw, out_c),
+                      per_channel=True, padding=padding, stride_h=stride[0], stride_w=stride[1],
+                      depth_multiplier=multiplier,
                       dilation_h_factor=1, dilation_w_factor=1, fused_activation_function=activation,
                       seed=draw(st.integers(0, 1000)))
 
@@ -232,6 +243,27 @@ def test_dsp_3x3_depthwise_bit_exact_on_random_layers(board, tmp_path_factory):
         assert DEPTHWISE_KERNELS.variants(data)[0].kernel == "dsp-3x3"
         assert_bit_exact_on_target(model, board, work)
     check()
+
+
+def one_channel_chain() -> bytes:
+    """A 1 -> 8 3x3 depthwise (dsp-3x3's with a multiplier of 8), a 3x3 conv and a classifier: a chain tiling bands."""
+    d = modelgen.Draw(np.random.default_rng(0))
+    net = modelgen.Net("mtk test 1->8 depthwise tiled")
+    x = net.model_input((1, 40, 24, 1), modelgen.activation_quant(d))
+    x = modelgen.weighted_sum(net, d, x, "DEPTHWISE_CONV_2D", (1, 3, 3, 8), 3, 9, (1, 20, 12, 8), padding="SAME",
+                              stride_h=2, stride_w=2, depth_multiplier=8, bias_optional=False)
+    x = modelgen.weighted_sum(net, d, x, "CONV_2D", (16, 3, 3, 8), 0, 72, (1, 20, 12, 16), padding="SAME")
+    return net.build(modelgen.fully_connected(net, d, modelgen.flatten(net, d, x)))
+
+
+def test_a_tiled_one_channel_depthwise_bit_exact_on_target(tmp_path):
+    """Under a RAM bound only a tiled plan meets (codegen/tiling.py), bands around the 1 -> 8 layer."""
+    from mtk.compiler import compile_model
+    model = one_channel_chain()
+    (tmp_path / "m.tflite").write_bytes(model)
+    untiled = compile_model(tmp_path / "m.tflite", tmp_path / "untiled", board="mps2/an386").arena_bytes
+    assert assert_bit_exact_on_target(model, "mps2/an386", tmp_path, random_samples(model, 1),
+                                      max_ram=untiled - 1) < untiled
 
 
 def deep_fc_model(depth: int, units: int, activation: str, seed: int = 0, per_channel: bool = False) -> bytes:
@@ -381,7 +413,8 @@ POOL_MODELS = {   # mtk_pool.h (DSP: SXTAB16 / SSUB8 / SSUB16 tap loops in assem
 
 
 @pytest.mark.parametrize("board, dtype", [("mps2/an386", "int8"), ("mps2/an386", "int16"), ("mps2/an385", "int8"),
-                                          ("mps2/an385", "int16"), ("mps3/corstone300/an547", "int16")])
+                                          ("mps2/an385", "int16"), ("mps3/corstone300/an547", "int16"),
+                                          ("mps2/an500", "int8"), ("mps2/an505", "int16")])
 def test_pools_bit_exact_on_target(board, dtype, tmp_path):
     """Pools in one call: 4-channel words and the channels left over, 289-tap windows (int8 lanes flushed), inputs
     at the type's limits."""

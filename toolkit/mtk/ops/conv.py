@@ -15,7 +15,7 @@ import numpy as np
 
 from ..graph import Graph, Op, Tensor
 from ..kernels.table import Family, weight_group
-from ..target import Cpu
+from ..target import Cpu, Isa
 from . import depthwise, depthwise3x3_dsp, depthwise_dsp, depthwise_mve, winograd_dsp
 from .base import Axis, Band, Lowered, OpData, OpDef, Rows, constant_kernel, io
 from .common import check_int8_weights, op_error, require_per_tensor
@@ -28,6 +28,9 @@ from .requant import Requant
 from .variants import Variant, VariantTable
 
 FIRST_LAYER_EXTRA_FLASH = 4096   # bytes int16-expanded weights of a gathered-patch GEMM may add by default
+# output channels up to which a 1 -> N depthwise layer that dsp-3x3 takes runs there rather than on the GEMM: the
+# GEMM packs each pixel's taps once for all N channels, the sliding window reads each input column once a channel
+SLIDING_ONE_CHANNEL_MAX = 16
 
 
 def requant_params(x: Tensor, w: Tensor, y: Tensor, out_c: int, activation: str) -> Requant:
@@ -149,7 +152,8 @@ class DepthwiseParams:
 
 
 class DepthwiseConv2D(ConvWindow, GemmOpDef):
-    """With one input channel a convolution (the GEMM, its variants tunable); otherwise depthwise.py."""
+    """With one input channel a convolution (the GEMM, its variants tunable), but for few output channels where
+    dsp-3x3 takes it; otherwise depthwise.py."""
 
     types = ("DEPTHWISE_CONV_2D",)
 
@@ -162,10 +166,13 @@ class DepthwiseConv2D(ConvWindow, GemmOpDef):
         g = conv_geometry(op, x, w, y)
         rq = requant_params(x, w, y, g.out_c, op.options.get("fused_activation_function", "NONE"))
         bias = folded_bias(rest[0] if rest else None, w.data.astype(np.int64).sum(axis=(0, 1, 2)), x.quant.zp)
-        if g.in_c == 1:   # one input channel: a convolution with out_c output channels, on the GEMM
-            return OpData.of(op, graph, cpu, GemmParams("depthwise_conv2d", w.data.reshape(-1, g.out_c).T, bias, rq,
-                                                        Patches(**asdict(g), in_zp=x.quant.zp)))
-        return OpData.of(op, graph, cpu, DepthwiseParams(g, bias, rq))
+        layer = OpData.of(op, graph, cpu, DepthwiseParams(g, bias, rq))
+        sliding = cpu.isa is Isa.DSP and g.out_c <= SLIDING_ONE_CHANNEL_MAX and depthwise3x3_dsp.takes(layer)
+        if g.in_c > 1 or sliding:
+            return layer
+        # one input channel: a convolution with out_c output channels, on the GEMM
+        return OpData.of(op, graph, cpu, GemmParams("depthwise_conv2d", w.data.reshape(-1, g.out_c).T, bias, rq,
+                                                    Patches(**asdict(g), in_zp=x.quant.zp)))
 
     def macs(self, data: OpData) -> int:
         _, w, *_ = data.inputs

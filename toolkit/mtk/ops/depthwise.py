@@ -9,10 +9,10 @@ reads input channel c / multiplier, and the last group of a channel count that i
 load each lane's byte on its own, weights int16 in lane order; they run in a loop of their own, so
 that the consecutive groups' lane offsets are constants. On the Cortex-M3 an even multiplier's groups, whose
 lanes read their inputs in pairs, take mtk_dw_pairs_s8: one SMLAL a pair of lanes (weights packed w0 + w1·2^23).
-(One input channel: a convolution, conv.py.) Pixels whose window lies inside the image call the kernel with the
-full tap range (constants: the bounds checks fold away); border pixels pass the range of taps inside, the others
-read the input zero point (cancelled by the folded bias, as in conv.py). The requantization epilogue follows each
-group (requant.py).
+(One input channel: a convolution, conv.py; few channels on DSP cores dsp-3x3.) Pixels whose window lies inside
+the image call the kernel with the full tap range (constants: the bounds checks fold away); border pixels pass the
+range of taps inside, the others read the input zero point (cancelled by the folded bias, as in conv.py). The
+requantization epilogue follows each group (requant.py).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""DEPTHWISE_CONV_2D with a 3x3 window, multiplier 1, dilation 1 and horizontal stride 1 or 2 on DSP cores
-(Cortex-M4, M7, M33): one channel at a time, its weights and bias in registers over the whole channel plane, a
-window sliding along each row: every input column loaded once, its products added to the (up to 3) outputs whose
+"""DEPTHWISE_CONV_2D with a 3x3 window, dilation 1 and horizontal stride 1 or 2 on DSP cores (Cortex-M4, M7, M33):
+one output channel at a time (with a depth multiplier M, output channel c reads input channel c / M), its weights
+and bias in registers over the whole channel plane, a window sliding along each row: every input column loaded once, its products added to the (up to 3) outputs whose
 window holds it, 4 accumulators taken in turn and the finished outputs stored two at a time. The layer is one
 function of assembly generated here with its strides, offsets and border columns as immediates, on the M7 ordered
 for dual issue (asm_schedule.py); c/mtk_dw3x3_dsp.h computes the same in C where the assembly does not build.
@@ -15,7 +15,9 @@ sums, weights and bias doubled offline); where a negative sum can only give act_
 point: ReLU, ReLU6) without its "- 1 when negative", in place and without it.
 
 A layer whose output is taller than wide runs transposed: its columns as rows (strides, padding and the weights'
-axes swapped, each output row then a column of the image), for fewer, longer rows."""
+axes swapped, each output row then a column of the image), for fewer, longer rows; so does one whose rows are too
+far apart for LDRSB's offsets (two rows on from a column: 24x24x96 and wider), its columns then the ones an ADD
+steps to."""
 
 from __future__ import annotations
 
@@ -44,6 +46,7 @@ WEIGHTS = ("r2", "r3", "r4")
 SINGLES = (("smlabb", "r5"), ("smlabt", "r5"), ("smlabt", "r6"))   # slot 2 of column kx by U.lo, U.hi, V.hi
 FRAME = 32                 # stream, input and output pointers of the channel, channels and rows left, the row
                            # loop's end (of r1), the channel's mult and k
+MULTIPLIER_SLOT = 8        # with a depth multiplier: the output channels left before the next input channel
 NORMAL, TOP, BOTTOM = (0, 1, 2), (None, 0, 1), (1, 2, None)   # slot of each kernel row (None: outside)
 # The weight registers of a row kind from the normal ones (W<kx> = (row 0, row 1), U = (w20, w21), V = (e, w22)),
 # the bias first taking the zero point's products through the kernel row outside (zp in lr).
@@ -126,7 +129,8 @@ def _clamp(reg: str, bound: int, cond: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Steps:
-    """Bytes from an input row to the next (and column, channel 0 to 1 being 1), the same for the output."""
+    """Bytes from an input row to the next and from a column to the next (the input's channels apart), the same
+    for the output."""
 
     in_row: int
     in_col: int
@@ -143,10 +147,10 @@ def transposed(g: ConvGeometry) -> ConvGeometry:
 
 def oriented(g: ConvGeometry, swapped: bool) -> tuple[ConvGeometry, Steps]:
     """The geometry whose rows the assembly runs and its steps: the layer's, or with rows and columns swapped."""
-    c = g.in_c
+    c, out_c = g.in_c, g.out_c
     if swapped:
-        return transposed(g), Steps(c, g.in_w * c, c, g.out_w * c)
-    return g, Steps(g.in_w * c, c, g.out_w * c, c)
+        return transposed(g), Steps(c, g.in_w * c, out_c, g.out_w * out_c)
+    return g, Steps(g.in_w * c, c, g.out_w * out_c, out_c)
 
 
 class _Layer:
@@ -312,12 +316,16 @@ class _Layer:
 
     def source(self) -> list[str]:
         g, steps = self.g, self.steps
+        multiplier = g.out_c // g.in_c
+        frame = FRAME + 8 * (multiplier > 1)   # 8-byte aligned
         end_column = self.row_code()
         row_lines = self.a.lines
         self.a = a = _Asm()
-        a("push {r4-r11, lr}", f"sub sp, sp, #{FRAME}", f"str r1, {a.frame(0)}", f"str r0, {a.frame(1)}",
+        a("push {r4-r11, lr}", f"sub sp, sp, #{frame}", f"str r1, {a.frame(0)}", f"str r0, {a.frame(1)}",
           f"str r2, {a.frame(2)}")
-        a(f"movw r12, #{g.in_c}", f"str r12, {a.frame(3)}", "5:", f"ldr r12, {a.frame(0)}", "ldrd r2, r3, [r12]",
+        if multiplier > 1:
+            a(f"movw r12, #{multiplier}", f"str r12, {a.frame(MULTIPLIER_SLOT)}")
+        a(f"movw r12, #{g.out_c}", f"str r12, {a.frame(3)}", "5:", f"ldr r12, {a.frame(0)}", "ldrd r2, r3, [r12]",
           f"strd r2, r3, {a.frame(6)}")
         for kind, oy0, count in self.runs():
             a(f"ldr r12, {a.frame(0)}", "add r12, r12, #8", "ldm r12, {r2-r7}")
@@ -335,18 +343,23 @@ class _Layer:
                 a.add("r1", steps.out_row - g.out_w * steps.out_col, "r12")
                 a(f"ldr r12, {a.frame(4)}", "subs r12, r12, #1", f"str r12, {a.frame(4)}", "bne 4b")
         a(f"ldr r12, {a.frame(0)}", f"add r12, r12, #{4 * CHANNEL_WORDS}", f"str r12, {a.frame(0)}")
-        for slot in (1, 2):
-            a(f"ldr r12, {a.frame(slot)}", "adds r12, r12, #1", f"str r12, {a.frame(slot)}")
+        if multiplier > 1:   # the next input channel after the input channel's M output channels
+            a(f"ldr r12, {a.frame(MULTIPLIER_SLOT)}", "subs r12, r12, #1", "itttt eq", f"moveq r12, #{multiplier}",
+              f"ldreq r0, {a.frame(1)}", "addeq r0, r0, #1", f"streq r0, {a.frame(1)}",
+              f"str r12, {a.frame(MULTIPLIER_SLOT)}")
+        else:
+            a(f"ldr r12, {a.frame(1)}", "adds r12, r12, #1", f"str r12, {a.frame(1)}")
+        a(f"ldr r12, {a.frame(2)}", "adds r12, r12, #1", f"str r12, {a.frame(2)}")
         a(f"ldr r12, {a.frame(3)}", "subs r12, r12, #1", f"str r12, {a.frame(3)}", "bne 5b",
-          f"add sp, sp, #{FRAME}", "pop {r4-r11, pc}")
+          f"add sp, sp, #{frame}", "pop {r4-r11, pc}")
         return a.lines + row_lines
 
 
 def fits(g: ConvGeometry) -> bool:
-    """The layers the generated assembly computes in the orientation of `g`: 3x3, multiplier 1, dilation 1,
-    horizontal stride 1 or 2, at least 3 input rows, padding of at most a row at the top and 2 columns at the left
+    """The layers the generated assembly computes in the orientation of `g`: 3x3, any multiplier up to 255, dilation
+    1, horizontal stride 1 or 2, at least 3 input rows, padding of at most a row at the top and 2 columns at the left
     (plan checks the load offsets)."""
-    return (g.k_h == 3 and g.k_w == 3 and g.out_c == g.in_c and g.dil_h == 1 and g.dil_w == 1
+    return (g.k_h == 3 and g.k_w == 3 and g.out_c // g.in_c <= 255 and g.dil_h == 1 and g.dil_w == 1
             and g.stride_w in (1, 2) and g.in_h >= 3 and 0 <= g.pad_left <= 2 and 0 <= g.pad_top
             and set(row_kinds(g.in_h, g.out_h, g.stride_h, g.pad_top)[0]) <= set(KIND_SETUP))
 
@@ -355,8 +368,8 @@ def plan(g: ConvGeometry, zp: int, out_zp: int, act_min: int, act_max: int, cpu:
          ) -> tuple[_Layer, list[str]] | None:
     """The layer's assembly (and its lines, ordered for `cpu`) transposed when its output is taller than wide (fewer,
     longer rows) and that fits, else as it is, with the longest row loop whose loads stay within LDRSB's immediate;
-    None when none does."""
-    for swapped in ((True, False) if g.out_h > g.out_w else (False,)):
+    a layer that fits as it is but whose loads reach too far, transposed; None when none of these does."""
+    for swapped in ((True, False) if g.out_h > g.out_w else (False, True) if fits(g) else ()):
         if not fits(oriented(g, swapped)[0]):
             continue
         for period in PERIODS:
@@ -371,8 +384,8 @@ def c_source(layer: _Layer, lines: list[str]) -> tuple[str, CFunction]:
     """(C source, its function): the layer's assembly and, for builds without it, the call of the C version."""
     g, steps = layer.g, layer.steps
     asm = "".join(f'      "{line}\\n\\t"\n' for line in lines)
-    c_args = (f"{g.in_h}, {g.in_w}, {g.in_c}, {g.out_h}, {g.out_w}, {g.stride_h}, {g.stride_w}, {g.pad_top}, "
-              f"{g.pad_left}, {steps.in_row}, {steps.in_col}, {steps.out_row}, {steps.out_col}, {layer.zp}, "
+    c_args = (f"{g.in_h}, {g.in_w}, {g.in_c}, {g.out_c // g.in_c}, {g.out_h}, {g.out_w}, {g.stride_h}, {g.stride_w}, "
+              f"{g.pad_top}, {g.pad_left}, {steps.in_row}, {steps.in_col}, {steps.out_row}, {steps.out_col}, {layer.zp}, "
               f"{layer.act_min}, {layer.act_max}")
     name = f"mtk_dw3x3_{hashlib.sha256((asm + c_args).encode()).hexdigest()[:12]}"
     function = CFunction.of(name, "const void* x, const void* stream, int8_t* out")

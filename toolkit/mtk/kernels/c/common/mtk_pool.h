@@ -1,7 +1,8 @@
 /* int8 and int16 AVERAGE_POOL_2D and MAX_POOL_2D on cores without Helium (pooling.py), the whole layer in one
  * call: TFLM's reference pooling (reference/integer_ops/pooling.h), bit for bit. Per output pixel the window's
- * taps inside the input (the average divides by their count, rounding half away from zero with C's truncating
- * division), then the activation range.
+ * taps inside the input (the average divides by their count, rounding half away from zero as C's truncating
+ * division does: by a multiply with the count's reciprocal, one division a pixel, up to mtk_pool_window.h's
+ * bounds), then the activation range.
  * - int8 average, 4 channels a word: two registers of 16-bit lanes (channels 0, 2 and 1, 3) summed over at most
  *   256 taps, then added into int32 sums;
  * - int8 max, 4 channels a word, the max from the activation's low end (only a high end below 127 clamps after);
@@ -53,10 +54,12 @@ MTK_POOL_INLINE void mtk_pool_pixel_s8(const void* at, void* out, int32_t C, mtk
   int8_t* o = (int8_t*)out;
   int32_t c = 0;
   if (average) {
+    const uint32_t reciprocal = C >= 4 ? mtk_pool_reciprocal(win.count, 1) : 0u;
     for (; c + 4 <= C; c += 4) {
       int32_t s[4];
       mtk_pool_sum_s8x4(corner + c, win, s);
-      for (int32_t i = 0; i < 4; ++i) o[c + i] = (int8_t)mtk_pool_average(s[i], win.count, act_min, act_max);
+      for (int32_t i = 0; i < 4; ++i)
+        o[c + i] = (int8_t)mtk_pool_average_of(s[i], win.count, reciprocal, act_min, act_max);
     }
   } else {
     const uint32_t lo = (uint32_t)(uint8_t)act_min * 0x01010101u, hi = (uint32_t)(uint8_t)act_max * 0x01010101u;
@@ -78,6 +81,7 @@ MTK_POOL_INLINE void mtk_pool_pixel_s16(const void* at, void* out, int32_t C, mt
   int16_t* o = (int16_t*)out;
   int32_t c = 0;
   if (average) {
+    const uint32_t reciprocal = C >= 2 ? mtk_pool_reciprocal(win.count, 2) : 0u;
     for (; c + 2 <= C; c += 2) {
       int32_t s0 = 0, s1 = 0;
       for (int32_t r = 0; r < win.runs; ++r)
@@ -87,8 +91,8 @@ MTK_POOL_INLINE void mtk_pool_pixel_s16(const void* at, void* out, int32_t C, mt
           s0 += (int16_t)(w & 0xffffu);
           s1 += (int32_t)w >> 16;
         }
-      o[c] = (int16_t)mtk_pool_average(s0, win.count, act_min, act_max);
-      o[c + 1] = (int16_t)mtk_pool_average(s1, win.count, act_min, act_max);
+      o[c] = (int16_t)mtk_pool_average_of(s0, win.count, reciprocal, act_min, act_max);
+      o[c + 1] = (int16_t)mtk_pool_average_of(s1, win.count, reciprocal, act_min, act_max);
     }
   }
   else {

@@ -24,6 +24,35 @@ static inline int32_t mtk_pool_average(int32_t sum, int32_t count, int32_t act_m
   return mtk_pool_clamp(sum > 0 ? (sum + half) / count : (sum - half) / count, act_min, act_max);
 }
 
+/* The most taps whose average mtk_pool_average_of computes by a multiply (int8, int16 elements): n / count is
+ * floor(n * ceil(2^32 / count) / 2^32) while n * count < 2^32 (the product's excess n * e / 2^32, e < count,
+ * stays below 1 / count), and n = |sum| + count / 2 is at most 129 * count (int8), 32769 * count (int16). */
+#define MTK_POOL_RECIPROCAL_TAPS_S8 4096
+#define MTK_POOL_RECIPROCAL_TAPS_S16 256
+
+/* Whether the compiler knows v's value (a layer whose windows all lie inside, its constants propagated). */
+#if defined(__GNUC__)
+#define MTK_POOL_KNOWN(v) __builtin_constant_p(v)
+#else
+#define MTK_POOL_KNOWN(v) 0
+#endif
+
+/* ceil(2^32 / count) for 2 .. the element's MTK_POOL_RECIPROCAL_TAPS_*, else 0 (a division); 0 too for a count the
+ * compiler knows (its own multiply or shift). */
+static inline uint32_t mtk_pool_reciprocal(int32_t count, int32_t bytes) {
+  const int32_t most = bytes == 1 ? MTK_POOL_RECIPROCAL_TAPS_S8 : MTK_POOL_RECIPROCAL_TAPS_S16;
+  return !MTK_POOL_KNOWN(count) && count >= 2 && count <= most ? 0xffffffffu / (uint32_t)count + 1u : 0u;
+}
+
+/* mtk_pool_average of `count` taps with mtk_pool_reciprocal's `reciprocal`: by its multiply where there is one. */
+static inline int32_t mtk_pool_average_of(int32_t sum, int32_t count, uint32_t reciprocal, int32_t act_min,
+                                          int32_t act_max) {
+  if (reciprocal == 0) return mtk_pool_average(sum, count, act_min, act_max);
+  const uint32_t n = sum > 0 ? (uint32_t)sum + (uint32_t)(count / 2) : (uint32_t)(count / 2) - (uint32_t)sum;
+  const int32_t q = (int32_t)(((uint64_t)n * reciprocal) >> 32);
+  return mtk_pool_clamp(sum > 0 ? q : -q, act_min, act_max);
+}
+
 /* One output pixel's window inside the input, walked as `runs` runs (run_step elements apart) of `taps` taps
  * (tap_step apart): its rows of columns, or one run when the window spans whole input rows or is one column. */
 typedef struct {
@@ -55,8 +84,9 @@ static inline mtk_pool_window mtk_pool_window_at(int32_t oy, int32_t ox, int32_t
 #define MTK_POOL_INLINE static inline
 #endif
 
-/* Channels c.. of one output pixel, one at a time (bytes: 1 for int8, 2 for int16). */
-static inline void mtk_pool_channels(const void* corner, void* o, int32_t c, int32_t C, mtk_pool_window win,
+/* Channels c.. of one output pixel, one at a time (bytes: 1 for int8, 2 for int16); out of line (inlined into a
+ * layer of known channels, gcc may warn of iterations past them). */
+MTK_OUT_OF_LINE void mtk_pool_channels(const void* corner, void* o, int32_t c, int32_t C, mtk_pool_window win,
                                      int32_t act_min, int32_t act_max, int average, int bytes) {
   for (; c < C; ++c) {
     int32_t v = average ? 0 : (bytes == 1 ? -128 : -32768);

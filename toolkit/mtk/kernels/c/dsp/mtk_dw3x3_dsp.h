@@ -1,9 +1,9 @@
 /* The 3x3 depthwise layers depthwise3x3_dsp.py generates assembly for, in C: what builds without the DSP
  * assembly run (host builds), the same arithmetic on the same stream.
  *
- * Per channel the stream holds 8 int32: mult, k, then the doubled weights as int16 pairs W<kx> = (w[0][kx],
- * w[1][kx]), U = (w[2][0], w[2][1]), V = (e, w[2][2]), and the doubled bias; taps outside the image read the
- * input zero point zp. */
+ * Output channel c reads input channel c / M (the depth multiplier). Per output channel the stream holds 8 int32:
+ * mult, k, then the doubled weights as int16 pairs W<kx> = (w[0][kx], w[1][kx]), U = (w[2][0], w[2][1]),
+ * V = (e, w[2][2]), and the doubled bias; taps outside the image read the input zero point zp. */
 #ifndef MTK_DW3X3_DSP_H_
 #define MTK_DW3X3_DSP_H_
 
@@ -16,10 +16,10 @@ static inline int32_t mtk_dw3x3_half(int32_t v, int32_t high) {
 }
 
 static inline void mtk_dw3x3_c(const int8_t* x, const int32_t* stream, int8_t* out, int32_t in_h, int32_t in_w,
-                               int32_t C, int32_t out_h, int32_t out_w, int32_t stride_h, int32_t stride_w,
-                               int32_t pad_top, int32_t pad_left, int32_t in_row, int32_t in_col, int32_t out_row,
-                               int32_t out_col, int32_t zp, int32_t act_min, int32_t act_max) {
-  for (int32_t c = 0; c < C; ++c) {
+                               int32_t C_in, int32_t M, int32_t out_h, int32_t out_w, int32_t stride_h,
+                               int32_t stride_w, int32_t pad_top, int32_t pad_left, int32_t in_row, int32_t in_col,
+                               int32_t out_row, int32_t out_col, int32_t zp, int32_t act_min, int32_t act_max) {
+  for (int32_t c = 0; c < C_in * M; ++c) {
     const int32_t* ch = stream + 8 * c;
     const int32_t q[3] = {ch[0], ch[1], mtk_dw3x3_half(ch[6], 0)};
     int32_t w[3][3];
@@ -33,7 +33,7 @@ static inline void mtk_dw3x3_c(const int8_t* x, const int32_t* stream, int8_t* o
           for (int32_t kx = 0; kx < 3; ++kx) {
             const int32_t iy = oy * stride_h - pad_top + ky, ix = ox * stride_w - pad_left + kx;
             const int inside = iy >= 0 && iy < in_h && ix >= 0 && ix < in_w;
-            acc += w[ky][kx] * (inside ? x[iy * in_row + ix * in_col + c] : zp);
+            acc += w[ky][kx] * (inside ? x[iy * in_row + ix * in_col + c / M] : zp);
           }
         out[oy * out_row + ox * out_col + c] = (int8_t)mtk_dw_dsp_clamp(mtk_dw_dsp_requant(acc, q), act_min, act_max);
       }
