@@ -231,7 +231,9 @@ def test_layers_in_tiled_stages_are_not_measured(tmp_path):
                           max_ram=untiled.memory.arena_bytes - 1)
     layers = tunable_layers(prepare_ops(read_model(model), get_cpu("cortex-m55")))
     counts = [100, 0]
-    assert autotune._measurable_layers(layers, SimpleNamespace(layers=_layer_times(tiled, counts))) == {}
+    assert [op.tiled for op in tiled.ops] == [True, False]   # the cap is met by tiling the depthwise alone
+    assert autotune._measurable_layers(layers, SimpleNamespace(layers=_layer_times(tiled, counts))) == {
+        layers[1].key: [layers[1]]}
     assert autotune._measurable_layers(layers, SimpleNamespace(layers=_layer_times(untiled, counts))) == {
         layer.key: [layer] for layer in layers}
     twice = [layers[0], replace(layers[0], data=replace(layers[0].data, op=replace(layers[0].op, index=5)))]

@@ -143,17 +143,19 @@ def test_run_emulating_a_board_reports_its_estimate(capsys):
     assert [layer["index"] for layer in estimate["layers"]] == \
         [layer["index"] for layer in emulated["layers"] if layer["units"]]
     units = {layer["index"]: layer["units"] for layer in emulated["layers"]}
-    # the layers' cycles come from the profiling build, whose hooks move code across flash lines: a few refills
-    # more or less than the plain build whose total this is
-    assert sum(layer["cycles"] for layer in estimate["layers"]) <= estimate["median"] * 1.001
+    # the layers' cycles come from the profiling build, whose hooks move code and constants across flash lines:
+    # refills more or fewer than in the plain build whose total this is (1.6 % on this small model at the L4R5's
+    # flash timing)
+    assert abs(sum(layer["cycles"] for layer in estimate["layers"]) - estimate["median"]) <= estimate["median"] * 0.02
     assert all(layer["cycles"] > units[layer["index"]] for layer in estimate["layers"])   # CPI > 1 each
     assert main(["run", str(DIGITS), "--board", "nucleo_l4r5zi", "--emulate", "-n", "1"]) == 0
     assert "estimate for nucleo_l4r5zi, emulated on mps2/an386 (cortex-m4 table)" in capsys.readouterr().out
     assert main(["validate", str(DIGITS), "--board", "nucleo_l4r5zi", "--emulate", "--json"]) == 0
     validated = json.loads(capsys.readouterr().out)
-    # validate times one inference: the first, whose caches start as the startup code left them (a few cycles off
-    # the warm ones), so it is one of run's, not their median
-    assert validated["bit_exact"] and estimate["min"] <= validated["estimated_cycles"]["median"] <= estimate["max"]
+    # both time inferences after their samples' own (validate's three, run's one): the caches hold what the last
+    # of those left, a few cycles apart
+    assert validated["bit_exact"] and abs(validated["estimated_cycles"]["median"] - estimate["median"]) <= \
+        estimate["median"] * 0.001
 
 
 @pytest.mark.qemu

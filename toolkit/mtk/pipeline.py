@@ -125,15 +125,15 @@ def _unpack(compiled: CompiledModel, raw: bytes) -> Sample:
 
 def run_firmware(runner: Runner, elf: Path, compiled: CompiledModel, samples: list[Sample], options: RunOptions
                  ) -> tuple[str, CycleStats, list[Sample], list[list[int]] | None, Estimate | None, int | None]:
-    """Send each sample, read its outputs; time `options.runs` inferences of the first sample; with
+    """Send each sample, read its outputs; then time `options.runs` inferences; with
     profiling, the units per op of each sample's inference; where the runner runs a cycle model,
     its estimate of the timed inferences and of each sample's layers; the main stack's high-water mark
     after all that, where the firmware can tell. What the runner can do (exit status, console baud rate,
     cycle model) is read from its RunnerCaps. The input lives in the model's arena, where a run may
     overwrite it: each sample's outputs are those of the inference right after it was sent, and the timed
-    inferences come after the first sample's, on what it left there (as an MLPerf Tiny performance run of
-    TFLM times its inferences after one th_load_tensor); a benchmark firmware converts its own `db` buffer
-    into the input before each."""
+    inferences come after the last sample's, on what it left there (as an MLPerf Tiny performance run of
+    TFLM times its inferences after one th_load_tensor; a stream's state carries on past its samples, whose
+    outputs are read by then); a benchmark firmware converts its own `db` buffer into the input before each."""
     benchmark = benchmark_of(compiled, options)
     baudrate = benchmark.baud["performance"] if benchmark is not None and runner.caps.sets_baud else BAUD_RATE
     with ui.step(f"running on {options.board.name}"), runner.start(elf, baudrate) as session:
@@ -156,18 +156,19 @@ def run_firmware(runner: Runner, elf: Path, compiled: CompiledModel, samples: li
                 if trace is not None:
                     estimated_layers.append(trace.last_layers())
             outputs.append(_unpack(compiled, client.read_output()))
-            if k == 0:
-                if trace is not None:
-                    trace.take_inferences()   # the untimed one
-                stats = client.stats(options.runs, timeout=infer_timeout)
-                measured = trace.take_inferences() if trace is not None else []
-            ui.progress(options.runs + k + 1, inferences)   # inferences done
+            ui.progress(k + 1, inferences)   # inferences done
+        if trace is not None:
+            trace.take_inferences()   # the samples' own, untimed
+        stats = client.stats(options.runs, timeout=infer_timeout)
+        measured = trace.take_inferences() if trace is not None else []
+        timed_layers = trace.last_layers() if trace is not None and options.profile else None
+        ui.progress(inferences, inferences)
         stack_used = client.info().stack_used_bytes
         client.exit(0)
         status = session.wait_exit(options.timeout or ANSWER_TIMEOUT_S) if runner.caps.exit_status else 0
         if trace is not None:
             estimate = estimate_of(trace, measured, estimated_layers if options.profile else None,
-                                   options.board.name if options.emulate else None)
+                                   options.board.name if options.emulate else None, timed_layers)
     if status != 0:
         raise MtkError(f"the firmware on {options.board.name} exited with status {status}")
     return info.unit, stats, outputs, layers, estimate, stack_used

@@ -46,8 +46,9 @@ class Estimate:
 
 
 def estimate_of(trace: CycleTrace, measured: list[Measured], sample_layers: list[dict[int, Measured]] | None,
-                emulated_on: str | None) -> Estimate | None:
-    """The estimate from the inferences `measured` (one `mtk-stats` run) and each sample's layers."""
+                emulated_on: str | None, timed_layers: dict[int, Measured] | None = None) -> Estimate | None:
+    """The estimate from the inferences `measured` (one `mtk-stats` run), each sample's layers and the layers
+    of the last timed inference (its `layers`: those of the runs whose total it gives; else the first sample's)."""
     if not measured:
         return None
     cycles = [m.cycles for m in measured]
@@ -57,4 +58,5 @@ def estimate_of(trace: CycleTrace, measured: list[Measured], sample_layers: list
     return Estimate(model.label, model.table.name, model.clock_hz,
                     CycleStats(len(cycles), min(cycles), mid, max(cycles)),
                     min(measured, key=lambda m: abs(m.cycles - mid)).insns,
+                    {i: m.cycles for i, m in timed_layers.items()} if timed_layers else
                     per_sample[0] if per_sample else None, per_sample, emulated_on)
