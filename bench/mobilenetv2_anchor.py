@@ -219,15 +219,13 @@ def holding_the_model(name: str) -> "Board":
 
 
 def emulated(model: Path, board: "Board", max_ram: int | None, profile: bool, samples: int = 1) -> "RunResult":
-    from mtk.cycles.emulate import emulation_board
-    from mtk.cycles.model import CycleModel
+    from mtk.cycles.emulate import emulated_runner
     from mtk.pipeline import run_model
     from mtk.runoptions import RunOptions
 
-    machine = emulation_board(board)
+    machine, runner_options = emulated_runner(board)
     return run_model(model, RunOptions(board=machine, emulate=board, runs=1, profile=profile, max_ram=max_ram,
-                                       random_samples=samples,
-                                       runner_options={"cycles": CycleModel.for_board(machine, board)}))
+                                       random_samples=samples, runner_options=runner_options))
 
 
 def bench(model: Path, board: "Board", max_ram: int | None) -> dict:

@@ -30,8 +30,7 @@ import sys
 from pathlib import Path
 
 from mtk.boards import get_board
-from mtk.cycles.emulate import emulation_board
-from mtk.cycles.model import CycleModel
+from mtk.cycles.emulate import emulated_runner
 from mtk.errors import DoesNotFit, MtkError
 from mtk.pipeline import run_model
 from mtk.runoptions import RunOptions
@@ -71,9 +70,9 @@ def best_published(rows: list[dict[str, str]], board: str, benchmark: str,
 
 def estimate(model: Path, board_name: str, in_ram: bool = False) -> dict:
     board = get_board(board_name)
-    qemu = emulation_board(board)
+    qemu, runner_options = emulated_runner(board)
     result = run_model(model, RunOptions(board=qemu, runs=1, emulate=board, weights_in_ram=in_ram,
-                                         runner_options={"cycles": CycleModel.for_board(qemu, board)}))
+                                         runner_options=runner_options))
     if result.estimate is None:
         raise MtkError(f"{model.name} on {board_name}: the cycle model gave no estimate")
     return {"instructions": result.per_inference.median, **result.estimate.to_json()}

@@ -152,8 +152,7 @@ def run_options(args: argparse.Namespace, board: Board | str, runner_options: di
 def _emulated(args: argparse.Namespace, board: Board, runner_options: dict[str, Any] | None,
               overrides: dict[str, Any]) -> tuple[Board, dict[str, Any], dict[str, Any]]:
     """--emulate: the QEMU board with `board`'s core, run under `board`'s cycle model."""
-    from ..cycles.emulate import emulation_board
-    from ..cycles.model import CycleModel
+    from ..cycles.emulate import emulated_runner
     from ..errors import MtkError
 
     given = [f"--{o.replace('_', '-')}" for o in ("runner", "serial_number", "port", "platform")
@@ -162,5 +161,4 @@ def _emulated(args: argparse.Namespace, board: Board, runner_options: dict[str, 
         raise MtkError(f"--emulate runs a physical board's code in QEMU: not with {board.name}")
     if given or runner_options:
         raise MtkError(f"--emulate runs in QEMU: {', '.join(given) or '--lab'} is for a board on the bench")
-    qemu = emulation_board(board)
-    return qemu, {"cycles": CycleModel.for_board(qemu, board)}, {**overrides, "emulate": board}
+    return *emulated_runner(board), {**overrides, "emulate": board}

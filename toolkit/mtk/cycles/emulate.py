@@ -6,6 +6,7 @@ from dataclasses import replace
 
 from ..boards import Board, get_board
 from ..errors import MtkError
+from .model import CycleModel
 
 # The QEMU machines whose core executes each core's code, in order of preference; the first that holds a
 # board's flash and RAM runs its firmware. A Cortex-M3 executes every ARMv6-M instruction as an M0/M0+
@@ -50,3 +51,10 @@ def emulation_board(board: Board) -> Board:
                        hint=", ".join(f"{m.name}: {m.flash_bytes:,} B, {m.system_region.size:,} B" for m in machines))
     return replace(machine, cpu=board.cpu, flash_bytes=board.flash_bytes, ram_bytes=board.ram_bytes,
                    ram_regions=(replace(machine.system_region, size=board.ram_bytes),), emulates=board.name)
+
+
+def emulated_runner(board: Board) -> tuple[Board, dict[str, CycleModel]]:
+    """The QEMU board that runs physical `board`'s firmware and the runner options that time it under
+    `board`'s cycle model (`--emulate`)."""
+    machine = emulation_board(board)
+    return machine, {"cycles": CycleModel.for_board(machine, board)}
