@@ -97,9 +97,12 @@ FUSED_MODELS = {   # the fused kernels' assembly (c/mtk_dot_biased_s8.h), its su
     # ReLU: no "- 1 when negative" (requant.negative_rounding_matters), all of int8 (out_zp -128) or clamped at out_zp
     "pointwise-relu": lambda: pointwise(8, 16, "RELU", y_zp=-128),
     "pointwise-relu-clamped": lambda: pointwise(8, 16, "RELU"),
-    # two rows' kernels of 1 to 8 groups, each its own (1, 7: ReLU; 5, 8), and of more (9: any number's)
+    # two rows' kernels of 1 to 8 groups, each its own (1, 4, 6, 7: ReLU; 3, 5, 8), and of more (9: any number's)
     "pointwise-1-group-relu": lambda: pointwise(3, 6, "RELU", y_zp=-128),
+    "pointwise-3-groups": lambda: pointwise(12, 6),
+    "pointwise-4-groups-relu": lambda: pointwise(16, 6, "RELU", y_zp=-128),
     "pointwise-5-groups": lambda: pointwise(20, 6),
+    "pointwise-6-groups-relu": lambda: pointwise(24, 6, "RELU", y_zp=-128),
     "pointwise-7-groups-relu": lambda: pointwise(27, 6, "RELU", y_zp=-128),
     "pointwise-8-groups": lambda: pointwise(32, 6),
     "pointwise-9-groups-relu": lambda: pointwise(36, 6, "RELU", y_zp=-128),

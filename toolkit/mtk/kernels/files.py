@@ -65,16 +65,17 @@ FAMILIES: dict[str, dict[str, tuple[str, ...]]] = {
 }
 
 
-def c_files(isa: str, families: list[str] | tuple[str, ...], own: dict[str, str] | None = None) -> list[str]:
+def c_files(isa: str, families: list[str] | tuple[str, ...],
+            own: dict[str, tuple[str, ...]] | None = None) -> list[str]:
     """The files (relative to C_DIR) of `families` on `isa`, in an order the C includes them in, each once; `own`: per
-    family a core's own file (kernels/table.py CORE_FILES), included just before the family's last file."""
+    family a core's own files (kernels/table.py CORE_FILES), included just before the family's last file."""
     files: dict[str, None] = {}
     for family in families:
         try:
             family_files = FAMILIES[family][isa]
         except KeyError:
             raise KeyError(f"no C kernel family {family!r} for instruction set {isa!r}") from None
-        extra = (own[family],) if own and family in own else ()
+        extra = own[family] if own and family in own else ()
         files.update(dict.fromkeys((*family_files[:-1], *extra, family_files[-1])))
     return list(files)
 

@@ -52,16 +52,21 @@ WINOGRAD_HEADER = "winograd_s8_dsp"
 POOL_MVE_HEADER = "pool_mve"
 
 # Parallel implementations of a C kernel family on some cores (as TFLM's optimised kernel files): per family and core
-# (gcc -mcpu name) a file of kernels/c/ included just before the family's last file, whose loop it replaces. The one-row
-# fused GEMM's loop ("1x4/fused") with single loads, software-pipelined: the Cortex-M7 issues each beside a multiply,
-# the M33 takes single loads for fewer cycles than multiples (the M4 for more: it keeps the LDMs).
-CORE_FILES: dict[tuple[str, str], str] = {(BIASED_HEADER, core): "dsp/mtk_fused_row_dual.h"
-                                          for core in ("cortex-m7", "cortex-m33")}
+# (gcc -mcpu name) files of kernels/c/ included just before the family's last file, whose loops they replace. The
+# one-row fused GEMM's loop ("1x4/fused") with single loads, software-pipelined: the Cortex-M7 issues each beside a
+# multiply, the M33 takes single loads for fewer cycles than multiples (the M4 for more: it keeps the LDMs). The two-row
+# one's ("2x2/fused") pair loop for a number of groups known when built: the Cortex-M7's, each load beside a multiply or an
+# ALU instruction, the requantization's constants in the last group's free slots.
+_ROW_DUAL = "dsp/mtk_fused_row_dual.h"
+CORE_FILES: dict[tuple[str, str], tuple[str, ...]] = {
+    (BIASED_HEADER, "cortex-m7"): (_ROW_DUAL, "dsp/mtk_fused_pair_m7.h"),
+    (BIASED_HEADER, "cortex-m33"): (_ROW_DUAL,),
+}
 
 
-def core_files(cpu: Cpu) -> dict[str, str]:
-    """Per C kernel family, `cpu`'s own file (CORE_FILES)."""
-    return {family: file for (family, core), file in CORE_FILES.items() if core == cpu.name}
+def core_files(cpu: Cpu) -> dict[str, tuple[str, ...]]:
+    """Per C kernel family, `cpu`'s own files (CORE_FILES)."""
+    return {family: files for (family, core), files in CORE_FILES.items() if core == cpu.name}
 
 
 # C parameter lists several functions share

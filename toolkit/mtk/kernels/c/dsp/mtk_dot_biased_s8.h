@@ -246,7 +246,7 @@ static inline void mtk_fused_tile_c(const void* x, const uint8_t* t, int32_t gro
  * sums in r3-r6, r0 at the rows), then EPILOGUE requantizes and stores the pair's 4 outputs; the frame on the stack:
  * [0] rows, [4] passes, [8] −128·Σx of row 0 and of row 1, [16] stride, [20] the output's end, [24] the entry,
  * [28] the range, [36] the passes left (SPLIT). */
-#define MTK_FUSED_DSP_WITH(NAME, EPILOGUE, GROUPS)                                                     \
+#define MTK_FUSED_NAKED(NAME, PAIRS)                                                                   \
 __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)) const int32_t* f) {  \
   __asm__ volatile(                                                                                    \
       "push {r4-r11, lr}\n\t"                                                                          \
@@ -274,20 +274,24 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "sub r6, r3, r6, lsl #7\n\t"                                                                     \
       "sub r7, r3, r7, lsl #7\n\t"                                                                     \
       "strd r6, r7, [sp, #8]\n\t"                                                                      \
-      GROUPS                                                                                           \
-      "sub r3, r3, r4, lsl #8\n\t"                                                                     \
-      "sub r5, r5, r6, lsl #8\n\t"                                                                     \
-      "add r3, r3, r3\n\t"                                                                             \
-      "add r4, r4, r4\n\t"                                                                             \
-      "add r5, r5, r5\n\t"                                                                             \
-      "add r6, r6, r6\n\t"                                                                             \
-      EPILOGUE                                                                                         \
-      "ldr r0, [sp, #20]\n\t"                                                                          \
-      "cmp lr, r0\n\t"                                                                                 \
-      "bne 1b\n\t"                                                                                     \
+      PAIRS                                                                                            \
       "add sp, sp, #40\n\t"                                                                            \
       "pop {r4-r11, pc}\n\t");                                                                         \
 }
+/* The loop over the channel pairs: GROUPS, the sums doubled, EPILOGUE, until the output's end. */
+#define MTK_FUSED_PAIRS(GROUPS, EPILOGUE) \
+  GROUPS                                  \
+  "sub r3, r3, r4, lsl #8\n\t"            \
+  "sub r5, r5, r6, lsl #8\n\t"            \
+  "add r3, r3, r3\n\t"                    \
+  "add r4, r4, r4\n\t"                    \
+  "add r5, r5, r5\n\t"                    \
+  "add r6, r6, r6\n\t"                    \
+  EPILOGUE                                \
+  "ldr r0, [sp, #20]\n\t"                 \
+  "cmp lr, r0\n\t"                        \
+  "bne 1b\n\t"
+#define MTK_FUSED_DSP_WITH(NAME, EPILOGUE, GROUPS) MTK_FUSED_NAKED(NAME, MTK_FUSED_PAIRS(GROUPS, EPILOGUE))
 /* A pair's first sums: −128·Σx of each row plus the head's b0 + 256·b1 for c0, b1 for c1; r0 back at the rows. */
 #define MTK_FUSED_PAIR_START            \
   "ldr r0, [sp, #0]\n\t"                \
@@ -397,15 +401,23 @@ MTK_FUSED_DSP(mtk_gemm_2x2_fused_clamped_dsp, MTK_FUSED_CLAMPED(MTK_FUSED_SIGN))
 MTK_FUSED_DSP(mtk_gemm_2x2_fused_clamped_nosign_dsp, MTK_FUSED_CLAMPED(MTK_FUSED_NO_SIGN))
 /* The saturated kernels of schedule S (named s) for any number of groups and, each its own, for 1 to 8 (the
  * few-input-channel layers: MobileNet's expansions), with and without the sign term. */
-#define MTK_FUSED_SATURATED_DSP(s, G, GROUPS)                                                                  \
-  MTK_FUSED_DSP_WITH(mtk_gemm_2x2_fused_##s##_##G##_dsp, MTK_FUSED_SATURATED(MTK_FUSED_SIGN), GROUPS)          \
-  MTK_FUSED_DSP_WITH(mtk_gemm_2x2_fused_##s##_##G##_nosign_dsp, MTK_FUSED_SATURATED(MTK_FUSED_NO_SIGN), GROUPS)
-#define MTK_FUSED_SCHEDULE_DSP(S, s)                                                                             \
-  MTK_FUSED_SATURATED_DSP(s, any, MTK_FUSED_ANY_GROUPS(S)) MTK_FUSED_SATURATED_DSP(s, g1, MTK_FUSED_GROUPS(S, 0)) \
-  MTK_FUSED_SATURATED_DSP(s, g2, MTK_FUSED_GROUPS(S, 1)) MTK_FUSED_SATURATED_DSP(s, g3, MTK_FUSED_GROUPS(S, 2))   \
-  MTK_FUSED_SATURATED_DSP(s, g4, MTK_FUSED_GROUPS(S, 3)) MTK_FUSED_SATURATED_DSP(s, g5, MTK_FUSED_GROUPS(S, 4))   \
-  MTK_FUSED_SATURATED_DSP(s, g6, MTK_FUSED_GROUPS(S, 5)) MTK_FUSED_SATURATED_DSP(s, g7, MTK_FUSED_GROUPS(S, 6))   \
-  MTK_FUSED_SATURATED_DSP(s, g8, MTK_FUSED_GROUPS(S, 7))
+#define MTK_FUSED_SATURATED_DSP(s, G, SIGNED, UNSIGNED)                  \
+  MTK_FUSED_NAKED(mtk_gemm_2x2_fused_##s##_##G##_dsp, SIGNED)              \
+  MTK_FUSED_NAKED(mtk_gemm_2x2_fused_##s##_##G##_nosign_dsp, UNSIGNED)
+/* The pair loop of schedule S for N + 1 groups; a core's own file may give the SPLIT one (MTK_FUSED_FIXED_PAIRS_SPLIT). */
+#define MTK_FUSED_FIXED_PAIRS_BURST(N, SIGN) MTK_FUSED_PAIRS(MTK_FUSED_GROUPS(BURST, N), MTK_FUSED_SATURATED(SIGN))
+#ifndef MTK_FUSED_FIXED_PAIRS_SPLIT
+#define MTK_FUSED_FIXED_PAIRS_SPLIT(N, SIGN) MTK_FUSED_PAIRS(MTK_FUSED_GROUPS(SPLIT, N), MTK_FUSED_SATURATED(SIGN))
+#endif
+#define MTK_FUSED_FIXED_DSP(S, s, N, G)                                                  \
+  MTK_FUSED_SATURATED_DSP(s, G, MTK_FUSED_FIXED_PAIRS_##S(N, MTK_FUSED_SIGN),            \
+                          MTK_FUSED_FIXED_PAIRS_##S(N, MTK_FUSED_NO_SIGN))
+#define MTK_FUSED_SCHEDULE_DSP(S, s)                                                                         \
+  MTK_FUSED_SATURATED_DSP(s, any, MTK_FUSED_PAIRS(MTK_FUSED_ANY_GROUPS(S), MTK_FUSED_SATURATED(MTK_FUSED_SIGN)), \
+                          MTK_FUSED_PAIRS(MTK_FUSED_ANY_GROUPS(S), MTK_FUSED_SATURATED(MTK_FUSED_NO_SIGN)))     \
+  MTK_FUSED_FIXED_DSP(S, s, 0, g1) MTK_FUSED_FIXED_DSP(S, s, 1, g2) MTK_FUSED_FIXED_DSP(S, s, 2, g3)            \
+  MTK_FUSED_FIXED_DSP(S, s, 3, g4) MTK_FUSED_FIXED_DSP(S, s, 4, g5) MTK_FUSED_FIXED_DSP(S, s, 5, g6)            \
+  MTK_FUSED_FIXED_DSP(S, s, 6, g7) MTK_FUSED_FIXED_DSP(S, s, 7, g8)
 MTK_FUSED_SCHEDULE_DSP(BURST, burst)
 MTK_FUSED_SCHEDULE_DSP(SPLIT, split)
 /* The saturated kernel of `groups` groups: its own for up to 8, else any number's; split: the SPLIT schedule. */
