@@ -341,8 +341,10 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
 #define MTK_FUSED_SPLIT_SIZE "64"
 #define MTK_FUSED_SPLIT_COUNT "ldr r2, [sp, #4]\n\tstr r2, [sp, #36]\n\t"
 #define MTK_FUSED_SPLIT_STEP "ldr r2, [sp, #36]\n\tsubs r2, r2, #1\n\tstr r2, [sp, #36]\n\t"
-/* Any number of groups: 16 a pass (label 5), entered (−groups mod 16) groups in (label 2 and on). */
-#define MTK_FUSED_ANY_GROUPS(S)                                                                        \
+/* Any number of groups: 16 a pass (label 5), entered (−groups mod 16) groups in (label 2 and on), each pair begun by
+ * START (its first sums and its first group's preloads). */
+#define MTK_FUSED_ANY_GROUPS(S) MTK_FUSED_ANY_GROUPS_FROM(S, MTK_FUSED_PAIR_START MTK_FUSED_##S##_PRELOAD)
+#define MTK_FUSED_ANY_GROUPS_FROM(S, START)                                                            \
       "adds r3, r2, #15\n\t"                                                                           \
       "lsrs r3, r3, #4\n\t"                                                                            \
       "str r3, [sp, #4]\n\t"                                                                           \
@@ -355,8 +357,7 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "str r2, [sp, #24]\n\t"                                                                          \
       "1:\n\t"                                                                                         \
       MTK_FUSED_##S##_COUNT                                                                            \
-      MTK_FUSED_PAIR_START                                                                             \
-      MTK_FUSED_##S##_PRELOAD                                                                          \
+      START                                                                                            \
       "ldr pc, [sp, #24]\n"                                                                            \
       "5:\n\t"                                                                                         \
       MTK_FUSED_##S##_PRELOAD                                                                          \
@@ -404,8 +405,13 @@ MTK_FUSED_DSP(mtk_gemm_2x2_fused_clamped_nosign_dsp, MTK_FUSED_CLAMPED(MTK_FUSED
 #define MTK_FUSED_SATURATED_DSP(s, G, SIGNED, UNSIGNED)                  \
   MTK_FUSED_NAKED(mtk_gemm_2x2_fused_##s##_##G##_dsp, SIGNED)              \
   MTK_FUSED_NAKED(mtk_gemm_2x2_fused_##s##_##G##_nosign_dsp, UNSIGNED)
-/* The pair loop of schedule S for N + 1 groups; a core's own file may give the SPLIT one (MTK_FUSED_FIXED_PAIRS_SPLIT). */
+/* The pair loops of schedule S for any number of groups and for N + 1; a core's own file may give the SPLIT ones
+ * (MTK_FUSED_ANY_PAIRS_SPLIT, MTK_FUSED_FIXED_PAIRS_SPLIT). */
+#define MTK_FUSED_ANY_PAIRS_BURST(SIGN) MTK_FUSED_PAIRS(MTK_FUSED_ANY_GROUPS(BURST), MTK_FUSED_SATURATED(SIGN))
 #define MTK_FUSED_FIXED_PAIRS_BURST(N, SIGN) MTK_FUSED_PAIRS(MTK_FUSED_GROUPS(BURST, N), MTK_FUSED_SATURATED(SIGN))
+#ifndef MTK_FUSED_ANY_PAIRS_SPLIT
+#define MTK_FUSED_ANY_PAIRS_SPLIT(SIGN) MTK_FUSED_PAIRS(MTK_FUSED_ANY_GROUPS(SPLIT), MTK_FUSED_SATURATED(SIGN))
+#endif
 #ifndef MTK_FUSED_FIXED_PAIRS_SPLIT
 #define MTK_FUSED_FIXED_PAIRS_SPLIT(N, SIGN) MTK_FUSED_PAIRS(MTK_FUSED_GROUPS(SPLIT, N), MTK_FUSED_SATURATED(SIGN))
 #endif
@@ -413,8 +419,7 @@ MTK_FUSED_DSP(mtk_gemm_2x2_fused_clamped_nosign_dsp, MTK_FUSED_CLAMPED(MTK_FUSED
   MTK_FUSED_SATURATED_DSP(s, G, MTK_FUSED_FIXED_PAIRS_##S(N, MTK_FUSED_SIGN),            \
                           MTK_FUSED_FIXED_PAIRS_##S(N, MTK_FUSED_NO_SIGN))
 #define MTK_FUSED_SCHEDULE_DSP(S, s)                                                                         \
-  MTK_FUSED_SATURATED_DSP(s, any, MTK_FUSED_PAIRS(MTK_FUSED_ANY_GROUPS(S), MTK_FUSED_SATURATED(MTK_FUSED_SIGN)), \
-                          MTK_FUSED_PAIRS(MTK_FUSED_ANY_GROUPS(S), MTK_FUSED_SATURATED(MTK_FUSED_NO_SIGN)))     \
+  MTK_FUSED_SATURATED_DSP(s, any, MTK_FUSED_ANY_PAIRS_##S(MTK_FUSED_SIGN), MTK_FUSED_ANY_PAIRS_##S(MTK_FUSED_NO_SIGN)) \
   MTK_FUSED_FIXED_DSP(S, s, 0, g1) MTK_FUSED_FIXED_DSP(S, s, 1, g2) MTK_FUSED_FIXED_DSP(S, s, 2, g3)            \
   MTK_FUSED_FIXED_DSP(S, s, 3, g4) MTK_FUSED_FIXED_DSP(S, s, 4, g5) MTK_FUSED_FIXED_DSP(S, s, 5, g6)            \
   MTK_FUSED_FIXED_DSP(S, s, 6, g7) MTK_FUSED_FIXED_DSP(S, s, 7, g8)

@@ -1,7 +1,7 @@
-/* The two-row fused GEMM's pair loop ("2x2/fused": mtk_gemm_2x2_fused_s8, saturated, its SPLIT schedule) for a
- * number of groups known when built, for the Cortex-M7, which issues a load or an ALU instruction beside a multiply:
- * included before mtk_dot_biased_s8.h, whose MTK_FUSED_FIXED_PAIRS_SPLIT it gives (kernels/table.py: CORE_FILES); the
- * same stream, frame and sums as its loop.
+/* The two-row fused GEMM's pair loops ("2x2/fused": mtk_gemm_2x2_fused_s8, saturated, its SPLIT schedule) for the
+ * Cortex-M7, which issues a load or an ALU instruction beside a multiply: included before mtk_dot_biased_s8.h, whose
+ * MTK_FUSED_FIXED_PAIRS_SPLIT (a number of groups known when built) and MTK_FUSED_ANY_PAIRS_SPLIT it gives
+ * (kernels/table.py: CORE_FILES); the same stream, frame, groups and sums as its loops.
  *
  * A pair starts with LDRDs and single loads (each LDRD a cycle of its own, as an LDM's two registers: no fewer, but no
  * pair broken), its first group's operands loaded before the biases are added; its last group loads four of the
@@ -12,15 +12,15 @@
 
 /* A pair's first sums (as MTK_FUSED_PAIR_START: −128·Σx of each row plus b0 + 256·b1 for c0, b1 for c1; r0 at the
  * rows) and its first group's weights u, v (r11, r12: r1 at them) and row words A0, A1 (r7, r9). */
-#define MTK_PAIR_M7_START              \
-  "ldrd r3, r5, [sp, #8]\n\t"          \
-  "ldr r0, [sp, #0]\n\t"               \
-  "ldrd r4, r6, [r1]\n\t"              \
-  "ldr r2, [r1, #8]\n\t"               \
-  "ldrd r11, r12, [r1, #12]!\n\t"      \
-  "ldr r7, [r0]\n\t"                   \
-  "add r3, r3, r2\n\t"                 \
-  "ldr r9, [r0, #8]\n\t"               \
+#define MTK_PAIR_M7_START         \
+  "ldrd r3, r5, [sp, #8]\n\t"     \
+  "ldr r0, [sp, #0]\n\t"          \
+  "ldrd r4, r6, [r1]\n\t"         \
+  "ldr r2, [r1, #8]\n\t"          \
+  "ldrd r11, r12, [r1, #12]!\n\t" \
+  "ldr r7, [r0]\n\t"              \
+  "add r3, r3, r2\n\t"            \
+  "ldr r9, [r0, #8]\n\t"          \
   "add r5, r5, r2\n\t"
 
 /* The last group, loading m0, C0, e0, m1 (r7, r9, r11, r12) after its last reads of those registers. */
@@ -29,44 +29,49 @@
                        "ldr r12, [r1, #20]\n\t")
 
 /* The pair's 4 outputs: its sums doubled (as MTK_FUSED_PAIRS), c0's two rows with m0, C0, e0, c1's with m1, C1, e1
- * (C1, e1 in r8, r10), row 1's output before row 0's (with stride 0, row 0's is the one left); SIGN as in
- * MTK_FUSED_REQUANT, each right after its SMMLAR (before its sum's register is overwritten); then r1 at the next
- * pair, until the output's end. */
-#define MTK_PAIR_M7_REQUANT(SIGN)      \
-  "sub r3, r3, r4, lsl #8\n\t"         \
-  "ldrd r8, r10, [r1, #24]\n\t"        \
-  "sub r5, r5, r6, lsl #8\n\t"         \
-  "add r1, r1, #32\n\t"                \
-  "add r3, r3, r3\n\t"                 \
-  "add r5, r5, r5\n\t"                 \
-  "smmlar r0, r5, r7, r9\n\t"          \
-  SIGN("r0", "r5")                     \
-  "ldr r2, [sp, #16]\n\t"              \
-  "smmlar r5, r3, r7, r9\n\t"          \
-  SIGN("r5", "r3")                     \
-  "add r4, r4, r4\n\t"                 \
-  "asr r0, r0, r11\n\t"                \
-  "add r6, r6, r6\n\t"                 \
-  "asr r5, r5, r11\n\t"                \
-  "ssat r0, #8, r0\n\t"                \
-  "smmlar r3, r6, r12, r8\n\t"         \
-  SIGN("r3", "r6")                     \
-  "ssat r5, #8, r5\n\t"                \
-  "smmlar r6, r4, r12, r8\n\t"         \
-  SIGN("r6", "r4")                     \
-  "strb r0, [lr, r2]\n\t"              \
-  "asr r3, r3, r10\n\t"                \
-  "strb r5, [lr], #1\n\t"              \
-  "asr r6, r6, r10\n\t"                \
-  "ldr r0, [sp, #20]\n\t"              \
-  "ssat r3, #8, r3\n\t"                \
-  "strb r3, [lr, r2]\n\t"              \
-  "ssat r6, #8, r6\n\t"                \
-  "strb r6, [lr], #1\n\t"              \
-  "cmp lr, r0\n\t"                     \
+ * (C1, e1 at r1 + C1_AT, into r8, r10), row 1's output before row 0's (with stride 0, row 0's is the one left); SIGN
+ * as in MTK_FUSED_REQUANT, each right after its SMMLAR (before its sum's register is overwritten); then r1 at the
+ * next pair (+ NEXT_AT), until the output's end. */
+#define MTK_PAIR_M7_REQUANT(SIGN, C1_AT, NEXT_AT) \
+  "sub r3, r3, r4, lsl #8\n\t"                    \
+  "ldrd r8, r10, [r1, #" C1_AT "]\n\t"            \
+  "sub r5, r5, r6, lsl #8\n\t"                    \
+  "add r1, r1, #" NEXT_AT "\n\t"                  \
+  "add r3, r3, r3\n\t"                            \
+  "add r5, r5, r5\n\t"                            \
+  "smmlar r0, r5, r7, r9\n\t"                     \
+  SIGN("r0", "r5")                                \
+  "ldr r2, [sp, #16]\n\t"                         \
+  "smmlar r5, r3, r7, r9\n\t"                     \
+  SIGN("r5", "r3")                                \
+  "add r4, r4, r4\n\t"                            \
+  "asr r0, r0, r11\n\t"                           \
+  "add r6, r6, r6\n\t"                            \
+  "asr r5, r5, r11\n\t"                           \
+  "ssat r0, #8, r0\n\t"                           \
+  "smmlar r3, r6, r12, r8\n\t"                    \
+  SIGN("r3", "r6")                                \
+  "ssat r5, #8, r5\n\t"                           \
+  "smmlar r6, r4, r12, r8\n\t"                    \
+  SIGN("r6", "r4")                                \
+  "strb r0, [lr, r2]\n\t"                         \
+  "asr r3, r3, r10\n\t"                           \
+  "strb r5, [lr], #1\n\t"                         \
+  "asr r6, r6, r10\n\t"                           \
+  "ldr r0, [sp, #20]\n\t"                         \
+  "ssat r3, #8, r3\n\t"                           \
+  "strb r3, [lr, r2]\n\t"                         \
+  "ssat r6, #8, r6\n\t"                           \
+  "strb r6, [lr], #1\n\t"                         \
+  "cmp lr, r0\n\t"                                \
   "bne 1b\n\t"
 
-#define MTK_FUSED_FIXED_PAIRS_SPLIT(N, SIGN)                                                                  \
-  "1:\n\t" MTK_PAIR_M7_START MTK_FUSED_REPEAT_##N(MTK_FUSED_SPLIT_GROUP) MTK_PAIR_M7_LAST MTK_PAIR_M7_REQUANT(SIGN)
+#define MTK_FUSED_FIXED_PAIRS_SPLIT(N, SIGN)                                                 \
+  "1:\n\t" MTK_PAIR_M7_START MTK_FUSED_REPEAT_##N(MTK_FUSED_SPLIT_GROUP) MTK_PAIR_M7_LAST \
+  MTK_PAIR_M7_REQUANT(SIGN, "24", "32")
+/* Any number of groups: the SPLIT passes (r1 at m0 after them), m0, C0, e0, m1 loaded two LDRDs. */
+#define MTK_FUSED_ANY_PAIRS_SPLIT(SIGN)                                                            \
+  MTK_FUSED_ANY_GROUPS_FROM(SPLIT, MTK_PAIR_M7_START) "ldrd r7, r9, [r1]\n\tldrd r11, r12, [r1, #8]\n\t" \
+  MTK_PAIR_M7_REQUANT(SIGN, "16", "24")
 
 #endif /* MTK_FUSED_PAIR_M7_H_ */
