@@ -240,6 +240,13 @@ static inline void mtk_fused_tile_c(const void* x, const uint8_t* t, int32_t gro
   "ssat " T ", #8, " T "\n\t"                                                 \
   STORE_Y "\n\t"
 
+/* One group of the rows' sums Σx (r6, r7): its 4 words (r9, r10: row 0's; r11, r12: row 1's) an LDM, r0 moved on. */
+#define MTK_FUSED_ROW_SUMS_GROUP        \
+  "ldm r0!, {r9, r10, r11, r12}\n\t"   \
+  "sadd16 r9, r9, r10\n\t"             \
+  "sadd16 r11, r11, r12\n\t"           \
+  "smlad r6, r9, r8, r6\n\t"           \
+  "smlad r7, r11, r8, r7\n\t"
 /* f: packed rows, stream, groups, channel pairs (> 0), out, stride, the activation range. Naked, so that every
  * register but sp is the loop's (the frame pointer, r7, too): first the rows' sums Σx (SADD16 of a row's two
  * words, SMLAD with 1s), then per channel pair its sums over the groups (GROUPS, from label 1: the pair's first
@@ -261,15 +268,7 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "movs r6, #0\n\t"                                                                                \
       "movs r7, #0\n\t"                                                                                \
       "mov.w r8, #0x10001\n\t"                                                                         \
-      "mov r3, r2\n"                                                                                   \
-      "3:\n\t"                                                                                         \
-      "ldm r0!, {r9, r10, r11, r12}\n\t"                                                               \
-      "sadd16 r9, r9, r10\n\t"                                                                         \
-      "sadd16 r11, r11, r12\n\t"                                                                       \
-      "smlad r6, r9, r8, r6\n\t"                                                                       \
-      "smlad r7, r11, r8, r7\n\t"                                                                      \
-      "subs r3, r3, #1\n\t"                                                                            \
-      "bne 3b\n\t"                                                                                     \
+      MTK_FUSED_ROW_SUMS                                                                               \
       "movs r3, #0\n\t"                                                                                \
       "sub r6, r3, r6, lsl #7\n\t"                                                                     \
       "sub r7, r3, r7, lsl #7\n\t"                                                                     \
@@ -292,6 +291,16 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
   "cmp lr, r0\n\t"                        \
   "bne 1b\n\t"
 #define MTK_FUSED_DSP_WITH(NAME, EPILOGUE, GROUPS) MTK_FUSED_NAKED(NAME, MTK_FUSED_PAIRS(GROUPS, EPILOGUE))
+/* The rows' sums Σx into r6, r7 (zero) over the r2 groups of the two rows at r0 (r8: 0x10001; r3-r5, r9-r12 free), a
+ * group of the two rows' 4 words a pass; a core's own file may give its own loop. */
+#ifndef MTK_FUSED_ROW_SUMS
+#define MTK_FUSED_ROW_SUMS                 \
+  "mov r3, r2\n"                           \
+  "3:\n\t"                                 \
+  MTK_FUSED_ROW_SUMS_GROUP                 \
+  "subs r3, r3, #1\n\t"                    \
+  "bne 3b\n\t"
+#endif
 /* A pair's first sums: −128·Σx of each row plus the head's b0 + 256·b1 for c0, b1 for c1; r0 back at the rows. */
 #define MTK_FUSED_PAIR_START            \
   "ldr r0, [sp, #0]\n\t"                \

@@ -1,7 +1,7 @@
 /* The two-row fused GEMM's pair loops ("2x2/fused": mtk_gemm_2x2_fused_s8, saturated, its SPLIT schedule) for the
  * Cortex-M7, which issues a load or an ALU instruction beside a multiply: included before mtk_dot_biased_s8.h, whose
- * MTK_FUSED_FIXED_PAIRS_SPLIT (a number of groups known when built) and MTK_FUSED_ANY_PAIRS_SPLIT it gives
- * (kernels/table.py: CORE_FILES); the same stream, frame, groups and sums as its loops.
+ * MTK_FUSED_FIXED_PAIRS_SPLIT (a number of groups known when built), MTK_FUSED_ANY_PAIRS_SPLIT and MTK_FUSED_ROW_SUMS
+ * it gives (kernels/table.py: CORE_FILES); the same stream, frame, groups and sums as its loops.
  *
  * A pair starts with LDRDs and single loads (each LDRD a cycle of its own, as an LDM's two registers: no fewer, but no
  * pair broken), its first group's operands loaded before the biases are added; its last group loads four of the
@@ -73,5 +73,33 @@
 #define MTK_FUSED_ANY_PAIRS_SPLIT(SIGN)                                                            \
   MTK_FUSED_ANY_GROUPS_FROM(SPLIT, MTK_PAIR_M7_START) "ldrd r7, r9, [r1]\n\tldrd r11, r12, [r1, #8]\n\t" \
   MTK_PAIR_M7_REQUANT(SIGN, "16", "24")
+
+/* The rows' sums Σx (as MTK_FUSED_ROW_SUMS): an odd first group as there, then two groups a pass, their first's words
+ * loaded by LDRDs, the second's by single loads beside its first's SADD16s and SMLADs. */
+#define MTK_FUSED_ROW_SUMS           \
+  "lsrs r3, r2, #1\n\t"              \
+  "bcc 4f\n\t"                       \
+  MTK_FUSED_ROW_SUMS_GROUP           \
+  "4:\n\t"                           \
+  "beq 6f\n"                          \
+  "3:\n\t"                           \
+  "ldrd r9, r10, [r0]\n\t"           \
+  "ldrd r11, r12, [r0, #8]\n\t"      \
+  "sadd16 r9, r9, r10\n\t"           \
+  "ldr r4, [r0, #16]\n\t"            \
+  "sadd16 r11, r11, r12\n\t"         \
+  "ldr r5, [r0, #20]\n\t"            \
+  "smlad r6, r9, r8, r6\n\t"         \
+  "ldr r10, [r0, #24]\n\t"           \
+  "smlad r7, r11, r8, r7\n\t"        \
+  "ldr r12, [r0, #28]\n\t"           \
+  "sadd16 r4, r4, r5\n\t"            \
+  "add r0, r0, #32\n\t"              \
+  "sadd16 r10, r10, r12\n\t"         \
+  "subs r3, r3, #1\n\t"              \
+  "smlad r6, r4, r8, r6\n\t"         \
+  "smlad r7, r10, r8, r7\n\t"        \
+  "bne 3b\n"                          \
+  "6:\n\t"
 
 #endif /* MTK_FUSED_PAIR_M7_H_ */
