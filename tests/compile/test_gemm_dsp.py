@@ -106,7 +106,8 @@ FUSED_MODELS = {   # the fused kernels' assembly (c/mtk_dot_biased_s8.h), its su
     "pointwise-7-groups-relu": lambda: pointwise(27, 6, "RELU", y_zp=-128),
     "pointwise-8-groups": lambda: pointwise(32, 6),
     "pointwise-9-groups-relu": lambda: pointwise(36, 6, "RELU", y_zp=-128),
-    "pointwise-18-groups": lambda: pointwise(70, 6),   # two passes of the loop, entered 14 groups in
+    "pointwise-17-groups-relu": lambda: pointwise(68, 6, "RELU", y_zp=-128),   # M7: one whole pass, then the last group
+    "pointwise-18-groups": lambda: pointwise(70, 6),   # two passes of the loop, entered 14 groups in (M7: 15)
     "fc-quads-relu": lambda: fully_connected(150, 12, per_channel=False, activation="RELU", y_zp=-128),
     "fc-quads-per-channel-relu": lambda: fully_connected(37, 10, per_channel=True, activation="RELU", y_zp=-128),
     "fc-quads-per-channel-relu-clamped": lambda: fully_connected(37, 10, per_channel=True, activation="RELU"),

@@ -350,10 +350,8 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
 #define MTK_FUSED_SPLIT_SIZE "64"
 #define MTK_FUSED_SPLIT_COUNT "ldr r2, [sp, #4]\n\tstr r2, [sp, #36]\n\t"
 #define MTK_FUSED_SPLIT_STEP "ldr r2, [sp, #36]\n\tsubs r2, r2, #1\n\tstr r2, [sp, #36]\n\t"
-/* Any number of groups: 16 a pass (label 5), entered (−groups mod 16) groups in (label 2 and on), each pair begun by
- * START (its first sums and its first group's preloads). */
-#define MTK_FUSED_ANY_GROUPS(S) MTK_FUSED_ANY_GROUPS_FROM(S, MTK_FUSED_PAIR_START MTK_FUSED_##S##_PRELOAD)
-#define MTK_FUSED_ANY_GROUPS_FROM(S, START)                                                            \
+/* Any number of groups: 16 a pass (label 5), entered (−groups mod 16) groups in (label 2 and on). */
+#define MTK_FUSED_ANY_GROUPS(S)                                                                        \
       "adds r3, r2, #15\n\t"                                                                           \
       "lsrs r3, r3, #4\n\t"                                                                            \
       "str r3, [sp, #4]\n\t"                                                                           \
@@ -366,7 +364,8 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "str r2, [sp, #24]\n\t"                                                                          \
       "1:\n\t"                                                                                         \
       MTK_FUSED_##S##_COUNT                                                                            \
-      START                                                                                            \
+      MTK_FUSED_PAIR_START                                                                             \
+      MTK_FUSED_##S##_PRELOAD                                                                          \
       "ldr pc, [sp, #24]\n"                                                                            \
       "5:\n\t"                                                                                         \
       MTK_FUSED_##S##_PRELOAD                                                                          \

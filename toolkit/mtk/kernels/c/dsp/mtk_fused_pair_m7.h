@@ -69,10 +69,28 @@
 #define MTK_FUSED_FIXED_PAIRS_SPLIT(N, SIGN)                                                 \
   "1:\n\t" MTK_PAIR_M7_START MTK_FUSED_REPEAT_##N(MTK_FUSED_SPLIT_GROUP) MTK_PAIR_M7_LAST \
   MTK_PAIR_M7_REQUANT(SIGN, "24", "32")
-/* Any number of groups: the SPLIT passes (r1 at m0 after them), m0, C0, e0, m1 loaded two LDRDs. */
-#define MTK_FUSED_ANY_PAIRS_SPLIT(SIGN)                                                            \
-  MTK_FUSED_ANY_GROUPS_FROM(SPLIT, MTK_PAIR_M7_START) "ldrd r7, r9, [r1]\n\tldrd r11, r12, [r1, #8]\n\t" \
-  MTK_PAIR_M7_REQUANT(SIGN, "16", "24")
+/* Any number of groups (more than 8): all but the last in passes of 16 (label 2), each group loading the next one's
+ * operands (no pass reloads them), entered (−(groups − 1) mod 16) groups in ([sp, #24]), until r0 is at the last
+ * group ([sp, #4]: the rows' end, left by the row sums, less a group); then the last group and the outputs as for a
+ * number known when built. */
+#define MTK_FUSED_ANY_PAIRS_SPLIT(SIGN)                                                                          \
+  "sub r3, r0, #16\n\t"                                                                                          \
+  "str r3, [sp, #4]\n\t"                                                                                         \
+  "sub r3, r2, #1\n\t"                                                                                           \
+  "rsb r3, r3, #0\n\t"                                                                                           \
+  "and r3, r3, #15\n\t"                                                                                          \
+  "movs r5, #" MTK_FUSED_SPLIT_SIZE "\n\t"                                                                        \
+  "adr.w r4, 2f\n\t"                                                                                             \
+  "mla r4, r3, r5, r4\n\t"                                                                                       \
+  "orr r4, r4, #1\n\t"                                                                                           \
+  "str r4, [sp, #24]\n"                                                                                           \
+  "1:\n\t" MTK_PAIR_M7_START                                                                                     \
+  "ldr pc, [sp, #24]\n"                                                                                          \
+  "2:\n\t"                                                                                                       \
+  MTK_FUSED_REPEAT_8(MTK_FUSED_SPLIT_GROUP) MTK_FUSED_REPEAT_8(MTK_FUSED_SPLIT_GROUP)                             \
+  "ldr r2, [sp, #4]\n\t"                                                                                         \
+  "cmp r0, r2\n\t"                                                                                               \
+  "bne 2b\n\t" MTK_PAIR_M7_LAST MTK_PAIR_M7_REQUANT(SIGN, "24", "32")
 
 /* The rows' sums Σx (as MTK_FUSED_ROW_SUMS): an odd first group as there, then two groups a pass, their first's words
  * loaded by LDRDs, the second's by single loads beside its first's SADD16s and SMLADs. */
