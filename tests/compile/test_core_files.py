@@ -22,7 +22,8 @@ PAIR_M7 = "dsp/mtk_fused_pair_m7.h"
 
 @pytest.mark.parametrize("cpu, own", [("cortex-m7", {"dot_biased_s8": (DUAL, PAIR_M7),
                                                     "im2col_runs_s8": ("dsp/mtk_im2col_runs_m7.h",)}),
-                                      ("cortex-m33", {"dot_biased_s8": (DUAL,)}), ("cortex-m4", {}), ("cortex-m55", {})])
+                                      ("cortex-m33", {"dot_biased_s8": (DUAL,)}), ("cortex-m4", {}),
+                                      ("cortex-m55", {})])
 def test_which_cores_take_their_own_file(cpu, own):
     assert core_files(get_cpu(cpu)) == own
 
