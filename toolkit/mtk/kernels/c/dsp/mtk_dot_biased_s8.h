@@ -545,7 +545,7 @@ static inline void mtk_fused_quad_out(const uint32_t* s, const int32_t* q, int8_
   "bne 2b\n\t"
 #define MTK_FUSED_QUAD_PAIR_BYTES "108"
 #define MTK_FUSED_QUAD_PIPELINED "beq 25f\n\t"   /* the pairs the pass runs: all */
-#define MTK_FUSED_QUAD_EVEN_ENTRY ""             /* an even row's entry: the pass's */
+#define MTK_FUSED_QUAD_ENTER "ldr pc, [sp, #12]\n\t"   /* into the quad's loop (r0 at the row, r1 at its weights) */
 #endif
 /* One group of the int8 row at r11 packed into the row at r0 (SXTB16 order), its sum added to r6 (r8: 0x10001). */
 #define MTK_FUSED_PACK_GROUP          \
@@ -595,7 +595,6 @@ static inline void mtk_fused_quad_out(const uint32_t* s, const int32_t* q, int8_
   "25:\n\t"                                \
   "orr r4, r4, #1\n\t"                     \
   "str r4, [sp, #16]\n\t"                  \
-  MTK_FUSED_QUAD_EVEN_ENTRY                \
   "adr.w r3, 7f\n\t"                       \
   "orr r3, r3, #1\n\t"                     \
   "tst r2, #1\n\t"                         \
@@ -668,19 +667,19 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "1:\n\t"                                                                                        \
       "ldr r0, [sp, #0]\n\t"                                                                          \
       "ldm r1!, {r3, r4, r5, r6}\n\t"                                                                 \
-      "ldr pc, [sp, #12]\n\t"                                                                         \
+      MTK_FUSED_QUAD_ENTER                                                                            \
       MTK_FUSED_QUAD_LOOP                                                                             \
       "ldr r7, [sp, #8]\n\t"                                                                          \
+      "ldr r2, [sp, #40]\n\t"                                                                         \
       "add r3, r7, r3, lsl #1\n\t"                                                                    \
       "sub r3, r3, r4, lsl #9\n\t"                                                                    \
       "add r5, r7, r5, lsl #1\n\t"                                                                    \
       "sub r5, r5, r6, lsl #9\n\t"                                                                    \
       "add r4, r4, r4\n\t"                                                                            \
       "add r6, r6, r6\n\t"                                                                            \
-      "ldr r2, [sp, #40]\n\t"                                                                         \
       OUT                                                                                             \
-      "str r2, [sp, #40]\n\t"                                                                         \
       "ldr r0, [sp, #44]\n\t"                                                                         \
+      "str r2, [sp, #40]\n\t"                                                                         \
       "cmp r2, r0\n\t"                                                                                \
       "bne 1b\n\t"                                                                                    \
       "add sp, sp, #48\n\t"                                                                           \
@@ -751,12 +750,12 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "ldm r2, {r3, r4, r5, r6}\n\t"                                                                  \
       "add r3, r3, r7\n\t"                                                                            \
       "add r5, r5, r7\n\t"                                                                            \
-      "ldr pc, [sp, #12]\n"                                                                           \
+      MTK_FUSED_QUAD_ENTER                                                                            \
       "6:\n\t"                                                                                        \
       "ldm r1!, {r3, r4, r5, r6}\n\t"                                                                 \
       "add r3, r3, r7\n\t"                                                                            \
       "add r5, r5, r7\n\t"                                                                            \
-      "ldr pc, [sp, #12]\n\t"                                                                         \
+      MTK_FUSED_QUAD_ENTER                                                                            \
       MTK_FUSED_QUAD_LOOP                                                                             \
       "ldr pc, [sp, #56]\n"                                                                           \
       "30:\n\t"                                                                                       \
