@@ -545,6 +545,7 @@ static inline void mtk_fused_quad_out(const uint32_t* s, const int32_t* q, int8_
   "bne 2b\n\t"
 #define MTK_FUSED_QUAD_PAIR_BYTES "108"
 #define MTK_FUSED_QUAD_PIPELINED "beq 25f\n\t"   /* the pairs the pass runs: all */
+#define MTK_FUSED_QUAD_PASS "8"                  /* pairs a pass (a power of two) */
 #define MTK_FUSED_QUAD_ENTER "ldr pc, [sp, #12]\n\t"   /* into the quad's loop (r0 at the row, r1 at its weights) */
 #endif
 /* One group of the int8 row at r11 packed into the row at r0 (SXTB16 order), its sum added to r6 (r8: 0x10001). */
@@ -558,7 +559,7 @@ static inline void mtk_fused_quad_out(const uint32_t* s, const int32_t* q, int8_
 /* The row's Σx into r6 (r0: the row, r2: its groups), its first r12 groups packed from the int8 values at r11 on the way
  * (two a pass; LSRS's flags outlive a group: SADD16 and SMLAD set none of N, Z, C), the others read packed; then the
  * frame's row end [sp, #4], the quads' entry [sp, #12] (the odd group, or the pairs') and the pairs' [sp, #16]: (−pairs
- * mod 8) pairs into the loop, or its end without pairs. */
+ * mod MTK_FUSED_QUAD_PASS) pairs into the loop, or its end without pairs. */
 #define MTK_FUSED_QUAD_SETUP               \
   "movs r6, #0\n\t"                        \
   "mov.w r8, #0x10001\n\t"                 \
@@ -588,7 +589,7 @@ static inline void mtk_fused_quad_out(const uint32_t* s, const int32_t* q, int8_
   "lsrs r3, r2, #1\n\t"                    \
   MTK_FUSED_QUAD_PIPELINED                 \
   "rsb r3, r3, #0\n\t"                     \
-  "and r3, r3, #7\n\t"                     \
+  "and r3, r3, #" MTK_FUSED_QUAD_PASS " - 1\n\t" \
   "movs r5, #" MTK_FUSED_QUAD_PAIR_BYTES "\n\t" \
   "adr.w r4, 2f\n\t"                       \
   "mla r4, r3, r5, r4\n"                   \

@@ -7,8 +7,8 @@
  * the next group's row words and first three weight words, software-pipelined: the loop's pairs of groups start
  * with those of their first group loaded (MTK_FUSED_QUAD_ENTER loads them for the first pair, label 9 after an odd
  * first group), and the last pair (label 8's tail) loads nothing past its own, so that no load reads past the
- * packed row or the quad's weights. The loop runs the pairs but the last, 8 a pass, entered (−(pairs − 1) mod 8)
- * pairs in (MTK_FUSED_QUAD_SETUP). */
+ * packed row or the quad's weights. The loop runs the pairs but the last, 16 a pass (a 128-deep row's in one),
+ * entered (−(pairs − 1) mod 16) pairs in (MTK_FUSED_QUAD_SETUP). */
 #ifndef MTK_FUSED_ROW_DUAL_H_
 #define MTK_FUSED_ROW_DUAL_H_
 
@@ -70,7 +70,8 @@
   "ldr pc, [sp, #16]\n"                                                                              \
   "2:\n\t"                                                                                           \
   MTK_DUAL_PAIR MTK_DUAL_PAIR MTK_DUAL_PAIR MTK_DUAL_PAIR MTK_DUAL_PAIR MTK_DUAL_PAIR MTK_DUAL_PAIR \
-  MTK_DUAL_PAIR                                                                                      \
+  MTK_DUAL_PAIR MTK_DUAL_PAIR MTK_DUAL_PAIR MTK_DUAL_PAIR MTK_DUAL_PAIR MTK_DUAL_PAIR MTK_DUAL_PAIR \
+  MTK_DUAL_PAIR MTK_DUAL_PAIR                                                                        \
   "8:\n\t"                                                                                           \
   "ldr r9, [sp, #4]\n\t"                                                                             \
   "add r10, r0, #16\n\t"                                                                             \
@@ -82,5 +83,6 @@
 
 /* The entry (MTK_FUSED_QUAD_SETUP): into the pass for the pairs but the last (label 8 for none). */
 #define MTK_FUSED_QUAD_PIPELINED "subs r3, r3, #1\n\tbls 25f\n\t"
+#define MTK_FUSED_QUAD_PASS "16"
 
 #endif /* MTK_FUSED_ROW_DUAL_H_ */
