@@ -114,6 +114,10 @@ FUSED_MODELS = {   # the fused kernels' assembly (c/mtk_dot_biased_s8.h), its su
     "fc-quads": lambda: fully_connected(150, 12, per_channel=False),
     "fc-quads-per-channel": lambda: fully_connected(37, 10, per_channel=True),
     "fc-chunks": lambda: fully_connected(604, 13, per_channel=False),   # a row deeper than a chunk
+    # one row's quads over 1, 2 (no pass: the last pair only) and 5 groups (an odd first group, then the pairs)
+    "fc-quads-1-group": lambda: fully_connected(3, 8, per_channel=False),
+    "fc-quads-2-groups-relu": lambda: fully_connected(8, 8, per_channel=False, activation="RELU", y_zp=-128),
+    "fc-quads-5-groups": lambda: fully_connected(20, 8, per_channel=True),
 }
 
 

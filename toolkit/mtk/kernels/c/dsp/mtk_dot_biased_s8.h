@@ -570,7 +570,8 @@ static inline void mtk_fused_quad_out(const uint32_t* s, const int32_t* q, int8_
   "bne 2b\n\t"
 #define MTK_FUSED_QUAD_PAIR_BYTES "108"
 #define MTK_FUSED_QUAD_PIPELINED "beq 25f\n\t"   /* the pairs the pass runs: all */
-#define MTK_FUSED_QUAD_EVEN_ENTRY ""             /* an even row's entry: the pass's */
+#define MTK_FUSED_QUAD_PASS "8"                  /* pairs a pass (a power of two) */
+#define MTK_FUSED_QUAD_ENTER "ldr pc, [sp, #12]\n\t"   /* into the quad's loop (r0 at the row, r1 at its weights) */
 #endif
 /* One group of the int8 row at r11 packed into the row at r0 (SXTB16 order), its sum added to r6 (r8: 0x10001). */
 #define MTK_FUSED_PACK_GROUP          \
@@ -583,7 +584,7 @@ static inline void mtk_fused_quad_out(const uint32_t* s, const int32_t* q, int8_
 /* The row's Σx into r6 (r0: the row, r2: its groups), its first r12 groups packed from the int8 values at r11 on the way
  * (two a pass; LSRS's flags outlive a group: SADD16 and SMLAD set none of N, Z, C), the others read packed; then the
  * frame's row end [sp, #4], the quads' entry [sp, #12] (the odd group, or the pairs') and the pairs' [sp, #16]: (−pairs
- * mod 8) pairs into the loop, or its end without pairs. */
+ * mod MTK_FUSED_QUAD_PASS) pairs into the loop, or its end without pairs. */
 #define MTK_FUSED_QUAD_SETUP               \
   "movs r6, #0\n\t"                        \
   "mov.w r8, #0x10001\n\t"                 \
@@ -613,14 +614,13 @@ static inline void mtk_fused_quad_out(const uint32_t* s, const int32_t* q, int8_
   "lsrs r3, r2, #1\n\t"                    \
   MTK_FUSED_QUAD_PIPELINED                 \
   "rsb r3, r3, #0\n\t"                     \
-  "and r3, r3, #7\n\t"                     \
+  "and r3, r3, #" MTK_FUSED_QUAD_PASS " - 1\n\t" \
   "movs r5, #" MTK_FUSED_QUAD_PAIR_BYTES "\n\t" \
   "adr.w r4, 2f\n\t"                       \
   "mla r4, r3, r5, r4\n"                   \
   "25:\n\t"                                \
   "orr r4, r4, #1\n\t"                     \
   "str r4, [sp, #16]\n\t"                  \
-  MTK_FUSED_QUAD_EVEN_ENTRY                \
   "adr.w r3, 7f\n\t"                       \
   "orr r3, r3, #1\n\t"                     \
   "tst r2, #1\n\t"                         \
@@ -693,19 +693,19 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "1:\n\t"                                                                                        \
       "ldr r0, [sp, #0]\n\t"                                                                          \
       "ldm r1!, {r3, r4, r5, r6}\n\t"                                                                 \
-      "ldr pc, [sp, #12]\n\t"                                                                         \
+      MTK_FUSED_QUAD_ENTER                                                                            \
       MTK_FUSED_QUAD_LOOP                                                                             \
       "ldr r7, [sp, #8]\n\t"                                                                          \
+      "ldr r2, [sp, #40]\n\t"                                                                         \
       "add r3, r7, r3, lsl #1\n\t"                                                                    \
       "sub r3, r3, r4, lsl #9\n\t"                                                                    \
       "add r5, r7, r5, lsl #1\n\t"                                                                    \
       "sub r5, r5, r6, lsl #9\n\t"                                                                    \
       "add r4, r4, r4\n\t"                                                                            \
       "add r6, r6, r6\n\t"                                                                            \
-      "ldr r2, [sp, #40]\n\t"                                                                         \
       OUT                                                                                             \
-      "str r2, [sp, #40]\n\t"                                                                         \
       "ldr r0, [sp, #44]\n\t"                                                                         \
+      "str r2, [sp, #40]\n\t"                                                                         \
       "cmp r2, r0\n\t"                                                                                \
       "bne 1b\n\t"                                                                                    \
       "add sp, sp, #48\n\t"                                                                           \
@@ -776,12 +776,12 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "ldm r2, {r3, r4, r5, r6}\n\t"                                                                  \
       "add r3, r3, r7\n\t"                                                                            \
       "add r5, r5, r7\n\t"                                                                            \
-      "ldr pc, [sp, #12]\n"                                                                           \
+      MTK_FUSED_QUAD_ENTER                                                                            \
       "6:\n\t"                                                                                        \
       "ldm r1!, {r3, r4, r5, r6}\n\t"                                                                 \
       "add r3, r3, r7\n\t"                                                                            \
       "add r5, r5, r7\n\t"                                                                            \
-      "ldr pc, [sp, #12]\n\t"                                                                         \
+      MTK_FUSED_QUAD_ENTER                                                                            \
       MTK_FUSED_QUAD_LOOP                                                                             \
       "ldr pc, [sp, #56]\n"                                                                           \
       "30:\n\t"                                                                                       \
