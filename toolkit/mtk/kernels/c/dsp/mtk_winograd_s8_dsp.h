@@ -103,13 +103,15 @@ static inline void mtk_wino_tile_v(const int8_t* x, const int8_t* pad, int32_t i
 }
 
 #ifdef MTK_DSP_ASM
-/* One pair of lanes: both tiles' words (v0, v1) by the block's 3 channels' (u0, u1, u2), the three loads after the
- * LDRD back to back (the Cortex-M4 pipelines them); OP: smuad for the first pair (the sums start there), smlad. */
-#define MTK_WINO_PAIR(OP, ACC)                         \
-  "ldrd %[v0], %[v1], [%[v]], #8\n\t"                  \
-  "ldr %[u0], [%[u]], #4\n\t"                         \
-  "ldr %[u1], [%[u]], #4\n\t"                         \
-  "ldr %[u2], [%[u]], #4\n\t"                         \
+/* Pair K of the four a loop step takes: both tiles' words (v0, v1) by the block's 3 channels' (u0, u1, u2), the five
+ * loads at fixed offsets back to back (no write-back: the Cortex-M4 pipelines each behind the previous one); OP:
+ * smuad for the first pair (the sums start there), smlad. */
+#define MTK_WINO_PAIR(OP, ACC, K)                      \
+  "ldr %[v0], [%[v], #" #K "*8]\n\t"                   \
+  "ldr %[v1], [%[v], #" #K "*8+4]\n\t"                 \
+  "ldr %[u0], [%[u], #" #K "*12]\n\t"                  \
+  "ldr %[u1], [%[u], #" #K "*12+4]\n\t"                \
+  "ldr %[u2], [%[u], #" #K "*12+8]\n\t"                \
   OP " %[a00], %[u0], %[v0]" ACC(a00) "\n\t"          \
   OP " %[a10], %[u0], %[v1]" ACC(a10) "\n\t"          \
   OP " %[a01], %[u1], %[v0]" ACC(a01) "\n\t"          \
@@ -118,38 +120,36 @@ static inline void mtk_wino_tile_v(const int8_t* x, const int8_t* pad, int32_t i
   OP " %[a12], %[u2], %[v1]" ACC(a12) "\n\t"
 #define MTK_WINO_NO_ACC(a) ""
 #define MTK_WINO_ACC(a) ", %[" #a "]"
-#define MTK_WINO_SUM MTK_WINO_PAIR("smlad", MTK_WINO_ACC)
+#define MTK_WINO_SUM(K) MTK_WINO_PAIR("smlad", MTK_WINO_ACC, K)
+#define MTK_WINO_STEP "add %[v], %[v], #32\n\tadd %[u], %[u], #48\n\t"
 #endif
 
 /* m[ξ][tile][channel] = Σ over the pairs (a multiple of 4) of U · V, for the block's weights u ([ξ][pair][channel]
- * words), of its first `cols` channels at least (a block of one channel: only its own, in C; of 2 or 3: all three in
- * assembly, the padded channel's weights zero). */
-MTK_WINO_INLINE void mtk_wino_products(const uint32_t* v, const uint32_t* u, int32_t pairs, int32_t* m,
-                                       int32_t cols) {
+ * words), of its 3 channels (past the layer's last one: zero weights). */
+MTK_WINO_INLINE void mtk_wino_products(const uint32_t* v, const uint32_t* u, int32_t pairs, int32_t* m) {
 #ifdef MTK_DSP_ASM
-  if (cols > 1) {
-    for (int32_t xi = 0; xi < 16; ++xi, m += MTK_WINO_COLS * MTK_WINO_TILES) {
-      int32_t a00, a01, a02, a10, a11, a12;
-      uint32_t n = (uint32_t)pairs / 4, v0, v1, u0, u1, u2;
-      __asm__ volatile(MTK_WINO_PAIR("smuad", MTK_WINO_NO_ACC) MTK_WINO_SUM MTK_WINO_SUM MTK_WINO_SUM
-                       "subs %[n], %[n], #1\n\t"
-                       "beq 2f\n"
-                       "1:\n\t" MTK_WINO_SUM MTK_WINO_SUM MTK_WINO_SUM MTK_WINO_SUM
-                       "subs %[n], %[n], #1\n\t"
-                       "bne 1b\n"
-                       "2:\n\t"
-                       : [v] "+r"(v), [u] "+r"(u), [n] "+r"(n), [a00] "=&r"(a00), [a01] "=&r"(a01),
-                         [a02] "=&r"(a02), [a10] "=&r"(a10), [a11] "=&r"(a11), [a12] "=&r"(a12), [v0] "=&r"(v0),
-                         [v1] "=&r"(v1), [u0] "=&r"(u0), [u1] "=&r"(u1), [u2] "=&r"(u2)
-                       :
-                       : "cc", "memory");
-      m[0] = a00, m[1] = a01, m[2] = a02, m[3] = a10, m[4] = a11, m[5] = a12;
-    }
-    return;
+  for (int32_t xi = 0; xi < 16; ++xi, m += MTK_WINO_COLS * MTK_WINO_TILES) {
+    int32_t a00, a01, a02, a10, a11, a12;
+    uint32_t n = (uint32_t)pairs / 4, v0, v1, u0, u1, u2;
+    __asm__ volatile(MTK_WINO_PAIR("smuad", MTK_WINO_NO_ACC, 0) MTK_WINO_SUM(1) MTK_WINO_SUM(2) MTK_WINO_SUM(3)
+                     MTK_WINO_STEP
+                     "subs %[n], %[n], #1\n\t"
+                     "beq 2f\n"
+                     "1:\n\t" MTK_WINO_SUM(0) MTK_WINO_SUM(1) MTK_WINO_SUM(2) MTK_WINO_SUM(3)
+                     MTK_WINO_STEP
+                     "subs %[n], %[n], #1\n\t"
+                     "bne 1b\n"
+                     "2:\n\t"
+                     : [v] "+r"(v), [u] "+r"(u), [n] "+r"(n), [a00] "=&r"(a00), [a01] "=&r"(a01),
+                       [a02] "=&r"(a02), [a10] "=&r"(a10), [a11] "=&r"(a11), [a12] "=&r"(a12), [v0] "=&r"(v0),
+                       [v1] "=&r"(v1), [u0] "=&r"(u0), [u1] "=&r"(u1), [u2] "=&r"(u2)
+                     :
+                     : "cc", "memory");
+    m[0] = a00, m[1] = a01, m[2] = a02, m[3] = a10, m[4] = a11, m[5] = a12;
   }
-#endif
+#else
   for (int32_t xi = 0; xi < 16; ++xi, m += MTK_WINO_COLS * MTK_WINO_TILES)
-    for (int32_t c = 0; c < cols; ++c) {
+    for (int32_t c = 0; c < MTK_WINO_COLS; ++c) {
       const uint32_t* vp = v + xi * pairs * MTK_WINO_TILES;
       const uint32_t* up = u + xi * pairs * MTK_WINO_COLS + c;
       int32_t a0 = 0, a1 = 0;
@@ -157,6 +157,7 @@ MTK_WINO_INLINE void mtk_wino_products(const uint32_t* v, const uint32_t* u, int
         a0 = mtk_smlad(*up, vp[0], a0), a1 = mtk_smlad(*up, vp[1], a1);
       m[c] = a0, m[MTK_WINO_COLS + c] = a1;
     }
+#endif
 }
 
 /* The tile's 4 outputs y[2r + s] = (A^T M A)[r][s] from its 16 sums m[ξ * MTK_WINO_COLS * MTK_WINO_TILES],
@@ -211,49 +212,70 @@ static inline void mtk_wino_output_transform(const int32_t* m, uint32_t y[4]) {
 #endif
 }
 
-/* The output of 4 · Σ w·x (y) with the channel's q = (2 · bias, m, k, e) and the range [lo, hi]: as the fused
- * GEMM's (mtk_dot_biased_s8.h), x2 = 2 · (Σ + bias), SMMLAR(x2, m, k) + [x2 < 0], shifted right by e, saturated
- * (k = 2^(e−1) + out_zp · 2^e; winograd_dsp.py checks that nothing overflows). */
-static inline int32_t mtk_wino_output(uint32_t y, const int32_t* q, int32_t lo, int32_t hi) {
-  int32_t x2 = (int32_t)((uint32_t)((int32_t)y >> 1) + (uint32_t)q[0]), v;
+/* A channel's requantization: q = (2 · bias, m, k, e) of MTK_WINO_PARAMS words, and the range [lo, hi]; `clamp` 0
+ * when the range is the whole int8 one (the saturation alone). */
+struct mtk_wino_requant {
+  int32_t bias2, mult, round, shift, lo, hi, clamp;
+};
+
+/* The output of 4 · Σ w·x (y): as the fused GEMM's (mtk_dot_biased_s8.h), x2 = 2 · (Σ + bias),
+ * SMMLAR(x2, m, k) + [x2 < 0], shifted right by e, saturated (k = 2^(e−1) + out_zp · 2^e; winograd_dsp.py checks
+ * that nothing overflows). */
+MTK_WINO_INLINE int32_t mtk_wino_output(uint32_t y, const struct mtk_wino_requant* r) {
+  int32_t x2 = (int32_t)((uint32_t)((int32_t)y >> 1) + (uint32_t)r->bias2), v;
 #ifdef MTK_DSP_ASM
-  __asm__("smmlar %0, %1, %2, %3" : "=r"(v) : "r"(x2), "r"(q[1]), "r"(q[2]));
-  v = __ssat((v + (x2 >> 31)) >> q[3], 8);
+  __asm__("smmlar %0, %1, %2, %3" : "=r"(v) : "r"(x2), "r"(r->mult), "r"(r->round));
+  v = __ssat((v + (x2 >> 31)) >> r->shift, 8);
 #else
-  int64_t p = mtk_mul_s32_s64(x2, q[1]) + (int64_t)((uint64_t)(int64_t)q[2] << 32) + 2147483648LL;
-  v = ((int32_t)(p >> 32) + (x2 >> 31)) >> q[3];
+  int64_t p = mtk_mul_s32_s64(x2, r->mult) + (int64_t)((uint64_t)(int64_t)r->round << 32) + 2147483648LL;
+  v = ((int32_t)(p >> 32) + (x2 >> 31)) >> r->shift;
   v = v < -128 ? -128 : (v > 127 ? 127 : v);
 #endif
-  v = v < lo ? lo : v;
-  return v > hi ? hi : v;
+  if (r->clamp) {
+    v = v < r->lo ? r->lo : v;
+    v = v > r->hi ? r->hi : v;
+  }
+  return v;
 }
 
 /* A tile's outputs of one channel from its sums m[ξ * MTK_WINO_COLS * MTK_WINO_TILES], at o (`row` bytes between
  * output rows, `step` between columns), `fit` of them: bit 0 the second column, bit 1 the second row. */
-MTK_WINO_INLINE void mtk_wino_store(const int32_t* m, const int32_t* q, int8_t* o, int32_t step, int32_t row,
-                                    int32_t fit, int32_t lo, int32_t hi) {
+MTK_WINO_INLINE void mtk_wino_store(const int32_t* m, const struct mtk_wino_requant* r, int8_t* o, int32_t step,
+                                    int32_t row, int32_t fit) {
   uint32_t y[4];
   mtk_wino_output_transform(m, y);
-  o[0] = (int8_t)mtk_wino_output(y[0], q, lo, hi);
+  o[0] = (int8_t)mtk_wino_output(y[0], r);
   if (fit == 3) {
-    o[step] = (int8_t)mtk_wino_output(y[1], q, lo, hi);
-    o[row] = (int8_t)mtk_wino_output(y[2], q, lo, hi);
-    o[row + step] = (int8_t)mtk_wino_output(y[3], q, lo, hi);
+    o[step] = (int8_t)mtk_wino_output(y[1], r);
+    o[row] = (int8_t)mtk_wino_output(y[2], r);
+    o[row + step] = (int8_t)mtk_wino_output(y[3], r);
   } else {
-    if (fit & 1) o[step] = (int8_t)mtk_wino_output(y[1], q, lo, hi);
-    if (fit & 2) o[row] = (int8_t)mtk_wino_output(y[2], q, lo, hi);
+    if (fit & 1) o[step] = (int8_t)mtk_wino_output(y[1], r);
+    if (fit & 2) o[row] = (int8_t)mtk_wino_output(y[2], r);
   }
 }
 
-/* A block's outputs: its first n channels (params q) of both tiles (at dst[t], fit[t]: mtk_wino_store). Not inlined:
- * alone, gcc keeps the stores' values in registers, and saves them once a block. */
+/* A block's outputs: its first n channels (params q) of both tiles (at dst[t], fit[t]: mtk_wino_store), the
+ * channel's parameters loaded once. `clamp` a constant where it is inlined. */
+MTK_WINO_INLINE void mtk_wino_store_channels(const int32_t* m, const int32_t* q, int8_t* const* dst,
+                                             const int32_t* fit, int32_t n, int32_t step, int32_t row, int32_t lo,
+                                             int32_t hi, int32_t clamp) {
+  for (int32_t c = 0; c < n; ++c, q += MTK_WINO_PARAMS) {
+    struct mtk_wino_requant r = {q[0], q[1], q[2], q[3], lo, hi, clamp};
+    mtk_wino_store(m + c, &r, dst[0] + c, step, row, fit[0]);
+    mtk_wino_store(m + MTK_WINO_COLS + c, &r, dst[1] + c, step, row, fit[1]);
+  }
+}
+
+/* mtk_wino_store_channels, the clamp to [lo, hi] resolved once a block. Not inlined: alone, gcc keeps the stores'
+ * values in registers, and saves them once a block. */
 __attribute__((noinline)) static void mtk_wino_store_block(const int32_t* m, const int32_t* q, int8_t* const* dst,
                                                            const int32_t* fit, int32_t n, int32_t step, int32_t row,
                                                            int32_t lo, int32_t hi) {
-  for (int32_t c = 0; c < n; ++c, q += MTK_WINO_PARAMS) {
-    mtk_wino_store(m + c, q, dst[0] + c, step, row, fit[0], lo, hi);
-    mtk_wino_store(m + MTK_WINO_COLS + c, q, dst[1] + c, step, row, fit[1], lo, hi);
-  }
+  if (lo > -128 || hi < 127)
+    mtk_wino_store_channels(m, q, dst, fit, n, step, row, lo, hi, 1);
+  else
+    mtk_wino_store_channels(m, q, dst, fit, n, step, row, lo, hi, 0);
 }
 
 /* The layer: x int8 NHWC, u the packed weights, q the channels' params, pad in_c zero points rounded up to a word,
@@ -282,7 +304,7 @@ static inline int32_t mtk_winograd_s8_dsp(const void* x, const void* u, const vo
     const int32_t* qc = (const int32_t*)q;
     for (int32_t c0 = 0; c0 < out_c; c0 += MTK_WINO_COLS, ub += 16 * pairs * MTK_WINO_COLS) {
       int32_t n = out_c - c0 < MTK_WINO_COLS ? out_c - c0 : MTK_WINO_COLS;
-      mtk_wino_products(v, ub, pairs, m, n);
+      mtk_wino_products(v, ub, pairs, m);
       int8_t* at[MTK_WINO_TILES] = {dst[0] + c0, dst[1] + c0};
       mtk_wino_store_block(m, qc, at, fit, n, out_c, row, act_min, act_max);
       qc += MTK_WINO_COLS * MTK_WINO_PARAMS;
