@@ -127,7 +127,7 @@ def tiled_within(graph: Graph, prepared: list[OpData], steps: list[Step], aliase
 def lean_scratch(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: AliasSets,
                  storage: Storage) -> tuple[list[Step], Storage]:
     """For an arena tiling cannot bring under its limit: the layers with a variant in less scratch for more cycles
-    (OpDef.leaner: a Winograd conv's GEMM) take it. Returns the steps and their storage (`steps` itself when no
+    (OpDef.leaner: a Winograd F(4x4) conv's F(2x2), an F(2x2) one's GEMM) take it. Returns the steps and their storage (`steps` itself when no
     layer has one)."""
     leaner = [op_def(data.op.type).leaner(data, low.variant) for data, (_, low) in zip(prepared, steps)]
     if not any(leaner):
@@ -220,13 +220,15 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
     if limit is not None and storage.plan.arena_bytes > limit:
         untiled_live = live_bytes(storage.plan.buffers, len(steps))   # the memory plot's "untiled" curve
         tiled = tiled_within(graph, prepared, steps, aliases, storage, limit, max_recompute, cpu_obj.costs)
-        if tiled[1].plan.arena_bytes > limit:   # the layers' leaner variants (Winograd's GEMM), tiled if need be
-            lean, lean_storage = lean_scratch(graph, prepared, steps, aliases, storage)
-            if lean is not steps:
-                lean_tiled = tiled_within(graph, prepared, lean, aliases, lean_storage, limit, max_recompute,
-                                          cpu_obj.costs)
-                if lean_tiled[1].plan.arena_bytes < tiled[1].plan.arena_bytes:
-                    untiled, untiled_live, tiled = lean, live_bytes(lean_storage.plan.buffers, len(lean)), lean_tiled
+        leaner, leaner_storage = steps, storage
+        while tiled[1].plan.arena_bytes > limit:   # the layers' leaner variants (Winograd's F(2x2), its GEMM), tiled
+            lean, lean_storage = lean_scratch(graph, prepared, leaner, aliases, leaner_storage)
+            if lean is leaner:
+                break
+            leaner, leaner_storage = lean, lean_storage
+            lean_tiled = tiled_within(graph, prepared, lean, aliases, lean_storage, limit, max_recompute, cpu_obj.costs)
+            if lean_tiled[1].plan.arena_bytes < tiled[1].plan.arena_bytes:
+                untiled, untiled_live, tiled = lean, live_bytes(lean_storage.plan.buffers, len(lean)), lean_tiled
         steps, storage, tiling = tiled
         if max_ram is not None and storage.plan.arena_bytes > max_ram:
             raise ModelError(f"{model_name}: arena {tiling.untiled_arena_bytes:,} B untiled, at best "

@@ -266,16 +266,18 @@ POOL_KERNELS = (
     KernelSpec("mve", Family.POOL, (Isa.MVE,), POOL_MVE_HEADER, _f("mtk_pool_mve", _POOL)),
 )
 
-# A 3x3 stride-1 conv as integer Winograd F(2x2, 3x3) (ops/winograd_dsp.py): the layer in one call, 2 tiles x 3
-# channels a block, int16 transformed weights (16/9 x 2 bytes a weight)
+# A 3x3 stride-1 conv as integer Winograd F(2x2, 3x3) or F(4x4, 3x3) (ops/winograd_dsp.py): the layer in one call,
+# 2 tiles x 3 channels a block, int16 transformed weights (16/9 or 36/9 x 2 bytes a weight)
 WINOGRAD = "wino-f2x2"
+WINOGRAD4 = "wino-f4x4"
+_WINOGRAD_ARGS = ("const void* x, const void* u, const void* q, const void* pad, void* out, void* scratch, "
+                  "int32_t in_h, int32_t in_w, int32_t in_c, int32_t out_h, int32_t out_w, int32_t out_c, "
+                  "int32_t pad_top, int32_t pad_left, int32_t act_min, int32_t act_max")
 WINOGRAD_KERNELS = (
-    KernelSpec(WINOGRAD, Family.WINOGRAD, (Isa.DSP,), WINOGRAD_HEADER,
-               _f("mtk_winograd_s8_dsp", "const void* x, const void* u, const void* q, const void* pad, void* out, "
-                                         "void* scratch, int32_t in_h, int32_t in_w, int32_t in_c, int32_t out_h, "
-                                         "int32_t out_w, int32_t out_c, int32_t pad_top, int32_t pad_left, "
-                                         "int32_t act_min, int32_t act_max"), (2, 3),
-               "winograd", 2),
+    KernelSpec(WINOGRAD, Family.WINOGRAD, (Isa.DSP,), WINOGRAD_HEADER, _f("mtk_winograd_s8_dsp", _WINOGRAD_ARGS),
+               (2, 3), "winograd", 2),
+    KernelSpec(WINOGRAD4, Family.WINOGRAD, (Isa.DSP,), WINOGRAD_HEADER, _f("mtk_winograd4_s8_dsp", _WINOGRAD_ARGS),
+               (4, 3), "winograd", 2),
 )
 
 KERNELS = GEMM_KERNELS + DEPTHWISE_KERNELS + POOL_KERNELS + WINOGRAD_KERNELS
