@@ -175,7 +175,7 @@ def run_firmware(runner: Runner, elf: Path, compiled: CompiledModel, samples: li
 
 
 def _layer_times(compiled: CompiledModel, counts: list[int]) -> list[LayerTime]:
-    return [LayerTime(op.index, op.type, units, op.macs, op.tiled)
+    return [LayerTime(op.index, op.type, units, op.macs, op.tiled, op.code_bytes)
             for op, units in zip(compiled.ops, counts)]
 
 
