@@ -555,12 +555,14 @@ static inline void mtk_fused_quad_out(const uint32_t* s, const int32_t* q, int8_
   "ldmia.w r0!, {r7, r8, r9, r10}\n\t"                                                                   \
   MTK_FUSED_QUAD_WEIGHTS MTK_FUSED_QUAD_SUMS("r7", "r8") MTK_FUSED_QUAD_WEIGHTS MTK_FUSED_QUAD_SUMS("r9", "r10")
 /* The quad's sums over the row: label 7 an odd first group (then to the pairs' entry at [sp, #16]), label 2 the pairs,
- * 8 a pass, entered midway; label 8 the pass's end, until the row's end ([sp, #4]). */
+ * 8 a pass, entered midway, on a 32-byte line (the pass's 27 lines and the quad's frame in the 32 lines of an
+ * STM32L4's ART instruction cache); label 8 the pass's end, until the row's end ([sp, #4]). */
 #define MTK_FUSED_QUAD_LOOP                                                                              \
   "7:\n\t"                                                                                               \
   "ldrd r7, r8, [r0], #8\n\t"                                                                            \
   MTK_FUSED_QUAD_WEIGHTS MTK_FUSED_QUAD_SUMS("r7", "r8")                                                 \
-  "ldr pc, [sp, #16]\n"                                                                                  \
+  "ldr pc, [sp, #16]\n\t"                                                                                \
+  ".p2align 5\n"                                                                                        \
   "2:\n\t"                                                                                               \
   MTK_FUSED_QUAD_PAIR MTK_FUSED_QUAD_PAIR MTK_FUSED_QUAD_PAIR MTK_FUSED_QUAD_PAIR                        \
   MTK_FUSED_QUAD_PAIR MTK_FUSED_QUAD_PAIR MTK_FUSED_QUAD_PAIR MTK_FUSED_QUAD_PAIR                        \
@@ -581,6 +583,20 @@ static inline void mtk_fused_quad_out(const uint32_t* s, const int32_t* q, int8_
   "strd r10, r9, [r0], #8\n\t"        \
   "sadd16 r9, r9, r10\n\t"            \
   "smlad r6, r9, r8, r6\n\t"
+/* Two groups so (r4, r5 free too): the second word loaded first, so that the first's load, writing r11 back, pipelines
+ * behind it (Cortex-M4) and no SXTB16 waits for its load (M33); both groups stored by one STM. */
+#define MTK_FUSED_PACK_PAIR           \
+  "ldr r10, [r11, #4]\n\t"            \
+  "ldr r5, [r11], #8\n\t"             \
+  "sxtb16 r9, r10\n\t"                \
+  "sxtb16 r10, r10, ror #8\n\t"       \
+  "sxtb16 r4, r5\n\t"                 \
+  "sxtb16 r5, r5, ror #8\n\t"         \
+  "stm r0!, {r4, r5, r9, r10}\n\t"    \
+  "sadd16 r4, r4, r5\n\t"             \
+  "sadd16 r9, r9, r10\n\t"            \
+  "smlad r6, r4, r8, r6\n\t"          \
+  "smlad r6, r9, r8, r6\n\t"
 /* The row's Σx into r6 (r0: the row, r2: its groups), its first r12 groups packed from the int8 values at r11 on the way
  * (two a pass; LSRS's flags outlive a group: SADD16 and SMLAD set none of N, Z, C), the others read packed; then the
  * frame's row end [sp, #4], the quads' entry [sp, #12] (the odd group, or the pairs') and the pairs' [sp, #16]: (−pairs
@@ -595,8 +611,7 @@ static inline void mtk_fused_quad_out(const uint32_t* s, const int32_t* q, int8_
   "24:\n\t"                                \
   "beq 21f\n"                              \
   "20:\n\t"                                \
-  MTK_FUSED_PACK_GROUP                     \
-  MTK_FUSED_PACK_GROUP                     \
+  MTK_FUSED_PACK_PAIR                      \
   "subs r12, r12, #1\n\t"                  \
   "bne 20b\n"                              \
   "21:\n\t"                                \
