@@ -91,8 +91,8 @@ def test_packed_weights_hold_channel_pairs_in_sxtb16_order():
     """Per block of 3 output channels, position, pair: pair 2g is input channels (4g, 4g + 2), 2g + 1 (4g + 1,
     4g + 3); input channels past the layer's, and output channels past its last block, zero."""
     w = np.arange(2 * 9 * 5).reshape(2, 3, 3, 5) % 7 - 3
-    u = winograd_dsp.transformed(w)                                    # [out_c, 16, in_c]
-    packed = winograd_dsp.pack(w).reshape(1, 16, winograd_dsp.pairs(5), 3, 2)
+    u = winograd_dsp.transformed(w, winograd_dsp.F2)                   # [out_c, 16, in_c]
+    packed = winograd_dsp.pack(w, winograd_dsp.F2).reshape(1, 16, winograd_dsp.pairs(5), 3, 2)
     assert winograd_dsp.pairs(5) == 4                                  # in fours: 8 channels
     assert packed[0, 6, 0, 1].tolist() == [u[1, 6, 0], u[1, 6, 2]]
     assert packed[0, 6, 1, 0].tolist() == [u[0, 6, 1], u[0, 6, 3]]
@@ -222,10 +222,10 @@ def test_a_model_whose_winograd_weights_overflow_the_boards_flash_takes_the_gemm
     model = tmp_path / "wide.tflite"
     model.write_bytes(conv((1, 4, 4, 256), (3, 3), 256, (4, 4)))
     roomy = compile_model(model, tmp_path / "roomy", board="mps2/an500")
-    assert roomy.ops[0].variant == winograd_dsp.VARIANT.to_json()
+    assert roomy.ops[0].variant == winograd_dsp.F2.variant.to_json()
     tight = compile_model(model, tmp_path / "tight", board="nucleo_f746zg")
-    assert tight.ops[0].variant != winograd_dsp.VARIANT.to_json()
+    assert tight.ops[0].variant != winograd_dsp.F2.variant.to_json()
     assert tight.constant_bytes < 1 << 20 < roomy.constant_bytes
-    pinned = Tuning({roomy.ops[0].layer_key: winograd_dsp.VARIANT})
+    pinned = Tuning({roomy.ops[0].layer_key: winograd_dsp.F2.variant})
     with pytest.raises(ModelError, match="does not fit nucleo_f746zg"):
         compile_model(model, tmp_path / "pinned", board="nucleo_f746zg", tuning=pinned)

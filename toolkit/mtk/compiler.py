@@ -127,8 +127,8 @@ def tiled_within(graph: Graph, prepared: list[OpData], steps: list[Step], aliase
 def lean_scratch(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: AliasSets,
                  storage: Storage) -> tuple[list[Step], Storage]:
     """For an arena tiling cannot bring under its limit: the layers with a variant in less scratch for more cycles
-    (OpDef.leaner: a Winograd F(4x4) conv's F(2x2), an F(2x2) one's GEMM) take it. Returns the steps and their storage (`steps` itself when no
-    layer has one)."""
+    (OpDef.leaner: a Winograd F(4x4) conv's F(2x2), an F(2x2) one's GEMM) take it. Returns the steps and their
+    storage (`steps` itself when no layer has one)."""
     leaner = [op_def(data.op.type).leaner(data, low.variant) for data, (_, low) in zip(prepared, steps)]
     if not any(leaner):
         return steps, storage

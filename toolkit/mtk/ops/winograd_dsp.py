@@ -49,19 +49,14 @@ F2 = Transform(spec(Family.WINOGRAD, WINOGRAD), np.array([[2, 0, 0], [1, 1, 1], 
 F4 = Transform(spec(Family.WINOGRAD, WINOGRAD4),
                np.array([[1, 0, 0], [-1, -1, -1], [-1, 1, -1], [1, 2, 4], [1, -2, 4], [0, 0, 1]]), 576)
 TRANSFORMS = (F4, F2)   # the default first
-VARIANT = F2.variant
 BY_VARIANT = {t.variant: t for t in TRANSFORMS}
 
 
-def takes(data: OpData) -> bool:
-    """A DSP core's 3x3 stride-1 undilated conv over padded windows (GemmParams.patches) whose output is not
-    constant and that a fused stream computes exactly (gemm.stream_params: every channel shifts right, 2 · (Σ + bias)
-    and the rounding stay within int32), F(2x2)'s transformed sums too (`exact`)."""
-    return bool(transforms(data))
-
-
 def transforms(data: OpData) -> list[Transform]:
-    """The transforms whose sums the layer keeps exact (`takes`), the default first."""
+    """The transforms that take the layer, the default first: a DSP core's 3x3 stride-1 undilated conv over padded
+    windows (GemmParams.patches) whose output is not constant and that a fused stream computes exactly
+    (gemm.stream_params: every channel shifts right, 2 · (Σ + bias) and the rounding stay within int32), the
+    transform's sums too (`exact`)."""
     p = data.params
     if data.cpu.isa is not Isa.DSP or not isinstance(p, GemmParams) or p.patches is None:
         return []
@@ -73,12 +68,12 @@ def transforms(data: OpData) -> list[Transform]:
     return [] if stream is None else [t for t in TRANSFORMS if exact(stream[0], t.scale)]
 
 
-def exact(weights: np.ndarray, scale: int = F2.scale) -> bool:
+def exact(weights: np.ndarray, scale: int) -> bool:
     """Whether scale · Σ w·x of every channel (weights [channels, depth], |x| <= 128) stays within int32."""
     return bool(np.all(scale * 128 * np.abs(weights.astype(np.int64)).sum(axis=1) < INT32_LIMIT))
 
 
-def transformed(w: np.ndarray, t: Transform = F2) -> np.ndarray:
+def transformed(w: np.ndarray, t: Transform) -> np.ndarray:
     """U = G' g G'^T of weights [out_c, 3, 3, in_c]: int64 [out_c, positions (ξ = n·a + b), in_c]."""
     u = np.einsum("ak,ckli,bl->cabi", t.g, w.astype(np.int64), t.g)
     return u.reshape(w.shape[0], t.positions, w.shape[3])
@@ -89,7 +84,7 @@ def pairs(in_c: int) -> int:
     return 4 * -(-in_c // 8)
 
 
-def pack(w: np.ndarray, t: Transform = F2) -> np.ndarray:
+def pack(w: np.ndarray, t: Transform) -> np.ndarray:
     """The kernel's weights, int16 [block][ξ][pair][channel][lane] (pair 2g: input channels 4g, 4g + 2; pair
     2g + 1: 4g + 1, 4g + 3), from weights [out_c, 3, 3, in_c]; past the channels zero."""
     out_c, in_c = w.shape[0], w.shape[3]
@@ -112,19 +107,19 @@ def channel_params(bias: np.ndarray, multiplier: np.ndarray, shift: np.ndarray, 
     return q.astype(np.int32).reshape(-1)
 
 
-def scratch_bytes(in_c: int, t: Transform = F2) -> int:
+def scratch_bytes(in_c: int, t: Transform) -> int:
     """V of TILES tiles ([ξ][pair][tile] words), then a block's sums ([ξ][tile][channel] int32)."""
     return t.positions * (pairs(in_c) * TILES + TILES * COLS) * 4
 
 
-def weight_bytes(data: OpData, variant: Variant = VARIANT) -> int:
+def weight_bytes(data: OpData, variant: Variant) -> int:
     """Flash of the transformed weights and the per-channel parameters."""
     g, t = data.params.patches, BY_VARIANT[variant]
     return -(-g.out_c // COLS) * COLS * (t.positions * pairs(g.in_c) * 2 * 2 + 4 * 4)
 
 
-def lower(data: OpData, variant: Variant = VARIANT) -> Kernel:
-    """The layer (GemmParams over patches, `takes`) as the variant's kernel computes it."""
+def lower(data: OpData, variant: Variant) -> Kernel:
+    """The layer (GemmParams over patches, `transforms`) as the variant's kernel computes it."""
     p: GemmParams = data.params
     g, rq, t = p.patches, p.requant, BY_VARIANT[variant]
     weights, bias, multiplier, shift = stream_params(p)   # (dead channels as zero weights and a constant's bias)

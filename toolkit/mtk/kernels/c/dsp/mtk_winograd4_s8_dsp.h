@@ -99,21 +99,11 @@ MTK_WINO_INLINE void mtk_wino4_store(const int32_t* m, const struct mtk_wino_req
   }
 }
 
-/* A block's outputs, as mtk_wino_store_channels. */
-MTK_WINO_INLINE void mtk_wino4_store_channels(const int32_t* m, const int32_t* q, int8_t* const* dst,
-                                              const int32_t* rows, const int32_t* cols, int32_t n, int32_t step,
-                                              int32_t row, int32_t lo, int32_t hi, int32_t clamp) {
-  for (int32_t c = 0; c < n; ++c, q += MTK_WINO_PARAMS) {
-    struct mtk_wino_requant r = {q[0], q[1], q[2], q[3], lo, hi, clamp};
-    mtk_wino4_store(m + c, &r, dst[0] + c, step, row, rows[0], cols[0]);
-    mtk_wino4_store(m + MTK_WINO_COLS + c, &r, dst[1] + c, step, row, rows[1], cols[1]);
-  }
-}
-
+/* F(4x4)'s block stores, not inlined as F(2x2)'s. */
 __attribute__((noinline)) static void mtk_wino4_store_block(const int32_t* m, const int32_t* q, int8_t* const* dst,
                                                             const int32_t* rows, const int32_t* cols, int32_t n,
                                                             int32_t step, int32_t row, int32_t lo, int32_t hi) {
-  mtk_wino_clamped(m, q, dst, rows, cols, n, step, row, lo, hi, mtk_wino4_store_channels);
+  mtk_wino_clamped(m, q, dst, rows, cols, n, step, row, lo, hi, mtk_wino4_store);
 }
 
 /* The layer as F(4x4, 3x3) (mtk_wino_layer). */

@@ -12,9 +12,10 @@
  * (4g, 4g + 2), pair 2g + 1 (4g + 1, 4g + 3), the pairs in fours (input channels past the layer's: zero weights, and
  * V zero). Two tiles at a time (consecutive in row-major tile order; an odd last one computed twice), their V in the
  * scratch as [ξ][pair][tile] words; then per block of MTK_WINO_COLS output channels (the last padded with zero
- * weights, its extra outputs not stored) and per ξ of the 16, the 3 x 2 sums over the pairs by SMLAD, the weights
- * [block][ξ][pair][channel] words (one stream), then per channel and tile the output transform, the requantization
- * (per channel MTK_WINO_PARAMS words) and the stores; outputs past the output's edge (odd sizes) are not stored. */
+ * weights, its extra outputs not stored) and per ξ of the 16 (F(4x4)'s 36: mtk_winograd4_s8_dsp.h), the 3 x 2
+ * sums over the pairs by SMLAD, the weights [block][ξ][pair][channel] words (one stream), then per channel and tile
+ * the output transform, the requantization (per channel MTK_WINO_PARAMS words) and the stores; outputs past the
+ * output's edge (odd sizes) are not stored. */
 #ifndef MTK_WINOGRAD_S8_DSP_H_
 #define MTK_WINOGRAD_S8_DSP_H_
 
@@ -273,42 +274,43 @@ MTK_WINO_INLINE void mtk_wino_store(const int32_t* m, const struct mtk_wino_requ
   }
 }
 
-/* A block's outputs: its first n channels (params q) of both tiles (at dst[t], rows[t] x cols[t]), the channel's
- * parameters loaded once; `clamp` a constant where it is inlined (mtk_wino_clamped). */
+/* A tile's outputs of one channel (mtk_wino_store, mtk_wino4_store). */
+typedef void (*mtk_wino_tile_store_fn)(const int32_t* m, const struct mtk_wino_requant* r, int8_t* o, int32_t step,
+                                       int32_t row, int32_t rows, int32_t cols);
+
+/* A block's outputs: its first n channels (params q) of both tiles (at dst[t], rows[t] x cols[t]) by `store`, the
+ * channel's parameters loaded once; `clamp` and `store` constants where it is inlined (mtk_wino_clamped). */
 MTK_WINO_INLINE void mtk_wino_store_channels(const int32_t* m, const int32_t* q, int8_t* const* dst,
                                              const int32_t* rows, const int32_t* cols, int32_t n, int32_t step,
-                                             int32_t row, int32_t lo, int32_t hi, int32_t clamp) {
+                                             int32_t row, int32_t lo, int32_t hi, int32_t clamp,
+                                             mtk_wino_tile_store_fn store) {
   for (int32_t c = 0; c < n; ++c, q += MTK_WINO_PARAMS) {
     struct mtk_wino_requant r = {q[0], q[1], q[2], q[3], lo, hi, clamp};
-    mtk_wino_store(m + c, &r, dst[0] + c, step, row, rows[0], cols[0]);
-    mtk_wino_store(m + MTK_WINO_COLS + c, &r, dst[1] + c, step, row, rows[1], cols[1]);
+    store(m + c, &r, dst[0] + c, step, row, rows[0], cols[0]);
+    store(m + MTK_WINO_COLS + c, &r, dst[1] + c, step, row, rows[1], cols[1]);
   }
 }
 
-/* A block's outputs (mtk_wino_store_channels, mtk_wino4_store_channels). */
-typedef void (*mtk_wino_channels_fn)(const int32_t* m, const int32_t* q, int8_t* const* dst, const int32_t* rows,
-                                     const int32_t* cols, int32_t n, int32_t step, int32_t row, int32_t lo,
-                                     int32_t hi, int32_t clamp);
-
-/* `channels` with the clamp to [lo, hi] resolved once a block: none where the range is int8's. */
+/* mtk_wino_store_channels with the clamp to [lo, hi] resolved once a block: none where the range is int8's. */
 MTK_WINO_INLINE void mtk_wino_clamped(const int32_t* m, const int32_t* q, int8_t* const* dst, const int32_t* rows,
                                       const int32_t* cols, int32_t n, int32_t step, int32_t row, int32_t lo,
-                                      int32_t hi, mtk_wino_channels_fn channels) {
+                                      int32_t hi, mtk_wino_tile_store_fn store) {
   if (lo > -128 || hi < 127)
-    channels(m, q, dst, rows, cols, n, step, row, lo, hi, 1);
+    mtk_wino_store_channels(m, q, dst, rows, cols, n, step, row, lo, hi, 1, store);
   else
-    channels(m, q, dst, rows, cols, n, step, row, lo, hi, 0);
+    mtk_wino_store_channels(m, q, dst, rows, cols, n, step, row, lo, hi, 0, store);
 }
 
-/* A block's stores, called once a block: not inlined, gcc keeps the stores' values in registers, and saves them
- * once a block. */
+/* A block's stores (mtk_wino_store_block, mtk_wino4_store_block). */
 typedef void (*mtk_wino_store_fn)(const int32_t* m, const int32_t* q, int8_t* const* dst, const int32_t* rows,
                                   const int32_t* cols, int32_t n, int32_t step, int32_t row, int32_t lo, int32_t hi);
 
+/* F(2x2)'s block stores. Not inlined: alone, gcc keeps the stores' values in registers, and saves them once a
+ * block. */
 __attribute__((noinline)) static void mtk_wino_store_block(const int32_t* m, const int32_t* q, int8_t* const* dst,
                                                            const int32_t* rows, const int32_t* cols, int32_t n,
                                                            int32_t step, int32_t row, int32_t lo, int32_t hi) {
-  mtk_wino_clamped(m, q, dst, rows, cols, n, step, row, lo, hi, mtk_wino_store_channels);
+  mtk_wino_clamped(m, q, dst, rows, cols, n, step, row, lo, hi, mtk_wino_store);
 }
 
 /* A tile's V (mtk_wino_tile_v, mtk_wino4_tile_v). */
@@ -334,8 +336,8 @@ MTK_WINO_INLINE int32_t mtk_wino_layer(const void* x, const void* u, const void*
     int8_t* dst[MTK_WINO_TILES];
     int32_t rows[MTK_WINO_TILES], cols[MTK_WINO_TILES];
     for (int32_t t = 0; t < MTK_WINO_TILES; ++t) {
-      int32_t at = first + t < tiles ? first + t : first;
-      int32_t oy = tile * (at / tiles_w), ox = tile * (at % tiles_w);
+      int32_t index = first + t < tiles ? first + t : first;
+      int32_t oy = tile * (index / tiles_w), ox = tile * (index % tiles_w);
       tile_v((const int8_t*)x, (const int8_t*)pad, in_h, in_w, in_c, oy - pad_top, ox - pad_left, v + t, pairs);
       dst[t] = (int8_t*)out + oy * row + ox * out_c;
       rows[t] = out_h - oy < tile ? out_h - oy : tile;
