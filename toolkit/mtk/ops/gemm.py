@@ -34,7 +34,9 @@ from .microkernels import (GROUP, HELIUM_CHUNK, constant_channels, fused_stream_
 from .requant import RSHIFT_FIELDS, Requant
 from .variants import Variant
 
-LIVE_KERNEL = GEMM_BY_ID["2x2/fused"].helpers[0]   # 2x2/fused over the live channels, the constant ones filled in
+QUADS_KERNEL = "2x4/fused"
+LIVE_SPEC = GEMM_BY_ID["2x2/fused"]
+LIVE_KERNEL = LIVE_SPEC.helpers[0]   # 2x2/fused over the live channels, the constant ones filled in
 CHUNK = 256   # k values a chunked variant packs at a time: a multiple of every weight group
 
 
@@ -84,8 +86,11 @@ class GemmOpDef(OpDef):
         usable = gemm_variants(data.cpu, data.output.size // p.weights.shape[0],   # Helium's fused kernels
                                data.cpu.mve or rq.rshift_table is not None,      # shift left too
                                p.weights.shape[0], p.patches is None)
-        exact = stream_params(p) is not None
-        return [v for v in usable if micro_kernel(v).weights != "fused" or exact]
+        stream = stream_params(p)
+        usable = [v for v in usable if micro_kernel(v).weights != "fused" or stream is not None]
+        if usable and usable[0].kernel == QUADS_KERNEL and not quads_suit(stream, rq, p.weights.shape[1]):
+            usable = [*usable[1:2], usable[0], *usable[2:]]   # the pairs' kernel (2x2/fused) first
+        return usable
 
     def weight_bytes(self, data: OpData, variant: Variant) -> int:
         """Flash bytes of the op's weights packed for `variant` (what gemm_kernel packs)."""
@@ -101,7 +106,7 @@ class GemmOpDef(OpDef):
             return None   # the family's other kernels (a 16x8 GEMM, depthwise with several input channels)
         depth = p.weights.shape[1]
         mk = micro_kernel(variant)
-        if mk.id == "2x2/fused":   # its partial sums: the unrequantized kernel's
+        if mk.fused and mk.weights == "fused" and mk.rows == 2:   # its partial sums: the unrequantized kernel's
             mk = GEMM_BY_ID["2x2/biased"]
         if mk.fused and mk.weights != "fused" or mk.direct:
             return None   # Helium's: no partial sums; a direct kernel: no scratch
@@ -126,6 +131,21 @@ def stream_params(p: GemmParams) -> tuple[np.ndarray, ...] | None:
     return fused_stream_params(p.weights, p.bias, rq.multiplier, rq.shift, rq.out_zp, rq.act_min, rq.act_max)
 
 
+def live_channels(stream: tuple[np.ndarray, ...], rq: Requant, groups: int) -> np.ndarray | None:
+    """Per channel of a fused stream's layer, whether it is live (not constant), when leaving the constant ones out of
+    its two-row GEMM pays (worth_leaving_out); else None."""
+    constant = constant_channels(*stream, rq.out_zp, rq.act_min, rq.act_max)
+    live = constant < rq.act_min
+    return live if live.any() and worth_leaving_out(constant, rq.act_min, groups) else None
+
+
+def quads_suit(stream: tuple[np.ndarray, ...] | None, rq: Requant, depth: int) -> bool:
+    """Whether a fused two-row GEMM of channel quads ("2x4/fused") computes the layer in its assembly alone: its range is
+    all of int8 (clamped outputs go to C) and it has no constant channels that "2x2/fused" would leave out."""
+    return (stream is not None and (rq.act_min, rq.act_max) == (-128, 127)
+            and live_channels(stream, rq, -(-depth // GROUP)) is None)
+
+
 def gemm_kernel(data: OpData, variant: Variant) -> Kernel:
     """The kernel computing the op `data` holds (GemmParams) as `variant` says (one of
     gemm_variants): the TIR GEMM, or a fill when the output is constant."""
@@ -143,13 +163,13 @@ def gemm_kernel(data: OpData, variant: Variant) -> Kernel:
     rows = y.size // w.shape[0]
     in_size = patches.in_h * patches.in_w * patches.in_c if patches else rows * w.shape[1]
     stream = stream_params(p) if mk.weights == "fused" else None   # (weights, bias, multiplier, shift)
-    layout = GemmLayout(rows, w.shape[0], w.shape[1], variant, row_source(patches), weight_group(data.cpu),
-                        shares_requantization(*(stream[2:] if stream else (rq.multiplier, rq.shift))), stage=stage,
-                        split_loads=two_loads_beat_ldrd(data.cpu.name))
-    if layout.stream and layout.block_rows == 2 and layout.chunk == layout.depth:   # leave constant channels out?
-        constant = constant_channels(*stream, rq.out_zp, rq.act_min, rq.act_max)
-        live = constant < rq.act_min
-        if live.any() and worth_leaving_out(constant, rq.act_min, layout.groups):
+    shared = mk.rows == 1 and shares_requantization(*(stream[2:] if stream else (rq.multiplier, rq.shift)))
+    layout = GemmLayout(rows, w.shape[0], w.shape[1], variant, row_source(patches), weight_group(data.cpu), shared,
+                        stage=stage, split_loads=two_loads_beat_ldrd(data.cpu.name))
+    if mk is LIVE_SPEC and layout.chunk == layout.depth:   # leave constant channels out?
+        live = live_channels(stream, rq, layout.groups)
+        if live is not None:
+            constant = constant_channels(*stream, rq.out_zp, rq.act_min, rq.act_max)
             layout = replace(layout, live=int(live.sum()))
             stream = tuple(v[live] for v in stream)
     # the fused stream carries the biases and the requantization with the weights
@@ -160,7 +180,7 @@ def gemm_kernel(data: OpData, variant: Variant) -> Kernel:
     func = specialize(gemm_func(layout, in_size, rq, patches), reads)
     if layout.stream:
         packed = pack_fused_stream(*stream, rq.out_zp, layout.block_cols,
-                                   layout.chunk // GROUP if layout.chunk < layout.depth else None)
+                                   layout.chunk // GROUP if layout.chunk < layout.depth else None, shared)
         if layout.live is not None:
             packed = np.concatenate([packed, live_channel_tables(constant, rq.act_min)])
     else:

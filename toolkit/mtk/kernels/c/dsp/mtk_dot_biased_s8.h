@@ -240,6 +240,25 @@ static inline void mtk_fused_tile_c(const void* x, const uint8_t* t, int32_t gro
   "ssat " T ", #8, " T "\n\t"                                                 \
   STORE_Y "\n\t"
 
+/* −128·Σx of each of the two packed rows at r0 (r2 groups: SADD16 of a row's two words, SMLAD with 1s) at [sp, #AT]
+ * and [sp, #AT + 4]; r0 moved past the rows, r3 and r6-r12 used. */
+#define MTK_FUSED_ROW_SUMS(AT)           \
+  "movs r6, #0\n\t"                     \
+  "movs r7, #0\n\t"                     \
+  "mov.w r8, #0x10001\n\t"              \
+  "mov r3, r2\n"                        \
+  "3:\n\t"                              \
+  "ldm r0!, {r9, r10, r11, r12}\n\t"    \
+  "sadd16 r9, r9, r10\n\t"              \
+  "sadd16 r11, r11, r12\n\t"            \
+  "smlad r6, r9, r8, r6\n\t"            \
+  "smlad r7, r11, r8, r7\n\t"           \
+  "subs r3, r3, #1\n\t"                 \
+  "bne 3b\n\t"                          \
+  "movs r3, #0\n\t"                     \
+  "sub r6, r3, r6, lsl #7\n\t"          \
+  "sub r7, r3, r7, lsl #7\n\t"          \
+  "strd r6, r7, [sp, #" AT "]\n\t"
 /* f: packed rows, stream, groups, channel pairs (> 0), out, stride, the activation range. Naked, so that every
  * register but sp is the loop's (the frame pointer, r7, too): first the rows' sums Σx (SADD16 of a row's two
  * words, SMLAD with 1s), then per channel pair its sums over the groups (GROUPS, from label 1: the pair's first
@@ -258,22 +277,7 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "add r3, r4, r3, lsl #1\n\t"                                                                     \
       "str r3, [sp, #20]\n\t"                                                                          \
       "mov lr, r4\n\t"                                                                                 \
-      "movs r6, #0\n\t"                                                                                \
-      "movs r7, #0\n\t"                                                                                \
-      "mov.w r8, #0x10001\n\t"                                                                         \
-      "mov r3, r2\n"                                                                                   \
-      "3:\n\t"                                                                                         \
-      "ldm r0!, {r9, r10, r11, r12}\n\t"                                                               \
-      "sadd16 r9, r9, r10\n\t"                                                                         \
-      "sadd16 r11, r11, r12\n\t"                                                                       \
-      "smlad r6, r9, r8, r6\n\t"                                                                       \
-      "smlad r7, r11, r8, r7\n\t"                                                                      \
-      "subs r3, r3, #1\n\t"                                                                            \
-      "bne 3b\n\t"                                                                                     \
-      "movs r3, #0\n\t"                                                                                \
-      "sub r6, r3, r6, lsl #7\n\t"                                                                     \
-      "sub r7, r3, r7, lsl #7\n\t"                                                                     \
-      "strd r6, r7, [sp, #8]\n\t"                                                                      \
+      MTK_FUSED_ROW_SUMS("8")                                                                          \
       GROUPS                                                                                           \
       "sub r3, r3, r4, lsl #8\n\t"                                                                     \
       "sub r5, r5, r6, lsl #8\n\t"                                                                     \
