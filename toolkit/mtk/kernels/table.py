@@ -209,7 +209,10 @@ GEMM_KERNELS = (
                       "int32_t lo, int32_t hi, int32_t sign, int32_t split, int32_t channels, int32_t stream_bytes"),)),
     _gemm("mtk_gemm_2x4_fused_s8", 2, 4, "fused", 1, _biased, (Isa.DSP,),
           "const void* x, const void* w, int32_t groups, int32_t channels, void* out, int32_t stride, int32_t lo, "
-          "int32_t hi, int32_t sign", GEMM_2X4_HEADER, fused=True),
+          "int32_t hi, int32_t sign", GEMM_2X4_HEADER, fused=True,
+          helpers=(_f("mtk_gemm_2x4_fused_live_s8",   # the computed channels' stream, the constant ones filled in
+                      "const void* x, const void* w, int32_t groups, int32_t live, void* out, int32_t stride, "
+                      "int32_t lo, int32_t hi, int32_t sign, int32_t channels, int32_t stream_bytes"),)),
     _gemm("mtk_gemm_1x4_fused_s8", 1, 4, "fused", 1, _biased, (Isa.DSP,), _FUSED_ROW, BIASED_HEADER, fused=True,
           per_channel=_fused_1x4("mtk_gemm_1x4_fused_pc_s8"),
           chunked=(_f("mtk_gemm_1x4_fused_chunk_s8", _FUSED_CHUNK), _f("mtk_gemm_1x4_fused_pc_chunk_s8", _FUSED_CHUNK))),

@@ -35,8 +35,6 @@ from .requant import RSHIFT_FIELDS, Requant
 from .variants import Variant
 
 QUADS_KERNEL = "2x4/fused"
-LIVE_SPEC = GEMM_BY_ID["2x2/fused"]
-LIVE_KERNEL = LIVE_SPEC.helpers[0]   # 2x2/fused over the live channels, the constant ones filled in
 CHUNK = 256   # k values a chunked variant packs at a time: a multiple of every weight group
 
 
@@ -88,7 +86,7 @@ class GemmOpDef(OpDef):
                                p.weights.shape[0], p.patches is None)
         stream = stream_params(p)
         usable = [v for v in usable if micro_kernel(v).weights != "fused" or stream is not None]
-        if usable and usable[0].kernel == QUADS_KERNEL and not quads_suit(stream, rq, p.weights.shape[1]):
+        if usable and usable[0].kernel == QUADS_KERNEL and not quads_suit(stream, rq):
             usable = [*usable[1:2], usable[0], *usable[2:]]   # the pairs' kernel (2x2/fused) first
         return usable
 
@@ -131,19 +129,24 @@ def stream_params(p: GemmParams) -> tuple[np.ndarray, ...] | None:
     return fused_stream_params(p.weights, p.bias, rq.multiplier, rq.shift, rq.out_zp, rq.act_min, rq.act_max)
 
 
-def live_channels(stream: tuple[np.ndarray, ...], rq: Requant, groups: int) -> np.ndarray | None:
-    """Per channel of a fused stream's layer, whether it is live (not constant), when leaving the constant ones out of
-    its two-row GEMM pays (worth_leaving_out); else None."""
+def live_channels(stream: tuple[np.ndarray, ...], rq: Requant, groups: int, whole: int) -> np.ndarray | None:
+    """Per channel of a fused stream's layer, whether its two-row GEMM computes it, when leaving the constant ones out
+    pays (worth_leaving_out); else None. The channels that are not constant, and the first constant ones up to a
+    multiple of `whole` (computed all the same: their folded stream gives their constant): 2x4/fused's assembly takes
+    whole quads, 2x2/fused an odd last channel in C (1)."""
     constant = constant_channels(*stream, rq.out_zp, rq.act_min, rq.act_max)
     live = constant < rq.act_min
-    return live if live.any() and worth_leaving_out(constant, rq.act_min, groups) else None
+    if not live.any() or not worth_leaving_out(constant, rq.act_min, groups):
+        return None
+    padding = np.flatnonzero(~live)[:-int(live.sum()) % whole]
+    live[padding] = True
+    return live
 
 
-def quads_suit(stream: tuple[np.ndarray, ...] | None, rq: Requant, depth: int) -> bool:
+def quads_suit(stream: tuple[np.ndarray, ...] | None, rq: Requant) -> bool:
     """Whether a fused two-row GEMM of channel quads ("2x4/fused") computes the layer in its assembly alone: its range is
-    all of int8 (clamped outputs go to C) and it has no constant channels that "2x2/fused" would leave out."""
-    return (stream is not None and (rq.act_min, rq.act_max) == (-128, 127)
-            and live_channels(stream, rq, -(-depth // GROUP)) is None)
+    all of int8 (clamped outputs go to C)."""
+    return stream is not None and (rq.act_min, rq.act_max) == (-128, 127)
 
 
 def gemm_kernel(data: OpData, variant: Variant) -> Kernel:
@@ -166,8 +169,8 @@ def gemm_kernel(data: OpData, variant: Variant) -> Kernel:
     shared = mk.rows == 1 and shares_requantization(*(stream[2:] if stream else (rq.multiplier, rq.shift)))
     layout = GemmLayout(rows, w.shape[0], w.shape[1], variant, row_source(patches), weight_group(data.cpu), shared,
                         stage=stage, split_loads=two_loads_beat_ldrd(data.cpu.name))
-    if mk is LIVE_SPEC and layout.chunk == layout.depth:   # leave constant channels out?
-        live = live_channels(stream, rq, layout.groups)
+    if layout.stream and layout.block_rows == 2 and layout.chunk == layout.depth:   # leave constant channels out?
+        live = live_channels(stream, rq, layout.groups, 4 if variant.kernel == QUADS_KERNEL else 1)
         if live is not None:
             constant = constant_channels(*stream, rq.out_zp, rq.act_min, rq.act_max)
             layout = replace(layout, live=int(live.sum()))
@@ -182,7 +185,7 @@ def gemm_kernel(data: OpData, variant: Variant) -> Kernel:
         packed = pack_fused_stream(*stream, rq.out_zp, layout.block_cols,
                                    layout.chunk // GROUP if layout.chunk < layout.depth else None, shared)
         if layout.live is not None:
-            packed = np.concatenate([packed, live_channel_tables(constant, rq.act_min)])
+            packed = np.concatenate([packed, live_channel_tables(constant, live)])
     else:
         packed = mk.pack(w, layout.block_cols, layout.weight_group)
     args = [op.inputs[0], Const("w", packed), *optional.values(), op.outputs[0],
@@ -190,7 +193,8 @@ def gemm_kernel(data: OpData, variant: Variant) -> Kernel:
     gather_header = (RUNS_HEADER if stage else IM2COL_HEADER,) if layout.source == "gather" else ()
     headers = tuple(dict.fromkeys((DOT_HEADER, mk.header) + gather_header))
     chunk_stream = layout.stream and layout.chunk < layout.depth
-    c_calls = ((layout.chunk_kernel.name if chunk_stream else LIVE_KERNEL.name if layout.live is not None else mk.name),)
+    kernel_name = mk.helpers[0].name if layout.live is not None else mk.name
+    c_calls = ((layout.chunk_kernel.name if chunk_stream else kernel_name),)
     c_calls += (layout.tail_kernel.name,) if layout.tail_kernel else ()
     return Kernel(p.name, args, func=func, headers=headers, c_calls=c_calls)
 
@@ -252,7 +256,7 @@ class GemmLayout:
     def micro_kernel(self) -> CFunction:
         """The C function."""
         mk = self.spec
-        return LIVE_KERNEL if self.live is not None else mk.per_channel if self.per_channel else mk.function
+        return mk.helpers[0] if self.live is not None else mk.per_channel if self.per_channel else mk.function
 
     @property
     def chunk_kernel(self) -> CFunction:

@@ -157,11 +157,11 @@ def fused_stream_params(w: np.ndarray, bias: np.ndarray, multiplier: np.ndarray,
     return folded if fused_stream_exact(*folded, out_zp) else None
 
 
-def live_channel_tables(constant: np.ndarray, act_min: int) -> np.ndarray:
-    """What mtk_gemm_2x2_fused_live_s8 reads after the live channels' stream, for a layer whose channels output
-    `constant` (constant_channels; below act_min: live): each channel's constant output (int8), a zero byte when
-    the channels are odd, then each channel's index among the live ones (int16; -1: a constant one)."""
-    live = constant < act_min
+def live_channel_tables(constant: np.ndarray, live: np.ndarray) -> np.ndarray:
+    """What mtk_gemm_2x2_fused_live_s8 (and 2x4's) reads after the stream of the `live` channels it computes, for a
+    layer whose channels output `constant` (constant_channels): each channel's constant output (int8; 0 for one
+    computed), a zero byte when the channels are odd, then each channel's index among the computed ones (int16; -1: a
+    constant one)."""
     fill = np.where(live, 0, constant).astype(np.int8)
     source = np.where(live, np.cumsum(live) - 1, -1).astype(np.int16)
     return np.concatenate([fill, np.zeros(len(fill) % 2, np.int8), source.view(np.int8)])

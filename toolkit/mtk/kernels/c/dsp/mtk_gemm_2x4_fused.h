@@ -71,15 +71,16 @@ static inline void mtk_fused_quad2_c(const void* x, const uint8_t* t, int32_t gr
   "ldr r12, [r0], #16\n\t"             \
   MTK_QUAD2_SUMS
 #define MTK_QUAD2_GROUP_BYTES "112"
-/* A quad's first sums: its head's words, c0's and c2's plus −128·Σx of their row; r0 at the rows. */
+/* A quad's first sums: its head's words, c0's and c2's plus −128·Σx of their row; r0 at the rows. No load's result
+ * read by the next instruction (the Cortex-M33's load-use stall), its 16-bit MOVs and ADDs in pairs (its dual issue). */
 #define MTK_QUAD2_START              \
   "1:\n\t"                           \
-  "ldr r0, [sp, #0]\n\t"             \
-  "ldm r1!, {r2, r3, r4, r5}\n\t"    \
   "ldrd r10, r11, [sp, #4]\n\t"      \
+  "ldm r1!, {r2, r3, r4, r5}\n\t"    \
+  "ldr r0, [sp, #0]\n\t"             \
   "add r6, r2, r11\n\t"              \
-  "mov r7, r3\n\t"                   \
   "add r8, r4, r11\n\t"              \
+  "mov r7, r3\n\t"                   \
   "mov r9, r5\n\t"                   \
   "add r2, r2, r10\n\t"              \
   "add r4, r4, r10\n\t"
@@ -91,40 +92,43 @@ static inline void mtk_fused_quad2_c(const void* x, const uint8_t* t, int32_t gr
   "ssat " T ", #8, " T "\n\t"            \
   STORE "\n\t"
 #define MTK_QUAD2_PARAMS_NEXT "ldm r1!, {r10, r11, r12}\n\t"
-/* The quad's 8 outputs: c0 = S − 256·T and c1 = T of each pair, doubled; row 0's at lr (the output, [sp, #16]), row 1's
- * at r0 = lr + stride; each output into a register its sum no longer needs (r0 first, then the sums as they are
- * used). */
+/* 2·(S − 256·T): the doubled sums of a pair's c0 in both rows from their sums S (X0, X1) and T (Y0, Y1, not doubled
+ * yet); the two 16-bit ADDs side by side (the Cortex-M33 issues them together). */
+#define MTK_QUAD2_C0(X0, Y0, X1, Y1)                                                                  \
+  "sub " X0 ", " X0 ", " Y0 ", lsl #8\n\t" "sub " X1 ", " X1 ", " Y1 ", lsl #8\n\t"                   \
+  "add " X0 ", " X0 ", " X0 "\n\t" "add " X1 ", " X1 ", " X1 "\n\t"
+/* The quad's 8 outputs, a channel at a time: its m, C, e, its sums doubled (c0 = S − 256·T, c1 = T of each pair), its
+ * row 0 output at lr (the output, [sp, #16]), its row 1 output at r2 (lr + stride, once row 0's c0 is out), each into a
+ * register its sum no longer needs (r0 first). No load's result read by the next instruction. */
 #define MTK_QUAD2_EPILOGUE(SIGN)                                           \
-  "sub r2, r2, r3, lsl #8\n\t"                                             \
-  "sub r6, r6, r7, lsl #8\n\t"                                             \
-  "sub r4, r4, r5, lsl #8\n\t"                                             \
-  "sub r8, r8, r9, lsl #8\n\t"                                             \
-  "add r2, r2, r2\n\t"                                                     \
-  "add r3, r3, r3\n\t"                                                     \
-  "add r4, r4, r4\n\t"                                                     \
-  "add r5, r5, r5\n\t"                                                     \
-  "add r6, r6, r6\n\t"                                                     \
-  "add r7, r7, r7\n\t"                                                     \
-  "add r8, r8, r8\n\t"                                                     \
-  "add r9, r9, r9\n\t"                                                     \
   "ldr lr, [sp, #16]\n\t"                                                  \
   MTK_QUAD2_PARAMS_NEXT                                                    \
+  MTK_QUAD2_C0("r2", "r3", "r6", "r7")                             \
   MTK_QUAD2_OUT("r2", "r0", "strb r0, [lr]", SIGN)                         \
-  "ldr r0, [sp, #12]\n\t"                                                  \
-  "add r0, r0, lr\n\t"                                                     \
-  MTK_QUAD2_OUT("r6", "r2", "strb r2, [r0]", SIGN)                         \
+  "ldr r2, [sp, #12]\n\t"                                                  \
+  "smmlar r0, r6, r10, r11\n\t"                                            \
+  "add r2, r2, lr\n\t"                                                     \
+  SIGN("r0", "r6")                                                         \
+  "asr r0, r0, r12\n\t"                                                    \
+  "ssat r0, #8, r0\n\t"                                                    \
+  "strb r0, [r2]\n\t"                                                      \
   MTK_QUAD2_PARAMS_NEXT                                                    \
+  "add r3, r3, r3\n\t"                                                     \
+  "add r7, r7, r7\n\t"                                                     \
   MTK_QUAD2_OUT("r3", "r6", "strb r6, [lr, #1]", SIGN)                     \
-  MTK_QUAD2_OUT("r7", "r3", "strb r3, [r0, #1]", SIGN)                     \
+  MTK_QUAD2_OUT("r7", "r3", "strb r3, [r2, #1]", SIGN)                     \
   MTK_QUAD2_PARAMS_NEXT                                                    \
+  MTK_QUAD2_C0("r4", "r5", "r8", "r9")                             \
   MTK_QUAD2_OUT("r4", "r7", "strb r7, [lr, #2]", SIGN)                     \
-  MTK_QUAD2_OUT("r8", "r4", "strb r4, [r0, #2]", SIGN)                     \
+  MTK_QUAD2_OUT("r8", "r4", "strb r4, [r2, #2]", SIGN)                     \
   MTK_QUAD2_PARAMS_NEXT                                                    \
+  "add r5, r5, r5\n\t"                                                     \
+  "add r9, r9, r9\n\t"                                                     \
   MTK_QUAD2_OUT("r5", "r8", "strb r8, [lr, #3]", SIGN)                     \
-  MTK_QUAD2_OUT("r9", "r5", "strb r5, [r0, #3]", SIGN)                     \
+  MTK_QUAD2_OUT("r9", "r5", "strb r5, [r2, #3]", SIGN)                     \
+  "ldr r0, [sp, #20]\n\t"                                                  \
   "add lr, lr, #4\n\t"                                                     \
   "str lr, [sp, #16]\n\t"                                                  \
-  "ldr r0, [sp, #20]\n\t"                                                  \
   "cmp r1, r0\n\t"                                                         \
   "bne 1b\n\t"
 /* f: packed rows, the first quad, groups, quads (> 0), out, stride. Naked, so that every register but sp is the
@@ -175,7 +179,7 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
   "subs r10, r10, #1\n\t"                                                                     \
   "str r10, [sp, #32]\n\t"                                                                    \
   "bne 2b\n\t"
-/* Per number of groups (1 to 8 and 16 each its own, else any), with and without the sign term. */
+/* Per number of groups (1 to 16 each its own: only the layer's is linked in; else any), with and without the sign term. */
 #define MTK_QUAD2_KERNELS(G, SETUP, QUADS)                                                      \
   MTK_QUAD2_DSP(mtk_gemm_2x4_fused_##G##_dsp, SETUP, QUADS, MTK_FUSED_SIGN)                    \
   MTK_QUAD2_DSP(mtk_gemm_2x4_fused_##G##_nosign_dsp, SETUP, QUADS, MTK_FUSED_NO_SIGN)
@@ -188,7 +192,15 @@ MTK_QUAD2_KERNELS(g5, "", MTK_QUAD2_FIXED(5))
 MTK_QUAD2_KERNELS(g6, "", MTK_QUAD2_FIXED(6))
 MTK_QUAD2_KERNELS(g7, "", MTK_QUAD2_FIXED(7))
 MTK_QUAD2_KERNELS(g8, "", MTK_QUAD2_FIXED(8))
-MTK_QUAD2_KERNELS(g16, "", MTK_QUAD2_START MTK_FUSED_REPEAT_8(MTK_QUAD2_GROUP) MTK_FUSED_REPEAT_8(MTK_QUAD2_GROUP))
+#define MTK_QUAD2_FIXED_8_AND(N) MTK_QUAD2_START MTK_FUSED_REPEAT_8(MTK_QUAD2_GROUP) MTK_FUSED_REPEAT_##N(MTK_QUAD2_GROUP)
+MTK_QUAD2_KERNELS(g9, "", MTK_QUAD2_FIXED_8_AND(1))
+MTK_QUAD2_KERNELS(g10, "", MTK_QUAD2_FIXED_8_AND(2))
+MTK_QUAD2_KERNELS(g11, "", MTK_QUAD2_FIXED_8_AND(3))
+MTK_QUAD2_KERNELS(g12, "", MTK_QUAD2_FIXED_8_AND(4))
+MTK_QUAD2_KERNELS(g13, "", MTK_QUAD2_FIXED_8_AND(5))
+MTK_QUAD2_KERNELS(g14, "", MTK_QUAD2_FIXED_8_AND(6))
+MTK_QUAD2_KERNELS(g15, "", MTK_QUAD2_FIXED_8_AND(7))
+MTK_QUAD2_KERNELS(g16, "", MTK_QUAD2_FIXED_8_AND(8))
 
 /* The saturated kernel of `groups` groups, with the sign term or without. */
 MTK_FUSED_INLINE void mtk_gemm_2x4_fused_saturated_dsp(const int32_t* f, int32_t groups, int32_t sign) {
@@ -197,7 +209,8 @@ MTK_FUSED_INLINE void mtk_gemm_2x4_fused_saturated_dsp(const int32_t* f, int32_t
   case G: MTK_QUAD2_CALL(g##G); return;
   switch (groups) {
     MTK_QUAD2_CASE(1) MTK_QUAD2_CASE(2) MTK_QUAD2_CASE(3) MTK_QUAD2_CASE(4)
-    MTK_QUAD2_CASE(5) MTK_QUAD2_CASE(6) MTK_QUAD2_CASE(7) MTK_QUAD2_CASE(8) MTK_QUAD2_CASE(16)
+    MTK_QUAD2_CASE(5) MTK_QUAD2_CASE(6) MTK_QUAD2_CASE(7) MTK_QUAD2_CASE(8) MTK_QUAD2_CASE(9) MTK_QUAD2_CASE(10)
+    MTK_QUAD2_CASE(11) MTK_QUAD2_CASE(12) MTK_QUAD2_CASE(13) MTK_QUAD2_CASE(14) MTK_QUAD2_CASE(15) MTK_QUAD2_CASE(16)
     default: MTK_QUAD2_CALL(any);
   }
 #undef MTK_QUAD2_CASE
@@ -227,6 +240,16 @@ MTK_FUSED_INLINE int32_t mtk_gemm_2x4_fused_s8(const void* x, const void* w, int
   if (channels > 0) mtk_pack_sums_s16(x, groups, 2, sum_x);
   for (; channels > 0; channels -= 4, t += tile, o += 4)
     mtk_fused_quad2_c(x, t, groups, o, stride, channels < 4 ? channels : 4, sum_x, lo, hi);
+  return 0;
+}
+
+/* mtk_gemm_2x4_fused_s8 over the channels a layer computes ("2x4/fused" with constant channels left out: gemm.py
+ * live_channels, whole quads of them), then the tables mtk_fused_spread_live reads. */
+MTK_FUSED_INLINE int32_t mtk_gemm_2x4_fused_live_s8(const void* x, const void* w, int32_t groups, int32_t live,
+                                                    void* out, int32_t stride, int32_t lo, int32_t hi, int32_t sign,
+                                                    int32_t channels, int32_t stream_bytes) {
+  mtk_gemm_2x4_fused_s8(x, w, groups, live, out, stride, lo, hi, sign);
+  mtk_fused_spread_live(out, stride, w, channels, stream_bytes);
   return 0;
 }
 
