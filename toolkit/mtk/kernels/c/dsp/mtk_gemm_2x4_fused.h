@@ -179,7 +179,8 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
   "subs r10, r10, #1\n\t"                                                                     \
   "str r10, [sp, #32]\n\t"                                                                    \
   "bne 2b\n\t"
-/* Per number of groups (1 to 16 each its own: only the layer's is linked in; else any), with and without the sign term. */
+/* Per number of groups (1 to 16 each its own: only the layer's is linked in; else any), with and without the sign
+ * term. */
 #define MTK_QUAD2_KERNELS(G, SETUP, QUADS)                                                      \
   MTK_QUAD2_DSP(mtk_gemm_2x4_fused_##G##_dsp, SETUP, QUADS, MTK_FUSED_SIGN)                    \
   MTK_QUAD2_DSP(mtk_gemm_2x4_fused_##G##_nosign_dsp, SETUP, QUADS, MTK_FUSED_NO_SIGN)
