@@ -40,6 +40,7 @@ class Family(Enum):
 # The C kernel families (kernels/files.py: their files on each instruction set)
 DOT_HEADER = "dot_s8"   # the GEMM's micro-kernels and row packers
 BIASED_HEADER = "dot_biased_s8"
+GEMM_2X4_HEADER = "gemm_2x4_fused"
 GEMM_MVE_HEADER = "gemm_mve"
 IM2COL_HEADER = "im2col_s8"
 RUNS_HEADER = "im2col_runs_s8"
@@ -213,6 +214,12 @@ GEMM_KERNELS = (
           helpers=(_f("mtk_gemm_2x2_fused_live_s8",   # the live channels' stream, the constant ones filled in
                       "const void* x, const void* w, int32_t groups, int32_t live, void* out, int32_t stride, "
                       "int32_t lo, int32_t hi, int32_t sign, int32_t split, int32_t channels, int32_t stream_bytes"),)),
+    _gemm("mtk_gemm_2x4_fused_s8", 2, 4, "fused", 1, _biased, (Isa.DSP,),
+          "const void* x, const void* w, int32_t groups, int32_t channels, void* out, int32_t stride, int32_t lo, "
+          "int32_t hi, int32_t sign", GEMM_2X4_HEADER, fused=True,
+          helpers=(_f("mtk_gemm_2x4_fused_live_s8",   # the computed channels' stream, the constant ones filled in
+                      "const void* x, const void* w, int32_t groups, int32_t live, void* out, int32_t stride, "
+                      "int32_t lo, int32_t hi, int32_t sign, int32_t channels, int32_t stream_bytes"),)),
     _gemm("mtk_gemm_1x4_fused_s8", 1, 4, "fused", 1, _biased, (Isa.DSP,), _FUSED_ROW, BIASED_HEADER, fused=True,
           per_channel=_fused_1x4("mtk_gemm_1x4_fused_pc_s8"),
           chunked=(_f("mtk_gemm_1x4_fused_chunk_s8", _FUSED_CHUNK), _f("mtk_gemm_1x4_fused_pc_chunk_s8", _FUSED_CHUNK))),
@@ -310,7 +317,7 @@ ORDER: dict[Family, dict[Isa, tuple[str, ...]]] = {
 # third or more) pairs of the input's rows as they are by 2x2 s8, which packs none.
 GEMM_ORDER: dict[Isa, tuple[tuple[str, ...], tuple[str, ...]]] = {
     Isa.DSP: (("1x4/fused", "1x4/biased", "1x4/int16", "1x4/s16"),
-              ("2x2/fused", "2x2/biased", "2x2/int16", "1x4/biased", "1x4/int16", "2x2/s16", "1x4/s16")),
+              ("2x2/fused", "2x4/fused", "2x2/biased", "2x2/int16", "1x4/biased", "1x4/int16", "2x2/s16", "1x4/s16")),
     Isa.M3: (("1x8/s8", "1x8/int8", "1x4/pairs", "1x4/int8"), ("2x4/s8", "2x2/s8", "2x2/int8", "1x4/pairs")),
     Isa.MVE: (("2x4/int8",), ("2x4/int8",)),
     Isa.SCALAR: (("1x4/int8", "1x4/s16"), ("2x2/int8", "1x4/int8", "1x4/s16")),
@@ -329,6 +336,12 @@ PLAIN_SUMS = {Isa.MVE: (("1x4/int8",), ("2x2/int8", "1x4/int8")),
 # (1x4 int8 would multiply 4 channels and pack the row).
 FEW_CHANNELS = {Isa.DSP: 3, Isa.SCALAR: 2}
 
+# Per core, the GEMM kernel of several rows that comes before its instruction set's default where the channels come in
+# whole blocks of it. Cortex-M4 and M33: "2x4/fused" reads each weight word for both rows and each row word for two
+# channel pairs (8 loads a group of 32 products against 2x2's 6 for 16: their loads take a cycle each); the M7 keeps
+# "2x2/fused", scheduled for its dual issue.
+CORE_SEVERAL_ROWS_FIRST = {"cortex-m4": "2x4/fused", "cortex-m33": "2x4/fused"}
+
 
 def gemm_choices(cpu: Cpu, rows: int, fused: bool = True, channels: int | None = None,
                  input_rows: bool = False) -> list[KernelSpec]:
@@ -338,10 +351,14 @@ def gemm_choices(cpu: Cpu, rows: int, fused: bool = True, channels: int | None =
     kernel reads. A default whose block pads a third of its work or more past the
     GEMM's `channels` gives way to the first choice in as much flash padding fewer (Cortex-M3: 2x2 s8 over the
     input's rows, else 2x2 int8, before 2x4 for 1, 2 or 5 channels; over im2col rows 1x4 before 1x8 for 1-5 or 9-10).
-    Over the input's rows of at most FEW_CHANNELS channels the direct kernel comes first (DSP cores: 1-3, M0: 1-2)."""
+    Over the input's rows of at most FEW_CHANNELS channels the direct kernel comes first (DSP cores: 1-3, M0: 1-2);
+    several rows of channels in whole blocks of a core's own kernel take it first (CORE_SEVERAL_ROWS_FIRST)."""
     isa = cpu.isa
     table = GEMM_ORDER[isa] if fused else PLAIN_SUMS.get(isa, GEMM_ORDER[isa])
     kernels = [GEMM_BY_ID[i] for i in table[rows > 1] if input_rows or not GEMM_BY_ID[i].direct]
+    first = GEMM_BY_ID.get(CORE_SEVERAL_ROWS_FIRST.get(cpu.name, "")) if rows > 1 else None
+    if first in kernels and channels and channels % first.cols == 0:
+        kernels = [first] + [k for k in kernels if k is not first]
     if input_rows and channels and channels <= FEW_CHANNELS.get(isa, 0):
         direct = next(k for k in kernels if k.direct)
         return [direct] + [k for k in kernels if k is not direct]

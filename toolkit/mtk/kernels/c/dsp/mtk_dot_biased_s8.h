@@ -247,6 +247,17 @@ static inline void mtk_fused_tile_c(const void* x, const uint8_t* t, int32_t gro
   "sadd16 r11, r11, r12\n\t"           \
   "smlad r6, r9, r8, r6\n\t"           \
   "smlad r7, r11, r8, r7\n\t"
+/* The rows' sums as −128·Σx of each of the two packed rows at r0 (r2 groups) into [sp, #AT] and [sp, #AT + 4]; r0
+ * moved past the rows, r3-r12 used. */
+#define MTK_FUSED_ROW_SUMS_AT(AT)  \
+  "movs r6, #0\n\t"              \
+  "movs r7, #0\n\t"              \
+  "mov.w r8, #0x10001\n\t"       \
+  MTK_FUSED_ROW_SUMS              \
+  "movs r3, #0\n\t"              \
+  "sub r6, r3, r6, lsl #7\n\t"   \
+  "sub r7, r3, r7, lsl #7\n\t"   \
+  "strd r6, r7, [sp, #" AT "]\n\t"
 /* f: packed rows, stream, groups, channel pairs (> 0), out, stride, the activation range. Naked, so that every
  * register but sp is the loop's (the frame pointer, r7, too): first the rows' sums Σx (SADD16 of a row's two
  * words, SMLAD with 1s), then per channel pair its sums over the groups (GROUPS, from label 1: the pair's first
@@ -265,14 +276,7 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "add r3, r4, r3, lsl #1\n\t"                                                                     \
       "str r3, [sp, #20]\n\t"                                                                          \
       "mov lr, r4\n\t"                                                                                 \
-      "movs r6, #0\n\t"                                                                                \
-      "movs r7, #0\n\t"                                                                                \
-      "mov.w r8, #0x10001\n\t"                                                                         \
-      MTK_FUSED_ROW_SUMS                                                                               \
-      "movs r3, #0\n\t"                                                                                \
-      "sub r6, r3, r6, lsl #7\n\t"                                                                     \
-      "sub r7, r3, r7, lsl #7\n\t"                                                                     \
-      "strd r6, r7, [sp, #8]\n\t"                                                                      \
+      MTK_FUSED_ROW_SUMS_AT("8")                                                                       \
       PAIRS                                                                                            \
       "add sp, sp, #40\n\t"                                                                            \
       "pop {r4-r11, pc}\n\t");                                                                         \
@@ -480,20 +484,27 @@ MTK_FUSED_INLINE int32_t mtk_gemm_2x2_fused_s8(const void* x, const void* w, int
   return 0;
 }
 
-/* mtk_gemm_2x2_fused_s8 over a layer's live channels only ("2x2/fused" with constant channels left out: gemm.py):
- * the stream of its `live` channels, then per channel of the layer's `channels` its constant output (int8), then
- * (at an even byte) the live channel it is (int16; -1: a constant one). The kernel writes each row's live outputs
- * at its start, then each row is spread in place from its end down (a live channel's index is at most its own). */
-MTK_FUSED_INLINE int32_t mtk_gemm_2x2_fused_live_s8(const void* x, const void* w, int32_t groups, int32_t live,
-                                                    void* out, int32_t stride, int32_t lo, int32_t hi, int32_t sign,
-                                                    int32_t split, int32_t channels, int32_t stream_bytes) {
+/* The rows at out (two, `stride` apart; one when stride is 0), each holding its computed channels' outputs at its start,
+ * spread in place to all its `channels` from its end down (a computed channel's index is at most its own): after the
+ * stream's stream_bytes at w, per channel its constant output (int8), then (at an even byte) the computed channel it
+ * is (int16; -1: a constant one). */
+static inline void mtk_fused_spread_live(void* out, int32_t stride, const void* w, int32_t channels,
+                                         int32_t stream_bytes) {
   const int8_t* fill = (const int8_t*)w + stream_bytes;
   const int16_t* source = (const int16_t*)(fill + channels + (channels & 1));
-  mtk_gemm_2x2_fused_s8(x, w, groups, live, out, stride, lo, hi, sign, split);
   for (int32_t r = 0; r < (stride ? 2 : 1); ++r) {
     int8_t* row = (int8_t*)out + r * stride;
     for (int32_t c = channels - 1; c >= 0; --c) row[c] = source[c] < 0 ? fill[c] : row[source[c]];
   }
+}
+
+/* mtk_gemm_2x2_fused_s8 over a layer's live channels only ("2x2/fused" with constant channels left out: gemm.py):
+ * the stream of its `live` channels, then the tables mtk_fused_spread_live reads. */
+MTK_FUSED_INLINE int32_t mtk_gemm_2x2_fused_live_s8(const void* x, const void* w, int32_t groups, int32_t live,
+                                                    void* out, int32_t stride, int32_t lo, int32_t hi, int32_t sign,
+                                                    int32_t split, int32_t channels, int32_t stream_bytes) {
+  mtk_gemm_2x2_fused_s8(x, w, groups, live, out, stride, lo, hi, sign, split);
+  mtk_fused_spread_live(out, stride, w, channels, stream_bytes);
   return 0;
 }
 
