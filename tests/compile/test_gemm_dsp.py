@@ -123,3 +123,21 @@ def test_two_row_fused_calls_say_the_sign_term_and_the_schedule(cpu, split, acti
     assert_bit_exact_on_c_paths(pointwise(8, 16, activation, y_zp=y_zp), tmp_path, cpu=cpu)
     source = (tmp_path / "lib" / "src" / "tvmgen_default_kernels.c").read_text()
     assert re.findall(r"mtk_gemm_2x2_fused_s8\(.*, (\d), (\d)\);", source) == [(str(sign), str(split))]
+
+
+def test_under_a_ram_limit_a_deep_row_is_packed_in_smaller_chunks(tmp_path):
+    """AD's 640-deep first layer packs its row CHUNK values at a time (1,792 B arena: the 640 B input, 1,024 B of
+    scratch, the 128 B output); under a --max-ram its chunked GEMM cannot meet, LEAN_CHUNK at a time (OpDef.leaner):
+    256 B less, only at the step above the limit."""
+    from checkout import SHARED_MODELS
+    from mtk.compiler import compile_model
+    from mtk.ops.gemm import CHUNK, LEAN_CHUNK
+
+    model = SHARED_MODELS / "ad_fc_int8.tflite"
+    if not model.exists():
+        pytest.skip(f"{model} is missing")
+    untiled = compile_model(model, tmp_path / "untiled", cpu="cortex-m4")
+    assert untiled.arena_bytes == 1792 and untiled.ops[0].variant["chunk"] == CHUNK
+    lean = compile_model(model, tmp_path / "lean", cpu="cortex-m4", max_ram=1606)
+    assert lean.arena_bytes == 1536 and lean.ops[0].variant["chunk"] == LEAN_CHUNK
+    assert [op.variant for op in lean.ops[1:]] == [op.variant for op in untiled.ops[1:]]

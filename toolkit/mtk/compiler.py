@@ -125,11 +125,13 @@ def tiled_within(graph: Graph, prepared: list[OpData], steps: list[Step], aliase
 
 
 def lean_scratch(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: AliasSets,
-                 storage: Storage) -> tuple[list[Step], Storage]:
-    """For an arena tiling cannot bring under its limit: the layers with a variant in less scratch for more cycles
-    (OpDef.leaner: a Winograd conv's GEMM) take it. Returns the steps and their storage (`steps` itself when no
-    layer has one)."""
-    leaner = [op_def(data.op.type).leaner(data, low.variant) for data, (_, low) in zip(prepared, steps)]
+                 storage: Storage, limit: int) -> tuple[list[Step], Storage]:
+    """For an arena tiling cannot bring under `limit`: the layers at whose step more than `limit` bytes are live
+    and that have a variant in less scratch for more cycles (OpDef.leaner: a Winograd conv's GEMM, a GEMM in
+    smaller chunks) take it. Returns the steps and their storage (`steps` itself when no such layer has one)."""
+    live = live_bytes(storage.plan.buffers, len(steps))
+    leaner = [op_def(data.op.type).leaner(data, low.variant) if live[i] > limit else None
+              for i, (data, (_, low)) in enumerate(zip(prepared, steps))]
     if not any(leaner):
         return steps, storage
     lean = [(op, lower_op(data, variant)) if variant is not None else (op, low)
@@ -221,7 +223,7 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
         untiled_live = live_bytes(storage.plan.buffers, len(steps))   # the memory plot's "untiled" curve
         tiled = tiled_within(graph, prepared, steps, aliases, storage, limit, max_recompute, cpu_obj.costs)
         if tiled[1].plan.arena_bytes > limit:   # the layers' leaner variants (Winograd's GEMM), tiled if need be
-            lean, lean_storage = lean_scratch(graph, prepared, steps, aliases, storage)
+            lean, lean_storage = lean_scratch(graph, prepared, steps, aliases, storage, limit)
             if lean is not steps:
                 lean_tiled = tiled_within(graph, prepared, lean, aliases, lean_storage, limit, max_recompute,
                                           cpu_obj.costs)

@@ -116,7 +116,9 @@ class Conv2D(ConvWindow, GemmOpDef):
 
     def leaner(self, data: OpData, variant: Variant) -> Variant | None:
         """Winograd's scratch (two tiles' transformed inputs) is the GEMM's twice or more: under a RAM limit, its GEMM."""
-        return first_layer_variants(data, super().variants(data))[0] if variant == winograd_dsp.VARIANT else None
+        if variant == winograd_dsp.VARIANT:
+            return first_layer_variants(data, super().variants(data))[0]
+        return super().leaner(data, variant)
 
     def lower(self, data: OpData, variant: Variant | None = None) -> Lowered:
         variant = variant or self.variants(data)[0]
