@@ -52,7 +52,7 @@ TILE_SCRATCH = "tiles"   # the one scratch of a tiled stage: its row buffers, th
 MAX_LAYERS = 12          # the longest chain the search tries
 MAX_STAGES = 4
 HALOS = (True, False)    # cached, recomputed: the ways the search tries
-BANDS = (4, 8, 1 << 30)  # about as many bands of a layer whose output overwrites its input, tried in turn
+BANDS = (2, 3, 4, 8, 1 << 30)  # about as many bands of a layer whose output overwrites its input, tried in turn
 
 
 def activations(data: OpData) -> list[int]:
@@ -361,26 +361,38 @@ class Stage:
                           self.extra_macs(macs), self.extra_instructions(macs, costs), self.band_cols)
 
 
-def band_height(height: int, bands: int) -> int:
+def band_height(height: int, bands: int, extent: int, row_pixels: int, block: int) -> int:
     """Rows of a band for about `bands` bands of `height` rows: one row if `bands` is as many, else two rows
-    or more and the last band not a single row (a 3-row window then lacks rows: the kernels' fast paths
-    want at least three)."""
+    or more and, for a window taller than a row (`extent`), the last band not a single row (a 3-row window then
+    lacks rows: the kernels' fast paths want at least three). Of those, up to twice the rows, the first whose
+    bands leave no more pixels out of the GEMM's `block`s than the whole layer does (bands of `row_pixels`-wide
+    rows)."""
     if bands >= height:
         return 1
-    return next(b for b in range(max(2, height // bands), height + 1) if height % b != 1)
+    first = max(2, height // bands)
+    fits = [b for b in range(first, height + 1) if extent == 1 or height % b != 1]
+
+    def tails(b: int) -> int:
+        return sum(min(b, height - lo) * row_pixels % block for lo in range(0, height, b))
+
+    whole = height * row_pixels % block
+    return next((b for b in fits if b < 2 * first and tails(b) <= whole), fits[0])
 
 
 def banded_layers(prepared: list[OpData], steps: list[Step], aliases: AliasSets, storage: Storage, taken: set[int],
-                  work: Callable[[int], int], bands: int) -> list[Stage]:
-    """One-layer stages, in about `bands` bands of the output's rows, for every layer outside `taken`
-    that can be tiled and is its input's last reader: its output may then overlap its input (in the arena),
-    below it computing the bands downwards, above it upwards (Stage.overwrite)."""
+                  work: Callable[[int], int], bands: int, costs: Costs) -> list[Stage]:
+    """One-layer stages, in about `bands` bands of the output's rows (a convolution's of whole GEMM blocks
+    where it can), for every layer outside `taken` that can be tiled and is its input's last reader: its
+    output may then overlap its input (in the arena), below it computing the bands downwards, above it
+    upwards (Stage.overwrite)."""
     out = []
     for i, (data, (op, low)) in enumerate(zip(prepared, steps)):
         rows = row_map(data) if i not in taken and low.kernels and low.alias_of is None and op.outputs else None
         if rows is None or rows.out_h < 2:
             continue
-        stage = make_stage(prepared, [i], band_height(rows.out_h, bands), True, work)
+        block = costs.pixel_block if data.op.type == "CONV_2D" else 1
+        height = band_height(rows.out_h, bands, rows.extent, data.output.shape[2], block)
+        stage = make_stage(prepared, [i], height, True, work)
         into = storage.tensor_buffers.get(aliases.root(stage.input))
         if into is not None and into.last_use == i and aliases.root(stage.output) in storage.tensor_buffers:
             out.append(stage)
@@ -700,7 +712,7 @@ def tile(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: Alias
 
         for bands in BANDS:
             unbanded = plan_storage(graph, current, aliases)
-            layers = banded_layers(prepared, current, aliases, unbanded, taken, work, bands)
+            layers = banded_layers(prepared, current, aliases, unbanded, taken, work, bands, costs)
             trial = plan_with(layers)
             for stage in layers[::-1]:    # each kernel geometry costs flash: keep only the bands the arena needs
                 kept = [s for s in layers if s is not stage]
