@@ -21,6 +21,7 @@ from .codegen import aot
 from .codegen.code_size import measure_code
 from .codegen.memory_plan import align
 from .codegen.regions import Pool, constants_region, live_bytes, place_in_regions
+from .codegen.schedule import early_last_readers
 from .codegen.storage import AliasSets, Step, Storage, join_aliases, ordered_steps, plan_storage
 from .codegen.tiling import tile
 from .compiled import CompiledModel, CompiledOp, CompiledTarget, MemoryUse, RegionUse, Tiling
@@ -207,7 +208,7 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
     what = f"{model_name} does not fit {board_info.budget_name if board_info else ''}"
     with ui.step(f"reading {model_name}"):
         graph = as_graph(model)
-        prepared = check_supported(graph, cpu_obj)
+        prepared = early_last_readers(graph, check_supported(graph, cpu_obj))
     with ui.step(f"lowering {len(graph.ops)} ops through TVM TE/TIR for {cpu_obj.name}"):
         steps, layers = lower_ops(prepared, tuning or Tuning())
         steps, aliases = join_aliases(graph, steps)

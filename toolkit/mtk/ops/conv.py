@@ -120,6 +120,9 @@ class Conv2D(ConvWindow, GemmOpDef):
             return first_layer_variants(data, super().variants(data))[0]
         return super().leaner(data, variant)
 
+    def band_row_block(self, data: OpData, variant: Variant) -> int:
+        return winograd_dsp.TILE_ROWS if variant == winograd_dsp.VARIANT else 1
+
     def lower(self, data: OpData, variant: Variant | None = None) -> Lowered:
         variant = variant or self.variants(data)[0]
         if variant == winograd_dsp.VARIANT:

@@ -20,6 +20,7 @@ KERNEL_SPEC = spec(Family.WINOGRAD, WINOGRAD)
 VARIANT = Variant(WINOGRAD)
 COLS = 3      # output channels per block (MTK_WINO_COLS)
 TILES = 2     # tiles sharing the V scratch (MTK_WINO_TILES)
+TILE_ROWS = 2   # output rows of a tile: F(2x2, 3x3)
 XI = 16       # the transformed tile's positions
 INT32_LIMIT = 1 << 31
 # Input channels from which it is the default: the GEMM's work per output grows by 9 products a channel, its by 4
