@@ -51,6 +51,7 @@ def test_no_entry_point_is_no_bound():
 
 @pytest.mark.parametrize("model_stack, expected", [
     (0, MIN_STACK_BYTES),
+    (168, 640),                                      # 1.25 x (256 + 168) = 530 -> 640
     (144, 512),                                      # 1.25 x (256 + 144) = 500 -> 512
     (480, 1024),                                     # 1.25 x (256 + 480) = 920 -> 1024
     (4000, (5320 + 255) // 256 * 256),               # 1.25 x 4256 = 5320 -> 5376
