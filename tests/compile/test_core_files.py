@@ -1,6 +1,8 @@
-"""A kernel family's own file on some cores (kernels/table.py CORE_FILES): the one-row fused GEMM's loop of the
-Cortex-M7 and M33 (mtk_fused_row_dual.h), included before the family's file whose loop it replaces, on those cores
-only. Its outputs: tests/target/test_kernels_qemu.py's one-row GEMMs on mps2/an500 and an505."""
+"""A kernel family's own files on some cores (kernels/table.py CORE_FILES): the one-row fused GEMM's loop of the
+Cortex-M7 and M33 (mtk_fused_row_dual.h), the two-row one's pair loop of the M7 (mtk_fused_pair_m7.h) and its runs
+packer (mtk_im2col_runs_m7.h), included before the family's file whose loops they replace, on those cores only. Their
+outputs: tests/target/test_kernels_qemu.py's one-row GEMMs on mps2/an500 and an505, test_gemm_dsp_qemu.py's fused
+kernels and packed layers."""
 
 from __future__ import annotations
 
@@ -15,22 +17,26 @@ from mtk.target import get_cpu
 import modelgen
 
 DUAL = "dsp/mtk_fused_row_dual.h"
+PAIR_M7 = "dsp/mtk_fused_pair_m7.h"
 
 
-@pytest.mark.parametrize("cpu, own", [("cortex-m7", {"dot_biased_s8": DUAL}), ("cortex-m33", {"dot_biased_s8": DUAL}),
-                                      ("cortex-m4", {}), ("cortex-m55", {})])
+@pytest.mark.parametrize("cpu, own", [("cortex-m7", {"dot_biased_s8": (DUAL, PAIR_M7),
+                                                    "im2col_runs_s8": ("dsp/mtk_im2col_runs_m7.h",)}),
+                                      ("cortex-m33", {"dot_biased_s8": (DUAL,)}), ("cortex-m4", {}),
+                                      ("cortex-m55", {})])
 def test_which_cores_take_their_own_file(cpu, own):
     assert core_files(get_cpu(cpu)) == own
 
 
 def test_a_cores_own_file_comes_just_before_its_familys_file():
-    files = c_files("dsp", ["dot_s8", "dot_biased_s8"], {"dot_biased_s8": DUAL})
-    assert files == [*c_files("dsp", ["dot_s8"]), DUAL, "dsp/mtk_dot_biased_s8.h"]
-    assert c_files("dsp", ["dot_s8"], {"dot_biased_s8": DUAL}) == c_files("dsp", ["dot_s8"])
+    files = c_files("dsp", ["dot_s8", "dot_biased_s8"], {"dot_biased_s8": (DUAL, PAIR_M7)})
+    assert files == [*c_files("dsp", ["dot_s8"]), DUAL, PAIR_M7, "dsp/mtk_dot_biased_s8.h"]
+    assert c_files("dsp", ["dot_s8"], {"dot_biased_s8": (DUAL,)}) == c_files("dsp", ["dot_s8"])
 
 
-@pytest.mark.parametrize("cpu, included", [("cortex-m7", True), ("cortex-m33", True), ("cortex-m4", False)])
-def test_a_one_row_fully_connected_layer_includes_the_cores_loop(cpu, included, tmp_path):
+@pytest.mark.parametrize("cpu, included", [("cortex-m7", (True, True)), ("cortex-m33", (True, False)),
+                                           ("cortex-m4", (False, False))])
+def test_a_one_row_fully_connected_layer_includes_the_cores_loops(cpu, included, tmp_path):
     d = modelgen.Draw(np.random.default_rng(0))
     net = modelgen.Net("mtk test FULLY_CONNECTED")
     x = net.model_input((1, 40), modelgen.activation_quant(d))
@@ -38,6 +44,7 @@ def test_a_one_row_fully_connected_layer_includes_the_cores_loop(cpu, included, 
                                             bias_optional=False, activation="NONE"))
     (tmp_path / "m.tflite").write_bytes(model)
     compile_model(tmp_path / "m.tflite", tmp_path / "lib", cpu=cpu)
-    assert (tmp_path / "lib" / "src" / "mtk_fused_row_dual.h").exists() == included
-    assert ('#include "mtk_fused_row_dual.h"' in (tmp_path / "lib" / "src" / "tvmgen_default_kernels.c").read_text()) \
-        == included
+    source = (tmp_path / "lib" / "src" / "tvmgen_default_kernels.c").read_text()
+    for name, own in zip(("mtk_fused_row_dual.h", "mtk_fused_pair_m7.h"), included):
+        assert (tmp_path / "lib" / "src" / name).exists() == own
+        assert (f'#include "{name}"' in source) == own

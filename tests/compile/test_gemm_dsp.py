@@ -97,19 +97,38 @@ FUSED_MODELS = {   # the fused kernels' assembly (c/mtk_dot_biased_s8.h), its su
     # ReLU: no "- 1 when negative" (requant.negative_rounding_matters), all of int8 (out_zp -128) or clamped at out_zp
     "pointwise-relu": lambda: pointwise(8, 16, "RELU", y_zp=-128),
     "pointwise-relu-clamped": lambda: pointwise(8, 16, "RELU"),
-    # two rows' kernels of 1 to 8 groups, each its own (1, 7: ReLU; 5, 8), and of more (9: any number's)
+    # two rows' kernels of 1 to 8 groups, each its own (1, 4, 6, 7: ReLU; 3, 5, 8), and of more (9: any number's)
     "pointwise-1-group-relu": lambda: pointwise(3, 6, "RELU", y_zp=-128),
+    "pointwise-3-groups": lambda: pointwise(12, 6),
+    "pointwise-4-groups-relu": lambda: pointwise(16, 6, "RELU", y_zp=-128),
     "pointwise-5-groups": lambda: pointwise(20, 6),
+    "pointwise-6-groups-relu": lambda: pointwise(24, 6, "RELU", y_zp=-128),
     "pointwise-7-groups-relu": lambda: pointwise(27, 6, "RELU", y_zp=-128),
     "pointwise-8-groups": lambda: pointwise(32, 6),
     "pointwise-9-groups-relu": lambda: pointwise(36, 6, "RELU", y_zp=-128),
-    "pointwise-18-groups": lambda: pointwise(70, 6),   # two passes of the loop, entered 14 groups in
+    "pointwise-17-groups-relu": lambda: pointwise(68, 6, "RELU", y_zp=-128),   # M7: one whole pass, then the last group
+    "pointwise-18-groups": lambda: pointwise(70, 6),   # two passes of the loop, entered 14 groups in (M7: 15)
+    # channel quads (2x4, mtk_gemm_2x4_fused.h, on the Cortex-M4 and M33): each its own kernel for 1 to 16 groups, any
+    # number's for more (18: two passes of 16, entered 14 groups in; 33: three)
+    "quads-1-group-relu": lambda: pointwise(4, 8, "RELU", y_zp=-128),
+    "quads-3-groups": lambda: pointwise(12, 12),
+    "quads-9-groups-relu": lambda: pointwise(36, 8, "RELU", y_zp=-128),
+    "quads-12-groups": lambda: pointwise(48, 8),
+    "quads-16-groups": lambda: pointwise(64, 16),
+    "quads-18-groups": lambda: pointwise(70, 4),
+    "quads-33-groups-relu": lambda: pointwise(130, 8, "RELU", y_zp=-128),
+    # 5 computed channels (one constant one computed too: whole quads), 7 constant ones filled in
+    "quads-live-relu": lambda: pointwise(16, 12, "RELU", dead=(0, 2, 3, 5, 6, 7, 10), y_zp=-128),
     "fc-quads-relu": lambda: fully_connected(150, 12, per_channel=False, activation="RELU", y_zp=-128),
     "fc-quads-per-channel-relu": lambda: fully_connected(37, 10, per_channel=True, activation="RELU", y_zp=-128),
     "fc-quads-per-channel-relu-clamped": lambda: fully_connected(37, 10, per_channel=True, activation="RELU"),
     "fc-quads": lambda: fully_connected(150, 12, per_channel=False),
     "fc-quads-per-channel": lambda: fully_connected(37, 10, per_channel=True),
     "fc-chunks": lambda: fully_connected(604, 13, per_channel=False),   # a row deeper than a chunk
+    # one row's quads over 1, 2 (no pass: the last pair only) and 5 groups (an odd first group, then the pairs)
+    "fc-quads-1-group": lambda: fully_connected(3, 8, per_channel=False),
+    "fc-quads-2-groups-relu": lambda: fully_connected(8, 8, per_channel=False, activation="RELU", y_zp=-128),
+    "fc-quads-5-groups": lambda: fully_connected(20, 8, per_channel=True),
 }
 
 
@@ -117,12 +136,48 @@ FUSED_MODELS = {   # the fused kernels' assembly (c/mtk_dot_biased_s8.h), its su
 @pytest.mark.parametrize("cpu, split", [("cortex-m4", 0), ("cortex-m7", 1), ("cortex-m33", 1)])
 @pytest.mark.parametrize("activation, y_zp, sign", [("RELU", -128, 0), ("NONE", 5, 1)])
 def test_two_row_fused_calls_say_the_sign_term_and_the_schedule(cpu, split, activation, y_zp, sign, tmp_path):
-    """mtk_gemm_2x2_fused_s8's constant arguments: the sign term only where requant.negative_rounding_matters (not
-    for a ReLU at out_zp -128), the SPLIT schedule where two loads beat an LDRD (the M7 and M33); bit-exact on the
+    """mtk_gemm_2x2_fused_s8's constant arguments (6 channels: not whole quads): the sign term only where
+    requant.negative_rounding_matters (not for a ReLU at out_zp -128), the SPLIT schedule where two loads beat an LDRD
+    (the M7 and M33); bit-exact on the host."""
+    assert_bit_exact_on_c_paths(pointwise(8, 6, activation, y_zp=y_zp), tmp_path, cpu=cpu)
+    source = (tmp_path / "lib" / "src" / "tvmgen_default_kernels.c").read_text()
+    assert re.findall(r"mtk_gemm_2x2_fused_s8\(.*, (\d), (\d)\);", source) == [(str(sign), str(split))]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cpu, kernel", [("cortex-m4", "2x4"), ("cortex-m33", "2x4"), ("cortex-m7", "2x2")])
+@pytest.mark.parametrize("activation, y_zp", [("RELU", -128), ("NONE", 5), ("RELU", 5)])
+def test_whole_channel_quads_take_the_quads_kernel_on_the_m4_and_m33(cpu, kernel, activation, y_zp, tmp_path):
+    """16 channels of two rows: mtk_gemm_2x4_fused_s8 on the Cortex-M4 and M33 where the outputs span all of int8, the
+    pairs' kernel where they are clamped (ReLU at out_zp 5: 2x4 would clamp in C) and on the M7; bit-exact on the
     host."""
     assert_bit_exact_on_c_paths(pointwise(8, 16, activation, y_zp=y_zp), tmp_path, cpu=cpu)
     source = (tmp_path / "lib" / "src" / "tvmgen_default_kernels.c").read_text()
-    assert re.findall(r"mtk_gemm_2x2_fused_s8\(.*, (\d), (\d)\);", source) == [(str(sign), str(split))]
+    called = re.findall(r"mtk_gemm_(2x\d)_fused_s8\(\(", source)
+    assert called == ["2x2" if (activation, y_zp) == ("RELU", 5) else kernel]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, channels", [("clamped", 16), ("partial-quad", 6)])
+def test_the_quads_kernel_computes_in_c_what_its_assembly_leaves(name, channels, tmp_path):
+    """2x4/fused asked for by a tuning file where its assembly does not reach: clamped outputs, a last quad of 2
+    channels; bit-exact on the host."""
+    model = pointwise(8, channels, "RELU", y_zp=5 if name == "clamped" else -128)
+    (tmp_path / "m.tflite").write_bytes(model)
+    data = prepare_ops(read_model(tmp_path / "m.tflite"), get_cpu("cortex-m4"))[0]
+    assert_bit_exact_on_c_paths(model, tmp_path, tuning=Tuning({layer_key(data): Variant("2x4/fused")}))
+    assert "mtk_gemm_2x4_fused_s8((" in (tmp_path / "lib" / "src" / "tvmgen_default_kernels.c").read_text()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cpu, kernel", [("cortex-m4", "2x4"), ("cortex-m7", "2x2")])
+def test_constant_channels_are_left_out_of_whole_quads(cpu, kernel, tmp_path):
+    """A layer with 7 constant channels of 12: on the Cortex-M4 2x4/fused computes 8 (the 5 others and a constant
+    one, whole quads), on the M7 2x2/fused the 5; bit-exact on the host."""
+    assert_bit_exact_on_c_paths(FUSED_MODELS["quads-live-relu"](), tmp_path, cpu=cpu)
+    source = (tmp_path / "lib" / "src" / "tvmgen_default_kernels.c").read_text()
+    assert re.findall(r"mtk_gemm_(2x\d)_fused_live_s8\(\(.*?, \d+, (\d+), ", source) == [
+        (kernel, "8" if kernel == "2x4" else "5")]
 
 
 def test_under_a_ram_limit_a_deep_row_is_packed_in_smaller_chunks(tmp_path):

@@ -254,7 +254,7 @@ def test_fused_stream_folds_constant_channels(tmp_path):
     constant = constant_channels(*folded, out_zp, lo, hi)
     live = constant < lo
     live_stream = pack_fused_stream(folded[0][live].astype(np.int8), *(v[live] for v in folded[1:]), out_zp, 2)
-    lines.append(c_array("t", "int8_t", np.concatenate([live_stream, live_channel_tables(constant, lo)])))
+    lines.append(c_array("t", "int8_t", np.concatenate([live_stream, live_channel_tables(constant, constant < lo)])))
     show = f" for (int i = 0; i < {2 * channels}; ++i) printf(\"%d\\n\", out[i]);"
     calls = "".join(f" mtk_pack_pair_s16(a{r}, a{r + 1}, {k}, col);"
                     f" mtk_gemm_2x2_fused_s8(col, s, {groups}, {channels}, out, {channels}, {lo}, {hi}, 0, 0);" + show

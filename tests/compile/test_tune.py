@@ -37,7 +37,9 @@ MODEL = REPO / "models" / "digits_cnn_int8.tflite"
 @pytest.mark.parametrize("content", ["{not json", '{"format": "other", "layers": {}}',
                                      '{"format": "mtk-tuning/1", "layers": {"k": {"schedule": "2x2"}}}',
                                      '{"format": "mtk-tuning/1", "layers": {"k": {"schedule": {"block": "2x2", '
-                                     '"weights": "int8"}, "instructions": [1]}}}'])
+                                     '"weights": "int8"}, "instructions": [1]}}}',
+                                     '{"format": "mtk-tuning/1", "layers": {"k": {"schedule": {"kernel": "2x2/int8"}, '
+                                     '"code_bytes": {"2x2/int8": "big"}}}}'])
 def test_a_bad_tuning_file_is_a_clear_error(content, tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text(content)
@@ -54,8 +56,13 @@ def test_a_schedule_the_layer_cannot_take_is_refused(tmp_path):
         compile_model(MODEL, tmp_path / "lib", cpu="cortex-m3", tuning=tuning)
 
 
+def pairs_schedules(layer):
+    """`layer` without the channel quads' schedule (2x4/fused, the Cortex-M4's default for it): the pairs' first."""
+    return replace(layer, variants=[v for v in layer.variants if v.kernel != "2x4/fused"])
+
+
 def test_counts_within_a_tick_are_equal_and_the_first_wins():
-    layer = tunable_layers(prepare_ops(read_model(MODEL), get_cpu("cortex-m4")))[0]
+    layer = pairs_schedules(tunable_layers(prepare_ops(read_model(MODEL), get_cpu("cortex-m4")))[0])
     labels = [s.label for s in layer.variants]   # 2x2/fused (the default), 2x2/biased, 2x2/int16, 1x4/biased, 1x4/int16
     inf = float("inf")
     assert choose(layer, dict(zip(labels, [1000, 1000, 960, 990, 1000])), 40, inf)[0] == layer.variants[0]
@@ -67,11 +74,11 @@ def test_counts_within_a_tick_are_equal_and_the_first_wins():
 
 
 def test_more_flash_is_chosen_only_for_enough_cycles_saved():
-    layer = tunable_layers(prepare_ops(read_model(MODEL), get_cpu("cortex-m4")))[0]
-    assert layer.variants[-1].kernel == "wino-f2x2"   # (1 input channel: the last choice) left out here
-    layer = replace(layer, variants=layer.variants[:-1])
+    layer = pairs_schedules(tunable_layers(prepare_ops(read_model(MODEL), get_cpu("cortex-m4")))[0])
+    assert [v.kernel for v in layer.variants[-2:]] == ["wino-f4x4", "wino-f2x2"]   # (1 input channel: the last
+    layer = replace(layer, variants=layer.variants[:-2])                            # choices) left out here
     labels = [s.label for s in layer.variants]   # 2x2/fused (the default), 2x2/biased, 2x2/int16, 1x4/biased, 1x4/int16
-    extra = layer.extra_flash
+    extra = layer.extra_flash()
     assert extra[labels[0]] == extra[labels[1]] == extra[labels[3]] == 0 and extra[labels[2]] == extra[labels[4]] > 0
     per_100 = extra[labels[2]] / 100   # bytes per cycle that let int16 weights save 100 cycles
     variant, passed_over = choose(layer, dict(zip(labels, [10_000, 10_000, 9_901, 9_950, 9_900])), 0, per_100)
@@ -91,6 +98,41 @@ def test_more_flash_is_chosen_only_for_enough_cycles_saved():
         layer.variants[0]
 
 
+def test_a_variants_own_code_is_priced_with_its_weights():
+    """2x2/biased takes the default's weight bytes; with 500 B more code of its own, saving 300 cycles is worth it
+    at 2 B per cycle, not at 1; 50 B more code of the default's makes 1x4/biased the leanest."""
+    layer = tunable_layers(prepare_ops(read_model(MODEL), get_cpu("cortex-m4")))[0]
+    layer = replace(layer, variants=layer.variants[:-1])
+    labels = [s.label for s in layer.variants]   # 2x2/fused (the default), 2x2/biased, 2x2/int16, 1x4/biased, 1x4/int16
+    code = dict.fromkeys(labels, 100) | {labels[1]: 600}
+    extra = layer.extra_flash(code)
+    assert extra[labels[0]] == 0 and extra[labels[1]] == 500 and extra[labels[2]] == layer.extra_flash()[labels[2]]
+    counts = dict(zip(labels, [10_000, 9_700, 10_000, 10_000, 10_000]))
+    variant, passed_over = choose(layer, counts, 0, 1.0, code=code)
+    assert variant == layer.variants[0]
+    assert passed_over[labels[1]] == "+500 B flash for 300 cycles saved (limit 1 B per cycle)"
+    assert choose(layer, counts, 0, 2.0, code=code)[0] == layer.variants[1]
+    assert choose(layer, counts, 0, 0.0)[0] == layer.variants[1]   # priced by its weights alone
+    heavy = code | {labels[0]: 150}
+    assert layer.leanest(heavy) == layer.variants[3] and layer.extra_flash(heavy)[labels[0]] == 50
+    assert layer.leanest(dict.fromkeys(labels, None)) == layer.leanest()   # not measured: its weights alone
+
+
+def test_compiled_ops_carry_the_code_their_layer_takes_alone(tmp_path):
+    """digits CNN on the M4: each op reports the code its layer's kernels take as if alone (its own function and
+    the kernels only layers of its variant call), the same for every op of a key, each within the generated C's
+    code; a run's layers and metadata.json carry it."""
+    compiled = compile_model(MODEL, tmp_path / "out", cpu="cortex-m4", force=True)
+    ops = [op for op in compiled.ops if op.kernel is not None]
+    assert all(0 < op.code_bytes <= compiled.memory.code_bytes for op in ops)
+    by_key = {op.layer_key: op.code_bytes for op in ops if op.layer_key}
+    assert all(by_key[op.layer_key] == op.code_bytes for op in ops if op.layer_key)
+    layers = _layer_times(compiled, [1] * len(compiled.ops))
+    assert [t.code_bytes for t in layers] == [op.code_bytes for op in compiled.ops]
+    saved = json.loads((tmp_path / "out" / "metadata.json").read_text())["ops"]
+    assert [op["code_bytes"] for op in saved] == [op.code_bytes for op in compiled.ops]
+
+
 def test_flash_is_priced_against_the_leanest_schedule_not_the_default():
     """Cortex-M3 fully connected, 10 channels: 1x8 s8 blocks take the weights as they are (the leanest, and the
     default: its last tile holds 2 channels), 1x4 int8 ones pad them to 12 channels, 1x8 int8 ones to 16, paired 1x4
@@ -98,8 +140,8 @@ def test_flash_is_priced_against_the_leanest_schedule_not_the_default():
     layer = [l for l in tunable_layers(prepare_ops(read_model(MODEL), get_cpu("cortex-m3"))) if l.op.type == "FULLY_CONNECTED"][1]
     direct, eight, paired, four = layer.variants
     assert [s.label for s in layer.variants] == ["1x8/s8", "1x8/int8", "1x4/pairs", "1x4/int8"]
-    assert layer.leanest == direct
-    extra = layer.extra_flash
+    assert layer.leanest() == direct
+    extra = layer.extra_flash()
     assert extra[direct.label] == 0 < extra[four.label] < extra[eight.label] < extra[paired.label]
     counts = {s.label: 10_000 - extra[s.label] // 2 for s in layer.variants}   # 2 B per instruction saved
     assert choose(layer, counts, 0, 1.0)[0] == direct

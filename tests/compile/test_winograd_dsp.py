@@ -1,8 +1,8 @@
-"""3x3 stride-1 CONV_2D as integer Winograd F(2x2, 3x3) on DSP cores (ops/winograd_dsp.py,
-c/dsp/mtk_winograd_s8_dsp.h): the transform's arithmetic is exactly 4 times the convolution's, which layers take the
-kernel and when it is the default, and layers bit-exact with tflite-micro on the host (odd sizes, odd channel
-counts, VALID and SAME padding, channel counts off the kernel's blocks, the largest weights and inputs, dead
-channels); tests/target/test_winograd_dsp_qemu.py runs them on the Cortex-M4, M7 and M33."""
+"""3x3 stride-1 CONV_2D as integer Winograd F(2x2, 3x3) and F(4x4, 3x3) on DSP cores (ops/winograd_dsp.py,
+c/dsp/mtk_winograd_s8_dsp.h, mtk_winograd4_s8_dsp.h): the transforms' arithmetic is exactly 4 and 576 times the
+convolution's, which layers take the kernels and when they are the default, and layers bit-exact with tflite-micro on
+the host (odd sizes, odd channel counts, VALID and SAME padding, channel counts off the kernel's blocks, the largest
+weights and inputs, dead channels); tests/target/test_winograd_dsp_qemu.py runs them on the Cortex-M4, M7 and M33."""
 
 from __future__ import annotations
 
@@ -17,14 +17,22 @@ from harness import assert_bit_exact, assert_bit_exact_on_c_paths, conv, conv_mo
 from mtk.compiler import compile_model
 from mtk.errors import ModelError
 from mtk.ops import op_def, prepare_ops, winograd_dsp
+from mtk.kernels.table import WINOGRAD, WINOGRAD4
 from mtk.ops.base import Const
 from mtk.reader import read_model
 from mtk.target import get_cpu
 from mtk.tflite_builder import ModelBuilder
 from mtk.tuning import Tuning, layer_key
 
-B_T = np.array([[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]], np.int64)
-A_T = np.array([[1, 1, 1, 0], [0, 1, -1, -1]], np.int64)
+# Per transform, B^T and A'^T (A^T with the columns scaled back by G's row scales)
+B_A = {
+    winograd_dsp.F2: (np.array([[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]]),
+                      np.array([[1, 1, 1, 0], [0, 1, -1, -1]])),
+    winograd_dsp.F4: (np.array([[4, 0, -5, 0, 1, 0], [0, -4, -4, 1, 1, 0], [0, 4, -4, -1, 1, 0], [0, -2, -1, 2, 1, 0],
+                                [0, 2, -1, -2, 1, 0], [0, 4, 0, -5, 0, 1]]),
+                      np.array([[6, 4, 4, 1, 1, 0], [0, 4, -4, 2, -2, 0], [0, 4, 4, 4, 4, 0], [0, 4, -4, 8, -8, 24]])),
+}
+TRANSFORMS = {"f2": winograd_dsp.F2, "f4": winograd_dsp.F4}
 
 
 def extreme_weights_model(in_c: int = 24, out_c: int = 7, hw: tuple[int, int] = (7, 9)) -> bytes:
@@ -57,29 +65,34 @@ LAYERS = {
 }
 
 
-def winograd_sums(w: np.ndarray, d: np.ndarray) -> np.ndarray:
-    """A^T (Σ_c U ⊙ V) A of weights [out_c, 3, 3, in_c] over one 4x4 patch d [4, 4, in_c]: [out_c, 2, 2]."""
-    u = winograd_dsp.transformed(w).reshape(w.shape[0], 4, 4, w.shape[3])
-    v = np.einsum("ar,rsc,bs->abc", B_T, d.astype(np.int64), B_T)
+def winograd_sums(w: np.ndarray, d: np.ndarray, t: winograd_dsp.Transform) -> np.ndarray:
+    """A'^T (Σ_c U ⊙ V) A' of weights [out_c, 3, 3, in_c] over one patch d [n + 2, n + 2, in_c]: [out_c, n, n]."""
+    b_t, a_t = B_A[t]
+    side = b_t.shape[0]
+    u = winograd_dsp.transformed(w, t).reshape(w.shape[0], side, side, w.shape[3])
+    v = np.einsum("ar,rsc,bs->abc", b_t, d.astype(np.int64), b_t)
     m = np.einsum("oabc,abc->oab", u, v)
-    return np.einsum("ra,oab,sb->ors", A_T, m, A_T)
+    return np.einsum("ra,oab,sb->ors", a_t, m, a_t)
 
 
-def test_the_integer_transform_is_four_times_the_convolution():
+@pytest.mark.parametrize("t", TRANSFORMS.values(), ids=TRANSFORMS)
+def test_the_integer_transform_is_scale_times_the_convolution(t):
     rng = np.random.default_rng(0)
+    n = B_A[t][1].shape[0]
     w = rng.integers(-127, 128, (5, 3, 3, 7))
-    d = rng.integers(-128, 128, (4, 4, 7))
-    direct = np.array([[[np.sum(w[o] * d[r:r + 3, s:s + 3]) for s in range(2)] for r in range(2)] for o in range(5)])
-    assert np.array_equal(winograd_sums(w, d), 4 * direct)
-    assert np.abs(winograd_dsp.transformed(np.full((1, 3, 3, 1), -128))).max() <= 9 * 128   # int16
+    d = rng.integers(-128, 128, (n + 2, n + 2, 7))
+    direct = np.array([[[np.sum(w[o] * d[r:r + 3, s:s + 3]) for s in range(n)] for r in range(n)] for o in range(5)])
+    assert np.array_equal(winograd_sums(w, d, t), t.scale * direct)
+    assert np.abs(winograd_dsp.transformed(np.full((1, 3, 3, 1), -128), t)).max() < 1 << 15   # int16
+    assert np.abs(B_A[t][0]).sum(axis=1).max() ** 2 * 128 < 1 << 15                            # |V|: int16
 
 
 def test_packed_weights_hold_channel_pairs_in_sxtb16_order():
     """Per block of 3 output channels, position, pair: pair 2g is input channels (4g, 4g + 2), 2g + 1 (4g + 1,
     4g + 3); input channels past the layer's, and output channels past its last block, zero."""
     w = np.arange(2 * 9 * 5).reshape(2, 3, 3, 5) % 7 - 3
-    u = winograd_dsp.transformed(w)                                    # [out_c, 16, in_c]
-    packed = winograd_dsp.pack(w).reshape(1, 16, winograd_dsp.pairs(5), 3, 2)
+    u = winograd_dsp.transformed(w, winograd_dsp.F2)                   # [out_c, 16, in_c]
+    packed = winograd_dsp.pack(w, winograd_dsp.F2).reshape(1, 16, winograd_dsp.pairs(5), 3, 2)
     assert winograd_dsp.pairs(5) == 4                                  # in fours: 8 channels
     assert packed[0, 6, 0, 1].tolist() == [u[1, 6, 0], u[1, 6, 2]]
     assert packed[0, 6, 1, 0].tolist() == [u[0, 6, 1], u[0, 6, 3]]
@@ -87,14 +100,15 @@ def test_packed_weights_hold_channel_pairs_in_sxtb16_order():
     assert not packed[0, :, 3].any() and not packed[0, :, :, 2].any()
 
 
-def test_the_bound_on_the_sums_is_the_weights():
-    limit = (1 << 31) // (4 * 128)   # Σ|w| of a channel whose 4 · 128 · Σ|w| reaches 2^31
+@pytest.mark.parametrize("t", TRANSFORMS.values(), ids=TRANSFORMS)
+def test_the_bound_on_the_sums_is_the_weights(t):
+    limit = -(-(1 << 31) // (t.scale * 128))   # Σ|w| of a channel whose scale · 128 · Σ|w| reaches 2^31
     below = np.zeros((2, 4096), np.int64)
     below[0, :] = (limit - 1) // 4096
-    assert winograd_dsp.exact(below)
+    assert winograd_dsp.exact(below, t.scale)
     at = below.copy()
     at[1, 0] = -limit
-    assert not winograd_dsp.exact(at)
+    assert not winograd_dsp.exact(at, t.scale)
 
 
 def variants(model: bytes, tmp_path, cpu: str = "cortex-m4") -> list[str]:
@@ -103,24 +117,32 @@ def variants(model: bytes, tmp_path, cpu: str = "cortex-m4") -> list[str]:
     return [v.kernel for v in op_def(data.op.type).variants(data)]
 
 
-def winograd_tuning(model: bytes, cpu: str = "cortex-m4") -> Tuning:
-    """The tuning that has the model's (first) layer take the Winograd kernel on `cpu`, default or not."""
+def winograd_tuning(model: bytes, cpu: str = "cortex-m4", t: winograd_dsp.Transform = winograd_dsp.F2) -> Tuning:
+    """The tuning that has the model's (first) layer take the Winograd kernel of `t` on `cpu`, default or not."""
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "m.tflite").write_bytes(model)
         data = prepare_ops(read_model(Path(tmp) / "m.tflite"), get_cpu(cpu))[0]
-    return Tuning({layer_key(data): winograd_dsp.VARIANT})
+    return Tuning({layer_key(data): t.variant})
 
 
 @pytest.mark.parametrize("cpu", ["cortex-m4", "cortex-m7", "cortex-m33"])
 def test_it_is_the_default_of_3x3_stride_1_layers_on_dsp_cores(cpu, tmp_path):
-    assert variants(LAYERS["16to16-8x8"](), tmp_path, cpu)[0] == winograd_dsp.WINOGRAD
-    assert variants(conv((1, 8, 8, 64), (3, 3), 5, (8, 8)), tmp_path, cpu)[0] == winograd_dsp.WINOGRAD
+    """F(4x4) first, F(2x2) next."""
+    assert variants(LAYERS["16to16-8x8"](), tmp_path, cpu)[:2] == [WINOGRAD4, WINOGRAD]
+    # random weights over 64 channels: beyond F(4x4)'s bound
+    assert variants(conv((1, 8, 8, 64), (3, 3), 5, (8, 8)), tmp_path, cpu)[0] == WINOGRAD
+
+
+def test_where_f4x4_sums_overflow_int32_f2x2_is_the_default(tmp_path):
+    """Every weight ±127 over 32 channels: 576 · 128 · Σ|w| beyond 2^31, 4 · 128 · Σ|w| within."""
+    choices = variants(extreme_weights_model(in_c=32), tmp_path)
+    assert choices[0] == WINOGRAD and WINOGRAD4 not in choices
 
 
 @pytest.mark.parametrize("in_c", [3, 8, 15])
 def test_below_16_input_channels_it_is_the_last_choice(in_c, tmp_path):
     choices = variants(conv((1, 6, 6, in_c), (3, 3), 16, (6, 6)), tmp_path)
-    assert choices[-1] == winograd_dsp.WINOGRAD and choices[0] != winograd_dsp.WINOGRAD
+    assert choices[-2:] == [WINOGRAD4, WINOGRAD] and choices[0] not in (WINOGRAD4, WINOGRAD)
 
 
 @pytest.mark.parametrize("model, cpu", [
@@ -131,23 +153,26 @@ def test_below_16_input_channels_it_is_the_last_choice(in_c, tmp_path):
     (lambda: conv((1, 8, 8, 8), (3, 3), 8, (8, 8)), "cortex-m55"),                         # Helium: its own GEMM
 ], ids=["stride-2", "dilated", "5x5", "m3", "m55"])
 def test_other_layers_and_cores_do_not_take_it(model, cpu, tmp_path):
-    assert winograd_dsp.WINOGRAD not in variants(model(), tmp_path, cpu)
+    assert not {WINOGRAD4, WINOGRAD} & set(variants(model(), tmp_path, cpu))
 
 
-def test_flash_is_its_transformed_weights_and_channel_words(tmp_path):
+@pytest.mark.parametrize("t", TRANSFORMS.values(), ids=TRANSFORMS)
+def test_flash_is_its_transformed_weights_and_channel_words(t, tmp_path):
     (tmp_path / "m.tflite").write_bytes(LAYERS["16to16-8x8"]())
     data = prepare_ops(read_model(tmp_path / "m.tflite"), get_cpu("cortex-m4"))[0]
     opdef = op_def("CONV_2D")
-    consts = [a for k in opdef.lower(data, winograd_dsp.VARIANT).kernels for a in k.args
+    consts = [a for k in opdef.lower(data, t.variant).kernels for a in k.args
               if isinstance(a, Const) and a.name != "pad"]
-    assert opdef.weight_bytes(data, winograd_dsp.VARIANT) == sum(c.data.nbytes for c in consts) == 18 * (16 * 8 * 4 + 16)   # 8 pairs of int16
+    words = 18 * (t.positions * 8 * 4 + 16)   # 18 channels of 8 pairs of int16 a position, 4 parameter words
+    assert opdef.weight_bytes(data, t.variant) == sum(c.data.nbytes for c in consts) == words
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("t", TRANSFORMS.values(), ids=TRANSFORMS)
 @pytest.mark.parametrize("name", LAYERS)
-def test_layers_are_bit_exact_on_the_host(name, tmp_path):
+def test_layers_are_bit_exact_on_the_host(name, t, tmp_path):
     model = LAYERS[name]()
-    assert_bit_exact_on_c_paths(model, tmp_path, tuning=winograd_tuning(model))
+    assert_bit_exact_on_c_paths(model, tmp_path, tuning=winograd_tuning(model, t=t))
 
 
 def extreme_inputs() -> list[list[np.ndarray]]:
@@ -158,28 +183,38 @@ def extreme_inputs() -> list[list[np.ndarray]]:
 
 
 @pytest.mark.slow
-def test_the_largest_weights_and_inputs_are_bit_exact_on_the_host(tmp_path):
+@pytest.mark.parametrize("t", TRANSFORMS.values(), ids=TRANSFORMS)
+def test_the_largest_weights_and_inputs_are_bit_exact_on_the_host(t, tmp_path):
+    """24 channels of ±127: within F(4x4)'s bound too (576 · 128 · 216 · 127 < 2^31)."""
     model = extreme_weights_model()
-    assert_bit_exact(model, tmp_path, extreme_inputs(), cpu="cortex-m4", tuning=winograd_tuning(model), plain_too=True)
+    assert_bit_exact(model, tmp_path, extreme_inputs(), cpu="cortex-m4", tuning=winograd_tuning(model, t=t),
+                     plain_too=True)
 
 
-def test_under_a_ram_limit_its_layers_take_the_gemm(tmp_path):
-    """IC's four Winograd layers, tiled with them (bands of whole 2-row tiles) at half TFLM's arena (27,498 B); at
-    26,000 B, which tiling with them cannot reach, the GEMM's leaner scratch instead (OpDef.leaner) where the
-    untiled arena's live bytes are above the limit (three of them; the last keeps Winograd), tiled: its arena."""
+def test_under_a_ram_limit_its_layers_take_f2x2_then_the_gemm(tmp_path):
+    """IC's four Winograd layers F(4x4) untiled, and tiled with them (bands of whole 4-row tiles) at half TFLM's
+    arena (27,498 B); at 27,130 B, which tiling them cannot reach, F(2x2)'s leaner scratch (OpDef.leaner) where the
+    untiled arena's live bytes are above the limit (three of them; the last keeps F(4x4)), tiled; at 26,000 B, which
+    tiling F(2x2) cannot reach either, the GEMM's at those three, tiled: its arena."""
     model = SHARED_MODELS / "ic_resnet8_int8.tflite"
     if not model.exists():
         pytest.skip(f"{model} is missing")
     untiled = compile_model(model, tmp_path / "untiled", cpu="cortex-m4")
-    assert winograd_layers(untiled) == 4
+    assert winograd_layers(untiled, WINOGRAD4) == 4
     tiled = compile_model(model, tmp_path / "tiled", cpu="cortex-m4", max_ram=27_498)
-    assert winograd_layers(tiled) == 4 and tiled.arena_bytes <= 27_498 and any(op.tiled for op in tiled.ops)
+    assert winograd_layers(tiled, WINOGRAD4) == 4 and tiled.arena_bytes <= 27_498 and any(op.tiled for op in tiled.ops)
+    lean = compile_model(model, tmp_path / "lean", cpu="cortex-m4", max_ram=27_130)
+    assert (winograd_layers(lean, WINOGRAD), winograd_layers(lean, WINOGRAD4)) == (3, 1)
+    assert lean.arena_bytes <= 27_130 and any(op.tiled for op in lean.ops)
     capped = compile_model(model, tmp_path / "capped", cpu="cortex-m4", max_ram=26_000)
-    assert winograd_layers(capped) == 1 and capped.arena_bytes <= 26_000
+    assert (winograd_layers(capped, WINOGRAD), winograd_layers(capped, WINOGRAD4)) == (0, 1)
+    assert capped.arena_bytes <= 26_000
 
 
-def winograd_layers(compiled) -> int:
-    return sum(op.variant is not None and op.variant["kernel"] == winograd_dsp.WINOGRAD for op in compiled.ops)
+def winograd_layers(compiled, *kernels: str) -> int:
+    """The layers taking one of `kernels` (default: either Winograd kernel)."""
+    kernels = kernels or (WINOGRAD4, WINOGRAD)
+    return sum(op.variant is not None and op.variant["kernel"] in kernels for op in compiled.ops)
 
 
 def test_a_model_whose_winograd_weights_overflow_the_boards_flash_takes_the_gemm(tmp_path):
@@ -189,10 +224,10 @@ def test_a_model_whose_winograd_weights_overflow_the_boards_flash_takes_the_gemm
     model = tmp_path / "wide.tflite"
     model.write_bytes(conv((1, 4, 4, 256), (3, 3), 256, (4, 4)))
     roomy = compile_model(model, tmp_path / "roomy", board="mps2/an500")
-    assert roomy.ops[0].variant == winograd_dsp.VARIANT.to_json()
+    assert roomy.ops[0].variant == winograd_dsp.F2.variant.to_json()
     tight = compile_model(model, tmp_path / "tight", board="nucleo_f746zg")
-    assert tight.ops[0].variant != winograd_dsp.VARIANT.to_json()
+    assert tight.ops[0].variant != winograd_dsp.F2.variant.to_json()
     assert tight.constant_bytes < 1 << 20 < roomy.constant_bytes
-    pinned = Tuning({roomy.ops[0].layer_key: winograd_dsp.VARIANT})
+    pinned = Tuning({roomy.ops[0].layer_key: winograd_dsp.F2.variant})
     with pytest.raises(ModelError, match="does not fit nucleo_f746zg"):
         compile_model(model, tmp_path / "pinned", board="nucleo_f746zg", tuning=pinned)

@@ -11,8 +11,9 @@ cycles can depend on the data: requantization, borders). A build that does not f
 or whose outputs differ, is split into one build per variant, to leave out only what does not fit and
 to name the variant that is wrong. Layers that run in tiled stages (a model tiled to fit the board's
 RAM: codegen/tiling.py) are measured where the same key runs untiled, else left at their default: a
-stage's counter ticks for all its layers. A variant whose weights take more
-flash than the leanest variant's (int16 or paired weights: twice) may be chosen only if it saves
+stage's counter ticks for all its layers. A variant whose weights and own code (its layer's function and the kernels
+only layers of its variant call, in the build that measured it: codegen/code_size.py) take more flash than the
+leanest variant's (int16 or paired weights: twice; a kernel of its own) may be chosen only if it saves
 cycles over the leanest at `flash_per_instruction` bytes or less per cycle (choose); among those,
 each layer keeps the fewest cycles, and of equal counts the first in the layer's variant order (the
 default first): the same choices on every run. A candidate
@@ -45,6 +46,7 @@ from .tuning import Layer, Tuning, read_entries, tunable_layers, write_entries
 
 MEASURED_INPUTS = 2   # each build runs on this many different inputs
 COUNTS = "cycles"     # what a layer's variants are compared by: the cycle model's estimate (the tuning file's key)
+CODE = "code_bytes"   # the tuning file's key of each variant's own code (LayerTime.code_bytes)
 
 
 @dataclass
@@ -52,7 +54,8 @@ class LayerChoice:
     key: str
     ops: list[int]                  # op indices with this key
     counts: dict[str, int]          # estimated cycles by variant label
-    extra_flash: dict[str, int]     # by variant label: weight bytes over the leanest variant's
+    code: dict[str, int | None]     # by variant label: the code its kernels take as if alone (bytes)
+    extra_flash: dict[str, int]     # by variant label: flash (weights and that code) over the leanest variant's
     variant: Variant
     passed_over: dict[str, str]     # by variant label: why it was not chosen
     cached: bool                    # counts read from the tuning file, not measured now
@@ -78,7 +81,7 @@ class TuneResult:
                 "flash_per_instruction": _json_limit(self.flash_per_instruction),
                 "builds_measured": self.builds_measured, "untuned": whole(self.untuned), "tuned": whole(self.tuned),
                 "bit_exact": True,
-                "layers": [{"key": c.key, "ops": c.ops, COUNTS: c.counts,
+                "layers": [{"key": c.key, "ops": c.ops, COUNTS: c.counts, "code_bytes": c.code,
                             "extra_flash_bytes": c.extra_flash, "cached": c.cached, "schedule": c.variant.to_json(),
                             "passed_over": c.passed_over} for c in self.layers]}
 
@@ -101,6 +104,11 @@ def _run(model: Graph, board: Board, tuning: Tuning | None, untuned: RunResult |
     return result
 
 
+def _code(result: RunResult) -> dict[int, int | None]:
+    """The code each op's layer's kernels take as if alone, by op index (None: no compiler to measure it)."""
+    return {layer.index: layer.code_bytes for layer in result.layers or []}
+
+
 def _counts(result: RunResult) -> dict[int, int]:
     """Estimated cycles per op index: the mean over the inputs measured."""
     per_sample = result.estimate.sample_layers if result.estimate else ()
@@ -112,12 +120,13 @@ def _counts(result: RunResult) -> dict[int, int]:
 
 
 def choose(layer: Layer, counts: dict[str, int], tick: float, flash_per_unit: float,
-           unit: str = COUNTS) -> tuple[Variant, dict[str, str]]:
+           unit: str = COUNTS, code: dict[str, int | None] | None = None) -> tuple[Variant, dict[str, str]]:
     """The variant for `layer` from its measured `counts` (of `unit`, by label, the leanest variant's
-    always there), and why each other variant was passed over. A variant is allowed if its weights
-    take no more flash than the leanest's, or extra flash ≤ flash_per_unit × the count it saves over
-    the leanest; of the allowed, the fewest, and within `tick` of the fewest the first."""
-    lean, extra_flash = counts[layer.leanest.label], layer.extra_flash
+    always there) and its variants' own `code` (Layer.flash), and why each other variant was passed over.
+    A variant is allowed if it takes no more flash than the leanest, or extra flash ≤ flash_per_unit × the
+    count it saves over the leanest; of the allowed, the fewest, and within `tick` of the fewest the first."""
+    leanest = layer.leanest(code)
+    lean, extra_flash = counts[leanest.label], layer.extra_flash(code)
     allowed: list[Variant] = []
     passed_over: dict[str, str] = {}
     for s in layer.variants:
@@ -125,7 +134,7 @@ def choose(layer: Layer, counts: dict[str, int], tick: float, flash_per_unit: fl
         if count is None:
             passed_over[s.label] = "not measured: the build did not fit the board"
         elif extra > 0 and lean <= count:
-            passed_over[s.label] = f"{count - lean:+,} {unit} and +{extra:,} B flash over {layer.leanest.label}"
+            passed_over[s.label] = f"{count - lean:+,} {unit} and +{extra:,} B flash over {leanest.label}"
         elif extra > 0 and extra > flash_per_unit * (lean - count):
             passed_over[s.label] = (f"+{extra:,} B flash for {lean - count:,} {unit} saved "
                                     f"(limit {flash_per_unit:g} B per {unit.removesuffix('s')})")
@@ -168,25 +177,28 @@ def is_measured(layer: Layer, counts: dict[str, int | None]) -> bool:
     return all(s.label in counts for s in layer.variants)
 
 
+Measured = dict[str, dict[str, dict[str, int | None]]]   # by layer key, COUNTS and CODE: each by variant label
+
+
 def _measure(model: Graph, board: Board, layers: list[Layer], untuned: RunResult, cache: Path,
-             known: dict[str, dict[str, int | None]]) -> tuple[dict[str, dict[str, int | None]], int]:
-    """Instructions of each layer key by variant label (None: the build did not fit): the default's
-    from the untuned build, counts `known` from an interrupted run, the others from the candidate
-    builds. Counts go to the tuning file after every build (the default variant stays the layer's
+             known: Measured) -> tuple[Measured, int]:
+    """Estimated cycles and own code of each layer key by variant label (None: the build did not fit): the
+    default's from the untuned build, those `known` from an interrupted run, the others from the candidate
+    builds. They go to the tuning file after every build (the default variant stays the layer's
     until all are measured), so that an interrupted tune resumes where it stopped. Also returns the
     number of candidate builds run."""
-    counts = _counts(untuned)
-    measured = {layer.key: {**known.get(layer.key, {}), layer.variants[0].label: counts[layer.op.index]}
-                for layer in layers}
+    measured: Measured = {layer.key: {what: dict(known.get(layer.key, {}).get(what, {})) for what in (COUNTS, CODE)}
+                          for layer in layers}
+    _record(measured, layers, {layer.key: layer.variants[0] for layer in layers}, untuned)
     _save_counts(cache, board, layers, measured)
-    candidates, builds = candidate_tunings(layers, measured), 0
+    candidates, builds = candidate_tunings(layers, {key: m[COUNTS] for key, m in measured.items()}), 0
     while candidates:
         tuning = candidates.pop(0)
         builds += 1
         ui.info(f"[{builds}/{builds + len(candidates)}] {tuning.source.removeprefix('schedule ')} on "
                 f"{len(tuning.variants)} layer shape(s)")
         try:
-            counts = _counts(_run(model, board, tuning, untuned))
+            result = _run(model, board, tuning, untuned)
         except (ModelError, MismatchError) as err:   # too big for the board (the untuned build fits), or wrong
             if _split(tuning):
                 ui.info(f"  {err.message}: one build per schedule instead")
@@ -195,18 +207,25 @@ def _measure(model: Graph, board: Board, layers: list[Layer], untuned: RunResult
             if isinstance(err, MismatchError):
                 raise
             ui.info(f"  left out: {err.message}")
-            counts = None
-        for layer in layers:
-            if layer.key in tuning.variants:
-                measured[layer.key][tuning.variants[layer.key].label] = (counts[layer.op.index] if counts is not None
-                                                                        else None)
+            result = None
+        _record(measured, layers, tuning.variants, result)
         _save_counts(cache, board, layers, measured)
     return measured, builds
 
 
-def _save_counts(cache: Path, board: Board, layers: list[Layer], measured: dict[str, dict[str, int | None]]) -> None:
+def _record(measured: Measured, layers: list[Layer], variants: dict[str, Variant], result: RunResult | None) -> None:
+    """Into `measured`: the cycles and own code of the layers a build ran in `variants` (None: it did not fit)."""
+    counts, code = (_counts(result), _code(result)) if result is not None else ({}, {})
+    for layer in layers:
+        if layer.key in variants:
+            label = variants[layer.key].label
+            measured[layer.key][COUNTS][label] = counts.get(layer.op.index)
+            measured[layer.key][CODE][label] = code.get(layer.op.index)
+
+
+def _save_counts(cache: Path, board: Board, layers: list[Layer], measured: Measured) -> None:
     if layers:
-        write_entries(cache, {layer.key: {COUNTS: measured[layer.key], "board": board.name,
+        write_entries(cache, {layer.key: {**measured[layer.key], "board": board.name,
                                           "mtk_version": __version__, "schedule": layer.variants[0].to_json()}
                               for layer in layers})
 
@@ -239,22 +258,25 @@ def tune_model(model: Path, board: Board, cache: Path, calib: str | None = None,
         graph = int8_model(read_model(model), calib, Path(tmp))
         untuned = _run(graph, board, None, None)
         by_key = _measurable_layers(tunable_layers(prepare_ops(graph, board.cpu)), untuned)
-        known = {key: entry.get(COUNTS, {}) for key, entry in entries.items()}   # files of instructions: measured again
-        todo = [layers[0] for key, layers in by_key.items() if not is_measured(layers[0], known.get(key, {}))]
+        # files of instructions: measured again
+        known = {key: {what: entry.get(what, {}) for what in (COUNTS, CODE)} for key, entry in entries.items()}
+        todo = [layers[0] for key, layers in by_key.items()
+                if not is_measured(layers[0], known.get(key, {}).get(COUNTS, {}))]
         ui.info(f"{len(by_key)} layer shapes to tune on {board.cpu.name}: {len(by_key) - len(todo)} in {cache}, "
                 + (f"{len(todo)} to measure" if todo else "nothing to measure"))
-        counts, builds = _measure(graph, board, todo, untuned, cache, known)
-        measured = {key: {COUNTS: counts, "board": board.name, "mtk_version": __version__}
-                    for key, counts in counts.items()}
+        new, builds = _measure(graph, board, todo, untuned, cache, known)
+        measured = {key: {**m, "board": board.name, "mtk_version": __version__} for key, m in new.items()}
         choices: list[LayerChoice] = []
         chosen_entries: dict[str, dict] = {}
         for key, layers in by_key.items():
             entry = measured.get(key) or entries[key]
-            variant, passed_over = choose(layers[0], entry[COUNTS], 0, flash_per_instruction)
-            chosen_entries[key] = {**entry, "schedule": variant.to_json(), "extra_flash_bytes": layers[0].extra_flash,
+            code = entry.get(CODE, {})
+            variant, passed_over = choose(layers[0], entry[COUNTS], 0, flash_per_instruction, code=code)
+            extra = layers[0].extra_flash(code)
+            chosen_entries[key] = {**entry, "schedule": variant.to_json(), "extra_flash_bytes": extra,
                                    "flash_per_instruction": _json_limit(flash_per_instruction)}
-            choices.append(LayerChoice(key, sorted(layer.op.index for layer in layers), entry[COUNTS],
-                                       layers[0].extra_flash, variant, passed_over, key not in measured))
+            choices.append(LayerChoice(key, sorted(layer.op.index for layer in layers), entry[COUNTS], code, extra,
+                                       variant, passed_over, key not in measured))
         changed = {key: entry for key, entry in chosen_entries.items() if entries.get(key) != entry}
         if changed:
             write_entries(cache, changed)

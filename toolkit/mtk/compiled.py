@@ -70,11 +70,14 @@ class CompiledOp:
     layer_key: str | None = None     # tunable layers (tuning.py): its key and the variant it took
     variant: dict[str, str | int] | None = None
     tiled: bool = False              # it runs in a tiled stage, whose first op's kernel makes the calls
+    code_bytes: int | None = None    # .text its layer's kernels take as if alone (codegen/code_size.own_code)
 
     def to_json(self) -> dict[str, Any]:
         out = {"index": self.index, "type": self.type, "input_shapes": self.input_shapes,
                "output_shape": self.output_shape, "macs": self.macs, "kernel": self.kernel,
                "impl": TILED_IMPL + self.impl if self.tiled else self.impl}
+        if self.code_bytes is not None:
+            out["code_bytes"] = self.code_bytes
         if self.layer_key is not None:
             out.update(layer_key=self.layer_key, schedule=self.variant)   # metadata.json's name for it
         return out
@@ -84,7 +87,7 @@ class CompiledOp:
         impl = str(e["impl"])
         return cls(int(e["index"]), str(e["type"]), e["input_shapes"], e["output_shape"], int(e["macs"]),
                    e["kernel"], impl.removeprefix(TILED_IMPL), e.get("layer_key"), e.get("schedule"),
-                   impl.startswith(TILED_IMPL))
+                   impl.startswith(TILED_IMPL), None if e.get("code_bytes") is None else int(e["code_bytes"]))
 
 
 @dataclass(frozen=True)

@@ -128,8 +128,9 @@ def tiled_within(graph: Graph, prepared: list[OpData], steps: list[Step], aliase
 def lean_scratch(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: AliasSets,
                  storage: Storage, limit: int) -> tuple[list[Step], Storage]:
     """For an arena tiling cannot bring under `limit`: the layers at whose step more than `limit` bytes are live
-    and that have a variant in less scratch for more cycles (OpDef.leaner: a Winograd conv's GEMM, a GEMM in
-    smaller chunks) take it. Returns the steps and their storage (`steps` itself when no such layer has one)."""
+    and that have a variant in less scratch for more cycles (OpDef.leaner: a Winograd F(4x4) conv's F(2x2), an
+    F(2x2) one's GEMM, a GEMM in smaller chunks) take it. Returns the steps and their storage (`steps` itself when
+    no such layer has one)."""
     live = live_bytes(storage.plan.buffers, len(steps))
     leaner = [op_def(data.op.type).leaner(data, low.variant) if live[i] > limit else None
               for i, (data, (_, low)) in enumerate(zip(prepared, steps))]
@@ -143,8 +144,8 @@ def lean_scratch(graph: Graph, prepared: list[OpData], steps: list[Step], aliase
 def leanest_tuning(layers: Iterable[Layer], tuning: Tuning) -> Tuning | None:
     """`tuning` with every layer it leaves to its default pinned to its leanest variant in flash, where the
     default takes more (None: no such layer). The variants a tuning file holds stay as they are."""
-    lean = {layer.key: layer.leanest for layer in layers
-            if layer.key not in tuning.variants and layer.extra_flash[layer.variants[0].label] > 0}
+    lean = {layer.key: layer.leanest() for layer in layers
+            if layer.key not in tuning.variants and layer.extra_flash()[layer.variants[0].label] > 0}
     return Tuning({**tuning.variants, **lean}, tuning.source) if lean else None
 
 
@@ -223,13 +224,15 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
     if limit is not None and storage.plan.arena_bytes > limit:
         untiled_live = live_bytes(storage.plan.buffers, len(steps))   # the memory plot's "untiled" curve
         tiled = tiled_within(graph, prepared, steps, aliases, storage, limit, max_recompute, cpu_obj.costs)
-        if tiled[1].plan.arena_bytes > limit:   # the layers' leaner variants (Winograd's GEMM), tiled if need be
-            lean, lean_storage = lean_scratch(graph, prepared, steps, aliases, storage, limit)
-            if lean is not steps:
-                lean_tiled = tiled_within(graph, prepared, lean, aliases, lean_storage, limit, max_recompute,
-                                          cpu_obj.costs)
-                if lean_tiled[1].plan.arena_bytes < tiled[1].plan.arena_bytes:
-                    untiled, untiled_live, tiled = lean, live_bytes(lean_storage.plan.buffers, len(lean)), lean_tiled
+        leaner, leaner_storage = steps, storage
+        while tiled[1].plan.arena_bytes > limit:   # the leaner variants (Winograd's F(2x2), its GEMM), tiled
+            lean, lean_storage = lean_scratch(graph, prepared, leaner, aliases, leaner_storage, limit)
+            if lean is leaner:
+                break
+            leaner, leaner_storage = lean, lean_storage
+            lean_tiled = tiled_within(graph, prepared, lean, aliases, lean_storage, limit, max_recompute, cpu_obj.costs)
+            if lean_tiled[1].plan.arena_bytes < tiled[1].plan.arena_bytes:
+                untiled, untiled_live, tiled = lean, live_bytes(lean_storage.plan.buffers, len(lean)), lean_tiled
         steps, storage, tiling = tiled
         if max_ram is not None and storage.plan.arena_bytes > max_ram:
             raise ModelError(f"{model_name}: arena {tiling.untiled_arena_bytes:,} B untiled, at best "
@@ -252,6 +255,7 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
 
     plan = storage.plan
     code = measure_code(files, cpu_obj, f"tvmgen_{module}_")
+    own_code = code.own_code(*_code_owners(prepared, untiled, program, layers))
     io_bytes = sum(t.bytes for t in program.inputs + program.outputs)
     state_bytes = sum(s.bytes for s in program.states.values())
     compiled = CompiledModel(
@@ -259,7 +263,7 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
         target=CompiledTarget(cpu_obj.name, cpu_obj.dsp, cpu_obj.mve, cpu_obj.fpu,
                               board_info.name if board_info else None),
         inputs=program.inputs, outputs=program.outputs,
-        ops=tuple(_compiled_op(data, low, program, layers.get(data.op.index), tiled is not low)
+        ops=tuple(_compiled_op(data, low, program, layers.get(data.op.index), tiled is not low, own_code)
                   for data, (_, low), (_, tiled) in zip(prepared, untiled, steps)),
         memory=MemoryUse(
             workspace=workspace, arena_bytes=program.arena_bytes, lower_bound_bytes=plan.lower_bound_bytes,
@@ -296,8 +300,29 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
     return replace(compiled, path=Path(out_dir).resolve())
 
 
-def _compiled_op(data: OpData, low: Lowered, program: aot.AotProgram, layer: Layer | None, tiled: bool) -> CompiledOp:
-    """`low`: the op's untiled kernels; `tiled`: it runs in a tiled stage (whose calls the stage's first op lists)."""
+def _code_owner(data: OpData, layer: Layer | None) -> str | int:
+    """Whose code an op's is: its layer key's (every op of a key runs one kernel), else its own."""
+    return layer.key if layer else data.op.index
+
+
+def _code_owners(prepared: list[OpData], steps: list[Step], program: aot.AotProgram, layers: dict[int, Layer]
+                 ) -> tuple[dict[str | int, set[str]], dict[str | int, str | int]]:
+    """The C functions each code owner's ops call, and what each owner's kernels are (a tunable layer's: its
+    variant's id, so that a kernel only layers of one variant call is priced as each one's)."""
+    owners: dict[str | int, set[str]] = {}
+    kinds: dict[str | int, str | int] = {}
+    for data, (_, low) in zip(prepared, steps):
+        layer = layers.get(data.op.index)
+        owner = _code_owner(data, layer)
+        owners.setdefault(owner, set()).update(program.symbols(data.op.index))
+        kinds[owner] = low.variant.label if layer else owner
+    return owners, kinds
+
+
+def _compiled_op(data: OpData, low: Lowered, program: aot.AotProgram, layer: Layer | None, tiled: bool,
+                 own_code: dict[str | int, int] | None) -> CompiledOp:
+    """`low`: the op's untiled kernels; `tiled`: it runs in a tiled stage (whose calls the stage's first op lists);
+    `own_code`: by code owner (_code_owner), the code its ops' kernels take as if alone (code_size.own_code)."""
     op = data.op
     symbols = list(dict.fromkeys(program.symbols(op.index)))
     impl = "alias" if not low.kernels else "+".join(sorted({k.impl for k in low.kernels}))
@@ -308,4 +333,4 @@ def _compiled_op(data: OpData, low: Lowered, program: aot.AotProgram, layer: Lay
         macs=op_def(op.type).macs(data),
         kernel=symbols[0] if len(symbols) == 1 else (symbols or None),
         impl=impl, layer_key=layer.key if layer else None, variant=low.variant.to_json() if layer else None,
-        tiled=tiled)
+        tiled=tiled, code_bytes=own_code[_code_owner(data, layer)] if own_code is not None else None)

@@ -22,6 +22,7 @@ class LayerTime:
     units: int
     macs: int
     tiled: bool = False   # in a tiled stage, whose units its first op reports (codegen/tiling.py)
+    code_bytes: int | None = None   # the code its layer's kernels take as if alone (compiled.CompiledOp)
 
 
 @dataclass

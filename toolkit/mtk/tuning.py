@@ -5,19 +5,21 @@ inputs (weights and bias included) and output, its window (pooling), strides, di
 depth multiplier, the output type unless int8, "lshift" when a channel's requantization shifts
 left (which some kernels cannot do), and the CPU. Equal keys get equal kernels, in any
 model. `mtk tune` measures the variants of each key in QEMU and writes to a JSON file (tuning
-file) the estimated cycles (the cycle model's, mtk.cycles) and the flash each variant's weights take
-over the leanest variant's, and the variant chosen from them with `flash_per_instruction` bytes
-allowed per cycle saved (autotune.choose; null: no limit):
+file) the estimated cycles (the cycle model's, mtk.cycles), the code each variant's kernels take as if alone
+(its layer's function and the kernels only layers of that variant call, in the build that measured it), the flash each variant takes (its weights and that code) over the leanest variant's,
+and the variant chosen from them with `flash_per_instruction` bytes allowed per cycle saved (autotune.choose;
+null: no limit):
 
     {"format": "mtk-tuning/1",
      "layers": {"<key>": {"schedule": {"kernel": "2x2/int16"},
                           "cycles": {"2x2/int8": 1042720, "2x2/int16": 950100},
-                          "extra_flash_bytes": {"2x2/int8": 0, "2x2/int16": 4096},
+                          "code_bytes": {"2x2/int8": 136, "2x2/int16": 152},
+                          "extra_flash_bytes": {"2x2/int8": 0, "2x2/int16": 4112},
                           "flash_per_instruction": 1.0,
                           "board": "mps2/an386", "mtk_version": "0.1.0"}}}
 
-Files written before extra_flash_bytes and flash_per_instruction existed read the same (the
-format is unchanged: `mtk tune` adds both); their layers counted in "instructions" (files written before
+Files written before code_bytes, extra_flash_bytes and flash_per_instruction existed read the same (the
+format is unchanged: `mtk tune` adds them; a layer without code_bytes is priced by its weights); their layers counted in "instructions" (files written before
 the cycle model) are measured again in cycles. `mtk compile/run/bench/validate --tuning FILE`
 compile each layer whose key the file holds with its variant, every other layer with the default.
 A layer's variant (ops/variants.Variant) is what the file, the messages and metadata.json call its "schedule":
@@ -66,16 +68,21 @@ class Layer:
         opdef = op_def(self.op.type)
         return {s.label: opdef.weight_bytes(self.data, s) for s in self.variants}
 
-    @property
-    def leanest(self) -> Variant:
-        """The variant whose weights take the least flash (the first of equals): what others pay against."""
-        return min(self.variants, key=lambda s: self.weight_bytes[s.label])
+    def flash(self, code: dict[str, int | None] | None = None) -> dict[str, int]:
+        """By variant label: the flash of its constants (weight_bytes) and of its own code, `code` by label (what
+        `mtk tune`'s builds measured: codegen/code_size.py; a variant without is priced by its constants)."""
+        return {label: size + ((code or {}).get(label) or 0) for label, size in self.weight_bytes.items()}
 
-    @property
-    def extra_flash(self) -> dict[str, int]:
-        """By variant label: the flash its weights take over the leanest variant's (bytes)."""
-        lean = self.weight_bytes[self.leanest.label]
-        return {label: size - lean for label, size in self.weight_bytes.items()}
+    def leanest(self, code: dict[str, int | None] | None = None) -> Variant:
+        """The variant that takes the least flash (the first of equals): what others pay against."""
+        flash = self.flash(code)
+        return min(self.variants, key=lambda s: flash[s.label])
+
+    def extra_flash(self, code: dict[str, int | None] | None = None) -> dict[str, int]:
+        """By variant label: the flash it takes over the leanest variant's (bytes)."""
+        flash = self.flash(code)
+        lean = flash[self.leanest(code).label]
+        return {label: size - lean for label, size in flash.items()}
 
 
 @dataclass(frozen=True)
@@ -132,7 +139,7 @@ def read_entries(path: Path) -> dict[str, dict[str, Any]]:
     for key, entry in data["layers"].items():
         if Variant.from_json(entry.get("schedule") if isinstance(entry, dict) else None) is None:
             raise MtkError(f"tuning file {path}: layer '{key}' has no valid schedule ({{\"kernel\": ...}})")
-        for unit in ("instructions", "cycles"):
+        for unit in ("instructions", "cycles", "code_bytes"):
             counts = entry.get(unit, {})
             if not (isinstance(counts, dict) and all(n is None or isinstance(n, int) for n in counts.values())):
                 raise MtkError(f"tuning file {path}: layer '{key}' has {unit} that are not counts by schedule "

@@ -7,19 +7,48 @@ import re
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from collections.abc import Hashable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import interrupts
 from ..errors import InternalError
 from ..target import Cpu
-from .stack_bound import deepest_stack
+from .stack_bound import call_graph, deepest_stack
 
 
 @dataclass(frozen=True)
 class CodeMeasure:
     code_bytes: int | None    # .text; None without the compiler
     stack_bytes: int | None   # the heaviest call chain from its entry points (stack_bound.py); None: unbounded
+    function_bytes: dict[str, int] = field(default_factory=dict)   # .text of each function (static ones too)
+    calls: dict[str, set[str]] = field(default_factory=dict)       # gcc's call graph: the functions each calls
+
+    def own_code(self, entries: dict[Hashable, Iterable[str]],
+                 kinds: dict[Hashable, Hashable] | None = None) -> dict[Hashable, int] | None:
+        """Per owner of `entries` (its entry functions), the .text of the functions its entries reach and no owner
+        of another kind does (`kinds`: each owner's, default its own): the code it would take alone (a kernel
+        only owners of its kind call is each one's; one that others call too is none's). None without the
+        compiler."""
+        if self.code_bytes is None:
+            return None
+        kinds = kinds or {owner: owner for owner in entries}
+        reach = {owner: self._reached(functions) for owner, functions in entries.items()}
+        callers: dict[str, set[Hashable]] = {}
+        for owner, reached in reach.items():
+            for f in reached:
+                callers.setdefault(f, set()).add(kinds[owner])
+        return {owner: sum(self.function_bytes.get(f, 0) for f in reached if len(callers[f]) == 1)
+                for owner, reached in reach.items()}
+
+    def _reached(self, functions: Iterable[str]) -> set[str]:
+        todo, seen = list(functions), set()
+        while todo:
+            f = todo.pop()
+            if f not in seen:
+                seen.add(f)
+                todo.extend(self.calls.get(f, ()))
+        return seen
 
 
 NO_COMPILER = CodeMeasure(None, None)
@@ -51,5 +80,14 @@ def measure_code(files: dict[str, str], cpu: Cpu, entry_prefix: str) -> CodeMeas
                     raise InternalError(f"the generated {rel} does not build with arm-none-eabi-gcc: {first}")
                 objs.append(str(obj))
         out = subprocess.run([size, "-A", *objs], capture_output=True, text=True).stdout
-        stack = deepest_stack((Path(obj).with_suffix(".ci").read_text() for obj in objs), entry_prefix)
-    return CodeMeasure(sum(int(m.group(1)) for m in re.finditer(r"^\.text\S*\s+(\d+)", out, re.M)), stack)
+        graphs = [Path(obj).with_suffix(".ci").read_text() for obj in objs]
+    sections = re.findall(r"^\.text(\S*)\s+(\d+)", out, re.M)
+    # -ffunction-sections: a section .text.<name> a function
+    functions = {name.removeprefix("."): int(n) for name, n in sections if name}
+    calls = {_plain(caller): {_plain(f) for f in callees} for caller, callees in call_graph(graphs)[1].items()}
+    return CodeMeasure(sum(int(n) for _, n in sections), deepest_stack(graphs, entry_prefix), functions, calls)
+
+
+def _plain(title: str) -> str:
+    """A function's name as its section has it: gcc's call graph names a static one `<file>:<name>`."""
+    return title.rsplit(":", 1)[-1]

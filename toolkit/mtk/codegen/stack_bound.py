@@ -16,9 +16,9 @@ _EDGE = re.compile(r'edge: \{ sourcename: "(?P<source>[^"]+)" targetname: "(?P<t
 _FRAME = re.compile(r"\\n(\d+) bytes \(([a-z,]+)\)$")
 
 
-def deepest_stack(callgraphs: Iterable[str], entry_prefix: str) -> int | None:
-    """The heaviest chain of frames from any function whose name starts with `entry_prefix` and that no
-    generated function calls, over the .ci files `callgraphs` (one per translation unit)."""
+def call_graph(callgraphs: Iterable[str]) -> tuple[dict[str, int | None], dict[str, set[str]]]:
+    """Over the .ci files `callgraphs`: each function's frame (None: unbounded) and the functions it calls, by
+    gcc's name for it (a static function's: `<file>:<name>`)."""
     frames: dict[str, int | None] = {}
     calls: dict[str, set[str]] = {}
     for text in callgraphs:
@@ -28,6 +28,13 @@ def deepest_stack(callgraphs: Iterable[str], entry_prefix: str) -> int | None:
                 frames[node["title"]] = int(frame[1]) if frame[2] in ("static", "dynamic,bounded") else None
         for edge in _EDGE.finditer(text):
             calls.setdefault(edge["source"], set()).add(edge["target"])
+    return frames, calls
+
+
+def deepest_stack(callgraphs: Iterable[str], entry_prefix: str) -> int | None:
+    """The heaviest chain of frames from any function whose name starts with `entry_prefix` and that no
+    generated function calls, over the .ci files `callgraphs` (one per translation unit)."""
+    frames, calls = call_graph(callgraphs)
     called = {target for targets in calls.values() for target in targets}
     entries = [f for f in frames if f.startswith(entry_prefix) and f not in called]
     depth: dict[str, int | None] = {}

@@ -29,9 +29,9 @@ input channels and pooling: the kernels their family has for the core, e.g. Heli
 call): one build per schedule of every layer at a time, each run in QEMU on two different inputs with
 per-op counters and the cycle model (estimated cycles of the board's core, the same on every run; a
 layer's count is the mean of the two), and keep per layer the schedule with the fewest cycles among
-those whose weights take no more flash than the leanest schedule's, or at most --flash-per-instruction
-bytes more per cycle saved (equal counts: the first schedule wins, the default first). Every build's outputs must equal the untuned build's, bit for bit. Counts,
-each schedule's extra flash and the choices go to a JSON tuning file keyed by layer shape and CPU
+those whose weights and own code (the layer's function and the kernels only layers of that schedule call) take
+no more flash than the leanest schedule's, or at most --flash-per-instruction bytes more per cycle saved (equal counts: the first schedule wins, the default first). Every build's outputs must equal the untuned build's, bit for bit. Counts,
+each schedule's own code and extra flash and the choices go to a JSON tuning file keyed by layer shape and CPU
 (default ./{DEFAULT_FILE}), merged with what it holds: shapes already there are not measured
 again, only chosen again (another --flash-per-instruction measures nothing). Keep the file with
 the model, share it, and pass it to `mtk compile/run/bench/validate --tuning FILE`.
@@ -60,9 +60,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _rows(c: LayerChoice) -> list[list[str]]:
-    """One row per variant of the layer: estimated cycles, extra flash, chosen or why not."""
+    """One row per variant of the layer: estimated cycles, own code, extra flash, chosen or why not."""
     return [[",".join(map(str, c.ops)) if k == 0 else "", c.key if k == 0 else "", label,
-             f"{c.counts[label]:,}" if c.counts.get(label) is not None else "-", f"{extra:+,}",
+             f"{c.counts[label]:,}" if c.counts.get(label) is not None else "-",
+             f"{c.code[label]:,}" if c.code.get(label) is not None else "-", f"{extra:+,}",
              c.passed_over.get(label, "chosen" + (" (cached counts)" if c.cached else ""))]
             for k, (label, extra) in enumerate(c.extra_flash.items())]
 
@@ -71,7 +72,7 @@ def format_result(r: TuneResult) -> str:
     rows = [row for c in r.layers for row in _rows(c)]
     before, after = r.untuned, r.tuned
     return "\n".join([
-        ui.table(["ops", "layer", "schedule", "est. cycles", "flash B", "chosen, or why not"], rows), "",
+        ui.table(["ops", "layer", "schedule", "est. cycles", "code B", "flash B", "chosen, or why not"], rows), "",
         f"{r.model} on {r.board.name}: {before.estimate.per_inference.median:,} -> "
         f"{after.estimate.per_inference.median:,} estimated cycles, {before.per_inference.median:,} -> "
         f"{after.per_inference.median:,} instructions "

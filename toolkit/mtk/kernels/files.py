@@ -43,12 +43,14 @@ FAMILIES: dict[str, dict[str, tuple[str, ...]]] = {
     "fixedpoint": _every(*FIXEDPOINT),
     "dot_s8": DOT_S8,
     "dot_biased_s8": {"dsp": (*DOT_S8["dsp"], "dsp/mtk_dot_biased_s8.h")},
+    "gemm_2x4_fused": {"dsp": (*DOT_S8["dsp"], "dsp/mtk_dot_biased_s8.h", "dsp/mtk_gemm_2x4_fused.h")},
     "im2col_s8": {isa: (*DOT_S8[isa], _IM2COL_COPY[isa], "common/mtk_im2col_s8.h") for isa in ISAS},
     "im2col_runs_s8": {isa: (*DOT_S8[isa], "common/mtk_im2col_runs_s8.h") for isa in ISAS},
     "depthwise_s8": {**{isa: (*DOT_S8[isa], "common/mtk_depthwise_s8.h") for isa in ISAS},
                      "mve": (*DOT_S8["mve"], "common/mtk_depthwise_s8.h", "mve/mtk_depthwise_s8_mve.h")},
     "depthwise_dsp": {"dsp": (*FIXEDPOINT, DSP_INTRINSICS, "dsp/mtk_depthwise_dsp.h")},
-    "winograd_s8_dsp": {"dsp": (*FIXEDPOINT, DSP_INTRINSICS, "dsp/mtk_winograd_s8_dsp.h")},
+    "winograd_s8_dsp": {"dsp": (*FIXEDPOINT, DSP_INTRINSICS, "dsp/mtk_winograd_s8_dsp.h",
+                                "dsp/mtk_winograd4_s8_dsp.h")},
     "dw3x3_dsp": {"dsp": (*FIXEDPOINT, DSP_INTRINSICS, "dsp/mtk_depthwise_dsp.h", "dsp/mtk_dw3x3_dsp.h")},
     "pool": {"scalar": (*_POOL, "scalar/mtk_pool_plain.h", "common/mtk_pool.h"),
              "m3": (*_POOL, "scalar/mtk_pool_plain.h", "common/mtk_pool.h"),
@@ -65,16 +67,17 @@ FAMILIES: dict[str, dict[str, tuple[str, ...]]] = {
 }
 
 
-def c_files(isa: str, families: list[str] | tuple[str, ...], own: dict[str, str] | None = None) -> list[str]:
+def c_files(isa: str, families: list[str] | tuple[str, ...],
+            own: dict[str, tuple[str, ...]] | None = None) -> list[str]:
     """The files (relative to C_DIR) of `families` on `isa`, in an order the C includes them in, each once; `own`: per
-    family a core's own file (kernels/table.py CORE_FILES), included just before the family's last file."""
+    family a core's own files (kernels/table.py CORE_FILES), included just before the family's last file."""
     files: dict[str, None] = {}
     for family in families:
         try:
             family_files = FAMILIES[family][isa]
         except KeyError:
             raise KeyError(f"no C kernel family {family!r} for instruction set {isa!r}") from None
-        extra = (own[family],) if own and family in own else ()
+        extra = own[family] if own and family in own else ()
         files.update(dict.fromkeys((*family_files[:-1], *extra, family_files[-1])))
     return list(files)
 

@@ -40,6 +40,7 @@ class Family(Enum):
 # The C kernel families (kernels/files.py: their files on each instruction set)
 DOT_HEADER = "dot_s8"   # the GEMM's micro-kernels and row packers
 BIASED_HEADER = "dot_biased_s8"
+GEMM_2X4_HEADER = "gemm_2x4_fused"
 GEMM_MVE_HEADER = "gemm_mve"
 IM2COL_HEADER = "im2col_s8"
 RUNS_HEADER = "im2col_runs_s8"
@@ -52,16 +53,23 @@ WINOGRAD_HEADER = "winograd_s8_dsp"
 POOL_MVE_HEADER = "pool_mve"
 
 # Parallel implementations of a C kernel family on some cores (as TFLM's optimised kernel files): per family and core
-# (gcc -mcpu name) a file of kernels/c/ included just before the family's last file, whose loop it replaces. The one-row
-# fused GEMM's loop ("1x4/fused") with single loads, software-pipelined: the Cortex-M7 issues each beside a multiply,
-# the M33 takes single loads for fewer cycles than multiples (the M4 for more: it keeps the LDMs).
-CORE_FILES: dict[tuple[str, str], str] = {(BIASED_HEADER, core): "dsp/mtk_fused_row_dual.h"
-                                          for core in ("cortex-m7", "cortex-m33")}
+# (gcc -mcpu name) files of kernels/c/ included just before the family's last file, whose loops they replace. The
+# one-row fused GEMM's loop ("1x4/fused") with single loads, software-pipelined: the Cortex-M7 issues each beside a
+# multiply, the M33 takes single loads for fewer cycles than multiples (the M4 for more: it keeps the LDMs). The two-row
+# one's ("2x2/fused") pair loops and rows' sums: the Cortex-M7's, each load beside a multiply or an ALU instruction, the
+# requantization's constants in the last group's free slots. The Cortex-M7's packer of a pair of im2col rows in runs
+# order for windows inside the image (a 3-channel first layer's), the leftovers in registers.
+_ROW_DUAL = "dsp/mtk_fused_row_dual.h"
+CORE_FILES: dict[tuple[str, str], tuple[str, ...]] = {
+    (BIASED_HEADER, "cortex-m7"): (_ROW_DUAL, "dsp/mtk_fused_pair_m7.h"),
+    (BIASED_HEADER, "cortex-m33"): (_ROW_DUAL,),
+    (RUNS_HEADER, "cortex-m7"): ("dsp/mtk_im2col_runs_m7.h",),
+}
 
 
-def core_files(cpu: Cpu) -> dict[str, str]:
-    """Per C kernel family, `cpu`'s own file (CORE_FILES)."""
-    return {family: file for (family, core), file in CORE_FILES.items() if core == cpu.name}
+def core_files(cpu: Cpu) -> dict[str, tuple[str, ...]]:
+    """Per C kernel family, `cpu`'s own files (CORE_FILES)."""
+    return {family: files for (family, core), files in CORE_FILES.items() if core == cpu.name}
 
 
 # C parameter lists several functions share
@@ -206,6 +214,12 @@ GEMM_KERNELS = (
           helpers=(_f("mtk_gemm_2x2_fused_live_s8",   # the live channels' stream, the constant ones filled in
                       "const void* x, const void* w, int32_t groups, int32_t live, void* out, int32_t stride, "
                       "int32_t lo, int32_t hi, int32_t sign, int32_t split, int32_t channels, int32_t stream_bytes"),)),
+    _gemm("mtk_gemm_2x4_fused_s8", 2, 4, "fused", 1, _biased, (Isa.DSP,),
+          "const void* x, const void* w, int32_t groups, int32_t channels, void* out, int32_t stride, int32_t lo, "
+          "int32_t hi, int32_t sign", GEMM_2X4_HEADER, fused=True,
+          helpers=(_f("mtk_gemm_2x4_fused_live_s8",   # the computed channels' stream, the constant ones filled in
+                      "const void* x, const void* w, int32_t groups, int32_t live, void* out, int32_t stride, "
+                      "int32_t lo, int32_t hi, int32_t sign, int32_t channels, int32_t stream_bytes"),)),
     _gemm("mtk_gemm_1x4_fused_s8", 1, 4, "fused", 1, _biased, (Isa.DSP,), _FUSED_ROW, BIASED_HEADER, fused=True,
           per_channel=_fused_1x4("mtk_gemm_1x4_fused_pc_s8"),
           chunked=(_f("mtk_gemm_1x4_fused_chunk_s8", _FUSED_CHUNK), _f("mtk_gemm_1x4_fused_pc_chunk_s8", _FUSED_CHUNK))),
@@ -259,16 +273,18 @@ POOL_KERNELS = (
     KernelSpec("mve", Family.POOL, (Isa.MVE,), POOL_MVE_HEADER, _f("mtk_pool_mve", _POOL)),
 )
 
-# A 3x3 stride-1 conv as integer Winograd F(2x2, 3x3) (ops/winograd_dsp.py): the layer in one call, 2 tiles x 3
-# channels a block, int16 transformed weights (16/9 x 2 bytes a weight)
+# A 3x3 stride-1 conv as integer Winograd F(2x2, 3x3) or F(4x4, 3x3) (ops/winograd_dsp.py): the layer in one call,
+# 2 tiles x 3 channels a block, int16 transformed weights (16/9 or 36/9 x 2 bytes a weight)
 WINOGRAD = "wino-f2x2"
+WINOGRAD4 = "wino-f4x4"
+_WINOGRAD_ARGS = ("const void* x, const void* u, const void* q, const void* pad, void* out, void* scratch, "
+                  "int32_t in_h, int32_t in_w, int32_t in_c, int32_t out_h, int32_t out_w, int32_t out_c, "
+                  "int32_t pad_top, int32_t pad_left, int32_t act_min, int32_t act_max")
 WINOGRAD_KERNELS = (
-    KernelSpec(WINOGRAD, Family.WINOGRAD, (Isa.DSP,), WINOGRAD_HEADER,
-               _f("mtk_winograd_s8_dsp", "const void* x, const void* u, const void* q, const void* pad, void* out, "
-                                         "void* scratch, int32_t in_h, int32_t in_w, int32_t in_c, int32_t out_h, "
-                                         "int32_t out_w, int32_t out_c, int32_t pad_top, int32_t pad_left, "
-                                         "int32_t act_min, int32_t act_max"), (2, 3),
-               "winograd", 2),
+    KernelSpec(WINOGRAD, Family.WINOGRAD, (Isa.DSP,), WINOGRAD_HEADER, _f("mtk_winograd_s8_dsp", _WINOGRAD_ARGS),
+               (2, 3), "winograd", 2),
+    KernelSpec(WINOGRAD4, Family.WINOGRAD, (Isa.DSP,), WINOGRAD_HEADER, _f("mtk_winograd4_s8_dsp", _WINOGRAD_ARGS),
+               (4, 3), "winograd", 2),
 )
 
 KERNELS = GEMM_KERNELS + DEPTHWISE_KERNELS + POOL_KERNELS + WINOGRAD_KERNELS
@@ -301,7 +317,7 @@ ORDER: dict[Family, dict[Isa, tuple[str, ...]]] = {
 # third or more) pairs of the input's rows as they are by 2x2 s8, which packs none.
 GEMM_ORDER: dict[Isa, tuple[tuple[str, ...], tuple[str, ...]]] = {
     Isa.DSP: (("1x4/fused", "1x4/biased", "1x4/int16", "1x4/s16"),
-              ("2x2/fused", "2x2/biased", "2x2/int16", "1x4/biased", "1x4/int16", "2x2/s16", "1x4/s16")),
+              ("2x2/fused", "2x4/fused", "2x2/biased", "2x2/int16", "1x4/biased", "1x4/int16", "2x2/s16", "1x4/s16")),
     Isa.M3: (("1x8/s8", "1x8/int8", "1x4/pairs", "1x4/int8"), ("2x4/s8", "2x2/s8", "2x2/int8", "1x4/pairs")),
     Isa.MVE: (("2x4/int8",), ("2x4/int8",)),
     Isa.SCALAR: (("1x4/int8", "1x4/s16"), ("2x2/int8", "1x4/int8", "1x4/s16")),
@@ -320,6 +336,12 @@ PLAIN_SUMS = {Isa.MVE: (("1x4/int8",), ("2x2/int8", "1x4/int8")),
 # (1x4 int8 would multiply 4 channels and pack the row).
 FEW_CHANNELS = {Isa.DSP: 3, Isa.SCALAR: 2}
 
+# Per core, the GEMM kernel of several rows that comes before its instruction set's default where the channels come in
+# whole blocks of it. Cortex-M4 and M33: "2x4/fused" reads each weight word for both rows and each row word for two
+# channel pairs (8 loads a group of 32 products against 2x2's 6 for 16: their loads take a cycle each); the M7 keeps
+# "2x2/fused", scheduled for its dual issue.
+CORE_SEVERAL_ROWS_FIRST = {"cortex-m4": "2x4/fused", "cortex-m33": "2x4/fused"}
+
 
 def gemm_choices(cpu: Cpu, rows: int, fused: bool = True, channels: int | None = None,
                  input_rows: bool = False) -> list[KernelSpec]:
@@ -329,10 +351,14 @@ def gemm_choices(cpu: Cpu, rows: int, fused: bool = True, channels: int | None =
     kernel reads. A default whose block pads a third of its work or more past the
     GEMM's `channels` gives way to the first choice in as much flash padding fewer (Cortex-M3: 2x2 s8 over the
     input's rows, else 2x2 int8, before 2x4 for 1, 2 or 5 channels; over im2col rows 1x4 before 1x8 for 1-5 or 9-10).
-    Over the input's rows of at most FEW_CHANNELS channels the direct kernel comes first (DSP cores: 1-3, M0: 1-2)."""
+    Over the input's rows of at most FEW_CHANNELS channels the direct kernel comes first (DSP cores: 1-3, M0: 1-2);
+    several rows of channels in whole blocks of a core's own kernel take it first (CORE_SEVERAL_ROWS_FIRST)."""
     isa = cpu.isa
     table = GEMM_ORDER[isa] if fused else PLAIN_SUMS.get(isa, GEMM_ORDER[isa])
     kernels = [GEMM_BY_ID[i] for i in table[rows > 1] if input_rows or not GEMM_BY_ID[i].direct]
+    first = GEMM_BY_ID.get(CORE_SEVERAL_ROWS_FIRST.get(cpu.name, "")) if rows > 1 else None
+    if first in kernels and channels and channels % first.cols == 0:
+        kernels = [first] + [k for k in kernels if k is not first]
     if input_rows and channels and channels <= FEW_CHANNELS.get(isa, 0):
         direct = next(k for k in kernels if k.direct)
         return [direct] + [k for k in kernels if k is not direct]

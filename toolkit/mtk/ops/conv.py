@@ -93,40 +93,46 @@ class ConvWindow:
 
 
 class Conv2D(ConvWindow, GemmOpDef):
-    """The GEMM's variants and, on DSP cores, a 3x3 stride-1 layer's Winograd kernel (winograd_dsp.py): the default
-    from winograd_dsp.MIN_CHANNELS input channels on, the last choice below."""
+    """The GEMM's variants and, on DSP cores, a 3x3 stride-1 layer's Winograd kernels (winograd_dsp.py): the default
+    from winograd_dsp.MIN_CHANNELS input channels on, the last choices below."""
 
     types = ("CONV_2D",)
 
     def variants(self, data: OpData) -> list[Variant]:
         gemm = first_layer_variants(data, super().variants(data))
-        if not winograd_dsp.takes(data):
+        winograd = [t.variant for t in winograd_dsp.transforms(data)]
+        if not winograd:
             return gemm
         if data.params.patches.in_c >= winograd_dsp.MIN_CHANNELS:
-            return [winograd_dsp.VARIANT, *gemm]
-        return [*gemm, winograd_dsp.VARIANT]
+            return [*winograd, *gemm]
+        return [*gemm, *winograd]
 
     def weight_bytes(self, data: OpData, variant: Variant) -> int:
-        if variant == winograd_dsp.VARIANT:
-            return winograd_dsp.weight_bytes(data)
+        if variant in winograd_dsp.BY_VARIANT:
+            return winograd_dsp.weight_bytes(data, variant)
         return super().weight_bytes(data, variant)
 
     def chunked(self, data: OpData, variant: Variant) -> Variant | None:
-        return None if variant == winograd_dsp.VARIANT else super().chunked(data, variant)
+        return None if variant in winograd_dsp.BY_VARIANT else super().chunked(data, variant)
 
     def leaner(self, data: OpData, variant: Variant) -> Variant | None:
-        """Winograd's scratch (two tiles' transformed inputs) is the GEMM's twice or more: under a RAM limit, its GEMM."""
-        if variant == winograd_dsp.VARIANT:
+        """Winograd's scratch (two tiles' transformed inputs) is the GEMM's twice or more, F(4x4)'s F(2x2)'s twice:
+        under a RAM limit, F(4x4)'s F(2x2) where its sums are exact, F(2x2)'s the GEMM; a GEMM's its own (smaller
+        chunks)."""
+        if variant == winograd_dsp.F4.variant and winograd_dsp.F2 in winograd_dsp.transforms(data):
+            return winograd_dsp.F2.variant
+        if variant in winograd_dsp.BY_VARIANT:
             return first_layer_variants(data, super().variants(data))[0]
         return super().leaner(data, variant)
 
     def band_row_block(self, data: OpData, variant: Variant) -> int:
-        return winograd_dsp.TILE_ROWS if variant == winograd_dsp.VARIANT else 1
+        transform = winograd_dsp.BY_VARIANT.get(variant)
+        return transform.tile_rows if transform else 1
 
     def lower(self, data: OpData, variant: Variant | None = None) -> Lowered:
         variant = variant or self.variants(data)[0]
-        if variant == winograd_dsp.VARIANT:
-            return Lowered([winograd_dsp.lower(data)], variant=variant)
+        if variant in winograd_dsp.BY_VARIANT:
+            return Lowered([winograd_dsp.lower(data, variant)], variant=variant)
         return super().lower(data, variant)
 
     def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:

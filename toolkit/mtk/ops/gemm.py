@@ -34,7 +34,7 @@ from .microkernels import (GROUP, HELIUM_CHUNK, constant_channels, fused_stream_
 from .requant import RSHIFT_FIELDS, Requant
 from .variants import Variant
 
-LIVE_KERNEL = GEMM_BY_ID["2x2/fused"].helpers[0]   # 2x2/fused over the live channels, the constant ones filled in
+QUADS_KERNEL = "2x4/fused"
 CHUNK = 256   # k values a chunked variant packs at a time: a multiple of every weight group
 LEAN_CHUNK = CHUNK // 2   # a leaner variant's chunk (OpDef.leaner: under a RAM limit)
 
@@ -85,8 +85,11 @@ class GemmOpDef(OpDef):
         usable = gemm_variants(data.cpu, data.output.size // p.weights.shape[0],   # Helium's fused kernels
                                data.cpu.mve or rq.rshift_table is not None,      # shift left too
                                p.weights.shape[0], p.patches is None)
-        exact = stream_params(p) is not None
-        return [v for v in usable if micro_kernel(v).weights != "fused" or exact]
+        stream = stream_params(p)
+        usable = [v for v in usable if micro_kernel(v).weights != "fused" or stream is not None]
+        if usable and usable[0].kernel == QUADS_KERNEL and not quads_suit(stream, rq):
+            usable = [*usable[1:2], usable[0], *usable[2:]]   # the pairs' kernel (2x2/fused) first
+        return usable
 
     def weight_bytes(self, data: OpData, variant: Variant) -> int:
         """Flash bytes of the op's weights packed for `variant` (what gemm_kernel packs)."""
@@ -115,7 +118,7 @@ class GemmOpDef(OpDef):
             return None   # the family's other kernels (a 16x8 GEMM, depthwise with several input channels)
         depth = p.weights.shape[1]
         mk = micro_kernel(variant)
-        if mk.id == "2x2/fused":   # its partial sums: the unrequantized kernel's
+        if mk.fused and mk.weights == "fused" and mk.rows == 2:   # its partial sums: the unrequantized kernel's
             mk = GEMM_BY_ID["2x2/biased"]
         if mk.fused and mk.weights != "fused" or mk.direct:
             return None   # Helium's: no partial sums; a direct kernel: no scratch
@@ -140,6 +143,26 @@ def stream_params(p: GemmParams) -> tuple[np.ndarray, ...] | None:
     return fused_stream_params(p.weights, p.bias, rq.multiplier, rq.shift, rq.out_zp, rq.act_min, rq.act_max)
 
 
+def live_channels(stream: tuple[np.ndarray, ...], rq: Requant, groups: int, whole: int) -> np.ndarray | None:
+    """Per channel of a fused stream's layer, whether its two-row GEMM computes it, when leaving the constant ones out
+    pays (worth_leaving_out); else None. The channels that are not constant, and the first constant ones up to a
+    multiple of `whole` (computed all the same: their folded stream gives their constant): 2x4/fused's assembly takes
+    whole quads, 2x2/fused an odd last channel in C (1)."""
+    constant = constant_channels(*stream, rq.out_zp, rq.act_min, rq.act_max)
+    live = constant < rq.act_min
+    if not live.any() or not worth_leaving_out(constant, rq.act_min, groups):
+        return None
+    padding = np.flatnonzero(~live)[:-int(live.sum()) % whole]
+    live[padding] = True
+    return live
+
+
+def quads_suit(stream: tuple[np.ndarray, ...] | None, rq: Requant) -> bool:
+    """Whether a fused two-row GEMM of channel quads ("2x4/fused") computes the layer in its assembly alone: its range is
+    all of int8 (clamped outputs go to C)."""
+    return stream is not None and (rq.act_min, rq.act_max) == (-128, 127)
+
+
 def gemm_kernel(data: OpData, variant: Variant) -> Kernel:
     """The kernel computing the op `data` holds (GemmParams) as `variant` says (one of
     gemm_variants): the TIR GEMM, or a fill when the output is constant."""
@@ -157,13 +180,13 @@ def gemm_kernel(data: OpData, variant: Variant) -> Kernel:
     rows = y.size // w.shape[0]
     in_size = patches.in_h * patches.in_w * patches.in_c if patches else rows * w.shape[1]
     stream = stream_params(p) if mk.weights == "fused" else None   # (weights, bias, multiplier, shift)
-    layout = GemmLayout(rows, w.shape[0], w.shape[1], variant, row_source(patches), weight_group(data.cpu),
-                        shares_requantization(*(stream[2:] if stream else (rq.multiplier, rq.shift))), stage=stage,
-                        split_loads=two_loads_beat_ldrd(data.cpu.name))
+    shared = mk.rows == 1 and shares_requantization(*(stream[2:] if stream else (rq.multiplier, rq.shift)))
+    layout = GemmLayout(rows, w.shape[0], w.shape[1], variant, row_source(patches), weight_group(data.cpu), shared,
+                        stage=stage, split_loads=two_loads_beat_ldrd(data.cpu.name))
     if layout.stream and layout.block_rows == 2 and layout.chunk == layout.depth:   # leave constant channels out?
-        constant = constant_channels(*stream, rq.out_zp, rq.act_min, rq.act_max)
-        live = constant < rq.act_min
-        if live.any() and worth_leaving_out(constant, rq.act_min, layout.groups):
+        live = live_channels(stream, rq, layout.groups, 4 if variant.kernel == QUADS_KERNEL else 1)
+        if live is not None:
+            constant = constant_channels(*stream, rq.out_zp, rq.act_min, rq.act_max)
             layout = replace(layout, live=int(live.sum()))
             stream = tuple(v[live] for v in stream)
     # the fused stream carries the biases and the requantization with the weights
@@ -174,9 +197,9 @@ def gemm_kernel(data: OpData, variant: Variant) -> Kernel:
     func = specialize(gemm_func(layout, in_size, rq, patches), reads)
     if layout.stream:
         packed = pack_fused_stream(*stream, rq.out_zp, layout.block_cols,
-                                   layout.chunk // GROUP if layout.chunk < layout.depth else None)
+                                   layout.chunk // GROUP if layout.chunk < layout.depth else None, shared)
         if layout.live is not None:
-            packed = np.concatenate([packed, live_channel_tables(constant, rq.act_min)])
+            packed = np.concatenate([packed, live_channel_tables(constant, live)])
     else:
         packed = mk.pack(w, layout.block_cols, layout.weight_group)
     args = [op.inputs[0], Const("w", packed), *optional.values(), op.outputs[0],
@@ -184,7 +207,8 @@ def gemm_kernel(data: OpData, variant: Variant) -> Kernel:
     gather_header = (RUNS_HEADER if stage else IM2COL_HEADER,) if layout.source == "gather" else ()
     headers = tuple(dict.fromkeys((DOT_HEADER, mk.header) + gather_header))
     chunk_stream = layout.stream and layout.chunk < layout.depth
-    c_calls = ((layout.chunk_kernel.name if chunk_stream else LIVE_KERNEL.name if layout.live is not None else mk.name),)
+    kernel_name = mk.helpers[0].name if layout.live is not None else mk.name
+    c_calls = ((layout.chunk_kernel.name if chunk_stream else kernel_name),)
     c_calls += (layout.tail_kernel.name,) if layout.tail_kernel else ()
     return Kernel(p.name, args, func=func, headers=headers, c_calls=c_calls)
 
@@ -246,7 +270,7 @@ class GemmLayout:
     def micro_kernel(self) -> CFunction:
         """The C function."""
         mk = self.spec
-        return LIVE_KERNEL if self.live is not None else mk.per_channel if self.per_channel else mk.function
+        return mk.helpers[0] if self.live is not None else mk.per_channel if self.per_channel else mk.function
 
     @property
     def chunk_kernel(self) -> CFunction:

@@ -179,7 +179,8 @@ class KernelCalls:
                           **self.unpacked(x, pb * g.depth, g.depth))
         C = g.cols
         stride = C if g.rows % 2 == 0 else T.if_then_else(pb * 2 + 1 < g.rows, C, 0)   # 0: the odd last row
-        common["split"] = int(g.split_loads)
+        if any(param.name == "split" for param in g.micro_kernel.params):   # (2x2's schedules: 2x4 has one)
+            common["split"] = int(g.split_loads)
         if g.live is not None:
             return c_call(g.micro_kernel, **common, live=g.live, out=T.address_of(out[pb * 2 * C]), stride=stride,
                           channels=C, stream_bytes=g.live_stream_bytes)

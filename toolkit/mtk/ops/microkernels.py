@@ -61,7 +61,8 @@ def pack_weights_biased(w: np.ndarray, tile: int) -> np.ndarray:
 
 
 def pack_fused_stream(w: np.ndarray, bias: np.ndarray, multiplier: np.ndarray, shift: np.ndarray,
-                      out_zp: int, tile: int = 2, chunk_groups: int | None = None) -> np.ndarray:
+                      out_zp: int, tile: int = 2, chunk_groups: int | None = None,
+                      shared: bool | None = None) -> np.ndarray:
     """The fused kernels' stream (c/mtk_dot_biased_s8.h). "2x2/fused" (tile 2): per channel pair (c0, c1) the words
     b1, b1, b0 + 256·b1 (mod 2^32), the pair's biased weights (pack_weights_biased), then per channel its
     multiplier, rounding term 2^(e−1) + out_zp·2^e and shift e (a zero multiplier: e = 1). "1x4/fused" (tile 4): the
@@ -69,7 +70,8 @@ def pack_fused_stream(w: np.ndarray, bias: np.ndarray, multiplier: np.ndarray, s
     words b0 + 256·b1, b1, b2 + 256·b3, b3, the quad's biased weights and (channels of their own) each channel's
     multiplier, rounding term and shift; with `chunk_groups` (a row packed that many groups at a time) the weights
     chunk by chunk: every quad's first chunk after its words, then every quad's second chunk, and so on, the
-    channels' own requantization after their quad's last chunk."""
+    channels' own requantization after their quad's last chunk. `shared` False: each channel's own with tiles of 4 even
+    where every channel has the same ("2x4/fused" reads them so); None: shares_requantization says."""
     channels = w.shape[0]
     tiles = -(-channels // tile)
     padded = lambda v, fill: np.concatenate([np.asarray(v, np.int64), np.full(tile * tiles - channels, fill, np.int64)])
@@ -80,7 +82,7 @@ def pack_fused_stream(w: np.ndarray, bias: np.ndarray, multiplier: np.ndarray, s
     weights = pack_weights_biased(w, tile).view(np.uint8).reshape(tiles, -1)
     if tile == 4:
         quads = words([b[0::4] + 256 * b[1::4], b[1::4], b[2::4] + 256 * b[3::4], b[3::4]])
-        shared = shares_requantization(multiplier, shift)
+        shared = shares_requantization(multiplier, shift) if shared is None else shared
         layer = words([v[:1] * shared for v in (m, rounding, e)]).reshape(-1)
         step = 16 * (chunk_groups or weights.shape[1])
         chunks = [weights[:, k:k + step] for k in range(0, weights.shape[1], step)]
@@ -155,11 +157,11 @@ def fused_stream_params(w: np.ndarray, bias: np.ndarray, multiplier: np.ndarray,
     return folded if fused_stream_exact(*folded, out_zp) else None
 
 
-def live_channel_tables(constant: np.ndarray, act_min: int) -> np.ndarray:
-    """What mtk_gemm_2x2_fused_live_s8 reads after the live channels' stream, for a layer whose channels output
-    `constant` (constant_channels; below act_min: live): each channel's constant output (int8), a zero byte when
-    the channels are odd, then each channel's index among the live ones (int16; -1: a constant one)."""
-    live = constant < act_min
+def live_channel_tables(constant: np.ndarray, live: np.ndarray) -> np.ndarray:
+    """What mtk_gemm_2x2_fused_live_s8 (and 2x4's) reads after the stream of the `live` channels it computes, for a
+    layer whose channels output `constant` (constant_channels): each channel's constant output (int8; 0 for one
+    computed), a zero byte when the channels are odd, then each channel's index among the computed ones (int16; -1: a
+    constant one)."""
     fill = np.where(live, 0, constant).astype(np.int8)
     source = np.where(live, np.cumsum(live) - 1, -1).astype(np.int16)
     return np.concatenate([fill, np.zeros(len(fill) % 2, np.int8), source.view(np.int8)])

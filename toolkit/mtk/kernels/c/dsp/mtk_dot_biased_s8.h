@@ -240,13 +240,31 @@ static inline void mtk_fused_tile_c(const void* x, const uint8_t* t, int32_t gro
   "ssat " T ", #8, " T "\n\t"                                                 \
   STORE_Y "\n\t"
 
+/* One group of the rows' sums Σx (r6, r7): its 4 words (r9, r10: row 0's; r11, r12: row 1's) an LDM, r0 moved on. */
+#define MTK_FUSED_ROW_SUMS_GROUP        \
+  "ldm r0!, {r9, r10, r11, r12}\n\t"   \
+  "sadd16 r9, r9, r10\n\t"             \
+  "sadd16 r11, r11, r12\n\t"           \
+  "smlad r6, r9, r8, r6\n\t"           \
+  "smlad r7, r11, r8, r7\n\t"
+/* The rows' sums as −128·Σx of each of the two packed rows at r0 (r2 groups) into [sp, #AT] and [sp, #AT + 4]; r0
+ * moved past the rows, r3-r12 used. */
+#define MTK_FUSED_ROW_SUMS_AT(AT)  \
+  "movs r6, #0\n\t"              \
+  "movs r7, #0\n\t"              \
+  "mov.w r8, #0x10001\n\t"       \
+  MTK_FUSED_ROW_SUMS              \
+  "movs r3, #0\n\t"              \
+  "sub r6, r3, r6, lsl #7\n\t"   \
+  "sub r7, r3, r7, lsl #7\n\t"   \
+  "strd r6, r7, [sp, #" AT "]\n\t"
 /* f: packed rows, stream, groups, channel pairs (> 0), out, stride, the activation range. Naked, so that every
  * register but sp is the loop's (the frame pointer, r7, too): first the rows' sums Σx (SADD16 of a row's two
  * words, SMLAD with 1s), then per channel pair its sums over the groups (GROUPS, from label 1: the pair's first
  * sums in r3-r6, r0 at the rows), then EPILOGUE requantizes and stores the pair's 4 outputs; the frame on the stack:
  * [0] rows, [4] passes, [8] −128·Σx of row 0 and of row 1, [16] stride, [20] the output's end, [24] the entry,
  * [28] the range, [36] the passes left (SPLIT). */
-#define MTK_FUSED_DSP_WITH(NAME, EPILOGUE, GROUPS)                                                     \
+#define MTK_FUSED_NAKED(NAME, PAIRS)                                                                   \
 __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)) const int32_t* f) {  \
   __asm__ volatile(                                                                                    \
       "push {r4-r11, lr}\n\t"                                                                          \
@@ -258,36 +276,35 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "add r3, r4, r3, lsl #1\n\t"                                                                     \
       "str r3, [sp, #20]\n\t"                                                                          \
       "mov lr, r4\n\t"                                                                                 \
-      "movs r6, #0\n\t"                                                                                \
-      "movs r7, #0\n\t"                                                                                \
-      "mov.w r8, #0x10001\n\t"                                                                         \
-      "mov r3, r2\n"                                                                                   \
-      "3:\n\t"                                                                                         \
-      "ldm r0!, {r9, r10, r11, r12}\n\t"                                                               \
-      "sadd16 r9, r9, r10\n\t"                                                                         \
-      "sadd16 r11, r11, r12\n\t"                                                                       \
-      "smlad r6, r9, r8, r6\n\t"                                                                       \
-      "smlad r7, r11, r8, r7\n\t"                                                                      \
-      "subs r3, r3, #1\n\t"                                                                            \
-      "bne 3b\n\t"                                                                                     \
-      "movs r3, #0\n\t"                                                                                \
-      "sub r6, r3, r6, lsl #7\n\t"                                                                     \
-      "sub r7, r3, r7, lsl #7\n\t"                                                                     \
-      "strd r6, r7, [sp, #8]\n\t"                                                                      \
-      GROUPS                                                                                           \
-      "sub r3, r3, r4, lsl #8\n\t"                                                                     \
-      "sub r5, r5, r6, lsl #8\n\t"                                                                     \
-      "add r3, r3, r3\n\t"                                                                             \
-      "add r4, r4, r4\n\t"                                                                             \
-      "add r5, r5, r5\n\t"                                                                             \
-      "add r6, r6, r6\n\t"                                                                             \
-      EPILOGUE                                                                                         \
-      "ldr r0, [sp, #20]\n\t"                                                                          \
-      "cmp lr, r0\n\t"                                                                                 \
-      "bne 1b\n\t"                                                                                     \
+      MTK_FUSED_ROW_SUMS_AT("8")                                                                       \
+      PAIRS                                                                                            \
       "add sp, sp, #40\n\t"                                                                            \
       "pop {r4-r11, pc}\n\t");                                                                         \
 }
+/* The loop over the channel pairs: GROUPS, the sums doubled, EPILOGUE, until the output's end. */
+#define MTK_FUSED_PAIRS(GROUPS, EPILOGUE) \
+  GROUPS                                  \
+  "sub r3, r3, r4, lsl #8\n\t"            \
+  "sub r5, r5, r6, lsl #8\n\t"            \
+  "add r3, r3, r3\n\t"                    \
+  "add r4, r4, r4\n\t"                    \
+  "add r5, r5, r5\n\t"                    \
+  "add r6, r6, r6\n\t"                    \
+  EPILOGUE                                \
+  "ldr r0, [sp, #20]\n\t"                 \
+  "cmp lr, r0\n\t"                        \
+  "bne 1b\n\t"
+#define MTK_FUSED_DSP_WITH(NAME, EPILOGUE, GROUPS) MTK_FUSED_NAKED(NAME, MTK_FUSED_PAIRS(GROUPS, EPILOGUE))
+/* The rows' sums Σx into r6, r7 (zero) over the r2 groups of the two rows at r0 (r8: 0x10001; r3-r5, r9-r12 free), a
+ * group of the two rows' 4 words a pass; a core's own file may give its own loop. */
+#ifndef MTK_FUSED_ROW_SUMS
+#define MTK_FUSED_ROW_SUMS                 \
+  "mov r3, r2\n"                           \
+  "3:\n\t"                                 \
+  MTK_FUSED_ROW_SUMS_GROUP                 \
+  "subs r3, r3, #1\n\t"                    \
+  "bne 3b\n\t"
+#endif
 /* A pair's first sums: −128·Σx of each row plus the head's b0 + 256·b1 for c0, b1 for c1; r0 back at the rows. */
 #define MTK_FUSED_PAIR_START            \
   "ldr r0, [sp, #0]\n\t"                \
@@ -397,15 +414,27 @@ MTK_FUSED_DSP(mtk_gemm_2x2_fused_clamped_dsp, MTK_FUSED_CLAMPED(MTK_FUSED_SIGN))
 MTK_FUSED_DSP(mtk_gemm_2x2_fused_clamped_nosign_dsp, MTK_FUSED_CLAMPED(MTK_FUSED_NO_SIGN))
 /* The saturated kernels of schedule S (named s) for any number of groups and, each its own, for 1 to 8 (the
  * few-input-channel layers: MobileNet's expansions), with and without the sign term. */
-#define MTK_FUSED_SATURATED_DSP(s, G, GROUPS)                                                                  \
-  MTK_FUSED_DSP_WITH(mtk_gemm_2x2_fused_##s##_##G##_dsp, MTK_FUSED_SATURATED(MTK_FUSED_SIGN), GROUPS)          \
-  MTK_FUSED_DSP_WITH(mtk_gemm_2x2_fused_##s##_##G##_nosign_dsp, MTK_FUSED_SATURATED(MTK_FUSED_NO_SIGN), GROUPS)
-#define MTK_FUSED_SCHEDULE_DSP(S, s)                                                                             \
-  MTK_FUSED_SATURATED_DSP(s, any, MTK_FUSED_ANY_GROUPS(S)) MTK_FUSED_SATURATED_DSP(s, g1, MTK_FUSED_GROUPS(S, 0)) \
-  MTK_FUSED_SATURATED_DSP(s, g2, MTK_FUSED_GROUPS(S, 1)) MTK_FUSED_SATURATED_DSP(s, g3, MTK_FUSED_GROUPS(S, 2))   \
-  MTK_FUSED_SATURATED_DSP(s, g4, MTK_FUSED_GROUPS(S, 3)) MTK_FUSED_SATURATED_DSP(s, g5, MTK_FUSED_GROUPS(S, 4))   \
-  MTK_FUSED_SATURATED_DSP(s, g6, MTK_FUSED_GROUPS(S, 5)) MTK_FUSED_SATURATED_DSP(s, g7, MTK_FUSED_GROUPS(S, 6))   \
-  MTK_FUSED_SATURATED_DSP(s, g8, MTK_FUSED_GROUPS(S, 7))
+#define MTK_FUSED_SATURATED_DSP(s, G, SIGNED, UNSIGNED)                  \
+  MTK_FUSED_NAKED(mtk_gemm_2x2_fused_##s##_##G##_dsp, SIGNED)              \
+  MTK_FUSED_NAKED(mtk_gemm_2x2_fused_##s##_##G##_nosign_dsp, UNSIGNED)
+/* The pair loops of schedule S for any number of groups and for N + 1; a core's own file may give the SPLIT ones
+ * (MTK_FUSED_ANY_PAIRS_SPLIT, MTK_FUSED_FIXED_PAIRS_SPLIT). */
+#define MTK_FUSED_ANY_PAIRS_BURST(SIGN) MTK_FUSED_PAIRS(MTK_FUSED_ANY_GROUPS(BURST), MTK_FUSED_SATURATED(SIGN))
+#define MTK_FUSED_FIXED_PAIRS_BURST(N, SIGN) MTK_FUSED_PAIRS(MTK_FUSED_GROUPS(BURST, N), MTK_FUSED_SATURATED(SIGN))
+#ifndef MTK_FUSED_ANY_PAIRS_SPLIT
+#define MTK_FUSED_ANY_PAIRS_SPLIT(SIGN) MTK_FUSED_PAIRS(MTK_FUSED_ANY_GROUPS(SPLIT), MTK_FUSED_SATURATED(SIGN))
+#endif
+#ifndef MTK_FUSED_FIXED_PAIRS_SPLIT
+#define MTK_FUSED_FIXED_PAIRS_SPLIT(N, SIGN) MTK_FUSED_PAIRS(MTK_FUSED_GROUPS(SPLIT, N), MTK_FUSED_SATURATED(SIGN))
+#endif
+#define MTK_FUSED_FIXED_DSP(S, s, N, G)                                                  \
+  MTK_FUSED_SATURATED_DSP(s, G, MTK_FUSED_FIXED_PAIRS_##S(N, MTK_FUSED_SIGN),            \
+                          MTK_FUSED_FIXED_PAIRS_##S(N, MTK_FUSED_NO_SIGN))
+#define MTK_FUSED_SCHEDULE_DSP(S, s)                                                                         \
+  MTK_FUSED_SATURATED_DSP(s, any, MTK_FUSED_ANY_PAIRS_##S(MTK_FUSED_SIGN), MTK_FUSED_ANY_PAIRS_##S(MTK_FUSED_NO_SIGN)) \
+  MTK_FUSED_FIXED_DSP(S, s, 0, g1) MTK_FUSED_FIXED_DSP(S, s, 1, g2) MTK_FUSED_FIXED_DSP(S, s, 2, g3)            \
+  MTK_FUSED_FIXED_DSP(S, s, 3, g4) MTK_FUSED_FIXED_DSP(S, s, 4, g5) MTK_FUSED_FIXED_DSP(S, s, 5, g6)            \
+  MTK_FUSED_FIXED_DSP(S, s, 6, g7) MTK_FUSED_FIXED_DSP(S, s, 7, g8)
 MTK_FUSED_SCHEDULE_DSP(BURST, burst)
 MTK_FUSED_SCHEDULE_DSP(SPLIT, split)
 /* The saturated kernel of `groups` groups: its own for up to 8, else any number's; split: the SPLIT schedule. */
@@ -455,20 +484,27 @@ MTK_FUSED_INLINE int32_t mtk_gemm_2x2_fused_s8(const void* x, const void* w, int
   return 0;
 }
 
-/* mtk_gemm_2x2_fused_s8 over a layer's live channels only ("2x2/fused" with constant channels left out: gemm.py):
- * the stream of its `live` channels, then per channel of the layer's `channels` its constant output (int8), then
- * (at an even byte) the live channel it is (int16; -1: a constant one). The kernel writes each row's live outputs
- * at its start, then each row is spread in place from its end down (a live channel's index is at most its own). */
-MTK_FUSED_INLINE int32_t mtk_gemm_2x2_fused_live_s8(const void* x, const void* w, int32_t groups, int32_t live,
-                                                    void* out, int32_t stride, int32_t lo, int32_t hi, int32_t sign,
-                                                    int32_t split, int32_t channels, int32_t stream_bytes) {
+/* The rows at out (two, `stride` apart; one when stride is 0), each holding its computed channels' outputs at its start,
+ * spread in place to all its `channels` from its end down (a computed channel's index is at most its own): after the
+ * stream's stream_bytes at w, per channel its constant output (int8), then (at an even byte) the computed channel it
+ * is (int16; -1: a constant one). */
+static inline void mtk_fused_spread_live(void* out, int32_t stride, const void* w, int32_t channels,
+                                         int32_t stream_bytes) {
   const int8_t* fill = (const int8_t*)w + stream_bytes;
   const int16_t* source = (const int16_t*)(fill + channels + (channels & 1));
-  mtk_gemm_2x2_fused_s8(x, w, groups, live, out, stride, lo, hi, sign, split);
   for (int32_t r = 0; r < (stride ? 2 : 1); ++r) {
     int8_t* row = (int8_t*)out + r * stride;
     for (int32_t c = channels - 1; c >= 0; --c) row[c] = source[c] < 0 ? fill[c] : row[source[c]];
   }
+}
+
+/* mtk_gemm_2x2_fused_s8 over a layer's live channels only ("2x2/fused" with constant channels left out: gemm.py):
+ * the stream of its `live` channels, then the tables mtk_fused_spread_live reads. */
+MTK_FUSED_INLINE int32_t mtk_gemm_2x2_fused_live_s8(const void* x, const void* w, int32_t groups, int32_t live,
+                                                    void* out, int32_t stride, int32_t lo, int32_t hi, int32_t sign,
+                                                    int32_t split, int32_t channels, int32_t stream_bytes) {
+  mtk_gemm_2x2_fused_s8(x, w, groups, live, out, stride, lo, hi, sign, split);
+  mtk_fused_spread_live(out, stride, w, channels, stream_bytes);
   return 0;
 }
 
@@ -530,12 +566,14 @@ static inline void mtk_fused_quad_out(const uint32_t* s, const int32_t* q, int8_
   "ldmia.w r0!, {r7, r8, r9, r10}\n\t"                                                                   \
   MTK_FUSED_QUAD_WEIGHTS MTK_FUSED_QUAD_SUMS("r7", "r8") MTK_FUSED_QUAD_WEIGHTS MTK_FUSED_QUAD_SUMS("r9", "r10")
 /* The quad's sums over the row: label 7 an odd first group (then to the pairs' entry at [sp, #16]), label 2 the pairs,
- * 8 a pass, entered midway; label 8 the pass's end, until the row's end ([sp, #4]). */
+ * 8 a pass, entered midway, on a 32-byte line (the pass's 27 lines and the quad's frame in the 32 lines of an
+ * STM32L4's ART instruction cache); label 8 the pass's end, until the row's end ([sp, #4]). */
 #define MTK_FUSED_QUAD_LOOP                                                                              \
   "7:\n\t"                                                                                               \
   "ldrd r7, r8, [r0], #8\n\t"                                                                            \
   MTK_FUSED_QUAD_WEIGHTS MTK_FUSED_QUAD_SUMS("r7", "r8")                                                 \
-  "ldr pc, [sp, #16]\n"                                                                                  \
+  "ldr pc, [sp, #16]\n\t"                                                                                \
+  ".p2align 5\n"                                                                                        \
   "2:\n\t"                                                                                               \
   MTK_FUSED_QUAD_PAIR MTK_FUSED_QUAD_PAIR MTK_FUSED_QUAD_PAIR MTK_FUSED_QUAD_PAIR                        \
   MTK_FUSED_QUAD_PAIR MTK_FUSED_QUAD_PAIR MTK_FUSED_QUAD_PAIR MTK_FUSED_QUAD_PAIR                        \
@@ -545,7 +583,8 @@ static inline void mtk_fused_quad_out(const uint32_t* s, const int32_t* q, int8_
   "bne 2b\n\t"
 #define MTK_FUSED_QUAD_PAIR_BYTES "108"
 #define MTK_FUSED_QUAD_PIPELINED "beq 25f\n\t"   /* the pairs the pass runs: all */
-#define MTK_FUSED_QUAD_EVEN_ENTRY ""             /* an even row's entry: the pass's */
+#define MTK_FUSED_QUAD_PASS "8"                  /* pairs a pass (a power of two) */
+#define MTK_FUSED_QUAD_ENTER "ldr pc, [sp, #12]\n\t"   /* into the quad's loop (r0 at the row, r1 at its weights) */
 #endif
 /* One group of the int8 row at r11 packed into the row at r0 (SXTB16 order), its sum added to r6 (r8: 0x10001). */
 #define MTK_FUSED_PACK_GROUP          \
@@ -555,10 +594,24 @@ static inline void mtk_fused_quad_out(const uint32_t* s, const int32_t* q, int8_
   "strd r10, r9, [r0], #8\n\t"        \
   "sadd16 r9, r9, r10\n\t"            \
   "smlad r6, r9, r8, r6\n\t"
+/* Two groups so (r4, r5 free too): the second word loaded first, so that the first's load, writing r11 back, pipelines
+ * behind it (Cortex-M4) and no SXTB16 waits for its load (M33); both groups stored by one STM. */
+#define MTK_FUSED_PACK_PAIR           \
+  "ldr r10, [r11, #4]\n\t"            \
+  "ldr r5, [r11], #8\n\t"             \
+  "sxtb16 r9, r10\n\t"                \
+  "sxtb16 r10, r10, ror #8\n\t"       \
+  "sxtb16 r4, r5\n\t"                 \
+  "sxtb16 r5, r5, ror #8\n\t"         \
+  "stm r0!, {r4, r5, r9, r10}\n\t"    \
+  "sadd16 r4, r4, r5\n\t"             \
+  "sadd16 r9, r9, r10\n\t"            \
+  "smlad r6, r4, r8, r6\n\t"          \
+  "smlad r6, r9, r8, r6\n\t"
 /* The row's Σx into r6 (r0: the row, r2: its groups), its first r12 groups packed from the int8 values at r11 on the way
  * (two a pass; LSRS's flags outlive a group: SADD16 and SMLAD set none of N, Z, C), the others read packed; then the
  * frame's row end [sp, #4], the quads' entry [sp, #12] (the odd group, or the pairs') and the pairs' [sp, #16]: (−pairs
- * mod 8) pairs into the loop, or its end without pairs. */
+ * mod MTK_FUSED_QUAD_PASS) pairs into the loop, or its end without pairs. */
 #define MTK_FUSED_QUAD_SETUP               \
   "movs r6, #0\n\t"                        \
   "mov.w r8, #0x10001\n\t"                 \
@@ -569,8 +622,7 @@ static inline void mtk_fused_quad_out(const uint32_t* s, const int32_t* q, int8_
   "24:\n\t"                                \
   "beq 21f\n"                              \
   "20:\n\t"                                \
-  MTK_FUSED_PACK_GROUP                     \
-  MTK_FUSED_PACK_GROUP                     \
+  MTK_FUSED_PACK_PAIR                      \
   "subs r12, r12, #1\n\t"                  \
   "bne 20b\n"                              \
   "21:\n\t"                                \
@@ -588,14 +640,13 @@ static inline void mtk_fused_quad_out(const uint32_t* s, const int32_t* q, int8_
   "lsrs r3, r2, #1\n\t"                    \
   MTK_FUSED_QUAD_PIPELINED                 \
   "rsb r3, r3, #0\n\t"                     \
-  "and r3, r3, #7\n\t"                     \
+  "and r3, r3, #" MTK_FUSED_QUAD_PASS " - 1\n\t" \
   "movs r5, #" MTK_FUSED_QUAD_PAIR_BYTES "\n\t" \
   "adr.w r4, 2f\n\t"                       \
   "mla r4, r3, r5, r4\n"                   \
   "25:\n\t"                                \
   "orr r4, r4, #1\n\t"                     \
   "str r4, [sp, #16]\n\t"                  \
-  MTK_FUSED_QUAD_EVEN_ENTRY                \
   "adr.w r3, 7f\n\t"                       \
   "orr r3, r3, #1\n\t"                     \
   "tst r2, #1\n\t"                         \
@@ -668,19 +719,19 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "1:\n\t"                                                                                        \
       "ldr r0, [sp, #0]\n\t"                                                                          \
       "ldm r1!, {r3, r4, r5, r6}\n\t"                                                                 \
-      "ldr pc, [sp, #12]\n\t"                                                                         \
+      MTK_FUSED_QUAD_ENTER                                                                            \
       MTK_FUSED_QUAD_LOOP                                                                             \
       "ldr r7, [sp, #8]\n\t"                                                                          \
+      "ldr r2, [sp, #40]\n\t"                                                                         \
       "add r3, r7, r3, lsl #1\n\t"                                                                    \
       "sub r3, r3, r4, lsl #9\n\t"                                                                    \
       "add r5, r7, r5, lsl #1\n\t"                                                                    \
       "sub r5, r5, r6, lsl #9\n\t"                                                                    \
       "add r4, r4, r4\n\t"                                                                            \
       "add r6, r6, r6\n\t"                                                                            \
-      "ldr r2, [sp, #40]\n\t"                                                                         \
       OUT                                                                                             \
-      "str r2, [sp, #40]\n\t"                                                                         \
       "ldr r0, [sp, #44]\n\t"                                                                         \
+      "str r2, [sp, #40]\n\t"                                                                         \
       "cmp r2, r0\n\t"                                                                                \
       "bne 1b\n\t"                                                                                    \
       "add sp, sp, #48\n\t"                                                                           \
@@ -751,12 +802,12 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "ldm r2, {r3, r4, r5, r6}\n\t"                                                                  \
       "add r3, r3, r7\n\t"                                                                            \
       "add r5, r5, r7\n\t"                                                                            \
-      "ldr pc, [sp, #12]\n"                                                                           \
+      MTK_FUSED_QUAD_ENTER                                                                            \
       "6:\n\t"                                                                                        \
       "ldm r1!, {r3, r4, r5, r6}\n\t"                                                                 \
       "add r3, r3, r7\n\t"                                                                            \
       "add r5, r5, r7\n\t"                                                                            \
-      "ldr pc, [sp, #12]\n\t"                                                                         \
+      MTK_FUSED_QUAD_ENTER                                                                            \
       MTK_FUSED_QUAD_LOOP                                                                             \
       "ldr pc, [sp, #56]\n"                                                                           \
       "30:\n\t"                                                                                       \

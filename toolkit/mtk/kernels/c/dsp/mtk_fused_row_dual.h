@@ -5,9 +5,10 @@
  *
  * Single loads instead of LDMs, each beside a multiply or an SXTB16: a group loads its own last weight word (lr),
  * the next group's row words and first three weight words, software-pipelined: the loop's pairs of groups start
- * with those of their first group loaded (label 9 loads them for the first pair), and the last pair (label 8's
- * tail) loads nothing past its own, so that no load reads past the packed row or the quad's weights. The loop
- * runs the pairs but the last, 8 a pass, entered (−(pairs − 1) mod 8) pairs in (MTK_FUSED_QUAD_SETUP). */
+ * with those of their first group loaded (MTK_FUSED_QUAD_ENTER loads them for the first pair, label 9 after an odd
+ * first group), and the last pair (label 8's tail) loads nothing past its own, so that no load reads past the
+ * packed row or the quad's weights. The loop runs the pairs but the last, 16 a pass (a 128-deep row's in one),
+ * entered (−(pairs − 1) mod 16) pairs in (MTK_FUSED_QUAD_SETUP). */
 #ifndef MTK_FUSED_ROW_DUAL_H_
 #define MTK_FUSED_ROW_DUAL_H_
 
@@ -40,35 +41,48 @@
                  "ldr r2, [r1, #32]!\n\t", "ldr.w r11, [r1, #4]\n\t", "ldr.w r12, [r1, #8]\n\t")
 #define MTK_FUSED_QUAD_PAIR_BYTES "144"
 
-/* The quad's sums over the row: label 7 an odd first group (then, unless it was the row, label 9), label 9 the first
- * pair's loads then the entry [sp, #16] into the pass at label 2; label 8 a pass's end, until one pair is left, the
- * last pair after it. */
+/* The first group's row words and weights but its last word (lr): an LDM and an LDRD where they take fewer cycles
+ * than single loads (Cortex-M7: two registers a cycle), single loads on the Cortex-M33 (one cycle each, an LDM one
+ * more than its registers). */
+#if defined(__ARM_ARCH_8M_MAIN__)
+#define MTK_DUAL_FIRST_LOADS \
+  "ldr r2, [r1]\n\tldr r11, [r1, #4]\n\tldr r12, [r1, #8]\n\tldr r7, [r0]\n\tldr r8, [r0, #4]\n\t"
+#else
+#define MTK_DUAL_FIRST_LOADS "ldm r1, {r2, r11, r12}\n\tldrd r7, r8, [r0]\n\t"
+#endif
+/* Into the quad's loop: the first group's loads, then [sp, #12], the entry into the pass (an even row) or label 7. */
+#define MTK_FUSED_QUAD_ENTER MTK_DUAL_FIRST_LOADS "ldr pc, [sp, #12]\n\t"
+
+/* The quad's sums over the row: label 7 an odd first group (its loads MTK_FUSED_QUAD_ENTER's but lr; then, unless it
+ * was the row, label 9), label 9 the next pair's first loads then the entry [sp, #16] into the pass at label 2;
+ * label 8 a pass's end (r10 free), until one pair is left, the last pair after it. */
 #define MTK_FUSED_QUAD_LOOP                                                                          \
   "7:\n\t"                                                                                           \
-  "ldrd r7, r8, [r0], #8\n\t"                                                                        \
-  MTK_FUSED_QUAD_WEIGHTS MTK_FUSED_QUAD_SUMS("r7", "r8")                                             \
+  "ldr.w lr, [r1, #12]\n\t"                                                                          \
+  "add r0, r0, #8\n\t"                                                                               \
+  "add r1, r1, #16\n\t"                                                                              \
+  MTK_FUSED_QUAD_SUMS("r7", "r8")                                                                    \
   "ldr r2, [sp, #4]\n\t"                                                                             \
   "cmp r0, r2\n\t"                                                                                   \
   "beq 10f\n"                                                                                        \
   "9:\n\t"                                                                                           \
-  "ldm r1, {r2, r11, r12}\n\t"                                                                       \
-  "ldrd r7, r8, [r0]\n\t"                                                                            \
+  MTK_DUAL_FIRST_LOADS                                                                               \
   "ldr pc, [sp, #16]\n"                                                                              \
   "2:\n\t"                                                                                           \
   MTK_DUAL_PAIR MTK_DUAL_PAIR MTK_DUAL_PAIR MTK_DUAL_PAIR MTK_DUAL_PAIR MTK_DUAL_PAIR MTK_DUAL_PAIR \
-  MTK_DUAL_PAIR                                                                                      \
+  MTK_DUAL_PAIR MTK_DUAL_PAIR MTK_DUAL_PAIR MTK_DUAL_PAIR MTK_DUAL_PAIR MTK_DUAL_PAIR MTK_DUAL_PAIR \
+  MTK_DUAL_PAIR MTK_DUAL_PAIR                                                                        \
   "8:\n\t"                                                                                           \
   "ldr r9, [sp, #4]\n\t"                                                                             \
-  "sub r9, r9, #16\n\t"                                                                              \
-  "cmp r0, r9\n\t"                                                                                   \
+  "add r10, r0, #16\n\t"                                                                             \
+  "cmp r10, r9\n\t"                                                                                  \
   "bne 2b\n\t"                                                                                       \
   MTK_DUAL_FIRST                                                                                     \
   MTK_DUAL_GROUP("r9", "r10", "ldr.w lr, [r1, #28]\n\t", "", "", "add r0, r0, #16\n\t", "add r1, r1, #32\n\t", "") \
   "10:\n\t"
 
-/* The entries (MTK_FUSED_QUAD_SETUP): into the pass for the pairs but the last (label 8 for none), and for an
- * even row label 9, the first pair's loads. */
+/* The entry (MTK_FUSED_QUAD_SETUP): into the pass for the pairs but the last (label 8 for none). */
 #define MTK_FUSED_QUAD_PIPELINED "subs r3, r3, #1\n\tbls 25f\n\t"
-#define MTK_FUSED_QUAD_EVEN_ENTRY "adr.w r4, 9f\n\torr r4, r4, #1\n\t"
+#define MTK_FUSED_QUAD_PASS "16"
 
 #endif /* MTK_FUSED_ROW_DUAL_H_ */

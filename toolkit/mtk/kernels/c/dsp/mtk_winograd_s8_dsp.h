@@ -12,9 +12,10 @@
  * (4g, 4g + 2), pair 2g + 1 (4g + 1, 4g + 3), the pairs in fours (input channels past the layer's: zero weights, and
  * V zero). Two tiles at a time (consecutive in row-major tile order; an odd last one computed twice), their V in the
  * scratch as [ξ][pair][tile] words; then per block of MTK_WINO_COLS output channels (the last padded with zero
- * weights, its extra outputs not stored) and per ξ of the 16, the 3 x 2 sums over the pairs by SMLAD, the weights
- * [block][ξ][pair][channel] words (one stream), then per channel and tile the output transform, the requantization
- * (per channel MTK_WINO_PARAMS words) and the stores; outputs past the output's edge (odd sizes) are not stored. */
+ * weights, its extra outputs not stored) and per ξ of the 16 (F(4x4)'s 36: mtk_winograd4_s8_dsp.h), the 3 x 2
+ * sums over the pairs by SMLAD, the weights [block][ξ][pair][channel] words (one stream), then per channel and tile
+ * the output transform, the requantization (per channel MTK_WINO_PARAMS words) and the stores; outputs past the
+ * output's edge (odd sizes) are not stored. */
 #ifndef MTK_WINOGRAD_S8_DSP_H_
 #define MTK_WINOGRAD_S8_DSP_H_
 
@@ -85,31 +86,44 @@ MTK_WINO_INLINE void mtk_wino_group_v(const int8_t* const* px, int32_t c, int32_
   MTK_WINO_ROW_V(3);
 }
 
-/* The V of the tile whose patch starts at input row iy, column ix into v (its first pair, tile slot): for every
- * group of 4 input channels, both pairs. `pad` holds the zero point for every channel (whole words). */
-static inline void mtk_wino_tile_v(const int8_t* x, const int8_t* pad, int32_t in_h, int32_t in_w, int32_t in_c,
-                                   int32_t iy, int32_t ix, uint32_t* v, int32_t pairs) {
-  const int8_t* px[16];
-  for (int32_t r = 0; r < 4; ++r)
-    for (int32_t c = 0; c < 4; ++c) {
+/* The V of one group of 4 input channels of a patch (mtk_wino_group_v, mtk_wino4_group_v). */
+typedef void (*mtk_wino_group_fn)(const int8_t* const* px, int32_t c, int32_t n, uint32_t* v, int32_t stride);
+
+/* The V of the tile whose side x side patch starts at input row iy, column ix into v (its first pair, tile slot):
+ * for every group of 4 input channels, both pairs, by `group` (a constant where inlined). `pad` holds the zero
+ * point for every channel (whole words), the pixels outside the input read. */
+MTK_WINO_INLINE void mtk_wino_patch_v(const int8_t* x, const int8_t* pad, int32_t in_h, int32_t in_w, int32_t in_c,
+                                      int32_t iy, int32_t ix, uint32_t* v, int32_t pairs, int32_t side,
+                                      mtk_wino_group_fn group) {
+  const int8_t* px[36];
+  for (int32_t r = 0; r < side; ++r)
+    for (int32_t c = 0; c < side; ++c) {
       int32_t y = iy + r, xx = ix + c;
       int inside = y >= 0 && y < in_h && xx >= 0 && xx < in_w;
-      px[4 * r + c] = inside ? x + (y * in_w + xx) * in_c : pad;
+      px[side * r + c] = inside ? x + (y * in_w + xx) * in_c : pad;
     }
   const int32_t stride = pairs * MTK_WINO_TILES, whole = in_c & ~3;
   int32_t c = 0;
-  for (; c < whole; c += 4, v += 2 * MTK_WINO_TILES) mtk_wino_group_v(px, c, 4, v, stride);
-  if (c < in_c) mtk_wino_group_v(px, c, in_c - c, v, stride);
+  for (; c < whole; c += 4, v += 2 * MTK_WINO_TILES) group(px, c, 4, v, stride);
+  if (c < in_c) group(px, c, in_c - c, v, stride);
+}
+
+/* The V of an F(2x2) tile (a 4x4 patch). */
+static inline void mtk_wino_tile_v(const int8_t* x, const int8_t* pad, int32_t in_h, int32_t in_w, int32_t in_c,
+                                   int32_t iy, int32_t ix, uint32_t* v, int32_t pairs) {
+  mtk_wino_patch_v(x, pad, in_h, in_w, in_c, iy, ix, v, pairs, 4, mtk_wino_group_v);
 }
 
 #ifdef MTK_DSP_ASM
-/* One pair of lanes: both tiles' words (v0, v1) by the block's 3 channels' (u0, u1, u2), the three loads after the
- * LDRD back to back (the Cortex-M4 pipelines them); OP: smuad for the first pair (the sums start there), smlad. */
-#define MTK_WINO_PAIR(OP, ACC)                         \
-  "ldrd %[v0], %[v1], [%[v]], #8\n\t"                  \
-  "ldr %[u0], [%[u]], #4\n\t"                         \
-  "ldr %[u1], [%[u]], #4\n\t"                         \
-  "ldr %[u2], [%[u]], #4\n\t"                         \
+/* Pair K of the four a loop step takes: both tiles' words (v0, v1) by the block's 3 channels' (u0, u1, u2), the five
+ * loads at fixed offsets back to back (no write-back: the Cortex-M4 pipelines each behind the previous one); OP:
+ * smuad for the first pair (the sums start there), smlad. */
+#define MTK_WINO_PAIR(OP, ACC, K)                      \
+  "ldr %[v0], [%[v], #" #K "*8]\n\t"                   \
+  "ldr %[v1], [%[v], #" #K "*8+4]\n\t"                 \
+  "ldr %[u0], [%[u], #" #K "*12]\n\t"                  \
+  "ldr %[u1], [%[u], #" #K "*12+4]\n\t"                \
+  "ldr %[u2], [%[u], #" #K "*12+8]\n\t"                \
   OP " %[a00], %[u0], %[v0]" ACC(a00) "\n\t"          \
   OP " %[a10], %[u0], %[v1]" ACC(a10) "\n\t"          \
   OP " %[a01], %[u1], %[v0]" ACC(a01) "\n\t"          \
@@ -118,38 +132,38 @@ static inline void mtk_wino_tile_v(const int8_t* x, const int8_t* pad, int32_t i
   OP " %[a12], %[u2], %[v1]" ACC(a12) "\n\t"
 #define MTK_WINO_NO_ACC(a) ""
 #define MTK_WINO_ACC(a) ", %[" #a "]"
-#define MTK_WINO_SUM MTK_WINO_PAIR("smlad", MTK_WINO_ACC)
+#define MTK_WINO_SUM(K) MTK_WINO_PAIR("smlad", MTK_WINO_ACC, K)
+#define MTK_WINO_STEP "add %[v], %[v], #32\n\tadd %[u], %[u], #48\n\t"
 #endif
 
-/* m[ξ][tile][channel] = Σ over the pairs (a multiple of 4) of U · V, for the block's weights u ([ξ][pair][channel]
- * words), of its first `cols` channels at least (a block of one channel: only its own, in C; of 2 or 3: all three in
- * assembly, the padded channel's weights zero). */
+/* m[ξ][tile][channel] = Σ over the pairs (a multiple of 4) of U · V for the `positions` ξ of the transformed tile
+ * (16: F(2x2, 3x3), 36: F(4x4, 3x3)), for the block's weights u ([ξ][pair][channel] words), of its 3 channels (past
+ * the layer's last one: zero weights). */
 MTK_WINO_INLINE void mtk_wino_products(const uint32_t* v, const uint32_t* u, int32_t pairs, int32_t* m,
-                                       int32_t cols) {
+                                       int32_t positions) {
 #ifdef MTK_DSP_ASM
-  if (cols > 1) {
-    for (int32_t xi = 0; xi < 16; ++xi, m += MTK_WINO_COLS * MTK_WINO_TILES) {
-      int32_t a00, a01, a02, a10, a11, a12;
-      uint32_t n = (uint32_t)pairs / 4, v0, v1, u0, u1, u2;
-      __asm__ volatile(MTK_WINO_PAIR("smuad", MTK_WINO_NO_ACC) MTK_WINO_SUM MTK_WINO_SUM MTK_WINO_SUM
-                       "subs %[n], %[n], #1\n\t"
-                       "beq 2f\n"
-                       "1:\n\t" MTK_WINO_SUM MTK_WINO_SUM MTK_WINO_SUM MTK_WINO_SUM
-                       "subs %[n], %[n], #1\n\t"
-                       "bne 1b\n"
-                       "2:\n\t"
-                       : [v] "+r"(v), [u] "+r"(u), [n] "+r"(n), [a00] "=&r"(a00), [a01] "=&r"(a01),
-                         [a02] "=&r"(a02), [a10] "=&r"(a10), [a11] "=&r"(a11), [a12] "=&r"(a12), [v0] "=&r"(v0),
-                         [v1] "=&r"(v1), [u0] "=&r"(u0), [u1] "=&r"(u1), [u2] "=&r"(u2)
-                       :
-                       : "cc", "memory");
-      m[0] = a00, m[1] = a01, m[2] = a02, m[3] = a10, m[4] = a11, m[5] = a12;
-    }
-    return;
+  for (int32_t xi = 0; xi < positions; ++xi, m += MTK_WINO_COLS * MTK_WINO_TILES) {
+    int32_t a00, a01, a02, a10, a11, a12;
+    uint32_t n = (uint32_t)pairs / 4, v0, v1, u0, u1, u2;
+    __asm__ volatile(MTK_WINO_PAIR("smuad", MTK_WINO_NO_ACC, 0) MTK_WINO_SUM(1) MTK_WINO_SUM(2) MTK_WINO_SUM(3)
+                     MTK_WINO_STEP
+                     "subs %[n], %[n], #1\n\t"
+                     "beq 2f\n"
+                     "1:\n\t" MTK_WINO_SUM(0) MTK_WINO_SUM(1) MTK_WINO_SUM(2) MTK_WINO_SUM(3)
+                     MTK_WINO_STEP
+                     "subs %[n], %[n], #1\n\t"
+                     "bne 1b\n"
+                     "2:\n\t"
+                     : [v] "+r"(v), [u] "+r"(u), [n] "+r"(n), [a00] "=&r"(a00), [a01] "=&r"(a01),
+                       [a02] "=&r"(a02), [a10] "=&r"(a10), [a11] "=&r"(a11), [a12] "=&r"(a12), [v0] "=&r"(v0),
+                       [v1] "=&r"(v1), [u0] "=&r"(u0), [u1] "=&r"(u1), [u2] "=&r"(u2)
+                     :
+                     : "cc", "memory");
+    m[0] = a00, m[1] = a01, m[2] = a02, m[3] = a10, m[4] = a11, m[5] = a12;
   }
-#endif
-  for (int32_t xi = 0; xi < 16; ++xi, m += MTK_WINO_COLS * MTK_WINO_TILES)
-    for (int32_t c = 0; c < cols; ++c) {
+#else
+  for (int32_t xi = 0; xi < positions; ++xi, m += MTK_WINO_COLS * MTK_WINO_TILES)
+    for (int32_t c = 0; c < MTK_WINO_COLS; ++c) {
       const uint32_t* vp = v + xi * pairs * MTK_WINO_TILES;
       const uint32_t* up = u + xi * pairs * MTK_WINO_COLS + c;
       int32_t a0 = 0, a1 = 0;
@@ -157,6 +171,7 @@ MTK_WINO_INLINE void mtk_wino_products(const uint32_t* v, const uint32_t* u, int
         a0 = mtk_smlad(*up, vp[0], a0), a1 = mtk_smlad(*up, vp[1], a1);
       m[c] = a0, m[MTK_WINO_COLS + c] = a1;
     }
+#endif
 }
 
 /* The tile's 4 outputs y[2r + s] = (A^T M A)[r][s] from its 16 sums m[ξ * MTK_WINO_COLS * MTK_WINO_TILES],
@@ -211,84 +226,143 @@ static inline void mtk_wino_output_transform(const int32_t* m, uint32_t y[4]) {
 #endif
 }
 
-/* The output of 4 · Σ w·x (y) with the channel's q = (2 · bias, m, k, e) and the range [lo, hi]: as the fused
- * GEMM's (mtk_dot_biased_s8.h), x2 = 2 · (Σ + bias), SMMLAR(x2, m, k) + [x2 < 0], shifted right by e, saturated
- * (k = 2^(e−1) + out_zp · 2^e; winograd_dsp.py checks that nothing overflows). */
-static inline int32_t mtk_wino_output(uint32_t y, const int32_t* q, int32_t lo, int32_t hi) {
-  int32_t x2 = (int32_t)((uint32_t)((int32_t)y >> 1) + (uint32_t)q[0]), v;
+/* A channel's requantization: q = (2 · bias, m, k, e) of MTK_WINO_PARAMS words, and the range [lo, hi]; `clamp` 0
+ * when the range is the whole int8 one (the saturation alone). */
+struct mtk_wino_requant {
+  int32_t bias2, mult, round, shift, lo, hi, clamp;
+};
+
+/* The output of a channel's doubled sum x2 = 2 · (Σ w·x + bias): as the fused GEMM's (mtk_dot_biased_s8.h),
+ * SMMLAR(x2, m, k) + [x2 < 0], shifted right by e, saturated (k = 2^(e−1) + out_zp · 2^e; winograd_dsp.py checks
+ * that nothing overflows). */
+MTK_WINO_INLINE int32_t mtk_wino_requantize(int32_t x2, const struct mtk_wino_requant* r) {
+  int32_t v;
 #ifdef MTK_DSP_ASM
-  __asm__("smmlar %0, %1, %2, %3" : "=r"(v) : "r"(x2), "r"(q[1]), "r"(q[2]));
-  v = __ssat((v + (x2 >> 31)) >> q[3], 8);
+  __asm__("smmlar %0, %1, %2, %3" : "=r"(v) : "r"(x2), "r"(r->mult), "r"(r->round));
+  v = __ssat((v + (x2 >> 31)) >> r->shift, 8);
 #else
-  int64_t p = mtk_mul_s32_s64(x2, q[1]) + (int64_t)((uint64_t)(int64_t)q[2] << 32) + 2147483648LL;
-  v = ((int32_t)(p >> 32) + (x2 >> 31)) >> q[3];
+  int64_t p = mtk_mul_s32_s64(x2, r->mult) + (int64_t)((uint64_t)(int64_t)r->round << 32) + 2147483648LL;
+  v = ((int32_t)(p >> 32) + (x2 >> 31)) >> r->shift;
   v = v < -128 ? -128 : (v > 127 ? 127 : v);
 #endif
-  v = v < lo ? lo : v;
-  return v > hi ? hi : v;
+  if (r->clamp) {
+    v = v < r->lo ? r->lo : v;
+    v = v > r->hi ? r->hi : v;
+  }
+  return v;
+}
+
+/* The output of y = 4 · Σ w·x. */
+MTK_WINO_INLINE int32_t mtk_wino_output(uint32_t y, const struct mtk_wino_requant* r) {
+  return mtk_wino_requantize((int32_t)((uint32_t)((int32_t)y >> 1) + (uint32_t)r->bias2), r);
 }
 
 /* A tile's outputs of one channel from its sums m[ξ * MTK_WINO_COLS * MTK_WINO_TILES], at o (`row` bytes between
- * output rows, `step` between columns), `fit` of them: bit 0 the second column, bit 1 the second row. */
-MTK_WINO_INLINE void mtk_wino_store(const int32_t* m, const int32_t* q, int8_t* o, int32_t step, int32_t row,
-                                    int32_t fit, int32_t lo, int32_t hi) {
+ * output rows, `step` between columns), `rows` x `cols` of them (2 x 2 inside the output). */
+MTK_WINO_INLINE void mtk_wino_store(const int32_t* m, const struct mtk_wino_requant* r, int8_t* o, int32_t step,
+                                    int32_t row, int32_t rows, int32_t cols) {
   uint32_t y[4];
   mtk_wino_output_transform(m, y);
-  o[0] = (int8_t)mtk_wino_output(y[0], q, lo, hi);
-  if (fit == 3) {
-    o[step] = (int8_t)mtk_wino_output(y[1], q, lo, hi);
-    o[row] = (int8_t)mtk_wino_output(y[2], q, lo, hi);
-    o[row + step] = (int8_t)mtk_wino_output(y[3], q, lo, hi);
+  o[0] = (int8_t)mtk_wino_output(y[0], r);
+  if (rows == 2 && cols == 2) {
+    o[step] = (int8_t)mtk_wino_output(y[1], r);
+    o[row] = (int8_t)mtk_wino_output(y[2], r);
+    o[row + step] = (int8_t)mtk_wino_output(y[3], r);
   } else {
-    if (fit & 1) o[step] = (int8_t)mtk_wino_output(y[1], q, lo, hi);
-    if (fit & 2) o[row] = (int8_t)mtk_wino_output(y[2], q, lo, hi);
+    if (cols == 2) o[step] = (int8_t)mtk_wino_output(y[1], r);
+    if (rows == 2) o[row] = (int8_t)mtk_wino_output(y[2], r);
   }
 }
 
-/* A block's outputs: its first n channels (params q) of both tiles (at dst[t], fit[t]: mtk_wino_store). Not inlined:
- * alone, gcc keeps the stores' values in registers, and saves them once a block. */
-__attribute__((noinline)) static void mtk_wino_store_block(const int32_t* m, const int32_t* q, int8_t* const* dst,
-                                                           const int32_t* fit, int32_t n, int32_t step, int32_t row,
-                                                           int32_t lo, int32_t hi) {
+/* A tile's outputs of one channel (mtk_wino_store, mtk_wino4_store). */
+typedef void (*mtk_wino_tile_store_fn)(const int32_t* m, const struct mtk_wino_requant* r, int8_t* o, int32_t step,
+                                       int32_t row, int32_t rows, int32_t cols);
+
+/* A block's outputs: its first n channels (params q) of both tiles (at dst[t], rows[t] x cols[t]) by `store`, the
+ * channel's parameters loaded once; `clamp` and `store` constants where it is inlined (mtk_wino_clamped). */
+MTK_WINO_INLINE void mtk_wino_store_channels(const int32_t* m, const int32_t* q, int8_t* const* dst,
+                                             const int32_t* rows, const int32_t* cols, int32_t n, int32_t step,
+                                             int32_t row, int32_t lo, int32_t hi, int32_t clamp,
+                                             mtk_wino_tile_store_fn store) {
   for (int32_t c = 0; c < n; ++c, q += MTK_WINO_PARAMS) {
-    mtk_wino_store(m + c, q, dst[0] + c, step, row, fit[0], lo, hi);
-    mtk_wino_store(m + MTK_WINO_COLS + c, q, dst[1] + c, step, row, fit[1], lo, hi);
+    struct mtk_wino_requant r = {q[0], q[1], q[2], q[3], lo, hi, clamp};
+    store(m + c, &r, dst[0] + c, step, row, rows[0], cols[0]);
+    store(m + MTK_WINO_COLS + c, &r, dst[1] + c, step, row, rows[1], cols[1]);
   }
 }
 
-/* The layer: x int8 NHWC, u the packed weights, q the channels' params, pad in_c zero points rounded up to a word,
- * out int8 NHWC, scratch the V of two tiles ([16][pairs][2] words) then a block's sums ([16][2][3] int32). */
-static inline int32_t mtk_winograd_s8_dsp(const void* x, const void* u, const void* q, const void* pad, void* out,
-                                          void* scratch, int32_t in_h, int32_t in_w, int32_t in_c, int32_t out_h,
-                                          int32_t out_w, int32_t out_c, int32_t pad_top, int32_t pad_left,
-                                          int32_t act_min, int32_t act_max) {
-  const int32_t pairs = 4 * ((in_c + 7) / 8), tiles_w = (out_w + 1) / 2, tiles = tiles_w * ((out_h + 1) / 2);
+/* mtk_wino_store_channels with the clamp to [lo, hi] resolved once a block: none where the range is int8's. */
+MTK_WINO_INLINE void mtk_wino_clamped(const int32_t* m, const int32_t* q, int8_t* const* dst, const int32_t* rows,
+                                      const int32_t* cols, int32_t n, int32_t step, int32_t row, int32_t lo,
+                                      int32_t hi, mtk_wino_tile_store_fn store) {
+  if (lo > -128 || hi < 127)
+    mtk_wino_store_channels(m, q, dst, rows, cols, n, step, row, lo, hi, 1, store);
+  else
+    mtk_wino_store_channels(m, q, dst, rows, cols, n, step, row, lo, hi, 0, store);
+}
+
+/* A block's stores (mtk_wino_store_block, mtk_wino4_store_block). */
+typedef void (*mtk_wino_store_fn)(const int32_t* m, const int32_t* q, int8_t* const* dst, const int32_t* rows,
+                                  const int32_t* cols, int32_t n, int32_t step, int32_t row, int32_t lo, int32_t hi);
+
+/* F(2x2)'s block stores. Not inlined: alone, gcc keeps the stores' values in registers, and saves them once a
+ * block. */
+__attribute__((noinline)) static void mtk_wino_store_block(const int32_t* m, const int32_t* q, int8_t* const* dst,
+                                                           const int32_t* rows, const int32_t* cols, int32_t n,
+                                                           int32_t step, int32_t row, int32_t lo, int32_t hi) {
+  mtk_wino_clamped(m, q, dst, rows, cols, n, step, row, lo, hi, mtk_wino_store);
+}
+
+/* A tile's V (mtk_wino_tile_v, mtk_wino4_tile_v). */
+typedef void (*mtk_wino_tile_fn)(const int8_t* x, const int8_t* pad, int32_t in_h, int32_t in_w, int32_t in_c,
+                                 int32_t iy, int32_t ix, uint32_t* v, int32_t pairs);
+
+/* The layer in `tile` x `tile` output tiles (2: F(2x2, 3x3), 4: F(4x4, 3x3)), their V by tile_v, a block's outputs
+ * by store: x int8 NHWC, u the packed weights ([block][ξ][pair][channel] words), q the channels' params, pad in_c
+ * zero points rounded up to a word, out int8 NHWC, scratch the V of two tiles ([ξ][pairs][2] words) then a block's
+ * sums ([ξ][2][3] int32). */
+MTK_WINO_INLINE int32_t mtk_wino_layer(const void* x, const void* u, const void* q, const void* pad, void* out,
+                                       void* scratch, int32_t in_h, int32_t in_w, int32_t in_c, int32_t out_h,
+                                       int32_t out_w, int32_t out_c, int32_t pad_top, int32_t pad_left,
+                                       int32_t act_min, int32_t act_max, int32_t tile, mtk_wino_tile_fn tile_v,
+                                       mtk_wino_store_fn store) {
+  const int32_t positions = (tile + 2) * (tile + 2), pairs = 4 * ((in_c + 7) / 8);
+  const int32_t tiles_w = (out_w + tile - 1) / tile, tiles = tiles_w * ((out_h + tile - 1) / tile);
   const int32_t row = out_w * out_c;
   uint32_t* v = (uint32_t*)scratch;
-  int32_t* m = (int32_t*)(v + 16 * pairs * MTK_WINO_TILES);
-  memset(v, 0, 16 * (size_t)pairs * MTK_WINO_TILES * 4);   /* the pairs past the input channels stay zero */
+  int32_t* m = (int32_t*)(v + positions * pairs * MTK_WINO_TILES);
+  memset(v, 0, (size_t)(positions * pairs * MTK_WINO_TILES) * 4);   /* the pairs past the input channels stay zero */
   for (int32_t first = 0; first < tiles; first += MTK_WINO_TILES) {
     int8_t* dst[MTK_WINO_TILES];
-    int32_t fit[MTK_WINO_TILES];
+    int32_t rows[MTK_WINO_TILES], cols[MTK_WINO_TILES];
     for (int32_t t = 0; t < MTK_WINO_TILES; ++t) {
-      int32_t tile = first + t < tiles ? first + t : first;
-      int32_t oy = 2 * (tile / tiles_w), ox = 2 * (tile % tiles_w);
-      mtk_wino_tile_v((const int8_t*)x, (const int8_t*)pad, in_h, in_w, in_c, oy - pad_top, ox - pad_left, v + t,
-                      pairs);
+      int32_t index = first + t < tiles ? first + t : first;
+      int32_t oy = tile * (index / tiles_w), ox = tile * (index % tiles_w);
+      tile_v((const int8_t*)x, (const int8_t*)pad, in_h, in_w, in_c, oy - pad_top, ox - pad_left, v + t, pairs);
       dst[t] = (int8_t*)out + oy * row + ox * out_c;
-      fit[t] = (ox + 1 < out_w) | (oy + 1 < out_h) << 1;
+      rows[t] = out_h - oy < tile ? out_h - oy : tile;
+      cols[t] = out_w - ox < tile ? out_w - ox : tile;
     }
     const uint32_t* ub = (const uint32_t*)u;
     const int32_t* qc = (const int32_t*)q;
-    for (int32_t c0 = 0; c0 < out_c; c0 += MTK_WINO_COLS, ub += 16 * pairs * MTK_WINO_COLS) {
+    for (int32_t c0 = 0; c0 < out_c; c0 += MTK_WINO_COLS, ub += positions * pairs * MTK_WINO_COLS) {
       int32_t n = out_c - c0 < MTK_WINO_COLS ? out_c - c0 : MTK_WINO_COLS;
-      mtk_wino_products(v, ub, pairs, m, n);
+      mtk_wino_products(v, ub, pairs, m, positions);
       int8_t* at[MTK_WINO_TILES] = {dst[0] + c0, dst[1] + c0};
-      mtk_wino_store_block(m, qc, at, fit, n, out_c, row, act_min, act_max);
+      store(m, qc, at, rows, cols, n, out_c, row, act_min, act_max);
       qc += MTK_WINO_COLS * MTK_WINO_PARAMS;
     }
   }
   return 0;
+}
+
+/* The layer as F(2x2, 3x3). */
+static inline int32_t mtk_winograd_s8_dsp(const void* x, const void* u, const void* q, const void* pad, void* out,
+                                          void* scratch, int32_t in_h, int32_t in_w, int32_t in_c, int32_t out_h,
+                                          int32_t out_w, int32_t out_c, int32_t pad_top, int32_t pad_left,
+                                          int32_t act_min, int32_t act_max) {
+  return mtk_wino_layer(x, u, q, pad, out, scratch, in_h, in_w, in_c, out_h, out_w, out_c, pad_top, pad_left,
+                        act_min, act_max, 2, mtk_wino_tile_v, mtk_wino_store_block);
 }
 
 #endif /* MTK_WINOGRAD_S8_DSP_H_ */
