@@ -14,10 +14,10 @@ Then the arena that would bring mtk's RAM to --fraction (default 0.5) of TFLM's,
 `--max-ram`: the tiled firmware's RAM, its ratio, the compiler's estimate of the extra instructions
 (target.Costs) and the flash the tiled kernels add; or, where the tiling cannot get there, the lowest
 arena it reaches. The estimate covers the tiling only: layers that took a leaner variant to get there
-(a Winograd convolution's GEMM, a GEMM in smaller chunks: OpDef.leaner) are counted in the "leaner" column,
-their cost is not in it. The last two columns are measured: one inference of both firmwares in QEMU, the
-extra instructions and the cycle model's extra estimated cycles. Exit status 1 if any model stays above
-the fraction.
+(a Winograd F(4x4) convolution's F(2x2), an F(2x2) one's GEMM, a GEMM in smaller chunks: OpDef.leaner) are
+counted in the "leaner" column, their cost is not in it. The last two columns are measured: one inference of
+both firmwares in QEMU, the extra instructions and the cycle model's extra estimated cycles. Exit status 1 if
+any model stays above the fraction.
 """
 
 from __future__ import annotations
