@@ -139,6 +139,17 @@ def test_where_f4x4_sums_overflow_int32_f2x2_is_the_default(tmp_path):
     assert choices[0] == WINOGRAD and WINOGRAD4 not in choices
 
 
+def test_its_leaner_variants_and_band_rows_follow_the_transform(tmp_path):
+    """Under a RAM limit F(4x4) steps down to F(2x2), F(2x2) to the GEMM (OpDef.leaner); bands are whole tiles of
+    the kernel in use: 4 rows for F(4x4), 2 for F(2x2), 1 for the GEMM."""
+    (tmp_path / "m.tflite").write_bytes(LAYERS["16to16-8x8"]())
+    data = prepare_ops(read_model(tmp_path / "m.tflite"), get_cpu("cortex-m4"))[0]
+    layer = op_def(data.op.type)
+    f4, f2, gemm = layer.variants(data)[:3]
+    assert (layer.leaner(data, f4), layer.leaner(data, f2)) == (f2, gemm)
+    assert [layer.band_row_block(data, v) for v in (f4, f2, gemm)] == [4, 2, 1]
+
+
 @pytest.mark.parametrize("in_c", [3, 8, 15])
 def test_below_16_input_channels_it_is_the_last_choice(in_c, tmp_path):
     choices = variants(conv((1, 6, 6, in_c), (3, 3), 16, (6, 6)), tmp_path)
