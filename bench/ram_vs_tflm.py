@@ -14,8 +14,10 @@ Then the arena that would bring mtk's RAM to --fraction (default 0.5) of TFLM's,
 `--max-ram`: the tiled firmware's RAM, its ratio, the compiler's estimate of the extra instructions
 (target.Costs) and the flash the tiled kernels add; or, where the tiling cannot get there, the lowest
 arena it reaches. The estimate covers the tiling only: layers that took a leaner variant to get there
-(a Winograd convolution's GEMM: OpDef.leaner) are counted in the last column, their cost is not in it
-(measure it: `mtk run --max-ram`). Exit status 1 if any model stays above the fraction.
+(a Winograd F(4x4) convolution's F(2x2), an F(2x2) one's GEMM, a GEMM in smaller chunks: OpDef.leaner) are
+counted in the "leaner" column, their cost is not in it. The last two columns are measured: one inference of
+both firmwares in QEMU, the extra instructions and the cycle model's extra estimated cycles. Exit status 1 if
+any model stays above the fraction.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from mtk.compiled import CompiledModel  # noqa: E402
 from mtk.elfsize import elf_sizes  # noqa: E402
 from mtk.errors import MtkError  # noqa: E402
 from mtk.fsutil import check_output_file_first, write_output_text  # noqa: E402
-from mtk.pipeline import build_firmware  # noqa: E402
+from mtk.pipeline import build_firmware, run_model  # noqa: E402
 from mtk.reader import read_model  # noqa: E402
 from mtk.runoptions import RunOptions  # noqa: E402
 
@@ -66,6 +68,12 @@ def firmware(model: Path, board: str, work: Path, max_ram: int | None = None) ->
     return compiled, sizes.ram_bytes, sizes.flash_bytes
 
 
+def measured(model: Path, board: str, max_ram: int | None = None) -> tuple[int, int]:
+    """(instructions, estimated cycles) of one inference of `model`'s firmware in QEMU (the build cache's)."""
+    result = run_model(model, RunOptions(board=get_board(board), runs=1, max_ram=max_ram))
+    return result.per_inference.median, result.estimate.per_inference.median
+
+
 def compare(model: Path, board: str, fraction: float, peers: dict[str, dict], work: Path) -> dict:
     arena, ram, estimated = tflm_ram(model, peers)
     untiled, mtk_ram, flash = firmware(model, board, work / "untiled")
@@ -85,10 +93,12 @@ def compare(model: Path, board: str, fraction: float, peers: dict[str, dict], wo
         return {**row, "max_ram": max_ram, "refused": err.message.split(": ", 1)[-1]}
     tiling = tiled.memory.tiling
     leaner = sum(a.variant != b.variant for a, b in zip(untiled.ops, tiled.ops))
+    (insns, cycles), (tiled_insns, tiled_cycles) = measured(model, board), measured(model, board, max_ram)
     return {**row, "max_ram": max_ram, "tiled_arena_bytes": tiled.arena_bytes, "tiled_ram_bytes": tiled_ram,
             "tiled_ratio": tiled_ram / ram, "tiled_flash_added_bytes": tiled_flash - flash,
             "extra_instructions_percent_estimate": tiling.extra_instructions_percent if tiling else 0.0,
-            "leaner_variant_layers": leaner}
+            "leaner_variant_layers": leaner, "extra_instructions_percent": 100 * (tiled_insns / insns - 1),
+            "extra_cycles_percent": 100 * (tiled_cycles / cycles - 1)}
 
 
 def main() -> int:
@@ -107,7 +117,8 @@ def main() -> int:
             parser.error(str(err))
     rows = []
     print(f"{'model':26} {'mtk arena':>9} {'mtk RAM':>8} {'TFLM arena':>10} {'TFLM RAM':>9} {'×':>5} │ "
-          f"{'--max-ram':>9} {'tiled RAM':>9} {'×':>5} {'est. +insns':>11} {'flash +B':>8} {'leaner':>6}")
+          f"{'--max-ram':>9} {'tiled RAM':>9} {'×':>5} {'est. +insns':>11} {'flash +B':>8} {'leaner':>6} "
+          f"{'+insns':>7} {'+cycles':>7}")
     with tempfile.TemporaryDirectory(prefix="mtk-ram-") as tmp:
         for model in models:
             r = compare(model, args.board, args.fraction, peers, Path(tmp) / model.stem)
@@ -118,7 +129,8 @@ def main() -> int:
             if "tiled_ram_bytes" in r:
                 tail = (f"{r['max_ram']:9,} {r['tiled_ram_bytes']:9,} {r['tiled_ratio']:5.2f} "
                         f"{r['extra_instructions_percent_estimate']:10.2f}% {r['tiled_flash_added_bytes']:8,} "
-                        f"{r['leaner_variant_layers']:6}")
+                        f"{r['leaner_variant_layers']:6} {r['extra_instructions_percent']:6.2f}% "
+                        f"{r['extra_cycles_percent']:6.2f}%")
             else:
                 tail = f"{r['max_ram']:9,} {r['refused']}" if "refused" in r else "untiled"
             print(head + tail, flush=True)

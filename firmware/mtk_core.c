@@ -240,9 +240,11 @@ static void cmd_infer(uint32_t count, uint32_t warmup)
     cmd_results();
 }
 
+/* In .bss, not in the frame of the call chain that runs the model (the deepest one, which sizes the stack). */
+static uint32_t samples[MTK_STATS_MAX];
+
 static void cmd_stats(uint32_t count)
 {
-    uint32_t samples[MTK_STATS_MAX];
     if (count == 0 || count > MTK_STATS_MAX) {
         put_error("mtk-stats N must be 1..32", "");
         return;

@@ -178,3 +178,21 @@ def test_constant_channels_are_left_out_of_whole_quads(cpu, kernel, tmp_path):
     source = (tmp_path / "lib" / "src" / "tvmgen_default_kernels.c").read_text()
     assert re.findall(r"mtk_gemm_(2x\d)_fused_live_s8\(\(.*?, \d+, (\d+), ", source) == [
         (kernel, "8" if kernel == "2x4" else "5")]
+
+
+def test_under_a_ram_limit_a_deep_row_is_packed_in_smaller_chunks(tmp_path):
+    """AD's 640-deep first layer packs its row CHUNK values at a time (1,792 B arena: the 640 B input, 1,024 B of
+    scratch, the 128 B output); under a --max-ram its chunked GEMM cannot meet, LEAN_CHUNK at a time (OpDef.leaner):
+    256 B less, only at the step above the limit."""
+    from checkout import SHARED_MODELS
+    from mtk.compiler import compile_model
+    from mtk.ops.gemm import CHUNK, LEAN_CHUNK
+
+    model = SHARED_MODELS / "ad_fc_int8.tflite"
+    if not model.exists():
+        pytest.skip(f"{model} is missing")
+    untiled = compile_model(model, tmp_path / "untiled", cpu="cortex-m4")
+    assert untiled.arena_bytes == 1792 and untiled.ops[0].variant["chunk"] == CHUNK
+    lean = compile_model(model, tmp_path / "lean", cpu="cortex-m4", max_ram=1606)
+    assert lean.arena_bytes == 1536 and lean.ops[0].variant["chunk"] == LEAN_CHUNK
+    assert [op.variant for op in lean.ops[1:]] == [op.variant for op in untiled.ops[1:]]

@@ -139,6 +139,17 @@ def test_where_f4x4_sums_overflow_int32_f2x2_is_the_default(tmp_path):
     assert choices[0] == WINOGRAD and WINOGRAD4 not in choices
 
 
+def test_its_leaner_variants_and_band_rows_follow_the_transform(tmp_path):
+    """Under a RAM limit F(4x4) steps down to F(2x2), F(2x2) to the GEMM (OpDef.leaner); bands are whole tiles of
+    the kernel in use: 4 rows for F(4x4), 2 for F(2x2), 1 for the GEMM."""
+    (tmp_path / "m.tflite").write_bytes(LAYERS["16to16-8x8"]())
+    data = prepare_ops(read_model(tmp_path / "m.tflite"), get_cpu("cortex-m4"))[0]
+    layer = op_def(data.op.type)
+    f4, f2, gemm = layer.variants(data)[:3]
+    assert (layer.leaner(data, f4), layer.leaner(data, f2)) == (f2, gemm)
+    assert [layer.band_row_block(data, v) for v in (f4, f2, gemm)] == [4, 2, 1]
+
+
 @pytest.mark.parametrize("in_c", [3, 8, 15])
 def test_below_16_input_channels_it_is_the_last_choice(in_c, tmp_path):
     choices = variants(conv((1, 6, 6, in_c), (3, 3), 16, (6, 6)), tmp_path)
@@ -192,21 +203,23 @@ def test_the_largest_weights_and_inputs_are_bit_exact_on_the_host(t, tmp_path):
 
 
 def test_under_a_ram_limit_its_layers_take_f2x2_then_the_gemm(tmp_path):
-    """IC's four Winograd layers F(4x4) untiled, and tiled at --max-ram 34,000 B; at 30,000 B, which tiling them
-    cannot reach, F(2x2)'s leaner scratch (OpDef.leaner), tiled; at half TFLM's arena (27,498 B), which tiling
-    F(2x2) cannot reach either, the GEMM's, tiled: its arena."""
+    """IC's four Winograd layers F(4x4) untiled, and tiled with them (bands of whole 4-row tiles) at half TFLM's
+    arena (27,498 B); at 27,130 B, which tiling them cannot reach, F(2x2)'s leaner scratch (OpDef.leaner) where the
+    untiled arena's live bytes are above the limit (three of them; the last keeps F(4x4)), tiled; at 26,000 B, which
+    tiling F(2x2) cannot reach either, the GEMM's at those three, tiled: its arena."""
     model = SHARED_MODELS / "ic_resnet8_int8.tflite"
     if not model.exists():
         pytest.skip(f"{model} is missing")
     untiled = compile_model(model, tmp_path / "untiled", cpu="cortex-m4")
     assert winograd_layers(untiled, WINOGRAD4) == 4
-    banded = compile_model(model, tmp_path / "banded", cpu="cortex-m4", max_ram=34_000)
-    assert winograd_layers(banded, WINOGRAD4) == 4 and banded.arena_bytes <= 34_000
-    assert any(op.tiled for op in banded.ops)
-    tiled = compile_model(model, tmp_path / "tiled", cpu="cortex-m4", max_ram=30_000)
-    assert winograd_layers(tiled, WINOGRAD) == 4 and tiled.arena_bytes <= 30_000 and any(op.tiled for op in tiled.ops)
-    capped = compile_model(model, tmp_path / "capped", cpu="cortex-m4", max_ram=27_498)
-    assert winograd_layers(capped) == 0 and capped.arena_bytes <= 27_498
+    tiled = compile_model(model, tmp_path / "tiled", cpu="cortex-m4", max_ram=27_498)
+    assert winograd_layers(tiled, WINOGRAD4) == 4 and tiled.arena_bytes <= 27_498 and any(op.tiled for op in tiled.ops)
+    lean = compile_model(model, tmp_path / "lean", cpu="cortex-m4", max_ram=27_130)
+    assert (winograd_layers(lean, WINOGRAD), winograd_layers(lean, WINOGRAD4)) == (3, 1)
+    assert lean.arena_bytes <= 27_130 and any(op.tiled for op in lean.ops)
+    capped = compile_model(model, tmp_path / "capped", cpu="cortex-m4", max_ram=26_000)
+    assert (winograd_layers(capped, WINOGRAD), winograd_layers(capped, WINOGRAD4)) == (0, 1)
+    assert capped.arena_bytes <= 26_000
 
 
 def winograd_layers(compiled, *kernels: str) -> int:

@@ -51,9 +51,10 @@ def test_no_entry_point_is_no_bound():
 
 @pytest.mark.parametrize("model_stack, expected", [
     (0, MIN_STACK_BYTES),
-    (144, 1024),                                     # 1.25 x (512 + 144) = 820 -> 1024
-    (480, 1280),                                     # 1.25 x (512 + 480) = 1240 -> 1280
-    (4000, (5640 + 255) // 256 * 256),               # 1.25 x 4512 = 5640 -> 5888
+    (168, 640),                                      # 1.25 x (256 + 168) = 530 -> 640
+    (144, 512),                                      # 1.25 x (256 + 144) = 500 -> 512
+    (480, 1024),                                     # 1.25 x (256 + 480) = 920 -> 1024
+    (4000, (5320 + 255) // 256 * 256),               # 1.25 x 4256 = 5320 -> 5376
 ])
 def test_stack_reservation_covers_the_core_and_the_model_with_a_margin(model_stack, expected):
     reserved = stack_reservation(model_stack)

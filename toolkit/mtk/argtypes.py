@@ -11,7 +11,7 @@ from typing import Callable
 
 INT32_MAX = 2**31 - 1
 MAX_TIMED_RUNS = 32     # inferences the firmware times in one `mtk-stats` (MTK_STATS_MAX, firmware/mtk_core.h)
-MIN_STACK_BYTES = 1024  # the firmware core and the serial protocol's buffers
+MIN_STACK_BYTES = 512   # the firmware core's call chain and an exception frame, with a margin
 
 
 def integer(low: int, high: int, what: str) -> Callable[[str], int]:

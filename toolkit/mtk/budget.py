@@ -22,12 +22,13 @@ from .errors import DoesNotFit, ModelError
 from .target import get_cpu
 
 DEFAULT_STACK_BYTES = 8192   # the main stack where the model's deepest call chain is unknown, and on Zephyr
-# The bare-metal firmware core's own deepest stack use (its high-water mark under QEMU, less the model's
-# call chain: at most 348 B on the M3, M4, M7, M33 and M55 boards) plus an exception frame with FP
-# context (104 B) and the SysTick handler's, rounded up.
-FIRMWARE_STACK_BYTES = 512
+# The bare-metal firmware core's own deepest stack use under the model (gcc -fcallgraph-info=su: Reset_Handler,
+# mtk_core_main, mtk_core_feed, run_model and the glue's run, 112 B on the M4) plus an exception frame with FP
+# context (104 B) and the SysTick handler's, rounded up; its high-water mark under QEMU, less the model's call
+# chain, is 120-220 B on the M3, M4, M7, M33 and M55 boards.
+FIRMWARE_STACK_BYTES = 256
 STACK_MARGIN = 1.25          # on the core's and the model's stack use together
-STACK_ALIGN = 256
+STACK_ALIGN = 128
 DEFAULT_MAX_RECOMPUTE = 0.15   # extra instructions tiling may add (estimated), a fraction of the model's
 FIRMWARE_DATA_BYTES = 8192   # the firmware core's, libc's and the RTOS's own data: kept free beside the arena
 
@@ -35,7 +36,7 @@ FIRMWARE_DATA_BYTES = 8192   # the firmware core's, libc's and the RTOS's own da
 def stack_reservation(model_stack_bytes: int | None, opt_level: str = "O2") -> int:
     """The bare-metal main stack for a model whose generated C's deepest call chain takes
     `model_stack_bytes` at -O2 (MemoryUse.stack_bytes): the firmware core's and the model's with a 25 %
-    margin, in 256 B steps, at least MIN_STACK_BYTES; DEFAULT_STACK_BYTES where that chain is unknown."""
+    margin, in 128 B steps, at least MIN_STACK_BYTES; DEFAULT_STACK_BYTES where that chain is unknown."""
     if model_stack_bytes is None or opt_level != "O2":
         return DEFAULT_STACK_BYTES
     need = math.ceil((FIRMWARE_STACK_BYTES + model_stack_bytes) * STACK_MARGIN / STACK_ALIGN) * STACK_ALIGN

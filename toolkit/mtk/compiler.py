@@ -21,6 +21,7 @@ from .codegen import aot
 from .codegen.code_size import measure_code
 from .codegen.memory_plan import align
 from .codegen.regions import Pool, constants_region, live_bytes, place_in_regions
+from .codegen.schedule import early_last_readers
 from .codegen.storage import AliasSets, Step, Storage, join_aliases, ordered_steps, plan_storage
 from .codegen.tiling import tile
 from .compiled import CompiledModel, CompiledOp, CompiledTarget, MemoryUse, RegionUse, Tiling
@@ -125,11 +126,14 @@ def tiled_within(graph: Graph, prepared: list[OpData], steps: list[Step], aliase
 
 
 def lean_scratch(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: AliasSets,
-                 storage: Storage) -> tuple[list[Step], Storage]:
-    """For an arena tiling cannot bring under its limit: the layers with a variant in less scratch for more cycles
-    (OpDef.leaner: a Winograd F(4x4) conv's F(2x2), an F(2x2) one's GEMM) take it. Returns the steps and their
-    storage (`steps` itself when no layer has one)."""
-    leaner = [op_def(data.op.type).leaner(data, low.variant) for data, (_, low) in zip(prepared, steps)]
+                 storage: Storage, limit: int) -> tuple[list[Step], Storage]:
+    """For an arena tiling cannot bring under `limit`: the layers at whose step more than `limit` bytes are live
+    and that have a variant in less scratch for more cycles (OpDef.leaner: a Winograd F(4x4) conv's F(2x2), an
+    F(2x2) one's GEMM, a GEMM in smaller chunks) take it. Returns the steps and their storage (`steps` itself when
+    no such layer has one)."""
+    live = live_bytes(storage.plan.buffers, len(steps))
+    leaner = [op_def(data.op.type).leaner(data, low.variant) if live[i] > limit else None
+              for i, (data, (_, low)) in enumerate(zip(prepared, steps))]
     if not any(leaner):
         return steps, storage
     lean = [(op, lower_op(data, variant)) if variant is not None else (op, low)
@@ -205,7 +209,7 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
     what = f"{model_name} does not fit {board_info.budget_name if board_info else ''}"
     with ui.step(f"reading {model_name}"):
         graph = as_graph(model)
-        prepared = check_supported(graph, cpu_obj)
+        prepared = early_last_readers(graph, check_supported(graph, cpu_obj))
     with ui.step(f"lowering {len(graph.ops)} ops through TVM TE/TIR for {cpu_obj.name}"):
         steps, layers = lower_ops(prepared, tuning or Tuning())
         steps, aliases = join_aliases(graph, steps)
@@ -221,8 +225,8 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
         untiled_live = live_bytes(storage.plan.buffers, len(steps))   # the memory plot's "untiled" curve
         tiled = tiled_within(graph, prepared, steps, aliases, storage, limit, max_recompute, cpu_obj.costs)
         leaner, leaner_storage = steps, storage
-        while tiled[1].plan.arena_bytes > limit:   # the layers' leaner variants (Winograd's F(2x2), its GEMM), tiled
-            lean, lean_storage = lean_scratch(graph, prepared, leaner, aliases, leaner_storage)
+        while tiled[1].plan.arena_bytes > limit:   # the leaner variants (Winograd's F(2x2), its GEMM), tiled
+            lean, lean_storage = lean_scratch(graph, prepared, leaner, aliases, leaner_storage, limit)
             if lean is leaner:
                 break
             leaner, leaner_storage = lean, lean_storage

@@ -175,8 +175,9 @@ def run_firmware(runner: Runner, elf: Path, compiled: CompiledModel, samples: li
 
 
 def _layer_times(compiled: CompiledModel, counts: list[int]) -> list[LayerTime]:
-    return [LayerTime(op.index, op.type, units, op.macs, op.tiled, op.code_bytes)
-            for op, units in zip(compiled.ops, counts)]
+    """The ops in the order they run, each with its units (the firmware counts them by op index)."""
+    return [LayerTime(op.index, op.type, counts[op.index], op.macs, op.tiled, op.code_bytes)
+            for op in compiled.ops if op.index < len(counts)]
 
 
 @dataclass(frozen=True)

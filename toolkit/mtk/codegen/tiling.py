@@ -52,7 +52,7 @@ TILE_SCRATCH = "tiles"   # the one scratch of a tiled stage: its row buffers, th
 MAX_LAYERS = 12          # the longest chain the search tries
 MAX_STAGES = 4
 HALOS = (True, False)    # cached, recomputed: the ways the search tries
-BANDS = (4, 8, 1 << 30)  # about as many bands of a layer whose output overwrites its input, tried in turn
+BANDS = (2, 3, 4, 8, 1 << 30)  # about as many bands of a layer whose output overwrites its input, tried in turn
 
 
 def activations(data: OpData) -> list[int]:
@@ -215,6 +215,7 @@ class Stage:
     row_bytes: tuple[int, ...] = ()    # bytes of one output row of each layer
     work_bytes: int = 0                # the largest of the layers' own scratch
     band_cols: int = 0                 # columns of a 2-D patch of the last layer's output; 0: whole rows
+    row_blocks: tuple[int, ...] = ()   # output rows each layer's kernel computes at once (Winograd's tiles: 2)
 
     def pixel_bytes(self, j: int) -> int:
         """Bytes of one pixel of layer j's output (j = −1: of the stage's input)."""
@@ -292,13 +293,18 @@ class Stage:
                    for d, r, done in zip(self.layers, map(row_map, self.layers), self.sequence.computed))
 
     def band_call_instructions(self, macs: Callable[[OpData], int], costs: Costs) -> float:
-        """What the calls beyond one a layer add: each call's set-up, a depthwise call's per channel, and
-        the convolution pixels each call leaves out of its GEMM's blocks beyond those the whole layer does."""
+        """What the calls beyond one a layer add: each call's set-up, a depthwise call's per channel, the
+        convolution pixels each call leaves out of its GEMM's blocks beyond those the whole layer does, and the
+        rows a kernel computing blocks of rows (Winograd's tiles) computes past a call's rows beyond the whole
+        layer's."""
         total = (self.calls - len(self.layers)) * costs.per_call
         for j, data in enumerate(self.layers):
             _, out_h, out_w, channels = data.output.shape
-            pixels = [(c.hi - c.lo) * (c.cols[1] - c.cols[0] if c.cols else out_w)
-                      for c in self.sequence.calls if c.layer == j and c.hi > c.lo]
+            calls = [c for c in self.sequence.calls if c.layer == j and c.hi > c.lo]
+            pixels = [(c.hi - c.lo) * (c.cols[1] - c.cols[0] if c.cols else out_w) for c in calls]
+            block = self.row_blocks[j] if self.row_blocks else 1
+            past = sum(-(c.hi - c.lo) % block * (c.cols[1] - c.cols[0] if c.cols else out_w) for c in calls)
+            total += (past - -out_h % block * out_w) * macs(data) / (out_h * out_w) * costs.per_mac
             if data.op.type == "DEPTHWISE_CONV_2D":
                 total += (len(pixels) - 1) * channels * costs.per_call_channel
             elif data.op.type == "CONV_2D":
@@ -361,26 +367,38 @@ class Stage:
                           self.extra_macs(macs), self.extra_instructions(macs, costs), self.band_cols)
 
 
-def band_height(height: int, bands: int) -> int:
-    """Rows of a band for about `bands` bands of `height` rows: one row if `bands` is as many, else two rows
-    or more and the last band not a single row (a 3-row window then lacks rows: the kernels' fast paths
-    want at least three)."""
+def band_height(height: int, bands: int, extent: int, row_pixels: int, block: int, row_block: int = 1) -> int:
+    """Rows of a band for about `bands` bands of `height` rows: a multiple of the rows the kernel computes at once
+    (`row_block`); one block if `bands` is as many rows, else two rows or more and, for a window taller than a row
+    (`extent`), the last band not a single row (a 3-row window then lacks rows: the kernels' fast paths want at
+    least three). Of those, up to twice the rows, the first whose bands leave no more pixels out of the GEMM's
+    `block`s than the whole layer does (bands of `row_pixels`-wide rows)."""
     if bands >= height:
-        return 1
-    return next(b for b in range(max(2, height // bands), height + 1) if height % b != 1)
+        return min(row_block, height)
+    first = max(2, height // bands)
+    fits = [b for b in range(first, height + 1) if (extent == 1 or height % b != 1) and b % row_block == 0] or [height]
+
+    def tails(b: int) -> int:
+        return sum(min(b, height - lo) * row_pixels % block for lo in range(0, height, b))
+
+    whole = height * row_pixels % block
+    return next((b for b in fits if b < 2 * first and tails(b) <= whole), fits[0])
 
 
 def banded_layers(prepared: list[OpData], steps: list[Step], aliases: AliasSets, storage: Storage, taken: set[int],
-                  work: Callable[[int], int], bands: int) -> list[Stage]:
-    """One-layer stages, in about `bands` bands of the output's rows, for every layer outside `taken`
-    that can be tiled and is its input's last reader: its output may then overlap its input (in the arena),
-    below it computing the bands downwards, above it upwards (Stage.overwrite)."""
+                  work: Callable[[int], int], row_block: Callable[[int], int], bands: int, costs: Costs) -> list[Stage]:
+    """One-layer stages, in about `bands` bands of the output's rows (a convolution's of whole GEMM blocks
+    where it can), for every layer outside `taken` that can be tiled and is its input's last reader: its
+    output may then overlap its input (in the arena), below it computing the bands downwards, above it
+    upwards (Stage.overwrite)."""
     out = []
     for i, (data, (op, low)) in enumerate(zip(prepared, steps)):
         rows = row_map(data) if i not in taken and low.kernels and low.alias_of is None and op.outputs else None
         if rows is None or rows.out_h < 2:
             continue
-        stage = make_stage(prepared, [i], band_height(rows.out_h, bands), True, work)
+        block = costs.pixel_block if data.op.type == "CONV_2D" else 1
+        height = band_height(rows.out_h, bands, rows.extent, data.output.shape[2], block, row_block(i))
+        stage = make_stage(prepared, [i], height, True, work, row_block)
         into = storage.tensor_buffers.get(aliases.root(stage.input))
         if into is not None and into.last_use == i and aliases.root(stage.output) in storage.tensor_buffers:
             out.append(stage)
@@ -408,7 +426,7 @@ def chains(graph: Graph, prepared: list[OpData], steps: list[Step]) -> list[list
 
 
 def make_stage(prepared: list[OpData], positions: list[int], band_rows: int, cached: bool,
-               work: Callable[[int], int], band_cols: int = 0) -> Stage:
+               work: Callable[[int], int], row_block: Callable[[int], int], band_cols: int = 0) -> Stage:
     """The stage of the layers at `positions`: bands of `band_rows`, or 2-D patches `band_cols` wide."""
     layers = tuple(prepared[i] for i in positions)
     rows = [row_map(d) for d in layers]
@@ -416,7 +434,7 @@ def make_stage(prepared: list[OpData], positions: list[int], band_rows: int, cac
         streamed_sequence(rows, band_rows) if cached else recomputed_sequence(rows, band_rows)
     row_bytes = tuple(d.output.nbytes // d.output.shape[1] for d in layers)
     return Stage(positions[0], layers, band_rows, cached, sequence, row_bytes,
-                 max(work(i) for i in positions), band_cols)
+                 max(work(i) for i in positions), band_cols, tuple(map(row_block, positions)))
 
 
 def own_scratch_bytes(low: Lowered) -> int:
@@ -611,7 +629,7 @@ def shapes(prepared: list[OpData], positions: list[int], two_d: bool) -> list[tu
 
 
 def search(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: AliasSets, storage: Storage,
-           budget: int, macs: Callable[[OpData], int], costs: Costs, taken: set[int],
+           budget: int, macs: Callable[[OpData], int], costs: Costs, taken: set[int], row_block: Callable[[int], int],
            two_d: bool = False, limit: int = 0) -> tuple[Stage, Storage] | None:
     """The stage (not over steps in `taken`; 2-D patches too with `two_d`) within `budget` extra
     instructions that brings the arena to `limit` with the fewest extra instructions (then calls: the
@@ -631,7 +649,7 @@ def search(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: Ali
                 continue
             intermediates = {aliases.root(prepared[i].op.outputs[0]) for i in positions[:-1]}
             for band_rows, cached, band_cols in shapes(prepared, positions, two_d):
-                stage = make_stage(prepared, positions, band_rows, cached, work.__getitem__, band_cols)
+                stage = make_stage(prepared, positions, band_rows, cached, work.__getitem__, row_block, band_cols)
                 extra = stage.extra_instructions(macs, costs)
                 if extra <= budget:
                     est, local = _estimate(storage, len(steps), stage, intermediates)
@@ -675,7 +693,7 @@ def tile(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: Alias
             taken = {s.first + j for s in stages for j in range(len(s.layers))}
             spent = sum(s.extra_instructions(macs, costs) for s in stages)
             found = search(graph, prepared, current, aliases, current_storage, budget - spent, macs, costs, taken,
-                           two_d, limit)
+                           row_block, two_d, limit)
             if found is None:
                 break
             stage, current_storage = found
@@ -700,7 +718,7 @@ def tile(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: Alias
 
         for bands in BANDS:
             unbanded = plan_storage(graph, current, aliases)
-            layers = banded_layers(prepared, current, aliases, unbanded, taken, work, bands)
+            layers = banded_layers(prepared, current, aliases, unbanded, taken, work, row_block, bands, costs)
             trial = plan_with(layers)
             for stage in layers[::-1]:    # each kernel geometry costs flash: keep only the bands the arena needs
                 kept = [s for s in layers if s is not stage]
@@ -713,6 +731,7 @@ def tile(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: Alias
         return best
 
     work = {i: own_scratch_bytes(steps[i][1]) for i in range(len(steps))}.__getitem__
+    row_block = {i: op_def(d.op.type).band_row_block(d, steps[i][1].variant) for i, d in enumerate(prepared)}.__getitem__
     stages, planned = with_bands([])
     if planned.plan.arena_bytes > limit:
         searched, searched_plan = staged(two_d=False)

@@ -226,6 +226,11 @@ class OpDef:
         compiler takes it, before tiling, when the arena is above its limit."""
         return None
 
+    def band_row_block(self, data: OpData, variant: Any) -> int:
+        """Output rows `variant`'s kernel computes at once: a band of rows not a multiple of them computes the
+        rest of the block too (tiling prices it)."""
+        return 1
+
 
 def io(op: Op, graph: Graph) -> tuple[list[Tensor | None], Tensor]:
     """The op's input tensors and its (single) output tensor."""

@@ -117,12 +117,17 @@ class Conv2D(ConvWindow, GemmOpDef):
 
     def leaner(self, data: OpData, variant: Variant) -> Variant | None:
         """Winograd's scratch (two tiles' transformed inputs) is the GEMM's twice or more, F(4x4)'s F(2x2)'s twice:
-        under a RAM limit, F(4x4)'s F(2x2) where its sums are exact, F(2x2)'s the GEMM."""
+        under a RAM limit, F(4x4)'s F(2x2) where its sums are exact, F(2x2)'s the GEMM; a GEMM's its own (smaller
+        chunks)."""
         if variant == winograd_dsp.F4.variant and winograd_dsp.F2 in winograd_dsp.transforms(data):
             return winograd_dsp.F2.variant
         if variant in winograd_dsp.BY_VARIANT:
             return first_layer_variants(data, super().variants(data))[0]
-        return None
+        return super().leaner(data, variant)
+
+    def band_row_block(self, data: OpData, variant: Variant) -> int:
+        transform = winograd_dsp.BY_VARIANT.get(variant)
+        return transform.tile_rows if transform else 1
 
     def lower(self, data: OpData, variant: Variant | None = None) -> Lowered:
         variant = variant or self.variants(data)[0]

@@ -44,6 +44,11 @@ class Transform:
         """The transformed tile's positions ξ."""
         return self.g.shape[0] ** 2
 
+    @property
+    def tile_rows(self) -> int:
+        """Output rows of a tile (2 for F(2x2, 3x3), 4 for F(4x4, 3x3))."""
+        return self.g.shape[0] - 2
+
 
 F2 = Transform(spec(Family.WINOGRAD, WINOGRAD), np.array([[2, 0, 0], [1, 1, 1], [1, -1, 1], [0, 0, 2]]), 4)
 F4 = Transform(spec(Family.WINOGRAD, WINOGRAD4),
