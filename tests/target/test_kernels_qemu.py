@@ -21,7 +21,7 @@ from mtk.tflite_builder import ModelBuilder
 from mtk.tuning import tunable_layers
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from harness import (GEMM_MODELS, LAYERS, assert_bit_exact_on_target, conv_model, few_channel_pointwise,
+from harness import (GEMM_MODELS, LAYERS, assert_bit_exact_on_target, conv_model, few_channel_fc, few_channel_pointwise,
                      random_samples, single_op_model)
 
 pytestmark = pytest.mark.qemu
@@ -198,6 +198,14 @@ def test_softmax_of_1001_classes_on_the_cortex_m7(tmp_path):
 def test_few_channel_pointwise_bit_exact_on_dsp_cores(board, seed, tmp_path):
     """Random 1x1 convs of 1 to 3 channels (harness.few_channel_pointwise): 2x2/s16's assembly on each DSP core."""
     assert_bit_exact_on_target(few_channel_pointwise(seed), board, tmp_path)
+
+
+@pytest.mark.parametrize("board", ["mps2/an386", "mps2/an500", "mps2/an505"])
+@pytest.mark.parametrize("seed", [0, 4, 5])   # 5, 7 and 6 channels
+def test_few_channel_fully_connected_bit_exact_on_dsp_cores(board, seed, tmp_path):
+    """Random fully connected layers of 1-3 or 5-7 channels (harness.few_channel_fc): 1x4/s16's assembly and its
+    tails on each DSP core."""
+    assert_bit_exact_on_target(few_channel_fc(seed), board, tmp_path)
 
 
 @pytest.mark.parametrize("board", ["mps2/an386", "mps2/an500", "mps2/an505"])
