@@ -311,7 +311,9 @@ ONE_ROW_FUSED_MODELS = {   # DSP's 1x4/fused: groups of 4 values in pairs, an od
     "fc-per-channel-72x12": lambda: deep_fc_model(72, 12, "NONE", per_channel=True),
     "fc-515x4-chunks-relu": lambda: deep_fc_model(515, 4, "RELU"),
     # DSP cores' 1x4/s16 below a quad: 1 and 2 channels in assembly (pairs of groups, an odd group and a partial one
-    # in C), 3 in C
+    # in C), 3 in C; and of 5-7 (the Cortex-M3's 1x8/s8: a narrow tile of 6 or 7)
+    "fc-1000x6-chunks-relu": lambda: deep_fc_model(1000, 6, "RELU"),
+    "fc-per-channel-604x7-chunks": lambda: deep_fc_model(604, 7, "NONE", per_channel=True),
     "fc-1000x1": lambda: deep_fc_model(1000, 1, "NONE"),
     "fc-37x2-relu": lambda: deep_fc_model(37, 2, "RELU"),
     "fc-per-channel-150x3": lambda: deep_fc_model(150, 3, "NONE", per_channel=True),
