@@ -311,6 +311,15 @@ def few_channel_pointwise(seed: int) -> bytes:
                       fused_activation_function=str(rng.choice(["NONE", "RELU", "RELU6"])))
 
 
+def few_channel_fc(seed: int) -> bytes:
+    """A random FULLY_CONNECTED of 1-3 or 5-7 output channels (the DSP cores' 1x4/s16 over the input's row and its
+    1- to 3-channel tails): 1 to 400 deep, per-tensor or per-channel weights, a random activation."""
+    rng = np.random.default_rng(seed)
+    depth, out = int(rng.integers(1, 401)), int(rng.choice([1, 2, 3, 5, 6, 7]))
+    return conv_model("FULLY_CONNECTED", (1, depth), (out, depth), (1, out), per_channel=bool(rng.integers(2)),
+                      seed=seed, fused_activation_function=str(rng.choice(["NONE", "RELU", "RELU6"])))
+
+
 GEMM_MODELS = {   # a GEMM over rows of the input, over im2col taps, over gathered patches (1→N depthwise too)
     "fc": lambda: conv_model("FULLY_CONNECTED", (1, 37), (10, 37), (1, 10), per_channel=True,
                              fused_activation_function="NONE"),

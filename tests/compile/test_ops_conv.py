@@ -11,14 +11,14 @@ import pytest
 import modelgen
 from mtk.autotune import candidate_tunings
 from mtk.compiled import CompiledModel
-from mtk.kernels.table import GEMM_BY_ID
+from mtk.kernels.table import GEMM_BY_ID, gemm_choices
 from mtk.ops import prepare_ops
 from mtk.ops.gemm import CHUNK, micro_kernel
 from mtk.reader import read_model
 from mtk.target import get_cpu
 from mtk.tuning import tunable_layers
 from harness import (GEMM_MODELS, LAYERS, assert_bit_exact, assert_bit_exact_on_c_paths, assert_builds_for_cortex_m4,
-                     check_random_models, conv_model, few_channel_pointwise, long_fc_model)
+                     check_random_models, conv_model, few_channel_fc, few_channel_pointwise, long_fc_model)
 
 pytestmark = pytest.mark.slow   # compiles models with TVM
 
@@ -161,3 +161,24 @@ def test_few_channel_pointwise_layers_are_bit_exact(seed, tmp_path):
     bit-exact with tflite-micro."""
     assert_bit_exact_on_c_paths(few_channel_pointwise(seed), tmp_path)
     assert re.search(r"mtk_dot_2x[12]_rows_w16_s8\(", (tmp_path / "lib" / "src" / "tvmgen_default_kernels.c").read_text())
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_few_channel_fully_connected_layers_are_bit_exact(seed, tmp_path):
+    """Random fully connected layers of 1-3 or 5-7 channels: on DSP cores the input's row by 1x4/s16 and its tails
+    (in C on the host), bit-exact with tflite-micro."""
+    assert_bit_exact_on_c_paths(few_channel_fc(seed), tmp_path)
+    assert re.search(r"mtk_dot_1x[1-4]_rows_w16_s8\(", (tmp_path / "lib" / "src" / "tvmgen_default_kernels.c").read_text())
+
+
+@pytest.mark.parametrize("channels, first", [(3, "1x4/s16"), (4, "1x4/fused"), (5, "1x4/s16"), (7, "1x4/s16"),
+                                             (8, "1x4/fused"), (10, "1x4/fused")])
+def test_one_row_of_few_channels_takes_the_direct_kernel_on_dsp_cores(channels, first):
+    """One row over the input (a fully connected layer): the direct kernel first for 1-3 and 5-7 channels on the
+    DSP cores, the fused one for whole quads and from 8; several rows only for 1-3."""
+    for core in ("cortex-m4", "cortex-m7", "cortex-m33"):
+        cpu = get_cpu(core)
+        assert gemm_choices(cpu, 1, channels=channels, input_rows=True)[0].id == first
+        several = gemm_choices(cpu, 2, channels=channels, input_rows=True)[0].id
+        assert several == ("2x2/s16" if channels <= 3 else "2x2/fused")
+    assert gemm_choices(get_cpu("cortex-m4"), 1, channels=6)[0].id == "1x4/fused"   # im2col rows: no direct kernel

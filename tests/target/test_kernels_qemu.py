@@ -21,7 +21,7 @@ from mtk.tflite_builder import ModelBuilder
 from mtk.tuning import tunable_layers
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from harness import (GEMM_MODELS, LAYERS, assert_bit_exact_on_target, conv_model, few_channel_pointwise,
+from harness import (GEMM_MODELS, LAYERS, assert_bit_exact_on_target, conv_model, few_channel_fc, few_channel_pointwise,
                      random_samples, single_op_model)
 
 pytestmark = pytest.mark.qemu
@@ -201,6 +201,14 @@ def test_few_channel_pointwise_bit_exact_on_dsp_cores(board, seed, tmp_path):
 
 
 @pytest.mark.parametrize("board", ["mps2/an386", "mps2/an500", "mps2/an505"])
+@pytest.mark.parametrize("seed", [0, 4, 5])   # 5, 7 and 6 channels
+def test_few_channel_fully_connected_bit_exact_on_dsp_cores(board, seed, tmp_path):
+    """Random fully connected layers of 1-3 or 5-7 channels (harness.few_channel_fc): 1x4/s16's assembly and its
+    tails on each DSP core."""
+    assert_bit_exact_on_target(few_channel_fc(seed), board, tmp_path)
+
+
+@pytest.mark.parametrize("board", ["mps2/an386", "mps2/an500", "mps2/an505"])
 @pytest.mark.parametrize("name", DSP_3X3_MODELS)
 def test_dsp_3x3_depthwise_bit_exact_on_target(board, name, tmp_path):
     model = DSP_3X3_MODELS[name]()
@@ -286,24 +294,26 @@ def one_pixel_conv(in_c: int, activation: str) -> bytes:
 
 
 ONE_ROW_FUSED_MODELS = {   # DSP's 1x4/fused: groups of 4 values in pairs, an odd one first; partial last chunks and
-    # channel quads (their outputs in C). The Cortex-M3's 1x8/s8 (its 8-channel tiles in assembly, a narrow last tile
+    # channel quads (their outputs in C; 8 channels or more: 5-7 take 1x4/s16). The Cortex-M3's 1x8/s8 (its 8-channel tiles in assembly, a narrow last tile
     # of 5, 6, 2, 1 or 7 channels in C; a partial last group of 0 to 3 values) and, for the one-pixel convs, 1x8/int8
     "fc-3x8": lambda: deep_fc_model(3, 8, "NONE"),   # one group: no pair
     "fc-604x13-chunks": lambda: deep_fc_model(604, 13, "NONE"),   # chunks of 64, 64 and 23 groups
-    "fc-1000x6-chunks-relu": lambda: deep_fc_model(1000, 6, "RELU"),   # a clamped range, in assembly
+    "fc-1000x10-chunks-relu": lambda: deep_fc_model(1000, 10, "RELU"),   # a clamped range, in assembly
     "fc-per-channel-37x10": lambda: deep_fc_model(37, 10, "NONE", per_channel=True),
     "fc-per-channel-70x9-relu": lambda: deep_fc_model(70, 9, "RELU", per_channel=True),
-    "fc-per-channel-604x7-chunks": lambda: deep_fc_model(604, 7, "NONE", per_channel=True),
+    "fc-per-channel-604x11-chunks": lambda: deep_fc_model(604, 11, "NONE", per_channel=True),
     "fc-151x16-relu": lambda: deep_fc_model(151, 16, "RELU"),
     # the Cortex-M7's and M33's loop (mtk_fused_row_dual.h): one pair (its last, no pass), an odd group and one pair,
     # a whole pass and the last pair, a partial group; chunks of 64, 64 and 1 group
     "fc-8x4": lambda: deep_fc_model(8, 4, "NONE"),
-    "fc-per-channel-11x5-relu": lambda: deep_fc_model(11, 5, "RELU", per_channel=True),
+    "fc-per-channel-11x9-relu": lambda: deep_fc_model(11, 9, "RELU", per_channel=True),
     "fc-66x8": lambda: deep_fc_model(66, 8, "NONE"),
     "fc-per-channel-72x12": lambda: deep_fc_model(72, 12, "NONE", per_channel=True),
     "fc-515x4-chunks-relu": lambda: deep_fc_model(515, 4, "RELU"),
     # DSP cores' 1x4/s16 below a quad: 1 and 2 channels in assembly (pairs of groups, an odd group and a partial one
-    # in C), 3 in C
+    # in C), 3 in C; and of 5-7 (the Cortex-M3's 1x8/s8: a narrow tile of 6 or 7)
+    "fc-1000x6-chunks-relu": lambda: deep_fc_model(1000, 6, "RELU"),
+    "fc-per-channel-604x7-chunks": lambda: deep_fc_model(604, 7, "NONE", per_channel=True),
     "fc-1000x1": lambda: deep_fc_model(1000, 1, "NONE"),
     "fc-37x2-relu": lambda: deep_fc_model(37, 2, "RELU"),
     "fc-per-channel-150x3": lambda: deep_fc_model(150, 3, "NONE", per_channel=True),

@@ -329,12 +329,15 @@ GEMM_ORDER: dict[Isa, tuple[tuple[str, ...], tuple[str, ...]]] = {
 PLAIN_SUMS = {Isa.MVE: (("1x4/int8",), ("2x2/int8", "1x4/int8")),
               Isa.DSP: (("1x4/int8", "1x4/s16"), ("2x2/int8", "1x4/int8", "2x2/s16", "1x4/s16"))}
 
-# Per instruction set, the channel counts up to which a direct kernel comes first over the input's rows. DSP cores:
-# below a whole quad, the fused one-row kernel computes the channels in C as a padded quad and the packed rows cost
-# as much to write as to read; 1x4 s16 reads the int8 row and int16 weights as they are, 2x2 s16 two rows at a time
-# (each weight read once for both). Cortex-M0/M0+: one or two channels over the input's rows take 1x4 s16 too, in C
-# (1x4 int8 would multiply 4 channels and pack the row).
-FEW_CHANNELS = {Isa.DSP: 3, Isa.SCALAR: 2}
+# Per instruction set, the channel counts for which a direct kernel comes first over the input's rows: (one row,
+# several rows). DSP cores: below a whole quad, the fused one-row kernel computes the channels in C as a padded quad
+# and the packed rows cost as much to write as to read; 1x4 s16 reads the int8 row and int16 weights as they are,
+# 2x2 s16 two rows at a time (each weight read once for both). One row of 5-7 channels too: the partial quad costs
+# as much as a whole one, and the packed row serves two quads only (357 deep: 1x4 s16 8-30 % fewer estimated cycles
+# on the M4, M7 and M33, and less flash with the fused kernel's code). Cortex-M0/M0+: one or two channels over the
+# input's rows take 1x4 s16 too, in C (1x4 int8 would multiply 4 channels and pack the row).
+FEW_CHANNELS: dict[Isa, tuple[frozenset[int], frozenset[int]]] = {
+    Isa.DSP: (frozenset({1, 2, 3, 5, 6, 7}), frozenset({1, 2, 3})), Isa.SCALAR: (frozenset({1, 2}), frozenset({1, 2}))}
 
 # Per core, the GEMM kernel of several rows that comes before its instruction set's default where the channels come in
 # whole blocks of it. Cortex-M4 and M33: "2x4/fused" reads each weight word for both rows and each row word for two
@@ -351,15 +354,16 @@ def gemm_choices(cpu: Cpu, rows: int, fused: bool = True, channels: int | None =
     kernel reads. A default whose block pads a third of its work or more past the
     GEMM's `channels` gives way to the first choice in as much flash padding fewer (Cortex-M3: 2x2 s8 over the
     input's rows, else 2x2 int8, before 2x4 for 1, 2 or 5 channels; over im2col rows 1x4 before 1x8 for 1-5 or 9-10).
-    Over the input's rows of at most FEW_CHANNELS channels the direct kernel comes first (DSP cores: 1-3, M0: 1-2);
-    several rows of channels in whole blocks of a core's own kernel take it first (CORE_SEVERAL_ROWS_FIRST)."""
+    Over the input's rows of FEW_CHANNELS channels the direct kernel comes first (DSP cores: 1-3, one row 5-7 too;
+    M0: 1-2); several rows of channels in whole blocks of a core's own kernel take it first
+    (CORE_SEVERAL_ROWS_FIRST)."""
     isa = cpu.isa
     table = GEMM_ORDER[isa] if fused else PLAIN_SUMS.get(isa, GEMM_ORDER[isa])
     kernels = [GEMM_BY_ID[i] for i in table[rows > 1] if input_rows or not GEMM_BY_ID[i].direct]
     first = GEMM_BY_ID.get(CORE_SEVERAL_ROWS_FIRST.get(cpu.name, "")) if rows > 1 else None
     if first in kernels and channels and channels % first.cols == 0:
         kernels = [first] + [k for k in kernels if k is not first]
-    if input_rows and channels and channels <= FEW_CHANNELS.get(isa, 0):
+    if input_rows and channels in FEW_CHANNELS.get(isa, ((), ()))[rows > 1]:
         direct = next(k for k in kernels if k.direct)
         return [direct] + [k for k in kernels if k is not direct]
     padded = lambda k: channels if k.direct else -(-channels // k.cols) * k.cols
