@@ -1,6 +1,6 @@
 """A kernel family's own files on some cores (kernels/table.py CORE_FILES): the one-row fused GEMM's loop of the
-Cortex-M7 and M33 (mtk_fused_row_dual.h), the two-row one's pair loop of the M7 (mtk_fused_pair_m7.h) and its runs
-packer (mtk_im2col_runs_m7.h), included before the family's file whose loops they replace, on those cores only. Their
+Cortex-M7 and M33 (mtk_fused_row_dual.h), the two-row one's pair loop of the M7 (mtk_fused_pair_m7.h), included
+before the family's file whose loops they replace, on those cores only. Their
 outputs: tests/target/test_kernels_qemu.py's one-row GEMMs on mps2/an500 and an505, test_gemm_dsp_qemu.py's fused
 kernels and packed layers."""
 
@@ -20,8 +20,7 @@ DUAL = "dsp/mtk_fused_row_dual.h"
 PAIR_M7 = "dsp/mtk_fused_pair_m7.h"
 
 
-@pytest.mark.parametrize("cpu, own", [("cortex-m7", {"dot_biased_s8": (DUAL, PAIR_M7),
-                                                    "im2col_runs_s8": ("dsp/mtk_im2col_runs_m7.h",)}),
+@pytest.mark.parametrize("cpu, own", [("cortex-m7", {"dot_biased_s8": (DUAL, PAIR_M7)}),
                                       ("cortex-m33", {"dot_biased_s8": (DUAL,)}), ("cortex-m4", {}),
                                       ("cortex-m55", {})])
 def test_which_cores_take_their_own_file(cpu, own):

@@ -24,6 +24,7 @@ RUNS_LAYERS = {
     "conv-3ch-5x5-valid": lambda: conv((1, 8, 9, 3), (5, 5), 6, (4, 5), padding="VALID"),   # 15 left over: 4 groups
     "conv-1ch-3x3-s2": lambda: conv((1, 12, 10, 1), (3, 3), 7, (6, 5), stride=(2, 2)),   # no whole word, all left over
     "conv-2ch-3x3-dilated-rows": lambda: conv((1, 9, 8, 2), (3, 3), 4, (9, 8), dilation=(2, 1)),
+    "conv-1ch-6x4-s2": lambda: conv((1, 14, 10, 1), (6, 4), 8, (7, 5), stride=(2, 2)),   # runs of one whole word
     # 1 -> N depthwise: a convolution on the GEMM (up to 16 channels on DSP cores dsp-3x3's)
     "dw-1to20-3x3": lambda: depthwise((1, 9, 8, 1), (3, 3), 20, (9, 8), activation="RELU6"),
 }
@@ -44,7 +45,7 @@ def test_runs_order_puts_each_kernel_rows_whole_words_first_then_what_is_left_of
 @pytest.mark.parametrize("cpu, in_c, dil_w, stage", [
     ("cortex-m4", 3, 1, 12 + 4),   # a run of 9 bytes in 12, 3 left-over values in a group
     ("cortex-m33", 1, 1, 4 + 12),  # runs of 3: no whole word, 9 left-over values
-    ("cortex-m4", 2, 1, 0),        # runs of 8: whole words, gathered a word at a time
+    ("cortex-m4", 2, 1, 8),        # runs of 8: whole words, nothing left over
     ("cortex-m4", 3, 2, 0),        # dilated kernel rows are not runs
     ("cortex-m4", 4, 1, 0),        # whole groups of channels: packed as taps
     ("cortex-m3", 3, 1, 0),        # no DSP: gathered

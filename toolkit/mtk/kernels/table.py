@@ -57,13 +57,11 @@ POOL_MVE_HEADER = "pool_mve"
 # one-row fused GEMM's loop ("1x4/fused") with single loads, software-pipelined: the Cortex-M7 issues each beside a
 # multiply, the M33 takes single loads for fewer cycles than multiples (the M4 for more: it keeps the LDMs). The two-row
 # one's ("2x2/fused") pair loops and rows' sums: the Cortex-M7's, each load beside a multiply or an ALU instruction, the
-# requantization's constants in the last group's free slots. The Cortex-M7's packer of a pair of im2col rows in runs
-# order for windows inside the image (a 3-channel first layer's), the leftovers in registers.
+# requantization's constants in the last group's free slots.
 _ROW_DUAL = "dsp/mtk_fused_row_dual.h"
 CORE_FILES: dict[tuple[str, str], tuple[str, ...]] = {
     (BIASED_HEADER, "cortex-m7"): (_ROW_DUAL, "dsp/mtk_fused_pair_m7.h"),
     (BIASED_HEADER, "cortex-m33"): (_ROW_DUAL,),
-    (RUNS_HEADER, "cortex-m7"): ("dsp/mtk_im2col_runs_m7.h",),
 }
 
 

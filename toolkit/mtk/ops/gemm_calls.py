@@ -32,10 +32,9 @@ def row_source(patches: Patches | None) -> str:
 
 def runs_stage_bytes(patches: Patches | None, cpu: Cpu) -> int:
     """Bytes a row's staging takes when a gather packs kernel-row runs straight from the input
-    (mtk_im2col_runs_s8.h: no horizontal dilation, a DSP core's int16 packing, kernel rows not in whole groups:
-    whole ones the gather copies a word at a time already); 0 when it does not."""
+    (mtk_im2col_runs_s8.h: no horizontal dilation, a DSP core's int16 packing); 0 when it does not."""
     run = patches.k_w * patches.in_c if patches else 0
-    if row_source(patches) != "gather" or patches.dil_w != 1 or cpu.isa is not Isa.DSP or run % GROUP == 0:
+    if row_source(patches) != "gather" or patches.dil_w != 1 or cpu.isa is not Isa.DSP:
         return 0
     return -(-run // GROUP) * GROUP + -(-patches.k_h * (run % GROUP) // GROUP) * GROUP
 
@@ -58,8 +57,8 @@ class RowPacking:
     """The calls packing a block's rows into the scratch as the kernels read them, from the layout's row source: the
     input's own rows ("rows"; none for a direct kernel, nor for a one-row stream, whose kernel packs the row), its
     im2col taps packed straight from the input, a kernel row at a time ("taps"), or its im2col patches gathered byte
-    by byte into the scratch first ("gather"; on DSP cores, kernel rows not in whole groups packed from the input a
-    kernel row at a time: runs)."""
+    by byte into the scratch first ("gather"; on DSP cores, kernel rows with no horizontal dilation packed from the
+    input a kernel row at a time: runs)."""
 
     def __init__(self, g: GemmLayout, patches: Patches | None):
         self.g, self.pt = g, patches

@@ -67,7 +67,7 @@ static inline void mtk_pack_runs_s16(const int8_t* x, int32_t rows, int32_t iy0,
 static inline int32_t mtk_pack_runs_pair_s16(const void* x, int32_t iy0, int32_t ix0, int32_t iy1, int32_t ix1,
                                              int32_t in_h, int32_t in_w, int32_t in_c, int32_t kh, int32_t kw,
                                              int32_t dil_h, int32_t pad, void* stage, void* dst) {
-#ifdef MTK_PACK_RUNS_PAIR_INSIDE   /* a core's own packer of windows inside the image (kernels/table.py CORE_FILES) */
+#ifdef MTK_PACK_RUNS_PAIR_INSIDE   /* the DSP cores' packer of windows inside the image (kernels/files.py) */
   if (mtk_pack_runs_pair_inside((const int8_t*)x, iy0, ix0, iy1, ix1, in_h, in_w, in_c, kh, kw, dil_h, (uint8_t*)dst))
     return 0;
 #endif

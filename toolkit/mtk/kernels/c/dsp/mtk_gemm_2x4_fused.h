@@ -71,12 +71,29 @@ static inline void mtk_fused_quad2_c(const void* x, const uint8_t* t, int32_t gr
   "ldr r12, [r0], #16\n\t"             \
   MTK_QUAD2_SUMS
 #define MTK_QUAD2_GROUP_BYTES "112"
+/* The rows' −128·Σx into r10, r11 and the quad's head words into r2-r5, r1 past them; channel C's m, C, e into r10-r12
+ * (C = 0 to 3), r1 past the quad's 48 bytes of them after channel 0's: single loads on the Cortex-M33 (one cycle each,
+ * an LDM or LDRD one more than its registers), multiples elsewhere (as many cycles on the Cortex-M4, whose single
+ * loads pipeline). */
+#if defined(__ARM_ARCH_8M_MAIN__)
+#define MTK_QUAD2_HEAD                                                                                     \
+  "ldr r10, [sp, #4]\n\tldr r11, [sp, #8]\n\t"                                                            \
+  "ldr r2, [r1], #16\n\tldr r3, [r1, #-12]\n\tldr r4, [r1, #-8]\n\tldr r5, [r1, #-4]\n\t"
+#define MTK_QUAD2_PARAMS_AT(M, C, E) "ldr r10, [r1, #" M "]\n\tldr r11, [r1, #" C "]\n\tldr r12, [r1, #" E "]\n\t"
+#define MTK_QUAD2_PARAMS_OF(C) MTK_QUAD2_PARAMS_##C
+#define MTK_QUAD2_PARAMS_0 "ldr r10, [r1], #48\n\tldr r11, [r1, #-44]\n\tldr r12, [r1, #-40]\n\t"
+#define MTK_QUAD2_PARAMS_1 MTK_QUAD2_PARAMS_AT("-36", "-32", "-28")
+#define MTK_QUAD2_PARAMS_2 MTK_QUAD2_PARAMS_AT("-24", "-20", "-16")
+#define MTK_QUAD2_PARAMS_3 MTK_QUAD2_PARAMS_AT("-12", "-8", "-4")
+#else
+#define MTK_QUAD2_HEAD "ldrd r10, r11, [sp, #4]\n\tldm r1!, {r2, r3, r4, r5}\n\t"
+#define MTK_QUAD2_PARAMS_OF(C) "ldm r1!, {r10, r11, r12}\n\t"
+#endif
 /* A quad's first sums: its head's words, c0's and c2's plus −128·Σx of their row; r0 at the rows. No load's result
  * read by the next instruction (the Cortex-M33's load-use stall), its 16-bit MOVs and ADDs in pairs (its dual issue). */
 #define MTK_QUAD2_START              \
   "1:\n\t"                           \
-  "ldrd r10, r11, [sp, #4]\n\t"      \
-  "ldm r1!, {r2, r3, r4, r5}\n\t"    \
+  MTK_QUAD2_HEAD                     \
   "ldr r0, [sp, #0]\n\t"             \
   "add r6, r2, r11\n\t"              \
   "add r8, r4, r11\n\t"              \
@@ -91,7 +108,6 @@ static inline void mtk_fused_quad2_c(const void* x, const uint8_t* t, int32_t gr
   "asr " T ", " T ", r12\n\t"            \
   "ssat " T ", #8, " T "\n\t"            \
   STORE "\n\t"
-#define MTK_QUAD2_PARAMS_NEXT "ldm r1!, {r10, r11, r12}\n\t"
 /* 2·(S − 256·T): the doubled sums of a pair's c0 in both rows from their sums S (X0, X1) and T (Y0, Y1, not doubled
  * yet); the two 16-bit ADDs side by side (the Cortex-M33 issues them together). */
 #define MTK_QUAD2_C0(X0, Y0, X1, Y1)                                                                  \
@@ -102,7 +118,7 @@ static inline void mtk_fused_quad2_c(const void* x, const uint8_t* t, int32_t gr
  * register its sum no longer needs (r0 first). No load's result read by the next instruction. */
 #define MTK_QUAD2_EPILOGUE(SIGN)                                           \
   "ldr lr, [sp, #16]\n\t"                                                  \
-  MTK_QUAD2_PARAMS_NEXT                                                    \
+  MTK_QUAD2_PARAMS_OF(0)                                                   \
   MTK_QUAD2_C0("r2", "r3", "r6", "r7")                             \
   MTK_QUAD2_OUT("r2", "r0", "strb r0, [lr]", SIGN)                         \
   "ldr r2, [sp, #12]\n\t"                                                  \
@@ -112,16 +128,16 @@ static inline void mtk_fused_quad2_c(const void* x, const uint8_t* t, int32_t gr
   "asr r0, r0, r12\n\t"                                                    \
   "ssat r0, #8, r0\n\t"                                                    \
   "strb r0, [r2]\n\t"                                                      \
-  MTK_QUAD2_PARAMS_NEXT                                                    \
+  MTK_QUAD2_PARAMS_OF(1)                                                   \
   "add r3, r3, r3\n\t"                                                     \
   "add r7, r7, r7\n\t"                                                     \
   MTK_QUAD2_OUT("r3", "r6", "strb r6, [lr, #1]", SIGN)                     \
   MTK_QUAD2_OUT("r7", "r3", "strb r3, [r2, #1]", SIGN)                     \
-  MTK_QUAD2_PARAMS_NEXT                                                    \
+  MTK_QUAD2_PARAMS_OF(2)                                                   \
   MTK_QUAD2_C0("r4", "r5", "r8", "r9")                             \
   MTK_QUAD2_OUT("r4", "r7", "strb r7, [lr, #2]", SIGN)                     \
   MTK_QUAD2_OUT("r8", "r4", "strb r4, [r2, #2]", SIGN)                     \
-  MTK_QUAD2_PARAMS_NEXT                                                    \
+  MTK_QUAD2_PARAMS_OF(3)                                                   \
   "add r5, r5, r5\n\t"                                                     \
   "add r9, r9, r9\n\t"                                                     \
   MTK_QUAD2_OUT("r5", "r8", "strb r8, [lr, #3]", SIGN)                     \

@@ -1,10 +1,10 @@
-/* The Cortex-M7's pair of im2col rows in runs order for windows inside the image (kernels/table.py: CORE_FILES;
- * included before common/mtk_im2col_runs_s8.h, whose mtk_pack_runs_pair_s16 tries it first): each kernel row's whole
+/* A pair of im2col rows in runs order for windows inside the image, on the DSP cores (kernels/files.py: included
+ * before common/mtk_im2col_runs_s8.h, whose mtk_pack_runs_pair_s16 tries it first): each kernel row's whole
  * words packed from the input where they are, its leftover values (a 3-channel 3x3 window's one a kernel row) gathered
  * into the tail group's word in registers, neither staged nor zero-filled in memory. The same packed rows as
  * mtk_pack_runs_s16. */
-#ifndef MTK_IM2COL_RUNS_M7_H_
-#define MTK_IM2COL_RUNS_M7_H_
+#ifndef MTK_IM2COL_RUNS_INSIDE_H_
+#define MTK_IM2COL_RUNS_INSIDE_H_
 
 #include <stdint.h>
 
@@ -45,4 +45,4 @@ static inline int32_t mtk_pack_runs_pair_inside(const int8_t* x, int32_t iy0, in
   return 1;
 }
 
-#endif /* MTK_IM2COL_RUNS_M7_H_ */
+#endif /* MTK_IM2COL_RUNS_INSIDE_H_ */
