@@ -18,8 +18,8 @@ bias; s_c = E - e_c >= 1) give the same outputs through SMMLA, whose truncation 
 2^(s_c - 1) + k_c * 2^s_c is the rounding of the scaled product, and one SSAT ..., ASR #E instead of ASR by e_c
 and SSAT (`uniform_shift`).
 
-Each output row is a call of one row subroutine, but for a small plane (VWW's 6x6x128: the calls, row counter
-and pointer steps cost the most there), whose rows are written out in the channel's loop.
+Each output row is a call of one row subroutine, but for a small plane (VWW's 6x6x128, KWS's 25x5: the calls,
+row counter and pointer steps cost the most there), whose rows are written out in the channel's loop.
 
 A layer whose output is taller than wide runs transposed: its columns as rows (strides, padding and the weights'
 axes swapped, each output row then a column of the image), for fewer, longer rows; so does one whose rows are too
@@ -49,7 +49,7 @@ PERIODS = (8, 4)           # outputs a pass of a row's loop, the longer first (a
 CHANNEL_WORDS = 8          # mult, k, W0, W1, W2, U, V, 2 * bias
 LOAD_REACH = 4095          # LDRSB's immediate offset
 STORE_REACH = 4095         # STRB's
-INLINE_LINES = 800         # a channel's rows written out in its loop up to this many lines
+INLINE_LINES = 1700        # a channel's rows written out in its loop up to this many lines
 ACCS = ("r8", "r9", "r10", "r11")
 WEIGHTS = ("r2", "r3", "r4")
 SINGLES = (("smlabb", "r5"), ("smlabt", "r5"), ("smlabt", "r6"))   # slot 2 of column kx by U.lo, U.hi, V.hi
