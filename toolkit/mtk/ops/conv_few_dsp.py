@@ -7,8 +7,10 @@ band's pixel pairs is assembly generated here with the band's and the stream's o
 loads and 8 SMLADs, the doubled int16 weights' sums requantized as the fused GEMM's (SMMLAR, shift, SSAT). Where a
 kernel row's kw * in_c values are odd its last pair reads one more value, against a zero weight.
 
-It takes a layer whose pixels start on whole int16 pairs (stride_w * in_c even), undilated along its rows, whose
-requantization the fused stream computes exactly (gemm.stream_params) and whose offsets fit the loads' immediates."""
+Where stride_w * in_c is odd (a 3-channel or 1-channel layer of stride 1) every other pixel starts on an odd value:
+pairs then lie side by side, pixel 1 read from a second band holding the same rows one value on. It takes a layer
+undilated along its rows whose requantization the fused stream computes exactly (gemm.stream_params) and whose offsets
+fit the loads' immediates."""
 
 from __future__ import annotations
 
@@ -45,6 +47,12 @@ class Plan:
     stream_in_ram: bool = False
 
     @property
+    def shifted(self) -> bool:
+        """Whether every other pixel starts on an odd value (stride_w * in_c odd): pixel 1 of a pair (side by side)
+        then reads a second band, the first's rows one value on."""
+        return (self.g.stride_w * self.g.in_c) % 2 == 1
+
+    @property
     def pairs(self) -> int:
         """int16 pairs of a kernel row (kw * in_c values, one more when odd)."""
         return -(-self.g.k_w * self.g.in_c // 2)
@@ -61,13 +69,15 @@ class Plan:
 
     @property
     def band_rows(self) -> int:
-        return self.g.k_h * (2 if self.vertical else 1)
+        return self.g.k_h * (2 if self.vertical or self.shifted else 1)
 
     @property
     def partner(self) -> int:
         """Bytes from a pair's pixel 0 to pixel 1 in the band."""
         g = self.g
-        return 2 * (g.k_h * self.row_values if self.vertical else g.stride_w * g.in_c)
+        if self.vertical:
+            return 2 * g.k_h * self.row_values
+        return 2 * (g.k_h * self.row_values * self.shifted + g.stride_w * g.in_c - self.shifted)
 
     @property
     def band_step(self) -> int:
@@ -122,12 +132,11 @@ def plan(data: OpData) -> Plan | None:
     if data.cpu.name not in CORES or not isinstance(p, GemmParams) or p.patches is None:
         return None
     g = p.patches
-    if g.in_c > MAX_IN_C or g.dil_w != 1 or (g.stride_w * g.in_c) % 2 or p.requant.constant_output is not None:
+    if g.in_c > MAX_IN_C or g.dil_w != 1 or p.requant.constant_output is not None or stream_params(p) is None:
         return None
-    if stream_params(p) is None:
-        return None
-    # the pairing that leaves fewer pixels without a partner (each costs a whole pair)
-    vertical = g.out_h * (g.out_w % 2) > g.out_w * (g.out_h % 2)
+    # the pairing that leaves fewer pixels without a partner (each costs a whole pair); side by side where every
+    # other pixel starts on an odd value
+    vertical = g.out_h * (g.out_w % 2) > g.out_w * (g.out_h % 2) and (g.stride_w * g.in_c) % 2 == 0
     stream_bytes = Plan(g, vertical).stream_bytes
     planned = Plan(g, vertical, stream_bytes <= STREAM_IN_RAM.get(data.cpu.name, 0))
     return planned if planned.reach <= LOAD_REACH else None
@@ -256,6 +265,7 @@ def c_source(plan: Plan, lines: list[str], sign: bool, act_min: int, act_max: in
                  f"{plan.out_step}, {g.out_c}, {act_min}, {act_max}")
     layer = (f"{g.in_h}, {g.in_w}, {g.in_c}, {g.out_h}, {g.out_w}, {g.out_c}, {g.k_h}, {g.stride_h}, {g.stride_w}, "
              f"{g.dil_h}, {g.pad_top}, {g.pad_left}, {g.in_zp}, {plan.row_values}, {int(plan.vertical)}, "
+             f"{int(plan.shifted)}, "
              f"{plan.stream_bytes * plan.stream_in_ram}")
     name = f"mtk_few_{hashlib.sha256((asm + pass_args + layer).encode()).hexdigest()[:12]}"
     function = CFunction.of(name, "const void* x, const void* stream, int8_t* out, void* scratch")
