@@ -15,7 +15,7 @@ fit the loads' immediates."""
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -256,32 +256,39 @@ def assembly(plan: Plan, sign: bool, act_min: int, act_max: int) -> list[str]:
     return lines
 
 
-def c_source(plan: Plan, lines: list[str], sign: bool, act_min: int, act_max: int) -> tuple[str, CFunction]:
-    """(C source, its function): the layer's call of mtk_few_layer with its pass, the assembly or, for builds without
-    it, mtk_few_pass_c."""
+def pass_source(name: str, plan: Plan, sign: bool, act_min: int, act_max: int) -> str:
+    """The C of the pass `name` over `plan`'s pairs: its assembly, or for builds without it mtk_few_pass_c."""
     g = plan.g
-    asm = "".join(f'      "{line}\\n\\t"\n' for line in lines)
-    pass_args = (f"{plan.pairs}, {g.k_h}, {plan.row_values}, {plan.partner // 2}, {plan.band_step // 2}, "
-                 f"{plan.out_step}, {g.out_c}, {act_min}, {act_max}")
-    layer = (f"{g.in_h}, {g.in_w}, {g.in_c}, {g.out_h}, {g.out_w}, {g.out_c}, {g.k_h}, {g.stride_h}, {g.stride_w}, "
-             f"{g.dil_h}, {g.pad_top}, {g.pad_left}, {g.in_zp}, {plan.row_values}, {int(plan.vertical)}, "
-             f"{int(plan.shifted)}, "
-             f"{plan.stream_bytes * plan.stream_in_ram}")
-    name = f"mtk_few_{hashlib.sha256((asm + pass_args + layer).encode()).hexdigest()[:12]}"
-    function = CFunction.of(name, "const void* x, const void* stream, int8_t* out, void* scratch")
+    asm = "".join(f'      "{line}\\n\\t"\n' for line in assembly(plan, sign, act_min, act_max))
     unused = "__attribute__((unused))"
     params = (f"{unused} const int16_t* band, {unused} const int32_t* stream, {unused} int8_t* o0, "
               f"{unused} int8_t* o1, {unused} int32_t n")
-    src = (f"#ifdef MTK_DSP_ASM\n"
-           f"__attribute__((naked, noinline)) static void {name}_pass({params}) {{\n"
-           f"  __asm__ volatile(\n{asm}  );\n}}\n#else\n"
-           f"static void {name}_pass({params}) {{\n"
-           f"  mtk_few_pass_c(band, stream, o0, o1, n, {pass_args});\n}}\n#endif\n"
-           f"{function.head} {{\n"
+    return (f"#ifdef MTK_DSP_ASM\n"
+            f"__attribute__((naked, noinline)) static void {name}({params}) {{\n"
+            f"  __asm__ volatile(\n{asm}  );\n}}\n#else\n"
+            f"static void {name}({params}) {{\n"
+            f"  mtk_few_pass_c(band, stream, o0, o1, n, {plan.pairs}, {g.k_h}, {plan.row_values}, {plan.partner // 2}, "
+            f"{plan.band_step // 2}, {plan.out_step}, {g.out_c}, {act_min}, {act_max});\n}}\n#endif\n")
+
+
+def c_source(plan: Plan, sign: bool, act_min: int, act_max: int) -> tuple[str, CFunction]:
+    """(C source, its function): the layer's call of mtk_few_layer with its pass and, where pairs lie one above the
+    other and the last row is alone, that row's pass of pairs side by side."""
+    g = plan.g
+    layer = (f"{g.in_h}, {g.in_w}, {g.in_c}, {g.out_h}, {g.out_w}, {g.out_c}, {g.k_h}, {g.stride_h}, {g.stride_w}, "
+             f"{g.dil_h}, {g.pad_top}, {g.pad_left}, {g.in_zp}, {plan.row_values}, {int(plan.vertical)}, "
+             f"{int(plan.shifted)}, {plan.stream_bytes * plan.stream_in_ram}")
+    plans = [plan] + ([replace(plan, vertical=False)] if plan.vertical and g.out_h % 2 else [])
+    passes = "".join(pass_source(f"PASS{i}", p, sign, act_min, act_max) for i, p in enumerate(plans))
+    name = f"mtk_few_{hashlib.sha256((passes + layer).encode()).hexdigest()[:12]}"
+    passes = passes.replace("PASS", f"{name}_pass")
+    function = CFunction.of(name, "const void* x, const void* stream, int8_t* out, void* scratch")
+    row_pass = f"{name}_pass1" if len(plans) > 1 else "0"
+    src = (f"{passes}{function.head} {{\n"
            f"  static const mtk_few_layer_t layer = {{{layer}}};\n"
            f"  mtk_few_layer(&layer, (const int8_t*)x, (const int32_t*)stream, out, (int16_t*)scratch,\n"
            f"                (int8_t*)scratch + {plan.band_bytes}, "
-           f"(int32_t*)scratch + {(plan.band_bytes + 4 * plan.quads) // 4}, {name}_pass);\n"
+           f"(int32_t*)scratch + {(plan.band_bytes + 4 * plan.quads) // 4}, {name}_pass0, {row_pass});\n"
            f"  return 0;\n}}\n")
     return src, function
 
@@ -294,8 +301,7 @@ def lower(data: OpData) -> Kernel:
     rq = p.requant
     weights, bias, multiplier, shift = stream_params(p)
     sign = rq.negative_rounding_matters
-    lines = assembly(planned, sign, rq.act_min, rq.act_max)
-    src, function = c_source(planned, lines, sign, rq.act_min, rq.act_max)
+    src, function = c_source(planned, sign, rq.act_min, rq.act_max)
     stream = pack(planned, weights, bias, multiplier, shift, rq.out_zp)
     args = [data.op.inputs[0], Const("stream", stream), data.op.outputs[0], Scratch(planned.scratch_bytes)]
     return Kernel(p.name, args, c_source=src, c_function=function, headers=(KERNEL.header,))

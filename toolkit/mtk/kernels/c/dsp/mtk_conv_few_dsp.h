@@ -137,10 +137,12 @@ static inline void mtk_few_band(const mtk_few_layer_t* g, int16_t* band, const i
 
 /* The layer: per block of output rows (one, or two for vertical pairs) its band, then its pixel pairs; a pixel
  * without a partner (an odd row or an odd last row) pairs with the band's next one, whose outputs go to `junk`
- * (out_c bytes). The band: k_h rows, twice that for vertical pairs and for shifted ones. A stream read from RAM is copied to `ram`
+ * (out_c bytes); a last row alone in a layer of vertical pairs takes `row_pass`, its pairs side by side (NULL
+ * where the rows come in pairs). The band: k_h rows, twice that for vertical pairs and for shifted ones. A stream read from RAM is copied to `ram`
  * first (flash with a small data cache would miss on each of its lines at every pair). */
 static inline void mtk_few_layer(const mtk_few_layer_t* g, const int8_t* x, const int32_t* stream, int8_t* out,
-                                 int16_t* band, int8_t* junk, int32_t* ram, mtk_few_pass_fn pass) {
+                                 int16_t* band, int8_t* junk, int32_t* ram, mtk_few_pass_fn pass,
+                                 mtk_few_pass_fn row_pass) {
   if (g->stream_bytes) stream = (const int32_t*)memcpy(ram, stream, (size_t)g->stream_bytes);
   const int32_t row_out = g->out_w * g->out_c, col = g->stride_w * g->in_c;
   if (g->vertical) {
@@ -150,8 +152,9 @@ static inline void mtk_few_layer(const mtk_few_layer_t* g, const int8_t* x, cons
       mtk_few_band(g, band + g->k_h * g->row_values, x, oy + 1);
       if (oy + 1 < g->out_h) {
         pass(band, stream, o, o + row_out, g->out_w);
-      } else {
-        for (int32_t ox = 0; ox < g->out_w; ++ox) pass(band + ox * col, stream, o + ox * g->out_c, junk, 1);
+      } else {   /* the last row alone: its pixels side by side */
+        if (g->out_w >= 2) row_pass(band, stream, o, o + g->out_c, g->out_w >> 1);
+        if (g->out_w & 1) row_pass(band + (g->out_w - 1) * col, stream, o + (g->out_w - 1) * g->out_c, junk, 1);
       }
     }
     return;
