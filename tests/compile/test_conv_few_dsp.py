@@ -1,4 +1,4 @@
-"""CONV_2D with 1 to 4 input channels on the Cortex-M4 and M33 (ops/conv_few_dsp.py, c/dsp/mtk_conv_few_dsp.h): which
+"""CONV_2D with 1 to 4 input channels on DSP cores (ops/conv_few_dsp.py, c/dsp/mtk_conv_few_dsp.h): which
 layers it takes and how it pairs their pixels, and its C (mtk_few_pass_c, what builds without the assembly) against
 tflite-micro on the host; tests/target/test_conv_few_dsp_qemu.py runs the assembly."""
 
@@ -56,11 +56,14 @@ def variants(model: bytes, cpu: str) -> list:
 
 
 @pytest.mark.parametrize("name", sorted(LAYERS))
-def test_the_layers_take_it_by_default_on_the_m4_and_m33_not_the_m7(name):
-    model = LAYERS[name]()
-    assert variants(model, "cortex-m4")[0] == FEW_INPUTS
-    assert variants(model, "cortex-m33")[0] == FEW_INPUTS
-    assert FEW_INPUTS not in variants(model, "cortex-m7")
+@pytest.mark.parametrize("cpu", ["cortex-m4", "cortex-m33", "cortex-m7"])
+def test_the_layers_take_it_by_default_on_dsp_cores(name, cpu):
+    assert variants(LAYERS[name](), cpu)[0] == FEW_INPUTS
+
+
+def test_other_cores_keep_the_gemm():
+    assert FEW_INPUTS not in variants(LAYERS["rgb-3x3-s2"](), "cortex-m3")
+    assert FEW_INPUTS not in variants(LAYERS["rgb-3x3-s2"](), "cortex-m55")
 
 
 def test_wide_inputs_and_dilated_rows_keep_the_gemm():

@@ -1,11 +1,12 @@
-"""CONV_2D with 1 to 4 input channels (image and spectrogram first layers) on the Cortex-M4 and M33, the layer in one
-call (c/dsp/mtk_conv_few_dsp.h): per output row (or pair of rows) the input rows its windows read, zero-padded and
-widened to int16 once in a band, then each pixel's window read from the band where it is, as int16 pairs; two pixels
-(side by side, or one above the other where that leaves fewer pixels without a partner) against four output channels
-a block, each weight word loaded once for both pixels and each pixel word once for the four channels. The pass over a
-band's pixel pairs is assembly generated here with the band's and the stream's offsets as immediates: per k pair 6
-loads and 8 SMLADs, the doubled int16 weights' sums requantized as the fused GEMM's (SMMLAR, shift, SSAT). Where a
-kernel row's kw * in_c values are odd its last pair reads one more value, against a zero weight.
+"""CONV_2D with 1 to 4 input channels (image and spectrogram first layers) on DSP cores (Cortex-M4, M7, M33), the
+layer in one call (c/dsp/mtk_conv_few_dsp.h): per output row (or pair of rows) the input rows its windows read,
+zero-padded and widened to int16 once in a band, then each pixel's window read from the band where it is, as int16
+pairs; two pixels (side by side, or one above the other where that leaves fewer pixels without a partner) against four
+output channels a block, each weight word loaded once for both pixels and each pixel word once for the four channels.
+The pass over a band's pixel pairs is assembly generated here with the band's and the stream's offsets as immediates:
+per k pair 6 loads and 8 SMLADs (on the M7 ordered for its dual issue: asm_schedule.py), the doubled int16 weights'
+sums requantized as the fused GEMM's (SMMLAR, shift, SSAT). Where a kernel row's kw * in_c values are odd its last
+pair reads one more value, against a zero weight.
 
 Where stride_w * in_c is odd (a 3-channel or 1-channel layer of stride 1) every other pixel starts on an odd value:
 pairs then lie side by side, pixel 1 read from a second band holding the same rows one value on. It takes a layer
@@ -22,11 +23,12 @@ import numpy as np
 from ..kernels.signature import CFunction
 from ..kernels.table import FEW_INPUTS_KERNEL, Family, spec
 from .base import Const, Kernel, OpData, Scratch
+from ..target import Isa
+from .asm_schedule import schedule
 from .depthwise3x3_dsp import _clamp
 from .gemm import GemmParams, Patches, stream_params
 
 KERNEL = spec(Family.FEW_INPUTS, FEW_INPUTS_KERNEL)
-CORES = ("cortex-m4", "cortex-m33")
 MAX_IN_C = 4
 LOAD_REACH = 4095        # LDR's immediate offset
 # the stream copied to RAM on the Cortex-M4 up to this size (its boards' flash caches hold a few hundred bytes of data:
@@ -127,9 +129,9 @@ class Plan:
 
 
 def plan(data: OpData) -> Plan | None:
-    """The layer's plan on a Cortex-M4 or M33, or None: a layer it does not take (module docstring)."""
+    """The layer's plan on a DSP core, or None: a layer it does not take (module docstring)."""
     p = data.params
-    if data.cpu.name not in CORES or not isinstance(p, GemmParams) or p.patches is None:
+    if data.cpu.isa is not Isa.DSP or not isinstance(p, GemmParams) or p.patches is None:
         return None
     g = p.patches
     if g.in_c > MAX_IN_C or g.dil_w != 1 or p.requant.constant_output is not None or stream_params(p) is None:
@@ -256,10 +258,11 @@ def assembly(plan: Plan, sign: bool, act_min: int, act_max: int) -> list[str]:
     return lines
 
 
-def pass_source(name: str, plan: Plan, sign: bool, act_min: int, act_max: int) -> str:
-    """The C of the pass `name` over `plan`'s pairs: its assembly, or for builds without it mtk_few_pass_c."""
+def pass_source(name: str, plan: Plan, sign: bool, act_min: int, act_max: int, cpu: str) -> str:
+    """The C of the pass `name` over `plan`'s pairs: its assembly (ordered for `cpu`), or for builds without it
+    mtk_few_pass_c."""
     g = plan.g
-    asm = "".join(f'      "{line}\\n\\t"\n' for line in assembly(plan, sign, act_min, act_max))
+    asm = "".join(f'      "{line}\\n\\t"\n' for line in schedule(assembly(plan, sign, act_min, act_max), cpu))
     unused = "__attribute__((unused))"
     params = (f"{unused} const int16_t* band, {unused} const int32_t* stream, {unused} int8_t* o0, "
               f"{unused} int8_t* o1, {unused} int32_t n")
@@ -271,7 +274,7 @@ def pass_source(name: str, plan: Plan, sign: bool, act_min: int, act_max: int) -
             f"{plan.band_step // 2}, {plan.out_step}, {g.out_c}, {act_min}, {act_max});\n}}\n#endif\n")
 
 
-def c_source(plan: Plan, sign: bool, act_min: int, act_max: int) -> tuple[str, CFunction]:
+def c_source(plan: Plan, sign: bool, act_min: int, act_max: int, cpu: str) -> tuple[str, CFunction]:
     """(C source, its function): the layer's call of mtk_few_layer with its pass and, where pairs lie one above the
     other and the last row is alone, that row's pass of pairs side by side."""
     g = plan.g
@@ -279,7 +282,7 @@ def c_source(plan: Plan, sign: bool, act_min: int, act_max: int) -> tuple[str, C
              f"{g.dil_h}, {g.pad_top}, {g.pad_left}, {g.in_zp}, {plan.row_values}, {int(plan.vertical)}, "
              f"{int(plan.shifted)}, {plan.stream_bytes * plan.stream_in_ram}")
     plans = [plan] + ([replace(plan, vertical=False)] if plan.vertical and g.out_h % 2 else [])
-    passes = "".join(pass_source(f"PASS{i}", p, sign, act_min, act_max) for i, p in enumerate(plans))
+    passes = "".join(pass_source(f"PASS{i}", p, sign, act_min, act_max, cpu) for i, p in enumerate(plans))
     name = f"mtk_few_{hashlib.sha256((passes + layer).encode()).hexdigest()[:12]}"
     passes = passes.replace("PASS", f"{name}_pass")
     function = CFunction.of(name, "const void* x, const void* stream, int8_t* out, void* scratch")
@@ -301,7 +304,7 @@ def lower(data: OpData) -> Kernel:
     rq = p.requant
     weights, bias, multiplier, shift = stream_params(p)
     sign = rq.negative_rounding_matters
-    src, function = c_source(planned, sign, rq.act_min, rq.act_max)
+    src, function = c_source(planned, sign, rq.act_min, rq.act_max, data.cpu.name)
     stream = pack(planned, weights, bias, multiplier, shift, rq.out_zp)
     args = [data.op.inputs[0], Const("stream", stream), data.op.outputs[0], Scratch(planned.scratch_bytes)]
     return Kernel(p.name, args, c_source=src, c_function=function, headers=(KERNEL.header,))
