@@ -11,6 +11,7 @@ import pytest
 
 from harness import assert_bit_exact_on_c_paths, conv, conv_model, depthwise
 from mtk.ops import op_def, prepare_ops
+from mtk.ops.conv import FEW_INPUTS
 from mtk.ops.gemm import Patches
 from mtk.ops.gemm_calls import runs_order, runs_stage_bytes
 from mtk.ops.variants import Variant
@@ -74,10 +75,11 @@ def test_run_packed_rows_feed_every_gemm_block(variant, tmp_path):
 
 
 def test_a_run_packed_layer_includes_the_runs_header_not_the_gather(tmp_path):
-    """(The Cortex-M7's: the M4's and M33's default is the band kernel of ops/conv_few_dsp.py.)"""
+    """(On the GEMM: the layer's default is the band kernel of ops/conv_few_dsp.py.)"""
     (tmp_path / "m.tflite").write_bytes(RUNS_LAYERS["conv-3ch-3x3-s2"]())
-    data = prepare_ops(read_model(tmp_path / "m.tflite"), get_cpu("cortex-m7"))[0]
-    [kernel] = op_def("CONV_2D").lower(data).kernels
+    data = prepare_ops(read_model(tmp_path / "m.tflite"), get_cpu("cortex-m4"))[0]
+    gemm = next(v for v in op_def("CONV_2D").variants(data) if v != FEW_INPUTS)
+    [kernel] = op_def("CONV_2D").lower(data, gemm).kernels
     assert "im2col_runs_s8" in kernel.headers and "im2col_s8" not in kernel.headers
 
 

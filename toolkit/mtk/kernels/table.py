@@ -288,7 +288,7 @@ WINOGRAD_KERNELS = (
                (4, 3), "winograd", 2),
 )
 
-# A conv of 1 to 4 input channels on the Cortex-M4 and M33 (ops/conv_few_dsp.py): the layer in one call, its windows
+# A conv of 1 to 4 input channels on DSP cores (ops/conv_few_dsp.py): the layer in one call, its windows
 # read from int16-widened input rows, 2 pixels x 4 channels a block, int16 weights; the layer's own function
 FEW_INPUTS_KERNEL = "dsp-few"
 FEW_INPUTS_KERNELS = (KernelSpec(FEW_INPUTS_KERNEL, Family.FEW_INPUTS, (Isa.DSP,), CONV_FEW_HEADER, None, (2, 4),
