@@ -3,14 +3,17 @@
  * times a model (bench/layer_compare.py builds it with mtk's bare-metal startup and port for a QEMU board).
  *
  * The layer comes from -D flags: LAYER_CONV / LAYER_DEPTHWISE / LAYER_FC / LAYER_AVGPOOL / LAYER_MAXPOOL /
- * LAYER_ADD, S16 (int16 activations: the 16x8 kernels, int64 bias), IN_H IN_W IN_C, OUT_H OUT_W OUT_C,
- * K_H K_W, STRIDE_H STRIDE_W, DIL_H DIL_W, PAD_H PAD_W (TFLM's ComputePaddingHeightWidth).
+ * LAYER_ADD / LAYER_MUL / LAYER_SOFTMAX, S16 (int16 activations: the 16x8 kernels, int64 bias), IN_H IN_W IN_C,
+ * OUT_H OUT_W OUT_C, K_H K_W, STRIDE_H STRIDE_W, DIL_H DIL_W, PAD_H PAD_W (TFLM's ComputePaddingHeightWidth);
+ * SOFTMAX_MULT SOFTMAX_SHIFT SOFTMAX_DIFF_MIN (TFLM's CalculateSoftmaxParams of the model's input scale: rows of
+ * IN_C values, IN_H * IN_W of them).
  * Calls as TFLM's cmsis_nn kernels make them (tensorflow/lite/micro/kernels/cmsis_nn/conv.cc,
- * depthwise_conv.cc, fully_connected.cc, pooling.cc, add.cc; ADD without broadcasting: TFLM's broadcast
- * ADD is its reference BroadcastAdd4DSlow, not CMSIS-NN): the get_buffer_size in "Prepare", kernel sums
+ * depthwise_conv.cc, fully_connected.cc, pooling.cc, add.cc, mul.cc, softmax.cc; ADD and MUL without
+ * broadcasting: TFLM's broadcast ADD and MUL are its reference kernels, not CMSIS-NN): the get_buffer_size in
+ * "Prepare", kernel sums
  * (arm_vector_sum_s8) once in "Prepare" when the int8 FC asks for a buffer, then only the kernel call is
  * counted. Data, zero points and requantization are random; CMSIS-NN's instruction count does not
- * depend on them. Prints `cmsis-nn <instructions> <status>`.
+ * depend on them (but SOFTMAX's: it skips the values below diff_min). Prints `cmsis-nn <instructions> <status>`.
  */
 #include <stdint.h>
 
@@ -25,7 +28,7 @@
 #elif defined(LAYER_CONV) || defined(LAYER_FC)
 #define W_SIZE (OUT_C * K_H * K_W * IN_C)
 #else
-#define W_SIZE 1 /* pools and ADD have no weights */
+#define W_SIZE 1 /* pools, ADD, MUL and SOFTMAX have no weights */
 #endif
 #ifndef SCRATCH_BYTES /* layer_compare.py passes less on boards with little RAM (microbit: 16 KB) */
 #define SCRATCH_BYTES (64 * 1024)
@@ -148,8 +151,8 @@ void mtk_core_main(void)
 #elif defined(LAYER_AVGPOOL)
     buffer_bytes = arm_avgpool_s8_get_buffer_size(OUT_W, IN_C);
 #endif
-#elif !defined(LAYER_ADD)
-#error "no LAYER_CONV, LAYER_DEPTHWISE, LAYER_FC, LAYER_AVGPOOL, LAYER_MAXPOOL or LAYER_ADD"
+#elif !defined(LAYER_ADD) && !defined(LAYER_MUL) && !(defined(LAYER_SOFTMAX) && !defined(S16))
+#error "no LAYER_CONV, _DEPTHWISE, _FC, _AVGPOOL, _MAXPOOL, _ADD, _MUL or int8 LAYER_SOFTMAX"
 #endif
     if (buffer_bytes > SCRATCH_BYTES) {
         mtk_port_exit(2);
@@ -187,6 +190,15 @@ void mtk_core_main(void)
     status = arm_max_pool_s16(&ctx, &params, &input_dims, input, &filter_dims, &output_dims, output);
 #elif defined(LAYER_MAXPOOL)
     status = arm_max_pool_s8(&ctx, &params, &input_dims, input, &filter_dims, &output_dims, output);
+#elif defined(LAYER_SOFTMAX)
+    arm_softmax_s8(input, IN_H * IN_W, IN_C, SOFTMAX_MULT, SOFTMAX_SHIFT, SOFTMAX_DIFF_MIN, output);
+    status = ARM_CMSIS_NN_SUCCESS;
+#elif defined(LAYER_MUL) && defined(S16)
+    status = arm_elementwise_mul_s16(input, input2, -input_offset, -input_offset, output, output_offset,
+                                     multiplier[0], shift[0], activation.min, activation.max, IN_SIZE);
+#elif defined(LAYER_MUL)
+    status = arm_elementwise_mul_s8(input, input2, -input_offset, -input_offset, output, output_offset,
+                                    multiplier[0], shift[0], activation.min, activation.max, IN_SIZE);
 #elif defined(S16)
     status = arm_elementwise_add_s16(input, input2, input_offset, multiplier[0], shift[0], -input_offset,
                                      multiplier[1 % OUT_C], shift[1 % OUT_C], ADD_LEFT_SHIFT, output, output_offset,
