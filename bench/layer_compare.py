@@ -57,7 +57,7 @@ import modelgen16x8  # noqa: E402
 from mtk.boards import Board, get_board  # noqa: E402
 from mtk.budget import DEFAULT_STACK_BYTES  # noqa: E402
 from mtk.compiler import compile_model  # noqa: E402
-from mtk.errors import ModelError, MtkError  # noqa: E402
+from mtk.errors import ModelError, MtkError, TargetError  # noqa: E402
 from mtk.fsutil import check_output_file_first, write_output_text  # noqa: E402
 from mtk.ops.softmax import softmax_params  # noqa: E402
 from mtk.paths import BAREMETAL_APP, FIRMWARE  # noqa: E402
@@ -71,11 +71,12 @@ TIMEOUT_S = 120.0
 CMSIS_NN_CALLS = ("arm_fully_connected_s16", "arm_fully_connected_wrapper_s8", "arm_convolve_wrapper_s16",
                   "arm_convolve_wrapper_s8", "arm_depthwise_conv_wrapper_s16", "arm_depthwise_conv_wrapper_s8",
                   "arm_avgpool_s16", "arm_avgpool_s8", "arm_max_pool_s16", "arm_max_pool_s8", "arm_elementwise_add_s16",
-                  "arm_elementwise_add_s8", "arm_elementwise_mul_s16", "arm_elementwise_mul_s8", "arm_softmax_s8")
+                  "arm_elementwise_add_s8", "arm_elementwise_mul_s16", "arm_elementwise_mul_s8", "arm_softmax_s8",
+                  "arm_transpose_conv_wrapper_s8")
 ACTIVATION = "RELU"   # modelgen's random one may clamp every output to one value: a constant, nothing to measure
 
 
-WEIGHTED = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")
+WEIGHTED = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")   # the random layers' (TRANSPOSE_CONV: built in)
 POOLS = ("AVERAGE_POOL_2D", "MAX_POOL_2D")
 ELEMENTWISE = ("ADD", "MUL")
 SHORT_NAMES = {"CONV_2D": "conv", "DEPTHWISE_CONV_2D": "dw", "FULLY_CONNECTED": "fc", "AVERAGE_POOL_2D": "avgpool",
@@ -91,7 +92,7 @@ class Layer:
     MUL and SOFTMAX: the input's), window (pools: the pool's), activation type (int8, or int16: 16x8 with int64
     bias)."""
     name: str
-    op: str                          # CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, pools, ADD, MUL, SOFTMAX
+    op: str                          # CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, TRANSPOSE_CONV, pools, ADD, MUL, SOFTMAX
     input: tuple[int, int, int]      # H, W, C (FULLY_CONNECTED: 1, 1, depth; SOFTMAX: rows H·W of C)
     out_channels: int
     kernel: tuple[int, int] = (1, 1)
@@ -101,11 +102,27 @@ class Layer:
     dtype: str = "int8"
 
     def window(self, axis: int) -> tuple[int, int]:
-        """(output size, TFLM's padding before) along H (0) or W (1): ComputePaddingHeightWidth."""
-        size, k, s, d = self.input[axis], self.kernel[axis], self.stride[axis], self.dilation[axis]
+        """(output size, TFLM's padding before) along H (0) or W (1): ComputePaddingHeightWidth (TRANSPOSE_CONV: of
+        the convolution its output would go through, as TFLM's transpose_conv.cc pads)."""
+        out = self.transposed_size(axis) if self.op == "TRANSPOSE_CONV" else None
+        size, k, s, d = out or self.input[axis], self.kernel[axis], self.stride[axis], self.dilation[axis]
         effective = (k - 1) * d + 1
-        out = -(-size // s) if self.padding == "SAME" else (size - effective) // s + 1
-        return out, max(((out - 1) * s + effective - size) // 2, 0)
+        forward = -(-size // s) if self.padding == "SAME" else (size - effective) // s + 1
+        return out or forward, max(((forward - 1) * s + effective - size) // 2, 0)
+
+    def padding_after(self, axis: int) -> int:
+        """TFLM's padding after along H (0) or W (1): the padding before and its offset (CMSIS-NN's padding_offsets
+        of a TRANSPOSE_CONV)."""
+        size, k, s, d = self.input[axis], self.kernel[axis], self.stride[axis], self.dilation[axis]
+        out, before = self.window(axis)
+        if self.op == "TRANSPOSE_CONV":
+            size, out = out, size
+        return max((out - 1) * s + (k - 1) * d + 1 - size, 0) - before
+
+    def transposed_size(self, axis: int) -> int:
+        """A TRANSPOSE_CONV's output size along H (0) or W (1), as TensorFlow's conv2d_transpose makes it."""
+        size, k, s = self.input[axis], self.kernel[axis], self.stride[axis]
+        return size * s if self.padding == "SAME" else (size - 1) * s + k
 
     @property
     def output(self) -> tuple[int, int, int]:
@@ -120,6 +137,8 @@ class Layer:
     def macs(self) -> int:
         """Multiply-accumulates; pools: window taps read, ADD, MUL, SOFTMAX: elements."""
         taps = self.kernel[0] * self.kernel[1] * (self.input[2] if self.op in ("CONV_2D", "FULLY_CONNECTED") else 1)
+        if self.op == "TRANSPOSE_CONV":   # every input value times every weight of its channel
+            return self.input[0] * self.input[1] * self.input[2] * taps * self.out_channels
         h, w, c = self.output
         return h * w * c * taps
 
@@ -257,6 +276,14 @@ LAYERS = (
     elementwise("softmax-kws-12", "SOFTMAX", (1, 1, 12)),
     elementwise("softmax-mnv2-1000", "SOFTMAX", (1, 1, 1000)),
     elementwise("softmax-rows-12x12x21", "SOFTMAX", (12, 12, 21)),
+    # decoders' upsampling (U-Net's 2x2 stride 2, 3x3 and 4x4 stride 2, a stride-1 one, few input channels: CMSIS-NN
+    # takes a convolution over the upscaled input from 17 input channels at strides up to 2, else scatters)
+    Layer("tconv-32to16-2x2-s2", "TRANSPOSE_CONV", (12, 12, 32), 16, (2, 2), (2, 2)),
+    Layer("tconv-64to32-3x3-s2", "TRANSPOSE_CONV", (6, 6, 64), 32, (3, 3), (2, 2)),
+    Layer("tconv-24to8-4x4-s2", "TRANSPOSE_CONV", (12, 12, 24), 8, (4, 4), (2, 2)),
+    Layer("tconv-32to32-3x3", "TRANSPOSE_CONV", (8, 8, 32), 32, (3, 3)),
+    Layer("tconv-8to4-3x3-s2", "TRANSPOSE_CONV", (16, 16, 8), 4, (3, 3), (2, 2)),
+    Layer("tconv-16to3-5x5-s3-valid", "TRANSPOSE_CONV", (8, 8, 16), 3, (5, 5), (3, 3), padding="VALID"),
 )
 
 
@@ -293,6 +320,8 @@ def random_layers(count: int, seed: int) -> list[Layer]:
 
 def _window_options(layer: Layer) -> dict:
     options = {"padding": layer.padding, "stride_h": layer.stride[0], "stride_w": layer.stride[1]}
+    if layer.op == "TRANSPOSE_CONV":
+        return options
     if layer.op in POOLS:
         return {**options, "filter_height": layer.kernel[0], "filter_width": layer.kernel[1]}
     return {**options, "dilation_h_factor": layer.dilation[0], "dilation_w_factor": layer.dilation[1]}
@@ -334,6 +363,12 @@ def _model_int8(layer: Layer, rng: np.random.Generator) -> bytes:
     if layer.op == "DEPTHWISE_CONV_2D":
         y = modelgen.weighted_sum(net, d, x, layer.op, (1, *layer.kernel, cout), 3, taps, (1, *layer.output),
                                   bias_optional=False, depth_multiplier=cout // cin, **window)
+    elif layer.op == "TRANSPOSE_CONV":   # an output value sums the taps of its stride phase
+        shape = net.int32("output_shape", (1, *layer.output))
+        phase_taps = -(-layer.kernel[0] // layer.stride[0]) * -(-layer.kernel[1] // layer.stride[1])
+        y = modelgen.weighted_sum(net, d, x, layer.op, (cout, *layer.kernel, cin), 0, phase_taps * cin,
+                                  (1, *layer.output), bias_optional=False,
+                                  operands=lambda x, w, b: [shape, w, x, b], **window)
     else:
         y = modelgen.weighted_sum(net, d, x, layer.op, (cout, *layer.kernel, cin), 0, taps * cin, (1, *layer.output),
                                   bias_optional=False, **window)
@@ -394,6 +429,7 @@ def harness_ram_bytes(layer: Layer, board: Board) -> int:
     out_h, out_w, out_c = layer.output
     act = 2 if layer.dtype == "int16" else 1
     weights = {"CONV_2D": out_c * layer.kernel[0] * layer.kernel[1] * c, "FULLY_CONNECTED": out_c * c,
+               "TRANSPOSE_CONV": 2 * out_c * layer.kernel[0] * layer.kernel[1] * c,   # and the reversed copy
                "DEPTHWISE_CONV_2D": layer.kernel[0] * layer.kernel[1] * out_c}.get(layer.op, 1)
     per_channel = out_c * ((8 if layer.dtype == "int16" else 4) + 4 + 4)   # bias, multiplier, shift
     return 2 * h * w * c * act + weights + per_channel + out_h * out_w * out_c * act + harness_scratch_bytes(board) \
@@ -461,9 +497,15 @@ class CmsisNN:
         self._run(["arm-none-eabi-ar", "rcs", str(archive), *map(str, objects)])
         return archive
 
-    def figures(self, layer: Layer, board: Board) -> tuple[int, int | None]:
-        """The instructions of the CMSIS-NN call (SysTick) and its estimated cycles (the cycle model)."""
-        line, status, measured = run_measured(self._harness(layer, board), board, CMSIS_NN_CALLS, TIMEOUT_S)
+    def figures(self, layer: Layer, board: Board) -> tuple[int | None, int | None]:
+        """The instructions of the CMSIS-NN call (SysTick) and its estimated cycles (the cycle model); (None, None),
+        said on stderr, when the harness does not finish (CMSIS-NN's Helium transpose conv of 32 channels at stride
+        2 runs off into memory that holds no code): the row shows '-' and the sweep goes on."""
+        try:
+            line, status, measured = run_measured(self._harness(layer, board), board, CMSIS_NN_CALLS, TIMEOUT_S)
+        except TargetError as err:
+            print(f"  CMSIS-NN left out: {str(err).splitlines()[0]}", file=sys.stderr)
+            return None, None
         if line is None or not line.startswith("cmsis-nn ") or status != 0:
             raise SystemExit(f"CMSIS-NN harness for {layer.name} on {board.name} failed (exit {status}): {line!r}")
         return int(line.split()[1]), measured[0].cycles if measured else None
@@ -473,13 +515,14 @@ class CmsisNN:
         out.mkdir(parents=True, exist_ok=True)
         render_board_files(board, out, harness_stack_bytes(board))
         (h, pad_h), (w, pad_w) = layer.window(0), layer.window(1)
-        kind = {"CONV_2D": "CONV", "DEPTHWISE_CONV_2D": "DEPTHWISE", "FULLY_CONNECTED": "FC",
+        kind = {"CONV_2D": "CONV", "DEPTHWISE_CONV_2D": "DEPTHWISE", "FULLY_CONNECTED": "FC", "TRANSPOSE_CONV": "TCONV",
                 "AVERAGE_POOL_2D": "AVGPOOL", "MAX_POOL_2D": "MAXPOOL", "ADD": "ADD", "MUL": "MUL",
                 "SOFTMAX": "SOFTMAX"}[layer.op]
         defines = {f"LAYER_{kind}": 1, **({"S16": 1} if layer.dtype == "int16" else {}), "IN_H": layer.input[0], "IN_W": layer.input[1], "IN_C": layer.input[2],
                    "OUT_H": h, "OUT_W": w, "OUT_C": layer.out_channels, "K_H": layer.kernel[0], "K_W": layer.kernel[1],
                    "STRIDE_H": layer.stride[0], "STRIDE_W": layer.stride[1], "DIL_H": layer.dilation[0],
                    "DIL_W": layer.dilation[1], "PAD_H": pad_h, "PAD_W": pad_w, "MTK_SEMIHOSTING": 1,
+                   "PAD_AFTER_H": layer.padding_after(0), "PAD_AFTER_W": layer.padding_after(1),
                    "SCRATCH_BYTES": harness_scratch_bytes(board), **softmax_defines(layer)}
         elf = out / "harness.elf"
         self._run(["arm-none-eabi-gcc", *board.cpu.gcc_flags, "-O2", "--specs=picolibc.specs", "-nostartfiles",
@@ -553,7 +596,7 @@ def main() -> int:
     parser.add_argument("--layer", action="append", metavar="NAME",
                         help="only these layers, of the built-in list or the random ones (default all); "
                              f"built in: {', '.join(layer.name for layer in LAYERS)}")
-    parser.add_argument("--op", action="append", choices=[*WEIGHTED, *POOLS, *ELEMENTWISE, "SOFTMAX"],
+    parser.add_argument("--op", action="append", choices=[*WEIGHTED, "TRANSPOSE_CONV", *POOLS, *ELEMENTWISE, "SOFTMAX"],
                         help="only layers of these ops (default all)")
     parser.add_argument("--random", type=int, default=3, metavar="N", help="also N random layers (default 3)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random layers")

@@ -103,3 +103,19 @@ def test_the_softmax_harness_takes_tflms_parameters_of_the_layer_model_s_input(t
         {"SOFTMAX_MULT": multiplier, "SOFTMAX_SHIFT": shift, "SOFTMAX_DIFF_MIN": diff_min}
     assert -255 < diff_min < 0   # some values of a random row fall below it: CMSIS-NN skips their exp
     assert layer_compare.softmax_defines(by_name["mul-odd-10x10x13"]) == {}
+
+
+def test_a_cmsis_nn_harness_that_does_not_finish_leaves_its_row_without_cmsis_figures(tmp_path, monkeypatch, capsys):
+    """A harness QEMU gives up on (CMSIS-NN's code jumping off) is a '-' in the table, not the end of the sweep."""
+    from mtk.boards import get_board
+    from mtk.errors import TargetError
+
+    def never_exits(*_args):
+        raise TargetError("QEMU did not exit within 120 s\nthe target printed nothing")
+    monkeypatch.setattr(layer_compare, "run_measured", never_exits)
+    monkeypatch.setattr(layer_compare.CmsisNN, "_harness", lambda self, layer, board: tmp_path / "harness.elf")
+    (tmp_path / "Include").mkdir()
+    (tmp_path / "Include" / "arm_nnfunctions.h").write_text("")
+    cmsis = layer_compare.CmsisNN(tmp_path, tmp_path)
+    assert cmsis.figures(layer_compare.LAYERS[0], get_board("mps2/an386")) == (None, None)
+    assert capsys.readouterr().err == "  CMSIS-NN left out: QEMU did not exit within 120 s\n"
