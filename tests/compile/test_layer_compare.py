@@ -25,7 +25,7 @@ def test_output_shape_is_tflites(layer):
     interpreter = Interpreter(model_content=layer_compare.layer_model(layer))
     interpreter.allocate_tensors()
     (output,) = interpreter.get_output_details()
-    expected = (1, layer.out_channels) if layer.op == "FULLY_CONNECTED" else (1, *layer.output)
+    expected = (1, layer.out_channels) if layer.flat else (1, *layer.output)
     assert tuple(output["shape"]) == expected
     assert output["dtype"] == np.dtype(layer.dtype)
 
@@ -87,3 +87,35 @@ def test_saved_rows_of_another_kind_exit_2_with_one_line(tmp_path, capsys, text)
     assert layer_compare.print_saved([saved], worst=5) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"{saved}: not the rows layer_compare.py --json writes") and err.count("\n") == 1
+
+
+def test_the_softmax_harness_takes_tflms_parameters_of_the_layer_model_s_input(tmp_path):
+    """CMSIS-NN's softmax work depends on diff_min: the harness gets what TFLM's Prepare computes from the model."""
+    from mtk.ops.softmax import softmax_params
+    from mtk.reader import read_model
+    by_name = {layer.name: layer for layer in layer_compare.LAYERS}
+    model = tmp_path / "softmax.tflite"
+    model.write_bytes(layer_compare.layer_model(by_name["softmax-kws-12"]))
+    graph = read_model(model)
+    (op,) = graph.ops
+    multiplier, shift, diff_min = softmax_params(float(graph.tensor(op.inputs[0]).quant.scale[0]), op.options["beta"])
+    assert layer_compare.softmax_defines(by_name["softmax-kws-12"]) == \
+        {"SOFTMAX_MULT": multiplier, "SOFTMAX_SHIFT": shift, "SOFTMAX_DIFF_MIN": diff_min}
+    assert -255 < diff_min < 0   # some values of a random row fall below it: CMSIS-NN skips their exp
+    assert layer_compare.softmax_defines(by_name["mul-odd-10x10x13"]) == {}
+
+
+def test_a_cmsis_nn_harness_that_does_not_finish_leaves_its_row_without_cmsis_figures(tmp_path, monkeypatch, capsys):
+    """A harness QEMU gives up on (CMSIS-NN's code jumping off) is a '-' in the table, not the end of the sweep."""
+    from mtk.boards import get_board
+    from mtk.errors import TargetError
+
+    def never_exits(*_args):
+        raise TargetError("QEMU did not exit within 120 s\nthe target printed nothing")
+    monkeypatch.setattr(layer_compare, "run_measured", never_exits)
+    monkeypatch.setattr(layer_compare.CmsisNN, "_harness", lambda self, layer, board: tmp_path / "harness.elf")
+    (tmp_path / "Include").mkdir()
+    (tmp_path / "Include" / "arm_nnfunctions.h").write_text("")
+    cmsis = layer_compare.CmsisNN(tmp_path, tmp_path)
+    assert cmsis.figures(layer_compare.LAYERS[0], get_board("mps2/an386")) == (None, None)
+    assert capsys.readouterr().err == "  CMSIS-NN left out: QEMU did not exit within 120 s\n"

@@ -293,13 +293,15 @@ def chunk_len(w: np.ndarray) -> int:
 
 
 def gemm_s16_kernel(data: OpData, windows: Windows | None, weights: np.ndarray, bias: np.ndarray, depth: int,
-                    chunk: int | None = None) -> Kernel:
+                    chunk: int | None = None, phase_taps: list[tuple[int, int]] | None = None) -> Kernel:
     """Rows of `depth` values × `weights` (gemm_dot's packing, one after the other per phase), 2 rows × 2 channels per
     gemm_dot call (1 row when that is all there is): rows are the input's own (`windows` None: fully connected, a 1×1
-    stride-1 unpadded conv) or im2col rows of `windows` gathered into a scratch (mtk_im2col_s16); the requantization in
+    stride-1 unpadded conv) or im2col rows of `windows` gathered into a scratch (mtk_im2col_s16; an int8 input's
+    gathered as x - zero point, mtk_im2col_s8_s16, its output requantized to int8); the requantization in
     TIR, with an int64 accumulator as one multiply-accumulate (requant_s64_table, mtk_requant_table_s16). A `chunk`
     below `depth` (weights packed by DotS16.pack_chunks): the int64 accumulator as the int64 sum of the int32 sums of
-    each chunk's call (chunk_len), requantized as TFLM does (Requant16.output)."""
+    each chunk's call (chunk_len), requantized as TFLM does (Requant16.output). `phase_taps` (unchunked transposed
+    windows): each phase's own window (k_h, k_w), its weights packed over that depth alone; else `windows`' for all."""
     op, y, rq = data.op, data.output, data.params.requant
     x = data.inputs[2] if op.type == "TRANSPOSE_CONV" else data.inputs[0]
     dot = gemm_dot(data.cpu)
@@ -311,17 +313,32 @@ def gemm_s16_kernel(data: OpData, windows: Windows | None, weights: np.ndarray, 
     chunk_block = dot.block_len(chunk)
     block = (chunks - 1) * chunk_block + dot.block_len(depth - (chunks - 1) * chunk)
     (n_py, n_px) = windows.phases if windows else (1, 1)
-    phase_len = blocks * block
+    taps = phase_taps or [(windows.k_h, windows.k_w) if windows else (1, 1)] * (n_py * n_px)
+    phase_depths = [k_h * k_w * windows.in_c for k_h, k_w in taps] if phase_taps else [depth] * len(taps)
+    phase_blocks = [dot.block_len(d) for d in phase_depths] if phase_taps else [block] * len(taps)
+    phase_at = np.cumsum([0] + [blocks * b for b in phase_blocks])[:-1]
+
+    def by_phase(values, py, px):
+        """The value of phase (py, px) among `values` (one per phase, row-major): a literal when all are one."""
+        if len(set(values)) == 1:
+            return int(values[0])
+        phase = py * n_px + px
+        chosen = int(values[-1])
+        for i in reversed(range(len(values) - 1)):
+            chosen = T.if_then_else(phase == i, int(values[i]), chosen)
+        return chosen
     row_len = depth + depth % 2            # the second gathered row starts word-aligned
     requant = rq.consts()
     high = None
-    if rq.wide and chunks == 1:
+    wide = isinstance(rq, Requant16) and rq.wide
+    if wide and chunks == 1:
         bias, mult, shift, high = requant_s64_table(bias, np.broadcast_to(rq.multiplier, (channels,)),
                                                     np.broadcast_to(rq.shift, (channels,)))
         requant = {"mult": Const("mult", mult), "shift": Const("shift", shift)}
-    acc_dtype = rq.acc_dtype
+    acc_dtype = rq.acc_dtype if isinstance(rq, Requant16) else "int32"
     i32 = "int32"
     wn = windows
+    offset = () if x.dtype == "int16" else (x.quant.zp,)   # an int8 input's values less its zero point
 
     def output(acc, c, bias, table, mult, shift):
         if high is None:
@@ -354,9 +371,10 @@ def gemm_s16_kernel(data: OpData, windows: Windows | None, weights: np.ndarray, 
     def im2col(x, scratch, py, px, q, i):
         """Gather the phase's row q (the last one past its end) into scratch row i."""
         oy, ox = position(py, px, T.min(q, count(first(py, 0), 0) * count(first(px, 1), 1) - 1))
-        return T.call_extern(i32, "mtk_im2col_s16", T.address_of(x[0]), wn.origin(oy, 0), wn.origin(ox, 1), wn.in_h,
-                             wn.in_w, wn.in_c, wn.k_h, wn.k_w, wn.tap_step(0), wn.tap_step(1),
-                             T.address_of(scratch[i * row_len]))
+        return T.call_extern(i32, "mtk_im2col_s8_s16" if offset else "mtk_im2col_s16", T.address_of(x[0]),
+                             wn.origin(oy, 0), wn.origin(ox, 1), wn.in_h, wn.in_w, wn.in_c,
+                             by_phase([t[0] for t in taps], py, px), by_phase([t[1] for t in taps], py, px),
+                             wn.tap_step(0), wn.tap_step(1), *offset, T.address_of(scratch[i * row_len]))
 
     def in_output(r, py, px, c):
         total = count(first(py, 0), 0) * count(first(px, 1), 1)
@@ -366,8 +384,10 @@ def gemm_s16_kernel(data: OpData, windows: Windows | None, weights: np.ndarray, 
     def dot_call(x, scratch, wp, acc, py, px, pb, cb, ch):
         """The micro-kernel call of chunk ch (values from ch·chunk on) of block cb's channels and row pair pb."""
         at = ch * chunk
-        k = depth if chunks == 1 else T.min(chunk, depth - at)
-        w = T.address_of(wp[(py * n_px + px) * phase_len + cb * block + ch * chunk_block])
+        k = by_phase(phase_depths, py, px) if chunks == 1 else T.min(chunk, depth - at)
+        uniform = len(set(phase_blocks)) == 1   # phases alike: the offset as a product, no choice
+        at_phase = (py * n_px + px) * blocks * phase_blocks[0] if uniform else by_phase(phase_at, py, px)
+        w = T.address_of(wp[at_phase + cb * by_phase(phase_blocks, py, px) + ch * chunk_block])
         if gathered:
             return T.call_extern(i32, dot.two_rows, T.address_of(scratch[at]), T.address_of(scratch[row_len + at]), w,
                                  k, acc.access_ptr("w"))
@@ -378,10 +398,10 @@ def gemm_s16_kernel(data: OpData, windows: Windows | None, weights: np.ndarray, 
     chunked = chunks > 1
 
     @jit
-    def gemm(x: T.Buffer((x.size,), "int16"), wp: T.Buffer((weights.size,), "int8"),
+    def gemm(x: T.Buffer((x.size,), x.dtype), wp: T.Buffer((weights.size,), "int8"),
              bias: T.Buffer((channels,), acc_dtype), table: T.Optional(T.Buffer((channels * RSHIFT_FIELDS,), i32)),
              mult: T.Optional(T.Buffer((channels,), i32)), shift: T.Optional(T.Buffer((channels,), i32)),
-             out: T.Buffer((rows * channels,), "int16"), scratch: T.Optional(T.Buffer((2 * row_len,), "int16"))):
+             out: T.Buffer((rows * channels,), y.dtype), scratch: T.Optional(T.Buffer((2 * row_len,), "int16"))):
         acc = T.alloc_buffer((4,), i32)
         sums = T.alloc_buffer((4,), "int64")   # chunked: the int64 accumulators
         for py, px in T.grid(n_py, n_px):
@@ -413,12 +433,15 @@ def gemm_s16_kernel(data: OpData, windows: Windows | None, weights: np.ndarray, 
     func = specialize(gemm, [*requant, "scratch"] if gathered else requant)
     headers = (DOT_S16_HEADER,) if high is None else (DOT_S16_HEADER, DEPTHWISE_S16_HEADER)
     c_call = dot.one_row if rows == 1 and not gathered else dot.two_rows
-    return Kernel(f"{op.type.lower()}_s16", args, func=func, headers=headers, c_calls=(c_call,))
+    return Kernel(op.type.lower() + ("_s16" if x.dtype == "int16" else ""), args, func=func, headers=headers,
+                  c_calls=(c_call,))
 
 
-def transpose_conv_s16_kernel(data: OpData, stride: tuple[int, int], pad: tuple[int, int], bias: np.ndarray) -> Kernel:
-    """16x8 TRANSPOSE_CONV as stride_h × stride_w convolutions (Windows.transposed) on the GEMM above, in chunks
-    (chunk_len) when a phase's sums can leave int32."""
+def transpose_conv_gemm_kernel(data: OpData, stride: tuple[int, int], pad: tuple[int, int],
+                               bias: np.ndarray) -> Kernel:
+    """TRANSPOSE_CONV as stride_h × stride_w convolutions (Windows.transposed) on the GEMM above: 16x8 in chunks
+    (chunk_len) when a phase's sums can leave int32; int8 on values less the input's zero point (at most 255 in size:
+    int32 sums, as TFLM's)."""
     _, w, x, *_ = data.inputs
     y = data.output
     channels, f_h, f_w, in_c = w.shape
@@ -431,9 +454,19 @@ def transpose_conv_s16_kernel(data: OpData, stride: tuple[int, int], pad: tuple[
             phase[:, :taps.shape[1], :taps.shape[2]] = taps
             phases.append(phase.reshape(channels, -1))
     windows = Windows(x.shape[1], x.shape[2], in_c, y.shape[1], y.shape[2], k_h, k_w, stride, pad, (-1, -1), True)
-    chunk = windows.depth if all(sums_fit_int32(p, 0) for p in phases) else chunk_len(w.data)
+    fit = x.dtype == "int8" or all(sums_fit_int32(p, 0) for p in phases)
     pack = gemm_dot(data.cpu).pack_chunks
-    return gemm_s16_kernel(data, windows, np.concatenate([pack(p, chunk) for p in phases]), bias, windows.depth, chunk)
+    if not fit:
+        chunk = chunk_len(w.data)
+        return gemm_s16_kernel(data, windows, np.concatenate([pack(p, chunk) for p in phases]), bias, windows.depth,
+                               chunk)
+    # each phase over its own taps (a filter not a multiple of the stride leaves some phases fewer), at least one
+    taps = [(max(len(range(py, f_h, stride[0])), 1), max(len(range(px, f_w, stride[1])), 1))
+            for py in range(stride[0]) for px in range(stride[1])]
+    own = [p.reshape(channels, k_h, k_w, in_c)[:, :t_h, :t_w].reshape(channels, -1)
+           for p, (t_h, t_w) in zip(phases, taps)]
+    return gemm_s16_kernel(data, windows, np.concatenate([pack(p, p.shape[1]) for p in own]), bias, windows.depth,
+                           phase_taps=taps)
 
 
 DEPTHWISE_S16_HEADER = "depthwise_s16"

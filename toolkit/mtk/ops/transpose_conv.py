@@ -10,7 +10,10 @@ kernels/internal/reference/integer_ops/transpose_conv.h (every input pixel scatt
 mtk gathers instead of scattering (integer sums do not depend on the order): output row oy
 takes the filter rows fy ≡ oy + pad (mod stride) from input row (oy + pad − fy) / stride, so each
 output visits only the ⌈fh/stride⌉·⌈fw/stride⌉ taps that reach it, and no scratch image is needed.
-The in_zp term stays inside the sum: which taps reach an output depends on its position.
+The in_zp term stays inside the sum: which taps reach an output depends on its position. With one
+image (batch 1), each stride phase is a convolution of its own on the 16x8 GEMM
+(int16x8.transpose_conv_gemm_kernel): int8 inputs gathered as x − in_zp (0 where no tap reaches), int8
+weights, int32 sums as TFLM's; otherwise the sums are TE loops over the taps.
 
 16x8 (int16 input and output, zero points 0): transpose_conv.cc's kTfLiteInt16 case, an int64 scratch
 image (an int16 bias converted to int64 first, or an int64 bias), integer_ops/transpose_conv.h's int16
@@ -29,7 +32,7 @@ from .base import Const, Kernel, Lowered, OpData, OpDef, constant_kernel, io
 from .common import check_int8_weights, op_error
 from .conv import requant_params
 from .fixedpoint import convolution_multipliers
-from .int16x8 import Requant16, check_16x8, sums_fit_int32, transpose_conv_s16_kernel
+from .int16x8 import Requant16, check_16x8, sums_fit_int32, transpose_conv_gemm_kernel
 from .requant import Requant, requant_placeholders
 from .schedules import schedule_per_output
 
@@ -109,8 +112,8 @@ class TransposeConv(OpDef):
         rq = p.requant
         if rq.constant_output is not None:
             return Lowered([constant_kernel(data, rq.constant_output)])
-        if isinstance(rq, Requant16) and x.shape[0] == 1:
-            return Lowered([transpose_conv_s16_kernel(data, p.stride, p.pad, p.bias)])
+        if x.shape[0] == 1:
+            return Lowered([transpose_conv_gemm_kernel(data, p.stride, p.pad, p.bias)])
         out_c, fh, fw, in_c = w.shape
         (sh, sw), (ph, pw) = p.stride, p.pad
         X = te.placeholder(x.shape, x.dtype, name="x")

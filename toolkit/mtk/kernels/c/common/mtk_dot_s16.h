@@ -89,4 +89,31 @@ static inline int32_t mtk_im2col_s16(const int16_t* x, int32_t iy, int32_t ix, i
   return 0;
 }
 
+/* mtk_im2col_s16's row from an int8 input of zero point zp (an int8 TRANSPOSE_CONV's phases): each value less zp,
+ * 0 for taps outside the image; 4 values at a time where the instruction set has mtk_s8_s16_quad. */
+static inline int32_t mtk_im2col_s8_s16(const int8_t* x, int32_t iy, int32_t ix, int32_t in_h, int32_t in_w,
+                                        int32_t in_c, int32_t k_h, int32_t k_w, int32_t dil_h, int32_t dil_w,
+                                        int32_t zp, int16_t* dst) {
+#ifdef MTK_S8_S16_QUADS
+  const uint32_t zz = (uint16_t)zp * 0x10001u;
+#endif
+  for (int32_t ky = 0; ky < k_h; ++ky) {
+    int32_t y = iy + ky * dil_h;
+    for (int32_t kx = 0; kx < k_w; ++kx, dst += in_c) {
+      int32_t xx = ix + kx * dil_w;
+      if (y >= 0 && y < in_h && xx >= 0 && xx < in_w) {
+        const int8_t* src = x + (y * in_w + xx) * in_c;
+        int32_t c = 0;
+#ifdef MTK_S8_S16_QUADS
+        for (; c + 4 <= in_c; c += 4) mtk_s8_s16_quad(dst + c, src + c, zz);
+#endif
+        for (; c < in_c; ++c) dst[c] = (int16_t)(src[c] - zp);
+      } else {
+        mtk_zero_s16(dst, in_c);
+      }
+    }
+  }
+  return 0;
+}
+
 #endif /* MTK_DOT_S16_H_ */

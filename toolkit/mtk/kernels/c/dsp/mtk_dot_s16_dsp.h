@@ -29,6 +29,17 @@ static inline uint32_t mtk_s16_word(const void* p) {   /* rows may start at any 
   } while (0)
 #define MTK_S16_PAIR_1X2(r, w, a0, a1) MTK_S16_PAIR(mtk_s16_word(r), mtk_s16_word(w), a0, a1)
 
+/* 4 int8 values less the zero point (zz: it in both halves) as 4 int16 in their order (mtk_im2col_s8_s16): SXTB16
+ * gives values 0 and 2, SXTB16 ROR #8 values 1 and 3, SSUB16 subtracts from both, PKHBT / PKHTB pair them again. */
+#define MTK_S8_S16_QUADS 1
+static inline void mtk_s8_s16_quad(int16_t* dst, const int8_t* src, uint32_t zz) {
+  uint32_t v;
+  MTK_COPY(&v, src, 4);
+  uint32_t even = mtk_ssub16(mtk_sxtb16(v), zz), odd = mtk_ssub16(mtk_sxtb16_ror8(v), zz);
+  uint32_t pairs[2] = {(even & 0xFFFFu) | (odd << 16), (even >> 16) | (odd & 0xFFFF0000u)};
+  MTK_COPY(dst, pairs, 8);
+}
+
 #if defined(MTK_DSP_ASM) && defined(__OPTIMIZE__)
 /* The loops below in assembly (gcc 12 neither post-increments the loads nor keeps the loop bound in a register):
  * the weights 2 words a LDRD (a block is word-aligned), the rows a LDR a pair (any int16 alignment). Not at -O0,

@@ -1,0 +1,53 @@
+"""int8 TRANSPOSE_CONV on the 16x8 GEMM (its stride phases gathered as values less the input's zero point,
+mtk_im2col_s8_s16) bit-exact with tflite-micro in QEMU: strides 1-3 (one unlike the other), filters larger and
+smaller than the stride, SAME and VALID, with and without bias, odd channel counts, fused activations."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mtk.tflite_builder import ModelBuilder
+from harness import assert_bit_exact_on_target
+
+# output channels, filter (h, w), stride (h, w), padding, bias, activation
+BRANCHES = (
+    (5, (3, 3), (2, 2), "SAME", True, "RELU"),
+    (3, (5, 5), (3, 3), "VALID", False, "NONE"),
+    (16, (2, 2), (2, 2), "VALID", True, "NONE"),
+    (7, (4, 3), (1, 2), "SAME", True, "RELU6"),
+    (2, (1, 1), (3, 1), "VALID", True, "NONE"),
+)
+
+
+def _size(size: int, kernel: int, stride: int, padding: str) -> int:
+    return size * stride if padding == "SAME" else (size - 1) * stride + kernel
+
+
+def transpose_conv_branches(in_zp: int = -3) -> bytes:
+    """One 6x5x9 input (zero point `in_zp`) into every TRANSPOSE_CONV of BRANCHES, each a model output."""
+    rng = np.random.default_rng(27)
+    b = ModelBuilder(description="transpose conv branches")
+    in_h, in_w, in_c = 6, 5, 9
+    x = b.tensor("x", (1, in_h, in_w, in_c), "int8", scale=0.05, zero_point=in_zp)
+    outputs = []
+    for i, (cout, (kh, kw), (sh, sw), padding, has_bias, activation) in enumerate(BRANCHES):
+        shape = (1, _size(in_h, kh, sh, padding), _size(in_w, kw, sw, padding), cout)
+        w_scales = 2.0 ** rng.uniform(-9, -6, size=cout)
+        w = b.const(f"w{i}", rng.integers(-127, 128, size=(cout, kh, kw, in_c)).astype(np.int8), scale=w_scales,
+                    zero_point=np.zeros(cout), axis=0)
+        bias = [b.const(f"bias{i}", rng.integers(-3000, 3000, size=cout).astype(np.int32), scale=0.05 * w_scales,
+                        zero_point=np.zeros(cout), axis=0)] if has_bias else []
+        y = b.tensor(f"y{i}", shape, "int8", scale=0.03, zero_point=int(rng.integers(-20, 20)))
+        b.op("TRANSPOSE_CONV", [b.const(f"shape{i}", np.array(shape, np.int32)), w, x, *bias], [y],
+             padding=padding, stride_h=sh, stride_w=sw, fused_activation_function=activation)
+        outputs.append(y)
+    b.inputs([x])
+    b.outputs(outputs)
+    return b.build()
+
+
+@pytest.mark.parametrize("board", ["mps2/an386", "mps2/an500", "mps2/an505", "mps3/corstone300/an547",
+                                   "mps2/an385"])
+def test_int8_transpose_conv_bit_exact_on_target(board, tmp_path):
+    assert_bit_exact_on_target(transpose_conv_branches(), board, tmp_path)
