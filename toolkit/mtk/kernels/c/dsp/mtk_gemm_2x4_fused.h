@@ -95,6 +95,9 @@ static inline void mtk_fused_quad2_c(const void* x, const uint8_t* t, int32_t gr
   "1:\n\t"                           \
   MTK_QUAD2_HEAD                     \
   "ldr r0, [sp, #0]\n\t"             \
+  MTK_QUAD2_FIRST_SUMS
+/* The head words r2-r5 plus −128·Σx of row 0 (r10) and row 1 (r11) into the quad's first sums r2-r9. */
+#define MTK_QUAD2_FIRST_SUMS         \
   "add r6, r2, r11\n\t"              \
   "add r8, r4, r11\n\t"              \
   "mov r7, r3\n\t"                   \
@@ -114,9 +117,9 @@ static inline void mtk_fused_quad2_c(const void* x, const uint8_t* t, int32_t gr
   "sub " X0 ", " X0 ", " Y0 ", lsl #8\n\t" "sub " X1 ", " X1 ", " Y1 ", lsl #8\n\t"                   \
   "add " X0 ", " X0 ", " X0 "\n\t" "add " X1 ", " X1 ", " X1 "\n\t"
 /* The quad's 8 outputs, a channel at a time: its m, C, e, its sums doubled (c0 = S − 256·T, c1 = T of each pair), its
- * row 0 output at lr (the output, [sp, #16]), its row 1 output at r2 (lr + stride, once row 0's c0 is out), each into a
- * register its sum no longer needs (r0 first). No load's result read by the next instruction. */
-#define MTK_QUAD2_EPILOGUE(SIGN)                                           \
+ * row 0 output at lr (the output, [sp, #16]), its row 1 output at r2 (lr + stride ([sp, #12]), once row 0's c0 is out),
+ * each into a register its sum no longer needs (r0 first). No load's result read by the next instruction. */
+#define MTK_QUAD2_OUTPUTS(SIGN)                                            \
   "ldr lr, [sp, #16]\n\t"                                                  \
   MTK_QUAD2_PARAMS_OF(0)                                                   \
   MTK_QUAD2_C0("r2", "r3", "r6", "r7")                             \
@@ -141,7 +144,10 @@ static inline void mtk_fused_quad2_c(const void* x, const uint8_t* t, int32_t gr
   "add r5, r5, r5\n\t"                                                     \
   "add r9, r9, r9\n\t"                                                     \
   MTK_QUAD2_OUT("r5", "r8", "strb r8, [lr, #3]", SIGN)                     \
-  MTK_QUAD2_OUT("r9", "r5", "strb r5, [r2, #3]", SIGN)                     \
+  MTK_QUAD2_OUT("r9", "r5", "strb r5, [r2, #3]", SIGN)
+/* Then the next quad's, until the stream's end ([sp, #20]). */
+#define MTK_QUAD2_EPILOGUE(SIGN)                                           \
+  MTK_QUAD2_OUTPUTS(SIGN)                                                  \
   "ldr r0, [sp, #20]\n\t"                                                  \
   "add lr, lr, #4\n\t"                                                     \
   "str lr, [sp, #16]\n\t"                                                  \
