@@ -73,7 +73,9 @@ def band_tuning(model: bytes, cpu: str, tmp_path) -> Tuning:
 @pytest.mark.parametrize("cpu, depth, out_c, activation, y_zp, kernel", [
     ("cortex-m4", 8, 16, "NONE", 5, "2x4/band"),
     ("cortex-m4", 32, 64, "RELU", -128, "2x4/band"),
-    ("cortex-m4", 64, 64, "NONE", 5, "2x4/fused"),     # deep rows: the quads kernel's pairs
+    ("cortex-m4", 8, 128, "NONE", 5, "2x4/band"),
+    ("cortex-m4", 40, 8, "NONE", 5, "2x4/band"),
+    ("cortex-m4", 48, 8, "NONE", 5, "2x4/fused"),      # deeper rows: the quads kernel's pairs
     ("cortex-m4", 8, 16, "RELU", 5, "2x2/fused"),      # clamped outputs
     ("cortex-m33", 16, 32, "NONE", 5, "2x4/band"),
     ("cortex-m33", 32, 64, "NONE", 5, "2x4/fused"),    # a pair's many quads

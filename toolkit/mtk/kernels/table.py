@@ -350,11 +350,13 @@ FEW_CHANNELS: dict[Isa, tuple[frozenset[int], frozenset[int]]] = {
 # "2x2/fused", scheduled for its dual issue.
 CORE_SEVERAL_ROWS_FIRST = {"cortex-m4": "2x4/fused", "cortex-m33": "2x4/fused"}
 
-# Per core, the input and output channels up to which a GEMM of the input's own rows in whole quads over all of int8
-# takes "2x4/band" first (ops/gemm_band.py: one call for every row, each quad over a band of pairs): on the Cortex-M4
-# the fewer calls and the stream read once a band from its flash (5 wait states a line its 256-byte data cache misses);
-# on the M33 (whose cache holds the stream) the calls and the rows' sums, which a pair's more quads outweigh.
-CORE_BAND_FIRST = {"cortex-m4": (32, 64), "cortex-m33": (32, 32)}
+# Per core, the input and output channels (None: any) up to which a GEMM of the input's own rows in whole quads over all
+# of int8 takes "2x4/band" first (ops/gemm_band.py: one call for every row, each quad over a band of pairs): on the
+# Cortex-M4 the fewer calls and the stream read once a band from flash (the STM32L4's 5 wait states a line its 256-byte
+# ART data cache misses: 12x12 pixels 8->128, 24->144, 32->128, 40->40 4-7 % fewer est. cycles on the L4R5, 48->48 even,
+# 64->64 1 % more); on the M33 (whose cache holds the stream) the calls and the rows' sums, which more than 8 quads a pair
+# outweigh (U575: 32->48 +0.2 %, 16->64 +0.9 %, 8->128 +3.8 %).
+CORE_BAND_FIRST: dict[str, tuple[int, int | None]] = {"cortex-m4": (40, None), "cortex-m33": (32, 32)}
 
 
 def gemm_choices(cpu: Cpu, rows: int, fused: bool = True, channels: int | None = None,

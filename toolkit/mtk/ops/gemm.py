@@ -97,7 +97,8 @@ class GemmOpDef(OpDef):
         if not (quads_suit(stream, rq) and band_suits(rows, channels, depth, p.patches is None)):
             return [v for v in usable if v.kernel != BAND_KERNEL]
         most_depth, most_channels = CORE_BAND_FIRST.get(data.cpu.name, (0, 0))
-        first = depth <= most_depth and channels <= most_channels and live_channels(stream, rq, depth // GROUP, 4) is None
+        first = depth <= most_depth and channels <= (most_channels or channels) \
+            and live_channels(stream, rq, depth // GROUP, 4) is None
         if first and any(v.kernel == BAND_KERNEL for v in usable):   # (constant channels: 2x4/fused leaves them out)
             usable = [Variant(BAND_KERNEL), *(v for v in usable if v.kernel != BAND_KERNEL)]
         return usable
