@@ -33,6 +33,8 @@ BAND_MODELS = {   # its assembly for 1 to 16 groups, with and without the sign t
     "band-8-groups": lambda: pointwise_image(3, 4, 32, 64),
     "band-13-groups": lambda: pointwise_image(3, 3, 52, 8),         # a band of one pair and the odd row
     "band-16-groups-relu": lambda: pointwise_image(2, 3, 64, 4, "RELU", y_zp=-128),
+    "fc-5-rows-relu": lambda: conv_model("FULLY_CONNECTED", (5, 24), (12, 24), (5, 12), per_channel=False, y_zp=-128,
+                                         fused_activation_function="RELU"),   # a fully connected layer's rows
 }
 
 

@@ -5,6 +5,7 @@ re-read per pair (from flash: the Cortex-M4's ART data cache holds 256 bytes) co
 
 from __future__ import annotations
 
+import numpy as np
 from tvm.script import tirx as T
 
 from ..kernels.table import KernelSpec
@@ -33,13 +34,15 @@ def band_suits(rows: int, channels: int, depth: int, input_rows: bool) -> bool:
 
 def gemm_band_kernel(data: OpData, mk: KernelSpec, stream: tuple) -> Kernel:
     """The kernel computing the GEMM op `data` holds (gemm.GemmParams, rows of the input itself) with `mk` over the
-    fused stream `stream` (gemm.stream_params)."""
+    fused stream `stream` (gemm.stream_params) of twice its biases: the kernel packs the rows doubled, so that its sums
+    come as the requantization takes them (2x4/fused doubles each)."""
     p = data.params
     op, y, rq = data.op, data.output, p.requant
     C, K = p.weights.shape
     P = y.size // C
     band = band_pairs(P, K)
-    packed = pack_fused_stream(*stream, rq.out_zp, mk.cols, None, False)
+    w, bias, multiplier, shift = stream
+    packed = pack_fused_stream(w, 2 * bias.astype(np.int64), multiplier, shift, rq.out_zp, mk.cols, None, False)   # rows packed doubled
     scratch = band * pair_bytes(K)
 
     @T.prim_func

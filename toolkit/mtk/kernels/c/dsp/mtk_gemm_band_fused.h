@@ -1,6 +1,7 @@
 /* The GEMM of a band of the input's own rows (a pointwise conv, a fully connected layer of several rows) with the
  * requantization fused, one call for all of them ("2x4/band": ops/gemm_band.py), over "2x4/fused"'s stream
- * (mtk_gemm_2x4_fused.h: per channel quad its head words, biased weights, each channel's m, C, e). For few input
+ * (mtk_gemm_2x4_fused.h: per channel quad its head words, biased weights, each channel's m, C, e) of twice the biases,
+ * by rows packed as twice their values: the sums come doubled, as the requantization takes them. For few input
  * channels a quad's dot products are short and each pair of rows would pay a call, its rows' sums and a pass over the
  * whole stream (from flash, which the STM32L4's 256-byte ART data cache does not hold): here the pairs of a band are packed
  * once into the scratch with their sums, then each quad runs over every pair of the band, its 16·groups + 64 bytes
@@ -13,12 +14,14 @@
 #include "mtk_gemm_2x4_fused.h"
 
 /* The band's `pairs` pairs of rows from x (k values a row, k a multiple of 4; stride 0: one row, the odd last one,
- * twice) packed at rows, per pair its rows' −128·Σx then the rows as mtk_pack_pair_s16 packs them: 4·k + 8 bytes a
- * pair (the assembly packs them so itself). */
+ * twice) packed at rows, per pair its rows' −128·Σx then the rows as mtk_pack_pair_s16 packs them, each value doubled
+ * (x of 2x: the sums too): 4·k + 8 bytes a pair (the assembly packs them so itself). */
 static inline void mtk_band_pack(const int8_t* x, int32_t k, int32_t pairs, int32_t stride, uint8_t* rows) {
   int32_t sum_x[2];
   for (int32_t p = 0; p < pairs; ++p, x += 2 * k, rows += 4 * k + 8) {
+    uint32_t* packed = (uint32_t*)(rows + 8);
     mtk_pack_pair_at(x, stride ? x + k : x, k, rows + 8, 0);
+    for (int32_t i = 0; i < k; ++i) packed[i] = mtk_sadd16(packed[i], packed[i]);
     mtk_pack_sums_s16(rows + 8, k >> 2, 2, sum_x);
     ((int32_t*)rows)[0] = (int32_t)(0u - ((uint32_t)sum_x[0] << 7));
     ((int32_t*)rows)[1] = (int32_t)(0u - ((uint32_t)sum_x[1] << 7));
@@ -27,8 +30,9 @@ static inline void mtk_band_pack(const int8_t* x, int32_t k, int32_t pairs, int3
 
 #ifdef MTK_FUSED_ASM
 #define MTK_BAND_STR(N) #N
-/* One group of a pair of rows, packed (r7 moved on) and its −128·Σx added (r10, r11; r5: −128 in both halfwords): the
- * words of row 1 (r6 bytes on) and of row 0 (r0 moved on), no load's result read next (the Cortex-M33's stall). */
+/* One group of a pair of rows, packed doubled (r7 moved on) and its −128·Σ2x added (r10, r11; r5: −128 in both
+ * halfwords): the words of row 1 (r6 bytes on) and of row 0 (r0 moved on), no load's result read next (the Cortex-M33's
+ * stall). */
 #define MTK_BAND_PACK_GROUP          \
   "ldr r9, [r0, r6]\n\t"             \
   "ldr r8, [r0], #4\n\t"             \
@@ -36,6 +40,10 @@ static inline void mtk_band_pack(const int8_t* x, int32_t k, int32_t pairs, int3
   "sxtb16 r12, r9, ror #8\n\t"       \
   "sxtb16 r1, r8\n\t"                \
   "sxtb16 r2, r8, ror #8\n\t"        \
+  "sadd16 r3, r3, r3\n\t"            \
+  "sadd16 r12, r12, r12\n\t"         \
+  "sadd16 r1, r1, r1\n\t"            \
+  "sadd16 r2, r2, r2\n\t"            \
   "stm r7!, {r1, r2, r3, r12}\n\t"   \
   "sadd16 r8, r1, r2\n\t"            \
   "sadd16 r9, r3, r12\n\t"           \
@@ -56,11 +64,11 @@ static inline void mtk_band_pack(const int8_t* x, int32_t k, int32_t pairs, int3
   "ldrd r10, r11, [r0], #8\n\t"      \
   MTK_BAND_HEAD                      \
   MTK_QUAD2_FIRST_SUMS
-/* The pair's 8 outputs (2x4/fused's: row 0 at [sp, #16], row 1 `stride` ([sp, #12]) on), then the next pair (its rows
+/* The pair's 8 outputs (2x4/fused's of sums already doubled: row 0 at [sp, #16], row 1 `stride` ([sp, #12]) on), then the next pair (its rows
  * at r0, its output a stride past row 1's), until the quad's outputs end ([sp, #8]). */
 #define MTK_BAND_OUTPUTS(SIGN)      \
   "str r0, [sp, #0]\n\t"            \
-  MTK_QUAD2_OUTPUTS(SIGN)           \
+  MTK_QUAD2_OUTPUTS(SIGN, MTK_QUAD2_NO_DOUBLE) \
   "ldr r0, [sp, #12]\n\t"           \
   "add lr, r2, r0\n\t"              \
   "ldr r0, [sp, #8]\n\t"            \
@@ -186,7 +194,7 @@ MTK_FUSED_INLINE int32_t mtk_gemm_band_fused_s8(const void* x, const void* w, in
         const int32_t sum_x[2] = {-(pair_sums[0] >> 7), -(pair_sums[1] >> 7)};
         const uint8_t* t = quad0;
         for (int32_t q = 0; q < quads; ++q, t += MTK_FUSED_QUAD_HEAD + 16 * groups + MTK_QUAD2_PARAMS)
-          mtk_fused_quad2_c(rows + 8, t, groups, o + 2 * channels * p + 4 * q, stride, 4, sum_x, lo, hi);
+          mtk_fused_quad2_c(rows + 8, t, groups, o + 2 * channels * p + 4 * q, stride, 4, sum_x, lo, hi, 1);
       }
     }
     xp += 2 * k * pairs, o += 2 * channels * pairs, left -= stride ? 2 * pairs : 1;
