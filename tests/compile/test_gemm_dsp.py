@@ -149,15 +149,15 @@ def test_two_row_fused_calls_say_the_sign_term_and_the_schedule(cpu, split, acti
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("cpu, kernel", [("cortex-m4", "2x4"), ("cortex-m33", "2x4"), ("cortex-m7", "2x2")])
+@pytest.mark.parametrize("cpu, kernel", [("cortex-m4", "band"), ("cortex-m33", "band"), ("cortex-m7", "2x2")])
 @pytest.mark.parametrize("activation, y_zp", [("RELU", -128), ("NONE", 5), ("RELU", 5)])
 def test_whole_channel_quads_take_the_quads_kernel_on_the_m4_and_m33(cpu, kernel, activation, y_zp, tmp_path):
-    """16 channels of two rows: mtk_gemm_2x4_fused_s8 on the Cortex-M4 and M33 where the outputs span all of int8, the
-    pairs' kernel where they are clamped (ReLU at out_zp 5: 2x4 would clamp in C) and on the M7; bit-exact on the
-    host."""
+    """16 channels of 8 over the input's rows: the quads' band kernel (mtk_gemm_band_fused_s8, over 2x4/fused's stream)
+    on the Cortex-M4 and M33 where the outputs span all of int8, the pairs' kernel where they are clamped (ReLU at
+    out_zp 5: 2x4 would clamp in C) and on the M7; bit-exact on the host."""
     assert_bit_exact_on_c_paths(pointwise(8, 16, activation, y_zp=y_zp), tmp_path, cpu=cpu)
     source = (tmp_path / "lib" / "src" / "tvmgen_default_kernels.c").read_text()
-    called = re.findall(r"mtk_gemm_(2x\d)_fused_s8\(\(", source)
+    called = re.findall(r"mtk_gemm_(2x\d|band)_fused_s8\(\(", source)
     assert called == ["2x2" if (activation, y_zp) == ("RELU", 5) else kernel]
 
 
