@@ -32,8 +32,9 @@ KERNEL = spec(Family.FEW_INPUTS, FEW_INPUTS_KERNEL)
 MAX_IN_C = 4
 LOAD_REACH = 4095        # LDR's immediate offset
 # the stream copied to RAM on the Cortex-M4 up to this size (its boards' flash caches hold a few hundred bytes of data:
-# each pair would read a larger stream from flash again; its copy is the layer's scratch)
-STREAM_IN_RAM = {"cortex-m4": 1024}
+# each pair would read a larger stream from flash again; its copy is the layer's scratch, which OpDef.leaner trades
+# for the GEMM's under a RAM limit)
+STREAM_IN_RAM = {"cortex-m4": 8192}
 UNROLLED = 2             # blocks of 4 channels one after the other, their offsets immediates; more in a loop
 FRAME = 20               # o0, o1, pairs left, the stream, the full quads' end
 ACC0 = ("r2", "r3", "r4", "r5")    # pixel 0's sums of the block's 4 channels

@@ -115,6 +115,18 @@ static inline void mtk_few_pass_c(const int16_t* band, const int32_t* stream, in
   }
 }
 
+/* words * 4 bytes (a multiple of 16) from src to dst: on DSP cores 16 bytes a step by LDM/STM (newlib's memcpy goes
+ * byte by byte). */
+static inline void mtk_few_copy(int32_t* dst, const int32_t* src, int32_t words) {
+#ifdef MTK_DSP_ASM
+  for (; words > 0; words -= 4)
+    __asm__ volatile("ldm %[s]!, {r4, r5, r6, r12}\n\tstm %[d]!, {r4, r5, r6, r12}"
+                     : [s] "+r"(src), [d] "+r"(dst) : : "r4", "r5", "r6", "r12", "memory");
+#else
+  memcpy(dst, src, (size_t)words * 4);
+#endif
+}
+
 /* The pass of a layer: n pixel pairs of the band at `band`, their outputs from o0 and o1. */
 typedef void (*mtk_few_pass_fn)(const int16_t* band, const int32_t* stream, int8_t* o0, int8_t* o1, int32_t n);
 
@@ -143,7 +155,10 @@ static inline void mtk_few_band(const mtk_few_layer_t* g, int16_t* band, const i
 static inline void mtk_few_layer(const mtk_few_layer_t* g, const int8_t* x, const int32_t* stream, int8_t* out,
                                  int16_t* band, int8_t* junk, int32_t* ram, mtk_few_pass_fn pass,
                                  mtk_few_pass_fn row_pass) {
-  if (g->stream_bytes) stream = (const int32_t*)memcpy(ram, stream, (size_t)g->stream_bytes);
+  if (g->stream_bytes) {
+    mtk_few_copy(ram, stream, g->stream_bytes / 4);
+    stream = ram;
+  }
   const int32_t row_out = g->out_w * g->out_c, col = g->stride_w * g->in_c;
   if (g->vertical) {
     for (int32_t oy = 0; oy < g->out_h; oy += 2) {
