@@ -80,9 +80,11 @@ def test_a_run_packed_layer_includes_the_runs_header_not_the_gather(tmp_path):
     assert "im2col_runs_s8" in kernel.headers and "im2col_s8" not in kernel.headers
 
 
-def pointwise(channels: int, out_c: int, activation: str = "NONE", dead: tuple[int, ...] = (), y_zp: int = 5) -> bytes:
-    """A 1x1 CONV_2D over 5x3 pixels (an odd count: the last row pair's second row is its first)."""
-    return conv_model("CONV_2D", (1, 5, 3, channels), (out_c, 1, 1, channels), (1, 5, 3, out_c), per_channel=True,
+def pointwise(channels: int, out_c: int, activation: str = "NONE", dead: tuple[int, ...] = (), y_zp: int = 5,
+              pixels: tuple[int, int] = (5, 3)) -> bytes:
+    """A 1x1 CONV_2D over 5x3 pixels (an odd count: the last row pair's second row is its first; 2x4/fused's last
+    call takes 3 rows of its 4)."""
+    return conv_model("CONV_2D", (1, *pixels, channels), (out_c, 1, 1, channels), (1, *pixels, out_c), per_channel=True,
                       dead=dead, y_zp=y_zp, padding="VALID", stride_h=1, stride_w=1, dilation_h_factor=1, dilation_w_factor=1,
                       fused_activation_function=activation)
 
@@ -118,6 +120,9 @@ FUSED_MODELS = {   # the fused kernels' assembly (c/mtk_dot_biased_s8.h), its su
     "quads-16-groups": lambda: pointwise(64, 16),
     "quads-18-groups": lambda: pointwise(70, 4),
     "quads-33-groups-relu": lambda: pointwise(130, 8, "RELU", y_zp=-128),
+    # two row pairs a call (up to 16 groups): a last call of 1 row (5 pixels) and of 2 (6 pixels)
+    "quads-16-groups-5-rows": lambda: pointwise(64, 8, pixels=(5, 1)),
+    "quads-7-groups-6-rows-relu": lambda: pointwise(28, 8, "RELU", y_zp=-128, pixels=(3, 2)),
     # 5 computed channels (one constant one computed too: whole quads), 7 constant ones filled in
     "quads-live-relu": lambda: pointwise(16, 12, "RELU", dead=(0, 2, 3, 5, 6, 7, 10), y_zp=-128),
     "fc-quads-relu": lambda: fully_connected(150, 12, per_channel=False, activation="RELU", y_zp=-128),
@@ -197,3 +202,22 @@ def test_under_a_ram_limit_a_deep_row_is_packed_in_smaller_chunks(tmp_path):
     lean = compile_model(model, tmp_path / "lean", cpu="cortex-m4", max_ram=1606)
     assert lean.arena_bytes == 1536 and lean.ops[0].variant["chunk"] == LEAN_CHUNK
     assert [op.variant for op in lean.ops[1:]] == [op.variant for op in untiled.ops[1:]]
+
+
+@pytest.mark.parametrize("depth, pairs", [(64, 2), (68, 1)])
+def test_the_quads_kernel_takes_two_row_pairs_a_call_from_a_line_aligned_stream(depth, pairs, tmp_path):
+    """2x4/fused over up to 16 groups: 4 rows a call (the second pair packed after the first: 2 pairs' scratch), the
+    last call the rows left; over more, a pair a call. Its stream aligned to 32 bytes (a quad's words at cache line
+    boundaries) in both cases, pack_quad_stream's bytes."""
+    from mtk.compiler import compile_model
+    from mtk.ops.microkernels import quad_stream_bytes
+
+    (tmp_path / "m.tflite").write_bytes(pointwise(depth, 8))
+    compiled = compile_model(tmp_path / "m.tflite", tmp_path / "lib", cpu="cortex-m4")
+    kernels_c = (compiled.path / "src" / "tvmgen_default_kernels.c").read_text()
+    rows = re.findall(r"mtk_gemm_2x4_fused_s8\(.*, 8, .*, 8, (.*), -128, 127, 1\);", kernels_c)
+    assert rows == (["((4) < (v__1) ? (4) : (v__1))"] if pairs == 2 else ["((2) < (v__1) ? (2) : (v__1))"])
+    assert re.findall(r"for \(int32_t pb = 0; pb < (\d+); \+\+pb\)", kernels_c) == [str(-(-15 // (2 * pairs)))]
+    assert kernels_c.count("mtk_pack_pair_s16((") == pairs
+    stream = f"_w[{quad_stream_bytes(8, depth)}] TVMGEN_ALIGNED(32)"
+    assert stream in (compiled.path / "src" / "tvmgen_default.c").read_text()

@@ -29,12 +29,15 @@ from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, constant_kerne
 from .geometry import ConvGeometry
 from .gemm_calls import KernelCalls, RowPacking, row_source, runs_order, runs_stage_bytes
 from .gemm_mve import gemm_mve_kernel
-from .microkernels import (GROUP, HELIUM_CHUNK, constant_channels, fused_stream_bytes, fused_stream_params,
-                           live_channel_tables, pack_fused_stream, shares_requantization, worth_leaving_out)
+from .microkernels import (GROUP, HELIUM_CHUNK, QUAD_STRAIGHT, constant_channels, fused_stream_bytes,
+                           fused_stream_params, live_channel_tables, pack_fused_stream, pack_quad_stream,
+                           quad_stream_bytes, shares_requantization, worth_leaving_out)
 from .requant import RSHIFT_FIELDS, Requant
 from .variants import Variant
 
 QUADS_KERNEL = "2x4/fused"
+QUAD_PAIRS = 2        # row pairs a call of QUADS_KERNEL's straight kernels takes (each quad's weights read once for both)
+STREAM_ALIGN = 32     # a quad stream's alignment: its quads' words at cache line boundaries (a quad: 32-byte multiples)
 CHUNK = 256   # k values a chunked variant packs at a time: a multiple of every weight group
 LEAN_CHUNK = CHUNK // 2   # a leaner variant's chunk (OpDef.leaner: under a RAM limit)
 
@@ -181,10 +184,12 @@ def gemm_kernel(data: OpData, variant: Variant) -> Kernel:
     in_size = patches.in_h * patches.in_w * patches.in_c if patches else rows * w.shape[1]
     stream = stream_params(p) if mk.weights == "fused" else None   # (weights, bias, multiplier, shift)
     shared = mk.rows == 1 and shares_requantization(*(stream[2:] if stream else (rq.multiplier, rq.shift)))
+    quads = variant.kernel == QUADS_KERNEL
+    pairs = QUAD_PAIRS if quads and -(-w.shape[1] // GROUP) <= QUAD_STRAIGHT and rows > 2 else 1
     layout = GemmLayout(rows, w.shape[0], w.shape[1], variant, row_source(patches), weight_group(data.cpu), shared,
-                        stage=stage, split_loads=two_loads_beat_ldrd(data.cpu.name))
+                        stage=stage, split_loads=two_loads_beat_ldrd(data.cpu.name), pairs=pairs)
     if layout.stream and layout.block_rows == 2 and layout.chunk == layout.depth:   # leave constant channels out?
-        live = live_channels(stream, rq, layout.groups, 4 if variant.kernel == QUADS_KERNEL else 1)
+        live = live_channels(stream, rq, layout.groups, 4 if quads else 1)
         if live is not None:
             constant = constant_channels(*stream, rq.out_zp, rq.act_min, rq.act_max)
             layout = replace(layout, live=int(live.sum()))
@@ -195,14 +200,16 @@ def gemm_kernel(data: OpData, variant: Variant) -> Kernel:
         optional["pad"] = Const("pad", np.full(patches.in_c, patches.in_zp, np.int8))
     reads = [*optional, *(["scratch"] if layout.scratch_bytes else [])]   # (a direct kernel needs none)
     func = specialize(gemm_func(layout, in_size, rq, patches), reads)
-    if layout.stream:
+    if layout.quads:
+        packed = pack_quad_stream(*stream, rq.out_zp)
+    elif layout.stream:
         packed = pack_fused_stream(*stream, rq.out_zp, layout.block_cols,
                                    layout.chunk // GROUP if layout.chunk < layout.depth else None, shared)
-        if layout.live is not None:
-            packed = np.concatenate([packed, live_channel_tables(constant, live)])
     else:
         packed = mk.pack(w, layout.block_cols, layout.weight_group)
-    args = [op.inputs[0], Const("w", packed), *optional.values(), op.outputs[0],
+    if layout.live is not None:
+        packed = np.concatenate([packed, live_channel_tables(constant, live)])
+    args = [op.inputs[0], Const("w", packed, STREAM_ALIGN if layout.quads else 4), *optional.values(), op.outputs[0],
             *([Scratch(layout.scratch_bytes)] if layout.scratch_bytes else [])]
     gather_header = (RUNS_HEADER if stage else IM2COL_HEADER,) if layout.source == "gather" else ()
     headers = tuple(dict.fromkeys((DOT_HEADER, mk.header) + gather_header))
@@ -225,6 +232,7 @@ class GemmLayout:
     live: int | None = None       # a two-row stream's channels that are not constant, when it leaves the others out
     stage: int = 0                # a gather's staging bytes per row when it packs kernel-row runs (runs_stage_bytes)
     split_loads: bool = False     # a two-row stream's kernel loads word by word (asm_schedule.two_loads_beat_ldrd)
+    pairs: int = 1                # row pairs a kernel call takes (QUAD_PAIRS: the quads' straight kernels)
 
     @property
     def spec(self) -> KernelSpec:
@@ -248,13 +256,24 @@ class GemmLayout:
         if self.live is not None:
             return self.live_stream_bytes + 3 * self.cols + self.cols % 2   # live_channel_tables
         if self.stream:
-            return fused_stream_bytes(self.cols, self.depth, self.block_cols, self.shared_requant)
+            return self.stream_bytes(self.cols)
         return packed_weight_bytes(self.cols, self.depth, self.variant, self.weight_group)
 
     @property
     def live_stream_bytes(self) -> int:
         """Bytes of the live channels' stream."""
-        return fused_stream_bytes(self.live or 0, self.depth, self.block_cols, self.shared_requant)
+        return self.stream_bytes(self.live or 0)
+
+    def stream_bytes(self, channels: int) -> int:
+        """Bytes of the fused stream of `channels` channels."""
+        if self.quads:
+            return quad_stream_bytes(channels, self.depth)
+        return fused_stream_bytes(channels, self.depth, self.block_cols, self.shared_requant)
+
+    @property
+    def quads(self) -> bool:
+        """Whether it runs QUADS_KERNEL (its own stream, pack_quad_stream)."""
+        return self.variant.kernel == QUADS_KERNEL
 
     @property
     def stream(self) -> bool:
@@ -308,11 +327,24 @@ class GemmLayout:
 
     @property
     def packed_bytes(self) -> int:
-        """The packed rows of one block (one chunk of them): 2 bytes a value (int16, or int8 rows read
-        16 values at a time on Helium cores), whole chunks of 16; none for a direct kernel."""
+        """The packed rows of one call (one chunk of them): 2 bytes a value (int16, or int8 rows read
+        16 values at a time on Helium cores), whole chunks of 16, or a call's pairs one after the other
+        (pair_bytes each); none for a direct kernel."""
         if self.direct:
             return 0
+        if self.pairs > 1:
+            return self.pairs * self.pair_bytes
         return self.block_rows * -(-self.chunk // HELIUM_CHUNK) * HELIUM_CHUNK * 2
+
+    @property
+    def pair_bytes(self) -> int:
+        """Bytes between a call's packed pairs (QUAD_PAIRS)."""
+        return 2 * GROUP * 2 * self.groups
+
+    @property
+    def call_rows(self) -> int:
+        """Rows a kernel call takes."""
+        return self.block_rows * self.pairs
 
     @property
     def scratch_bytes(self) -> int:
@@ -350,18 +382,28 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
         return tvm.tirx.all(*checks) if checks else True
 
     @T.macro
-    def pack_block(x, pad, scratch, acc, pb):
-        """The block's whole rows into the scratch, then (row_sums) their sums after the block's."""
+    def pack_block(x, pad, scratch, acc, pb, at):
+        """The block's whole rows into the scratch from byte `at`, then (row_sums) their sums after the block's."""
         if g.stage > 0:
-            T.evaluate(pack.runs(x, scratch, pb))
+            T.evaluate(pack.runs(x, scratch, pb, at))
         elif g.source == "gather":
             for slot in T.serial(R):
                 T.evaluate(pack.gather(x, scratch, pb, slot))
-            T.evaluate(pack.gathered(scratch))
+            T.evaluate(pack.gathered(scratch, at))
         elif pack.packs:
-            T.evaluate(pack.rows(x, pad, scratch, pb, 0, pack.whole))
+            T.evaluate(pack.rows(x, pad, scratch, pb, 0, pack.whole, at))
         if g.row_sums:
             T.evaluate(calls.row_sums(scratch, acc, g.groups))
+
+    @T.macro
+    def pack_call(x, pad, scratch, acc, cb):
+        """The blocks of kernel call cb (its pairs, one after the other: the last call's that there are)."""
+        if g.pairs == 1:
+            pack_block(x, pad, scratch, acc, cb, 0)
+        else:
+            for j in T.unroll(g.pairs):
+                if cb * g.pairs + j < (P + R - 1) // R:
+                    pack_block(x, pad, scratch, acc, cb * g.pairs + j, j * g.pair_bytes)
 
     @T.macro
     def chunk_sums(x, w, pad, out, scratch, acc, sums, pb):
@@ -407,11 +449,11 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
         acc = T.alloc_buffer((R * B + R * g.row_sums,), i32)   # the block's sums, then its rows' Σx
         sums = T.decl_buffer((R * B * c_tiles,), i32, data=(scratch if g.scratch_bytes > 0 else acc).data,
                              elem_offset=g.packed_bytes // 4)   # (read if chunked: a direct kernel has no scratch)
-        for pb in T.serial((P + R - 1) // R):
+        for pb in T.serial((P + g.call_rows - 1) // g.call_rows):
             if chunked:
                 chunk_sums(x, w, pad, out, scratch, acc, sums, pb)
             else:
-                pack_block(x, pad, scratch, acc, pb)
+                pack_call(x, pad, scratch, acc, pb)
             if g.stream and not chunked:
                 T.evaluate(calls.stream(x, w, out, scratch, pb))
             elif not g.stream:
