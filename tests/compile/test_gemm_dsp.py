@@ -120,9 +120,12 @@ FUSED_MODELS = {   # the fused kernels' assembly (c/mtk_dot_biased_s8.h), its su
     "quads-16-groups": lambda: pointwise(64, 16),
     "quads-18-groups": lambda: pointwise(70, 4),
     "quads-33-groups-relu": lambda: pointwise(130, 8, "RELU", y_zp=-128),
-    # two row pairs a call (up to 16 groups): a last call of 1 row (5 pixels) and of 2 (6 pixels)
+    # up to 4 row pairs a call (up to 16 groups; the M33 2): a last call of 5, 6 and 8 rows (M33: 1, 2, 4)
     "quads-16-groups-5-rows": lambda: pointwise(64, 8, pixels=(5, 1)),
     "quads-7-groups-6-rows-relu": lambda: pointwise(28, 8, "RELU", y_zp=-128, pixels=(3, 2)),
+    "quads-4-groups-16-rows": lambda: pointwise(16, 8, pixels=(4, 4)),
+    # over 16 groups a pair a call, the last one an odd row (its copy's outputs over its own, not past the output)
+    "quads-32-groups-9-rows": lambda: pointwise(128, 16, pixels=(3, 3)),
     # 5 computed channels (one constant one computed too: whole quads), 7 constant ones filled in
     "quads-live-relu": lambda: pointwise(16, 12, "RELU", dead=(0, 2, 3, 5, 6, 7, 10), y_zp=-128),
     "fc-quads-relu": lambda: fully_connected(150, 12, per_channel=False, activation="RELU", y_zp=-128),
@@ -204,19 +207,19 @@ def test_under_a_ram_limit_a_deep_row_is_packed_in_smaller_chunks(tmp_path):
     assert [op.variant for op in lean.ops[1:]] == [op.variant for op in untiled.ops[1:]]
 
 
-@pytest.mark.parametrize("depth, pairs", [(64, 2), (68, 1)])
-def test_the_quads_kernel_takes_two_row_pairs_a_call_from_a_line_aligned_stream(depth, pairs, tmp_path):
-    """2x4/fused over up to 16 groups: 4 rows a call (the second pair packed after the first: 2 pairs' scratch), the
-    last call the rows left; over more, a pair a call. Its stream aligned to 32 bytes (a quad's words at cache line
-    boundaries) in both cases, pack_quad_stream's bytes."""
+@pytest.mark.parametrize("cpu, depth, pairs", [("cortex-m4", 64, 4), ("cortex-m33", 64, 2), ("cortex-m4", 68, 1)])
+def test_the_quads_kernel_takes_several_row_pairs_a_call_from_a_line_aligned_stream(cpu, depth, pairs, tmp_path):
+    """2x4/fused over up to 16 groups: 4 row pairs a call on the Cortex-M4, 2 on the M33 (gemm.QUAD_PAIRS: each pair
+    packed after the one before), the last call the rows left; over more groups, a pair a call. Its stream aligned to
+    32 bytes (a quad's words at cache line boundaries), pack_quad_stream's bytes."""
     from mtk.compiler import compile_model
     from mtk.ops.microkernels import quad_stream_bytes
 
     (tmp_path / "m.tflite").write_bytes(pointwise(depth, 8))
-    compiled = compile_model(tmp_path / "m.tflite", tmp_path / "lib", cpu="cortex-m4")
+    compiled = compile_model(tmp_path / "m.tflite", tmp_path / "lib", cpu=cpu)
     kernels_c = (compiled.path / "src" / "tvmgen_default_kernels.c").read_text()
     rows = re.findall(r"mtk_gemm_2x4_fused_s8\(.*, 8, .*, 8, (.*), -128, 127, 1\);", kernels_c)
-    assert rows == (["((4) < (v__1) ? (4) : (v__1))"] if pairs == 2 else ["((2) < (v__1) ? (2) : (v__1))"])
+    assert rows == [f"(({2 * pairs}) < (v__1) ? ({2 * pairs}) : (v__1))"]
     assert re.findall(r"for \(int32_t pb = 0; pb < (\d+); \+\+pb\)", kernels_c) == [str(-(-15 // (2 * pairs)))]
     assert kernels_c.count("mtk_pack_pair_s16((") == pairs
     stream = f"_w[{quad_stream_bytes(8, depth)}] TVMGEN_ALIGNED(32)"

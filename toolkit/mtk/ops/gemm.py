@@ -36,7 +36,9 @@ from .requant import RSHIFT_FIELDS, Requant
 from .variants import Variant
 
 QUADS_KERNEL = "2x4/fused"
-QUAD_PAIRS = 2        # row pairs a call of QUADS_KERNEL's straight kernels takes (each quad's weights read once for both)
+# Row pairs a call of QUADS_KERNEL's straight kernels takes, per core (else 2; each quad's weights read for each pair in
+# turn): no more than their C's MTK_QUAD2_PAIRS
+QUAD_PAIRS = {"cortex-m4": 4}
 STREAM_ALIGN = 32     # a quad stream's alignment: its quads' words at cache line boundaries (a quad: 32-byte multiples)
 CHUNK = 256   # k values a chunked variant packs at a time: a multiple of every weight group
 LEAN_CHUNK = CHUNK // 2   # a leaner variant's chunk (OpDef.leaner: under a RAM limit)
@@ -185,7 +187,8 @@ def gemm_kernel(data: OpData, variant: Variant) -> Kernel:
     stream = stream_params(p) if mk.weights == "fused" else None   # (weights, bias, multiplier, shift)
     shared = mk.rows == 1 and shares_requantization(*(stream[2:] if stream else (rq.multiplier, rq.shift)))
     quads = variant.kernel == QUADS_KERNEL
-    pairs = QUAD_PAIRS if quads and -(-w.shape[1] // GROUP) <= QUAD_STRAIGHT and rows > 2 else 1
+    straight = quads and -(-w.shape[1] // GROUP) <= QUAD_STRAIGHT
+    pairs = min(QUAD_PAIRS.get(data.cpu.name, 2), -(-rows // 2)) if straight else 1
     layout = GemmLayout(rows, w.shape[0], w.shape[1], variant, row_source(patches), weight_group(data.cpu), shared,
                         stage=stage, split_loads=two_loads_beat_ldrd(data.cpu.name), pairs=pairs)
     if layout.stream and layout.block_rows == 2 and layout.chunk == layout.depth:   # leave constant channels out?

@@ -1,9 +1,9 @@
 /* The GEMM of packed row pairs with the requantization fused, four channels a block ("2x4/fused": gemm.py,
  * microkernels.py pack_quad_stream): each weight word is read once for both rows of a pair and each row word once
- * for both channel pairs, 8 loads a group of 32 products where "2x2/fused" takes 6 for 16. A call takes up to 4 rows
- * (two pairs, packed one after the other, 16 bytes a group each) where a quad has at most MTK_QUAD2_STRAIGHT groups:
- * per quad the first pair's pass reads its weights forward, the second pair's backward, so that the second pass
- * starts on the lines the first read last (a small flash data cache, the STM32L4's ART, still holds them).
+ * for both channel pairs, 8 loads a group of 32 products where "2x2/fused" takes 6 for 16. A call takes up to
+ * MTK_QUAD2_PAIRS pairs of rows (packed one after the other, 16 bytes a group each) where a quad has at most
+ * MTK_QUAD2_STRAIGHT groups: per quad the pairs' passes read its weights forward and backward in turn, so that a pass
+ * starts on the lines the one before read last (a small flash data cache, the STM32L4's ART, still holds them).
  *
  * The stream: per channel quad (the last one zero-padded) 16·groups bytes of biased weights (per group pair 0's words
  * (k0, k2), (k1, k3), then pair 1's: pack_weights_biased) and 64 bytes of head words (b0 + 256·b1, b1, b2 + 256·b3,
@@ -21,7 +21,15 @@
 
 #include "mtk_dot_biased_s8.h"
 
-#define MTK_QUAD2_STRAIGHT 16   /* the most groups of a kernel of straight code, two pairs a call */
+#define MTK_QUAD2_STRAIGHT 16   /* the most groups of a kernel of straight code, MTK_QUAD2_PAIRS pairs a call */
+/* Row pairs a call of the straight kernels takes at most (gemm.py QUAD_PAIRS gives it no more): 4, whose code is
+ * twice 2's, where the flash prefetches code (free straight code: the STM32L4's ART) and its data cache is small; 2
+ * on the Cortex-M33 (the STM32U5's ICACHE, no prefetch, holds a loop of two passes). */
+#if defined(__ARM_ARCH_8M_MAIN__)
+#define MTK_QUAD2_PAIRS 2
+#else
+#define MTK_QUAD2_PAIRS 4
+#endif
 #define MTK_QUAD2_TAIL 64       /* head words and m, C, e bytes a quad */
 
 /* Bytes from a quad's start to its weights, to head word i (0-3), to channel c's m, C, e. */
@@ -194,59 +202,72 @@ static inline void mtk_fused_quad2_c(const void* x, const uint8_t* t, int32_t gr
   MTK_QUAD2_PASS_START(X, T, TAIL)                                                                  \
   GROUPS                                                                                            \
   MTK_QUAD2_EPILOGUE(TAIL "+8", TAIL "+20", TAIL "+40", TAIL "+52", OUT, STRIDE, SIGN)
+/* Pair J's frame (the kernel's prologue: r0 the rows, r4 the output, r5 the stride, r6 the rows' count): its rows
+ * (16·G bytes a pair) at X, its output and its stride (0 for an odd last row) at OUT. */
+#define MTK_QUAD2_PAIR_FRAME(J, G, X, OUT)                 \
+  "addw r7, r0, #16*" #G "*" #J "\n\t"                     \
+  "str r7, [sp, #" X "]\n\t"                               \
+  "movs r9, #2*" #J "\n\t"                                 \
+  "mla r8, r9, r5, r4\n\t"                                 \
+  "cmp r6, #2*" #J "+2\n\t"                                \
+  "ite ge\n\t"                                             \
+  "movge r9, r5\n\t"                                       \
+  "movlt r9, #0\n\t"                                       \
+  "strd r8, r9, [sp, #" OUT "]\n\t"
+/* Unless the call's rows end before pair J (the frame's rows − 2 at [84], into R), to label L. */
+#define MTK_QUAD2_IF_PAIR(J, R, L) "ldr " R ", [sp, #84]\n\tcmp " R ", #2*" #J "-2\n\tble " L "\n\t"
+/* Pairs 2 and 3 of a call (MTK_QUAD2_PAIRS 4): their frames, their rows' sums, their passes. */
+#if MTK_QUAD2_PAIRS == 4
+#define MTK_QUAD2_LATER_FRAMES(G) MTK_QUAD2_PAIR_FRAME(2, G, "8", "64") MTK_QUAD2_PAIR_FRAME(3, G, "12", "72")
+#define MTK_QUAD2_LATER_SUMS \
+  MTK_QUAD2_IF_PAIR(2, "r6", "5f") MTK_FUSED_ROW_SUMS_AT("32") MTK_QUAD2_IF_PAIR(3, "r6", "5f") MTK_FUSED_ROW_SUMS_AT("40")
+#define MTK_QUAD2_LATER_PASSES(G, K, REST, SIGN)                                                     \
+  MTK_QUAD2_IF_PAIR(2, "r0", "4f")                                                                  \
+  MTK_QUAD2_PASS("8", "32", MTK_QUAD2_FORWARD(G, K, REST, "16*" #G), "16*" #G, "64", "68", SIGN)    \
+  MTK_QUAD2_IF_PAIR(3, "r0", "4f")                                                                  \
+  MTK_QUAD2_PASS("12", "40", MTK_QUAD2_BACKWARD(G, K, REST, "16*" #G), "16*" #G, "72", "76", SIGN)
+#else
+#define MTK_QUAD2_LATER_FRAMES(G)
+#define MTK_QUAD2_LATER_SUMS
+#define MTK_QUAD2_LATER_PASSES(G, K, REST, SIGN)
+#endif
 /* G groups (up to MTK_QUAD2_STRAIGHT), K + 1 before the head's s words. f: packed rows, the first quad, groups,
- * quads (> 0), out, stride, rows (1-4: the second pair's rows 16·G bytes after the first's; an odd last row packed
+ * quads (> 0), out, stride, rows (1-8: each pair's rows 16·G bytes after the one before; an odd last row packed
  * twice, its copy's outputs stored over its own). Naked, so that every register but sp is the kernel's: first the
- * pairs' sums Σx (MTK_FUSED_ROW_SUMS_AT), then per quad (r1, label 1) the first pair's pass forward, its outputs, and
- * where there is one the second pair's pass backward, its outputs. The frame: [0] rows of pair 0, [4] of pair 1, [8]
- * −128·Σx of pair 0's rows, [16] of pair 1's, [24] pair 0's output, [28] its stride (0: an odd last row), [32] pair
- * 1's output, [36] its stride, [40] the stream's end, [44] rows − 2 (> 0: a second pair). */
+ * pairs' sums Σx (MTK_FUSED_ROW_SUMS_AT), then per quad (r1, label 1) each pair's pass, forward and backward in turn,
+ * and its outputs. The frame: [4J] pair J's rows, [16 + 8J] −128·Σx of its rows, [48 + 8J] its output and its
+ * stride (0: an odd last row), [80] the stream's end, [84] rows − 2. */
 #define MTK_QUAD2_STRAIGHT_DSP(NAME, G, K, REST, SIGN)                                                   \
 __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)) const int32_t* f) { \
   __asm__ volatile(                                                                                   \
       "push {r4-r11, lr}\n\t"                                                                         \
-      "sub sp, sp, #48\n\t"                                                                           \
+      "sub sp, sp, #88\n\t"                                                                           \
       "ldm r0, {r0-r6}\n\t"                                                                           \
-      "str r0, [sp, #0]\n\t"                                                                          \
-      "addw r7, r0, #16*" #G "\n\t"                                                                   \
-      "str r7, [sp, #4]\n\t"                                                                          \
-      "str r4, [sp, #24]\n\t"                                                                         \
-      "add r7, r4, r5, lsl #1\n\t"                                                                    \
-      "str r7, [sp, #32]\n\t"                                                                         \
-      "cmp r6, #2\n\t"                                                                                \
-      "ite ge\n\t"                                                                                    \
-      "movge r7, r5\n\t"                                                                              \
-      "movlt r7, #0\n\t"                                                                              \
-      "str r7, [sp, #28]\n\t"                                                                         \
-      "cmp r6, #4\n\t"                                                                                \
-      "ite ge\n\t"                                                                                    \
-      "movge r7, r5\n\t"                                                                              \
-      "movlt r7, #0\n\t"                                                                              \
-      "str r7, [sp, #36]\n\t"                                                                         \
+      MTK_QUAD2_PAIR_FRAME(0, G, "0", "48")                                                           \
+      MTK_QUAD2_PAIR_FRAME(1, G, "4", "56")                                                           \
+      MTK_QUAD2_LATER_FRAMES(G)                                                                       \
       "subs r6, r6, #2\n\t"                                                                           \
-      "str r6, [sp, #44]\n\t"                                                                         \
+      "str r6, [sp, #84]\n\t"                                                                         \
       "movw r7, #16*" #G "+64\n\t"                                                                    \
       "mla r7, r7, r3, r1\n\t"                                                                        \
-      "str r7, [sp, #40]\n\t"                                                                         \
+      "str r7, [sp, #80]\n\t"                                                                         \
       "movs r2, #" #G "\n\t"                                                                          \
-      MTK_FUSED_ROW_SUMS_AT("8")                                                                       \
-      "ldr r6, [sp, #44]\n\t"                                                                         \
-      "cmp r6, #0\n\t"                                                                                \
-      "ble 5f\n\t"                                                                                    \
       MTK_FUSED_ROW_SUMS_AT("16")                                                                      \
+      MTK_QUAD2_IF_PAIR(1, "r6", "5f") MTK_FUSED_ROW_SUMS_AT("24")                                    \
+      MTK_QUAD2_LATER_SUMS                                                                            \
       "5:\n\t"                                                                                        \
+      ".p2align 2\n"                                                                                   \
       "1:\n\t"                                                                                        \
-      MTK_QUAD2_PASS("0", "8", MTK_QUAD2_FORWARD(G, K, REST, "16*" #G), "16*" #G, "24", "28", SIGN)   \
-      "ldr r0, [sp, #44]\n\t"                                                                         \
-      "cmp r0, #0\n\t"                                                                                \
-      "ble 4f\n\t"                                                                                    \
-      MTK_QUAD2_PASS("4", "16", MTK_QUAD2_BACKWARD(G, K, REST, "16*" #G), "16*" #G, "32", "36", SIGN) \
+      MTK_QUAD2_PASS("0", "16", MTK_QUAD2_FORWARD(G, K, REST, "16*" #G), "16*" #G, "48", "52", SIGN)  \
+      MTK_QUAD2_IF_PAIR(1, "r0", "4f")                                                                \
+      MTK_QUAD2_PASS("4", "24", MTK_QUAD2_BACKWARD(G, K, REST, "16*" #G), "16*" #G, "56", "60", SIGN) \
+      MTK_QUAD2_LATER_PASSES(G, K, REST, SIGN)                                                        \
       "4:\n\t"                                                                                        \
       "addw r1, r1, #16*" #G "+64\n\t"                                                                \
-      "ldr r0, [sp, #40]\n\t"                                                                         \
+      "ldr r0, [sp, #80]\n\t"                                                                         \
       "cmp r1, r0\n\t"                                                                                \
       "bne 1b\n\t"                                                                                    \
-      "add sp, sp, #48\n\t"                                                                           \
+      "add sp, sp, #88\n\t"                                                                           \
       "pop {r4-r11, pc}\n\t");                                                                        \
 }
 
@@ -355,9 +376,9 @@ MTK_QUAD2_KERNELS(16, 7, 8)
 /* The saturated kernel of `groups` groups over the rows f names, with the sign term or without: straight code for up
  * to MTK_QUAD2_STRAIGHT groups, else the loop's, a pair a call. */
 MTK_FUSED_INLINE void mtk_gemm_2x4_fused_saturated_dsp(const int32_t* f, int32_t groups, int32_t sign) {
-#define MTK_QUAD2_CALL(G) (sign ? mtk_gemm_2x4_fused_##G##_dsp(f) : mtk_gemm_2x4_fused_##G##_nosign_dsp(f))
+#define MTK_QUAD2_CALL(G, F) (sign ? mtk_gemm_2x4_fused_##G##_dsp(F) : mtk_gemm_2x4_fused_##G##_nosign_dsp(F))
 #define MTK_QUAD2_CASE(G) \
-  case G: MTK_QUAD2_CALL(g##G); return;
+  case G: MTK_QUAD2_CALL(g##G, f); return;
   switch (groups) {
     MTK_QUAD2_CASE(1) MTK_QUAD2_CASE(2) MTK_QUAD2_CASE(3) MTK_QUAD2_CASE(4)
     MTK_QUAD2_CASE(5) MTK_QUAD2_CASE(6) MTK_QUAD2_CASE(7) MTK_QUAD2_CASE(8) MTK_QUAD2_CASE(9) MTK_QUAD2_CASE(10)
@@ -365,7 +386,7 @@ MTK_FUSED_INLINE void mtk_gemm_2x4_fused_saturated_dsp(const int32_t* f, int32_t
     default:
       for (int32_t r = 0; r < f[6]; r += 2) {
         const int32_t pair[6] = {f[0] + 8 * groups * r, f[1], groups, f[3], f[4] + r * f[5], f[6] - r > 1 ? f[5] : 0};
-        MTK_QUAD2_CALL(any);
+        MTK_QUAD2_CALL(any, pair);
       }
   }
 #undef MTK_QUAD2_CASE
@@ -373,7 +394,7 @@ MTK_FUSED_INLINE void mtk_gemm_2x4_fused_saturated_dsp(const int32_t* f, int32_t
 }
 #endif
 
-/* The GEMM of `rows` (1-4) rows packed in pairs at x (mtk_pack_pair_s16 and the like, a pair's 16·groups bytes after
+/* The GEMM of `rows` (1-8) rows packed in pairs at x (mtk_pack_pair_s16 and the like, a pair's 16·groups bytes after
  * the other's; an odd last row packed twice) with all `channels` of the quad stream w, the outputs of row r at out +
  * r·stride, clamped to [lo, hi]; sign as mtk_gemm_2x2_fused_s8's. Whole quads of a layer whose range is all of int8 in
  * assembly, the rest in C. Inlined, so that only the assembly the call's constants pick is linked in. */
