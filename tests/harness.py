@@ -273,15 +273,19 @@ def all_int8_pairs() -> list[np.ndarray]:
 
 
 def conv_model(op: str, in_shape, w_shape, out_shape, *, per_channel: bool, seed: int = 0, x_scale: float = 0.05,
-               y_scale: float = 0.2, y_zp: int = 5, dead: tuple[int, ...] = (), **options) -> bytes:
-    """One `op` layer of random weights and biases; `dead` (CONV_2D, FULLY_CONNECTED): output channels made as
-    quantizers leave pruned ones: zero weights, biases of ±2^30 at a tiny weight scale."""
+               y_scale: float = 0.2, y_zp: int = 5, dead: tuple[int, ...] = (), w_scales: np.ndarray | None = None,
+               **options) -> bytes:
+    """One `op` layer of random weights and biases (per-channel weight scales `w_scales` where given); `dead`
+    (CONV_2D, FULLY_CONNECTED): output channels made as quantizers leave pruned ones: zero weights, biases of ±2^30
+    at a tiny weight scale."""
     rng = np.random.default_rng(seed)
     b = ModelBuilder(description=f"mtk test {op}")
     x = b.tensor("x", in_shape, "int8", scale=x_scale, zero_point=-7)
     channels = w_shape[0] if op != "DEPTHWISE_CONV_2D" else w_shape[-1]
     axis = 0 if op != "DEPTHWISE_CONV_2D" else 3
     w_scale = rng.uniform(0.002, 0.02, channels) if per_channel else np.array([0.01])
+    if w_scales is not None:
+        w_scale = np.asarray(w_scales, np.float64)
     weights = rng.integers(-127, 128, w_shape).astype(np.int8)
     biases = rng.integers(-2000, 2000, channels).astype(np.int32)
     for k, c in enumerate(dead):
@@ -345,10 +349,11 @@ GEMM_MODELS = {   # a GEMM over rows of the input, over im2col taps, over gather
 
 
 def depthwise(in_shape, kernel, multiplier, out_hw, stride=(1, 1), padding="SAME", dilation=(1, 1),
-              activation="RELU", seed=0) -> bytes:
+              activation="RELU", seed=0, w_scales=None) -> bytes:
     channels = in_shape[3] * multiplier
     return conv_model("DEPTHWISE_CONV_2D", in_shape, (1, *kernel, channels), (1, *out_hw, channels),
-                      per_channel=True, seed=seed, padding=padding, stride_h=stride[0], stride_w=stride[1],
+                      per_channel=True, seed=seed, w_scales=w_scales, padding=padding, stride_h=stride[0],
+                      stride_w=stride[1],
                       depth_multiplier=multiplier, dilation_h_factor=dilation[0], dilation_w_factor=dilation[1],
                       fused_activation_function=activation)
 

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import re
+
+import numpy as np
 import pytest
 
 from harness import assert_bit_exact_on_c_paths, depthwise
@@ -95,3 +98,36 @@ def test_the_c_version_is_bit_exact_transposed_and_with_a_multiplier(model, tmp_
                                               (0x12345, False)])
 def test_steps_beyond_addw_as_thumb2_rotated_immediates(value, encodable):
     assert depthwise3x3_dsp.modified_immediate(value) == encodable
+
+
+WIDE_SHIFTS = np.geomspace(1e-5, 0.02, 16)   # per-channel weight scales whose shifts lie 11 apart: no uniform one
+
+
+@pytest.mark.parametrize("activation, w_scales, uniform", [("RELU", None, True), ("RELU6", None, True),
+                                                           ("NONE", None, False),   # the sign's term
+                                                           ("RELU", WIDE_SHIFTS, False)])
+def test_channels_share_one_shift_where_their_scaled_weights_fit(activation, w_scales, uniform, tmp_path):
+    data = layer(tmp_path, depthwise((1, 12, 12, 16), (3, 3), 1, (12, 12), activation=activation, w_scales=w_scales))
+    src = depthwise3x3_dsp.lower(data).c_source
+    assert ("smmla " in src and re.search(r"ssat r\d+, #8, r\d+, asr #", src) is not None) == uniform
+    assert ("smmlar " in src) != uniform
+
+
+def test_a_uniform_shift_scales_each_channel_to_the_one_nearest_the_preferred():
+    w = np.full((1, 3, 3, 3), 127, np.int8)
+    params = np.array([[200, 1 << 30, 16 + 5 * 32, 5], [-200, 1 << 30, 64 + 5 * 128, 7], [0, 1 << 30, 4, 3]], np.int32)
+    assert depthwise3x3_dsp.uniform_shift(w, params) == 10     # 8 .. 10 fit: channel 2's weights by 2^7 at most
+    stream = depthwise3x3_dsp.pack(w, params, 10).reshape(3, 8)
+    assert list(stream[:, 7]) == [200 * 32, -200 * 8, 0]                           # 2 * bias scaled by 2^(E - e)
+    assert list(stream[:, 1]) == [16 + (16 + 5 * 32) * 32, 4 + (64 + 5 * 128) * 8, 64 + 4 * 128]
+    assert stream[0, 2] & 0xffff == 127 * 2 * 32
+    wide = params.copy()
+    wide[1:, 3] = 8, 1                     # E >= 9: channel 2's doubled weights scaled by 2^8 leave int16
+    assert depthwise3x3_dsp.uniform_shift(w, wide) is None
+
+
+@pytest.mark.parametrize("model", [depthwise((1, 9, 11, 6), (3, 3), 1, (9, 11), activation="RELU6"),
+                                   depthwise((1, 9, 7, 3), (3, 3), 2, (5, 4), stride=(2, 2)),
+                                   depthwise((1, 9, 11, 16), (3, 3), 1, (9, 11), w_scales=WIDE_SHIFTS)])
+def test_the_c_version_is_bit_exact_with_and_without_a_uniform_shift(model, tmp_path):
+    assert_bit_exact_on_c_paths(model, tmp_path, cpu="cortex-m4")

@@ -95,6 +95,27 @@ def test_output_independent_of_inputs_is_a_fill(tmp_path):
     assert_builds_for_cortex_m4(folder, tmp_path)
 
 
+@pytest.mark.parametrize("op, cpu", [("ADD", "cortex-m4"), ("SUB", "cortex-m3"), ("MUL", "cortex-m4")])
+def test_the_output_takes_the_place_of_an_operand_read_there_last(op, cpu, tmp_path):
+    """t2 = op(t1, x) where t1 dies (each kernel reads an element of both operands before it writes the output's
+    there: mtk_add_s8, TVM's loop): t2 over t1, two tensors live at that step, not three."""
+    b = ModelBuilder(description="mtk test in place")
+    shape, n = (1, 8, 8, 16), 8 * 8 * 16
+    x = b.tensor("x", shape, "int8", scale=0.05, zero_point=3)
+    t1, t2, y = (b.tensor(name, shape, "int8", scale=s, zero_point=z)
+                 for name, s, z in (("t1", 0.08, -4), ("t2", 0.5 if op == "MUL" else 0.1, 2), ("y", 0.9, 1)))
+    b.op(op, [x, x], [t1])
+    b.op(op, [t1, x], [t2])
+    b.op("ADD", [t2, t2], [y])
+    b.inputs([x])
+    b.outputs([y])
+    model = b.build()
+    assert_bit_exact(model, tmp_path, cpu=cpu)
+    compiled = compile_model(tmp_path / "model.tflite", tmp_path / "again", cpu=cpu)
+    places = {buf.name: buf.offset for buf in compiled.memory.plan}
+    assert places["t2"] == places["t1"] and compiled.arena_bytes == 2 * n
+
+
 # ---- what TFLM rejects -----------------------------------------------------------------------
 
 def test_add_output_rescale_of_one_or_more_is_refused(tmp_path):

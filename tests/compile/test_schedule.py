@@ -34,11 +34,16 @@ def test_a_strided_shortcut_runs_right_after_the_blocks_first_convolution():
 
 @pytest.mark.slow
 def test_ic_under_half_tflms_ram_keeps_winograd_and_is_bit_exact(tmp_path):
-    """At bench/ram_vs_tflm.py's --max-ram (27,002 B on the M4) IC tiles with its four Winograd layers: the three
-    at steps above it in F(2x2)'s leaner scratch, the last in F(4x4); no layer takes the GEMM; bit-exact."""
+    """At bench/ram_vs_tflm.py's --max-ram (27,002 B on the M4) IC tiles with its four Winograd layers in F(4x4):
+    its first block in calls of 4 rows (whole tiles), the block's ADD writing its output over the block's input
+    in place; bit-exact."""
     path = ic_or_skip()
     tiled = compile_model(path, tmp_path / "tiled", cpu="cortex-m4", max_ram=27_002)
     assert tiled.arena_bytes <= 27_002 and any(op.tiled for op in tiled.ops)
     kernels = [op.variant["kernel"] for op in tiled.ops if op.variant is not None]
-    assert (kernels.count("wino-f2x2"), kernels.count("wino-f4x4")) == (3, 1)
+    assert (kernels.count("wino-f2x2"), kernels.count("wino-f4x4")) == (0, 4)
+    block = tiled.memory.tiling.stages[0]
+    assert (block.ops, block.band_rows, block.cached) == ((1, 2, 3), 4, True)
+    offsets = [b.offset for b in tiled.memory.plan if b.name.startswith(("model/activation/", "model/activation_2/"))]
+    assert len(offsets) == 2 and offsets[0] == offsets[1]
     assert_host_bit_exact(path.read_bytes(), tiled.path)

@@ -176,14 +176,14 @@ def test_layers_in_bands_overwriting_their_inputs_are_bit_exact(seed, tmp_path, 
 @pytest.mark.slow
 def test_tiled_resnet_block_is_bit_exact_below_its_bound(tmp_path):
     """IC (ResNet-8): the block whose ADD reads the block's input (a side input, read at the output's
-    rows) tiled: the arena at most 0.8× the untiled one, outputs bit-exact."""
+    rows) tiled: the arena at most 0.55× the untiled one, outputs bit-exact."""
     from mtk.compiler import compile_model
     path = SHARED_MODELS / "ic_resnet8_int8.tflite"
     if not path.is_file():
         pytest.skip(f"{path} not here")
     untiled = compile_model(path, tmp_path / "untiled", force=True)
-    tiled = compile_model(path, tmp_path / "tiled", force=True, max_ram=int(0.8 * untiled.arena_bytes))
-    assert tiled.arena_bytes <= 0.8 * untiled.arena_bytes
+    tiled = compile_model(path, tmp_path / "tiled", force=True, max_ram=int(0.55 * untiled.arena_bytes))
+    assert tiled.arena_bytes <= 0.55 * untiled.arena_bytes
     assert any("ADD" in s.types for s in tiled.memory.tiling.stages)
     assert_host_bit_exact(path.read_bytes(), tiled.path)
 

@@ -173,6 +173,12 @@ DSP_3X3_MODELS = {   # depthwise3x3_dsp.py's generated assembly: a first block w
                                                       stride=2, multiplier=3),
     "dw3x3-1to8-s2": lambda: depthwise_model((1, 13, 11, 1), (3, 3), (1, 7, 6, 8), "RELU6", stride=2, multiplier=8),
     "dw3x3-5to10-m2-tall": lambda: depthwise_model((1, 13, 5, 5), (3, 3), (1, 7, 3, 10), stride=2, multiplier=2),
+    # ReLU: the channels' shifts scaled to one (SSAT's shift), or (shifts too far apart) each channel's own
+    "dw3x3-relu-wide-shifts": lambda: conv_model("DEPTHWISE_CONV_2D", (1, 7, 9, 8), (1, 3, 3, 8), (1, 7, 9, 8),
+                                                 per_channel=True, w_scales=np.geomspace(1e-5, 0.02, 8),
+                                                 padding="SAME", stride_h=1, stride_w=1, depth_multiplier=1,
+                                                 dilation_h_factor=1, dilation_w_factor=1,
+                                                 fused_activation_function="RELU"),
     "dw3x3-s2x1": lambda: conv_model("DEPTHWISE_CONV_2D", (1, 7, 9, 8), (1, 3, 3, 8), (1, 4, 9, 8), per_channel=True,
                                      padding="SAME", stride_h=2, stride_w=1, depth_multiplier=1, dilation_h_factor=1,
                                      dilation_w_factor=1, fused_activation_function="NONE"),

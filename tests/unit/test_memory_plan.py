@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from mtk.codegen.memory_plan import Buffer, align, plan_memory
+from mtk.codegen.memory_plan import Buffer, align, plan_memory, room_under
 
 
 def digits_buffers() -> list[Buffer]:
@@ -28,6 +28,32 @@ def test_a_chain_with_a_small_layer_in_it_reaches_its_lower_bound():
     sizes = [128, 128, 128, 128, 8, 128, 128, 128, 128]
     plan = plan_memory([Buffer(f"fc{i}", n, i, i + 1) for i, n in enumerate(sizes)])
     assert plan.arena_bytes == plan.lower_bound_bytes == 256
+
+
+def resnet_blocks_buffers() -> list[Buffer]:
+    """IC's (ResNet-8's) arena through its second block on the Cortex-M4, tiled at 27,002 B: block 1's output over
+    its input (the tiled stage's ADD, in place), the 1x1 shortcut's 512 B under block 1's output (1-row bands),
+    conv4 2,560 B under or over conv3, block 2's ADD over the shortcut."""
+    x0 = Buffer("block1_in", 16384, 0, 1)
+    add0 = Buffer("block1_out", 16384, 1, 5, overwrites=x0, below=0)
+    conv3 = Buffer("conv3", 8192, 4, 6)
+    conv4 = Buffer("conv4", 8192, 6, 7, overwrites=conv3, below=2560, above=2560)
+    shortcut = Buffer("shortcut", 8192, 5, 7, overwrites=add0, below=512, above=8192)
+    add1 = Buffer("block2_out", 8192, 7, 7, overwrites=shortcut, below=0)
+    return [x0, add0, conv3, conv4, shortcut, add1, Buffer("input", 3072, 0, 0), Buffer("scratch0", 160, 0, 0),
+            Buffer("stage", 9824, 1, 1), Buffer("scratch4", 576, 4, 4), Buffer("scratch6", 64, 5, 5),
+            Buffer("scratch5", 5472, 6, 6)]
+
+
+def test_a_chain_overwritten_from_below_is_placed_with_room_under_it():
+    """Block 1's input and output start 512 B up, the shortcut under them: the search tries each buffer that
+    much over 0 and the placed ends (room_under: 512 for both, through the chain). The greedy orders and the
+    search over 0 and the ends give 27,136 B (the shortcut over block 1's output, conv4 over conv3 at the top)."""
+    buffers = resnet_blocks_buffers()
+    assert room_under(buffers)[:6] == [512, 512, 2560, 0, 0, 0]
+    plan = plan_memory(buffers)
+    assert (plan.lower_bound_bytes, plan.arena_bytes) == (26208, 26720)
+    assert buffers[1].offset == buffers[0].offset == buffers[4].offset + 512
 
 
 @settings(max_examples=60, deadline=None)

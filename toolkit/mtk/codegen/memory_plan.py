@@ -97,6 +97,22 @@ def _partner_offsets(buf: Buffer, other: Buffer, offset: int) -> list[int]:
     return [o for o in out if o >= 0]
 
 
+def room_under(buffers: list[Buffer]) -> list[int]:
+    """The bytes each buffer may leave free under its start for the chain of outputs overwriting it from below
+    (one overwriting it, one overwriting that one, ...): an offset worth trying besides 0 and the placed ends."""
+    out: dict[int, int] = {}
+    below_of = {id(b.overwriting): b for b in buffers if b.overwriting is not None and b.below is not None}
+
+    def under(b: Buffer) -> int:
+        if id(b) not in out:
+            out[id(b)] = 0    # a cycle (none in a plan) stops here
+            writer = below_of.get(id(b))
+            out[id(b)] = 0 if writer is None else max(0, align(writer.below) + under(writer))
+        return out[id(b)]
+
+    return [under(b) for b in buffers]
+
+
 def footprint(out: Buffer) -> int:
     """The fewest bytes `out` and the input it overwrites can take together (both aligned)."""
     i = out.overwriting
@@ -164,6 +180,7 @@ def _search(buffers: list[Buffer], arena: int, lower: int, budget: int = SEARCH_
     overlapping = [[j for j in range(len(buffers)) if j != i and buffers[i].overlaps_in_time(buffers[j])]
                    for i in range(len(buffers))]
     offsets = [-1] * len(buffers)
+    under = room_under(buffers)
     best: list[int] | None = None
 
     def fits(i: int, offset: int) -> bool:
@@ -171,7 +188,8 @@ def _search(buffers: list[Buffer], arena: int, lower: int, budget: int = SEARCH_
             all(offsets[j] < 0 or compatible(buffers[i], offset, buffers[j], offsets[j]) for j in overlapping[i])
 
     def candidates(i: int) -> list[int]:
-        return sorted({0} | {align(o + b.nbytes) for o, b in zip(offsets, buffers) if o >= 0} |
+        ends = {0} | {align(o + b.nbytes) for o, b in zip(offsets, buffers) if o >= 0}
+        return sorted(ends | {o + under[i] for o in ends} |
                       {o for j in overlapping[i] if offsets[j] >= 0
                        for o in _partner_offsets(buffers[i], buffers[j], offsets[j])}, reverse=True)
 

@@ -146,11 +146,16 @@ def plan_storage(graph: Graph, steps: list[Step], aliases: AliasSets) -> Storage
                 if isinstance(a, Scratch) and scratch_key(step, k, a) not in scratch:
                     scratch[scratch_key(step, k, a)] = Buffer(f"scratch:op{op.index}.{a.name or kernel.name}",
                                                               a.nbytes, step, step)
-    for op, low in steps:
+    for step, (op, low) in enumerate(steps):
         over = low.overwrites
         out, into = (tensor_buffers.get(aliases.root(t)) for t in (op.outputs[0], over.input)) if over else (None, None)
         if out is not None and into is not None:
             out.overwrites, out.below, out.above = into, over.below, None if not over.descending else over.above
+        elif over is None and low.in_place and (out := tensor_buffers.get(aliases.root(op.outputs[0]))) is not None:
+            dying = [b for t in low.in_place if (b := tensor_buffers.get(aliases.root(t))) is not None
+                     and b.last_use == step and b is not out]
+            if dying:
+                out.overwrites, out.below = dying[0], 0
     blocks = [b for b in io_blocks.values() if all(b is not t for t in tensor_buffers.values())]
     plan = plan_memory(list(tensor_buffers.values()) + blocks + list(scratch.values()))
     return Storage(graph, aliases, plan, tensor_buffers, scratch, io_blocks)

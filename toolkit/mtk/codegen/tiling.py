@@ -326,6 +326,9 @@ class Stage:
             return None
         t, last = self.input, len(self.layers) - 1
         row_in, row_out = self.layers[0].inputs[0].nbytes // self.layers[0].inputs[0].shape[1], self.row_bytes[-1]
+        # an elementwise last layer reads each element of its own rows before it writes it, ascending: the output
+        # may start at its input's rows' start
+        streams = row_in == row_out and row_map(self.layers[last]).elementwise
 
         def reads(c: LayerCall) -> tuple[int, int] | None:
             if c.hi == c.lo:
@@ -339,11 +342,14 @@ class Stage:
             worst, bound = None, None
             for c in reversed(calls):
                 r = reads(c)
+                own = bound   # the rows the later calls read, and this one's where its writes may overtake them
                 if r is not None:
                     edge = r[1] if up else r[0]
                     bound = edge if bound is None else max(bound, edge) if up else min(bound, edge)
-                if c.layer == last and c.hi > c.lo and bound is not None:
-                    need = bound * row_in - c.lo * row_out if up else c.hi * row_out - bound * row_in
+                    in_place = streams and not up and c.layer == last and r == (c.lo, c.hi)
+                    own = (c.hi if own is None else min(own, c.hi)) if in_place else bound
+                if c.layer == last and c.hi > c.lo and own is not None:
+                    need = own * row_in - c.lo * row_out if up else c.hi * row_out - own * row_in
                     worst = need if worst is None else max(worst, need)
             return worst
 
@@ -653,7 +659,8 @@ def search(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: Ali
                 extra = stage.extra_instructions(macs, costs)
                 if extra <= budget:
                     est, local = _estimate(storage, len(steps), stage, intermediates)
-                    candidates.append(((est, local, extra, stage.calls), stage))
+                    # at its own step, under `limit` is enough: the other steps are other stages' and bands'
+                    candidates.append(((est, max(local, limit), extra, stage.calls), stage))
     enough = sorted((c for c in candidates if c[0][0] <= limit), key=lambda c: (c[0][2], c[0][3]))
     for _, stage in enough[:8]:
         trial = plan_storage(graph, staged_steps(steps, stage, placeholder(stage), stage.overwrite()), aliases)
@@ -662,7 +669,7 @@ def search(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: Ali
     best: tuple[tuple[int, int, int, int], Stage, Storage] | None = None
     for (_, local, extra, calls), stage in sorted(candidates, key=lambda c: c[0])[:8]:
         trial = plan_storage(graph, staged_steps(steps, stage, placeholder(stage), stage.overwrite()), aliases)
-        # the bytes at the stage's own step break ties: a later stage may lower the peak elsewhere
+        # the bytes at the stage's own step (down to `limit`) break ties: a later stage may lower the peak elsewhere
         key = (trial.plan.arena_bytes, local, extra, calls)
         if best is None or key < best[0]:
             best = (key, stage, trial)

@@ -35,6 +35,7 @@ class Family(Enum):
     DEPTHWISE = "depthwise"
     POOL = "pool"
     WINOGRAD = "winograd"
+    FEW_INPUTS = "few_inputs"
 
 
 # The C kernel families (kernels/files.py: their files on each instruction set)
@@ -51,6 +52,7 @@ DW3X3_HEADER = "dw3x3_dsp"
 POOL_HEADER = "pool"
 WINOGRAD_HEADER = "winograd_s8_dsp"
 POOL_MVE_HEADER = "pool_mve"
+CONV_FEW_HEADER = "conv_few_dsp"
 
 # Parallel implementations of a C kernel family on some cores (as TFLM's optimised kernel files): per family and core
 # (gcc -mcpu name) files of kernels/c/ included just before the family's last file, whose loops they replace. The
@@ -286,7 +288,13 @@ WINOGRAD_KERNELS = (
                (4, 3), "winograd", 2),
 )
 
-KERNELS = GEMM_KERNELS + DEPTHWISE_KERNELS + POOL_KERNELS + WINOGRAD_KERNELS
+# A conv of 1 to 4 input channels on the Cortex-M4 and M33 (ops/conv_few_dsp.py): the layer in one call, its windows
+# read from int16-widened input rows, 2 pixels x 4 channels a block, int16 weights; the layer's own function
+FEW_INPUTS_KERNEL = "dsp-few"
+FEW_INPUTS_KERNELS = (KernelSpec(FEW_INPUTS_KERNEL, Family.FEW_INPUTS, (Isa.DSP,), CONV_FEW_HEADER, None, (2, 4),
+                                   "int16", 2),)
+
+KERNELS = GEMM_KERNELS + DEPTHWISE_KERNELS + POOL_KERNELS + WINOGRAD_KERNELS + FEW_INPUTS_KERNELS
 BY_ID = {(k.family, k.id): k for k in KERNELS}
 GEMM_BY_ID = {k.id: k for k in GEMM_KERNELS}
 # Every C function the table names, for the generated C's prototypes

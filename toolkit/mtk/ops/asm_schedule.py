@@ -18,6 +18,7 @@ KINDS = {
     "strb": ("ls", False, True), "str": ("ls", False, True),
     "smlad": ("mul", True, False), "smlabb": ("mul", True, False), "smlabt": ("mul", True, False),
     "smlatb": ("mul", True, False), "smlatt": ("mul", True, False), "smmlar": ("mul", True, False),
+    "smmla": ("mul", True, False),
     "pkhbt": ("dsp", True, False), "pkhtb": ("dsp", True, False), "ssat": ("dsp", True, False),
     "asr": ("alu", True, False), "lsl": ("alu", True, False), "lsr": ("alu", True, False),
     "add": ("alu", True, False), "addw": ("alu", True, False), "sub": ("alu", True, False),

@@ -103,6 +103,9 @@ class Lowered:
     alias_of: int | None = None   # output shares this input tensor's memory (no copy)
     variant: Any = None           # the variant the kernels compute (one of OpDef.variants), if any
     overwrites: Overwrite | None = None
+    # inputs the output may take the place of where the op reads them last (its kernels read each element
+    # before writing the output's element there, ascending: an elementwise op): the memory plan may put it there
+    in_place: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

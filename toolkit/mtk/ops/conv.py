@@ -16,7 +16,7 @@ import numpy as np
 from ..graph import Graph, Op, Tensor
 from ..kernels.table import Family, weight_group
 from ..target import Cpu, Isa
-from . import depthwise, depthwise3x3_dsp, depthwise_dsp, depthwise_mve, winograd_dsp
+from . import conv_few_dsp, depthwise, depthwise3x3_dsp, depthwise_dsp, depthwise_mve, winograd_dsp
 from .base import Axis, Band, Lowered, OpData, OpDef, Rows, constant_kernel, io
 from .common import check_int8_weights, op_error, require_per_tensor
 from .fixedpoint import activation_range, convolution_multipliers
@@ -92,14 +92,20 @@ class ConvWindow:
         return p if p.patches is None else replace(p, patches=p.patches.band(band))
 
 
+FEW_INPUTS = Variant(conv_few_dsp.KERNEL.id)
+
+
 class Conv2D(ConvWindow, GemmOpDef):
     """The GEMM's variants and, on DSP cores, a 3x3 stride-1 layer's Winograd kernels (winograd_dsp.py): the default
-    from winograd_dsp.MIN_CHANNELS input channels on, the last choices below."""
+    from winograd_dsp.MIN_CHANNELS input channels on, the last choices below; on the Cortex-M4 and M33 a layer of 1 to
+    4 input channels that conv_few_dsp.py takes runs there by default."""
 
     types = ("CONV_2D",)
 
     def variants(self, data: OpData) -> list[Variant]:
         gemm = first_layer_variants(data, super().variants(data))
+        if conv_few_dsp.takes(data):
+            gemm = [FEW_INPUTS, *gemm]
         winograd = [t.variant for t in winograd_dsp.transforms(data)]
         if not winograd:
             return gemm
@@ -110,10 +116,14 @@ class Conv2D(ConvWindow, GemmOpDef):
     def weight_bytes(self, data: OpData, variant: Variant) -> int:
         if variant in winograd_dsp.BY_VARIANT:
             return winograd_dsp.weight_bytes(data, variant)
+        if variant == FEW_INPUTS:
+            return conv_few_dsp.weight_bytes(data)
         return super().weight_bytes(data, variant)
 
     def chunked(self, data: OpData, variant: Variant) -> Variant | None:
-        return None if variant in winograd_dsp.BY_VARIANT else super().chunked(data, variant)
+        if variant in winograd_dsp.BY_VARIANT or variant == FEW_INPUTS:
+            return None
+        return super().chunked(data, variant)
 
     def leaner(self, data: OpData, variant: Variant) -> Variant | None:
         """Winograd's scratch (two tiles' transformed inputs) is the GEMM's twice or more, F(4x4)'s F(2x2)'s twice:
@@ -121,7 +131,7 @@ class Conv2D(ConvWindow, GemmOpDef):
         chunks)."""
         if variant == winograd_dsp.F4.variant and winograd_dsp.F2 in winograd_dsp.transforms(data):
             return winograd_dsp.F2.variant
-        if variant in winograd_dsp.BY_VARIANT:
+        if variant in winograd_dsp.BY_VARIANT or variant == FEW_INPUTS:
             return first_layer_variants(data, super().variants(data))[0]
         return super().leaner(data, variant)
 
@@ -133,6 +143,10 @@ class Conv2D(ConvWindow, GemmOpDef):
         variant = variant or self.variants(data)[0]
         if variant in winograd_dsp.BY_VARIANT:
             return Lowered([winograd_dsp.lower(data, variant)], variant=variant)
+        if variant == FEW_INPUTS:   # (a band of a tiled layer it does not take: the GEMM's default)
+            if conv_few_dsp.takes(data):
+                return Lowered([conv_few_dsp.lower(data)], variant=variant)
+            variant = first_layer_variants(data, super().variants(data))[0]
         return super().lower(data, variant)
 
     def prepare(self, op: Op, graph: Graph, cpu: Cpu) -> OpData:

@@ -12,7 +12,11 @@ outside (padding) reads the nearest three rows instead, its weights moved at run
 in (KIND_SETUP) and the rows outside left out, their input zero point's products added to the bias.
 Columns outside the image are the zero point's pair. Requantization as depthwise_dsp.py's (SMMLAR on doubled
 sums, weights and bias doubled offline); where a negative sum can only give act_min (act_min >= the output zero
-point: ReLU, ReLU6) without its "- 1 when negative", in place and without it.
+point: ReLU, ReLU6) without its "- 1 when negative", in place and without it. Such a layer's channels share one
+right shift E where they can (on single-issue cores): channel c's sums scaled by 2^(E - e_c) (its weights and
+bias; s_c = E - e_c >= 1) give the same outputs through SMMLA, whose truncation with k scaled to
+2^(s_c - 1) + k_c * 2^s_c is the rounding of the scaled product, and one SSAT ..., ASR #E instead of ASR by e_c
+and SSAT (`uniform_shift`).
 
 A layer whose output is taller than wide runs transposed: its columns as rows (strides, padding and the weights'
 axes swapped, each output row then a column of the image), for fewer, longer rows; so does one whose rows are too
@@ -31,7 +35,7 @@ from ..kernels.table import Family, spec
 from . import depthwise, depthwise_dsp
 from .asm_schedule import dual_issues, schedule, two_loads_beat_ldrd
 from .base import Const, Kernel, OpData
-from .depthwise_dsp import fused_params
+from .depthwise_dsp import INT32_LIMIT, fused_params
 from .geometry import ConvGeometry
 from .requant import negative_rounding_matters
 from .variants import KernelChoice
@@ -41,6 +45,7 @@ PERIODS = (8, 4)           # outputs a pass of a row's loop, the longer first (a
                            # round, stored 2 at a time)
 CHANNEL_WORDS = 8          # mult, k, W0, W1, W2, U, V, 2 * bias
 LOAD_REACH = 4095          # LDRSB's immediate offset
+STORE_REACH = 4095         # STRB's
 ACCS = ("r8", "r9", "r10", "r11")
 WEIGHTS = ("r2", "r3", "r4")
 SINGLES = (("smlabb", "r5"), ("smlabt", "r5"), ("smlabt", "r6"))   # slot 2 of column kx by U.lo, U.hi, V.hi
@@ -73,16 +78,41 @@ def row_kinds(in_h: int, out_h: int, stride: int, pad: int) -> tuple[list[tuple]
     return kinds, first
 
 
-def pack(w: np.ndarray, params: np.ndarray) -> np.ndarray:
+INT16_LIMIT = (1 << 15) - 1
+PREFERRED_SHIFT = 12       # uniform_shift's choice among those that fit
+
+
+def uniform_shift(w: np.ndarray, params: np.ndarray) -> int | None:
+    """A right shift E every channel's requantization can be scaled to (module docstring): E > max(e_c), the
+    channels' scaled weights (doubled, int16), sums and sums plus k within their types, E <= 31; of those the
+    nearest to PREFERRED_SHIFT (layers of like scales then share one function). None when there is none.
+    w [1, 3, 3, C], params [C][4] (fused_params)."""
+    bias2, k, e = (params[:, i].astype(np.int64) for i in (0, 2, 3))
+    taps = np.abs(w.astype(np.int64)).reshape(-1, e.size)
+
+    def fits(shift: int) -> bool:
+        scale = np.int64(1) << (shift - e)
+        sums = (np.abs(bias2) + 256 * taps.sum(axis=0)) * scale              # doubled
+        return not (np.any(2 * taps.max(axis=0) * scale > INT16_LIMIT) or np.any(sums > INT32_LIMIT)
+                    or np.any(sums // 2 + 1 + np.abs(scale // 2 + k * scale) > INT32_LIMIT))
+
+    shifts = [shift for shift in range(int(e.max()) + 1, 32) if fits(shift)]
+    return min(shifts, key=lambda shift: (abs(shift - PREFERRED_SHIFT), shift)) if shifts else None
+
+
+def pack(w: np.ndarray, params: np.ndarray, shift: int = 0) -> np.ndarray:
     """The channels' stream (int32) from weights w [1, 3, 3, C] and params [C][4] (fused_params): per channel
     mult, k, then the doubled weights as int16 pairs W<kx> = (w[0][kx], w[1][kx]), U = (w[2][0], w[2][1]),
-    V = (e, w[2][2]), and 2 * bias."""
-    taps = w[0].astype(np.int64) * 2                                      # [ky][kx][C]
+    V = (e, w[2][2]), and 2 * bias; with a uniform shift (> 0) the weights, bias and k scaled to it."""
+    mult, k, e, bias2 = (params[:, i].astype(np.int64) for i in (1, 2, 3, 0))
+    scale = np.int64(1) << (shift - e) if shift else np.ones_like(e)
+    if shift:
+        k, bias2 = scale // 2 + k * scale, bias2 * scale
+    taps = w[0].astype(np.int64) * 2 * scale                             # [ky][kx][C]
 
     def pair(lo, hi):
         return lo & 0xffff | (hi & 0xffff) << 16
 
-    mult, k, e, bias2 = (params[:, i].astype(np.int64) for i in (1, 2, 3, 0))
     words = [mult, k, *(pair(taps[0, kx], taps[1, kx]) for kx in range(3)), pair(taps[2, 0], taps[2, 1]),
              pair(e, taps[2, 2]), bias2]
     return (np.stack(words, axis=1) & 0xffffffff).astype(np.uint32).view(np.int32).reshape(-1)
@@ -157,7 +187,7 @@ class _Layer:
     """The assembly of one layer, transposed (`swapped`) or not."""
 
     def __init__(self, layer: ConvGeometry, swapped: bool, zp: int, out_zp: int, act_min: int, act_max: int,
-                 period: int = PERIODS[0], cpu: str = "cortex-m4") -> None:
+                 period: int = PERIODS[0], cpu: str = "cortex-m4", shift: int = 0) -> None:
         self.swapped = swapped
         self.g, self.steps = g, steps = oriented(layer, swapped)
         self.zp, self.act_min, self.act_max = zp, act_min, act_max
@@ -165,8 +195,12 @@ class _Layer:
         self.kinds, self.first = row_kinds(g.in_h, g.out_h, g.stride_h, g.pad_top)
         self.row = steps.in_row
         self.period, self.split_loads, self.dual_issue = period, two_loads_beat_ldrd(cpu), dual_issues(cpu)
+        # the channels' uniform shift E (0: each its own); not on a dual-issue core, where the ASR it saves issues
+        # beside another instruction and the scheduled code is slower without it
+        self.shift = 0 if self.sign_fix or self.dual_issue else shift
         self.a = _Asm()
         self.reach = 0             # the largest load offset
+        self.out_behind = 0        # bytes from r1 to the next output (outputs stored at offsets)
 
     def outputs_of(self, jw: int) -> list[int]:
         """The outputs of the row whose window holds window column jw (image column jw - pad_left)."""
@@ -198,7 +232,7 @@ class _Layer:
         to an accumulator that holds no output then, while there is one, else to lr, its slot 1 then to lr or (but
         on a dual-issue core: there that register's wait costs more) to the accumulator of the output the column
         starts. r0 moves on where a column's loads would leave LDRSB's reach;
-        returns the column it is left at."""
+        returns the column it is left at, r1 past the stored outputs."""
         g, const, previous = self.g, False, None
         for jw in range(first, end):
             j = jw - g.pad_left
@@ -223,18 +257,30 @@ class _Layer:
                 self.store(done)
                 done.clear()
                 const = False
+        self.catch_up()
         return base
 
     def store(self, outputs: list[int]) -> None:
-        """The finished outputs requantized and stored in order; r1 advanced past them."""
+        """The finished outputs requantized and stored in order: r1 advanced past them, or (outputs more than 255
+        bytes apart) stored at offsets from r1, which `catch_up` advances (at once on the M7: its scheduled code
+        is faster so)."""
         a, accs = self.a, [ACCS[i % len(ACCS)] for i in outputs]
         self.requantize(accs)
         out_col = self.steps.out_col
         if out_col <= 255:
             a(*(f"strb {acc}, [r1], #{out_col}" for acc in accs))
-        else:
-            a(*(f"strb {acc}, [r1, #{k * out_col}]" for k, acc in enumerate(accs)))
-            a.add("r1", len(accs) * out_col, "r12")
+            return
+        if self.out_behind + len(accs) * out_col > STORE_REACH:
+            self.catch_up()
+        a(*(f"strb {acc}, [r1, #{self.out_behind + k * out_col}]" for k, acc in enumerate(accs)))
+        self.out_behind += len(accs) * out_col
+        if self.dual_issue:
+            self.catch_up()
+
+    def catch_up(self) -> None:
+        """r1 advanced past the outputs stored at offsets from it (r12 free)."""
+        self.a.add("r1", self.out_behind, "r12")
+        self.out_behind = 0
 
     def requantize(self, accs: list[str]) -> None:
         """The sums in `accs` to int8 outputs in place (V's low half is the shift e); r12 and lr free."""
@@ -247,6 +293,10 @@ class _Layer:
                 a(f"smmlar lr, {acc}, r5, r12", f"sub lr, lr, {acc}, lsr #31", "asr lr, lr, r6", f"ssat {acc}, #8, lr")
             a("pop {r5}")
             a.depth -= 4
+        elif self.shift:
+            self.load_params("r12", "lr")
+            a(*(f"smmla {acc}, {acc}, r12, lr" for acc in accs))
+            a(*(f"ssat {acc}, #8, {acc}, asr #{self.shift}" for acc in accs))
         else:   # each step over all the sums: no result used by the next instruction (M7, M33 wait for those)
             self.load_params("r12", "lr")
             a(*(f"smmlar {acc}, {acc}, r12, lr" for acc in accs))
@@ -364,7 +414,7 @@ def fits(g: ConvGeometry) -> bool:
             and set(row_kinds(g.in_h, g.out_h, g.stride_h, g.pad_top)[0]) <= set(KIND_SETUP))
 
 
-def plan(g: ConvGeometry, zp: int, out_zp: int, act_min: int, act_max: int, cpu: str = "cortex-m4"
+def plan(g: ConvGeometry, zp: int, out_zp: int, act_min: int, act_max: int, cpu: str = "cortex-m4", shift: int = 0
          ) -> tuple[_Layer, list[str]] | None:
     """The layer's assembly (and its lines, ordered for `cpu`) transposed when its output is taller than wide (fewer,
     longer rows) and that fits, else as it is, with the longest row loop whose loads stay within LDRSB's immediate;
@@ -373,7 +423,7 @@ def plan(g: ConvGeometry, zp: int, out_zp: int, act_min: int, act_max: int, cpu:
         if not fits(oriented(g, swapped)[0]):
             continue
         for period in PERIODS:
-            layer = _Layer(g, swapped, zp, out_zp, act_min, act_max, period, cpu)
+            layer = _Layer(g, swapped, zp, out_zp, act_min, act_max, period, cpu, shift)
             lines = layer.source()
             if layer.reach <= LOAD_REACH:
                 return layer, schedule(lines, cpu)
@@ -386,7 +436,7 @@ def c_source(layer: _Layer, lines: list[str]) -> tuple[str, CFunction]:
     asm = "".join(f'      "{line}\\n\\t"\n' for line in lines)
     c_args = (f"{g.in_h}, {g.in_w}, {g.in_c}, {g.out_c // g.in_c}, {g.out_h}, {g.out_w}, {g.stride_h}, {g.stride_w}, "
               f"{g.pad_top}, {g.pad_left}, {steps.in_row}, {steps.in_col}, {steps.out_row}, {steps.out_col}, {layer.zp}, "
-              f"{layer.act_min}, {layer.act_max}")
+              f"{layer.act_min}, {layer.act_max}, {layer.shift}")
     name = f"mtk_dw3x3_{hashlib.sha256((asm + c_args).encode()).hexdigest()[:12]}"
     function = CFunction.of(name, "const void* x, const void* stream, int8_t* out")
     src = (f"#ifdef MTK_DSP_ASM\n"
@@ -401,11 +451,12 @@ def c_source(layer: _Layer, lines: list[str]) -> tuple[str, CFunction]:
 
 
 def _plan(data: OpData) -> tuple[_Layer, list[str]] | None:
-    p = data.params
-    if fused_params(p.bias, p.requant, data.inputs[1].data) is None:
+    p, w = data.params, data.inputs[1].data
+    params = fused_params(p.bias, p.requant, w)
+    if params is None:
         return None
     return plan(p.geometry, data.inputs[0].quant.zp, p.requant.out_zp, p.requant.act_min, p.requant.act_max,
-                data.cpu.name)
+                data.cpu.name, uniform_shift(w, params) or 0)
 
 
 def takes(data: OpData) -> bool:
@@ -422,7 +473,8 @@ def lower(data: OpData) -> Kernel:
     p, w = data.params, data.inputs[1].data
     src, function = c_source(layer, lines)
     taps = w.transpose(0, 2, 1, 3) if layer.swapped else w
-    args = [data.op.inputs[0], Const("channels", pack(taps, fused_params(p.bias, p.requant, w))), data.op.outputs[0]]
+    stream = pack(taps, fused_params(p.bias, p.requant, w), layer.shift)
+    args = [data.op.inputs[0], Const("channels", stream), data.op.outputs[0]]
     return Kernel("depthwise_conv2d", args, c_source=src, c_function=function, headers=(HEADER,))
 
 

@@ -16,7 +16,7 @@ Then + out_zp and the clamp to the fused activation range.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from tvm import te, tirx
@@ -149,6 +149,14 @@ class BinaryElementwise(OpDef):
             if same and axis is Axis.ROWS else None
 
     def lower(self, data: OpData, variant=None) -> Lowered:
+        """The kernels (each reads an element of both operands before writing the output's: in place over an
+        operand of the output's shape and type)."""
+        y = data.output
+        same = tuple(i for i, t in zip(data.op.inputs, data.inputs)
+                     if t is not None and not t.is_constant and tuple(t.shape) == tuple(y.shape) and t.dtype == y.dtype)
+        return replace(self._lower(data), in_place=same)
+
+    def _lower(self, data: OpData) -> Lowered:
         op, p = data.op, data.params
         a, b, *_ = data.inputs
         y = data.output

@@ -329,9 +329,8 @@ MTK_WINO_INLINE int32_t mtk_wino_layer(const void* x, const void* u, const void*
   const int32_t positions = (tile + 2) * (tile + 2), pairs = 4 * ((in_c + 7) / 8);
   const int32_t tiles_w = (out_w + tile - 1) / tile, tiles = tiles_w * ((out_h + tile - 1) / tile);
   const int32_t row = out_w * out_c;
-  uint32_t* v = (uint32_t*)scratch;
+  uint32_t* v = (uint32_t*)scratch;   /* its pairs past the input channels, never written, meet zero weights */
   int32_t* m = (int32_t*)(v + positions * pairs * MTK_WINO_TILES);
-  memset(v, 0, (size_t)(positions * pairs * MTK_WINO_TILES) * 4);   /* the pairs past the input channels stay zero */
   for (int32_t first = 0; first < tiles; first += MTK_WINO_TILES) {
     int8_t* dst[MTK_WINO_TILES];
     int32_t rows[MTK_WINO_TILES], cols[MTK_WINO_TILES];

@@ -1,0 +1,69 @@
+"""CONV_2D with 1 to 4 input channels on the Cortex-M4 and M33 (ops/conv_few_dsp.py, c/dsp/mtk_conv_few_dsp.h): which
+layers it takes and how it pairs their pixels, and its C (mtk_few_pass_c, what builds without the assembly) against
+tflite-micro on the host; tests/target/test_conv_few_dsp_qemu.py runs the assembly."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from harness import assert_bit_exact, conv_model
+from mtk.ops import prepare_ops
+from mtk.ops.conv import FEW_INPUTS, Conv2D
+from mtk.reader import read_model
+from mtk.target import get_cpu
+
+
+def conv(in_shape, channels, kernel, stride=(1, 1), padding="SAME", activation="NONE", dilation=(1, 1), seed=0,
+         **extra) -> bytes:
+    h, w, c = in_shape
+    out = tuple(-(-n // s) if padding == "SAME" else (n - (k - 1) * d - 1) // s + 1
+                for n, k, s, d in zip((h, w), kernel, stride, dilation))
+    return conv_model("CONV_2D", (1, h, w, c), (channels, *kernel, c), (1, *out, channels), per_channel=True,
+                      seed=seed, padding=padding, stride_h=stride[0], stride_w=stride[1],
+                      dilation_h_factor=dilation[0], dilation_w_factor=dilation[1],
+                      fused_activation_function=activation, **extra)
+
+
+LAYERS = {
+    # VWW's first layer, smaller: 3 channels, 3x3 stride 2, pairs side by side, odd kernel rows (9 values)
+    "rgb-3x3-s2": lambda: conv((24, 24, 3), 8, (3, 3), (2, 2)),
+    # KWS's: one channel, 10x4 stride 2, 25x5 outputs (pairs one above the other, an odd last row)
+    "kws-10x4-s2": lambda: conv((49, 10, 1), 64, (10, 4), (2, 2), activation="RELU"),
+    # odd widths and heights side by side, a partial block of 7 channels, ReLU6's clamps, VALID
+    "rgb-5x5-s2-valid-7": lambda: conv((17, 19, 3), 7, (5, 5), (2, 2), padding="VALID", activation="RELU6"),
+    # one channel, 3x3 stride 2 (a kernel row of 3 values), 2 channels only, the sign term (no activation)
+    "gray-3x3-s2-2ch": lambda: conv((15, 13, 1), 2, (3, 3), (2, 2), seed=3),
+    # 2 and 4 input channels, stride 1, dilated rows, 5 channels
+    "2ch-3x3-s1": lambda: conv((9, 11, 2), 5, (3, 3), seed=1),
+    "4ch-3x2-s1-dilated": lambda: conv((12, 9, 4), 12, (3, 2), dilation=(2, 1), seed=2),
+    # dead channels (zero weights, biases of ±2^30) folded into constants by the fused stream's parameters
+    "rgb-dead": lambda: conv((10, 10, 3), 8, (3, 3), (2, 2), dead=(1, 6)),
+}
+
+
+def variants(model: bytes, cpu: str) -> list:
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "m.tflite").write_bytes(model)
+        data = prepare_ops(read_model(Path(tmp) / "m.tflite"), get_cpu(cpu))[0]
+    return Conv2D().variants(data)
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_the_layers_take_it_by_default_on_the_m4_and_m33_not_the_m7(name):
+    model = LAYERS[name]()
+    assert variants(model, "cortex-m4")[0] == FEW_INPUTS
+    assert variants(model, "cortex-m33")[0] == FEW_INPUTS
+    assert FEW_INPUTS not in variants(model, "cortex-m7")
+
+
+def test_odd_pixel_starts_and_wide_inputs_keep_the_gemm():
+    assert FEW_INPUTS not in variants(conv((9, 9, 3), 8, (3, 3)), "cortex-m4")          # 3 values a column step
+    assert FEW_INPUTS not in variants(conv((9, 9, 8), 8, (3, 3), (2, 2)), "cortex-m4")  # 8 input channels
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_its_c_is_bit_exact_on_the_host(name, tmp_path):
+    assert_bit_exact(LAYERS[name](), tmp_path, cpu="cortex-m4")

@@ -1,0 +1,291 @@
+"""CONV_2D with 1 to 4 input channels (image and spectrogram first layers) on the Cortex-M4 and M33, the layer in one
+call (c/dsp/mtk_conv_few_dsp.h): per output row (or pair of rows) the input rows its windows read, zero-padded and
+widened to int16 once in a band, then each pixel's window read from the band where it is, as int16 pairs; two pixels
+(side by side, or one above the other where that leaves fewer pixels without a partner) against four output channels
+a block, each weight word loaded once for both pixels and each pixel word once for the four channels. The pass over a
+band's pixel pairs is assembly generated here with the band's and the stream's offsets as immediates: per k pair 6
+loads and 8 SMLADs, the doubled int16 weights' sums requantized as the fused GEMM's (SMMLAR, shift, SSAT). Where a
+kernel row's kw * in_c values are odd its last pair reads one more value, against a zero weight.
+
+It takes a layer whose pixels start on whole int16 pairs (stride_w * in_c even), undilated along its rows, whose
+requantization the fused stream computes exactly (gemm.stream_params) and whose offsets fit the loads' immediates."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..kernels.signature import CFunction
+from ..kernels.table import FEW_INPUTS_KERNEL, Family, spec
+from .base import Const, Kernel, OpData, Scratch
+from .depthwise3x3_dsp import _clamp
+from .gemm import GemmParams, Patches, stream_params
+
+KERNEL = spec(Family.FEW_INPUTS, FEW_INPUTS_KERNEL)
+CORES = ("cortex-m4", "cortex-m33")
+MAX_IN_C = 4
+LOAD_REACH = 4095        # LDR's immediate offset
+# the stream copied to RAM on the Cortex-M4 up to this size (its boards' flash caches hold a few hundred bytes of data:
+# each pair would read a larger stream from flash again; its copy is the layer's scratch)
+STREAM_IN_RAM = {"cortex-m4": 1024}
+UNROLLED = 2             # blocks of 4 channels one after the other, their offsets immediates; more in a loop
+FRAME = 20               # o0, o1, pairs left, the stream, the full quads' end
+ACC0 = ("r2", "r3", "r4", "r5")    # pixel 0's sums of the block's 4 channels
+ACC1 = ("r6", "r7", "r8", "r9")    # pixel 1's
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A layer's band and pixel pairs."""
+
+    g: Patches
+    vertical: bool           # pairs one above the other
+    stream_in_ram: bool = False
+
+    @property
+    def pairs(self) -> int:
+        """int16 pairs of a kernel row (kw * in_c values, one more when odd)."""
+        return -(-self.g.k_w * self.g.in_c // 2)
+
+    @property
+    def k_pairs(self) -> int:
+        return self.g.k_h * self.pairs
+
+    @property
+    def row_values(self) -> int:
+        """Values of a band row: every pixel's kernel row, and the one after the last's (a pixel without partner)."""
+        g = self.g
+        return 2 * -(-(g.out_w * g.stride_w * g.in_c + 2 * self.pairs) // 2)
+
+    @property
+    def band_rows(self) -> int:
+        return self.g.k_h * (2 if self.vertical else 1)
+
+    @property
+    def partner(self) -> int:
+        """Bytes from a pair's pixel 0 to pixel 1 in the band."""
+        g = self.g
+        return 2 * (g.k_h * self.row_values if self.vertical else g.stride_w * g.in_c)
+
+    @property
+    def band_step(self) -> int:
+        """Bytes from a pair to the next in the band."""
+        g = self.g
+        return 2 * g.stride_w * g.in_c * (1 if self.vertical else 2)
+
+    @property
+    def out_step(self) -> int:
+        return self.g.out_c * (1 if self.vertical else 2)
+
+    @property
+    def quads(self) -> int:
+        return -(-self.g.out_c // 4)
+
+    @property
+    def quad_bytes(self) -> int:
+        return 4 * (16 + 4 * self.k_pairs)
+
+    @property
+    def band_bytes(self) -> int:
+        return 2 * self.band_rows * self.row_values
+
+    @property
+    def stream_bytes(self) -> int:
+        return self.quads * self.quad_bytes
+
+    @property
+    def scratch_bytes(self) -> int:
+        """The band, a junk block's outputs, then the stream's copy."""
+        return self.band_bytes + 4 * self.quads + self.stream_bytes * self.stream_in_ram
+
+    def x_offset(self, j: int) -> int:
+        """Bytes from a pixel's first band value to its k pair j."""
+        return 2 * self.row_values * (j // self.pairs) + 4 * (j % self.pairs)
+
+    @property
+    def looped(self) -> bool:
+        """Whether the pass runs its whole blocks of 4 channels in a loop (more than UNROLLED of them)."""
+        return self.g.out_c // 4 > UNROLLED
+
+    @property
+    def reach(self) -> int:
+        """The largest immediate offset of the pass's loads."""
+        stream = self.quad_bytes if self.looped else self.quads * self.quad_bytes
+        return max(self.x_offset(self.k_pairs - 1) + self.partner, stream, self.band_step)
+
+
+def plan(data: OpData) -> Plan | None:
+    """The layer's plan on a Cortex-M4 or M33, or None: a layer it does not take (module docstring)."""
+    p = data.params
+    if data.cpu.name not in CORES or not isinstance(p, GemmParams) or p.patches is None:
+        return None
+    g = p.patches
+    if g.in_c > MAX_IN_C or g.dil_w != 1 or (g.stride_w * g.in_c) % 2 or p.requant.constant_output is not None:
+        return None
+    if stream_params(p) is None:
+        return None
+    # the pairing that leaves fewer pixels without a partner (each costs a whole pair)
+    vertical = g.out_h * (g.out_w % 2) > g.out_w * (g.out_h % 2)
+    stream_bytes = Plan(g, vertical).stream_bytes
+    planned = Plan(g, vertical, stream_bytes <= STREAM_IN_RAM.get(data.cpu.name, 0))
+    return planned if planned.reach <= LOAD_REACH else None
+
+
+def takes(data: OpData) -> bool:
+    return plan(data) is not None
+
+
+def weight_bytes(data: OpData) -> int:
+    """Flash of the stream."""
+    planned = plan(data)
+    assert planned is not None
+    return planned.stream_bytes
+
+
+def pack(plan: Plan, weights: np.ndarray, bias: np.ndarray, multiplier: np.ndarray, shift: np.ndarray,
+         out_zp: int) -> np.ndarray:
+    """The stream (int32) from the fused stream's weights [out_c, k_h * k_w * in_c], biases, multipliers and shifts:
+    per block of 4 channels (the last zero-padded) the doubled biases, per k pair the channels' doubled weight pairs
+    (low half the pair's first value), then per channel m, the rounding term 2^(e−1) + out_zp·2^e and e."""
+    g, quads = plan.g, plan.quads
+    run = g.k_w * g.in_c
+    w = np.zeros((4 * quads, g.k_h, 2 * plan.pairs), np.int64)
+    w[:g.out_c, :, :run] = 2 * weights.astype(np.int64).reshape(g.out_c, g.k_h, run)
+    w = w.reshape(quads, 4, plan.k_pairs, 2)
+    pairs = (w[..., 0] & 0xffff) | ((w[..., 1] & 0xffff) << 16)                  # [quad][channel][k pair]
+    padded = lambda v, fill: np.concatenate([np.asarray(v, np.int64), np.full(4 * quads - g.out_c, fill, np.int64)])
+    m = padded(multiplier, 0)
+    e = np.where(m == 0, 1, -padded(shift, -1))
+    rounding = (np.int64(1) << (e - 1)) + out_zp * (np.int64(1) << e)
+    params = np.stack([m, rounding, e], axis=1).reshape(quads, 12)
+    stream = np.concatenate([2 * padded(bias, 0).reshape(quads, 4), pairs.transpose(0, 2, 1).reshape(quads, -1),
+                             params], axis=1)
+    return (stream & 0xffffffff).astype(np.uint32).view(np.int32).reshape(-1)
+
+
+def _add(reg: str, value: int, temp: str = "r12") -> list[str]:
+    """reg += value (≥ 0), `temp` free when it needs a register."""
+    if value == 0:
+        return []
+    if value < 4096:
+        return [f"addw {reg}, {reg}, #{value}"]
+    return [f"movw {temp}, #{value & 0xffff}", f"movt {temp}, #{value >> 16}", f"add {reg}, {reg}, {temp}"]
+
+
+def _block(plan: Plan, channels: int, at: int | None, out_at: int, sign: bool, act_min: int, act_max: int
+           ) -> list[str]:
+    """One block of `channels` (≤ 4) channels for the pair, its stream `at` bytes from r1 (None: at r1, which moves
+    past it), its outputs stored `out_at` bytes from o0 and o1 ([sp, #0], [sp, #4]). The sums start from the biases
+    in the first k pair's SMLADs (pixel 1's first, while pixel 0's register still holds the bias)."""
+    lines = ["ldm r1!, {r2-r5}"] if at is None else [f"ldr {ACC0[c]}, [r1, #{at + 4 * c}]" for c in range(channels)]
+    base = 0 if at is None else at + 16
+    for j in range(plan.k_pairs):
+        x, w = plan.x_offset(j), base + 16 * j
+        acc = lambda c, pixel: ((ACC1[c], ACC0[c]) if j == 0 else (ACC1[c], ACC1[c])) if pixel else (ACC0[c], ACC0[c])
+        for half in range(0, channels, 2):
+            loads = [f"ldr r12, [r1, #{w + 4 * half}]"] + ([f"ldr lr, [r1, #{w + 4 * half + 4}]"]
+                                                             if channels > half + 1 else [])
+            if half == 0:
+                loads = [f"ldr r10, [r0, #{x}]", f"ldr r11, [r0, #{x + plan.partner}]", *loads]
+            lines += loads
+            for c, w_reg in zip(range(half, min(channels, half + 2)), ("r12", "lr")):
+                for pixel, x_reg in ((1, "r11"), (0, "r10")):
+                    dest, start = acc(c, pixel)
+                    lines.append(f"smlad {dest}, {x_reg}, {w_reg}, {start}")
+    params = base + 16 * plan.k_pairs
+    for c in range(channels):
+        s, t = ACC0[c], ACC1[c]
+        lines += [f"ldr r10, [r1, #{params + 12 * c}]", f"ldr r11, [r1, #{params + 12 * c + 4}]",
+                  f"ldr r12, [r1, #{params + 12 * c + 8}]"]
+        if sign:
+            for v in (s, t):
+                lines += [f"smmlar lr, {v}, r10, r11", f"add lr, lr, {v}, asr #31", f"asr {v}, lr, r12"]
+        else:
+            lines += [f"smmlar {s}, {s}, r10, r11", f"smmlar {t}, {t}, r10, r11", f"asr {s}, {s}, r12",
+                      f"asr {t}, {t}, r12"]
+        lines += [f"ssat {s}, #8, {s}", f"ssat {t}, #8, {t}"]
+        for v in (s, t):
+            lines += _clamp(v, act_min, "lt") if act_min > -128 else []
+            lines += _clamp(v, act_max, "gt") if act_max < 127 else []
+    lines += ["ldr r10, [sp, #0]", "ldr r11, [sp, #4]"]
+    lines += [f"strb {ACC0[c]}, [r10, #{out_at + c}]" for c in range(channels)]
+    lines += [f"strb {ACC1[c]}, [r11, #{out_at + c}]" for c in range(channels)]
+    if at is None:   # on to the next block
+        lines += [*_add("r1", params + 48), "add r10, r10, #4", "add r11, r11, #4", "str r10, [sp, #0]",
+                  "str r11, [sp, #4]"]
+    return lines
+
+
+def assembly(plan: Plan, sign: bool, act_min: int, act_max: int) -> list[str]:
+    """The pass (band r0, stream r1, o0 r2, o1 r3, pairs on the stack): per pair every block of 4 channels, up to
+    UNROLLED of them one after the other (their offsets immediates), more in a loop (r1, o0 and o1 moving on), then a
+    partial last one."""
+    g = plan.g
+    full, part = divmod(g.out_c, 4)
+    looped = plan.looped
+    lines = ["push {r4-r11, lr}", f"sub sp, sp, #{FRAME}", f"ldr r12, [sp, #{FRAME + 36}]", "str r2, [sp, #0]",
+             "str r3, [sp, #4]", "str r12, [sp, #8]", "str r1, [sp, #12]"]
+    if looped:
+        lines += ["mov r12, r1", *_add("r12", full * plan.quad_bytes, "r10"), "str r12, [sp, #16]"]
+    lines += ["1:", "ldr r1, [sp, #12]"]
+    block = lambda channels, q: _block(plan, channels, None if looped else q * plan.quad_bytes,
+                                       0 if looped else 4 * q, sign, act_min, act_max)
+    if looped:
+        lines += ["2:", *block(4, 0), "ldr r12, [sp, #16]", "cmp r1, r12", "bne 2b"]
+    else:
+        for q in range(full):
+            lines += block(4, q)
+    if part:
+        lines += _block(plan, part, 0 if looped else full * plan.quad_bytes, 0 if looped else 4 * full, sign,
+                        act_min, act_max)
+    back = plan.out_step - 4 * full * looped   # the blocks in the loop moved o0 and o1 on
+    lines += ["ldr r10, [sp, #0]", "ldr r11, [sp, #4]", *_add("r10", back), *_add("r11", back), "str r10, [sp, #0]",
+              "str r11, [sp, #4]", *_add("r0", plan.band_step), "ldr r12, [sp, #8]", "subs r12, r12, #1",
+              "str r12, [sp, #8]", "bne 1b", f"add sp, sp, #{FRAME}", "pop {r4-r11, pc}"]
+    return lines
+
+
+def c_source(plan: Plan, lines: list[str], sign: bool, act_min: int, act_max: int) -> tuple[str, CFunction]:
+    """(C source, its function): the layer's call of mtk_few_layer with its pass, the assembly or, for builds without
+    it, mtk_few_pass_c."""
+    g = plan.g
+    asm = "".join(f'      "{line}\\n\\t"\n' for line in lines)
+    pass_args = (f"{plan.pairs}, {g.k_h}, {plan.row_values}, {plan.partner // 2}, {plan.band_step // 2}, "
+                 f"{plan.out_step}, {g.out_c}, {act_min}, {act_max}")
+    layer = (f"{g.in_h}, {g.in_w}, {g.in_c}, {g.out_h}, {g.out_w}, {g.out_c}, {g.k_h}, {g.stride_h}, {g.stride_w}, "
+             f"{g.dil_h}, {g.pad_top}, {g.pad_left}, {g.in_zp}, {plan.row_values}, {int(plan.vertical)}, "
+             f"{plan.stream_bytes * plan.stream_in_ram}")
+    name = f"mtk_few_{hashlib.sha256((asm + pass_args + layer).encode()).hexdigest()[:12]}"
+    function = CFunction.of(name, "const void* x, const void* stream, int8_t* out, void* scratch")
+    unused = "__attribute__((unused))"
+    params = (f"{unused} const int16_t* band, {unused} const int32_t* stream, {unused} int8_t* o0, "
+              f"{unused} int8_t* o1, {unused} int32_t n")
+    src = (f"#ifdef MTK_DSP_ASM\n"
+           f"__attribute__((naked, noinline)) static void {name}_pass({params}) {{\n"
+           f"  __asm__ volatile(\n{asm}  );\n}}\n#else\n"
+           f"static void {name}_pass({params}) {{\n"
+           f"  mtk_few_pass_c(band, stream, o0, o1, n, {pass_args});\n}}\n#endif\n"
+           f"{function.head} {{\n"
+           f"  static const mtk_few_layer_t layer = {{{layer}}};\n"
+           f"  mtk_few_layer(&layer, (const int8_t*)x, (const int32_t*)stream, out, (int16_t*)scratch,\n"
+           f"                (int8_t*)scratch + {plan.band_bytes}, "
+           f"(int32_t*)scratch + {(plan.band_bytes + 4 * plan.quads) // 4}, {name}_pass);\n"
+           f"  return 0;\n}}\n")
+    return src, function
+
+
+def lower(data: OpData) -> Kernel:
+    """The layer (GemmParams over patches that `takes`) as the band kernel computes it."""
+    planned = plan(data)
+    assert planned is not None
+    p: GemmParams = data.params
+    rq = p.requant
+    weights, bias, multiplier, shift = stream_params(p)
+    sign = rq.negative_rounding_matters
+    lines = assembly(planned, sign, rq.act_min, rq.act_max)
+    src, function = c_source(planned, lines, sign, rq.act_min, rq.act_max)
+    stream = pack(planned, weights, bias, multiplier, shift, rq.out_zp)
+    args = [data.op.inputs[0], Const("stream", stream), data.op.outputs[0], Scratch(planned.scratch_bytes)]
+    return Kernel(p.name, args, c_source=src, c_function=function, headers=(KERNEL.header,))
