@@ -121,10 +121,11 @@ FUSED_MODELS = {   # the fused kernels' assembly (c/mtk_dot_biased_s8.h), its su
     "quads-16-groups": lambda: pointwise(64, 16),
     "quads-18-groups": lambda: pointwise(70, 4),
     "quads-33-groups-relu": lambda: pointwise(130, 8, "RELU", y_zp=-128),
-    # up to 4 row pairs a call (up to 16 groups; the M33 2): a last call of 5, 6 and 8 rows (M33: 1, 2, 4)
-    "quads-16-groups-5-rows": lambda: pointwise(64, 8, pixels=(5, 1)),
-    "quads-7-groups-6-rows-relu": lambda: pointwise(28, 8, "RELU", y_zp=-128, pixels=(3, 2)),
-    "quads-4-groups-16-rows": lambda: pointwise(16, 8, pixels=(4, 4)),
+    # up to 4 row pairs a call (8-16 groups, layers of 16 times their scratch; the M33 2): a last call of 5, 6 and 8
+    # rows (M33: 1, 2, 4)
+    "quads-16-groups-133-rows": lambda: pointwise(64, 64, pixels=(19, 7)),
+    "quads-9-groups-150-rows-relu": lambda: pointwise(36, 32, "RELU", y_zp=-128, pixels=(15, 10)),
+    "quads-8-groups-128-rows": lambda: pointwise(32, 32, pixels=(16, 8)),
     # over 16 groups a pair a call, the last one an odd row (its copy's outputs over its own, not past the output)
     "quads-32-groups-9-rows": lambda: pointwise(128, 16, pixels=(3, 3)),
     # 5 computed channels (one constant one computed too: whole quads), 7 constant ones filled in
@@ -210,18 +211,19 @@ def test_under_a_ram_limit_a_deep_row_is_packed_in_smaller_chunks(tmp_path):
 
 @pytest.mark.parametrize("cpu, depth, pairs", [("cortex-m4", 64, 4), ("cortex-m33", 64, 2), ("cortex-m4", 68, 1)])
 def test_the_quads_kernel_takes_several_row_pairs_a_call_from_a_line_aligned_stream(cpu, depth, pairs, tmp_path):
-    """2x4/fused over up to 16 groups: 4 row pairs a call on the Cortex-M4, 2 on the M33 (gemm.QUAD_PAIRS: each pair
-    packed after the one before), the last call the rows left; over more groups, a pair a call. Its stream aligned to
+    """2x4/fused over 8-16 groups: 4 row pairs a call on the Cortex-M4, 2 on the M33 (gemm.QUAD_PAIRS: each pair
+    packed after the one before; their scratch within 1/16 of the layer), the last call the rows left; over more
+    groups, a pair a call. Its stream aligned to
     32 bytes (a quad's words at cache line boundaries), pack_quad_stream's bytes."""
     from mtk.compiler import compile_model
     from mtk.ops.microkernels import quad_stream_bytes
 
-    (tmp_path / "m.tflite").write_bytes(pointwise(depth, 8))
+    (tmp_path / "m.tflite").write_bytes(pointwise(depth, 64, pixels=(15, 11)))
     compiled = compile_model(tmp_path / "m.tflite", tmp_path / "lib", cpu=cpu)
     kernels_c = (compiled.path / "src" / "tvmgen_default_kernels.c").read_text()
-    rows = re.findall(r"mtk_gemm_2x4_fused_s8\(.*, 8, .*, 8, (.*), -128, 127, 1\);", kernels_c)
-    assert rows == [f"(({2 * pairs}) < (v__1) ? ({2 * pairs}) : (v__1))"]
-    assert re.findall(r"for \(int32_t pb = 0; pb < (\d+); \+\+pb\)", kernels_c) == [str(-(-15 // (2 * pairs)))]
+    rows = re.findall(r"mtk_gemm_2x4_fused_s8\(.*, 64, .*, 64, (.*), -128, 127, 1\);", kernels_c)
+    assert len(rows) == 1 and re.fullmatch(rf"\(\({2 * pairs}\) < \(v_\w*\) \? \({2 * pairs}\) : \(v_\w*\)\)", rows[0])
+    assert re.findall(r"for \(int32_t pb = 0; pb < (\d+); \+\+pb\)", kernels_c) == [str(-(-165 // (2 * pairs)))]
     assert kernels_c.count("mtk_pack_pair_s16((") == pairs
-    stream = f"_w[{quad_stream_bytes(8, depth)}] TVMGEN_ALIGNED(32)"
+    stream = f"_w[{quad_stream_bytes(64, depth)}] TVMGEN_ALIGNED(32)"
     assert stream in (compiled.path / "src" / "tvmgen_default.c").read_text()

@@ -39,6 +39,8 @@ QUADS_KERNEL = "2x4/fused"
 # Row pairs a call of QUADS_KERNEL's straight kernels takes, per core (else 2; each quad's weights read for each pair in
 # turn): no more than their C's MTK_QUAD2_PAIRS
 QUAD_PAIRS = {"cortex-m4": 4}
+SCRATCH_SHARE = 16    # a call's packed pairs take at most 1/16 of the layer's input and output bytes
+QUAD_PAIRS_MIN_GROUPS = 8   # shallower quads (their weights 128 B or less) take one pair a call
 STREAM_ALIGN = 32     # a quad stream's alignment: its quads' words at cache line boundaries (a quad: 32-byte multiples)
 CHUNK = 256   # k values a chunked variant packs at a time: a multiple of every weight group
 LEAN_CHUNK = CHUNK // 2   # a leaner variant's chunk (OpDef.leaner: under a RAM limit)
@@ -162,6 +164,19 @@ def live_channels(stream: tuple[np.ndarray, ...], rq: Requant, groups: int, whol
     return live
 
 
+def quad_call_pairs(data: OpData) -> int:
+    """Row pairs a call of QUADS_KERNEL takes for the layer: QUAD_PAIRS's for the core where its straight kernels take
+    its depth (of QUAD_PAIRS_MIN_GROUPS groups or more), at most the layer's, and while their packed rows stay within
+    1/SCRATCH_SHARE of the layer's input and output (a scratch that sets the arena undoes what tiling saves: a band's
+    layer is small); at least one."""
+    channels, depth = data.params.weights.shape
+    groups = -(-depth // GROUP)
+    if not QUAD_PAIRS_MIN_GROUPS <= groups <= QUAD_STRAIGHT:
+        return 1
+    fits = (data.inputs[0].size + data.output.size) // SCRATCH_SHARE // (4 * GROUP * groups)
+    return max(1, min(QUAD_PAIRS.get(data.cpu.name, 2), -(-data.output.size // channels // 2), fits))
+
+
 def quads_suit(stream: tuple[np.ndarray, ...] | None, rq: Requant) -> bool:
     """Whether a fused two-row GEMM of channel quads ("2x4/fused") computes the layer in its assembly alone: its range is
     all of int8 (clamped outputs go to C)."""
@@ -187,8 +202,7 @@ def gemm_kernel(data: OpData, variant: Variant) -> Kernel:
     stream = stream_params(p) if mk.weights == "fused" else None   # (weights, bias, multiplier, shift)
     shared = mk.rows == 1 and shares_requantization(*(stream[2:] if stream else (rq.multiplier, rq.shift)))
     quads = variant.kernel == QUADS_KERNEL
-    straight = quads and -(-w.shape[1] // GROUP) <= QUAD_STRAIGHT
-    pairs = min(QUAD_PAIRS.get(data.cpu.name, 2), -(-rows // 2)) if straight else 1
+    pairs = quad_call_pairs(data) if quads else 1
     layout = GemmLayout(rows, w.shape[0], w.shape[1], variant, row_source(patches), weight_group(data.cpu), shared,
                         stage=stage, split_loads=two_loads_beat_ldrd(data.cpu.name), pairs=pairs)
     if layout.stream and layout.block_rows == 2 and layout.chunk == layout.depth:   # leave constant channels out?
