@@ -83,9 +83,11 @@ def test_a_run_packed_layer_includes_the_runs_header_not_the_gather(tmp_path):
     assert "im2col_runs_s8" in kernel.headers and "im2col_s8" not in kernel.headers
 
 
-def pointwise(channels: int, out_c: int, activation: str = "NONE", dead: tuple[int, ...] = (), y_zp: int = 5) -> bytes:
-    """A 1x1 CONV_2D over 5x3 pixels (an odd count: the last row pair's second row is its first)."""
-    return conv_model("CONV_2D", (1, 5, 3, channels), (out_c, 1, 1, channels), (1, 5, 3, out_c), per_channel=True,
+def pointwise(channels: int, out_c: int, activation: str = "NONE", dead: tuple[int, ...] = (), y_zp: int = 5,
+              pixels: tuple[int, int] = (5, 3)) -> bytes:
+    """A 1x1 CONV_2D over 5x3 pixels (an odd count: the last row pair's second row is its first; 2x4/fused's last
+    call takes 3 rows of its 4)."""
+    return conv_model("CONV_2D", (1, *pixels, channels), (out_c, 1, 1, channels), (1, *pixels, out_c), per_channel=True,
                       dead=dead, y_zp=y_zp, padding="VALID", stride_h=1, stride_w=1, dilation_h_factor=1, dilation_w_factor=1,
                       fused_activation_function=activation)
 
@@ -121,6 +123,13 @@ FUSED_MODELS = {   # the fused kernels' assembly (c/mtk_dot_biased_s8.h), its su
     "quads-16-groups": lambda: pointwise(64, 16),
     "quads-18-groups": lambda: pointwise(70, 4),
     "quads-33-groups-relu": lambda: pointwise(130, 8, "RELU", y_zp=-128),
+    # up to 4 row pairs a call (8-16 groups, layers of 16 times their scratch; the M33 2): a last call of 5, 6 and 8
+    # rows (M33: 1, 2, 4)
+    "quads-16-groups-133-rows": lambda: pointwise(64, 64, pixels=(19, 7)),
+    "quads-9-groups-150-rows-relu": lambda: pointwise(36, 32, "RELU", y_zp=-128, pixels=(15, 10)),
+    "quads-8-groups-128-rows": lambda: pointwise(32, 32, pixels=(16, 8)),
+    # over 16 groups a pair a call, the last one an odd row (its copy's outputs over its own, not past the output)
+    "quads-32-groups-9-rows": lambda: pointwise(128, 16, pixels=(3, 3)),
     # 5 computed channels (one constant one computed too: whole quads), 7 constant ones filled in
     "quads-live-relu": lambda: pointwise(16, 12, "RELU", dead=(0, 2, 3, 5, 6, 7, 10), y_zp=-128),
     "fc-quads-relu": lambda: fully_connected(150, 12, per_channel=False, activation="RELU", y_zp=-128),
@@ -200,3 +209,23 @@ def test_under_a_ram_limit_a_deep_row_is_packed_in_smaller_chunks(tmp_path):
     lean = compile_model(model, tmp_path / "lean", cpu="cortex-m4", max_ram=1606)
     assert lean.arena_bytes == 1536 and lean.ops[0].variant["chunk"] == LEAN_CHUNK
     assert [op.variant for op in lean.ops[1:]] == [op.variant for op in untiled.ops[1:]]
+
+
+@pytest.mark.parametrize("cpu, depth, pairs", [("cortex-m4", 64, 4), ("cortex-m33", 64, 2), ("cortex-m4", 68, 1)])
+def test_the_quads_kernel_takes_several_row_pairs_a_call_from_a_line_aligned_stream(cpu, depth, pairs, tmp_path):
+    """2x4/fused over 8-16 groups: 4 row pairs a call on the Cortex-M4, 2 on the M33 (gemm.QUAD_PAIRS: each pair
+    packed after the one before; their scratch within 1/16 of the layer), the last call the rows left; over more
+    groups, a pair a call. Its stream aligned to
+    32 bytes (a quad's words at cache line boundaries), pack_quad_stream's bytes."""
+    from mtk.compiler import compile_model
+    from mtk.ops.microkernels import quad_stream_bytes
+
+    (tmp_path / "m.tflite").write_bytes(pointwise(depth, 64, pixels=(15, 11)))
+    compiled = compile_model(tmp_path / "m.tflite", tmp_path / "lib", cpu=cpu)
+    kernels_c = (compiled.path / "src" / "tvmgen_default_kernels.c").read_text()
+    rows = re.findall(r"mtk_gemm_2x4_fused_s8\(.*, 64, .*, 64, (.*), -128, 127, 1\);", kernels_c)
+    assert len(rows) == 1 and re.fullmatch(rf"\(\({2 * pairs}\) < \(v_\w*\) \? \({2 * pairs}\) : \(v_\w*\)\)", rows[0])
+    assert re.findall(r"for \(int32_t pb = 0; pb < (\d+); \+\+pb\)", kernels_c) == [str(-(-165 // (2 * pairs)))]
+    assert kernels_c.count("mtk_pack_pair_s16((") == pairs
+    stream = f"_w[{quad_stream_bytes(64, depth)}] TVMGEN_ALIGNED(32)"
+    assert stream in (compiled.path / "src" / "tvmgen_default.c").read_text()

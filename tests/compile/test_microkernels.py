@@ -105,3 +105,28 @@ def test_metadata_names_the_micro_kernel_the_generated_c_calls(tmp_path):
     for op in compiled.ops:
         assert op.impl == "tvm+c:mtk_dot_1x8_rows_s8", op
         assert "mtk_dot_1x8_rows_s8(" in kernels_c
+
+
+@pytest.mark.parametrize("depth", [8, 68])
+def test_quad_streams_hold_each_pairs_head_and_requantization_in_a_line_after_the_weights(depth):
+    """pack_quad_stream (2x4/fused): up to QUAD_STRAIGHT groups, per quad its weights, then per channel pair its head
+    words (b0 + 256·b1, b1) and its channels' m, rounding term, e in 32 bytes; deeper, the head words first and the
+    channels' m, rounding term, e after the weights. 5 channels: a second quad, zero-padded (m 0, e 1)."""
+    rng = np.random.default_rng(3)
+    w = rng.integers(-128, 128, (5, depth)).astype(np.int8)
+    bias, mult, shift = np.arange(1, 6) * 1000, np.full(5, 1 << 30) + np.arange(5), -np.arange(1, 6)
+    stream = microkernels.pack_quad_stream(w, bias, mult, shift, out_zp=3)
+    groups = -(-depth // 4)
+    assert len(stream) == microkernels.quad_stream_bytes(5, depth) == 2 * (16 * groups + 64)
+    weights = microkernels.pack_weights_biased(w, 4).view(np.int32).reshape(2, -1)
+    b = [*bias, 0, 0, 0]
+    params = lambda c: [mult[c], (1 << (-shift[c] - 1)) + 3 * (1 << -shift[c]), -shift[c]] if c < 5 else [0, 7, 1]
+
+    def quad(q: int) -> list[int]:
+        c = 4 * q
+        head = [b[c] + 256 * b[c + 1], b[c + 1], b[c + 2] + 256 * b[c + 3], b[c + 3]]
+        if groups <= microkernels.QUAD_STRAIGHT:
+            return [*weights[q], *head[:2], *params(c), *params(c + 1), *head[2:], *params(c + 2), *params(c + 3)]
+        return [*head, *weights[q], *params(c), *params(c + 1), *params(c + 2), *params(c + 3)]
+
+    assert stream.view(np.int32).tolist() == quad(0) + quad(1)

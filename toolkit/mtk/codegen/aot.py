@@ -122,6 +122,7 @@ class Call:
 class ConstArray:
     symbol: str
     data: np.ndarray
+    align: int = 4   # bytes its address is a multiple of
 
     @property
     def nbytes(self) -> int:
@@ -148,15 +149,17 @@ class ConstantPool:
     def __init__(self, module: str):
         self.module = module
         self.arrays: list[ConstArray] = []
-        self._by_content: dict[tuple[str, tuple, bytes], str] = {}
+        self._by_content: dict[tuple[str, tuple, bytes], ConstArray] = {}
 
-    def ref(self, hint: str, data: np.ndarray) -> SymbolRef:
+    def ref(self, hint: str, data: np.ndarray, align: int = 4) -> SymbolRef:
         key = (data.dtype.str, data.shape, data.tobytes())
         if key not in self._by_content:
             sym = f"tvmgen_{self.module}_c{len(self.arrays)}_{hint[:40]}"
-            self._by_content[key] = sym
-            self.arrays.append(ConstArray(sym, np.ascontiguousarray(data)))
-        return SymbolRef(self._by_content[key])
+            self._by_content[key] = ConstArray(sym, np.ascontiguousarray(data))
+            self.arrays.append(self._by_content[key])
+        array = self._by_content[key]
+        array.align = max(array.align, align)   # (the same content for several kernels: the strictest)
+        return SymbolRef(array.symbol)
 
     @property
     def nbytes(self) -> int:
@@ -352,7 +355,7 @@ def build_program(graph: Graph, steps: list[Step], storage: Storage, module: str
         if isinstance(a, State):
             return op_state_ref(step, a)
         if isinstance(a, Const):
-            return program.constants.ref(f"op{steps[step][0].index}_{a.name}", a.data)
+            return program.constants.ref(f"op{steps[step][0].index}_{a.name}", a.data, a.align)
         if isinstance(a, Scratch):
             return arena_ref(storage.scratch[scratch_key(step, k, a)])
         if isinstance(a, View):
@@ -503,7 +506,7 @@ def _run_source(module: str, model_name: str, constants: list[ConstArray], calls
     section = f' TVMGEN_SECTION("{ram_section}")' if ram_section else ""
     for c in constants:
         out.append(f"static {qualifier}{c_type(c.data.dtype.name)} {c.symbol}[{max(c.data.size, 1)}] "
-                   f"TVMGEN_ALIGNED(4){section} = {{")
+                   f"TVMGEN_ALIGNED({c.align}){section} = {{")
         out.append(_format_values(c.data) if c.data.size else "  0")
         out.append("};")
     out.append("")

@@ -1,7 +1,7 @@
 """The generated C's deepest stack use: the heaviest call chain of gcc's call graph (-fcallgraph-info=su).
 
-Each function's frame is what gcc reports for it (`N bytes (static)`, or `dynamic,bounded`); a chain's use is
-the sum of its frames. Functions outside the generated files (libc's memcpy, the compiler's helpers) are not
+Each function's frame is what gcc reports for it (`N bytes (static)`, or `dynamic,bounded`; a naked assembly
+kernel's, which gcc gives as 0, from NAKED_FRAMES); a chain's use is the sum of its frames. Functions outside the generated files (libc's memcpy, the compiler's helpers) are not
 in the graph: their frames are the firmware's margin's to cover. No bound (None) when a frame is unbounded
 (a variable-length array, alloca) or the calls are recursive.
 """
@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+
+# Naked assembly kernels' frames (their pushes and stack frames are in their asm, which gcc's call graph counts as 0
+# bytes), by the start of their names: a bound for each family.
+NAKED_FRAMES = (("mtk_gemm_2x4_fused_", 9 * 4 + 88),)   # c/dsp/mtk_gemm_2x4_fused.h
 
 _NODE = re.compile(r'node: \{ title: "(?P<title>[^"]+)" label: "(?P<label>[^"]*)"')
 _EDGE = re.compile(r'edge: \{ sourcename: "(?P<source>[^"]+)" targetname: "(?P<target>[^"]+)"')
@@ -26,6 +30,10 @@ def call_graph(callgraphs: Iterable[str]) -> tuple[dict[str, int | None], dict[s
             frame = _FRAME.search(node["label"])
             if frame is not None:
                 frames[node["title"]] = int(frame[1]) if frame[2] in ("static", "dynamic,bounded") else None
+                name = node["title"].split(":")[-1]
+                naked = next((b for prefix, b in NAKED_FRAMES if name.startswith(prefix)), None)
+                if naked is not None and frames[node["title"]] == 0:
+                    frames[node["title"]] = naked
         for edge in _EDGE.finditer(text):
             calls.setdefault(edge["source"], set()).add(edge["target"])
     return frames, calls

@@ -206,11 +206,11 @@ ALL_ISAS = tuple(Isa)
 _fused_1x4 = partial(_f, params=_FUSED_ROW)
 
 
-def _fused_rows(cols: int, header: str, split: str = "") -> KernelSpec:
-    """2x`cols`/fused: two packed rows by `cols` channels, requantized inside; its helper computes the live
-    (non-constant) channels' stream and fills the constant ones in."""
+def _fused_rows(cols: int, header: str, split: str = "", rows: str = "") -> KernelSpec:
+    """2x`cols`/fused: two packed rows (`rows`: a count of them) by `cols` channels, requantized inside; its helper
+    computes the live (non-constant) channels' stream and fills the constant ones in."""
     def params(channels: str, tail: str = "") -> str:
-        return (f"const void* x, const void* w, int32_t groups, int32_t {channels}, void* out, int32_t stride, "
+        return (f"const void* x, const void* w, int32_t groups, int32_t {channels}, void* out, int32_t stride{rows}, "
                 f"int32_t lo, int32_t hi, int32_t sign{split}{tail}")
     live = _f(f"mtk_gemm_2x{cols}_fused_live_s8", params("live", ", int32_t channels, int32_t stream_bytes"))
     return _gemm(f"mtk_gemm_2x{cols}_fused_s8", 2, cols, "fused", 1, _biased, (Isa.DSP,), params("channels"), header,
@@ -223,7 +223,7 @@ GEMM_KERNELS = (
     _gemm("mtk_dot_2x2_biased_s8", 2, 2, "biased", 1, _biased, (Isa.DSP,), header=BIASED_HEADER, row_sums=True),
     _gemm("mtk_dot_1x4_biased_s8", 1, 4, "biased", 1, _biased, (Isa.DSP,), header=BIASED_HEADER, row_sums=True),
     _fused_rows(2, BIASED_HEADER, ", int32_t split"),
-    _fused_rows(4, GEMM_2X4_HEADER),
+    _fused_rows(4, GEMM_2X4_HEADER, rows=", int32_t rows"),
     # (ops/gemm_band.py) every row of the input a call, a band of pairs packed at a time, each quad over the band
     KernelSpec("2x4/band", Family.GEMM, (Isa.DSP,), GEMM_BAND_HEADER, _f("mtk_gemm_band_fused_s8", _BAND), (2, 4),
                "fused", 1, _biased, fused=True),

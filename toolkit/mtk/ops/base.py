@@ -25,6 +25,7 @@ class Const:
 
     name: str
     data: np.ndarray
+    align: int = 4   # bytes its address is a multiple of
 
 
 @dataclass(frozen=True)

@@ -31,13 +31,19 @@ from .geometry import ConvGeometry
 from .gemm_band import band_suits, gemm_band_kernel
 from .gemm_calls import KernelCalls, RowPacking, row_source, runs_order, runs_stage_bytes
 from .gemm_mve import gemm_mve_kernel
-from .microkernels import (GROUP, HELIUM_CHUNK, constant_channels, fused_stream_bytes, fused_stream_params,
-                           live_channel_tables, pack_fused_stream, shares_requantization, worth_leaving_out)
+from .microkernels import (GROUP, HELIUM_CHUNK, QUAD_STRAIGHT, STREAM_ALIGN, constant_channels, fused_stream_bytes,
+                           fused_stream_params, live_channel_tables, pack_fused_stream, pack_quad_stream,
+                           quad_stream_bytes, shares_requantization, worth_leaving_out)
 from .requant import RSHIFT_FIELDS, Requant
 from .variants import Variant
 
 QUADS_KERNEL = "2x4/fused"
 BAND_KERNEL = "2x4/band"
+# Row pairs a call of QUADS_KERNEL's straight kernels takes, per core (else 2; each quad's weights read for each pair in
+# turn): no more than their C's MTK_QUAD2_PAIRS
+QUAD_PAIRS = {"cortex-m4": 4}
+SCRATCH_SHARE = 16    # a call's packed pairs take at most 1/16 of the layer's input and output bytes
+QUAD_PAIRS_MIN_GROUPS = 8   # shallower quads (their weights 128 B or less) take one pair a call
 CHUNK = 256   # k values a chunked variant packs at a time: a multiple of every weight group
 LEAN_CHUNK = CHUNK // 2   # a leaner variant's chunk (OpDef.leaner: under a RAM limit)
 
@@ -119,9 +125,11 @@ class GemmOpDef(OpDef):
         scratch for more rounds of partial sums (AD's 640-deep layer: 256 B less for +0.7 % est. cycles); the band
         kernel's rows a pair at a time (2x4/fused)."""
         p = data.params
+        if not isinstance(p, GemmParams):
+            return None   # the family's other kernels, a constant output's fill
         if variant.kernel == BAND_KERNEL:
             return Variant(QUADS_KERNEL)   # a pair of rows packed at a time, not a band
-        if not isinstance(p, GemmParams) or p.patches is not None or 0 < variant.chunk <= LEAN_CHUNK:
+        if p.patches is not None or 0 < variant.chunk <= LEAN_CHUNK:
             return None
         return self.in_chunks(data, variant, LEAN_CHUNK)
 
@@ -172,6 +180,19 @@ def live_channels(stream: tuple[np.ndarray, ...], rq: Requant, groups: int, whol
     return live
 
 
+def quad_call_pairs(data: OpData) -> int:
+    """Row pairs a call of QUADS_KERNEL takes for the layer: QUAD_PAIRS's for the core where its straight kernels take
+    its depth (of QUAD_PAIRS_MIN_GROUPS groups or more), at most the layer's, and while their packed rows stay within
+    1/SCRATCH_SHARE of the layer's input and output (a scratch that sets the arena undoes what tiling saves: a band's
+    layer is small); at least one."""
+    channels, depth = data.params.weights.shape
+    groups = -(-depth // GROUP)
+    if not QUAD_PAIRS_MIN_GROUPS <= groups <= QUAD_STRAIGHT:
+        return 1
+    fits = (data.inputs[0].size + data.output.size) // SCRATCH_SHARE // (4 * GROUP * groups)
+    return max(1, min(QUAD_PAIRS.get(data.cpu.name, 2), -(-data.output.size // channels // 2), fits))
+
+
 def quads_suit(stream: tuple[np.ndarray, ...] | None, rq: Requant) -> bool:
     """Whether a fused two-row GEMM of channel quads ("2x4/fused") computes the layer in its assembly alone: its range is
     all of int8 (clamped outputs go to C)."""
@@ -198,10 +219,12 @@ def gemm_kernel(data: OpData, variant: Variant) -> Kernel:
     in_size = patches.in_h * patches.in_w * patches.in_c if patches else rows * w.shape[1]
     stream = stream_params(p) if mk.weights == "fused" else None   # (weights, bias, multiplier, shift)
     shared = mk.rows == 1 and shares_requantization(*(stream[2:] if stream else (rq.multiplier, rq.shift)))
+    quads = variant.kernel == QUADS_KERNEL
+    pairs = quad_call_pairs(data) if quads else 1
     layout = GemmLayout(rows, w.shape[0], w.shape[1], variant, row_source(patches), weight_group(data.cpu), shared,
-                        stage=stage, split_loads=two_loads_beat_ldrd(data.cpu.name))
+                        stage=stage, split_loads=two_loads_beat_ldrd(data.cpu.name), pairs=pairs)
     if layout.stream and layout.block_rows == 2 and layout.chunk == layout.depth:   # leave constant channels out?
-        live = live_channels(stream, rq, layout.groups, 4 if variant.kernel == QUADS_KERNEL else 1)
+        live = live_channels(stream, rq, layout.groups, 4 if quads else 1)
         if live is not None:
             constant = constant_channels(*stream, rq.out_zp, rq.act_min, rq.act_max)
             layout = replace(layout, live=int(live.sum()))
@@ -212,14 +235,16 @@ def gemm_kernel(data: OpData, variant: Variant) -> Kernel:
         optional["pad"] = Const("pad", np.full(patches.in_c, patches.in_zp, np.int8))
     reads = [*optional, *(["scratch"] if layout.scratch_bytes else [])]   # (a direct kernel needs none)
     func = specialize(gemm_func(layout, in_size, rq, patches), reads)
-    if layout.stream:
+    if layout.quads:
+        packed = pack_quad_stream(*stream, rq.out_zp)
+    elif layout.stream:
         packed = pack_fused_stream(*stream, rq.out_zp, layout.block_cols,
                                    layout.chunk // GROUP if layout.chunk < layout.depth else None, shared)
-        if layout.live is not None:
-            packed = np.concatenate([packed, live_channel_tables(constant, live)])
     else:
         packed = mk.pack(w, layout.block_cols, layout.weight_group)
-    args = [op.inputs[0], Const("w", packed), *optional.values(), op.outputs[0],
+    if layout.live is not None:
+        packed = np.concatenate([packed, live_channel_tables(constant, live)])
+    args = [op.inputs[0], Const("w", packed, STREAM_ALIGN if layout.quads else 4), *optional.values(), op.outputs[0],
             *([Scratch(layout.scratch_bytes)] if layout.scratch_bytes else [])]
     gather_header = (RUNS_HEADER if stage else IM2COL_HEADER,) if layout.source == "gather" else ()
     headers = tuple(dict.fromkeys((DOT_HEADER, mk.header) + gather_header))
@@ -242,6 +267,7 @@ class GemmLayout:
     live: int | None = None       # a two-row stream's channels that are not constant, when it leaves the others out
     stage: int = 0                # a gather's staging bytes per row when it packs kernel-row runs (runs_stage_bytes)
     split_loads: bool = False     # a two-row stream's kernel loads word by word (asm_schedule.two_loads_beat_ldrd)
+    pairs: int = 1                # row pairs a kernel call takes (QUAD_PAIRS: the quads' straight kernels)
 
     @property
     def spec(self) -> KernelSpec:
@@ -265,13 +291,24 @@ class GemmLayout:
         if self.live is not None:
             return self.live_stream_bytes + 3 * self.cols + self.cols % 2   # live_channel_tables
         if self.stream:
-            return fused_stream_bytes(self.cols, self.depth, self.block_cols, self.shared_requant)
+            return self.stream_bytes(self.cols)
         return packed_weight_bytes(self.cols, self.depth, self.variant, self.weight_group)
 
     @property
     def live_stream_bytes(self) -> int:
         """Bytes of the live channels' stream."""
-        return fused_stream_bytes(self.live or 0, self.depth, self.block_cols, self.shared_requant)
+        return self.stream_bytes(self.live or 0)
+
+    def stream_bytes(self, channels: int) -> int:
+        """Bytes of the fused stream of `channels` channels."""
+        if self.quads:
+            return quad_stream_bytes(channels, self.depth)
+        return fused_stream_bytes(channels, self.depth, self.block_cols, self.shared_requant)
+
+    @property
+    def quads(self) -> bool:
+        """Whether it runs QUADS_KERNEL (its own stream, pack_quad_stream)."""
+        return self.variant.kernel == QUADS_KERNEL
 
     @property
     def stream(self) -> bool:
@@ -325,11 +362,24 @@ class GemmLayout:
 
     @property
     def packed_bytes(self) -> int:
-        """The packed rows of one block (one chunk of them): 2 bytes a value (int16, or int8 rows read
-        16 values at a time on Helium cores), whole chunks of 16; none for a direct kernel."""
+        """The packed rows of one call (one chunk of them): 2 bytes a value (int16, or int8 rows read
+        16 values at a time on Helium cores), whole chunks of 16, or a call's pairs one after the other
+        (pair_bytes each); none for a direct kernel."""
         if self.direct:
             return 0
+        if self.pairs > 1:
+            return self.pairs * self.pair_bytes
         return self.block_rows * -(-self.chunk // HELIUM_CHUNK) * HELIUM_CHUNK * 2
+
+    @property
+    def pair_bytes(self) -> int:
+        """Bytes between a call's packed pairs (QUAD_PAIRS)."""
+        return 2 * GROUP * 2 * self.groups
+
+    @property
+    def call_rows(self) -> int:
+        """Rows a kernel call takes."""
+        return self.block_rows * self.pairs
 
     @property
     def scratch_bytes(self) -> int:
@@ -367,18 +417,28 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
         return tvm.tirx.all(*checks) if checks else True
 
     @T.macro
-    def pack_block(x, pad, scratch, acc, pb):
-        """The block's whole rows into the scratch, then (row_sums) their sums after the block's."""
+    def pack_block(x, pad, scratch, acc, pb, at):
+        """The block's whole rows into the scratch from byte `at`, then (row_sums) their sums after the block's."""
         if g.stage > 0:
-            T.evaluate(pack.runs(x, scratch, pb))
+            T.evaluate(pack.runs(x, scratch, pb, at))
         elif g.source == "gather":
             for slot in T.serial(R):
                 T.evaluate(pack.gather(x, scratch, pb, slot))
-            T.evaluate(pack.gathered(scratch))
+            T.evaluate(pack.gathered(scratch, at))
         elif pack.packs:
-            T.evaluate(pack.rows(x, pad, scratch, pb, 0, pack.whole))
+            T.evaluate(pack.rows(x, pad, scratch, pb, 0, pack.whole, at))
         if g.row_sums:
             T.evaluate(calls.row_sums(scratch, acc, g.groups))
+
+    @T.macro
+    def pack_call(x, pad, scratch, acc, cb):
+        """The blocks of kernel call cb (its pairs, one after the other: the last call's that there are)."""
+        if g.pairs == 1:
+            pack_block(x, pad, scratch, acc, cb, 0)
+        else:
+            for j in T.unroll(g.pairs):
+                if cb * g.pairs + j < (P + R - 1) // R:
+                    pack_block(x, pad, scratch, acc, cb * g.pairs + j, j * g.pair_bytes)
 
     @T.macro
     def chunk_sums(x, w, pad, out, scratch, acc, sums, pb):
@@ -424,11 +484,11 @@ def gemm_func(g: GemmLayout, in_size: int, rq: Requant, patches: Patches | None)
         acc = T.alloc_buffer((R * B + R * g.row_sums,), i32)   # the block's sums, then its rows' Σx
         sums = T.decl_buffer((R * B * c_tiles,), i32, data=(scratch if g.scratch_bytes > 0 else acc).data,
                              elem_offset=g.packed_bytes // 4)   # (read if chunked: a direct kernel has no scratch)
-        for pb in T.serial((P + R - 1) // R):
+        for pb in T.serial((P + g.call_rows - 1) // g.call_rows):
             if chunked:
                 chunk_sums(x, w, pad, out, scratch, acc, sums, pb)
             else:
-                pack_block(x, pad, scratch, acc, pb)
+                pack_call(x, pad, scratch, acc, pb)
             if g.stream and not chunked:
                 T.evaluate(calls.stream(x, w, out, scratch, pb))
             elif not g.stream:

@@ -10,7 +10,7 @@ from tvm.script import tirx as T
 
 from ..kernels.table import KernelSpec
 from .base import Const, Kernel, OpData, Scratch, c_call
-from .microkernels import GROUP, pack_fused_stream
+from .microkernels import GROUP, STREAM_ALIGN, pack_quad_stream
 
 BAND_BYTES = 512     # the packed pairs and their sums a call keeps in the scratch, at most
 MAX_GROUPS = 16      # the assembly's straight code: up to 64 input channels
@@ -42,7 +42,7 @@ def gemm_band_kernel(data: OpData, mk: KernelSpec, stream: tuple) -> Kernel:
     P = y.size // C
     band = band_pairs(P, K)
     w, bias, multiplier, shift = stream
-    packed = pack_fused_stream(w, 2 * bias.astype(np.int64), multiplier, shift, rq.out_zp, mk.cols, None, False)   # rows packed doubled
+    packed = pack_quad_stream(w, 2 * bias.astype(np.int64), multiplier, shift, rq.out_zp)   # rows packed doubled
     scratch = band * pair_bytes(K)
 
     @T.prim_func
@@ -52,5 +52,5 @@ def gemm_band_kernel(data: OpData, mk: KernelSpec, stream: tuple) -> Kernel:
                           out=T.address_of(out[0]), pixels=P, scratch=T.address_of(rows[0]), band=band,
                           lo=rq.act_min, hi=rq.act_max, sign=int(rq.negative_rounding_matters)))
 
-    return Kernel(p.name, [op.inputs[0], Const("w", packed), op.outputs[0], Scratch(scratch)], func=gemm_band,
+    return Kernel(p.name, [op.inputs[0], Const("w", packed, STREAM_ALIGN), op.outputs[0], Scratch(scratch)], func=gemm_band,
                   headers=(mk.header,), c_calls=(mk.name,))

@@ -82,9 +82,10 @@ class RowPacking:
         return ((p // pt.out_w) * pt.stride_h + ky * pt.dil_h - pt.pad_top,
                 (p % pt.out_w) * pt.stride_w - pt.pad_left)
 
-    def rows(self, x, pad, scratch, pb, first, count):
-        """The call packing the block's kernel rows first.. (count of them) of taps, or k values first.. of rows."""
-        g, pt, dst = self.g, self.pt, T.address_of(scratch[0])
+    def rows(self, x, pad, scratch, pb, first, count, at=0):
+        """The call packing the block's kernel rows first.. (count of them) of taps, or k values first.. of rows,
+        into the scratch from byte `at`."""
+        g, pt, dst = self.g, self.pt, T.address_of(scratch[at])
         rows = self.block_rows(pb)
         if g.source == "taps":
             geometry = dict(x=T.address_of(x[0]), in_h=pt.in_h, in_w=pt.in_w, in_c=pt.in_c, kh=count, kw=pt.k_w,
@@ -99,13 +100,13 @@ class RowPacking:
             return c_call(PACK_PAIR, src0=srcs[0], src1=srcs[1], k=count, dst=dst)
         return c_call(PACK_ROW, src=srcs[0], k=count, dst=dst)
 
-    def runs(self, x, scratch, pb):
-        """The call packing the block's im2col rows a kernel row at a time from the input (runs_stage_bytes), staged
-        after the packed rows."""
+    def runs(self, x, scratch, pb, at=0):
+        """The call packing the block's im2col rows a kernel row at a time from the input (runs_stage_bytes) into the
+        scratch from byte `at`, staged after the packed rows."""
         g, pt = self.g, self.pt
         geometry = dict(x=T.address_of(x[0]), in_h=pt.in_h, in_w=pt.in_w, in_c=pt.in_c, kh=pt.k_h, kw=pt.k_w,
                         dil_h=pt.dil_h, pad=pt.in_zp, stage=T.address_of(scratch[g.packed_bytes]),
-                        dst=T.address_of(scratch[0]))
+                        dst=T.address_of(scratch[at]))
         rows = self.block_rows(pb)
         if len(rows) == 2:
             (iy0, ix0), (iy1, ix1) = (self.corner(p, 0) for p in rows)
@@ -127,14 +128,14 @@ class RowPacking:
                       tail=self.gathered_row - g.depth,
                       dst=T.address_of(scratch[g.packed_bytes + slot * self.gathered_row]))
 
-    def gathered(self, scratch):
-        """The call packing the gathered rows."""
-        g, at = self.g, self.g.packed_bytes
+    def gathered(self, scratch, at=0):
+        """The call packing the gathered rows into the scratch from byte `at`."""
+        g, src = self.g, self.g.packed_bytes
         if g.block_rows == 2:
-            return c_call(PACK_PAIR_GROUPS, src0=T.address_of(scratch[at]),
-                          src1=T.address_of(scratch[at + self.gathered_row]), groups=g.groups,
-                          dst=T.address_of(scratch[0]))
-        return c_call(PACK_ROW_GROUPS, src=T.address_of(scratch[at]), groups=g.groups, dst=T.address_of(scratch[0]))
+            return c_call(PACK_PAIR_GROUPS, src0=T.address_of(scratch[src]),
+                          src1=T.address_of(scratch[src + self.gathered_row]), groups=g.groups,
+                          dst=T.address_of(scratch[at]))
+        return c_call(PACK_ROW_GROUPS, src=T.address_of(scratch[src]), groups=g.groups, dst=T.address_of(scratch[at]))
 
 
 class KernelCalls:
@@ -176,14 +177,19 @@ class KernelCalls:
         if g.block_rows == 1:
             return c_call(g.micro_kernel, **common, channels=g.cols, out=T.address_of(out[pb * g.cols]),
                           **self.unpacked(x, pb * g.depth, g.depth))
-        C = g.cols
-        stride = C if g.rows % 2 == 0 else T.if_then_else(pb * 2 + 1 < g.rows, C, 0)   # 0: the odd last row
-        if any(param.name == "split" for param in g.micro_kernel.params):   # (2x2's schedules: 2x4 has one)
+        C, names = g.cols, {param.name for param in g.micro_kernel.params}
+        if "rows" in names:   # (2x4: up to its pairs' rows a call, an odd last row its own)
+            common["rows"] = T.min(g.call_rows, g.rows - pb * g.call_rows) if g.rows % g.call_rows else g.call_rows
+            stride = C
+        else:
+            stride = C if g.rows % 2 == 0 else T.if_then_else(pb * 2 + 1 < g.rows, C, 0)   # 0: the odd last row
+        if "split" in names:   # (2x2's schedules: 2x4 has one)
             common["split"] = int(g.split_loads)
+        out_at = T.address_of(out[pb * g.call_rows * C])
         if g.live is not None:
-            return c_call(g.micro_kernel, **common, live=g.live, out=T.address_of(out[pb * 2 * C]), stride=stride,
-                          channels=C, stream_bytes=g.live_stream_bytes)
-        return c_call(g.micro_kernel, **common, channels=C, out=T.address_of(out[pb * 2 * C]), stride=stride)
+            return c_call(g.micro_kernel, **common, live=g.live, out=out_at, stride=stride, channels=C,
+                          stream_bytes=g.live_stream_bytes)
+        return c_call(g.micro_kernel, **common, channels=C, out=out_at, stride=stride)
 
     def stream_chunk(self, x, w, out, scratch, pb, ch, k):
         """A one-row stream's kernel over chunk ch (k values) of the row: the quads' partial sums kept in the

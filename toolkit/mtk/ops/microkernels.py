@@ -71,28 +71,23 @@ def pack_fused_stream(w: np.ndarray, bias: np.ndarray, multiplier: np.ndarray, s
     multiplier, rounding term and shift; with `chunk_groups` (a row packed that many groups at a time) the weights
     chunk by chunk: every quad's first chunk after its words, then every quad's second chunk, and so on, the
     channels' own requantization after their quad's last chunk. `shared` False: each channel's own with tiles of 4 even
-    where every channel has the same ("2x4/fused" reads them so); None: shares_requantization says."""
-    channels = w.shape[0]
-    tiles = -(-channels // tile)
-    padded = lambda v, fill: np.concatenate([np.asarray(v, np.int64), np.full(tile * tiles - channels, fill, np.int64)])
-    b, m = padded(bias, 0), padded(multiplier, 0)
-    e = np.where(m == 0, 1, -padded(shift, -1))
-    rounding = (np.int64(1) << (e - 1)) + out_zp * (np.int64(1) << e)
-    words = lambda cols: (np.stack(cols, axis=1) & 0xFFFFFFFF).astype(np.uint32).view(np.uint8).reshape(len(cols[0]), -1)
+    where every channel has the same; None: shares_requantization says. ("2x4/fused": pack_quad_stream.)"""
+    tiles = -(-w.shape[0] // tile)
+    b, m, rounding, e = _requantization(bias, multiplier, shift, out_zp, tile * tiles)
     weights = pack_weights_biased(w, tile).view(np.uint8).reshape(tiles, -1)
     if tile == 4:
-        quads = words([b[0::4] + 256 * b[1::4], b[1::4], b[2::4] + 256 * b[3::4], b[3::4]])
+        quads = _words([b[0::4] + 256 * b[1::4], b[1::4], b[2::4] + 256 * b[3::4], b[3::4]])
         shared = shares_requantization(multiplier, shift) if shared is None else shared
-        layer = words([v[:1] * shared for v in (m, rounding, e)]).reshape(-1)
+        layer = _words([v[:1] * shared for v in (m, rounding, e)]).reshape(-1)
         step = 16 * (chunk_groups or weights.shape[1])
         chunks = [weights[:, k:k + step] for k in range(0, weights.shape[1], step)]
         chunks[0] = np.concatenate([quads, chunks[0]], axis=1)
         if not shared:
-            chunks[-1] = np.concatenate([chunks[-1], words([v[c::4] for c in range(4) for v in (m, rounding, e)])],
+            chunks[-1] = np.concatenate([chunks[-1], _words([v[c::4] for c in range(4) for v in (m, rounding, e)])],
                                         axis=1)
         return np.concatenate([layer, *(c.reshape(-1) for c in chunks)]).view(np.int8)
-    head = words([b[1::2], b[1::2], b[0::2] + 256 * b[1::2]])
-    tail = words([v[c::2] for c in range(2) for v in (m, rounding, e)])
+    head = _words([b[1::2], b[1::2], b[0::2] + 256 * b[1::2]])
+    tail = _words([v[c::2] for c in range(2) for v in (m, rounding, e)])
     return np.ascontiguousarray(np.concatenate([head, weights, tail], axis=1)).view(np.int8).reshape(-1)
 
 
@@ -102,6 +97,49 @@ def fused_stream_bytes(channels: int, depth: int, tile: int, shared: bool = True
     if tile == 4:
         return 12 + -(-channels // 4) * (16 + weights + (0 if shared else 48))
     return -(-channels // 2) * (36 + weights)
+
+
+QUAD_STRAIGHT = 16   # the most groups of "2x4/fused"'s straight kernels, whose quads end with their head and m, C, e
+QUAD_TAIL = 64       # a quad's head words and m, C, e bytes
+STREAM_ALIGN = 32    # a quad stream's alignment: its quads' words at cache line boundaries (a quad: 32-byte multiples)
+
+
+def pack_quad_stream(w: np.ndarray, bias: np.ndarray, multiplier: np.ndarray, shift: np.ndarray,
+                     out_zp: int) -> np.ndarray:
+    """"2x4/fused"'s stream (c/dsp/mtk_gemm_2x4_fused.h): per channel quad (the last one zero-padded) of a layer of up
+    to QUAD_STRAIGHT groups its biased weights (pack_weights_biased), then for each channel pair its head words
+    (b0 + 256·b1, b1) and its two channels' multiplier, rounding term and shift (pack_fused_stream's), 32 bytes; of a
+    deeper layer the quad's four head words, its weights, then its channels' multipliers, rounding terms and shifts."""
+    b, m, rounding, e = _requantization(bias, multiplier, shift, out_zp, -(-w.shape[0] // 4) * 4)
+    weights = pack_weights_biased(w, 4).view(np.uint8).reshape(len(b) // 4, -1)
+    params = [v[c::4] for c in range(4) for v in (m, rounding, e)]
+    head = [b[0::4] + 256 * b[1::4], b[1::4], b[2::4] + 256 * b[3::4], b[3::4]]
+    if weights.shape[1] // 16 <= QUAD_STRAIGHT:
+        quads = [weights, _words(head[:2] + params[:6]), _words(head[2:] + params[6:])]
+    else:
+        quads = [_words(head), weights, _words(params)]
+    return np.ascontiguousarray(np.concatenate(quads, axis=1)).view(np.int8).reshape(-1)
+
+
+def _requantization(bias: np.ndarray, multiplier: np.ndarray, shift: np.ndarray, out_zp: int,
+                    padded_channels: int) -> tuple[np.ndarray, ...]:
+    """Per channel, zero-padded to `padded_channels`: bias, multiplier, rounding term 2^(e−1) + out_zp·2^e and shift e
+    (a zero multiplier: e = 1), as the fused streams hold them."""
+    padded = lambda v, fill: np.concatenate([np.asarray(v, np.int64), np.full(padded_channels - len(v), fill, np.int64)])
+    m = padded(multiplier, 0)
+    e = np.where(m == 0, 1, -padded(shift, -1))
+    return padded(bias, 0), m, (np.int64(1) << (e - 1)) + out_zp * (np.int64(1) << e), e
+
+
+def _words(cols: list[np.ndarray]) -> np.ndarray:
+    """Per row of `cols` (equal-length int64 columns), their values as little-endian 32-bit words: [rows, 4·len(cols)]
+    bytes."""
+    return (np.stack(cols, axis=1) & 0xFFFFFFFF).astype(np.uint32).view(np.uint8).reshape(len(cols[0]), -1)
+
+
+def quad_stream_bytes(channels: int, depth: int) -> int:
+    """Bytes of pack_quad_stream's stream."""
+    return -(-channels // 4) * (4 * GROUP * -(-depth // GROUP) + QUAD_TAIL)
 
 
 def shares_requantization(multiplier: np.ndarray, shift: np.ndarray) -> bool:

@@ -1,6 +1,7 @@
 /* The GEMM of a band of the input's own rows (a pointwise conv, a fully connected layer of several rows) with the
  * requantization fused, one call for all of them ("2x4/band": ops/gemm_band.py), over "2x4/fused"'s stream
- * (mtk_gemm_2x4_fused.h: per channel quad its head words, biased weights, each channel's m, C, e) of twice the biases,
+ * (mtk_gemm_2x4_fused.h: per channel quad its biased weights, then its head words and each channel's m, C, e) of twice
+ * the biases,
  * by rows packed as twice their values: the sums come doubled, as the requantization takes them. For few input
  * channels a quad's dot products are short and each pair of rows would pay a call, its rows' sums and a pass over the
  * whole stream (from flash, which the STM32L4's 256-byte ART data cache does not hold): here the pairs of a band are packed
@@ -49,26 +50,25 @@ static inline void mtk_band_pack(const int8_t* x, int32_t k, int32_t pairs, int3
   "sadd16 r9, r3, r12\n\t"           \
   "smlad r10, r8, r5, r10\n\t"       \
   "smlad r11, r9, r5, r11\n\t"
-/* A quad's head words into r2-r5, r1 past them: single loads on the Cortex-M33, an LDM elsewhere (as in 2x4/fused). */
-#if defined(__ARM_ARCH_8M_MAIN__)
-#define MTK_BAND_HEAD "ldr r2, [r1], #16\n\tldr r3, [r1, #-12]\n\tldr r4, [r1, #-8]\n\tldr r5, [r1, #-4]\n\t"
-#else
-#define MTK_BAND_HEAD "ldm r1!, {r2, r3, r4, r5}\n\t"
-#endif
-/* A pair's first sums (label 3): the quad's head words (r1 from the quad's start), c0's and c2's plus −128·Σx of their
- * row (r10, r11); r0 past them, at the pair's rows. */
-#define MTK_BAND_PAIR_START          \
-  "3:\n\t"                           \
-  "ldr r1, [sp, #20]\n\t"            \
-  "ldr r0, [sp, #0]\n\t"             \
-  "ldrd r10, r11, [r0], #8\n\t"      \
-  MTK_BAND_HEAD                      \
+#define MTK_BAND_XSTR(N) MTK_BAND_STR(N)
+/* A pair's first sums (label 3): the head words of the quad at r1 (of N groups: after its weights), c0's and c2's
+ * plus −128·Σx of their row (r10, r11); r0 past them, at the pair's rows. */
+#define MTK_BAND_PAIR_START(N)                            \
+  "3:\n\t"                                                \
+  "ldr r1, [sp, #20]\n\t"                                 \
+  "ldr r0, [sp, #0]\n\t"                                  \
+  "ldrd r10, r11, [r0], #8\n\t"                           \
+  "ldr r2, [r1, #16*" MTK_BAND_STR(N) "]\n\t"             \
+  "ldr r3, [r1, #16*" MTK_BAND_STR(N) "+4]\n\t"           \
+  "ldr r4, [r1, #16*" MTK_BAND_STR(N) "+32]\n\t"          \
+  "ldr r5, [r1, #16*" MTK_BAND_STR(N) "+36]\n\t"          \
   MTK_QUAD2_FIRST_SUMS
-/* The pair's 8 outputs (2x4/fused's of sums already doubled: row 0 at [sp, #16], row 1 `stride` ([sp, #12]) on), then the next pair (its rows
- * at r0, its output a stride past row 1's), until the quad's outputs end ([sp, #8]). */
+/* The pair's 8 outputs (2x4/fused's of sums already doubled, m, C, e from the quad's tail at r1: row 0 at [sp, #16],
+ * row 1 `stride` ([sp, #12]) on), then the next pair (its rows at r0, its output a stride past row 1's), until the
+ * quad's outputs end ([sp, #8]). */
 #define MTK_BAND_OUTPUTS(SIGN)      \
   "str r0, [sp, #0]\n\t"            \
-  MTK_QUAD2_OUTPUTS(SIGN, MTK_QUAD2_NO_DOUBLE) \
+  MTK_QUAD2_OUTPUTS("8", "20", "40", "52", "16", "12", SIGN, MTK_QUAD2_NO_DOUBLE) \
   "ldr r0, [sp, #12]\n\t"           \
   "add lr, r2, r0\n\t"              \
   "ldr r0, [sp, #8]\n\t"            \
@@ -110,11 +110,12 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "str r3, [sp, #16]\n\t"                                                                         \
       "add r4, r4, r3\n\t"                                                                            \
       "str r4, [sp, #8]\n\t"                                                                          \
-      MTK_BAND_PAIR_START                                                                             \
+      MTK_BAND_PAIR_START(N)                                                                          \
       MTK_BAND_REPEAT_##N(MTK_QUAD2_GROUP)                                                            \
       MTK_BAND_OUTPUTS(SIGN)                                                                          \
       "ldr r4, [sp, #36]\n\t"                                                                         \
       "ldr r2, [sp, #24]\n\t"                                                                         \
+      "adds r1, r1, #" MTK_BAND_XSTR(MTK_QUAD2_TAIL) "\n\t"                                            \
       "str r1, [sp, #20]\n\t"                                                                         \
       "adds r4, r4, #4\n\t"                                                                           \
       "str r4, [sp, #36]\n\t"                                                                         \
@@ -172,7 +173,7 @@ MTK_FUSED_INLINE int32_t mtk_gemm_band_fused_s8(const void* x, const void* w, in
   int32_t groups = k >> 2, quads = channels >> 2;
   const int8_t* xp = (const int8_t*)x;
   int8_t* o = (int8_t*)out;
-  const uint8_t* quad0 = (const uint8_t*)w + MTK_QUAD2_LAYER;
+  const uint8_t* quad0 = (const uint8_t*)w;
 #ifndef MTK_FUSED_ASM
   (void)sign;
 #endif
@@ -193,7 +194,7 @@ MTK_FUSED_INLINE int32_t mtk_gemm_band_fused_s8(const void* x, const void* w, in
         const int32_t* pair_sums = (const int32_t*)rows;
         const int32_t sum_x[2] = {-(pair_sums[0] >> 7), -(pair_sums[1] >> 7)};
         const uint8_t* t = quad0;
-        for (int32_t q = 0; q < quads; ++q, t += MTK_FUSED_QUAD_HEAD + 16 * groups + MTK_QUAD2_PARAMS)
+        for (int32_t q = 0; q < quads; ++q, t += 16 * groups + MTK_QUAD2_TAIL)
           mtk_fused_quad2_c(rows + 8, t, groups, o + 2 * channels * p + 4 * q, stride, 4, sum_x, lo, hi, 1);
       }
     }
