@@ -39,13 +39,15 @@ def test_heaviest_chain_across_files():
     assert deepest_stack([RUN, _kernels("400 bytes (dynamic,bounded)")], "m_") == 408
 
 
-def test_a_naked_assembly_kernels_frame_is_its_own_not_gccs_zero():
-    """2x4/fused's naked kernels (gcc: 0 bytes): their pushes and frame, NAKED_FRAMES's."""
+@pytest.mark.parametrize("prefix", ["mtk_gemm_2x4_fused_", "mtk_gemm_band_"])
+def test_a_naked_assembly_kernels_frame_is_its_own_not_gccs_zero(prefix):
+    """2x4/fused's and 2x4/band's naked kernels (gcc: 0 bytes): their pushes and frame, NAKED_FRAMES's."""
     from mtk.codegen.stack_bound import NAKED_FRAMES
 
-    naked = _kernels("64 bytes (static)").replace("}\n", _node("src/k.c:mtk_gemm_2x4_fused_g16_dsp", "0 bytes (static)")
-                                                   + _edge("src/k.c:gemm", "src/k.c:mtk_gemm_2x4_fused_g16_dsp") + "}\n")
-    assert deepest_stack([RUN, naked], "m_") == 184 + dict(NAKED_FRAMES)["mtk_gemm_2x4_fused_"]
+    kernel = f"src/k.c:{prefix}g16_dsp"
+    naked = _kernels("64 bytes (static)").replace("}\n", _node(kernel, "0 bytes (static)")
+                                                   + _edge("src/k.c:gemm", kernel) + "}\n")
+    assert deepest_stack([RUN, naked], "m_") == 184 + dict(NAKED_FRAMES)[prefix]
 
 
 def test_unbounded_frame_or_recursion_is_no_bound():
