@@ -1,4 +1,4 @@
-"""CONV_2D with 1 to 4 input channels on the Cortex-M4 and M33 (ops/conv_few_dsp.py, c/dsp/mtk_conv_few_dsp.h): which
+"""CONV_2D with 1 to 4 input channels on DSP cores (ops/conv_few_dsp.py, c/dsp/mtk_conv_few_dsp.h): which
 layers it takes and how it pairs their pixels, and its C (mtk_few_pass_c, what builds without the assembly) against
 tflite-micro on the host; tests/target/test_conv_few_dsp_qemu.py runs the assembly."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness import assert_bit_exact, conv_model
-from mtk.ops import prepare_ops
+from mtk.ops import conv_few_dsp, prepare_ops
 from mtk.ops.conv import FEW_INPUTS, Conv2D
 from mtk.reader import read_model
 from mtk.target import get_cpu
@@ -39,6 +39,10 @@ LAYERS = {
     # 2 and 4 input channels, stride 1, dilated rows, 5 channels
     "2ch-3x3-s1": lambda: conv((9, 11, 2), 5, (3, 3), seed=1),
     "4ch-3x2-s1-dilated": lambda: conv((12, 9, 4), 12, (3, 2), dilation=(2, 1), seed=2),
+    # every other pixel on an odd value (stride 1 over 3 and 1 channels): pixel 1 from the band one value on; an
+    # odd width (a pixel without partner a row), magic wand's 4x3 window over 3 columns
+    "rgb-3x3-s1-odd": lambda: conv((11, 9, 3), 6, (3, 3), activation="RELU", seed=4),
+    "gray-4x3-s1": lambda: conv((16, 3, 1), 8, (4, 3), seed=5),
     # dead channels (zero weights, biases of ±2^30) folded into constants by the fused stream's parameters
     "rgb-dead": lambda: conv((10, 10, 3), 8, (3, 3), (2, 2), dead=(1, 6)),
 }
@@ -52,16 +56,31 @@ def variants(model: bytes, cpu: str) -> list:
 
 
 @pytest.mark.parametrize("name", sorted(LAYERS))
-def test_the_layers_take_it_by_default_on_the_m4_and_m33_not_the_m7(name):
-    model = LAYERS[name]()
-    assert variants(model, "cortex-m4")[0] == FEW_INPUTS
-    assert variants(model, "cortex-m33")[0] == FEW_INPUTS
-    assert FEW_INPUTS not in variants(model, "cortex-m7")
+@pytest.mark.parametrize("cpu", ["cortex-m4", "cortex-m33", "cortex-m7"])
+def test_the_layers_take_it_by_default_on_dsp_cores(name, cpu):
+    assert variants(LAYERS[name](), cpu)[0] == FEW_INPUTS
 
 
-def test_odd_pixel_starts_and_wide_inputs_keep_the_gemm():
-    assert FEW_INPUTS not in variants(conv((9, 9, 3), 8, (3, 3)), "cortex-m4")          # 3 values a column step
-    assert FEW_INPUTS not in variants(conv((9, 9, 8), 8, (3, 3), (2, 2)), "cortex-m4")  # 8 input channels
+def test_other_cores_keep_the_gemm():
+    assert FEW_INPUTS not in variants(LAYERS["rgb-3x3-s2"](), "cortex-m3")
+    assert FEW_INPUTS not in variants(LAYERS["rgb-3x3-s2"](), "cortex-m55")
+
+
+def test_wide_inputs_and_dilated_rows_keep_the_gemm():
+    assert FEW_INPUTS not in variants(conv((9, 9, 8), 8, (3, 3), (2, 2)), "cortex-m4")          # 8 input channels
+    assert FEW_INPUTS not in variants(conv((9, 9, 2), 8, (3, 3), dilation=(1, 2)), "cortex-m4")  # dilated rows
+
+
+def test_pairs_lie_one_above_the_other_where_fewer_pixels_go_without_a_partner():
+    def planned(model: bytes) -> conv_few_dsp.Plan:
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "m.tflite").write_bytes(model)
+            return conv_few_dsp.plan(prepare_ops(read_model(Path(tmp) / "m.tflite"), get_cpu("cortex-m4"))[0])
+
+    assert planned(LAYERS["kws-10x4-s2"]()).vertical                # 25x5: 5 alone one above the other, 25 side by side
+    assert not planned(LAYERS["rgb-3x3-s2"]()).vertical             # 12x12: none either way
+    shifted = planned(LAYERS["rgb-3x3-s1-odd"]())                   # odd starts: side by side, the second band
+    assert shifted.shifted and not shifted.vertical and shifted.band_rows == 6
 
 
 @pytest.mark.parametrize("name", sorted(LAYERS))

@@ -131,3 +131,12 @@ def test_a_uniform_shift_scales_each_channel_to_the_one_nearest_the_preferred():
                                    depthwise((1, 9, 11, 16), (3, 3), 1, (9, 11), w_scales=WIDE_SHIFTS)])
 def test_the_c_version_is_bit_exact_with_and_without_a_uniform_shift(model, tmp_path):
     assert_bit_exact_on_c_paths(model, tmp_path, cpu="cortex-m4")
+
+
+@pytest.mark.parametrize("model, calls", [(depthwise((1, 6, 6, 128), (3, 3), 1, (6, 6)), False),
+                                          (depthwise((1, 12, 12, 64), (3, 3), 1, (6, 6), stride=(2, 2)), False),
+                                          (depthwise((1, 25, 5, 64), (3, 3), 1, (25, 5)), False),   # rows looped
+                                          (depthwise((1, 12, 12, 64), (3, 3), 1, (12, 12)), True),
+                                          (depthwise((1, 48, 48, 8), (3, 3), 1, (48, 48)), True)])
+def test_a_small_planes_rows_are_written_out_without_calls(model, calls, tmp_path):
+    assert ("bl 9f" in depthwise3x3_dsp.lower(layer(tmp_path, model)).c_source) == calls

@@ -11,6 +11,7 @@ import pytest
 
 from harness import assert_bit_exact_on_c_paths, conv, conv_model, depthwise
 from mtk.ops import op_def, prepare_ops
+from mtk.ops.conv import FEW_INPUTS
 from mtk.ops.gemm import Patches
 from mtk.ops.gemm_calls import runs_order, runs_stage_bytes
 from mtk.ops.variants import Variant
@@ -74,10 +75,11 @@ def test_run_packed_rows_feed_every_gemm_block(variant, tmp_path):
 
 
 def test_a_run_packed_layer_includes_the_runs_header_not_the_gather(tmp_path):
-    """(The Cortex-M7's: the M4's and M33's default is the band kernel of ops/conv_few_dsp.py.)"""
+    """(On the GEMM: the layer's default is the band kernel of ops/conv_few_dsp.py.)"""
     (tmp_path / "m.tflite").write_bytes(RUNS_LAYERS["conv-3ch-3x3-s2"]())
-    data = prepare_ops(read_model(tmp_path / "m.tflite"), get_cpu("cortex-m7"))[0]
-    [kernel] = op_def("CONV_2D").lower(data).kernels
+    data = prepare_ops(read_model(tmp_path / "m.tflite"), get_cpu("cortex-m4"))[0]
+    gemm = next(v for v in op_def("CONV_2D").variants(data) if v != FEW_INPUTS)
+    [kernel] = op_def("CONV_2D").lower(data, gemm).kernels
     assert "im2col_runs_s8" in kernel.headers and "im2col_s8" not in kernel.headers
 
 
@@ -147,15 +149,15 @@ def test_two_row_fused_calls_say_the_sign_term_and_the_schedule(cpu, split, acti
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("cpu, kernel", [("cortex-m4", "2x4"), ("cortex-m33", "2x4"), ("cortex-m7", "2x2")])
+@pytest.mark.parametrize("cpu, kernel", [("cortex-m4", "band"), ("cortex-m33", "band"), ("cortex-m7", "2x2")])
 @pytest.mark.parametrize("activation, y_zp", [("RELU", -128), ("NONE", 5), ("RELU", 5)])
 def test_whole_channel_quads_take_the_quads_kernel_on_the_m4_and_m33(cpu, kernel, activation, y_zp, tmp_path):
-    """16 channels of two rows: mtk_gemm_2x4_fused_s8 on the Cortex-M4 and M33 where the outputs span all of int8, the
-    pairs' kernel where they are clamped (ReLU at out_zp 5: 2x4 would clamp in C) and on the M7; bit-exact on the
-    host."""
+    """16 channels of 8 over the input's rows: the quads' band kernel (mtk_gemm_band_fused_s8, over 2x4/fused's stream)
+    on the Cortex-M4 and M33 where the outputs span all of int8, the pairs' kernel where they are clamped (ReLU at
+    out_zp 5: 2x4 would clamp in C) and on the M7; bit-exact on the host."""
     assert_bit_exact_on_c_paths(pointwise(8, 16, activation, y_zp=y_zp), tmp_path, cpu=cpu)
     source = (tmp_path / "lib" / "src" / "tvmgen_default_kernels.c").read_text()
-    called = re.findall(r"mtk_gemm_(2x\d)_fused_s8\(\(", source)
+    called = re.findall(r"mtk_gemm_(2x\d|band)_fused_s8\(\(", source)
     assert called == ["2x2" if (activation, y_zp) == ("RELU", 5) else kernel]
 
 

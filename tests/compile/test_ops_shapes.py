@@ -10,9 +10,8 @@ from hypothesis import HealthCheck, given, settings
 
 import modelgen
 from harness import LAYERS, assert_bit_exact_on_c_paths, conv
-from mtk.kernels.table import GEMM_BY_ID
 from mtk.ops import op_def, prepare_ops
-from mtk.ops.conv import first_layer_variants
+from mtk.ops.conv import FEW_INPUTS, first_layer_variants
 from mtk.ops.gemm import micro_kernel
 from mtk.reader import read_model
 from mtk.target import get_cpu
@@ -49,7 +48,9 @@ def test_gathered_patch_gemms_take_int16_weights_over_a_biased_default_when_smal
     model = tmp_path / "layer.tflite"
     model.write_bytes(conv((1, 12, 12, 1), (3, 3), channels, (6, 6), stride=(2, 2), activation="RELU"))
     data = prepare_ops(read_model(model), get_cpu("cortex-m4"))[0]
-    variants = [v for v in op_def(data.op.type).variants(data) if v.kernel in GEMM_BY_ID]   # the M4's dsp-few aside
-    assert micro_kernel(variants[0]).weights == "fused"   # the fused kernel, where it may run, stays the first GEMM
+    variants = op_def(data.op.type).variants(data)
+    assert variants[0] == FEW_INPUTS   # the band kernel (ops/conv_few_dsp.py), then the GEMM's
+    variants = variants[1:]
+    assert micro_kernel(variants[0]).weights == "fused"   # the fused kernel, where it may run, stays first
     unfused = [v for v in variants if micro_kernel(v).weights != "fused"]
     assert first_layer_variants(data, unfused)[0].label == default

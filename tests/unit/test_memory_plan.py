@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from mtk.codegen.memory_plan import Buffer, align, plan_memory, room_under
+from mtk.codegen.memory_plan import Buffer, align, footprint, plan_memory, room_under
 
 
 def digits_buffers() -> list[Buffer]:
@@ -105,6 +105,17 @@ def test_the_memory_curve_counts_an_overwriting_pair_once_where_it_overlaps():
     plan = plan_memory([into, out])
     assert plan.arena_bytes == align(8000 + 1920)
     assert live_bytes(plan.buffers, 3) == [8000, 8000 + 1920, 8000]
+
+
+def test_an_output_that_may_start_above_its_input_fits_over_it():
+    """A layer whose output rows are read from further down its input (a stride-2 one in bands) may start its output
+    up to 1,920 B over the input's start (below < 0): the pair's footprint, and the lower bound, is the input alone,
+    as the plan places them (MobileNetV2's first layer: a 36,000 B arena had a 37,920 B "lower bound")."""
+    into = Buffer("in", 19200, 0, 0)
+    out = Buffer("out", 19200, 0, 1, overwrites=into, below=-1920)
+    plan = plan_memory([into, out, Buffer("scratch", 1600, 0, 0)])
+    assert footprint(out) == 19200 and plan.arena_bytes == plan.lower_bound_bytes == 19200 + 1600
+    assert 0 <= out.offset - into.offset <= 1920
 
 
 def test_only_an_output_overlapping_its_input_from_above_is_placed_above():

@@ -119,8 +119,11 @@ def footprint(out: Buffer) -> int:
     assert i is not None
     n_in, n_out = align(i.nbytes), align(out.nbytes)
     spans = [n_in + n_out]
-    for rel in ([] if out.below is None else [-align(out.below)]) + ([] if out.above is None else [align(out.above)]):
-        spans.append(max(n_in, rel + n_out) - min(0, rel))   # out at `rel` bytes from the input's start
+    # out at `rel` bytes from the input's start: at most -below (at best 0 where below is negative), at least above
+    rels = ([] if out.below is None else [min(0, -align(out.below))]) + \
+        ([] if out.above is None else [max(0, align(out.above))])
+    for rel in rels:
+        spans.append(max(n_in, rel + n_out) - min(0, rel))
     return min(spans)
 
 

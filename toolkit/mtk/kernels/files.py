@@ -44,6 +44,8 @@ FAMILIES: dict[str, dict[str, tuple[str, ...]]] = {
     "dot_s8": DOT_S8,
     "dot_biased_s8": {"dsp": (*DOT_S8["dsp"], "dsp/mtk_dot_biased_s8.h")},
     "gemm_2x4_fused": {"dsp": (*DOT_S8["dsp"], "dsp/mtk_dot_biased_s8.h", "dsp/mtk_gemm_2x4_fused.h")},
+    "gemm_band_fused": {"dsp": (*DOT_S8["dsp"], "dsp/mtk_dot_biased_s8.h", "dsp/mtk_gemm_2x4_fused.h",
+                                "dsp/mtk_gemm_band_fused.h")},
     "im2col_s8": {isa: (*DOT_S8[isa], _IM2COL_COPY[isa], "common/mtk_im2col_s8.h") for isa in ISAS},
     "im2col_runs_s8": {**{isa: (*DOT_S8[isa], "common/mtk_im2col_runs_s8.h") for isa in ISAS},
                        "dsp": (*DOT_S8["dsp"], "dsp/mtk_im2col_runs_inside.h", "common/mtk_im2col_runs_s8.h")},

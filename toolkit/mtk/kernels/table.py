@@ -42,6 +42,7 @@ class Family(Enum):
 DOT_HEADER = "dot_s8"   # the GEMM's micro-kernels and row packers
 BIASED_HEADER = "dot_biased_s8"
 GEMM_2X4_HEADER = "gemm_2x4_fused"
+GEMM_BAND_HEADER = "gemm_band_fused"
 GEMM_MVE_HEADER = "gemm_mve"
 IM2COL_HEADER = "im2col_s8"
 RUNS_HEADER = "im2col_runs_s8"
@@ -80,6 +81,8 @@ _FUSED_ROW = ("void* x, const void* w, int32_t groups, int32_t channels, void* o
               "int32_t lo, int32_t hi, int32_t sign")
 _FUSED_CHUNK = ("void* x, const void* w, int32_t groups, int32_t channels, void* out, void* sums, int32_t g0, "
                 "int32_t total, const void* src, int32_t k, int32_t lo, int32_t hi")
+_BAND = ("const void* x, const void* w, int32_t k, int32_t channels, void* out, int32_t pixels, void* scratch, "
+         "int32_t band, int32_t lo, int32_t hi, int32_t sign")
 _MVE_GEMM = ("const void* x, const void* w, int32_t depth, int32_t channels, const void* params, int32_t out_zp, "
              "int32_t act_min, int32_t act_max, void* out")
 _POOL = ("const void* x, void* out, int32_t in_h, int32_t in_w, int32_t C, int32_t out_h, int32_t out_w, int32_t kh, "
@@ -221,6 +224,9 @@ GEMM_KERNELS = (
     _gemm("mtk_dot_1x4_biased_s8", 1, 4, "biased", 1, _biased, (Isa.DSP,), header=BIASED_HEADER, row_sums=True),
     _fused_rows(2, BIASED_HEADER, ", int32_t split"),
     _fused_rows(4, GEMM_2X4_HEADER),
+    # (ops/gemm_band.py) every row of the input a call, a band of pairs packed at a time, each quad over the band
+    KernelSpec("2x4/band", Family.GEMM, (Isa.DSP,), GEMM_BAND_HEADER, _f("mtk_gemm_band_fused_s8", _BAND), (2, 4),
+               "fused", 1, _biased, fused=True),
     _gemm("mtk_gemm_1x4_fused_s8", 1, 4, "fused", 1, _biased, (Isa.DSP,), _FUSED_ROW, BIASED_HEADER, fused=True,
           per_channel=_fused_1x4("mtk_gemm_1x4_fused_pc_s8"),
           chunked=(_f("mtk_gemm_1x4_fused_chunk_s8", _FUSED_CHUNK), _f("mtk_gemm_1x4_fused_pc_chunk_s8", _FUSED_CHUNK))),
@@ -288,7 +294,7 @@ WINOGRAD_KERNELS = (
                (4, 3), "winograd", 2),
 )
 
-# A conv of 1 to 4 input channels on the Cortex-M4 and M33 (ops/conv_few_dsp.py): the layer in one call, its windows
+# A conv of 1 to 4 input channels on DSP cores (ops/conv_few_dsp.py): the layer in one call, its windows
 # read from int16-widened input rows, 2 pixels x 4 channels a block, int16 weights; the layer's own function
 FEW_INPUTS_KERNEL = "dsp-few"
 FEW_INPUTS_KERNELS = (KernelSpec(FEW_INPUTS_KERNEL, Family.FEW_INPUTS, (Isa.DSP,), CONV_FEW_HEADER, None, (2, 4),
@@ -324,7 +330,7 @@ ORDER: dict[Family, dict[Isa, tuple[str, ...]]] = {
 # third or more) pairs of the input's rows as they are by 2x2 s8, which packs none.
 GEMM_ORDER: dict[Isa, tuple[tuple[str, ...], tuple[str, ...]]] = {
     Isa.DSP: (("1x4/fused", "1x4/biased", "1x4/int16", "1x4/s16"),
-              ("2x2/fused", "2x4/fused", "2x2/biased", "2x2/int16", "1x4/biased", "1x4/int16", "2x2/s16", "1x4/s16")),
+              ("2x2/fused", "2x4/fused", "2x4/band", "2x2/biased", "2x2/int16", "1x4/biased", "1x4/int16", "2x2/s16", "1x4/s16")),
     Isa.M3: (("1x8/s8", "1x8/int8", "1x4/pairs", "1x4/int8"), ("2x4/s8", "2x2/s8", "2x2/int8", "1x4/pairs")),
     Isa.MVE: (("2x4/int8",), ("2x4/int8",)),
     Isa.SCALAR: (("1x4/int8", "1x4/s16"), ("2x2/int8", "1x4/int8", "1x4/s16")),
@@ -351,6 +357,14 @@ FEW_CHANNELS: dict[Isa, tuple[frozenset[int], frozenset[int]]] = {
 # channel pairs (8 loads a group of 32 products against 2x2's 6 for 16: their loads take a cycle each); the M7 keeps
 # "2x2/fused", scheduled for its dual issue.
 CORE_SEVERAL_ROWS_FIRST = {"cortex-m4": "2x4/fused", "cortex-m33": "2x4/fused"}
+
+# Per core, the input and output channels (None: any) up to which a GEMM of the input's own rows in whole quads over all
+# of int8 takes "2x4/band" first (ops/gemm_band.py: one call for every row, each quad over a band of pairs): on the
+# Cortex-M4 the fewer calls and the stream read once a band from flash (the STM32L4's 5 wait states a line its 256-byte
+# ART data cache misses: 12x12 pixels 8->128, 24->144, 32->128, 40->40 4-7 % fewer est. cycles on the L4R5, 48->48 even,
+# 64->64 1 % more); on the M33 (whose cache holds the stream) the calls and the rows' sums, which more than 8 quads a pair
+# outweigh (U575: 32->48 +0.2 %, 16->64 +0.9 %, 8->128 +3.8 %).
+CORE_BAND_FIRST: dict[str, tuple[int, int | None]] = {"cortex-m4": (40, None), "cortex-m33": (32, 32)}
 
 
 def gemm_choices(cpu: Cpu, rows: int, fused: bool = True, channels: int | None = None,

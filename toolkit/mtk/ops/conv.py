@@ -97,8 +97,8 @@ FEW_INPUTS = Variant(conv_few_dsp.KERNEL.id)
 
 class Conv2D(ConvWindow, GemmOpDef):
     """The GEMM's variants and, on DSP cores, a 3x3 stride-1 layer's Winograd kernels (winograd_dsp.py): the default
-    from winograd_dsp.MIN_CHANNELS input channels on, the last choices below; on the Cortex-M4 and M33 a layer of 1 to
-    4 input channels that conv_few_dsp.py takes runs there by default."""
+    from winograd_dsp.MIN_CHANNELS input channels on, the last choices below; on DSP cores a layer of 1 to 4 input
+    channels that conv_few_dsp.py takes runs there by default."""
 
     types = ("CONV_2D",)
 

@@ -1,30 +1,34 @@
-"""CONV_2D with 1 to 4 input channels (image and spectrogram first layers) on the Cortex-M4 and M33, the layer in one
-call (c/dsp/mtk_conv_few_dsp.h): per output row (or pair of rows) the input rows its windows read, zero-padded and
-widened to int16 once in a band, then each pixel's window read from the band where it is, as int16 pairs; two pixels
-(side by side, or one above the other where that leaves fewer pixels without a partner) against four output channels
-a block, each weight word loaded once for both pixels and each pixel word once for the four channels. The pass over a
-band's pixel pairs is assembly generated here with the band's and the stream's offsets as immediates: per k pair 6
-loads and 8 SMLADs, the doubled int16 weights' sums requantized as the fused GEMM's (SMMLAR, shift, SSAT). Where a
-kernel row's kw * in_c values are odd its last pair reads one more value, against a zero weight.
+"""CONV_2D with 1 to 4 input channels (image and spectrogram first layers) on DSP cores (Cortex-M4, M7, M33), the
+layer in one call (c/dsp/mtk_conv_few_dsp.h): per output row (or pair of rows) the input rows its windows read,
+zero-padded and widened to int16 once in a band, then each pixel's window read from the band where it is, as int16
+pairs; two pixels (side by side, or one above the other where that leaves fewer pixels without a partner) against four
+output channels a block, each weight word loaded once for both pixels and each pixel word once for the four channels.
+The pass over a band's pixel pairs is assembly generated here with the band's and the stream's offsets as immediates:
+per k pair 6 loads and 8 SMLADs (on the M7 ordered for its dual issue: asm_schedule.py), the doubled int16 weights'
+sums requantized as the fused GEMM's (SMMLAR, shift, SSAT). Where a kernel row's kw * in_c values are odd its last
+pair reads one more value, against a zero weight.
 
-It takes a layer whose pixels start on whole int16 pairs (stride_w * in_c even), undilated along its rows, whose
-requantization the fused stream computes exactly (gemm.stream_params) and whose offsets fit the loads' immediates."""
+Where stride_w * in_c is odd (a 3-channel or 1-channel layer of stride 1) every other pixel starts on an odd value:
+pairs then lie side by side, pixel 1 read from a second band holding the same rows one value on. It takes a layer
+undilated along its rows whose requantization the fused stream computes exactly (gemm.stream_params) and whose offsets
+fit the loads' immediates."""
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..kernels.signature import CFunction
 from ..kernels.table import FEW_INPUTS_KERNEL, Family, spec
 from .base import Const, Kernel, OpData, Scratch
+from ..target import Isa
+from .asm_schedule import schedule
 from .depthwise3x3_dsp import _clamp
 from .gemm import GemmParams, Patches, stream_params
 
 KERNEL = spec(Family.FEW_INPUTS, FEW_INPUTS_KERNEL)
-CORES = ("cortex-m4", "cortex-m33")
 MAX_IN_C = 4
 LOAD_REACH = 4095        # LDR's immediate offset
 # the stream copied to RAM on the Cortex-M4 up to this size (its boards' flash caches hold a few hundred bytes of data:
@@ -45,6 +49,12 @@ class Plan:
     stream_in_ram: bool = False
 
     @property
+    def shifted(self) -> bool:
+        """Whether every other pixel starts on an odd value (stride_w * in_c odd): pixel 1 of a pair (side by side)
+        then reads a second band, the first's rows one value on."""
+        return (self.g.stride_w * self.g.in_c) % 2 == 1
+
+    @property
     def pairs(self) -> int:
         """int16 pairs of a kernel row (kw * in_c values, one more when odd)."""
         return -(-self.g.k_w * self.g.in_c // 2)
@@ -61,13 +71,15 @@ class Plan:
 
     @property
     def band_rows(self) -> int:
-        return self.g.k_h * (2 if self.vertical else 1)
+        return self.g.k_h * (2 if self.vertical or self.shifted else 1)
 
     @property
     def partner(self) -> int:
         """Bytes from a pair's pixel 0 to pixel 1 in the band."""
         g = self.g
-        return 2 * (g.k_h * self.row_values if self.vertical else g.stride_w * g.in_c)
+        if self.vertical:
+            return 2 * g.k_h * self.row_values
+        return 2 * (g.k_h * self.row_values * self.shifted + g.stride_w * g.in_c - self.shifted)
 
     @property
     def band_step(self) -> int:
@@ -117,17 +129,16 @@ class Plan:
 
 
 def plan(data: OpData) -> Plan | None:
-    """The layer's plan on a Cortex-M4 or M33, or None: a layer it does not take (module docstring)."""
+    """The layer's plan on a DSP core, or None: a layer it does not take (module docstring)."""
     p = data.params
-    if data.cpu.name not in CORES or not isinstance(p, GemmParams) or p.patches is None:
+    if data.cpu.isa is not Isa.DSP or not isinstance(p, GemmParams) or p.patches is None:
         return None
     g = p.patches
-    if g.in_c > MAX_IN_C or g.dil_w != 1 or (g.stride_w * g.in_c) % 2 or p.requant.constant_output is not None:
+    if g.in_c > MAX_IN_C or g.dil_w != 1 or p.requant.constant_output is not None or stream_params(p) is None:
         return None
-    if stream_params(p) is None:
-        return None
-    # the pairing that leaves fewer pixels without a partner (each costs a whole pair)
-    vertical = g.out_h * (g.out_w % 2) > g.out_w * (g.out_h % 2)
+    # the pairing that leaves fewer pixels without a partner (each costs a whole pair); side by side where every
+    # other pixel starts on an odd value
+    vertical = g.out_h * (g.out_w % 2) > g.out_w * (g.out_h % 2) and (g.stride_w * g.in_c) % 2 == 0
     stream_bytes = Plan(g, vertical).stream_bytes
     planned = Plan(g, vertical, stream_bytes <= STREAM_IN_RAM.get(data.cpu.name, 0))
     return planned if planned.reach <= LOAD_REACH else None
@@ -247,31 +258,40 @@ def assembly(plan: Plan, sign: bool, act_min: int, act_max: int) -> list[str]:
     return lines
 
 
-def c_source(plan: Plan, lines: list[str], sign: bool, act_min: int, act_max: int) -> tuple[str, CFunction]:
-    """(C source, its function): the layer's call of mtk_few_layer with its pass, the assembly or, for builds without
-    it, mtk_few_pass_c."""
+def pass_source(name: str, plan: Plan, sign: bool, act_min: int, act_max: int, cpu: str) -> str:
+    """The C of the pass `name` over `plan`'s pairs: its assembly (ordered for `cpu`), or for builds without it
+    mtk_few_pass_c."""
     g = plan.g
-    asm = "".join(f'      "{line}\\n\\t"\n' for line in lines)
-    pass_args = (f"{plan.pairs}, {g.k_h}, {plan.row_values}, {plan.partner // 2}, {plan.band_step // 2}, "
-                 f"{plan.out_step}, {g.out_c}, {act_min}, {act_max}")
-    layer = (f"{g.in_h}, {g.in_w}, {g.in_c}, {g.out_h}, {g.out_w}, {g.out_c}, {g.k_h}, {g.stride_h}, {g.stride_w}, "
-             f"{g.dil_h}, {g.pad_top}, {g.pad_left}, {g.in_zp}, {plan.row_values}, {int(plan.vertical)}, "
-             f"{plan.stream_bytes * plan.stream_in_ram}")
-    name = f"mtk_few_{hashlib.sha256((asm + pass_args + layer).encode()).hexdigest()[:12]}"
-    function = CFunction.of(name, "const void* x, const void* stream, int8_t* out, void* scratch")
+    asm = "".join(f'      "{line}\\n\\t"\n' for line in schedule(assembly(plan, sign, act_min, act_max), cpu))
     unused = "__attribute__((unused))"
     params = (f"{unused} const int16_t* band, {unused} const int32_t* stream, {unused} int8_t* o0, "
               f"{unused} int8_t* o1, {unused} int32_t n")
-    src = (f"#ifdef MTK_DSP_ASM\n"
-           f"__attribute__((naked, noinline)) static void {name}_pass({params}) {{\n"
-           f"  __asm__ volatile(\n{asm}  );\n}}\n#else\n"
-           f"static void {name}_pass({params}) {{\n"
-           f"  mtk_few_pass_c(band, stream, o0, o1, n, {pass_args});\n}}\n#endif\n"
-           f"{function.head} {{\n"
+    return (f"#ifdef MTK_DSP_ASM\n"
+            f"__attribute__((naked, noinline)) static void {name}({params}) {{\n"
+            f"  __asm__ volatile(\n{asm}  );\n}}\n#else\n"
+            f"static void {name}({params}) {{\n"
+            f"  mtk_few_pass_c(band, stream, o0, o1, n, {plan.pairs}, {g.k_h}, {plan.row_values}, {plan.partner // 2}, "
+            f"{plan.band_step // 2}, {plan.out_step}, {g.out_c}, {act_min}, {act_max});\n}}\n#endif\n")
+
+
+def c_source(plan: Plan, sign: bool, act_min: int, act_max: int, cpu: str) -> tuple[str, CFunction]:
+    """(C source, its function): the layer's call of mtk_few_layer with its pass and, where pairs lie one above the
+    other and the last row is alone, that row's pass of pairs side by side."""
+    g = plan.g
+    layer = (f"{g.in_h}, {g.in_w}, {g.in_c}, {g.out_h}, {g.out_w}, {g.out_c}, {g.k_h}, {g.stride_h}, {g.stride_w}, "
+             f"{g.dil_h}, {g.pad_top}, {g.pad_left}, {g.in_zp}, {plan.row_values}, {int(plan.vertical)}, "
+             f"{int(plan.shifted)}, {plan.stream_bytes * plan.stream_in_ram}")
+    plans = [plan] + ([replace(plan, vertical=False)] if plan.vertical and g.out_h % 2 else [])
+    passes = "".join(pass_source(f"PASS{i}", p, sign, act_min, act_max, cpu) for i, p in enumerate(plans))
+    name = f"mtk_few_{hashlib.sha256((passes + layer).encode()).hexdigest()[:12]}"
+    passes = passes.replace("PASS", f"{name}_pass")
+    function = CFunction.of(name, "const void* x, const void* stream, int8_t* out, void* scratch")
+    row_pass = f"{name}_pass1" if len(plans) > 1 else "0"
+    src = (f"{passes}{function.head} {{\n"
            f"  static const mtk_few_layer_t layer = {{{layer}}};\n"
            f"  mtk_few_layer(&layer, (const int8_t*)x, (const int32_t*)stream, out, (int16_t*)scratch,\n"
            f"                (int8_t*)scratch + {plan.band_bytes}, "
-           f"(int32_t*)scratch + {(plan.band_bytes + 4 * plan.quads) // 4}, {name}_pass);\n"
+           f"(int32_t*)scratch + {(plan.band_bytes + 4 * plan.quads) // 4}, {name}_pass0, {row_pass});\n"
            f"  return 0;\n}}\n")
     return src, function
 
@@ -284,8 +304,7 @@ def lower(data: OpData) -> Kernel:
     rq = p.requant
     weights, bias, multiplier, shift = stream_params(p)
     sign = rq.negative_rounding_matters
-    lines = assembly(planned, sign, rq.act_min, rq.act_max)
-    src, function = c_source(planned, lines, sign, rq.act_min, rq.act_max)
+    src, function = c_source(planned, sign, rq.act_min, rq.act_max, data.cpu.name)
     stream = pack(planned, weights, bias, multiplier, shift, rq.out_zp)
     args = [data.op.inputs[0], Const("stream", stream), data.op.outputs[0], Scratch(planned.scratch_bytes)]
     return Kernel(p.name, args, c_source=src, c_function=function, headers=(KERNEL.header,))

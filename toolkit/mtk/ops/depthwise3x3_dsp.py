@@ -18,6 +18,9 @@ bias; s_c = E - e_c >= 1) give the same outputs through SMMLA, whose truncation 
 2^(s_c - 1) + k_c * 2^s_c is the rounding of the scaled product, and one SSAT ..., ASR #E instead of ASR by e_c
 and SSAT (`uniform_shift`).
 
+Each output row is a call of one row subroutine, but for a small plane (VWW's 6x6x128, KWS's 25x5: the calls,
+row counter and pointer steps cost the most there), whose rows are written out in the channel's loop.
+
 A layer whose output is taller than wide runs transposed: its columns as rows (strides, padding and the weights'
 axes swapped, each output row then a column of the image), for fewer, longer rows; so does one whose rows are too
 far apart for LDRSB's offsets (two rows on from a column: 24x24x96 and wider), its columns then the ones an ADD
@@ -46,6 +49,7 @@ PERIODS = (8, 4)           # outputs a pass of a row's loop, the longer first (a
 CHANNEL_WORDS = 8          # mult, k, W0, W1, W2, U, V, 2 * bias
 LOAD_REACH = 4095          # LDRSB's immediate offset
 STORE_REACH = 4095         # STRB's
+INLINE_LINES = 1700        # a channel's rows written out in its loop up to this many lines
 ACCS = ("r8", "r9", "r10", "r11")
 WEIGHTS = ("r2", "r3", "r4")
 SINGLES = (("smlabb", "r5"), ("smlabt", "r5"), ("smlabt", "r6"))   # slot 2 of column kx by U.lo, U.hi, V.hi
@@ -328,9 +332,17 @@ class _Layer:
     def row_code(self) -> int:
         """The row subroutine (label 9): r0 at the window's first row, column 0; r1 at the output row. Returns
         the column r0 is left at."""
-        g, a, s, in_col, pad = self.g, self.a, self.g.stride_w, self.steps.in_col, self.g.pad_left
+        a = self.a
         a("9:", "push {lr}")
         a.depth += 4
+        base = self.row_body()
+        a("pop {pc}")
+        a.depth -= 4
+        return base
+
+    def row_body(self) -> int:
+        """A row's code (row_code's), lr free. Returns the column r0 is left at."""
+        g, a, s, in_col, pad = self.g, self.a, self.g.stride_w, self.steps.in_col, self.g.pad_left
         first, base, done = 0, 0, []
         loop_first, loop_end = self.loop_span()
         period = self.period
@@ -347,10 +359,16 @@ class _Layer:
             a(f"ldr r12, {a.frame(5)}", "cmp r1, r12", "bne 3b")
             done[:] = [i + (passes - 1) * period for i in done]
             first, base = loop_end, loop_end - pad
-        base = self.columns(first, s * (g.out_w - 1) + 3, base, done)
-        a("pop {pc}")
-        a.depth -= 4
-        return base
+        return self.columns(first, s * (g.out_w - 1) + 3, base, done)
+
+    def inlines_rows(self) -> bool:
+        """Whether the channel's rows are written out in its loop instead of calls of the row subroutine: when
+        all of them together are at most INLINE_LINES lines (a small plane, whose calls cost the most)."""
+        outer, self.a = self.a, _Asm()
+        self.row_body()
+        lines = len(self.a.lines)
+        self.a = outer
+        return self.g.out_h * lines <= INLINE_LINES
 
     def runs(self) -> list[tuple[tuple, int, int]]:
         """Output rows as runs (kind, first output row, count) whose window rows step by the stride."""
@@ -364,12 +382,19 @@ class _Layer:
             runs.append((kind, oy, 1))
         return runs
 
+    def next_row(self, end_column: int) -> None:
+        """r0 and r1 from the end of a row (r0 at column `end_column`) to the start of the next one of its run."""
+        g, steps = self.g, self.steps
+        self.a.add("r0", g.stride_h * steps.in_row - end_column * steps.in_col, "r12")
+        self.a.add("r1", steps.out_row - g.out_w * steps.out_col, "r12")
+
     def source(self) -> list[str]:
         g, steps = self.g, self.steps
         multiplier = g.out_c // g.in_c
         frame = FRAME + 8 * (multiplier > 1)   # 8-byte aligned
-        end_column = self.row_code()
-        row_lines = self.a.lines
+        inline = self.inlines_rows()
+        end_column = 0 if inline else self.row_code()
+        row_lines = [] if inline else self.a.lines
         self.a = a = _Asm()
         a("push {r4-r11, lr}", f"sub sp, sp, #{frame}", f"str r1, {a.frame(0)}", f"str r0, {a.frame(1)}",
           f"str r2, {a.frame(2)}")
@@ -385,12 +410,17 @@ class _Layer:
             a.add("r0", self.first[oy0] * self.row, "r12")
             a(f"ldr r1, {a.frame(2)}")
             a.add("r1", oy0 * steps.out_row, "r12")
+            if inline:
+                for row in range(count):
+                    if row:
+                        self.next_row(end_column)
+                    end_column = self.row_body()
+                continue
             if count > 1:
                 a(f"movw r12, #{count}", f"str r12, {a.frame(4)}", "4:")
             a("bl 9f")
             if count > 1:
-                a.add("r0", g.stride_h * steps.in_row - end_column * steps.in_col, "r12")
-                a.add("r1", steps.out_row - g.out_w * steps.out_col, "r12")
+                self.next_row(end_column)
                 a(f"ldr r12, {a.frame(4)}", "subs r12, r12, #1", f"str r12, {a.frame(4)}", "bne 4b")
         a(f"ldr r12, {a.frame(0)}", f"add r12, r12, #{4 * CHANNEL_WORDS}", f"str r12, {a.frame(0)}")
         if multiplier > 1:   # the next input channel after the input channel's M output channels

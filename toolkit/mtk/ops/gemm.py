@@ -22,11 +22,13 @@ import tvm
 from tvm.script import tirx as T
 
 from ..kernels.signature import CFunction
-from ..kernels.table import DOT_HEADER, GEMM_BY_ID, IM2COL_HEADER, RUNS_HEADER, KernelSpec, gemm_choices, weight_group
+from ..kernels.table import (CORE_BAND_FIRST, DOT_HEADER, GEMM_BY_ID, IM2COL_HEADER, RUNS_HEADER, KernelSpec,
+                             gemm_choices, weight_group)
 from ..target import Cpu
 from .asm_schedule import two_loads_beat_ldrd
 from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, constant_kernel, jit, specialize
 from .geometry import ConvGeometry
+from .gemm_band import band_suits, gemm_band_kernel
 from .gemm_calls import KernelCalls, RowPacking, row_source, runs_order, runs_stage_bytes
 from .gemm_mve import gemm_mve_kernel
 from .microkernels import (GROUP, HELIUM_CHUNK, constant_channels, fused_stream_bytes, fused_stream_params,
@@ -35,6 +37,7 @@ from .requant import RSHIFT_FIELDS, Requant
 from .variants import Variant
 
 QUADS_KERNEL = "2x4/fused"
+BAND_KERNEL = "2x4/band"
 CHUNK = 256   # k values a chunked variant packs at a time: a multiple of every weight group
 LEAN_CHUNK = CHUNK // 2   # a leaner variant's chunk (OpDef.leaner: under a RAM limit)
 
@@ -89,6 +92,15 @@ class GemmOpDef(OpDef):
         usable = [v for v in usable if micro_kernel(v).weights != "fused" or stream is not None]
         if usable and usable[0].kernel == QUADS_KERNEL and not quads_suit(stream, rq):
             usable = [*usable[1:2], usable[0], *usable[2:]]   # the pairs' kernel (2x2/fused) first
+        channels, depth = p.weights.shape
+        rows = data.output.size // channels
+        if not (quads_suit(stream, rq) and band_suits(rows, channels, depth, p.patches is None)):
+            return [v for v in usable if v.kernel != BAND_KERNEL]
+        most_depth, most_channels = CORE_BAND_FIRST.get(data.cpu.name, (0, 0))
+        first = depth <= most_depth and channels <= (most_channels or channels) \
+            and live_channels(stream, rq, depth // GROUP, 4) is None
+        if first and any(v.kernel == BAND_KERNEL for v in usable):   # (constant channels: 2x4/fused leaves them out)
+            usable = [Variant(BAND_KERNEL), *(v for v in usable if v.kernel != BAND_KERNEL)]
         return usable
 
     def weight_bytes(self, data: OpData, variant: Variant) -> int:
@@ -104,8 +116,11 @@ class GemmOpDef(OpDef):
 
     def leaner(self, data: OpData, variant: Variant) -> Variant | None:
         """Rows of the input itself packed LEAN_CHUNK values at a time where `variant` packs more: a smaller
-        scratch for more rounds of partial sums (AD's 640-deep layer: 256 B less for +0.7 % est. cycles)."""
+        scratch for more rounds of partial sums (AD's 640-deep layer: 256 B less for +0.7 % est. cycles); the band
+        kernel's rows a pair at a time (2x4/fused)."""
         p = data.params
+        if variant.kernel == BAND_KERNEL:
+            return Variant(QUADS_KERNEL)   # a pair of rows packed at a time, not a band
         if not isinstance(p, GemmParams) or p.patches is not None or 0 < variant.chunk <= LEAN_CHUNK:
             return None
         return self.in_chunks(data, variant, LEAN_CHUNK)
@@ -173,6 +188,8 @@ def gemm_kernel(data: OpData, variant: Variant) -> Kernel:
     mk = micro_kernel(variant)
     if mk.fused and mk.weights != "fused":
         return gemm_mve_kernel(data, mk)
+    if variant.kernel == BAND_KERNEL:
+        return gemm_band_kernel(data, mk, stream_params(p))
     stage = runs_stage_bytes(patches, data.cpu)
     if stage:   # the weights in the order the rows are packed in
         p = replace(p, weights=w[:, runs_order(patches)])

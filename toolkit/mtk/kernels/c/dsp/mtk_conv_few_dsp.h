@@ -72,15 +72,19 @@ static inline void mtk_few_fill(int16_t* dst, int32_t zp, int32_t n) {
   if (n) *dst = (int16_t)zp;
 }
 
-/* One band row: input row iy from column -pad_left on, row_values values, zp outside the image. */
-static inline void mtk_few_band_row(int16_t* dst, const int8_t* x, int32_t iy, int32_t in_h, int32_t in_w,
-                                    int32_t in_c, int32_t pad_left, int32_t row_values, int32_t zp) {
+/* One band row: input row iy (row_bytes int8 values) from value -left on (left: the padding's values before the
+ * image; negative, the row from its value -left on), row_values values, zp outside the image. */
+static inline void mtk_few_band_row(int16_t* dst, const int8_t* x, int32_t iy, int32_t in_h, int32_t row_bytes,
+                                    int32_t left, int32_t row_values, int32_t zp) {
   int32_t v = 0;
   if (iy >= 0 && iy < in_h) {
-    const int32_t left = pad_left * in_c < row_values ? pad_left * in_c : row_values;
-    const int32_t inside = in_w * in_c < row_values - left ? in_w * in_c : row_values - left;
+    const int8_t* src = x + iy * row_bytes;
+    int32_t inside = row_bytes;
+    if (left < 0) src -= left, inside += left, left = 0;
+    if (left > row_values) left = row_values;
+    if (inside > row_values - left) inside = row_values - left;
     mtk_few_fill(dst, zp, left);
-    mtk_few_widen(dst + left, x + iy * in_w * in_c, inside);
+    mtk_few_widen(dst + left, src, inside);
     v = left + inside;
   }
   mtk_few_fill(dst + v, zp, row_values - v);
@@ -119,22 +123,26 @@ typedef struct {
   int32_t in_h, in_w, in_c, out_h, out_w, out_c, k_h, stride_h, stride_w, dil_h, pad_top, pad_left, zp;
   int32_t row_values;     /* values of a band row */
   int32_t vertical;       /* pixel pairs one above the other (else side by side) */
+  int32_t shifted;        /* side by side, pixel 1 from a second band one value on (a pixel every odd value) */
   int32_t stream_bytes;   /* the stream's, copied to `ram` first (0: read where it is) */
 } mtk_few_layer_t;
 
-/* The k_h band rows of output row oy. */
+/* The k_h band rows of output row oy (shifted: then the same rows one value on). */
 static inline void mtk_few_band(const mtk_few_layer_t* g, int16_t* band, const int8_t* x, int32_t oy) {
-  for (int32_t ky = 0; ky < g->k_h; ++ky)
-    mtk_few_band_row(band + ky * g->row_values, x, oy * g->stride_h - g->pad_top + ky * g->dil_h, g->in_h, g->in_w,
-                     g->in_c, g->pad_left, g->row_values, g->zp);
+  for (int32_t b = 0; b <= g->shifted; ++b)
+    for (int32_t ky = 0; ky < g->k_h; ++ky)
+      mtk_few_band_row(band + (b * g->k_h + ky) * g->row_values, x, oy * g->stride_h - g->pad_top + ky * g->dil_h,
+                       g->in_h, g->in_w * g->in_c, g->pad_left * g->in_c - b, g->row_values, g->zp);
 }
 
 /* The layer: per block of output rows (one, or two for vertical pairs) its band, then its pixel pairs; a pixel
  * without a partner (an odd row or an odd last row) pairs with the band's next one, whose outputs go to `junk`
- * (out_c bytes). The band: k_h rows, twice that for vertical pairs. A stream read from RAM is copied to `ram`
+ * (out_c bytes); a last row alone in a layer of vertical pairs takes `row_pass`, its pairs side by side (NULL
+ * where the rows come in pairs). The band: k_h rows, twice that for vertical pairs and for shifted ones. A stream read from RAM is copied to `ram`
  * first (flash with a small data cache would miss on each of its lines at every pair). */
 static inline void mtk_few_layer(const mtk_few_layer_t* g, const int8_t* x, const int32_t* stream, int8_t* out,
-                                 int16_t* band, int8_t* junk, int32_t* ram, mtk_few_pass_fn pass) {
+                                 int16_t* band, int8_t* junk, int32_t* ram, mtk_few_pass_fn pass,
+                                 mtk_few_pass_fn row_pass) {
   if (g->stream_bytes) stream = (const int32_t*)memcpy(ram, stream, (size_t)g->stream_bytes);
   const int32_t row_out = g->out_w * g->out_c, col = g->stride_w * g->in_c;
   if (g->vertical) {
@@ -144,8 +152,9 @@ static inline void mtk_few_layer(const mtk_few_layer_t* g, const int8_t* x, cons
       mtk_few_band(g, band + g->k_h * g->row_values, x, oy + 1);
       if (oy + 1 < g->out_h) {
         pass(band, stream, o, o + row_out, g->out_w);
-      } else {
-        for (int32_t ox = 0; ox < g->out_w; ++ox) pass(band + ox * col, stream, o + ox * g->out_c, junk, 1);
+      } else {   /* the last row alone: its pixels side by side */
+        if (g->out_w >= 2) row_pass(band, stream, o, o + g->out_c, g->out_w >> 1);
+        if (g->out_w & 1) row_pass(band + (g->out_w - 1) * col, stream, o + (g->out_w - 1) * g->out_c, junk, 1);
       }
     }
     return;

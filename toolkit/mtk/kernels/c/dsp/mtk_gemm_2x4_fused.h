@@ -18,9 +18,11 @@
 #define MTK_QUAD2_PARAMS 48  /* (m, C, e) x 4 after a quad's weights */
 
 /* The `channels` (≤ 4) outputs of each of the two packed rows at x with the quad at t, clamped to [lo, hi], in C;
- * sum_x: the rows' Σx (mtk_pack_sums_s16). Row 1 first: with stride 0 (an odd last row) both rows are the same. */
+ * sum_x: the rows' Σx (mtk_pack_sums_s16); doubled: the rows and the quad's head words are twice the values (their
+ * sums the doubled ones the requantization takes). Row 1 first: with stride 0 (an odd last row) both rows are the
+ * same. */
 static inline void mtk_fused_quad2_c(const void* x, const uint8_t* t, int32_t groups, int8_t* out, int32_t stride,
-                                     int32_t channels, const int32_t* sum_x, int32_t lo, int32_t hi) {
+                                     int32_t channels, const int32_t* sum_x, int32_t lo, int32_t hi, int32_t doubled) {
   const uint32_t* head = (const uint32_t*)t;
   const uint32_t* wp = (const uint32_t*)(t + MTK_FUSED_QUAD_HEAD);
   const uint32_t* xp = (const uint32_t*)x;
@@ -35,7 +37,7 @@ static inline void mtk_fused_quad2_c(const void* x, const uint8_t* t, int32_t gr
       }
       const uint32_t sums[2] = {(uint32_t)s - ((uint32_t)u << 8), (uint32_t)u};
       for (int32_t c = 2 * p; c < 2 * p + 2 && c < channels; ++c) {
-        int32_t v = mtk_requant_x2((int32_t)(sums[c - 2 * p] << 1), q[3 * c], q[3 * c + 1], q[3 * c + 2]);
+        int32_t v = mtk_requant_x2((int32_t)(sums[c - 2 * p] << (1 - doubled)), q[3 * c], q[3 * c + 1], q[3 * c + 2]);
         out[r * stride + c] = (int8_t)(v < lo ? lo : (v > hi ? hi : v));
       }
     }
@@ -95,6 +97,9 @@ static inline void mtk_fused_quad2_c(const void* x, const uint8_t* t, int32_t gr
   "1:\n\t"                           \
   MTK_QUAD2_HEAD                     \
   "ldr r0, [sp, #0]\n\t"             \
+  MTK_QUAD2_FIRST_SUMS
+/* The head words r2-r5 plus −128·Σx of row 0 (r10) and row 1 (r11) into the quad's first sums r2-r9. */
+#define MTK_QUAD2_FIRST_SUMS         \
   "add r6, r2, r11\n\t"              \
   "add r8, r4, r11\n\t"              \
   "mov r7, r3\n\t"                   \
@@ -108,18 +113,23 @@ static inline void mtk_fused_quad2_c(const void* x, const uint8_t* t, int32_t gr
   "asr " T ", " T ", r12\n\t"            \
   "ssat " T ", #8, " T "\n\t"            \
   STORE "\n\t"
+/* Two sums doubled, the two 16-bit ADDs side by side (the Cortex-M33 issues them together); or left as they are
+ * (NO_DOUBLE: sums of doubled rows). */
+#define MTK_QUAD2_DOUBLE(A, B) "add " A ", " A ", " A "\n\t" "add " B ", " B ", " B "\n\t"
+#define MTK_QUAD2_NO_DOUBLE(A, B) ""
 /* 2·(S − 256·T): the doubled sums of a pair's c0 in both rows from their sums S (X0, X1) and T (Y0, Y1, not doubled
- * yet); the two 16-bit ADDs side by side (the Cortex-M33 issues them together). */
-#define MTK_QUAD2_C0(X0, Y0, X1, Y1)                                                                  \
+ * yet), doubled by DOUBLE. */
+#define MTK_QUAD2_C0(X0, Y0, X1, Y1, DOUBLE)                                                          \
   "sub " X0 ", " X0 ", " Y0 ", lsl #8\n\t" "sub " X1 ", " X1 ", " Y1 ", lsl #8\n\t"                   \
-  "add " X0 ", " X0 ", " X0 "\n\t" "add " X1 ", " X1 ", " X1 "\n\t"
+  DOUBLE(X0, X1)
 /* The quad's 8 outputs, a channel at a time: its m, C, e, its sums doubled (c0 = S − 256·T, c1 = T of each pair), its
- * row 0 output at lr (the output, [sp, #16]), its row 1 output at r2 (lr + stride, once row 0's c0 is out), each into a
- * register its sum no longer needs (r0 first). No load's result read by the next instruction. */
-#define MTK_QUAD2_EPILOGUE(SIGN)                                           \
+ * row 0 output at lr (the output, [sp, #16]), its row 1 output at r2 (lr + stride ([sp, #12]), once row 0's c0 is out),
+ * each into a register its sum no longer needs (r0 first), each sum doubled by DOUBLE. No load's result read by the
+ * next instruction. */
+#define MTK_QUAD2_OUTPUTS(SIGN, DOUBLE)                                    \
   "ldr lr, [sp, #16]\n\t"                                                  \
   MTK_QUAD2_PARAMS_OF(0)                                                   \
-  MTK_QUAD2_C0("r2", "r3", "r6", "r7")                             \
+  MTK_QUAD2_C0("r2", "r3", "r6", "r7", DOUBLE)                             \
   MTK_QUAD2_OUT("r2", "r0", "strb r0, [lr]", SIGN)                         \
   "ldr r2, [sp, #12]\n\t"                                                  \
   "smmlar r0, r6, r10, r11\n\t"                                            \
@@ -129,19 +139,20 @@ static inline void mtk_fused_quad2_c(const void* x, const uint8_t* t, int32_t gr
   "ssat r0, #8, r0\n\t"                                                    \
   "strb r0, [r2]\n\t"                                                      \
   MTK_QUAD2_PARAMS_OF(1)                                                   \
-  "add r3, r3, r3\n\t"                                                     \
-  "add r7, r7, r7\n\t"                                                     \
+  DOUBLE("r3", "r7")                                                       \
   MTK_QUAD2_OUT("r3", "r6", "strb r6, [lr, #1]", SIGN)                     \
   MTK_QUAD2_OUT("r7", "r3", "strb r3, [r2, #1]", SIGN)                     \
   MTK_QUAD2_PARAMS_OF(2)                                                   \
-  MTK_QUAD2_C0("r4", "r5", "r8", "r9")                             \
+  MTK_QUAD2_C0("r4", "r5", "r8", "r9", DOUBLE)                             \
   MTK_QUAD2_OUT("r4", "r7", "strb r7, [lr, #2]", SIGN)                     \
   MTK_QUAD2_OUT("r8", "r4", "strb r4, [r2, #2]", SIGN)                     \
   MTK_QUAD2_PARAMS_OF(3)                                                   \
-  "add r5, r5, r5\n\t"                                                     \
-  "add r9, r9, r9\n\t"                                                     \
+  DOUBLE("r5", "r9")                                                       \
   MTK_QUAD2_OUT("r5", "r8", "strb r8, [lr, #3]", SIGN)                     \
-  MTK_QUAD2_OUT("r9", "r5", "strb r5, [r2, #3]", SIGN)                     \
+  MTK_QUAD2_OUT("r9", "r5", "strb r5, [r2, #3]", SIGN)
+/* Then the next quad's, until the stream's end ([sp, #20]). */
+#define MTK_QUAD2_EPILOGUE(SIGN)                                           \
+  MTK_QUAD2_OUTPUTS(SIGN, MTK_QUAD2_DOUBLE)                                \
   "ldr r0, [sp, #20]\n\t"                                                  \
   "add lr, lr, #4\n\t"                                                     \
   "str lr, [sp, #16]\n\t"                                                  \
@@ -256,7 +267,7 @@ MTK_FUSED_INLINE int32_t mtk_gemm_2x4_fused_s8(const void* x, const void* w, int
 #endif
   if (channels > 0) mtk_pack_sums_s16(x, groups, 2, sum_x);
   for (; channels > 0; channels -= 4, t += tile, o += 4)
-    mtk_fused_quad2_c(x, t, groups, o, stride, channels < 4 ? channels : 4, sum_x, lo, hi);
+    mtk_fused_quad2_c(x, t, groups, o, stride, channels < 4 ? channels : 4, sum_x, lo, hi, 0);
   return 0;
 }
 

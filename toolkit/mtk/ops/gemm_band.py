@@ -1,0 +1,56 @@
+"""The GEMM of the input's own rows in one call on DSP cores ("2x4/band": c/dsp/mtk_gemm_band_fused.h): the rows a
+band of BAND_BYTES of packed pairs at a time, each channel quad of 2x4/fused's stream over every pair of the band.
+For few input channels, where a pair of rows by a quad is a few groups, the calls, the rows' sums and the stream
+re-read per pair (from flash: the Cortex-M4's ART data cache holds 256 bytes) cost as much as the products."""
+
+from __future__ import annotations
+
+import numpy as np
+from tvm.script import tirx as T
+
+from ..kernels.table import KernelSpec
+from .base import Const, Kernel, OpData, Scratch, c_call
+from .microkernels import GROUP, pack_fused_stream
+
+BAND_BYTES = 512     # the packed pairs and their sums a call keeps in the scratch, at most
+MAX_GROUPS = 16      # the assembly's straight code: up to 64 input channels
+
+
+def pair_bytes(depth: int) -> int:
+    """Scratch bytes of a packed pair of rows and its two sums."""
+    return 4 * depth + 8
+
+
+def band_pairs(rows: int, depth: int) -> int:
+    """Pairs of rows a band packs: as many as BAND_BYTES hold (one at least), no more than the GEMM has."""
+    return max(1, min(-(-rows // 2), BAND_BYTES // pair_bytes(depth)))
+
+
+def band_suits(rows: int, channels: int, depth: int, input_rows: bool) -> bool:
+    """Whether the band kernel computes a GEMM: the input's own rows, several of them, whole channel quads and whole
+    groups, few enough for its straight code (the caller checks its stream and activation range: gemm.quads_suit)."""
+    return input_rows and rows > 1 and channels % 4 == 0 and depth % GROUP == 0 and depth // GROUP <= MAX_GROUPS
+
+
+def gemm_band_kernel(data: OpData, mk: KernelSpec, stream: tuple) -> Kernel:
+    """The kernel computing the GEMM op `data` holds (gemm.GemmParams, rows of the input itself) with `mk` over the
+    fused stream `stream` (gemm.stream_params) of twice its biases: the kernel packs the rows doubled, so that its sums
+    come as the requantization takes them (2x4/fused doubles each)."""
+    p = data.params
+    op, y, rq = data.op, data.output, p.requant
+    C, K = p.weights.shape
+    P = y.size // C
+    band = band_pairs(P, K)
+    w, bias, multiplier, shift = stream
+    packed = pack_fused_stream(w, 2 * bias.astype(np.int64), multiplier, shift, rq.out_zp, mk.cols, None, False)   # rows packed doubled
+    scratch = band * pair_bytes(K)
+
+    @T.prim_func
+    def gemm_band(x: T.Buffer((P * K,), "int8"), w: T.Buffer((packed.size,), "int8"), out: T.Buffer((P * C,), "int8"),
+                  rows: T.Buffer((scratch,), "int8")):
+        T.evaluate(c_call(mk.function, x=T.address_of(x[0]), w=T.address_of(w[0]), k=K, channels=C,
+                          out=T.address_of(out[0]), pixels=P, scratch=T.address_of(rows[0]), band=band,
+                          lo=rq.act_min, hi=rq.act_max, sign=int(rq.negative_rounding_matters)))
+
+    return Kernel(p.name, [op.inputs[0], Const("w", packed), op.outputs[0], Scratch(scratch)], func=gemm_band,
+                  headers=(mk.header,), c_calls=(mk.name,))
