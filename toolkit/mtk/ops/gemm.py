@@ -119,9 +119,11 @@ class GemmOpDef(OpDef):
         scratch for more rounds of partial sums (AD's 640-deep layer: 256 B less for +0.7 % est. cycles); the band
         kernel's rows a pair at a time (2x4/fused)."""
         p = data.params
+        if not isinstance(p, GemmParams):
+            return None
         if variant.kernel == BAND_KERNEL:
             return Variant(QUADS_KERNEL)   # a pair of rows packed at a time, not a band
-        if not isinstance(p, GemmParams) or p.patches is not None or 0 < variant.chunk <= LEAN_CHUNK:
+        if p.patches is not None or 0 < variant.chunk <= LEAN_CHUNK:
             return None
         return self.in_chunks(data, variant, LEAN_CHUNK)
 
