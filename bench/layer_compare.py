@@ -35,6 +35,7 @@ TransposeFunctions) are compiled once per core into --work (default a temporary 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import subprocess
 import sys
@@ -477,8 +478,10 @@ class CmsisNN:
             raise SystemExit(f"{checkout}: not a CMSIS-NN checkout (no Include/arm_nnfunctions.h)")
 
     def library(self, board: Board) -> Path:
-        """libcmsis-nn.a for the board's core (compiled on first use)."""
-        out = self.work / "cmsis-nn" / board.cpu.name
+        """libcmsis-nn.a for the board's core (compiled on first use; a --work kept from a run that compiled other
+        source folders gets another)."""
+        folders = hashlib.sha1(" ".join(CMSIS_NN_SOURCES).encode()).hexdigest()[:8]
+        out = self.work / "cmsis-nn" / f"{board.cpu.name}-{folders}"
         archive = out / "libcmsis-nn.a"
         if archive.is_file():
             return archive

@@ -119,3 +119,18 @@ def test_a_cmsis_nn_harness_that_does_not_finish_leaves_its_row_without_cmsis_fi
     cmsis = layer_compare.CmsisNN(tmp_path, tmp_path)
     assert cmsis.figures(layer_compare.LAYERS[0], get_board("mps2/an386")) == (None, None)
     assert capsys.readouterr().err == "  CMSIS-NN left out: QEMU did not exit within 120 s\n"
+
+
+def test_the_cmsis_nn_library_of_other_source_folders_is_another(tmp_path, monkeypatch):
+    """A --work kept from a run that compiled fewer CMSIS-NN folders (no SoftmaxFunctions) is not reused."""
+    from mtk.boards import get_board
+    (tmp_path / "Include").mkdir()
+    (tmp_path / "Include" / "arm_nnfunctions.h").write_text("")
+    cmsis = layer_compare.CmsisNN(tmp_path, tmp_path)
+    m4 = get_board("mps2/an386")
+    stale = tmp_path / "cmsis-nn" / m4.cpu.name / "libcmsis-nn.a"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("")
+    monkeypatch.setattr(layer_compare.CmsisNN, "_run", staticmethod(lambda command: None))
+    assert cmsis.library(m4) != stale
+    assert cmsis.library(m4).parent.name.startswith(m4.cpu.name + "-")
