@@ -334,6 +334,23 @@ def test_kws_layers_in_bands_overwrite_their_inputs_bit_exact(tmp_path):
     assert_host_bit_exact(path.read_bytes(), tiled.path)
 
 
+def test_kws_at_half_tflms_ram_bands_take_their_kernels_scratch(tmp_path):
+    """KWS at bench/ram_vs_tflm.py's --max-ram on the M4 (11,682 B): a pointwise band's scratch is its band kernel's
+    (one row pair a call, 256 B; the whole layer's takes three, 768 B), which leaves the depthwise layers room for
+    3 bands (each call sets up every channel again: 4 bands cost 2 % more cycles); the first layer reads its stream
+    from flash (conv_few_dsp's leaner variant: the GEMM's would cost 44 K cycles). Bit-exact on the host."""
+    from mtk.compiler import compile_model
+    path = SHARED_MODELS / "kws_dscnn_int8.tflite"
+    if not path.is_file():
+        pytest.skip(f"{path} not here")
+    tiled = compile_model(path, tmp_path / "tiled", force=True, board="mps2/an386", max_ram=11_682)
+    assert tiled.arena_bytes <= 11_682
+    stages = {(s.types[0], s.calls, s.scratch_bytes) for s in tiled.memory.tiling.stages}
+    assert stages == {("DEPTHWISE_CONV_2D", 3, 0), ("CONV_2D", 4, 256)}
+    assert tiled.ops[0].variant == {"kernel": "dsp-few", "stream": "flash"}
+    assert_host_bit_exact(path.read_bytes(), tiled.path)
+
+
 def test_band_heights_keep_the_windows_rows_and_the_gemms_pixel_pairs():
     """About `bands` bands: no last band of one row under a 3-row window; for a GEMM of pixel pairs, bands of
     whole pairs where a few more rows give them (KWS's 25 rows of 5 pixels: 6 rows, the last row's 5 pixels

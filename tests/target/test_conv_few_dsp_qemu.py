@@ -30,3 +30,9 @@ def test_random_first_layers_are_bit_exact(board, tmp_path_factory):
     def check(model):
         assert_bit_exact_on_target(model, board, tmp_path_factory.mktemp("first"))
     check()
+
+
+def test_its_stream_read_from_flash_is_bit_exact_on_the_m4(tmp_path):
+    """Under a --max-ram its stream's copy in RAM does not fit, the M4 reads it from flash (OpDef.leaner)."""
+    model = LAYERS["kws-10x4-s2"]()
+    assert assert_bit_exact_on_target(model, "mps2/an386", tmp_path, max_ram=9_200) <= 9_200

@@ -15,10 +15,10 @@ from mtk.runoptions import RunOptions
 
 from test_tiling import HALO_MODES, first_layers_model
 
-TARGETS = ("mps2/an386", "mps3/corstone300/an547")
+TARGETS = ("mps2/an386", "mps2/an500", "mps2/an505", "mps3/corstone300/an547")
 SHARED_BUDGETS = {   # bench/ram_vs_tflm.py's --max-ram on the M4: the arena that brings the firmware to half TFLM's RAM
     "ic_resnet8_int8": 27_002,    # untiled 52,320 / 49,440 B (M4 / M55)
-    "kws_dscnn_int8": 11_810,     # untiled 16,256 / 16,000 B
+    "kws_dscnn_int8": 11_682,     # untiled 16,768 / 16,000 B
     "ad_fc_int8": 1_606,          # untiled 1,792 / 768 B: no layer tiles, the first packs its row in smaller chunks
 }
 

@@ -392,11 +392,11 @@ def band_height(height: int, bands: int, extent: int, row_pixels: int, block: in
 
 
 def banded_layers(prepared: list[OpData], steps: list[Step], aliases: AliasSets, storage: Storage, taken: set[int],
-                  work: Callable[[int], int], row_block: Callable[[int], int], bands: int, costs: Costs) -> list[Stage]:
+                  lowered_band: BandLowering, row_block: Callable[[int], int], bands: int, costs: Costs) -> list[Stage]:
     """One-layer stages, in about `bands` bands of the output's rows (a convolution's of whole GEMM blocks
     where it can), for every layer outside `taken` that can be tiled and is its input's last reader: its
     output may then overlap its input (in the arena), below it computing the bands downwards, above it
-    upwards (Stage.overwrite)."""
+    upwards (Stage.overwrite). A stage's scratch is its band kernels' (a band's GEMM may take fewer rows a call)."""
     out = []
     for i, (data, (op, low)) in enumerate(zip(prepared, steps)):
         rows = row_map(data) if i not in taken and low.kernels and low.alias_of is None and op.outputs else None
@@ -404,10 +404,10 @@ def banded_layers(prepared: list[OpData], steps: list[Step], aliases: AliasSets,
             continue
         block = costs.pixel_block if data.op.type == "CONV_2D" else 1
         height = band_height(rows.out_h, bands, rows.extent, data.output.shape[2], block, row_block(i))
-        stage = make_stage(prepared, [i], height, True, work, row_block)
+        stage = make_stage(prepared, [i], height, True, lambda _: 0, row_block)
         into = storage.tensor_buffers.get(aliases.root(stage.input))
         if into is not None and into.last_use == i and aliases.root(stage.output) in storage.tensor_buffers:
-            out.append(stage)
+            out.append(replace(stage, work_bytes=band_scratch_bytes(stage, lowered_band)))
     return out
 
 
@@ -509,16 +509,35 @@ def copy_kernel(src: View, dst: View, rows: int, nbytes: int, src_stride: int, d
     return Kernel("copy_patch", [src, dst], c_source=source, c_function=function)
 
 
-def stage_kernels(stage: Stage, variants: list[Any], lower: Callable[[OpData, Any], Lowered],
-                  lowered: dict[tuple, Lowered] | None = None) -> list[Kernel]:
-    """Every band's (or patch's) calls, in order: each layer's kernels lowered once per patch geometry
-    (kept in `lowered`, by layer and geometry), their input and output bound to rows of the stage's tensors
+Extents = tuple[int, int, int]   # a band's input and output extent and leading padding along an axis (band_data's)
+BandLowering = Callable[[int, Extents, Extents | None], Lowered]
+# the layer at a step lowered for a band's (rows, cols) geometry (TVM lowers each once: tile's `lowered_band`)
+
+
+def call_geometry(stage: Stage, call: LayerCall) -> tuple[Extents, Extents | None]:
+    """The (rows, cols) extents `call` lowers its layer for."""
+    data = stage.layers[call.layer]
+    r, c = row_map(data), col_map(data)
+    rows = (call.in_hi - call.in_lo, call.hi - call.lo, call.in_lo - (call.lo * r.stride - r.pad))
+    cols = None if call.cols is None else \
+        (call.cols[3] - call.cols[2], call.cols[1] - call.cols[0], call.cols[2] - (call.cols[0] * c.stride - c.pad))
+    return rows, cols
+
+
+def band_scratch_bytes(stage: Stage, lowered_band: BandLowering) -> int:
+    """The most scratch a call of the stage's kernels takes (a band's kernels may take less than the whole layer's)."""
+    return max((own_scratch_bytes(lowered_band(stage.first + c.layer, *call_geometry(stage, c)))
+                for c in stage.sequence.calls if c.hi > c.lo), default=0)
+
+
+def stage_kernels(stage: Stage, lowered_band: BandLowering) -> list[Kernel]:
+    """Every band's (or patch's) calls, in order: each layer's kernels lowered for its patch geometry
+    (`lowered_band`), their input and output bound to rows of the stage's tensors
     or buffers, their scratch in the work area; a 2-D patch copied from the stage's input into the first
     buffer and from the last into its output."""
     scratch = Scratch(stage.scratch_bytes, TILE_SCRATCH)
     offsets = stage.buffer_offsets
     last = len(stage.layers) - 1
-    lowered = {} if lowered is None else lowered
     calls: list[Kernel] = []
     for call in stage.sequence.calls:
         j, data = call.layer, stage.layers[call.layer]
@@ -527,13 +546,7 @@ def stage_kernels(stage: Stage, variants: list[Any], lower: Callable[[OpData, An
             calls.append(move_kernel(View(scratch, offsets[j]), call.keep_from * row, call.keep_rows * row))
         if call.hi == call.lo:
             continue
-        r, c = row_map(data), col_map(data)
-        rows = (call.in_hi - call.in_lo, call.hi - call.lo, call.in_lo - (call.lo * r.stride - r.pad))
-        cols = None if call.cols is None else \
-            (call.cols[3] - call.cols[2], call.cols[1] - call.cols[0], call.cols[2] - (call.cols[0] * c.stride - c.pad))
-        key = (j, rows, cols)
-        if key not in lowered:
-            lowered[key] = lower(band_data(data, rows, cols), variants[j])
+        rows, cols = call_geometry(stage, call)
         in_row = stage.row_bytes[j - 1] if j else data.inputs[0].nbytes // data.inputs[0].shape[1]
         if call.cols is None:
             views = {stage.chain_input(j): View(stage.input, call.in_at * in_row) if j == 0 else
@@ -548,7 +561,7 @@ def stage_kernels(stage: Stage, variants: list[Any], lower: Callable[[OpData, An
                 pixel = stage.pixel_bytes(-1)
                 calls.append(copy_kernel(View(stage.input, call.in_lo * in_row + call.cols[2] * pixel),
                                          View(scratch, offsets[0]), rows[0], cols[0] * pixel, in_row, cols[0] * pixel))
-        calls += bind(lowered[key], data.op, views, scratch, stage.region_bytes)
+        calls += bind(lowered_band(stage.first + j, rows, cols), data.op, views, scratch, stage.region_bytes)
         if call.cols is not None and j == last:
             pixel, row = stage.pixel_bytes(j), stage.row_bytes[j]
             calls.append(copy_kernel(View(scratch, offsets[j + 1]), View(stage.output, call.lo * row + call.cols[0] * pixel),
@@ -725,7 +738,7 @@ def tile(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: Alias
 
         for bands in BANDS:
             unbanded = plan_storage(graph, current, aliases)
-            layers = banded_layers(prepared, current, aliases, unbanded, taken, work, row_block, bands, costs)
+            layers = banded_layers(prepared, current, aliases, unbanded, taken, lowered_band, row_block, bands, costs)
             trial = plan_with(layers)
             for stage in layers[::-1]:    # each kernel geometry costs flash: keep only the bands the arena needs
                 kept = [s for s in layers if s is not stage]
@@ -738,6 +751,13 @@ def tile(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: Alias
         return best
 
     work = {i: own_scratch_bytes(steps[i][1]) for i in range(len(steps))}.__getitem__
+    band_lowerings: dict[tuple, Lowered] = {}
+
+    def lowered_band(i: int, rows: Extents, cols: Extents | None) -> Lowered:
+        if (i, rows, cols) not in band_lowerings:
+            band_lowerings[i, rows, cols] = lower(band_data(prepared[i], rows, cols), steps[i][1].variant)
+        return band_lowerings[i, rows, cols]
+
     row_block = {i: op_def(d.op.type).band_row_block(d, steps[i][1].variant) for i, d in enumerate(prepared)}.__getitem__
     stages, planned = with_bands([])
     if planned.plan.arena_bytes > limit:
@@ -753,10 +773,8 @@ def tile(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: Alias
         stages = []
     tiled = steps
     for stage in stages:
-        variants = [steps[stage.first + j][1].variant for j in range(len(stage.layers))]
-        lowered: dict[tuple, Lowered] = {}
-        kernels = stage_kernels(stage, variants, lower, lowered)
-        descending = () if len(stage.layers) > 1 else tuple(stage_kernels(stage.reversed(), variants, lower, lowered))
+        kernels = stage_kernels(stage, lowered_band)
+        descending = () if len(stage.layers) > 1 else tuple(stage_kernels(stage.reversed(), lowered_band))
         tiled = staged_steps(tiled, stage, kernels, stage.overwrite(descending))
     final = plan_storage(graph, tiled, aliases) if stages else storage
     extra_macs = sum(s.extra_macs(macs) for s in stages)
