@@ -5,13 +5,14 @@ tflite-micro on the host; tests/target/test_conv_few_dsp_qemu.py runs the assemb
 from __future__ import annotations
 
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from harness import assert_bit_exact, conv_model
 from mtk.ops import conv_few_dsp, prepare_ops
-from mtk.ops.conv import FEW_INPUTS, FEW_INPUTS_LEAN, Conv2D
+from mtk.ops.conv import FEW_INPUTS, Conv2D
 from mtk.reader import read_model
 from mtk.target import get_cpu
 
@@ -48,14 +49,11 @@ LAYERS = {
 }
 
 
-def layer(model: bytes, cpu: str):
+def variants(model: bytes, cpu: str) -> list:
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "m.tflite").write_bytes(model)
-        return prepare_ops(read_model(Path(tmp) / "m.tflite"), get_cpu(cpu))[0]
-
-
-def variants(model: bytes, cpu: str) -> list:
-    return Conv2D().variants(layer(model, cpu))
+        data = prepare_ops(read_model(Path(tmp) / "m.tflite"), get_cpu(cpu))[0]
+    return Conv2D().variants(data)
 
 
 @pytest.mark.parametrize("name", sorted(LAYERS))
@@ -76,7 +74,9 @@ def test_wide_inputs_and_dilated_rows_keep_the_gemm():
 
 def test_pairs_lie_one_above_the_other_where_fewer_pixels_go_without_a_partner():
     def planned(model: bytes) -> conv_few_dsp.Plan:
-        return conv_few_dsp.plan(layer(model, "cortex-m4"))
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "m.tflite").write_bytes(model)
+            return conv_few_dsp.plan(prepare_ops(read_model(Path(tmp) / "m.tflite"), get_cpu("cortex-m4"))[0])
 
     assert planned(LAYERS["kws-10x4-s2"]()).vertical                # 25x5: 5 alone one above the other, 25 side by side
     assert not planned(LAYERS["rgb-3x3-s2"]()).vertical             # 12x12: none either way
@@ -89,26 +89,18 @@ def test_its_c_is_bit_exact_on_the_host(name, tmp_path):
     assert_bit_exact(LAYERS[name](), tmp_path, cpu="cortex-m4")
 
 
-def test_under_a_ram_limit_the_m4_reads_its_stream_from_flash(tmp_path):
-    """On the M4 the kernel copies its stream to its scratch (STREAM_IN_RAM: KWS's 6 KB); OpDef.leaner's variant reads
-    it from flash (a scratch of the band and one block's outputs), then the GEMM's; cores that read it from flash
-    anyway go to the GEMM. Under a --max-ram only that variant meets, it is taken, bit-exact on the host."""
-    from mtk.compiler import compile_model
-    from mtk.hostrun import HostModel
-    from harness import assert_outputs_match, random_samples
-    model = LAYERS["kws-10x4-s2"]()
-    data = layer(model, "cortex-m4")
-    scratch = {v: Conv2D().lower(data, v).kernels[0].args[-1].nbytes for v in (FEW_INPUTS, FEW_INPUTS_LEAN)}
-    assert Conv2D().leaner(data, FEW_INPUTS) == FEW_INPUTS_LEAN
-    assert scratch[FEW_INPUTS] - scratch[FEW_INPUTS_LEAN] == conv_few_dsp.plan(data).stream_bytes > 6000
-    assert Conv2D().leaner(data, FEW_INPUTS_LEAN).kernel != FEW_INPUTS.kernel
-    m7 = layer(model, "cortex-m7")
-    assert Conv2D().leaner(m7, FEW_INPUTS).kernel != FEW_INPUTS.kernel
-    path = tmp_path / "m.tflite"
-    path.write_bytes(model)
-    whole = compile_model(path, tmp_path / "whole", cpu="cortex-m4")
-    lean = compile_model(path, tmp_path / "lean", cpu="cortex-m4", max_ram=whole.arena_bytes - 6000)
-    assert lean.ops[0].variant == {"kernel": FEW_INPUTS.kernel, "stream": "flash"}
-    samples = random_samples(model)
-    host = HostModel(lean.path)
-    assert_outputs_match(model, samples, [host.run(sample) for sample in samples])
+def test_under_a_ram_limit_it_reads_its_stream_from_flash_then_leaves_the_layer_to_the_gemm():
+    """OpDef.leaner: the Cortex-M4's copy of the stream in the scratch (KWS's 6 KB) left out, the stream read from
+    flash; then the GEMM."""
+    from mtk.ops.base import Scratch
+
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "m.tflite").write_bytes(conv((49, 10, 1), 64, (10, 4), (2, 2)))
+        data = prepare_ops(read_model(Path(tmp) / "m.tflite"), get_cpu("cortex-m4"))[0]
+    lean = Conv2D().leaner(data, FEW_INPUTS)
+    assert lean == replace(FEW_INPUTS, lean=True)
+    copied, kept = (conv_few_dsp.plan(data, v.lean) for v in (FEW_INPUTS, lean))
+    assert copied.stream_in_ram and not kept.stream_in_ram
+    scratch = [a.nbytes for a in Conv2D().lower(data, lean).kernels[0].args if isinstance(a, Scratch)]
+    assert scratch == [kept.scratch_bytes] == [copied.scratch_bytes - copied.stream_bytes]
+    assert Conv2D().leaner(data, lean).kernel == "2x4/fused"

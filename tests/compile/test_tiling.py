@@ -347,7 +347,7 @@ def test_kws_at_half_tflms_ram_bands_take_their_kernels_scratch(tmp_path):
     assert tiled.arena_bytes <= 11_682
     stages = {(s.types[0], s.calls, s.scratch_bytes) for s in tiled.memory.tiling.stages}
     assert stages == {("DEPTHWISE_CONV_2D", 3, 0), ("CONV_2D", 4, 256)}
-    assert tiled.ops[0].variant == {"kernel": "dsp-few", "stream": "flash"}
+    assert tiled.ops[0].variant == {"kernel": "dsp-few", "lean": True}
     assert_host_bit_exact(path.read_bytes(), tiled.path)
 
 

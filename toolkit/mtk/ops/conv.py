@@ -93,7 +93,6 @@ class ConvWindow:
 
 
 FEW_INPUTS = Variant(conv_few_dsp.KERNEL.id)
-FEW_INPUTS_LEAN = Variant(conv_few_dsp.KERNEL.id, stream_in_flash=True)   # its stream not copied to the scratch
 
 
 class Conv2D(ConvWindow, GemmOpDef):
@@ -129,11 +128,11 @@ class Conv2D(ConvWindow, GemmOpDef):
     def leaner(self, data: OpData, variant: Variant) -> Variant | None:
         """Winograd's scratch (two tiles' transformed inputs) is the GEMM's twice or more, F(4x4)'s F(2x2)'s twice:
         under a RAM limit, F(4x4)'s F(2x2) where its sums are exact, F(2x2)'s the GEMM; a GEMM's its own (smaller
-        chunks); the few-input kernel's its stream read from flash where it copies it to RAM, then the GEMM."""
+        chunks); dsp-few's copy of its stream in RAM its stream read from flash, then the GEMM."""
         if variant == winograd_dsp.F4.variant and winograd_dsp.F2 in winograd_dsp.transforms(data):
             return winograd_dsp.F2.variant
-        if variant == FEW_INPUTS and conv_few_dsp.copies_stream(data):
-            return FEW_INPUTS_LEAN
+        if variant == FEW_INPUTS and (planned := conv_few_dsp.plan(data)) is not None and planned.stream_in_ram:
+            return replace(variant, lean=True)
         if variant in winograd_dsp.BY_VARIANT or variant.kernel == FEW_INPUTS.kernel:
             return first_layer_variants(data, super().variants(data))[0]
         return super().leaner(data, variant)
@@ -148,7 +147,7 @@ class Conv2D(ConvWindow, GemmOpDef):
             return Lowered([winograd_dsp.lower(data, variant)], variant=variant)
         if variant.kernel == FEW_INPUTS.kernel:   # (a band of a tiled layer it does not take: the GEMM's default)
             if conv_few_dsp.takes(data):
-                return Lowered([conv_few_dsp.lower(data, variant.stream_in_flash)], variant=variant)
+                return Lowered([conv_few_dsp.lower(data, variant.lean)], variant=variant)
             variant = first_layer_variants(data, super().variants(data))[0]
         return super().lower(data, variant)
 

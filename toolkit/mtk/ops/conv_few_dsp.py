@@ -129,9 +129,9 @@ class Plan:
         return max(self.x_offset(self.k_pairs - 1) + self.partner, stream, self.band_step)
 
 
-def plan(data: OpData, stream_in_flash: bool = False) -> Plan | None:
-    """The layer's plan on a DSP core, or None: a layer it does not take (module docstring). `stream_in_flash`: the
-    stream read where it lies, not copied to the scratch (a smaller scratch)."""
+def plan(data: OpData, lean: bool = False) -> Plan | None:
+    """The layer's plan on a DSP core (`lean`: its stream read from flash, never copied to the scratch), or None: a
+    layer it does not take (module docstring)."""
     p = data.params
     if data.cpu.isa is not Isa.DSP or not isinstance(p, GemmParams) or p.patches is None:
         return None
@@ -142,18 +142,12 @@ def plan(data: OpData, stream_in_flash: bool = False) -> Plan | None:
     # other pixel starts on an odd value
     vertical = g.out_h * (g.out_w % 2) > g.out_w * (g.out_h % 2) and (g.stride_w * g.in_c) % 2 == 0
     stream_bytes = Plan(g, vertical).stream_bytes
-    planned = Plan(g, vertical, not stream_in_flash and stream_bytes <= STREAM_IN_RAM.get(data.cpu.name, 0))
+    planned = Plan(g, vertical, not lean and stream_bytes <= STREAM_IN_RAM.get(data.cpu.name, 0))
     return planned if planned.reach <= LOAD_REACH else None
 
 
 def takes(data: OpData) -> bool:
     return plan(data) is not None
-
-
-def copies_stream(data: OpData) -> bool:
-    """Whether the layer's kernel copies its stream to the scratch (a layer it takes)."""
-    planned = plan(data)
-    return planned is not None and planned.stream_in_ram
 
 
 def weight_bytes(data: OpData) -> int:
@@ -304,9 +298,9 @@ def c_source(plan: Plan, sign: bool, act_min: int, act_max: int, cpu: str) -> tu
     return src, function
 
 
-def lower(data: OpData, stream_in_flash: bool = False) -> Kernel:
-    """The layer (GemmParams over patches that `takes`) as the band kernel computes it (`plan`'s `stream_in_flash`)."""
-    planned = plan(data, stream_in_flash)
+def lower(data: OpData, lean: bool = False) -> Kernel:
+    """The layer (GemmParams over patches that `takes`) as the band kernel computes it (`lean`: as plan's)."""
+    planned = plan(data, lean)
     assert planned is not None
     p: GemmParams = data.params
     rq = p.requant

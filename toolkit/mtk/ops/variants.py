@@ -21,12 +21,13 @@ class Variant:
     layer), what tuning files and
     metadata.json hold as its "schedule"; and, for a GEMM packing a chunk of a row at a time with partial sums
     (the compiler's choice where the whole row's scratch would raise the arena: OpDef.chunked, not a tuning
-    one), the chunk's k values (0: whole rows); `stream_in_flash`: a kernel that copies its weight stream to its
-    scratch reads it where it lies instead (OpDef.leaner's: a smaller scratch under a RAM limit)."""
+    one), the chunk's k values (0: whole rows); `lean`: the kernel's form in less scratch for more cycles, which
+    OpDef.leaner picks under a RAM limit (2x4/fused: a row pair a call; dsp-few: its stream read from flash, not
+    copied to RAM)."""
 
     kernel: str
     chunk: int = 0
-    stream_in_flash: bool = False
+    lean: bool = False
 
     @property
     def label(self) -> str:
@@ -34,7 +35,7 @@ class Variant:
 
     def to_json(self) -> dict[str, str | int]:
         return {"kernel": self.kernel, **({"chunk": self.chunk} if self.chunk else {}),
-                **({"stream": "flash"} if self.stream_in_flash else {})}
+                **({"lean": True} if self.lean else {})}
 
     @classmethod
     def from_json(cls, schedule: Any) -> Variant | None:
