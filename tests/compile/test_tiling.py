@@ -318,10 +318,10 @@ def test_patches_where_bands_cannot_reach_the_budget(tmp_path):
 @pytest.mark.slow
 def test_kws_layers_in_bands_overwrite_their_inputs_bit_exact(tmp_path):
     """KWS (DS-CNN): every depthwise and pointwise layer in row bands whose output overlaps its input:
-    the arena under half TFLM's (22,820 B on the M4), outputs bit-exact. The depthwise layers in 4 bands of
-    7 rows, the pointwise ones of 6 (30 pixels: whole pairs of the GEMM, the last row's 5 as untiled); the
-    extra instructions the compiler expects of their extra calls: the depthwise set-up of 64 channels (the
-    an386 counts +18,800), the pointwise calls alone."""
+    the arena under half TFLM's (22,820 B on the M4), outputs bit-exact. The depthwise layers in 3 bands (9, 8 and
+    8 rows: their output 9 rows from their input), the pointwise ones of 8 (40 pixels: whole pairs of the GEMM, the
+    last row's 5 as untiled); the extra instructions the compiler expects of their extra calls: the depthwise set-up
+    of 64 channels, the pointwise calls alone."""
     from mtk.compiler import compile_model
     path = SHARED_MODELS / "kws_dscnn_int8.tflite"
     if not path.is_file():
@@ -330,7 +330,7 @@ def test_kws_layers_in_bands_overwrite_their_inputs_bit_exact(tmp_path):
     assert tiled.arena_bytes <= 22_820 // 2
     assert all(len(s.ops) == 1 and s.moved_bytes == 0 for s in tiled.memory.tiling.stages)
     extra = {(s.types[0], s.calls, s.extra_instructions) for s in tiled.memory.tiling.stages}
-    assert extra == {("DEPTHWISE_CONV_2D", 4, 3 * (30 + 100 * 64)), ("CONV_2D", 5, 4 * 30)}
+    assert extra == {("DEPTHWISE_CONV_2D", 3, 2 * (30 + 100 * 64)), ("CONV_2D", 4, 3 * 30)}
     assert_host_bit_exact(path.read_bytes(), tiled.path)
 
 
@@ -349,6 +349,31 @@ def test_kws_at_half_tflms_ram_bands_take_their_kernels_scratch(tmp_path):
     assert stages == {("DEPTHWISE_CONV_2D", 3, 0), ("CONV_2D", 4, 256)}
     assert tiled.ops[0].variant == {"kernel": "dsp-few", "lean": True}
     assert_host_bit_exact(path.read_bytes(), tiled.path)
+
+
+def test_balanced_bands_bring_the_output_closer_to_the_input_both_ways(tmp_path):
+    """A 3x3 window (padding 1) in 3 bands: the first band's window starts in the padding, so it may be a row taller
+    for the same distance (9, 8, 8 rows: the output 9 rows under its input, not 10 as 9, 9, 7 need); run descending,
+    the bands mirrored (8, 8, 9 from the top: the bottom one runs first), 9 rows over it. A 1x1 layer's bands evened
+    out (8, 8, 8, 1: 8 rows apart; 7, 7, 7, 4: 7); no band of one row under a 3-row window."""
+    from mtk.ops import prepare_ops
+    from mtk.reader import read_model
+    from mtk.target import get_cpu
+    rows = Rows(25, 25, 3, 1, 1)
+    assert tiling.balanced_bounds(rows, [0, 9, 18, 25], 320, 320) == [0, 9, 17, 25]
+    assert tiling.balanced_bounds(Rows(25, 25, 1, 1, 0), [0, 8, 16, 24, 25], 320, 320) == [0, 7, 14, 21, 25]
+    assert tiling.balanced_bounds(Rows(4, 4, 3, 1, 1), [0, 2, 4], 8, 8) == [0, 2, 4]
+    d = modelgen.Draw(np.random.default_rng(0))
+    net = modelgen.Net("mtk depthwise 25x5")
+    x = net.model_input((1, 25, 5, 8), modelgen.activation_quant(d))
+    (tmp_path / "dw.tflite").write_bytes(net.build(modelgen.weighted_sum(
+        net, d, x, "DEPTHWISE_CONV_2D", (1, 3, 3, 8), 3, 9, (1, 25, 5, 8), padding="SAME", depth_multiplier=1)))
+    layer = prepare_ops(read_model(tmp_path / "dw.tflite"), get_cpu("cortex-m4"))[0]
+    stage = replace(tiling.make_stage([layer], [0], 9, True, lambda _: 0, lambda _: 1),
+                    sequence=tiling.banded_sequence(rows, [0, 9, 17, 25]))
+    assert [(c.in_lo, c.in_hi) for c in stage.sequence.calls] == [(0, 10), (8, 18), (16, 25)]
+    assert stage.distance(up=False) == stage.reversed().distance(up=True) == 9 * 40
+    assert [(c.lo, c.hi) for c in stage.reversed().sequence.calls] == [(16, 25), (8, 16), (0, 8)]
 
 
 def test_band_heights_keep_the_windows_rows_and_the_gemms_pixel_pairs():

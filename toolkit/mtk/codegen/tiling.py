@@ -37,6 +37,7 @@ the bytes the cached halos move, which weigh more the faster the core's kernels 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from itertools import accumulate
 from typing import Any, Callable
 
 from ..compiled import TiledStage, Tiling
@@ -157,6 +158,39 @@ def streamed_sequence(rows: list[Rows], chunk: int) -> CallSequence:
 
     produce(k - 1, rows[-1].out_h)
     return CallSequence(calls, capacity, computed)
+
+
+def banded_sequence(rows: Rows, bounds: list[int]) -> CallSequence:
+    """One layer's calls over the bands between `bounds` (ascending: 0, ..., out_h), in that order."""
+    calls = [LayerCall(0, lo, hi, *rows.needs(lo, hi), rows.needs(lo, hi)[0], lo) for lo, hi in zip(bounds, bounds[1:])]
+    return CallSequence(calls, [0], [rows.out_h])
+
+
+def balanced_bounds(rows: Rows, bounds: list[int], row_in: int, row_out: int) -> list[int]:
+    """Bands of a windowed layer (no more than between `bounds`) whose largest distance from the output rows a call
+    writes to the first input row it reads (the output's offset under its input: Stage.distance) is the least: the
+    first band, whose window starts in the padding, a row taller (KWS's 25 rows in 3 bands: 9, 8, 8, the output
+    9 rows under its input, not 10); `bounds` where no split is better. No band of one row under a taller window."""
+    def need(lo: int, hi: int) -> int:
+        return hi * row_out - rows.needs(lo, hi)[0] * row_in
+
+    def split(most: int) -> list[int] | None:
+        cuts = [0]
+        while cuts[-1] < rows.out_h:
+            lo = cuts[-1]
+            fits = [hi for hi in range(lo + 1, rows.out_h + 1) if need(lo, hi) <= most]
+            if not fits or (fits[-1] - lo == 1 and rows.extent > 1 and rows.out_h > 1):
+                return None
+            cuts.append(fits[-1])
+        return cuts if len(cuts) <= len(bounds) else None
+
+    def worst(cuts: list[int]) -> int:
+        return max(need(lo, hi) for lo, hi in zip(cuts, cuts[1:]))
+
+    best = bounds
+    while (cuts := split(worst(best) - 1)) is not None:
+        best = cuts
+    return best
 
 
 def recomputed_sequence(rows: list[Rows], band_rows: int) -> CallSequence:
@@ -321,9 +355,15 @@ class Stage:
     def overwrite(self, descending: tuple[Kernel, ...] = ()) -> Overwrite | None:
         """How far the stage's output may overlap its input (its calls write the output rows in order, each
         call's rows under the input rows it and every later call read): under the input's start as the
-        calls run; with `descending` (the calls in reverse order, a one-layer stage's), also over it."""
+        calls run; with `descending` (the `reversed` stage's calls, a one-layer stage's), also over it."""
         if self.band_cols:
             return None
+        below = self.distance(up=False)
+        above = self.reversed().distance(up=True) if descending else None
+        return Overwrite(self.input, self.output_bytes if below is None else below, above, descending)
+
+    def distance(self, up: bool) -> int | None:
+        """The least offset of the output under (up: over) the input that keeps every read of the calls intact."""
         t, last = self.input, len(self.layers) - 1
         row_in, row_out = self.layers[0].inputs[0].nbytes // self.layers[0].inputs[0].shape[1], self.row_bytes[-1]
         # an elementwise last layer reads each element of its own rows before it writes it, ascending: the output
@@ -337,30 +377,32 @@ class Stage:
                 return c.in_lo, c.in_hi
             return (c.lo, c.hi) if t in self.side_inputs(c.layer) else None
 
-        def distance(calls: list[LayerCall], up: bool) -> int | None:
-            """The least offset of the output under (up: over) the input that keeps every read intact."""
-            worst, bound = None, None
-            for c in reversed(calls):
-                r = reads(c)
-                own = bound   # the rows the later calls read, and this one's where its writes may overtake them
-                if r is not None:
-                    edge = r[1] if up else r[0]
-                    bound = edge if bound is None else max(bound, edge) if up else min(bound, edge)
-                    in_place = streams and not up and c.layer == last and r == (c.lo, c.hi)
-                    own = (c.hi if own is None else min(own, c.hi)) if in_place else bound
-                if c.layer == last and c.hi > c.lo and own is not None:
-                    need = own * row_in - c.lo * row_out if up else c.hi * row_out - own * row_in
-                    worst = need if worst is None else max(worst, need)
-            return worst
-
-        calls = self.sequence.calls
-        below = distance(calls, up=False)
-        above = distance(calls[::-1], up=True) if descending else None
-        return Overwrite(t, self.output_bytes if below is None else below, above, descending)
+        worst, bound = None, None
+        for c in reversed(self.sequence.calls):
+            r = reads(c)
+            own = bound   # the rows the later calls read, and this one's where its writes may overtake them
+            if r is not None:
+                edge = r[1] if up else r[0]
+                bound = edge if bound is None else max(bound, edge) if up else min(bound, edge)
+                in_place = streams and not up and c.layer == last and r == (c.lo, c.hi)
+                own = (c.hi if own is None else min(own, c.hi)) if in_place else bound
+            if c.layer == last and c.hi > c.lo and own is not None:
+                need = own * row_in - c.lo * row_out if up else c.hi * row_out - own * row_in
+                worst = need if worst is None else max(worst, need)
+        return worst
 
     def reversed(self) -> Stage:
-        """The stage with its calls in reverse order (a one-layer stage's bands are independent)."""
-        return replace(self, sequence=replace(self.sequence, calls=self.sequence.calls[::-1]))
+        """The stage with its calls in reverse order (a one-layer stage's bands are independent); a one-layer stage's
+        bands mirrored (their heights in reverse order) where that lets the output start closer over its input (the
+        taller band of `balanced_bounds` then at the bottom, the first to run)."""
+        same = replace(self, sequence=replace(self.sequence, calls=self.sequence.calls[::-1]))
+        if len(self.layers) > 1:
+            return same
+        heights = [c.hi - c.lo for c in self.sequence.calls][::-1]
+        mirrored = banded_sequence(row_map(self.layers[0]), list(accumulate(heights, initial=0)))
+        other = replace(self, sequence=replace(mirrored, calls=mirrored.calls[::-1]))
+        distances = [s.distance(up=True) for s in (same, other)]
+        return other if None not in distances and distances[1] < distances[0] else same
 
     @property
     def output_bytes(self) -> int:
@@ -405,6 +447,11 @@ def banded_layers(prepared: list[OpData], steps: list[Step], aliases: AliasSets,
         block = costs.pixel_block if data.op.type == "CONV_2D" else 1
         height = band_height(rows.out_h, bands, rows.extent, data.output.shape[2], block, row_block(i))
         stage = make_stage(prepared, [i], height, True, lambda _: 0, row_block)
+        if block == 1 and row_block(i) == 1 and rows.extent > 1:
+            row_in = data.inputs[0].nbytes // data.inputs[0].shape[1]
+            cuts = balanced_bounds(rows, [*range(0, rows.out_h, height), rows.out_h], row_in, stage.row_bytes[0])
+            stage = replace(stage, band_rows=max(b - a for a, b in zip(cuts, cuts[1:])),
+                            sequence=banded_sequence(rows, cuts))
         into = storage.tensor_buffers.get(aliases.root(stage.input))
         if into is not None and into.last_use == i and aliases.root(stage.output) in storage.tensor_buffers:
             out.append(replace(stage, work_bytes=band_scratch_bytes(stage, lowered_band)))
