@@ -240,7 +240,7 @@ def test_the_quads_kernel_takes_several_row_pairs_a_call_from_a_line_aligned_str
     (tmp_path / "m.tflite").write_bytes(pointwise(depth, 64, pixels=(15, 11)))
     compiled = compile_model(tmp_path / "m.tflite", tmp_path / "lib", cpu=cpu)
     kernels_c = (compiled.path / "src" / "tvmgen_default_kernels.c").read_text()
-    rows = re.findall(r"mtk_gemm_2x4_fused_s8\(.*, 64, .*, 64, (.*), -128, 127, 1\);", kernels_c)
+    rows = re.findall(rf"mtk_gemm_2x4_fused_s8\(.*, 64, .*, 64, (.*), {pairs}, -128, 127, 1\);", kernels_c)
     assert len(rows) == 1 and re.fullmatch(rf"\(\({2 * pairs}\) < \(v_\w*\) \? \({2 * pairs}\) : \(v_\w*\)\)", rows[0])
     assert re.findall(r"for \(int32_t pb = 0; pb < (\d+); \+\+pb\)", kernels_c) == [str(-(-165 // (2 * pairs)))]
     assert kernels_c.count("mtk_pack_pair_s16((") == pairs
