@@ -45,7 +45,8 @@ QUAD_PAIRS = {"cortex-m4": 4}
 SCRATCH_SHARE = 16    # a call's packed pairs take at most 1/16 of the layer's input and output bytes
 QUAD_PAIRS_MIN_GROUPS = 8   # shallower quads (their weights 128 B or less) take one pair a call
 CHUNK = 256   # k values a chunked variant packs at a time: a multiple of every weight group
-LEAN_CHUNK = CHUNK // 2   # a leaner variant's chunk (OpDef.leaner: under a RAM limit)
+LEAN_CHUNK = CHUNK // 2   # a leaner variant's chunk (OpDef.leaner: under a RAM limit), halved again by each step down
+LEANEST_CHUNK = CHUNK // 4   # ... to this one
 
 
 @dataclass(frozen=True)
@@ -121,9 +122,10 @@ class GemmOpDef(OpDef):
         return self.in_chunks(data, variant, CHUNK)
 
     def leaner(self, data: OpData, variant: Variant) -> Variant | None:
-        """Rows of the input itself packed LEAN_CHUNK values at a time where `variant` packs more: a smaller
-        scratch for more rounds of partial sums (AD's 640-deep layer: 256 B less for +0.7 % est. cycles); the band
-        kernel's rows a pair at a time (2x4/fused); 2x4/fused's one pair a call where it takes several."""
+        """Rows of the input itself packed LEAN_CHUNK values at a time where `variant` packs more, half its chunk
+        where it packs LEAN_CHUNK or less, down to LEANEST_CHUNK: a smaller scratch for more rounds of partial sums
+        (AD's 640-deep layer: 256 B and 128 B less); the band kernel's rows a pair at a time (2x4/fused); 2x4/fused's
+        one pair a call where it takes several."""
         p = data.params
         if not isinstance(p, GemmParams):
             return None   # the family's other kernels, a constant output's fill
@@ -131,9 +133,10 @@ class GemmOpDef(OpDef):
             return Variant(QUADS_KERNEL)   # a pair of rows packed at a time, not a band
         if variant.kernel == QUADS_KERNEL and quad_call_pairs(data, variant) > 1:
             return replace(variant, lean=True)
-        if p.patches is not None or 0 < variant.chunk <= LEAN_CHUNK:
+        chunk = min(variant.chunk // 2, LEAN_CHUNK) if variant.chunk else LEAN_CHUNK
+        if p.patches is not None or chunk < LEANEST_CHUNK:
             return None
-        return self.in_chunks(data, variant, LEAN_CHUNK)
+        return self.in_chunks(data, variant, chunk)
 
     def in_chunks(self, data: OpData, variant: Variant, chunk: int) -> Variant | None:
         """`variant` packing `chunk` values of rows from the input itself at a time (im2col taps: one kernel
