@@ -14,7 +14,7 @@ from collections.abc import Iterable
 # Naked assembly kernels' frames (their pushes and stack frames are in their asm, which gcc's call graph counts as 0
 # bytes), by the start of their names: a bound for each family.
 NAKED_FRAMES = (("mtk_gemm_2x4_fused_", 9 * 4 + 88),   # c/dsp/mtk_gemm_2x4_fused.h
-                ("mtk_gemm_band_", 9 * 4 + 44))        # c/dsp/mtk_gemm_band_fused.h
+                ("mtk_gemm_band_", 9 * 4 + 28))        # c/dsp/mtk_gemm_band_fused.h
 
 _NODE = re.compile(r'node: \{ title: "(?P<title>[^"]+)" label: "(?P<label>[^"]*)"')
 _EDGE = re.compile(r'edge: \{ sourcename: "(?P<source>[^"]+)" targetname: "(?P<target>[^"]+)"')
