@@ -54,7 +54,7 @@ FAMILIES: dict[str, dict[str, tuple[str, ...]]] = {
     "depthwise_dsp": {"dsp": (*FIXEDPOINT, DSP_INTRINSICS, "dsp/mtk_depthwise_dsp.h")},
     "winograd_s8_dsp": {"dsp": (*FIXEDPOINT, DSP_INTRINSICS, "dsp/mtk_winograd_s8_dsp.h",
                                 "dsp/mtk_winograd4_s8_dsp.h")},
-    "conv_few_dsp": {"dsp": (*FIXEDPOINT, DSP_INTRINSICS, "dsp/mtk_conv_few_dsp.h")},
+    "conv_few_dsp": {"dsp": (*DOT_S8["dsp"], "dsp/mtk_dot_biased_s8.h", "dsp/mtk_conv_few_dsp.h")},
     "dw3x3_dsp": {"dsp": (*FIXEDPOINT, DSP_INTRINSICS, "dsp/mtk_depthwise_dsp.h", "dsp/mtk_dw3x3_dsp.h")},
     "pool": {"scalar": (*_POOL, "scalar/mtk_pool_plain.h", "common/mtk_pool.h"),
              "m3": (*_POOL, "scalar/mtk_pool_plain.h", "common/mtk_pool.h"),
