@@ -74,15 +74,19 @@ FAMILIES: dict[str, dict[str, tuple[str, ...]]] = {
 def c_files(isa: str, families: list[str] | tuple[str, ...],
             own: dict[str, tuple[str, ...]] | None = None) -> list[str]:
     """The files (relative to C_DIR) of `families` on `isa`, in an order the C includes them in, each once; `own`: per
-    family a core's own files (kernels/table.py CORE_FILES), included just before the family's last file."""
-    files: dict[str, None] = {}
-    for family in families:
+    family a core's own files (kernels/table.py CORE_FILES), included just before the family's last file wherever
+    it comes (another family's list may hold it first)."""
+    def files_of(family: str) -> tuple[str, ...]:
         try:
-            family_files = FAMILIES[family][isa]
+            return FAMILIES[family][isa]
         except KeyError:
             raise KeyError(f"no C kernel family {family!r} for instruction set {isa!r}") from None
-        extra = own[family] if own and family in own else ()
-        files.update(dict.fromkeys((*family_files[:-1], *extra, family_files[-1])))
+
+    before = {files_of(family)[-1]: extra for family, extra in (own or {}).items() if isa in FAMILIES[family]}
+    files: dict[str, None] = {}
+    for family in families:
+        for file in files_of(family):
+            files.update(dict.fromkeys((*before.get(file, ()), file)))
     return list(files)
 
 
