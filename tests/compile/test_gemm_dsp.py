@@ -196,10 +196,12 @@ def test_constant_channels_are_left_out_of_whole_quads(cpu, kernel, tmp_path):
 def test_under_a_ram_limit_a_deep_row_is_packed_in_smaller_chunks(tmp_path):
     """AD's 640-deep first layer packs its row CHUNK values at a time (1,792 B arena: the 640 B input, 1,024 B of
     scratch, the 128 B output); under a --max-ram its chunked GEMM cannot meet, LEAN_CHUNK at a time (OpDef.leaner):
-    256 B less, only at the step above the limit."""
+    256 B less, only at the step above the limit; under a lower one, LEANEST_CHUNK (128 B less again)."""
     from checkout import SHARED_MODELS
     from mtk.compiler import compile_model
-    from mtk.ops.gemm import CHUNK, LEAN_CHUNK
+    from harness import assert_outputs_match, random_samples
+    from mtk.hostrun import HostModel
+    from mtk.ops.gemm import CHUNK, LEAN_CHUNK, LEANEST_CHUNK
 
     model = SHARED_MODELS / "ad_fc_int8.tflite"
     if not model.exists():
@@ -209,6 +211,10 @@ def test_under_a_ram_limit_a_deep_row_is_packed_in_smaller_chunks(tmp_path):
     lean = compile_model(model, tmp_path / "lean", cpu="cortex-m4", max_ram=1606)
     assert lean.arena_bytes == 1536 and lean.ops[0].variant["chunk"] == LEAN_CHUNK
     assert [op.variant for op in lean.ops[1:]] == [op.variant for op in untiled.ops[1:]]
+    leanest = compile_model(model, tmp_path / "leanest", cpu="cortex-m4", max_ram=1478)
+    assert leanest.arena_bytes == 1408 and leanest.ops[0].variant["chunk"] == LEANEST_CHUNK
+    samples = random_samples(model.read_bytes())
+    assert_outputs_match(model.read_bytes(), samples, [HostModel(leanest.path).run(sample) for sample in samples])
 
 
 @pytest.mark.parametrize("depth, lean", [(64, Variant("2x4/fused", lean=True)), (68, None)])
@@ -240,7 +246,7 @@ def test_the_quads_kernel_takes_several_row_pairs_a_call_from_a_line_aligned_str
     (tmp_path / "m.tflite").write_bytes(pointwise(depth, 64, pixels=(15, 11)))
     compiled = compile_model(tmp_path / "m.tflite", tmp_path / "lib", cpu=cpu)
     kernels_c = (compiled.path / "src" / "tvmgen_default_kernels.c").read_text()
-    rows = re.findall(r"mtk_gemm_2x4_fused_s8\(.*, 64, .*, 64, (.*), -128, 127, 1\);", kernels_c)
+    rows = re.findall(rf"mtk_gemm_2x4_fused_s8\(.*, 64, .*, 64, (.*), {pairs}, -128, 127, 1\);", kernels_c)
     assert len(rows) == 1 and re.fullmatch(rf"\(\({2 * pairs}\) < \(v_\w*\) \? \({2 * pairs}\) : \(v_\w*\)\)", rows[0])
     assert re.findall(r"for \(int32_t pb = 0; pb < (\d+); \+\+pb\)", kernels_c) == [str(-(-165 // (2 * pairs)))]
     assert kernels_c.count("mtk_pack_pair_s16((") == pairs

@@ -4,6 +4,8 @@ tests/compile/test_gemm_dsp.py's."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from harness import assert_bit_exact_on_target, assert_outputs_match, random_samples
@@ -15,7 +17,7 @@ from mtk.pipeline import run_model
 from mtk.runoptions import RunOptions
 from mtk.reader import read_model
 from mtk.tuning import Tuning, layer_key
-from test_gemm_dsp import FUSED_MODELS, RUNS_LAYERS, fully_connected
+from test_gemm_dsp import FUSED_MODELS, RUNS_LAYERS, fully_connected, pointwise
 
 pytestmark = pytest.mark.qemu
 
@@ -55,4 +57,24 @@ def test_biased_kernels_are_bit_exact_on_every_dsp_core(model, variant, board, t
     inputs = random_samples(path.read_bytes())
     result = run_model(path, RunOptions(board=target, runs=1, tuning=Tuning({layer_key(data): Variant(variant)})),
                        inputs)
+    assert_outputs_match(path.read_bytes(), inputs, result.outputs, f"{board}: ")
+
+
+@pytest.mark.parametrize("board", ["mps2/an386", "mps2/an505"])
+@pytest.mark.parametrize("model", [FUSED_MODELS["quads-16-groups-133-rows"],
+                                   lambda: pointwise(48, 8, "RELU", y_zp=-128, pixels=(7, 5))], ids=["16", "12-relu"])
+def test_the_quads_kernels_of_a_pair_a_call_are_bit_exact(model, board, tmp_path, monkeypatch):
+    """2x4/fused's kernels of one pair a call (its C's `pairs` 1: a lean variant's, OpDef.leaner's under a RAM limit)
+    over 8-16 groups, with the sign term and without, the last call an odd row: the layers' quads of 8 groups or more
+    taken as shallower ones (a pair a call)."""
+    from mtk.ops import gemm
+
+    monkeypatch.setattr(gemm, "QUAD_PAIRS_MIN_GROUPS", gemm.QUAD_STRAIGHT + 1)
+    path = tmp_path / "model.tflite"
+    path.write_bytes(model())
+    inputs = random_samples(path.read_bytes())
+    result = run_model(path, RunOptions(board=get_board(board), runs=1, cache=False, build_dir=tmp_path / "build"),
+                       inputs)
+    kernels_c = (tmp_path / "build" / "compiled" / "src" / "tvmgen_default_kernels.c").read_text()
+    assert re.search(r"mtk_gemm_2x4_fused_s8\(.*, 1, -128, 127, [01]\);", kernels_c)
     assert_outputs_match(path.read_bytes(), inputs, result.outputs, f"{board}: ")

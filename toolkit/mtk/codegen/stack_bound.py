@@ -15,7 +15,7 @@ PUSHED = 9 * 4   # push {r4-r11, lr}: every naked kernel's first instruction
 # Naked assembly kernels' frames (their pushes and stack frames are in their asm, which gcc's call graph counts as 0
 # bytes), by a pattern of their names: a bound for each family (its largest `sub sp`, and the pushes inside).
 NAKED_FRAMES = ((r"mtk_gemm_2x4_fused_\w+", PUSHED + 88),       # c/dsp/mtk_gemm_2x4_fused.h (straight: 88, any: 40)
-                (r"mtk_gemm_band_\w+", PUSHED + 44),             # c/dsp/mtk_gemm_band_fused.h
+                (r"mtk_gemm_band_\w+", PUSHED + 28),             # c/dsp/mtk_gemm_band_fused.h
                 (r"mtk_gemm_2x2_fused_\w+", PUSHED + 40),        # c/dsp/mtk_dot_biased_s8.h MTK_FUSED_NAKED
                 (r"mtk_gemm_1x4_fused_\w+", PUSHED + 64),        # MTK_FUSED_CHUNK_DSP (MTK_FUSED_QUAD_DSP: 48)
                 (r"mtk_dot_2x\d_rows_w16_dsp", PUSHED),          # c/dsp/mtk_dot_s8_dsp.h (its pushes alone)

@@ -223,7 +223,7 @@ GEMM_KERNELS = (
     _gemm("mtk_dot_2x2_biased_s8", 2, 2, "biased", 1, _biased, (Isa.DSP,), header=BIASED_HEADER, row_sums=True),
     _gemm("mtk_dot_1x4_biased_s8", 1, 4, "biased", 1, _biased, (Isa.DSP,), header=BIASED_HEADER, row_sums=True),
     _fused_rows(2, BIASED_HEADER, ", int32_t split"),
-    _fused_rows(4, GEMM_2X4_HEADER, rows=", int32_t rows"),
+    _fused_rows(4, GEMM_2X4_HEADER, rows=", int32_t rows, int32_t pairs"),
     # (ops/gemm_band.py) every row of the input a call, a band of pairs packed at a time, each quad over the band
     KernelSpec("2x4/band", Family.GEMM, (Isa.DSP,), GEMM_BAND_HEADER, _f("mtk_gemm_band_fused_s8", _BAND), (2, 4),
                "fused", 1, _biased, fused=True),

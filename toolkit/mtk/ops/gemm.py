@@ -45,7 +45,8 @@ QUAD_PAIRS = {"cortex-m4": 4}
 SCRATCH_SHARE = 16    # a call's packed pairs take at most 1/16 of the layer's input and output bytes
 QUAD_PAIRS_MIN_GROUPS = 8   # shallower quads (their weights 128 B or less) take one pair a call
 CHUNK = 256   # k values a chunked variant packs at a time: a multiple of every weight group
-LEAN_CHUNK = CHUNK // 2   # a leaner variant's chunk (OpDef.leaner: under a RAM limit)
+LEAN_CHUNK = CHUNK // 2   # a leaner variant's chunk (OpDef.leaner: under a RAM limit), halved again by each step down
+LEANEST_CHUNK = CHUNK // 4   # ... to this one
 
 
 @dataclass(frozen=True)
@@ -121,9 +122,10 @@ class GemmOpDef(OpDef):
         return self.in_chunks(data, variant, CHUNK)
 
     def leaner(self, data: OpData, variant: Variant) -> Variant | None:
-        """Rows of the input itself packed LEAN_CHUNK values at a time where `variant` packs more: a smaller
-        scratch for more rounds of partial sums (AD's 640-deep layer: 256 B less for +0.7 % est. cycles); the band
-        kernel's rows a pair at a time (2x4/fused); 2x4/fused's one pair a call where it takes several."""
+        """Rows of the input itself packed LEAN_CHUNK values at a time where `variant` packs more, half its chunk
+        where it packs LEAN_CHUNK or less, down to LEANEST_CHUNK: a smaller scratch for more rounds of partial sums
+        (AD's 640-deep layer: 256 B and 128 B less); the band kernel's rows a pair at a time (2x4/fused); 2x4/fused's
+        one pair a call where it takes several."""
         p = data.params
         if not isinstance(p, GemmParams):
             return None   # the family's other kernels, a constant output's fill
@@ -131,9 +133,10 @@ class GemmOpDef(OpDef):
             return Variant(QUADS_KERNEL)   # a pair of rows packed at a time, not a band
         if variant.kernel == QUADS_KERNEL and quad_call_pairs(data, variant) > 1:
             return replace(variant, lean=True)
-        if p.patches is not None or 0 < variant.chunk <= LEAN_CHUNK:
+        chunk = min(variant.chunk // 2, LEAN_CHUNK) if variant.chunk else LEAN_CHUNK
+        if p.patches is not None or chunk < LEANEST_CHUNK:
             return None
-        return self.in_chunks(data, variant, LEAN_CHUNK)
+        return self.in_chunks(data, variant, chunk)
 
     def in_chunks(self, data: OpData, variant: Variant, chunk: int) -> Variant | None:
         """`variant` packing `chunk` values of rows from the input itself at a time (im2col taps: one kernel
@@ -182,17 +185,25 @@ def live_channels(stream: tuple[np.ndarray, ...], rq: Requant, groups: int, whol
     return live
 
 
-def quad_call_pairs(data: OpData, variant: Variant) -> int:
-    """Row pairs a call of QUADS_KERNEL takes for the layer: QUAD_PAIRS's for the core where its straight kernels take
-    its depth (of QUAD_PAIRS_MIN_GROUPS groups or more), at most the layer's, and while their packed rows stay within
-    1/SCRATCH_SHARE of the layer's input and output (a scratch that sets the arena undoes what tiling saves: a band's
-    layer is small); one for a lean variant (OpDef.leaner's)."""
-    channels, depth = data.params.weights.shape
-    groups = -(-depth // GROUP)
+def quad_code_pairs(data: OpData, variant: Variant) -> int:
+    """Row pairs the code of QUADS_KERNEL's calls for the layer takes at most (its C's `pairs`: the kernel of several
+    pairs a call or of one): QUAD_PAIRS's for the core where its straight kernels take the layer's depth of
+    QUAD_PAIRS_MIN_GROUPS groups or more, whether its calls take several or not (one kernel for a model's layers of that
+    depth); one for shallower and deeper layers and for a lean variant (OpDef.leaner's)."""
+    groups = -(-data.params.weights.shape[1] // GROUP)
     if variant.lean or not QUAD_PAIRS_MIN_GROUPS <= groups <= QUAD_STRAIGHT:
         return 1
-    fits = (data.inputs[0].size + data.output.size) // SCRATCH_SHARE // (4 * GROUP * groups)
-    return max(1, min(QUAD_PAIRS.get(data.cpu.name, 2), -(-data.output.size // channels // 2), fits))
+    return QUAD_PAIRS.get(data.cpu.name, 2)
+
+
+def quad_call_pairs(data: OpData, variant: Variant) -> int:
+    """Row pairs a call of QUADS_KERNEL takes for the layer: its code's (quad_code_pairs), at most the layer's, and while
+    their packed rows stay within 1/SCRATCH_SHARE of the layer's input and output (a scratch that sets the arena undoes
+    what tiling saves: a band's layer is small); at least one."""
+    channels, depth = data.params.weights.shape
+    most = quad_code_pairs(data, variant)
+    fits = (data.inputs[0].size + data.output.size) // SCRATCH_SHARE // (4 * GROUP * -(-depth // GROUP))
+    return max(1, min(most, -(-data.output.size // channels // 2), fits))
 
 
 def quads_suit(stream: tuple[np.ndarray, ...] | None, rq: Requant) -> bool:
@@ -222,9 +233,10 @@ def gemm_kernel(data: OpData, variant: Variant) -> Kernel:
     stream = stream_params(p) if mk.weights == "fused" else None   # (weights, bias, multiplier, shift)
     shared = mk.rows == 1 and shares_requantization(*(stream[2:] if stream else (rq.multiplier, rq.shift)))
     quads = variant.kernel == QUADS_KERNEL
-    pairs = quad_call_pairs(data, variant) if quads else 1
+    pairs, code_pairs = (quad_call_pairs(data, variant), quad_code_pairs(data, variant)) if quads else (1, 1)
     layout = GemmLayout(rows, w.shape[0], w.shape[1], variant, row_source(patches), weight_group(data.cpu), shared,
-                        stage=stage, split_loads=two_loads_beat_ldrd(data.cpu.name), pairs=pairs)
+                        stage=stage, split_loads=two_loads_beat_ldrd(data.cpu.name), pairs=pairs,
+                        code_pairs=code_pairs)
     if layout.stream and layout.block_rows == 2 and layout.chunk == layout.depth:   # leave constant channels out?
         live = live_channels(stream, rq, layout.groups, 4 if quads else 1)
         if live is not None:
@@ -270,6 +282,7 @@ class GemmLayout:
     stage: int = 0                # a gather's staging bytes per row when it packs kernel-row runs (runs_stage_bytes)
     split_loads: bool = False     # a two-row stream's kernel loads word by word (asm_schedule.two_loads_beat_ldrd)
     pairs: int = 1                # row pairs a kernel call takes (QUAD_PAIRS: the quads' straight kernels)
+    code_pairs: int = 1           # row pairs its kernel's code takes at most (quad_code_pairs)
 
     @property
     def spec(self) -> KernelSpec:

@@ -178,8 +178,9 @@ class KernelCalls:
             return c_call(g.micro_kernel, **common, channels=g.cols, out=T.address_of(out[pb * g.cols]),
                           **self.unpacked(x, pb * g.depth, g.depth))
         C, names = g.cols, {param.name for param in g.micro_kernel.params}
-        if "rows" in names:   # (2x4: up to its pairs' rows a call, an odd last row its own)
+        if "rows" in names:   # (2x4: up to its pairs' rows a call, an odd last row its own; its code by the pairs)
             common["rows"] = T.min(g.call_rows, g.rows - pb * g.call_rows) if g.rows % g.call_rows else g.call_rows
+            common["pairs"] = g.code_pairs
             stride = C
         else:
             stride = C if g.rows % 2 == 0 else T.if_then_else(pb * 2 + 1 < g.rows, C, 0)   # 0: the odd last row

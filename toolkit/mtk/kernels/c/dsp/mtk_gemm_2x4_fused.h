@@ -246,21 +246,31 @@ static inline void mtk_fused_quad2_c(const void* x, const uint8_t* t, int32_t gr
 #define MTK_QUAD2_LATER_SUMS
 #define MTK_QUAD2_LATER_PASSES(G, K, REST, SIGN)
 #endif
+/* A call's pairs after its first (SEVERAL: up to MTK_QUAD2_PAIRS), or none (ONE: a kernel of a pair a call, whose
+ * layer takes no more: gemm.py's `pairs`): their frames, their rows' sums, their passes. */
+#define MTK_QUAD2_SEVERAL_FRAMES(G) MTK_QUAD2_PAIR_FRAME(1, G, "4", "56") MTK_QUAD2_LATER_FRAMES(G)
+#define MTK_QUAD2_SEVERAL_SUMS MTK_QUAD2_IF_PAIR(1, "r6", "5f") MTK_FUSED_ROW_SUMS_AT("24") MTK_QUAD2_LATER_SUMS
+#define MTK_QUAD2_SEVERAL_PASSES(G, K, REST, SIGN)                                                   \
+  MTK_QUAD2_IF_PAIR(1, "r0", "4f")                                                                  \
+  MTK_QUAD2_PASS("4", "24", MTK_QUAD2_BACKWARD(G, K, REST, "16*" #G), "16*" #G, "56", "60", SIGN)   \
+  MTK_QUAD2_LATER_PASSES(G, K, REST, SIGN)
+#define MTK_QUAD2_ONE_FRAMES(G)
+#define MTK_QUAD2_ONE_SUMS
+#define MTK_QUAD2_ONE_PASSES(G, K, REST, SIGN)
 /* G groups (up to MTK_QUAD2_STRAIGHT), K + 1 before the head's s words. f: packed rows, the first quad, groups,
  * quads (> 0), out, stride, rows (1-8: each pair's rows 16·G bytes after the one before; an odd last row packed
  * twice, its copy's outputs stored over its own). Naked, so that every register but sp is the kernel's: first the
  * pairs' sums Σx (MTK_FUSED_ROW_SUMS_AT), then per quad (r1, label 1) each pair's pass, forward and backward in turn,
  * and its outputs. The frame: [4J] pair J's rows, [16 + 8J] −128·Σx of its rows, [48 + 8J] its output and its
  * stride (0: an odd last row), [80] the stream's end, [84] rows − 2. */
-#define MTK_QUAD2_STRAIGHT_DSP(NAME, G, K, REST, SIGN)                                                   \
+#define MTK_QUAD2_STRAIGHT_DSP(NAME, G, K, REST, SIGN, PAIRS)                                            \
 __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)) const int32_t* f) { \
   __asm__ volatile(                                                                                   \
       "push {r4-r11, lr}\n\t"                                                                         \
       "sub sp, sp, #88\n\t"                                                                           \
       "ldm r0, {r0-r6}\n\t"                                                                           \
       MTK_QUAD2_PAIR_FRAME(0, G, "0", "48")                                                           \
-      MTK_QUAD2_PAIR_FRAME(1, G, "4", "56")                                                           \
-      MTK_QUAD2_LATER_FRAMES(G)                                                                       \
+      MTK_QUAD2_##PAIRS##_FRAMES(G)                                                                   \
       "subs r6, r6, #2\n\t"                                                                           \
       "str r6, [sp, #84]\n\t"                                                                         \
       "movw r7, #16*" #G "+64\n\t"                                                                    \
@@ -268,15 +278,12 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "str r7, [sp, #80]\n\t"                                                                         \
       "movs r2, #" #G "\n\t"                                                                          \
       MTK_FUSED_ROW_SUMS_AT("16")                                                                      \
-      MTK_QUAD2_IF_PAIR(1, "r6", "5f") MTK_FUSED_ROW_SUMS_AT("24")                                    \
-      MTK_QUAD2_LATER_SUMS                                                                            \
+      MTK_QUAD2_##PAIRS##_SUMS                                                                        \
       "5:\n\t"                                                                                        \
       ".p2align 2\n"                                                                                   \
       "1:\n\t"                                                                                        \
       MTK_QUAD2_PASS("0", "16", MTK_QUAD2_FORWARD(G, K, REST, "16*" #G), "16*" #G, "48", "52", SIGN)  \
-      MTK_QUAD2_IF_PAIR(1, "r0", "4f")                                                                \
-      MTK_QUAD2_PASS("4", "24", MTK_QUAD2_BACKWARD(G, K, REST, "16*" #G), "16*" #G, "56", "60", SIGN) \
-      MTK_QUAD2_LATER_PASSES(G, K, REST, SIGN)                                                        \
+      MTK_QUAD2_##PAIRS##_PASSES(G, K, REST, SIGN)                                                    \
       "4:\n\t"                                                                                        \
       "addw r1, r1, #16*" #G "+64\n\t"                                                                \
       "ldr r0, [sp, #80]\n\t"                                                                         \
@@ -359,10 +366,12 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "pop {r4-r11, pc}\n\t");                                                                        \
 }
 /* Per number of groups (1 to 16 each its own: only the layer's is linked in; else any), with and without the sign
- * term. */
-#define MTK_QUAD2_KERNELS(G, K, REST)                                                                   \
-  MTK_QUAD2_STRAIGHT_DSP(mtk_gemm_2x4_fused_g##G##_dsp, G, K, REST, MTK_FUSED_SIGN)                    \
-  MTK_QUAD2_STRAIGHT_DSP(mtk_gemm_2x4_fused_g##G##_nosign_dsp, G, K, REST, MTK_FUSED_NO_SIGN)
+ * term, of several pairs a call or of one. */
+#define MTK_QUAD2_KERNELS(G, K, REST)                                                                        \
+  MTK_QUAD2_STRAIGHT_DSP(mtk_gemm_2x4_fused_g##G##_dsp, G, K, REST, MTK_FUSED_SIGN, SEVERAL)                \
+  MTK_QUAD2_STRAIGHT_DSP(mtk_gemm_2x4_fused_g##G##_nosign_dsp, G, K, REST, MTK_FUSED_NO_SIGN, SEVERAL)      \
+  MTK_QUAD2_STRAIGHT_DSP(mtk_gemm_2x4_fused_g##G##_one_dsp, G, K, REST, MTK_FUSED_SIGN, ONE)                \
+  MTK_QUAD2_STRAIGHT_DSP(mtk_gemm_2x4_fused_g##G##_one_nosign_dsp, G, K, REST, MTK_FUSED_NO_SIGN, ONE)
 MTK_QUAD2_ANY_DSP(mtk_gemm_2x4_fused_any_dsp, MTK_FUSED_SIGN)
 MTK_QUAD2_ANY_DSP(mtk_gemm_2x4_fused_any_nosign_dsp, MTK_FUSED_NO_SIGN)
 /* K: the groups before the head's s words but the first (half the groups, at least one, less one). */
@@ -384,11 +393,15 @@ MTK_QUAD2_KERNELS(15, 6, 8)
 MTK_QUAD2_KERNELS(16, 7, 8)
 
 /* The saturated kernel of `groups` groups over the rows f names, with the sign term or without: straight code for up
- * to MTK_QUAD2_STRAIGHT groups, else the loop's, a pair a call. */
-MTK_FUSED_INLINE void mtk_gemm_2x4_fused_saturated_dsp(const int32_t* f, int32_t groups, int32_t sign) {
+ * to MTK_QUAD2_STRAIGHT groups (of one pair a call where the layer's calls take no more), else the loop's, a pair a
+ * call. */
+MTK_FUSED_INLINE void mtk_gemm_2x4_fused_saturated_dsp(const int32_t* f, int32_t groups, int32_t sign, int32_t pairs) {
 #define MTK_QUAD2_CALL(G, F) (sign ? mtk_gemm_2x4_fused_##G##_dsp(F) : mtk_gemm_2x4_fused_##G##_nosign_dsp(F))
-#define MTK_QUAD2_CASE(G) \
-  case G: MTK_QUAD2_CALL(g##G, f); return;
+#define MTK_QUAD2_CASE(G)                        \
+  case G:                                        \
+    if (pairs > 1) MTK_QUAD2_CALL(g##G, f);      \
+    else MTK_QUAD2_CALL(g##G##_one, f);          \
+    return;
   switch (groups) {
     MTK_QUAD2_CASE(1) MTK_QUAD2_CASE(2) MTK_QUAD2_CASE(3) MTK_QUAD2_CASE(4)
     MTK_QUAD2_CASE(5) MTK_QUAD2_CASE(6) MTK_QUAD2_CASE(7) MTK_QUAD2_CASE(8) MTK_QUAD2_CASE(9) MTK_QUAD2_CASE(10)
@@ -406,19 +419,21 @@ MTK_FUSED_INLINE void mtk_gemm_2x4_fused_saturated_dsp(const int32_t* f, int32_t
 
 /* The GEMM of `rows` (1-8) rows packed in pairs at x (mtk_pack_pair_s16 and the like, a pair's 16·groups bytes after
  * the other's; an odd last row packed twice) with all `channels` of the quad stream w, the outputs of row r at out +
- * r·stride, clamped to [lo, hi]; sign as mtk_gemm_2x2_fused_s8's. Whole quads of a layer whose range is all of int8 in
+ * r·stride, clamped to [lo, hi]; sign as mtk_gemm_2x2_fused_s8's; `pairs`: the most row pairs the layer's calls take
+ * (a constant: 1 links the kernels of one pair a call in). Whole quads of a layer whose range is all of int8 in
  * assembly, the rest in C. Inlined, so that only the assembly the call's constants pick is linked in. */
 MTK_FUSED_INLINE int32_t mtk_gemm_2x4_fused_s8(const void* x, const void* w, int32_t groups, int32_t channels,
-                                               void* out, int32_t stride, int32_t rows, int32_t lo, int32_t hi,
-                                               int32_t sign) {
+                                               void* out, int32_t stride, int32_t rows, int32_t pairs, int32_t lo,
+                                               int32_t hi, int32_t sign) {
   int32_t tile = 16 * groups + MTK_QUAD2_TAIL, done = 0;
 #ifndef MTK_FUSED_ASM
   (void)sign;
+  (void)pairs;
 #else
   int32_t quads = channels >> 2;
   if (quads > 0 && lo == -128 && hi == 127) {
     const int32_t f[7] = {(int32_t)x, (int32_t)w, groups, quads, (int32_t)out, stride, rows};
-    mtk_gemm_2x4_fused_saturated_dsp(f, groups, sign);
+    mtk_gemm_2x4_fused_saturated_dsp(f, groups, sign, pairs);
     done = 4 * quads;
   }
 #endif
@@ -436,9 +451,10 @@ MTK_FUSED_INLINE int32_t mtk_gemm_2x4_fused_s8(const void* x, const void* w, int
 /* mtk_gemm_2x4_fused_s8 over the channels a layer computes ("2x4/fused" with constant channels left out: gemm.py
  * live_channels, whole quads of them), then the tables mtk_fused_spread_live reads, row by row. */
 MTK_FUSED_INLINE int32_t mtk_gemm_2x4_fused_live_s8(const void* x, const void* w, int32_t groups, int32_t live,
-                                                    void* out, int32_t stride, int32_t rows, int32_t lo, int32_t hi,
-                                                    int32_t sign, int32_t channels, int32_t stream_bytes) {
-  mtk_gemm_2x4_fused_s8(x, w, groups, live, out, stride, rows, lo, hi, sign);
+                                                    void* out, int32_t stride, int32_t rows, int32_t pairs,
+                                                    int32_t lo, int32_t hi, int32_t sign, int32_t channels,
+                                                    int32_t stream_bytes) {
+  mtk_gemm_2x4_fused_s8(x, w, groups, live, out, stride, rows, pairs, lo, hi, sign);
   for (int32_t r = 0; r < rows; ++r) mtk_fused_spread_live((int8_t*)out + r * stride, 0, w, channels, stream_bytes);
   return 0;
 }
