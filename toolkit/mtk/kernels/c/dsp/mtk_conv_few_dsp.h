@@ -8,8 +8,9 @@
  * The band: `band_rows` rows of `row_values` int16 values; row r holds the input row its kernel row reads, from
  * input column -pad_left on, its channels interleaved as in NHWC (zp outside the image). A pixel's kernel row is
  * `pairs` int16 pairs from its first value (the last pair's second value multiplies a zero weight when the row's
- * kw * in_c values are odd). The stream, per block of 4 output channels: their 4 doubled biases, per k pair
- * (kernel row by kernel row) the 4 channels' doubled weight pairs, then per channel m, C, e (mtk_few_requant). */
+ * kw * in_c values are odd; of two rows or more those last values then pair up, mtk_few_x). The stream, per block
+ * of 4 output channels: their 4 doubled biases, per k pair (mtk_few_x's order) the 4 channels' doubled weight pairs,
+ * then per channel m, C, e (mtk_few_requant). */
 #ifndef MTK_CONV_FEW_DSP_H_
 #define MTK_CONV_FEW_DSP_H_
 
@@ -17,10 +18,12 @@
 #include <string.h>
 
 #include "mtk_dot_biased_s8.h"   /* mtk_requant_x2 */
+#include "mtk_dw3x3_dsp.h"       /* mtk_dw3x3_uniform_requant */
 
-/* The int8 output of a doubled sum x2 (q: m, C, e; mtk_requant_x2), clamped to [lo, hi]. */
-static inline int8_t mtk_few_requant(int32_t x2, const int32_t* q, int32_t lo, int32_t hi) {
-  const int32_t v = mtk_requant_x2(x2, q[0], q[1], q[2]);
+/* The int8 output of a doubled sum x2 (q: m, C, e; mtk_requant_x2), clamped to [lo, hi]; with a uniform shift (> 0)
+ * the sums scaled to it, mtk_dw3x3_uniform_requant's. */
+static inline int8_t mtk_few_requant(int32_t x2, const int32_t* q, int32_t shift, int32_t lo, int32_t hi) {
+  const int32_t v = shift ? mtk_dw3x3_uniform_requant(x2, q[0], q[1], shift) : mtk_requant_x2(x2, q[0], q[1], q[2]);
   return (int8_t)(v < lo ? lo : (v > hi ? hi : v));
 }
 
@@ -87,27 +90,41 @@ static inline void mtk_few_band_row(int16_t* dst, const int8_t* x, int32_t iy, i
   mtk_few_fill(dst + v, zp, row_values - v);
 }
 
+/* K pair j of a pixel's window from its first band value: kernel row j / pairs's pair j % pairs; joined (rows ending
+ * on an odd value), each row's pairs - 1 whole pairs first, then the rows' last values two rows a pair (the last
+ * row's alone with the value after it, against a zero weight). */
+static inline uint32_t mtk_few_x(const int16_t* band, int32_t j, int32_t pairs, int32_t joined, int32_t rows,
+                                 int32_t row_values) {
+  const int32_t whole = pairs - joined;
+  uint32_t x;
+  if (j < rows * whole) {
+    memcpy(&x, band + (j / whole) * row_values + 2 * (j % whole), 4);
+    return x;
+  }
+  const int32_t r = 2 * (j - rows * whole);
+  const int16_t* last = band + r * row_values + 2 * whole;
+  memcpy(&x, last, 4);
+  return r + 1 < rows ? (x & 0xffffu) | ((uint32_t)(uint16_t)last[row_values] << 16) : x;
+}
+
 /* n pixel pairs of a band, in C: pixel 0 of a pair from `band`, pixel 1 `p1` values on, its outputs at o0 and o1;
  * then the band `band_step` values on, the outputs `out_step` bytes on. */
 static inline void mtk_few_pass_c(const int16_t* band, const int32_t* stream, int8_t* o0, int8_t* o1, int32_t n,
-                                  int32_t pairs, int32_t rows, int32_t row_values, int32_t p1, int32_t band_step,
-                                  int32_t out_step, int32_t out_c, int32_t lo, int32_t hi) {
-  const int32_t kp = rows * pairs, quad_words = 16 + 4 * kp;
+                                  int32_t pairs, int32_t joined, int32_t rows, int32_t row_values, int32_t p1,
+                                  int32_t band_step, int32_t out_step, int32_t out_c, int32_t shift, int32_t lo,
+                                  int32_t hi) {
+  const int32_t kp = joined ? rows * (pairs - 1) + (rows + 1) / 2 : rows * pairs, quad_words = 16 + 4 * kp;
   for (; n > 0; --n, band += band_step, o0 += out_step, o1 += out_step) {
     const int32_t* q = stream;
     for (int32_t c0 = 0; c0 < out_c; c0 += 4, q += quad_words)
       for (int32_t c = 0; c < 4 && c0 + c < out_c; ++c) {
         int32_t s = q[c], t = q[c];
         for (int32_t j = 0; j < kp; ++j) {
-          const int16_t* x = band + (j / pairs) * row_values + 2 * (j % pairs);
-          uint32_t x0, x1;
-          memcpy(&x0, x, 4);
-          memcpy(&x1, x + p1, 4);
-          s = mtk_smlad((uint32_t)q[4 + 4 * j + c], x0, s);
-          t = mtk_smlad((uint32_t)q[4 + 4 * j + c], x1, t);
+          s = mtk_smlad((uint32_t)q[4 + 4 * j + c], mtk_few_x(band, j, pairs, joined, rows, row_values), s);
+          t = mtk_smlad((uint32_t)q[4 + 4 * j + c], mtk_few_x(band + p1, j, pairs, joined, rows, row_values), t);
         }
-        o0[c0 + c] = mtk_few_requant(s, q + 4 + 4 * kp + 3 * c, lo, hi);
-        o1[c0 + c] = mtk_few_requant(t, q + 4 + 4 * kp + 3 * c, lo, hi);
+        o0[c0 + c] = mtk_few_requant(s, q + 4 + 4 * kp + 3 * c, shift, lo, hi);
+        o1[c0 + c] = mtk_few_requant(t, q + 4 + 4 * kp + 3 * c, shift, lo, hi);
       }
   }
 }
