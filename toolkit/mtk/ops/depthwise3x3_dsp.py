@@ -413,10 +413,14 @@ class _Layer:
           f"str r2, {a.frame(2)}")
         if multiplier > 1:
             a(f"movw r12, #{multiplier}", f"str r12, {a.frame(MULTIPLIER_SLOT)}")
-        a(f"movw r12, #{g.out_c}", f"str r12, {a.frame(3)}", "5:", f"ldr r12, {a.frame(0)}", "ldrd r2, r3, [r12]",
-          f"strd r2, r3, {a.frame(6)}")
-        for kind, oy0, count in self.runs():
-            a(f"ldr r12, {a.frame(0)}", "add r12, r12, #8", "ldm r12, {r2-r7}")
+        a(f"movw r12, #{g.out_c}", f"str r12, {a.frame(3)}", "5:", f"ldr r12, {a.frame(0)}",
+          "ldrd r2, r3, [r12], #8", f"strd r2, r3, {a.frame(6)}")
+        # the normal rows first: their code leaves the weights and bias as they are, for the next run's setup
+        weights = "fresh"   # in r2-r7 (r12 at them), or "kept" (r2-r7 as loaded), or "moved"
+        for kind, oy0, count in sorted(self.runs(), key=lambda run: run[0] != NORMAL):
+            if weights != "kept":
+                a(*([] if weights == "fresh" else [f"ldr r12, {a.frame(0)}", "add r12, r12, #8"]), "ldm r12, {r2-r7}")
+            weights = "kept" if kind == NORMAL else "moved"
             if KIND_SETUP[kind]:
                 a(f"movw lr, #{self.zp & 0xffff}", *KIND_SETUP[kind])
             a(f"ldr r0, {a.frame(1)}")
