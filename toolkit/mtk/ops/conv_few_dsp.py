@@ -1,7 +1,7 @@
 """CONV_2D with 1 to 4 input channels (image and spectrogram first layers) on DSP cores (Cortex-M4, M7, M33), the
-layer in one call (c/dsp/mtk_conv_few_dsp.h): per output row (or pair of rows) the input rows its windows read,
-zero-padded and widened to int16 once in a band, then each pixel's window read from the band where it is, as int16
-pairs; two pixels (side by side, or one above the other where that leaves fewer pixels without a partner) against four
+layer in one call (c/dsp/mtk_conv_few_dsp.h): the input rows the windows of an output row (or pair of rows) read,
+zero-padded and widened to int16 once in a band, a ring of rows that keeps those the next block reads too, then each
+pixel's window read from the band where it is, as int16 pairs; two pixels (side by side, or one above the other where that leaves fewer pixels without a partner) against four
 output channels a block, each weight word loaded once for both pixels and each pixel word once for the four channels.
 The pass over a band's pixel pairs is assembly generated here with the band's and the stream's offsets as immediates:
 per k pair 6 loads and 8 SMLADs (on the M7 ordered for its dual issue: asm_schedule.py), the doubled int16 weights'
@@ -92,16 +92,33 @@ class Plan:
         return 2 * -(-(g.out_w * g.stride_w * g.in_c + 2 * self.pairs) // 2)
 
     @property
+    def span(self) -> int:
+        """Consecutive input rows a block's windows read (a vertical pair's: both pixels')."""
+        g = self.g
+        return (g.k_h - 1) * g.dil_h + 1 + g.stride_h * self.vertical
+
+    @property
+    def step(self) -> int:
+        """Input rows from a block to the next."""
+        return self.g.stride_h * (2 if self.vertical else 1)
+
+    @property
+    def ring_rows(self) -> int:
+        """Rows of the band's ring: a block's span and the next block's new rows, where the blocks' spans overlap
+        (those rows then stay, moved to the front once every other block)."""
+        return self.span + self.step * (self.step < self.span)
+
+    @property
     def band_rows(self) -> int:
-        return self.g.k_h * (2 if self.vertical or self.shifted else 1)
+        return self.ring_rows * (2 if self.shifted else 1)
 
     @property
     def partner(self) -> int:
         """Bytes from a pair's pixel 0 to pixel 1 in the band."""
         g = self.g
         if self.vertical:
-            return 2 * g.k_h * self.row_values
-        return 2 * (g.k_h * self.row_values * self.shifted + g.stride_w * g.in_c - self.shifted)
+            return 2 * g.stride_h * self.row_values
+        return 2 * (self.ring_rows * self.row_values * self.shifted + g.stride_w * g.in_c - self.shifted)
 
     @property
     def band_step(self) -> int:
@@ -137,7 +154,7 @@ class Plan:
     def x_offsets(self, j: int) -> tuple[int, ...]:
         """Bytes from a pixel's first band value to its k pair j: the word's, or a joined pair's two halfwords'."""
         first, second = self.taps[j]
-        at = lambda tap: 2 * (self.row_values * tap[0] + tap[1])
+        at = lambda tap: 2 * (self.row_values * self.g.dil_h * tap[0] + tap[1])
         return (at(first),) if second is None or second[0] == first[0] else (at(first), at(second))
 
     @property
@@ -336,7 +353,8 @@ def pass_source(name: str, plan: Plan, sign: bool, act_min: int, act_max: int, c
             f"__attribute__((naked, noinline)) static void {name}({params}) {{\n"
             f"  __asm__ volatile(\n{asm}  );\n}}\n#else\n"
             f"static void {name}({params}) {{\n"
-            f"  mtk_few_pass_c(band, stream, o0, o1, n, {plan.pairs}, {int(plan.joined)}, {g.k_h}, {plan.row_values}, "
+            f"  mtk_few_pass_c(band, stream, o0, o1, n, {plan.pairs}, {int(plan.joined)}, {g.k_h}, "
+            f"{plan.row_values * g.dil_h}, "
             f"{plan.partner // 2}, "
             f"{plan.band_step // 2}, {plan.out_step}, {g.out_c}, {plan.shift}, {act_min}, {act_max});\n}}\n#endif\n")
 
@@ -347,7 +365,7 @@ def c_source(plan: Plan, sign: bool, act_min: int, act_max: int, cpu: str) -> tu
     g = plan.g
     layer = (f"{g.in_h}, {g.in_w}, {g.in_c}, {g.out_h}, {g.out_w}, {g.out_c}, {g.k_h}, {g.stride_h}, {g.stride_w}, "
              f"{g.dil_h}, {g.pad_top}, {g.pad_left}, {g.in_zp}, {plan.row_values}, {int(plan.vertical)}, "
-             f"{int(plan.shifted)}, {plan.stream_bytes * plan.stream_in_ram}")
+             f"{int(plan.shifted)}, {plan.ring_rows}, {plan.stream_bytes * plan.stream_in_ram}")
     plans = [plan] + ([replace(plan, vertical=False)] if plan.vertical and g.out_h % 2 else [])
     passes = "".join(pass_source(f"PASS{i}", p, sign, act_min, act_max, cpu) for i, p in enumerate(plans))
     name = f"mtk_few_{hashlib.sha256((passes + layer).encode()).hexdigest()[:12]}"
