@@ -44,6 +44,10 @@ LAYERS = {
     # odd width (a pixel without partner a row), magic wand's 4x3 window over 3 columns
     "rgb-3x3-s1-odd": lambda: conv((11, 9, 3), 6, (3, 3), activation="RELU", seed=4),
     "gray-4x3-s1": lambda: conv((16, 3, 1), 8, (4, 3), seed=5),
+    # kernel rows of one value: every k pair two rows' values (the last row's alone)
+    "gray-3x1-s1": lambda: conv((10, 7, 1), 4, (3, 1), activation="RELU", seed=6),
+    # a stride longer than the window: the band's ring keeps no row for the next output row
+    "gray-2x2-s3": lambda: conv((11, 14, 1), 4, (2, 2), (3, 3), padding="VALID", activation="RELU", seed=7),
     # dead channels (zero weights, biases of ±2^30) folded into constants by the fused stream's parameters
     "rgb-dead": lambda: conv((10, 10, 3), 8, (3, 3), (2, 2), dead=(1, 6)),
 }
@@ -72,16 +76,38 @@ def test_wide_inputs_and_dilated_rows_keep_the_gemm():
     assert FEW_INPUTS not in variants(conv((9, 9, 2), 8, (3, 3), dilation=(1, 2)), "cortex-m4")  # dilated rows
 
 
-def test_pairs_lie_one_above_the_other_where_fewer_pixels_go_without_a_partner():
-    def planned(model: bytes) -> conv_few_dsp.Plan:
-        with tempfile.TemporaryDirectory() as tmp:
-            (Path(tmp) / "m.tflite").write_bytes(model)
-            return conv_few_dsp.plan(prepare_ops(read_model(Path(tmp) / "m.tflite"), get_cpu("cortex-m4"))[0])
+def planned(model: bytes) -> conv_few_dsp.Plan:
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "m.tflite").write_bytes(model)
+        return conv_few_dsp.plan(prepare_ops(read_model(Path(tmp) / "m.tflite"), get_cpu("cortex-m4"))[0])
 
+
+def test_pairs_lie_one_above_the_other_where_fewer_pixels_go_without_a_partner():
     assert planned(LAYERS["kws-10x4-s2"]()).vertical                # 25x5: 5 alone one above the other, 25 side by side
     assert not planned(LAYERS["rgb-3x3-s2"]()).vertical             # 12x12: none either way
     shifted = planned(LAYERS["rgb-3x3-s1-odd"]())                   # odd starts: side by side, the second band
-    assert shifted.shifted and not shifted.vertical and shifted.band_rows == 6
+    assert shifted.shifted and not shifted.vertical and shifted.band_rows == 2 * (3 + 1)   # two rings of 3 + 1 rows
+
+
+def test_the_bands_ring_keeps_the_rows_the_next_block_reads_too():
+    rgb = planned(LAYERS["rgb-3x3-s2"]())                            # 3 rows, 2 new an output row
+    assert (rgb.span, rgb.step, rgb.band_rows) == (3, 2, 5)
+    kws = planned(LAYERS["kws-10x4-s2"]())                           # a vertical pair's 10 + 2 rows, 4 new a pair
+    assert (kws.span, kws.step, kws.band_rows) == (12, 4, 16) and kws.partner == 2 * 2 * kws.row_values
+    dilated = planned(LAYERS["4ch-3x2-s1-dilated"]())               # rows 0, 2, 4 (and 1, 3, 5) of 6, vertical
+    assert (dilated.span, dilated.band_rows) == (6, 8) and dilated.x_offsets(dilated.pairs) == (4 * dilated.row_values,)
+    assert planned(LAYERS["gray-2x2-s3"]()).band_rows == 2 * 2        # no row kept: two bands (shifted) of 2 rows
+
+
+def test_odd_kernel_rows_pair_their_last_values_two_rows_a_k_pair():
+    rgb = planned(LAYERS["rgb-3x3-s2"]())                           # 3 rows of 9 values: 4 + 4 + 4 + 2 k pairs
+    assert rgb.joined and rgb.k_pairs == 14
+    assert rgb.taps[12:] == [((0, 8), (1, 8)), ((2, 8), None)]
+    assert rgb.x_offsets(12) == (16, 16 + 2 * rgb.row_values) and rgb.x_offsets(13) == (16 + 4 * rgb.row_values,)
+    assert planned(LAYERS["gray-4x3-s1"]()).k_pairs == 4 * 1 + 2     # 4 rows of 3 values
+    assert planned(LAYERS["gray-3x1-s1"]()).k_pairs == 2
+    kws = planned(LAYERS["kws-10x4-s2"]())                           # rows of 4 values: whole pairs only
+    assert not kws.joined and kws.k_pairs == 10 * 2
 
 
 @pytest.mark.parametrize("name", sorted(LAYERS))

@@ -1,12 +1,13 @@
 """CONV_2D with 1 to 4 input channels (image and spectrogram first layers) on DSP cores (Cortex-M4, M7, M33), the
-layer in one call (c/dsp/mtk_conv_few_dsp.h): per output row (or pair of rows) the input rows its windows read,
-zero-padded and widened to int16 once in a band, then each pixel's window read from the band where it is, as int16
-pairs; two pixels (side by side, or one above the other where that leaves fewer pixels without a partner) against four
+layer in one call (c/dsp/mtk_conv_few_dsp.h): the input rows the windows of an output row (or pair of rows) read,
+zero-padded and widened to int16 once in a band, a ring of rows that keeps those the next block reads too, then each
+pixel's window read from the band where it is, as int16 pairs; two pixels (side by side, or one above the other where that leaves fewer pixels without a partner) against four
 output channels a block, each weight word loaded once for both pixels and each pixel word once for the four channels.
 The pass over a band's pixel pairs is assembly generated here with the band's and the stream's offsets as immediates:
 per k pair 6 loads and 8 SMLADs (on the M7 ordered for its dual issue: asm_schedule.py), the doubled int16 weights'
-sums requantized as the fused GEMM's (SMMLAR, shift, SSAT). Where a kernel row's kw * in_c values are odd its last
-pair reads one more value, against a zero weight.
+sums requantized as the fused GEMM's (SMMLAR, shift, SSAT). Where a kernel row's kw * in_c values are odd the rows'
+last values pair up two rows a k pair (PKHBT of two loads: VWW's 3x3 over 3 channels 14 k pairs for 27 values, not
+15), the last row's alone reading one more value against a zero weight.
 
 Where stride_w * in_c is odd (a 3-channel or 1-channel layer of stride 1) every other pixel starts on an odd value:
 pairs then lie side by side, pixel 1 read from a second band holding the same rows one value on. It takes a layer
@@ -24,8 +25,8 @@ from ..kernels.signature import CFunction
 from ..kernels.table import FEW_INPUTS_KERNEL, Family, spec
 from .base import Const, Kernel, OpData, Scratch
 from ..target import Isa
-from .asm_schedule import schedule
-from .depthwise3x3_dsp import _clamp
+from .asm_schedule import dual_issues, schedule
+from .depthwise3x3_dsp import _clamp, uniform_shift
 from .gemm import GemmParams, Patches, stream_params
 
 KERNEL = spec(Family.FEW_INPUTS, FEW_INPUTS_KERNEL)
@@ -48,6 +49,7 @@ class Plan:
     g: Patches
     vertical: bool           # pairs one above the other
     stream_in_ram: bool = False
+    shift: int = 0           # the channels' uniform right shift (0: each its own)
 
     @property
     def shifted(self) -> bool:
@@ -61,8 +63,27 @@ class Plan:
         return -(-self.g.k_w * self.g.in_c // 2)
 
     @property
+    def joined(self) -> bool:
+        """Whether kernel rows end on an odd value (kw * in_c odd) two of them or more: their last values then
+        pair up two rows a k pair (each value in a word's low half, PKHBT joining them), the last row's alone
+        where k_h is odd, instead of one k pair each against a zero weight."""
+        return self.g.k_w * self.g.in_c % 2 == 1 and self.g.k_h >= 2
+
+    @property
+    def taps(self) -> list[tuple[tuple[int, int], tuple[int, int] | None]]:
+        """Per k pair its two (kernel row, value) taps, the second None where it is the next band value against a
+        zero weight: each row's whole pairs, then (joined) the rows' last values two rows a pair."""
+        g, full = self.g, self.g.k_w * self.g.in_c // 2
+        whole = full if self.joined else self.pairs
+        run = g.k_w * g.in_c
+        taps = [((r, 2 * p), (r, 2 * p + 1) if 2 * p + 1 < run else None) for r in range(g.k_h) for p in range(whole)]
+        if self.joined:
+            taps += [((r, run - 1), (r + 1, run - 1) if r + 1 < g.k_h else None) for r in range(0, g.k_h, 2)]
+        return taps
+
+    @property
     def k_pairs(self) -> int:
-        return self.g.k_h * self.pairs
+        return len(self.taps)
 
     @property
     def row_values(self) -> int:
@@ -71,16 +92,33 @@ class Plan:
         return 2 * -(-(g.out_w * g.stride_w * g.in_c + 2 * self.pairs) // 2)
 
     @property
+    def span(self) -> int:
+        """Consecutive input rows a block's windows read (a vertical pair's: both pixels')."""
+        g = self.g
+        return (g.k_h - 1) * g.dil_h + 1 + g.stride_h * self.vertical
+
+    @property
+    def step(self) -> int:
+        """Input rows from a block to the next."""
+        return self.g.stride_h * (2 if self.vertical else 1)
+
+    @property
+    def ring_rows(self) -> int:
+        """Rows of the band's ring: a block's span and the next block's new rows, where the blocks' spans overlap
+        (those rows then stay, moved to the front once every other block)."""
+        return self.span + self.step * (self.step < self.span)
+
+    @property
     def band_rows(self) -> int:
-        return self.g.k_h * (2 if self.vertical or self.shifted else 1)
+        return self.ring_rows * (2 if self.shifted else 1)
 
     @property
     def partner(self) -> int:
         """Bytes from a pair's pixel 0 to pixel 1 in the band."""
         g = self.g
         if self.vertical:
-            return 2 * g.k_h * self.row_values
-        return 2 * (g.k_h * self.row_values * self.shifted + g.stride_w * g.in_c - self.shifted)
+            return 2 * g.stride_h * self.row_values
+        return 2 * (self.ring_rows * self.row_values * self.shifted + g.stride_w * g.in_c - self.shifted)
 
     @property
     def band_step(self) -> int:
@@ -113,9 +151,11 @@ class Plan:
         """The band, a junk block's outputs, then the stream's copy."""
         return self.band_bytes + 4 * self.quads + self.stream_bytes * self.stream_in_ram
 
-    def x_offset(self, j: int) -> int:
-        """Bytes from a pixel's first band value to its k pair j."""
-        return 2 * self.row_values * (j // self.pairs) + 4 * (j % self.pairs)
+    def x_offsets(self, j: int) -> tuple[int, ...]:
+        """Bytes from a pixel's first band value to its k pair j: the word's, or a joined pair's two halfwords'."""
+        first, second = self.taps[j]
+        at = lambda tap: 2 * (self.row_values * self.g.dil_h * tap[0] + tap[1])
+        return (at(first),) if second is None or second[0] == first[0] else (at(first), at(second))
 
     @property
     def looped(self) -> bool:
@@ -126,7 +166,7 @@ class Plan:
     def reach(self) -> int:
         """The largest immediate offset of the pass's loads."""
         stream = self.quad_bytes if self.looped else self.quads * self.quad_bytes
-        return max(self.x_offset(self.k_pairs - 1) + self.partner, stream, self.band_step)
+        return max(max(max(self.x_offsets(j)) for j in range(self.k_pairs)) + self.partner, stream, self.band_step)
 
 
 def plan(data: OpData, lean: bool = False) -> Plan | None:
@@ -142,8 +182,19 @@ def plan(data: OpData, lean: bool = False) -> Plan | None:
     # other pixel starts on an odd value
     vertical = g.out_h * (g.out_w % 2) > g.out_w * (g.out_h % 2) and (g.stride_w * g.in_c) % 2 == 0
     stream_bytes = Plan(g, vertical).stream_bytes
-    planned = Plan(g, vertical, not lean and stream_bytes <= STREAM_IN_RAM.get(data.cpu.name, 0))
+    planned = Plan(g, vertical, not lean and stream_bytes <= STREAM_IN_RAM.get(data.cpu.name, 0), _uniform_shift(data))
     return planned if planned.reach <= LOAD_REACH else None
+
+
+def _uniform_shift(data: OpData) -> int:
+    """The right shift every channel's requantization is scaled to (depthwise3x3_dsp.uniform_shift), 0 for each its
+    own: where no sign term is needed, and not on a dual-issue core (whose scheduled code issues the ASR it saves
+    beside another instruction)."""
+    p: GemmParams = data.params
+    if p.requant.negative_rounding_matters or dual_issues(data.cpu.name):
+        return 0
+    weights, bias, multiplier, shift = stream_params(p)
+    return uniform_shift(weights.T, requant_columns(bias, multiplier, shift, p.requant.out_zp)) or 0
 
 
 def takes(data: OpData) -> bool:
@@ -157,24 +208,36 @@ def weight_bytes(data: OpData) -> int:
     return planned.stream_bytes
 
 
+def requant_columns(bias: np.ndarray, multiplier: np.ndarray, shift: np.ndarray, out_zp: int) -> np.ndarray:
+    """int64 [channels][2 * bias, m, k, e] (depthwise_dsp.fused_params's order): the rounding term
+    k = 2^(e−1) + out_zp·2^e, e the right shift (1 where m is 0)."""
+    m = np.asarray(multiplier, np.int64)
+    e = np.where(m == 0, 1, -np.asarray(shift, np.int64))
+    k = (np.int64(1) << (e - 1)) + out_zp * (np.int64(1) << e)
+    return np.stack([2 * np.asarray(bias, np.int64), m, k, e], axis=1)
+
+
 def pack(plan: Plan, weights: np.ndarray, bias: np.ndarray, multiplier: np.ndarray, shift: np.ndarray,
          out_zp: int) -> np.ndarray:
     """The stream (int32) from the fused stream's weights [out_c, k_h * k_w * in_c], biases, multipliers and shifts:
-    per block of 4 channels (the last zero-padded) the doubled biases, per k pair the channels' doubled weight pairs
-    (low half the pair's first value), then per channel m, the rounding term 2^(e−1) + out_zp·2^e and e."""
+    per block of 4 channels (the last zero-padded) the doubled biases, per k pair (plan.taps) the channels' doubled
+    weight pairs (low half the pair's first tap), then per channel m, k and e (requant_columns); with a uniform shift
+    the weights, bias and k scaled to it (depthwise3x3_dsp.pack's), e the shift."""
     g, quads = plan.g, plan.quads
+    padded = lambda v: np.concatenate([np.asarray(v, np.int64), np.zeros((4 * quads - g.out_c, *np.shape(v)[1:]),
+                                                                        np.int64)])
+    params = requant_columns(padded(bias), padded(multiplier), padded(shift), out_zp)
+    bias2, m, k, e = params.T
+    scale = np.int64(1) << (plan.shift - e) if plan.shift else np.ones_like(e)
+    if plan.shift:
+        bias2, k, e = bias2 * scale, scale // 2 + k * scale, np.full_like(e, plan.shift)
     run = g.k_w * g.in_c
-    w = np.zeros((4 * quads, g.k_h, 2 * plan.pairs), np.int64)
-    w[:g.out_c, :, :run] = 2 * weights.astype(np.int64).reshape(g.out_c, g.k_h, run)
-    w = w.reshape(quads, 4, plan.k_pairs, 2)
-    pairs = (w[..., 0] & 0xffff) | ((w[..., 1] & 0xffff) << 16)                  # [quad][channel][k pair]
-    padded = lambda v, fill: np.concatenate([np.asarray(v, np.int64), np.full(4 * quads - g.out_c, fill, np.int64)])
-    m = padded(multiplier, 0)
-    e = np.where(m == 0, 1, -padded(shift, -1))
-    rounding = (np.int64(1) << (e - 1)) + out_zp * (np.int64(1) << e)
-    params = np.stack([m, rounding, e], axis=1).reshape(quads, 12)
-    stream = np.concatenate([2 * padded(bias, 0).reshape(quads, 4), pairs.transpose(0, 2, 1).reshape(quads, -1),
-                             params], axis=1)
+    w = (2 * padded(weights) * scale[:, None]).reshape(quads, 4, g.k_h, run)
+    tap = lambda t: w[..., t[0], t[1]] if t is not None else np.zeros_like(w[..., 0, 0])
+    # [quad][channel][k pair]
+    pairs = np.stack([(tap(a) & 0xffff) | ((tap(b) & 0xffff) << 16) for a, b in plan.taps], axis=-1)
+    requant = np.stack([m, k, e], axis=1).reshape(quads, 12)
+    stream = np.concatenate([bias2.reshape(quads, 4), pairs.transpose(0, 2, 1).reshape(quads, -1), requant], axis=1)
     return (stream & 0xffffffff).astype(np.uint32).view(np.int32).reshape(-1)
 
 
@@ -187,6 +250,33 @@ def _add(reg: str, value: int, temp: str = "r12") -> list[str]:
     return [f"movw {temp}, #{value & 0xffff}", f"movt {temp}, #{value >> 16}", f"add {reg}, {reg}, {temp}"]
 
 
+def _pixels(x: tuple[int, ...], partner: int) -> list[str]:
+    """A k pair of both pixels into r10 and r11: one word each, or (joined) two halfwords' words each (r12 and lr
+    taking the second, the weights' registers after) joined by PKHBT."""
+    if len(x) == 1:
+        return [f"ldr r10, [r0, #{x[0]}]", f"ldr r11, [r0, #{x[0] + partner}]"]
+    first, second = x
+    return [f"ldr r10, [r0, #{first}]", f"ldr r12, [r0, #{second}]", f"ldr r11, [r0, #{first + partner}]",
+            f"ldr lr, [r0, #{second + partner}]", "pkhbt r10, r10, r12, lsl #16", "pkhbt r11, r11, lr, lsl #16"]
+
+
+def _requantize(shift: int, sign: bool, s: str, t: str, at: int) -> list[str]:
+    """A channel's sums of pixel 0 and 1 (s, t) to int8 in place, its m, k, e `at` bytes from r1: with a uniform
+    shift SMMLA then SSAT of it shifted, else SMMLAR (and the sign term where it matters), ASR by e, SSAT."""
+    lines = [f"ldr r10, [r1, #{at}]", f"ldr r11, [r1, #{at + 4}]"]
+    if shift:
+        return lines + [f"smmla {v}, {v}, r10, r11" for v in (s, t)] + [f"ssat {v}, #8, {v}, asr #{shift}"
+                                                                         for v in (s, t)]
+    lines.append(f"ldr r12, [r1, #{at + 8}]")
+    if sign:
+        for v in (s, t):
+            lines += [f"smmlar lr, {v}, r10, r11", f"add lr, lr, {v}, asr #31", f"asr {v}, lr, r12"]
+    else:
+        lines += [f"smmlar {s}, {s}, r10, r11", f"smmlar {t}, {t}, r10, r11", f"asr {s}, {s}, r12",
+                  f"asr {t}, {t}, r12"]
+    return lines + [f"ssat {s}, #8, {s}", f"ssat {t}, #8, {t}"]
+
+
 def _block(plan: Plan, channels: int, at: int | None, out_at: int, sign: bool, act_min: int, act_max: int
            ) -> list[str]:
     """One block of `channels` (≤ 4) channels for the pair, its stream `at` bytes from r1 (None: at r1, which moves
@@ -195,13 +285,13 @@ def _block(plan: Plan, channels: int, at: int | None, out_at: int, sign: bool, a
     lines = ["ldm r1!, {r2-r5}"] if at is None else [f"ldr {ACC0[c]}, [r1, #{at + 4 * c}]" for c in range(channels)]
     base = 0 if at is None else at + 16
     for j in range(plan.k_pairs):
-        x, w = plan.x_offset(j), base + 16 * j
+        x, w = plan.x_offsets(j), base + 16 * j
         acc = lambda c, pixel: ((ACC1[c], ACC0[c]) if j == 0 else (ACC1[c], ACC1[c])) if pixel else (ACC0[c], ACC0[c])
         for half in range(0, channels, 2):
             loads = [f"ldr r12, [r1, #{w + 4 * half}]"] + ([f"ldr lr, [r1, #{w + 4 * half + 4}]"]
                                                              if channels > half + 1 else [])
             if half == 0:
-                loads = [f"ldr r10, [r0, #{x}]", f"ldr r11, [r0, #{x + plan.partner}]", *loads]
+                loads = _pixels(x, plan.partner) + loads
             lines += loads
             for c, w_reg in zip(range(half, min(channels, half + 2)), ("r12", "lr")):
                 for pixel, x_reg in ((1, "r11"), (0, "r10")):
@@ -210,15 +300,7 @@ def _block(plan: Plan, channels: int, at: int | None, out_at: int, sign: bool, a
     params = base + 16 * plan.k_pairs
     for c in range(channels):
         s, t = ACC0[c], ACC1[c]
-        lines += [f"ldr r10, [r1, #{params + 12 * c}]", f"ldr r11, [r1, #{params + 12 * c + 4}]",
-                  f"ldr r12, [r1, #{params + 12 * c + 8}]"]
-        if sign:
-            for v in (s, t):
-                lines += [f"smmlar lr, {v}, r10, r11", f"add lr, lr, {v}, asr #31", f"asr {v}, lr, r12"]
-        else:
-            lines += [f"smmlar {s}, {s}, r10, r11", f"smmlar {t}, {t}, r10, r11", f"asr {s}, {s}, r12",
-                      f"asr {t}, {t}, r12"]
-        lines += [f"ssat {s}, #8, {s}", f"ssat {t}, #8, {t}"]
+        lines += _requantize(plan.shift, sign, s, t, params + 12 * c)
         for v in (s, t):
             lines += _clamp(v, act_min, "lt") if act_min > -128 else []
             lines += _clamp(v, act_max, "gt") if act_max < 127 else []
@@ -272,8 +354,10 @@ def pass_source(name: str, plan: Plan, sign: bool, act_min: int, act_max: int, c
             f"__attribute__((naked, noinline)) static void {name}({params}) {{\n"
             f"  __asm__ volatile(\n{asm}  );\n}}\n#else\n"
             f"static void {name}({params}) {{\n"
-            f"  mtk_few_pass_c(band, stream, o0, o1, n, {plan.pairs}, {g.k_h}, {plan.row_values}, {plan.partner // 2}, "
-            f"{plan.band_step // 2}, {plan.out_step}, {g.out_c}, {act_min}, {act_max});\n}}\n#endif\n")
+            f"  mtk_few_pass_c(band, stream, o0, o1, n, {plan.pairs}, {int(plan.joined)}, {g.k_h}, "
+            f"{plan.row_values * g.dil_h}, "
+            f"{plan.partner // 2}, "
+            f"{plan.band_step // 2}, {plan.out_step}, {g.out_c}, {plan.shift}, {act_min}, {act_max});\n}}\n#endif\n")
 
 
 def c_source(plan: Plan, sign: bool, act_min: int, act_max: int, cpu: str) -> tuple[str, CFunction]:
@@ -282,7 +366,7 @@ def c_source(plan: Plan, sign: bool, act_min: int, act_max: int, cpu: str) -> tu
     g = plan.g
     layer = (f"{g.in_h}, {g.in_w}, {g.in_c}, {g.out_h}, {g.out_w}, {g.out_c}, {g.k_h}, {g.stride_h}, {g.stride_w}, "
              f"{g.dil_h}, {g.pad_top}, {g.pad_left}, {g.in_zp}, {plan.row_values}, {int(plan.vertical)}, "
-             f"{int(plan.shifted)}, {plan.stream_bytes * plan.stream_in_ram}")
+             f"{int(plan.shifted)}, {plan.ring_rows}, {plan.stream_bytes * plan.stream_in_ram}")
     plans = [plan] + ([replace(plan, vertical=False)] if plan.vertical and g.out_h % 2 else [])
     passes = "".join(pass_source(f"PASS{i}", p, sign, act_min, act_max, cpu) for i, p in enumerate(plans))
     name = f"mtk_few_{hashlib.sha256((passes + layer).encode()).hexdigest()[:12]}"
