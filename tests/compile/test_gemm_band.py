@@ -10,7 +10,7 @@ import pytest
 
 from harness import assert_bit_exact_on_c_paths, conv_model
 from mtk.ops import op_def, prepare_ops
-from mtk.ops.gemm_band import BAND_BYTES, band_pairs, band_suits, pair_bytes
+from mtk.ops.gemm_band import BAND_BYTES, BAND_PAIRS, band_pairs, band_suits, pair_bytes
 from mtk.ops.variants import Variant
 from mtk.reader import read_model
 from mtk.target import get_cpu
@@ -25,8 +25,8 @@ def pointwise_image(h: int, w: int, channels: int, out_c: int, activation: str =
 
 
 BAND_MODELS = {   # its assembly for 1 to 16 groups, with and without the sign term; bands whole, partial and odd
-    "band-1-group-relu": lambda: pointwise_image(13, 7, 4, 8, "RELU", y_zp=-128),   # 45 pairs: bands of 42, 3, odd
-    "band-2-groups": lambda: pointwise_image(9, 7, 8, 16),          # 63 rows: a band of 25 pairs, 6, the odd row
+    "band-1-group-relu": lambda: pointwise_image(13, 7, 4, 8, "RELU", y_zp=-128),   # 45 pairs: bands of 16, 16, 13, odd
+    "band-2-groups": lambda: pointwise_image(9, 7, 8, 16),          # 63 rows: a band of 16 pairs, 15, the odd row
     "band-3-groups-relu": lambda: pointwise_image(4, 4, 12, 4, "RELU", y_zp=-128),
     "band-4-groups": lambda: pointwise_image(6, 6, 16, 32),
     "band-8-groups-relu": lambda: pointwise_image(5, 3, 32, 12, "RELU", y_zp=-128),
@@ -39,9 +39,11 @@ BAND_MODELS = {   # its assembly for 1 to 16 groups, with and without the sign t
 
 
 def test_a_band_holds_as_many_pairs_as_its_bytes_allow_and_no_more_than_the_rows():
-    assert pair_bytes(8) == 40 and band_pairs(2304, 8) == BAND_BYTES // 40
-    assert band_pairs(5, 8) == 3   # (the last pair the odd row twice)
-    assert band_pairs(100, 256) == 1
+    assert pair_bytes(8) == 40 and band_pairs(2304, 8, 55296) == BAND_PAIRS
+    assert band_pairs(576, 32, 36864) == BAND_BYTES[1] // 136    # 1/16 of the layer's bytes above the most
+    assert band_pairs(144, 32, 13824) == BAND_BYTES[0] // 136    # below the least
+    assert band_pairs(5, 8, 400) == 3   # (the last pair the odd row twice)
+    assert band_pairs(100, 256, 51200) == 1
 
 
 @pytest.mark.parametrize("rows, channels, depth, input_rows, suits", [
@@ -76,11 +78,12 @@ def band_tuning(model: bytes, cpu: str, tmp_path) -> Tuning:
     ("cortex-m4", 8, 16, "NONE", 5, "2x4/band"),
     ("cortex-m4", 32, 64, "RELU", -128, "2x4/band"),
     ("cortex-m4", 8, 128, "NONE", 5, "2x4/band"),
-    ("cortex-m4", 40, 8, "NONE", 5, "2x4/band"),
-    ("cortex-m4", 48, 8, "NONE", 5, "2x4/fused"),      # deeper rows: the quads kernel's pairs
+    ("cortex-m4", 48, 8, "NONE", 5, "2x4/band"),
+    ("cortex-m4", 56, 8, "NONE", 5, "2x4/fused"),      # a quad beyond the ART's 256 B: the quads kernel's passes
     ("cortex-m4", 8, 16, "RELU", 5, "2x2/fused"),      # clamped outputs
     ("cortex-m33", 16, 32, "NONE", 5, "2x4/band"),
-    ("cortex-m33", 32, 64, "NONE", 5, "2x4/fused"),    # a pair's many quads
+    ("cortex-m33", 32, 64, "NONE", 5, "2x4/band"),
+    ("cortex-m33", 64, 128, "NONE", 5, "2x4/band"),
     ("cortex-m7", 8, 16, "NONE", 5, "2x2/fused"),
 ])
 def test_few_channel_pointwise_layers_take_the_band_kernel_on_the_m4_and_m33(cpu, depth, out_c, activation, y_zp,

@@ -1,6 +1,7 @@
 """The band kernel's assembly ("2x4/band": c/dsp/mtk_gemm_band_fused.h) in QEMU against tflite-micro on the Cortex-M4,
 M7 and M33, asked for by a tuning file (the M7 takes it only so); and "2x4/fused" on the few-group layers whose
-default on the M4 and M33 the band kernel became. The models are tests/compile/test_gemm_band.py's."""
+default on the M4 and M33 the band kernel became. The models are tests/compile/test_gemm_band.py's and
+test_gemm_dsp.py's."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from mtk.reader import read_model
 from mtk.runoptions import RunOptions
 from mtk.tuning import Tuning, layer_key
 from test_gemm_band import BAND_MODELS
+from test_gemm_dsp import FUSED_MODELS
 
 pytestmark = pytest.mark.qemu
 
@@ -40,3 +42,9 @@ def test_the_band_kernel_is_bit_exact_on_every_dsp_core(name, board, tmp_path):
 @pytest.mark.parametrize("name", ["band-1-group-relu", "band-2-groups", "band-3-groups-relu", "band-8-groups"])
 def test_the_quads_kernel_stays_bit_exact_where_the_band_kernel_is_the_default(name, board, tmp_path):
     assert_bit_exact_as(BAND_MODELS[name](), "2x4/fused", board, tmp_path)
+
+
+@pytest.mark.parametrize("name", ["quads-8-groups-128-rows", "quads-9-groups-150-rows-relu", "quads-16-groups-133-rows"])
+def test_the_quads_kernels_row_pairs_stay_bit_exact_on_the_m33(name, tmp_path):
+    """Its two pairs a call over 8-16 groups, which the band kernel took over as the M33's default for such layers."""
+    assert_bit_exact_as(FUSED_MODELS[name](), "2x4/fused", "mps2/an505", tmp_path)

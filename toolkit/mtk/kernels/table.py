@@ -360,11 +360,12 @@ CORE_SEVERAL_ROWS_FIRST = {"cortex-m4": "2x4/fused", "cortex-m33": "2x4/fused"}
 
 # Per core, the input and output channels (None: any) up to which a GEMM of the input's own rows in whole quads over all
 # of int8 takes "2x4/band" first (ops/gemm_band.py: one call for every row, each quad over a band of pairs): on the
-# Cortex-M4 the fewer calls and the stream read once a band from flash (the STM32L4's 5 wait states a line its 256-byte
-# ART data cache misses: 12x12 pixels 8->128, 24->144, 32->128, 40->40 4-7 % fewer est. cycles on the L4R5, 48->48 even,
-# 64->64 1 % more); on the M33 (whose cache holds the stream) the calls and the rows' sums, which more than 8 quads a pair
-# outweigh (U575: 32->48 +0.2 %, 16->64 +0.9 %, 8->128 +3.8 %).
-CORE_BAND_FIRST: dict[str, tuple[int, int | None]] = {"cortex-m4": (40, None), "cortex-m33": (32, 32)}
+# Cortex-M4 while a quad (16·groups + 64 bytes) fits the STM32L4's 256-byte ART data cache, which then holds it for
+# every pair of the band (L4R5 est. cycles against 2x4/fused: 12x12 pixels 48->48 -2.3 %, 48->96 -1.4 %, 6x6 48->48
+# -11 %; 56->56 +2.4 %, 64->64 +2.8 %, whose passes 2x4/fused runs forward and backward); on the M33 (whose cache holds
+# the stream) for every depth of its straight code (U575: 12x12 32->64 -3.1 %, 64->64 -1.9 %, 8->128 -11 %, 48->96
+# -2.2 %; 24x24 16->64 -9.3 %; 6x6 64->128 -7.9 %).
+CORE_BAND_FIRST: dict[str, tuple[int, int | None]] = {"cortex-m4": (48, None), "cortex-m33": (64, None)}
 
 
 def gemm_choices(cpu: Cpu, rows: int, fused: bool = True, channels: int | None = None,

@@ -12,7 +12,9 @@ from ..kernels.table import KernelSpec
 from .base import Const, Kernel, OpData, Scratch, c_call
 from .microkernels import GROUP, STREAM_ALIGN, pack_quad_stream
 
-BAND_BYTES = 1024    # the packed pairs and their sums a call keeps in the scratch, at most
+BAND_BYTES = (1024, 2048)   # a band's packed pairs and their sums: up to the first, up to the second where
+BAND_SHARE = 16             # that is at most 1/BAND_SHARE of the layer's input and output bytes
+BAND_PAIRS = 16      # pairs a band packs at most (a quad's set-up a band is a cycle or two a pair by then)
 MAX_GROUPS = 16      # the assembly's straight code: up to 64 input channels
 
 
@@ -21,9 +23,11 @@ def pair_bytes(depth: int) -> int:
     return 4 * depth + 8
 
 
-def band_pairs(rows: int, depth: int) -> int:
-    """Pairs of rows a band packs: as many as BAND_BYTES hold (one at least), no more than the GEMM has."""
-    return max(1, min(-(-rows // 2), BAND_BYTES // pair_bytes(depth)))
+def band_pairs(rows: int, depth: int, layer_bytes: int) -> int:
+    """Pairs of rows a band packs: as many as its bytes hold (BAND_BYTES, by the layer's input and output bytes), at
+    most BAND_PAIRS, one at least, no more than the GEMM has."""
+    most = min(BAND_BYTES[1], max(BAND_BYTES[0], layer_bytes // BAND_SHARE))
+    return max(1, min(-(-rows // 2), BAND_PAIRS, most // pair_bytes(depth)))
 
 
 def band_suits(rows: int, channels: int, depth: int, input_rows: bool) -> bool:
@@ -40,7 +44,7 @@ def gemm_band_kernel(data: OpData, mk: KernelSpec, stream: tuple) -> Kernel:
     op, y, rq = data.op, data.output, p.requant
     C, K = p.weights.shape
     P = y.size // C
-    band = band_pairs(P, K)
+    band = band_pairs(P, K, data.inputs[0].size + y.size)
     w, bias, multiplier, shift = stream
     packed = pack_quad_stream(w, 2 * bias.astype(np.int64), multiplier, shift, rq.out_zp)   # rows packed doubled
     scratch = band * pair_bytes(K)

@@ -85,9 +85,10 @@ static inline void mtk_band_pack(const int8_t* x, int32_t k, int32_t pairs, int3
   "strb " X0 ", [lr, #" C "]\n\t"                 \
   "strb " D1 ", [r12, #" C "]\n\t"
 /* The pair's 8 outputs from its sums (2x4/fused's order, already doubled) with m, C, e from the quad's tail (TAIL bytes
- * on from r1): channel 0 first (its shift in r12, then row 1's output address there: lr + the stride), then the next
- * pair's output (lr + 2·stride) to the frame, and on to the next pair's rows (16·G bytes on) unless the quad's outputs
- * end. Channel 0's shift in a high register (no low one is free yet). */
+ * on from r1): channel 0 first (its shift in r12, then the stride, then row 1's output address: lr + the stride), then
+ * the next pair's output (twice row 1's less row 0's) to the frame, and on to the next pair's rows (16·G bytes on)
+ * unless the quad's outputs end (the 16-bit ADDS and CMP: one cycle on the M33). Channel 0's shift in a high register
+ * (no low one is free yet); its row 1 output stored by register offset right behind a load (one cycle on the M4). */
 #define MTK_BAND_OUTPUTS(G, TAIL, S)                                   \
   MTK_BAND_OUT_FIRST_##S                                               \
   MTK_BAND_PARAMS(TAIL "+8", "r12")                                    \
@@ -103,10 +104,10 @@ static inline void mtk_band_pack(const int8_t* x, int32_t k, int32_t pairs, int3
   "strb r2, [lr]\n\t"                                                  \
   "ldr r12, [sp, #24]\n\t"                                             \
   "ldr r10, [r1, #" TAIL "+20]\n\t"                                    \
-  "add r12, r12, lr\n\t"                                               \
   "ldr r11, [r1, #" TAIL "+24]\n\t"                                    \
   "ldr r2, [r1, #" TAIL "+28]\n\t"                                     \
-  "strb r6, [r12]\n\t"                                                 \
+  "strb r6, [lr, r12]\n\t"                                             \
+  "add r12, r12, lr\n\t"                                               \
   MTK_BAND_CHANNEL("r3", "r7", "r7", "r2", "1", S, "r6")               \
   MTK_BAND_PARAMS(TAIL "+40", "r2")                                    \
   "sub r4, r4, r5, lsl #8\n\t"                                         \
@@ -115,11 +116,10 @@ static inline void mtk_band_pack(const int8_t* x, int32_t k, int32_t pairs, int3
   MTK_BAND_PARAMS(TAIL "+52", "r2")                                    \
   "ldr r3, [sp, #4]\n\t"                                               \
   MTK_BAND_CHANNEL("r5", "r9", "r7", "r2", "3", S, "r6")               \
-  "sub r4, r12, lr\n\t"                                                \
-  "add lr, r12, r4\n\t"                                                \
+  "rsb lr, lr, r12, lsl #1\n\t"                                        \
   "str lr, [sp, #0]\n\t"                                               \
+  "adds r0, r0, #16*" MTK_BAND_STR(G) "\n\t"                           \
   "cmp lr, r3\n\t"                                                     \
-  "add r0, r0, #16*" MTK_BAND_STR(G) "\n\t"                            \
   "bne 3b\n\t"
 /* f: the rows, the first quad, quads (> 0), the output, pairs (> 0), stride (of the output's rows), row 1's offset
  * from row 0 (k, or 0: the same row), the scratch. Naked, so that every register but sp is the kernel's: the band's
