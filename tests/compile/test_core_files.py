@@ -33,6 +33,12 @@ def test_a_cores_own_file_comes_just_before_its_familys_file():
     assert c_files("dsp", ["dot_s8"], {"dot_biased_s8": (DUAL,)}) == c_files("dsp", ["dot_s8"])
 
 
+def test_a_cores_own_file_comes_before_its_familys_file_where_another_family_holds_it_first():
+    files = c_files("dsp", ["conv_few_dsp", "dot_biased_s8"], {"dot_biased_s8": (DUAL, PAIR_M7)})
+    assert files.index(DUAL) < files.index(PAIR_M7) < files.index("dsp/mtk_dot_biased_s8.h")
+    assert files.count(PAIR_M7) == 1
+
+
 @pytest.mark.parametrize("cpu, included", [("cortex-m7", (True, True)), ("cortex-m33", (True, False)),
                                            ("cortex-m4", (False, False))])
 def test_a_one_row_fully_connected_layer_includes_the_cores_loops(cpu, included, tmp_path):

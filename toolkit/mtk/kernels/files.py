@@ -54,7 +54,7 @@ FAMILIES: dict[str, dict[str, tuple[str, ...]]] = {
     "depthwise_dsp": {"dsp": (*FIXEDPOINT, DSP_INTRINSICS, "dsp/mtk_depthwise_dsp.h")},
     "winograd_s8_dsp": {"dsp": (*FIXEDPOINT, DSP_INTRINSICS, "dsp/mtk_winograd_s8_dsp.h",
                                 "dsp/mtk_winograd4_s8_dsp.h")},
-    "conv_few_dsp": {"dsp": (*FIXEDPOINT, DSP_INTRINSICS, "dsp/mtk_conv_few_dsp.h")},
+    "conv_few_dsp": {"dsp": (*DOT_S8["dsp"], "dsp/mtk_dot_biased_s8.h", "dsp/mtk_conv_few_dsp.h")},
     "dw3x3_dsp": {"dsp": (*FIXEDPOINT, DSP_INTRINSICS, "dsp/mtk_depthwise_dsp.h", "dsp/mtk_dw3x3_dsp.h")},
     "pool": {"scalar": (*_POOL, "scalar/mtk_pool_plain.h", "common/mtk_pool.h"),
              "m3": (*_POOL, "scalar/mtk_pool_plain.h", "common/mtk_pool.h"),
@@ -74,15 +74,19 @@ FAMILIES: dict[str, dict[str, tuple[str, ...]]] = {
 def c_files(isa: str, families: list[str] | tuple[str, ...],
             own: dict[str, tuple[str, ...]] | None = None) -> list[str]:
     """The files (relative to C_DIR) of `families` on `isa`, in an order the C includes them in, each once; `own`: per
-    family a core's own files (kernels/table.py CORE_FILES), included just before the family's last file."""
-    files: dict[str, None] = {}
-    for family in families:
+    family a core's own files (kernels/table.py CORE_FILES), included just before the family's last file wherever
+    it comes (another family's list may hold it first)."""
+    def files_of(family: str) -> tuple[str, ...]:
         try:
-            family_files = FAMILIES[family][isa]
+            return FAMILIES[family][isa]
         except KeyError:
             raise KeyError(f"no C kernel family {family!r} for instruction set {isa!r}") from None
-        extra = own[family] if own and family in own else ()
-        files.update(dict.fromkeys((*family_files[:-1], *extra, family_files[-1])))
+
+    before = {files_of(family)[-1]: extra for family, extra in (own or {}).items() if isa in FAMILIES[family]}
+    files: dict[str, None] = {}
+    for family in families:
+        for file in files_of(family):
+            files.update(dict.fromkeys((*before.get(file, ()), file)))
     return list(files)
 
 

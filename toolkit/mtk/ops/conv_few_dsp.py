@@ -129,8 +129,9 @@ class Plan:
         return max(self.x_offset(self.k_pairs - 1) + self.partner, stream, self.band_step)
 
 
-def plan(data: OpData) -> Plan | None:
-    """The layer's plan on a DSP core, or None: a layer it does not take (module docstring)."""
+def plan(data: OpData, lean: bool = False) -> Plan | None:
+    """The layer's plan on a DSP core (`lean`: its stream read from flash, never copied to the scratch), or None: a
+    layer it does not take (module docstring)."""
     p = data.params
     if data.cpu.isa is not Isa.DSP or not isinstance(p, GemmParams) or p.patches is None:
         return None
@@ -141,7 +142,7 @@ def plan(data: OpData) -> Plan | None:
     # other pixel starts on an odd value
     vertical = g.out_h * (g.out_w % 2) > g.out_w * (g.out_h % 2) and (g.stride_w * g.in_c) % 2 == 0
     stream_bytes = Plan(g, vertical).stream_bytes
-    planned = Plan(g, vertical, stream_bytes <= STREAM_IN_RAM.get(data.cpu.name, 0))
+    planned = Plan(g, vertical, not lean and stream_bytes <= STREAM_IN_RAM.get(data.cpu.name, 0))
     return planned if planned.reach <= LOAD_REACH else None
 
 
@@ -297,9 +298,9 @@ def c_source(plan: Plan, sign: bool, act_min: int, act_max: int, cpu: str) -> tu
     return src, function
 
 
-def lower(data: OpData) -> Kernel:
-    """The layer (GemmParams over patches that `takes`) as the band kernel computes it."""
-    planned = plan(data)
+def lower(data: OpData, lean: bool = False) -> Kernel:
+    """The layer (GemmParams over patches that `takes`) as the band kernel computes it (`lean`: as plan's)."""
+    planned = plan(data, lean)
     assert planned is not None
     p: GemmParams = data.params
     rq = p.requant

@@ -154,6 +154,13 @@ def modified_immediate(value: int) -> bool:
     return any(value == ((b >> r) | (b << (32 - r))) & 0xffffffff for b in range(0x80, 0x100) for r in range(8, 32))
 
 
+def zero_point_pair(reg: str, zp: int) -> str:
+    """reg = the int16 pair (zp, zp) of an int8 zero point: a Thumb-2 modified immediate 0x00XY00XY, or for a
+    negative zp its complement's."""
+    byte = zp & 0xff if zp >= 0 else ~zp & 0xff
+    return f"{'mov' if zp >= 0 else 'mvn'} {reg}, #{byte * 0x10001}"
+
+
 def _clamp(reg: str, bound: int, cond: str) -> list[str]:
     """reg = bound where reg compares `cond` (lt, gt) to it."""
     compare = f"cmp {reg}, #{bound}" if bound >= 0 else f"cmn {reg}, #{-bound}"
@@ -214,7 +221,8 @@ class _Layer:
     def column(self, j: int, base: int, temp: str, single: str, const_loaded: bool) -> bool:
         """Column j into r12 (slots 0, 1, slot 1 loaded into `temp`) and `single` (slot 2), r0 at column `base`;
         True when it is the zero point's. Its three loads run back to back when `single` is not `temp` (they
-        pipeline on the M4; no load's result is used at once on the M7 and M33)."""
+        pipeline on the M4; no load's result is used at once on the M7 and M33). The zero point's column is
+        r12 alone (single is r12 too: the products read its low half), one MOV or MVN of a replicated halfword."""
         g, a = self.g, self.a
         if 0 <= j < g.in_w:
             off = (j - base) * self.steps.in_col
@@ -225,8 +233,7 @@ class _Layer:
             a(*loads, *([last, pack] if single != temp else [pack, last]))
             return False
         if not const_loaded:
-            half = self.zp & 0xffff
-            a(f"movw r12, #{half}", f"movt r12, #{half}", f"movw {single}, #{half}")
+            a(zero_point_pair("r12", self.zp))
         return True
 
     def columns(self, first: int, end: int, base: int, done: list[int]) -> int:
@@ -237,7 +244,7 @@ class _Layer:
         on a dual-issue core: there that register's wait costs more) to the accumulator of the output the column
         starts. r0 moves on where a column's loads would leave LDRSB's reach;
         returns the column it is left at, r1 past the stored outputs."""
-        g, const, previous = self.g, False, None
+        g, const = self.g, False
         for jw in range(first, end):
             j = jw - g.pad_left
             if 0 <= j < g.in_w and (j - base) * self.steps.in_col + 2 * self.row > LOAD_REACH:
@@ -245,11 +252,10 @@ class _Layer:
                 base, const = j, False
             outputs = self.outputs_of(jw)
             busy = {ACCS[i % len(ACCS)] for i in outputs + done}
-            single = next((acc for acc in ACCS if acc not in busy), "lr")
+            single = next((acc for acc in ACCS if acc not in busy), "lr") if 0 <= j < g.in_w else "r12"
             starting = [ACCS[i % len(ACCS)] for i in outputs if jw == g.stride_w * i]
             temp = starting[0] if single == "lr" and starting and not self.dual_issue else "lr"
-            const = self.column(j, base, temp, single, const and single == previous)
-            previous = single
+            const = self.column(j, base, temp, single, const)
             for i in outputs:
                 kx, acc = jw - g.stride_w * i, ACCS[i % len(ACCS)]
                 self.a(f"smlad {acc}, r12, {WEIGHTS[kx]}, {'r7' if kx == 0 else acc}")

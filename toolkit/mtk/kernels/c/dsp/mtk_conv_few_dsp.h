@@ -16,15 +16,11 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "mtk_dsp_intrinsics.h"
-#include "mtk_fixedpoint.h"   /* mtk_mul_s32_s64: no __aeabi_lmul where the C runs on ARMv6-M */
+#include "mtk_dot_biased_s8.h"   /* mtk_requant_x2 */
 
-/* The int8 output of a doubled sum x2: SaturatingRoundingDoublingHighMul by m then RoundingDivideByPOT by e, + the
- * output zero point (in C = 2^(e-1) + zp * 2^e), as mtk_requant_x2 (mtk_dot_biased_s8.h), clamped to [lo, hi]. */
+/* The int8 output of a doubled sum x2 (q: m, C, e; mtk_requant_x2), clamped to [lo, hi]. */
 static inline int8_t mtk_few_requant(int32_t x2, const int32_t* q, int32_t lo, int32_t hi) {
-  int64_t p = mtk_mul_s32_s64(x2, q[0]) + (int64_t)((uint64_t)(int64_t)q[1] << 32) + 2147483648LL;
-  int32_t v = ((int32_t)(p >> 32) + (x2 >> 31)) >> q[2];
-  v = v < -128 ? -128 : (v > 127 ? 127 : v);
+  const int32_t v = mtk_requant_x2(x2, q[0], q[1], q[2]);
   return (int8_t)(v < lo ? lo : (v > hi ? hi : v));
 }
 
