@@ -8,25 +8,29 @@ import numpy as np
 import pytest
 
 from mtk.tflite_builder import ModelBuilder
-from harness import assert_bit_exact, assert_example_c_builds, compile_error, random_models_test
+from harness import assert_bit_exact, assert_bit_exact_on_c_paths, assert_example_c_builds, compile_error, random_models_test
+from mtk.ops import op_def, prepare_ops
+from mtk.ops.base import Scratch
+from mtk.reader import read_model
+from mtk.target import get_cpu
 
 pytestmark = pytest.mark.slow   # compiles models with TVM
 
 test_transpose_conv_random = random_models_test("TRANSPOSE_CONV", max_examples=8)
 
 
-def _decoder_layer(in_zp: int = -3, filter_zp: int = 0) -> bytes:
-    """16 channels at 8x8 up to 8 channels at 16x16: stride 2, 3x3 filter, SAME, RELU."""
+def _decoder_layer(in_zp: int = -3, filter_zp: int = 0, out_c: int = 8) -> bytes:
+    """16 channels at 8x8 up to `out_c` channels at 16x16: stride 2, 3x3 filter, SAME, RELU."""
     rng = np.random.default_rng(5)
     b = ModelBuilder(description="decoder")
     x = b.tensor("x", (1, 8, 8, 16), "int8", scale=0.05, zero_point=in_zp)
-    w_scales = 2.0 ** rng.uniform(-9, -6, size=8)
-    w = b.const("w", rng.integers(-127, 128, size=(8, 3, 3, 16)).astype(np.int8), scale=w_scales,
-                zero_point=np.full(8, filter_zp), axis=0)
-    bias = b.const("bias", rng.integers(-2000, 2000, size=8).astype(np.int32), scale=0.05 * w_scales,
-                   zero_point=np.zeros(8), axis=0)
-    y = b.tensor("y", (1, 16, 16, 8), "int8", scale=0.02, zero_point=-10)
-    b.op("TRANSPOSE_CONV", [b.const("shape", np.array([1, 16, 16, 8], np.int32)), w, x, bias], [y],
+    w_scales = 2.0 ** rng.uniform(-9, -6, size=out_c)
+    w = b.const("w", rng.integers(-127, 128, size=(out_c, 3, 3, 16)).astype(np.int8), scale=w_scales,
+                zero_point=np.full(out_c, filter_zp), axis=0)
+    bias = b.const("bias", rng.integers(-2000, 2000, size=out_c).astype(np.int32), scale=0.05 * w_scales,
+                   zero_point=np.zeros(out_c), axis=0)
+    y = b.tensor("y", (1, 16, 16, out_c), "int8", scale=0.02, zero_point=-10)
+    b.op("TRANSPOSE_CONV", [b.const("shape", np.array([1, 16, 16, out_c], np.int32)), w, x, bias], [y],
          padding="SAME", stride_h=2, stride_w=2, fused_activation_function="RELU")
     b.inputs([x])
     b.outputs([y])
@@ -35,6 +39,17 @@ def _decoder_layer(in_zp: int = -3, filter_zp: int = 0) -> bytes:
 
 def test_decoder_layer():
     assert_bit_exact(_decoder_layer(), samples=3)
+
+
+@pytest.mark.parametrize("out_c, scatters", [(3, True), (8, True), (9, False), (16, False)])
+def test_few_output_channels_scatter(out_c, scatters, tmp_path):
+    """Up to 8 output channels the rows are scattered (an int32 row of sums), more take the per-phase GEMM."""
+    model = _decoder_layer(out_c=out_c)
+    (tmp_path / "m.tflite").write_bytes(model)
+    kernel, = op_def("TRANSPOSE_CONV").lower(prepare_ops(read_model(tmp_path / "m.tflite"), get_cpu("cortex-m4"))[0]
+                                             ).kernels
+    assert any(isinstance(a, Scratch) and a.name == "sums" for a in kernel.args) == scatters
+    assert_bit_exact_on_c_paths(model, tmp_path)
 
 
 def test_asymmetric_filter_is_refused():

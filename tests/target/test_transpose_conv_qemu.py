@@ -1,6 +1,7 @@
-"""int8 TRANSPOSE_CONV on the 16x8 GEMM (its stride phases gathered as values less the input's zero point,
-mtk_im2col_s8_s16) bit-exact with tflite-micro in QEMU: strides 1-3 (one unlike the other), filters larger and
-smaller than the stride, SAME and VALID, with and without bias, odd channel counts, fused activations."""
+"""int8 TRANSPOSE_CONV bit-exact with tflite-micro in QEMU, on the 16x8 GEMM (its stride phases gathered as values
+less the input's zero point, mtk_im2col_s8_s16) and, up to 8 output channels, scattered a row at a time: strides 1-3
+(one unlike the other), filters larger and smaller than the stride, SAME (padding above and left) and VALID, with
+and without bias, odd and even channel counts, fused activations."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ BRANCHES = (
     (16, (2, 2), (2, 2), "VALID", True, "NONE"),
     (7, (4, 3), (1, 2), "SAME", True, "RELU6"),
     (2, (1, 1), (3, 1), "VALID", True, "NONE"),
+    (4, (3, 5), (2, 2), "SAME", True, "RELU"),
 )
+INPUTS = ((6, 5, 9), (5, 6, 8))   # (h, w, c): every branch reads each
 
 
 def _size(size: int, kernel: int, stride: int, padding: str) -> int:
@@ -25,13 +28,14 @@ def _size(size: int, kernel: int, stride: int, padding: str) -> int:
 
 
 def transpose_conv_branches(in_zp: int = -3) -> bytes:
-    """One 6x5x9 input (zero point `in_zp`) into every TRANSPOSE_CONV of BRANCHES, each a model output."""
+    """INPUTS (the first of zero point `in_zp`) into every TRANSPOSE_CONV of BRANCHES, each a model output."""
     rng = np.random.default_rng(27)
     b = ModelBuilder(description="transpose conv branches")
-    in_h, in_w, in_c = 6, 5, 9
-    x = b.tensor("x", (1, in_h, in_w, in_c), "int8", scale=0.05, zero_point=in_zp)
+    xs = [b.tensor(f"x{k}", (1, *shape), "int8", scale=0.05, zero_point=in_zp if k == 0 else 4)
+          for k, shape in enumerate(INPUTS)]
     outputs = []
-    for i, (cout, (kh, kw), (sh, sw), padding, has_bias, activation) in enumerate(BRANCHES):
+    for i, (x, (in_h, in_w, in_c), (cout, (kh, kw), (sh, sw), padding, has_bias, activation)) in enumerate(
+            (x, shape, branch) for x, shape in zip(xs, INPUTS) for branch in BRANCHES):
         shape = (1, _size(in_h, kh, sh, padding), _size(in_w, kw, sw, padding), cout)
         w_scales = 2.0 ** rng.uniform(-9, -6, size=cout)
         w = b.const(f"w{i}", rng.integers(-127, 128, size=(cout, kh, kw, in_c)).astype(np.int8), scale=w_scales,
@@ -42,7 +46,7 @@ def transpose_conv_branches(in_zp: int = -3) -> bytes:
         b.op("TRANSPOSE_CONV", [b.const(f"shape{i}", np.array(shape, np.int32)), w, x, *bias], [y],
              padding=padding, stride_h=sh, stride_w=sw, fused_activation_function=activation)
         outputs.append(y)
-    b.inputs([x])
+    b.inputs(xs)
     b.outputs(outputs)
     return b.build()
 

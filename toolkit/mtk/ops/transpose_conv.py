@@ -13,7 +13,8 @@ output visits only the ⌈fh/stride⌉·⌈fw/stride⌉ taps that reach it, and 
 The in_zp term stays inside the sum: which taps reach an output depends on its position. With one
 image (batch 1), each stride phase is a convolution of its own on the 16x8 GEMM
 (int16x8.transpose_conv_gemm_kernel): int8 inputs gathered as x − in_zp (0 where no tap reaches), int8
-weights, int32 sums as TFLM's; otherwise the sums are TE loops over the taps.
+weights, int32 sums as TFLM's; up to 8 output channels, the rows are scattered instead
+(transpose_conv_scatter.py); otherwise the sums are TE loops over the taps.
 
 16x8 (int16 input and output, zero points 0): transpose_conv.cc's kTfLiteInt16 case, an int64 scratch
 image (an int16 bias converted to int64 first, or an int64 bias), integer_ops/transpose_conv.h's int16
@@ -35,6 +36,7 @@ from .fixedpoint import convolution_multipliers
 from .int16x8 import Requant16, check_16x8, sums_fit_int32, transpose_conv_gemm_kernel
 from .requant import Requant, requant_placeholders
 from .schedules import schedule_per_output
+from .transpose_conv_scatter import scatters, transpose_conv_scatter_kernel
 
 
 def _c_div(a: int, b: int) -> int:
@@ -113,7 +115,9 @@ class TransposeConv(OpDef):
         if rq.constant_output is not None:
             return Lowered([constant_kernel(data, rq.constant_output)])
         if x.shape[0] == 1:
-            return Lowered([transpose_conv_gemm_kernel(data, p.stride, p.pad, p.bias)])
+            scatter = x.dtype == "int8" and scatters(w.shape[0])
+            kernel = transpose_conv_scatter_kernel if scatter else transpose_conv_gemm_kernel
+            return Lowered([kernel(data, p.stride, p.pad, p.bias)])
         out_c, fh, fw, in_c = w.shape
         (sh, sw), (ph, pw) = p.stride, p.pad
         X = te.placeholder(x.shape, x.dtype, name="x")
