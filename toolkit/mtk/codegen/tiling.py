@@ -454,7 +454,8 @@ def banded_layers(prepared: list[OpData], steps: list[Step], aliases: AliasSets,
                             sequence=banded_sequence(rows, cuts))
         into = storage.tensor_buffers.get(aliases.root(stage.input))
         if into is not None and into.last_use == i and aliases.root(stage.output) in storage.tensor_buffers:
-            out.append(replace(stage, work_bytes=band_scratch_bytes(stage, lowered_band)))
+            # (a layer without scratch has none in bands: not lowered for them here)
+            out.append(replace(stage, work_bytes=own_scratch_bytes(low) and band_scratch_bytes(stage, lowered_band)))
     return out
 
 
