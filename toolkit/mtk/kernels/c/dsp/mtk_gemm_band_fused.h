@@ -33,9 +33,9 @@ static inline void mtk_band_pack(const int8_t* x, int32_t k, int32_t pairs, int3
 #define MTK_BAND_STR(N) #N
 #define MTK_BAND_XSTR(N) MTK_BAND_STR(N)
 /* One group of a pair of rows, packed doubled (r7 moved on) and its −128·Σ2x added (r10, r11; r5: −128 in both
- * halfwords): the words of row 1 (r6 bytes on) and of row 0 (r0 moved on), no load's result read next (the Cortex-M33's
- * stall); r1 (the first quad) untouched. */
-#define MTK_BAND_PACK_GROUP          \
+ * halfwords), by SUM (SMLAD; the pair's first group SMUAD: no sums to clear): the words of row 1 (r6 bytes on) and of
+ * row 0 (r0 moved on), no load's result read next (the Cortex-M33's stall); r1 (the first quad) untouched. */
+#define MTK_BAND_PACK(SUM, ACC10, ACC11) \
   "ldr r9, [r0, r6]\n\t"             \
   "ldr r8, [r0], #4\n\t"             \
   "sxtb16 r12, r9\n\t"               \
@@ -49,8 +49,10 @@ static inline void mtk_band_pack(const int8_t* x, int32_t k, int32_t pairs, int3
   "stm r7!, {r2, r3, r12, lr}\n\t"   \
   "sadd16 r8, r2, r3\n\t"            \
   "sadd16 r9, r12, lr\n\t"           \
-  "smlad r10, r8, r5, r10\n\t"       \
-  "smlad r11, r9, r5, r11\n\t"
+  SUM " r10, r8, r5" ACC10 "\n\t"    \
+  SUM " r11, r9, r5" ACC11 "\n\t"
+#define MTK_BAND_PACK_FIRST MTK_BAND_PACK("smuad", "", "")
+#define MTK_BAND_PACK_GROUP MTK_BAND_PACK("smlad", ", r10", ", r11")
 /* A pair's start (label 3): −128·Σx of its rows into r2 and r6 and r0 on to its rows, the head's b1 and b3 of the quad
  * at r1 (TAIL bytes on) into r3 and r5, single loads (the Cortex-M33's LDRD takes a cycle more). */
 #define MTK_BAND_PAIR_START(TAIL)         \
@@ -126,7 +128,7 @@ static inline void mtk_band_pack(const int8_t* x, int32_t k, int32_t pairs, int3
  * pairs packed (label 4), then per quad (r1, label 1) every pair (label 3: its rows at r0), G groups straight (K + 1
  * before the head's s words, REST after); the frame: [0] the pair's output, [4] the quad's outputs' end, [8] the
  * quad's output, [12] the band's output bytes, [16] the scratch, [20] the stream's end, [24] stride. */
-#define MTK_BAND_DSP(NAME, G, K, REST, S)                                                              \
+#define MTK_BAND_DSP(NAME, G, G1, K, REST, S)                                                            \
 __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)) const int32_t* f) { \
   __asm__ volatile(                                                                                   \
       "push {r4-r11, lr}\n\t"                                                                         \
@@ -143,10 +145,9 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "str r8, [sp, #20]\n\t"                                                                         \
       "mvn r5, #0x007f007f\n\t"                                                                       \
       "4:\n\t"                                                                                        \
-      "movs r10, #0\n\t"                                                                              \
-      "movs r11, #0\n\t"                                                                              \
       "add r7, r7, #8\n\t"                                                                            \
-      MTK_BAND_REPEAT_##G(MTK_BAND_PACK_GROUP)                                                        \
+      MTK_BAND_PACK_FIRST                                                                             \
+      MTK_BAND_REPEAT_##G1(MTK_BAND_PACK_GROUP)                                                       \
       "strd r10, r11, [r7, #-(16 * " #G " + 8)]\n\t"                                                  \
       "add r0, r0, r6\n\t"                                                                            \
       "subs r4, r4, #1\n\t"                                                                           \
@@ -170,6 +171,7 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "add sp, sp, #28\n\t"                                                                           \
       "pop {r4-r11, pc}\n\t");                                                                        \
 }
+#define MTK_BAND_REPEAT_0(G)
 #define MTK_BAND_REPEAT_1(G) MTK_FUSED_REPEAT_1(G)
 #define MTK_BAND_REPEAT_2(G) MTK_FUSED_REPEAT_2(G)
 #define MTK_BAND_REPEAT_3(G) MTK_FUSED_REPEAT_3(G)
@@ -186,15 +188,16 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
 #define MTK_BAND_REPEAT_14(G) MTK_BAND_REPEAT_12(G) G G
 #define MTK_BAND_REPEAT_15(G) MTK_BAND_REPEAT_12(G) G G G
 #define MTK_BAND_REPEAT_16(G) MTK_FUSED_REPEAT_8(G) MTK_FUSED_REPEAT_8(G)
-/* Per number of groups G (1 to 16: only the layer's is linked in; K: 2x4/fused's, MTK_QUAD2_KERNELS), with and
- * without the sign term. */
-#define MTK_BAND_KERNELS(G, K, REST)                                      \
-  MTK_BAND_DSP(mtk_gemm_band_g##G##_dsp, G, K, REST, SIGN)                \
-  MTK_BAND_DSP(mtk_gemm_band_g##G##_nosign_dsp, G, K, REST, NOSIGN)
-MTK_BAND_KERNELS(1, 0, 0) MTK_BAND_KERNELS(2, 0, 1) MTK_BAND_KERNELS(3, 0, 2) MTK_BAND_KERNELS(4, 1, 2)
-MTK_BAND_KERNELS(5, 1, 3) MTK_BAND_KERNELS(6, 2, 3) MTK_BAND_KERNELS(7, 2, 4) MTK_BAND_KERNELS(8, 3, 4)
-MTK_BAND_KERNELS(9, 3, 5) MTK_BAND_KERNELS(10, 4, 5) MTK_BAND_KERNELS(11, 4, 6) MTK_BAND_KERNELS(12, 5, 6)
-MTK_BAND_KERNELS(13, 5, 7) MTK_BAND_KERNELS(14, 6, 7) MTK_BAND_KERNELS(15, 6, 8) MTK_BAND_KERNELS(16, 7, 8)
+/* Per number of groups G (1 to 16: only the layer's is linked in; G1: G − 1; K: 2x4/fused's, MTK_QUAD2_KERNELS), with
+ * and without the sign term. */
+#define MTK_BAND_KERNELS(G, G1, K, REST)                                      \
+  MTK_BAND_DSP(mtk_gemm_band_g##G##_dsp, G, G1, K, REST, SIGN)                \
+  MTK_BAND_DSP(mtk_gemm_band_g##G##_nosign_dsp, G, G1, K, REST, NOSIGN)
+MTK_BAND_KERNELS(1, 0, 0, 0) MTK_BAND_KERNELS(2, 1, 0, 1) MTK_BAND_KERNELS(3, 2, 0, 2) MTK_BAND_KERNELS(4, 3, 1, 2)
+MTK_BAND_KERNELS(5, 4, 1, 3) MTK_BAND_KERNELS(6, 5, 2, 3) MTK_BAND_KERNELS(7, 6, 2, 4) MTK_BAND_KERNELS(8, 7, 3, 4)
+MTK_BAND_KERNELS(9, 8, 3, 5) MTK_BAND_KERNELS(10, 9, 4, 5) MTK_BAND_KERNELS(11, 10, 4, 6)
+MTK_BAND_KERNELS(12, 11, 5, 6) MTK_BAND_KERNELS(13, 12, 5, 7) MTK_BAND_KERNELS(14, 13, 6, 7)
+MTK_BAND_KERNELS(15, 14, 6, 8) MTK_BAND_KERNELS(16, 15, 7, 8)
 
 MTK_FUSED_INLINE void mtk_gemm_band_dsp(const int32_t* f, int32_t groups, int32_t sign) {
 #define MTK_BAND_CASE(N) \
