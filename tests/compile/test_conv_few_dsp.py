@@ -5,6 +5,7 @@ tflite-micro on the host; tests/target/test_conv_few_dsp_qemu.py runs the assemb
 from __future__ import annotations
 
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -112,3 +113,20 @@ def test_odd_kernel_rows_pair_their_last_values_two_rows_a_k_pair():
 @pytest.mark.parametrize("name", sorted(LAYERS))
 def test_its_c_is_bit_exact_on_the_host(name, tmp_path):
     assert_bit_exact(LAYERS[name](), tmp_path, cpu="cortex-m4")
+
+
+def test_under_a_ram_limit_it_reads_its_stream_from_flash_then_leaves_the_layer_to_the_gemm():
+    """OpDef.leaner: the Cortex-M4's copy of the stream in the scratch (KWS's 6 KB) left out, the stream read from
+    flash; then the GEMM."""
+    from mtk.ops.base import Scratch
+
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "m.tflite").write_bytes(conv((49, 10, 1), 64, (10, 4), (2, 2)))
+        data = prepare_ops(read_model(Path(tmp) / "m.tflite"), get_cpu("cortex-m4"))[0]
+    lean = Conv2D().leaner(data, FEW_INPUTS)
+    assert lean == replace(FEW_INPUTS, lean=True)
+    copied, kept = (conv_few_dsp.plan(data, v.lean) for v in (FEW_INPUTS, lean))
+    assert copied.stream_in_ram and not kept.stream_in_ram
+    scratch = [a.nbytes for a in Conv2D().lower(data, lean).kernels[0].args if isinstance(a, Scratch)]
+    assert scratch == [kept.scratch_bytes] == [copied.scratch_bytes - copied.stream_bytes]
+    assert Conv2D().leaner(data, lean).kernel == "2x4/fused"

@@ -25,8 +25,8 @@ def pointwise_image(h: int, w: int, channels: int, out_c: int, activation: str =
 
 
 BAND_MODELS = {   # its assembly for 1 to 16 groups, with and without the sign term; bands whole, partial and odd
-    "band-1-group-relu": lambda: pointwise_image(9, 7, 4, 8, "RELU", y_zp=-128),   # 31 pairs: bands of 21, 10, odd
-    "band-2-groups": lambda: pointwise_image(7, 5, 8, 16),          # 35 rows: a band of 12 pairs, 5, the odd row
+    "band-1-group-relu": lambda: pointwise_image(13, 7, 4, 8, "RELU", y_zp=-128),   # 45 pairs: bands of 42, 3, odd
+    "band-2-groups": lambda: pointwise_image(9, 7, 8, 16),          # 63 rows: a band of 25 pairs, 6, the odd row
     "band-3-groups-relu": lambda: pointwise_image(4, 4, 12, 4, "RELU", y_zp=-128),
     "band-4-groups": lambda: pointwise_image(6, 6, 16, 32),
     "band-8-groups-relu": lambda: pointwise_image(5, 3, 32, 12, "RELU", y_zp=-128),

@@ -211,6 +211,23 @@ def test_under_a_ram_limit_a_deep_row_is_packed_in_smaller_chunks(tmp_path):
     assert [op.variant for op in lean.ops[1:]] == [op.variant for op in untiled.ops[1:]]
 
 
+@pytest.mark.parametrize("depth, lean", [(64, Variant("2x4/fused", lean=True)), (68, None)])
+def test_under_a_ram_limit_the_quads_kernel_takes_a_row_pair_a_call(depth, lean, tmp_path):
+    """2x4/fused's leaner variant (OpDef.leaner) where it takes several row pairs a call: one, a pair's scratch (256 B
+    for 64 values, not 4 pairs' 1 KB); over more than 16 groups it takes one already (and its rows are no chunk's)."""
+    from mtk.ops.base import Scratch
+
+    (tmp_path / "m.tflite").write_bytes(pointwise(depth, 64, pixels=(15, 11)))
+    data = prepare_ops(read_model(tmp_path / "m.tflite"), get_cpu("cortex-m4"))[0]
+    layer = op_def(data.op.type)
+    assert layer.leaner(data, Variant("2x4/fused")) == lean
+    if lean is not None:
+        scratches = [[a.nbytes for a in layer.lower(data, v).kernels[0].args if isinstance(a, Scratch)]
+                     for v in (Variant("2x4/fused"), lean)]
+        assert scratches == [[4 * 256], [256]] and layer.leaner(data, lean) is None
+        assert lean.to_json() == {"kernel": "2x4/fused", "lean": True}
+
+
 @pytest.mark.parametrize("cpu, depth, pairs", [("cortex-m4", 64, 4), ("cortex-m33", 64, 2), ("cortex-m4", 68, 1)])
 def test_the_quads_kernel_takes_several_row_pairs_a_call_from_a_line_aligned_stream(cpu, depth, pairs, tmp_path):
     """2x4/fused over 8-16 groups: 4 row pairs a call on the Cortex-M4, 2 on the M33 (gemm.QUAD_PAIRS: each pair

@@ -11,10 +11,23 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+PUSHED = 9 * 4   # push {r4-r11, lr}: every naked kernel's first instruction
 # Naked assembly kernels' frames (their pushes and stack frames are in their asm, which gcc's call graph counts as 0
-# bytes), by the start of their names: a bound for each family.
-NAKED_FRAMES = (("mtk_gemm_2x4_fused_", 9 * 4 + 88),   # c/dsp/mtk_gemm_2x4_fused.h
-                ("mtk_gemm_band_", 9 * 4 + 44))        # c/dsp/mtk_gemm_band_fused.h
+# bytes), by a pattern of their names: a bound for each family (its largest `sub sp`, and the pushes inside).
+NAKED_FRAMES = ((r"mtk_gemm_2x4_fused_\w+", PUSHED + 88),       # c/dsp/mtk_gemm_2x4_fused.h (straight: 88, any: 40)
+                (r"mtk_gemm_band_\w+", PUSHED + 28),             # c/dsp/mtk_gemm_band_fused.h
+                (r"mtk_gemm_2x2_fused_\w+", PUSHED + 40),        # c/dsp/mtk_dot_biased_s8.h MTK_FUSED_NAKED
+                (r"mtk_gemm_1x4_fused_\w+", PUSHED + 64),        # MTK_FUSED_CHUNK_DSP (MTK_FUSED_QUAD_DSP: 48)
+                (r"mtk_dot_2x\d_rows_w16_dsp", PUSHED),          # c/dsp/mtk_dot_s8_dsp.h (its pushes alone)
+                (r"mtk_few_[0-9a-f]{12}_pass\d", PUSHED + 20),   # ops/conv_few_dsp.py FRAME
+                (r"mtk_dw3x3_[0-9a-f]{12}_body", PUSHED + 32 + 8 + 2 * 4))   # ops/depthwise3x3_dsp.py FRAME, its
+#   depth multiplier's 8, the row subroutine's push {lr} and the sign fix's push {r5} inside it
+
+
+def naked_frame(name: str) -> int | None:
+    """The frame of the naked assembly kernel `name` (NAKED_FRAMES), or None: not one of them."""
+    return next((frame for pattern, frame in NAKED_FRAMES if re.fullmatch(rf"{pattern}(\.\w+\.\d+)*", name)), None)
+
 
 _NODE = re.compile(r'node: \{ title: "(?P<title>[^"]+)" label: "(?P<label>[^"]*)"')
 _EDGE = re.compile(r'edge: \{ sourcename: "(?P<source>[^"]+)" targetname: "(?P<target>[^"]+)"')
@@ -32,7 +45,7 @@ def call_graph(callgraphs: Iterable[str]) -> tuple[dict[str, int | None], dict[s
             if frame is not None:
                 frames[node["title"]] = int(frame[1]) if frame[2] in ("static", "dynamic,bounded") else None
                 name = node["title"].split(":")[-1]
-                naked = next((b for prefix, b in NAKED_FRAMES if name.startswith(prefix)), None)
+                naked = naked_frame(name)
                 if naked is not None and frames[node["title"]] == 0:
                     frames[node["title"]] = naked
         for edge in _EDGE.finditer(text):

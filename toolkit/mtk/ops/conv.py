@@ -116,22 +116,24 @@ class Conv2D(ConvWindow, GemmOpDef):
     def weight_bytes(self, data: OpData, variant: Variant) -> int:
         if variant in winograd_dsp.BY_VARIANT:
             return winograd_dsp.weight_bytes(data, variant)
-        if variant == FEW_INPUTS:
+        if variant.kernel == FEW_INPUTS.kernel:
             return conv_few_dsp.weight_bytes(data)
         return super().weight_bytes(data, variant)
 
     def chunked(self, data: OpData, variant: Variant) -> Variant | None:
-        if variant in winograd_dsp.BY_VARIANT or variant == FEW_INPUTS:
+        if variant in winograd_dsp.BY_VARIANT or variant.kernel == FEW_INPUTS.kernel:
             return None
         return super().chunked(data, variant)
 
     def leaner(self, data: OpData, variant: Variant) -> Variant | None:
         """Winograd's scratch (two tiles' transformed inputs) is the GEMM's twice or more, F(4x4)'s F(2x2)'s twice:
         under a RAM limit, F(4x4)'s F(2x2) where its sums are exact, F(2x2)'s the GEMM; a GEMM's its own (smaller
-        chunks)."""
+        chunks); dsp-few's copy of its stream in RAM its stream read from flash, then the GEMM."""
         if variant == winograd_dsp.F4.variant and winograd_dsp.F2 in winograd_dsp.transforms(data):
             return winograd_dsp.F2.variant
-        if variant in winograd_dsp.BY_VARIANT or variant == FEW_INPUTS:
+        if variant == FEW_INPUTS and (planned := conv_few_dsp.plan(data)) is not None and planned.stream_in_ram:
+            return replace(variant, lean=True)
+        if variant in winograd_dsp.BY_VARIANT or variant.kernel == FEW_INPUTS.kernel:
             return first_layer_variants(data, super().variants(data))[0]
         return super().leaner(data, variant)
 
@@ -143,9 +145,9 @@ class Conv2D(ConvWindow, GemmOpDef):
         variant = variant or self.variants(data)[0]
         if variant in winograd_dsp.BY_VARIANT:
             return Lowered([winograd_dsp.lower(data, variant)], variant=variant)
-        if variant == FEW_INPUTS:   # (a band of a tiled layer it does not take: the GEMM's default)
+        if variant.kernel == FEW_INPUTS.kernel:   # (a band of a tiled layer it does not take: the GEMM's default)
             if conv_few_dsp.takes(data):
-                return Lowered([conv_few_dsp.lower(data)], variant=variant)
+                return Lowered([conv_few_dsp.lower(data, variant.lean)], variant=variant)
             variant = first_layer_variants(data, super().variants(data))[0]
         return super().lower(data, variant)
 

@@ -1,13 +1,13 @@
-"""CONV_2D with 1 to 4 input channels (image and spectrogram first layers) on DSP cores (Cortex-M4, M7, M33), the
-layer in one call (c/dsp/mtk_conv_few_dsp.h): the input rows the windows of an output row (or pair of rows) read,
-zero-padded and widened to int16 once in a band, a ring of rows that keeps those the next block reads too, then each
-pixel's window read from the band where it is, as int16 pairs; two pixels (side by side, or one above the other where that leaves fewer pixels without a partner) against four
-output channels a block, each weight word loaded once for both pixels and each pixel word once for the four channels.
-The pass over a band's pixel pairs is assembly generated here with the band's and the stream's offsets as immediates:
-per k pair 6 loads and 8 SMLADs (on the M7 ordered for its dual issue: asm_schedule.py), the doubled int16 weights'
-sums requantized as the fused GEMM's (SMMLAR, shift, SSAT). Where a kernel row's kw * in_c values are odd the rows'
-last values pair up two rows a k pair (PKHBT of two loads: VWW's 3x3 over 3 channels 14 k pairs for 27 values, not
-15), the last row's alone reading one more value against a zero weight.
+"""CONV_2D with 1 to 4 input channels (image and spectrogram first layers) on DSP cores (Cortex-M4, M7, M33), the layer
+in one call (c/dsp/mtk_conv_few_dsp.h): the input rows the windows of an output row (or pair of rows) read, zero-padded
+and widened to int16 once in a band, a ring of rows that keeps those the next block reads too, then each pixel's window
+read from the band where it is, as int16 pairs; two pixels (side by side, or one above the other where that leaves fewer
+pixels without a partner) against four output channels a block, each weight word loaded once for both pixels and each
+pixel word once for the four channels. The pass over a band's pixel pairs is assembly generated here with the band's and
+the stream's offsets as immediates: per k pair 6 loads and 8 SMLADs (on the M7 ordered for its dual issue:
+asm_schedule.py), the doubled int16 weights' sums requantized as the fused GEMM's (SMMLAR, shift, SSAT). Where a kernel
+row's kw * in_c values are odd the rows' last values pair up two rows a k pair (PKHBT of two loads: VWW's 3x3 over 3
+channels 14 k pairs for 27 values, not 15), the last row's alone reading one more value against a zero weight.
 
 Where stride_w * in_c is odd (a 3-channel or 1-channel layer of stride 1) every other pixel starts on an odd value:
 pairs then lie side by side, pixel 1 read from a second band holding the same rows one value on. It takes a layer
@@ -169,8 +169,9 @@ class Plan:
         return max(max(max(self.x_offsets(j)) for j in range(self.k_pairs)) + self.partner, stream, self.band_step)
 
 
-def plan(data: OpData) -> Plan | None:
-    """The layer's plan on a DSP core, or None: a layer it does not take (module docstring)."""
+def plan(data: OpData, lean: bool = False) -> Plan | None:
+    """The layer's plan on a DSP core (`lean`: its stream read from flash, never copied to the scratch), or None: a
+    layer it does not take (module docstring)."""
     p = data.params
     if data.cpu.isa is not Isa.DSP or not isinstance(p, GemmParams) or p.patches is None:
         return None
@@ -181,7 +182,7 @@ def plan(data: OpData) -> Plan | None:
     # other pixel starts on an odd value
     vertical = g.out_h * (g.out_w % 2) > g.out_w * (g.out_h % 2) and (g.stride_w * g.in_c) % 2 == 0
     stream_bytes = Plan(g, vertical).stream_bytes
-    planned = Plan(g, vertical, stream_bytes <= STREAM_IN_RAM.get(data.cpu.name, 0), _uniform_shift(data))
+    planned = Plan(g, vertical, not lean and stream_bytes <= STREAM_IN_RAM.get(data.cpu.name, 0), _uniform_shift(data))
     return planned if planned.reach <= LOAD_REACH else None
 
 
@@ -381,9 +382,9 @@ def c_source(plan: Plan, sign: bool, act_min: int, act_max: int, cpu: str) -> tu
     return src, function
 
 
-def lower(data: OpData) -> Kernel:
-    """The layer (GemmParams over patches that `takes`) as the band kernel computes it."""
-    planned = plan(data)
+def lower(data: OpData, lean: bool = False) -> Kernel:
+    """The layer (GemmParams over patches that `takes`) as the band kernel computes it (`lean`: as plan's)."""
+    planned = plan(data, lean)
     assert planned is not None
     p: GemmParams = data.params
     rq = p.requant

@@ -123,12 +123,14 @@ class GemmOpDef(OpDef):
     def leaner(self, data: OpData, variant: Variant) -> Variant | None:
         """Rows of the input itself packed LEAN_CHUNK values at a time where `variant` packs more: a smaller
         scratch for more rounds of partial sums (AD's 640-deep layer: 256 B less for +0.7 % est. cycles); the band
-        kernel's rows a pair at a time (2x4/fused)."""
+        kernel's rows a pair at a time (2x4/fused); 2x4/fused's one pair a call where it takes several."""
         p = data.params
         if not isinstance(p, GemmParams):
             return None   # the family's other kernels, a constant output's fill
         if variant.kernel == BAND_KERNEL:
             return Variant(QUADS_KERNEL)   # a pair of rows packed at a time, not a band
+        if variant.kernel == QUADS_KERNEL and quad_call_pairs(data, variant) > 1:
+            return replace(variant, lean=True)
         if p.patches is not None or 0 < variant.chunk <= LEAN_CHUNK:
             return None
         return self.in_chunks(data, variant, LEAN_CHUNK)
@@ -180,14 +182,14 @@ def live_channels(stream: tuple[np.ndarray, ...], rq: Requant, groups: int, whol
     return live
 
 
-def quad_call_pairs(data: OpData) -> int:
+def quad_call_pairs(data: OpData, variant: Variant) -> int:
     """Row pairs a call of QUADS_KERNEL takes for the layer: QUAD_PAIRS's for the core where its straight kernels take
     its depth (of QUAD_PAIRS_MIN_GROUPS groups or more), at most the layer's, and while their packed rows stay within
     1/SCRATCH_SHARE of the layer's input and output (a scratch that sets the arena undoes what tiling saves: a band's
-    layer is small); at least one."""
+    layer is small); one for a lean variant (OpDef.leaner's)."""
     channels, depth = data.params.weights.shape
     groups = -(-depth // GROUP)
-    if not QUAD_PAIRS_MIN_GROUPS <= groups <= QUAD_STRAIGHT:
+    if variant.lean or not QUAD_PAIRS_MIN_GROUPS <= groups <= QUAD_STRAIGHT:
         return 1
     fits = (data.inputs[0].size + data.output.size) // SCRATCH_SHARE // (4 * GROUP * groups)
     return max(1, min(QUAD_PAIRS.get(data.cpu.name, 2), -(-data.output.size // channels // 2), fits))
@@ -220,7 +222,7 @@ def gemm_kernel(data: OpData, variant: Variant) -> Kernel:
     stream = stream_params(p) if mk.weights == "fused" else None   # (weights, bias, multiplier, shift)
     shared = mk.rows == 1 and shares_requantization(*(stream[2:] if stream else (rq.multiplier, rq.shift)))
     quads = variant.kernel == QUADS_KERNEL
-    pairs = quad_call_pairs(data) if quads else 1
+    pairs = quad_call_pairs(data, variant) if quads else 1
     layout = GemmLayout(rows, w.shape[0], w.shape[1], variant, row_source(patches), weight_group(data.cpu), shared,
                         stage=stage, split_loads=two_loads_beat_ldrd(data.cpu.name), pairs=pairs)
     if layout.stream and layout.block_rows == 2 and layout.chunk == layout.depth:   # leave constant channels out?

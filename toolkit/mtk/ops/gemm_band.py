@@ -12,7 +12,7 @@ from ..kernels.table import KernelSpec
 from .base import Const, Kernel, OpData, Scratch, c_call
 from .microkernels import GROUP, STREAM_ALIGN, pack_quad_stream
 
-BAND_BYTES = 512     # the packed pairs and their sums a call keeps in the scratch, at most
+BAND_BYTES = 1024    # the packed pairs and their sums a call keeps in the scratch, at most
 MAX_GROUPS = 16      # the assembly's straight code: up to 64 input channels
 
 

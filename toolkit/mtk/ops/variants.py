@@ -21,17 +21,21 @@ class Variant:
     layer), what tuning files and
     metadata.json hold as its "schedule"; and, for a GEMM packing a chunk of a row at a time with partial sums
     (the compiler's choice where the whole row's scratch would raise the arena: OpDef.chunked, not a tuning
-    one), the chunk's k values (0: whole rows)."""
+    one), the chunk's k values (0: whole rows); `lean`: the kernel's form in less scratch for more cycles, which
+    OpDef.leaner picks under a RAM limit (2x4/fused: a row pair a call; dsp-few: its stream read from flash, not
+    copied to RAM)."""
 
     kernel: str
     chunk: int = 0
+    lean: bool = False
 
     @property
     def label(self) -> str:
         return self.kernel
 
     def to_json(self) -> dict[str, str | int]:
-        return {"kernel": self.kernel, **({"chunk": self.chunk} if self.chunk else {})}
+        return {"kernel": self.kernel, **({"chunk": self.chunk} if self.chunk else {}),
+                **({"lean": True} if self.lean else {})}
 
     @classmethod
     def from_json(cls, schedule: Any) -> Variant | None:

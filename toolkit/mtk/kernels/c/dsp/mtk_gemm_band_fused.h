@@ -31,98 +31,143 @@ static inline void mtk_band_pack(const int8_t* x, int32_t k, int32_t pairs, int3
 
 #ifdef MTK_FUSED_ASM
 #define MTK_BAND_STR(N) #N
+#define MTK_BAND_XSTR(N) MTK_BAND_STR(N)
 /* One group of a pair of rows, packed doubled (r7 moved on) and its −128·Σ2x added (r10, r11; r5: −128 in both
  * halfwords): the words of row 1 (r6 bytes on) and of row 0 (r0 moved on), no load's result read next (the Cortex-M33's
- * stall). */
+ * stall); r1 (the first quad) untouched. */
 #define MTK_BAND_PACK_GROUP          \
   "ldr r9, [r0, r6]\n\t"             \
   "ldr r8, [r0], #4\n\t"             \
-  "sxtb16 r3, r9\n\t"                \
-  "sxtb16 r12, r9, ror #8\n\t"       \
-  "sxtb16 r1, r8\n\t"                \
-  "sxtb16 r2, r8, ror #8\n\t"        \
-  "sadd16 r3, r3, r3\n\t"            \
+  "sxtb16 r12, r9\n\t"               \
+  "sxtb16 lr, r9, ror #8\n\t"        \
+  "sxtb16 r2, r8\n\t"                \
+  "sxtb16 r3, r8, ror #8\n\t"        \
   "sadd16 r12, r12, r12\n\t"         \
-  "sadd16 r1, r1, r1\n\t"            \
+  "sadd16 lr, lr, lr\n\t"            \
   "sadd16 r2, r2, r2\n\t"            \
-  "stm r7!, {r1, r2, r3, r12}\n\t"   \
-  "sadd16 r8, r1, r2\n\t"            \
-  "sadd16 r9, r3, r12\n\t"           \
+  "sadd16 r3, r3, r3\n\t"            \
+  "stm r7!, {r2, r3, r12, lr}\n\t"   \
+  "sadd16 r8, r2, r3\n\t"            \
+  "sadd16 r9, r12, lr\n\t"           \
   "smlad r10, r8, r5, r10\n\t"       \
   "smlad r11, r9, r5, r11\n\t"
-#define MTK_BAND_XSTR(N) MTK_BAND_STR(N)
-/* A pair's first sums (label 3): the head words of the quad at r1 (of N groups: after its weights), c0's and c2's
- * plus −128·Σx of their row (r10, r11); r0 past them, at the pair's rows. */
-#define MTK_BAND_PAIR_START(N)                            \
-  "3:\n\t"                                                \
-  "ldr r1, [sp, #20]\n\t"                                 \
-  "ldr r0, [sp, #0]\n\t"                                  \
-  "ldrd r10, r11, [r0], #8\n\t"                           \
-  "ldr r2, [r1, #16*" MTK_BAND_STR(N) "]\n\t"             \
-  "ldr r3, [r1, #16*" MTK_BAND_STR(N) "+4]\n\t"           \
-  "ldr r4, [r1, #16*" MTK_BAND_STR(N) "+32]\n\t"          \
-  "ldr r5, [r1, #16*" MTK_BAND_STR(N) "+36]\n\t"          \
-  MTK_QUAD2_FIRST_SUMS
-/* The pair's 8 outputs (2x4/fused's of sums already doubled, m, C, e from the quad's tail at r1: row 0 at [sp, #16],
- * row 1 `stride` ([sp, #12]) on), then the next pair (its rows at r0, its output a stride past row 1's), until the
- * quad's outputs end ([sp, #8]). */
-#define MTK_BAND_OUTPUTS(SIGN)      \
-  "str r0, [sp, #0]\n\t"            \
-  MTK_QUAD2_OUTPUTS("8", "20", "40", "52", "16", "12", SIGN, MTK_QUAD2_NO_DOUBLE) \
-  "ldr r0, [sp, #12]\n\t"           \
-  "add lr, r2, r0\n\t"              \
-  "ldr r0, [sp, #8]\n\t"            \
-  "str lr, [sp, #16]\n\t"           \
-  "cmp lr, r0\n\t"                  \
+/* A pair's start (label 3): −128·Σx of its rows into r2 and r6 and r0 on to its rows, the head's b1 and b3 of the quad
+ * at r1 (TAIL bytes on) into r3 and r5, single loads (the Cortex-M33's LDRD takes a cycle more). */
+#define MTK_BAND_PAIR_START(TAIL)         \
+  "3:\n\t"                                \
+  "ldr r6, [r0, #4]\n\t"                  \
+  "ldr r2, [r0], #8\n\t"                  \
+  "ldr r3, [r1, #" TAIL "+4]\n\t"         \
+  "ldr r5, [r1, #" TAIL "+36]\n\t"
+/* The requantization's SMMLAR of sum X into D with m, C in r10, r11: with the sign term added to C first (in T), or
+ * without it. */
+#define MTK_BAND_SMMLAR_SIGN(D, X, T) "add " T ", r11, " X ", asr #31\n\tsmmlar " D ", " X ", r10, " T "\n\t"
+#define MTK_BAND_SMMLAR_NOSIGN(D, X, T) "smmlar " D ", " X ", r10, r11\n\t"
+/* The row 0 output's address into lr from the frame: before channel 0 (no sign term: its loads back to back), or after
+ * its SMMLARs (the sign term's, which take lr for a temporary). */
+#define MTK_BAND_OUT_FIRST_SIGN ""
+#define MTK_BAND_OUT_FIRST_NOSIGN "ldr lr, [sp, #0]\n\t"
+#define MTK_BAND_OUT_LATE_SIGN "ldr lr, [sp, #0]\n\t"
+#define MTK_BAND_OUT_LATE_NOSIGN ""
+/* Channel AT's m, C, e into r10, r11, E from the quad at r1. */
+#define MTK_BAND_PARAMS(AT, E) \
+  "ldr r10, [r1, #" AT "]\n\tldr r11, [r1, #" AT "+4]\n\tldr " E ", [r1, #" AT "+8]\n\t"
+/* A channel's outputs of rows 0 and 1 from sums X0 (into itself) and X1 (into D1) with m, C in r10, r11 and the
+ * shift in E (a low register: the Cortex-M33 issues the two 16-bit ASRS together), stored at byte C of row 0's (lr)
+ * and row 1's (r12) outputs; S: SIGN or NOSIGN, T a free register. */
+#define MTK_BAND_CHANNEL(X0, X1, D1, E, C, S, T) \
+  MTK_BAND_SMMLAR_##S(X0, X0, T)                  \
+  MTK_BAND_SMMLAR_##S(D1, X1, T)                  \
+  "asrs " X0 ", " X0 ", " E "\n\t"                \
+  "asrs " D1 ", " D1 ", " E "\n\t"                \
+  "ssat " X0 ", #8, " X0 "\n\t"                   \
+  "ssat " D1 ", #8, " D1 "\n\t"                   \
+  "strb " X0 ", [lr, #" C "]\n\t"                 \
+  "strb " D1 ", [r12, #" C "]\n\t"
+/* The pair's 8 outputs from its sums (2x4/fused's order, already doubled) with m, C, e from the quad's tail (TAIL bytes
+ * on from r1): channel 0 first (its shift in r12, then row 1's output address there: lr + the stride), then the next
+ * pair's output (lr + 2·stride) to the frame, and on to the next pair's rows (16·G bytes on) unless the quad's outputs
+ * end. Channel 0's shift in a high register (no low one is free yet). */
+#define MTK_BAND_OUTPUTS(G, TAIL, S)                                   \
+  MTK_BAND_OUT_FIRST_##S                                               \
+  MTK_BAND_PARAMS(TAIL "+8", "r12")                                    \
+  "sub r2, r2, r3, lsl #8\n\t"                                         \
+  "sub r6, r6, r7, lsl #8\n\t"                                         \
+  MTK_BAND_SMMLAR_##S("r2", "r2", "lr")                                \
+  MTK_BAND_SMMLAR_##S("r6", "r6", "lr")                                \
+  MTK_BAND_OUT_LATE_##S                                                \
+  "asr r2, r2, r12\n\t"                                                \
+  "asr r6, r6, r12\n\t"                                                \
+  "ssat r2, #8, r2\n\t"                                                \
+  "ssat r6, #8, r6\n\t"                                                \
+  "strb r2, [lr]\n\t"                                                  \
+  "ldr r12, [sp, #24]\n\t"                                             \
+  "ldr r10, [r1, #" TAIL "+20]\n\t"                                    \
+  "add r12, r12, lr\n\t"                                               \
+  "ldr r11, [r1, #" TAIL "+24]\n\t"                                    \
+  "ldr r2, [r1, #" TAIL "+28]\n\t"                                     \
+  "strb r6, [r12]\n\t"                                                 \
+  MTK_BAND_CHANNEL("r3", "r7", "r7", "r2", "1", S, "r6")               \
+  MTK_BAND_PARAMS(TAIL "+40", "r2")                                    \
+  "sub r4, r4, r5, lsl #8\n\t"                                         \
+  "sub r8, r8, r9, lsl #8\n\t"                                         \
+  MTK_BAND_CHANNEL("r4", "r8", "r7", "r2", "2", S, "r6")               \
+  MTK_BAND_PARAMS(TAIL "+52", "r2")                                    \
+  "ldr r3, [sp, #4]\n\t"                                               \
+  MTK_BAND_CHANNEL("r5", "r9", "r7", "r2", "3", S, "r6")               \
+  "sub r4, r12, lr\n\t"                                                \
+  "add lr, r12, r4\n\t"                                                \
+  "str lr, [sp, #0]\n\t"                                               \
+  "cmp lr, r3\n\t"                                                     \
+  "add r0, r0, #16*" MTK_BAND_STR(G) "\n\t"                            \
   "bne 3b\n\t"
 /* f: the rows, the first quad, quads (> 0), the output, pairs (> 0), stride (of the output's rows), row 1's offset
  * from row 0 (k, or 0: the same row), the scratch. Naked, so that every register but sp is the kernel's: the band's
- * pairs packed (label 4), then per quad (label 1) every pair (label 3), N groups straight; the frame: [0] the pair's
- * packed rows, [8] the quad's outputs' end, [12] stride, [16] the pair's output, [20] the quad, [24] quads left, [28] the
- * scratch, [36] the quad's output, [40] the band's output bytes. */
-#define MTK_BAND_DSP(NAME, N, SIGN)                                                                    \
+ * pairs packed (label 4), then per quad (r1, label 1) every pair (label 3: its rows at r0), G groups straight (K + 1
+ * before the head's s words, REST after); the frame: [0] the pair's output, [4] the quad's outputs' end, [8] the
+ * quad's output, [12] the band's output bytes, [16] the scratch, [20] the stream's end, [24] stride. */
+#define MTK_BAND_DSP(NAME, G, K, REST, S)                                                              \
 __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)) const int32_t* f) { \
   __asm__ volatile(                                                                                   \
       "push {r4-r11, lr}\n\t"                                                                         \
-      "sub sp, sp, #44\n\t"                                                                           \
+      "sub sp, sp, #28\n\t"                                                                           \
       "ldm r0, {r0-r7}\n\t"                                                                           \
-      "str r5, [sp, #12]\n\t"                                                                         \
-      "strd r1, r2, [sp, #20]\n\t"                                                                    \
-      "str r7, [sp, #28]\n\t"                                                                         \
-      "str r3, [sp, #36]\n\t"                                                                         \
+      "str r3, [sp, #8]\n\t"                                                                          \
+      "str r7, [sp, #16]\n\t"                                                                         \
+      "str r5, [sp, #24]\n\t"                                                                         \
       "mul r8, r5, r4\n\t"                                                                            \
       "lsl r8, r8, #1\n\t"                                                                            \
-      "str r8, [sp, #40]\n\t"                                                                         \
+      "str r8, [sp, #12]\n\t"                                                                         \
+      "movw r8, #16*" #G "+" MTK_BAND_XSTR(MTK_QUAD2_TAIL) "\n\t"                                      \
+      "mla r8, r8, r2, r1\n\t"                                                                        \
+      "str r8, [sp, #20]\n\t"                                                                         \
       "mvn r5, #0x007f007f\n\t"                                                                       \
       "4:\n\t"                                                                                        \
       "movs r10, #0\n\t"                                                                              \
       "movs r11, #0\n\t"                                                                              \
       "add r7, r7, #8\n\t"                                                                            \
-      MTK_BAND_REPEAT_##N(MTK_BAND_PACK_GROUP)                                                        \
-      "strd r10, r11, [r7, #-(16 * " MTK_BAND_STR(N) " + 8)]\n\t"                                     \
+      MTK_BAND_REPEAT_##G(MTK_BAND_PACK_GROUP)                                                        \
+      "strd r10, r11, [r7, #-(16 * " #G " + 8)]\n\t"                                                  \
       "add r0, r0, r6\n\t"                                                                            \
       "subs r4, r4, #1\n\t"                                                                           \
       "bne 4b\n\t"                                                                                    \
       "1:\n\t"                                                                                        \
-      "ldr r0, [sp, #28]\n\t"                                                                         \
-      "ldrd r3, r4, [sp, #36]\n\t"                                                                    \
-      "str r0, [sp, #0]\n\t"                                                                          \
-      "str r3, [sp, #16]\n\t"                                                                         \
+      "ldr r0, [sp, #16]\n\t"                                                                         \
+      "ldrd r3, r4, [sp, #8]\n\t"                                                                     \
+      "str r3, [sp, #0]\n\t"                                                                          \
       "add r4, r4, r3\n\t"                                                                            \
-      "str r4, [sp, #8]\n\t"                                                                          \
-      MTK_BAND_PAIR_START(N)                                                                          \
-      MTK_BAND_REPEAT_##N(MTK_QUAD2_GROUP)                                                            \
-      MTK_BAND_OUTPUTS(SIGN)                                                                          \
-      "ldr r4, [sp, #36]\n\t"                                                                         \
-      "ldr r2, [sp, #24]\n\t"                                                                         \
-      "adds r1, r1, #" MTK_BAND_XSTR(MTK_QUAD2_TAIL) "\n\t"                                            \
-      "str r1, [sp, #20]\n\t"                                                                         \
-      "adds r4, r4, #4\n\t"                                                                           \
-      "str r4, [sp, #36]\n\t"                                                                         \
-      "subs r2, r2, #1\n\t"                                                                           \
-      "str r2, [sp, #24]\n\t"                                                                         \
+      "str r4, [sp, #4]\n\t"                                                                          \
+      "adds r3, r3, #4\n\t"                                                                           \
+      "str r3, [sp, #8]\n\t"                                                                          \
+      ".p2align 2\n"                                                                                  \
+      MTK_BAND_PAIR_START("16*" #G)                                                                   \
+      MTK_QUAD2_FORWARD(G, K, REST, "16*" #G)                                                         \
+      MTK_BAND_OUTPUTS(G, "16*" #G, S)                                                                \
+      "addw r1, r1, #16*" #G "+" MTK_BAND_XSTR(MTK_QUAD2_TAIL) "\n\t"                                  \
+      "ldr r2, [sp, #20]\n\t"                                                                         \
+      "cmp r1, r2\n\t"                                                                                \
       "bne 1b\n\t"                                                                                    \
-      "add sp, sp, #44\n\t"                                                                           \
+      "add sp, sp, #28\n\t"                                                                           \
       "pop {r4-r11, pc}\n\t");                                                                        \
 }
 #define MTK_BAND_REPEAT_1(G) MTK_FUSED_REPEAT_1(G)
@@ -141,14 +186,15 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
 #define MTK_BAND_REPEAT_14(G) MTK_BAND_REPEAT_12(G) G G
 #define MTK_BAND_REPEAT_15(G) MTK_BAND_REPEAT_12(G) G G G
 #define MTK_BAND_REPEAT_16(G) MTK_FUSED_REPEAT_8(G) MTK_FUSED_REPEAT_8(G)
-/* Per number of groups (1 to 16: only the layer's is linked in), with and without the sign term. */
-#define MTK_BAND_KERNELS(N)                                                \
-  MTK_BAND_DSP(mtk_gemm_band_g##N##_dsp, N, MTK_FUSED_SIGN)                \
-  MTK_BAND_DSP(mtk_gemm_band_g##N##_nosign_dsp, N, MTK_FUSED_NO_SIGN)
-MTK_BAND_KERNELS(1) MTK_BAND_KERNELS(2) MTK_BAND_KERNELS(3) MTK_BAND_KERNELS(4)
-MTK_BAND_KERNELS(5) MTK_BAND_KERNELS(6) MTK_BAND_KERNELS(7) MTK_BAND_KERNELS(8)
-MTK_BAND_KERNELS(9) MTK_BAND_KERNELS(10) MTK_BAND_KERNELS(11) MTK_BAND_KERNELS(12)
-MTK_BAND_KERNELS(13) MTK_BAND_KERNELS(14) MTK_BAND_KERNELS(15) MTK_BAND_KERNELS(16)
+/* Per number of groups G (1 to 16: only the layer's is linked in; K: 2x4/fused's, MTK_QUAD2_KERNELS), with and
+ * without the sign term. */
+#define MTK_BAND_KERNELS(G, K, REST)                                      \
+  MTK_BAND_DSP(mtk_gemm_band_g##G##_dsp, G, K, REST, SIGN)                \
+  MTK_BAND_DSP(mtk_gemm_band_g##G##_nosign_dsp, G, K, REST, NOSIGN)
+MTK_BAND_KERNELS(1, 0, 0) MTK_BAND_KERNELS(2, 0, 1) MTK_BAND_KERNELS(3, 0, 2) MTK_BAND_KERNELS(4, 1, 2)
+MTK_BAND_KERNELS(5, 1, 3) MTK_BAND_KERNELS(6, 2, 3) MTK_BAND_KERNELS(7, 2, 4) MTK_BAND_KERNELS(8, 3, 4)
+MTK_BAND_KERNELS(9, 3, 5) MTK_BAND_KERNELS(10, 4, 5) MTK_BAND_KERNELS(11, 4, 6) MTK_BAND_KERNELS(12, 5, 6)
+MTK_BAND_KERNELS(13, 5, 7) MTK_BAND_KERNELS(14, 6, 7) MTK_BAND_KERNELS(15, 6, 8) MTK_BAND_KERNELS(16, 7, 8)
 
 MTK_FUSED_INLINE void mtk_gemm_band_dsp(const int32_t* f, int32_t groups, int32_t sign) {
 #define MTK_BAND_CASE(N) \
