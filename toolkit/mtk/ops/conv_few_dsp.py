@@ -1,13 +1,13 @@
-"""CONV_2D with 1 to 4 input channels (image and spectrogram first layers) on DSP cores (Cortex-M4, M7, M33), the
-layer in one call (c/dsp/mtk_conv_few_dsp.h): the input rows the windows of an output row (or pair of rows) read,
-zero-padded and widened to int16 once in a band, a ring of rows that keeps those the next block reads too, then each
-pixel's window read from the band where it is, as int16 pairs; two pixels (side by side, or one above the other where that leaves fewer pixels without a partner) against four
-output channels a block, each weight word loaded once for both pixels and each pixel word once for the four channels.
-The pass over a band's pixel pairs is assembly generated here with the band's and the stream's offsets as immediates:
-per k pair 6 loads and 8 SMLADs (on the M7 ordered for its dual issue: asm_schedule.py), the doubled int16 weights'
-sums requantized as the fused GEMM's (SMMLAR, shift, SSAT). Where a kernel row's kw * in_c values are odd the rows'
-last values pair up two rows a k pair (PKHBT of two loads: VWW's 3x3 over 3 channels 14 k pairs for 27 values, not
-15), the last row's alone reading one more value against a zero weight.
+"""CONV_2D with 1 to 4 input channels (image and spectrogram first layers) on DSP cores (Cortex-M4, M7, M33), the layer
+in one call (c/dsp/mtk_conv_few_dsp.h): the input rows the windows of an output row (or pair of rows) read, zero-padded
+and widened to int16 once in a band, a ring of rows that keeps those the next block reads too, then each pixel's window
+read from the band where it is, as int16 pairs; two pixels (side by side, or one above the other where that leaves fewer
+pixels without a partner) against four output channels a block, each weight word loaded once for both pixels and each
+pixel word once for the four channels. The pass over a band's pixel pairs is assembly generated here with the band's and
+the stream's offsets as immediates: per k pair 6 loads and 8 SMLADs (on the M7 ordered for its dual issue:
+asm_schedule.py), the doubled int16 weights' sums requantized as the fused GEMM's (SMMLAR, shift, SSAT). Where a kernel
+row's kw * in_c values are odd the rows' last values pair up two rows a k pair (PKHBT of two loads: VWW's 3x3 over 3
+channels 14 k pairs for 27 values, not 15), the last row's alone reading one more value against a zero weight.
 
 Where stride_w * in_c is odd (a 3-channel or 1-channel layer of stride 1) every other pixel starts on an odd value:
 pairs then lie side by side, pixel 1 read from a second band holding the same rows one value on. It takes a layer

@@ -416,10 +416,13 @@ class _Layer:
         a(f"movw r12, #{g.out_c}", f"str r12, {a.frame(3)}", "5:", f"ldr r12, {a.frame(0)}",
           "ldrd r2, r3, [r12], #8", f"strd r2, r3, {a.frame(6)}")
         # the normal rows first: their code leaves the weights and bias as they are, for the next run's setup
+        # the first run's LDM leaves the stream pointer at the next channel's words, which the frame keeps from then
         weights = "fresh"   # in r2-r7 (r12 at them), or "kept" (r2-r7 as loaded), or "moved"
         for kind, oy0, count in sorted(self.runs(), key=lambda run: run[0] != NORMAL):
-            if weights != "kept":
-                a(*([] if weights == "fresh" else [f"ldr r12, {a.frame(0)}", "add r12, r12, #8"]), "ldm r12, {r2-r7}")
+            if weights == "fresh":
+                a("ldm r12!, {r2-r7}", f"str r12, {a.frame(0)}")
+            elif weights == "moved":
+                a(f"ldr r12, {a.frame(0)}", f"sub r12, r12, #{4 * CHANNEL_WORDS - 8}", "ldm r12, {r2-r7}")
             weights = "kept" if kind == NORMAL else "moved"
             if KIND_SETUP[kind]:
                 a(f"movw lr, #{self.zp & 0xffff}", *KIND_SETUP[kind])
@@ -439,7 +442,6 @@ class _Layer:
             if count > 1:
                 self.next_row(end_column)
                 a(f"ldr r12, {a.frame(4)}", "subs r12, r12, #1", f"str r12, {a.frame(4)}", "bne 4b")
-        a(f"ldr r12, {a.frame(0)}", f"add r12, r12, #{4 * CHANNEL_WORDS}", f"str r12, {a.frame(0)}")
         if multiplier > 1:   # the next input channel after the input channel's M output channels
             a(f"ldr r12, {a.frame(MULTIPLIER_SLOT)}", "subs r12, r12, #1", "itttt eq", f"moveq r12, #{multiplier}",
               f"ldreq r0, {a.frame(1)}", "addeq r0, r0, #1", f"streq r0, {a.frame(1)}",
