@@ -95,6 +95,11 @@ class ConvWindow:
 FEW_INPUTS = Variant(conv_few_dsp.KERNEL.id)
 
 
+def _few_inputs(variant: Variant | None) -> bool:
+    """dsp-few's variant in either form (its stream copied to RAM or read from flash); a 16x8 layer has none."""
+    return variant is not None and variant.kernel == FEW_INPUTS.kernel
+
+
 class Conv2D(ConvWindow, GemmOpDef):
     """The GEMM's variants and, on DSP cores, a 3x3 stride-1 layer's Winograd kernels (winograd_dsp.py): the default
     from winograd_dsp.MIN_CHANNELS input channels on, the last choices below; on DSP cores a layer of 1 to 4 input
@@ -116,12 +121,12 @@ class Conv2D(ConvWindow, GemmOpDef):
     def weight_bytes(self, data: OpData, variant: Variant) -> int:
         if variant in winograd_dsp.BY_VARIANT:
             return winograd_dsp.weight_bytes(data, variant)
-        if variant.kernel == FEW_INPUTS.kernel:
+        if _few_inputs(variant):
             return conv_few_dsp.weight_bytes(data)
         return super().weight_bytes(data, variant)
 
     def chunked(self, data: OpData, variant: Variant) -> Variant | None:
-        if variant in winograd_dsp.BY_VARIANT or variant.kernel == FEW_INPUTS.kernel:
+        if variant in winograd_dsp.BY_VARIANT or _few_inputs(variant):
             return None
         return super().chunked(data, variant)
 
@@ -133,7 +138,7 @@ class Conv2D(ConvWindow, GemmOpDef):
             return winograd_dsp.F2.variant
         if variant == FEW_INPUTS and (planned := conv_few_dsp.plan(data)) is not None and planned.stream_in_ram:
             return replace(variant, lean=True)
-        if variant in winograd_dsp.BY_VARIANT or variant.kernel == FEW_INPUTS.kernel:
+        if variant in winograd_dsp.BY_VARIANT or _few_inputs(variant):
             return first_layer_variants(data, super().variants(data))[0]
         return super().leaner(data, variant)
 
@@ -145,7 +150,7 @@ class Conv2D(ConvWindow, GemmOpDef):
         variant = variant or self.variants(data)[0]
         if variant in winograd_dsp.BY_VARIANT:
             return Lowered([winograd_dsp.lower(data, variant)], variant=variant)
-        if variant.kernel == FEW_INPUTS.kernel:   # (a band of a tiled layer it does not take: the GEMM's default)
+        if _few_inputs(variant):   # (a band of a tiled layer it does not take: the GEMM's default)
             if conv_few_dsp.takes(data):
                 return Lowered([conv_few_dsp.lower(data, variant.lean)], variant=variant)
             variant = first_layer_variants(data, super().variants(data))[0]
