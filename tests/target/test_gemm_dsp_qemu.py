@@ -66,14 +66,18 @@ def test_biased_kernels_are_bit_exact_on_every_dsp_core(model, variant, board, t
 def test_the_quads_kernels_of_a_pair_a_call_are_bit_exact(model, board, tmp_path, monkeypatch):
     """2x4/fused's kernels of one pair a call (its C's `pairs` 1: a lean variant's, OpDef.leaner's under a RAM limit)
     over 8-16 groups, with the sign term and without, the last call an odd row: the layers' quads of 8 groups or more
-    taken as shallower ones (a pair a call)."""
+    taken as shallower ones (a pair a call); asked for by a tuning file (the band kernel comes first for these
+    layers)."""
     from mtk.ops import gemm
 
     monkeypatch.setattr(gemm, "QUAD_PAIRS_MIN_GROUPS", gemm.QUAD_STRAIGHT + 1)
     path = tmp_path / "model.tflite"
     path.write_bytes(model())
+    target = get_board(board)
+    data = prepare_ops(read_model(path), target.cpu)[0]
+    tuning = Tuning({layer_key(data): Variant("2x4/fused")})
     inputs = random_samples(path.read_bytes())
-    result = run_model(path, RunOptions(board=get_board(board), runs=1, cache=False, build_dir=tmp_path / "build"),
+    result = run_model(path, RunOptions(board=target, runs=1, cache=False, build_dir=tmp_path / "build", tuning=tuning),
                        inputs)
     kernels_c = (tmp_path / "build" / "compiled" / "src" / "tvmgen_default_kernels.c").read_text()
     assert re.search(r"mtk_gemm_2x4_fused_s8\(.*, 1, -128, 127, [01]\);", kernels_c)
