@@ -16,7 +16,7 @@ import math
 
 from .argtypes import MIN_STACK_BYTES
 from .boards import Board, fitting_boards_hint
-from .codegen.regions import constants_region
+from .codegen.regions import constants_regions
 from .compiled import CompiledModel
 from .errors import DoesNotFit, ModelError
 from .target import get_cpu
@@ -71,7 +71,7 @@ def check_fits(model: CompiledModel, board: Board, stack_bytes: int | None = Non
         raise DoesNotFit(f"{model.name} does not fit {name}: needs {model.constant_bytes:,} B of constants "
                          f"+ {code:,} B of code = {flash:,} B of flash; {name} has {board.flash_bytes:,} B",
                          hint=fitting_boards_hint(flash, ram))
-    used = [*(r.name for r in model.memory.regions), *filter(None, [model.memory.constants_region])]
+    used = [*(r.name for r in model.memory.regions), *model.memory.constants_regions]
     missing = list(dict.fromkeys(name for name in used if name not in {b.name for b in board.ram_regions}))
     if missing:
         raise ModelError(f"{model.name} was compiled for RAM region{'s' * (len(missing) > 1)} {', '.join(missing)}, "
@@ -99,13 +99,14 @@ def check_ram(model: CompiledModel, board: Board, stack_bytes: int, hint: str | 
 
 def check_emulated_ram(model: CompiledModel, board: Board) -> None:
     """For --emulate, whose firmware is linked for the QEMU board's RAM: ModelError with the figures if `model`'s
-    constants copied into RAM, its arena and stack would not fit the emulated `board`'s RAM (a region that holds
-    the constants, then the whole)."""
+    constants copied into RAM, its arena and stack would not fit the emulated `board`'s RAM (its regions holding
+    the constants, whole or split as a build for `board` places them, then the whole)."""
     stack_bytes = stack_reservation(model.memory.stack_bytes)
-    if model.memory.constants_region is not None:
-        constants_region(board.ram_regions, model.constant_bytes,
-                         system_reserved(model.memory.state_bytes, stack_bytes),
-                         f"{model.name} does not fit {board.name}")
+    if model.memory.constants_in_ram:
+        arrays = [size for share in model.memory.constants_in_ram for size in share.footprints]
+        constants_regions({str(i): size for i, size in enumerate(arrays)}, model.memory.constants_in_ram_bytes,
+                          board.ram_regions, system_reserved(model.memory.state_bytes, stack_bytes),
+                          f"{model.name} does not fit {board.name}")
     check_ram(model, board, stack_bytes)
 
 

@@ -47,11 +47,14 @@ COPIED = ("src/main.c", "src/mtk_port_zephyr.c")
 
 def check_constants_region(model: CompiledModel, board: Board) -> None:
     """Zephyr copies initialised data into its system RAM only (the other regions' sections are NOLOAD):
-    refuse constants compiled for another region (--weights-in-ram on a board whose fastest region is not it)."""
-    region = model.memory.constants_region
-    if region is not None and region != board.system_region.name:
-        raise ModelError(f"{model.name}: its constants were compiled into RAM region {region}; a Zephyr application "
-                         f"copies them only into {board.system_region.name}, its system RAM",
+    refuse constants compiled into another region (--weights-in-ram on a board whose fastest region is not
+    the system one, or whose constants no one region holds)."""
+    others = [name for name in model.memory.constants_regions if name != board.system_region.name]
+    if others:
+        regions = model.memory.constants_regions
+        raise ModelError(f"{model.name}: its constants were compiled into RAM region{'s' * (len(regions) > 1)} "
+                         f"{', '.join(regions)}; a Zephyr application copies them only into "
+                         f"{board.system_region.name}, its system RAM",
                          hint="run it bare metal, or leave out --weights-in-ram")
 
 
