@@ -6,6 +6,7 @@ tests/target/test_weights_in_ram_qemu.py runs them)."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -165,20 +166,38 @@ def test_a_model_compiled_for_a_region_the_board_lacks_is_refused():
         check_fits(with_constants(share("DTCM", 100)), get_board("qemu_cortex_m3"))
 
 
-def test_zephyr_refuses_constants_in_a_region_other_than_its_system_ram():
-    board = get_board("nucleo_f746zg")
-    check_constants_region(with_constants(share("SRAM0", 1000)), board)
-    with pytest.raises(ModelError, match="compiled into RAM region DTCM; a Zephyr application copies them only "
-                                         "into SRAM0"):
-        check_constants_region(with_constants(share("DTCM", 1000)), board)
-
-
-def test_zephyr_refuses_constants_split_across_regions_in_one_line():
+def test_zephyr_takes_constants_in_its_system_ram_and_dtcm_and_refuses_another_region():
+    f746 = get_board("nucleo_f746zg")
+    check_constants_region(with_constants(share("SRAM0", 1000)), f746)
+    check_constants_region(with_constants(share("DTCM", 53_340), share("SRAM0", 217_660)), f746)
     with pytest.raises(ModelError) as err:
-        check_constants_region(with_constants(share("DTCM", 53_340), share("SRAM0", 217_660)),
-                               get_board("stm32f746g_disco"))
-    assert err.value.message.endswith(": its constants were compiled into RAM regions DTCM, SRAM0; a Zephyr "
-                                      "application copies them only into SRAM0, its system RAM")
+        check_constants_region(with_constants(share("DTCM", 1000), share("SRAM", 500_000)), get_board("mps3/an547"))
+    assert err.value.message.endswith(": its constants were compiled into RAM regions DTCM, SRAM; a Zephyr "
+                                      "application copies them only into DTCM, its system RAM")
+
+
+def render_zephyr(model: CompiledModel, board: str, tmp: Path) -> Path:
+    from mtk.platforms import ProjectOptions, get_platform
+
+    return get_platform("zephyr").render(model, get_board(board), tmp / "app", ProjectOptions())
+
+
+def test_the_zephyr_app_puts_dtcm_constants_in_the_data_zephyr_copies_there(tmp_path):
+    """Zephyr 4.2 copies the chosen zephyr,dtcm node's .dtcm_data from flash at boot (kernel/xip.c z_data_copy);
+    zephyr_linker_sources(DTCM_SECTION) puts a snippet inside it. (Built by hand for stm32f746g_disco with AD
+    split: the five DTCM arrays at 0x20000000 in .dtcm_data, loaded from flash, the five others in .data.)"""
+    project = render_zephyr(with_constants(share("DTCM", 53_340), share("SRAM0", 217_660)), "stm32f746g_disco",
+                            tmp_path)
+    cmake = (project / "CMakeLists.txt").read_text()
+    assert "zephyr_linker_sources(DTCM_SECTION mtk_constants_dtcm.ld)" in cmake
+    assert "zephyr_link_libraries(-Wl,--require-defined=__dtcm_data_start)" in cmake
+    assert (project / "mtk_constants_dtcm.ld").read_text().endswith("\nKEEP(*(.mtk_constants.DTCM))\n")
+
+
+def test_constants_in_zephyrs_system_ram_need_no_snippet(tmp_path):
+    project = render_zephyr(with_constants(share("SRAM0", 1000)), "nucleo_f746zg", tmp_path)
+    assert "DTCM_SECTION" not in (project / "CMakeLists.txt").read_text()
+    assert not list(project.glob("mtk_constants_*.ld"))
 
 
 def test_under_emulate_the_constants_must_fit_the_emulated_boards_regions_split_if_need_be():
