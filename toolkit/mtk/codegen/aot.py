@@ -37,7 +37,7 @@ from ..target import Cpu
 from . import tvm_c
 from .call_loops import Repeat, find_repeats
 from .memory_plan import Buffer
-from .regions import Pool
+from .regions import Pool, constants_section
 from .storage import Step, Storage, scratch_key
 
 _C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "uint16": "uint16_t", "int32": "int32_t",
@@ -142,11 +142,6 @@ class ConstantsInRam:
     def section(self, symbol: str) -> str | None:
         region = self.region_of[symbol]
         return None if region == self.system_region else constants_section(region)
-
-
-def constants_section(region: str) -> str:
-    """The linker input section of the constants copied into a RAM region other than the system one."""
-    return f".mtk_constants.{region}"
 
 
 class ConstantPool:

@@ -28,6 +28,11 @@ class Pool:
     section: str | None   # the linker input section of its array; None: .bss (the system region)
 
 
+def constants_section(region: str) -> str:
+    """The linker input section of the constants copied into a RAM region other than the system one."""
+    return f".mtk_constants.{region}"
+
+
 def footprint(nbytes: int, align: int) -> int:
     """The bytes a constant array of `nbytes` whose address is a multiple of `align` can take in a region's
     section: itself and the padding before it."""

@@ -18,7 +18,7 @@ import jinja2
 
 from .. import ui
 from ..boards import Board, all_boards, get_board
-from ..codegen.aot import constants_section
+from ..codegen.regions import constants_section
 from ..budget import DEFAULT_STACK_BYTES, check_fits_once, check_runs_on
 from ..compiled import CompiledModel
 from ..errors import ModelError, MtkError
