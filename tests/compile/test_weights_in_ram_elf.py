@@ -103,7 +103,7 @@ def test_constants_no_region_holds_are_split_each_array_whole_in_one_region(tmp_
     in_sram = {name for name, address in arrays.items() if within(address, sram.base, sram.size)}
     in_dtcm = {name for name, address in arrays.items() if within(address, dtcm.base, dtcm.size)}
     assert in_sram and in_dtcm and in_sram | in_dtcm == arrays.keys()
-    assert len(in_sram) == len(shares["SRAM"].footprints) and len(in_dtcm) == len(shares["DTCM"].footprints)
+    assert len(in_sram) == len(shares["SRAM"].arrays) and len(in_dtcm) == len(shares["DTCM"].arrays)
     sections = load_sections(elf)
     assert sections[".sram_constants"][0] == sram.base and ".data" in sections
     source = (tmp_path / "compiled" / "src" / "tvmgen_default.c").read_text()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from mtk.boards import get_board
+from mtk.commands.run import format_result
 from mtk.compiled import CompiledModel
 from mtk.pipeline import run_model
 from mtk.runoptions import RunOptions
@@ -42,3 +43,6 @@ def test_constants_split_across_two_regions_give_tflite_micros_outputs(tmp_path)
     memory = CompiledModel.load(tmp_path / "b" / "compiled").memory
     assert memory.constants_regions == ("DTCM", "SRAM")
     assert all(share.constant_bytes for share in memory.constants_in_ram)
+    shares = result.to_json()["constants_in_ram"]   # bench --json
+    assert [s["name"] for s in shares] == ["DTCM", "SRAM"] and sum(s["constant_bytes"] for s in shares) == 61_184
+    assert f"copied into RAM: DTCM {shares[0]['constant_bytes']:,} B, SRAM 32,768 B" in format_result(result)

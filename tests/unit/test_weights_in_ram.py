@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from mtk.boards import RamRegion, get_board
-from mtk.budget import check_emulated_ram, check_fits
+from mtk.budget import check_emulated_ram, check_fits, emulated_constants
 from mtk.buildcache import firmware_key
 from mtk.cli import build_parser, main
 from mtk.codegen.regions import constants_regions, footprint
@@ -137,8 +137,8 @@ def with_constants(*shares: RamConstants, constant_bytes: int | None = None) -> 
     return dataclasses.replace(fake, memory=memory)
 
 
-def share(region: str, nbytes: int, footprints: tuple[int, ...] | None = None) -> RamConstants:
-    return RamConstants(region, nbytes, footprints or (nbytes,))
+def share(region: str, nbytes: int, arrays: tuple[tuple[int, int], ...] | None = None) -> RamConstants:
+    return RamConstants(region, nbytes, arrays or ((nbytes, 4),))
 
 
 def test_constants_in_ram_count_against_the_boards_ram():
@@ -153,7 +153,7 @@ def test_constants_in_ram_count_against_the_boards_ram():
 
 
 def test_metadata_keeps_where_the_constants_are():
-    memory = with_constants(share("DTCM", 1000, (600, 403)), share("SRAM0", 5000)).memory
+    memory = with_constants(share("DTCM", 1000, ((600, 4), (400, 16))), share("SRAM0", 5000)).memory
     again = MemoryUse.from_json(memory.to_json())
     assert again.constants_in_ram == memory.constants_in_ram
     assert again.constants_regions == ("DTCM", "SRAM0")
@@ -205,7 +205,7 @@ def test_under_emulate_the_constants_must_fit_the_emulated_boards_regions_split_
     the QEMU build's one region is checked against that split; one array of them all does not fit."""
     board = get_board("nucleo_f746zg")
     check_emulated_ram(with_constants(share("RAM", 200_000)), board)
-    check_emulated_ram(with_constants(share("RAM", 271_000, tuple(AD_ARRAYS.values()))), board)
+    check_emulated_ram(with_constants(share("RAM", 271_000, tuple((n - 3, 4) for n in AD_ARRAYS.values()))), board)
     with pytest.raises(ModelError, match=r"does not fit nucleo_f746zg: its constants \(271,000 B, --weights-in-ram\) "
                                          r"fit in none of its RAM regions, whole or split across them .*DTCM "
                                          r"65,536 B, SRAM0 2\d\d,\d{3} B\)\n"):
@@ -222,3 +222,12 @@ def test_the_compile_summary_gives_each_regions_constants():
     one = summary(with_constants(share("DTCM", 100)))["constants_in_ram"]
     assert constants_where(one) == "flash, copied into RAM region DTCM at startup"
     assert constants_where([]) == "flash"
+
+
+def test_under_emulate_a_run_reports_where_the_emulated_boards_build_copies_the_constants():
+    """The QEMU build keeps AD's constants in its one RAM; the run says where a build for the STM32F746 puts them:
+    as `mtk compile --board stm32f746g_disco --weights-in-ram` does."""
+    ad = with_constants(share("RAM", 271_000, tuple((n - 3, 4) for n in AD_ARRAYS.values())))
+    shares = emulated_constants(ad, get_board("stm32f746g_disco"))
+    assert [(s.name, s.constant_bytes, len(s.arrays)) for s in shares] == [("DTCM", 53_340, 5), ("SRAM0", 217_660, 5)]
+    assert emulated_constants(with_constants(constant_bytes=271_000), get_board("stm32f746g_disco")) == ()

@@ -16,8 +16,8 @@ import math
 
 from .argtypes import MIN_STACK_BYTES
 from .boards import Board, fitting_boards_hint
-from .codegen.regions import constants_regions
-from .compiled import CompiledModel
+from .codegen.regions import constants_regions, footprint
+from .compiled import CompiledModel, RamConstants, by_region
 from .errors import DoesNotFit, ModelError
 from .target import get_cpu
 
@@ -97,17 +97,27 @@ def check_ram(model: CompiledModel, board: Board, stack_bytes: int, hint: str | 
                          hint=f"without --weights-in-ram it needs {ram - constants:,} B" if constants else hint)
 
 
+def emulated_constants(model: CompiledModel, board: Board) -> tuple[RamConstants, ...]:
+    """For --emulate, whose firmware keeps the constants in the QEMU board's one RAM: where a build for `board`
+    would copy `model`'s constants (--weights-in-ram), by region; DoesNotFit with the figures if its regions
+    cannot hold them even split."""
+    arrays = [a for share in model.memory.constants_in_ram for a in share.arrays]
+    if not arrays:
+        return ()
+    stack_bytes = stack_reservation(model.memory.stack_bytes)
+    region_of = constants_regions({str(i): footprint(*a) for i, a in enumerate(arrays)},
+                                  model.memory.constants_in_ram_bytes, board.ram_regions,
+                                  system_reserved(model.memory.state_bytes, stack_bytes),
+                                  f"{model.name} does not fit {board.name}")
+    return by_region([r.name for r in board.ram_regions], [(region_of[str(i)], *a) for i, a in enumerate(arrays)])
+
+
 def check_emulated_ram(model: CompiledModel, board: Board) -> None:
     """For --emulate, whose firmware is linked for the QEMU board's RAM: ModelError with the figures if `model`'s
     constants copied into RAM, its arena and stack would not fit the emulated `board`'s RAM (its regions holding
-    the constants, whole or split as a build for `board` places them, then the whole)."""
-    stack_bytes = stack_reservation(model.memory.stack_bytes)
-    if model.memory.constants_in_ram:
-        arrays = [size for share in model.memory.constants_in_ram for size in share.footprints]
-        constants_regions({str(i): size for i, size in enumerate(arrays)}, model.memory.constants_in_ram_bytes,
-                          board.ram_regions, system_reserved(model.memory.state_bytes, stack_bytes),
-                          f"{model.name} does not fit {board.name}")
-    check_ram(model, board, stack_bytes)
+    the constants, whole or split as a build for `board` places them: emulated_constants; then the whole)."""
+    emulated_constants(model, board)
+    check_ram(model, board, stack_reservation(model.memory.stack_bytes))
 
 
 def check_fits_once(model: CompiledModel, board: Board, stack_bytes: int) -> None:

@@ -112,18 +112,25 @@ class RegionUse:
 @dataclass(frozen=True)
 class RamConstants:
     """The model's constants one RAM region holds (--weights-in-ram), copied there from flash at startup: their
-    bytes, and each array's footprint there (codegen/regions.footprint: the padding before it included)."""
+    bytes, and each array's bytes and alignment."""
 
     name: str
     constant_bytes: int
-    footprints: tuple[int, ...]
+    arrays: tuple[tuple[int, int], ...]   # (bytes, the multiple its address is) of each array
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "constant_bytes": self.constant_bytes, "footprints": list(self.footprints)}
+        return {"name": self.name, "constant_bytes": self.constant_bytes, "arrays": [list(a) for a in self.arrays]}
 
     @classmethod
     def from_json(cls, e: dict[str, Any]) -> RamConstants:
-        return cls(str(e["name"]), int(e["constant_bytes"]), tuple(int(v) for v in e["footprints"]))
+        return cls(str(e["name"]), int(e["constant_bytes"]), tuple((int(n), int(a)) for n, a in e["arrays"]))
+
+
+def by_region(order: list[str], arrays: list[tuple[str, int, int]]) -> tuple[RamConstants, ...]:
+    """Constant arrays, each (its region, bytes, alignment), gathered by region in `order` (the board's)."""
+    return tuple(RamConstants(name, sum(n for r, n, _ in arrays if r == name),
+                              tuple((n, a) for r, n, a in arrays if r == name))
+                 for name in order if any(r == name for r, _, _ in arrays))
 
 
 @dataclass(frozen=True)

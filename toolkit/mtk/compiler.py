@@ -24,7 +24,7 @@ from .codegen.regions import Pool, constants_regions, footprint, live_bytes, pla
 from .codegen.schedule import early_last_readers
 from .codegen.storage import AliasSets, Step, Storage, join_aliases, ordered_steps, plan_storage
 from .codegen.tiling import tile
-from .compiled import CompiledModel, CompiledOp, CompiledTarget, MemoryUse, RamConstants, RegionUse, Tiling
+from .compiled import CompiledModel, CompiledOp, CompiledTarget, MemoryUse, RamConstants, RegionUse, Tiling, by_region
 from .errors import ModelError
 from .fsutil import atomic_output_dir
 from .graph import Graph
@@ -162,7 +162,7 @@ def place_arena(graph: Graph, steps: list[Step], storage: Storage, board: Board 
     into them; () for one arena: no board, a board with one region, or a workspace the caller passes."""
     if board is None or len(board.ram_regions) < 2 or workspace != "internal":
         return ()
-    taken = {share.name: sum(share.footprints) for share in constants}
+    taken = {share.name: sum(footprint(*a) for a in share.arrays) for share in constants}
     return place_in_regions(storage.plan, board.ram_regions, _system_reserved(graph, steps), what, taken)
 
 
@@ -180,10 +180,8 @@ def place_constants(graph: Graph, steps: list[Step], storage: Storage, board: Bo
     footprints = {c.symbol: footprint(c.nbytes, c.align) for c in arrays}
     region_of = constants_regions(footprints, sum(c.nbytes for c in arrays), board.ram_regions,
                                   _system_reserved(graph, steps), what) if board else dict.fromkeys(footprints, system)
-    order = [r.name for r in board.ram_regions] if board else [system]
-    shares = tuple(RamConstants(name, sum(c.nbytes for c in arrays if region_of[c.symbol] == name),
-                                tuple(footprints[c.symbol] for c in arrays if region_of[c.symbol] == name))
-                   for name in order if name in region_of.values())
+    shares = by_region([r.name for r in board.ram_regions] if board else [system],
+                       [(region_of[c.symbol], c.nbytes, c.align) for c in arrays])
     return aot.ConstantsInRam(region_of, system, tuple(share.name for share in shares)), shares
 
 
