@@ -98,7 +98,8 @@ def test_constants_no_region_holds_are_split_each_array_whole_in_one_region(tmp_
     dtcm, sram = board.ram_regions
     elf, compiled = firmware(fc_chain(), board, tmp_path, weights_in_ram=True)
     shares = {share.name: share for share in compiled.memory.constants_in_ram}
-    assert list(shares) == ["DTCM", "SRAM"] and sum(s.constant_bytes for s in shares.values()) == compiled.constant_bytes
+    assert list(shares) == ["DTCM", "SRAM"]
+    assert sum(s.constant_bytes for s in shares.values()) == compiled.constant_bytes
     arrays = constant_arrays(elf)
     in_sram = {name for name, address in arrays.items() if within(address, sram.base, sram.size)}
     in_dtcm = {name for name, address in arrays.items() if within(address, dtcm.base, dtcm.size)}

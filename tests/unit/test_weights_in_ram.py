@@ -1,7 +1,7 @@
 """--weights-in-ram: the option reaches every command that builds a model, the constants go to the fastest
 RAM region that holds them (a tightly coupled one first), split across the regions, each array whole, when
-none does, and a model whose constants, arena and stack do not fit the board's RAM is refused with the figures (tests/compile/test_weights_in_ram_elf.py links one,
-tests/target/test_weights_in_ram_qemu.py runs them)."""
+none does, and a model whose constants, arena and stack do not fit the board's RAM is refused with the
+figures (tests/compile/test_weights_in_ram_elf.py links them, tests/target/test_weights_in_ram_qemu.py runs them)."""
 
 from __future__ import annotations
 

@@ -104,7 +104,8 @@ def arena_line(info: dict) -> str:
 
 
 def constants_where(in_ram: list[dict]) -> str:
-    """Where the constants are: flash, and the RAM region(s) the startup copies them into, each's bytes if several."""
+    """Where the constants are: flash, and the RAM region(s) the startup copies them into (with each one's bytes
+    when there are several)."""
     if len(in_ram) > 1:
         return "flash, copied into RAM at startup: " + ", ".join(f"{r['name']} {r['constant_bytes']:,} B"
                                                                  for r in in_ram)
