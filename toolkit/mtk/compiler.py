@@ -185,7 +185,7 @@ def place_constants(graph: Graph, steps: list[Step], storage: Storage, board: Bo
     return aot.ConstantsInRam(region_of, system, tuple(share.name for share in shares)), shares
 
 
-def _bytes(shares: tuple[RamConstants, ...]) -> int:
+def _in_ram_bytes(shares: tuple[RamConstants, ...]) -> int:
     return sum(share.constant_bytes for share in shares)
 
 
@@ -226,7 +226,7 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
         in_ram, ram_constants = place_constants(graph, steps, storage, board_info, module, what) \
             if weights_in_ram else (None, ())
         limit = max_ram if max_ram is not None or board_info is None else arena_room(
-            board_info, state_region_bytes(graph, steps), constants_in_ram=_bytes(ram_constants))
+            board_info, state_region_bytes(graph, steps), constants_in_ram=_in_ram_bytes(ram_constants))
         untiled = steps
     tiling = None
     if limit is not None and storage.plan.arena_bytes > limit:
@@ -280,7 +280,7 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
             plan=tuple(sorted(plan.buffers, key=lambda b: (b.pool, b.first_use, b.offset))),
             state_bytes=state_bytes, live_bytes=tuple(live_bytes(plan.buffers, len(steps))),
             arena_limit_bytes=arena_room(board_info, state_bytes, stack_reservation(code.stack_bytes),
-                                         _bytes(ram_constants)) if board_info else None,
+                                         _in_ram_bytes(ram_constants)) if board_info else None,
             regions=tuple(RegionUse(p.region, p.nbytes, p.capacity, tuple(live_bytes(plan.buffers, len(steps), p.region)))
                           for p in pools),
             tiling=replace(tiling, untiled_live_bytes=tuple(untiled_live)) if tiling else None,
