@@ -798,7 +798,6 @@ def tile(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: Alias
                 break
         return best
 
-    work = {i: own_scratch_bytes(steps[i][1]) for i in range(len(steps))}.__getitem__
     band_lowerings: dict[tuple, Lowered] = {}
 
     def lowered_band(i: int, rows: Extents, cols: Extents | None) -> Lowered:
