@@ -238,9 +238,8 @@ def test_under_a_ram_limit_the_quads_kernel_takes_a_row_pair_a_call(depth, lean,
 def test_the_quads_kernel_takes_several_row_pairs_a_call_from_a_line_aligned_stream(cpu, depth, pairs, tmp_path):
     """2x4/fused over 8-16 groups: 4 row pairs a call on the Cortex-M4, 2 on the M33 (gemm.QUAD_PAIRS: each pair
     packed after the one before; their scratch within 1/16 of the layer), the last call the rows left; over more
-    groups, a pair a call. Its stream aligned to
-    32 bytes (a quad's words at cache line boundaries), pack_quad_stream's bytes. (Asked for by a tuning file: the
-    band kernel comes first for such layers on the M33.)"""
+    groups, a pair a call. Its stream aligned to 32 bytes (a quad's words at cache line boundaries), pack_quad_stream's
+    bytes. (Asked for by a tuning file: the band kernel comes first for such layers on the M33.)"""
     from mtk.compiler import compile_model
     from mtk.ops.microkernels import quad_stream_bytes
 
