@@ -34,8 +34,8 @@ KERNEL = spec(Family.FEW_INPUTS, FEW_INPUTS_KERNEL)
 MAX_IN_C = 4
 LOAD_REACH = 4095        # LDR's immediate offset
 # the stream copied to RAM on the Cortex-M4 up to this size (its boards' flash caches hold a few hundred bytes of data:
-# each pair would read a larger stream from flash again; its copy is the layer's scratch, which OpDef.leaner trades
-# for the GEMM's under a RAM limit)
+# each pair would read a larger stream from flash again; its copy is the layer's scratch, which OpDef.leaner leaves
+# out under a RAM limit, the stream then read from flash: Variant.lean)
 STREAM_IN_RAM = {"cortex-m4": 8192}
 UNROLLED = 2             # blocks of 4 channels one after the other, their offsets immediates; more in a loop
 FRAME = 20               # o0, o1, pairs left, the stream, the full quads' end
