@@ -138,9 +138,9 @@ static inline void mtk_fused_quad2_c(const void* x, const uint8_t* t, int32_t gr
   "add r6, r6, r10\n\t"                  \
   "add r4, r4, r11\n\t"                  \
   "add r8, r8, r11\n\t"
-/* A pass over G groups (a number known when it is built), K of them before the head's s words and REST after: forward
- * from group 0, or backward from group G − 1. */
-#define MTK_QUAD2_FORWARD(G, K, REST, TAIL) \
+/* A pass over G = 1 + K + REST groups (a number known when it is built), the first and K more before the head's s
+ * words and REST after: forward from group 0, or backward from group G − 1. */
+#define MTK_QUAD2_FORWARD(K, REST, TAIL) \
   MTK_QUAD2_FIRST_AT(0) MTK_QUAD2_UP_##K(1) MTK_QUAD2_HEAD_S(TAIL) MTK_QUAD2_UP_##REST(K + 1)
 #define MTK_QUAD2_BACKWARD(G, K, REST, TAIL) \
   MTK_QUAD2_FIRST_AT(G - 1) MTK_QUAD2_DOWN_##K(G - 2) MTK_QUAD2_HEAD_S(TAIL) MTK_QUAD2_DOWN_##REST(G - 2 - K)
@@ -236,7 +236,7 @@ static inline void mtk_fused_quad2_c(const void* x, const uint8_t* t, int32_t gr
   MTK_QUAD2_IF_PAIR(2, "r6", "5f") MTK_FUSED_ROW_SUMS_AT("32") MTK_QUAD2_IF_PAIR(3, "r6", "5f") MTK_FUSED_ROW_SUMS_AT("40")
 #define MTK_QUAD2_LATER_PASSES(G, K, REST, SIGN)                                                     \
   MTK_QUAD2_IF_PAIR(2, "r0", "4f")                                                                  \
-  MTK_QUAD2_PASS("8", "32", MTK_QUAD2_FORWARD(G, K, REST, "16*" #G), "16*" #G, "64", "68", SIGN)    \
+  MTK_QUAD2_PASS("8", "32", MTK_QUAD2_FORWARD(K, REST, "16*" #G), "16*" #G, "64", "68", SIGN)       \
   MTK_QUAD2_IF_PAIR(3, "r0", "4f")                                                                  \
   MTK_QUAD2_PASS("12", "40", MTK_QUAD2_BACKWARD(G, K, REST, "16*" #G), "16*" #G, "72", "76", SIGN)
 #else
@@ -280,7 +280,7 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "5:\n\t"                                                                                        \
       ".p2align 2\n"                                                                                   \
       "1:\n\t"                                                                                        \
-      MTK_QUAD2_PASS("0", "16", MTK_QUAD2_FORWARD(G, K, REST, "16*" #G), "16*" #G, "48", "52", SIGN)  \
+      MTK_QUAD2_PASS("0", "16", MTK_QUAD2_FORWARD(K, REST, "16*" #G), "16*" #G, "48", "52", SIGN)     \
       MTK_QUAD2_##PAIRS##_PASSES(G, K, REST, SIGN)                                                    \
       "4:\n\t"                                                                                        \
       "addw r1, r1, #16*" #G "+64\n\t"                                                                \

@@ -119,7 +119,7 @@ static inline void mtk_band_pack(const int8_t* x, int32_t k, int32_t pairs, int3
   MTK_BAND_CHANNEL("r5", "r9", "r7", "r2", "3", S, "r6")               \
   "rsb lr, lr, r12, lsl #1\n\t"                                        \
   "str lr, [sp, #0]\n\t"                                               \
-  "adds r0, r0, #16*" MTK_BAND_STR(G) "\n\t"                           \
+  "adds r0, r0, #16*" #G "\n\t"                                        \
   "cmp lr, r3\n\t"                                                     \
   "bne 3b\n\t"
 /* f: the rows, the first quad, quads (> 0), the output, pairs (> 0), stride (of the output's rows), row 1's offset
@@ -161,7 +161,7 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "str r3, [sp, #8]\n\t"                                                                          \
       ".p2align 2\n"                                                                                  \
       MTK_BAND_PAIR_START("16*" #G)                                                                   \
-      MTK_QUAD2_FORWARD(G, K, REST, "16*" #G)                                                         \
+      MTK_QUAD2_FORWARD(K, REST, "16*" #G)                                                            \
       MTK_BAND_OUTPUTS(G, "16*" #G, S)                                                                \
       "addw r1, r1, #16*" #G "+" MTK_BAND_XSTR(MTK_QUAD2_TAIL) "\n\t"                                  \
       "ldr r2, [sp, #20]\n\t"                                                                         \
