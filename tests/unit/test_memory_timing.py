@@ -39,7 +39,8 @@ def test_a_shared_cache_and_split_caches_are_exclusive(entry):
 
 
 @pytest.mark.parametrize("board, lines", [
-    ("nucleo_g0b1re", ["region 0x0 0x400000 2 1 0", "region 0x20000000 0x20001000 0 0 0", "icache 16 8 2"]),
+    ("nucleo_g0b1re", ["region 0x0 0x400000 2 1 0", "region 0x20000000 0x20001000 0 0 0", "icache 16 8 2",
+                       "param prefetch 1"]),
     ("rpi_pico", ["region 0x0 0x400000 112 1 1", "region 0x20000000 0x20001000 0 0 0", "cache 16384 8 2"]),
     ("rpi_pico2/rp2350a/m33", ["region 0x0 0x400000 108 1 1 48", "region 0x20000000 0x20001000 0 0 0",
                                "cache 16384 8 2"]),
