@@ -7,9 +7,10 @@ such as the RP2040/RP2350 XIP cache; least recently used lines replaced) or, wit
 line after the last one fetched. A region with `sequential_wait_states` charges that instead for a fill
 of the line right after its last fill, fetch or load (a QSPI controller that extends its burst, as
 RP2350's QMI within its cooldown). Not modelled: bus contention between fetches and loads, DMA, write
-buffers filling up, the flash's own prefetch buffer width beyond one line, critical-word-first refill
-(a fill costs the whole line), how long a QSPI burst stays open, cache misses on stores
-(write-through/allocate policies), and any cache the YAML does not list.
+buffers filling up, the flash's own prefetch buffer width beyond one line, a flash's current line
+buffer serving loads (without a data cache each load waits), critical-word-first refill (a fill costs
+the whole line), how long a QSPI burst stays open, a QSPI controller's own cycles beyond its SCK count,
+cache misses on stores (write-through/allocate policies), and any cache the YAML does not list.
 """
 
 from __future__ import annotations
