@@ -1,9 +1,9 @@
 """The generated C's deepest stack use: the heaviest call chain of gcc's call graph (-fcallgraph-info=su).
 
 Each function's frame is what gcc reports for it (`N bytes (static)`, or `dynamic,bounded`; a naked assembly
-kernel's, which gcc gives as 0, from NAKED_FRAMES); a chain's use is the sum of its frames. Functions outside the generated files (libc's memcpy, the compiler's helpers) are not
-in the graph: their frames are the firmware's margin's to cover. No bound (None) when a frame is unbounded
-(a variable-length array, alloca) or the calls are recursive.
+kernel's, which gcc gives as 0, from NAKED_FRAMES); a chain's use is the sum of its frames. Functions outside the
+generated files (libc's memcpy, the compiler's helpers) are not in the graph: their frames are the firmware's margin's
+to cover. No bound (None) when a frame is unbounded (a variable-length array, alloca) or the calls are recursive.
 """
 
 from __future__ import annotations
