@@ -16,6 +16,7 @@ from mtk.kernels.table import core_files
 from mtk.target import get_cpu
 
 import modelgen
+from armbuild import local_functions
 
 DUAL = "dsp/mtk_fused_row_dual.h"
 PAIR_M7 = "dsp/mtk_fused_pair_m7.h"
@@ -55,3 +56,21 @@ def test_a_one_row_fully_connected_layer_includes_the_cores_loops(cpu, included,
     for name, own in zip(("mtk_fused_row_dual.h", "mtk_fused_pair_m7.h", "mtk_fused_octets_m33.h"), included):
         assert (tmp_path / "lib" / "src" / name).exists() == own
         assert (f'#include "{name}"' in source) == own
+
+
+@pytest.mark.parametrize("depth, units, paired", [(256, 8, True), (128, 128, True), (8, 128, True), (64, 8, False),
+                                                  (256, 12, False)])
+def test_the_m33_takes_a_rows_quads_in_pairs_where_they_pay(depth, units, paired, tmp_path):
+    """mtk_fused_octets_m33.h's kernels for an even number of quads where the 2 cycles a group each pair saves outweigh
+    the more code their pass fetches (mtk_fused_quads_paired: a 64-deep row of 2 quads keeps the quads' kernel, whose
+    pass runs 8 of its pairs where the pairs' runs 16 groups); 3 quads keep it whatever the depth."""
+    d = modelgen.Draw(np.random.default_rng(1))
+    net = modelgen.Net("mtk test FULLY_CONNECTED")
+    x = net.model_input((1, depth), modelgen.activation_quant(d))
+    model = net.build(modelgen.weighted_sum(net, d, x, "FULLY_CONNECTED", (units, depth), 0, depth, (1, units),
+                                            per_channel=False, bias_optional=False, activation="RELU"))
+    (tmp_path / "m.tflite").write_bytes(model)
+    compile_model(tmp_path / "m.tflite", tmp_path / "lib", cpu="cortex-m33")
+    kernels = {f for f in local_functions(tmp_path / "lib", "cortex-m33", tmp_path / "obj") if f.startswith("mtk_gemm")}
+    assert any(f.startswith("mtk_gemm_1x4_octets") for f in kernels) == paired
+    assert any(f.startswith("mtk_gemm_1x4_fused") for f in kernels) != paired

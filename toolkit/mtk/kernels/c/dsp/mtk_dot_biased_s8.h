@@ -772,12 +772,9 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
                   : ((clamped) ? P##_clamped_nosign_dsp(f) : P##_nosign_dsp(f)))
 #define MTK_FUSED_QUAD_DSP_OF(NAME, OUT, PARAMS) MTK_FUSED_QUAD_DSP(NAME, OUT)
 MTK_FUSED_QUAD_KINDS(MTK_FUSED_QUAD_DSP_OF, mtk_gemm_1x4_fused)
-/* A core's own kernels of the quads in pairs (kernels/table.py CORE_FILES), for an even number of quads. An odd one
- * keeps the quads' loop: the pairs' pass fetched from flash beside it costs more than the pairs save but in deep
- * layers of many quads (U575: 4 waits a 16-byte line of the pass, 34 cycles a group, against 2 cycles a group saved). */
+/* A core's own kernels of the quads in pairs (kernels/table.py CORE_FILES), where mtk_fused_quads_paired says. */
 #ifdef MTK_FUSED_OCTETS_DSP
 MTK_FUSED_QUAD_KINDS(MTK_FUSED_OCTETS_DSP, mtk_gemm_1x4_octets)
-#define MTK_FUSED_QUADS_PAIRED(quads) (((quads) & 1) == 0)
 #endif
 
 /* The jumps of a quad ([sp, #52], [sp, #56]) by the mode r5. */
@@ -911,7 +908,7 @@ MTK_FUSED_INLINE int32_t mtk_gemm_1x4_fused_any(void* x, const void* w, int32_t 
                            (int32_t)src, mtk_fused_row_tail(x, src, k)};
     int32_t clamped = lo != -128 || hi != 127;
 #ifdef MTK_FUSED_OCTETS_DSP
-    if (MTK_FUSED_QUADS_PAIRED(done >> 2))
+    if (mtk_fused_quads_paired(done >> 2, groups))
       MTK_FUSED_QUAD_CALL(mtk_gemm_1x4_octets, f, pc, sign, clamped);
     else
 #endif
@@ -962,7 +959,7 @@ MTK_FUSED_INLINE int32_t mtk_gemm_1x4_fused_chunk_any(void* x, const void* w, in
                            hi, first | last << 1 | (lo != -128 || hi != 127) << 2, (int32_t)src,
                            mtk_fused_row_tail(x, src, k)};
 #ifdef MTK_FUSED_OCTETS_DSP
-    if (MTK_FUSED_QUADS_PAIRED(done >> 2))
+    if (mtk_fused_quads_paired(done >> 2, groups))
       pc ? mtk_gemm_1x4_octets_pc_chunk_dsp(f) : mtk_gemm_1x4_octets_chunk_dsp(f);
     else
 #endif

@@ -1,6 +1,6 @@
 /* The one-row fused GEMM's quads two at a time on the Cortex-M33 ("1x4/fused": mtk_gemm_1x4_fused_s8, its chunked and
  * per-channel forms): included before mtk_dot_biased_s8.h (kernels/table.py: CORE_FILES), which instantiates
- * MTK_FUSED_OCTETS_DSP and MTK_FUSED_CHUNK_OCTETS_DSP and calls them for an even number of quads. Each row word is
+ * MTK_FUSED_OCTETS_DSP and MTK_FUSED_CHUNK_OCTETS_DSP and calls them where mtk_fused_quads_paired says. Each row word is
  * loaded once for 8 channels instead of 4: a group of 32 products takes 10 single loads (the row's 2, each quad's 4),
  * 16 SMLAD and 8 SXTB16, 34 cycles against two quads' 36. The stream is the quads' own: the second quad's weights are
  * the first's plus a quad's bytes.
@@ -11,6 +11,8 @@
  * of its register or of its written-back base. */
 #ifndef MTK_FUSED_OCTETS_M33_H_
 #define MTK_FUSED_OCTETS_M33_H_
+
+#include <stdint.h>
 
 /* A quad's two channel pairs by the row word r11: its words in r12 (pair 0, sums S, T) and lr (pair 1); LOAD12 and
  * LOADLR, the next words' loads, each after the last read of its register. */
@@ -32,8 +34,21 @@
                   "ldr.w lr, [r1, #-4]\n\t")                                                                  \
   MTK_OCTET_PAIRS("r3", "r4", "r5", "r6", "ldr.w r12, [r2, #-12]\n\t", "ldr.w lr, [r2, #-4]\n\t")             \
   MTK_OCTET_PAIRS("r7", "r8", "r9", "r10", "", "")
-#define MTK_OCTET_GROUP_BYTES "136"
-#define MTK_OCTET_PASS "16"   /* groups a pass (a power of two) */
+#define MTK_OCTET_GROUP_SIZE 136
+#define MTK_OCTET_GROUP_BYTES MTK_DUAL_XSTR(MTK_OCTET_GROUP_SIZE)
+#define MTK_OCTET_PASS_GROUPS 16   /* groups a pass (a power of two) */
+#define MTK_OCTET_PASS MTK_DUAL_XSTR(MTK_OCTET_PASS_GROUPS)
+
+static inline int32_t mtk_fused_min(int32_t a, int32_t b) { return a < b ? a : b; }
+
+/* Whether `quads` quads of a row of `groups` groups take the pairs' kernel: an even number of them (an odd one would
+ * fetch both passes), where the 2 cycles a group each pair saves outweigh the more code its pass fetches than the
+ * quads' (a row shorter than the passes runs part of each; cold, 4 waits a 16-byte line from the U575's flash). */
+static inline int32_t mtk_fused_quads_paired(int32_t quads, int32_t groups) {
+  int32_t more_bytes = MTK_OCTET_GROUP_SIZE * mtk_fused_min(groups, MTK_OCTET_PASS_GROUPS) -
+                       MTK_FUSED_QUAD_PAIR_SIZE * mtk_fused_min(groups >> 1, 16);
+  return (quads & 1) == 0 && 2 * groups * (quads >> 1) >= more_bytes / 16 * 4;
+}
 
 /* The entry into the pass for r2 groups ((−groups mod MTK_OCTET_PASS) groups in) at [sp, #AT]; r3-r5 used. */
 #define MTK_OCTET_ENTRY(AT)                                    \
