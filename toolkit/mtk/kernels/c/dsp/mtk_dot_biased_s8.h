@@ -754,23 +754,27 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "add sp, sp, #48\n\t"                                                                           \
       "pop {r4-r11, pc}\n\t");                                                                        \
 }
-/* Each kind of the one-row kernel: KIND(P's function of it, its OUT, the bytes of a quad's own m, C, e). */
-#define MTK_FUSED_QUAD_KINDS(KIND, P)                                                            \
-  KIND(P##_dsp, MTK_FUSED_QUAD_SATURATED("r2", MTK_FUSED_SIGN), "0")                             \
-  KIND(P##_clamped_dsp, MTK_FUSED_QUAD_CLAMPED("r2", MTK_FUSED_SIGN), "0")                       \
-  KIND(P##_pc_dsp, MTK_FUSED_QUAD_PC_SATURATED("r2", MTK_FUSED_SIGN), "48")                      \
-  KIND(P##_pc_clamped_dsp, MTK_FUSED_QUAD_PC_CLAMPED("r2", MTK_FUSED_SIGN), "48")                \
-  KIND(P##_nosign_dsp, MTK_FUSED_QUAD_SATURATED("r2", MTK_FUSED_NO_SIGN), "0")                   \
-  KIND(P##_clamped_nosign_dsp, MTK_FUSED_QUAD_CLAMPED("r2", MTK_FUSED_NO_SIGN), "0")             \
-  KIND(P##_pc_nosign_dsp, MTK_FUSED_QUAD_PC_SATURATED("r2", MTK_FUSED_NO_SIGN), "48")            \
-  KIND(P##_pc_clamped_nosign_dsp, MTK_FUSED_QUAD_PC_CLAMPED("r2", MTK_FUSED_NO_SIGN), "48")
+/* Each kind of the one-row kernel: KIND(P's function of it, its OUT, the bytes of a quad's own m, C, e, SAT where its
+ * outputs are only saturated with the layer's m, C, e (ANY: per channel, or clamped), its sign term). */
+#define MTK_FUSED_QUAD_KINDS(KIND, P)                                                                    \
+  KIND(P##_dsp, MTK_FUSED_QUAD_SATURATED("r2", MTK_FUSED_SIGN), "0", SAT, MTK_FUSED_SIGN)                \
+  KIND(P##_clamped_dsp, MTK_FUSED_QUAD_CLAMPED("r2", MTK_FUSED_SIGN), "0", ANY, MTK_FUSED_SIGN)          \
+  KIND(P##_pc_dsp, MTK_FUSED_QUAD_PC_SATURATED("r2", MTK_FUSED_SIGN), "48", ANY, MTK_FUSED_SIGN)         \
+  KIND(P##_pc_clamped_dsp, MTK_FUSED_QUAD_PC_CLAMPED("r2", MTK_FUSED_SIGN), "48", ANY, MTK_FUSED_SIGN)   \
+  KIND(P##_nosign_dsp, MTK_FUSED_QUAD_SATURATED("r2", MTK_FUSED_NO_SIGN), "0", SAT, MTK_FUSED_NO_SIGN)   \
+  KIND(P##_clamped_nosign_dsp, MTK_FUSED_QUAD_CLAMPED("r2", MTK_FUSED_NO_SIGN), "0", ANY,                \
+       MTK_FUSED_NO_SIGN)                                                                                \
+  KIND(P##_pc_nosign_dsp, MTK_FUSED_QUAD_PC_SATURATED("r2", MTK_FUSED_NO_SIGN), "48", ANY,               \
+       MTK_FUSED_NO_SIGN)                                                                                \
+  KIND(P##_pc_clamped_nosign_dsp, MTK_FUSED_QUAD_PC_CLAMPED("r2", MTK_FUSED_NO_SIGN), "48", ANY,         \
+       MTK_FUSED_NO_SIGN)
 /* P's kind of the call's constant pc, sign and clamped range, called with f. */
 #define MTK_FUSED_QUAD_CALL(P, f, pc, sign, clamped)                                                               \
   ((pc) && (sign) ? ((clamped) ? P##_pc_clamped_dsp(f) : P##_pc_dsp(f))                                          \
    : (pc)         ? ((clamped) ? P##_pc_clamped_nosign_dsp(f) : P##_pc_nosign_dsp(f))                            \
    : (sign)       ? ((clamped) ? P##_clamped_dsp(f) : P##_dsp(f))                                                \
                   : ((clamped) ? P##_clamped_nosign_dsp(f) : P##_nosign_dsp(f)))
-#define MTK_FUSED_QUAD_DSP_OF(NAME, OUT, PARAMS) MTK_FUSED_QUAD_DSP(NAME, OUT)
+#define MTK_FUSED_QUAD_DSP_OF(NAME, OUT, PARAMS, OUTPUTS, SIGN) MTK_FUSED_QUAD_DSP(NAME, OUT)
 MTK_FUSED_QUAD_KINDS(MTK_FUSED_QUAD_DSP_OF, mtk_gemm_1x4_fused)
 /* A core's own kernels of the quads in pairs (kernels/table.py CORE_FILES), where mtk_fused_quads_paired says. */
 #ifdef MTK_FUSED_OCTETS_DSP

@@ -59,10 +59,8 @@ static inline int32_t mtk_fused_quads_paired(int32_t quads, int32_t groups) {
   "mla r4, r3, r5, r4\n\t"                                     \
   "orr r4, r4, #1\n\t"                                         \
   "str r4, [sp, #" AT "]\n\t"
-/* The pass over the row (entered at label 41 with both quads' sums), then each quad's sums in r3-r6 for DEST0 and DEST1
- * in turn, quad 1's weights' end and sums kept at [sp, #AT] meanwhile (r1: quad 0's weights' end for DEST0, quad 1's
- * for DEST1). */
-#define MTK_OCTET_SUMS(AT, DEST0, DEST1)                          \
+/* The pass over the row, entered at label 41 with both quads' sums. */
+#define MTK_OCTET_SUMS                                            \
   ".p2align 2\n"                                                  \
   "41:\n\t"                                                       \
   MTK_OCTET_GROUP MTK_OCTET_GROUP MTK_OCTET_GROUP MTK_OCTET_GROUP \
@@ -71,18 +69,46 @@ static inline int32_t mtk_fused_quads_paired(int32_t quads, int32_t groups) {
   MTK_OCTET_GROUP MTK_OCTET_GROUP MTK_OCTET_GROUP MTK_OCTET_GROUP \
   "ldr r11, [sp, #4]\n\t"                                         \
   "cmp r0, r11\n\t"                                               \
-  "bne 41b\n\t"                                                   \
-  "add r0, sp, #" AT "\n\t"                                       \
-  "stm r0, {r2, r7, r8, r9, r10}\n\t"                             \
-  DEST0                                                           \
-  "add r0, sp, #" AT "\n\t"                                       \
-  "ldm r0, {r1, r3, r4, r5, r6}\n\t"                              \
+  "bne 41b\n\t"
+/* Each quad's sums in r3-r6 for DEST0 and DEST1 in turn, quad 1's weights' end and sums kept at [sp, #AT] meanwhile
+ * (r1: quad 0's weights' end for DEST0, quad 1's for DEST1). */
+#define MTK_OCTET_EACH(AT, DEST0, DEST1)    \
+  "add r0, sp, #" AT "\n\t"                 \
+  "stm r0, {r2, r7, r8, r9, r10}\n\t"       \
+  DEST0                                     \
+  "add r0, sp, #" AT "\n\t"                 \
+  "ldm r0, {r1, r3, r4, r5, r6}\n\t"        \
   DEST1
+/* The pair's 8 outputs after the pass (MTK_FUSED_QUAD_KINDS's OUTPUTS), stored at [sp, #40] moved on, r1 at the next
+ * quad: ANY, each quad by OUT in turn; SAT, saturated with the layer's m, C, e (r11, r12, lr), the sums where they are,
+ * each c0 and c2 sum doubled with −256·Σx added as MTK_FUSED_QUAD_OUTS does. */
+#define MTK_OCTET_OUT_ANY(OUT, SIGN) \
+  MTK_OCTET_EACH("48", MTK_FUSED_QUAD_OUTS(OUT) "str r2, [sp, #40]\n\t", MTK_FUSED_QUAD_OUTS(OUT) "str r2, [sp, #40]\n\t")
+#define MTK_OCTET_DOUBLE(S0, T0, S1, T1)            \
+  "add " S0 ", r0, " S0 ", lsl #1\n\t"              \
+  "sub " S0 ", " S0 ", " T0 ", lsl #9\n\t"          \
+  "add " S1 ", r0, " S1 ", lsl #1\n\t"              \
+  "sub " S1 ", " S1 ", " T1 ", lsl #9\n\t"          \
+  "add " T0 ", " T0 ", " T0 "\n\t"                  \
+  "add " T1 ", " T1 ", " T1 "\n\t"
+#define MTK_OCTET_REQUANT(X, SIGN) MTK_FUSED_REQUANT(X, "r11", "r12", "lr", SIGN) "strb r0, [r2], #1\n\t"
+#define MTK_OCTET_OUT_SAT(OUT, SIGN)                                                             \
+  "mov r1, r2\n\t"                                                                               \
+  "ldr r0, [sp, #8]\n\t"                                                                         \
+  "ldr r11, [sp, #20]\n\t"                                                                       \
+  "ldr r12, [sp, #24]\n\t"                                                                       \
+  "ldr lr, [sp, #28]\n\t"                                                                        \
+  "ldr r2, [sp, #40]\n\t"                                                                        \
+  MTK_OCTET_DOUBLE("r3", "r4", "r5", "r6") MTK_OCTET_DOUBLE("r7", "r8", "r9", "r10")             \
+  MTK_OCTET_REQUANT("r3", SIGN) MTK_OCTET_REQUANT("r4", SIGN) MTK_OCTET_REQUANT("r5", SIGN)      \
+  MTK_OCTET_REQUANT("r6", SIGN) MTK_OCTET_REQUANT("r7", SIGN) MTK_OCTET_REQUANT("r8", SIGN)      \
+  MTK_OCTET_REQUANT("r9", SIGN) MTK_OCTET_REQUANT("r10", SIGN)                                   \
+  "str r2, [sp, #40]\n\t"
 
-/* mtk_gemm_1x4_fused_dsp for an even number of quads, in pairs (the name's kind, OUT and PARAMS: MTK_FUSED_QUAD_KINDS);
- * its frame: mtk_gemm_1x4_fused_dsp's, and [48] quad 1's weights' end and sums while quad 0's outputs are made, [72] a
- * quad's bytes, [76] the entry into the pass. */
-#define MTK_FUSED_OCTETS_DSP(NAME, OUT, PARAMS)                                                       \
+/* mtk_gemm_1x4_fused_dsp for an even number of quads, in pairs (the name's kind, OUT, PARAMS, OUTPUTS and SIGN:
+ * MTK_FUSED_QUAD_KINDS); its frame: mtk_gemm_1x4_fused_dsp's, and [48] quad 1's weights' end and sums while quad 0's
+ * outputs are made (ANY), [72] a quad's bytes, [76] the entry into the pass. */
+#define MTK_FUSED_OCTETS_DSP(NAME, OUT, PARAMS, OUTPUTS, SIGN)                                       \
 __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)) const int32_t* f) { \
   __asm__ volatile(                                                                                   \
       MTK_FUSED_QUAD_START("80", MTK_FUSED_ROW_PACK)                                                  \
@@ -97,8 +123,8 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "add r2, r2, r1\n\t"                                                                            \
       "ldmdb r2, {r7, r8, r9, r10}\n\t"                                                               \
       "ldr pc, [sp, #76]\n\t"                                                                         \
-      MTK_OCTET_SUMS("48", MTK_FUSED_QUAD_OUTS(OUT) "str r2, [sp, #40]\n\t",                          \
-                     MTK_FUSED_QUAD_OUTS(OUT) "str r2, [sp, #40]\n\t")                                \
+      MTK_OCTET_SUMS                                                                                  \
+      MTK_OCTET_OUT_##OUTPUTS(OUT, SIGN)                                                              \
       "ldr r0, [sp, #44]\n\t"                                                                         \
       "cmp r2, r0\n\t"                                                                                \
       "bne 40b\n\t"                                                                                   \
@@ -169,7 +195,8 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "add r7, r7, r11\n\t"                                                                           \
       "add r9, r9, r11\n\t"                                                                           \
       "ldr pc, [sp, #92]\n\t"                                                                         \
-      MTK_OCTET_SUMS("64", MTK_OCTET_CHUNK_DEST(SATURATED, CLAMPED, "50", "51", "52", "53"),          \
+      MTK_OCTET_SUMS                                                                                  \
+      MTK_OCTET_EACH("64", MTK_OCTET_CHUNK_DEST(SATURATED, CLAMPED, "50", "51", "52", "53"),          \
                      MTK_OCTET_CHUNK_DEST(SATURATED, CLAMPED, "54", "55", "56", "57"))                \
       "ldr r0, [sp, #48]\n\t"                                                                         \
       "cmp r2, r0\n\t"                                                                                \
