@@ -44,8 +44,8 @@ def test_heaviest_chain_across_files():
 
 @pytest.mark.parametrize("kernel", ["mtk_gemm_2x4_fused_g16_dsp", "mtk_gemm_band_g2_nosign_dsp",
                                     "mtk_gemm_2x2_fused_s_4_dsp", "mtk_gemm_1x4_fused_chunk_dsp",
-                                    "mtk_gemm_1x4_octets_pc_chunk_dsp", "mtk_dot_2x2_rows_w16_dsp", "mtk_few_0123456789ab_pass1",
-                                    "mtk_dw3x3_0123456789ab_body"])
+                                    "mtk_gemm_1x4_octets_pc_chunk_dsp", "mtk_dot_2x2_rows_w16_dsp",
+                                    "mtk_few_0123456789ab_pass1", "mtk_dw3x3_0123456789ab_body"])
 def test_a_naked_assembly_kernels_frame_is_its_own_not_gccs_zero(kernel):
     """A naked kernel (gcc: 0 bytes): its pushes and frame, NAKED_FRAMES's."""
     node = f"src/k.c:{kernel}"
