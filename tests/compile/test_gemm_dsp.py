@@ -142,6 +142,8 @@ FUSED_MODELS = {   # the fused kernels' assembly (c/mtk_dot_biased_s8.h), its su
     "fc-quads-1-group": lambda: fully_connected(3, 8, per_channel=False),
     "fc-quads-2-groups-relu": lambda: fully_connected(8, 8, per_channel=False, activation="RELU", y_zp=-128),
     "fc-quads-5-groups": lambda: fully_connected(20, 8, per_channel=True),
+    # the Cortex-M33's quads in pairs, saturated with the layer's m, C, e, no sign term
+    "fc-pairs-relu": lambda: fully_connected(128, 16, per_channel=False, activation="RELU", y_zp=-128),
 }
 
 

@@ -60,11 +60,12 @@ CONV_FEW_HEADER = "conv_few_dsp"
 # one-row fused GEMM's loop ("1x4/fused") with single loads, software-pipelined: the Cortex-M7 issues each beside a
 # multiply, the M33 takes single loads for fewer cycles than multiples (the M4 for more: it keeps the LDMs). The two-row
 # one's ("2x2/fused") pair loops and rows' sums: the Cortex-M7's, each load beside a multiply or an ALU instruction, the
-# requantization's constants in the last group's free slots.
+# requantization's constants in the last group's free slots. The M33's one-row GEMM takes its quads two at a time (each
+# row word loaded once for 8 channels).
 _ROW_DUAL = "dsp/mtk_fused_row_dual.h"
 CORE_FILES: dict[tuple[str, str], tuple[str, ...]] = {
     (BIASED_HEADER, "cortex-m7"): (_ROW_DUAL, "dsp/mtk_fused_pair_m7.h"),
-    (BIASED_HEADER, "cortex-m33"): (_ROW_DUAL,),
+    (BIASED_HEADER, "cortex-m33"): (_ROW_DUAL, "dsp/mtk_fused_octets_m33.h"),
 }
 
 
