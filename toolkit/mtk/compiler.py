@@ -214,9 +214,9 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
     """Compile `model` (its file, or its graph already read) into a C library folder at `out_dir` (written
     atomically); layers whose key `tuning` holds take its variant, the others the default (on a board with slow
     flash, their leanest variant where only its constants fit the flash's cache: constants_cache_bytes). When
-    the arena is above `max_ram` (default: what `board`'s RAM leaves for it), the layers where it peaks are tiled (codegen/tiling.py)
-    for the lowest arena within `max_recompute` extra instructions (estimated: recomputed MACs, kernel
-    calls, moved rows; the CPU's Costs); a model whose arena still exceeds `max_ram`
+    the arena is above `max_ram` (default: what `board`'s RAM leaves for it), the layers where it peaks are
+    tiled (codegen/tiling.py) for the lowest arena within `max_recompute` extra instructions (estimated:
+    recomputed MACs, kernel calls, moved rows; the CPU's Costs); a model whose arena still exceeds `max_ram`
     is refused. With `board`, refuse a model that does not fit it (budget.py). `weights_in_ram`: the constants
     are initialised data copied from flash into RAM at startup (place_constants), their bytes taken from the
     arena's room."""
