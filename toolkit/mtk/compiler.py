@@ -141,12 +141,30 @@ def lean_scratch(graph: Graph, prepared: list[OpData], steps: list[Step], aliase
     return lean, plan_storage(graph, lean, aliases)
 
 
-def leanest_tuning(layers: Iterable[Layer], tuning: Tuning) -> Tuning | None:
+def leanest_tuning(layers: Iterable[Layer], tuning: Tuning, cache_bytes: int | None = None) -> Tuning | None:
     """`tuning` with every layer it leaves to its default pinned to its leanest variant in flash, where the
-    default takes more (None: no such layer). The variants a tuning file holds stay as they are."""
-    lean = {layer.key: layer.leanest() for layer in layers
-            if layer.key not in tuning.variants and layer.extra_flash()[layer.variants[0].label] > 0}
+    default takes more (None: no such layer); with `cache_bytes`, only where the default's constants exceed
+    them and the leanest's do not. The variants a tuning file holds stay as they are."""
+    def takes_leanest(layer: Layer) -> bool:
+        default, lean = (layer.weight_bytes[v.label] for v in (layer.variants[0], layer.leanest()))
+        return default > lean and (cache_bytes is None or lean <= cache_bytes < default)
+    lean = {layer.key: layer.leanest() for layer in layers if layer.key not in tuning.variants and takes_leanest(layer)}
     return Tuning({**tuning.variants, **lean}, tuning.source) if lean else None
+
+
+SLOW_FLASH_CYCLES_PER_BYTE = 1.0   # a constant's flash miss costing more per byte than an instruction
+
+
+def constants_cache_bytes(board: Board) -> int | None:
+    """The cache that keeps a layer's constants between its passes over them, on a board whose flash miss
+    costs at least SLOW_FLASH_CYCLES_PER_BYTE per byte of its line (memory_timing: a QSPI flash behind an
+    XIP cache); None elsewhere. There a layer whose default constants do not fit it (Winograd's transformed
+    weights) and whose leanest do re-reads them from flash at each pass: it takes the leanest."""
+    flash = next((t for t in board.memory_timing if t.role == "flash"), None)
+    cache = flash.load_cache if flash else None
+    if cache is None or flash.wait_states / cache.line < SLOW_FLASH_CYCLES_PER_BYTE:
+        return None
+    return cache.bytes
 
 
 def state_region_bytes(graph: Graph, steps: list[Step]) -> int:
@@ -194,10 +212,11 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
                   force: bool = False, tuning: Tuning | None = None, max_ram: int | None = None,
                   max_recompute: float = DEFAULT_MAX_RECOMPUTE, weights_in_ram: bool = False) -> CompiledModel:
     """Compile `model` (its file, or its graph already read) into a C library folder at `out_dir` (written
-    atomically); layers whose key `tuning` holds take its variant, the others the default. When the arena is above `max_ram`
-    (default: what `board`'s RAM leaves for it), the layers where it peaks are tiled (codegen/tiling.py)
-    for the lowest arena within `max_recompute` extra instructions (estimated: recomputed MACs, kernel
-    calls, moved rows; the CPU's Costs); a model whose arena still exceeds `max_ram`
+    atomically); layers whose key `tuning` holds take its variant, the others the default (on a board with slow
+    flash, their leanest variant where only its constants fit the flash's cache: constants_cache_bytes). When
+    the arena is above `max_ram` (default: what `board`'s RAM leaves for it), the layers where it peaks are
+    tiled (codegen/tiling.py) for the lowest arena within `max_recompute` extra instructions (estimated:
+    recomputed MACs, kernel calls, moved rows; the CPU's Costs); a model whose arena still exceeds `max_ram`
     is refused. With `board`, refuse a model that does not fit it (budget.py). `weights_in_ram`: the constants
     are initialised data copied from flash into RAM at startup (place_constants), their bytes taken from the
     arena's room."""
@@ -218,8 +237,12 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
     with ui.step(f"reading {model_name}"):
         graph = as_graph(model)
         prepared = early_last_readers(graph, check_supported(graph, cpu_obj))
+    tuning = tuning or Tuning()
+    cache_bytes = constants_cache_bytes(board_info) if board_info and not weights_in_ram else None
+    if cache_bytes is not None:
+        tuning = leanest_tuning(tunable_layers(prepared), tuning, cache_bytes) or tuning
     with ui.step(f"lowering {len(graph.ops)} ops through TVM TE/TIR for {cpu_obj.name}"):
-        steps, layers = lower_ops(prepared, tuning or Tuning())
+        steps, layers = lower_ops(prepared, tuning)
         steps, aliases = join_aliases(graph, steps)
         storage = plan_storage(graph, steps, aliases)
         steps, storage = chunk_scratch(graph, prepared, steps, aliases, storage)
@@ -290,7 +313,7 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
     files.update(fragments(compiled, folder_layout(compiled)))   # CMakeLists.txt, tvmgen_<module>.mk
     compiled = replace(compiled, files=tuple(sorted(files)))
     if board_info is not None:
-        lean = leanest_tuning(layers.values(), tuning or Tuning())
+        lean = leanest_tuning(layers.values(), tuning)
         if flash_bytes(compiled) > board_info.flash_bytes and lean is not None:
             ui.info(f"{model_name}: {flash_bytes(compiled):,} B of flash is more than {board_info.budget_name}'s "
                     f"{board_info.flash_bytes:,} B: the layers whose default weights take more flash than they must "

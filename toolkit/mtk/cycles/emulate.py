@@ -41,8 +41,8 @@ def holds(machine: Board, board: Board) -> bool:
 
 def emulation_board(board: Board) -> Board:
     """The QEMU board that runs physical `board`'s firmware: the first machine of its core's list that
-    holds its flash and RAM, with `board`'s core (the build's -mcpu and kernels) and its flash and RAM
-    (a model is compiled, tiled and refused as for `board`; its arena in the machine's RAM)."""
+    holds its flash and RAM, with `board`'s core (the build's -mcpu and kernels), its flash and RAM and their
+    timing (a model is compiled, tiled and refused as for `board`; its arena in the machine's RAM)."""
     machines = [get_board(name) for name in _machines(board.cpu.name)]
     machine = next((m for m in machines if holds(m, board)), None)
     if machine is None:
@@ -50,7 +50,8 @@ def emulation_board(board: Board) -> Board:
                        f"of flash and {board.ram_bytes:,} B of RAM",
                        hint=", ".join(f"{m.name}: {m.flash_bytes:,} B, {m.system_region.size:,} B" for m in machines))
     return replace(machine, cpu=board.cpu, flash_bytes=board.flash_bytes, ram_bytes=board.ram_bytes,
-                   ram_regions=(replace(machine.system_region, size=board.ram_bytes),), emulates=board.name)
+                   ram_regions=(replace(machine.system_region, size=board.ram_bytes),),
+                   memory_timing=board.memory_timing, emulates=board.name)
 
 
 def emulated_runner(board: Board) -> tuple[Board, dict[str, CycleModel]]:

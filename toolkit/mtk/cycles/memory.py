@@ -42,6 +42,11 @@ class MemoryTiming:
     cache: CacheGeometry | None = None          # one cache for code fetches and loads (instead of icache/dcache)
     sequential_wait_states: int | None = None   # a fill of the line after the region's last fill; None: wait_states
 
+    @property
+    def load_cache(self) -> CacheGeometry | None:
+        """The cache in front of loads (constants): the data cache or the shared one."""
+        return self.dcache or self.cache
+
     def fill_waits(self) -> tuple[int, int]:
         """(wait states of a fill, of a fill of the line after the last one)."""
         sequential = self.wait_states if self.sequential_wait_states is None else self.sequential_wait_states
