@@ -16,6 +16,15 @@ C_LIBRARY = {"memcpy", "memset"}   # the only symbols the generated C may take f
 
 
 def undefined_symbols(folder: Path, cpu: str, tmp: Path) -> set[str]:
+    return set(re.findall(r" U (\S+)", _symbols(folder, cpu, tmp))) - C_LIBRARY
+
+
+def local_functions(folder: Path, cpu: str, tmp: Path) -> set[str]:
+    """The functions the linked object defines for its own use (static): the kernels a model links."""
+    return set(re.findall(r" t (\S+)", _symbols(folder, cpu, tmp)))
+
+
+def _symbols(folder: Path, cpu: str, tmp: Path) -> str:
     gcc = shutil.which("arm-none-eabi-gcc")
     if gcc is None:
         pytest.skip("arm-none-eabi-gcc not installed (Debian package gcc-arm-none-eabi)")
@@ -30,5 +39,4 @@ def undefined_symbols(folder: Path, cpu: str, tmp: Path) -> set[str]:
         objs.append(str(obj))
     linked = tmp / f"{cpu}_linked.o"   # calls between the files resolve
     subprocess.run([gcc, *flags, "-r", "-nostdlib", *objs, "-o", str(linked)], check=True)
-    out = subprocess.run(["arm-none-eabi-nm", "-u", str(linked)], check=True, capture_output=True, text=True).stdout
-    return set(re.findall(r"U (\S+)", out)) - C_LIBRARY
+    return subprocess.run(["arm-none-eabi-nm", str(linked)], check=True, capture_output=True, text=True).stdout

@@ -6,6 +6,7 @@ hypothesis settings several test modules use; the stand-ins of the Zephyr and fl
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import stat
 import subprocess
@@ -19,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 
 import armbuild
 import modelgen
-from mtk.boards import get_board
+from mtk.boards import Board, get_board
 from mtk.compiler import compile_model
 from mtk.errors import ModelError
 from mtk.hostrun import HostModel
@@ -139,6 +140,26 @@ def conv_chain(seed: int = 0) -> bytes:
     x = ws(net, d, x, "CONV_2D", (8, 3, 3, 3), 0, 27, (1, 16, 16, 8), padding="SAME", activation="NONE")
     x = ws(net, d, x, "CONV_2D", (8, 1, 1, 8), 0, 8, (1, 16, 16, 8), padding="SAME", activation="NONE")
     return net.build(ws(net, d, x, "CONV_2D", (4, 1, 1, 8), 0, 8, (1, 16, 16, 4), padding="SAME", activation="NONE"))
+
+
+def fc_chain(widths: Sequence[int] = (256, 128, 128, 64), seed: int = 0) -> bytes:
+    """Fully connected layers from widths[0] inputs through each next width: one weight array a layer."""
+    d = modelgen.Draw(np.random.default_rng(seed))
+    net = modelgen.Net("mtk fc chain")
+    x = net.model_input((1, widths[0]), modelgen.activation_quant(d))
+    for depth, units in zip(widths, widths[1:]):
+        x = modelgen.weighted_sum(net, d, x, "FULLY_CONNECTED", (units, depth), 0, depth, (1, units),
+                                  activation="RELU")
+    return net.build(x)
+
+
+def split_ram_an547() -> Board:
+    """The AN547 with its RAM regions cut down (DTCM 48 KB, the system region; SRAM 40 KB), so that fc_chain()'s
+    61 KB of constants fit neither whole, only split (--weights-in-ram)."""
+    board = get_board("mps3/an547")
+    dtcm, sram = board.ram_regions
+    return dataclasses.replace(board, ram_bytes=88 * 1024, ram_regions=(dataclasses.replace(dtcm, size=48 * 1024),
+                                                                        dataclasses.replace(sram, size=40 * 1024)))
 
 
 STEPS = 10   # inferences of a stream, the state carried from one to the next

@@ -1,5 +1,6 @@
 """A kernel family's own files on some cores (kernels/table.py CORE_FILES): the one-row fused GEMM's loop of the
-Cortex-M7 and M33 (mtk_fused_row_dual.h), the two-row one's pair loop of the M7 (mtk_fused_pair_m7.h), included
+Cortex-M7 and M33 (mtk_fused_row_dual.h), the two-row one's pair loop of the M7 (mtk_fused_pair_m7.h), the M33's
+quads in pairs (mtk_fused_octets_m33.h), included
 before the family's file whose loops they replace, on those cores only. Their
 outputs: tests/target/test_kernels_qemu.py's one-row GEMMs on mps2/an500 and an505, test_gemm_dsp_qemu.py's fused
 kernels and packed layers."""
@@ -15,13 +16,15 @@ from mtk.kernels.table import core_files
 from mtk.target import get_cpu
 
 import modelgen
+from armbuild import local_functions
 
 DUAL = "dsp/mtk_fused_row_dual.h"
 PAIR_M7 = "dsp/mtk_fused_pair_m7.h"
+OCTETS_M33 = "dsp/mtk_fused_octets_m33.h"
 
 
 @pytest.mark.parametrize("cpu, own", [("cortex-m7", {"dot_biased_s8": (DUAL, PAIR_M7)}),
-                                      ("cortex-m33", {"dot_biased_s8": (DUAL,)}), ("cortex-m4", {}),
+                                      ("cortex-m33", {"dot_biased_s8": (DUAL, OCTETS_M33)}), ("cortex-m4", {}),
                                       ("cortex-m55", {})])
 def test_which_cores_take_their_own_file(cpu, own):
     assert core_files(get_cpu(cpu)) == own
@@ -39,8 +42,8 @@ def test_a_cores_own_file_comes_before_its_familys_file_where_another_family_hol
     assert files.count(PAIR_M7) == 1
 
 
-@pytest.mark.parametrize("cpu, included", [("cortex-m7", (True, True)), ("cortex-m33", (True, False)),
-                                           ("cortex-m4", (False, False))])
+@pytest.mark.parametrize("cpu, included", [("cortex-m7", (True, True, False)), ("cortex-m33", (True, False, True)),
+                                           ("cortex-m4", (False, False, False))])
 def test_a_one_row_fully_connected_layer_includes_the_cores_loops(cpu, included, tmp_path):
     d = modelgen.Draw(np.random.default_rng(0))
     net = modelgen.Net("mtk test FULLY_CONNECTED")
@@ -50,6 +53,24 @@ def test_a_one_row_fully_connected_layer_includes_the_cores_loops(cpu, included,
     (tmp_path / "m.tflite").write_bytes(model)
     compile_model(tmp_path / "m.tflite", tmp_path / "lib", cpu=cpu)
     source = (tmp_path / "lib" / "src" / "tvmgen_default_kernels.c").read_text()
-    for name, own in zip(("mtk_fused_row_dual.h", "mtk_fused_pair_m7.h"), included):
+    for name, own in zip(("mtk_fused_row_dual.h", "mtk_fused_pair_m7.h", "mtk_fused_octets_m33.h"), included):
         assert (tmp_path / "lib" / "src" / name).exists() == own
         assert (f'#include "{name}"' in source) == own
+
+
+@pytest.mark.parametrize("depth, units, paired", [(256, 8, True), (128, 128, True), (8, 128, True), (64, 8, False),
+                                                  (256, 12, False)])
+def test_the_m33_takes_a_rows_quads_in_pairs_where_they_pay(depth, units, paired, tmp_path):
+    """mtk_fused_octets_m33.h's kernels for an even number of quads where the 2 cycles a group each pair saves outweigh
+    the more code their pass fetches (mtk_fused_quads_paired: a 64-deep row of 2 quads keeps the quads' kernel, whose
+    pass runs 8 of its pairs where the pairs' runs 16 groups); 3 quads keep it whatever the depth."""
+    d = modelgen.Draw(np.random.default_rng(1))
+    net = modelgen.Net("mtk test FULLY_CONNECTED")
+    x = net.model_input((1, depth), modelgen.activation_quant(d))
+    model = net.build(modelgen.weighted_sum(net, d, x, "FULLY_CONNECTED", (units, depth), 0, depth, (1, units),
+                                            per_channel=False, bias_optional=False, activation="RELU"))
+    (tmp_path / "m.tflite").write_bytes(model)
+    compile_model(tmp_path / "m.tflite", tmp_path / "lib", cpu="cortex-m33")
+    kernels = {f for f in local_functions(tmp_path / "lib", "cortex-m33", tmp_path / "obj") if f.startswith("mtk_gemm")}
+    assert any(f.startswith("mtk_gemm_1x4_octets") for f in kernels) == paired
+    assert any(f.startswith("mtk_gemm_1x4_fused") for f in kernels) != paired

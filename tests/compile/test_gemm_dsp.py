@@ -85,8 +85,8 @@ def test_a_run_packed_layer_includes_the_runs_header_not_the_gather(tmp_path):
 
 def pointwise(channels: int, out_c: int, activation: str = "NONE", dead: tuple[int, ...] = (), y_zp: int = 5,
               pixels: tuple[int, int] = (5, 3)) -> bytes:
-    """A 1x1 CONV_2D over 5x3 pixels (an odd count: the last row pair's second row is its first; 2x4/fused's last
-    call takes 3 rows of its 4)."""
+    """A 1x1 CONV_2D over `pixels` (5x3 by default, an odd count: the last row pair's second row is its first; small
+    enough that 2x4/fused takes one row pair a call, gemm.quad_call_pairs)."""
     return conv_model("CONV_2D", (1, *pixels, channels), (out_c, 1, 1, channels), (1, *pixels, out_c), per_channel=True,
                       dead=dead, y_zp=y_zp, padding="VALID", stride_h=1, stride_w=1, dilation_h_factor=1, dilation_w_factor=1,
                       fused_activation_function=activation)
@@ -142,6 +142,8 @@ FUSED_MODELS = {   # the fused kernels' assembly (c/mtk_dot_biased_s8.h), its su
     "fc-quads-1-group": lambda: fully_connected(3, 8, per_channel=False),
     "fc-quads-2-groups-relu": lambda: fully_connected(8, 8, per_channel=False, activation="RELU", y_zp=-128),
     "fc-quads-5-groups": lambda: fully_connected(20, 8, per_channel=True),
+    # the Cortex-M33's quads in pairs, saturated with the layer's m, C, e, no sign term
+    "fc-pairs-relu": lambda: fully_connected(128, 16, per_channel=False, activation="RELU", y_zp=-128),
 }
 
 
@@ -238,9 +240,8 @@ def test_under_a_ram_limit_the_quads_kernel_takes_a_row_pair_a_call(depth, lean,
 def test_the_quads_kernel_takes_several_row_pairs_a_call_from_a_line_aligned_stream(cpu, depth, pairs, tmp_path):
     """2x4/fused over 8-16 groups: 4 row pairs a call on the Cortex-M4, 2 on the M33 (gemm.QUAD_PAIRS: each pair
     packed after the one before; their scratch within 1/16 of the layer), the last call the rows left; over more
-    groups, a pair a call. Its stream aligned to
-    32 bytes (a quad's words at cache line boundaries), pack_quad_stream's bytes. (Asked for by a tuning file: the
-    band kernel comes first for such layers on the M33.)"""
+    groups, a pair a call. Its stream aligned to 32 bytes (a quad's words at cache line boundaries), pack_quad_stream's
+    bytes. (Asked for by a tuning file: the band kernel comes first for such layers on the M33.)"""
     from mtk.compiler import compile_model
     from mtk.ops.microkernels import quad_stream_bytes
 

@@ -130,3 +130,22 @@ def test_quad_streams_hold_each_pairs_head_and_requantization_in_a_line_after_th
         return [*head, *weights[q], *params(c), *params(c + 1), *params(c + 2), *params(c + 3)]
 
     assert stream.view(np.int32).tolist() == quad(0) + quad(1)
+
+
+@pytest.mark.parametrize("cpu", ["cortex-m4", "cortex-m33"])
+def test_the_quad_kernels_python_constants_are_those_their_c_builds_with(cpu):
+    """gemm.quad_code_pairs's most pairs a call (gemm.QUAD_PAIRS), microkernels.QUAD_STRAIGHT and QUAD_TAIL (the
+    stream's layout) are c/dsp/mtk_gemm_2x4_fused.h's MTK_QUAD2_PAIRS, MTK_QUAD2_STRAIGHT and MTK_QUAD2_TAIL under
+    the core's own gcc flags: a call of more pairs than its kernel's code takes would leave rows out."""
+    from mtk.ops.gemm import QUAD_PAIRS
+
+    gcc = shutil.which("arm-none-eabi-gcc")
+    if gcc is None:
+        pytest.skip("arm-none-eabi-gcc not installed (Debian package gcc-arm-none-eabi)")
+    folders = [arg for folder in sorted(C_DIR.iterdir()) for arg in ("-I", str(folder))]
+    macros = subprocess.run([gcc, *CPUS[cpu].gcc_flags, "-dM", "-E", *folders, "-x", "c", "-"],
+                            input='#include "mtk_gemm_2x4_fused.h"\n', text=True, check=True, capture_output=True).stdout
+    defined = dict(re.findall(r"^#define (MTK_QUAD2_(?:PAIRS|STRAIGHT|TAIL)) (\d+)$", macros, re.M))
+    assert defined == {"MTK_QUAD2_PAIRS": str(QUAD_PAIRS.get(cpu, 2)),
+                       "MTK_QUAD2_STRAIGHT": str(microkernels.QUAD_STRAIGHT),
+                       "MTK_QUAD2_TAIL": str(microkernels.QUAD_TAIL)}

@@ -1,9 +1,10 @@
 """--weights-in-ram links the model's constants into RAM, loaded from flash: the firmware ELF's constant arrays
-sit in the board's RAM (the system region's .data, or a region of their own with its own load section), and a
-model whose constants the board's RAM cannot hold is refused before anything is built."""
+sit in the board's RAM (the system region's .data, or a region of their own with its own load section, or split
+across both), and a model whose constants the board's RAM cannot hold is refused before anything is built."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -11,12 +12,12 @@ import pytest
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 
-from mtk.boards import get_board
+from mtk.boards import Board, get_board
 from mtk.cli import main
 from mtk.compiler import compile_model
 from mtk.platforms import ProjectOptions, get_platform
 
-from harness import conv_model
+from harness import conv_model, fc_chain, split_ram_an547
 
 
 def fc_model(depth: int, units: int) -> bytes:
@@ -45,13 +46,14 @@ def load_sections(elf: Path) -> dict[str, tuple[int, int]]:
         return out
 
 
-def firmware(model: bytes, board: str, tmp: Path, weights_in_ram: bool) -> tuple[Path, object]:
+def firmware(model: bytes, board: str | Board, tmp: Path, weights_in_ram: bool) -> tuple[Path, object]:
     tmp.mkdir(exist_ok=True)
     path = tmp / "fc.tflite"
     path.write_bytes(model)
+    board = board if isinstance(board, Board) else get_board(board)
     compiled = compile_model(path, tmp / "compiled", board=board, weights_in_ram=weights_in_ram)
     platform = get_platform("baremetal")
-    return platform.build(platform.render(compiled, get_board(board), tmp / "project", ProjectOptions())), compiled
+    return platform.build(platform.render(compiled, board, tmp / "project", ProjectOptions())), compiled
 
 
 def within(address: int, base: int, size: int) -> bool:
@@ -64,7 +66,7 @@ def test_the_constants_link_into_ram_loaded_from_flash(tmp_path):
     model = fc_model(600, 40)
     flash_elf, in_flash = firmware(model, "mps2/an386", tmp_path / "flash", weights_in_ram=False)
     ram_elf, in_ram = firmware(model, "mps2/an386", tmp_path / "ram", weights_in_ram=True)
-    assert (in_flash.memory.constants_region, in_ram.memory.constants_region) == (None, "RAM")
+    assert (in_flash.memory.constants_regions, in_ram.memory.constants_regions) == ((), ("RAM",))
     assert in_ram.constant_bytes == in_flash.constant_bytes >= 24_000
     flash_arrays, ram_arrays = constant_arrays(flash_elf), constant_arrays(ram_elf)
     assert flash_arrays.keys() == ram_arrays.keys() and ram_arrays
@@ -80,7 +82,7 @@ def test_constants_the_tcm_cannot_hold_go_to_the_next_region_with_a_load_section
     board = get_board("mps3/an547")
     sram = next(r for r in board.ram_regions if r.name == "SRAM")
     elf, compiled = firmware(fc_model(1000, 500), "mps3/an547", tmp_path, weights_in_ram=True)
-    assert compiled.memory.constants_region == "SRAM"
+    assert compiled.memory.constants_regions == ("SRAM",)
     assert all(within(a, sram.base, sram.size) for a in constant_arrays(elf).values())
     address, load = load_sections(elf)[".sram_constants"]
     assert address == sram.base and within(load, board.qemu.code.base, board.qemu.code.size)
@@ -88,11 +90,33 @@ def test_constants_the_tcm_cannot_hold_go_to_the_next_region_with_a_load_section
     assert 'TVMGEN_SECTION(".mtk_constants.SRAM")' in source
 
 
+@pytest.mark.slow
+def test_constants_no_region_holds_are_split_each_array_whole_in_one_region(tmp_path):
+    """The cut-down AN547 (DTCM 48 KB with the firmware, SRAM 40 KB) holds fc_chain()'s 61 KB of constants only
+    split: SRAM's arrays in its load section, DTCM's in .data; the C names each array's section."""
+    board = split_ram_an547()
+    dtcm, sram = board.ram_regions
+    elf, compiled = firmware(fc_chain(), board, tmp_path, weights_in_ram=True)
+    shares = {share.name: share for share in compiled.memory.constants_in_ram}
+    assert list(shares) == ["DTCM", "SRAM"]
+    assert sum(s.constant_bytes for s in shares.values()) == compiled.constant_bytes
+    arrays = constant_arrays(elf)
+    in_sram = {name for name, address in arrays.items() if within(address, sram.base, sram.size)}
+    in_dtcm = {name for name, address in arrays.items() if within(address, dtcm.base, dtcm.size)}
+    assert in_sram and in_dtcm and in_sram | in_dtcm == arrays.keys()
+    assert len(in_sram) == len(shares["SRAM"].arrays) and len(in_dtcm) == len(shares["DTCM"].arrays)
+    sections = load_sections(elf)
+    assert sections[".sram_constants"][0] == sram.base and ".data" in sections
+    source = (tmp_path / "compiled" / "src" / "tvmgen_default.c").read_text()
+    assert source.count('TVMGEN_SECTION(".mtk_constants.SRAM")') == len(in_sram)
+    assert "copied from flash into RAM regions DTCM, SRAM (each array into one) at startup" in source
+
+
 def test_a_small_model_on_the_an547_keeps_its_constants_in_the_dtcm(tmp_path):
     path = tmp_path / "fc.tflite"
     path.write_bytes(fc_model(600, 40))
     compiled = compile_model(path, tmp_path / "c", board="mps3/an547", weights_in_ram=True)
-    assert compiled.memory.constants_region == "DTCM"
+    assert compiled.memory.constants_regions == ("DTCM",)
     assert "TVMGEN_SECTION" not in (tmp_path / "c" / "src" / "tvmgen_default.c").read_text()
 
 
@@ -110,3 +134,13 @@ def test_constants_the_boards_ram_cannot_hold_are_refused_in_one_line(tmp_path, 
                      r"none of its RAM regions \(room beside the firmware's stack, buffers and data: RAM 4\d,\d{3} B\)$",
                      refusal)
     assert not (tmp_path / "out2").exists()
+
+
+def test_ad_on_the_stm32f746_splits_its_constants_across_dtcm_and_sram0(tmp_path, capsys, shared_model_paths):
+    """MLPerf Tiny AD: 271,000 B of constants, in neither the DTCM (64 KB) nor SRAM0 (256 KB less the firmware's)."""
+    ad = next(p for p in shared_model_paths if p.name.startswith("ad_"))
+    assert main(["compile", str(ad), "--board", "stm32f746g_disco", "--weights-in-ram", "-o", str(tmp_path / "c"),
+                 "--json"]) == 0
+    shares = json.loads(capsys.readouterr().out)["constants_in_ram"]
+    assert [s["name"] for s in shares] == ["DTCM", "SRAM0"]
+    assert sum(s["constant_bytes"] for s in shares) == 271_000 and shares[0]["constant_bytes"] <= 64 * 1024

@@ -8,7 +8,9 @@ import re
 
 import pytest
 
+from mtk.boards import get_board
 from mtk.cycles import plugin, sequences
+from mtk.cycles.emulate import qemu_board_for
 from mtk.cycles.model import CycleModel
 
 LOADS = "ldr r1, [r0, r2]\n ldr r4, [r0]\n ldr r5, [r0, #4]"    # M4 TRM 3.3.2's LDR R0,[R1,R5]; LDR R1,[R2]; LDR R2,[R3,#4]
@@ -53,7 +55,6 @@ EXPECTED = {
 
 
 def _firmware_run(elf, cycles):
-    from mtk.boards import get_board
     from mtk.runners import get_runner
     from mtk.transport.protocol import FirmwareClient
     with get_runner(get_board("mps2/an386"), cycles=cycles).start(elf) as session:
@@ -126,6 +127,31 @@ def test_loads_from_flash_wait_unless_cached(cpu, board, wait_states):
         {"flash": measured["ram"], "ram": measured["ram"]}   # QEMU's own board: zero wait
 
 
+def _pointer(cpu: str, address: int) -> str:
+    """r4 = address, in the same two instructions whatever the address (a power of two on the M0+)."""
+    if cpu == "cortex-m0plus":
+        shift = (address & -address).bit_length() - 1
+        return f"movs r4, #{address >> shift}\nlsls r4, r4, #{shift}\n"
+    return f"movw r4, #{address & 0xFFFF}\nmovt r4, #{address >> 16}\n"
+
+
+@pytest.mark.qemu
+@pytest.mark.parametrize("cpu, board, fills, again", [
+    ("cortex-m0plus", "nucleo_g0b1re", 4 * 2, 4 * 2),          # no data cache: each load waits
+    ("cortex-m0plus", "rpi_pico", 4 * 112, 0),                 # four XIP lines, an SSI transfer each
+    ("cortex-m33", "rpi_pico2/rp2350a/m33", 108 + 3 * 48, 0),  # the QMI extends its burst to the next three
+])
+def test_loads_stream_through_a_flash_line_by_line(cpu, board, fills, again):
+    qemu = get_board(qemu_board_for(cpu)).qemu
+    loads = "\n".join(f"ldr r1, [r4, #{offset}]" for offset in (0, 8, 16, 24)) + "\n"   # four 8-byte lines
+    measured = sequences.measure(cpu, {"flash": _pointer(cpu, qemu.code.base + 0x1000) + loads,
+                                       "ram": _pointer(cpu, qemu.ram.base) + loads,
+                                       "flash_twice": _pointer(cpu, qemu.code.base + 0x2000) + loads * 2,
+                                       "ram_twice": _pointer(cpu, qemu.ram.base) + loads * 2}, emulate=board)
+    assert measured["flash"] - measured["ram"] == fills
+    assert measured["flash_twice"] - measured["ram_twice"] == fills + again   # the XIP cache holds them the second time
+
+
 @pytest.mark.qemu
 def test_run_emulating_a_board_reports_its_estimate(capsys):
     from mtk.cli import main
@@ -175,7 +201,6 @@ def test_a_hardware_map_lab_emulated_estimates_each_kind_of_board_once(tmp_path,
 def test_a_paced_dut_stamps_estimated_time(tmp_path):
     import serial
     from checkout import FAKE
-    from mtk.boards import get_board
     from mtk.compiled import CompiledModel
     from mtk.platforms import ProjectOptions, get_platform
     from mtk.runners.qemu_pty import PacedQemu

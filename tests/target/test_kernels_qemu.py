@@ -316,6 +316,14 @@ ONE_ROW_FUSED_MODELS = {   # DSP's 1x4/fused: groups of 4 values in pairs, an od
     "fc-66x8": lambda: deep_fc_model(66, 8, "NONE"),
     "fc-per-channel-72x12": lambda: deep_fc_model(72, 12, "NONE", per_channel=True),
     "fc-515x4-chunks-relu": lambda: deep_fc_model(515, 4, "RELU"),
+    # the Cortex-M33's quads in pairs (mtk_fused_octets_m33.h): 5 pairs, three passes entered 15 groups in; a clamped
+    # range, 3 pairs, three passes entered 8 groups in; 2 pairs in chunks of 64, 64 and 32 groups, clamped at the last;
+    # saturated with the layer's m, C, e (the pairs' 8 outputs at once; without the sign term: test_gemm_dsp's
+    # fc-pairs-relu)
+    "fc-per-channel-132x40": lambda: deep_fc_model(132, 40, "NONE", per_channel=True),
+    "fc-256x16": lambda: deep_fc_model(256, 16, "NONE", seed=3),
+    "fc-160x24-relu6": lambda: deep_fc_model(160, 24, "RELU6", seed=1),
+    "fc-per-channel-640x16-chunks-relu6": lambda: deep_fc_model(640, 16, "RELU6", seed=2, per_channel=True),
     # DSP cores' 1x4/s16 below a quad: 1 and 2 channels in assembly (pairs of groups, an odd group and a partial one
     # in C), 3 in C; and of 5-7 (the Cortex-M3's 1x8/s8: a narrow tile of 6 or 7)
     "fc-1000x6-chunks-relu": lambda: deep_fc_model(1000, 6, "RELU"),

@@ -172,6 +172,17 @@ def test_memory_chart_stacks_live_bytes_by_region_under_labelled_limits(tmp_path
     assert Image.open(tmp_path / "m.png").size[0] >= 900
 
 
+def test_memory_chart_names_the_constants_copied_into_each_region():
+    from mtk.compiled import RamConstants
+    from mtk.plots import memory_figure
+
+    shares = (RamConstants("DTCM", 53_340, ((53_340, 4),)), RamConstants("SRAM0", 217_660, ((217_660, 4),)))
+    compiled = fake_compiled_with(arena_bytes=256, live_bytes=(256, 256, 256), constants_in_ram=shares)
+    assert memory_figure(compiled).axes[0].get_title().endswith(
+        ": arena bytes live at each op (beside the constants copied into RAM: DTCM 53,340 B, SRAM0 217,660 B)")
+    assert memory_figure(fake_compiled_with()).axes[0].get_title().endswith(": arena bytes live at each op")
+
+
 def test_memory_chart_is_scaled_to_the_data_the_untiled_peak_and_the_cap():
     """A 480 KB DTCM over a 50 KB arena is named at the top, not drawn: the curve fills the chart."""
     from mtk.compiled import RegionUse

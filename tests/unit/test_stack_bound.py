@@ -9,7 +9,7 @@ import pytest
 
 from mtk.argtypes import MIN_STACK_BYTES
 from mtk.budget import DEFAULT_STACK_BYTES, FIRMWARE_STACK_BYTES, stack_reservation
-from mtk.codegen.stack_bound import deepest_stack
+from mtk.codegen.stack_bound import PUSHED, deepest_stack, naked_frame
 from mtk.kernels.files import C_DIR
 from mtk.elfsize import ElfSizes
 from mtk.errors import TargetError
@@ -44,51 +44,19 @@ def test_heaviest_chain_across_files():
 
 @pytest.mark.parametrize("kernel", ["mtk_gemm_2x4_fused_g16_dsp", "mtk_gemm_band_g2_nosign_dsp",
                                     "mtk_gemm_2x2_fused_s_4_dsp", "mtk_gemm_1x4_fused_chunk_dsp",
-                                    "mtk_dot_2x2_rows_w16_dsp", "mtk_few_0123456789ab_pass1",
-                                    "mtk_dw3x3_0123456789ab_body"])
+                                    "mtk_gemm_1x4_octets_pc_chunk_dsp", "mtk_dot_2x2_rows_w16_dsp",
+                                    "mtk_few_0123456789ab_pass1", "mtk_dw3x3_0123456789ab_body"])
 def test_a_naked_assembly_kernels_frame_is_its_own_not_gccs_zero(kernel):
     """A naked kernel (gcc: 0 bytes): its pushes and frame, NAKED_FRAMES's."""
-    from mtk.codegen.stack_bound import naked_frame
-
     node = f"src/k.c:{kernel}"
     naked = _kernels("64 bytes (static)").replace("}\n", _node(node, "0 bytes (static)")
                                                    + _edge("src/k.c:gemm", node) + "}\n")
     assert deepest_stack([RUN, naked], "m_") == 184 + naked_frame(kernel)
 
 
-def _frame(asm: str) -> int:
-    """Bytes the pushes and `sub sp` of `asm` take."""
-    registers = 0
-    for regs in re.findall(r"push \{([^}]*)\}", asm):
-        for part in regs.split(","):
-            span = re.fullmatch(r"r(\d+)-r(\d+)", part.strip())
-            registers += int(span[2]) - int(span[1]) + 1 if span else 1
-    return 4 * registers + sum(int(n) for n in re.findall(r"sub sp, sp, #(\d+)", asm))
-
-
-def test_every_naked_kernel_of_the_c_files_has_a_frame_that_covers_its_asm():
-    """Each naked function a C macro of kernels/c defines (itself or through macros passing its NAME on), under each
-    name the macros give it: NAKED_FRAMES bounds its pushes and frame."""
-    from mtk.codegen.stack_bound import naked_frame
-
-    text = "\n".join(path.read_text() for path in sorted(C_DIR.rglob("*.h")))
-    defines = re.findall(r"#define (\w+)\(NAME[^)]*\)((?:.*\\\n)+.*|.*)", text)
-    naked = {macro: _frame(body) for macro, body in defines if "naked" in body}
-    while passing := {macro: naked[inner] for macro, body in defines if macro not in naked
-                      for inner in naked if re.search(rf"\b{inner}\(NAME\b", body)}:
-        naked.update(passing)
-    names = [(macro, re.sub(r"##\w+(##)?", "1", name)) for macro in naked
-             for name in re.findall(rf"(?<!#define )\b{macro}\((\w[\w#]*)", text) if name != "NAME"]
-    assert len(names) >= 20 and {"MTK_FUSED_NAKED", "MTK_FUSED_QUAD_DSP", "MTK_2XN_ROWS_W16_DSP"} <= set(naked)
-    for macro, name in names:
-        assert (naked_frame(name) or 0) >= naked[macro] > 0, (macro, name, naked[macro])
-
-
 def test_the_generated_naked_kernels_frames_cover_their_asm():
     """dsp-few's passes and dsp-3x3's bodies (ops/ generators, the only ones of naked functions): their pushes, FRAME
     and (dsp-3x3) a depth multiplier's slot and the pushes of its row subroutine."""
-    from mtk.codegen.stack_bound import PUSHED, naked_frame
-
     ops = C_DIR.parent.parent / "ops"
     assert {p.name for p in ops.glob("*.py") if "naked" in p.read_text()} == {"conv_few_dsp.py", "depthwise3x3_dsp.py"}
     few, dw = ((ops / name).read_text() for name in ("conv_few_dsp.py", "depthwise3x3_dsp.py"))

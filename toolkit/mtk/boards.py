@@ -128,8 +128,9 @@ class Board:
             "qemu_machine": self.qemu.machine if self.qemu else None,
             "usb_vid_pid": self.usb_vid_pid, "runners": list(self.runners), "pyocd_target": self.pyocd_target,
             "timestamp_gpio": self.timestamp_gpio, "in_zephyr": self.in_zephyr,
-            "memory_timing": {t.role: {"wait_states": t.wait_states, "prefetch": t.prefetch,
-                                       "icache": t.icache and vars(t.icache), "dcache": t.dcache and vars(t.dcache)}
+            "memory_timing": {t.role: {"wait_states": t.wait_states, "sequential_wait_states": t.fill_waits()[1],
+                                       "prefetch": t.prefetch, "icache": t.icache and vars(t.icache),
+                                       "dcache": t.dcache and vars(t.dcache), "cache": t.cache and vars(t.cache)}
                               for t in self.memory_timing},
             "ram_regions": [{"name": r.name, "base": r.base, "size": r.size, "system": r.system, "tcm": r.tcm}
                             for r in self.ram_regions],

@@ -16,8 +16,8 @@ import math
 
 from .argtypes import MIN_STACK_BYTES
 from .boards import Board, fitting_boards_hint
-from .codegen.regions import constants_region
-from .compiled import CompiledModel
+from .codegen.regions import constants_regions, footprint
+from .compiled import CompiledModel, RamConstants, by_region
 from .errors import DoesNotFit, ModelError
 from .target import get_cpu
 
@@ -71,7 +71,7 @@ def check_fits(model: CompiledModel, board: Board, stack_bytes: int | None = Non
         raise DoesNotFit(f"{model.name} does not fit {name}: needs {model.constant_bytes:,} B of constants "
                          f"+ {code:,} B of code = {flash:,} B of flash; {name} has {board.flash_bytes:,} B",
                          hint=fitting_boards_hint(flash, ram))
-    used = [*(r.name for r in model.memory.regions), *filter(None, [model.memory.constants_region])]
+    used = [*(r.name for r in model.memory.regions), *model.memory.constants_regions]
     missing = list(dict.fromkeys(name for name in used if name not in {b.name for b in board.ram_regions}))
     if missing:
         raise ModelError(f"{model.name} was compiled for RAM region{'s' * (len(missing) > 1)} {', '.join(missing)}, "
@@ -97,16 +97,27 @@ def check_ram(model: CompiledModel, board: Board, stack_bytes: int, hint: str | 
                          hint=f"without --weights-in-ram it needs {ram - constants:,} B" if constants else hint)
 
 
+def emulated_constants(model: CompiledModel, board: Board) -> tuple[RamConstants, ...]:
+    """For --emulate, whose firmware keeps the constants in the QEMU board's one RAM: where a build for `board`
+    would copy `model`'s constants (--weights-in-ram), by region; DoesNotFit with the figures if its regions
+    cannot hold them even split."""
+    arrays = [a for share in model.memory.constants_in_ram for a in share.arrays]
+    if not arrays:
+        return ()
+    stack_bytes = stack_reservation(model.memory.stack_bytes)
+    region_of = constants_regions({str(i): footprint(*a) for i, a in enumerate(arrays)},
+                                  model.memory.constants_in_ram_bytes, board.ram_regions,
+                                  system_reserved(model.memory.state_bytes, stack_bytes),
+                                  f"{model.name} does not fit {board.name}")
+    return by_region([r.name for r in board.ram_regions], [(region_of[str(i)], *a) for i, a in enumerate(arrays)])
+
+
 def check_emulated_ram(model: CompiledModel, board: Board) -> None:
     """For --emulate, whose firmware is linked for the QEMU board's RAM: ModelError with the figures if `model`'s
-    constants copied into RAM, its arena and stack would not fit the emulated `board`'s RAM (a region that holds
-    the constants, then the whole)."""
-    stack_bytes = stack_reservation(model.memory.stack_bytes)
-    if model.memory.constants_region is not None:
-        constants_region(board.ram_regions, model.constant_bytes,
-                         system_reserved(model.memory.state_bytes, stack_bytes),
-                         f"{model.name} does not fit {board.name}")
-    check_ram(model, board, stack_bytes)
+    constants copied into RAM, its arena and stack would not fit the emulated `board`'s RAM (its regions holding
+    the constants, whole or split as a build for `board` places them: emulated_constants; then the whole)."""
+    emulated_constants(model, board)
+    check_ram(model, board, stack_reservation(model.memory.stack_bytes))
 
 
 def check_fits_once(model: CompiledModel, board: Board, stack_bytes: int) -> None:

@@ -110,6 +110,30 @@ class RegionUse:
 
 
 @dataclass(frozen=True)
+class RamConstants:
+    """The model's constants one RAM region holds (--weights-in-ram), copied there from flash at startup: their
+    bytes, and each array's bytes and alignment."""
+
+    name: str
+    constant_bytes: int
+    arrays: tuple[tuple[int, int], ...]   # (bytes, the multiple its address is) of each array
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "constant_bytes": self.constant_bytes, "arrays": [list(a) for a in self.arrays]}
+
+    @classmethod
+    def from_json(cls, e: dict[str, Any]) -> RamConstants:
+        return cls(str(e["name"]), int(e["constant_bytes"]), tuple((int(n), int(a)) for n, a in e["arrays"]))
+
+
+def by_region(order: list[str], arrays: list[tuple[str, int, int]]) -> tuple[RamConstants, ...]:
+    """Constant arrays, each (its region, bytes, alignment), gathered by region in `order` (the board's)."""
+    return tuple(RamConstants(name, sum(n for r, n, _ in arrays if r == name),
+                              tuple((n, a) for r, n, a in arrays if r == name))
+                 for name in order if any(r == name for r, _, _ in arrays))
+
+
+@dataclass(frozen=True)
 class StateTensor:
     """A variable tensor: static storage outside the arena, kept between runs, reset by tvmgen_<module>_reset()."""
 
@@ -203,7 +227,7 @@ class MemoryUse:
     arena_bytes: int
     lower_bound_bytes: int         # no plan can use less arena
     io_bytes: int                  # inputs and outputs, each at its own size (their places are in the arena)
-    constant_bytes: int            # weights and tables (in flash, and in RAM too with constants_region)
+    constant_bytes: int            # weights and tables (in flash, and in RAM too with constants_in_ram)
     code_bytes: int | None         # .text of the generated C (arm-none-eabi-gcc -O2); None: no compiler here
     plan: tuple[Buffer, ...] = ()
     stack_bytes: int | None = None   # the generated C's deepest call chain (codegen/stack_bound.py); None: unknown
@@ -212,11 +236,16 @@ class MemoryUse:
     arena_limit_bytes: int | None = None    # the board's room for the arena (RAM − state, stack)
     regions: tuple[RegionUse, ...] = ()     # by RAM region, for a board with several (codegen/regions.py)
     tiling: Tiling | None = None            # the tiled stages, arena before/after, extra MACs (codegen/tiling.py)
-    constants_region: str | None = None     # the RAM region the constants are copied into at startup; None: flash
+    constants_in_ram: tuple[RamConstants, ...] = ()   # by RAM region, the constants copied there at startup; (): flash
 
     @property
     def constants_in_ram_bytes(self) -> int:
-        return self.constant_bytes if self.constants_region is not None else 0
+        return sum(r.constant_bytes for r in self.constants_in_ram)
+
+    @property
+    def constants_regions(self) -> tuple[str, ...]:
+        """The RAM regions the constants are copied into at startup; (): they stay in flash."""
+        return tuple(r.name for r in self.constants_in_ram)
 
     def to_json(self) -> dict[str, Any]:
         out = {"workspace": self.workspace, "arena_bytes": self.arena_bytes,
@@ -226,7 +255,7 @@ class MemoryUse:
         optional = {"state_bytes": self.state_bytes, "live_bytes": list(self.live_bytes),
                     "arena_limit_bytes": self.arena_limit_bytes, "regions": [r.to_json() for r in self.regions],
                     "tiling": self.tiling.to_json() if self.tiling else None, "stack_bytes": self.stack_bytes,
-                    "constants_region": self.constants_region}
+                    "constants_in_ram": [r.to_json() for r in self.constants_in_ram]}
         return {**out, **{k: v for k, v in optional.items() if v}}
 
     @classmethod
@@ -239,7 +268,7 @@ class MemoryUse:
                    tuple(int(v) for v in e.get("live_bytes", ())), None if limit is None else int(limit),
                    tuple(RegionUse.from_json(r) for r in e.get("regions", ())),
                    Tiling.from_json(e["tiling"]) if e.get("tiling") else None,
-                   None if e.get("constants_region") is None else str(e["constants_region"]))
+                   tuple(RamConstants.from_json(r) for r in e.get("constants_in_ram", ())))
 
 
 @dataclass(frozen=True)

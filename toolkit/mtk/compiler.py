@@ -20,11 +20,11 @@ from .buildfiles import folder_layout, fragments
 from .codegen import aot
 from .codegen.code_size import measure_code
 from .codegen.memory_plan import align
-from .codegen.regions import Pool, constants_region, live_bytes, place_in_regions
+from .codegen.regions import Pool, constants_regions, footprint, live_bytes, place_in_regions
 from .codegen.schedule import early_last_readers
 from .codegen.storage import AliasSets, Step, Storage, join_aliases, ordered_steps, plan_storage
 from .codegen.tiling import tile
-from .compiled import CompiledModel, CompiledOp, CompiledTarget, MemoryUse, RegionUse, Tiling
+from .compiled import CompiledModel, CompiledOp, CompiledTarget, MemoryUse, RamConstants, RegionUse, Tiling, by_region
 from .errors import ModelError
 from .fsutil import atomic_output_dir
 from .graph import Graph
@@ -157,12 +157,12 @@ def state_region_bytes(graph: Graph, steps: list[Step]) -> int:
 
 
 def place_arena(graph: Graph, steps: list[Step], storage: Storage, board: Board | None, workspace: str,
-                what: str, constants: aot.ConstantsInRam | None = None, constant_bytes: int = 0) -> tuple[Pool, ...]:
+                what: str, constants: tuple[RamConstants, ...] = ()) -> tuple[Pool, ...]:
     """The arena's pools by RAM region for a board with several (regions.py), beside the `constants` copied
-    into one; () for one arena: no board, a board with one region, or a workspace the caller passes."""
+    into them; () for one arena: no board, a board with one region, or a workspace the caller passes."""
     if board is None or len(board.ram_regions) < 2 or workspace != "internal":
         return ()
-    taken = {constants.region: constant_bytes} if constants else {}
+    taken = {share.name: sum(footprint(*a) for a in share.arrays) for share in constants}
     return place_in_regions(storage.plan, board.ram_regions, _system_reserved(graph, steps), what, taken)
 
 
@@ -170,15 +170,23 @@ def _system_reserved(graph: Graph, steps: list[Step]) -> int:
     return system_reserved(state_region_bytes(graph, steps))
 
 
-def place_constants(graph: Graph, steps: list[Step], storage: Storage, board: Board | None,
-                    what: str) -> tuple[aot.ConstantsInRam, int]:
-    """Where --weights-in-ram copies the constants (the board's fastest RAM region that holds them; without a
-    board, the system RAM's .data), and their bytes."""
-    nbytes = aot.constant_bytes(graph, steps, storage)
-    if board is None:
-        return aot.ConstantsInRam("RAM"), nbytes
-    region = constants_region(board.ram_regions, nbytes, _system_reserved(graph, steps), what)
-    return aot.ConstantsInRam(region.name, None if region.system else aot.constants_section(region.name)), nbytes
+def place_constants(graph: Graph, steps: list[Step], storage: Storage, board: Board | None, module: str,
+                    what: str) -> tuple[aot.ConstantsInRam, tuple[RamConstants, ...]]:
+    """Where --weights-in-ram copies the constants: the board's fastest RAM region that holds them all, else
+    split across its regions, each array whole in one (regions.constants_regions); without a board, the
+    system RAM's .data. The placement, and the constants by region in the board's order."""
+    arrays = aot.constant_pool(graph, steps, storage, module).arrays
+    system = board.system_region.name if board else "RAM"
+    footprints = {c.symbol: footprint(c.nbytes, c.align) for c in arrays}
+    region_of = constants_regions(footprints, sum(c.nbytes for c in arrays), board.ram_regions,
+                                  _system_reserved(graph, steps), what) if board else dict.fromkeys(footprints, system)
+    shares = by_region([r.name for r in board.ram_regions] if board else [system],
+                       [(region_of[c.symbol], c.nbytes, c.align) for c in arrays])
+    return aot.ConstantsInRam(region_of, system, tuple(share.name for share in shares)), shares
+
+
+def _in_ram_bytes(shares: tuple[RamConstants, ...]) -> int:
+    return sum(share.constant_bytes for share in shares)
 
 
 def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | Cpu | None = None,
@@ -215,10 +223,10 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
         steps, aliases = join_aliases(graph, steps)
         storage = plan_storage(graph, steps, aliases)
         steps, storage = chunk_scratch(graph, prepared, steps, aliases, storage)
-        in_ram, ram_constant_bytes = place_constants(graph, steps, storage, board_info, what) \
-            if weights_in_ram else (None, 0)
+        in_ram, ram_constants = place_constants(graph, steps, storage, board_info, module, what) \
+            if weights_in_ram else (None, ())
         limit = max_ram if max_ram is not None or board_info is None else arena_room(
-            board_info, state_region_bytes(graph, steps), constants_in_ram=ram_constant_bytes)
+            board_info, state_region_bytes(graph, steps), constants_in_ram=_in_ram_bytes(ram_constants))
         untiled = steps
     tiling = None
     if limit is not None and storage.plan.arena_bytes > limit:
@@ -240,8 +248,8 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
                              f"--max-ram {max_ram:,} B", hint="raise --max-ram or --max-recompute")
     with ui.step("generating C"):
         if weights_in_ram:   # tiling or a leaner variant may have changed them
-            in_ram, ram_constant_bytes = place_constants(graph, steps, storage, board_info, what)
-        pools = place_arena(graph, steps, storage, board_info, workspace, what, in_ram, ram_constant_bytes)
+            in_ram, ram_constants = place_constants(graph, steps, storage, board_info, module, what)
+        pools = place_arena(graph, steps, storage, board_info, workspace, what, ram_constants)
         steps = ordered_steps(steps, storage)   # the final offsets say which way an overwriting layer runs
         program = aot.build_program(graph, steps, storage, module, model_name, workspace == "external", pools,
                                     in_ram)
@@ -272,11 +280,11 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
             plan=tuple(sorted(plan.buffers, key=lambda b: (b.pool, b.first_use, b.offset))),
             state_bytes=state_bytes, live_bytes=tuple(live_bytes(plan.buffers, len(steps))),
             arena_limit_bytes=arena_room(board_info, state_bytes, stack_reservation(code.stack_bytes),
-                                         ram_constant_bytes) if board_info else None,
+                                         _in_ram_bytes(ram_constants)) if board_info else None,
             regions=tuple(RegionUse(p.region, p.nbytes, p.capacity, tuple(live_bytes(plan.buffers, len(steps), p.region)))
                           for p in pools),
             tiling=replace(tiling, untiled_live_bytes=tuple(untiled_live)) if tiling else None,
-            constants_region=in_ram.region if in_ram else None),
+            constants_in_ram=ram_constants),
         files=tuple(sorted(files)),
         state=tuple(program.states.values()))
     files.update(fragments(compiled, folder_layout(compiled)))   # CMakeLists.txt, tvmgen_<module>.mk

@@ -16,7 +16,7 @@ from typing import Iterator
 import numpy as np
 
 from . import mlperf, ui
-from .budget import check_emulated_ram
+from .budget import check_emulated_ram, emulated_constants
 from .compiled import CompiledModel
 from .buildcache import cached_firmware, firmware_key, stable_application, store_firmware, sync_tree
 from .cycles.estimate import Estimate, estimate_of
@@ -243,7 +243,9 @@ def run_built(firmware: Firmware, runner: Runner) -> RunResult:
                      firmware.int8.source.read_bytes(), _layer_times(compiled, layers[0]) if layers else None,
                      options.platform, options.tuning.source if options.tuning else None,
                      firmware.model if firmware.int8.source != firmware.model else None, sample_layers=layers or None,
-                     estimate=estimate, graph=firmware.int8, stack_used_bytes=stack_used)
+                     estimate=estimate, graph=firmware.int8, stack_used_bytes=stack_used,
+                     constants_in_ram=emulated_constants(compiled, options.emulate) if options.emulate is not None
+                     else compiled.memory.constants_in_ram)
 
 
 def run_model(model: str | Path | Graph, options: RunOptions,

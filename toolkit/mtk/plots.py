@@ -264,7 +264,9 @@ def memory_figure(compiled: CompiledModel, curves: dict[str, Sequence[int]] | No
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: _short(v)))
     ax.set_ylabel("bytes")
     ax.set_xlabel("op step")
-    ax.set_title(f"{compiled.model}: arena bytes live at each op", fontsize=10)
+    in_ram = ", ".join(f"{r.name} {r.constant_bytes:,} B" for r in mem.constants_in_ram)
+    ax.set_title(f"{compiled.model}: arena bytes live at each op"
+                 + (f" (beside the constants copied into RAM: {in_ram})" if in_ram else ""), fontsize=10)
     ax.grid(axis="y", alpha=0.3)
     _legend_outside(ax)
     return fig

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .boards import Board
+from .compiled import RamConstants
 from .cycles.estimate import Estimate
 from .elfsize import ElfSizes
 from .graph import Graph
@@ -49,6 +50,7 @@ class RunResult:
     profiling: RunResult | None = None  # the profiling build's run, when `layers` come from one beside this plain build
     graph: Graph | None = None         # int8_model, as read to compile it (evaluation reads its tensors)
     stack_used_bytes: int | None = None   # the firmware's main stack high-water mark, where it can tell
+    constants_in_ram: tuple[RamConstants, ...] = ()   # --weights-in-ram: by region, where the board's build copies them
 
     @property
     def target_name(self) -> str:
@@ -77,6 +79,7 @@ class RunResult:
             "arena_bytes": self.arena_bytes, "ram_bytes": self.sizes.ram_bytes,
             "stack_bytes": self.sizes.stack_bytes, "stack_used_bytes": self.stack_used_bytes,
             "flash_bytes": self.sizes.flash_bytes, "constant_bytes": self.constant_bytes,
+            "constants_in_ram": [{"name": r.name, "constant_bytes": r.constant_bytes} for r in self.constants_in_ram],
             "code_bytes": self.code_bytes,
             "outputs": [sample[0].reshape(-1).astype(int).tolist() for sample in self.outputs],
             "layers": None if self.layers is None else [

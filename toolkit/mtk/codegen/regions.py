@@ -28,19 +28,43 @@ class Pool:
     section: str | None   # the linker input section of its array; None: .bss (the system region)
 
 
-def constants_region(regions: Sequence[RamRegion], constant_bytes: int, system_reserved: int,
-                     what: str) -> RamRegion:
-    """The region the model's constants are copied into (--weights-in-ram): the fastest that holds them,
-    a tightly coupled one first. `system_reserved` as for place_in_regions. DoesNotFit with the figures
-    if none does."""
-    room = {r.name: r.size - (system_reserved if r.system else 0) for r in regions}
-    fitting = [r for r in sorted(regions, key=lambda r: not r.tcm) if constant_bytes <= room[r.name]]
-    if not fitting:
-        raise DoesNotFit(f"{what}: its constants ({constant_bytes:,} B, --weights-in-ram) fit in none of its RAM "
-                         "regions (room beside the firmware's stack, buffers and data: "
-                         + ", ".join(f"{r.name} {max(room[r.name], 0):,} B" for r in regions) + ")",
-                         hint="leave out --weights-in-ram: the constants are then read from flash")
-    return fitting[0]
+def constants_section(region: str) -> str:
+    """The linker input section of the constants copied into a RAM region other than the system one."""
+    return f".mtk_constants.{region}"
+
+
+def footprint(nbytes: int, align: int) -> int:
+    """The bytes a constant array of `nbytes` whose address is a multiple of `align` can take in a region's
+    section: itself and the padding before it."""
+    return nbytes + align - 1
+
+
+def constants_regions(footprints: Mapping[str, int], constant_bytes: int, regions: Sequence[RamRegion],
+                      system_reserved: int, what: str) -> dict[str, str]:
+    """The region each constant array (by name: its footprint) is copied into (--weights-in-ram). All of them
+    in the fastest region that holds them all, a tightly coupled one first; when none does, split, each
+    array whole in one region: the largest first, each into the fastest region with room left for it
+    (first-fit decreasing: the tightly coupled region fills with the largest arrays it takes, the rest
+    stream from the next). `system_reserved` as for place_in_regions; `constant_bytes`: the arrays' bytes,
+    for the message. DoesNotFit with the figures if they do not fit even split."""
+    room = {r.name: max(r.size - (system_reserved if r.system else 0), 0) for r in regions}
+    fastest = sorted(regions, key=lambda r: not r.tcm)
+    whole = next((r for r in fastest if sum(footprints.values()) <= room[r.name]), None)
+    if whole is not None:
+        return dict.fromkeys(footprints, whole.name)
+    left = dict(room)
+    placed: dict[str, str] = {}
+    for name in sorted(footprints, key=lambda n: (-footprints[n], n)):
+        region = next((r for r in fastest if footprints[name] <= left[r.name]), None)
+        if region is None:
+            split = ", whole or split across them" if len(regions) > 1 else ""
+            raise DoesNotFit(f"{what}: its constants ({constant_bytes:,} B, --weights-in-ram) fit in none of its "
+                             f"RAM regions{split} (room beside the firmware's stack, buffers and data: "
+                             + ", ".join(f"{r.name} {room[r.name]:,} B" for r in regions) + ")",
+                             hint="leave out --weights-in-ram: the constants are then read from flash")
+        left[region.name] -= footprints[name]
+        placed[name] = region.name
+    return placed
 
 
 def place_in_regions(plan: MemoryPlan, regions: Sequence[RamRegion], system_reserved: int,

@@ -1,9 +1,9 @@
 """The generated C's deepest stack use: the heaviest call chain of gcc's call graph (-fcallgraph-info=su).
 
 Each function's frame is what gcc reports for it (`N bytes (static)`, or `dynamic,bounded`; a naked assembly
-kernel's, which gcc gives as 0, from NAKED_FRAMES); a chain's use is the sum of its frames. Functions outside the generated files (libc's memcpy, the compiler's helpers) are not
-in the graph: their frames are the firmware's margin's to cover. No bound (None) when a frame is unbounded
-(a variable-length array, alloca) or the calls are recursive.
+kernel's, which gcc gives as 0, from NAKED_FRAMES); a chain's use is the sum of its frames. Functions outside the
+generated files (libc's memcpy, the compiler's helpers) are not in the graph: their frames are the firmware's margin's
+to cover. No bound (None) when a frame is unbounded (a variable-length array, alloca) or the calls are recursive.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ NAKED_FRAMES = ((r"mtk_gemm_2x4_fused_\w+", PUSHED + 88),       # c/dsp/mtk_gemm
                 (r"mtk_gemm_band_\w+", PUSHED + 28),             # c/dsp/mtk_gemm_band_fused.h
                 (r"mtk_gemm_2x2_fused_\w+", PUSHED + 40),        # c/dsp/mtk_dot_biased_s8.h MTK_FUSED_NAKED
                 (r"mtk_gemm_1x4_fused_\w+", PUSHED + 64),        # MTK_FUSED_CHUNK_DSP (MTK_FUSED_QUAD_DSP: 48)
+                (r"mtk_gemm_1x4_octets_\w+", PUSHED + 96),       # c/dsp/mtk_fused_octets_m33.h (chunk: 96, else 80)
                 (r"mtk_dot_2x\d_rows_w16_dsp", PUSHED),          # c/dsp/mtk_dot_s8_dsp.h (its pushes alone)
                 (r"mtk_few_[0-9a-f]{12}_pass\d", PUSHED + 20),   # ops/conv_few_dsp.py FRAME
                 (r"mtk_dw3x3_[0-9a-f]{12}_body", PUSHED + 32 + 8 + 2 * 4))   # ops/depthwise3x3_dsp.py FRAME, its

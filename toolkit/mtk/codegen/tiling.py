@@ -365,7 +365,7 @@ class Stage:
     def distance(self, up: bool) -> int | None:
         """The least offset of the output under (up: over) the input that keeps every read of the calls intact."""
         t, last = self.input, len(self.layers) - 1
-        row_in, row_out = self.layers[0].inputs[0].nbytes // self.layers[0].inputs[0].shape[1], self.row_bytes[-1]
+        row_in, row_out = self.input_row_bytes, self.row_bytes[-1]
         # an elementwise last layer reads each element of its own rows before it writes it, ascending: the output
         # may start at its input's rows' start
         streams = row_in == row_out and row_map(self.layers[last]).elementwise
@@ -408,6 +408,12 @@ class Stage:
     def output_bytes(self) -> int:
         return self.layers[-1].output.nbytes
 
+    @property
+    def input_row_bytes(self) -> int:
+        """Bytes of one row of the stage's input."""
+        t = self.layers[0].inputs[0]
+        return t.nbytes // t.shape[1]
+
     def describe(self, macs: Callable[[OpData], int], costs: Costs) -> TiledStage:
         """The stage as metadata.json and the summary give it."""
         return TiledStage(tuple(d.op.index for d in self.layers), tuple(d.op.type for d in self.layers),
@@ -448,8 +454,8 @@ def banded_layers(prepared: list[OpData], steps: list[Step], aliases: AliasSets,
         height = band_height(rows.out_h, bands, rows.extent, data.output.shape[2], block, row_block(i))
         stage = make_stage(prepared, [i], height, True, lambda _: 0, row_block)
         if block == 1 and row_block(i) == 1 and rows.extent > 1:
-            row_in = data.inputs[0].nbytes // data.inputs[0].shape[1]
-            cuts = balanced_bounds(rows, [*range(0, rows.out_h, height), rows.out_h], row_in, stage.row_bytes[0])
+            cuts = balanced_bounds(rows, [*range(0, rows.out_h, height), rows.out_h], stage.input_row_bytes,
+                                   stage.row_bytes[0])
             stage = replace(stage, band_rows=max(b - a for a, b in zip(cuts, cuts[1:])),
                             sequence=banded_sequence(rows, cuts))
         into = storage.tensor_buffers.get(aliases.root(stage.input))
@@ -595,7 +601,7 @@ def stage_kernels(stage: Stage, lowered_band: BandLowering) -> list[Kernel]:
         if call.hi == call.lo:
             continue
         rows, cols = call_geometry(stage, call)
-        in_row = stage.row_bytes[j - 1] if j else data.inputs[0].nbytes // data.inputs[0].shape[1]
+        in_row = stage.row_bytes[j - 1] if j else stage.input_row_bytes
         if call.cols is None:
             views = {stage.chain_input(j): View(stage.input, call.in_at * in_row) if j == 0 else
                      View(scratch, offsets[j - 1] + call.in_at * in_row),
@@ -798,7 +804,6 @@ def tile(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: Alias
                 break
         return best
 
-    work = {i: own_scratch_bytes(steps[i][1]) for i in range(len(steps))}.__getitem__
     band_lowerings: dict[tuple, Lowered] = {}
 
     def lowered_band(i: int, rows: Extents, cols: Extents | None) -> Lowered:

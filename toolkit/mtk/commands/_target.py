@@ -65,7 +65,8 @@ def add_weights_argument(p: argparse.ArgumentParser) -> None:
                         "at startup, as .data is, and read them there: no flash wait states, at the cost of their "
                         "size in RAM as well as in flash (metadata.json's constant_bytes; e.g. ~270 KB for MLPerf "
                         "Tiny's AD). They go to the board's fastest RAM region that holds them, a tightly coupled "
-                        "one first; refused when the constants, the arena and the stack do not fit its RAM")
+                        "one first, or are split across its regions, each array whole in one; refused when the "
+                        "constants, the arena and the stack do not fit its RAM")
 
 
 def tuning_of(args: argparse.Namespace) -> Tuning | None:

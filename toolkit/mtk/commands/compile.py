@@ -81,7 +81,8 @@ def summary(compiled: CompiledModel) -> dict:
         "arena_lower_bound_bytes": mem.lower_bound_bytes, "arena_limit_bytes": mem.arena_limit_bytes,
         "arena_regions": [{"name": r.name, "arena_bytes": r.arena_bytes, "limit_bytes": r.limit_bytes}
                           for r in mem.regions],
-        "constant_bytes": mem.constant_bytes, "constants_region": mem.constants_region,
+        "constant_bytes": mem.constant_bytes,
+        "constants_in_ram": [{"name": r.name, "constant_bytes": r.constant_bytes} for r in mem.constants_in_ram],
         "code_bytes": mem.code_bytes, "files": list(compiled.files),
         "tiling": mem.tiling.to_json() if mem.tiling else None,
     }
@@ -100,6 +101,15 @@ def arena_line(info: dict) -> str:
     regions = "".join(f"; {r['name']} {r['arena_bytes']:,} B of {r['limit_bytes']:,}" for r in info["arena_regions"])
     limit = f", room on the board {info['arena_limit_bytes']:,} B" if info["arena_limit_bytes"] is not None else ""
     return f"arena      {info['arena_bytes']:,} B (lower bound {info['arena_lower_bound_bytes']:,} B{limit}){regions}"
+
+
+def constants_where(in_ram: list[dict]) -> str:
+    """Where the constants are: flash, and the RAM region(s) the startup copies them into (with each one's bytes
+    when there are several)."""
+    if len(in_ram) > 1:
+        return "flash, copied into RAM at startup: " + ", ".join(f"{r['name']} {r['constant_bytes']:,} B"
+                                                                 for r in in_ram)
+    return f"flash, copied into RAM region {in_ram[0]['name']} at startup" if in_ram else "flash"
 
 
 def tiling_lines(tiling: Tiling) -> str:
@@ -167,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
     print(arena_line(info))
     if compiled.memory.tiling:
         print(tiling_lines(compiled.memory.tiling))
-    where = f"flash, copied into RAM region {info['constants_region']} at startup" if info["constants_region"] else "flash"
+    where = constants_where(info["constants_in_ram"])
     print(f"constants  {info['constant_bytes']:,} B ({where})")
     print(f"code       {code}")
     print("files      " + ", ".join(info["files"]))

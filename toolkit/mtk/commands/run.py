@@ -75,6 +75,12 @@ def _stack(result: RunResult) -> str:
     return f" (stack {', '.join(parts)})" if parts else ""
 
 
+def _in_ram(result: RunResult) -> str:
+    """Where --weights-in-ram copies the constants at startup, by region."""
+    regions = ", ".join(f"{r.name} {r.constant_bytes:,} B" for r in result.constants_in_ram)
+    return f", copied into RAM: {regions}" if regions else ""
+
+
 def format_result(result: RunResult, verbose: bool = False) -> str:
     s, board = result.per_inference, result.board
     lines = [
@@ -86,7 +92,8 @@ def format_result(result: RunResult, verbose: bool = False) -> str:
         *([f"estimate   {result.estimate.line()}"] if result.estimate else []),
         f"MACs       {result.macs:,} ({result.macs / max(s.median, 1):.3f} per {result.unit[:-1]})",
         f"memory     arena {result.arena_bytes:,} B, RAM {result.sizes.ram_bytes:,} B{_stack(result)}, "
-        f"flash {result.sizes.flash_bytes:,} B (code {result.code_bytes:,} B, constants {result.constant_bytes:,} B)",
+        f"flash {result.sizes.flash_bytes:,} B (code {result.code_bytes:,} B, constants {result.constant_bytes:,} B)"
+        + _in_ram(result),
     ]
     lines += format_outputs(result, verbose)
     if result.layers:

@@ -1,10 +1,15 @@
 """A board's memory timing for the cycle model (boards.yaml `memory_timing`): the wait states of its
 flash and RAM at the board's clock, and the flash accelerator or caches in front of them.
 
-An estimate: each access to a region costs its wait states unless the modelled cache holds its line
-(code fetches: the fetch cache, loads: the data cache; least recently used lines replaced) or, with
-prefetch, it is the line after the last one fetched. Not modelled: bus contention between fetches
-and loads, DMA, write buffers filling up, the flash's own prefetch buffer width beyond one line,
+An estimate: each access to a region costs its wait states (one line fill) unless the modelled cache
+holds its line (code fetches: the fetch cache, loads: the data cache, or both through one shared cache
+such as the RP2040/RP2350 XIP cache; least recently used lines replaced) or, with prefetch, it is the
+line after the last one fetched. A region with `sequential_wait_states` charges that instead for a fill
+of the line right after its last fill, fetch or load (a QSPI controller that extends its burst, as
+RP2350's QMI within its cooldown). Not modelled: bus contention between fetches and loads, DMA, write
+buffers filling up, the flash's own prefetch buffer width beyond one line, a flash's current line
+buffer serving loads (without a data cache each load waits), critical-word-first refill (a fill costs
+the whole line), how long a QSPI burst stays open, a QSPI controller's own cycles beyond its SCK count,
 cache misses on stores (write-through/allocate policies), and any cache the YAML does not list.
 """
 
@@ -34,6 +39,13 @@ class MemoryTiming:
     icache: CacheGeometry | None = None
     dcache: CacheGeometry | None = None
     source: str = ""                # the datasheet/reference manual figure
+    cache: CacheGeometry | None = None          # one cache for code fetches and loads (instead of icache/dcache)
+    sequential_wait_states: int | None = None   # a fill of the line after the region's last fill; None: wait_states
+
+    def fill_waits(self) -> tuple[int, int]:
+        """(wait states of a fill, of a fill of the line after the last one)."""
+        sequential = self.wait_states if self.sequential_wait_states is None else self.sequential_wait_states
+        return self.wait_states, sequential
 
 
 def _cache(entry: dict[str, Any] | None) -> CacheGeometry | None:
@@ -46,6 +58,13 @@ def _cache(entry: dict[str, Any] | None) -> CacheGeometry | None:
     return geometry
 
 
+def _role(role: str, e: dict[str, Any]) -> MemoryTiming:
+    sequential = e.get("sequential_wait_states")
+    return MemoryTiming(role, int(e["wait_states"]), bool(e.get("prefetch", False)), _cache(e.get("icache")),
+                        _cache(e.get("dcache")), str(e.get("source", "")), _cache(e.get("cache")),
+                        None if sequential is None else int(sequential))
+
+
 def memory_timing_from_yaml(entry: dict[str, Any] | None) -> tuple[MemoryTiming, ...]:
     """boards.yaml's `memory_timing: {flash: {...}, ram: {...}}`; () when absent (zero-wait memory)."""
     if not entry:
@@ -53,25 +72,26 @@ def memory_timing_from_yaml(entry: dict[str, Any] | None) -> tuple[MemoryTiming,
     unknown = set(entry) - set(ROLES)
     if unknown:
         raise ValueError(f"memory_timing roles {sorted(unknown)} are not among {ROLES}")
-    return tuple(MemoryTiming(role, int(e["wait_states"]), bool(e.get("prefetch", False)), _cache(e.get("icache")),
-                              _cache(e.get("dcache")), str(e.get("source", "")))
-                 for role, e in entry.items())
+    timing = tuple(_role(role, e) for role, e in entry.items())
+    if any(t.cache for t in timing) and any(t.icache or t.dcache for t in timing):
+        raise ValueError("memory_timing: a shared `cache` and an icache/dcache are exclusive")
+    return timing
 
 
 def plugin_lines(timing: tuple[MemoryTiming, ...], ranges: dict[str, list[tuple[int, int]]]) -> list[str]:
-    """The plugin's `region`, `icache`, `dcache` and `param prefetch` lines: each role's timing over the
-    address ranges the firmware puts that role in (`ranges`: role -> [(base, size)])."""
+    """The plugin's `region`, `icache`, `dcache`, `cache` and `param prefetch` lines: each role's timing over
+    the address ranges the firmware puts that role in (`ranges`: role -> [(base, size)]). A region line
+    carries its sequential fill's wait states only when they differ from a fill's."""
     lines = []
-    icache = next((t.icache for t in timing if t.icache), None)
-    dcache = next((t.dcache for t in timing if t.dcache), None)
+    caches = {kind: next((getattr(t, kind) for t in timing if getattr(t, kind)), None)
+              for kind in ("icache", "dcache", "cache")}
     for t in timing:
+        waits, sequential = t.fill_waits()
+        fetches, loads = t.icache or t.cache, t.dcache or t.cache
         for base, size in ranges.get(t.role, []):
-            lines.append(f"region {base:#x} {base + size:#x} {t.wait_states} {int(t.icache is not None)} "
-                         f"{int(t.dcache is not None)}")
-    if icache:
-        lines.append(f"icache {icache.text()}")
-    if dcache:
-        lines.append(f"dcache {dcache.text()}")
+            lines.append(f"region {base:#x} {base + size:#x} {waits} {int(fetches is not None)} "
+                         f"{int(loads is not None)}" + (f" {sequential}" if sequential != waits else ""))
+    lines += [f"{kind} {geometry.text()}" for kind, geometry in caches.items() if geometry]
     if any(t.prefetch for t in timing):
         lines.append("param prefetch 1")
     return lines

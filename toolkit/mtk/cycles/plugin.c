@@ -103,7 +103,11 @@ static struct class_cost costs[CLASS_COUNT];
 static struct params params;
 static uint8_t pairs[GROUP_COUNT][GROUP_COUNT];
 
-/* ---- memory: wait states by address, a fetch line cache and a data cache ---- */
+/* ---- memory: wait states by address, a fetch line cache and a data cache (or one cache for both) ----
+ * A miss fills one line at its region's wait states (the whole line: no critical word first), or at its
+ * sequential wait states when it starts where the region's last fill ended (a QSPI burst extended, as
+ * RP2350's QMI does within its cooldown; how long the burst stays open is not modelled). Loads that no
+ * cache serves pay the wait states per access. */
 
 #define MAX_REGIONS 8
 #define MAX_CACHE_LINES 4096
@@ -112,7 +116,9 @@ struct region {
     uint64_t lo, hi;    /* [lo, hi) */
     uint32_t waits;     /* wait states of one access (a line fill through a cache) */
     uint32_t icache;    /* code fetches go through the fetch cache */
-    uint32_t dcache;    /* loads go through the data cache */
+    uint32_t dcache;    /* loads go through the data cache (the fetch cache when it is shared) */
+    uint32_t sequential_waits;  /* a fill of the line after the region's last fill (a burst that goes on) */
+    uint64_t fill_end;          /* the address after that last fill, fetch or load; UINT64_MAX: none yet */
 };
 
 struct cache {
@@ -123,10 +129,11 @@ struct cache {
 static struct region regions[MAX_REGIONS];
 static int region_count;
 static struct cache icache, dcache;
+static struct cache *load_cache = &dcache;   /* &icache after a `cache` line: one cache for fetches and loads */
 static uint32_t prefetch;      /* the next sequential fetch line is fetched ahead: it costs no waits */
 static uint64_t last_fetch_line = UINT64_MAX;
 
-static const struct region *region_of(uint64_t addr)
+static struct region *region_of(uint64_t addr)
 {
     for (int i = 0; i < region_count; i++) {
         if (addr >= regions[i].lo && addr < regions[i].hi) {
@@ -155,6 +162,15 @@ static int cache_access(struct cache *c, uint64_t addr)
     memmove(set + 1, set, way * sizeof *set);
     set[0] = line;
     return hit;
+}
+
+/* The wait states of filling the `bytes` at `addr` from region r: its sequential waits when they start
+ * where its last fill (a fetch's or a load's) ended. */
+static uint32_t fill_waits(struct region *r, uint64_t addr, uint32_t bytes)
+{
+    uint32_t waits = addr == r->fill_end ? r->sequential_waits : r->waits;
+    r->fill_end = addr + bytes;
+    return waits;
 }
 
 /* ---- decoded instructions ---- */
@@ -653,7 +669,7 @@ static uint32_t fetch_cost(const struct block *b)
     if (region_count == 0) {
         return 0;
     }
-    const struct region *r = region_of(b->start);
+    struct region *r = region_of(b->start);
     if (!r || r->waits == 0) {
         return 0;
     }
@@ -661,7 +677,7 @@ static uint32_t fetch_cost(const struct block *b)
     for (uint64_t line = b->code_lo >> shift; line <= (b->code_hi - 1) >> shift; line++) {
         int sequential = prefetch && line == last_fetch_line + 1;
         if (!(r->icache && cache_access(&icache, line << shift)) && !sequential) {
-            cycles += r->waits;
+            cycles += fill_waits(r, line << shift, 1u << shift);
         }
         last_fetch_line = line;
     }
@@ -714,9 +730,10 @@ static void load_exec(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t va
     (void)vcpu;
     (void)info;
     (void)userdata;
-    const struct region *r = region_of(vaddr);
-    if (r && r->waits && !(r->dcache && cache_access(&dcache, vaddr))) {
-        charge(r->waits, 0);
+    struct region *r = region_of(vaddr);
+    if (r && r->waits && !(r->dcache && cache_access(load_cache, vaddr))) {
+        uint32_t shift = r->dcache ? load_cache->line_shift : 2u;
+        charge(fill_waits(r, vaddr >> shift << shift, 1u << shift), 0);
     }
 }
 
@@ -872,12 +889,17 @@ static int table_line(char *line)
         pairs[g1][g2] = 1;
         return 0;
     }
-    if (sscanf(line, "region %llx %llx %u %u %u", &lo, &hi, &v1, &v2, &v3) == 5 && region_count < MAX_REGIONS) {
-        regions[region_count++] = (struct region){ lo, hi, v1, v2, v3 };
+    int fields = sscanf(line, "region %llx %llx %u %u %u %u", &lo, &hi, &v1, &v2, &v3, &v4);
+    if (fields >= 5 && region_count < MAX_REGIONS) {
+        regions[region_count++] = (struct region){ lo, hi, v1, v2, v3, fields == 6 ? v4 : v1, UINT64_MAX };
         return 0;
     }
     if (sscanf(line, "%15s %u %u %u", kind, &v1, &v2, &v4) == 4 && (!strcmp(kind, "icache") || !strcmp(kind, "dcache"))) {
         return cache_setup(!strcmp(kind, "icache") ? &icache : &dcache, v1, v2, v4);
+    }
+    if (sscanf(line, "cache %u %u %u", &v1, &v2, &v4) == 3) {
+        load_cache = &icache;
+        return cache_setup(&icache, v1, v2, v4);
     }
     return -1;
 }

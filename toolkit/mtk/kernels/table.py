@@ -60,11 +60,12 @@ CONV_FEW_HEADER = "conv_few_dsp"
 # one-row fused GEMM's loop ("1x4/fused") with single loads, software-pipelined: the Cortex-M7 issues each beside a
 # multiply, the M33 takes single loads for fewer cycles than multiples (the M4 for more: it keeps the LDMs). The two-row
 # one's ("2x2/fused") pair loops and rows' sums: the Cortex-M7's, each load beside a multiply or an ALU instruction, the
-# requantization's constants in the last group's free slots.
+# requantization's constants in the last group's free slots. The M33's one-row GEMM takes its quads two at a time (each
+# row word loaded once for 8 channels).
 _ROW_DUAL = "dsp/mtk_fused_row_dual.h"
 CORE_FILES: dict[tuple[str, str], tuple[str, ...]] = {
     (BIASED_HEADER, "cortex-m7"): (_ROW_DUAL, "dsp/mtk_fused_pair_m7.h"),
-    (BIASED_HEADER, "cortex-m33"): (_ROW_DUAL,),
+    (BIASED_HEADER, "cortex-m33"): (_ROW_DUAL, "dsp/mtk_fused_octets_m33.h"),
 }
 
 
@@ -207,8 +208,10 @@ _fused_1x4 = partial(_f, params=_FUSED_ROW)
 
 
 def _fused_rows(cols: int, header: str, split: str = "", rows: str = "") -> KernelSpec:
-    """2x`cols`/fused: two packed rows (`rows`: a count of them) by `cols` channels, requantized inside; its helper
-    computes the live (non-constant) channels' stream and fills the constant ones in."""
+    """2x`cols`/fused: two packed rows by `cols` channels, requantized inside; its helper computes the live
+    (non-constant) channels' stream and fills the constant ones in. `rows`, `split`: the C parameters the kernel
+    takes after `stride` (2x4's count of rows a call and its code's row pairs) and after `sign` (2x2's loads word by
+    word or not)."""
     def params(channels: str, tail: str = "") -> str:
         return (f"const void* x, const void* w, int32_t groups, int32_t {channels}, void* out, int32_t stride{rows}, "
                 f"int32_t lo, int32_t hi, int32_t sign{split}{tail}")
@@ -361,10 +364,8 @@ CORE_SEVERAL_ROWS_FIRST = {"cortex-m4": "2x4/fused", "cortex-m33": "2x4/fused"}
 # Per core, the input and output channels (None: any) up to which a GEMM of the input's own rows in whole quads over all
 # of int8 takes "2x4/band" first (ops/gemm_band.py: one call for every row, each quad over a band of pairs): on the
 # Cortex-M4 while a quad (16·groups + 64 bytes) fits the STM32L4's 256-byte ART data cache, which then holds it for
-# every pair of the band (L4R5 est. cycles against 2x4/fused: 12x12 pixels 48->48 -2.3 %, 48->96 -1.4 %, 6x6 48->48
-# -11 %; 56->56 +2.4 %, 64->64 +2.8 %, whose passes 2x4/fused runs forward and backward); on the M33 (whose cache holds
-# the stream) for every depth of its straight code (U575: 12x12 32->64 -3.1 %, 64->64 -1.9 %, 8->128 -11 %, 48->96
-# -2.2 %; 24x24 16->64 -9.3 %; 6x6 64->128 -7.9 %).
+# every pair of the band (a deeper one is 2x4/fused's, whose passes read it forward and backward in turn); on the M33
+# (whose cache holds the stream) for every depth of its straight code.
 CORE_BAND_FIRST: dict[str, tuple[int, int | None]] = {"cortex-m4": (48, None), "cortex-m33": (64, None)}
 
 

@@ -28,13 +28,14 @@ from ..target import Isa
 from .asm_schedule import dual_issues, schedule
 from .depthwise3x3_dsp import _clamp, uniform_shift
 from .gemm import GemmParams, Patches, stream_params
+from .microkernels import requantization_terms
 
 KERNEL = spec(Family.FEW_INPUTS, FEW_INPUTS_KERNEL)
 MAX_IN_C = 4
 LOAD_REACH = 4095        # LDR's immediate offset
 # the stream copied to RAM on the Cortex-M4 up to this size (its boards' flash caches hold a few hundred bytes of data:
-# each pair would read a larger stream from flash again; its copy is the layer's scratch, which OpDef.leaner trades
-# for the GEMM's under a RAM limit)
+# each pair would read a larger stream from flash again; its copy is the layer's scratch, which OpDef.leaner leaves
+# out under a RAM limit, the stream then read from flash: Variant.lean)
 STREAM_IN_RAM = {"cortex-m4": 8192}
 UNROLLED = 2             # blocks of 4 channels one after the other, their offsets immediates; more in a loop
 FRAME = 20               # o0, o1, pairs left, the stream, the full quads' end
@@ -210,11 +211,9 @@ def weight_bytes(data: OpData) -> int:
 
 def requant_columns(bias: np.ndarray, multiplier: np.ndarray, shift: np.ndarray, out_zp: int) -> np.ndarray:
     """int64 [channels][2 * bias, m, k, e] (depthwise_dsp.fused_params's order): the rounding term
-    k = 2^(e−1) + out_zp·2^e, e the right shift (1 where m is 0)."""
-    m = np.asarray(multiplier, np.int64)
-    e = np.where(m == 0, 1, -np.asarray(shift, np.int64))
-    k = (np.int64(1) << (e - 1)) + out_zp * (np.int64(1) << e)
-    return np.stack([2 * np.asarray(bias, np.int64), m, k, e], axis=1)
+    k = 2^(e−1) + out_zp·2^e, e the right shift (1 where m is 0): microkernels.requantization_terms."""
+    b, m, k, e = requantization_terms(bias, multiplier, shift, out_zp, len(bias))
+    return np.stack([2 * b, m, k, e], axis=1)
 
 
 def pack(plan: Plan, weights: np.ndarray, bias: np.ndarray, multiplier: np.ndarray, shift: np.ndarray,
@@ -355,9 +354,8 @@ def pass_source(name: str, plan: Plan, sign: bool, act_min: int, act_max: int, c
             f"  __asm__ volatile(\n{asm}  );\n}}\n#else\n"
             f"static void {name}({params}) {{\n"
             f"  mtk_few_pass_c(band, stream, o0, o1, n, {plan.pairs}, {int(plan.joined)}, {g.k_h}, "
-            f"{plan.row_values * g.dil_h}, "
-            f"{plan.partner // 2}, "
-            f"{plan.band_step // 2}, {plan.out_step}, {g.out_c}, {plan.shift}, {act_min}, {act_max});\n}}\n#endif\n")
+            f"{plan.row_values * g.dil_h}, {plan.partner // 2}, {plan.band_step // 2}, {plan.out_step}, {g.out_c}, "
+            f"{plan.shift}, {act_min}, {act_max});\n}}\n#endif\n")
 
 
 def c_source(plan: Plan, sign: bool, act_min: int, act_max: int, cpu: str) -> tuple[str, CFunction]:

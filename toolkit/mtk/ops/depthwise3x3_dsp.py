@@ -255,8 +255,7 @@ class _Layer:
                 base, const = j, False
             outputs = self.outputs_of(jw)
             busy = {ACCS[i % len(ACCS)] for i in outputs + done}
-            # a zero point's column in r12 alone, but on a dual-issue core (its scheduled code is slower so: KWS's
-            # layers on the M7 +0.3 to +0.8 %)
+            # a zero point's column in r12 alone, but on a dual-issue core (its scheduled code is slower so)
             inside = 0 <= j < g.in_w
             single = next((acc for acc in ACCS if acc not in busy), "lr") if inside or self.dual_issue else "r12"
             starting = [ACCS[i % len(ACCS)] for i in outputs if jw == g.stride_w * i]
@@ -415,9 +414,9 @@ class _Layer:
             a(f"movw r12, #{multiplier}", f"str r12, {a.frame(MULTIPLIER_SLOT)}")
         a(f"movw r12, #{g.out_c}", f"str r12, {a.frame(3)}", "5:", f"ldr r12, {a.frame(0)}",
           "ldrd r2, r3, [r12], #8", f"strd r2, r3, {a.frame(6)}")
-        # the normal rows first: their code leaves the weights and bias as they are, for the next run's setup
-        # the first run's LDM leaves the stream pointer at the next channel's words, which the frame keeps from then
-        weights = "fresh"   # in r2-r7 (r12 at them), or "kept" (r2-r7 as loaded), or "moved"
+        # the normal rows first: their code leaves the weights and bias as they are, for the next run's setup; the
+        # first run's LDM leaves the stream pointer at the next channel's words, which the frame keeps from then
+        weights = "fresh"   # r2-r7: "fresh" (not loaded yet, r12 at them), "kept" (as loaded) or "moved"
         for kind, oy0, count in sorted(self.runs(), key=lambda run: run[0] != NORMAL):
             if weights == "fresh":
                 a("ldm r12!, {r2-r7}", f"str r12, {a.frame(0)}")

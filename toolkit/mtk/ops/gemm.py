@@ -2,11 +2,11 @@
 
 Rows `a` are the input itself (fully connected, 1×1 stride-1 unpadded conv) or im2col patches
 (padding read as the input zero point, which the folded bias cancels). Two rows at a time (one
-when there is one) are packed into an arena scratch in the layout the micro-kernels want (int16
-in SXTB16 order on DSP cores, int8 chunks of 16 on Helium cores, row pairs in one int32 on the
-Cortex-M3: c/mtk_dot_s8.h), then each 2×2 (rows × channels), 1×4 or 1×8 block is an extern call to a
-C micro-kernel over weights interleaved offline per block (pack_weights, pack_weight_pairs,
-pack_weights_int16); TVM generates the loops, the byte gathering of patches whose channels do not
+when there is one; "2x4/fused" up to QUAD_PAIRS pairs a call, one after the other: quad_call_pairs) are packed
+into an arena scratch in the layout the micro-kernels want (int16 in SXTB16 order on DSP cores, int8 chunks of 16
+on Helium cores, row pairs in one int32 on the Cortex-M3: c/mtk_dot_s8.h), then each 2×2 (rows × channels), 2×4,
+1×4 or 1×8 block is an extern call to a C micro-kernel over weights interleaved offline per block (pack_weights,
+pack_weight_pairs, pack_weights_int16); TVM generates the loops, the byte gathering of patches whose channels do not
 come in 4s, and the requantization epilogue (requant.py). A direct micro-kernel (the Cortex-M3's 1x8/s8) reads
 rows of the input as they are instead: no packing, no scratch, its last channel tile as narrow as the channels left.
 The block and the weights' format are the micro-kernel a Variant names: a default per CPU, or one `mtk tune`

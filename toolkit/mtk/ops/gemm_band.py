@@ -1,5 +1,5 @@
 """The GEMM of the input's own rows in one call on DSP cores ("2x4/band": c/dsp/mtk_gemm_band_fused.h): the rows a
-band of BAND_BYTES of packed pairs at a time, each channel quad of 2x4/fused's stream over every pair of the band.
+band of packed pairs (band_pairs) at a time, each channel quad of 2x4/fused's stream over every pair of the band.
 For few input channels, where a pair of rows by a quad is a few groups, the calls, the rows' sums and the stream
 re-read per pair (from flash: the Cortex-M4's ART data cache holds 256 bytes) cost as much as the products."""
 
@@ -10,12 +10,11 @@ from tvm.script import tirx as T
 
 from ..kernels.table import KernelSpec
 from .base import Const, Kernel, OpData, Scratch, c_call
-from .microkernels import GROUP, STREAM_ALIGN, pack_quad_stream
+from .microkernels import GROUP, QUAD_STRAIGHT, STREAM_ALIGN, pack_quad_stream
 
 BAND_BYTES = (1024, 2048)   # a band's packed pairs and their sums: up to the first, up to the second where
 BAND_SHARE = 16             # that is at most 1/BAND_SHARE of the layer's input and output bytes
 BAND_PAIRS = 16      # pairs a band packs at most (a quad's set-up a band is a cycle or two a pair by then)
-MAX_GROUPS = 16      # the assembly's straight code: up to 64 input channels
 
 
 def pair_bytes(depth: int) -> int:
@@ -32,8 +31,9 @@ def band_pairs(rows: int, depth: int, layer_bytes: int) -> int:
 
 def band_suits(rows: int, channels: int, depth: int, input_rows: bool) -> bool:
     """Whether the band kernel computes a GEMM: the input's own rows, several of them, whole channel quads and whole
-    groups, few enough for its straight code (the caller checks its stream and activation range: gemm.quads_suit)."""
-    return input_rows and rows > 1 and channels % 4 == 0 and depth % GROUP == 0 and depth // GROUP <= MAX_GROUPS
+    groups, few enough for its straight code (2x4/fused's, up to QUAD_STRAIGHT groups; the caller checks its stream
+    and activation range: gemm.quads_suit)."""
+    return input_rows and rows > 1 and channels % 4 == 0 and depth % GROUP == 0 and depth // GROUP <= QUAD_STRAIGHT
 
 
 def gemm_band_kernel(data: OpData, mk: KernelSpec, stream: tuple) -> Kernel:
@@ -56,5 +56,5 @@ def gemm_band_kernel(data: OpData, mk: KernelSpec, stream: tuple) -> Kernel:
                           out=T.address_of(out[0]), pixels=P, scratch=T.address_of(rows[0]), band=band,
                           lo=rq.act_min, hi=rq.act_max, sign=int(rq.negative_rounding_matters)))
 
-    return Kernel(p.name, [op.inputs[0], Const("w", packed, STREAM_ALIGN), op.outputs[0], Scratch(scratch)], func=gemm_band,
-                  headers=(mk.header,), c_calls=(mk.name,))
+    return Kernel(p.name, [op.inputs[0], Const("w", packed, STREAM_ALIGN), op.outputs[0], Scratch(scratch)],
+                  func=gemm_band, headers=(mk.header,), c_calls=(mk.name,))

@@ -170,7 +170,8 @@ class KernelCalls:
         return dict(src=T.address_of(x[at]), k=k) if self.g.source == "rows" else dict(src=0, k=0)
 
     def stream(self, x, w, out, scratch, pb):
-        """A stream's kernel computing the block's outputs: every channel, or the live ones."""
+        """A stream's kernel computing the call's outputs (a block's, or 2x4's pairs'): every channel, or the live
+        ones."""
         g, rq = self.g, self.rq
         common = dict(x=T.address_of(scratch[0]), w=T.address_of(w[0]), groups=g.groups, lo=rq.act_min,
                       hi=rq.act_max, sign=int(rq.negative_rounding_matters))

@@ -73,7 +73,7 @@ def pack_fused_stream(w: np.ndarray, bias: np.ndarray, multiplier: np.ndarray, s
     channels' own requantization after their quad's last chunk. `shared` False: each channel's own with tiles of 4 even
     where every channel has the same; None: shares_requantization says. ("2x4/fused": pack_quad_stream.)"""
     tiles = -(-w.shape[0] // tile)
-    b, m, rounding, e = _requantization(bias, multiplier, shift, out_zp, tile * tiles)
+    b, m, rounding, e = requantization_terms(bias, multiplier, shift, out_zp, tile * tiles)
     weights = pack_weights_biased(w, tile).view(np.uint8).reshape(tiles, -1)
     if tile == 4:
         quads = _words([b[0::4] + 256 * b[1::4], b[1::4], b[2::4] + 256 * b[3::4], b[3::4]])
@@ -110,7 +110,7 @@ def pack_quad_stream(w: np.ndarray, bias: np.ndarray, multiplier: np.ndarray, sh
     to QUAD_STRAIGHT groups its biased weights (pack_weights_biased), then for each channel pair its head words
     (b0 + 256·b1, b1) and its two channels' multiplier, rounding term and shift (pack_fused_stream's), 32 bytes; of a
     deeper layer the quad's four head words, its weights, then its channels' multipliers, rounding terms and shifts."""
-    b, m, rounding, e = _requantization(bias, multiplier, shift, out_zp, -(-w.shape[0] // 4) * 4)
+    b, m, rounding, e = requantization_terms(bias, multiplier, shift, out_zp, -(-w.shape[0] // 4) * 4)
     weights = pack_weights_biased(w, 4).view(np.uint8).reshape(len(b) // 4, -1)
     params = [v[c::4] for c in range(4) for v in (m, rounding, e)]
     head = [b[0::4] + 256 * b[1::4], b[1::4], b[2::4] + 256 * b[3::4], b[3::4]]
@@ -121,8 +121,8 @@ def pack_quad_stream(w: np.ndarray, bias: np.ndarray, multiplier: np.ndarray, sh
     return np.ascontiguousarray(np.concatenate(quads, axis=1)).view(np.int8).reshape(-1)
 
 
-def _requantization(bias: np.ndarray, multiplier: np.ndarray, shift: np.ndarray, out_zp: int,
-                    padded_channels: int) -> tuple[np.ndarray, ...]:
+def requantization_terms(bias: np.ndarray, multiplier: np.ndarray, shift: np.ndarray, out_zp: int,
+                         padded_channels: int) -> tuple[np.ndarray, ...]:
     """Per channel, zero-padded to `padded_channels`: bias, multiplier, rounding term 2^(e−1) + out_zp·2^e and shift e
     (a zero multiplier: e = 1), as the fused streams hold them."""
     padded = lambda v, fill: np.concatenate([np.asarray(v, np.int64), np.full(padded_channels - len(v), fill, np.int64)])

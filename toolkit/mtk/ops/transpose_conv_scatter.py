@@ -59,7 +59,7 @@ def transpose_conv_scatter_kernel(data: OpData, stride: tuple[int, int], pad: tu
         """The input row it reaches oy from."""
         return T.floordiv(oy + p_h, s_h) - ky
 
-    def in_row(px, col):
+    def real(px, col):
         """Whether pixel px and column col of a micro-kernel call are real (an odd count pads the last call)."""
         checks = ([px < in_w] if in_w % 2 else []) + ([col < columns] if columns % 2 else [])
         return tvm.tirx.all(*checks) if checks else True
@@ -77,12 +77,13 @@ def transpose_conv_scatter_kernel(data: OpData, stride: tuple[int, int], pad: tu
             for ky in T.serial(taps_h):
                 if filter_row(oy, ky) < f_h and input_row(oy, ky) >= 0 and input_row(oy, ky) < in_h:
                     if row_len == in_c:   # the row's pixels one after the other
-                        T.evaluate(T.call_extern(i32, "mtk_im2col_s8_s16", T.address_of(xb[0]), input_row(oy, ky), 0, in_h, in_w,
-                                                 in_c, 1, in_w, 1, 1, zp, T.address_of(scratch[0])))
+                        T.evaluate(T.call_extern(i32, "mtk_im2col_s8_s16", T.address_of(xb[0]), input_row(oy, ky), 0,
+                                                 in_h, in_w, in_c, 1, in_w, 1, 1, zp, T.address_of(scratch[0])))
                     else:
                         for ix in T.serial(in_w):
-                            T.evaluate(T.call_extern(i32, "mtk_im2col_s8_s16", T.address_of(xb[0]), input_row(oy, ky), ix, in_h,
-                                                     in_w, in_c, 1, 1, 1, 1, zp, T.address_of(scratch[ix * row_len])))
+                            T.evaluate(T.call_extern(i32, "mtk_im2col_s8_s16", T.address_of(xb[0]), input_row(oy, ky),
+                                                     ix, in_h, in_w, in_c, 1, 1, 1, 1, zp,
+                                                     T.address_of(scratch[ix * row_len])))
                     for pb, cb in T.grid((in_w + 1) // 2, col_blocks):
                         T.evaluate(T.call_extern(i32, dot.two_rows, T.address_of(scratch[pb * 2 * row_len]),
                                                  T.address_of(scratch[T.min(pb * 2 + 1, in_w - 1) * row_len]),
@@ -90,7 +91,7 @@ def transpose_conv_scatter_kernel(data: OpData, stride: tuple[int, int], pad: tu
                                                  acc.access_ptr("w")))
                         for i in T.unroll(2):
                             for j in T.unroll(2):
-                                if in_row(pb * 2 + i, cb * 2 + j):
+                                if real(pb * 2 + i, cb * 2 + j):
                                     sums[(pb * 2 + i) * s_w * channels + cb * 2 + j] = (
                                         sums[(pb * 2 + i) * s_w * channels + cb * 2 + j] + acc[i * 2 + j])
             for ox, c in T.grid(out_w, channels):

@@ -11,12 +11,14 @@ import json
 import os
 import re
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
 
 from .. import ui
 from ..boards import Board, all_boards, get_board
+from ..codegen.regions import constants_section
 from ..budget import DEFAULT_STACK_BYTES, check_fits_once, check_runs_on
 from ..compiled import CompiledModel
 from ..errors import ModelError, MtkError
@@ -45,14 +47,40 @@ TEMPLATES = {   # template -> rendered file; "{board}" is the board's file name
 COPIED = ("src/main.c", "src/mtk_port_zephyr.c")
 
 
+@dataclass(frozen=True)
+class CopiedRegion:
+    """A RAM region besides the system one whose initialised data Zephyr's start-up code copies from flash:
+    the zephyr_linker_sources location whose snippet lands in that data's output section, and a symbol the
+    section defines (the link requires it: a board without the section fails there, not at run time)."""
+
+    location: str
+    symbol: str
+
+
+# The chosen zephyr,dtcm node's .dtcm_data, which kernel/xip.c's z_data_copy copies (Zephyr 4.2, Cortex-M).
+ZEPHYR_COPIED_REGIONS = {"DTCM": CopiedRegion("DTCM_SECTION", "__dtcm_data_start")}
+
+
 def check_constants_region(model: CompiledModel, board: Board) -> None:
-    """Zephyr copies initialised data into its system RAM only (the other regions' sections are NOLOAD):
-    refuse constants compiled for another region (--weights-in-ram on a board whose fastest region is not it)."""
-    region = model.memory.constants_region
-    if region is not None and region != board.system_region.name:
-        raise ModelError(f"{model.name}: its constants were compiled into RAM region {region}; a Zephyr application "
-                         f"copies them only into {board.system_region.name}, its system RAM",
+    """Zephyr copies initialised data into its system RAM and its DTCM only (the other regions' sections are
+    NOLOAD): refuse constants compiled into another region (--weights-in-ram where a region of another kind
+    holds them, or some of them)."""
+    copied = [board.system_region.name, *(r for r in ZEPHYR_COPIED_REGIONS if r != board.system_region.name)]
+    if any(name not in copied for name in model.memory.constants_regions):
+        regions = model.memory.constants_regions
+        also = f", and a {' or '.join(copied[1:])} region" if copied[1:] else ""
+        raise ModelError(f"{model.name}: its constants were compiled into RAM region{'s' * (len(regions) > 1)} "
+                         f"{', '.join(regions)}; a Zephyr application copies them only into "
+                         f"{board.system_region.name}, its system RAM{also}",
                          hint="run it bare metal, or leave out --weights-in-ram")
+
+
+def copied_constants(model: CompiledModel, board: Board) -> list[dict[str, str]]:
+    """The model's constants in a region Zephyr copies besides its system RAM: each region's linker snippet
+    (file, location, input section) and the symbol its link requires."""
+    return [{"file": f"mtk_constants_{name.lower()}.ld", "location": ZEPHYR_COPIED_REGIONS[name].location,
+             "symbol": ZEPHYR_COPIED_REGIONS[name].symbol, "section": constants_section(name), "region": name}
+            for name in model.memory.constants_regions if name != board.system_region.name]
 
 
 def board_file_name(board: Board) -> str:
@@ -143,6 +171,7 @@ class ZephyrPlatform(Platform):
             "opt_level": options.opt_level, "stack_bytes": stack_bytes, "profile": options.profile,
             "tick": icount_tick(board.qemu.zephyr_cycle_hz, options.icount_shift) if board.qemu else None,
             "semihosting": board.caps.exits_by_semihosting and options.semihosting, "icount_shift": options.icount_shift,
+            "copied_constants": copied_constants(model, board),
             "arena_regions": [r for r in board.ram_regions
                               if not r.system and r.name in {u.name for u in model.memory.regions}],
         }
@@ -154,6 +183,8 @@ class ZephyrPlatform(Platform):
                 path = folder / target.format(board=board_file)
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(env.get_template(template).render(context))
+            for snippet in context["copied_constants"]:
+                (folder / snippet["file"]).write_text(env.get_template("constants.ld.j2").render(snippet))
             (folder / "src").mkdir(exist_ok=True)
             for name in COPIED:
                 shutil.copy2(ZEPHYR_APP / name, folder / name)

@@ -618,9 +618,8 @@ static inline void mtk_fused_quad_out(const uint32_t* s, const int32_t* q, int8_
   "smlad r6, r9, r8, r6\n\t"
 /* The row's Σx into r6 (r0: the row, r2: its groups), its first r12 groups packed from the int8 values at r11 on the way
  * (two a pass; LSRS's flags outlive a group: SADD16 and SMLAD set none of N, Z, C), the others read packed; then the
- * frame's row end [sp, #4], the quads' entry [sp, #12] (the odd group, or the pairs') and the pairs' [sp, #16]: (−pairs
- * mod MTK_FUSED_QUAD_PASS) pairs into the loop, or its end without pairs. */
-#define MTK_FUSED_QUAD_SETUP               \
+ * frame's row end [sp, #4]. */
+#define MTK_FUSED_ROW_PACK                 \
   "movs r6, #0\n\t"                        \
   "mov.w r8, #0x10001\n\t"                 \
   "subs r3, r2, r12\n\t"                   \
@@ -643,7 +642,11 @@ static inline void mtk_fused_quad_out(const uint32_t* s, const int32_t* q, int8_
   "subs r3, r3, #1\n\t"                    \
   "bne 22b\n"                              \
   "23:\n\t"                                \
-  "str r0, [sp, #4]\n\t"                   \
+  "str r0, [sp, #4]\n\t"
+/* MTK_FUSED_ROW_PACK, then the quads' entry [sp, #12] (the odd group, or the pairs') and the pairs' [sp, #16]: (−pairs
+ * mod MTK_FUSED_QUAD_PASS) pairs into the loop, or its end without pairs. */
+#define MTK_FUSED_QUAD_SETUP               \
+  MTK_FUSED_ROW_PACK                       \
   "adr.w r4, 8f\n\t"                       \
   "lsrs r3, r2, #1\n\t"                    \
   MTK_FUSED_QUAD_PIPELINED                 \
@@ -705,39 +708,45 @@ static inline void mtk_fused_quad_out(const uint32_t* s, const int32_t* q, int8_
  * Σx, then per quad its sums from its head (MTK_FUSED_QUAD_LOOP: every register but r0, r1, the sums and sp), each c0
  * and c2 sum doubled with −256·Σx added in two instructions (2·S − 512·T − 256·Σx), 4 outputs by OUT; the frame:
  * [0] row, [4] its end, [8] −256·Σx, [12] and [16] the entries, [20] m, C, e, [32] the range, [40] out, [44] its end. */
+/* The frame (FRAME bytes) from f, SETUP (MTK_FUSED_QUAD_SETUP, or MTK_FUSED_ROW_PACK alone), −256·Σx. */
+#define MTK_FUSED_QUAD_START(FRAME, SETUP) \
+  "push {r4-r11, lr}\n\t"                 \
+  "sub sp, sp, #" FRAME "\n\t"            \
+  "ldrd r8, r9, [r0, #32]\n\t"            \
+  "strd r8, r9, [sp, #32]\n\t"            \
+  "ldrd r11, r12, [r0, #40]\n\t"          \
+  "ldm r0, {r0-r7}\n\t"                   \
+  "strd r5, r6, [sp, #20]\n\t"            \
+  "str r7, [sp, #28]\n\t"                 \
+  "str r4, [sp, #40]\n\t"                 \
+  "add r3, r4, r3, lsl #2\n\t"            \
+  "str r3, [sp, #44]\n\t"                 \
+  "str r0, [sp, #0]\n\t"                  \
+  SETUP                                   \
+  "movs r3, #0\n\t"                       \
+  "sub r6, r3, r6, lsl #8\n\t"            \
+  "str r6, [sp, #8]\n"
+/* The quad's sums r3-r6, each c0 and c2 sum doubled with −256·Σx added, as 4 outputs by OUT at the frame's out (r2). */
+#define MTK_FUSED_QUAD_OUTS(OUT)   \
+  "ldr r7, [sp, #8]\n\t"          \
+  "ldr r2, [sp, #40]\n\t"         \
+  "add r3, r7, r3, lsl #1\n\t"    \
+  "sub r3, r3, r4, lsl #9\n\t"    \
+  "add r5, r7, r5, lsl #1\n\t"    \
+  "sub r5, r5, r6, lsl #9\n\t"    \
+  "add r4, r4, r4\n\t"            \
+  "add r6, r6, r6\n\t"            \
+  OUT
 #define MTK_FUSED_QUAD_DSP(NAME, OUT)                                                                 \
 __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)) const int32_t* f) { \
   __asm__ volatile(                                                                                   \
-      "push {r4-r11, lr}\n\t"                                                                         \
-      "sub sp, sp, #48\n\t"                                                                           \
-      "ldrd r8, r9, [r0, #32]\n\t"                                                                    \
-      "strd r8, r9, [sp, #32]\n\t"                                                                    \
-      "ldrd r11, r12, [r0, #40]\n\t"                                                                  \
-      "ldm r0, {r0-r7}\n\t"                                                                           \
-      "strd r5, r6, [sp, #20]\n\t"                                                                    \
-      "str r7, [sp, #28]\n\t"                                                                         \
-      "str r4, [sp, #40]\n\t"                                                                         \
-      "add r3, r4, r3, lsl #2\n\t"                                                                    \
-      "str r3, [sp, #44]\n\t"                                                                         \
-      "str r0, [sp, #0]\n\t"                                                                          \
-      MTK_FUSED_QUAD_SETUP                                                                            \
-      "movs r3, #0\n\t"                                                                               \
-      "sub r6, r3, r6, lsl #8\n\t"                                                                    \
-      "str r6, [sp, #8]\n"                                                                            \
+      MTK_FUSED_QUAD_START("48", MTK_FUSED_QUAD_SETUP)                                                \
       "1:\n\t"                                                                                        \
       "ldr r0, [sp, #0]\n\t"                                                                          \
       "ldm r1!, {r3, r4, r5, r6}\n\t"                                                                 \
       MTK_FUSED_QUAD_ENTER                                                                            \
       MTK_FUSED_QUAD_LOOP                                                                             \
-      "ldr r7, [sp, #8]\n\t"                                                                          \
-      "ldr r2, [sp, #40]\n\t"                                                                         \
-      "add r3, r7, r3, lsl #1\n\t"                                                                    \
-      "sub r3, r3, r4, lsl #9\n\t"                                                                    \
-      "add r5, r7, r5, lsl #1\n\t"                                                                    \
-      "sub r5, r5, r6, lsl #9\n\t"                                                                    \
-      "add r4, r4, r4\n\t"                                                                            \
-      "add r6, r6, r6\n\t"                                                                            \
-      OUT                                                                                             \
+      MTK_FUSED_QUAD_OUTS(OUT)                                                                        \
       "ldr r0, [sp, #44]\n\t"                                                                         \
       "str r2, [sp, #40]\n\t"                                                                         \
       "cmp r2, r0\n\t"                                                                                \
@@ -745,15 +754,76 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "add sp, sp, #48\n\t"                                                                           \
       "pop {r4-r11, pc}\n\t");                                                                        \
 }
-MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_dsp, MTK_FUSED_QUAD_SATURATED("r2", MTK_FUSED_SIGN))
-MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_clamped_dsp, MTK_FUSED_QUAD_CLAMPED("r2", MTK_FUSED_SIGN))
-MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_pc_dsp, MTK_FUSED_QUAD_PC_SATURATED("r2", MTK_FUSED_SIGN))
-MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_pc_clamped_dsp, MTK_FUSED_QUAD_PC_CLAMPED("r2", MTK_FUSED_SIGN))
-MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_nosign_dsp, MTK_FUSED_QUAD_SATURATED("r2", MTK_FUSED_NO_SIGN))
-MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_clamped_nosign_dsp, MTK_FUSED_QUAD_CLAMPED("r2", MTK_FUSED_NO_SIGN))
-MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_pc_nosign_dsp, MTK_FUSED_QUAD_PC_SATURATED("r2", MTK_FUSED_NO_SIGN))
-MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_pc_clamped_nosign_dsp, MTK_FUSED_QUAD_PC_CLAMPED("r2", MTK_FUSED_NO_SIGN))
+/* Each kind of the one-row kernel: KIND(P's function of it, its OUT, the bytes of a quad's own m, C, e, SAT where its
+ * outputs are only saturated with the layer's m, C, e (ANY: per channel, or clamped), its sign term). */
+#define MTK_FUSED_QUAD_KINDS(KIND, P)                                                                    \
+  KIND(P##_dsp, MTK_FUSED_QUAD_SATURATED("r2", MTK_FUSED_SIGN), "0", SAT, MTK_FUSED_SIGN)                \
+  KIND(P##_clamped_dsp, MTK_FUSED_QUAD_CLAMPED("r2", MTK_FUSED_SIGN), "0", ANY, MTK_FUSED_SIGN)          \
+  KIND(P##_pc_dsp, MTK_FUSED_QUAD_PC_SATURATED("r2", MTK_FUSED_SIGN), "48", ANY, MTK_FUSED_SIGN)         \
+  KIND(P##_pc_clamped_dsp, MTK_FUSED_QUAD_PC_CLAMPED("r2", MTK_FUSED_SIGN), "48", ANY, MTK_FUSED_SIGN)   \
+  KIND(P##_nosign_dsp, MTK_FUSED_QUAD_SATURATED("r2", MTK_FUSED_NO_SIGN), "0", SAT, MTK_FUSED_NO_SIGN)   \
+  KIND(P##_clamped_nosign_dsp, MTK_FUSED_QUAD_CLAMPED("r2", MTK_FUSED_NO_SIGN), "0", ANY,                \
+       MTK_FUSED_NO_SIGN)                                                                                \
+  KIND(P##_pc_nosign_dsp, MTK_FUSED_QUAD_PC_SATURATED("r2", MTK_FUSED_NO_SIGN), "48", ANY,               \
+       MTK_FUSED_NO_SIGN)                                                                                \
+  KIND(P##_pc_clamped_nosign_dsp, MTK_FUSED_QUAD_PC_CLAMPED("r2", MTK_FUSED_NO_SIGN), "48", ANY,         \
+       MTK_FUSED_NO_SIGN)
+/* P's kind of the call's constant pc, sign and clamped range, called with f. */
+#define MTK_FUSED_QUAD_CALL(P, f, pc, sign, clamped)                                                               \
+  ((pc) && (sign) ? ((clamped) ? P##_pc_clamped_dsp(f) : P##_pc_dsp(f))                                          \
+   : (pc)         ? ((clamped) ? P##_pc_clamped_nosign_dsp(f) : P##_pc_nosign_dsp(f))                            \
+   : (sign)       ? ((clamped) ? P##_clamped_dsp(f) : P##_dsp(f))                                                \
+                  : ((clamped) ? P##_clamped_nosign_dsp(f) : P##_nosign_dsp(f)))
+#define MTK_FUSED_QUAD_DSP_OF(NAME, OUT, PARAMS, OUTPUTS, SIGN) MTK_FUSED_QUAD_DSP(NAME, OUT)
+MTK_FUSED_QUAD_KINDS(MTK_FUSED_QUAD_DSP_OF, mtk_gemm_1x4_fused)
+/* A core's own kernels of the quads in pairs (kernels/table.py CORE_FILES), where mtk_fused_quads_paired says. */
+#ifdef MTK_FUSED_OCTETS_DSP
+MTK_FUSED_QUAD_KINDS(MTK_FUSED_OCTETS_DSP, mtk_gemm_1x4_octets)
+#endif
 
+/* The jumps of a quad ([sp, #52], [sp, #56]) by the mode r5. */
+#define MTK_FUSED_CHUNK_MODES \
+  "adr.w r6, 5f\n\t"      \
+  "adr.w r7, 6f\n\t"      \
+  "tst r5, #1\n\t"        \
+  "it ne\n\t"             \
+  "movne r6, r7\n\t"      \
+  "orr r6, r6, #1\n\t"    \
+  "str r6, [sp, #52]\n\t" \
+  "adr.w r6, 30f\n\t"     \
+  "adr.w r7, 31f\n\t"     \
+  "adr.w r8, 32f\n\t"     \
+  "tst r5, #4\n\t"        \
+  "it ne\n\t"             \
+  "movne r7, r8\n\t"      \
+  "tst r5, #2\n\t"        \
+  "it ne\n\t"             \
+  "movne r6, r7\n\t"      \
+  "orr r6, r6, #1\n\t"    \
+  "str r6, [sp, #56]\n\t"
+/* The frame (FRAME bytes) from f, MODES (r5 the mode), SETUP (MTK_FUSED_QUAD_SETUP, or MTK_FUSED_ROW_PACK alone),
+ * −128·Σx of the chunk. */
+#define MTK_FUSED_CHUNK_START(FRAME, MODES, SETUP) \
+  "push {r4-r11, lr}\n\t"        \
+  "sub sp, sp, #" FRAME "\n\t"   \
+  "ldrd r4, r5, [r0, #24]\n\t"   \
+  "strd r4, r5, [sp, #20]\n\t"   \
+  "ldrd r4, r5, [r0, #32]\n\t"   \
+  "strd r4, r5, [sp, #28]\n\t"   \
+  "ldrd r4, r5, [r0, #40]\n\t"   \
+  "str r4, [sp, #36]\n\t"        \
+  MODES                          \
+  "ldrd r11, r12, [r0, #48]\n\t" \
+  "ldm r0, {r0-r5}\n\t"          \
+  "str r5, [sp, #40]\n\t"        \
+  "str r4, [sp, #44]\n\t"        \
+  "add r3, r4, r3, lsl #4\n\t"   \
+  "str r3, [sp, #48]\n\t"        \
+  "str r0, [sp, #0]\n\t"         \
+  SETUP                          \
+  "movs r3, #0\n\t"              \
+  "sub r6, r3, r6, lsl #7\n\t"   \
+  "str r6, [sp, #8]\n"
 /* One chunk of a chunked stream. f: the packed chunk, its first quad's weights (the first chunk: its head), groups,
  * quads (> 0), the head-form sums (16 bytes a quad), out, the layer's m, C, e, the activation range, the mode
  * (1 the first chunk: sums from the heads; 2 the last: outputs, not sums; 4 a clamped range), the chunk's int8 values
@@ -764,43 +834,7 @@ MTK_FUSED_QUAD_DSP(mtk_gemm_1x4_fused_pc_clamped_nosign_dsp, MTK_FUSED_QUAD_PC_C
 #define MTK_FUSED_CHUNK_DSP(NAME, SATURATED, CLAMPED)                                                 \
 __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)) const int32_t* f) { \
   __asm__ volatile(                                                                                   \
-      "push {r4-r11, lr}\n\t"                                                                         \
-      "sub sp, sp, #64\n\t"                                                                           \
-      "ldrd r4, r5, [r0, #24]\n\t"                                                                    \
-      "strd r4, r5, [sp, #20]\n\t"                                                                    \
-      "ldrd r4, r5, [r0, #32]\n\t"                                                                    \
-      "strd r4, r5, [sp, #28]\n\t"                                                                    \
-      "ldrd r4, r5, [r0, #40]\n\t"                                                                    \
-      "str r4, [sp, #36]\n\t"                                                                         \
-      "adr.w r6, 5f\n\t"                                                                              \
-      "adr.w r7, 6f\n\t"                                                                              \
-      "tst r5, #1\n\t"                                                                                \
-      "it ne\n\t"                                                                                     \
-      "movne r6, r7\n\t"                                                                              \
-      "orr r6, r6, #1\n\t"                                                                            \
-      "str r6, [sp, #52]\n\t"                                                                         \
-      "adr.w r6, 30f\n\t"                                                                             \
-      "adr.w r7, 31f\n\t"                                                                             \
-      "adr.w r8, 32f\n\t"                                                                             \
-      "tst r5, #4\n\t"                                                                                \
-      "it ne\n\t"                                                                                     \
-      "movne r7, r8\n\t"                                                                              \
-      "tst r5, #2\n\t"                                                                                \
-      "it ne\n\t"                                                                                     \
-      "movne r6, r7\n\t"                                                                              \
-      "orr r6, r6, #1\n\t"                                                                            \
-      "str r6, [sp, #56]\n\t"                                                                         \
-      "ldrd r11, r12, [r0, #48]\n\t"                                                                  \
-      "ldm r0, {r0-r5}\n\t"                                                                           \
-      "str r5, [sp, #40]\n\t"                                                                         \
-      "str r4, [sp, #44]\n\t"                                                                         \
-      "add r3, r4, r3, lsl #4\n\t"                                                                    \
-      "str r3, [sp, #48]\n\t"                                                                         \
-      "str r0, [sp, #0]\n\t"                                                                          \
-      MTK_FUSED_QUAD_SETUP                                                                            \
-      "movs r3, #0\n\t"                                                                               \
-      "sub r6, r3, r6, lsl #7\n\t"                                                                    \
-      "str r6, [sp, #8]\n"                                                                            \
+      MTK_FUSED_CHUNK_START("64", MTK_FUSED_CHUNK_MODES, MTK_FUSED_QUAD_SETUP)                        \
       "1:\n\t"                                                                                        \
       "ldr r0, [sp, #0]\n\t"                                                                          \
       "ldr r7, [sp, #8]\n\t"                                                                          \
@@ -845,6 +879,10 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
 }
 MTK_FUSED_CHUNK_DSP(mtk_gemm_1x4_fused_chunk_dsp, MTK_FUSED_QUAD_SATURATED, MTK_FUSED_QUAD_CLAMPED)
 MTK_FUSED_CHUNK_DSP(mtk_gemm_1x4_fused_pc_chunk_dsp, MTK_FUSED_QUAD_PC_SATURATED, MTK_FUSED_QUAD_PC_CLAMPED)
+#ifdef MTK_FUSED_OCTETS_DSP
+MTK_FUSED_CHUNK_OCTETS_DSP(mtk_gemm_1x4_octets_chunk_dsp, MTK_FUSED_QUAD_SATURATED, MTK_FUSED_QUAD_CLAMPED, "0")
+MTK_FUSED_CHUNK_OCTETS_DSP(mtk_gemm_1x4_octets_pc_chunk_dsp, MTK_FUSED_QUAD_PC_SATURATED, MTK_FUSED_QUAD_PC_CLAMPED, "48")
+#endif
 #endif
 
 /* With src, the k int8 values there are the row, to be packed at x: its partial last group packed here, in C; the
@@ -873,14 +911,12 @@ MTK_FUSED_INLINE int32_t mtk_gemm_1x4_fused_any(void* x, const void* w, int32_t 
     const int32_t f[12] = {(int32_t)x, (int32_t)t, groups, done >> 2, (int32_t)out, q[0], q[1], q[2], lo, hi,
                            (int32_t)src, mtk_fused_row_tail(x, src, k)};
     int32_t clamped = lo != -128 || hi != 127;
-    if (pc && sign)
-      clamped ? mtk_gemm_1x4_fused_pc_clamped_dsp(f) : mtk_gemm_1x4_fused_pc_dsp(f);
-    else if (pc)
-      clamped ? mtk_gemm_1x4_fused_pc_clamped_nosign_dsp(f) : mtk_gemm_1x4_fused_pc_nosign_dsp(f);
-    else if (sign)
-      clamped ? mtk_gemm_1x4_fused_clamped_dsp(f) : mtk_gemm_1x4_fused_dsp(f);
+#ifdef MTK_FUSED_OCTETS_DSP
+    if (mtk_fused_quads_paired(done >> 2, groups))
+      MTK_FUSED_QUAD_CALL(mtk_gemm_1x4_octets, f, pc, sign, clamped);
     else
-      clamped ? mtk_gemm_1x4_fused_clamped_nosign_dsp(f) : mtk_gemm_1x4_fused_nosign_dsp(f);
+#endif
+      MTK_FUSED_QUAD_CALL(mtk_gemm_1x4_fused, f, pc, sign, clamped);
     src = 0;
   }
   t += (done >> 2) * tile;
@@ -926,7 +962,12 @@ MTK_FUSED_INLINE int32_t mtk_gemm_1x4_fused_chunk_any(void* x, const void* w, in
     const int32_t f[14] = {(int32_t)x, (int32_t)t, groups, done >> 2, (int32_t)s, (int32_t)out, q[0], q[1], q[2], lo,
                            hi, first | last << 1 | (lo != -128 || hi != 127) << 2, (int32_t)src,
                            mtk_fused_row_tail(x, src, k)};
-    pc ? mtk_gemm_1x4_fused_pc_chunk_dsp(f) : mtk_gemm_1x4_fused_chunk_dsp(f);
+#ifdef MTK_FUSED_OCTETS_DSP
+    if (mtk_fused_quads_paired(done >> 2, groups))
+      pc ? mtk_gemm_1x4_octets_pc_chunk_dsp(f) : mtk_gemm_1x4_octets_chunk_dsp(f);
+    else
+#endif
+      pc ? mtk_gemm_1x4_fused_pc_chunk_dsp(f) : mtk_gemm_1x4_fused_chunk_dsp(f);
     src = 0;
   }
   t += (done >> 2) * step, s += done;

@@ -39,7 +39,10 @@
   MTK_DUAL_FIRST                                                                                           \
   MTK_DUAL_GROUP("r9", "r10", "ldr.w lr, [r1, #28]\n\t", "ldr r7, [r0, #16]!\n\t", "ldr.w r8, [r0, #4]\n\t", \
                  "ldr r2, [r1, #32]!\n\t", "ldr.w r11, [r1, #4]\n\t", "ldr.w r12, [r1, #8]\n\t")
-#define MTK_FUSED_QUAD_PAIR_BYTES "144"
+#define MTK_DUAL_STR(N) #N
+#define MTK_DUAL_XSTR(N) MTK_DUAL_STR(N)
+#define MTK_FUSED_QUAD_PAIR_SIZE 144
+#define MTK_FUSED_QUAD_PAIR_BYTES MTK_DUAL_XSTR(MTK_FUSED_QUAD_PAIR_SIZE)
 
 /* The first group's row words and weights but its last word (lr): an LDM and an LDRD where they take fewer cycles
  * than single loads (Cortex-M7: two registers a cycle), single loads on the Cortex-M33 (one cycle each, an LDM one

@@ -138,9 +138,9 @@ static inline void mtk_fused_quad2_c(const void* x, const uint8_t* t, int32_t gr
   "add r6, r6, r10\n\t"                  \
   "add r4, r4, r11\n\t"                  \
   "add r8, r8, r11\n\t"
-/* A pass over G groups (a number known when it is built), K of them before the head's s words and REST after: forward
- * from group 0, or backward from group G − 1. */
-#define MTK_QUAD2_FORWARD(G, K, REST, TAIL) \
+/* A pass over G = 1 + K + REST groups (a number known when it is built), the first and K more before the head's s
+ * words and REST after: forward from group 0, or backward from group G − 1. */
+#define MTK_QUAD2_FORWARD(K, REST, TAIL) \
   MTK_QUAD2_FIRST_AT(0) MTK_QUAD2_UP_##K(1) MTK_QUAD2_HEAD_S(TAIL) MTK_QUAD2_UP_##REST(K + 1)
 #define MTK_QUAD2_BACKWARD(G, K, REST, TAIL) \
   MTK_QUAD2_FIRST_AT(G - 1) MTK_QUAD2_DOWN_##K(G - 2) MTK_QUAD2_HEAD_S(TAIL) MTK_QUAD2_DOWN_##REST(G - 2 - K)
@@ -169,23 +169,21 @@ static inline void mtk_fused_quad2_c(const void* x, const uint8_t* t, int32_t gr
   "asr " T ", " T ", r12\n\t"            \
   "ssat " T ", #8, " T "\n\t"            \
   STORE "\n\t"
-/* Two sums doubled, the two 16-bit ADDs side by side (the Cortex-M33 issues them together); or left as they are
- * (NO_DOUBLE: sums of doubled rows). */
+/* Two sums doubled, the two 16-bit ADDs side by side (the Cortex-M33 issues them together). */
 #define MTK_QUAD2_DOUBLE(A, B) "add " A ", " A ", " A "\n\t" "add " B ", " B ", " B "\n\t"
-#define MTK_QUAD2_NO_DOUBLE(A, B) ""
 /* 2·(S − 256·T): the doubled sums of a pair's c0 in both rows from their sums S (X0, X1) and T (Y0, Y1, not doubled
- * yet), doubled by DOUBLE. */
-#define MTK_QUAD2_C0(X0, Y0, X1, Y1, DOUBLE)                                                          \
+ * yet). */
+#define MTK_QUAD2_C0(X0, Y0, X1, Y1)                                                                  \
   "sub " X0 ", " X0 ", " Y0 ", lsl #8\n\t" "sub " X1 ", " X1 ", " Y1 ", lsl #8\n\t"                   \
-  DOUBLE(X0, X1)
+  MTK_QUAD2_DOUBLE(X0, X1)
 /* The quad's 8 outputs of a pair, a channel at a time: channel c's m, C, e at Pc, its sums doubled (c0 = S − 256·T,
- * c1 = T of each pair, doubled by DOUBLE), its row 0 output at lr (the frame's OUT), its row 1 output at r2 (lr +
- * the frame's STRIDE, once row 0's c0 is out), each into a register its sum no longer needs (r0 first). No load's
- * result read by the next instruction. */
-#define MTK_QUAD2_OUTPUTS(P0, P1, P2, P3, OUT, STRIDE, SIGN, DOUBLE)      \
+ * c1 = T of each pair), its row 0 output at lr (the frame's OUT), its row 1 output at r2 (lr + the frame's STRIDE,
+ * once row 0's c0 is out), each into a register its sum no longer needs (r0 first). No load's result read by the
+ * next instruction. */
+#define MTK_QUAD2_OUTPUTS(P0, P1, P2, P3, OUT, STRIDE, SIGN)              \
   "ldr lr, [sp, #" OUT "]\n\t"                                             \
   MTK_QUAD2_PARAMS_AT(P0)                                                  \
-  MTK_QUAD2_C0("r2", "r3", "r6", "r7", DOUBLE)                             \
+  MTK_QUAD2_C0("r2", "r3", "r6", "r7")                                     \
   MTK_QUAD2_OUT("r2", "r0", "strb r0, [lr]", SIGN)                         \
   "ldr r2, [sp, #" STRIDE "]\n\t"                                          \
   "smmlar r0, r6, r10, r11\n\t"                                            \
@@ -195,20 +193,20 @@ static inline void mtk_fused_quad2_c(const void* x, const uint8_t* t, int32_t gr
   "ssat r0, #8, r0\n\t"                                                    \
   "strb r0, [r2]\n\t"                                                      \
   MTK_QUAD2_PARAMS_AT(P1)                                                  \
-  DOUBLE("r3", "r7")                                                       \
+  MTK_QUAD2_DOUBLE("r3", "r7")                                             \
   MTK_QUAD2_OUT("r3", "r6", "strb r6, [lr, #1]", SIGN)                     \
   MTK_QUAD2_OUT("r7", "r3", "strb r3, [r2, #1]", SIGN)                     \
   MTK_QUAD2_PARAMS_AT(P2)                                                  \
-  MTK_QUAD2_C0("r4", "r5", "r8", "r9", DOUBLE)                             \
+  MTK_QUAD2_C0("r4", "r5", "r8", "r9")                                     \
   MTK_QUAD2_OUT("r4", "r7", "strb r7, [lr, #2]", SIGN)                     \
   MTK_QUAD2_OUT("r8", "r4", "strb r4, [r2, #2]", SIGN)                     \
   MTK_QUAD2_PARAMS_AT(P3)                                                  \
-  DOUBLE("r5", "r9")                                                       \
+  MTK_QUAD2_DOUBLE("r5", "r9")                                             \
   MTK_QUAD2_OUT("r5", "r8", "strb r8, [lr, #3]", SIGN)                     \
   MTK_QUAD2_OUT("r9", "r5", "strb r5, [r2, #3]", SIGN)
 /* Then the output moved on 4 bytes, to the next quad's. */
 #define MTK_QUAD2_EPILOGUE(P0, P1, P2, P3, OUT, STRIDE, SIGN)              \
-  MTK_QUAD2_OUTPUTS(P0, P1, P2, P3, OUT, STRIDE, SIGN, MTK_QUAD2_DOUBLE)   \
+  MTK_QUAD2_OUTPUTS(P0, P1, P2, P3, OUT, STRIDE, SIGN)                     \
   "add lr, lr, #4\n\t"                                                     \
   "str lr, [sp, #" OUT "]\n\t"
 /* A pass of the straight kernels: the pair's rows and −128·Σx at the frame's X and T, its sums over the groups
@@ -238,7 +236,7 @@ static inline void mtk_fused_quad2_c(const void* x, const uint8_t* t, int32_t gr
   MTK_QUAD2_IF_PAIR(2, "r6", "5f") MTK_FUSED_ROW_SUMS_AT("32") MTK_QUAD2_IF_PAIR(3, "r6", "5f") MTK_FUSED_ROW_SUMS_AT("40")
 #define MTK_QUAD2_LATER_PASSES(G, K, REST, SIGN)                                                     \
   MTK_QUAD2_IF_PAIR(2, "r0", "4f")                                                                  \
-  MTK_QUAD2_PASS("8", "32", MTK_QUAD2_FORWARD(G, K, REST, "16*" #G), "16*" #G, "64", "68", SIGN)    \
+  MTK_QUAD2_PASS("8", "32", MTK_QUAD2_FORWARD(K, REST, "16*" #G), "16*" #G, "64", "68", SIGN)       \
   MTK_QUAD2_IF_PAIR(3, "r0", "4f")                                                                  \
   MTK_QUAD2_PASS("12", "40", MTK_QUAD2_BACKWARD(G, K, REST, "16*" #G), "16*" #G, "72", "76", SIGN)
 #else
@@ -282,7 +280,7 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "5:\n\t"                                                                                        \
       ".p2align 2\n"                                                                                   \
       "1:\n\t"                                                                                        \
-      MTK_QUAD2_PASS("0", "16", MTK_QUAD2_FORWARD(G, K, REST, "16*" #G), "16*" #G, "48", "52", SIGN)  \
+      MTK_QUAD2_PASS("0", "16", MTK_QUAD2_FORWARD(K, REST, "16*" #G), "16*" #G, "48", "52", SIGN)     \
       MTK_QUAD2_##PAIRS##_PASSES(G, K, REST, SIGN)                                                    \
       "4:\n\t"                                                                                        \
       "addw r1, r1, #16*" #G "+64\n\t"                                                                \

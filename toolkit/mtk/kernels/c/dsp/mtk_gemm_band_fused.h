@@ -1,12 +1,11 @@
 /* The GEMM of a band of the input's own rows (a pointwise conv, a fully connected layer of several rows) with the
  * requantization fused, one call for all of them ("2x4/band": ops/gemm_band.py), over "2x4/fused"'s stream
  * (mtk_gemm_2x4_fused.h: per channel quad its biased weights, then its head words and each channel's m, C, e) of twice
- * the biases,
- * by rows packed as twice their values: the sums come doubled, as the requantization takes them. For few input
- * channels a quad's dot products are short and each pair of rows would pay a call, its rows' sums and a pass over the
- * whole stream (from flash, which the STM32L4's 256-byte ART data cache does not hold): here the pairs of a band are packed
- * once into the scratch with their sums, then each quad runs over every pair of the band, its 16·groups + 64 bytes
- * read again while they are cached. */
+ * the biases, by rows packed as twice their values: the sums come doubled, as the requantization takes them. For few
+ * input channels a quad's dot products are short and each pair of rows would pay a call, its rows' sums and a pass
+ * over the whole stream (from flash, which the STM32L4's 256-byte ART data cache does not hold): here the pairs of a
+ * band are packed once into the scratch with their sums, then each quad runs over every pair of the band, its
+ * 16·groups + 64 bytes read again while they are cached. */
 #ifndef MTK_GEMM_BAND_FUSED_H_
 #define MTK_GEMM_BAND_FUSED_H_
 
@@ -120,7 +119,7 @@ static inline void mtk_band_pack(const int8_t* x, int32_t k, int32_t pairs, int3
   MTK_BAND_CHANNEL("r5", "r9", "r7", "r2", "3", S, "r6")               \
   "rsb lr, lr, r12, lsl #1\n\t"                                        \
   "str lr, [sp, #0]\n\t"                                               \
-  "adds r0, r0, #16*" MTK_BAND_STR(G) "\n\t"                           \
+  "adds r0, r0, #16*" #G "\n\t"                                        \
   "cmp lr, r3\n\t"                                                     \
   "bne 3b\n\t"
 /* f: the rows, the first quad, quads (> 0), the output, pairs (> 0), stride (of the output's rows), row 1's offset
@@ -162,7 +161,7 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "str r3, [sp, #8]\n\t"                                                                          \
       ".p2align 2\n"                                                                                  \
       MTK_BAND_PAIR_START("16*" #G)                                                                   \
-      MTK_QUAD2_FORWARD(G, K, REST, "16*" #G)                                                         \
+      MTK_QUAD2_FORWARD(K, REST, "16*" #G)                                                            \
       MTK_BAND_OUTPUTS(G, "16*" #G, S)                                                                \
       "addw r1, r1, #16*" #G "+" MTK_BAND_XSTR(MTK_QUAD2_TAIL) "\n\t"                                  \
       "ldr r2, [sp, #20]\n\t"                                                                         \
@@ -187,7 +186,6 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
 #define MTK_BAND_REPEAT_13(G) MTK_BAND_REPEAT_12(G) G
 #define MTK_BAND_REPEAT_14(G) MTK_BAND_REPEAT_12(G) G G
 #define MTK_BAND_REPEAT_15(G) MTK_BAND_REPEAT_12(G) G G G
-#define MTK_BAND_REPEAT_16(G) MTK_FUSED_REPEAT_8(G) MTK_FUSED_REPEAT_8(G)
 /* Per number of groups G (1 to 16: only the layer's is linked in; G1: G − 1; K: 2x4/fused's, MTK_QUAD2_KERNELS), with
  * and without the sign term. */
 #define MTK_BAND_KERNELS(G, G1, K, REST)                                      \

@@ -1,0 +1,208 @@
+/* The one-row fused GEMM's quads two at a time on the Cortex-M33 ("1x4/fused": mtk_gemm_1x4_fused_s8, its chunked and
+ * per-channel forms): included before mtk_dot_biased_s8.h (kernels/table.py: CORE_FILES), which instantiates
+ * MTK_FUSED_OCTETS_DSP and MTK_FUSED_CHUNK_OCTETS_DSP and calls them where mtk_fused_quads_paired says. Each row word is
+ * loaded once for 8 channels instead of 4: a group of 32 products takes 10 single loads (the row's 2, each quad's 4),
+ * 16 SMLAD and 8 SXTB16, 34 cycles against two quads' 36. The stream is the quads' own: the second quad's weights are
+ * the first's plus a quad's bytes.
+ *
+ * Registers in the loop: r0 the row, r1 and r2 the quads' weights, the row word r11, weights r12 and lr; quad 0's
+ * sums s0 r3, t0 r4, s1 r5, t1 r6, quad 1's r7-r10. The row's (x0, x2) word is used by every quad's A words, then
+ * (x1, x3) by the B words, so that one register holds both in turn; each load two instructions before the first use
+ * of its register or of its written-back base. */
+#ifndef MTK_FUSED_OCTETS_M33_H_
+#define MTK_FUSED_OCTETS_M33_H_
+
+#include <stdint.h>
+
+/* A quad's two channel pairs by the row word r11: its words in r12 (pair 0, sums S, T) and lr (pair 1); LOAD12 and
+ * LOADLR, the next words' loads, each after the last read of its register. */
+#define MTK_OCTET_PAIRS(S0, T0, S1, T1, LOAD12, LOADLR) \
+  "smlad " S0 ", r12, r11, " S0 "\n\t"                  \
+  "sxtb16 r12, r12, ror #8\n\t"                         \
+  "smlad " T0 ", r12, r11, " T0 "\n\t" LOAD12           \
+  "smlad " S1 ", lr, r11, " S1 "\n\t"                   \
+  "sxtb16 lr, lr, ror #8\n\t"                           \
+  "smlad " T1 ", lr, r11, " T1 "\n\t" LOADLR
+/* One group of both quads, every instruction 32 bits wide (MTK_OCTET_GROUP_BYTES bytes, which the entry into the
+ * pass counts on). */
+#define MTK_OCTET_GROUP                                                                                       \
+  "ldr.w r12, [r1], #16\n\t"                                                                                  \
+  "ldr.w r11, [r0], #8\n\t"                                                                                   \
+  "ldr.w lr, [r1, #-8]\n\t"                                                                                   \
+  MTK_OCTET_PAIRS("r3", "r4", "r5", "r6", "ldr.w r12, [r2], #16\n\t", "ldr.w lr, [r2, #-8]\n\t")              \
+  MTK_OCTET_PAIRS("r7", "r8", "r9", "r10", "ldr.w r12, [r1, #-12]\n\t", "ldr.w r11, [r0, #-4]\n\t"            \
+                  "ldr.w lr, [r1, #-4]\n\t")                                                                  \
+  MTK_OCTET_PAIRS("r3", "r4", "r5", "r6", "ldr.w r12, [r2, #-12]\n\t", "ldr.w lr, [r2, #-4]\n\t")             \
+  MTK_OCTET_PAIRS("r7", "r8", "r9", "r10", "", "")
+#define MTK_OCTET_GROUP_SIZE 136
+#define MTK_OCTET_GROUP_BYTES MTK_DUAL_XSTR(MTK_OCTET_GROUP_SIZE)
+#define MTK_OCTET_PASS_GROUPS 16   /* groups a pass (a power of two) */
+#define MTK_OCTET_PASS MTK_DUAL_XSTR(MTK_OCTET_PASS_GROUPS)
+
+static inline int32_t mtk_fused_min(int32_t a, int32_t b) { return a < b ? a : b; }
+
+/* Whether `quads` quads of a row of `groups` groups take the pairs' kernel: an even number of them (an odd one would
+ * fetch both passes), where the 2 cycles a group each pair saves outweigh the more code its pass fetches than the
+ * quads' (a row shorter than the passes runs part of each; cold, 4 waits a 16-byte line from the U575's flash). */
+static inline int32_t mtk_fused_quads_paired(int32_t quads, int32_t groups) {
+  int32_t more_bytes = MTK_OCTET_GROUP_SIZE * mtk_fused_min(groups, MTK_OCTET_PASS_GROUPS) -
+                       MTK_FUSED_QUAD_PAIR_SIZE * mtk_fused_min(groups >> 1, 16);
+  return (quads & 1) == 0 && 2 * groups * (quads >> 1) >= more_bytes / 16 * 4;
+}
+
+/* The entry into the pass for r2 groups ((−groups mod MTK_OCTET_PASS) groups in) at [sp, #AT]; r3-r5 used. */
+#define MTK_OCTET_ENTRY(AT)                                    \
+  "rsb r3, r2, #0\n\t"                                         \
+  "and r3, r3, #" MTK_OCTET_PASS " - 1\n\t"                    \
+  "movs r5, #" MTK_OCTET_GROUP_BYTES "\n\t"                    \
+  "adr.w r4, 41f\n\t"                                          \
+  "mla r4, r3, r5, r4\n\t"                                     \
+  "orr r4, r4, #1\n\t"                                         \
+  "str r4, [sp, #" AT "]\n\t"
+/* The pass over the row, entered at label 41 with both quads' sums. */
+#define MTK_OCTET_SUMS                                            \
+  ".p2align 2\n"                                                  \
+  "41:\n\t"                                                       \
+  MTK_OCTET_GROUP MTK_OCTET_GROUP MTK_OCTET_GROUP MTK_OCTET_GROUP \
+  MTK_OCTET_GROUP MTK_OCTET_GROUP MTK_OCTET_GROUP MTK_OCTET_GROUP \
+  MTK_OCTET_GROUP MTK_OCTET_GROUP MTK_OCTET_GROUP MTK_OCTET_GROUP \
+  MTK_OCTET_GROUP MTK_OCTET_GROUP MTK_OCTET_GROUP MTK_OCTET_GROUP \
+  "ldr r11, [sp, #4]\n\t"                                         \
+  "cmp r0, r11\n\t"                                               \
+  "bne 41b\n\t"
+/* Each quad's sums in r3-r6 for DEST0 and DEST1 in turn, quad 1's weights' end and sums kept at [sp, #AT] meanwhile
+ * (r1: quad 0's weights' end for DEST0, quad 1's for DEST1). */
+#define MTK_OCTET_EACH(AT, DEST0, DEST1)    \
+  "add r0, sp, #" AT "\n\t"                 \
+  "stm r0, {r2, r7, r8, r9, r10}\n\t"       \
+  DEST0                                     \
+  "add r0, sp, #" AT "\n\t"                 \
+  "ldm r0, {r1, r3, r4, r5, r6}\n\t"        \
+  DEST1
+/* The pair's 8 outputs after the pass (MTK_FUSED_QUAD_KINDS's OUTPUTS), stored at [sp, #40] moved on, r1 at the next
+ * quad: ANY, each quad by OUT in turn; SAT, saturated with the layer's m, C, e (r11, r12, lr), the sums where they are,
+ * each c0 and c2 sum doubled with −256·Σx added as MTK_FUSED_QUAD_OUTS does. */
+#define MTK_OCTET_OUT_ANY(OUT, SIGN) \
+  MTK_OCTET_EACH("48", MTK_FUSED_QUAD_OUTS(OUT) "str r2, [sp, #40]\n\t", MTK_FUSED_QUAD_OUTS(OUT) "str r2, [sp, #40]\n\t")
+#define MTK_OCTET_DOUBLE(S0, T0, S1, T1)            \
+  "add " S0 ", r0, " S0 ", lsl #1\n\t"              \
+  "sub " S0 ", " S0 ", " T0 ", lsl #9\n\t"          \
+  "add " S1 ", r0, " S1 ", lsl #1\n\t"              \
+  "sub " S1 ", " S1 ", " T1 ", lsl #9\n\t"          \
+  "add " T0 ", " T0 ", " T0 "\n\t"                  \
+  "add " T1 ", " T1 ", " T1 "\n\t"
+#define MTK_OCTET_REQUANT(X, SIGN) MTK_FUSED_REQUANT(X, "r11", "r12", "lr", SIGN) "strb r0, [r2], #1\n\t"
+#define MTK_OCTET_OUT_SAT(OUT, SIGN)                                                             \
+  "mov r1, r2\n\t"                                                                               \
+  "ldr r0, [sp, #8]\n\t"                                                                         \
+  "ldr r11, [sp, #20]\n\t"                                                                       \
+  "ldr r12, [sp, #24]\n\t"                                                                       \
+  "ldr lr, [sp, #28]\n\t"                                                                        \
+  "ldr r2, [sp, #40]\n\t"                                                                        \
+  MTK_OCTET_DOUBLE("r3", "r4", "r5", "r6") MTK_OCTET_DOUBLE("r7", "r8", "r9", "r10")             \
+  MTK_OCTET_REQUANT("r3", SIGN) MTK_OCTET_REQUANT("r4", SIGN) MTK_OCTET_REQUANT("r5", SIGN)      \
+  MTK_OCTET_REQUANT("r6", SIGN) MTK_OCTET_REQUANT("r7", SIGN) MTK_OCTET_REQUANT("r8", SIGN)      \
+  MTK_OCTET_REQUANT("r9", SIGN) MTK_OCTET_REQUANT("r10", SIGN)                                   \
+  "str r2, [sp, #40]\n\t"
+
+/* mtk_gemm_1x4_fused_dsp for an even number of quads, in pairs (the name's kind, OUT, PARAMS, OUTPUTS and SIGN:
+ * MTK_FUSED_QUAD_KINDS); its frame: mtk_gemm_1x4_fused_dsp's, and [48] quad 1's weights' end and sums while quad 0's
+ * outputs are made (ANY), [72] a quad's bytes, [76] the entry into the pass. */
+#define MTK_FUSED_OCTETS_DSP(NAME, OUT, PARAMS, OUTPUTS, SIGN)                                       \
+__attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)) const int32_t* f) { \
+  __asm__ volatile(                                                                                   \
+      MTK_FUSED_QUAD_START("80", MTK_FUSED_ROW_PACK)                                                  \
+      "lsls r3, r2, #4\n\t"                                                                           \
+      "adds r3, r3, #16 + " PARAMS "\n\t"                                                             \
+      "str r3, [sp, #72]\n\t"                                                                         \
+      MTK_OCTET_ENTRY("76")                                                                           \
+      "40:\n\t"                                                                                       \
+      "ldr r0, [sp, #0]\n\t"                                                                          \
+      "ldr r2, [sp, #72]\n\t"                                                                         \
+      "ldm r1!, {r3, r4, r5, r6}\n\t"                                                                 \
+      "add r2, r2, r1\n\t"                                                                            \
+      "ldmdb r2, {r7, r8, r9, r10}\n\t"                                                               \
+      "ldr pc, [sp, #76]\n\t"                                                                         \
+      MTK_OCTET_SUMS                                                                                  \
+      MTK_OCTET_OUT_##OUTPUTS(OUT, SIGN)                                                              \
+      "ldr r0, [sp, #44]\n\t"                                                                         \
+      "cmp r2, r0\n\t"                                                                                \
+      "bne 40b\n\t"                                                                                   \
+      "add sp, sp, #80\n\t"                                                                           \
+      "pop {r4-r11, pc}\n\t");                                                                        \
+}
+
+/* A quad's sums r3-r6 of a chunk: stored at the frame's sums (not the last chunk) or requantized by SATURATED or
+ * CLAMPED (the last, mode 2; 4: clamped); the sums moved on. S, O, C, N: labels. */
+#define MTK_OCTET_CHUNK_DEST(SATURATED, CLAMPED, S, O, C, N) \
+  "ldr r0, [sp, #60]\n\t"                                   \
+  "tst r0, #2\n\t"                                          \
+  "beq " S "f\n\t"                                          \
+  MTK_FUSED_QUAD_DOUBLE                                     \
+  "ldr r2, [sp, #40]\n\t"                                   \
+  "tst r0, #4\n\t"                                          \
+  "bne " C "f\n\t"                                          \
+  SATURATED("r2", MTK_FUSED_SIGN)                           \
+  "b " O "f\n"                                              \
+  C ":\n\t"                                                 \
+  CLAMPED("r2", MTK_FUSED_SIGN)                             \
+  O ":\n\t"                                                 \
+  "str r2, [sp, #40]\n\t"                                   \
+  "b " N "f\n"                                              \
+  S ":\n\t"                                                 \
+  "ldr r2, [sp, #44]\n\t"                                   \
+  "stm r2, {r3, r4, r5, r6}\n"                              \
+  N ":\n\t"                                                 \
+  "ldr r2, [sp, #44]\n\t"                                   \
+  "adds r2, r2, #16\n\t"                                    \
+  "str r2, [sp, #44]\n\t"
+/* mtk_gemm_1x4_fused_chunk_dsp for an even number of quads, in pairs: their sums from the heads (the first chunk, mode
+ * 1) or the frame's sums, −128·Σx of the chunk added to c0's and c2's; a quad's bytes in the chunk: its weights, its
+ * head in the first chunk, its own m, C, e (PARAMS bytes) in the last. The frame: mtk_gemm_1x4_fused_chunk_dsp's but
+ * the jumps, and [60] the mode, [64] quad 1's weights' end and sums, [88] a quad's bytes, [92] the entry. */
+#define MTK_FUSED_CHUNK_OCTETS_DSP(NAME, SATURATED, CLAMPED, PARAMS)                                  \
+__attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)) const int32_t* f) { \
+  __asm__ volatile(                                                                                   \
+      MTK_FUSED_CHUNK_START("96", "str r5, [sp, #60]\n\t", MTK_FUSED_ROW_PACK)                        \
+      "ldr r4, [sp, #60]\n\t"                                                                         \
+      "lsls r3, r2, #4\n\t"                                                                           \
+      "tst r4, #1\n\t"                                                                                \
+      "it ne\n\t"                                                                                     \
+      "addne r3, r3, #16\n\t"                                                                         \
+      "tst r4, #2\n\t"                                                                                \
+      "it ne\n\t"                                                                                     \
+      "addne r3, r3, #" PARAMS "\n\t"                                                                 \
+      "str r3, [sp, #88]\n\t"                                                                         \
+      MTK_OCTET_ENTRY("92")                                                                           \
+      "40:\n\t"                                                                                       \
+      "ldr r4, [sp, #60]\n\t"                                                                         \
+      "ldr r2, [sp, #88]\n\t"                                                                         \
+      "ldr r0, [sp, #0]\n\t"                                                                          \
+      "ldr r11, [sp, #8]\n\t"                                                                         \
+      "tst r4, #1\n\t"                                                                                \
+      "beq 42f\n\t"                                                                                   \
+      "ldm r1!, {r3, r4, r5, r6}\n\t"                                                                 \
+      "add r2, r2, r1\n\t"                                                                            \
+      "ldmdb r2, {r7, r8, r9, r10}\n\t"                                                               \
+      "b 43f\n"                                                                                       \
+      "42:\n\t"                                                                                       \
+      "ldr r4, [sp, #44]\n\t"                                                                         \
+      "add r2, r2, r1\n\t"                                                                            \
+      "ldm r4, {r3, r4, r5, r6, r7, r8, r9, r10}\n"                                                   \
+      "43:\n\t"                                                                                       \
+      "add r3, r3, r11\n\t"                                                                           \
+      "add r5, r5, r11\n\t"                                                                           \
+      "add r7, r7, r11\n\t"                                                                           \
+      "add r9, r9, r11\n\t"                                                                           \
+      "ldr pc, [sp, #92]\n\t"                                                                         \
+      MTK_OCTET_SUMS                                                                                  \
+      MTK_OCTET_EACH("64", MTK_OCTET_CHUNK_DEST(SATURATED, CLAMPED, "50", "51", "52", "53"),          \
+                     MTK_OCTET_CHUNK_DEST(SATURATED, CLAMPED, "54", "55", "56", "57"))                \
+      "ldr r0, [sp, #48]\n\t"                                                                         \
+      "cmp r2, r0\n\t"                                                                                \
+      "bne 40b\n\t"                                                                                   \
+      "add sp, sp, #96\n\t"                                                                           \
+      "pop {r4-r11, pc}\n\t");                                                                        \
+}
+
+#endif /* MTK_FUSED_OCTETS_M33_H_ */
