@@ -260,16 +260,27 @@ uint32_t mtk_port_units_per_us(void)
 
 extern uint32_t __stack_bottom[], __stack_top[]; /* linker.ld */
 
-#define STACK_PAINT 0x6b617453u /* "Stak" */
+#define STACK_PAINT 0x6b617453 /* "Stak" */
+#define STACK_PAINT_TEXT(word) #word
+#define STACK_PAINT_WORD(word) STACK_PAINT_TEXT(word)
 
-/* Called once from Reset_Handler: fills the stack below the caller's frame with STACK_PAINT. */
-__attribute__((noinline)) void stack_paint(void)
+/* Called once from Reset_Handler: fills the stack below the caller's frame with STACK_PAINT. In assembly (Thumb-1, as
+   every core runs): a C loop may push its own frame below the stack pointer it read and paint over it (gcc -O2 on the
+   Cortex-M55 keeps the loop count in lr for its low-overhead loop, saved on the stack). */
+__attribute__((naked, noinline)) void stack_paint(void)
 {
-    uint32_t *sp;
-    __asm volatile("mov %0, sp" : "=r"(sp));
-    for (uint32_t *word = __stack_bottom; word < sp; word++) {
-        *word = STACK_PAINT;
-    }
+    __asm volatile(
+        "    ldr  r0, 2f\n"
+        "    ldr  r1, 3f\n"
+        "    mov  r2, sp\n"
+        "1:  cmp  r0, r2\n"
+        "    bhs  4f\n"
+        "    stmia r0!, {r1}\n"
+        "    b    1b\n"
+        "4:  bx   lr\n"
+        "    .align 2\n"
+        "2:  .word __stack_bottom\n"
+        "3:  .word " STACK_PAINT_WORD(STACK_PAINT) "\n");
 }
 
 uint32_t mtk_port_stack_used(void)

@@ -69,3 +69,24 @@ def test_build_failure_keeps_the_linkers_overflow_line(tmp_path):
     with pytest.raises(TargetError) as err:
         run_build(["sh", "-c", script], cwd=tmp_path)
     assert "overflowed by 4096 bytes" in err.value.message and "compiling" not in err.value.message
+
+
+@pytest.mark.parametrize("board, opt", [("mps3_an547", "-O2"), ("mps3_an547", "-Os"), ("mps2/an385", "-O2"),
+                                        ("microbit", "-O2")])
+def test_the_stack_paint_writes_nothing_of_its_own_frame(tmp_path, board, opt):
+    """stack_paint paints up to the stack pointer it reads: it saves nothing below it (gcc -O2 on the Cortex-M55 saved
+    lr there for a C loop's low-overhead loop and painted over it, whatever program linked the port: a hang at reset)."""
+    import subprocess
+
+    target = get_board(board)
+    project = get_platform("baremetal").render(CompiledModel.load(FAKE), target, tmp_path / "p", ProjectOptions())
+    obj = tmp_path / "port.o"
+    subprocess.run(["arm-none-eabi-gcc", *target.cpu.gcc_flags, opt, "-I", str(project), "-I", str(project / "firmware"),
+                    "-c", str(project / "mtk_port_baremetal.c"), "-o", str(obj)], check=True)
+    listing = subprocess.run(["arm-none-eabi-objdump", "-d", "--disassemble=stack_paint", str(obj)], check=True,
+                             capture_output=True, text=True).stdout
+    code = [line.split("\t")[2:] for line in listing.splitlines() if line.startswith(" ") and "\t" in line]
+    mnemonics = [" ".join(part).strip() for part in code if part]
+    assert any(m.startswith("mov") and m.endswith("sp") for m in mnemonics)
+    assert not [m for m in mnemonics if m.startswith(("push", "stmdb", "sub")) or "sp" in m.split(None, 1)[-1]
+                and not m.startswith("mov")], mnemonics
