@@ -262,14 +262,20 @@ extern uint32_t __stack_bottom[], __stack_top[]; /* linker.ld */
 
 #define STACK_PAINT 0x6b617453u /* "Stak" */
 
-/* Called once from Reset_Handler: fills the stack below the caller's frame with STACK_PAINT. */
-__attribute__((noinline)) void stack_paint(void)
+/* Called once from Reset_Handler: fills the stack below the caller's frame with STACK_PAINT. Naked, in assembly:
+   compiled C may read sp before its prologue pushes the return address (shrink-wrapping at -O2), and then paint
+   over it. */
+__attribute__((naked, noinline)) void stack_paint(void)
 {
-    uint32_t *sp;
-    __asm volatile("mov %0, sp" : "=r"(sp));
-    for (uint32_t *word = __stack_bottom; word < sp; word++) {
-        *word = STACK_PAINT;
-    }
+    __asm volatile("ldr r0, =__stack_bottom\n"
+                   "ldr r1, =0x6b617453\n" /* STACK_PAINT */
+                   "mov r2, sp\n"
+                   "1: cmp r0, r2\n"
+                   "bhs 2f\n"
+                   "stmia r0!, {r1}\n"
+                   "b 1b\n"
+                   "2: bx lr\n"
+                   ".ltorg\n");
 }
 
 uint32_t mtk_port_stack_used(void)
