@@ -423,8 +423,8 @@ def two_pools_model(dtype: str, shape: tuple[int, int, int], average: dict, maxi
     return b.build()
 
 
-POOL_MODELS = {   # mtk_pool.h (DSP: SXTAB16 / SSUB8 / SSUB16 tap loops in assembly; M3: lanes compared within the
-    # word), mtk_pool_mve.h's int16
+POOL_MODELS = {   # mtk_pool.h (DSP: SXTAB16 / SSUB8 / SSUB16 tap loops in assembly; M3: int8 lanes compared within
+    # the word, int16 channel pairs in two registers), mtk_pool_mve.h's int16; int16 max clamped at both ends
     "int8": lambda: two_pools_model("int8", (18, 17, 7), dict(filter_height=17, filter_width=17, stride_h=3,
                                                                stride_w=3, fused_activation_function="NONE"),
                                     dict(filter_height=3, filter_width=2, stride_h=2, stride_w=2,
@@ -432,7 +432,7 @@ POOL_MODELS = {   # mtk_pool.h (DSP: SXTAB16 / SSUB8 / SSUB16 tap loops in assem
     "int16": lambda: two_pools_model("int16", (7, 6, 11), dict(filter_height=3, filter_width=2, stride_h=2,
                                                                 stride_w=2, fused_activation_function="RELU6"),
                                      dict(filter_height=3, filter_width=3, stride_h=1, stride_w=2,
-                                          fused_activation_function="NONE")),
+                                          fused_activation_function="RELU_N1_TO_1")),
 }
 
 

@@ -7,7 +7,7 @@
  *   256 taps, then added into int32 sums;
  * - int8 max, 4 channels a word, the max from the activation's low end (only a high end below 127 clamps after);
  * - int16 average, 2 channels a word: the halves sign-extended into two int32 sums;
- * - int16 max 2 channels a word where the instruction set has it;
+ * - int16 max 2 channels a pass (a word with SIMD, two registers without);
  * the channels left over one at a time. The instruction set's lanes (mtk_pool_dsp.h, mtk_pool_plain.h) come first
  * (kernels/files.py): MTK_POOL_LANE_BIAS, mtk_pool_taps_s8x4, mtk_pool_max_taps, mtk_pool_min_s8x4, mtk_pool_flush,
  * mtk_pool_max_pairs_s16. */

@@ -1,6 +1,6 @@
 /* int8 pooling's lanes on cores without the DSP extension (mtk_pool.h): the bytes biased to unsigned (x ^ 0x80) and
  * masked into 16-bit lanes (255 * 256 fits), the bias taken off the int32 sums at the end; max compares the bytes
- * within the word (12 instructions a word, one byte at a time 6 a byte); int16 max one channel at a time. */
+ * within the word (12 instructions a word, one byte at a time 6 a byte); int16 max 2 channels a pass. */
 #ifndef MTK_POOL_PLAIN_H_
 #define MTK_POOL_PLAIN_H_
 
@@ -51,10 +51,21 @@ static inline void mtk_pool_flush(uint32_t even, uint32_t odd, int32_t* s) {
   s[3] += (int32_t)(odd >> 16);
 }
 
-/* int16 max: none 2 channels a word here (2 lanes a word compared within it cost more than one at a time). */
+/* int16 max, 2 channels a pass in two registers (a word's lanes compared within it cost more): channels c.. of the
+ * pixel while 2 are left, each max from the activation's low end (clamped below for free); returns the next. */
 MTK_POOL_INLINE int32_t mtk_pool_max_pairs_s16(const int16_t* corner, int16_t* o, int32_t c, int32_t C,
                                                mtk_pool_window win, int32_t act_min, int32_t act_max) {
-  (void)corner, (void)o, (void)C, (void)win, (void)act_min, (void)act_max;
+  for (; c + 2 <= C; c += 2) {
+    int32_t m0 = act_min, m1 = act_min;
+    for (int32_t r = 0; r < win.runs; ++r)
+      for (const int16_t *q = corner + r * win.run_step + c, *end = q + win.taps * win.tap_step; q != end;
+           q += win.tap_step) {
+        m0 = q[0] > m0 ? q[0] : m0;
+        m1 = q[1] > m1 ? q[1] : m1;
+      }
+    o[c] = (int16_t)(m0 < act_max ? m0 : act_max);
+    o[c + 1] = (int16_t)(m1 < act_max ? m1 : act_max);
+  }
   return c;
 }
 
