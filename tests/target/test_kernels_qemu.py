@@ -26,13 +26,14 @@ from harness import (GEMM_MODELS, LAYERS, assert_bit_exact_on_target, conv_model
 
 pytestmark = pytest.mark.qemu
 
-def add_model(shape: tuple[int, ...], activation: str, other: tuple[int, ...] | None = None, op: str = "ADD") -> bytes:
-    """`op` (ADD, SUB) of two int8 inputs, the second of shape `other` (broadcast) or the same (Helium:
-    mtk_add_mve.h; cores with a long multiply: mtk_add_s8.h)."""
+def add_model(shape: tuple[int, ...], activation: str, other: tuple[int, ...] | None = None, op: str = "ADD",
+              scales: tuple[float, float, float] = (0.05, 0.03, 0.07)) -> bytes:
+    """`op` (ADD, SUB, MUL) of two int8 inputs, the second of shape `other` (broadcast) or the same (Helium:
+    mtk_add_mve.h, mtk_mul_mve.h; cores with a long multiply: mtk_add_s8.h)."""
     b = ModelBuilder(description=f"mtk test {op}")
-    x1 = b.tensor("x1", shape, "int8", scale=0.05, zero_point=-7)
-    x2 = b.tensor("x2", other or shape, "int8", scale=0.03, zero_point=3)
-    y = b.tensor("y", np.broadcast_shapes(shape, other or shape), "int8", scale=0.07, zero_point=5)
+    x1 = b.tensor("x1", shape, "int8", scale=scales[0], zero_point=-7)
+    x2 = b.tensor("x2", other or shape, "int8", scale=scales[1], zero_point=3)
+    y = b.tensor("y", np.broadcast_shapes(shape, other or shape), "int8", scale=scales[2], zero_point=5)
     b.op(op, [x1, x2], [y], fused_activation_function=activation)
     b.inputs([x1, x2])
     b.outputs([y])
@@ -122,6 +123,11 @@ HELIUM_MODELS = {   # mtk_depthwise_mve.h: 3x3 whole groups in assembly (clamped
     "add-bcast-pixels": lambda: add_model((1, 5, 4, 7), "NONE", (1, 5, 4, 1)),
     "add-bcast-scalar": lambda: add_model((1,), "NONE", (2, 3, 5)),
     "add-bcast-both": lambda: add_model((1, 1, 6, 1), "RELU6", (1, 5, 1, 3)),
+    # mtk_mul_mve.h: a predicated tail, a rescale shifting left (x1_scale * x2_scale / y_scale 2.5), broadcasts
+    "mul-odd-relu": lambda: add_model((1, 5, 3, 13), "RELU", op="MUL"),
+    "mul-lshift": lambda: add_model((1, 3, 3, 9), "NONE", op="MUL", scales=(0.5, 0.5, 0.1)),
+    "mul-bcast-channels": lambda: add_model((1, 5, 4, 7), "RELU6", (1, 1, 1, 7), op="MUL"),
+    "mul-bcast-both": lambda: add_model((1, 1, 6, 1), "NONE", (1, 5, 1, 3), op="MUL"),
     "fc-lshift": lambda: conv_model("FULLY_CONNECTED", (3, 37), (11, 37), (3, 11), per_channel=True, x_scale=0.4,
                                     y_scale=0.005, fused_activation_function="NONE"),
     "conv-lshift": lambda: conv_model("CONV_2D", (1, 5, 6, 3), (6, 3, 3, 3), (1, 5, 6, 6), per_channel=True,

@@ -1,5 +1,6 @@
 """16x8 models in QEMU: chunked wide sums, the encoder-decoder and the mixed int8/int16 model bit-exact on a
-Cortex-M4 and a Cortex-M55 board, int16 ADD/SUB on Helium (mtk_add_mve_s16) with and without broadcasting."""
+Cortex-M4 and a Cortex-M55 board, int16 ADD/SUB/MUL on Helium (mtk_add_mve_s16, mtk_mul_mve_s16) with and without
+broadcasting."""
 
 from __future__ import annotations
 
@@ -34,6 +35,11 @@ HELIUM_BINARY_S16 = {   # mtk_add_mve_s16: a predicated tail, inputs that stay (
     "sub-bcast-channels": ("SUB", (1, 5, 4, 23), (1, 1, 1, 23), (0.0001, 0.00025, 0.0003), (5, -3, 0), "NONE"),
     "add-bcast-scalar": ("ADD", (1,), (2, 3, 5), (0.0001, 0.00025, 0.0003), (7, 0, 2), "RELU6"),
     "sub-bcast-both": ("SUB", (1, 1, 6, 1), (1, 5, 1, 3), (0.0002, 0.0002, 0.0001), (0, 9, -9), "RELU_N1_TO_1"),
+    # mtk_mul_mve_s16: a predicated tail, a rescale shifting left (x1_scale * x2_scale / y_scale 2), broadcasts
+    "mul-odd-relu": ("MUL", (1, 5, 3, 7), (1, 5, 3, 7), (0.0003, 0.0002, 0.0000005), (0, 0, 0), "RELU"),
+    "mul-lshift": ("MUL", (1, 4, 4, 9), (1, 4, 4, 9), (0.01, 0.02, 0.0001), (0, 0, 0), "NONE"),
+    "mul-bcast-channels": ("MUL", (1, 5, 4, 23), (1, 1, 1, 23), (0.0001, 0.00025, 0.0000003), (0, 0, 0), "RELU6"),
+    "mul-bcast-scalar": ("MUL", (1,), (2, 3, 5), (0.0001, 0.00025, 0.0000003), (0, 0, 0), "NONE"),
 }
 
 
@@ -65,6 +71,7 @@ def test_int16_models_bit_exact_on_target(board, tmp_path):
 
 @pytest.mark.qemu
 @pytest.mark.parametrize("name", HELIUM_BINARY_S16)
-def test_int16_add_sub_on_helium(name, tmp_path):
-    """int16 ADD/SUB in Helium's vectors (c/mtk_add_mve.h) on the M55, over the whole int16 range of inputs."""
+def test_int16_binary_ops_on_helium(name, tmp_path):
+    """int16 ADD/SUB/MUL in Helium's vectors (c/mtk_add_mve.h, c/mtk_mul_mve.h) on the M55, over the whole int16
+    range of inputs."""
     assert_bit_exact_on_target(binary_s16_model(*HELIUM_BINARY_S16[name]), "mps3/corstone300/an547", tmp_path)

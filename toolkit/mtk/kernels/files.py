@@ -67,6 +67,7 @@ FAMILIES: dict[str, dict[str, tuple[str, ...]]] = {
     "gemm_mve": {"mve": GEMM_MVE},
     "add_s8": {isa: (*FIXEDPOINT, DSP_INTRINSICS, "common/mtk_add_s8.h") for isa in ("m3", "dsp")},
     "add_mve": {"mve": (*GEMM_MVE, "mve/mtk_add_mve.h")},
+    "mul_mve": {"mve": (*GEMM_MVE, "mve/mtk_mul_mve.h")},
     "depthwise_mve": {"mve": (*GEMM_MVE, "mve/mtk_depthwise_mve.h")},
     "pool_mve": {"mve": (*_POOL, *GEMM_MVE, "mve/mtk_pool_mve.h")},
 }

@@ -16,6 +16,7 @@ Then + out_zp and the clamp to the fused activation range.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -35,6 +36,7 @@ from .schedules import schedule_per_output
 ADD_LEFT_SHIFT = {"int8": 20, "int16": 15}   # add_common.cc / sub_common.cc: left_shift
 ADD_MVE_HEADER = "add_mve"
 ADD_S8_HEADER = "add_s8"
+MUL_MVE_HEADER = "mul_mve"
 MAX_RANK = 6
 
 
@@ -164,6 +166,8 @@ class BinaryElementwise(OpDef):
             return Lowered([constant_kernel(data, clamp_int(p.out_zp, p.act_min, p.act_max))])
         if data.cpu.mve and (op.type == "ADD" or op.type == "SUB" and y.dtype == "int16"):
             return Lowered([add_mve_kernel(op, a.shape, b.shape, y.shape, p, y.dtype)])
+        if data.cpu.mve and op.type == "MUL":
+            return Lowered([mul_mve_kernel(op, a.shape, b.shape, y.shape, p, y.dtype)])
         if data.cpu.isa in (Isa.M3, Isa.DSP) and op.type != "MUL" and y.dtype == "int8" \
                 and tuple(a.shape) == tuple(b.shape) == tuple(y.shape):
             requant = add_s8_requantization(op.type, p)
@@ -227,23 +231,29 @@ def broadcast_runs(a_shape, b_shape, out_shape) -> list[tuple[int, bool, bool]]:
     return runs or [(1, True, True)]
 
 
-def add_mve_kernel(op: Op, a_shape, b_shape, out_shape, p: BinaryParams, dtype: str) -> Kernel:
-    """ADD of int8 tensors and ADD/SUB of int16 ones on Helium cores (c/mtk_add_mve.h), 4 elements a vector: one
-    call per run of the innermost merged dim (broadcast_runs). int8: the input tables rotated by 128 so that the
-    raw byte indexes them; int16: each input's zero point and rescale as arguments."""
+def run_calls(a_shape, b_shape, out_shape) -> tuple[int, bool, bool, Callable]:
+    """A Helium kernel's calls, one per run of the innermost merged dim (broadcast_runs): the run's length n, whether
+    each input steps along it, and offset(i, k), input k's (1: a, 2: b) offset at the start of outer run i (its
+    index along each dim it steps along)."""
     runs = broadcast_runs(a_shape, b_shape, out_shape)
     (n, a_steps, b_steps), outer = runs[-1], runs[:-1]
-    i32 = "int32"
 
     def offset(i, k: int):
-        """Input k's (1: a, 2: b) offset at the start of outer run i: its index along each dim it steps along."""
         total, stride, inner = 0, n if runs[-1][k] else 1, 1
         for run in reversed(outer):
             if run[k]:
                 total, stride = total + (i // inner) % run[0] * stride, stride * run[0]
             inner *= run[0]
         return total
+    return n, a_steps, b_steps, offset
 
+
+def add_mve_kernel(op: Op, a_shape, b_shape, out_shape, p: BinaryParams, dtype: str) -> Kernel:
+    """ADD of int8 tensors and ADD/SUB of int16 ones on Helium cores (c/mtk_add_mve.h), 4 elements a vector: one
+    call per run (run_calls). int8: the input tables rotated by 128 so that the raw byte indexes them; int16: each
+    input's zero point and rescale as arguments."""
+    n, a_steps, b_steps, offset = run_calls(a_shape, b_shape, out_shape)
+    i32 = "int32"
     a_size, b_size, out_size = (int(np.prod(s)) for s in (a_shape, b_shape, out_shape))
     (m1, s1), (m2, s2) = ((r.multiplier, r.shift) for r in p.inputs)
     out_args = (p.output.multiplier, p.output.shift, p.out_zp, p.act_min, p.act_max)
@@ -308,6 +318,26 @@ def add_s8_kernel(op: Op, n: int, p: BinaryParams, table_a: np.ndarray, table_b:
     tables = [Const("scaled1", table_a), Const("scaled2", table_b)]
     return Kernel(op.type.lower(), [op.inputs[0], op.inputs[1], *tables, op.outputs[0]], func=add,
                   headers=(ADD_S8_HEADER,), c_calls=("mtk_add_s8",))
+
+
+
+def mul_mve_kernel(op: Op, a_shape, b_shape, out_shape, p: BinaryParams, dtype: str) -> Kernel:
+    """MUL of int8 or int16 tensors on Helium cores (c/mtk_mul_mve.h), 4 elements a vector, one call per run
+    (run_calls)."""
+    n, a_steps, b_steps, offset = run_calls(a_shape, b_shape, out_shape)
+    a_size, b_size, out_size = (int(np.prod(s)) for s in (a_shape, b_shape, out_shape))
+    call = f"mtk_mul_mve_{'s16' if dtype == 'int16' else 's8'}"
+    args = (n, int(a_steps), int(b_steps), *p.in_zp, p.output.multiplier, p.output.shift, p.out_zp, p.act_min,
+            p.act_max)
+
+    @T.prim_func
+    def mul(x1: T.Buffer((a_size,), dtype), x2: T.Buffer((b_size,), dtype), out: T.Buffer((out_size,), dtype)):
+        for i in T.serial(out_size // n):
+            T.evaluate(T.call_extern("int32", call, T.address_of(x1[offset(i, 1)]), T.address_of(x2[offset(i, 2)]),
+                                     T.address_of(out[i * n]), *args))
+
+    return Kernel("mul", [op.inputs[0], op.inputs[1], op.outputs[0]], func=mul, headers=(MUL_MVE_HEADER,),
+                  c_calls=(call,))
 
 
 OPS = [BinaryElementwise()]
