@@ -353,6 +353,14 @@ def test_helium_kernels_bit_exact_on_target(name, tmp_path):
     assert_bit_exact_on_target(HELIUM_MODELS[name](), "mps3/corstone300/an547", tmp_path)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_helium_mul_of_random_shapes_bit_exact_on_target(seed, tmp_path):
+    """mtk_mul_mve.h on modelgen's random MUL models: any rank and shape, dims broadcast, a constant operand or a
+    second input, random scales and zero points, fused activations."""
+    model = modelgen.generate("MUL", modelgen.Draw(np.random.default_rng([27, seed])))
+    assert_bit_exact_on_target(model, "mps3/corstone300/an547", tmp_path)
+
+
 def extreme_layer(op: str, x_shape: tuple[int, ...], w: np.ndarray, y_shape: tuple[int, ...], axis: int,
                   **options) -> bytes:
     """One `op` layer with the weights w as they are, no bias, scales small enough that sums of products at the int8
