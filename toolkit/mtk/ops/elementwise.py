@@ -320,7 +320,6 @@ def add_s8_kernel(op: Op, n: int, p: BinaryParams, table_a: np.ndarray, table_b:
                   headers=(ADD_S8_HEADER,), c_calls=("mtk_add_s8",))
 
 
-
 def mul_mve_kernel(op: Op, a_shape, b_shape, out_shape, p: BinaryParams, dtype: str) -> Kernel:
     """MUL of int8 or int16 tensors on Helium cores (c/mtk_mul_mve.h), 4 elements a vector, one call per run
     (run_calls)."""
