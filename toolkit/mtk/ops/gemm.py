@@ -28,7 +28,7 @@ from ..target import Cpu
 from .asm_schedule import two_loads_beat_ldrd
 from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, constant_kernel, jit, specialize
 from .geometry import ConvGeometry
-from .gemm_band import band_suits, gemm_band_kernel
+from .gemm_band import band_suits, gemm_band_kernel, scratch_room
 from .gemm_calls import KernelCalls, RowPacking, row_source, runs_order, runs_stage_bytes
 from .gemm_mve import gemm_mve_kernel
 from .microkernels import (GROUP, HELIUM_CHUNK, QUAD_STRAIGHT, STREAM_ALIGN, constant_channels, fused_stream_bytes,
@@ -42,7 +42,6 @@ BAND_KERNEL = "2x4/band"
 # Row pairs a call of QUADS_KERNEL's straight kernels takes, per core (else 2; each quad's weights read for each pair in
 # turn): no more than their C's MTK_QUAD2_PAIRS
 QUAD_PAIRS = {"cortex-m4": 4}
-SCRATCH_SHARE = 16    # a call's packed pairs take at most 1/16 of the layer's input and output bytes
 QUAD_PAIRS_MIN_GROUPS = 8   # shallower quads (their weights 128 B or less) take one pair a call
 CHUNK = 256   # k values a chunked variant packs at a time: a multiple of every weight group
 LEAN_CHUNK = CHUNK // 2   # a leaner variant's chunk (OpDef.leaner: under a RAM limit), halved again by each step down
@@ -198,11 +197,10 @@ def quad_code_pairs(data: OpData, variant: Variant) -> int:
 
 def quad_call_pairs(data: OpData, variant: Variant) -> int:
     """Row pairs a call of QUADS_KERNEL takes for the layer: its code's (quad_code_pairs), at most the layer's, and while
-    their packed rows stay within 1/SCRATCH_SHARE of the layer's input and output (a scratch that sets the arena undoes
-    what tiling saves: a band's layer is small); at least one."""
+    their packed rows stay within the layer's scratch_room; at least one."""
     channels, depth = data.params.weights.shape
     most = quad_code_pairs(data, variant)
-    fits = (data.inputs[0].size + data.output.size) // SCRATCH_SHARE // (4 * GROUP * -(-depth // GROUP))
+    fits = scratch_room(data.inputs[0].size + data.output.size) // (4 * GROUP * -(-depth // GROUP))
     return max(1, min(most, -(-data.output.size // channels // 2), fits))
 
 

@@ -12,9 +12,15 @@ from ..kernels.table import KernelSpec
 from .base import Const, Kernel, OpData, Scratch, c_call
 from .microkernels import GROUP, QUAD_STRAIGHT, STREAM_ALIGN, pack_quad_stream
 
-BAND_BYTES = (1024, 2048)   # a band's packed pairs and their sums: up to the first, up to the second where
-BAND_SHARE = 16             # that is at most 1/BAND_SHARE of the layer's input and output bytes
-BAND_PAIRS = 16      # pairs a band packs at most (a quad's set-up a band is a cycle or two a pair by then)
+SCRATCH_SHARE = 16          # 2x4's packed rows take at most 1/SCRATCH_SHARE of the layer's input and output bytes
+BAND_BYTES = (1024, 2048)   # a band's packed pairs and their sums: the layer's scratch_room within these bounds
+BAND_PAIRS = 16             # pairs a band packs at most (a quad's set-up a band is a cycle or two a pair by then)
+
+
+def scratch_room(layer_bytes: int) -> int:
+    """The most scratch 2x4's packed rows (a band's, or a call's pairs: gemm.quad_call_pairs) take in a layer of
+    `layer_bytes` input and output bytes: a scratch that sets the arena undoes what tiling saves."""
+    return layer_bytes // SCRATCH_SHARE
 
 
 def pair_bytes(depth: int) -> int:
@@ -23,9 +29,9 @@ def pair_bytes(depth: int) -> int:
 
 
 def band_pairs(rows: int, depth: int, layer_bytes: int) -> int:
-    """Pairs of rows a band packs: as many as its bytes hold (BAND_BYTES, by the layer's input and output bytes), at
+    """Pairs of rows a band packs: as many as its bytes hold (the layer's scratch_room within BAND_BYTES), at
     most BAND_PAIRS, one at least, no more than the GEMM has."""
-    most = min(BAND_BYTES[1], max(BAND_BYTES[0], layer_bytes // BAND_SHARE))
+    most = min(BAND_BYTES[1], max(BAND_BYTES[0], scratch_room(layer_bytes)))
     return max(1, min(-(-rows // 2), BAND_PAIRS, most // pair_bytes(depth)))
 
 
