@@ -69,6 +69,9 @@ static inline void mtk_fused_quad2_c(const void* x, const uint8_t* t, int32_t gr
 }
 
 #ifdef MTK_FUSED_ASM
+#define MTK_QUAD2_STR(N) #N
+#define MTK_QUAD2_XSTR(N) MTK_QUAD2_STR(N)
+#define MTK_QUAD2_TAIL_BYTES MTK_QUAD2_XSTR(MTK_QUAD2_TAIL)
 /* One group's half of the quad's sums for both rows of a pair: the rows' words r12 (row 0), lr (row 1), the weights
  * r10 (channel pair 0), r11 (pair 1); sums s00 r2, t00 r3, s01 r4, t01 r5 (row 0 by pairs 0, 1), s10 r6, t10 r7, s11
  * r8, t11 r9. Each SXTB16 after the two multiplies of its raw word. */
@@ -271,7 +274,7 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       MTK_QUAD2_##PAIRS##_FRAMES(G)                                                                   \
       "subs r6, r6, #2\n\t"                                                                           \
       "str r6, [sp, #84]\n\t"                                                                         \
-      "movw r7, #16*" #G "+64\n\t"                                                                    \
+      "movw r7, #16*" #G "+" MTK_QUAD2_TAIL_BYTES "\n\t"                                              \
       "mla r7, r7, r3, r1\n\t"                                                                        \
       "str r7, [sp, #80]\n\t"                                                                         \
       "movs r2, #" #G "\n\t"                                                                          \
@@ -283,7 +286,7 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       MTK_QUAD2_PASS("0", "16", MTK_QUAD2_FORWARD(K, REST, "16*" #G), "16*" #G, "48", "52", SIGN)     \
       MTK_QUAD2_##PAIRS##_PASSES(G, K, REST, SIGN)                                                    \
       "4:\n\t"                                                                                        \
-      "addw r1, r1, #16*" #G "+64\n\t"                                                                \
+      "addw r1, r1, #16*" #G "+" MTK_QUAD2_TAIL_BYTES "\n\t"                                          \
       "ldr r0, [sp, #80]\n\t"                                                                         \
       "cmp r1, r0\n\t"                                                                                \
       "bne 1b\n\t"                                                                                    \

@@ -29,8 +29,6 @@ static inline void mtk_band_pack(const int8_t* x, int32_t k, int32_t pairs, int3
 }
 
 #ifdef MTK_FUSED_ASM
-#define MTK_BAND_STR(N) #N
-#define MTK_BAND_XSTR(N) MTK_BAND_STR(N)
 /* One group of a pair of rows, packed doubled (r7 moved on) and its −128·Σ2x added (r10, r11; r5: −128 in both
  * halfwords), by SUM (SMLAD; the pair's first group SMUAD: no sums to clear): the words of row 1 (r6 bytes on) and of
  * row 0 (r0 moved on), no load's result read next (the Cortex-M33's stall); r1 (the first quad) untouched. */
@@ -139,7 +137,7 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "mul r8, r5, r4\n\t"                                                                            \
       "lsl r8, r8, #1\n\t"                                                                            \
       "str r8, [sp, #12]\n\t"                                                                         \
-      "movw r8, #16*" #G "+" MTK_BAND_XSTR(MTK_QUAD2_TAIL) "\n\t"                                      \
+      "movw r8, #16*" #G "+" MTK_QUAD2_TAIL_BYTES "\n\t"                                              \
       "mla r8, r8, r2, r1\n\t"                                                                        \
       "str r8, [sp, #20]\n\t"                                                                         \
       "mvn r5, #0x007f007f\n\t"                                                                       \
@@ -163,7 +161,7 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       MTK_BAND_PAIR_START("16*" #G)                                                                   \
       MTK_QUAD2_FORWARD(K, REST, "16*" #G)                                                            \
       MTK_BAND_OUTPUTS(G, "16*" #G, S)                                                                \
-      "addw r1, r1, #16*" #G "+" MTK_BAND_XSTR(MTK_QUAD2_TAIL) "\n\t"                                  \
+      "addw r1, r1, #16*" #G "+" MTK_QUAD2_TAIL_BYTES "\n\t"                                          \
       "ldr r2, [sp, #20]\n\t"                                                                         \
       "cmp r1, r2\n\t"                                                                                \
       "bne 1b\n\t"                                                                                    \
