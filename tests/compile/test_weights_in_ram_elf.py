@@ -1,11 +1,13 @@
 """--weights-in-ram links the model's constants into RAM, loaded from flash: the firmware ELF's constant arrays
 sit in the board's RAM (the system region's .data, or a region of their own with its own load section, or split
-across both), and a model whose constants the board's RAM cannot hold is refused before anything is built."""
+across both), and a model whose constants the board's RAM cannot hold is refused before anything is built; a
+compiled folder whose constants' region is no C identifier (it names Zephyr's linker snippet) is refused too."""
 
 from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,7 @@ from mtk.cli import main
 from mtk.compiler import compile_model
 from mtk.platforms import ProjectOptions, get_platform
 
+from checkout import FAKE
 from harness import conv_model, fc_chain, split_ram_an547
 
 
@@ -144,3 +147,18 @@ def test_ad_on_the_stm32f746_splits_its_constants_across_dtcm_and_sram0(tmp_path
     shares = json.loads(capsys.readouterr().out)["constants_in_ram"]
     assert [s["name"] for s in shares] == ["DTCM", "SRAM0"]
     assert sum(s["constant_bytes"] for s in shares) == 271_000 and shares[0]["constant_bytes"] <= 64 * 1024
+
+
+@pytest.mark.parametrize("region", ["DTCM))\n*(.text", "../../DTCM", "DTCM */"])
+def test_a_constants_region_that_is_no_c_identifier_writes_no_snippet(tmp_path, capsys, region):
+    """metadata.json's constants_in_ram names the snippet, its section and CMake's lines: a name that is no C
+    identifier is refused in one line, exit 2, and nothing is written."""
+    folder = tmp_path / "compiled"
+    shutil.copytree(FAKE, folder)
+    meta = json.loads((folder / "metadata.json").read_text())
+    meta["memory"]["constants_in_ram"] = [{"name": region, "constant_bytes": 4, "arrays": [[4, 4]]}]
+    (folder / "metadata.json").write_text(json.dumps(meta))
+    assert main(["project", str(folder), "--board", "stm32f746g_disco", "-o", str(tmp_path / "app")]) == 2
+    err = capsys.readouterr().err
+    assert "RAM region" in err and "is not a C identifier" in err.splitlines()[0]
+    assert not (tmp_path / "app").exists() and not list(tmp_path.rglob("mtk_constants_*"))

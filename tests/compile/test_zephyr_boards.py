@@ -288,6 +288,18 @@ def test_a_board_of_one_soc_and_its_ram_regions(workspace):
     assert board.ram_bytes == (128 + 256 + 384) * 1024
 
 
+@pytest.mark.parametrize("region", ["SRAM1 */ x", "../SRAM1", "SRAM1)) *(.text", "SRAM1\\n#include"])
+def test_a_ram_region_whose_name_is_no_c_identifier_is_refused_in_one_line(workspace, region):
+    """A zephyr,memory-region names the library's sections and pools, the linker snippets and the symbols CMake
+    requires: one that is no C identifier is refused before it reaches them."""
+    dts = workspace / "boards" / "testvendor" / "fastboard" / "fastboard.dts"
+    dts.write_text(dts.read_text().replace('"SRAM1"', f'"{region}"'))
+    with pytest.raises(MtkError, match=r"^board 'fastboard': /soc/memory@24040000: its RAM region '.*' is not a C "
+                                       r"identifier$") as err:
+        get_board("fastboard")
+    assert err.value.exit_code == 2 and "\n" not in err.value.message
+
+
 @pytest.mark.parametrize("name, message", [
     ("riscboard", r"board 'riscboard' is a Zephyr riscv board, not a Cortex-M"),
     ("testboard/testsoc", r"testboard has no target 'testsoc'.*\n  hint: its targets: testboard/testsoc/cpuapp, "

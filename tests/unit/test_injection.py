@@ -1,7 +1,7 @@
 """Outside strings never run in a generated file: a model file name with newlines, `$(...)` or CMake
 commands stays inside its comment of CMakeLists.txt and tvmgen_<module>.mk (make and cmake run on them
-here); a metadata.json naming a module, a member or a file that is no plain name is refused; arguments
-that land in YAML (a Zephyr revision, a labgrid exporter's name) are plain words or refused."""
+here); a metadata.json naming a module, a member, a file or a RAM region that is no plain name is refused;
+arguments that land in YAML (a Zephyr revision, a labgrid exporter's name) are plain words or refused."""
 
 from __future__ import annotations
 
@@ -77,6 +77,10 @@ def test_the_mlf_holds_the_model_under_a_plain_name(tmp_path):
     (lambda m: m.update(files=["../../etc/passwd"]), "files"),
     (lambda m: m.update(files=["/etc/passwd"]), "files"),
     (lambda m: m.update(outputs=[]), "inputs and outputs"),
+    (lambda m: m["memory"].update(constants_in_ram=[{"name": "DTCM))\n*(.text", "constant_bytes": 4,
+                                                     "arrays": [[4, 4]]}]), "RAM region"),
+    (lambda m: m["memory"].update(regions=[{"name": "SRAM\"); x(\"", "arena_bytes": 0, "limit_bytes": 0,
+                                            "live_bytes": []}]), "RAM region"),
 ])
 def test_metadata_read_back_is_checked(change, what, tmp_path):
     folder = compiled_as(tmp_path, change)

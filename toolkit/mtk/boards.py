@@ -13,6 +13,7 @@ import yaml
 
 from .cycles.memory import MemoryTiming, memory_timing_from_yaml
 from .errors import MtkError
+from .names import identifier_read_back
 from .paths import BOARD_TEMPLATES
 from .target import Cpu, get_cpu
 
@@ -170,8 +171,8 @@ def _ram_regions_from_yaml(entries: list[dict[str, Any]] | None, ram_bytes: int,
     """The board's RAM regions; without a list, one system region "RAM" of ram_bytes."""
     if not entries:
         return (RamRegion("RAM", qemu.ram.base if qemu else None, ram_bytes, system=True),)
-    regions = tuple(RamRegion(str(e["name"]), int(e["base"]), int(e["size"]), bool(e.get("system", False)),
-                              bool(e.get("tcm", False))) for e in entries)
+    regions = tuple(RamRegion(identifier_read_back(e["name"], "RAM region"), int(e["base"]), int(e["size"]),
+                              bool(e.get("system", False)), bool(e.get("tcm", False))) for e in entries)
     systems = [r for r in regions if r.system]
     if len(systems) != 1:
         raise ValueError("ram_regions need exactly one system region")

@@ -106,7 +106,8 @@ class RegionUse:
 
     @classmethod
     def from_json(cls, e: dict[str, Any]) -> RegionUse:
-        return cls(str(e["name"]), int(e["arena_bytes"]), int(e["limit_bytes"]), tuple(int(v) for v in e["live_bytes"]))
+        return cls(identifier_read_back(e["name"], "RAM region"), int(e["arena_bytes"]), int(e["limit_bytes"]),
+                   tuple(int(v) for v in e["live_bytes"]))
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,8 @@ class RamConstants:
 
     @classmethod
     def from_json(cls, e: dict[str, Any]) -> RamConstants:
-        return cls(str(e["name"]), int(e["constant_bytes"]), tuple((int(n), int(a)) for n, a in e["arrays"]))
+        return cls(identifier_read_back(e["name"], "RAM region"), int(e["constant_bytes"]),
+                   tuple((int(n), int(a)) for n, a in e["arrays"]))
 
 
 def by_region(order: list[str], arrays: list[tuple[str, int, int]]) -> tuple[RamConstants, ...]:

@@ -101,7 +101,8 @@ PLAIN_PART = re.compile(r"[A-Za-z0-9_+-][A-Za-z0-9_.+-]{0,199}")
 
 
 def identifier_read_back(text: object, what: str) -> str:
-    """A C identifier read back from a file mtk wrote (metadata.json): ValueError if it is not one."""
+    """A C identifier read from outside as it is (from metadata.json, which mtk wrote; a RAM region's name,
+    which names linker sections, regions and symbols): ValueError if it is not one."""
     if not isinstance(text, str) or not C_IDENTIFIER.fullmatch(text):
         raise ValueError(f"{what} {text!r} is not a C identifier")
     return text

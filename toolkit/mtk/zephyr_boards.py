@@ -26,6 +26,7 @@ import yaml
 
 from .boards import Board, RamRegion, get_board
 from .errors import MtkError, ToolMissing
+from .names import identifier_read_back
 from .target import CPUS
 from .zephyr_env import find_base
 from .zephyr_workspace import ListedBoard, Target, Workspace, find_target, listed_boards, soc_dirs, tree_modules, workspace
@@ -186,10 +187,10 @@ def ram_regions(target: Target, edt) -> tuple[RamRegion, ...]:
     sram = edt.chosen_node("zephyr,sram")
     if sram is None or not sram.regs:
         raise MtkError(f"board '{target.identifier}': its devicetree chooses no zephyr,sram")
-    system = RamRegion(_region_name(sram) or "RAM", sram.regs[0].addr, sram.regs[0].size, system=True,
-                       tcm=_is_tcm(sram))
+    system = RamRegion(_linker_name(target, sram) if _region_name(sram) else "RAM", sram.regs[0].addr,
+                       sram.regs[0].size, system=True, tcm=_is_tcm(sram))
     low, high = system.base, system.base + system.size
-    others = [RamRegion(_region_name(n), n.regs[0].addr, n.regs[0].size, tcm=_is_tcm(n))
+    others = [RamRegion(_linker_name(target, n), n.regs[0].addr, n.regs[0].size, tcm=_is_tcm(n))
               for n in edt.nodes
               if n is not sram and n.status == "okay" and n.regs and _region_name(n)
               and "zephyr,memory-attr" not in n.props and ("mmio-sram" in n.compats or _is_tcm(n))
@@ -200,6 +201,15 @@ def ram_regions(target: Target, edt) -> tuple[RamRegion, ...]:
 def _region_name(node) -> str | None:
     prop = node.props.get("zephyr,memory-region")
     return str(prop.val) if prop is not None else None
+
+
+def _linker_name(target: Target, node) -> str:
+    """The node's zephyr,memory-region, which the generated C, linker snippets and CMake name sections and
+    symbols after: MtkError if it is not a C identifier (Zephyr's own linker script takes it as a token)."""
+    try:
+        return identifier_read_back(_region_name(node), "its RAM region")
+    except ValueError as err:
+        raise MtkError(f"board '{target.identifier}': {node.path}: {err}") from None
 
 
 def _is_tcm(node) -> bool:
