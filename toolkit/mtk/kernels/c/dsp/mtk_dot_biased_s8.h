@@ -703,11 +703,6 @@ static inline void mtk_fused_quad_out(const uint32_t* s, const int32_t* q, int8_
   MTK_FUSED_QUAD_PC_CHANNEL("r3", P, SIGN) MTK_FUSED_QUAD_PC_CHANNEL("r4", P, SIGN)      \
   MTK_FUSED_QUAD_PC_CHANNEL("r5", P, SIGN) MTK_FUSED_QUAD_PC_CHANNEL("r6", P, SIGN)
 
-/* f: the packed row, the stream's first quad, groups, quads (> 0), out, the layer's m, C, e, the activation range, the
- * int8 row and how many of its groups to pack first (MTK_FUSED_QUAD_SETUP). Naked as mtk_gemm_2x2_fused_dsp: the row's
- * Σx, then per quad its sums from its head (MTK_FUSED_QUAD_LOOP: every register but r0, r1, the sums and sp), each c0
- * and c2 sum doubled with −256·Σx added in two instructions (2·S − 512·T − 256·Σx), 4 outputs by OUT; the frame:
- * [0] row, [4] its end, [8] −256·Σx, [12] and [16] the entries, [20] m, C, e, [32] the range, [40] out, [44] its end. */
 /* The frame (FRAME bytes) from f, SETUP (MTK_FUSED_QUAD_SETUP, or MTK_FUSED_ROW_PACK alone), −256·Σx. */
 #define MTK_FUSED_QUAD_START(FRAME, SETUP) \
   "push {r4-r11, lr}\n\t"                 \
@@ -737,6 +732,11 @@ static inline void mtk_fused_quad_out(const uint32_t* s, const int32_t* q, int8_
   "add r4, r4, r4\n\t"            \
   "add r6, r6, r6\n\t"            \
   OUT
+/* f: the packed row, the stream's first quad, groups, quads (> 0), out, the layer's m, C, e, the activation range, the
+ * int8 row and how many of its groups to pack first (MTK_FUSED_QUAD_SETUP). Naked as mtk_gemm_2x2_fused_dsp: the row's
+ * Σx, then per quad its sums from its head (MTK_FUSED_QUAD_LOOP: every register but r0, r1, the sums and sp), each c0
+ * and c2 sum doubled with −256·Σx added in two instructions (2·S − 512·T − 256·Σx), 4 outputs by OUT; the frame:
+ * [0] row, [4] its end, [8] −256·Σx, [12] and [16] the entries, [20] m, C, e, [32] the range, [40] out, [44] its end. */
 #define MTK_FUSED_QUAD_DSP(NAME, OUT)                                                                 \
 __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)) const int32_t* f) { \
   __asm__ volatile(                                                                                   \
@@ -881,7 +881,8 @@ MTK_FUSED_CHUNK_DSP(mtk_gemm_1x4_fused_chunk_dsp, MTK_FUSED_QUAD_SATURATED, MTK_
 MTK_FUSED_CHUNK_DSP(mtk_gemm_1x4_fused_pc_chunk_dsp, MTK_FUSED_QUAD_PC_SATURATED, MTK_FUSED_QUAD_PC_CLAMPED)
 #ifdef MTK_FUSED_OCTETS_DSP
 MTK_FUSED_CHUNK_OCTETS_DSP(mtk_gemm_1x4_octets_chunk_dsp, MTK_FUSED_QUAD_SATURATED, MTK_FUSED_QUAD_CLAMPED, "0")
-MTK_FUSED_CHUNK_OCTETS_DSP(mtk_gemm_1x4_octets_pc_chunk_dsp, MTK_FUSED_QUAD_PC_SATURATED, MTK_FUSED_QUAD_PC_CLAMPED, "48")
+MTK_FUSED_CHUNK_OCTETS_DSP(mtk_gemm_1x4_octets_pc_chunk_dsp, MTK_FUSED_QUAD_PC_SATURATED, MTK_FUSED_QUAD_PC_CLAMPED,
+                           "48")
 #endif
 #endif
 

@@ -46,7 +46,7 @@ static inline int32_t mtk_fused_min(int32_t a, int32_t b) { return a < b ? a : b
  * quads' (a row shorter than the passes runs part of each; cold, 4 waits a 16-byte line from the U575's flash). */
 static inline int32_t mtk_fused_quads_paired(int32_t quads, int32_t groups) {
   int32_t more_bytes = MTK_OCTET_GROUP_SIZE * mtk_fused_min(groups, MTK_OCTET_PASS_GROUPS) -
-                       MTK_FUSED_QUAD_PAIR_SIZE * mtk_fused_min(groups >> 1, 16);
+                       MTK_FUSED_QUAD_PAIR_SIZE * mtk_fused_min(groups >> 1, MTK_FUSED_QUAD_PASS_PAIRS);
   return (quads & 1) == 0 && 2 * groups * (quads >> 1) >= more_bytes / 16 * 4;
 }
 

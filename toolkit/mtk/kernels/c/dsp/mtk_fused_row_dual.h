@@ -86,6 +86,7 @@
 
 /* The entry (MTK_FUSED_QUAD_SETUP): into the pass for the pairs but the last (label 8 for none). */
 #define MTK_FUSED_QUAD_PIPELINED "subs r3, r3, #1\n\tbls 25f\n\t"
-#define MTK_FUSED_QUAD_PASS "16"
+#define MTK_FUSED_QUAD_PASS_PAIRS 16   /* pairs a pass (a power of two) */
+#define MTK_FUSED_QUAD_PASS MTK_DUAL_XSTR(MTK_FUSED_QUAD_PASS_PAIRS)
 
 #endif /* MTK_FUSED_ROW_DUAL_H_ */
