@@ -216,12 +216,14 @@ def test_under_emulate_the_constants_must_fit_the_emulated_boards_regions_split_
 def test_the_compile_summary_gives_each_regions_constants():
     from mtk.commands.compile import constants_where, summary
 
-    split = summary(with_constants(share("DTCM", 53_340), share("SRAM0", 217_660)))["constants_in_ram"]
-    assert split == [{"name": "DTCM", "constant_bytes": 53_340}, {"name": "SRAM0", "constant_bytes": 217_660}]
-    assert constants_where(split) == "flash, copied into RAM at startup: DTCM 53,340 B, SRAM0 217,660 B"
-    one = summary(with_constants(share("DTCM", 100)))["constants_in_ram"]
+    split = with_constants(share("DTCM", 53_340), share("SRAM0", 217_660))
+    assert summary(split)["constants_in_ram"] == [{"name": "DTCM", "constant_bytes": 53_340},
+                                                  {"name": "SRAM0", "constant_bytes": 217_660}]
+    assert constants_where(split.memory.constants_in_ram) == ("flash, copied into RAM at startup: DTCM 53,340 B, "
+                                                              "SRAM0 217,660 B")
+    one = with_constants(share("DTCM", 100)).memory.constants_in_ram
     assert constants_where(one) == "flash, copied into RAM region DTCM at startup"
-    assert constants_where([]) == "flash"
+    assert constants_where(()) == "flash"
 
 
 def test_under_emulate_a_run_reports_where_the_emulated_boards_build_copies_the_constants():

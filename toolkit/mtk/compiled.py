@@ -14,7 +14,7 @@ import json
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from . import __version__
 from .codegen.memory_plan import ALIGNMENT, Buffer, packed_offsets
@@ -120,12 +120,25 @@ class RamConstants:
     arrays: tuple[tuple[int, int], ...]   # (bytes, the multiple its address is) of each array
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "constant_bytes": self.constant_bytes, "arrays": [list(a) for a in self.arrays]}
+        return {**self.summary(), "arrays": [list(a) for a in self.arrays]}
+
+    def summary(self) -> dict[str, Any]:
+        """Its region and bytes, as `mtk compile --json` and `mtk run --json` give them."""
+        return {"name": self.name, "constant_bytes": self.constant_bytes}
 
     @classmethod
     def from_json(cls, e: dict[str, Any]) -> RamConstants:
         return cls(identifier_read_back(e["name"], "RAM region"), int(e["constant_bytes"]),
                    tuple((int(n), int(a)) for n, a in e["arrays"]))
+
+
+def in_ram_bytes(shares: Sequence[RamConstants]) -> int:
+    return sum(share.constant_bytes for share in shares)
+
+
+def bytes_by_region(shares: Sequence[RamConstants]) -> str:
+    """The constants' bytes in each RAM region, as a line says them: "DTCM 53,340 B, SRAM0 217,660 B"."""
+    return ", ".join(f"{r.name} {r.constant_bytes:,} B" for r in shares)
 
 
 def by_region(order: list[str], arrays: list[tuple[str, int, int]]) -> tuple[RamConstants, ...]:
@@ -242,7 +255,7 @@ class MemoryUse:
 
     @property
     def constants_in_ram_bytes(self) -> int:
-        return sum(r.constant_bytes for r in self.constants_in_ram)
+        return in_ram_bytes(self.constants_in_ram)
 
     @property
     def constants_regions(self) -> tuple[str, ...]:

@@ -24,7 +24,8 @@ from .codegen.regions import Pool, constants_regions, footprint, live_bytes, pla
 from .codegen.schedule import early_last_readers
 from .codegen.storage import AliasSets, Step, Storage, join_aliases, ordered_steps, plan_storage
 from .codegen.tiling import tile
-from .compiled import CompiledModel, CompiledOp, CompiledTarget, MemoryUse, RamConstants, RegionUse, Tiling, by_region
+from .compiled import (CompiledModel, CompiledOp, CompiledTarget, MemoryUse, RamConstants, RegionUse, Tiling, by_region,
+                       in_ram_bytes)
 from .errors import ModelError
 from .fsutil import atomic_output_dir
 from .graph import Graph
@@ -203,10 +204,6 @@ def place_constants(graph: Graph, steps: list[Step], storage: Storage, board: Bo
     return aot.ConstantsInRam(region_of, system, tuple(share.name for share in shares)), shares
 
 
-def _in_ram_bytes(shares: tuple[RamConstants, ...]) -> int:
-    return sum(share.constant_bytes for share in shares)
-
-
 def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | Cpu | None = None,
                   board: str | Board | None = None, module_name: str = "default", workspace: str = "internal",
                   force: bool = False, tuning: Tuning | None = None, max_ram: int | None = None,
@@ -249,7 +246,7 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
         in_ram, ram_constants = place_constants(graph, steps, storage, board_info, module, what) \
             if weights_in_ram else (None, ())
         limit = max_ram if max_ram is not None or board_info is None else arena_room(
-            board_info, state_region_bytes(graph, steps), constants_in_ram=_in_ram_bytes(ram_constants))
+            board_info, state_region_bytes(graph, steps), constants_in_ram=in_ram_bytes(ram_constants))
         untiled = steps
     tiling = None
     if limit is not None and storage.plan.arena_bytes > limit:
@@ -303,7 +300,7 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
             plan=tuple(sorted(plan.buffers, key=lambda b: (b.pool, b.first_use, b.offset))),
             state_bytes=state_bytes, live_bytes=tuple(live_bytes(plan.buffers, len(steps))),
             arena_limit_bytes=arena_room(board_info, state_bytes, stack_reservation(code.stack_bytes),
-                                         _in_ram_bytes(ram_constants)) if board_info else None,
+                                         in_ram_bytes(ram_constants)) if board_info else None,
             regions=tuple(RegionUse(p.region, p.nbytes, p.capacity, tuple(live_bytes(plan.buffers, len(steps), p.region)))
                           for p in pools),
             tiling=replace(tiling, untiled_live_bytes=tuple(untiled_live)) if tiling else None,

@@ -25,7 +25,7 @@ from matplotlib.figure import Figure   # the object API: no pyplot state, no GUI
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter
 
-from .compiled import CompiledModel
+from .compiled import CompiledModel, bytes_by_region
 from .fsutil import atomic_output_file
 from .runresult import LayerTime, RunResult
 
@@ -264,9 +264,9 @@ def memory_figure(compiled: CompiledModel, curves: dict[str, Sequence[int]] | No
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: _short(v)))
     ax.set_ylabel("bytes")
     ax.set_xlabel("op step")
-    in_ram = ", ".join(f"{r.name} {r.constant_bytes:,} B" for r in mem.constants_in_ram)
-    ax.set_title(f"{compiled.model}: arena bytes live at each op"
-                 + (f" (beside the constants copied into RAM: {in_ram})" if in_ram else ""), fontsize=10)
+    in_ram = f" (beside the constants copied into RAM: {bytes_by_region(mem.constants_in_ram)})" \
+        if mem.constants_in_ram else ""
+    ax.set_title(f"{compiled.model}: arena bytes live at each op{in_ram}", fontsize=10)
     ax.grid(axis="y", alpha=0.3)
     _legend_outside(ax)
     return fig

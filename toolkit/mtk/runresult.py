@@ -79,7 +79,7 @@ class RunResult:
             "arena_bytes": self.arena_bytes, "ram_bytes": self.sizes.ram_bytes,
             "stack_bytes": self.sizes.stack_bytes, "stack_used_bytes": self.stack_used_bytes,
             "flash_bytes": self.sizes.flash_bytes, "constant_bytes": self.constant_bytes,
-            "constants_in_ram": [{"name": r.name, "constant_bytes": r.constant_bytes} for r in self.constants_in_ram],
+            "constants_in_ram": [r.summary() for r in self.constants_in_ram],
             "code_bytes": self.code_bytes,
             "outputs": [sample[0].reshape(-1).astype(int).tolist() for sample in self.outputs],
             "layers": None if self.layers is None else [

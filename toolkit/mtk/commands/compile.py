@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 from .. import ui
-from ..compiled import CompiledModel, Tiling
+from ..compiled import CompiledModel, RamConstants, Tiling, bytes_by_region
 from ..cliparser import board_name
 from ..fsutil import check_output_file
 from ..mlf import write_mlf
@@ -82,7 +82,7 @@ def summary(compiled: CompiledModel) -> dict:
         "arena_regions": [{"name": r.name, "arena_bytes": r.arena_bytes, "limit_bytes": r.limit_bytes}
                           for r in mem.regions],
         "constant_bytes": mem.constant_bytes,
-        "constants_in_ram": [{"name": r.name, "constant_bytes": r.constant_bytes} for r in mem.constants_in_ram],
+        "constants_in_ram": [r.summary() for r in mem.constants_in_ram],
         "code_bytes": mem.code_bytes, "files": list(compiled.files),
         "tiling": mem.tiling.to_json() if mem.tiling else None,
     }
@@ -103,13 +103,12 @@ def arena_line(info: dict) -> str:
     return f"arena      {info['arena_bytes']:,} B (lower bound {info['arena_lower_bound_bytes']:,} B{limit}){regions}"
 
 
-def constants_where(in_ram: list[dict]) -> str:
+def constants_where(in_ram: tuple[RamConstants, ...]) -> str:
     """Where the constants are: flash, and the RAM region(s) the startup copies them into (with each one's bytes
     when there are several)."""
     if len(in_ram) > 1:
-        return "flash, copied into RAM at startup: " + ", ".join(f"{r['name']} {r['constant_bytes']:,} B"
-                                                                 for r in in_ram)
-    return f"flash, copied into RAM region {in_ram[0]['name']} at startup" if in_ram else "flash"
+        return f"flash, copied into RAM at startup: {bytes_by_region(in_ram)}"
+    return f"flash, copied into RAM region {in_ram[0].name} at startup" if in_ram else "flash"
 
 
 def tiling_lines(tiling: Tiling) -> str:
@@ -177,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
     print(arena_line(info))
     if compiled.memory.tiling:
         print(tiling_lines(compiled.memory.tiling))
-    where = constants_where(info["constants_in_ram"])
+    where = constants_where(compiled.memory.constants_in_ram)
     print(f"constants  {info['constant_bytes']:,} B ({where})")
     print(f"code       {code}")
     print("files      " + ", ".join(info["files"]))

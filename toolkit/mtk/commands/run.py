@@ -77,8 +77,9 @@ def _stack(result: RunResult) -> str:
 
 def _in_ram(result: RunResult) -> str:
     """Where --weights-in-ram copies the constants at startup, by region."""
-    regions = ", ".join(f"{r.name} {r.constant_bytes:,} B" for r in result.constants_in_ram)
-    return f", copied into RAM: {regions}" if regions else ""
+    from ..compiled import bytes_by_region
+
+    return f", copied into RAM: {bytes_by_region(result.constants_in_ram)}" if result.constants_in_ram else ""
 
 
 def format_result(result: RunResult, verbose: bool = False) -> str:
