@@ -47,32 +47,22 @@ MTK_MUL_MVE_RUN(mtk_mul_mve_run_s8, int8_t, vldrbq_s32, vldrbq_z_s32, vstrbq_s32
 MTK_MUL_MVE_RUN(mtk_mul_mve_run_s16, int16_t, vldrhq_s32, vldrhq_z_s32, vstrhq_s32, vstrhq_p_s32)
 #undef MTK_MUL_MVE_RUN
 
-/* The run specialised on its steps (0 or 1; not both 0 unless n is 1). */
-#define MTK_MUL_MVE_DISPATCH(RUN, pa, pb, po, n, a_step, b_step, q)  \
-  do {                                                               \
-    if (a_step && b_step) RUN(pa, pb, po, n, 1, 1, q);               \
-    else if (a_step) RUN(pa, pb, po, n, 1, 0, q);                    \
-    else RUN(pa, pb, po, n, 0, b_step, q);                           \
-  } while (0)
-
-/* out[i] = a[i * a_step] * b[i * b_step] rescaled, for i < n (steps 0 or 1), int8. */
-MTK_MVE_INLINE int32_t mtk_mul_mve_s8(const void* a, const void* b, void* out, int32_t n, int32_t a_step,
-                                      int32_t b_step, int32_t a_zp, int32_t b_zp, int32_t mult, int32_t shift,
-                                      int32_t out_zp, int32_t act_min, int32_t act_max) {
-  const mtk_mul_params q = mtk_mul_mve_params(a_zp, b_zp, mult, shift, out_zp, act_min, act_max);
-  MTK_MUL_MVE_DISPATCH(mtk_mul_mve_run_s8, (const int8_t*)a, (const int8_t*)b, (int8_t*)out, n, a_step, b_step, &q);
-  return 0;
-}
-
-/* The same for int16 (TFLM: zero points 0, the product within int32). */
-MTK_MVE_INLINE int32_t mtk_mul_mve_s16(const void* a, const void* b, void* out, int32_t n, int32_t a_step,
-                                       int32_t b_step, int32_t a_zp, int32_t b_zp, int32_t mult, int32_t shift,
-                                       int32_t out_zp, int32_t act_min, int32_t act_max) {
-  const mtk_mul_params q = mtk_mul_mve_params(a_zp, b_zp, mult, shift, out_zp, act_min, act_max);
-  MTK_MUL_MVE_DISPATCH(mtk_mul_mve_run_s16, (const int16_t*)a, (const int16_t*)b, (int16_t*)out, n, a_step, b_step,
-                       &q);
-  return 0;
-}
-#undef MTK_MUL_MVE_DISPATCH
+/* NAME: out[i] = a[i * a_step] * b[i * b_step] rescaled, for i < n (steps 0 or 1; not both 0 unless n is 1), of T
+ * (int16: TFLM's zero points 0, the product within int32), by RUN specialised on the steps. */
+#define MTK_MUL_MVE_ENTRY(NAME, T, RUN)                                                                         \
+  MTK_MVE_INLINE int32_t NAME(const void* a, const void* b, void* out, int32_t n, int32_t a_step, int32_t b_step, \
+                              int32_t a_zp, int32_t b_zp, int32_t mult, int32_t shift, int32_t out_zp,           \
+                              int32_t act_min, int32_t act_max) {                                                \
+    const mtk_mul_params q = mtk_mul_mve_params(a_zp, b_zp, mult, shift, out_zp, act_min, act_max);             \
+    const T *pa = (const T*)a, *pb = (const T*)b;                                                                \
+    T* po = (T*)out;                                                                                             \
+    if (a_step && b_step) RUN(pa, pb, po, n, 1, 1, &q);                                                          \
+    else if (a_step) RUN(pa, pb, po, n, 1, 0, &q);                                                               \
+    else RUN(pa, pb, po, n, 0, b_step, &q);                                                                      \
+    return 0;                                                                                                    \
+  }
+MTK_MUL_MVE_ENTRY(mtk_mul_mve_s8, int8_t, mtk_mul_mve_run_s8)
+MTK_MUL_MVE_ENTRY(mtk_mul_mve_s16, int16_t, mtk_mul_mve_run_s16)
+#undef MTK_MUL_MVE_ENTRY
 
 #endif /* MTK_MUL_MVE_H_ */
