@@ -63,7 +63,7 @@ def _cache(entry: dict[str, Any] | None) -> CacheGeometry | None:
     return geometry
 
 
-def _role(role: str, e: dict[str, Any]) -> MemoryTiming:
+def _timing_from_yaml(role: str, e: dict[str, Any]) -> MemoryTiming:
     sequential = e.get("sequential_wait_states")
     return MemoryTiming(role, int(e["wait_states"]), bool(e.get("prefetch", False)), _cache(e.get("icache")),
                         _cache(e.get("dcache")), str(e.get("source", "")), _cache(e.get("cache")),
@@ -77,7 +77,7 @@ def memory_timing_from_yaml(entry: dict[str, Any] | None) -> tuple[MemoryTiming,
     unknown = set(entry) - set(ROLES)
     if unknown:
         raise ValueError(f"memory_timing roles {sorted(unknown)} are not among {ROLES}")
-    timing = tuple(_role(role, e) for role, e in entry.items())
+    timing = tuple(_timing_from_yaml(role, e) for role, e in entry.items())
     if any(t.cache for t in timing) and any(t.icache or t.dcache for t in timing):
         raise ValueError("memory_timing: a shared `cache` and an icache/dcache are exclusive")
     return timing
