@@ -168,6 +168,16 @@ def constants_cache_bytes(board: Board) -> int | None:
     return cache.bytes
 
 
+def cache_fitting_tuning(prepared: list[OpData], tuning: Tuning, board: Board | None, weights_in_ram: bool) -> Tuning:
+    """`tuning` with each layer it leaves to its default on its leanest variant where only that one's constants fit
+    `board`'s slow flash's cache (constants_cache_bytes); as it is without such a cache or with the constants in
+    RAM."""
+    cache_bytes = constants_cache_bytes(board) if board is not None and not weights_in_ram else None
+    if cache_bytes is None:
+        return tuning
+    return leanest_tuning(tunable_layers(prepared), tuning, cache_bytes) or tuning
+
+
 def state_region_bytes(graph: Graph, steps: list[Step]) -> int:
     """The state region: the variable tensors and the ops' own state (ops.base.State)."""
     own = sum(a.size * np.dtype(a.dtype).itemsize for _, low in steps for kernel in low.kernels
@@ -210,7 +220,7 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
                   max_recompute: float = DEFAULT_MAX_RECOMPUTE, weights_in_ram: bool = False) -> CompiledModel:
     """Compile `model` (its file, or its graph already read) into a C library folder at `out_dir` (written
     atomically); layers whose key `tuning` holds take its variant, the others the default (on a board with slow
-    flash, their leanest variant where only its constants fit the flash's cache: constants_cache_bytes). When
+    flash, their leanest variant where only its constants fit the flash's cache: cache_fitting_tuning). When
     the arena is above `max_ram` (default: what `board`'s RAM leaves for it), the layers where it peaks are
     tiled (codegen/tiling.py) for the lowest arena within `max_recompute` extra instructions (estimated:
     recomputed MACs, kernel calls, moved rows; the CPU's Costs); a model whose arena still exceeds `max_ram`
@@ -234,10 +244,7 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
     with ui.step(f"reading {model_name}"):
         graph = as_graph(model)
         prepared = early_last_readers(graph, check_supported(graph, cpu_obj))
-    tuning = tuning or Tuning()
-    cache_bytes = constants_cache_bytes(board_info) if board_info and not weights_in_ram else None
-    if cache_bytes is not None:
-        tuning = leanest_tuning(tunable_layers(prepared), tuning, cache_bytes) or tuning
+    tuning = cache_fitting_tuning(prepared, tuning or Tuning(), board_info, weights_in_ram)
     with ui.step(f"lowering {len(graph.ops)} ops through TVM TE/TIR for {cpu_obj.name}"):
         steps, layers = lower_ops(prepared, tuning)
         steps, aliases = join_aliases(graph, steps)
