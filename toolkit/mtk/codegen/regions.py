@@ -7,7 +7,8 @@ arena, the largest of them moves on to the next region. Small, hot buffers (scra
 layers' tensors) so stay in the fastest (tightly coupled) region, large ones stream from the bigger
 one, and a model whose arena no single region holds is split across them. Each region used gets one
 pool: a static array in the library, in the linker input section named after the region (the system
-region's in .bss, as a board with one region has it).
+region's in .bss, as a board with one region has it). The constants --weights-in-ram copies into RAM are
+placed first (constants_regions), the room they take left out of the arena's.
 """
 
 from __future__ import annotations
