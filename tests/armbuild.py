@@ -15,6 +15,14 @@ from mtk.target import get_cpu
 C_LIBRARY = {"memcpy", "memset"}   # the only symbols the generated C may take from the firmware
 
 
+def arm_gcc() -> str:
+    """arm-none-eabi-gcc's path; the test skipped where it is not installed."""
+    gcc = shutil.which("arm-none-eabi-gcc")
+    if gcc is None:
+        pytest.skip("arm-none-eabi-gcc not installed (Debian package gcc-arm-none-eabi)")
+    return gcc
+
+
 def undefined_symbols(folder: Path, cpu: str, tmp: Path) -> set[str]:
     return set(re.findall(r" U (\S+)", _symbols(folder, cpu, tmp))) - C_LIBRARY
 
@@ -25,9 +33,7 @@ def local_functions(folder: Path, cpu: str, tmp: Path) -> set[str]:
 
 
 def _symbols(folder: Path, cpu: str, tmp: Path) -> str:
-    gcc = shutil.which("arm-none-eabi-gcc")
-    if gcc is None:
-        pytest.skip("arm-none-eabi-gcc not installed (Debian package gcc-arm-none-eabi)")
+    gcc = arm_gcc()
     flags = get_cpu(cpu).gcc_flags
     tmp.mkdir(parents=True, exist_ok=True)
     objs = []

@@ -7,7 +7,6 @@ hypothesis settings several test modules use; the stand-ins of the Zephyr and fl
 from __future__ import annotations
 
 import dataclasses
-import shutil
 import stat
 import subprocess
 import tempfile
@@ -241,9 +240,7 @@ def assert_example_c_builds(families: tuple[str, ...], cpu: str, tmp: Path) -> N
 
 
 def assert_builds_for_cortex_m4(folder: Path, workdir: Path) -> None:
-    gcc = shutil.which("arm-none-eabi-gcc")
-    if gcc is None:
-        pytest.skip("arm-none-eabi-gcc not installed")
+    gcc = armbuild.arm_gcc()
     for src in sorted((folder / "src").glob("*.c")):
         result = subprocess.run([gcc, *M4_FLAGS, "-I", str(folder / "include"), "-c", str(src),
                                  "-o", str(workdir / f"{src.stem}.o")], capture_output=True, text=True)

@@ -13,6 +13,8 @@ from mtk.kernels.files import C_DIR, FAMILIES, ISAS, c_files, project_name
 from mtk.kernels.table import CORE_FILES
 from mtk.target import CPUS
 
+from armbuild import arm_gcc
+
 INCLUDE = re.compile(r'^#include "([^"]+)"', re.M)
 # The toolchain's switch between the DSP instructions and their portable C, and Helium's assembly twin of the 16x8
 # weight rows (the host runs a Helium core's 16x8 models in its C twin): the only tests of a core's features left.
@@ -59,9 +61,7 @@ def test_a_family_unknown_on_an_instruction_set_is_named():
 
 @pytest.mark.parametrize("cpu", ["cortex-m0plus", "cortex-m3", "cortex-m4", "cortex-m7", "cortex-m33", "cortex-m55"])
 def test_each_family_builds_for_the_cores_of_its_instruction_sets(cpu):
-    gcc = shutil.which("arm-none-eabi-gcc")
-    if gcc is None:
-        pytest.skip("arm-none-eabi-gcc not installed (Debian package gcc-arm-none-eabi)")
+    gcc = arm_gcc()
     isa = CPUS[cpu].isa.value
     for family, by_isa in FAMILIES.items():
         if isa in by_isa:

@@ -16,14 +16,14 @@ from mtk.kernels.files import C_DIR, FAMILIES, c_files, project_name
 from mtk.kernels.signature import CFunction
 from mtk.target import CPUS, Isa
 
+from armbuild import arm_gcc
+
 CORES = {Isa.SCALAR: "cortex-m0", Isa.M3: "cortex-m3", Isa.DSP: "cortex-m4", Isa.MVE: "cortex-m55"}
 
 
 def compile_with_prototypes(isa: Isa, functions: list[CFunction], tmp_path: Path) -> subprocess.CompletedProcess:
     """The instruction set's headers, then `functions`' prototypes and a reference to each, compiled with -Werror."""
-    gcc = shutil.which("arm-none-eabi-gcc")
-    if gcc is None:
-        pytest.skip("arm-none-eabi-gcc not installed (Debian package gcc-arm-none-eabi)")
+    gcc = arm_gcc()
     families = [table.DOT_HEADER, table.BIASED_HEADER, table.IM2COL_HEADER, table.RUNS_HEADER]
     families += [k.header for k in table.KERNELS if isa in k.isas and k.header]
     files = c_files(isa.value, [f for f in dict.fromkeys(families) if isa.value in FAMILIES[f]])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 
 import numpy as np
@@ -14,6 +13,8 @@ from mtk.kernels.files import C_DIR, c_files, project_name
 from mtk.ops import microkernels
 from mtk.ops.gemm import gemm_variants, micro_kernel
 from mtk.target import CPUS, Isa
+
+from armbuild import arm_gcc
 
 
 def test_every_choice_is_a_micro_kernel_with_code_for_that_instruction_set():
@@ -39,9 +40,7 @@ def test_each_core_builds_the_kernels_of_its_extensions(cpu, isa):
     """Cpu.isa (the weight layouts the compiler packs, the C files it includes) and those files build under the
     core's own gcc flags."""
     assert CPUS[cpu].isa is isa
-    gcc = shutil.which("arm-none-eabi-gcc")
-    if gcc is None:
-        pytest.skip("arm-none-eabi-gcc not installed (Debian package gcc-arm-none-eabi)")
+    gcc = arm_gcc()
     files = c_files(isa.value, ["dot_s8"])
     assert f"{isa.value}/mtk_dot_s8_{isa.value}.h" in files
     folders = [arg for folder in sorted(C_DIR.iterdir()) for arg in ("-I", str(folder))]
@@ -139,9 +138,7 @@ def test_the_quad_kernels_python_constants_are_those_their_c_builds_with(cpu):
     the core's own gcc flags: a call of more pairs than its kernel's code takes would leave rows out."""
     from mtk.ops.gemm import QUAD_PAIRS
 
-    gcc = shutil.which("arm-none-eabi-gcc")
-    if gcc is None:
-        pytest.skip("arm-none-eabi-gcc not installed (Debian package gcc-arm-none-eabi)")
+    gcc = arm_gcc()
     folders = [arg for folder in sorted(C_DIR.iterdir()) for arg in ("-I", str(folder))]
     macros = subprocess.run([gcc, *CPUS[cpu].gcc_flags, "-dM", "-E", *folders, "-x", "c", "-"],
                             input='#include "mtk_gemm_2x4_fused.h"\n', text=True, check=True, capture_output=True).stdout

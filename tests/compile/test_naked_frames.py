@@ -4,7 +4,6 @@ NAKED_FRAMES bounds its pushes and frame (gcc's call graph counts a naked functi
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 
 import pytest
@@ -13,6 +12,8 @@ from mtk.codegen.stack_bound import naked_frame
 from mtk.kernels.files import C_DIR, FAMILIES, c_files
 from mtk.kernels.table import core_files
 from mtk.target import CPUS
+
+from armbuild import arm_gcc
 
 # a naked function of the preprocessed C: its name and its asm's string literals
 NAKED = re.compile(r"__attribute__\(\(naked\b[^)]*\)\)\s*static\s+void\s+(\w+)\("
@@ -31,9 +32,7 @@ def _frame(asm: str) -> int:
 
 @pytest.mark.parametrize("cpu", ["cortex-m4", "cortex-m7", "cortex-m33"])
 def test_every_naked_kernel_of_the_c_files_has_a_frame_that_covers_its_asm(cpu):
-    gcc = shutil.which("arm-none-eabi-gcc")
-    if gcc is None:
-        pytest.skip("arm-none-eabi-gcc not installed (Debian package gcc-arm-none-eabi)")
+    gcc = arm_gcc()
     families = [family for family, isas in FAMILIES.items() if "dsp" in isas]
     files = c_files("dsp", families, core_files(CPUS[cpu]))
     folders = [arg for folder in (C_DIR, *sorted(C_DIR.iterdir())) for arg in ("-I", str(folder))]
