@@ -16,7 +16,7 @@ Then + out_zp and the clamp to the fused activation range.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -215,7 +215,8 @@ class BinaryElementwise(OpDef):
         return Lowered([Kernel(op.type.lower(), [op.inputs[0], op.inputs[1], *consts, op.outputs[0]], func=func)])
 
 
-def broadcast_runs(a_shape, b_shape, out_shape) -> list[tuple[int, bool, bool]]:
+def broadcast_runs(a_shape: Sequence[int], b_shape: Sequence[int],
+                   out_shape: Sequence[int]) -> list[tuple[int, bool, bool]]:
     """The output's dims, outermost first, as (size, whether a steps along it, whether b does): size-1 dims
     dropped, neighbours where both inputs step alike merged."""
     rank = len(out_shape)
@@ -231,7 +232,8 @@ def broadcast_runs(a_shape, b_shape, out_shape) -> list[tuple[int, bool, bool]]:
     return runs or [(1, True, True)]
 
 
-def run_calls(a_shape, b_shape, out_shape) -> tuple[int, bool, bool, Callable]:
+def run_calls(a_shape: Sequence[int], b_shape: Sequence[int],
+              out_shape: Sequence[int]) -> tuple[int, bool, bool, Callable]:
     """A Helium kernel's calls, one per run of the innermost merged dim (broadcast_runs): the run's length n, whether
     each input steps along it, and offset(i, k), input k's (1: a, 2: b) offset at the start of outer run i (its
     index along each dim it steps along)."""
@@ -248,7 +250,8 @@ def run_calls(a_shape, b_shape, out_shape) -> tuple[int, bool, bool, Callable]:
     return n, a_steps, b_steps, offset
 
 
-def add_mve_kernel(op: Op, a_shape, b_shape, out_shape, p: BinaryParams, dtype: str) -> Kernel:
+def add_mve_kernel(op: Op, a_shape: Sequence[int], b_shape: Sequence[int], out_shape: Sequence[int], p: BinaryParams,
+                   dtype: str) -> Kernel:
     """ADD of int8 tensors and ADD/SUB of int16 ones on Helium cores (c/mtk_add_mve.h), 4 elements a vector: one
     call per run (run_calls). int8: the input tables rotated by 128 so that the raw byte indexes them; int16: each
     input's zero point and rescale as arguments."""
@@ -320,7 +323,8 @@ def add_s8_kernel(op: Op, n: int, p: BinaryParams, table_a: np.ndarray, table_b:
                   headers=(ADD_S8_HEADER,), c_calls=("mtk_add_s8",))
 
 
-def mul_mve_kernel(op: Op, a_shape, b_shape, out_shape, p: BinaryParams, dtype: str) -> Kernel:
+def mul_mve_kernel(op: Op, a_shape: Sequence[int], b_shape: Sequence[int], out_shape: Sequence[int], p: BinaryParams,
+                   dtype: str) -> Kernel:
     """MUL of int8 or int16 tensors on Helium cores (c/mtk_mul_mve.h), 4 elements a vector, one call per run
     (run_calls)."""
     n, a_steps, b_steps, offset = run_calls(a_shape, b_shape, out_shape)
