@@ -36,6 +36,7 @@ from .fixedpoint import convolution_multipliers
 from .int16x8 import Requant16, check_16x8, sums_fit_int32, transpose_conv_gemm_kernel
 from .requant import Requant, requant_placeholders
 from .schedules import schedule_per_output
+from .transpose_conv_mve import transpose_conv_mve_kernels
 from .transpose_conv_scatter import scatters, transpose_conv_scatter_kernel
 
 
@@ -114,6 +115,8 @@ class TransposeConv(OpDef):
         rq = p.requant
         if rq.constant_output is not None:
             return Lowered([constant_kernel(data, rq.constant_output)])
+        if x.shape[0] == 1 and x.dtype == "int8" and data.cpu.mve:
+            return Lowered(transpose_conv_mve_kernels(data, p.stride, p.pad, p.bias))
         if x.shape[0] == 1:
             scatter = x.dtype == "int8" and scatters(w.shape[0])
             kernel = transpose_conv_scatter_kernel if scatter else transpose_conv_gemm_kernel
