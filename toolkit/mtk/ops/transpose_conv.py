@@ -11,7 +11,9 @@ mtk gathers instead of scattering (integer sums do not depend on the order): out
 takes the filter rows fy ≡ oy + pad (mod stride) from input row (oy + pad − fy) / stride, so each
 output visits only the ⌈fh/stride⌉·⌈fw/stride⌉ taps that reach it, and no scratch image is needed.
 The in_zp term stays inside the sum: which taps reach an output depends on its position. With one
-image (batch 1), each stride phase is a convolution of its own on the 16x8 GEMM
+image (batch 1) on Helium cores, each stride phase is a stride-1 CONV_2D on the fused int8 GEMM
+(transpose_conv_mve.py: its taps rotated, im2col padding of in_zp, −in_zp·Σw folded into the bias); on
+other cores each stride phase is a convolution of its own on the 16x8 GEMM
 (int16x8.transpose_conv_gemm_kernel): int8 inputs gathered as x − in_zp (0 where no tap reaches), int8
 weights, int32 sums as TFLM's; up to 8 output channels, the rows are scattered instead
 (transpose_conv_scatter.py); otherwise the sums are TE loops over the taps.
