@@ -7,7 +7,9 @@ int8 values of a row and of 4 channels' weights (interleaved offline, pack_weigh
 1-3 channels only multiplies theirs, skipping the padding), then the
 sums as vectors through TFLM's MultiplyByQuantizedMultiplier and stored 4 bytes at a time. When every
 channel shifts right (requant.rshift_table) the params are bias, multiplier and shift per channel; otherwise
-the "_lshift" kernels read the right and the left shift apart (one more vector shift per tile).
+the "_lshift" kernels read the right and the left shift apart (one more vector shift per tile). A transpose
+convolution's stride phase (transpose_conv_mve.py) writes its rows to its pixels of the output (Lattice), two rows
+a call into output rows apart (the "_apart" kernels).
 """
 
 from __future__ import annotations
