@@ -67,6 +67,18 @@ def test_helium_computes_each_phase_on_the_fused_gemm(out_c, stride, phases, tmp
     assert all(k.c_calls == ("mtk_gemm_mve_2x4_apart_s8",) for k in kernels)
 
 
+@pytest.mark.parametrize("out_c", [9, 16])
+def test_stride_one_is_a_convolution_on_the_int8_gemm(out_c, tmp_path):
+    """Elsewhere than on Helium a stride-1 layer of more than 8 output channels is the CONV_2D it equals (taps
+    rotated 180°) on the int8 GEMM, not the 16x8 one."""
+    model = _decoder_layer(out_c=out_c, stride=1)
+    (tmp_path / "m.tflite").write_bytes(model)
+    kernel, = op_def("TRANSPOSE_CONV").lower(prepare_ops(read_model(tmp_path / "m.tflite"), get_cpu("cortex-m4"))[0]
+                                             ).kernels
+    assert kernel.c_calls and all(call.endswith("_s8") for call in kernel.c_calls)
+    assert_bit_exact_on_c_paths(model, tmp_path)
+
+
 def test_asymmetric_filter_is_refused():
     assert "symmetric" in compile_error(_decoder_layer(filter_zp=1))
 

@@ -1,6 +1,7 @@
 """int8 TRANSPOSE_CONV bit-exact with tflite-micro in QEMU, on the 16x8 GEMM (its stride phases gathered as values
 less the input's zero point, mtk_im2col_s8_s16) and, up to 8 output channels, scattered a row at a time; on the
-Cortex-M55 each stride phase a stride-1 convolution on Helium's fused GEMM (transpose_conv_mve.py): strides 1-3
+Cortex-M55 each stride phase a stride-1 convolution on Helium's fused GEMM (transpose_conv_phases.py), elsewhere a
+stride-1 layer of more than 8 output channels the CONV_2D it equals on the int8 GEMM: strides 1-3
 (one unlike the other), filters larger and smaller than the stride, SAME (padding above and left) and VALID, with
 and without bias, odd and even channel counts, fused activations, rescales that shift left."""
 
@@ -22,7 +23,8 @@ BRANCHES = (
     (4, (3, 5), (2, 2), "SAME", True, "RELU"),
 )
 INPUTS = ((6, 5, 9), (5, 6, 8))   # (h, w, c): every branch reads each
-# the Helium GEMM's tiles: 1-3 channels past whole tiles of 4, 1x1 filters, a phase with no taps and one rows apart
+# the Helium GEMM's tiles: 1-3 channels past whole tiles of 4, 1x1 filters, a phase with no taps and one rows apart;
+# stride-1 layers of more than 8 channels (13, 20): the int8 GEMM on every core
 HELIUM_BRANCHES = (
     (13, (3, 3), (1, 1), "SAME", True, "NONE"),
     (9, (4, 4), (2, 2), "SAME", True, "RELU"),
@@ -68,7 +70,9 @@ def test_int8_transpose_conv_bit_exact_on_target(board, tmp_path):
     assert_bit_exact_on_target(transpose_conv_branches(), board, tmp_path)
 
 
-@pytest.mark.parametrize("w_exponents", [(-9, -6), (-2, 0)], ids=["rshift", "lshift"])
-def test_int8_transpose_conv_phases_on_helium(w_exponents, tmp_path):
-    assert_bit_exact_on_target(transpose_conv_branches(5, HELIUM_BRANCHES, w_exponents), "mps3/corstone300/an547",
-                               tmp_path)
+@pytest.mark.parametrize("board, w_exponents", [
+    ("mps3/corstone300/an547", (-9, -6)), ("mps3/corstone300/an547", (-2, 0)), ("mps2/an386", (-2, 0)),
+    ("mps2/an500", (-9, -6)), ("mps2/an505", (-2, 0)), ("mps2/an385", (-9, -6))])
+def test_int8_transpose_conv_as_convolutions_on_target(board, w_exponents, tmp_path):
+    """HELIUM_BRANCHES, the rescales shifting right only (weight scales 2^-9..2^-6) or some left (2^-2..1)."""
+    assert_bit_exact_on_target(transpose_conv_branches(5, HELIUM_BRANCHES, w_exponents), board, tmp_path)

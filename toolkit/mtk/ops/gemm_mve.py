@@ -8,7 +8,7 @@ int8 values of a row and of 4 channels' weights (interleaved offline, pack_weigh
 sums as vectors through TFLM's MultiplyByQuantizedMultiplier and stored 4 bytes at a time. When every
 channel shifts right (requant.rshift_table) the params are bias, multiplier and shift per channel; otherwise
 the "_lshift" kernels read the right and the left shift apart (one more vector shift per tile). A transpose
-convolution's stride phase (transpose_conv_mve.py) writes its rows to its pixels of the output (Lattice), two rows
+convolution's stride phase (transpose_conv_phases.py) writes its rows to its pixels of the output (Lattice), two rows
 a call into output rows apart (the "_apart" kernels).
 """
 
@@ -52,7 +52,7 @@ def apart_function(mk: KernelSpec, rq: Requant) -> CFunction:
 @dataclass(frozen=True)
 class Lattice:
     """Output pixels (first_y + i·step_y, first_x + j·step_x), i < shape[0], j < shape[1], of an image `width` pixels
-    wide, GEMM row i·shape[1] + j each: a transpose convolution's stride phase (transpose_conv_mve.py)."""
+    wide, GEMM row i·shape[1] + j each: a transpose convolution's stride phase (transpose_conv_phases.py)."""
 
     first: tuple[int, int]
     step: tuple[int, int]

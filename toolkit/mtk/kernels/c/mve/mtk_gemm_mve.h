@@ -220,7 +220,7 @@ MTK_MVE_INLINE int32_t mtk_gemm_mve_1x4_lshift_s8(const void* x, const void* w, 
 }
 
 /* Two consecutive rows into output rows `out_step` bytes apart (the pixels of a transpose convolution's stride
- * phase: ops/transpose_conv_mve.py), every channel shifting right, or (_lshift) some left. */
+ * phase: ops/transpose_conv_phases.py), every channel shifting right, or (_lshift) some left. */
 MTK_MVE_INLINE int32_t mtk_gemm_mve_2x4_apart_s8(const void* x, const void* w, int32_t depth, int32_t channels,
                                                  const void* params, int32_t out_zp, int32_t act_min,
                                                  int32_t act_max, void* out, int32_t out_step) {
