@@ -486,9 +486,10 @@ def test_random_layer_shapes_bit_exact_on_target(board, family, tmp_path_factory
 
 
 @pytest.mark.parametrize("family", ["CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2D",
-                                    "MAX_POOL_2D"])
+                                    "MAX_POOL_2D", "TRANSPOSE_CONV"])
 def test_helium_kernels_bit_exact_on_random_shapes(family, tmp_path_factory):
-    """Helium's fused GEMM (gemm_mve.py: depths and channel counts off its 16 and 4, odd row counts),
+    """Helium's fused GEMM (gemm_mve.py: depths and channel counts off its 16 and 4, odd row counts; a transpose
+    convolution's stride phases on it),
     depthwise (depthwise_mve.py: channels off its 8, borders, strides, dilations) and pooling
     (mtk_pool_mve.h: windows clipped at the borders) on a few random layers."""
     @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,

@@ -245,9 +245,12 @@ GEMM_KERNELS = (
     _gemm("mtk_dot_2x2_rows_w16_s8", 2, 2, "s16", 2, _narrow_int16, (Isa.DSP,), _TWO_ROWS, direct=True,
           tails=(_f("mtk_dot_2x1_rows_w16_s8", _TWO_ROWS),)),
     _gemm("mtk_gemm_mve_2x4_s8", 2, 4, "int8", 1, _int8, (Isa.MVE,), _MVE_GEMM, GEMM_MVE_HEADER, fused=True,
-          # (gemm_mve.kernel_functions) one row; two rows and one when a channel shifts left
-          helpers=tuple(_f(n, _MVE_GEMM) for n in ("mtk_gemm_mve_1x4_s8", "mtk_gemm_mve_2x4_lshift_s8",
-                                                    "mtk_gemm_mve_1x4_lshift_s8"))),
+          # (gemm_mve.kernel_functions) one row; two rows and one when a channel shifts left; two rows into
+          # output rows apart (a transpose convolution's stride phase), shifting right and left
+          helpers=(*(_f(n, _MVE_GEMM) for n in ("mtk_gemm_mve_1x4_s8", "mtk_gemm_mve_2x4_lshift_s8",
+                                                 "mtk_gemm_mve_1x4_lshift_s8")),
+                   *(_f(n, f"{_MVE_GEMM}, int32_t out_step") for n in ("mtk_gemm_mve_2x4_apart_s8",
+                                                                       "mtk_gemm_mve_2x4_apart_lshift_s8")))),
 )
 
 _DW_TAPS = ("const void* x, int32_t row_step, int32_t col_step, const void* w, int32_t kh, int32_t kw, int32_t ky_lo, "

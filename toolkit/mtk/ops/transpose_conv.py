@@ -11,10 +11,13 @@ mtk gathers instead of scattering (integer sums do not depend on the order): out
 takes the filter rows fy ≡ oy + pad (mod stride) from input row (oy + pad − fy) / stride, so each
 output visits only the ⌈fh/stride⌉·⌈fw/stride⌉ taps that reach it, and no scratch image is needed.
 The in_zp term stays inside the sum: which taps reach an output depends on its position. With one
-image (batch 1), each stride phase is a convolution of its own on the 16x8 GEMM
-(int16x8.transpose_conv_gemm_kernel): int8 inputs gathered as x − in_zp (0 where no tap reaches), int8
-weights, int32 sums as TFLM's; up to 8 output channels, the rows are scattered instead
-(transpose_conv_scatter.py); otherwise the sums are TE loops over the taps.
+image (batch 1) on Helium cores, each stride phase is a stride-1 CONV_2D on the fused int8 GEMM
+(transpose_conv_phases.py: its taps rotated, im2col padding of in_zp, −in_zp·Σw folded into the bias). On
+other cores up to 8 output channels the rows are scattered (transpose_conv_scatter.py); more take, at
+stride 1, the CONV_2D the layer equals on the int8 GEMM (transpose_conv_phases.as_convolution), at other
+strides each stride phase as a convolution of its own on the 16x8 GEMM (int16x8.transpose_conv_gemm_kernel):
+int8 inputs gathered as x − in_zp (0 where no tap reaches), int8 weights, int32 sums as TFLM's. Otherwise
+(batches) the sums are TE loops over the taps.
 
 16x8 (int16 input and output, zero points 0): transpose_conv.cc's kTfLiteInt16 case, an int64 scratch
 image (an int16 bias converted to int64 first, or an int64 bias), integer_ops/transpose_conv.h's int16
@@ -36,6 +39,8 @@ from .fixedpoint import convolution_multipliers
 from .int16x8 import Requant16, check_16x8, sums_fit_int32, transpose_conv_gemm_kernel
 from .requant import Requant, requant_placeholders
 from .schedules import schedule_per_output
+from .gemm import GemmOpDef, gemm_kernel
+from .transpose_conv_phases import as_convolution, transpose_conv_mve_kernels
 from .transpose_conv_scatter import scatters, transpose_conv_scatter_kernel
 
 
@@ -114,6 +119,11 @@ class TransposeConv(OpDef):
         rq = p.requant
         if rq.constant_output is not None:
             return Lowered([constant_kernel(data, rq.constant_output)])
+        if x.shape[0] == 1 and x.dtype == "int8" and data.cpu.mve:
+            return Lowered(transpose_conv_mve_kernels(data, p.stride, p.pad, p.bias))
+        if x.shape[0] == 1 and x.dtype == "int8" and p.stride == (1, 1) and not scatters(w.shape[0]):
+            conv = as_convolution(data, p.pad, p.bias)
+            return Lowered([gemm_kernel(conv, GemmOpDef().variants(conv)[0])])
         if x.shape[0] == 1:
             scatter = x.dtype == "int8" and scatters(w.shape[0])
             kernel = transpose_conv_scatter_kernel if scatter else transpose_conv_gemm_kernel

@@ -146,11 +146,11 @@ MTK_MVE_INLINE int32x4_t mtk_requant_mve(int32x4_t v, int32x4_t mult, int32x4_t 
 #endif
 
 /* out_r[c] = requant(x_r . w_c + bias[c]) for rows r < ROWS (1 or 2), c < channels: row r at x + r * depth
- * (`depth` int8 values), its outputs at out + r * channels; a last partial tile only multiplies its channels
+ * (`depth` int8 values), its outputs at out + r * out_step; a last partial tile only multiplies its channels
  * (`channels` is a constant once inlined: one tile width is compiled). params holds per tile of 4 channels their bias,
  * multiplier and shift, 4 int32 each (gemm_mve.py requant_params); with LSHIFT 1 the right shift (<= 0) and
  * then the left shift (>= 0) of each channel. */
-#define MTK_MVE_GEMM(ROWS, LSHIFT, x, wq, depth, channels, params, out_zp, act_min, act_max, out)                 \
+#define MTK_MVE_GEMM(ROWS, LSHIFT, x, wq, depth, channels, params, out_zp, act_min, act_max, out, out_step)       \
   do {                                                                                                          \
     const int8_t* w_ = (const int8_t*)(wq);                                                                     \
     const int32_t* q_ = (const int32_t*)(params);                                                               \
@@ -160,7 +160,7 @@ MTK_MVE_INLINE int32x4_t mtk_requant_mve(int32x4_t v, int32x4_t mult, int32x4_t 
     for (int32_t t_ = (channels) >> 2; t_ > 0; --t_, q_ += 12 + 4 * (LSHIFT), o_ += 4) {                        \
       MTK_MVE_TILE_OUT(ROWS, 4, LSHIFT, v0_, v1_, x, w_, depth, q_, out_zp, lo_, hi_);                             \
       vstrbq_s32(o_, v0_);                                                                                      \
-      if (ROWS > 1) vstrbq_s32(o_ + (channels), v1_);                                                           \
+      if (ROWS > 1) vstrbq_s32(o_ + (out_step), v1_);                                                             \
     }                                                                                                           \
     if ((channels) & 3) {                                                                                       \
       const mve_pred16_t in_tile_ = vctp32q((uint32_t)((channels) & 3));                                       \
@@ -168,7 +168,7 @@ MTK_MVE_INLINE int32x4_t mtk_requant_mve(int32x4_t v, int32x4_t mult, int32x4_t 
       else if (((channels) & 3) == 2) MTK_MVE_TILE_OUT(ROWS, 2, LSHIFT, v0_, v1_, x, w_, depth, q_, out_zp, lo_, hi_); \
       else MTK_MVE_TILE_OUT(ROWS, 3, LSHIFT, v0_, v1_, x, w_, depth, q_, out_zp, lo_, hi_);                      \
       vstrbq_p_s32(o_, v0_, in_tile_);                                                                          \
-      if (ROWS > 1) vstrbq_p_s32(o_ + (channels), v1_, in_tile_);                                               \
+      if (ROWS > 1) vstrbq_p_s32(o_ + (out_step), v1_, in_tile_);                                                 \
     }                                                                                                           \
   } while (0)
 
@@ -192,7 +192,7 @@ MTK_MVE_INLINE int32x4_t mtk_requant_mve(int32x4_t v, int32x4_t mult, int32x4_t 
 MTK_MVE_INLINE int32_t mtk_gemm_mve_2x4_s8(const void* x, const void* w, int32_t depth, int32_t channels,
                                            const void* params, int32_t out_zp, int32_t act_min, int32_t act_max,
                                            void* out) {
-  MTK_MVE_GEMM(2, 0, x, w, depth, channels, params, out_zp, act_min, act_max, out);
+  MTK_MVE_GEMM(2, 0, x, w, depth, channels, params, out_zp, act_min, act_max, out, channels);
   return 0;
 }
 
@@ -200,7 +200,7 @@ MTK_MVE_INLINE int32_t mtk_gemm_mve_2x4_s8(const void* x, const void* w, int32_t
 MTK_MVE_INLINE int32_t mtk_gemm_mve_1x4_s8(const void* x, const void* w, int32_t depth, int32_t channels,
                                            const void* params, int32_t out_zp, int32_t act_min, int32_t act_max,
                                            void* out) {
-  MTK_MVE_GEMM(1, 0, x, w, depth, channels, params, out_zp, act_min, act_max, out);
+  MTK_MVE_GEMM(1, 0, x, w, depth, channels, params, out_zp, act_min, act_max, out, channels);
   return 0;
 }
 
@@ -208,14 +208,30 @@ MTK_MVE_INLINE int32_t mtk_gemm_mve_1x4_s8(const void* x, const void* w, int32_t
 MTK_MVE_INLINE int32_t mtk_gemm_mve_2x4_lshift_s8(const void* x, const void* w, int32_t depth, int32_t channels,
                                                   const void* params, int32_t out_zp, int32_t act_min,
                                                   int32_t act_max, void* out) {
-  MTK_MVE_GEMM(2, 1, x, w, depth, channels, params, out_zp, act_min, act_max, out);
+  MTK_MVE_GEMM(2, 1, x, w, depth, channels, params, out_zp, act_min, act_max, out, channels);
   return 0;
 }
 
 MTK_MVE_INLINE int32_t mtk_gemm_mve_1x4_lshift_s8(const void* x, const void* w, int32_t depth, int32_t channels,
                                                   const void* params, int32_t out_zp, int32_t act_min,
                                                   int32_t act_max, void* out) {
-  MTK_MVE_GEMM(1, 1, x, w, depth, channels, params, out_zp, act_min, act_max, out);
+  MTK_MVE_GEMM(1, 1, x, w, depth, channels, params, out_zp, act_min, act_max, out, channels);
+  return 0;
+}
+
+/* Two consecutive rows into output rows `out_step` bytes apart (the pixels of a transpose convolution's stride
+ * phase: ops/transpose_conv_phases.py), every channel shifting right, or (_lshift) some left. */
+MTK_MVE_INLINE int32_t mtk_gemm_mve_2x4_apart_s8(const void* x, const void* w, int32_t depth, int32_t channels,
+                                                 const void* params, int32_t out_zp, int32_t act_min,
+                                                 int32_t act_max, void* out, int32_t out_step) {
+  MTK_MVE_GEMM(2, 0, x, w, depth, channels, params, out_zp, act_min, act_max, out, out_step);
+  return 0;
+}
+
+MTK_MVE_INLINE int32_t mtk_gemm_mve_2x4_apart_lshift_s8(const void* x, const void* w, int32_t depth, int32_t channels,
+                                                        const void* params, int32_t out_zp, int32_t act_min,
+                                                        int32_t act_max, void* out, int32_t out_step) {
+  MTK_MVE_GEMM(2, 1, x, w, depth, channels, params, out_zp, act_min, act_max, out, out_step);
   return 0;
 }
 
