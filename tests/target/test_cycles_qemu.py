@@ -153,6 +153,23 @@ def test_loads_stream_through_a_flash_line_by_line(cpu, board, fills, again):
 
 
 @pytest.mark.qemu
+def test_the_u575_icache_is_direct_mapped_and_serves_loads():
+    """Zephyr 4.2 enables the U575's 8 KB ICACHE direct-mapped: two flash lines 8 KB apart take the same cache
+    line, so loads alternating between them miss each time (2-way, its reset mode, would hold both); loads
+    within one 16-byte line fill it once."""
+    qemu = get_board(qemu_board_for("cortex-m33")).qemu
+    apart = "add.w r5, r4, #8192\n" + "ldr r1, [r4]\nldr r1, [r5]\n" * 2
+    within = "add.w r5, r4, #8\n" + "ldr r1, [r4]\nldr r1, [r5]\n" * 2
+    measured = sequences.measure("cortex-m33", {
+        "apart": _pointer("cortex-m33", qemu.code.base + 0x1000) + apart,
+        "apart_ram": _pointer("cortex-m33", qemu.ram.base) + apart,
+        "within": _pointer("cortex-m33", qemu.code.base + 0x4000) + within,
+        "within_ram": _pointer("cortex-m33", qemu.ram.base) + within}, emulate="nucleo_u575zi_q")
+    assert measured["apart"] - measured["apart_ram"] == 4 * 4
+    assert measured["within"] - measured["within_ram"] == 4
+
+
+@pytest.mark.qemu
 def test_run_emulating_a_board_reports_its_estimate(capsys):
     from mtk.cli import main
     assert main(["run", str(DIGITS), "--board", "nucleo_l4r5zi", "--emulate", "-n", "2", "--json", "--profile"]) == 0

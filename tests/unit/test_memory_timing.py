@@ -1,5 +1,5 @@
 """boards.yaml `memory_timing` (mtk.cycles.memory): a shared cache, sequential fills, and the plugin lines of
-the boards whose flash sits behind one (the Picos' XIP cache, the G0B1's flash instruction cache)."""
+the boards whose flash sits behind one (the Picos' XIP cache, the G0B1's flash instruction cache, the U575's ICACHE)."""
 
 from __future__ import annotations
 
@@ -46,6 +46,8 @@ def test_a_shared_cache_and_split_caches_are_exclusive(entry):
                                "cache 16384 8 2"]),
     ("nucleo_l4r5zi", ["region 0x0 0x400000 5 1 1", "region 0x20000000 0x20001000 0 0 0", "icache 1024 32 32",
                        "dcache 256 32 8", "param prefetch 1"]),
+    # the ICACHE on the C-AHB bus: one cache for fetches and loads, direct-mapped as Zephyr 4.2 enables it, no prefetch
+    ("nucleo_u575zi_q", ["region 0x0 0x400000 4 1 1", "region 0x20000000 0x20001000 0 0 0", "cache 8192 16 1"]),
 ])
 def test_boards_plugin_lines(board, lines):
     timing = get_board(board).memory_timing
