@@ -138,6 +138,7 @@ def _pointer(cpu: str, address: int) -> str:
 @pytest.mark.qemu
 @pytest.mark.parametrize("cpu, board, fills, again", [
     ("cortex-m0plus", "nucleo_g0b1re", 4 * 2, 4 * 2),          # no data cache: each load waits
+    ("cortex-m4", "nucleo_l4r5zi", 4 * 5, 0),                  # the ART reads (and caches) 64 bits at a time
     ("cortex-m0plus", "rpi_pico", 4 * 112, 0),                 # four XIP lines, an SSI transfer each
     ("cortex-m33", "rpi_pico2/rp2350a/m33", 108 + 3 * 48, 0),  # the QMI extends its burst to the next three
 ])
