@@ -165,19 +165,21 @@ def test_a_prefetched_line_waits_for_what_of_its_read_the_core_does_not_cover():
 
 
 @pytest.mark.qemu
-def test_the_u575_icache_is_direct_mapped_and_serves_loads():
-    """Zephyr 4.2 enables the U575's 8 KB ICACHE direct-mapped: two flash lines 8 KB apart take the same cache
-    line, so loads alternating between them miss each time (2-way, its reset mode, would hold both); loads
-    within one 16-byte line fill it once."""
+def test_the_u575_icache_is_2_way_and_serves_loads():
+    """mtk's applications keep the U575's 8 KB ICACHE 2-way: two flash lines 8 KB apart (one set) stay in it,
+    three taken in turn evict one another (least recently used) and miss each time; loads within one 16-byte
+    line fill it once."""
     qemu = get_board(qemu_board_for("cortex-m33")).qemu
-    apart = "add.w r5, r4, #8192\n" + "ldr r1, [r4]\nldr r1, [r5]\n" * 2
+    two = "add.w r5, r4, #8192\n" + "ldr r1, [r4]\nldr r1, [r5]\n" * 2
+    three = "add.w r5, r4, #8192\nadd.w r6, r4, #16384\n" + "ldr r1, [r4]\nldr r1, [r5]\nldr r1, [r6]\n" * 2
     within = "add.w r5, r4, #8\n" + "ldr r1, [r4]\nldr r1, [r5]\n" * 2
-    measured = sequences.measure("cortex-m33", {
-        "apart": _pointer("cortex-m33", qemu.code.base + 0x1000) + apart,
-        "apart_ram": _pointer("cortex-m33", qemu.ram.base) + apart,
-        "within": _pointer("cortex-m33", qemu.code.base + 0x4000) + within,
-        "within_ram": _pointer("cortex-m33", qemu.ram.base) + within}, emulate="nucleo_u575zi_q")
-    assert measured["apart"] - measured["apart_ram"] == 4 * 4
+    bodies = {"two": (two, 0x1000), "three": (three, 0x1100), "within": (within, 0x1200)}   # sets of their own
+    measured = sequences.measure("cortex-m33", {   # (one run: the cache keeps what each sequence left)
+        **{name: _pointer("cortex-m33", qemu.code.base + at) + body for name, (body, at) in bodies.items()},
+        **{f"{name}_ram": _pointer("cortex-m33", qemu.ram.base) + body for name, (body, _) in bodies.items()}},
+        emulate="nucleo_u575zi_q")
+    assert measured["two"] - measured["two_ram"] == 2 * 4
+    assert measured["three"] - measured["three_ram"] == 6 * 4
     assert measured["within"] - measured["within_ram"] == 4
 
 

@@ -48,8 +48,8 @@ def test_a_shared_cache_and_split_caches_are_exclusive(entry):
     # the ART's caches fill a 64-bit flash read at a time (dual-bank mode, as Zephyr runs the flash)
     ("nucleo_l4r5zi", ["region 0x0 0x400000 5 1 1", "region 0x20000000 0x20001000 0 0 0", "icache 1024 8 128",
                        "dcache 256 8 32", "param prefetch 1"]),
-    # the ICACHE on the C-AHB bus: one cache for fetches and loads, direct-mapped as Zephyr 4.2 enables it, no prefetch
-    ("nucleo_u575zi_q", ["region 0x0 0x400000 4 1 1", "region 0x20000000 0x20001000 0 0 0", "cache 8192 16 1"]),
+    # the ICACHE on the C-AHB bus: one cache for fetches and loads, 2-way as mtk's applications keep it, no prefetch
+    ("nucleo_u575zi_q", ["region 0x0 0x400000 4 1 1", "region 0x20000000 0x20001000 0 0 0", "cache 8192 16 2"]),
 ])
 def test_boards_plugin_lines(board, lines):
     timing = get_board(board).memory_timing
