@@ -1,5 +1,6 @@
 """boards.yaml `memory_timing` (mtk.cycles.memory): a shared cache, sequential fills, and the plugin lines of
-the boards whose flash sits behind one (the Picos' XIP cache, the G0B1's flash instruction cache)."""
+the boards whose flash sits behind one (the Picos' XIP cache, the G0B1's flash instruction cache, the L4R5's ART,
+the U575's ICACHE)."""
 
 from __future__ import annotations
 
@@ -44,8 +45,11 @@ def test_a_shared_cache_and_split_caches_are_exclusive(entry):
     ("rpi_pico", ["region 0x0 0x400000 112 1 1", "region 0x20000000 0x20001000 0 0 0", "cache 16384 8 2"]),
     ("rpi_pico2/rp2350a/m33", ["region 0x0 0x400000 108 1 1 48", "region 0x20000000 0x20001000 0 0 0",
                                "cache 16384 8 2"]),
-    ("nucleo_l4r5zi", ["region 0x0 0x400000 5 1 1", "region 0x20000000 0x20001000 0 0 0", "icache 1024 32 32",
-                       "dcache 256 32 8", "param prefetch 1"]),
+    # the ART's caches fill a 64-bit flash read at a time (dual-bank mode, as Zephyr runs the flash)
+    ("nucleo_l4r5zi", ["region 0x0 0x400000 5 1 1", "region 0x20000000 0x20001000 0 0 0", "icache 1024 8 128",
+                       "dcache 256 8 32", "param prefetch 1"]),
+    # the ICACHE on the C-AHB bus: one cache for fetches and loads, 2-way as mtk's applications keep it, no prefetch
+    ("nucleo_u575zi_q", ["region 0x0 0x400000 4 1 1", "region 0x20000000 0x20001000 0 0 0", "cache 8192 16 2"]),
 ])
 def test_boards_plugin_lines(board, lines):
     timing = get_board(board).memory_timing

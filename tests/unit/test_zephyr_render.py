@@ -115,6 +115,16 @@ def test_zephyr_counts_its_own_system_timer_on_qemu(tmp_path):
     assert (conf["CONFIG_MTK_QEMU_TICK_NUM"], conf["CONFIG_MTK_QEMU_TICK_SHIFT"]) == ("1000", "0")
 
 
+def test_the_u575_application_keeps_its_icache_2_way(tmp_path):
+    """Zephyr 4.2 makes the U575's ICACHE direct-mapped; its boards/<board>.conf (board data `zephyr_config`)
+    keeps the 2-way reset mode the cycle model times."""
+    conf = kconfig(render(FAKE, "nucleo_u575zi_q", tmp_path / "u5") / "boards" / "nucleo_u575zi_q.conf")
+    assert conf["CONFIG_CACHE_STM32_ICACHE_DIRECT_MAPPING"] == "n" and conf["CONFIG_FPU"] == "y"
+    assert get_board("nucleo_u575zi_q").memory_timing[0].cache.ways == 2
+    conf = kconfig(render(FAKE, "nucleo_l4r5zi", tmp_path / "l4") / "boards" / "nucleo_l4r5zi.conf")
+    assert not any(symbol.startswith("CONFIG_CACHE_STM32") for symbol in conf)
+
+
 def test_the_pico_2_s_m33_is_built_with_its_dsp_and_fpu(tmp_path):
     """Zephyr's RP2350 SoC declares the FPU, not the DSP extension: the app's Kconfig adds it (else the build
     is -mcpu=cortex-m33+nodsp and the DSP kernels the model was packed for are compiled out)."""

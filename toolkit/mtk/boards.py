@@ -104,6 +104,7 @@ class Board:
     aliases: tuple[str, ...] = ()
     zephyr_modules: tuple[str, ...] = ()   # west projects it needs besides zephyr and cmsis_6
     zephyr_selects: tuple[tuple[str, tuple[str, ...]], ...] = ()   # (Kconfig symbol, what it selects)
+    zephyr_config: tuple[tuple[str, str], ...] = ()   # (Kconfig symbol, value) its applications' board .conf sets
     ram_regions: tuple[RamRegion, ...] = ()   # fastest first; their sizes add up to ram_bytes
     in_zephyr: bool = True   # Zephyr has a board of this name (else: QEMU bare metal only)
     memory_timing: tuple[MemoryTiming, ...] = ()   # the cycle model's wait states and caches; (): zero wait
@@ -158,6 +159,7 @@ def _board_from_yaml(name: str, entry: dict[str, Any]) -> Board:
             aliases=tuple(entry.get("aliases", ())),
             zephyr_modules=tuple(entry.get("zephyr_modules", ())),
             zephyr_selects=tuple((symbol, tuple(selects)) for symbol, selects in entry.get("zephyr_selects", {}).items()),
+            zephyr_config=tuple((symbol, str(value)) for symbol, value in entry.get("zephyr_config", {}).items()),
             ram_regions=_ram_regions_from_yaml(entry.get("ram_regions"), ram_bytes, qemu_machine),
             in_zephyr=bool(entry.get("in_zephyr", True)),
             memory_timing=memory_timing_from_yaml(entry.get("memory_timing")),

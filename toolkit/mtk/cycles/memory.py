@@ -3,14 +3,15 @@ flash and RAM at the board's clock, and the flash accelerator or caches in front
 
 An estimate: each access to a region costs its wait states (one line fill) unless the modelled cache
 holds its line (code fetches: the fetch cache, loads: the data cache, or both through one shared cache
-such as the RP2040/RP2350 XIP cache; least recently used lines replaced) or, with prefetch, it is the
-line after the last one fetched. A region with `sequential_wait_states` charges that instead for a fill
-of the line right after its last fill, fetch or load (a QSPI controller that extends its burst, as
-RP2350's QMI within its cooldown). Not modelled: bus contention between fetches and loads, DMA, write
-buffers filling up, the flash's own prefetch buffer width beyond one line, a flash's current line
-buffer serving loads (without a data cache each load waits), critical-word-first refill (a fill costs
-the whole line), how long a QSPI burst stays open, a QSPI controller's own cycles beyond its SCK count,
-cache misses on stores (write-through/allocate policies), and any cache the YAML does not list.
+such as the RP2040/RP2350 XIP cache or the STM32U5's ICACHE; least recently used lines replaced) or, with
+prefetch, it is the line after the last one fetched: read while the core ran that one, it waits only for
+the rest of its read. A region with `sequential_wait_states` charges that instead for a fill of the line
+right after its last fill, fetch or load (a QSPI controller that extends its burst, as RP2350's QMI
+within its cooldown). Not modelled: bus contention between fetches and loads, DMA, write buffers filling
+up, the flash's own prefetch buffer width beyond one line, a flash's current line buffer serving loads
+(without a data cache each load waits), critical-word-first refill (a fill costs the whole line), how
+long a QSPI burst stays open, a QSPI controller's own cycles beyond its SCK count, cache misses on stores
+(write-through/allocate policies), and any cache the YAML does not list.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ class CacheGeometry:
 class MemoryTiming:
     role: str                       # one of ROLES
     wait_states: int                # cycles an access (a line fill) waits at the board's clock
-    prefetch: bool = False          # the next sequential fetch line comes free
+    prefetch: bool = False          # the next sequential fetch line is read while the core runs the last one
     icache: CacheGeometry | None = None
     dcache: CacheGeometry | None = None
     source: str = ""                # the datasheet/reference manual figure

@@ -130,7 +130,7 @@ static struct region regions[MAX_REGIONS];
 static int region_count;
 static struct cache icache, dcache;
 static struct cache *load_cache = &dcache;   /* &icache after a `cache` line: one cache for fetches and loads */
-static uint32_t prefetch;      /* the next sequential fetch line is fetched ahead: it costs no waits */
+static uint32_t prefetch;      /* the next sequential fetch line is read ahead while the core runs the last one */
 static uint64_t last_fetch_line = UINT64_MAX;
 
 static struct region *region_of(uint64_t addr)
@@ -674,10 +674,15 @@ static uint32_t fetch_cost(const struct block *b)
         return 0;
     }
     uint32_t shift = icache.line_shift ? icache.line_shift : 4u, cycles = 0;
+    /* The prefetch reads the line after the last one while the core runs that one, for as many cycles as
+     * the block spends on a line's bytes: the core waits out the rest of the read (waits + 1 cycles). */
+    uint64_t span = b->code_hi - b->code_lo;
+    uint64_t busy = span ? ((uint64_t)b->cost << shift) / span : 0;
+    uint32_t prefetched = busy > r->waits ? 0 : r->waits + 1 - (uint32_t)busy;
     for (uint64_t line = b->code_lo >> shift; line <= (b->code_hi - 1) >> shift; line++) {
         int sequential = prefetch && line == last_fetch_line + 1;
-        if (!(r->icache && cache_access(&icache, line << shift)) && !sequential) {
-            cycles += fill_waits(r, line << shift, 1u << shift);
+        if (!(r->icache && cache_access(&icache, line << shift))) {
+            cycles += sequential ? prefetched : fill_waits(r, line << shift, 1u << shift);
         }
         last_fetch_line = line;
     }
