@@ -1,15 +1,15 @@
 """On a board whose flash fetch misses cost half a cycle a byte or more (the NUCLEO-L4R5ZI's ART: 5 wait states a
 64-bit read, 1 KB of instruction cache; the Picos' XIP cache: compiler.code_cache_bytes, read from boards.yaml's
-memory_timing), a layer whose default kernel runs straight code over its depth that overflows the fetch cache takes
+memory_timing), a GEMM layer of several rows whose default kernel code overflows the fetch cache takes
 the first variant whose code fits it (KWS's 64 -> 64 pointwise convs: 2x4/fused's 8.8 KB, 1,756,827 estimated
-cycles a layer on the L4R5, 2x2/biased's 736 B, 1,135,962); a deeper layer (its kernel a loop), a tuning file's
-variant, and boards with cheap code misses keep the default."""
+cycles a layer on the L4R5, 2x2/biased's 736 B, 1,135,962); a tuning file's variant, and boards with cheap code
+misses keep the default."""
 
 from __future__ import annotations
 
 import pytest
 
-from harness import conv
+from harness import conv, conv_model
 from mtk.boards import get_board
 from mtk.compiler import compile_model, code_cache_bytes
 from mtk.cycles.emulate import emulation_board
@@ -51,9 +51,18 @@ def test_a_pointwise_conv_whose_straight_code_overflows_the_art_cache_takes_one_
     assert kernel(compile_model(model, tmp_path / "pinned", board="nucleo_l4r5zi", tuning=pinned)) == DEFAULT
 
 
-def test_a_deep_layer_whose_kernel_loops_keeps_its_default_on_the_l4r5(tmp_path):
-    """128 deep: 32 groups, past 2x4/fused's straight kernels (QUAD_STRAIGHT), whose loop stays in the cache (VWW's
-    6x6x128 -> 128 layers: 992k estimated cycles, 2x2/biased's 1,088k)."""
+def pointwise(depth: int, dead: tuple[int, ...] = ()) -> bytes:
+    return conv_model("CONV_2D", (1, 6, 6, depth), (depth, 1, 1, depth), (1, 6, 6, depth), per_channel=True,
+                      dead=dead, padding="SAME", stride_h=1, stride_w=1, dilation_h_factor=1, dilation_w_factor=1,
+                      fused_activation_function="NONE")
+
+
+def test_a_deep_layer_takes_a_variant_whose_code_fits_unless_its_fused_kernel_leaves_channels_out(tmp_path):
+    """128 deep (2x4/fused's loop, 2,344 B: 1,969,782 estimated cycles on the L4R5, 2x2/biased 1,088,529) moves;
+    with most channels constant (VWW's deep layers: 2x4/fused 236k, 2x2/biased 1,098k) only a fused variant may
+    take it, none of whose code fits: it keeps its default."""
     model = tmp_path / "pw128.tflite"
-    model.write_bytes(conv((1, 6, 6, 128), (1, 1), 128, (6, 6)))
-    assert kernel(compile_model(model, tmp_path / "l4r5", board="nucleo_l4r5zi")) == DEFAULT
+    model.write_bytes(pointwise(128))
+    assert kernel(compile_model(model, tmp_path / "live", board="nucleo_l4r5zi")) != DEFAULT
+    model.write_bytes(pointwise(128, dead=tuple(range(0, 128, 2)) + tuple(range(1, 96, 2))))
+    assert kernel(compile_model(model, tmp_path / "dead", board="nucleo_l4r5zi")) == DEFAULT

@@ -35,9 +35,10 @@ from .names import module as module_identifier
 from .ops import computes, op_def, prepare_ops
 from .ops.base import Lowered, OpData, State
 from .ops.common import at_op
-from .ops.microkernels import GROUP, QUAD_STRAIGHT
+from .ops.gemm import leaves_constant_channels_out
 from .reader import as_graph
 from .target import DEFAULT_CPU, Costs, Cpu, get_cpu
+from .ops.variants import Variant
 from .tuning import Layer, Tuning, tunable_layers
 
 EDGE_OPS = ("QUANTIZE", "DEQUANTIZE", "CAST")   # conversions between float and integer tensors
@@ -186,8 +187,8 @@ CODE_MISS_CYCLES_PER_BYTE = 0.5   # a fetch miss costing about a cycle or more p
 def code_cache_bytes(board: Board) -> int | None:
     """The cache that keeps a layer's kernel code between its calls, on a board whose flash fetch miss costs at least
     CODE_MISS_CYCLES_PER_BYTE per byte of its line (memory_timing: the STM32L4R5's ART, 5 wait states a 64-bit read;
-    an XIP cache in front of a QSPI flash); None elsewhere. There a kernel of straight code larger than it streams
-    from flash at every call: code_fitting_tuning."""
+    an XIP cache in front of a QSPI flash); None elsewhere. There a GEMM kernel larger than it streams from flash
+    at every call: code_fitting_tuning."""
     flash = next((t for t in board.memory_timing if t.role == "flash"), None)
     cache = flash.fetch_cache if flash else None
     if cache is None or flash.wait_states / cache.line < CODE_MISS_CYCLES_PER_BYTE:
@@ -195,38 +196,42 @@ def code_cache_bytes(board: Board) -> int | None:
     return cache.bytes
 
 
-def runs_straight_code(layer: Layer) -> bool:
-    """The layer's default kernel is a GEMM kernel of several rows over at most QUAD_STRAIGHT weight groups, whose
-    code (2x4/fused's, 2x4/band's, 2x2/fused's) is straight over the depth: no loop, every byte fetched once a call."""
+def code_fitting_variants(layer: Layer) -> list[Variant] | None:
+    """The variants a layer takes, in order, where its default's code overflows the fetch cache: a GEMM of several
+    rows, whose kernel code runs again for each row pair (or four) and streams from flash when it overflows, the
+    variants after its default; only the fused ones where those leave constant channels out (their fewer products
+    beat any code). None: another kind of layer, whose default stays."""
     kernel = GEMM_BY_ID.get(layer.variants[0].kernel)
-    return kernel is not None and kernel.rows > 1 and -(-layer.data.params.weights.shape[1] // GROUP) <= QUAD_STRAIGHT
+    if kernel is None or kernel.rows < 2:
+        return None
+    if not leaves_constant_channels_out(layer.data):
+        return layer.variants[1:]
+    return [v for v in layer.variants[1:] if GEMM_BY_ID[v.kernel].weights == "fused" and GEMM_BY_ID[v.kernel].rows == 2]
 
 
 def code_fitting_tuning(compiled: CompiledModel, layers: Iterable[Layer], tuning: Tuning, board: Board,
                         fitted: frozenset[str]) -> tuple[Tuning, frozenset[str]] | None:
     """On a board whose code misses are expensive (code_cache_bytes), the tuning of the next compile and the keys of
     the layers this rule moved (`fitted`: those it moved before): a layer `tuning` leaves to its default whose
-    default runs straight code (runs_straight_code) that `compiled` shows larger than the fetch cache (its own
-    code, CompiledOp.code_bytes) takes the next variant in its order, and so does a moved layer whose variant's code
-    is still larger, until one fits; one none of whose variants fits returns to its default. None: no change (no
-    such board, no code sizes, nothing larger than the cache left to try)."""
+    default's own code in `compiled` (CompiledOp.code_bytes) is larger than the fetch cache takes the next of its
+    code_fitting_variants, and so does a moved layer whose variant's code is still larger, until one fits; one none
+    of whose variants fits returns to its default. None: no change (no such board, no code sizes, nothing larger
+    than the cache left to try)."""
     cache = code_cache_bytes(board)
     if cache is None:
         return None
     code = {op.layer_key: op.code_bytes for op in compiled.ops if op.layer_key is not None}
     variants, moved = dict(tuning.variants), set(fitted)
     for layer in {layer.key: layer for layer in layers}.values():
-        if (code.get(layer.key) or 0) <= cache:
-            continue
-        if layer.key in fitted and layer.key in variants:
-            later = layer.variants[layer.variants.index(variants[layer.key]) + 1:]
-            if later:
-                variants[layer.key] = later[0]
-            else:
-                del variants[layer.key]
-        elif layer.key not in fitted and layer.key not in variants and runs_straight_code(layer):
-            variants[layer.key] = layer.variants[1]
+        if (code.get(layer.key) or 0) <= cache or (layer.key in fitted) != (layer.key in variants):
+            continue   # fits, a tuning file's variant, or back on its default
+        candidates = code_fitting_variants(layer) or []
+        later = candidates[candidates.index(variants[layer.key]) + 1:] if layer.key in fitted else candidates
+        if later:
+            variants[layer.key] = later[0]
             moved.add(layer.key)
+        else:
+            variants.pop(layer.key, None)
     if variants == tuning.variants:
         return None
     return Tuning(variants, tuning.source), frozenset(moved)
@@ -281,8 +286,8 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
     recomputed MACs, kernel calls, moved rows; the CPU's Costs); a model whose arena still exceeds `max_ram`
     is refused. With `board`, refuse a model that does not fit it (budget.py). `weights_in_ram`: the constants
     are initialised data copied from flash into RAM at startup (place_constants), their bytes taken from the
-    arena's room. On a board whose code misses are expensive, layers whose straight kernel code overflows the fetch
-    cache take the first variant whose code fits it, one compile a step (code_fitting_tuning; `code_fitted`: the
+    arena's room. On a board whose code misses are expensive, GEMM layers of several rows whose kernel code
+    overflows the fetch cache take the first variant whose code fits it, one compile a step (code_fitting_tuning; `code_fitted`: the
     layer keys it moved in the compiles before this one)."""
     board_info = board if isinstance(board, Board) or board is None else get_board(board)
     cpu_obj = cpu if isinstance(cpu, Cpu) else get_cpu(cpu) if cpu else (   # the board's, as Zephyr builds it
@@ -377,7 +382,7 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
         fitting = code_fitting_tuning(compiled, layers.values(), tuning, board_info, code_fitted)
         if fitting is not None:
             if not code_fitted:
-                ui.info(f"{model_name}: layers whose straight kernel code overflows {board_info.name}'s "
+                ui.info(f"{model_name}: GEMM layers whose kernel code overflows {board_info.name}'s "
                         f"{code_cache_bytes(board_info):,} B fetch cache take the first variant whose code fits it")
             return compile_model(graph, out_dir, cpu=cpu_obj, board=board, module_name=module_name,
                                  workspace=workspace, force=force, tuning=fitting[0], max_ram=max_ram,
