@@ -13,8 +13,8 @@ from harness import conv, conv_model
 from mtk.boards import get_board
 from mtk.compiler import compile_model, code_cache_bytes
 from mtk.cycles.emulate import emulation_board
-from mtk.tuning import Tuning
 from mtk.ops.variants import Variant
+from mtk.tuning import Tuning
 
 DEFAULT = "2x4/fused"   # the Cortex-M4's GEMM of several rows in whole quads (kernels/table.CORE_SEVERAL_ROWS_FIRST)
 

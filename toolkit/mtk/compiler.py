@@ -36,9 +36,9 @@ from .ops import computes, op_def, prepare_ops
 from .ops.base import Lowered, OpData, State
 from .ops.common import at_op
 from .ops.gemm import leaves_constant_channels_out
+from .ops.variants import Variant
 from .reader import as_graph
 from .target import DEFAULT_CPU, Costs, Cpu, get_cpu
-from .ops.variants import Variant
 from .tuning import Layer, Tuning, tunable_layers
 
 EDGE_OPS = ("QUANTIZE", "DEQUANTIZE", "CAST")   # conversions between float and integer tensors
@@ -196,17 +196,18 @@ def code_cache_bytes(board: Board) -> int | None:
     return cache.bytes
 
 
-def code_fitting_variants(layer: Layer) -> list[Variant] | None:
-    """The variants a layer takes, in order, where its default's code overflows the fetch cache: a GEMM of several
-    rows, whose kernel code runs again for each row pair (or four) and streams from flash when it overflows, the
-    variants after its default; only the fused ones where those leave constant channels out (their fewer products
-    beat any code). None: another kind of layer, whose default stays."""
+def code_fitting_variants(layer: Layer) -> list[Variant]:
+    """The variants a layer takes, in order, where its default's code overflows the fetch cache: for a GEMM of
+    several rows, whose kernel code runs again for each row pair (or four) and streams from flash when it overflows,
+    the variants after its default; only the two-row fused ones where those leave constant channels out (their fewer
+    products beat any code); other layers, none: they keep their default."""
     kernel = GEMM_BY_ID.get(layer.variants[0].kernel)
     if kernel is None or kernel.rows < 2:
-        return None
+        return []
+    later = layer.variants[1:]
     if not leaves_constant_channels_out(layer.data):
-        return layer.variants[1:]
-    return [v for v in layer.variants[1:] if GEMM_BY_ID[v.kernel].weights == "fused" and GEMM_BY_ID[v.kernel].rows == 2]
+        return later
+    return [v for v in later if GEMM_BY_ID[v.kernel].weights == "fused" and GEMM_BY_ID[v.kernel].rows == 2]
 
 
 def code_fitting_tuning(compiled: CompiledModel, layers: Iterable[Layer], tuning: Tuning, board: Board,
@@ -225,7 +226,7 @@ def code_fitting_tuning(compiled: CompiledModel, layers: Iterable[Layer], tuning
     for layer in {layer.key: layer for layer in layers}.values():
         if (code.get(layer.key) or 0) <= cache or (layer.key in fitted) != (layer.key in variants):
             continue   # fits, a tuning file's variant, or back on its default
-        candidates = code_fitting_variants(layer) or []
+        candidates = code_fitting_variants(layer)
         later = candidates[candidates.index(variants[layer.key]) + 1:] if layer.key in fitted else candidates
         if later:
             variants[layer.key] = later[0]
@@ -287,8 +288,8 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
     is refused. With `board`, refuse a model that does not fit it (budget.py). `weights_in_ram`: the constants
     are initialised data copied from flash into RAM at startup (place_constants), their bytes taken from the
     arena's room. On a board whose code misses are expensive, GEMM layers of several rows whose kernel code
-    overflows the fetch cache take the first variant whose code fits it, one compile a step (code_fitting_tuning; `code_fitted`: the
-    layer keys it moved in the compiles before this one)."""
+    overflows the fetch cache take the first variant whose code fits it, one compile a step (code_fitting_tuning;
+    `code_fitted`: the layer keys it moved in the compiles before this one)."""
     board_info = board if isinstance(board, Board) or board is None else get_board(board)
     cpu_obj = cpu if isinstance(cpu, Cpu) else get_cpu(cpu) if cpu else (   # the board's, as Zephyr builds it
         board_info.cpu if board_info else get_cpu(DEFAULT_CPU))
