@@ -30,10 +30,13 @@ from .errors import ModelError
 from .fsutil import atomic_output_dir
 from .graph import Graph
 from .kernels.files import C_DIR, project_name
+from .kernels.table import GEMM_BY_ID
 from .names import module as module_identifier
 from .ops import computes, op_def, prepare_ops
 from .ops.base import Lowered, OpData, State
 from .ops.common import at_op
+from .ops.gemm import leaves_constant_channels_out
+from .ops.variants import Variant
 from .reader import as_graph
 from .target import DEFAULT_CPU, Costs, Cpu, get_cpu
 from .tuning import Layer, Tuning, tunable_layers
@@ -178,6 +181,63 @@ def cache_fitting_tuning(prepared: list[OpData], tuning: Tuning, board: Board | 
     return leanest_tuning(tunable_layers(prepared), tuning, cache_bytes) or tuning
 
 
+CODE_MISS_CYCLES_PER_BYTE = 0.5   # a fetch miss costing about a cycle or more per Thumb instruction (2-4 bytes)
+
+
+def code_cache_bytes(board: Board) -> int | None:
+    """The cache that keeps a layer's kernel code between its calls, on a board whose flash fetch miss costs at least
+    CODE_MISS_CYCLES_PER_BYTE per byte of its line (memory_timing: the STM32L4R5's ART, 5 wait states a 64-bit read;
+    an XIP cache in front of a QSPI flash); None elsewhere. There a GEMM kernel larger than it streams from flash
+    at every call: code_fitting_tuning."""
+    flash = next((t for t in board.memory_timing if t.role == "flash"), None)
+    cache = flash.fetch_cache if flash else None
+    if cache is None or flash.wait_states / cache.line < CODE_MISS_CYCLES_PER_BYTE:
+        return None
+    return cache.bytes
+
+
+def code_fitting_variants(layer: Layer) -> list[Variant]:
+    """The variants a layer takes, in order, where its default's code overflows the fetch cache: for a GEMM of
+    several rows, whose kernel code runs again for each row pair (or four) and streams from flash when it overflows,
+    the variants after its default; only the two-row fused ones where those leave constant channels out (their fewer
+    products beat any code); other layers, none: they keep their default."""
+    kernel = GEMM_BY_ID.get(layer.variants[0].kernel)
+    if kernel is None or kernel.rows < 2:
+        return []
+    later = layer.variants[1:]
+    if not leaves_constant_channels_out(layer.data):
+        return later
+    return [v for v in later if GEMM_BY_ID[v.kernel].weights == "fused" and GEMM_BY_ID[v.kernel].rows == 2]
+
+
+def code_fitting_tuning(compiled: CompiledModel, layers: Iterable[Layer], tuning: Tuning, board: Board,
+                        fitted: frozenset[str]) -> tuple[Tuning, frozenset[str]] | None:
+    """On a board whose code misses are expensive (code_cache_bytes), the tuning of the next compile and the keys of
+    the layers this rule moved (`fitted`: those it moved before): a layer `tuning` leaves to its default whose
+    default's own code in `compiled` (CompiledOp.code_bytes) is larger than the fetch cache takes the next of its
+    code_fitting_variants, and so does a moved layer whose variant's code is still larger, until one fits; one none
+    of whose variants fits returns to its default. None: no change (no such board, no code sizes, nothing larger
+    than the cache left to try)."""
+    cache = code_cache_bytes(board)
+    if cache is None:
+        return None
+    code = {op.layer_key: op.code_bytes for op in compiled.ops if op.layer_key is not None}
+    variants, moved = dict(tuning.variants), set(fitted)
+    for layer in {layer.key: layer for layer in layers}.values():
+        if (code.get(layer.key) or 0) <= cache or (layer.key in fitted) != (layer.key in variants):
+            continue   # fits, a tuning file's variant, or back on its default
+        candidates = code_fitting_variants(layer)
+        later = candidates[candidates.index(variants[layer.key]) + 1:] if layer.key in fitted else candidates
+        if later:
+            variants[layer.key] = later[0]
+            moved.add(layer.key)
+        else:
+            variants.pop(layer.key, None)
+    if variants == tuning.variants:
+        return None
+    return Tuning(variants, tuning.source), frozenset(moved)
+
+
 def state_region_bytes(graph: Graph, steps: list[Step]) -> int:
     """The state region: the variable tensors and the ops' own state (ops.base.State)."""
     own = sum(a.size * np.dtype(a.dtype).itemsize for _, low in steps for kernel in low.kernels
@@ -217,7 +277,8 @@ def place_constants(graph: Graph, steps: list[Step], storage: Storage, board: Bo
 def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | Cpu | None = None,
                   board: str | Board | None = None, module_name: str = "default", workspace: str = "internal",
                   force: bool = False, tuning: Tuning | None = None, max_ram: int | None = None,
-                  max_recompute: float = DEFAULT_MAX_RECOMPUTE, weights_in_ram: bool = False) -> CompiledModel:
+                  max_recompute: float = DEFAULT_MAX_RECOMPUTE, weights_in_ram: bool = False,
+                  code_fitted: frozenset[str] = frozenset()) -> CompiledModel:
     """Compile `model` (its file, or its graph already read) into a C library folder at `out_dir` (written
     atomically); layers whose key `tuning` holds take its variant, the others the default (on a board with slow
     flash, their leanest variant where only its constants fit the flash's cache: cache_fitting_tuning). When
@@ -226,7 +287,9 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
     recomputed MACs, kernel calls, moved rows; the CPU's Costs); a model whose arena still exceeds `max_ram`
     is refused. With `board`, refuse a model that does not fit it (budget.py). `weights_in_ram`: the constants
     are initialised data copied from flash into RAM at startup (place_constants), their bytes taken from the
-    arena's room."""
+    arena's room. On a board whose code misses are expensive, GEMM layers of several rows whose kernel code
+    overflows the fetch cache take the first variant whose code fits it, one compile a step (code_fitting_tuning;
+    `code_fitted`: the layer keys it moved in the compiles before this one)."""
     board_info = board if isinstance(board, Board) or board is None else get_board(board)
     cpu_obj = cpu if isinstance(cpu, Cpu) else get_cpu(cpu) if cpu else (   # the board's, as Zephyr builds it
         board_info.cpu if board_info else get_cpu(DEFAULT_CPU))
@@ -317,6 +380,14 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
     files.update(fragments(compiled, folder_layout(compiled)))   # CMakeLists.txt, tvmgen_<module>.mk
     compiled = replace(compiled, files=tuple(sorted(files)))
     if board_info is not None:
+        fitting = code_fitting_tuning(compiled, layers.values(), tuning, board_info, code_fitted)
+        if fitting is not None:
+            if not code_fitted:
+                ui.info(f"{model_name}: GEMM layers whose kernel code overflows {board_info.name}'s "
+                        f"{code_cache_bytes(board_info):,} B fetch cache take the first variant whose code fits it")
+            return compile_model(graph, out_dir, cpu=cpu_obj, board=board, module_name=module_name,
+                                 workspace=workspace, force=force, tuning=fitting[0], max_ram=max_ram,
+                                 max_recompute=max_recompute, weights_in_ram=weights_in_ram, code_fitted=fitting[1])
         lean = leanest_tuning(layers.values(), tuning)
         if flash_bytes(compiled) > board_info.flash_bytes and lean is not None:
             ui.info(f"{model_name}: {flash_bytes(compiled):,} B of flash is more than {board_info.budget_name}'s "
@@ -324,7 +395,7 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
                     "(Winograd's) take their leanest variant")
             return compile_model(graph, out_dir, cpu=cpu_obj, board=board, module_name=module_name,
                                  workspace=workspace, force=force, tuning=lean, max_ram=max_ram,
-                                 max_recompute=max_recompute, weights_in_ram=weights_in_ram)
+                                 max_recompute=max_recompute, weights_in_ram=weights_in_ram, code_fitted=code_fitted)
         check_fits(compiled, board_info)
 
     with atomic_output_dir(Path(out_dir), force=force, inputs=[model_path]) as tmp:

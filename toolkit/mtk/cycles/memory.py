@@ -48,6 +48,11 @@ class MemoryTiming:
         """The cache in front of loads (constants): the data cache or the shared one."""
         return self.dcache or self.cache
 
+    @property
+    def fetch_cache(self) -> CacheGeometry | None:
+        """The cache in front of code fetches: the instruction cache or the shared one."""
+        return self.icache or self.cache
+
     def fill_waits(self) -> tuple[int, int]:
         """(wait states of a fill, of a fill of the line after the last one)."""
         sequential = self.wait_states if self.sequential_wait_states is None else self.sequential_wait_states

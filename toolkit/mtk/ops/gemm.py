@@ -184,6 +184,14 @@ def live_channels(stream: tuple[np.ndarray, ...], rq: Requant, groups: int, whol
     return live
 
 
+def leaves_constant_channels_out(data: OpData) -> bool:
+    """Whether the GEMM layer's two-row fused kernels leave constant channels out (live_channels): fewer products
+    than its other variants compute."""
+    p: GemmParams = data.params
+    stream = stream_params(p)
+    return stream is not None and live_channels(stream, p.requant, -(-p.weights.shape[1] // GROUP), 4) is not None
+
+
 def quad_code_pairs(data: OpData, variant: Variant) -> int:
     """Row pairs the code of QUADS_KERNEL's calls for the layer takes at most (its C's `pairs`: the kernel of several
     pairs a call or of one): QUAD_PAIRS's for the core where its straight kernels take the layer's depth of

@@ -1,0 +1,68 @@
+"""On a board whose flash fetch misses cost half a cycle a byte or more (the NUCLEO-L4R5ZI's ART: 5 wait states a
+64-bit read, 1 KB of instruction cache; the Picos' XIP cache: compiler.code_cache_bytes, read from boards.yaml's
+memory_timing), a GEMM layer of several rows whose default kernel code overflows the fetch cache takes
+the first variant whose code fits it (KWS's 64 -> 64 pointwise convs: 2x4/fused's 8.8 KB, 1,756,827 estimated
+cycles a layer on the L4R5, 2x2/biased's 736 B, 1,135,962); a tuning file's variant, and boards with cheap code
+misses keep the default."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness import conv, conv_model
+from mtk.boards import get_board
+from mtk.compiler import compile_model, code_cache_bytes
+from mtk.cycles.emulate import emulation_board
+from mtk.ops.variants import Variant
+from mtk.tuning import Tuning
+
+DEFAULT = "2x4/fused"   # the Cortex-M4's GEMM of several rows in whole quads (kernels/table.CORE_SEVERAL_ROWS_FIRST)
+
+
+@pytest.mark.parametrize("board, cache_bytes", [
+    ("nucleo_l4r5zi", 1024),   # 5 wait states a fill of an 8-byte line
+    ("rpi_pico2", 16384), ("rpi_pico", 16384),   # 108-112 wait states a fill of an 8-byte line
+    ("nucleo_u575zi_q", None), ("nucleo_h7a3zi_q", None), ("nucleo_f746zg", None),   # 4-7 a 16- or 32-byte line
+    ("nucleo_g0b1re", None),   # 2 wait states an 8-byte line
+    ("mps2/an386", None),      # zero wait
+])
+def test_only_an_expensive_code_miss_caps_the_kernel_code_by_the_fetch_cache(board, cache_bytes):
+    physical = get_board(board)
+    assert code_cache_bytes(physical) == cache_bytes
+    if physical.qemu is None:   # --emulate compiles as for the board
+        assert code_cache_bytes(emulation_board(physical)) == cache_bytes
+
+
+def kernel(compiled) -> str:
+    [op] = compiled.ops
+    return op.variant["kernel"]
+
+
+def test_a_pointwise_conv_whose_straight_code_overflows_the_art_cache_takes_one_that_fits_on_the_l4r5(tmp_path):
+    model = tmp_path / "pw64.tflite"
+    model.write_bytes(conv((1, 12, 12, 64), (1, 1), 64, (12, 12)))
+    zero_wait = compile_model(model, tmp_path / "an386", board="mps2/an386")
+    assert kernel(zero_wait) == DEFAULT and zero_wait.ops[0].code_bytes > 1024
+    l4r5 = compile_model(model, tmp_path / "l4r5", board="nucleo_l4r5zi")
+    assert kernel(l4r5) != DEFAULT and l4r5.ops[0].code_bytes <= 1024
+    assert kernel(compile_model(model, tmp_path / "emulated", board=emulation_board(get_board("nucleo_l4r5zi")))) \
+        == kernel(l4r5)
+    pinned = Tuning({zero_wait.ops[0].layer_key: Variant(DEFAULT)}, "pinned.json")
+    assert kernel(compile_model(model, tmp_path / "pinned", board="nucleo_l4r5zi", tuning=pinned)) == DEFAULT
+
+
+def pointwise(depth: int, dead: tuple[int, ...] = ()) -> bytes:
+    return conv_model("CONV_2D", (1, 6, 6, depth), (depth, 1, 1, depth), (1, 6, 6, depth), per_channel=True,
+                      dead=dead, padding="SAME", stride_h=1, stride_w=1, dilation_h_factor=1, dilation_w_factor=1,
+                      fused_activation_function="NONE")
+
+
+def test_a_deep_layer_takes_a_variant_whose_code_fits_unless_its_fused_kernel_leaves_channels_out(tmp_path):
+    """128 deep (2x4/fused's loop, 2,344 B: 1,969,782 estimated cycles on the L4R5, 2x2/biased 1,088,529) moves;
+    with most channels constant (VWW's deep layers: 2x4/fused 236k, 2x2/biased 1,098k) only a fused variant may
+    take it, none of whose code fits: it keeps its default."""
+    model = tmp_path / "pw128.tflite"
+    model.write_bytes(pointwise(128))
+    assert kernel(compile_model(model, tmp_path / "live", board="nucleo_l4r5zi")) != DEFAULT
+    model.write_bytes(pointwise(128, dead=tuple(range(0, 128, 2)) + tuple(range(1, 96, 2))))
+    assert kernel(compile_model(model, tmp_path / "dead", board="nucleo_l4r5zi")) == DEFAULT
