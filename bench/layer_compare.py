@@ -83,7 +83,7 @@ WEIGHTED = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")   # the random la
 POOLS = ("AVERAGE_POOL_2D", "MAX_POOL_2D")
 ELEMENTWISE = ("ADD", "MUL")
 SHORT_NAMES = {"CONV_2D": "conv", "DEPTHWISE_CONV_2D": "dw", "FULLY_CONNECTED": "fc", "AVERAGE_POOL_2D": "avgpool",
-               "MAX_POOL_2D": "maxpool", "ADD": "add"}
+               "MAX_POOL_2D": "maxpool", "ADD": "add", "MUL": "mul"}
 # SOFTMAX's input scale, KWS's and IC's logits' (1/8..1/6; VWW's and MobileNetV2's are below 1/64): a random row
 # holds values more than 31/scale below its maximum (diff_min), whose exp CMSIS-NN skips
 SOFTMAX_INPUT_LOG2_SCALE = (-3.0, -2.5)
@@ -292,19 +292,23 @@ LAYERS = (
 
 def random_layers(count: int, seed: int) -> list[Layer]:
     """`count` layers of random small shapes, the ops in turn (odd sizes, kernels up to 10×8, strides 1..3, pool
-    windows up to the whole input), one in four 16x8."""
+    windows up to the whole input), one in four 16x8; the elementwise turn is ADD or MUL, drawn from a stream of its
+    own so that the shapes drawn from `seed` are those of the draws made before MUL was one of them."""
     rng = np.random.default_rng(seed)
-    ops = (*WEIGHTED, *POOLS, "ADD")
+    elementwise_op = np.random.default_rng((seed, len(ELEMENTWISE)))
+    ops = (*WEIGHTED, *POOLS, "elementwise")
     layers = []
     for i in range(count):
         op = ops[i % len(ops)]
+        if op == "elementwise":
+            op = str(elementwise_op.choice(ELEMENTWISE))
         dtype = "int16" if rng.integers(0, 4) == 0 else "int8"
         tag = f"random{i}-{SHORT_NAMES[op]}{'-s16' if dtype == 'int16' else ''}"
         if op == "FULLY_CONNECTED":
             layers.append(Layer(tag, op, (1, 1, int(rng.integers(8, 400))), int(rng.integers(1, 68)), dtype=dtype))
             continue
         h, w, c = int(rng.integers(10, 40)), int(rng.integers(10, 40)), int(rng.integers(1, 17))
-        if op == "ADD":
+        if op in ELEMENTWISE:
             layers.append(elementwise(tag, op, (h, w, int(rng.integers(1, 68))), dtype))
             continue
         if op in POOLS:

@@ -70,6 +70,11 @@ def test_schedules_follow_the_table():
     assert [s.label for s in gemm_variants(m3, 9, channels=2, input_rows=True)] == ["2x2/s8", "2x4/s8", "2x2/int8",
                                                                                   "1x4/pairs"]
     assert [s.label for s in gemm_variants(m3, 9, channels=2)] == ["2x2/int8", "2x4/s8", "1x4/pairs"]
+    # over the input's rows, 2x4/s8 padding an eighth of its channels or more gives way to 2x2/s8 (3, 7, 10, 14 ...)
+    for channels, first in ((3, "2x2/s8"), (7, "2x2/s8"), (10, "2x2/s8"), (14, "2x2/s8"), (21, "2x2/s8"),
+                            (11, "2x4/s8"), (22, "2x4/s8"), (25, "2x4/s8"), (29, "2x4/s8"), (32, "2x4/s8")):
+        assert gemm_variants(m3, 9, channels=channels, input_rows=True)[0].label == first, channels
+        assert gemm_variants(m3, 9, channels=channels)[0].label == "2x4/s8"   # im2col rows: no direct kernel
     assert [s.label for s in gemm_variants(m4, 1)] == ["1x4/fused", "1x4/biased", "1x4/int16"]
     assert [s.label for s in gemm_variants(m4, 1, channels=4, input_rows=True)] == ["1x4/fused", "1x4/biased",
                                                                                   "1x4/int16", "1x4/s16"]

@@ -70,9 +70,13 @@ MODELS = {
                                               fused_activation_function="RELU"),
     "fc-600": lambda: conv_model("FULLY_CONNECTED", (1, 600), (10, 600), (1, 10), per_channel=True,
                                  fused_activation_function="RELU"),
-    # the M3's 2x4 kernel: 75 groups (two chunks of its pair sums), a partial channel tile, an odd last row
-    "fc-3-rows-300": lambda: conv_model("FULLY_CONNECTED", (3, 300), (7, 300), (3, 7), per_channel=True,
+    # the M3's 2x4 kernel: 75 groups (two chunks of its pair sums), a partial channel tile (of 3: 7 channels would
+    # take 2x2/s8), an odd last row
+    "fc-3-rows-300": lambda: conv_model("FULLY_CONNECTED", (3, 300), (11, 300), (3, 11), per_channel=True,
                                         y_scale=2.0, fused_activation_function="NONE"),
+    # the M3's 2x2/s8 where 2x4/s8 pads an eighth of its channels or more: 6 tiles of 2 and one of 1, 13 deep (a
+    # partial group), an odd last row
+    "conv-1x1-13ch": lambda: pointwise((5, 3, 13), 13, "RELU"),
     "depthwise": lambda: conv_model("DEPTHWISE_CONV_2D", (1, 9, 7, 8), (1, 3, 3, 8), (1, 9, 7, 8), per_channel=True,
                                     padding="SAME", stride_h=1, stride_w=1, depth_multiplier=1, dilation_h_factor=1,
                                     dilation_w_factor=1, fused_activation_function="RELU"),

@@ -358,6 +358,12 @@ PLAIN_SUMS = {Isa.MVE: (("1x4/int8",), ("2x2/int8", "1x4/int8")),
 FEW_CHANNELS: dict[Isa, tuple[frozenset[int], frozenset[int]]] = {
     Isa.DSP: (frozenset({1, 2, 3, 5, 6, 7}), frozenset({1, 2, 3})), Isa.SCALAR: (frozenset({1, 2}), frozenset({1, 2}))}
 
+# A packing GEMM kernel that pads this fraction of its channels or more gives way to a direct kernel of the same flash
+# over the input's rows (the Cortex-M3's 2x2/s8: no padded channel, no packing pass, but a slower loop than 2x4/s8's).
+# Measured on the M3 by `mtk tune`, 1x1 convs 16 deep: 2x2/s8 12-25 % fewer estimated cycles for 3, 6, 9, 10 channels
+# (and 10 deep to 17, 13 to 9, 21 to 9: 9-22 %); 2x4/s8 fewer for 22, 25, 29 (1-2 %), and 29 channels 32 deep.
+DIRECT_PADDING = 8
+
 # Per core, the GEMM kernel of several rows that comes before its instruction set's default where the channels come in
 # whole blocks of it. Cortex-M4 and M33: "2x4/fused" reads each weight word for both rows and each row word for two
 # channel pairs (8 loads a group of 32 products against 2x2's 6 for 16: their loads take a cycle each); the M7 keeps
@@ -378,8 +384,10 @@ def gemm_choices(cpu: Cpu, rows: int, fused: bool = True, channels: int | None =
     kernel that requantizes itself (every channel shifts right: requant.rshift_table) or reads the rows'
     sums the GEMM packs may be among them; `input_rows`: whether its rows are the input's own, which a direct
     kernel reads. A default whose block pads a third of its work or more past the
-    GEMM's `channels` gives way to the first choice in as much flash padding fewer (Cortex-M3: 2x2 s8 over the
-    input's rows, else 2x2 int8, before 2x4 for 1, 2 or 5 channels; over im2col rows 1x4 before 1x8 for 1-5 or 9-10).
+    GEMM's `channels` gives way to the first choice in as much flash padding fewer (Cortex-M3: 2x2 int8 before 2x4
+    for 1, 2 or 5 channels; over im2col rows 1x4 before 1x8 for 1-5 or 9-10); over the input's rows, one padding an
+    eighth of its channels or more to a direct kernel of as much flash (DIRECT_PADDING; Cortex-M3: 2x2 s8 before 2x4
+    for 1-3, 5-7, 9, 10, 13, 14, 17 and 21 channels).
     Over the input's rows of FEW_CHANNELS channels the direct kernel comes first (DSP cores: 1-3, one row 5-7 too;
     M0: 1-2); several rows of channels in whole blocks of a core's own kernel take it first
     (CORE_SEVERAL_ROWS_FIRST)."""
@@ -393,6 +401,9 @@ def gemm_choices(cpu: Cpu, rows: int, fused: bool = True, channels: int | None =
         direct = next(k for k in kernels if k.direct)
         return [direct] + [k for k in kernels if k is not direct]
     padded = lambda k: channels if k.direct else -(-channels // k.cols) * k.cols
+    direct = next((k for k in kernels if k.direct and k.bytes_per_weight == kernels[0].bytes_per_weight), None)
+    if channels and direct and DIRECT_PADDING * (padded(kernels[0]) - channels) >= padded(kernels[0]):
+        return [direct] + [k for k in kernels if k is not direct]
     if channels and 3 * (padded(kernels[0]) - channels) >= padded(kernels[0]):
         narrower = next((k for k in kernels if padded(k) < padded(kernels[0])
                          and k.bytes_per_weight == kernels[0].bytes_per_weight), None)
