@@ -35,7 +35,7 @@ from .names import module as module_identifier
 from .ops import computes, op_def, prepare_ops
 from .ops.base import Lowered, OpData, State
 from .ops.common import at_op
-from .ops.gemm import leaves_constant_channels_out
+from .ops.gemm import COMPACT_KERNEL, leaves_constant_channels_out
 from .ops.variants import Variant
 from .reader import as_graph
 from .target import DEFAULT_CPU, Costs, Cpu, get_cpu
@@ -182,6 +182,10 @@ def cache_fitting_tuning(prepared: list[OpData], tuning: Tuning, board: Board | 
 
 
 CODE_MISS_CYCLES_PER_BYTE = 0.5   # a fetch miss costing about a cycle or more per Thumb instruction (2-4 bytes)
+# Variants whose code run for each row pair fits a 1 KB fetch cache whatever the layer's code around it (2x4/compact's
+# loop and outputs, ~700 B; a layer's constant channels' tables add code run once a row: VWW's 128 -> 128 pointwise,
+# 1,728 B, 479,334 estimated cycles on the L4R5 against 2x4/fused's 992,586)
+HOT_CODE_FITS = frozenset({Variant(COMPACT_KERNEL)})
 
 
 def code_cache_bytes(board: Board) -> int | None:
@@ -215,8 +219,8 @@ def code_fitting_tuning(compiled: CompiledModel, layers: Iterable[Layer], tuning
     """On a board whose code misses are expensive (code_cache_bytes), the tuning of the next compile and the keys of
     the layers this rule moved (`fitted`: those it moved before): a layer `tuning` leaves to its default whose
     default's own code in `compiled` (CompiledOp.code_bytes) is larger than the fetch cache takes the next of its
-    code_fitting_variants, and so does a moved layer whose variant's code is still larger, until one fits; one none
-    of whose variants fits returns to its default. None: no change (no such board, no code sizes, nothing larger
+    code_fitting_variants, and so does a moved layer whose variant's code is still larger, until one fits (or is one of
+    HOT_CODE_FITS); one none of whose variants fits returns to its default. None: no change (no such board, no code sizes, nothing larger
     than the cache left to try)."""
     cache = code_cache_bytes(board)
     if cache is None:
@@ -224,7 +228,8 @@ def code_fitting_tuning(compiled: CompiledModel, layers: Iterable[Layer], tuning
     code = {op.layer_key: op.code_bytes for op in compiled.ops if op.layer_key is not None}
     variants, moved = dict(tuning.variants), set(fitted)
     for layer in {layer.key: layer for layer in layers}.values():
-        if (code.get(layer.key) or 0) <= cache or (layer.key in fitted) != (layer.key in variants):
+        fits = (code.get(layer.key) or 0) <= cache or variants.get(layer.key) in HOT_CODE_FITS
+        if fits or (layer.key in fitted) != (layer.key in variants):
             continue   # fits, a tuning file's variant, or back on its default
         candidates = code_fitting_variants(layer)
         later = candidates[candidates.index(variants[layer.key]) + 1:] if layer.key in fitted else candidates

@@ -17,7 +17,7 @@ as "int16" lays it out: the 1x4 kernel that reads the input's rows as they are).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from functools import partial
 from typing import Callable
@@ -218,6 +218,7 @@ def _fused_rows(cols: int, header: str, split: str = "", rows: str = "") -> Kern
     live = _f(f"mtk_gemm_2x{cols}_fused_live_s8", params("live", ", int32_t channels, int32_t stream_bytes"))
     return _gemm(f"mtk_gemm_2x{cols}_fused_s8", 2, cols, "fused", 1, _biased, (Isa.DSP,), params("channels"), header,
                  fused=True, helpers=(live,))
+_QUADS = _fused_rows(4, GEMM_2X4_HEADER, rows=", int32_t rows, int32_t pairs")
 GEMM_KERNELS = (
     _gemm("mtk_dot_2x2_s8", 2, 2, "int8", 1, _int8, ALL_ISAS),
     _gemm("mtk_dot_1x4_s8", 1, 4, "int8", 1, _int8, ALL_ISAS),
@@ -226,7 +227,8 @@ GEMM_KERNELS = (
     _gemm("mtk_dot_2x2_biased_s8", 2, 2, "biased", 1, _biased, (Isa.DSP,), header=BIASED_HEADER, row_sums=True),
     _gemm("mtk_dot_1x4_biased_s8", 1, 4, "biased", 1, _biased, (Isa.DSP,), header=BIASED_HEADER, row_sums=True),
     _fused_rows(2, BIASED_HEADER, ", int32_t split"),
-    _fused_rows(4, GEMM_2X4_HEADER, rows=", int32_t rows, int32_t pairs"),
+    _QUADS,
+    replace(_QUADS, id="2x4/compact"),   # 2x4/fused's products, a pair a call, in a loop of little code (ops/gemm.py)
     # (ops/gemm_band.py) every row of the input a call, a band of pairs packed at a time, each quad over the band
     KernelSpec("2x4/band", Family.GEMM, (Isa.DSP,), GEMM_BAND_HEADER, _f("mtk_gemm_band_fused_s8", _BAND), (2, 4),
                "fused", 1, _biased, fused=True),
@@ -336,7 +338,7 @@ ORDER: dict[Family, dict[Isa, tuple[str, ...]]] = {
 # third or more) pairs of the input's rows as they are by 2x2 s8, which packs none.
 GEMM_ORDER: dict[Isa, tuple[tuple[str, ...], tuple[str, ...]]] = {
     Isa.DSP: (("1x4/fused", "1x4/biased", "1x4/int16", "1x4/s16"),
-              ("2x2/fused", "2x4/fused", "2x4/band", "2x2/biased", "2x2/int16", "1x4/biased", "1x4/int16", "2x2/s16", "1x4/s16")),
+              ("2x2/fused", "2x4/fused", "2x4/compact", "2x4/band", "2x2/biased", "2x2/int16", "1x4/biased", "1x4/int16", "2x2/s16", "1x4/s16")),
     Isa.M3: (("1x8/s8", "1x8/int8", "1x4/pairs", "1x4/int8"), ("2x4/s8", "2x2/s8", "2x2/int8", "1x4/pairs")),
     Isa.MVE: (("2x4/int8",), ("2x4/int8",)),
     Isa.SCALAR: (("1x4/int8", "1x4/s16"), ("2x2/int8", "1x4/int8", "1x4/s16")),
@@ -364,11 +366,13 @@ FEW_CHANNELS: dict[Isa, tuple[frozenset[int], frozenset[int]]] = {
 # (and 10 deep to 17, 13 to 9, 21 to 9: 9-22 %); 2x4/s8 fewer for 22, 25, 29 (1-2 %), and 29 channels 32 deep.
 DIRECT_PADDING = 8
 
-# Per core, the GEMM kernel of several rows that comes before its instruction set's default where the channels come in
-# whole blocks of it. Cortex-M4 and M33: "2x4/fused" reads each weight word for both rows and each row word for two
-# channel pairs (8 loads a group of 32 products against 2x2's 6 for 16: their loads take a cycle each); the M7 keeps
-# "2x2/fused", scheduled for its dual issue.
-CORE_SEVERAL_ROWS_FIRST = {"cortex-m4": "2x4/fused", "cortex-m33": "2x4/fused"}
+# Per core, the GEMM kernels of several rows that come before its instruction set's default, in order, where the
+# channels come in whole blocks of the first. Cortex-M4 and M33: "2x4/fused" reads each weight word for both rows and
+# each row word for two channel pairs (8 loads a group of 32 products against 2x2's 6 for 16: their loads take a cycle
+# each), then its compact loop (what compiler.code_fitting_tuning tries first where its code overflows a small
+# instruction cache); the M7 keeps "2x2/fused", scheduled for its dual issue.
+CORE_SEVERAL_ROWS_FIRST: dict[str, tuple[str, ...]] = {"cortex-m4": ("2x4/fused", "2x4/compact"),
+                                                       "cortex-m33": ("2x4/fused", "2x4/compact")}
 
 # Per core, the input and output channels (None: any) up to which a GEMM of the input's own rows in whole quads over all
 # of int8 takes "2x4/band" first (ops/gemm_band.py: one call for every row, each quad over a band of pairs): on the
@@ -394,9 +398,9 @@ def gemm_choices(cpu: Cpu, rows: int, fused: bool = True, channels: int | None =
     isa = cpu.isa
     table = GEMM_ORDER[isa] if fused else PLAIN_SUMS.get(isa, GEMM_ORDER[isa])
     kernels = [GEMM_BY_ID[i] for i in table[rows > 1] if input_rows or not GEMM_BY_ID[i].direct]
-    first = GEMM_BY_ID.get(CORE_SEVERAL_ROWS_FIRST.get(cpu.name, "")) if rows > 1 else None
-    if first in kernels and channels and channels % first.cols == 0:
-        kernels = [first] + [k for k in kernels if k is not first]
+    first = [GEMM_BY_ID[i] for i in CORE_SEVERAL_ROWS_FIRST.get(cpu.name, ()) if rows > 1]
+    if first and first[0] in kernels and channels and channels % first[0].cols == 0:
+        kernels = [k for k in first if k in kernels] + [k for k in kernels if k not in first]
     if input_rows and channels in FEW_CHANNELS.get(isa, ((), ()))[rows > 1]:
         direct = next(k for k in kernels if k.direct)
         return [direct] + [k for k in kernels if k is not direct]

@@ -38,6 +38,8 @@ from .requant import RSHIFT_FIELDS, Requant
 from .variants import Variant
 
 QUADS_KERNEL = "2x4/fused"
+COMPACT_KERNEL = "2x4/compact"   # QUADS_KERNEL's products, a pair a call, in a loop of little code (its C's pairs 0)
+QUAD_KERNELS = (QUADS_KERNEL, COMPACT_KERNEL)   # the kernels of pack_quad_stream's stream
 BAND_KERNEL = "2x4/band"
 # Row pairs a call of QUADS_KERNEL's straight kernels takes, per core (else 2; each quad's weights read for each pair in
 # turn): no more than their C's MTK_QUAD2_PAIRS
@@ -96,8 +98,9 @@ class GemmOpDef(OpDef):
                                p.weights.shape[0], p.patches is None)
         stream = stream_params(p)
         usable = [v for v in usable if micro_kernel(v).weights != "fused" or stream is not None]
-        if usable and usable[0].kernel == QUADS_KERNEL and not quads_suit(stream, rq):
-            usable = [*usable[1:2], usable[0], *usable[2:]]   # the pairs' kernel (2x2/fused) first
+        if usable and usable[0].kernel == QUADS_KERNEL and not quads_suit(stream, rq):   # the pairs' kernel first
+            pairs = next(i for i, v in enumerate(usable) if v.kernel not in QUAD_KERNELS)   # (2x2/fused)
+            usable = [usable[pairs], *usable[:pairs], *usable[pairs + 1:]]
         channels, depth = p.weights.shape
         rows = data.output.size // channels
         if not (quads_suit(stream, rq) and band_suits(rows, channels, depth, p.patches is None)):
@@ -196,8 +199,10 @@ def quad_code_pairs(data: OpData, variant: Variant) -> int:
     """Row pairs the code of QUADS_KERNEL's calls for the layer takes at most (its C's `pairs`: the kernel of several
     pairs a call or of one): QUAD_PAIRS's for the core where its straight kernels take the layer's depth of
     QUAD_PAIRS_MIN_GROUPS groups or more, whether its calls take several or not (one kernel for a model's layers of that
-    depth); one for shallower and deeper layers and for a lean variant (OpDef.leaner's)."""
+    depth); one for shallower and deeper layers and for a lean variant (OpDef.leaner's); none for COMPACT_KERNEL's."""
     groups = -(-data.params.weights.shape[1] // GROUP)
+    if variant.kernel == COMPACT_KERNEL:
+        return 0
     if variant.lean or not QUAD_PAIRS_MIN_GROUPS <= groups <= QUAD_STRAIGHT:
         return 1
     return QUAD_PAIRS.get(data.cpu.name, 2)
@@ -238,7 +243,7 @@ def gemm_kernel(data: OpData, variant: Variant) -> Kernel:
     in_size = patches.in_h * patches.in_w * patches.in_c if patches else rows * w.shape[1]
     stream = stream_params(p) if mk.weights == "fused" else None   # (weights, bias, multiplier, shift)
     shared = mk.rows == 1 and shares_requantization(*(stream[2:] if stream else (rq.multiplier, rq.shift)))
-    quads = variant.kernel == QUADS_KERNEL
+    quads = variant.kernel in QUAD_KERNELS
     pairs, code_pairs = (quad_call_pairs(data, variant), quad_code_pairs(data, variant)) if quads else (1, 1)
     layout = GemmLayout(rows, w.shape[0], w.shape[1], variant, row_source(patches), weight_group(data.cpu), shared,
                         stage=stage, split_loads=two_loads_beat_ldrd(data.cpu.name), pairs=pairs,
@@ -256,7 +261,7 @@ def gemm_kernel(data: OpData, variant: Variant) -> Kernel:
     reads = [*optional, *(["scratch"] if layout.scratch_bytes else [])]   # (a direct kernel needs none)
     func = specialize(gemm_func(layout, in_size, rq, patches), reads)
     if layout.quads:
-        packed = pack_quad_stream(*stream, rq.out_zp)
+        packed = pack_quad_stream(*stream, rq.out_zp, compact=code_pairs == 0)
     elif layout.stream:
         packed = pack_fused_stream(*stream, rq.out_zp, layout.block_cols,
                                    layout.chunk // GROUP if layout.chunk < layout.depth else None, shared)
@@ -328,8 +333,8 @@ class GemmLayout:
 
     @property
     def quads(self) -> bool:
-        """Whether it runs QUADS_KERNEL (its own stream, pack_quad_stream)."""
-        return self.variant.kernel == QUADS_KERNEL
+        """Whether it runs QUADS_KERNEL or COMPACT_KERNEL (their own stream, pack_quad_stream)."""
+        return self.variant.kernel in QUAD_KERNELS
 
     @property
     def stream(self) -> bool:

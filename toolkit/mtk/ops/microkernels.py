@@ -105,16 +105,17 @@ STREAM_ALIGN = 32    # a quad stream's alignment: its quads' words at cache line
 
 
 def pack_quad_stream(w: np.ndarray, bias: np.ndarray, multiplier: np.ndarray, shift: np.ndarray,
-                     out_zp: int) -> np.ndarray:
+                     out_zp: int, compact: bool = False) -> np.ndarray:
     """"2x4/fused"'s stream (c/dsp/mtk_gemm_2x4_fused.h): per channel quad (the last one zero-padded) of a layer of up
     to QUAD_STRAIGHT groups its biased weights (pack_weights_biased), then for each channel pair its head words
     (b0 + 256·b1, b1) and its two channels' multiplier, rounding term and shift (pack_fused_stream's), 32 bytes; of a
-    deeper layer the quad's four head words, its weights, then its channels' multipliers, rounding terms and shifts."""
+    deeper layer, or for the compact loop ("2x4/compact") at any depth, the quad's four head words, its weights, then
+    its channels' multipliers, rounding terms and shifts."""
     b, m, rounding, e = requantization_terms(bias, multiplier, shift, out_zp, -(-w.shape[0] // 4) * 4)
     weights = pack_weights_biased(w, 4).view(np.uint8).reshape(len(b) // 4, -1)
     params = [v[c::4] for c in range(4) for v in (m, rounding, e)]
     head = [b[0::4] + 256 * b[1::4], b[1::4], b[2::4] + 256 * b[3::4], b[3::4]]
-    if weights.shape[1] // 16 <= QUAD_STRAIGHT:
+    if weights.shape[1] // 16 <= QUAD_STRAIGHT and not compact:
         quads = [weights, _words(head[:2] + params[:6]), _words(head[2:] + params[6:])]
     else:
         quads = [_words(head), weights, _words(params)]

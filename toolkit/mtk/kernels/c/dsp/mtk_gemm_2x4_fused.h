@@ -32,28 +32,34 @@
 #endif
 #define MTK_QUAD2_TAIL 64       /* head words and m, C, e bytes a quad */
 
-/* Bytes from a quad's start to its weights, to head word i (0-3), to channel c's m, C, e. */
-static inline int32_t mtk_quad2_weights_at(int32_t groups) { return groups <= MTK_QUAD2_STRAIGHT ? 0 : 16; }
-static inline int32_t mtk_quad2_head_at(int32_t groups, int32_t i) {
-  return groups <= MTK_QUAD2_STRAIGHT ? 16 * groups + 32 * (i >> 1) + 4 * (i & 1) : 4 * i;
+/* Whether a quad of `groups` groups ends with its head and m, C, e (the straight kernels' layout), not starts with its
+ * head (the loop kernels': deeper layers, and any layer's compact loop, pairs 0). */
+static inline int32_t mtk_quad2_straight(int32_t groups, int32_t pairs) {
+  return pairs > 0 && groups <= MTK_QUAD2_STRAIGHT;
 }
-static inline int32_t mtk_quad2_params_at(int32_t groups, int32_t c) {
-  return groups <= MTK_QUAD2_STRAIGHT ? 16 * groups + 32 * (c >> 1) + 8 + 12 * (c & 1) : 16 + 16 * groups + 12 * c;
+/* Bytes from a quad's start to its weights, to head word i (0-3), to channel c's m, C, e. */
+static inline int32_t mtk_quad2_weights_at(int32_t straight) { return straight ? 0 : 16; }
+static inline int32_t mtk_quad2_head_at(int32_t straight, int32_t groups, int32_t i) {
+  return straight ? 16 * groups + 32 * (i >> 1) + 4 * (i & 1) : 4 * i;
+}
+static inline int32_t mtk_quad2_params_at(int32_t straight, int32_t groups, int32_t c) {
+  return straight ? 16 * groups + 32 * (c >> 1) + 8 + 12 * (c & 1) : 16 + 16 * groups + 12 * c;
 }
 
-/* The `channels` (≤ 4) outputs of each of the two packed rows at x with the quad at t, clamped to [lo, hi], in C;
- * sum_x: the rows' Σx (mtk_pack_sums_s16); doubled: the rows and the quad's head words are twice the values (their
- * sums the doubled ones the requantization takes). Row 1 first: with stride 0 (an odd last row) both rows are the
- * same. */
-static inline void mtk_fused_quad2_c(const void* x, const uint8_t* t, int32_t groups, int8_t* out, int32_t stride,
-                                     int32_t channels, const int32_t* sum_x, int32_t lo, int32_t hi, int32_t doubled) {
-  const uint32_t* wp = (const uint32_t*)(t + mtk_quad2_weights_at(groups));
+/* The `channels` (≤ 4) outputs of each of the two packed rows at x with the quad at t (straight: its layout,
+ * mtk_quad2_straight), clamped to [lo, hi], in C; sum_x: the rows' Σx (mtk_pack_sums_s16); doubled: the rows and the
+ * quad's head words are twice the values (their sums the doubled ones the requantization takes). Row 1 first: with
+ * stride 0 (an odd last row) both rows are the same. */
+static inline void mtk_fused_quad2_c(const void* x, const uint8_t* t, int32_t groups, int32_t straight, int8_t* out,
+                                     int32_t stride, int32_t channels, const int32_t* sum_x, int32_t lo, int32_t hi,
+                                     int32_t doubled) {
+  const uint32_t* wp = (const uint32_t*)(t + mtk_quad2_weights_at(straight));
   const uint32_t* xp = (const uint32_t*)x;
   for (int32_t r = 1; r >= 0; --r)
     for (int32_t p = 0; p < 2; ++p) {
-      uint32_t head_s = *(const uint32_t*)(t + mtk_quad2_head_at(groups, 2 * p));
+      uint32_t head_s = *(const uint32_t*)(t + mtk_quad2_head_at(straight, groups, 2 * p));
       int32_t s = (int32_t)(head_s - ((uint32_t)sum_x[r] << 7));
-      int32_t u = *(const int32_t*)(t + mtk_quad2_head_at(groups, 2 * p + 1));
+      int32_t u = *(const int32_t*)(t + mtk_quad2_head_at(straight, groups, 2 * p + 1));
       for (int32_t g = 0; g < groups; ++g) {
         uint32_t a = wp[4 * g + 2 * p], b = wp[4 * g + 2 * p + 1], xa = xp[4 * g + 2 * r], xb = xp[4 * g + 2 * r + 1];
         s = mtk_smlad(b, xb, mtk_smlad(a, xa, s));
@@ -61,7 +67,7 @@ static inline void mtk_fused_quad2_c(const void* x, const uint8_t* t, int32_t gr
       }
       const uint32_t sums[2] = {(uint32_t)s - ((uint32_t)u << 8), (uint32_t)u};
       for (int32_t c = 2 * p; c < 2 * p + 2 && c < channels; ++c) {
-        const int32_t* q = (const int32_t*)(t + mtk_quad2_params_at(groups, c));
+        const int32_t* q = (const int32_t*)(t + mtk_quad2_params_at(straight, groups, c));
         int32_t v = mtk_requant_x2((int32_t)(sums[c - 2 * p] << (1 - doubled)), q[0], q[1], q[2]);
         out[r * stride + c] = (int8_t)(v < lo ? lo : (v > hi ? hi : v));
       }
@@ -316,13 +322,13 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
 #else
 #define MTK_QUAD2_HEAD "ldrd r10, r11, [sp, #4]\n\tldm r1!, {r2, r3, r4, r5}\n\t"
 #endif
-/* f: packed rows, the first quad, groups, quads (> 0), out, stride. Naked: first the rows' sums Σx, then per quad (label
- * 1) its first sums (its head's words, c0's and c2's plus −128·Σx of their row), its sums over the groups (any number
- * (r2): 16 a pass, label 2, entered (−groups mod 16) groups in) and its outputs; the frame: [0] rows, [4] −128·Σx of
- * row 0 and of row 1, [12] stride, [16] the output, [20] the stream's end, [24] the loop's entry, [28] passes, [32]
- * passes left. No load's result read by the next instruction, the 16-bit MOVs and ADDs in pairs (the M33's dual
- * issue). */
-#define MTK_QUAD2_ANY_DSP(NAME, SIGN)                                                                   \
+/* f: packed rows, the first quad, groups, quads (> 0), out, stride. Naked: first the rows' sums Σx, then per quad
+ * (label 1) its first sums (its head's words, c0's and c2's plus −128·Σx of their row), its sums over the groups (any
+ * number (r2): 2^LOG2 a pass (PASS: as many MTK_QUAD2_GROUPs), label 2, entered (−groups mod 2^LOG2) groups in) and its
+ * outputs; the frame: [0] rows, [4] −128·Σx of row 0 and of row 1, [12] stride, [16] the output, [20] the stream's end,
+ * [24] the loop's entry, [28] passes, [32] passes left. No load's result read by the next instruction, the 16-bit MOVs
+ * and ADDs in pairs (the M33's dual issue). */
+#define MTK_QUAD2_ANY_DSP(NAME, SIGN, LOG2, PASS)                                                     \
 __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)) const int32_t* f) { \
   __asm__ volatile(                                                                                   \
       "push {r4-r11, lr}\n\t"                                                                         \
@@ -335,11 +341,11 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "mla r6, r6, r3, r1\n\t"                                                                        \
       "str r6, [sp, #20]\n\t"                                                                         \
       MTK_FUSED_ROW_SUMS_AT("4")                                                                       \
-      "adds r3, r2, #15\n\t"                                                                          \
-      "lsrs r3, r3, #4\n\t"                                                                           \
+      "adds r3, r2, #(1<<" #LOG2 ")-1\n\t"                                                            \
+      "lsrs r3, r3, #" #LOG2 "\n\t"                                                                   \
       "str r3, [sp, #28]\n\t"                                                                         \
       "rsb r2, r2, #0\n\t"                                                                            \
-      "and r2, r2, #15\n\t"                                                                           \
+      "and r2, r2, #(1<<" #LOG2 ")-1\n\t"                                                             \
       "movs r3, #" MTK_QUAD2_GROUP_BYTES "\n\t"                                                       \
       "adr.w r4, 2f\n\t"                                                                              \
       "mla r2, r2, r3, r4\n\t"                                                                        \
@@ -353,7 +359,7 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "str r10, [sp, #32]\n\t"                                                                        \
       "ldr pc, [sp, #24]\n"                                                                           \
       "2:\n\t"                                                                                        \
-      MTK_FUSED_REPEAT_8(MTK_QUAD2_GROUP) MTK_FUSED_REPEAT_8(MTK_QUAD2_GROUP)                         \
+      PASS                                                                                            \
       "ldr r10, [sp, #32]\n\t"                                                                        \
       "subs r10, r10, #1\n\t"                                                                         \
       "str r10, [sp, #32]\n\t"                                                                        \
@@ -373,8 +379,14 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
   MTK_QUAD2_STRAIGHT_DSP(mtk_gemm_2x4_fused_g##G##_nosign_dsp, G, K, REST, MTK_FUSED_NO_SIGN, SEVERAL)      \
   MTK_QUAD2_STRAIGHT_DSP(mtk_gemm_2x4_fused_g##G##_one_dsp, G, K, REST, MTK_FUSED_SIGN, ONE)                \
   MTK_QUAD2_STRAIGHT_DSP(mtk_gemm_2x4_fused_g##G##_one_nosign_dsp, G, K, REST, MTK_FUSED_NO_SIGN, ONE)
-MTK_QUAD2_ANY_DSP(mtk_gemm_2x4_fused_any_dsp, MTK_FUSED_SIGN)
-MTK_QUAD2_ANY_DSP(mtk_gemm_2x4_fused_any_nosign_dsp, MTK_FUSED_NO_SIGN)
+/* 16 groups a pass; the compact loop's 4 (pairs 0: "2x4/compact"), its code within a 1 KB instruction cache with its
+ * call's (the STM32L4's ART: 842 k estimated cycles against 2x4/fused's 1,757 k straight code on KWS's pointwise). */
+#define MTK_QUAD2_PASS_16 MTK_FUSED_REPEAT_8(MTK_QUAD2_GROUP) MTK_FUSED_REPEAT_8(MTK_QUAD2_GROUP)
+#define MTK_QUAD2_PASS_COMPACT MTK_FUSED_REPEAT_4(MTK_QUAD2_GROUP)
+MTK_QUAD2_ANY_DSP(mtk_gemm_2x4_fused_any_dsp, MTK_FUSED_SIGN, 4, MTK_QUAD2_PASS_16)
+MTK_QUAD2_ANY_DSP(mtk_gemm_2x4_fused_any_nosign_dsp, MTK_FUSED_NO_SIGN, 4, MTK_QUAD2_PASS_16)
+MTK_QUAD2_ANY_DSP(mtk_gemm_2x4_fused_compact_dsp, MTK_FUSED_SIGN, 2, MTK_QUAD2_PASS_COMPACT)
+MTK_QUAD2_ANY_DSP(mtk_gemm_2x4_fused_compact_nosign_dsp, MTK_FUSED_NO_SIGN, 2, MTK_QUAD2_PASS_COMPACT)
 /* K: the groups before the head's s words but the first (half the groups, at least one, less one). */
 MTK_QUAD2_KERNELS(1, 0, 0)
 MTK_QUAD2_KERNELS(2, 0, 1)
@@ -395,7 +407,7 @@ MTK_QUAD2_KERNELS(16, 7, 8)
 
 /* The saturated kernel of `groups` groups over the rows f names, with the sign term or without: straight code for up
  * to MTK_QUAD2_STRAIGHT groups (of one pair a call where the layer's calls take no more), else the loop's, a pair a
- * call. */
+ * call; pairs 0: the compact loop's, a pair a call. */
 MTK_FUSED_INLINE void mtk_gemm_2x4_fused_saturated_dsp(const int32_t* f, int32_t groups, int32_t sign, int32_t pairs) {
 #define MTK_QUAD2_CALL(G, F) (sign ? mtk_gemm_2x4_fused_##G##_dsp(F) : mtk_gemm_2x4_fused_##G##_nosign_dsp(F))
 #define MTK_QUAD2_CASE(G)                        \
@@ -403,14 +415,15 @@ MTK_FUSED_INLINE void mtk_gemm_2x4_fused_saturated_dsp(const int32_t* f, int32_t
     if (pairs > 1) MTK_QUAD2_CALL(g##G, f);      \
     else MTK_QUAD2_CALL(g##G##_one, f);          \
     return;
-  switch (groups) {
+  switch (pairs ? groups : 0) {
     MTK_QUAD2_CASE(1) MTK_QUAD2_CASE(2) MTK_QUAD2_CASE(3) MTK_QUAD2_CASE(4)
     MTK_QUAD2_CASE(5) MTK_QUAD2_CASE(6) MTK_QUAD2_CASE(7) MTK_QUAD2_CASE(8) MTK_QUAD2_CASE(9) MTK_QUAD2_CASE(10)
     MTK_QUAD2_CASE(11) MTK_QUAD2_CASE(12) MTK_QUAD2_CASE(13) MTK_QUAD2_CASE(14) MTK_QUAD2_CASE(15) MTK_QUAD2_CASE(16)
     default:
       for (int32_t r = 0; r < f[6]; r += 2) {
         const int32_t pair[6] = {f[0] + 8 * groups * r, f[1], groups, f[3], f[4] + r * f[5], f[6] - r > 1 ? f[5] : 0};
-        MTK_QUAD2_CALL(any, pair);
+        if (pairs) MTK_QUAD2_CALL(any, pair);
+        else MTK_QUAD2_CALL(compact, pair);
       }
   }
 #undef MTK_QUAD2_CASE
@@ -420,9 +433,9 @@ MTK_FUSED_INLINE void mtk_gemm_2x4_fused_saturated_dsp(const int32_t* f, int32_t
 
 /* The GEMM of `rows` (1-8) rows packed in pairs at x (mtk_pack_pair_s16 and the like, a pair's 16·groups bytes after
  * the other's; an odd last row packed twice) with all `channels` of the quad stream w, the outputs of row r at out +
- * r·stride, clamped to [lo, hi]; sign as mtk_gemm_2x2_fused_s8's; `pairs`: the most row pairs the layer's calls take
- * (a constant: 1 links the kernels of one pair a call in). Whole quads of a layer whose range is all of int8 in
- * assembly, the rest in C. Inlined, so that only the assembly the call's constants pick is linked in. */
+ * r·stride, clamped to [lo, hi]; sign as mtk_gemm_2x2_fused_s8's; `pairs`: the most row pairs the layer's calls take (a
+ * constant: 1 links the kernels of one pair a call in, 0 the compact loop's). Whole quads of a layer whose range is all
+ * of int8 in assembly, the rest in C. Inlined, so that only the assembly the call's constants pick is linked in. */
 MTK_FUSED_INLINE int32_t mtk_gemm_2x4_fused_s8(const void* x, const void* w, int32_t groups, int32_t channels,
                                                void* out, int32_t stride, int32_t rows, int32_t pairs, int32_t lo,
                                                int32_t hi, int32_t sign) {
@@ -443,8 +456,9 @@ MTK_FUSED_INLINE int32_t mtk_gemm_2x4_fused_s8(const void* x, const void* w, int
     int32_t sum_x[2];
     mtk_pack_sums_s16(pair, groups, 2, sum_x);
     for (int32_t c = done; c < channels; c += 4)
-      mtk_fused_quad2_c(pair, (const uint8_t*)w + (c >> 2) * tile, groups, (int8_t*)out + r * stride + c,
-                        rows - r > 1 ? stride : 0, channels - c < 4 ? channels - c : 4, sum_x, lo, hi, 0);
+      mtk_fused_quad2_c(pair, (const uint8_t*)w + (c >> 2) * tile, groups, mtk_quad2_straight(groups, pairs),
+                        (int8_t*)out + r * stride + c, rows - r > 1 ? stride : 0, channels - c < 4 ? channels - c : 4,
+                        sum_x, lo, hi, 0);
   }
   return 0;
 }

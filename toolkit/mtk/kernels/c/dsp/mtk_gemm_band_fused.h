@@ -240,7 +240,7 @@ MTK_FUSED_INLINE int32_t mtk_gemm_band_fused_s8(const void* x, const void* w, in
         const int32_t sum_x[2] = {-(pair_sums[0] >> 7), -(pair_sums[1] >> 7)};
         const uint8_t* t = quad0;
         for (int32_t q = 0; q < quads; ++q, t += 16 * groups + MTK_QUAD2_TAIL)
-          mtk_fused_quad2_c(rows + 8, t, groups, o + 2 * channels * p + 4 * q, stride, 4, sum_x, lo, hi, 1);
+          mtk_fused_quad2_c(rows + 8, t, groups, 1, o + 2 * channels * p + 4 * q, stride, 4, sum_x, lo, hi, 1);
       }
     }
     xp += 2 * k * pairs, o += 2 * channels * pairs, left -= stride ? 2 * pairs : 1;
