@@ -56,6 +56,12 @@ def subdir(base: Path, name) -> Path:
     return base / str(name)
 
 
+def layer_kernel(compiled) -> str:
+    """The kernel variant of a compiled model's one layer."""
+    [op] = compiled.ops
+    return op.variant["kernel"]
+
+
 def random_samples(model: bytes, count: int = 2) -> list[list[np.ndarray]]:
     return [modelgen.random_inputs(model, seed) for seed in range(count)]
 

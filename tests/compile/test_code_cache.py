@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness import conv, conv_model
+from harness import conv, conv_model, layer_kernel
 from mtk.boards import get_board
-from mtk.compiler import compile_model, code_cache_bytes
+from mtk.compiler import compile_model
 from mtk.cycles.emulate import emulation_board
 from mtk.ops.variants import Variant
 from mtk.tuning import Tuning
@@ -20,36 +20,17 @@ DEFAULT = "2x4/fused"   # the Cortex-M4's GEMM of several rows in whole quads (k
 COMPACT = "2x4/compact"   # its products in a loop of little code, the next there
 
 
-@pytest.mark.parametrize("board, cache_bytes", [
-    ("nucleo_l4r5zi", 1024),   # 5 wait states a fill of an 8-byte line
-    ("rpi_pico2", 16384), ("rpi_pico", 16384),   # 108-112 wait states a fill of an 8-byte line
-    ("nucleo_u575zi_q", None), ("nucleo_h7a3zi_q", None), ("nucleo_f746zg", None),   # 4-7 a 16- or 32-byte line
-    ("nucleo_g0b1re", None),   # 2 wait states an 8-byte line
-    ("mps2/an386", None),      # zero wait
-])
-def test_only_an_expensive_code_miss_caps_the_kernel_code_by_the_fetch_cache(board, cache_bytes):
-    physical = get_board(board)
-    assert code_cache_bytes(physical) == cache_bytes
-    if physical.qemu is None:   # --emulate compiles as for the board
-        assert code_cache_bytes(emulation_board(physical)) == cache_bytes
-
-
-def kernel(compiled) -> str:
-    [op] = compiled.ops
-    return op.variant["kernel"]
-
-
 def test_a_pointwise_conv_whose_straight_code_overflows_the_art_cache_takes_one_that_fits_on_the_l4r5(tmp_path):
     model = tmp_path / "pw64.tflite"
     model.write_bytes(conv((1, 12, 12, 64), (1, 1), 64, (12, 12)))
     zero_wait = compile_model(model, tmp_path / "an386", board="mps2/an386")
-    assert kernel(zero_wait) == DEFAULT and zero_wait.ops[0].code_bytes > 1024
+    assert layer_kernel(zero_wait) == DEFAULT and zero_wait.ops[0].code_bytes > 1024
     l4r5 = compile_model(model, tmp_path / "l4r5", board="nucleo_l4r5zi")
-    assert kernel(l4r5) == COMPACT and l4r5.ops[0].code_bytes <= 1024
-    assert kernel(compile_model(model, tmp_path / "emulated", board=emulation_board(get_board("nucleo_l4r5zi")))) \
-        == kernel(l4r5)
+    assert layer_kernel(l4r5) == COMPACT and l4r5.ops[0].code_bytes <= 1024
+    emulated = compile_model(model, tmp_path / "emulated", board=emulation_board(get_board("nucleo_l4r5zi")))
+    assert layer_kernel(emulated) == layer_kernel(l4r5)
     pinned = Tuning({zero_wait.ops[0].layer_key: Variant(DEFAULT)}, "pinned.json")
-    assert kernel(compile_model(model, tmp_path / "pinned", board="nucleo_l4r5zi", tuning=pinned)) == DEFAULT
+    assert layer_kernel(compile_model(model, tmp_path / "pinned", board="nucleo_l4r5zi", tuning=pinned)) == DEFAULT
 
 
 def pointwise(depth: int, dead: tuple[int, ...] = ()) -> bytes:
@@ -65,6 +46,6 @@ def test_a_deep_layer_takes_a_variant_whose_code_fits_unless_its_fused_kernel_le
     (compiler.HOT_CODE_FITS)."""
     model = tmp_path / "pw128.tflite"
     model.write_bytes(pointwise(128))
-    assert kernel(compile_model(model, tmp_path / "live", board="nucleo_l4r5zi")) == COMPACT
+    assert layer_kernel(compile_model(model, tmp_path / "live", board="nucleo_l4r5zi")) == COMPACT
     model.write_bytes(pointwise(128, dead=tuple(range(0, 128, 2)) + tuple(range(1, 96, 2))))
-    assert kernel(compile_model(model, tmp_path / "dead", board="nucleo_l4r5zi")) == COMPACT
+    assert layer_kernel(compile_model(model, tmp_path / "dead", board="nucleo_l4r5zi")) == COMPACT

@@ -5,6 +5,7 @@ tests/compile/test_gemm_dsp.py's."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -20,6 +21,21 @@ from mtk.tuning import Tuning, layer_key
 from test_gemm_dsp import FUSED_MODELS, RUNS_LAYERS, fully_connected, pointwise
 
 pytestmark = pytest.mark.qemu
+
+
+def kernels_c_of_a_bit_exact_run(model: bytes, board: str, kernel: str, tmp_path: Path) -> str:
+    """The generated kernels' C of `model` (one layer) run on `board` with `kernel` asked for by a tuning file, its
+    outputs checked against tflite-micro's."""
+    path = tmp_path / "model.tflite"
+    path.write_bytes(model)
+    target = get_board(board)
+    data = prepare_ops(read_model(path), target.cpu)[0]
+    tuning = Tuning({layer_key(data): Variant(kernel)})
+    inputs = random_samples(model)
+    result = run_model(path, RunOptions(board=target, runs=1, cache=False, build_dir=tmp_path / "build", tuning=tuning),
+                       inputs)
+    assert_outputs_match(model, inputs, result.outputs, f"{board}: ")
+    return (tmp_path / "build" / "compiled" / "src" / "tvmgen_default_kernels.c").read_text()
 
 
 @pytest.mark.parametrize("board", ["mps2/an386", "mps2/an500", "mps2/an505"])
@@ -71,35 +87,17 @@ def test_the_quads_kernels_of_a_pair_a_call_are_bit_exact(model, board, tmp_path
     from mtk.ops import gemm
 
     monkeypatch.setattr(gemm, "QUAD_PAIRS_MIN_GROUPS", gemm.QUAD_STRAIGHT + 1)
-    path = tmp_path / "model.tflite"
-    path.write_bytes(model())
-    target = get_board(board)
-    data = prepare_ops(read_model(path), target.cpu)[0]
-    tuning = Tuning({layer_key(data): Variant("2x4/fused")})
-    inputs = random_samples(path.read_bytes())
-    result = run_model(path, RunOptions(board=target, runs=1, cache=False, build_dir=tmp_path / "build", tuning=tuning),
-                       inputs)
-    kernels_c = (tmp_path / "build" / "compiled" / "src" / "tvmgen_default_kernels.c").read_text()
+    kernels_c = kernels_c_of_a_bit_exact_run(model(), board, "2x4/fused", tmp_path)
     assert re.search(r"mtk_gemm_2x4_fused_s8\(.*, 1, -128, 127, [01]\);", kernels_c)
-    assert_outputs_match(path.read_bytes(), inputs, result.outputs, f"{board}: ")
 
 
 @pytest.mark.parametrize("board", ["mps2/an386", "mps2/an505"])
 @pytest.mark.parametrize("model", ["quads-1-group-relu", "quads-3-groups", "quads-16-groups-133-rows",
-                                   "quads-18-groups", "quads-33-groups-relu", "quads-live-relu", "pointwise-relu-clamped",
-                                   "pointwise-3-groups"])
+                                   "quads-18-groups", "quads-33-groups-relu", "quads-live-relu",
+                                   "pointwise-relu-clamped", "pointwise-3-groups"])
 def test_the_compact_quads_kernel_is_bit_exact(model, board, tmp_path):
     """2x4/compact (2x4/fused's products a pair a call in a loop of 4 groups a pass, its C's `pairs` 0, its stream's
     quads head first at any depth), asked for by a tuning file: entered 0-3 groups in, one pass to several, the last
     call an odd row, constant channels left out, clamped outputs and a partial quad (6 channels) in C."""
-    path = tmp_path / "model.tflite"
-    path.write_bytes(FUSED_MODELS[model]())
-    target = get_board(board)
-    data = prepare_ops(read_model(path), target.cpu)[0]
-    tuning = Tuning({layer_key(data): Variant("2x4/compact")})
-    inputs = random_samples(path.read_bytes())
-    result = run_model(path, RunOptions(board=target, runs=1, cache=False, build_dir=tmp_path / "build", tuning=tuning),
-                       inputs)
-    kernels_c = (tmp_path / "build" / "compiled" / "src" / "tvmgen_default_kernels.c").read_text()
+    kernels_c = kernels_c_of_a_bit_exact_run(FUSED_MODELS[model](), board, "2x4/compact", tmp_path)
     assert re.search(r"mtk_gemm_2x4_fused_(live_)?s8\(.*, 0, -?\d+, \d+, [01]", kernels_c)
-    assert_outputs_match(path.read_bytes(), inputs, result.outputs, f"{board}: ")
