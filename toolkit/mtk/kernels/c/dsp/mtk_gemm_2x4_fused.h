@@ -23,8 +23,9 @@
 
 #define MTK_QUAD2_STRAIGHT 16   /* the most groups of a kernel of straight code, MTK_QUAD2_PAIRS pairs a call */
 /* Row pairs a call of the straight kernels takes at most (gemm.py QUAD_PAIRS gives it no more): 4, whose code is
- * twice 2's, where the flash prefetches code (free straight code: the STM32L4's ART) and its data cache is small; 2
- * on the Cortex-M33 (the STM32U5's ICACHE, no prefetch, holds a loop of two passes). */
+ * twice 2's, on the Cortex-M4 (each quad's weights read once for more rows, for a small flash data cache; where a
+ * code miss is dear, as on the STM32L4's ART, compiler.code_fitting_tuning takes the compact loop instead); 2 on the
+ * Cortex-M33 (the STM32U5's ICACHE, no prefetch, holds a loop of two passes). */
 #if defined(__ARM_ARCH_8M_MAIN__)
 #define MTK_QUAD2_PAIRS 2
 #else
