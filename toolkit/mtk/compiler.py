@@ -220,8 +220,8 @@ def code_fitting_tuning(compiled: CompiledModel, layers: Iterable[Layer], tuning
     the layers this rule moved (`fitted`: those it moved before): a layer `tuning` leaves to its default whose
     default's own code in `compiled` (CompiledOp.code_bytes) is larger than the fetch cache takes the next of its
     code_fitting_variants, and so does a moved layer whose variant's code is still larger, until one fits (or is one of
-    HOT_CODE_FITS); one none of whose variants fits returns to its default. None: no change (no such board, no code sizes, nothing larger
-    than the cache left to try)."""
+    HOT_CODE_FITS); one none of whose variants fits returns to its default. None: no change (no such board, no code
+    sizes, nothing larger than the cache left to try)."""
     cache = code_cache_bytes(board)
     if cache is None:
         return None
