@@ -7,7 +7,7 @@ codegen/aot.py binds the kernels into the run function and emits the C, compiled
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -279,11 +279,26 @@ def place_constants(graph: Graph, steps: list[Step], storage: Storage, board: Bo
     return aot.ConstantsInRam(region_of, system, tuple(share.name for share in shares)), shares
 
 
+@dataclass(frozen=True)
+class _CompileInputs:
+    """A model read and prepared, and what each of its compiles takes besides the variants."""
+
+    graph: Graph
+    prepared: list[OpData]
+    model_name: str
+    cpu: Cpu
+    board: Board | None
+    module: str
+    workspace: str
+    max_ram: int | None
+    max_recompute: float
+    weights_in_ram: bool
+
+
 def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | Cpu | None = None,
                   board: str | Board | None = None, module_name: str = "default", workspace: str = "internal",
                   force: bool = False, tuning: Tuning | None = None, max_ram: int | None = None,
-                  max_recompute: float = DEFAULT_MAX_RECOMPUTE, weights_in_ram: bool = False,
-                  code_fitted: frozenset[str] = frozenset()) -> CompiledModel:
+                  max_recompute: float = DEFAULT_MAX_RECOMPUTE, weights_in_ram: bool = False) -> CompiledModel:
     """Compile `model` (its file, or its graph already read) into a C library folder at `out_dir` (written
     atomically); layers whose key `tuning` holds take its variant, the others the default (on a board with slow
     flash, their leanest variant where only its constants fit the flash's cache: cache_fitting_tuning). When
@@ -293,8 +308,7 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
     is refused. With `board`, refuse a model that does not fit it (budget.py). `weights_in_ram`: the constants
     are initialised data copied from flash into RAM at startup (place_constants), their bytes taken from the
     arena's room. On a board whose code misses are expensive, GEMM layers of several rows whose kernel code
-    overflows the fetch cache take the first variant whose code fits it, one compile a step (code_fitting_tuning;
-    `code_fitted`: the layer keys it moved in the compiles before this one)."""
+    overflows the fetch cache take the first variant whose code fits it (_compile_for_board)."""
     board_info = board if isinstance(board, Board) or board is None else get_board(board)
     cpu_obj = cpu if isinstance(cpu, Cpu) else get_cpu(cpu) if cpu else (   # the board's, as Zephyr builds it
         board_info.cpu if board_info else get_cpu(DEFAULT_CPU))
@@ -307,12 +321,58 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
         raise ModelError(f"--max-recompute {max_recompute:g}: must be a fraction of the MACs between 0 and 10")
 
     model_path = model.source if isinstance(model, Graph) else Path(model)
-    model_name = model_path.name
-    what = f"{model_name} does not fit {board_info.budget_name if board_info else ''}"
-    with ui.step(f"reading {model_name}"):
+    with ui.step(f"reading {model_path.name}"):
         graph = as_graph(model)
         prepared = early_last_readers(graph, check_supported(graph, cpu_obj))
-    tuning = cache_fitting_tuning(prepared, tuning or Tuning(), board_info, weights_in_ram)
+    inputs = _CompileInputs(graph, prepared, model_path.name, cpu_obj, board_info, module, workspace, max_ram,
+                            max_recompute, weights_in_ram)
+    compiled, files = _compile_for_board(inputs, tuning or Tuning())
+    with atomic_output_dir(Path(out_dir), force=force, inputs=[model_path]) as tmp:
+        for rel, text in files.items():
+            (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+            (tmp / rel).write_text(text)
+        compiled.write_metadata(tmp)
+    return replace(compiled, path=Path(out_dir).resolve())
+
+
+def _compile_for_board(inputs: _CompileInputs, tuning: Tuning) -> tuple[CompiledModel, dict[str, str]]:
+    """The model compiled with `tuning` and its files; with a board, compiled again until it is stable: while GEMM
+    layers' kernel code overflows a fetch cache whose misses are expensive (code_fitting_tuning, one variant a layer
+    a compile), then, if it takes more flash than the board has, with the layers whose default weights take more
+    than they must on their leanest variant (leanest_tuning); then checked against the board (budget.py)."""
+    board = inputs.board
+    code_fitted: frozenset[str] = frozenset()   # the layer keys code_fitting_tuning moved so far
+    while True:
+        tuning = cache_fitting_tuning(inputs.prepared, tuning, board, inputs.weights_in_ram)
+        compiled, files, layers = _compile_once(inputs, tuning)
+        if board is None:
+            return compiled, files
+        fitting = code_fitting_tuning(compiled, layers, tuning, board, code_fitted)
+        if fitting is not None:
+            if not code_fitted:
+                ui.info(f"{inputs.model_name}: GEMM layers whose kernel code overflows {board.name}'s "
+                        f"{code_cache_bytes(board):,} B fetch cache take the first variant whose code fits it")
+            tuning, code_fitted = fitting
+            continue
+        lean = leanest_tuning(layers, tuning)
+        if flash_bytes(compiled) > board.flash_bytes and lean is not None:
+            ui.info(f"{inputs.model_name}: {flash_bytes(compiled):,} B of flash is more than {board.budget_name}'s "
+                    f"{board.flash_bytes:,} B: the layers whose default weights take more flash than they must "
+                    "(Winograd's) take their leanest variant")
+            tuning = lean
+            continue
+        check_fits(compiled, board)
+        return compiled, files
+
+
+def _compile_once(inputs: _CompileInputs, tuning: Tuning) -> tuple[CompiledModel, dict[str, str], list[Layer]]:
+    """The model compiled with the variants `tuning` holds (the other layers on their default): its metadata, its
+    files by path, its tunable layers."""
+    graph, prepared, model_name, cpu_obj, board_info = (inputs.graph, inputs.prepared, inputs.model_name, inputs.cpu,
+                                                       inputs.board)
+    module, workspace, max_ram, max_recompute, weights_in_ram = (inputs.module, inputs.workspace, inputs.max_ram,
+                                                                 inputs.max_recompute, inputs.weights_in_ram)
+    what = f"{model_name} does not fit {board_info.budget_name if board_info else ''}"
     with ui.step(f"lowering {len(graph.ops)} ops through TVM TE/TIR for {cpu_obj.name}"):
         steps, layers = lower_ops(prepared, tuning)
         steps, aliases = join_aliases(graph, steps)
@@ -384,31 +444,7 @@ def compile_model(model: str | Path | Graph, out_dir: str | Path, *, cpu: str | 
         state=tuple(program.states.values()))
     files.update(fragments(compiled, folder_layout(compiled)))   # CMakeLists.txt, tvmgen_<module>.mk
     compiled = replace(compiled, files=tuple(sorted(files)))
-    if board_info is not None:
-        fitting = code_fitting_tuning(compiled, layers.values(), tuning, board_info, code_fitted)
-        if fitting is not None:
-            if not code_fitted:
-                ui.info(f"{model_name}: GEMM layers whose kernel code overflows {board_info.name}'s "
-                        f"{code_cache_bytes(board_info):,} B fetch cache take the first variant whose code fits it")
-            return compile_model(graph, out_dir, cpu=cpu_obj, board=board, module_name=module_name,
-                                 workspace=workspace, force=force, tuning=fitting[0], max_ram=max_ram,
-                                 max_recompute=max_recompute, weights_in_ram=weights_in_ram, code_fitted=fitting[1])
-        lean = leanest_tuning(layers.values(), tuning)
-        if flash_bytes(compiled) > board_info.flash_bytes and lean is not None:
-            ui.info(f"{model_name}: {flash_bytes(compiled):,} B of flash is more than {board_info.budget_name}'s "
-                    f"{board_info.flash_bytes:,} B: the layers whose default weights take more flash than they must "
-                    "(Winograd's) take their leanest variant")
-            return compile_model(graph, out_dir, cpu=cpu_obj, board=board, module_name=module_name,
-                                 workspace=workspace, force=force, tuning=lean, max_ram=max_ram,
-                                 max_recompute=max_recompute, weights_in_ram=weights_in_ram, code_fitted=code_fitted)
-        check_fits(compiled, board_info)
-
-    with atomic_output_dir(Path(out_dir), force=force, inputs=[model_path]) as tmp:
-        for rel, text in files.items():
-            (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
-            (tmp / rel).write_text(text)
-        compiled.write_metadata(tmp)
-    return replace(compiled, path=Path(out_dir).resolve())
+    return compiled, files, list(layers.values())
 
 
 def _code_owner(data: OpData, layer: Layer | None) -> str | int:
