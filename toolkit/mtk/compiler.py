@@ -350,7 +350,7 @@ def _compile_for_board(inputs: _CompileInputs, tuning: Tuning) -> tuple[Compiled
         fitting = code_fitting_tuning(compiled, layers, tuning, board, code_fitted)
         if fitting is not None:
             if not code_fitted:
-                ui.info(f"{inputs.model_name}: GEMM layers whose kernel code overflows {board.name}'s "
+                ui.info(f"{inputs.model_name}: GEMM layers whose kernel code overflows {board.budget_name}'s "
                         f"{code_cache_bytes(board):,} B fetch cache take the first variant whose code fits it")
             tuning, code_fitted = fitting
             continue
