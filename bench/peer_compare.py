@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mtk.boards import get_board
+from mtk.boards import Board, get_board
 from mtk.compiler import compile_model
 from mtk.samples import random_samples
 from mtk.compiled import CompiledModel
@@ -75,9 +75,11 @@ def tflm_cycles(path: Path) -> dict[tuple[str, str], int]:
                          f"{err})") from None
 
 
-def compile_seconds(model: Path, cpu: str, out: Path, tuning: Path | None) -> tuple[float, CompiledModel]:
+def compile_seconds(model: Path, board: Board, out: Path, tuning: Path | None) -> tuple[float, CompiledModel]:
     start = time.perf_counter()
-    compiled = compile_model(model, out, cpu=cpu, force=True, tuning=load_tuning(tuning) if tuning else None)
+    """Compile `model` for `board`'s CPU (the time it takes, and the result) with `tuning`'s variants for `board`."""
+    compiled = compile_model(model, out, cpu=board.cpu, force=True,
+                             tuning=load_tuning(tuning, board.name) if tuning else None)
     return time.perf_counter() - start, compiled
 
 
@@ -102,7 +104,7 @@ def output_mismatches(model: Path, compiled: CompiledModel, outputs: list[list[i
 
 def measure(model: Path, board_name: str, layers: bool, work: Path, tuning: Path | None) -> dict:
     board = get_board(board_name)
-    seconds, compiled = compile_seconds(model, board.cpu.name, work / "compiled", tuning)
+    seconds, compiled = compile_seconds(model, board, work / "compiled", tuning)
     row = mtk_bench(model, board.name, layers, tuning)
     return {
         "model": model.stem, "board": board.name, "cpu": board.cpu.name,

@@ -9,7 +9,7 @@ import pytest
 from mtk.cli import main
 from mtk.errors import MtkError
 from mtk.lab import lab_targets, read_hardware_map
-from mtk.tuning import load_tuning
+from mtk.tuning import read_entries
 
 from checkout import REPO
 
@@ -29,12 +29,12 @@ BILLION_LAUGHS = "- &a [x, x, x, x, x, x, x, x, x]\n" + "".join(   # 9^13 x from
 
 
 BAD_FILES = {   # (reader, file name, content, message)
-    "json 100,000 deep": (load_tuning, "t.json", "[" * 100_000 + "]" * 100_000, "nests more than 64 levels"),
-    "json 5000-digit integer": (load_tuning, "t.json", '{"format": "x", "layers": {"a": ' + "9" * 5000 + "}}",
+    "json 100,000 deep": (read_entries, "t.json", "[" * 100_000 + "]" * 100_000, "nests more than 64 levels"),
+    "json 5000-digit integer": (read_entries, "t.json", '{"format": "x", "layers": {"a": ' + "9" * 5000 + "}}",
                                 "not valid JSON"),
-    "json not UTF-8": (load_tuning, "t.json", b"\xff\xfe{}", "not UTF-8 text"),
-    "json cut": (load_tuning, "t.json", "{", "not valid JSON"),
-    "json brackets in a string": (load_tuning, "t.json", '{"a": "' + "[" * 200 + '"}', "is not an mtk tuning file"),
+    "json not UTF-8": (read_entries, "t.json", b"\xff\xfe{}", "not UTF-8 text"),
+    "json cut": (read_entries, "t.json", "{", "not valid JSON"),
+    "json brackets in a string": (read_entries, "t.json", '{"a": "' + "[" * 200 + '"}', "is not an mtk tuning file"),
     "yaml not UTF-8": (read_hardware_map, "map.yaml", b"- id: \xff\n", "not UTF-8 text"),
     "yaml 5000 deep": (read_hardware_map, "map.yaml", "- " * 5000 + "x\n", "nests more than 64 levels"),
     "yaml billion laughs": (read_hardware_map, "map.yaml", BILLION_LAUGHS, "more than 100 YAML aliases"),

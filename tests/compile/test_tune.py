@@ -39,7 +39,10 @@ MODEL = REPO / "models" / "digits_cnn_int8.tflite"
                                      '{"format": "mtk-tuning/1", "layers": {"k": {"schedule": {"block": "2x2", '
                                      '"weights": "int8"}, "instructions": [1]}}}',
                                      '{"format": "mtk-tuning/1", "layers": {"k": {"schedule": {"kernel": "2x2/int8"}, '
-                                     '"code_bytes": {"2x2/int8": "big"}}}}'])
+                                     '"code_bytes": {"2x2/int8": "big"}}}}',
+                                     '{"format": "mtk-tuning/1", "layers": {"k": {"schedule": {"kernel": "2x2/int8"}}}}',
+                                     '{"format": "mtk-tuning/2", "boards": {"mps2/an386": []}}',
+                                     '{"format": "mtk-tuning/2", "layers": {}}'])
 def test_a_bad_tuning_file_is_a_clear_error(content, tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text(content)
@@ -290,12 +293,13 @@ def test_tuning_files_hold_the_kernel_id_and_older_gemm_schedules_read_the_same(
     micro-kernel; files of older versions, {"block": ..., "weights": ...}, name the same variant."""
     layer = tunable_layers(prepare_ops(read_model(MODEL), get_cpu("cortex-m4")))[0]
     file = tmp_path / "t.json"
-    write_entries(file, {layer.key: {"schedule": Variant("2x2/int16").to_json(), "instructions": {}}})
-    assert json.loads(file.read_text())["layers"][layer.key]["schedule"] == {"kernel": "2x2/int16"}
+    write_entries(file, "mps2/an386", {layer.key: {"schedule": Variant("2x2/int16").to_json(), "instructions": {}}})
+    assert json.loads(file.read_text())["boards"]["mps2/an386"][layer.key]["schedule"] == {"kernel": "2x2/int16"}
     old = tmp_path / "old.json"
-    old.write_text(json.dumps({"format": "mtk-tuning/1",
-                               "layers": {layer.key: {"schedule": {"block": "2x2", "weights": "int16"}}}}))
-    assert load_tuning(old).variants == load_tuning(file).variants == {layer.key: Variant("2x2/int16")}
+    old.write_text(json.dumps({"format": "mtk-tuning/1", "layers": {
+        layer.key: {"schedule": {"block": "2x2", "weights": "int16"}, "board": "mps2/an386"}}}))
+    assert load_tuning(old, "mps2/an386").variants == load_tuning(file, "mps2/an386").variants == {
+        layer.key: Variant("2x2/int16")}
     assert Variant("1x4/biased", 48).to_json() == {"kernel": "1x4/biased", "chunk": 48}   # metadata.json's
 
 
@@ -303,7 +307,48 @@ def test_a_kernel_variant_is_read_from_the_file_and_checked(tmp_path):
     (tmp_path / "m.tflite").write_bytes(depthwise_pool_model())
     layers = tunable_layers(prepare_ops(read_model(tmp_path / "m.tflite"), get_cpu("cortex-m4")))
     file = tmp_path / "t.json"
-    file.write_text(json.dumps({"format": "mtk-tuning/1", "layers": {layers[0].key: {"schedule": {"kernel": "mve-c16"}}}}))
-    assert load_tuning(file).variants == {layers[0].key: Variant("mve-c16")}
+    write_entries(file, "mps2/an386", {layers[0].key: {"schedule": {"kernel": "mve-c16"}}})
+    assert load_tuning(file, None).variants == {layers[0].key: Variant("mve-c16")}
     with pytest.raises(MtkError, match="schedule mve-c16 is not one op 0 can take"):   # Helium's, on the M4
-        compile_model(tmp_path / "m.tflite", tmp_path / "lib", cpu="cortex-m4", tuning=load_tuning(file))
+        compile_model(tmp_path / "m.tflite", tmp_path / "lib", cpu="cortex-m4", tuning=load_tuning(file, None))
+
+
+def test_a_tuning_file_keeps_each_boards_schedules_apart(tmp_path, capsys):
+    """The same layer key tuned for mps2/an386 and (emulated) for nucleo_l4r5zi, both Cortex-M4: each board's build
+    takes its own; a board the file holds nothing for is refused naming the file, and without a board two
+    different schedules of one key are."""
+    layer = tunable_layers(prepare_ops(read_model(MODEL), get_cpu("cortex-m4")))[0]
+    file = tmp_path / "t.json"
+    write_entries(file, "mps2/an386", {layer.key: {"schedule": {"kernel": "2x2/biased"}}})
+    write_entries(file, "nucleo_l4r5zi", {layer.key: {"schedule": {"kernel": "1x4/biased"},
+                                                      "emulated_on": "mps2/an386"}})
+    assert set(json.loads(file.read_text())["boards"]) == {"mps2/an386", "nucleo_l4r5zi"}
+    assert load_tuning(file, "mps2/an386").variants == {layer.key: Variant("2x2/biased")}
+    assert load_tuning(file, "nucleo_l4r5zi").variants == {layer.key: Variant("1x4/biased")}
+    with pytest.raises(MtkError, match=f"tuning file {file} holds schedules measured for mps2/an386, nucleo_l4r5zi, "
+                                       "none for nucleo_f746zg"):
+        load_tuning(file, "nucleo_f746zg")
+    with pytest.raises(MtkError, match="takes 2x2/biased on mps2/an386 and 1x4/biased on nucleo_l4r5zi"):
+        load_tuning(file, None)
+    only_l4r5 = tmp_path / "l4r5.json"
+    write_entries(only_l4r5, "nucleo_l4r5zi", {layer.key: {"schedule": {"kernel": "1x4/biased"}}})
+    assert main(["compile", str(MODEL), "--board", "mps2/an386", "--tuning", str(only_l4r5), "-o",
+                 str(tmp_path / "lib")]) == 2
+    err = capsys.readouterr().err
+    assert f"tuning file {only_l4r5} holds schedules measured for nucleo_l4r5zi, none for mps2/an386" in err
+    assert "mtk tune MODEL --board mps2/an386" in err
+
+
+def test_an_old_tuning_file_reads_by_the_board_each_layer_names_and_is_rewritten_by_board(tmp_path):
+    layer = tunable_layers(prepare_ops(read_model(MODEL), get_cpu("cortex-m4")))[0]
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({"format": "mtk-tuning/1", "layers": {layer.key: {
+        "schedule": {"kernel": "2x2/biased"}, "cycles": {"2x2/biased": 100}, "board": "mps2/an386"}}}))
+    assert load_tuning(old, "mps2/an386").variants == {layer.key: Variant("2x2/biased")}
+    with pytest.raises(MtkError, match="none for nucleo_l4r5zi"):
+        load_tuning(old, "nucleo_l4r5zi")
+    write_entries(old, "nucleo_l4r5zi", {layer.key: {"schedule": {"kernel": "1x4/biased"}}})
+    assert json.loads(old.read_text()) == {"format": "mtk-tuning/2", "boards": {
+        "mps2/an386": {layer.key: {"schedule": {"kernel": "2x2/biased"}, "cycles": {"2x2/biased": 100}}},
+        "nucleo_l4r5zi": {layer.key: {"schedule": {"kernel": "1x4/biased"}}}}}
+

@@ -31,12 +31,12 @@ def test_tuning_is_cached_and_repeatable(tmp_path, capsys):
     fewest = ["--flash-per-instruction", "inf"]   # the fully connected layers' int16 weights (+1 B flash per cycle)
     assert main(["tune", str(MODEL), "--board", "mps2/an386", "--tuning", str(cache), "--json", *fewest]) == 0
     first = json.loads(capsys.readouterr().out)
-    entries = json.loads(cache.read_text())["layers"]
+    entries = json.loads(cache.read_text())["boards"]["mps2/an386"]
     m4_layers = tunable_layers(prepare_ops(read_model(MODEL), get_cpu("cortex-m4")))
     assert first["builds_measured"] == max(len(layer.variants) for layer in m4_layers) - 1   # a variant of each
     assert not any(layer["cached"] for layer in first["layers"])
     assert set(entries) == {layer["key"] for layer in first["layers"]}
-    assert all("cortex-m4" in key and entry["board"] == "mps2/an386" for key, entry in entries.items())
+    assert all("cortex-m4" in key for key in entries)
     # every layer takes its fewest-cycles schedule (the cycle model's estimate: no counter tick)
     for layer in first["layers"]:
         counts = layer["cycles"]
@@ -52,7 +52,7 @@ def test_tuning_is_cached_and_repeatable(tmp_path, capsys):
     assert all(layer["cached"] for layer in second["layers"])
     assert [layer["schedule"] for layer in second["layers"]] == [layer["schedule"] for layer in first["layers"]]
     assert second["tuned"] == first["tuned"]
-    assert json.loads(cache.read_text())["layers"] == entries
+    assert json.loads(cache.read_text())["boards"]["mps2/an386"] == entries
 
     assert main(["compile", str(MODEL), "--board", "mps2/an386", "--tuning", str(cache), "-o",
                  str(tmp_path / "lib"), "-q"]) == 0
@@ -71,7 +71,7 @@ def test_tuning_is_cached_and_repeatable(tmp_path, capsys):
     # a layer's extra flash is its constants' and its own code's: the whole firmware takes the least flash
     assert all(set(layer["code_bytes"]) == set(layer["cycles"]) for layer in third["layers"])
     assert third["tuned"]["flash_bytes"] < min(third["untuned"]["flash_bytes"], first["tuned"]["flash_bytes"])
-    rechosen = json.loads(cache.read_text())["layers"]
+    rechosen = json.loads(cache.read_text())["boards"]["mps2/an386"]
     assert all(entry["flash_per_instruction"] == 0 and entry["cycles"] == entries[key]["cycles"]
                for key, entry in rechosen.items())
     assert [rechosen[layer["key"]]["schedule"] for layer in third["layers"]] == [layer["schedule"]
@@ -93,7 +93,7 @@ def test_an_interrupted_tune_keeps_its_counts_and_resumes(tmp_path, monkeypatch,
 
     monkeypatch.setattr(autotune, "_run", interrupted_after_one_candidate)
     assert main(["tune", str(MODEL), "--board", "mps2/an386", "--tuning", str(cache), "-q"]) == 130
-    partial = json.loads(cache.read_text())["layers"]
+    partial = json.loads(cache.read_text())["boards"]["mps2/an386"]
     defaults = {layer.key: layer.variants[0].to_json() for layer in tunable_layers(prepare_ops(read_model(MODEL), get_cpu("cortex-m4")))}
     assert partial and all(entry["schedule"] == defaults[key] for key, entry in partial.items())
     assert max(len(entry["cycles"]) for entry in partial.values()) == 2   # default + the first candidate
@@ -106,7 +106,7 @@ def test_an_interrupted_tune_keeps_its_counts_and_resumes(tmp_path, monkeypatch,
     assert resumed["builds_measured"] == candidates - 1
     assert resumed["tuned"]["cycles"] <= resumed["untuned"]["cycles"] * PLACEMENT
     assert all(entry["cycles"].items() >= partial[key]["cycles"].items()
-               for key, entry in json.loads(cache.read_text())["layers"].items())
+               for key, entry in json.loads(cache.read_text())["boards"]["mps2/an386"].items())
 
 
 @pytest.mark.qemu
@@ -127,7 +127,7 @@ def test_depthwise_and_pooling_are_tuned_on_target(tmp_path):
     for kernels in ({"dw": "mve-c16", "pool": "mve"}, {"dw": "c4", "pool": "tvm"}):
         entries = json.loads((tmp_path / "tuning.json").read_text())
         for c, kernel in zip(result.layers, kernels.values()):
-            entries["layers"][c.key]["schedule"] = {"kernel": kernel}
+            entries["boards"]["mps3/corstone300/an547"][c.key]["schedule"] = {"kernel": kernel}
         (tmp_path / "chosen.json").write_text(json.dumps(entries))
         out = tmp_path / kernels["dw"]
         assert main(["compile", str(model), "--board", "mps3/corstone300/an547", "--tuning",
@@ -137,3 +137,4 @@ def test_depthwise_and_pooling_are_tuned_on_target(tmp_path):
         impl[kernels["dw"]] = [op["impl"] for op in ops]
     assert impl == {"mve-c16": ["tvm+c:mtk_depthwise_mve_s8", "tvm+c:mtk_pool_mve"],
                     "c4": ["tvm+c:mtk_dw_s8,mtk_dw_requant_mve_s8", "tvm"]}
+

@@ -28,8 +28,8 @@ from .tuning import Tuning, load_tuning
 __all__ = ["compile", "run", "quantize"]
 
 
-def _tuning(tuning: str | Path | Tuning | None) -> Tuning | None:
-    return load_tuning(tuning) if isinstance(tuning, (str, Path)) else tuning
+def _tuning(tuning: str | Path | Tuning | None, board: str | None) -> Tuning | None:
+    return load_tuning(tuning, board) if isinstance(tuning, (str, Path)) else tuning
 
 
 def compile(model: str | Path, output: str | Path, *, board: str | None = None, cpu: str | None = None,
@@ -40,7 +40,7 @@ def compile(model: str | Path, output: str | Path, *, board: str | None = None, 
     folder). `board` sets the CPU and checks the model fits it.
     `tuning`: a tuning file from `mtk tune` (or a Tuning). A non-empty `output` needs `force`."""
     return compile_model(model, output, cpu=cpu, board=board, module_name=module_name, workspace=workspace,
-                         force=force, tuning=_tuning(tuning))
+                         force=force, tuning=_tuning(tuning, board))
 
 
 def run(model: str | Path, board: str = DEFAULT_BOARD, *, inputs: str | Path | list[Sample] | None = None,
@@ -56,7 +56,7 @@ def run(model: str | Path, board: str = DEFAULT_BOARD, *, inputs: str | Path | l
     options = RunOptions(board=board_info, platform=platform or board_info.caps.default_platform,
                          runs=runs, profile=profile, calib=calib,
                          build_dir=Path(build_dir) if build_dir is not None else None,
-                         random_samples=random_samples, tuning=_tuning(tuning), runner_options=runner_options)
+                         random_samples=random_samples, tuning=_tuning(tuning, board_info.name), runner_options=runner_options)
     return run_model(model, options, inputs)
 
 

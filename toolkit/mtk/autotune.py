@@ -225,9 +225,8 @@ def _record(measured: Measured, layers: list[Layer], variants: dict[str, Variant
 
 def _save_counts(cache: Path, board: Board, layers: list[Layer], measured: Measured) -> None:
     if layers:
-        write_entries(cache, {layer.key: {**measured[layer.key], "board": board.name,
-                                          "mtk_version": __version__, "schedule": layer.variants[0].to_json()}
-                              for layer in layers})
+        write_entries(cache, board.name, {layer.key: {**measured[layer.key], "mtk_version": __version__,
+                                                      "schedule": layer.variants[0].to_json()} for layer in layers})
 
 
 def _measurable_layers(layers: list[Layer], untuned: RunResult) -> dict[str, list[Layer]]:
@@ -253,7 +252,7 @@ def tune_model(model: Path, board: Board, cache: Path, calib: str | None = None,
         raise MtkError(f"cannot write the tuning file {cache}: folder {cache.parent} does not exist")
     if not flash_per_instruction >= 0:
         raise MtkError(f"--flash-per-instruction {flash_per_instruction}: expected bytes ≥ 0 (inf: no limit)")
-    entries = read_entries(cache) if cache.exists() else {}
+    entries = read_entries(cache).get(board.name, {}) if cache.exists() else {}
     with tempfile.TemporaryDirectory(prefix="mtk-tune-") as tmp:
         graph = int8_model(read_model(model), calib, Path(tmp))
         untuned = _run(graph, board, None, None)
@@ -265,7 +264,7 @@ def tune_model(model: Path, board: Board, cache: Path, calib: str | None = None,
         ui.info(f"{len(by_key)} layer shapes to tune on {board.cpu.name}: {len(by_key) - len(todo)} in {cache}, "
                 + (f"{len(todo)} to measure" if todo else "nothing to measure"))
         new, builds = _measure(graph, board, todo, untuned, cache, known)
-        measured = {key: {**m, "board": board.name, "mtk_version": __version__} for key, m in new.items()}
+        measured = {key: {**m, "mtk_version": __version__} for key, m in new.items()}
         choices: list[LayerChoice] = []
         chosen_entries: dict[str, dict] = {}
         for key, layers in by_key.items():
@@ -279,7 +278,7 @@ def tune_model(model: Path, board: Board, cache: Path, calib: str | None = None,
                                        variant, passed_over, key not in measured))
         changed = {key: entry for key, entry in chosen_entries.items() if entries.get(key) != entry}
         if changed:
-            write_entries(cache, changed)
+            write_entries(cache, board.name, changed)
         if all(c.variant == by_key[c.key][0].variants[0] for c in choices):
             tuned = untuned
         else:

@@ -5,23 +5,27 @@ inputs (weights and bias included) and output, its window (pooling), strides, di
 depth multiplier, the output type unless int8, "lshift" when a channel's requantization shifts
 left (which some kernels cannot do), and the CPU. Equal keys get equal kernels, in any
 model. `mtk tune` measures the variants of each key in QEMU and writes to a JSON file (tuning
-file) the estimated cycles (the cycle model's, mtk.cycles), the code each variant's kernels take as if alone
-(its layer's function and the kernels only layers of that variant call, in the build that measured it), the flash each variant takes (its weights and that code) over the leanest variant's,
-and the variant chosen from them with `flash_per_instruction` bytes allowed per cycle saved (autotune.choose;
-null: no limit):
+file), under the board whose estimated cycles it measured (the cycle model's, mtk.cycles: a QEMU board's own, or
+with --emulate a physical board's, run on its core's QEMU board), the cycles of each variant, the code its kernels
+take as if alone (its layer's function and the kernels only layers of that variant call, in the build that
+measured it), the flash each variant takes (its weights and that code) over the leanest variant's, and the variant
+chosen from them with `flash_per_instruction` bytes allowed per cycle saved (autotune.choose; null: no limit):
 
-    {"format": "mtk-tuning/1",
-     "layers": {"<key>": {"schedule": {"kernel": "2x2/int16"},
-                          "cycles": {"2x2/int8": 1042720, "2x2/int16": 950100},
-                          "code_bytes": {"2x2/int8": 136, "2x2/int16": 152},
-                          "extra_flash_bytes": {"2x2/int8": 0, "2x2/int16": 4112},
-                          "flash_per_instruction": 1.0,
-                          "board": "mps2/an386", "mtk_version": "0.1.0"}}}
+    {"format": "mtk-tuning/2",
+     "boards": {"nucleo_l4r5zi": {
+                 "<key>": {"schedule": {"kernel": "2x4/compact"},
+                           "cycles": {"2x4/fused": 1756827, "2x4/compact": 842439},
+                           "code_bytes": {"2x4/fused": 8840, "2x4/compact": 984},
+                           "extra_flash_bytes": {"2x4/fused": 0, "2x4/compact": 0},
+                           "flash_per_instruction": 1.0,
+                           "emulated_on": "mps2/an386", "mtk_version": "0.1.0"}}}}
 
-Files written before code_bytes, extra_flash_bytes and flash_per_instruction existed read the same (the
-format is unchanged: `mtk tune` adds them; a layer without code_bytes is priced by its weights); their layers counted in "instructions" (files written before
-the cycle model) are measured again in cycles. `mtk compile/run/bench/validate --tuning FILE`
-compile each layer whose key the file holds with its variant, every other layer with the default.
+`mtk compile/run/bench/validate --board B --tuning FILE` compile each layer whose key the file holds for B with its
+variant, every other layer with the default; a file holding other boards only is refused (load_tuning), so that
+one board's choices are never taken for another's with other memory timing. Files of "mtk-tuning/1", the layers of
+every board in one "layers" object each naming its "board", read the same and are rewritten as mtk-tuning/2 when
+tuned again; their layers without code_bytes are priced by their weights, those counted in "instructions" (files
+written before the cycle model) are measured again in cycles.
 A layer's variant (ops/variants.Variant) is what the file, the messages and metadata.json call its "schedule":
 {"kernel": id}, the id of its kernel in its family's table: for a GEMM (conv, fully connected, 1→N depthwise)
 its micro-kernel's label, "<block>/<weights>"; for depthwise with several input channels
@@ -45,7 +49,8 @@ from .ops import op_def
 from .ops.base import OpData
 from .ops.variants import Variant
 
-FORMAT = "mtk-tuning/1"
+FORMAT = "mtk-tuning/2"
+FORMAT_BY_LAYER = "mtk-tuning/1"   # the layers of every board together, each naming its board: read, rewritten
 KEY_OPTIONS = ("filter_height", "filter_width", "stride_h", "stride_w", "dilation_h_factor", "dilation_w_factor",
                "padding", "depth_multiplier")
 
@@ -128,32 +133,82 @@ def tunable_layers(prepared: list[OpData]) -> list[Layer]:
 
 # ---- the tuning file ---------------------------------------------------------------------------
 
-def read_entries(path: Path) -> dict[str, dict[str, Any]]:
-    """The layers of the tuning file at `path`, each checked; MtkError naming the file if it is not one."""
+Entries = dict[str, dict[str, Any]]   # a board's layers: by layer key, what `mtk tune` measured and chose
+
+
+def read_entries(path: Path) -> dict[str, Entries]:
+    """The layers of the tuning file at `path` by the board they were measured for, each checked (a file of
+    FORMAT_BY_LAYER: its layers grouped by their "board"); MtkError naming the file if it is not one."""
     if not Path(path).exists():
         raise MtkError(f"tuning file {path} does not exist", hint="make one with `mtk tune model.tflite`")
     data = read_json(path, "tuning file")
-    if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("layers"), dict):
+    if not isinstance(data, dict) or data.get("format") not in (FORMAT, FORMAT_BY_LAYER):
         raise MtkError(f"{path} is not an mtk tuning file (expected an object with \"format\": \"{FORMAT}\" "
+                       "and \"boards\")")
+    if data["format"] == FORMAT_BY_LAYER:
+        return _by_board(path, data.get("layers"))
+    boards = data.get("boards")
+    if not (isinstance(boards, dict) and all(isinstance(layers, dict) for layers in boards.values())):
+        raise MtkError(f"tuning file {path}: \"boards\" is not an object of layers by board")
+    for layers in boards.values():
+        for key, entry in layers.items():
+            _check_entry(path, key, entry)
+    return boards
+
+
+def _by_board(path: Path, layers: Any) -> dict[str, Entries]:
+    """A FORMAT_BY_LAYER file's layers by the board each names (every `mtk tune` wrote one)."""
+    if not isinstance(layers, dict):
+        raise MtkError(f"{path} is not an mtk tuning file (expected an object with \"format\": \"{FORMAT_BY_LAYER}\" "
                        "and \"layers\")")
-    for key, entry in data["layers"].items():
-        if Variant.from_json(entry.get("schedule") if isinstance(entry, dict) else None) is None:
-            raise MtkError(f"tuning file {path}: layer '{key}' has no valid schedule ({{\"kernel\": ...}})")
-        for unit in ("instructions", "cycles", "code_bytes"):
-            counts = entry.get(unit, {})
-            if not (isinstance(counts, dict) and all(n is None or isinstance(n, int) for n in counts.values())):
-                raise MtkError(f"tuning file {path}: layer '{key}' has {unit} that are not counts by schedule "
-                               "(null: its build did not fit the board)")
-    return data["layers"]
+    boards: dict[str, Entries] = {}
+    for key, entry in layers.items():
+        _check_entry(path, key, entry)
+        if not isinstance(entry.get("board"), str):
+            raise MtkError(f"tuning file {path} ({FORMAT_BY_LAYER}): layer '{key}' does not name the board it was "
+                           "measured on (\"board\")", hint="tune again with this mtk version (`mtk tune --board B`)")
+        boards.setdefault(entry["board"], {})[key] = {k: v for k, v in entry.items() if k != "board"}
+    return boards
 
 
-def load_tuning(path: str | Path) -> Tuning:
-    entries = read_entries(Path(path))
-    return Tuning({key: Variant.from_json(entry["schedule"]) for key, entry in entries.items()}, str(path))
+def _check_entry(path: Path, key: str, entry: Any) -> None:
+    if Variant.from_json(entry.get("schedule") if isinstance(entry, dict) else None) is None:
+        raise MtkError(f"tuning file {path}: layer '{key}' has no valid schedule ({{\"kernel\": ...}})")
+    for unit in ("instructions", "cycles", "code_bytes"):
+        counts = entry.get(unit, {})
+        if not (isinstance(counts, dict) and all(n is None or isinstance(n, int) for n in counts.values())):
+            raise MtkError(f"tuning file {path}: layer '{key}' has {unit} that are not counts by schedule "
+                           "(null: its build did not fit the board)")
 
 
-def write_entries(path: Path, entries: dict[str, dict[str, Any]]) -> None:
-    """`entries` merged into the tuning file at `path` (created if missing), written atomically."""
-    merged = {**(read_entries(path) if path.exists() else {}), **entries}
+def load_tuning(path: str | Path, board: str | None) -> Tuning:
+    """The variants the tuning file at `path` holds for `board` (a board's name; for --emulate, the emulated board's):
+    MtkError if it holds layers of other boards only. `board` None (a CPU without a board): every board's, refused
+    where two give one layer key different variants."""
+    boards = read_entries(Path(path))
+    if board is not None:
+        if boards and board not in boards:
+            raise MtkError(f"tuning file {path} holds schedules measured for {', '.join(sorted(boards))}, none for "
+                           f"{board} (each board's are chosen by its own estimated cycles)",
+                           hint=f"tune for {board} into it: `mtk tune MODEL --board {board} --tuning {path}` "
+                                "(--emulate for a physical board)")
+        boards = {board: boards.get(board, {})}
+    variants: dict[str, Variant] = {}
+    measured_on: dict[str, str] = {}
+    for name, layers in sorted(boards.items()):
+        for key, entry in layers.items():
+            variant = Variant.from_json(entry["schedule"])
+            if variants.setdefault(key, variant) != variant:
+                raise MtkError(f"tuning file {path}: layer '{key}' takes {variants[key].label} on "
+                               f"{measured_on[key]} and {variant.label} on {name}", hint="say which with --board")
+            measured_on.setdefault(key, name)
+    return Tuning(variants, str(path))
+
+
+def write_entries(path: Path, board: str, entries: Entries) -> None:
+    """`entries` measured for `board` merged into the tuning file at `path` (created if missing; a file of
+    FORMAT_BY_LAYER rewritten in FORMAT), written atomically."""
+    boards = read_entries(path) if path.exists() else {}
+    boards[board] = dict(sorted({**boards.get(board, {}), **entries}.items()))
     with atomic_output_file(path) as tmp:
-        tmp.write_text(json.dumps({"format": FORMAT, "layers": dict(sorted(merged.items()))}, indent=1) + "\n")
+        tmp.write_text(json.dumps({"format": FORMAT, "boards": dict(sorted(boards.items()))}, indent=1) + "\n")

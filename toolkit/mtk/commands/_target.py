@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 
 def add_tuning_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tuning", type=Path, metavar="FILE",
-                   help="per-layer schedules measured by `mtk tune` (its cache file, e.g. mtk-tuning.json); "
-                        "layers it does not hold take the default")
+                   help="per-layer schedules measured by `mtk tune` (its cache file, e.g. mtk-tuning.json) for the "
+                        "board (with --emulate: the emulated board); layers it does not hold take the default")
 
 
 def _bytes(text: str) -> int:
@@ -69,12 +69,13 @@ def add_weights_argument(p: argparse.ArgumentParser) -> None:
                         "constants, the arena and the stack do not fit its RAM")
 
 
-def tuning_of(args: argparse.Namespace) -> Tuning | None:
+def tuning_of(args: argparse.Namespace, board: str | None) -> Tuning | None:
+    """The --tuning file's variants measured for `board` (None: a CPU without a board; tuning.load_tuning)."""
     if args.tuning is None:
         return None
     from ..tuning import load_tuning   # TVM, through the ops: only for a tuning file
 
-    return load_tuning(args.tuning)
+    return load_tuning(args.tuning, board)
 
 
 def add_mlperf_argument(p: argparse.ArgumentParser) -> None:
@@ -145,7 +146,7 @@ def run_options(args: argparse.Namespace, board: Board | str, runner_options: di
                           if (value := getattr(args, key)) is not None}
     platform = args.platform or board.caps.default_platform
     return RunOptions(board=board, platform=platform, calib=args.calib, build_dir=args.build_dir,
-                      runner_options=runner_options, tuning=tuning_of(args), mlperf_tiny=args.mlperf_tiny,
+                      runner_options=runner_options, tuning=tuning_of(args, board.budget_name), mlperf_tiny=args.mlperf_tiny,
                       timeout=args.timeout, max_ram=args.max_ram, max_recompute=args.max_recompute, cache=args.cache,
                       weights_in_ram=args.weights_in_ram, **overrides)
 

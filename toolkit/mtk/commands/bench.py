@@ -17,7 +17,7 @@ from ..fsutil import check_readable_files
 from ..lab import Failure, lab_targets
 from ..labgrid_lab import coordinator_address, is_labgrid_lab, require_labgrid
 from ._layers import layer_heading, layer_table, run_profiled
-from ._target import add_target_arguments, run_options
+from ._target import add_target_arguments, run_options, tuning_of
 
 if TYPE_CHECKING:
     from ..runresult import RunResult
@@ -98,6 +98,8 @@ def _bench_local(args: argparse.Namespace, targets: list[tuple[Board, dict[str, 
                  ) -> tuple[list[RunResult], list[Failure]]:
     targets = targets or _targets(args)
     check_readable_files(args.models, "model")   # bad input (2), not a board that failed (4)
+    for board, _ in targets:   # so is a tuning file without a board's schedules
+        tuning_of(args, board.budget_name)
     pairs = [(m, board, runner) for board, runner in targets for m in args.models]
     results: list[RunResult] = []
     failures: list[Failure] = []
