@@ -146,9 +146,10 @@ def run_options(args: argparse.Namespace, board: Board | str, runner_options: di
                           if (value := getattr(args, key)) is not None}
     platform = args.platform or board.caps.default_platform
     return RunOptions(board=board, platform=platform, calib=args.calib, build_dir=args.build_dir,
-                      runner_options=runner_options, tuning=tuning_of(args, board.budget_name), mlperf_tiny=args.mlperf_tiny,
-                      timeout=args.timeout, max_ram=args.max_ram, max_recompute=args.max_recompute, cache=args.cache,
-                      weights_in_ram=args.weights_in_ram, **overrides)
+                      runner_options=runner_options, tuning=tuning_of(args, board.budget_name),
+                      mlperf_tiny=args.mlperf_tiny, timeout=args.timeout, max_ram=args.max_ram,
+                      max_recompute=args.max_recompute, cache=args.cache, weights_in_ram=args.weights_in_ram,
+                      **overrides)
 
 
 def _emulated(args: argparse.Namespace, board: Board, runner_options: dict[str, Any] | None,

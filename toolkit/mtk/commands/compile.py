@@ -131,8 +131,8 @@ def _compile(args: argparse.Namespace, out_dir: Path) -> CompiledModel:
     from ..compiler import compile_model
 
     return compile_model(args.model, out_dir, cpu=args.cpu, board=args.board, module_name=args.module_name,
-                         workspace=args.workspace, force=args.force, tuning=tuning_of(args, args.board), max_ram=args.max_ram,
-                         max_recompute=args.max_recompute, weights_in_ram=args.weights_in_ram)
+                         workspace=args.workspace, force=args.force, tuning=tuning_of(args, args.board),
+                         max_ram=args.max_ram, max_recompute=args.max_recompute, weights_in_ram=args.weights_in_ram)
 
 
 def run(args: argparse.Namespace) -> int:
