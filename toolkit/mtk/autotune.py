@@ -5,9 +5,10 @@ ops/variants.py).
 
 A layer's count depends on its own kernel only, so one candidate build measures one variant of every
 layer still to measure (the k-th build: each layer's k-th unmeasured variant): as many builds as the
-layer with the most variants needs. The model is built with per-op counters and run on two different
-inputs (pipeline.run_model, profile=True); a layer's count is the mean of the two (a kernel's
-cycles can depend on the data: requantization, borders). A build that does not fit the board,
+layer with the most variants needs (the untuned build measures the variant each layer takes without a tuning
+file: its default, or the compiler's choice for the board, code_fitting_tuning). The model is built with per-op
+counters and run on two different inputs (pipeline.run_model, profile=True); a layer's count is the mean of the
+two (a kernel's cycles can depend on the data: requantization, borders). A build that does not fit the board,
 or whose outputs differ, is split into one build per variant, to leave out only what does not fit and
 to name the variant that is wrong. Layers that run in tiled stages (a model tiled to fit the board's
 RAM: codegen/tiling.py) are measured where the same key runs untiled, else left at their default: a
@@ -151,10 +152,11 @@ def choose(layer: Layer, counts: dict[str, int], tick: float, flash_per_unit: fl
 
 
 def candidate_tunings(layers: list[Layer], measured: dict[str, dict[str, int | None]] | None = None) -> list[Tuning]:
-    """The candidate builds: the k-th gives each layer key its k-th variant other than the default that has
-    no count in `measured` yet."""
-    todo = [(layer.key, [s for s in layer.variants[1:] if s.label not in (measured or {}).get(layer.key, {})])
-            for layer in layers]
+    """The candidate builds: the k-th gives each layer key its k-th variant that has no count in `measured` yet
+    (the untuned build's variant has: without `measured`, the default)."""
+    if measured is None:
+        measured = {layer.key: {layer.variants[0].label: None} for layer in layers}
+    todo = [(layer.key, [s for s in layer.variants if s.label not in measured.get(layer.key, {})]) for layer in layers]
     rounds = max((len(variants) for _, variants in todo), default=0)
     return [_candidate({key: variants[k] for key, variants in todo if k < len(variants)}) for k in range(rounds)]
 
@@ -180,17 +182,26 @@ def is_measured(layer: Layer, counts: dict[str, int | None]) -> bool:
 Measured = dict[str, dict[str, dict[str, int | None]]]   # by layer key, COUNTS and CODE: each by variant label
 
 
+def untuned_variants(layers: list[Layer], untuned: RunResult) -> dict[str, Variant]:
+    """By layer key, the variant its layer took in the untuned build: its default, or the one the compiler chose for
+    the board (compiler.code_fitting_tuning, cache_fitting_tuning)."""
+    took = {t.index: t.variant for t in untuned.layers or []}
+    return {layer.key: next((v for v in layer.variants if v.label == took.get(layer.op.index)), layer.variants[0])
+            for layer in layers}
+
+
 def _measure(model: Graph, board: Board, layers: list[Layer], untuned: RunResult, cache: Path,
              known: Measured) -> tuple[Measured, int]:
-    """Estimated cycles and own code of each layer key by variant label (None: the build did not fit): the
-    default's from the untuned build, those `known` from an interrupted run, the others from the candidate
-    builds. They go to the tuning file after every build (the default variant stays the layer's
+    """Estimated cycles and own code of each layer key by variant label (None: the build did not fit): those of
+    the variant each took in the untuned build from it, those `known` from an interrupted run, the others from the
+    candidate builds. They go to the tuning file after every build (the untuned build's variant stays the layer's
     until all are measured), so that an interrupted tune resumes where it stopped. Also returns the
     number of candidate builds run."""
     measured: Measured = {layer.key: {what: dict(known.get(layer.key, {}).get(what, {})) for what in (COUNTS, CODE)}
                           for layer in layers}
-    _record(measured, layers, {layer.key: layer.variants[0] for layer in layers}, untuned)
-    _save_counts(cache, board, layers, measured)
+    took = untuned_variants(layers, untuned)
+    _record(measured, layers, took, untuned)
+    _save_counts(cache, board, layers, measured, took)
     candidates, builds = candidate_tunings(layers, {key: m[COUNTS] for key, m in measured.items()}), 0
     while candidates:
         tuning = candidates.pop(0)
@@ -209,7 +220,7 @@ def _measure(model: Graph, board: Board, layers: list[Layer], untuned: RunResult
             ui.info(f"  left out: {err.message}")
             result = None
         _record(measured, layers, tuning.variants, result)
-        _save_counts(cache, board, layers, measured)
+        _save_counts(cache, board, layers, measured, took)
     return measured, builds
 
 
@@ -223,10 +234,11 @@ def _record(measured: Measured, layers: list[Layer], variants: dict[str, Variant
             measured[layer.key][CODE][label] = code.get(layer.op.index)
 
 
-def _save_counts(cache: Path, board: Board, layers: list[Layer], measured: Measured) -> None:
+def _save_counts(cache: Path, board: Board, layers: list[Layer], measured: Measured,
+                 schedules: dict[str, Variant]) -> None:
     if layers:
         write_entries(cache, board.name, {layer.key: {**measured[layer.key], "mtk_version": __version__,
-                                                      "schedule": layer.variants[0].to_json()} for layer in layers})
+                                                      "schedule": schedules[layer.key].to_json()} for layer in layers})
 
 
 def _measurable_layers(layers: list[Layer], untuned: RunResult) -> dict[str, list[Layer]]:
@@ -279,7 +291,8 @@ def tune_model(model: Path, board: Board, cache: Path, calib: str | None = None,
         changed = {key: entry for key, entry in chosen_entries.items() if entries.get(key) != entry}
         if changed:
             write_entries(cache, board.name, changed)
-        if all(c.variant == by_key[c.key][0].variants[0] for c in choices):
+        took = untuned_variants([layers[0] for layers in by_key.values()], untuned)
+        if all(c.variant == took[c.key] for c in choices):
             tuned = untuned
         else:
             ui.info("building with the chosen schedules")

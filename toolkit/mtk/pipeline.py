@@ -176,7 +176,8 @@ def run_firmware(runner: Runner, elf: Path, compiled: CompiledModel, samples: li
 
 def _layer_times(compiled: CompiledModel, counts: list[int]) -> list[LayerTime]:
     """The ops in the order they run, each with its units (the firmware counts them by op index)."""
-    return [LayerTime(op.index, op.type, counts[op.index], op.macs, op.tiled, op.code_bytes)
+    return [LayerTime(op.index, op.type, counts[op.index], op.macs, op.tiled, op.code_bytes,
+                      op.variant["kernel"] if op.variant else None)
             for op in compiled.ops if op.index < len(counts)]
 
 

@@ -24,6 +24,7 @@ class LayerTime:
     macs: int
     tiled: bool = False   # in a tiled stage, whose units its first op reports (codegen/tiling.py)
     code_bytes: int | None = None   # the code its layer's kernels take as if alone (compiled.CompiledOp)
+    variant: str | None = None      # a tunable layer's: the label of the variant it took (compiled.CompiledOp)
 
 
 @dataclass
