@@ -353,6 +353,24 @@ def test_an_old_tuning_file_reads_by_the_board_each_layer_names_and_is_rewritten
         "nucleo_l4r5zi": {layer.key: {"schedule": {"kernel": "1x4/biased"}}}}}
 
 
+def test_a_physical_board_is_tuned_emulated_under_its_cycle_model(tmp_path, capsys):
+    from mtk.boards import get_board
+
+    l4r5 = get_board("nucleo_l4r5zi")
+    target = autotune.tune_target(l4r5, emulate=True)
+    assert (target.board.name, target.board.cpu, target.emulate) == ("mps2/an386", l4r5.cpu, l4r5)
+    assert target.runner_options["cycles"].label == "nucleo_l4r5zi"
+    assert (autotune.measured_board(target), autotune.emulator_of(target)) == ("nucleo_l4r5zi", "mps2/an386")
+    an386 = autotune.tune_target(get_board("mps2/an386"))
+    assert (autotune.measured_board(an386), autotune.emulator_of(an386), an386.runner_options) == (
+        "mps2/an386", None, {})
+    assert main(["tune", str(MODEL), "--board", "nucleo_l4r5zi", "--tuning", str(tmp_path / "t.json")]) == 2
+    assert "--board nucleo_l4r5zi --emulate" in capsys.readouterr().err
+    assert main(["tune", str(MODEL), "--board", "mps2/an386", "--emulate", "--tuning", str(tmp_path / "t.json")]) == 2
+    assert "mps2/an386 is a QEMU board" in capsys.readouterr().err
+    assert not (tmp_path / "t.json").exists()
+
+
 def test_the_untuned_builds_variants_are_those_the_compiler_chose():
     """On a board whose fetch misses are expensive the untuned build may run a layer in another variant than its
     default (compiler.code_fitting_tuning): its count is that variant's."""

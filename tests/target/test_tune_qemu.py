@@ -36,7 +36,8 @@ def test_tuning_is_cached_and_repeatable(tmp_path, capsys):
     assert first["builds_measured"] == max(len(layer.variants) for layer in m4_layers) - 1   # a variant of each
     assert not any(layer["cached"] for layer in first["layers"])
     assert set(entries) == {layer["key"] for layer in first["layers"]}
-    assert all("cortex-m4" in key for key in entries)
+    assert all("cortex-m4" in key and "emulated_on" not in entry for key, entry in entries.items())
+    assert (first["board"], first["emulated_on"], first["unit"]) == ("mps2/an386", None, "cycles (estimated)")
     # every layer takes its fewest-cycles schedule (the cycle model's estimate: no counter tick)
     for layer in first["layers"]:
         counts = layer["cycles"]
@@ -138,3 +139,28 @@ def test_depthwise_and_pooling_are_tuned_on_target(tmp_path):
     assert impl == {"mve-c16": ["tvm+c:mtk_depthwise_mve_s8", "tvm+c:mtk_pool_mve"],
                     "c4": ["tvm+c:mtk_dw_s8,mtk_dw_requant_mve_s8", "tvm"]}
 
+
+@pytest.mark.qemu
+def test_a_physical_board_is_tuned_by_its_estimated_cycles_in_its_cores_qemu(tmp_path, capsys):
+    """--emulate: the builds run on mps2/an386 under the STM32L4R5's cycle model; the counts and choices are kept
+    under nucleo_l4r5zi, taken by its builds and refused for the an386's."""
+    model, cache = tmp_path / "m.tflite", tmp_path / "tuning.json"
+    model.write_bytes(depthwise_pool_model())
+    assert main(["tune", str(model), "--board", "nucleo_l4r5zi", "--emulate", "--tuning", str(cache), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert (result["board"], result["emulated_on"], result["unit"]) == ("nucleo_l4r5zi", "mps2/an386",
+                                                                        "cycles (estimated)")
+    entries = json.loads(cache.read_text())["boards"]
+    assert list(entries) == ["nucleo_l4r5zi"]
+    assert {key: entry["cycles"] for key, entry in entries["nucleo_l4r5zi"].items()} == {
+        layer["key"]: layer["cycles"] for layer in result["layers"]}
+    assert all(entry["emulated_on"] == "mps2/an386" for entry in entries["nucleo_l4r5zi"].values())
+
+    assert main(["compile", str(model), "--board", "nucleo_l4r5zi", "--tuning", str(cache), "-o",
+                 str(tmp_path / "l4r5"), "-q"]) == 0
+    ops = json.loads((tmp_path / "l4r5" / "metadata.json").read_text())["ops"]
+    assert [op["schedule"] for op in ops] == [layer["schedule"] for layer in result["layers"]]
+    assert main(["compile", str(model), "--board", "mps2/an386", "--tuning", str(cache), "-o",
+                 str(tmp_path / "an386"), "-q"]) == 2
+    assert f"tuning file {cache} holds schedules measured for nucleo_l4r5zi, none for mps2/an386" in \
+        capsys.readouterr().err

@@ -1,7 +1,9 @@
 """`mtk tune`: per layer, the variant that takes the fewest estimated cycles in QEMU (the cycle model's,
 mtk.cycles: the board's core, exact and the same on every run) for the flash it costs. Tunable layers: conv, fully connected and 1→N depthwise (GEMM variants: block and
 weight format), depthwise with several input channels and average/max pooling (kernel variants:
-ops/variants.py).
+ops/variants.py). A physical board is tuned emulated (tune_target): its builds run on the QEMU board of its core
+under its cycle model (its clock, flash and RAM timing), as `mtk bench --emulate` runs them; the tuning file keeps
+each board's counts and choices apart (tuning.py).
 
 A layer's count depends on its own kernel only, so one candidate build measures one variant of every
 layer still to measure (the k-th build: each layer's k-th unmeasured variant): as many builds as the
@@ -28,13 +30,15 @@ from __future__ import annotations
 
 import math
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from . import __version__, ui
 from .boards import Board, Unit
+from .cycles.emulate import emulated_runner
+from .cycles.model import UNIT as CYCLES_UNIT
 from .errors import MismatchError, ModelError, MtkError
 from .graph import Graph
 from .ops import prepare_ops
@@ -65,7 +69,7 @@ class LayerChoice:
 @dataclass
 class TuneResult:
     model: str
-    board: Board
+    target: RunOptions              # what each build ran on (tune_target)
     cache: Path
     flash_per_instruction: float
     layers: list[LayerChoice]
@@ -73,12 +77,23 @@ class TuneResult:
     untuned: RunResult
     tuned: RunResult
 
+    @property
+    def board(self) -> str:
+        """The board whose cycles were measured (with --emulate, the emulated one)."""
+        return measured_board(self.target)
+
+    @property
+    def emulated_on(self) -> str | None:
+        """The QEMU board that ran the builds of another board (--emulate), else None."""
+        return emulator_of(self.target)
+
     def to_json(self) -> dict:
         def whole(r: RunResult) -> dict:
             return {"instructions": r.per_inference.median, COUNTS: r.estimate.per_inference.median if r.estimate
                     else None, "arena_bytes": r.arena_bytes,
                     "flash_bytes": r.sizes.flash_bytes, "constant_bytes": r.constant_bytes}
-        return {"model": self.model, "board": self.board.name, "cpu": self.board.cpu.name, "cache": str(self.cache),
+        return {"model": self.model, "board": self.board, "emulated_on": self.emulated_on,
+                "unit": CYCLES_UNIT, "cpu": self.target.board.cpu.name, "cache": str(self.cache),
                 "flash_per_instruction": _json_limit(self.flash_per_instruction),
                 "builds_measured": self.builds_measured, "untuned": whole(self.untuned), "tuned": whole(self.tuned),
                 "bit_exact": True,
@@ -96,12 +111,42 @@ def _same_outputs(a: RunResult, b: RunResult) -> bool:
     return all(np.array_equal(x, y) for sa, sb in zip(a.outputs, b.outputs) for x, y in zip(sa, sb))
 
 
-def _run(model: Graph, board: Board, tuning: Tuning | None, untuned: RunResult | None) -> RunResult:
-    result = run_model(model, RunOptions(board=board, runs=1, profile=True, tuning=tuning, cache=False,
-                                         random_samples=MEASURED_INPUTS))
+def tune_target(board: Board, emulate: bool = False) -> RunOptions:
+    """How each build is run: on QEMU `board` under its core's cycle model, or with `emulate` on the QEMU board of
+    physical `board`'s core under `board`'s (its flash and RAM timing: cycles/emulate.py)."""
+    if emulate:
+        if board.qemu is not None:
+            raise MtkError(f"--emulate estimates a physical board's cycles in QEMU: {board.name} is a QEMU board",
+                           hint=f"tune on it without --emulate: `mtk tune MODEL --board {board.name}`")
+        machine, runner_options = emulated_runner(board)
+        return _measuring(machine, runner_options=runner_options, emulate=board)
+    if board.caps.unit != Unit.INSTRUCTIONS:
+        raise MtkError(f"{board.name} is not a QEMU board: mtk tune runs every build in QEMU",
+                       hint=f"estimate its cycles on its core's QEMU board: `mtk tune MODEL --board {board.name} "
+                            "--emulate`")
+    return _measuring(board)
+
+
+def _measuring(board: Board, **options) -> RunOptions:
+    """A profiling build on `board`, run once on MEASURED_INPUTS inputs, never from the firmware cache."""
+    return RunOptions(board=board, runs=1, profile=True, cache=False, random_samples=MEASURED_INPUTS, **options)
+
+
+def measured_board(target: RunOptions) -> str:
+    """The board whose estimated cycles `target`'s runs measure: the tuning file's key."""
+    return target.board.budget_name
+
+
+def emulator_of(target: RunOptions) -> str | None:
+    """The QEMU board that runs another board's code (--emulate), else None."""
+    return target.board.name if target.emulate is not None else None
+
+
+def _run(model: Graph, target: RunOptions, tuning: Tuning | None, untuned: RunResult | None) -> RunResult:
+    result = run_model(model, replace(target, tuning=tuning))
     if untuned is not None and not _same_outputs(result, untuned):
-        raise MismatchError(f"{model.source.name} on {board.name}: the outputs with {tuning.source} differ from the "
-                            "untuned build's (a kernel bug: please report it)")
+        raise MismatchError(f"{model.source.name} on {measured_board(target)}: the outputs with {tuning.source} "
+                            "differ from the untuned build's (a kernel bug: please report it)")
     return result
 
 
@@ -190,7 +235,7 @@ def untuned_variants(layers: list[Layer], untuned: RunResult) -> dict[str, Varia
             for layer in layers}
 
 
-def _measure(model: Graph, board: Board, layers: list[Layer], untuned: RunResult, cache: Path,
+def _measure(model: Graph, target: RunOptions, layers: list[Layer], untuned: RunResult, cache: Path,
              known: Measured) -> tuple[Measured, int]:
     """Estimated cycles and own code of each layer key by variant label (None: the build did not fit): those of
     the variant each took in the untuned build from it, those `known` from an interrupted run, the others from the
@@ -201,7 +246,7 @@ def _measure(model: Graph, board: Board, layers: list[Layer], untuned: RunResult
                           for layer in layers}
     took = untuned_variants(layers, untuned)
     _record(measured, layers, took, untuned)
-    _save_counts(cache, board, layers, measured, took)
+    _save_counts(cache, target, layers, measured, took)
     candidates, builds = candidate_tunings(layers, {key: m[COUNTS] for key, m in measured.items()}), 0
     while candidates:
         tuning = candidates.pop(0)
@@ -209,7 +254,7 @@ def _measure(model: Graph, board: Board, layers: list[Layer], untuned: RunResult
         ui.info(f"[{builds}/{builds + len(candidates)}] {tuning.source.removeprefix('schedule ')} on "
                 f"{len(tuning.variants)} layer shape(s)")
         try:
-            result = _run(model, board, tuning, untuned)
+            result = _run(model, target, tuning, untuned)
         except (ModelError, MismatchError) as err:   # too big for the board (the untuned build fits), or wrong
             if _split(tuning):
                 ui.info(f"  {err.message}: one build per schedule instead")
@@ -220,7 +265,7 @@ def _measure(model: Graph, board: Board, layers: list[Layer], untuned: RunResult
             ui.info(f"  left out: {err.message}")
             result = None
         _record(measured, layers, tuning.variants, result)
-        _save_counts(cache, board, layers, measured, took)
+        _save_counts(cache, target, layers, measured, took)
     return measured, builds
 
 
@@ -234,11 +279,18 @@ def _record(measured: Measured, layers: list[Layer], variants: dict[str, Variant
             measured[layer.key][CODE][label] = code.get(layer.op.index)
 
 
-def _save_counts(cache: Path, board: Board, layers: list[Layer], measured: Measured,
+def _provenance(target: RunOptions) -> dict[str, str]:
+    """What a tuning file's entry says of how it was measured, besides its board (the file's key)."""
+    on = emulator_of(target)
+    return {"mtk_version": __version__, **({"emulated_on": on} if on else {})}
+
+
+def _save_counts(cache: Path, target: RunOptions, layers: list[Layer], measured: Measured,
                  schedules: dict[str, Variant]) -> None:
     if layers:
-        write_entries(cache, board.name, {layer.key: {**measured[layer.key], "mtk_version": __version__,
-                                                      "schedule": schedules[layer.key].to_json()} for layer in layers})
+        write_entries(cache, measured_board(target), {
+            layer.key: {**measured[layer.key], **_provenance(target), "schedule": schedules[layer.key].to_json()}
+            for layer in layers})
 
 
 def _measurable_layers(layers: list[Layer], untuned: RunResult) -> dict[str, list[Layer]]:
@@ -256,27 +308,29 @@ def _measurable_layers(layers: list[Layer], untuned: RunResult) -> dict[str, lis
 
 
 def tune_model(model: Path, board: Board, cache: Path, calib: str | None = None,
-               flash_per_instruction: float = 1.0) -> TuneResult:
-    if board.caps.unit != Unit.INSTRUCTIONS:
-        raise MtkError(f"{board.name} is not a QEMU board: mtk tune measures instructions under QEMU's -icount",
-                       hint="tune on a QEMU board with the same CPU, e.g. mps2/an386 for a Cortex-M4")
+               flash_per_instruction: float = 1.0, emulate: bool = False) -> TuneResult:
+    """Each layer's variant for `board` (with `emulate`: a physical board, its cycles estimated on its core's QEMU
+    board: tune_target), measured or read from the tuning file `cache`'s entries for that board, chosen and
+    written back to them."""
+    target = tune_target(board, emulate)
     if not cache.parent.is_dir():
         raise MtkError(f"cannot write the tuning file {cache}: folder {cache.parent} does not exist")
     if not flash_per_instruction >= 0:
         raise MtkError(f"--flash-per-instruction {flash_per_instruction}: expected bytes ≥ 0 (inf: no limit)")
-    entries = read_entries(cache).get(board.name, {}) if cache.exists() else {}
+    entries = read_entries(cache).get(measured_board(target), {}) if cache.exists() else {}
     with tempfile.TemporaryDirectory(prefix="mtk-tune-") as tmp:
         graph = int8_model(read_model(model), calib, Path(tmp))
-        untuned = _run(graph, board, None, None)
+        untuned = _run(graph, target, None, None)
         by_key = _measurable_layers(tunable_layers(prepare_ops(graph, board.cpu)), untuned)
         # files of instructions: measured again
         known = {key: {what: entry.get(what, {}) for what in (COUNTS, CODE)} for key, entry in entries.items()}
         todo = [layers[0] for key, layers in by_key.items()
                 if not is_measured(layers[0], known.get(key, {}).get(COUNTS, {}))]
-        ui.info(f"{len(by_key)} layer shapes to tune on {board.cpu.name}: {len(by_key) - len(todo)} in {cache}, "
+        ui.info(f"{len(by_key)} layer shapes to tune for {measured_board(target)} ({board.cpu.name}): "
+                f"{len(by_key) - len(todo)} in {cache}, "
                 + (f"{len(todo)} to measure" if todo else "nothing to measure"))
-        new, builds = _measure(graph, board, todo, untuned, cache, known)
-        measured = {key: {**m, "mtk_version": __version__} for key, m in new.items()}
+        new, builds = _measure(graph, target, todo, untuned, cache, known)
+        measured = {key: {**m, **_provenance(target)} for key, m in new.items()}
         choices: list[LayerChoice] = []
         chosen_entries: dict[str, dict] = {}
         for key, layers in by_key.items():
@@ -290,12 +344,12 @@ def tune_model(model: Path, board: Board, cache: Path, calib: str | None = None,
                                        variant, passed_over, key not in measured))
         changed = {key: entry for key, entry in chosen_entries.items() if entries.get(key) != entry}
         if changed:
-            write_entries(cache, board.name, changed)
+            write_entries(cache, measured_board(target), changed)
         took = untuned_variants([layers[0] for layers in by_key.values()], untuned)
         if all(c.variant == took[c.key] for c in choices):
             tuned = untuned
         else:
             ui.info("building with the chosen schedules")
             tuning = Tuning({c.key: c.variant for c in choices}, str(cache))
-            tuned = _run(graph, board, tuning, untuned)
-    return TuneResult(graph.source.name, board, cache, flash_per_instruction, choices, builds, untuned, tuned)
+            tuned = _run(graph, target, tuning, untuned)
+    return TuneResult(graph.source.name, target, cache, flash_per_instruction, choices, builds, untuned, tuned)
