@@ -14,9 +14,9 @@ chosen from them with `flash_per_instruction` bytes allowed per cycle saved (aut
     {"format": "mtk-tuning/2",
      "boards": {"nucleo_l4r5zi": {
                  "<key>": {"schedule": {"kernel": "2x4/compact"},
-                           "cycles": {"2x4/fused": 1756827, "2x4/compact": 842439},
-                           "code_bytes": {"2x4/fused": 8840, "2x4/compact": 984},
-                           "extra_flash_bytes": {"2x4/fused": 0, "2x4/compact": 0},
+                           "cycles": {"2x4/compact": 842439, "2x4/fused": 1758169, ...},
+                           "code_bytes": {"2x4/compact": 984, "2x4/fused": 8816, ...},
+                           "extra_flash_bytes": {"2x4/compact": 324, "2x4/fused": 8156, ...},
                            "flash_per_instruction": 1.0,
                            "emulated_on": "mps2/an386", "mtk_version": "0.1.0"}}}}
 
