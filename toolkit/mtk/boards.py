@@ -53,6 +53,7 @@ class CodeRam:
     size: int
     system_alias: int | None = None   # the same RAM on the system bus, counted in ram_bytes; None: outside it
     source: str = ""                  # the reference manual's wording
+    zephyr_node: str | None = None    # its devicetree node label in Zephyr (the application names its region)
 
     @property
     def in_ram_bytes(self) -> bool:
@@ -209,7 +210,7 @@ def _code_ram_from_yaml(entry: dict[str, Any] | None) -> CodeRam | None:
         return None
     alias = entry.get("system_alias")
     return CodeRam(int(entry["base"]), int(entry["size"]), None if alias is None else int(alias),
-                   str(entry.get("source", "")))
+                   str(entry.get("source", "")), entry.get("zephyr_node"))
 
 
 def _qemu_from_yaml(entry: dict[str, Any]) -> QemuMachine:

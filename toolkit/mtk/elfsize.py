@@ -11,7 +11,9 @@ from elftools.elf.elffile import ELFFile
 
 from .errors import TargetError
 
-CODE_RAM_SECTION = ".code_ram"   # the bare-metal linker script's (baremetal_app/linker.ld.j2)
+# The code copied into a board's code RAM: the bare-metal linker script's section (baremetal_app/linker.ld.j2), and
+# the one Zephyr's CONFIG_CODE_DATA_RELOCATION makes for the region CODE_RAM (platforms/zephyr.CODE_RAM_REGION)
+CODE_RAM_SECTIONS = (".code_ram", ".code_ram_text_reloc")
 
 
 @dataclass(frozen=True)
@@ -20,7 +22,7 @@ class ElfSizes:
     data_bytes: int    # initialised data (flash image, copied to RAM)
     bss_bytes: int     # zeroed RAM: arena, buffers, stack, heap reservations
     stack_bytes: int | None = None   # the main stack's reservation (section .stack), within bss_bytes
-    code_ram_bytes: int = 0   # code copied from flash into the code bus's RAM (section .code_ram), within text_bytes
+    code_ram_bytes: int = 0   # code copied from flash into the code bus's RAM (CODE_RAM_SECTIONS), within text_bytes
 
     @property
     def flash_bytes(self) -> int:
@@ -44,8 +46,8 @@ def elf_sizes(elf: Path) -> ElfSizes:
                     continue
                 if section.name == ".stack":
                     stack = section["sh_size"]
-                if section.name == CODE_RAM_SECTION:
-                    code_ram = section["sh_size"]
+                if section.name in CODE_RAM_SECTIONS:
+                    code_ram += section["sh_size"]
                 if section["sh_type"] == "SHT_NOBITS":
                     bss += section["sh_size"]
                 elif flags & SH_FLAGS.SHF_WRITE:
