@@ -194,8 +194,8 @@ def test_run_emulating_a_board_reports_its_estimate(capsys):
     assert (estimate["board"], estimate["emulated_on"], estimate["clock_hz"], estimate["unit"]) == \
         ("nucleo_u575zi_q", "mps2/an505", 160_000_000, "cycles (estimated)")
     assert (zero_wait["board"], zero_wait["emulated_on"], zero_wait["clock_hz"]) == ("mps2/an505", None, 20_000_000)
-    # the same code, the same instructions: the U575 compiles as the an505 does (the L4R5 would not: its dear code
-    # misses take kernels whose code fits its cache, compiler.code_fitting_tuning)
+    # the same code, the same instructions: the U575 compiles as the an505 does (a board with dear code misses and no
+    # code RAM would not: its kernels take variants whose code fits its cache, compiler.code_fitting_tuning)
     assert emulated["per_inference"] == own["per_inference"]
     assert estimate["median"] > zero_wait["median"] > own["per_inference"]["median"]   # flash waits; CPI > 1
     assert estimate["time_ms_at_clock"] == round(estimate["median"] / 160e3, 4)
