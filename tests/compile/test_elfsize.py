@@ -20,7 +20,7 @@ SECTIONS = """
 """
 
 
-@pytest.mark.parametrize("section", [".code_ram", ".code_ram_text_reloc"])
+@pytest.mark.parametrize("section", [".code_ram", ".coderam_text_reloc"])
 def test_code_in_code_ram_counts_in_flash_and_in_ram(tmp_path, section):
     source, obj = tmp_path / "sections.s", tmp_path / "sections.o"
     source.write_text(SECTIONS + f'    .section {section}, "ax"\n    .space 16\n')

@@ -12,8 +12,8 @@ from elftools.elf.elffile import ELFFile
 from .errors import TargetError
 
 # The code copied into a board's code RAM: the bare-metal linker script's section (baremetal_app/linker.ld.j2), and
-# the one Zephyr's CONFIG_CODE_DATA_RELOCATION makes for the region CODE_RAM (platforms/zephyr.CODE_RAM_REGION)
-CODE_RAM_SECTIONS = (".code_ram", ".code_ram_text_reloc")
+# the one Zephyr's CONFIG_CODE_DATA_RELOCATION makes for the region CODERAM (platforms/zephyr.CODE_RAM_REGION)
+CODE_RAM_SECTIONS = (".code_ram", ".coderam_text_reloc")
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ TEMPLATES = {   # template -> rendered file; "{board}" is the board's file name
     "board.overlay.j2": "boards/{board}.overlay",
 }
 COPIED = ("src/main.c", "src/mtk_port_zephyr.c")
-CODE_RAM_REGION = "CODE_RAM"   # the linker memory region the overlay gives a board's code RAM node
+CODE_RAM_REGION = "CODERAM"   # the overlay's memory region for a code RAM node (gen_relocate_app.py takes "_" for an alignment)
 
 
 @dataclass(frozen=True)
