@@ -292,6 +292,7 @@ def test_the_models_code_run_from_the_boards_code_ram_fetches_without_wait_state
     startup, counted in the firmware's RAM, fetched without the flash's wait states; the same outputs."""
     from dataclasses import replace
 
+    from mtk.commands.run import format_result
     from mtk.cycles.emulate import emulated_runner
     from mtk.pipeline import run_model
     from mtk.runoptions import RunOptions
@@ -306,5 +307,7 @@ def test_the_models_code_run_from_the_boards_code_ram_fetches_without_wait_state
     assert in_code_ram.sizes.ram_bytes == in_code_ram.sizes.data_bytes + in_code_ram.sizes.bss_bytes + \
         in_code_ram.sizes.code_ram_bytes
     assert in_code_ram.to_json()["code_ram_bytes"] == in_code_ram.sizes.code_ram_bytes
+    assert f"; {in_code_ram.sizes.code_ram_bytes:,} B of code run from the code RAM (in both figures)" in \
+        format_result(in_code_ram) and "code RAM" not in format_result(in_flash)
     assert in_code_ram.estimate.per_inference.median < in_flash.estimate.per_inference.median
     assert all((a[0] == b[0]).all() for a, b in zip(in_code_ram.outputs, in_flash.outputs))
