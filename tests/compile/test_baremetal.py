@@ -108,7 +108,7 @@ def test_a_boards_code_ram_takes_the_models_code_when_it_fits(tmp_path):
 
     fits = linker(20_000, machine, "fits")
     assert "CODE (rx)  : ORIGIN = 0x00000000, LENGTH = 0x3f0000" in fits
-    assert "CODE_RAM (rx) : ORIGIN = 0x003f0000, LENGTH = 0x10000" in fits
+    assert "CODE_RAM (rwx) : ORIGIN = 0x003f0000, LENGTH = 0x10000" in fits
     assert "EXCLUDE_FILE(*/model/src/*.o) *(.text .text.*)" in fits
     assert "*/model/src/*.o(.text .text.*)" in fits and "} > CODE_RAM AT > CODE" in fits
     assert "LONG(LOADADDR(.code_ram)) LONG(ADDR(.code_ram)) LONG(SIZEOF(.code_ram))" in fits
