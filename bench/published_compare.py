@@ -17,7 +17,8 @@ Like with like: the published rows whose stack reads its weights from RAM (Bosch
 weights column); the others, with mtk's default build, whose constants stay in flash ("flash").
 
 mtk's figure is an estimate; the published ones are measured on silicon (see README, cycle model, for
-what the estimate leaves out). The table printed is the README's; --json gives every figure.
+what the estimate leaves out). The table printed is the README's; --json gives every figure. mtk's RAM is
+the firmware's, with the model's code copied into a board's code RAM (boards.yaml `code_ram`) among it.
 """
 
 from __future__ import annotations
@@ -75,7 +76,8 @@ def estimate(model: Path, board_name: str, in_ram: bool = False) -> dict:
                                          runner_options=runner_options))
     if result.estimate is None:
         raise MtkError(f"{model.name} on {board_name}: the cycle model gave no estimate")
-    return {"instructions": result.per_inference.median, **result.estimate.to_json()}
+    return {"instructions": result.per_inference.median, "ram_bytes": result.sizes.ram_bytes,
+            "code_ram_bytes": result.sizes.code_ram_bytes, **result.estimate.to_json()}
 
 
 def compare(models: list[Path], boards: list[str], published: Path) -> list[dict]:
@@ -105,13 +107,14 @@ def comparison(model: Path, board: str, benchmark: str, in_ram: bool, best: dict
     except DoesNotFit as err:   # no firmware to estimate
         return {**row, "does_not_fit": err.message, "mtk_estimated_cycles": None, "ratio": None}
     return {**row, "mtk_estimated_cycles": mtk["median"], "mtk_estimated_ms": mtk["time_ms_at_clock"],
-            "instructions": mtk["instructions"], "estimate": mtk,
+            "instructions": mtk["instructions"], "mtk_ram_bytes": mtk["ram_bytes"],
+            "mtk_code_ram_bytes": mtk["code_ram_bytes"], "estimate": mtk,
             "ratio": None if best is None else round(mtk["median"] / int(best["cycles_per_inference"]), 3)}
 
 
 def markdown(results: list[dict]) -> str:
-    lines = ["| board | benchmark | weights | mtk estimated cycles (ms) | best published cycles (ms) | stack | mtk / best |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| board | benchmark | weights | mtk estimated cycles (ms) | best published cycles (ms) | stack | mtk / best "
+             "| mtk RAM B |", "|---|---|---|---|---|---|---|---|"]
     for r in results:
         p = r["published"]
         best = "-" if p is None else f"{p['cycles']:,} ({p['latency_ms']:g})"
@@ -120,8 +123,16 @@ def markdown(results: list[dict]) -> str:
         mtk = f"{r['mtk_estimated_cycles']:,} ({r['mtk_estimated_ms']:.3f})" if "does_not_fit" not in r else \
             "does not fit: " + r["does_not_fit"].split(": ", 1)[-1]
         lines.append(f"| {r['board']} ({r['clock_hz'] / 1e6:g} MHz) | {r['benchmark']} | {r['weights']} | {mtk} | "
-                     f"{best} | {stack} | {ratio} |")
+                     f"{best} | {stack} | {ratio} | {ram_text(r)} |")
     return "\n".join(lines)
+
+
+def ram_text(row: dict) -> str:
+    """mtk's firmware RAM, with the part of it that is code run from the board's code RAM."""
+    if row.get("mtk_ram_bytes") is None:
+        return "-"
+    code = row["mtk_code_ram_bytes"]
+    return f"{row['mtk_ram_bytes']:,}" + (f" (code {code:,})" if code else "")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -90,3 +90,29 @@ def test_the_stack_paint_writes_nothing_of_its_own_frame(tmp_path, board, opt):
     assert any(m.startswith("mov") and m.endswith("sp") for m in mnemonics)
     assert not [m for m in mnemonics if m.startswith(("push", "stmdb", "sub")) or "sp" in m.split(None, 1)[-1]
                 and not m.startswith("mov")], mnemonics
+
+
+def test_a_boards_code_ram_takes_the_models_code_when_it_fits(tmp_path):
+    """The emulated L4R5's code RAM (its SRAM2 on the code bus, at the top of the an386's code memory): the model's
+    objects' code is linked there and copied from flash at startup, unless it would fill more than 15/16 of it."""
+    from dataclasses import replace
+
+    from mtk.cycles.emulate import emulation_board
+
+    fake = CompiledModel.load(FAKE)
+    machine = emulation_board(get_board("nucleo_l4r5zi"))
+
+    def linker(code_bytes, board, name):
+        model = replace(fake, memory=replace(fake.memory, code_bytes=code_bytes))
+        return (get_platform("baremetal").render(model, board, tmp_path / name, ProjectOptions()) / "linker.ld").read_text()
+
+    fits = linker(20_000, machine, "fits")
+    assert "CODE (rx)  : ORIGIN = 0x00000000, LENGTH = 0x3f0000" in fits
+    assert "CODE_RAM (rwx) : ORIGIN = 0x003f0000, LENGTH = 0x10000" in fits
+    assert "EXCLUDE_FILE(*/model/src/*.o) *(.text .text.*)" in fits
+    assert "*/model/src/*.o(.text .text.*)" in fits and "} > CODE_RAM AT > CODE" in fits
+    assert "LONG(LOADADDR(.code_ram)) LONG(ADDR(.code_ram)) LONG(SIZEOF(.code_ram))" in fits
+    for too_large in (linker(62_000, machine, "large"), linker(None, machine, "unknown"),
+                      linker(20_000, get_board("mps2/an386"), "an386")):
+        assert "CODE_RAM" not in too_large and ".code_ram" not in too_large
+        assert "\n        *(.text .text.*)" in too_large

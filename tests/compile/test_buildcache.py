@@ -5,12 +5,14 @@ Zephyr application is built again in the same folder, so that `west build` is in
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 
 from mtk.boards import get_board
 from mtk.buildcache import cache_root, firmware_key, sync_tree
 from mtk.compiled import CompiledModel
+from mtk.cycles.emulate import emulation_board
 from mtk.ops.variants import Variant
 from mtk.pipeline import build_project
 from mtk.runoptions import RunOptions
@@ -33,6 +35,9 @@ def test_the_key_changes_with_every_input_of_the_build(tmp_path):
             {"profile": True}, {"max_ram": 32768}, {"max_recompute": 0.2}, {"mlperf_tiny": "auto"},
             {"tuning": Tuning({"CONV_2D in=1x28x28x1 cortex-m4": Variant("1x4/int8")})}, {"calib": str(DIGITS_INT8)})]
     changed.append(firmware_key(DIGITS_INT8, RunOptions(get_board("mps2/an500"))))
+    l4r5 = get_board("nucleo_l4r5zi")   # emulated with and without its code RAM: the same QEMU board's name
+    changed += [firmware_key(DIGITS_INT8, RunOptions(emulation_board(board)))
+                for board in (l4r5, replace(l4r5, code_ram=None))]
     assert key not in changed and len(set(changed)) == len(changed)
 
 

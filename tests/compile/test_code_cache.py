@@ -3,9 +3,13 @@
 memory_timing), a GEMM layer of several rows whose default kernel code overflows the fetch cache takes
 the first variant whose code fits it, 2x4/compact where it does (KWS's 64 -> 64 pointwise convs: 2x4/fused's 8.8 KB,
 1,756,827 estimated cycles a layer on the L4R5, 2x4/compact's 984 B, 842,439; 2x2/biased's 736 B, 1,135,962); a tuning
-file's variant, and boards with cheap code misses keep the default."""
+file's variant, boards with cheap code misses and boards that run the model's code from a code RAM (the L4R5's
+SRAM2 on the code bus: boards.yaml code_ram) keep the default. The L4R5 without its code RAM stands for a flash-only
+board here."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import pytest
 
@@ -18,6 +22,8 @@ from mtk.tuning import Tuning
 
 DEFAULT = "2x4/fused"   # the Cortex-M4's GEMM of several rows in whole quads (kernels/table.CORE_SEVERAL_ROWS_FIRST)
 COMPACT = "2x4/compact"   # its products in a loop of little code, the next there
+L4R5 = get_board("nucleo_l4r5zi")
+FLASH_ONLY = replace(L4R5, name="l4r5_code_in_flash", code_ram=None)
 
 
 def test_a_pointwise_conv_whose_straight_code_overflows_the_art_cache_takes_one_that_fits_on_the_l4r5(tmp_path):
@@ -25,12 +31,19 @@ def test_a_pointwise_conv_whose_straight_code_overflows_the_art_cache_takes_one_
     model.write_bytes(conv((1, 12, 12, 64), (1, 1), 64, (12, 12)))
     zero_wait = compile_model(model, tmp_path / "an386", board="mps2/an386")
     assert layer_kernel(zero_wait) == DEFAULT and zero_wait.ops[0].code_bytes > 1024
-    l4r5 = compile_model(model, tmp_path / "l4r5", board="nucleo_l4r5zi")
-    assert layer_kernel(l4r5) == COMPACT and l4r5.ops[0].code_bytes <= 1024
-    emulated = compile_model(model, tmp_path / "emulated", board=emulation_board(get_board("nucleo_l4r5zi")))
-    assert layer_kernel(emulated) == layer_kernel(l4r5)
+    in_flash = compile_model(model, tmp_path / "in_flash", board=FLASH_ONLY)
+    assert layer_kernel(in_flash) == COMPACT and in_flash.ops[0].code_bytes <= 1024
+    emulated = compile_model(model, tmp_path / "emulated", board=emulation_board(FLASH_ONLY))
+    assert layer_kernel(emulated) == layer_kernel(in_flash)
     pinned = Tuning({zero_wait.ops[0].layer_key: Variant(DEFAULT)}, "pinned.json")
-    assert layer_kernel(compile_model(model, tmp_path / "pinned", board="nucleo_l4r5zi", tuning=pinned)) == DEFAULT
+    assert layer_kernel(compile_model(model, tmp_path / "pinned", board=FLASH_ONLY, tuning=pinned)) == DEFAULT
+
+
+def test_a_board_that_runs_the_models_code_from_its_code_ram_keeps_the_default(tmp_path):
+    model = tmp_path / "pw64.tflite"
+    model.write_bytes(conv((1, 12, 12, 64), (1, 1), 64, (12, 12)))
+    assert layer_kernel(compile_model(model, tmp_path / "l4r5", board=L4R5)) == DEFAULT
+    assert layer_kernel(compile_model(model, tmp_path / "emulated", board=emulation_board(L4R5))) == DEFAULT
 
 
 def pointwise(depth: int, dead: tuple[int, ...] = ()) -> bytes:
@@ -46,6 +59,6 @@ def test_a_deep_layer_takes_a_variant_whose_code_fits_unless_its_fused_kernel_le
     (compiler.HOT_CODE_FITS)."""
     model = tmp_path / "pw128.tflite"
     model.write_bytes(pointwise(128))
-    assert layer_kernel(compile_model(model, tmp_path / "live", board="nucleo_l4r5zi")) == COMPACT
+    assert layer_kernel(compile_model(model, tmp_path / "live", board=FLASH_ONLY)) == COMPACT
     model.write_bytes(pointwise(128, dead=tuple(range(0, 128, 2)) + tuple(range(1, 96, 2))))
-    assert layer_kernel(compile_model(model, tmp_path / "dead", board="nucleo_l4r5zi")) == COMPACT
+    assert layer_kernel(compile_model(model, tmp_path / "dead", board=FLASH_ONLY)) == COMPACT

@@ -194,8 +194,8 @@ def test_run_emulating_a_board_reports_its_estimate(capsys):
     assert (estimate["board"], estimate["emulated_on"], estimate["clock_hz"], estimate["unit"]) == \
         ("nucleo_u575zi_q", "mps2/an505", 160_000_000, "cycles (estimated)")
     assert (zero_wait["board"], zero_wait["emulated_on"], zero_wait["clock_hz"]) == ("mps2/an505", None, 20_000_000)
-    # the same code, the same instructions: the U575 compiles as the an505 does (the L4R5 would not: its dear code
-    # misses take kernels whose code fits its cache, compiler.code_fitting_tuning)
+    # the same code, the same instructions: the U575 compiles as the an505 does (a board with dear code misses and no
+    # code RAM would not: its kernels take variants whose code fits its cache, compiler.code_fitting_tuning)
     assert emulated["per_inference"] == own["per_inference"]
     assert estimate["median"] > zero_wait["median"] > own["per_inference"]["median"]   # flash waits; CPI > 1
     assert estimate["time_ms_at_clock"] == round(estimate["median"] / 160e3, 4)
@@ -284,3 +284,30 @@ def test_a_model_larger_than_the_microbit_is_estimated_on_a_cortex_m0plus_board(
     wide = {mnemonic for code, mnemonic in instructions if " " in code}
     narrow = {mnemonic for code, mnemonic in instructions if " " not in code}
     assert len(instructions) > 1000 and wide <= V6M_WIDE and not any(V7M_NARROW.match(m) for m in narrow)
+
+
+@pytest.mark.qemu
+def test_the_models_code_run_from_the_boards_code_ram_fetches_without_wait_states():
+    """The L4R5 emulated with its code RAM (SRAM2 on the code bus) and without: the model's code copied there at
+    startup, counted in the firmware's RAM, fetched without the flash's wait states; the same outputs."""
+    from dataclasses import replace
+
+    from mtk.commands.run import format_result
+    from mtk.cycles.emulate import emulated_runner
+    from mtk.pipeline import run_model
+    from mtk.runoptions import RunOptions
+
+    def run(board):
+        qemu, runner_options = emulated_runner(board)
+        return run_model(DIGITS, RunOptions(board=qemu, runs=1, emulate=board, runner_options=runner_options))
+
+    l4r5 = get_board("nucleo_l4r5zi")
+    in_code_ram, in_flash = run(l4r5), run(replace(l4r5, code_ram=None))
+    assert 0 < in_code_ram.sizes.code_ram_bytes <= in_code_ram.sizes.text_bytes and in_flash.sizes.code_ram_bytes == 0
+    assert in_code_ram.sizes.ram_bytes == in_code_ram.sizes.data_bytes + in_code_ram.sizes.bss_bytes + \
+        in_code_ram.sizes.code_ram_bytes
+    assert in_code_ram.to_json()["code_ram_bytes"] == in_code_ram.sizes.code_ram_bytes
+    assert f"; {in_code_ram.sizes.code_ram_bytes:,} B of code run from the code RAM (in both figures)" in \
+        format_result(in_code_ram) and "code RAM" not in format_result(in_flash)
+    assert in_code_ram.estimate.per_inference.median < in_flash.estimate.per_inference.median
+    assert all((a[0] == b[0]).all() for a, b in zip(in_code_ram.outputs, in_flash.outputs))

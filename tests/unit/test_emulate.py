@@ -10,6 +10,7 @@ from mtk.boards import all_boards, get_board
 from mtk.budget import check_fits
 from mtk.compiled import CompiledModel
 from mtk.cycles.emulate import QEMU_BOARDS_OF_CPU, emulation_board, holds, qemu_board_for
+from mtk.cycles.model import CycleModel
 from mtk.errors import DoesNotFit, MtkError
 from mtk.target import CPUS
 
@@ -69,3 +70,24 @@ def test_a_model_too_large_for_the_emulated_board_is_refused_in_its_name():
     big = replace(model, memory=replace(model.memory, constant_bytes=0x80001))
     with pytest.raises(DoesNotFit, match="does not fit nucleo_g0b1re: .* nucleo_g0b1re has 524,288 B"):
         check_fits(big, machine)
+
+
+def test_a_boards_code_ram_sits_at_the_top_of_the_machines_code_memory_outside_its_flash():
+    """The L4R5's SRAM2 on the code bus (64 KB, among its 640 KB of RAM) emulated on the an386: the last 64 KB of its
+    4 MB code memory, which the cycle model's flash range leaves out (zero wait, no cache); the data keep out of it."""
+    l4r5 = get_board("nucleo_l4r5zi")
+    assert (l4r5.code_ram.base, l4r5.code_ram.size, l4r5.code_ram.in_ram_bytes) == (0x10000000, 0x10000, True)
+    machine = emulation_board(l4r5)
+    assert (machine.code_ram.base, machine.code_ram.size) == (0x3F0000, 0x10000)
+    assert (machine.qemu.code.base, machine.qemu.code.size) == (0, 0x3F0000)
+    assert machine.ram_bytes == machine.system_region.size == l4r5.ram_bytes - 0x10000
+    model = CycleModel.for_board(machine, l4r5)
+    assert ("flash", 0, 0x3F0000) in model.ranges
+    assert not [r for r in model.ranges if r[1] <= 0x3F0000 < r[1] + r[2]]
+    assert "region 0x0 0x3f0000 5 1 1" in model.table_text()
+
+
+def test_a_board_without_code_ram_keeps_the_machines_code_memory():
+    machine = emulation_board(get_board("nucleo_u575zi_q"))
+    assert machine.code_ram is None and machine.qemu == get_board("mps2/an505").qemu
+    assert machine.ram_bytes == get_board("nucleo_u575zi_q").ram_bytes

@@ -58,7 +58,7 @@ def test_each_board_and_benchmark_with_a_weights_in_ram_row_gets_a_second_compar
     def estimate(model, board, in_ram=False):
         runs.append((model.name, board, in_ram))
         return {"median": 400 if in_ram else 450, "time_ms_at_clock": 1.0, "clock_hz": 120_000_000,
-                "instructions": 300}
+                "instructions": 300, "ram_bytes": 30_000, "code_ram_bytes": 0 if in_ram else 20_000}
 
     monkeypatch.setattr(published_compare, "estimate", estimate)
     csv = tmp_path / "published.csv"
@@ -72,6 +72,7 @@ def test_each_board_and_benchmark_with_a_weights_in_ram_row_gets_a_second_compar
     table = published_compare.markdown(results).splitlines()
     assert table[0].startswith("| board | benchmark | weights | mtk estimated cycles (ms) |")
     assert table[3].startswith("| nucleo_l4r5zi (120 MHz) | kws | RAM | 400 (1.000) | 500 (4) | HALE [int8 ")
+    assert table[2].endswith("| 0.75 | 30,000 (code 20,000) |") and table[3].endswith("| 0.80 | 30,000 |")
 
 
 def test_the_shared_csv_has_the_readme_boards():
@@ -95,7 +96,7 @@ def test_a_model_that_does_not_fit_the_board_gets_a_row_without_estimate():
            "mtk_estimated_cycles": None, "published": None,
            "does_not_fit": "vww.tflite does not fit nucleo_g0b1re: needs at least 200,000 B of RAM (...)"}
     assert published_compare.markdown([row]).splitlines()[2] == \
-        "| nucleo_g0b1re (64 MHz) | vww | flash | does not fit: needs at least 200,000 B of RAM (...) | - | - | - |"
+        "| nucleo_g0b1re (64 MHz) | vww | flash | does not fit: needs at least 200,000 B of RAM (...) | - | - | - | - |"
 
 
 def test_constants_that_do_not_fit_the_boards_ram_make_a_row_that_says_so(monkeypatch):
@@ -113,4 +114,4 @@ def test_constants_that_do_not_fit_the_boards_ram_make_a_row_that_says_so(monkey
     assert row["does_not_fit"].startswith("ad.tflite does not fit stm32f746g_disco")
     assert published_compare.markdown([row]).splitlines()[2] == (
         "| stm32f746g_disco (216 MHz) | ad | RAM | does not fit: its constants (271,000 B, --weights-in-ram) fit in "
-        "none of its RAM regions | 307,776 (1.425) | HALE (weights in RAM) (v1.2) | - |")
+        "none of its RAM regions | 307,776 (1.425) | HALE (weights in RAM) (v1.2) | - | - |")

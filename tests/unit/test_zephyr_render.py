@@ -205,3 +205,27 @@ def test_rerendering_over_a_project_keeps_edits_unless_force(tmp_path):
 def test_a_folder_not_rendered_by_mtk_is_not_a_project(tmp_path):
     with pytest.raises(MtkError, match="not a project rendered by `mtk project`"):
         read_project(tmp_path)
+
+
+def test_the_l4r5_application_runs_the_models_code_from_its_code_ram(tmp_path):
+    """The L4R5's SRAM2 on the code bus (devicetree node sram1 at 0x10000000 in Zephyr 4.2's stm32l4r5.dtsi; its
+    zephyr,sram, sram0, is SRAM1 alone): the overlay makes it memory region CODERAM, where the model's sources'
+    .text is relocated (CONFIG_CODE_DATA_RELOCATION copies it from flash at boot). Other boards: none of it."""
+    from dataclasses import replace
+
+    fake = CompiledModel.load(FAKE)
+    fake = replace(fake, memory=replace(fake.memory, code_bytes=20_000))
+    zephyr = get_platform("zephyr")
+    project = zephyr.render(fake, get_board("nucleo_l4r5zi"), tmp_path / "l4", ProjectOptions())
+    assert kconfig(project / "boards" / "nucleo_l4r5zi.conf")["CONFIG_CODE_DATA_RELOCATION"] == "y"
+    overlay = (project / "boards" / "nucleo_l4r5zi.overlay").read_text()
+    assert re.search(r'&sram1 \{\n\tcompatible = "zephyr,memory-region", "mmio-sram";\n'
+                     r'\tzephyr,memory-region = "CODERAM";\n\tzephyr,memory-region-flags = "rwx";\n\};', overlay)
+    assert "zephyr_code_relocate(FILES ${model_sources} LOCATION CODERAM_TEXT)" in \
+        (project / "CMakeLists.txt").read_text()
+    too_large = replace(fake, memory=replace(fake.memory, code_bytes=62_000))
+    for model, board, name in ((too_large, "nucleo_l4r5zi", "large"), (fake, "nucleo_u575zi_q", "u5")):
+        project = zephyr.render(model, get_board(board), tmp_path / name, ProjectOptions())
+        assert "CODE_DATA_RELOCATION" not in (project / "boards" / f"{board}.conf").read_text()
+        assert "CODERAM" not in (project / "boards" / f"{board}.overlay").read_text()
+        assert "zephyr_code_relocate" not in (project / "CMakeLists.txt").read_text()

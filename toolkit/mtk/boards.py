@@ -45,6 +45,23 @@ class RamRegion:
 
 
 @dataclass(frozen=True)
+class CodeRam:
+    """RAM on the core's code bus, where code runs without wait states (the STM32L4+'s SRAM2 at 0x10000000 on
+    ICode/DCode): the firmware copies the model's code there from flash at start-up (its .code_ram section)."""
+
+    base: int                       # where the code bus sees it (the linker's region CODE_RAM)
+    size: int
+    system_alias: int | None = None   # the same RAM on the system bus, counted in ram_bytes; None: outside it
+    source: str = ""                  # the reference manual's wording
+    zephyr_node: str | None = None    # its devicetree node label in Zephyr (the application names its region)
+
+    @property
+    def in_ram_bytes(self) -> bool:
+        """Its bytes are among the board's ram_bytes: what the code takes there the data cannot have."""
+        return self.system_alias is not None
+
+
+@dataclass(frozen=True)
 class QemuMachine:
     """How QEMU emulates a board: machine, memory map and console UART."""
 
@@ -109,6 +126,7 @@ class Board:
     in_zephyr: bool = True   # Zephyr has a board of this name (else: QEMU bare metal only)
     memory_timing: tuple[MemoryTiming, ...] = ()   # the cycle model's wait states and caches; (): zero wait
     emulates: str | None = None   # --emulate: the physical board whose core, flash and RAM this QEMU board takes
+    code_ram: CodeRam | None = None   # zero-wait RAM on the code bus the model's code is copied to
 
     @property
     def budget_name(self) -> str:
@@ -136,6 +154,7 @@ class Board:
                               for t in self.memory_timing},
             "ram_regions": [{"name": r.name, "base": r.base, "size": r.size, "system": r.system, "tcm": r.tcm}
                             for r in self.ram_regions],
+            "code_ram": self.code_ram and vars(self.code_ram),
         }
 
 
@@ -163,6 +182,7 @@ def _board_from_yaml(name: str, entry: dict[str, Any]) -> Board:
             ram_regions=_ram_regions_from_yaml(entry.get("ram_regions"), ram_bytes, qemu_machine),
             in_zephyr=bool(entry.get("in_zephyr", True)),
             memory_timing=memory_timing_from_yaml(entry.get("memory_timing")),
+            code_ram=_code_ram_from_yaml(entry.get("code_ram")),
         )
     except (KeyError, TypeError, ValueError) as err:
         raise MtkError(f"{BOARDS_FILE}: board '{name}' is malformed ({err!r})") from err
@@ -183,6 +203,14 @@ def _ram_regions_from_yaml(entries: list[dict[str, Any]] | None, ram_bytes: int,
     if qemu and (qemu.ram.base, qemu.ram.size) != (systems[0].base, systems[0].size):
         raise ValueError("the system region is not where QEMU's firmware links its RAM (qemu.ram)")
     return regions
+
+
+def _code_ram_from_yaml(entry: dict[str, Any] | None) -> CodeRam | None:
+    if entry is None:
+        return None
+    alias = entry.get("system_alias")
+    return CodeRam(int(entry["base"]), int(entry["size"]), None if alias is None else int(alias),
+                   str(entry.get("source", "")), entry.get("zephyr_node"))
 
 
 def _qemu_from_yaml(entry: dict[str, Any]) -> QemuMachine:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 
 from .argtypes import MIN_STACK_BYTES
-from .boards import Board, fitting_boards_hint
+from .boards import Board, CodeRam, fitting_boards_hint
 from .codegen.regions import constants_regions, footprint
 from .compiled import CompiledModel, RamConstants, by_region
 from .errors import DoesNotFit, ModelError
@@ -31,6 +31,7 @@ STACK_MARGIN = 1.25          # on the core's and the model's stack use together
 STACK_ALIGN = 128
 DEFAULT_MAX_RECOMPUTE = 0.15   # extra instructions tiling may add (estimated), a fraction of the model's
 FIRMWARE_DATA_BYTES = 8192   # the firmware core's, libc's and the RTOS's own data: kept free beside the arena
+CODE_RAM_SPARE = 1 / 16      # of a code RAM, kept free when the model's code is placed there
 
 
 def stack_reservation(model_stack_bytes: int | None, opt_level: str = "O2") -> int:
@@ -52,6 +53,16 @@ def arena_room(board: Board, state_bytes: int, stack_bytes: int = DEFAULT_STACK_
 def system_reserved(state_bytes: int, stack_bytes: int = DEFAULT_STACK_BYTES) -> int:
     """What the system RAM region keeps for the firmware when the arena is split across regions."""
     return state_bytes + stack_bytes + FIRMWARE_DATA_BYTES
+
+
+def code_ram_for(model: CompiledModel, board: Board) -> CodeRam | None:
+    """The board's code RAM if the model's generated code goes there: it fits with CODE_RAM_SPARE of the region to
+    spare (the linker's veneers and alignment); else None, and the code runs from flash."""
+    code_ram = board.code_ram
+    code = model.memory.code_bytes
+    if code_ram is None or code is None or code > code_ram.size * (1 - CODE_RAM_SPARE):
+        return None
+    return code_ram
 
 
 def flash_bytes(model: CompiledModel) -> int:

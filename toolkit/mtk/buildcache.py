@@ -90,7 +90,8 @@ def firmware_key(model: Path, options: RunOptions) -> str:
         "board": options.board.name, "emulates": options.board.emulates, "platform": options.platform,
         "profile": options.profile, "semihosting": options.semihosting, "mlperf_tiny": options.mlperf_tiny,
         "max_ram": options.max_ram, "max_recompute": options.max_recompute, "tuning": tuning,
-        "weights_in_ram": options.weights_in_ram}, sort_keys=True).encode())
+        "weights_in_ram": options.weights_in_ram,
+        "code_ram": options.board.code_ram and vars(options.board.code_ram)}, sort_keys=True).encode())
     return digest.hexdigest()[:32]
 
 

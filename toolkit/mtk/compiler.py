@@ -192,10 +192,11 @@ def code_cache_bytes(board: Board) -> int | None:
     """The cache that keeps a layer's kernel code between its calls, on a board whose flash fetch miss costs at least
     CODE_MISS_CYCLES_PER_BYTE per byte of its line (memory_timing: the STM32L4R5's ART, 5 wait states a 64-bit read;
     an XIP cache in front of a QSPI flash); None elsewhere. There a GEMM kernel larger than it streams from flash
-    at every call: code_fitting_tuning."""
+    at every call: code_fitting_tuning. None too on a board with a code RAM, whose firmware runs the model's code
+    from there (budget.code_ram_for)."""
     flash = next((t for t in board.memory_timing if t.role == "flash"), None)
     cache = flash.fetch_cache if flash else None
-    if cache is None or flash.wait_states / cache.line < CODE_MISS_CYCLES_PER_BYTE:
+    if cache is None or board.code_ram is not None or flash.wait_states / cache.line < CODE_MISS_CYCLES_PER_BYTE:
         return None
     return cache.bytes
 

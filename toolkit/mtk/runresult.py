@@ -78,6 +78,7 @@ class RunResult:
             "time_ms_at_clock": round(self.time_ms, 4), "clock_hz": self.board.clock_hz,
             "macs": self.macs, "macs_per_unit": round(self.macs / max(self.per_inference.median, 1), 4),
             "arena_bytes": self.arena_bytes, "ram_bytes": self.sizes.ram_bytes,
+            "code_ram_bytes": self.sizes.code_ram_bytes,
             "stack_bytes": self.sizes.stack_bytes, "stack_used_bytes": self.stack_used_bytes,
             "flash_bytes": self.sizes.flash_bytes, "constant_bytes": self.constant_bytes,
             "constants_in_ram": [r.summary() for r in self.constants_in_ram],

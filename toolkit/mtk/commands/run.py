@@ -76,10 +76,13 @@ def _stack(result: RunResult) -> str:
 
 
 def _in_ram(result: RunResult) -> str:
-    """Where --weights-in-ram copies the constants at startup, by region."""
+    """What the firmware copies from flash into RAM at startup: the constants (--weights-in-ram) by region, the
+    model's code into the board's code RAM."""
     from ..compiled import bytes_by_region
 
-    return f", copied into RAM: {bytes_by_region(result.constants_in_ram)}" if result.constants_in_ram else ""
+    constants = f", copied into RAM: {bytes_by_region(result.constants_in_ram)}" if result.constants_in_ram else ""
+    code = result.sizes.code_ram_bytes
+    return constants + (f"; {code:,} B of code run from the code RAM (in both figures)" if code else "")
 
 
 def format_result(result: RunResult, verbose: bool = False) -> str:

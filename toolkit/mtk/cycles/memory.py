@@ -7,7 +7,8 @@ such as the RP2040/RP2350 XIP cache or the STM32U5's ICACHE; least recently used
 prefetch, it is the line after the last one fetched: read while the core ran that one, it waits only for
 the rest of its read. A region with `sequential_wait_states` charges that instead for a fill of the line
 right after its last fill, fetch or load (a QSPI controller that extends its burst, as RP2350's QMI
-within its cooldown). Not modelled: bus contention between fetches and loads, DMA, write buffers filling
+within its cooldown). Code copied into a board's code RAM (boards.yaml `code_ram`, which --emulate maps outside the
+flash's range) is in no region: its fetches wait for nothing and go through no cache. Not modelled: bus contention between fetches and loads, DMA, write buffers filling
 up, the flash's own prefetch buffer width beyond one line, a flash's current line buffer serving loads
 (without a data cache each load waits), critical-word-first refill (a fill costs the whole line), how
 long a QSPI burst stays open, a QSPI controller's own cycles beyond its SCK count, cache misses on stores

@@ -9,7 +9,7 @@ from pathlib import Path
 import jinja2
 
 from ..boards import Board
-from ..budget import check_fits_once, check_runs_on, stack_reservation
+from ..budget import check_fits_once, check_runs_on, code_ram_for, stack_reservation
 from ..compiled import CompiledModel
 from ..errors import MtkError
 from ..fsutil import atomic_output_dir
@@ -46,7 +46,7 @@ class BaremetalPlatform(Platform):
         env = jinja2.Environment(loader=jinja2.FileSystemLoader(BAREMETAL_APP), undefined=jinja2.StrictUndefined,
                                  keep_trailing_newline=True)
         context = {"board": board, "qemu": board.qemu, "model": model, "label": safe_label(model.name),
-                   "options": options, "stack_bytes": stack_bytes, "libc": LIBC,
+                   "options": options, "stack_bytes": stack_bytes, "libc": LIBC, "code_ram": code_ram_for(model, board),
                    "tick": icount_tick(board.qemu.timer_hz, options.icount_shift)}
         with atomic_output_dir(out_dir, force=options.force) as tmp:
             for source in sorted(BAREMETAL_APP.iterdir()):

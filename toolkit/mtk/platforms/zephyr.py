@@ -19,7 +19,7 @@ import jinja2
 from .. import ui
 from ..boards import Board, all_boards, get_board
 from ..codegen.regions import constants_section
-from ..budget import DEFAULT_STACK_BYTES, check_fits_once, check_runs_on
+from ..budget import DEFAULT_STACK_BYTES, check_fits_once, check_runs_on, code_ram_for
 from ..compiled import CompiledModel
 from ..errors import ModelError, MtkError
 from ..fsutil import atomic_output_dir
@@ -45,6 +45,7 @@ TEMPLATES = {   # template -> rendered file; "{board}" is the board's file name
     "board.overlay.j2": "boards/{board}.overlay",
 }
 COPIED = ("src/main.c", "src/mtk_port_zephyr.c")
+CODE_RAM_REGION = "CODERAM"   # the overlay's memory region for a code RAM node (gen_relocate_app.py takes "_" for an alignment)
 
 
 @dataclass(frozen=True)
@@ -172,6 +173,8 @@ class ZephyrPlatform(Platform):
             "tick": icount_tick(board.qemu.zephyr_cycle_hz, options.icount_shift) if board.qemu else None,
             "semihosting": board.caps.exits_by_semihosting and options.semihosting, "icount_shift": options.icount_shift,
             "copied_constants": copied_constants(model, board),
+            "code_ram": code_ram_for(model, board) if board.code_ram and board.code_ram.zephyr_node else None,
+            "code_ram_region": CODE_RAM_REGION,
             "arena_regions": [r for r in board.ram_regions
                               if not r.system and r.name in {u.name for u in model.memory.regions}],
         }
