@@ -41,6 +41,20 @@ def test_the_key_changes_with_every_input_of_the_build(tmp_path):
     assert key not in changed and len(set(changed)) == len(changed)
 
 
+def test_the_key_changes_with_the_boards_definition():
+    """A board edited in boards.yaml (or the Zephyr workspace) keeps its name but builds again."""
+    l4r5 = get_board("nucleo_l4r5zi")
+    slower = replace(l4r5, memory_timing=(replace(l4r5.memory_timing[0], wait_states=9), *l4r5.memory_timing[1:]))
+
+    def key(board, emulated=False):
+        return firmware_key(DIGITS_INT8, RunOptions(emulation_board(board), emulate=board) if emulated
+                            else RunOptions(board))
+
+    assert key(l4r5) == key(get_board("nucleo_l4r5zi")) and key(l4r5, True) == key(get_board("nucleo_l4r5zi"), True)
+    assert key(slower) != key(l4r5) and key(slower, True) != key(l4r5, True)
+    assert key(replace(l4r5, clock_hz=l4r5.clock_hz // 2), True) != key(l4r5, True)   # in the emulated board only
+
+
 def test_sync_replaces_only_what_changed(tmp_path):
     source, target = tmp_path / "new", tmp_path / "kept"
     for folder, text in ((source, "same"), (target, "same")):

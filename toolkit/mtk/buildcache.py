@@ -2,10 +2,11 @@
 
 firmware/<key>/: a bare-metal firmware with its compiled model (and the int8 model, when mtk
 quantized it on the way), keyed by a hash of everything the build depends on: the model's bytes, the
-calibration data, the board and every option that reaches the build, mtk's own files (sources, C
-kernels, templates), TVM's version and the cross compiler. A second `mtk run` of the same model
-runs that firmware without compiling or building anything. Entries are written whole (a folder
-renamed into place) and the least recently used beyond KEEP_ENTRIES are removed.
+calibration data, the board's whole definition (and the emulated board's), every option that reaches
+the build, mtk's own files (sources, C kernels, templates), TVM's version and the cross compiler. A
+second `mtk run` of the same model runs that firmware without compiling or building anything. Entries
+are written whole (a folder renamed into place) and the least recently used beyond KEEP_ENTRIES are
+removed.
 
 zephyr/<key>/: a Zephyr application folder kept between runs for one board and set of firmware
 options, so that `west build` only rebuilds what a new model changed (files whose content is
@@ -14,6 +15,7 @@ unchanged keep their times); one run at a time uses it.
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import hashlib
 import json
@@ -31,6 +33,7 @@ from .compiled import CompiledModel
 from .paths import BAREMETAL_APP, FIRMWARE
 
 if TYPE_CHECKING:
+    from .boards import Board
     from .runoptions import RunOptions
 
 KEEP_ENTRIES = 32          # firmware entries kept (a digits CNN's: about 0.5 MB)
@@ -87,12 +90,17 @@ def firmware_key(model: Path, options: RunOptions) -> str:
         _hash_tree(digest, Path(options.calib))
     tuning = options.tuning and {key: variant.to_json() for key, variant in sorted(options.tuning.variants.items())}
     digest.update(json.dumps({
-        "board": options.board.name, "emulates": options.board.emulates, "platform": options.platform,
-        "profile": options.profile, "semihosting": options.semihosting, "mlperf_tiny": options.mlperf_tiny,
-        "max_ram": options.max_ram, "max_recompute": options.max_recompute, "tuning": tuning,
-        "weights_in_ram": options.weights_in_ram,
-        "code_ram": options.board.code_ram and vars(options.board.code_ram)}, sort_keys=True).encode())
+        "board": board_definition(options.board), "emulate": options.emulate and board_definition(options.emulate),
+        "platform": options.platform, "profile": options.profile, "semihosting": options.semihosting,
+        "mlperf_tiny": options.mlperf_tiny, "max_ram": options.max_ram, "max_recompute": options.max_recompute,
+        "tuning": tuning, "weights_in_ram": options.weights_in_ram}, sort_keys=True).encode())
     return digest.hexdigest()[:32]
+
+
+def board_definition(board: Board) -> dict[str, Any]:
+    """Every field of `board` as data: its definition comes from boards.yaml or the user's Zephyr workspace,
+    neither among the files toolkit_digest hashes, and its memory, timing and core all reach the build."""
+    return dataclasses.asdict(board)
 
 
 @dataclass(frozen=True)
