@@ -59,6 +59,13 @@ def test_board_regions_add_up_to_the_boards_ram():
     assert an547.system_region.base == an547.qemu.ram.base
     f746 = get_board("nucleo_f746zg")
     assert [(r.name, r.size // 1024, r.tcm) for r in f746.ram_regions] == [("DTCM", 64, True), ("SRAM0", 256, False)]
+    # the RAM their Zephyr applications have (zephyr,sram and the nodes beside it), not the chip's total
+    l4r5 = get_board("nucleo_l4r5zi")
+    assert [(r.name, r.base, r.size // 1024, r.system, r.zephyr_node) for r in l4r5.ram_regions] == [
+        ("SRAM1", 0x20000000, 192, True, None), ("SRAM3", 0x20040000, 384, False, "sram2")]
+    h7a3 = get_board("nucleo_h7a3zi_q")
+    assert [(r.name, r.size // 1024, r.system) for r in h7a3.ram_regions] == [
+        ("SRAM0", 256, True), ("SRAM1", 384, False), ("SRAM2", 384, False)]
     assert len(get_board("mps2/an386").ram_regions) == 1
 
 
@@ -81,6 +88,8 @@ def region_use(name: str, nbytes: int = 32) -> dict:
     ("nucleo_f746zg", ["DTCM", "SRAM0"], {"DTCM": "0x20000000, 64 KB"}),
     ("mps3/an547", ["DTCM", "SRAM"], {"SRAM": "0x11000000, 2048 KB"}),         # the system DTCM is .bss
     ("mps3/an547", ["DTCM"], {}),
+    ("nucleo_l4r5zi", ["SRAM1", "SRAM3"], {"SRAM3": "0x20040000, 384 KB"}),  # the system SRAM1 is .bss
+    ("nucleo_h7a3zi_q", ["SRAM0", "SRAM1", "SRAM2"], {"SRAM1": "0x24040000, 384 KB", "SRAM2": "0x240a0000, 384 KB"}),
 ])
 def test_the_zephyr_app_places_each_pool_outside_the_system_ram_in_its_region(tmp_path, board_name, regions, placed):
     """Zephyr's linker puts input section NAME in the devicetree node whose zephyr,memory-region is NAME
@@ -102,6 +111,10 @@ def test_the_zephyr_app_places_each_pool_outside_the_system_ram_in_its_region(tm
     assert required == ([f"zephyr_link_libraries({' '.join(f'-Wl,--require-defined=__{r}_start' for r in placed)})"]
                         if placed else [])
     assert overlay.count("input section") == len(placed)
+    for region in board.ram_regions:   # a node Zephyr's devicetree names no region gets the name in the overlay
+        named = (f'&{region.zephyr_node} {{\n\tcompatible = "zephyr,memory-region", "mmio-sram";\n'
+                 f'\tzephyr,memory-region = "{region.name}";\n}};')
+        assert (named in overlay) == (region.name in placed and region.zephyr_node is not None)
 
 
 def test_a_pool_in_a_region_the_board_lacks_is_refused(tmp_path):

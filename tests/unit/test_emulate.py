@@ -73,14 +73,16 @@ def test_a_model_too_large_for_the_emulated_board_is_refused_in_its_name():
 
 
 def test_a_boards_code_ram_sits_at_the_top_of_the_machines_code_memory_outside_its_flash():
-    """The L4R5's SRAM2 on the code bus (64 KB, among its 640 KB of RAM) emulated on the an386: the last 64 KB of its
-    4 MB code memory, which the cycle model's flash range leaves out (zero wait, no cache); the data keep out of it."""
+    """The L4R5's SRAM2 on the code bus (64 KB, beside its 576 KB of data RAM, SRAM1 and SRAM3) emulated on the an386:
+    the last 64 KB of its 4 MB code memory, which the cycle model's flash range leaves out (zero wait, no cache); its
+    RAM regions one region of their size."""
     l4r5 = get_board("nucleo_l4r5zi")
-    assert (l4r5.code_ram.base, l4r5.code_ram.size, l4r5.code_ram.in_ram_bytes) == (0x10000000, 0x10000, True)
+    assert (l4r5.code_ram.base, l4r5.code_ram.size) == (0x10000000, 0x10000)
     machine = emulation_board(l4r5)
     assert (machine.code_ram.base, machine.code_ram.size) == (0x3F0000, 0x10000)
     assert (machine.qemu.code.base, machine.qemu.code.size) == (0, 0x3F0000)
-    assert machine.ram_bytes == machine.system_region.size == l4r5.ram_bytes - 0x10000
+    assert machine.ram_bytes == machine.system_region.size == l4r5.ram_bytes == 576 * 1024
+    assert len(machine.ram_regions) == 1
     model = CycleModel.for_board(machine, l4r5)
     assert ("flash", 0, 0x3F0000) in model.ranges
     assert not [r for r in model.ranges if r[1] <= 0x3F0000 < r[1] + r[2]]

@@ -34,7 +34,8 @@ class MemoryRegion:
 @dataclass(frozen=True)
 class RamRegion:
     """A RAM region the model's arena may use. `name` is the linker's: the memory region and the input
-    section a pool placed there goes to (in Zephyr its devicetree node's `zephyr,memory-region`);
+    section a pool placed there goes to (in Zephyr its devicetree node's `zephyr,memory-region`: where Zephyr's
+    devicetree gives the node none, `zephyr_node` labels it and the application's overlay names it);
     the `system` region holds the firmware's own data and stack (Zephyr's `zephyr,sram`)."""
 
     name: str
@@ -42,23 +43,19 @@ class RamRegion:
     size: int
     system: bool = False
     tcm: bool = False     # tightly coupled: no wait states, no cache; hot buffers go here first
+    zephyr_node: str | None = None
 
 
 @dataclass(frozen=True)
 class CodeRam:
     """RAM on the core's code bus, where code runs without wait states (the STM32L4+'s SRAM2 at 0x10000000 on
-    ICode/DCode): the firmware copies the model's code there from flash at start-up (its .code_ram section)."""
+    ICode/DCode): the firmware copies the model's code there from flash at start-up (its .code_ram section). Its
+    bytes are not among the board's ram_bytes: the data keep out of it."""
 
     base: int                       # where the code bus sees it (the linker's region CODE_RAM)
     size: int
-    system_alias: int | None = None   # the same RAM on the system bus, counted in ram_bytes; None: outside it
     source: str = ""                  # the reference manual's wording
     zephyr_node: str | None = None    # its devicetree node label in Zephyr (the application names its region)
-
-    @property
-    def in_ram_bytes(self) -> bool:
-        """Its bytes are among the board's ram_bytes: what the code takes there the data cannot have."""
-        return self.system_alias is not None
 
 
 @dataclass(frozen=True)
@@ -194,7 +191,8 @@ def _ram_regions_from_yaml(entries: list[dict[str, Any]] | None, ram_bytes: int,
     if not entries:
         return (RamRegion("RAM", qemu.ram.base if qemu else None, ram_bytes, system=True),)
     regions = tuple(RamRegion(identifier_read_back(e["name"], "RAM region"), int(e["base"]), int(e["size"]),
-                              bool(e.get("system", False)), bool(e.get("tcm", False))) for e in entries)
+                              bool(e.get("system", False)), bool(e.get("tcm", False)), e.get("zephyr_node"))
+                    for e in entries)
     systems = [r for r in regions if r.system]
     if len(systems) != 1:
         raise ValueError("ram_regions need exactly one system region")
@@ -208,9 +206,7 @@ def _ram_regions_from_yaml(entries: list[dict[str, Any]] | None, ram_bytes: int,
 def _code_ram_from_yaml(entry: dict[str, Any] | None) -> CodeRam | None:
     if entry is None:
         return None
-    alias = entry.get("system_alias")
-    return CodeRam(int(entry["base"]), int(entry["size"]), None if alias is None else int(alias),
-                   str(entry.get("source", "")), entry.get("zephyr_node"))
+    return CodeRam(int(entry["base"]), int(entry["size"]), str(entry.get("source", "")), entry.get("zephyr_node"))
 
 
 def _qemu_from_yaml(entry: dict[str, Any]) -> QemuMachine:

@@ -50,9 +50,8 @@ def emulation_board(board: Board) -> Board:
                        f"of flash and {board.ram_bytes:,} B of RAM",
                        hint=", ".join(f"{m.name}: {m.flash_bytes:,} B, {m.system_region.size:,} B" for m in machines))
     machine = _with_code_ram(machine, board)
-    ram_bytes = board.ram_bytes - (board.code_ram.size if board.code_ram and board.code_ram.in_ram_bytes else 0)
-    return replace(machine, cpu=board.cpu, flash_bytes=board.flash_bytes, ram_bytes=ram_bytes,
-                   ram_regions=(replace(machine.system_region, size=ram_bytes),),
+    return replace(machine, cpu=board.cpu, flash_bytes=board.flash_bytes, ram_bytes=board.ram_bytes,
+                   ram_regions=(replace(machine.system_region, size=board.ram_bytes),),
                    memory_timing=board.memory_timing, emulates=board.name)
 
 
@@ -65,7 +64,7 @@ def _with_code_ram(machine: Board, board: Board) -> Board:
     flash_size = code.size - board.code_ram.size
     if flash_size < board.flash_bytes:
         raise MtkError(f"{machine.name}'s code memory ({code.size:,} B) cannot hold {board.name}'s flash and code RAM")
-    code_ram = replace(board.code_ram, base=code.base + flash_size, system_alias=None)
+    code_ram = replace(board.code_ram, base=code.base + flash_size)
     return replace(machine, qemu=replace(machine.qemu, code=replace(code, size=flash_size)), code_ram=code_ram)
 
 
