@@ -24,6 +24,7 @@ from .storage import AliasSets, Step, Storage, external_kind, plan_storage
 COPY_CYCLES_PER_BYTE = 1.0    # the copy's loads and stores, about 14 cycles every 16 bytes on the Cortex-M4
 RAM_SHARE = 16                # a layer's staged constants take at most this share of the board's RAM
 STAGED_PREFIX = "staged_"     # the scratch names of staged constants
+COPY_KERNEL = "stage"         # the copies' Kernel.name
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,7 @@ def copy_kernel(nbytes: int) -> Kernel:
              "  }"]
     lines += [f"  for (size_t i = {quads}u; i < {words}u; ++i) to[i] = from[i];"] if words > quads else []
     lines += [f"  for (size_t i = {4 * words}u; i < {nbytes}u; ++i) dst[i] = src[i];"] if nbytes > 4 * words else []
-    return Kernel("stage", [], c_source="\n".join([*lines, "  return 0;", "}", ""]), c_function=function)
+    return Kernel(COPY_KERNEL, [], c_source="\n".join([*lines, "  return 0;", "}", ""]), c_function=function)
 
 
 def _constant(graph: Graph, a: Operand) -> tuple[tuple, str, int] | None:
