@@ -22,6 +22,7 @@ from .codegen.code_size import measure_code
 from .codegen.memory_plan import align
 from .codegen.regions import Pool, constants_regions, footprint, live_bytes, place_in_regions
 from .codegen.schedule import early_last_readers
+from .codegen.staging import stage_constants
 from .codegen.storage import AliasSets, Step, Storage, join_aliases, ordered_steps, plan_storage
 from .codegen.tiling import tile
 from .compiled import (CompiledModel, CompiledOp, CompiledTarget, MemoryUse, RamConstants, RegionUse, Tiling, by_region,
@@ -383,6 +384,9 @@ def _compile_once(inputs: _CompileInputs, tuning: Tuning) -> tuple[CompiledModel
             if weights_in_ram else (None, ())
         limit = max_ram if max_ram is not None or board_info is None else arena_room(
             board_info, state_region_bytes(graph, steps), constants_in_ram=in_ram_bytes(ram_constants))
+        if not weights_in_ram:
+            steps, storage = stage_constants(graph, prepared, steps, aliases, storage, board_info, limit,
+                                             lambda data, variant: op_def(data.op.type).constant_passes(data, variant))
         untiled = steps
     tiling = None
     if limit is not None and storage.plan.arena_bytes > limit:

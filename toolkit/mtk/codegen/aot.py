@@ -38,6 +38,7 @@ from . import tvm_c
 from .call_loops import Repeat, find_repeats
 from .memory_plan import Buffer
 from .regions import Pool, constants_section
+from .staging import COPY_KERNEL
 from .storage import Step, Storage, scratch_key
 
 _C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "uint16": "uint16_t", "int32": "int32_t",
@@ -116,6 +117,7 @@ class Call:
     op_index: int
     function: CFunction   # the kernel as the run function calls it: 0 on success
     args: tuple[BufferRef, ...]
+    staging: bool = False   # a copy of a constant the op's kernels then read (staging.py): not one of its kernels
 
 
 @dataclass
@@ -275,7 +277,8 @@ class AotProgram:
     constants_in_ram: ConstantsInRam | None = None   # None: the constants stay in flash
 
     def symbols(self, op_index: int) -> list[str]:
-        return [c.function.name for c in self.calls if c.op_index == op_index]
+        """The functions of the op's kernels (not its staging copies)."""
+        return [c.function.name for c in self.calls if c.op_index == op_index and not c.staging]
 
     def header(self) -> str:
         return _header(self.module, self.inputs, self.outputs, self.arena_bytes, self.external_workspace,
@@ -367,7 +370,7 @@ def build_program(graph: Graph, steps: list[Step], storage: Storage, module: str
     for step, (op, low) in enumerate(steps):
         for k, kernel in enumerate(low.kernels):
             args = tuple(operand_ref(step, k, a) for a in kernel.args)
-            program.calls.append(Call(op.index, program.kernels.add(kernel), args))
+            program.calls.append(Call(op.index, program.kernels.add(kernel), args, kernel.name == COPY_KERNEL))
     return program
 
 

@@ -58,6 +58,9 @@ class ByInputType(OpDef):
     def leaner(self, data: OpData, variant: Any) -> Any:
         return self._of(data).leaner(data, variant)
 
+    def constant_passes(self, data: OpData, variant: Any) -> int:
+        return self._of(data).constant_passes(data, variant)
+
 
 @lru_cache(maxsize=None)
 def registry() -> dict[str, OpDef]:

@@ -230,6 +230,13 @@ class OpDef:
         compiler takes it, before tiling, when the arena is above its limit."""
         return None
 
+    def constant_passes(self, data: OpData, variant: Any) -> int:
+        """Times `variant`'s kernels read their constants through, start to end, in one inference (a GEMM: once a
+        block of rows; a Winograd convolution: once a block of tiles); 1: once, or no figure. On a board whose
+        flash loads wait, the constants of a layer that reads them many times are copied into the arena first
+        (codegen/staging.py)."""
+        return 1
+
     def band_row_block(self, data: OpData, variant: Any) -> int:
         """Output rows `variant`'s kernel computes at once: a band of rows not a multiple of them computes the
         rest of the block too (tiling prices it)."""

@@ -142,6 +142,16 @@ class Conv2D(ConvWindow, GemmOpDef):
             return first_layer_variants(data, super().variants(data))[0]
         return super().leaner(data, variant)
 
+    def constant_passes(self, data: OpData, variant: Variant | None) -> int:
+        """A Winograd kernel's blocks of tiles (each reads every transformed weight once); dsp-few's stream, once (it
+        copies it to RAM itself); else the GEMM's."""
+        transform = winograd_dsp.BY_VARIANT.get(variant)
+        if transform is not None:
+            g = data.params.patches
+            tiles = -(-g.out_h // transform.tile_rows) * -(-g.out_w // transform.tile_rows)
+            return -(-tiles // winograd_dsp.TILES)
+        return 1 if _few_inputs(variant) else super().constant_passes(data, variant)
+
     def band_row_block(self, data: OpData, variant: Variant) -> int:
         transform = winograd_dsp.BY_VARIANT.get(variant)
         return transform.tile_rows if transform else 1

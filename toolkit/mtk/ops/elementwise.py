@@ -121,6 +121,9 @@ def broadcast_read(t: te.Tensor, out_rank: int):
     return read
 
 
+TABLE_ENTRIES = 256   # an int8 input's table: an int32 for each of its values
+
+
 class BinaryElementwise(OpDef):
     types = ("ADD", "SUB", "MUL")
 
@@ -149,6 +152,14 @@ class BinaryElementwise(OpDef):
                    for t in data.inputs if t is not None and not t.is_constant)
         return Rows(y.shape[axis.value], y.shape[axis.value], 1, 1, 0, elementwise=True) \
             if same and axis is Axis.ROWS else None
+
+    def constant_passes(self, data: OpData, variant=None) -> int:
+        """An int8 ADD or SUB of two variable operands reads an entry of each input's table (TABLE_ENTRIES) an
+        element: its tables' bytes once every TABLE_ENTRIES elements, at random (other kernels, and constant operands:
+        no figure)."""
+        tables = data.op.type != "MUL" and data.output.dtype == "int8"
+        variable = all(t is None or not t.is_constant for t in data.inputs)
+        return max(1, data.output.size // TABLE_ENTRIES) if tables and variable else 1
 
     def lower(self, data: OpData, variant=None) -> Lowered:
         """The kernels (each reads an element of both operands before writing the output's: in place over an

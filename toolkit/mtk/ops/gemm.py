@@ -28,7 +28,7 @@ from ..target import Cpu
 from .asm_schedule import two_loads_beat_ldrd
 from .base import Const, Kernel, Lowered, OpData, OpDef, Scratch, constant_kernel, jit, specialize
 from .geometry import ConvGeometry
-from .gemm_band import band_suits, gemm_band_kernel, scratch_room
+from .gemm_band import band_pairs, band_suits, gemm_band_kernel, scratch_room
 from .gemm_calls import KernelCalls, RowPacking, row_source, runs_order, runs_stage_bytes
 from .gemm_mve import gemm_mve_kernel
 from .microkernels import (GROUP, HELIUM_CHUNK, QUAD_STRAIGHT, STREAM_ALIGN, constant_channels, fused_stream_bytes,
@@ -116,6 +116,19 @@ class GemmOpDef(OpDef):
         """Flash bytes of the op's weights packed for `variant` (what gemm_kernel packs)."""
         channels, depth = data.params.weights.shape
         return packed_weight_bytes(channels, depth, variant, weight_group(data.cpu))
+
+    def constant_passes(self, data: OpData, variant: Variant | None) -> int:
+        """The GEMM's row blocks (its micro-kernel's rows; the band kernel's bands of pairs): each reads every
+        channel's weights once."""
+        p = data.params
+        if not isinstance(p, GemmParams) or p.requant.constant_output is not None:
+            return 1
+        variant = variant or self.variants(data)[0]
+        channels, depth = p.weights.shape
+        rows = data.output.size // channels
+        if variant.kernel == BAND_KERNEL:
+            return -(-rows // (2 * band_pairs(rows, depth, data.inputs[0].size + data.output.size)))
+        return -(-rows // micro_kernel(variant).rows)
 
     def chunked(self, data: OpData, variant: Variant) -> Variant | None:
         """`variant` packing a chunk of a row at a time (a scratch of a chunk and the partial sums, not

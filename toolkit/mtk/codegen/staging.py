@@ -1,0 +1,129 @@
+"""Staging: on a board whose flash loads wait, a layer that reads a constant many times (a GEMM's weights once a
+block of rows, a Winograd convolution's once a block of tiles: OpDef.constant_passes) copies it into an arena
+scratch first, once, sequentially, and its kernels read the copy in zero-wait RAM.
+
+A constant is staged where the load misses its passes after the first would cost (each pass fills every line of
+it: one too large for the flash's data cache) exceed the copy's instructions (COPY_CYCLES_PER_BYTE), and the
+layer's staged constants take at most 1/RAM_SHARE of the board's RAM; the copy is a scratch of the layer's step
+alone, so the arena grows only where that step is its peak, and staging is left out when the arena would then
+exceed the room the board leaves it. Boards whose flash does not wait (the QEMU boards) stage nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Callable
+
+from ..boards import Board
+from ..graph import Graph
+from ..kernels.signature import CFunction
+from ..ops.base import Const, Kernel, Lowered, OpData, Operand, Scratch
+from .memory_plan import align
+from .storage import AliasSets, Step, Storage, external_kind, plan_storage
+
+COPY_CYCLES_PER_BYTE = 1.0    # the copy's loads and stores, about 14 cycles every 16 bytes on the Cortex-M4
+RAM_SHARE = 16                # a layer's staged constants take at most this share of the board's RAM
+STAGED_PREFIX = "staged_"     # the scratch names of staged constants
+COPY_KERNEL = "stage"         # the copies' Kernel.name
+
+
+@dataclass(frozen=True)
+class StagingRule:
+    """What staging weighs, from the board's flash timing: a load miss's wait states and the bytes it fills, the
+    data cache in front of the flash (0: none), and the most bytes a layer stages."""
+
+    waits: int
+    line: int
+    cache_bytes: int
+    most_bytes: int
+
+    def pays(self, nbytes: int, passes: int) -> bool:
+        """Whether copying a constant of `nbytes` that its layer reads `passes` times costs less than the misses
+        of the passes after the first (a constant the cache holds misses once)."""
+        if nbytes <= self.cache_bytes or passes < 2:
+            return False
+        fills = -(-nbytes // self.line) * self.waits
+        return (passes - 1) * fills > COPY_CYCLES_PER_BYTE * nbytes
+
+
+def staging_rule(board: Board | None) -> StagingRule | None:
+    """The rule for `board`'s flash, or None: no board, or a flash without wait states."""
+    flash = next((t for t in board.memory_timing if t.role == "flash"), None) if board else None
+    if flash is None or flash.wait_states == 0:
+        return None
+    cache = flash.load_cache
+    return StagingRule(flash.wait_states, cache.line if cache else 4, cache.bytes if cache else 0,
+                       board.ram_bytes // RAM_SHARE)
+
+
+def copy_kernel(nbytes: int) -> Kernel:
+    """A kernel copying `nbytes` (word-aligned source and destination) four words a round (their loads pipelined),
+    then the words and bytes left; its arguments the caller's."""
+    function = CFunction.of(f"stage_{nbytes}", "const uint8_t* src, uint8_t* dst")
+    quads, words = nbytes // 16 * 4, nbytes // 4
+    lines = [f"{function.head} {{",
+             "  const uint32_t* from = (const uint32_t*)(const void*)src;",
+             "  uint32_t* to = (uint32_t*)(void*)dst;",
+             f"  for (size_t i = 0; i < {quads}u; i += 4) {{",
+             "    uint32_t a = from[i], b = from[i + 1], c = from[i + 2], d = from[i + 3];",
+             "    to[i] = a; to[i + 1] = b; to[i + 2] = c; to[i + 3] = d;",
+             "  }"]
+    lines += [f"  for (size_t i = {quads}u; i < {words}u; ++i) to[i] = from[i];"] if words > quads else []
+    lines += [f"  for (size_t i = {4 * words}u; i < {nbytes}u; ++i) dst[i] = src[i];"] if nbytes > 4 * words else []
+    return Kernel(COPY_KERNEL, [], c_source="\n".join([*lines, "  return 0;", "}", ""]), c_function=function)
+
+
+def _constant(graph: Graph, a: Operand) -> tuple[tuple, str, int] | None:
+    """A constant operand's key (its content, or its tensor), name and bytes: a kernel's Const or a constant tensor
+    of the model; None otherwise."""
+    if isinstance(a, Const):
+        return ("const", a.data.dtype.str, a.data.shape, a.data.tobytes()), a.name, int(a.data.nbytes)
+    if isinstance(a, int) and external_kind(graph, a) == "const":
+        return ("tensor", a), f"t{a}", graph.tensors[a].nbytes
+    return None
+
+
+def staged(graph: Graph, low: Lowered, passes: int, rule: StagingRule) -> Lowered:
+    """`low` with the constants staging pays for (StagingRule.pays), the largest first within the rule's bytes, read
+    from scratches its first kernels fill (also its descending kernels'); `low` itself when none."""
+    constants = {found[0]: (a, *found[1:]) for k in low.kernels for a in k.args
+                 if (found := _constant(graph, a)) is not None}
+    chosen: dict[tuple, Scratch] = {}
+    left = rule.most_bytes
+    for key, (_, name, nbytes) in sorted(constants.items(), key=lambda item: -item[1][2]):
+        if rule.pays(nbytes, passes) and align(nbytes) <= left:
+            chosen[key] = Scratch(nbytes, f"{STAGED_PREFIX}{name}")
+            left -= align(nbytes)
+    if not chosen:
+        return low
+    copies = [replace(copy_kernel(scratch.nbytes), args=[constants[key][0], scratch])
+              for key, scratch in chosen.items()]
+
+    def reading(a: Operand) -> Operand:
+        found = _constant(graph, a)
+        return chosen.get(found[0], a) if found else a
+
+    def reading_copies(kernels) -> list[Kernel]:
+        return [*copies, *(replace(k, args=[reading(a) for a in k.args]) for k in kernels)]
+
+    over = low.overwrites
+    if over is not None and over.descending:
+        over = replace(over, descending=tuple(reading_copies(over.descending)))
+    return replace(low, kernels=reading_copies(low.kernels), overwrites=over)
+
+
+def stage_constants(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: AliasSets, storage: Storage,
+                    board: Board | None, limit: int | None, passes: Callable[[OpData, object], int]
+                    ) -> tuple[list[Step], Storage]:
+    """`steps` with the constants staging pays for staged (`passes`: OpDef.constant_passes) and their storage, or as
+    they are: no staging rule for the board, nothing staged, or an arena that would exceed `limit` (None: none)."""
+    rule = staging_rule(board)
+    if rule is None:
+        return steps, storage
+    out = [(op, staged(graph, low, passes(data, low.variant), rule)) for data, (op, low) in zip(prepared, steps)]
+    if all(new is old for (_, new), (_, old) in zip(out, steps)):
+        return steps, storage
+    out_storage = plan_storage(graph, out, aliases)
+    if limit is not None and out_storage.plan.arena_bytes > limit:
+        return steps, storage
+    return out, out_storage
