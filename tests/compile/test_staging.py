@@ -29,7 +29,7 @@ def staged(compiled) -> list[str]:
 
 
 @pytest.mark.parametrize("board, rule", [
-    (L4R5, StagingRule(5, 8, 256, 0xA0000 // 16)),
+    (L4R5, StagingRule(5, 8, 256, 0x90000 // 16)),   # SRAM1 + SRAM3 (SRAM2 holds the code)
     ("nucleo_u575zi_q", StagingRule(4, 16, 8192, 0xC0000 // 16)),   # the shared ICACHE in front of loads
     ("nucleo_g0b1re", StagingRule(2, 4, 0, 0x24000 // 16)),          # no data cache: each load waits
     ("mps2/an386", None), ("mps2/an505", None),                     # zero wait
