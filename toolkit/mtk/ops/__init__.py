@@ -61,6 +61,9 @@ class ByInputType(OpDef):
     def constant_passes(self, data: OpData, variant: Any) -> int:
         return self._of(data).constant_passes(data, variant)
 
+    def band_row_block(self, data: OpData, variant: Any) -> int:
+        return self._of(data).band_row_block(data, variant)
+
 
 @lru_cache(maxsize=None)
 def registry() -> dict[str, OpDef]:
