@@ -202,6 +202,13 @@ def code_cache_bytes(board: Board) -> int | None:
     return cache.bytes
 
 
+def one_stream_flash(board: Board) -> bool:
+    """Whether the board's flash rewards one sequential weight stream: a fill of the line after its last fill waits
+    less than another (memory_timing's sequential_wait_states: the RP2350's QMI, 48 cycles against 108)."""
+    flash = next((t for t in board.memory_timing if t.role == "flash"), None)
+    return flash is not None and flash.fill_waits()[1] < flash.fill_waits()[0]
+
+
 def code_fitting_variants(layer: Layer) -> list[Variant]:
     """The variants a layer takes, in order, where its default's code overflows the fetch cache: for a GEMM of
     several rows, whose kernel code runs again for each row pair (or four) and streams from flash when it overflows,
@@ -406,6 +413,7 @@ def _compile_once(inputs: _CompileInputs, tuning: Tuning) -> tuple[CompiledModel
             raise ModelError(f"{model_name}: arena {tiling.untiled_arena_bytes:,} B untiled, at best "
                              f"{storage.plan.arena_bytes:,} B tiled within {max_recompute:.0%} extra instructions; "
                              f"--max-ram {max_ram:,} B", hint="raise --max-ram or --max-recompute")
+    one_stream = board_info is not None and one_stream_flash(board_info)
     with ui.step("generating C"):
         if weights_in_ram:   # tiling or a leaner variant may have changed them
             in_ram, ram_constants = place_constants(graph, steps, storage, board_info, module, what)
@@ -416,10 +424,10 @@ def _compile_once(inputs: _CompileInputs, tuning: Tuning) -> tuple[CompiledModel
         files = {
             f"include/tvmgen_{module}.h": program.header(),
             f"src/tvmgen_{module}.c": program.run_source(),
-            f"src/tvmgen_{module}_kernels.c": program.kernels.source(cpu_obj),
+            f"src/tvmgen_{module}_kernels.c": program.kernels.source(cpu_obj, one_stream),
         }
         files.update({f"src/{project_name(rel)}": (C_DIR / rel).read_text()
-                      for rel in program.kernels.c_files(cpu_obj)})
+                      for rel in program.kernels.c_files(cpu_obj, one_stream)})
 
     plan = storage.plan
     code = measure_code(files, cpu_obj, f"tvmgen_{module}_")

@@ -217,18 +217,19 @@ class KernelLibrary:
         self.c_sources[sym] = re.sub(rf"\b{name}\b", sym, src)
         return sym
 
-    def c_files(self, cpu: Cpu) -> list[str]:
-        """The hand-written C files the kernels include on `cpu`'s instruction set and core (kernels/c/...), in order."""
-        return c_files(cpu.isa.value, self.headers, core_files(cpu))
+    def c_files(self, cpu: Cpu, one_stream: bool = False) -> list[str]:
+        """The hand-written C files the kernels include on `cpu`'s instruction set and core (kernels/c/...), in order;
+        one_stream: a flash that rewards one sequential stream (kernels/table.py core_files)."""
+        return c_files(cpu.isa.value, self.headers, core_files(cpu, one_stream))
 
-    def source(self, cpu: Cpu) -> str:
-        """The kernels' C: the files of their families on `cpu`'s instruction set, then the prototype
+    def source(self, cpu: Cpu, one_stream: bool = False) -> str:
+        """The kernels' C: the files of their families on `cpu`'s instruction set (c_files), then the prototype
         (kernels/table.py) of every hand-written function the kernels call, which gcc checks against the file's
         definition and each call against, then the kernels."""
         kernels = [*self.c_sources.values(), tvm_c.build_c(self.tvm_funcs, cpu)]
         called = {name for code in kernels for name in re.findall(r"\b(mtk_\w+)\(", code)}
         prototypes = [f.prototype for name, f in C_FUNCTIONS.items() if name in called]
-        includes = [f'#include "{project_name(f)}"' for f in self.c_files(cpu)]
+        includes = [f'#include "{project_name(f)}"' for f in self.c_files(cpu, one_stream)]
         return "\n".join([PRELUDE, *includes, *prototypes, *kernels])
 
 
