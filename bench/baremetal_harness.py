@@ -18,10 +18,11 @@ from mtk.runners.qemu import QemuRunner
 
 
 def render_board_files(board: Board, out: Path, stack_bytes: int) -> None:
-    """mtk_board.h and linker.ld of the bare-metal firmware for `board` in `out`."""
+    """mtk_board.h and linker.ld of the bare-metal firmware for `board` in `out` (no model: none of its code in a code
+    RAM)."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(BAREMETAL_APP), undefined=jinja2.StrictUndefined)
     context = {"board": board, "qemu": board.qemu, "options": ProjectOptions(stack_bytes=stack_bytes),
-               "stack_bytes": stack_bytes, "tick": icount_tick(board.qemu.timer_hz)}
+               "stack_bytes": stack_bytes, "code_ram": None, "tick": icount_tick(board.qemu.timer_hz)}
     for name in ("mtk_board.h", "linker.ld"):
         (out / name).write_text(env.get_template(f"{name}.j2").render(context))
 
