@@ -131,6 +131,11 @@ class Board:
         return self.emulates or self.name
 
     @property
+    def flash_timing(self) -> MemoryTiming | None:
+        """The cycle model's timing of the flash holding code and constants; None: zero wait."""
+        return next((t for t in self.memory_timing if t.role == "flash"), None)
+
+    @property
     def system_region(self) -> RamRegion:
         return next(r for r in self.ram_regions if r.system)
 

@@ -165,7 +165,7 @@ def constants_cache_bytes(board: Board) -> int | None:
     costs at least SLOW_FLASH_CYCLES_PER_BYTE per byte of its line (memory_timing: a QSPI flash behind an
     XIP cache); None elsewhere. There a layer whose default constants do not fit it (Winograd's transformed
     weights) and whose leanest do re-reads them from flash at each pass: it takes the leanest."""
-    flash = next((t for t in board.memory_timing if t.role == "flash"), None)
+    flash = board.flash_timing
     cache = flash.load_cache if flash else None
     if cache is None or flash.wait_states / cache.line < SLOW_FLASH_CYCLES_PER_BYTE:
         return None
@@ -195,7 +195,7 @@ def code_cache_bytes(board: Board) -> int | None:
     an XIP cache in front of a QSPI flash); None elsewhere. There a GEMM kernel larger than it streams from flash
     at every call: code_fitting_tuning. None too on a board with a code RAM, whose firmware runs the model's code
     from there (budget.code_ram_for)."""
-    flash = next((t for t in board.memory_timing if t.role == "flash"), None)
+    flash = board.flash_timing
     cache = flash.fetch_cache if flash else None
     if cache is None or board.code_ram is not None or flash.wait_states / cache.line < CODE_MISS_CYCLES_PER_BYTE:
         return None
@@ -205,7 +205,7 @@ def code_cache_bytes(board: Board) -> int | None:
 def one_stream_flash(board: Board) -> bool:
     """Whether the board's flash rewards one sequential weight stream: a fill of the line after its last fill waits
     less than another (memory_timing's sequential_wait_states: the RP2350's QMI, 48 cycles against 108)."""
-    flash = next((t for t in board.memory_timing if t.role == "flash"), None)
+    flash = board.flash_timing
     return flash is not None and flash.fill_waits()[1] < flash.fill_waits()[0]
 
 

@@ -48,7 +48,7 @@ class StagingRule:
 
 def staging_rule(board: Board | None) -> StagingRule | None:
     """The rule for `board`'s flash, or None: no board, or a flash without wait states."""
-    flash = next((t for t in board.memory_timing if t.role == "flash"), None) if board else None
+    flash = board.flash_timing if board else None
     if flash is None or flash.wait_states == 0:
         return None
     cache = flash.load_cache
