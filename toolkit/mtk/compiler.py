@@ -392,8 +392,7 @@ def _compile_once(inputs: _CompileInputs, tuning: Tuning) -> tuple[CompiledModel
         limit = max_ram if max_ram is not None or board_info is None else arena_room(
             board_info, state_region_bytes(graph, steps), constants_in_ram=in_ram_bytes(ram_constants))
         if not weights_in_ram:
-            steps, storage = stage_constants(graph, prepared, steps, aliases, storage, board_info, limit,
-                                             lambda data, variant: op_def(data.op.type).constant_passes(data, variant))
+            steps, storage = stage_constants(graph, prepared, steps, aliases, storage, board_info, limit)
         untiled = steps
     tiling = None
     if limit is not None and storage.plan.arena_bytes > limit:

@@ -12,11 +12,10 @@ exceed the room the board leaves it. Boards whose flash does not wait (the QEMU 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Callable
-
 from ..boards import Board
 from ..graph import Graph
 from ..kernels.signature import CFunction
+from ..ops import op_def
 from ..ops.base import Const, Kernel, Lowered, OpData, Operand, Scratch
 from .memory_plan import align
 from .storage import AliasSets, Step, Storage, external_kind, plan_storage
@@ -113,14 +112,14 @@ def staged(graph: Graph, low: Lowered, passes: int, rule: StagingRule) -> Lowere
 
 
 def stage_constants(graph: Graph, prepared: list[OpData], steps: list[Step], aliases: AliasSets, storage: Storage,
-                    board: Board | None, limit: int | None, passes: Callable[[OpData, object], int]
-                    ) -> tuple[list[Step], Storage]:
-    """`steps` with the constants staging pays for staged (`passes`: OpDef.constant_passes) and their storage, or as
+                    board: Board | None, limit: int | None) -> tuple[list[Step], Storage]:
+    """`steps` with the constants staging pays for staged (passes: OpDef.constant_passes) and their storage, or as
     they are: no staging rule for the board, nothing staged, or an arena that would exceed `limit` (None: none)."""
     rule = staging_rule(board)
     if rule is None:
         return steps, storage
-    out = [(op, staged(graph, low, passes(data, low.variant), rule)) for data, (op, low) in zip(prepared, steps)]
+    out = [(op, staged(graph, low, op_def(data.op.type).constant_passes(data, low.variant), rule))
+           for data, (op, low) in zip(prepared, steps)]
     if all(new is old for (_, new), (_, old) in zip(out, steps)):
         return steps, storage
     out_storage = plan_storage(graph, out, aliases)
