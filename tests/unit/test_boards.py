@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from mtk.boards import DEFAULT_BOARD, all_boards, boards_that_fit, fitting_boards_hint, get_board
+from mtk.boards import (DEFAULT_BOARD, _code_ram_from_yaml, _ram_regions_from_yaml, all_boards, boards_that_fit,
+                        fitting_boards_hint, get_board)
 from mtk.cli import main
 from mtk.errors import MtkError
 from mtk.runners import get_runner
@@ -118,3 +119,14 @@ def test_curated_m33_and_m0plus_boards(board, cpu, clock_mhz, flash_kb, ram_kb, 
 def test_zephyr_s_rp2350_gets_the_dsp_extension_its_soc_does_not_declare():
     assert get_board("rpi_pico2").zephyr_selects == (("SOC_RP2350A_M33", ("ARMV8_M_DSP",)),)
     assert get_board("rpi_pico/rp2040").name == "rpi_pico"
+
+
+@pytest.mark.parametrize("label", ["sram1 { status = \"disabled\"; }; &sram0", "../sram1", "sram1 /*"])
+def test_a_zephyr_node_label_that_is_no_c_identifier_is_refused(label):
+    """A code RAM's or RAM region's `zephyr_node` is written into the application's devicetree overlay as it is."""
+    with pytest.raises(ValueError, match="devicetree node label .* is not a C identifier"):
+        _code_ram_from_yaml({"base": 0x10000000, "size": 0x10000, "zephyr_node": label})
+    with pytest.raises(ValueError, match="devicetree node label"):
+        _ram_regions_from_yaml([{"name": "SRAM1", "base": 0x20000000, "size": 0x1000, "system": True,
+                                 "zephyr_node": label}], 0x1000, None)
+    assert _code_ram_from_yaml({"base": 0x10000000, "size": 0x10000, "zephyr_node": "sram1"}).zephyr_node == "sram1"

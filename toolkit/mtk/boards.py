@@ -196,7 +196,7 @@ def _ram_regions_from_yaml(entries: list[dict[str, Any]] | None, ram_bytes: int,
     if not entries:
         return (RamRegion("RAM", qemu.ram.base if qemu else None, ram_bytes, system=True),)
     regions = tuple(RamRegion(identifier_read_back(e["name"], "RAM region"), int(e["base"]), int(e["size"]),
-                              bool(e.get("system", False)), bool(e.get("tcm", False)), e.get("zephyr_node"))
+                              bool(e.get("system", False)), bool(e.get("tcm", False)), _node_label(e))
                     for e in entries)
     systems = [r for r in regions if r.system]
     if len(systems) != 1:
@@ -211,7 +211,13 @@ def _ram_regions_from_yaml(entries: list[dict[str, Any]] | None, ram_bytes: int,
 def _code_ram_from_yaml(entry: dict[str, Any] | None) -> CodeRam | None:
     if entry is None:
         return None
-    return CodeRam(int(entry["base"]), int(entry["size"]), str(entry.get("source", "")), entry.get("zephyr_node"))
+    return CodeRam(int(entry["base"]), int(entry["size"]), str(entry.get("source", "")), _node_label(entry))
+
+
+def _node_label(entry: dict[str, Any]) -> str | None:
+    """A region's `zephyr_node`, which the application's devicetree overlay names as it is: a C identifier."""
+    label = entry.get("zephyr_node")
+    return None if label is None else identifier_read_back(label, "devicetree node label")
 
 
 def _qemu_from_yaml(entry: dict[str, Any]) -> QemuMachine:
