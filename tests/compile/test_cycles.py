@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from mtk.cycles import memory, plugin, tables
-from mtk.cycles.model import CycleModel, CycleTrace
+from mtk.cycles.model import CycleModel, CycleTrace, Measured
 from mtk.errors import MtkError
 
 PLUGIN_CLASSES = re.findall(r"X\((\w+)\)", re.search(r"#define CLASSES\(X\)(.*?)\n\n", plugin.SOURCE.read_text(),
@@ -63,11 +63,11 @@ def test_bad_memory_timing_is_refused(entry, message):
 def test_trace_reads_whole_lines_and_keeps_the_last_inference_layers(tmp_path):
     out = tmp_path / "cycles.txt"
     trace = CycleTrace(out, CycleModel(tables.core_table("cortex-m4"), 25_000_000))
-    out.write_text("layer 0 10 15\nlayer 2 5 9\ninference 0x100 20 30\nlayer 0 11 16\ninfer")
-    assert [(m.insns, m.cycles) for m in trace.take_inferences()] == [(20, 30)]
-    assert {i: m.cycles for i, m in trace.last_layers().items()} == {0: 15, 2: 9}
+    out.write_text("layer 0 10 15 3 1\nlayer 2 5 9 0 2\ninference 0x100 20 30 4 3 7\nlayer 0 11 16 0 0\ninfer")
+    assert trace.take_inferences() == [Measured(20, 30, fetch_waits=4, data_waits=3, uart_bytes=7)]
+    assert trace.last_layers() == {0: Measured(10, 15, 3, 1), 2: Measured(5, 9, 0, 2)}
     with open(out, "a") as f:
-        f.write("ence 0x100 21 31\n")
+        f.write("ence 0x100 21 31 0 0 9\n")
     assert [m.cycles for m in trace.take_inferences()] == [31]
     assert {i: m.cycles for i, m in trace.last_layers().items()} == {0: 16}
     assert trace.take_inferences() == []
@@ -103,11 +103,11 @@ class _FakeTrace:
 
 def test_laps_put_the_inferences_at_their_estimated_cycles():
     from mtk.cycles.laps import LapClock
-    from mtk.cycles.model import Measured
     trace = _FakeTrace(120_000_000)
     clock = LapClock(trace, 25)                      # firmware: 25 instructions a microsecond
     assert clock.rewrite(b"m-lap-us-40\r", 100) == b"m-lap-us-8\r"   # 1,000 instructions at 120 MHz
-    trace.pending = [Measured(2_000, 3_000, 120), Measured(2_000, 3_000, 120), Measured(2_000, 3_000, 150)]
+    trace.pending = [Measured(2_000, 3_000, uart_bytes=120), Measured(2_000, 3_000, uart_bytes=120),
+                     Measured(2_000, 3_000, uart_bytes=150)]
     # 4,500 instructions later: two inferences of 2,000 (3,000 cycles each), 500 others; the third ended after
     assert clock.rewrite(b"m-lap-us-220\r", 140) == b"m-lap-us-%d\r" % round((1_000 + 500 + 6_000) / 120)
     assert clock.rewrite(b"m-infer-done\r", 160) == b"m-infer-done\r" and len(trace.pending) == 1

@@ -16,7 +16,8 @@ def run_profiled(run: Callable[[bool], RunResult]) -> RunResult:
     """`run(profile)` twice: the plain build's result, carrying the profiling build's per-layer counts."""
     plain, profiled = run(False), run(True)
     estimate = plain.estimate and profiled.estimate and \
-        replace(plain.estimate, layers=profiled.estimate.layers, sample_layers=profiled.estimate.sample_layers)
+        replace(plain.estimate, layers=profiled.estimate.layers, sample_layers=profiled.estimate.sample_layers,
+                layer_memory_waits=profiled.estimate.layer_memory_waits)
     return replace(plain, layers=profiled.layers, sample_layers=profiled.sample_layers, profiling=profiled,
                    estimate=estimate or plain.estimate)
 

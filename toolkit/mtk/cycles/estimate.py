@@ -1,5 +1,6 @@
 """The cycle model's figures for one run: estimated cycles per inference (and per layer) at a board's
-clock and memory, next to the exact instruction count QEMU gives."""
+clock and memory, next to the exact instruction count QEMU gives, and how many of those cycles code fetches
+and loads waited for their memory."""
 
 from __future__ import annotations
 
@@ -8,6 +9,25 @@ from typing import Any
 
 from ..transport.protocol import CycleStats
 from .model import UNIT, CycleTrace, Measured, median
+
+
+@dataclass(frozen=True)
+class MemoryWaits:
+    """Cycles code fetches (`fetch`) and loads (`data`) waited for their memory: flash or QSPI wait states, cache
+    misses, what of a prefetched read the core did not cover."""
+    fetch: int = 0
+    data: int = 0
+
+    @classmethod
+    def of(cls, measured: Measured) -> MemoryWaits:
+        return cls(measured.fetch_waits, measured.data_waits)
+
+    @property
+    def total(self) -> int:
+        return self.fetch + self.data
+
+    def to_json(self) -> dict[str, int]:
+        return {"fetch": self.fetch, "data": self.data}
 
 
 @dataclass(frozen=True)
@@ -20,6 +40,8 @@ class Estimate:
     layers: dict[int, int] | None = None   # op index -> estimated cycles (profiling builds), the first sample's
     sample_layers: tuple[dict[int, int], ...] = ()   # the same for each input sample
     emulated_on: str | None = None         # the QEMU board that ran the code, when another board is estimated
+    memory_waits: MemoryWaits = MemoryWaits()   # of the median inference's cycles
+    layer_memory_waits: dict[int, MemoryWaits] | None = None   # of `layers`' cycles
 
     @property
     def time_ms(self) -> float:
@@ -41,8 +63,10 @@ class Estimate:
                 "emulated_on": self.emulated_on, "min": s.min, "median": s.median, "max": s.max, "runs": s.count,
                 "time_ms_at_clock": round(self.time_ms, 4),
                 "instructions_of_run": {"unit": "instructions", "value": self.instructions},
+                "memory_wait_cycles": self.memory_waits.to_json(),
                 "layers": None if self.layers is None else
-                [{"index": i, "cycles": c} for i, c in sorted(self.layers.items())]}
+                [{"index": i, "cycles": c, "memory_wait_cycles": self.layer_memory_waits[i].to_json()}
+                 for i, c in sorted(self.layers.items())]}
 
 
 def estimate_of(trace: CycleTrace, measured: list[Measured], sample_layers: list[dict[int, Measured]] | None,
@@ -54,9 +78,11 @@ def estimate_of(trace: CycleTrace, measured: list[Measured], sample_layers: list
     cycles = [m.cycles for m in measured]
     mid = median(cycles)
     model = trace.model
-    per_sample = tuple({i: m.cycles for i, m in layers.items()} for layers in sample_layers or [])
+    median_run = min(measured, key=lambda m: abs(m.cycles - mid))
+    layers = timed_layers or (sample_layers[0] if sample_layers else None)
     return Estimate(model.label, model.table.name, model.clock_hz,
-                    CycleStats(len(cycles), min(cycles), mid, max(cycles)),
-                    min(measured, key=lambda m: abs(m.cycles - mid)).insns,
-                    {i: m.cycles for i, m in timed_layers.items()} if timed_layers else
-                    per_sample[0] if per_sample else None, per_sample, emulated_on)
+                    CycleStats(len(cycles), min(cycles), mid, max(cycles)), median_run.insns,
+                    None if layers is None else {i: m.cycles for i, m in layers.items()},
+                    tuple({i: m.cycles for i, m in sample.items()} for sample in sample_layers or []), emulated_on,
+                    MemoryWaits.of(median_run),
+                    None if layers is None else {i: MemoryWaits.of(m) for i, m in layers.items()})

@@ -91,7 +91,9 @@ def elf_symbols(elf: Path, names: tuple[str, ...]) -> dict[str, tuple[int, int]]
 class Measured:
     insns: int
     cycles: int
-    uart_bytes: int = 0   # console bytes the firmware had written when it ended
+    fetch_waits: int = 0   # of the cycles, those code fetches waited for their memory (flash, QSPI, cache misses)
+    data_waits: int = 0    # ... and those loads waited
+    uart_bytes: int = 0    # console bytes the firmware had written when it ended
 
 
 class CycleTrace:
@@ -114,11 +116,11 @@ class CycleTrace:
         whole = data[:data.rfind(b"\n") + 1]
         self._offset += len(whole)
         for line in whole.decode().splitlines():
-            kind, *values = line.split()
+            kind, first, *figures = line.split()
             if kind == "layer":
-                self._pending[int(values[0])] = Measured(int(values[1]), int(values[2]))
+                self._pending[int(first)] = Measured(*(int(v) for v in figures))
             elif kind == "inference":
-                self._inferences.append(Measured(*(int(v) for v in values[1:4])))
+                self._inferences.append(Measured(*(int(v) for v in figures)))
                 self._layers, self._pending = self._pending, {}
 
     def take_inferences(self, until_uart: int | None = None) -> list[Measured]:

@@ -17,8 +17,10 @@
  * (the console's output function and the data register it writes: the bytes written so far are
  * counted, so that a reader of the console can place each record among the bytes it reads).
  *
- * Output lines: `inference ADDR INSNS CYCLES UART_BYTES` at each return of a `run` function; `layer INDEX INSNS CYCLES` at each
- * hook call (the hook's own instructions are not counted in any layer); `total INSNS CYCLES` at exit.
+ * Output lines: `inference ADDR INSNS CYCLES FETCH_WAITS DATA_WAITS UART_BYTES` at each return of a `run` function;
+ * `layer INDEX INSNS CYCLES FETCH_WAITS DATA_WAITS` at each hook call (the hook's own instructions are not counted in
+ * any layer); `total INSNS CYCLES FETCH_WAITS DATA_WAITS` at exit. FETCH_WAITS and DATA_WAITS are the part of CYCLES
+ * that code fetches and loads waited for their memory (wait states, cache misses, the rest of a prefetched read).
  */
 #include <inttypes.h>
 #include <stdint.h>
@@ -598,7 +600,23 @@ struct block {
 
 /* ---- run-time state (one vCPU: Cortex-M) ---- */
 
-static uint64_t total_cycles, total_insns;
+/* What a span of execution was charged: its cycles hold its fetch and data waits. */
+struct counts {
+    uint64_t insns, cycles, fetch_waits, data_waits;
+};
+
+static void add_counts(struct counts *to, const struct counts *c)
+{
+    to->insns += c->insns;
+    to->cycles += c->cycles;
+    to->fetch_waits += c->fetch_waits;
+    to->data_waits += c->data_waits;
+}
+
+#define COUNTS_FORMAT " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+#define COUNTS_ARGS(c) (c).insns, (c).cycles, (c).fetch_waits, (c).data_waits
+
+static struct counts total;
 static const struct block *prev_block;
 static FILE *out;
 #define MAX_RUNS 64
@@ -609,7 +627,8 @@ static uint64_t putc_addr = UINT64_MAX, putc_size, uart_addr = UINT64_MAX, uart_
 
 static struct {
     int active;
-    uint64_t start, ret, cycles, insns;
+    uint64_t start, ret;
+    struct counts counts;
 } inference;
 
 static int is_run(uint64_t addr)
@@ -624,19 +643,17 @@ static int is_run(uint64_t addr)
 
 static struct {
     int paused;
-    uint64_t ret, cycles, insns;
+    uint64_t ret;
+    struct counts counts;
 } layer;
 
-static void charge(uint64_t cycles, uint64_t insns)
+static void charge(struct counts c)
 {
-    total_cycles += cycles;
-    total_insns += insns;
+    add_counts(&total, &c);
     if (inference.active) {
-        inference.cycles += cycles;
-        inference.insns += insns;
+        add_counts(&inference.counts, &c);
         if (!layer.paused) {
-            layer.cycles += cycles;
-            layer.insns += insns;
+            add_counts(&layer.counts, &c);
         }
     }
 }
@@ -692,7 +709,7 @@ static uint32_t fetch_cost(const struct block *b)
 static void emit_layer(uint64_t index)
 {
     if (out) {
-        fprintf(out, "layer %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", index, layer.insns, layer.cycles);
+        fprintf(out, "layer %" PRIu64 COUNTS_FORMAT "\n", index, COUNTS_ARGS(layer.counts));
         fflush(out);
     }
 }
@@ -703,30 +720,31 @@ static void block_exec(unsigned int vcpu, void *userdata)
     (void)vcpu;
     if (prev_block) {
         struct block *p = (struct block *)prev_block;
-        charge(p->cost + branch_cost(p, b->start != p->fallthrough, b), p->insns);
+        charge((struct counts){ .insns = p->insns, .cycles = p->cost + branch_cost(p, b->start != p->fallthrough, b) });
     }
     if (inference.active && b->start == inference.ret) {
         inference.active = 0;
         if (out) {
-            fprintf(out, "inference %#" PRIx64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", inference.start,
-                    inference.insns, inference.cycles, uart_bytes);
+            fprintf(out, "inference %#" PRIx64 COUNTS_FORMAT " %" PRIu64 "\n", inference.start,
+                    COUNTS_ARGS(inference.counts), uart_bytes);
             fflush(out);
         }
     } else if (!inference.active && prev_block && is_run(b->start)) {
         inference.active = 1;
         inference.start = b->start;
         inference.ret = prev_block->fallthrough;
-        inference.cycles = inference.insns = 0;
+        inference.counts = (struct counts){ 0 };
         layer.paused = 0;
-        layer.cycles = layer.insns = 0;
+        layer.counts = (struct counts){ 0 };
     } else if (b->start == hook_addr && inference.active && prev_block) {
         layer.paused = 1;
         layer.ret = prev_block->fallthrough;
     } else if (layer.paused && b->start == layer.ret) {
         layer.paused = 0;
-        layer.cycles = layer.insns = 0;
+        layer.counts = (struct counts){ 0 };
     }
-    charge(fetch_cost(b), 0);
+    uint32_t waits = fetch_cost(b);
+    charge((struct counts){ .cycles = waits, .fetch_waits = waits });
     prev_block = b;
 }
 
@@ -738,7 +756,8 @@ static void load_exec(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t va
     struct region *r = region_of(vaddr);
     if (r && r->waits && !(r->dcache && cache_access(load_cache, vaddr))) {
         uint32_t shift = r->dcache ? load_cache->line_shift : 2u;
-        charge(fill_waits(r, vaddr >> shift << shift, 1u << shift), 0);
+        uint32_t waits = fill_waits(r, vaddr >> shift << shift, 1u << shift);
+        charge((struct counts){ .cycles = waits, .data_waits = waits });
     }
 }
 
@@ -813,10 +832,10 @@ static void at_exit(qemu_plugin_id_t id, void *userdata)
     (void)userdata;
     if (out) {
         if (prev_block) {
-            charge(prev_block->cost, prev_block->insns);
+            charge((struct counts){ .insns = prev_block->insns, .cycles = prev_block->cost });
             prev_block = NULL;
         }
-        fprintf(out, "total %" PRIu64 " %" PRIu64 "\n", total_insns, total_cycles);
+        fprintf(out, "total" COUNTS_FORMAT "\n", COUNTS_ARGS(total));
         fclose(out);
         out = NULL;
     }
