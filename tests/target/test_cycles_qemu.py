@@ -154,6 +154,24 @@ def test_loads_stream_through_a_flash_line_by_line(cpu, board, fills, again):
 
 
 @pytest.mark.qemu
+def test_memory_waits_are_counted_apart_for_fetches_and_loads():
+    """On the L4R5 four loads from four 8-byte flash lines wait 4 x 5 cycles for data (the ART's data cache holds
+    them the second time), loads from RAM none; a line of four 16-bit NOPs waits 2 for the rest of its prefetched
+    read (16 lines). QEMU's own board waits for nothing: the waits are all the L4R5 costs more."""
+    qemu = get_board(qemu_board_for("cortex-m4")).qemu
+    loads = "\n".join(f"ldr r1, [r4, #{offset}]" for offset in (0, 8, 16, 24)) + "\n"
+    bodies = {"flash": _pointer("cortex-m4", qemu.code.base + 0x1000) + loads * 2,
+              "ram": _pointer("cortex-m4", qemu.ram.base) + loads * 2, "nop16": "\n".join(["nop"] * 64)}
+    l4r5 = sequences.measure_figures("cortex-m4", bodies, emulate="nucleo_l4r5zi")
+    own = sequences.measure_figures("cortex-m4", bodies)
+    assert (l4r5["flash"].data_waits, l4r5["ram"].data_waits, l4r5["nop16"].data_waits) == (4 * 5, 0, 0)
+    assert l4r5["nop16"].fetch_waits == 16 * 2
+    assert all((m.fetch_waits, m.data_waits) == (0, 0) for m in own.values())
+    assert {name: m.cycles - own[name].cycles for name, m in l4r5.items()} == \
+        {name: m.fetch_waits + m.data_waits for name, m in l4r5.items()}
+
+
+@pytest.mark.qemu
 def test_a_prefetched_line_waits_for_what_of_its_read_the_core_does_not_cover():
     """The L4R5's ART reads the next 64-bit line while the core runs the last one: 5 wait states make a
     read 6 cycles, a line of four 16-bit NOPs (4 cycles) waits 2 more, one of two 32-bit NOPs 4 (16 lines
@@ -207,6 +225,10 @@ def test_run_emulating_a_board_reports_its_estimate(capsys):
     # flash timing)
     assert abs(sum(layer["cycles"] for layer in estimate["layers"]) - estimate["median"]) <= estimate["median"] * 0.02
     assert all(layer["cycles"] > units[layer["index"]] for layer in estimate["layers"])   # CPI > 1 each
+    waits = estimate["memory_wait_cycles"]
+    assert waits["fetch"] > 0 and waits["data"] > 0 and zero_wait["memory_wait_cycles"] == {"fetch": 0, "data": 0}
+    assert all(sum(layer["memory_wait_cycles"].values()) < layer["cycles"] for layer in estimate["layers"])
+    assert all(layer["memory_wait_cycles"] == {"fetch": 0, "data": 0} for layer in zero_wait["layers"])
     assert main(["run", str(DIGITS), "--board", "nucleo_u575zi_q", "--emulate", "-n", "1"]) == 0
     assert "estimate for nucleo_u575zi_q, emulated on mps2/an505 (cortex-m33 table)" in capsys.readouterr().out
     assert main(["validate", str(DIGITS), "--board", "nucleo_u575zi_q", "--emulate", "--json"]) == 0

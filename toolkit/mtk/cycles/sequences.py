@@ -10,6 +10,7 @@ r0-r12 and the flags. Usable from the command line:
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from ..boards import get_board
 from ..errors import MtkError, TargetError, ToolMissing
 from ..target import get_cpu
 from .emulate import qemu_board_for
-from .model import CycleModel, elf_symbols
+from .model import CycleModel, Measured, elf_symbols
 from .tables import core_table
 
 TERMINATOR = "    isb\n    bx lr\n"
@@ -88,6 +89,12 @@ def measure(cpu: str, sequences: dict[str, str], work: Path | None = None, emula
     """name -> estimated cycles of each sequence (assembly lines) on `cpu`, under its table; with
     `emulate` (a board with memory timing, of that core) its flash timing applies to the QEMU board's code
     memory. Each function starts a 32-byte line: same-sized sequences fetch alike."""
+    return {name: figures.cycles for name, figures in measure_figures(cpu, sequences, work, emulate).items()}
+
+
+def measure_figures(cpu: str, sequences: dict[str, str], work: Path | None = None, emulate: str | None = None
+                    ) -> dict[str, Measured]:
+    """name -> each sequence's instructions, estimated cycles and memory waits, as `measure` runs them."""
     gcc, qemu = shutil.which("arm-none-eabi-gcc"), shutil.which("qemu-system-arm")
     if gcc is None or qemu is None:
         raise ToolMissing("measuring sequences needs arm-none-eabi-gcc and qemu-system-arm",
@@ -116,12 +123,16 @@ def measure(cpu: str, sequences: dict[str, str], work: Path | None = None, emula
                                  "-plugin", plugin], capture_output=True, text=True, timeout=60)
         if result.returncode != 0:
             raise TargetError(f"QEMU ({board.qemu.machine}) failed: {result.stderr.strip()[-2000:]}")
-        cycles = {}
+        figures = {}
         for line in (folder / "cycles.txt").read_text().splitlines():
-            kind, *fields = line.split()
+            kind, address, *values = line.split()
             if kind == "inference":
-                cycles[addresses[int(fields[0], 16)]] = int(fields[2])
-    return {name: cycles[f"seq_{name}"] - cycles[EMPTY] for name in sequences}
+                figures[addresses[int(address, 16)]] = Measured(*(int(v) for v in values))
+    return {name: _difference(figures[f"seq_{name}"], figures[EMPTY]) for name in sequences}
+
+
+def _difference(a: Measured, b: Measured) -> Measured:
+    return Measured(*(x - y for x, y in zip(dataclasses.astuple(a), dataclasses.astuple(b))))
 
 
 def main(argv: list[str]) -> int:
