@@ -19,6 +19,10 @@ weights column); the others, with mtk's default build, whose constants stay in f
 mtk's figure is an estimate; the published ones are measured on silicon (see README, cycle model, for
 what the estimate leaves out). The table printed is the README's; --json gives every figure. mtk's RAM is
 the firmware's, with the model's code copied into a board's code RAM (boards.yaml `code_ram`) among it.
+
+Under the table, each row above 0.70 of the best published says what limits it (--json: the row's `limits`): the
+cycles its code fetches and loads wait for their memory (flash, QSPI, cache misses), the core's own cycles without
+them and the ratio those would give, and the layers with the most cycles (from a profiling build of the model).
 """
 
 from __future__ import annotations
@@ -44,6 +48,8 @@ SYSTEMS = {"nucleo_l4r5zi": ("NUCLEO-L4R5ZI",), "nucleo_h7a3zi_q": ("NUCLEO-H7A3
            "stm32f746g_disco": ("STM32F746G-DISCO", "32F746GDISCOVERY", "DISCO-F746NG"),
            "nucleo_g0b1re": ("NUCLEO-G0B1RE",)}
 DEFAULT_BOARDS = ("nucleo_l4r5zi", "nucleo_h7a3zi_q", "nucleo_u575zi_q")
+LIMITS_ABOVE = 0.70   # rows above this ratio to the best published say what limits them
+TOP_LAYERS = 3
 
 
 def benchmark_of(model: Path) -> str:
@@ -69,15 +75,35 @@ def best_published(rows: list[dict[str, str]], board: str, benchmark: str,
     return min(matching, key=lambda r: float(r["cycles_per_inference"]), default=None) if systems else None
 
 
-def estimate(model: Path, board_name: str, in_ram: bool = False) -> dict:
+def estimate(model: Path, board_name: str, in_ram: bool = False, profile: bool = False) -> dict:
+    """mtk's estimate of `model` on `board_name`; a profiling build's (`profile`) with each layer's op."""
     board = get_board(board_name)
     qemu, runner_options = emulated_runner(board)
-    result = run_model(model, RunOptions(board=qemu, runs=1, emulate=board, weights_in_ram=in_ram,
+    result = run_model(model, RunOptions(board=qemu, runs=1, emulate=board, weights_in_ram=in_ram, profile=profile,
                                          runner_options=runner_options))
     if result.estimate is None:
         raise MtkError(f"{model.name} on {board_name}: the cycle model gave no estimate")
+    figures = result.estimate.to_json()
+    if profile:
+        ops = {layer.index: layer.type for layer in result.layers}
+        figures["layers"] = [{**layer, "op": ops[layer["index"]]} for layer in figures["layers"]]
     return {"instructions": result.per_inference.median, "ram_bytes": result.sizes.ram_bytes,
-            "code_ram_bytes": result.sizes.code_ram_bytes, **result.estimate.to_json()}
+            "code_ram_bytes": result.sizes.code_ram_bytes, **figures}
+
+
+def limits(mtk: dict, layers: list[dict], published_cycles: int) -> dict:
+    """What holds mtk's estimate `mtk` where it is: its memory waits, the core's cycles without them and their
+    ratio to `published_cycles`, and the TOP_LAYERS `layers` (a profiling build's) with the most cycles."""
+    waits = mtk["memory_wait_cycles"]
+    waited = waits["fetch"] + waits["data"]
+    layer_cycles = sum(layer["cycles"] for layer in layers)
+    top = sorted(layers, key=lambda layer: -layer["cycles"])[:TOP_LAYERS]
+    core = mtk["median"] - waited
+    return {"memory_wait_cycles": waits, "memory_wait_share": round(waited / mtk["median"], 3),
+            "core_cycles": core, "core_ratio": round(core / published_cycles, 3),
+            "top_layers": [{"index": layer["index"], "op": layer["op"], "cycles": layer["cycles"],
+                            "share": round(layer["cycles"] / layer_cycles, 3),
+                            "memory_wait_cycles": sum(layer["memory_wait_cycles"].values())} for layer in top]}
 
 
 def compare(models: list[Path], boards: list[str], published: Path) -> list[dict]:
@@ -106,10 +132,14 @@ def comparison(model: Path, board: str, benchmark: str, in_ram: bool, best: dict
         mtk = estimate(model, board, in_ram)
     except DoesNotFit as err:   # no firmware to estimate
         return {**row, "does_not_fit": err.message, "mtk_estimated_cycles": None, "ratio": None}
-    return {**row, "mtk_estimated_cycles": mtk["median"], "mtk_estimated_ms": mtk["time_ms_at_clock"],
-            "instructions": mtk["instructions"], "mtk_ram_bytes": mtk["ram_bytes"],
-            "mtk_code_ram_bytes": mtk["code_ram_bytes"], "estimate": mtk,
-            "ratio": None if best is None else round(mtk["median"] / int(best["cycles_per_inference"]), 3)}
+    ratio = None if best is None else round(mtk["median"] / int(best["cycles_per_inference"]), 3)
+    row = {**row, "mtk_estimated_cycles": mtk["median"], "mtk_estimated_ms": mtk["time_ms_at_clock"],
+           "instructions": mtk["instructions"], "mtk_ram_bytes": mtk["ram_bytes"],
+           "mtk_code_ram_bytes": mtk["code_ram_bytes"], "estimate": mtk, "ratio": ratio}
+    if ratio is not None and ratio > LIMITS_ABOVE:
+        row["limits"] = limits(mtk, estimate(model, board, in_ram, profile=True)["layers"],
+                               int(best["cycles_per_inference"]))
+    return row
 
 
 def markdown(results: list[dict]) -> str:
@@ -125,6 +155,26 @@ def markdown(results: list[dict]) -> str:
         lines.append(f"| {r['board']} ({r['clock_hz'] / 1e6:g} MHz) | {r['benchmark']} | {r['weights']} | {mtk} | "
                      f"{best} | {stack} | {ratio} | {ram_text(r)} |")
     return "\n".join(lines)
+
+
+def limits_text(results: list[dict]) -> str:
+    """Under the table: what limits each row above LIMITS_ABOVE (its `limits`)."""
+    lines = []
+    for r in results:
+        if "limits" not in r:
+            continue
+        limit = r["limits"]
+        waits = limit["memory_wait_cycles"]
+        layers = ", ".join(f"layer {layer['index']} {layer['op']} {layer['cycles']:,} ({100 * layer['share']:.1f} %, "
+                           f"waits {layer['memory_wait_cycles']:,})" for layer in limit["top_layers"])
+        lines.append(f"- {r['board']} {r['benchmark']} {r['weights']} ({r['ratio']:.2f}): memory waits "
+                     f"{waits['fetch'] + waits['data']:,} of {r['mtk_estimated_cycles']:,} cycles "
+                     f"({100 * limit['memory_wait_share']:.1f} %: fetch {waits['fetch']:,}, data {waits['data']:,}); "
+                     f"the core's {limit['core_cycles']:,} without them: {limit['core_ratio']:.2f}; most cycles "
+                     f"(profiling build): {layers}")
+    if not lines:
+        return ""
+    return "\n".join([f"What limits the rows above {LIMITS_ABOVE:.2f} of the best published:", *lines])
 
 
 def ram_text(row: dict) -> str:
@@ -155,6 +205,9 @@ def main(argv: list[str] | None = None) -> int:
         print()
     else:
         print(markdown(results))
+        limited = limits_text(results)
+        if limited:
+            print("\n" + limited)
     return 0
 
 

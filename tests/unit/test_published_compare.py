@@ -55,24 +55,56 @@ def test_each_board_and_benchmark_with_a_weights_in_ram_row_gets_a_second_compar
     in-RAM row; a benchmark without an in-RAM row keeps one."""
     runs = []
 
-    def estimate(model, board, in_ram=False):
-        runs.append((model.name, board, in_ram))
+    def estimate(model, board, in_ram=False, profile=False):
+        runs.append((model.name, board, in_ram, profile))
         return {"median": 400 if in_ram else 450, "time_ms_at_clock": 1.0, "clock_hz": 120_000_000,
-                "instructions": 300, "ram_bytes": 30_000, "code_ram_bytes": 0 if in_ram else 20_000}
+                "instructions": 300, "ram_bytes": 30_000, "code_ram_bytes": 0 if in_ram else 20_000,
+                "memory_wait_cycles": {"fetch": 0, "data": 0 if in_ram else 50}, "layers": LAYERS if profile else None}
 
     monkeypatch.setattr(published_compare, "estimate", estimate)
     csv = tmp_path / "published.csv"
     header = ["version", "submitter", "system", "stack", "benchmark", "latency_ms", "cycles_per_inference"]
     csv.write_text("\n".join([",".join(header), *(",".join(f'"{r[k]}"' for k in header) for r in ROWS)]) + "\n")
     results = published_compare.compare([Path("kws.tflite"), Path("ic.tflite")], ["nucleo_l4r5zi"], csv)
-    assert runs == [("kws.tflite", "nucleo_l4r5zi", False), ("kws.tflite", "nucleo_l4r5zi", True),
-                    ("ic.tflite", "nucleo_l4r5zi", False)]
+    # the rows above 0.70 of the best published run a profiling build for their layers
+    assert runs == [("kws.tflite", "nucleo_l4r5zi", False, False), ("kws.tflite", "nucleo_l4r5zi", False, True),
+                    ("kws.tflite", "nucleo_l4r5zi", True, False), ("kws.tflite", "nucleo_l4r5zi", True, True),
+                    ("ic.tflite", "nucleo_l4r5zi", False, False), ("ic.tflite", "nucleo_l4r5zi", False, True)]
     assert [(r["weights"], r["published"]["cycles"], r["ratio"]) for r in results] == \
         [("flash", 600, 0.75), ("RAM", 500, 0.8), ("flash", 100, 4.5)]
+    assert results[0]["limits"]["core_cycles"] == 400 and results[1]["limits"]["core_cycles"] == 400
     table = published_compare.markdown(results).splitlines()
     assert table[0].startswith("| board | benchmark | weights | mtk estimated cycles (ms) |")
     assert table[3].startswith("| nucleo_l4r5zi (120 MHz) | kws | RAM | 400 (1.000) | 500 (4) | HALE [int8 ")
     assert table[2].endswith("| 0.75 | 30,000 (code 20,000) |") and table[3].endswith("| 0.80 | 30,000 |")
+
+
+LAYERS = [{"index": 0, "op": "CONV_2D", "cycles": 100, "memory_wait_cycles": {"fetch": 5, "data": 10}},
+          {"index": 1, "op": "DEPTHWISE_CONV_2D", "cycles": 60, "memory_wait_cycles": {"fetch": 0, "data": 0}},
+          {"index": 2, "op": "CONV_2D", "cycles": 200, "memory_wait_cycles": {"fetch": 1, "data": 30}},
+          {"index": 3, "op": "SOFTMAX", "cycles": 40, "memory_wait_cycles": {"fetch": 0, "data": 0}}]
+
+
+def test_a_row_above_070_says_what_limits_it():
+    """Its memory waits and their share, the core's cycles without them and their ratio, the three layers with the
+    most cycles and their share of the layers'; rows without limits say nothing."""
+    mtk = {"median": 800, "memory_wait_cycles": {"fetch": 40, "data": 160}}
+    limits = published_compare.limits(mtk, LAYERS, 1_000)
+    assert limits == {"memory_wait_cycles": {"fetch": 40, "data": 160}, "memory_wait_share": 0.25, "core_cycles": 600,
+                      "core_ratio": 0.6, "top_layers": [
+                          {"index": 2, "op": "CONV_2D", "cycles": 200, "share": 0.5, "memory_wait_cycles": 31},
+                          {"index": 0, "op": "CONV_2D", "cycles": 100, "share": 0.25, "memory_wait_cycles": 15},
+                          {"index": 1, "op": "DEPTHWISE_CONV_2D", "cycles": 60, "share": 0.15,
+                           "memory_wait_cycles": 0}]}
+    row = {"board": "nucleo_u575zi_q", "benchmark": "ad", "weights": "flash", "ratio": 0.8,
+           "mtk_estimated_cycles": 800, "limits": limits}
+    without = {k: v for k, v in row.items() if k != "limits"}   # at or below 0.70: no limits
+    assert published_compare.limits_text([row, without]) == (
+        "What limits the rows above 0.70 of the best published:\n"
+        "- nucleo_u575zi_q ad flash (0.80): memory waits 200 of 800 cycles (25.0 %: fetch 40, data 160); the core's "
+        "600 without them: 0.60; most cycles (profiling build): layer 2 CONV_2D 200 (50.0 %, waits 31), layer 0 "
+        "CONV_2D 100 (25.0 %, waits 15), layer 1 DEPTHWISE_CONV_2D 60 (15.0 %, waits 0)")
+    assert published_compare.limits_text([without]) == ""
 
 
 def test_the_shared_csv_has_the_readme_boards():
