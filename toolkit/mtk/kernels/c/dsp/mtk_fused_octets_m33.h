@@ -97,7 +97,7 @@ static inline int32_t mtk_fused_quads_paired(int32_t quads, int32_t groups) {
   "ldm r0, {r1, r3, r4, r5, r6}\n\t"        \
   DEST1
 /* The pair's 8 outputs after the pass (MTK_FUSED_QUAD_KINDS's OUTPUTS), stored at [sp, #40] moved on, r1 at the next
- * quad: ANY, each quad by OUT in turn; SAT, saturated with the layer's m, C, e (r11, r12, lr), the sums where they are,
+ * quad: ANY, each quad by OUT in turn; SAT, saturated with the layer's m, C, e (r11, r12, r1), the sums where they are,
  * each c0 and c2 sum doubled with −256·Σx added as MTK_FUSED_QUAD_OUTS does. */
 #define MTK_OCTET_OUT_ANY(OUT, SIGN)                                                                                 \
   MTK_OCTET_EACH("48", MTK_FUSED_QUAD_OUTS(OUT) "str r2, [sp, #40]\n\t", MTK_FUSED_QUAD_OUTS(OUT) "str r2, [sp, #40]\n\t") \
@@ -110,20 +110,34 @@ static inline int32_t mtk_fused_quads_paired(int32_t quads, int32_t groups) {
   "sub " S1 ", " S1 ", " T1 ", lsl #9\n\t"          \
   "add " T0 ", " T0 ", " T0 "\n\t"                  \
   "add " T1 ", " T1 ", " T1 "\n\t"
-#define MTK_OCTET_REQUANT(X, SIGN) MTK_FUSED_REQUANT(X, "r11", "r12", "lr", SIGN) "strb r0, [r2], #1\n\t"
-#define MTK_OCTET_OUT_SAT_AT(SUM_X, SIGN, END)                                                  \
-  "mov r1, r2\n\t"                                                                               \
-  SUM_X                                                                                          \
-  "ldr r11, [sp, #20]\n\t"                                                                       \
-  "ldr r12, [sp, #24]\n\t"                                                                       \
-  "ldr lr, [sp, #28]\n\t"                                                                        \
-  "ldr r2, [sp, #40]\n\t"                                                                        \
-  MTK_OCTET_DOUBLE("r3", "r4", "r5", "r6") MTK_OCTET_DOUBLE("r7", "r8", "r9", "r10")             \
-  MTK_OCTET_REQUANT("r3", SIGN) "ldr r3, [sp, #" END "]\n\t" MTK_OCTET_REQUANT("r4", SIGN)       \
-  MTK_OCTET_REQUANT("r5", SIGN) MTK_OCTET_REQUANT("r6", SIGN) MTK_OCTET_REQUANT("r7", SIGN)      \
-  MTK_OCTET_REQUANT("r8", SIGN) MTK_OCTET_REQUANT("r9", SIGN) MTK_OCTET_REQUANT("r10", SIGN)     \
-  "str r2, [sp, #40]\n\t"                                                                        \
-  "cmp r2, r3\n\t"
+/* The outputs of X and of Y (in the low register F, which may be X) with the layer's m, C in r11, r12 and e in r1,
+ * stored at lr: MTK_FUSED_REQUANT's instructions of each in turn, so that the two 16-bit ASRS dual-issue. */
+#define MTK_OCTET_REQUANT_TWO(X, Y, F, SIGN) \
+  "smmlar r0, " X ", r11, r12\n\t"          \
+  SIGN("r0", X)                             \
+  "smmlar " F ", " Y ", r11, r12\n\t"       \
+  SIGN(F, Y)                                \
+  "asrs r0, r0, r1\n\t"                     \
+  "asrs " F ", " F ", r1\n\t"               \
+  "ssat r0, #8, r0\n\t"                     \
+  "ssat " F ", #8, " F "\n\t"               \
+  "strb r0, [lr], #1\n\t"                   \
+  "strb " F ", [lr], #1\n\t"
+/* The pair's 8 outputs from its sums r3-r10, the row's term (c0 and c2 sums) in r0 by SUM_X, out at [sp, #40] moved on
+ * and compared with its end at [sp, #END]; r1 at the next pair. */
+#define MTK_OCTET_OUT_SAT_AT(SUM_X, SIGN, END)                                                 \
+  "ldr r1, [sp, #28]\n\t"                                                                       \
+  SUM_X                                                                                         \
+  "ldr r11, [sp, #20]\n\t"                                                                      \
+  "ldr r12, [sp, #24]\n\t"                                                                      \
+  "ldr lr, [sp, #40]\n\t"                                                                       \
+  MTK_OCTET_DOUBLE("r3", "r4", "r5", "r6") MTK_OCTET_DOUBLE("r7", "r8", "r9", "r10")            \
+  MTK_OCTET_REQUANT_TWO("r3", "r4", "r3", SIGN) "ldr r4, [sp, #" END "]\n\t"                    \
+  MTK_OCTET_REQUANT_TWO("r5", "r6", "r5", SIGN) MTK_OCTET_REQUANT_TWO("r7", "r8", "r7", SIGN)   \
+  MTK_OCTET_REQUANT_TWO("r9", "r10", "r3", SIGN)                                                \
+  "mov r1, r2\n\t"                                                                              \
+  "str lr, [sp, #40]\n\t"                                                                       \
+  "cmp lr, r4\n\t"
 #define MTK_OCTET_OUT_SAT(OUT, SIGN) MTK_OCTET_OUT_SAT_AT("ldr r0, [sp, #8]\n\t", SIGN, "44")
 
 /* mtk_gemm_1x4_fused_dsp for an even number of quads, in pairs (the name's kind, OUT, PARAMS, OUTPUTS and SIGN:
