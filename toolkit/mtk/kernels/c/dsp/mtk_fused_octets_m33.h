@@ -61,20 +61,14 @@ static inline int32_t mtk_fused_quads_paired(int32_t quads, int32_t groups) {
   "orr r4, r4, #1\n\t"                                         \
   "str r4, [sp, #" AT "]\n\t"
 /* The pair's sums from its heads: quad 0's at r1, moved past it, quad 1's a quad's bytes ([sp, #QUAD]) further (r2
- * past it); the row ([sp, #0]) in r0. Single loads (one cycle each on the M33, an LDM one more than its registers),
- * none read by the next instruction. */
-#define MTK_OCTET_HEAD_LOADS(QUAD) \
-  "ldr r3, [r1], #16\n\t"          \
-  "ldr r2, [sp, #" QUAD "]\n\t"    \
-  "ldr r4, [r1, #-12]\n\t"         \
-  "ldr r5, [r1, #-8]\n\t"          \
-  "ldr r6, [r1, #-4]\n\t"          \
-  "add r2, r2, r1\n\t"             \
-  "ldr r0, [sp, #0]\n\t"           \
-  "ldr r7, [r2, #-16]\n\t"         \
-  "ldr r8, [r2, #-12]\n\t"         \
-  "ldr r9, [r2, #-8]\n\t"          \
-  "ldr r10, [r2, #-4]\n\t"
+ * past it); the row ([sp, #0]) in r0. An LDM a quad (a cycle more than its single loads, but 3 instructions fewer),
+ * neither's base written just before it. */
+#define MTK_OCTET_HEAD_LOADS(QUAD)        \
+  "ldr r2, [sp, #" QUAD "]\n\t"           \
+  "ldm r1!, {r3, r4, r5, r6}\n\t"         \
+  "ldr r0, [sp, #0]\n\t"                  \
+  "add r2, r2, r1\n\t"                    \
+  "ldmdb r2, {r7, r8, r9, r10}\n\t"
 /* The pass over the row, entered at label 41 with both quads' sums (its last group, where no entry is, loads the row's
  * end early enough for the CMP not to wait for it). */
 #define MTK_OCTET_SUMS                                                      \
@@ -152,9 +146,8 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "str r3, [sp, #72]\n\t"                                                                         \
       MTK_OCTET_ENTRY("76")                                                                           \
       "40:\n\t"                                                                                       \
-      "ldr r12, [sp, #76]\n\t"                                                                        \
       MTK_OCTET_HEAD_LOADS("72")                                                                      \
-      "bx r12\n\t"                                                                                    \
+      "ldr pc, [sp, #76]\n\t"                                                                         \
       MTK_OCTET_SUMS                                                                                  \
       MTK_OCTET_OUT_##OUTPUTS(OUT, SIGN)                                                              \
       "bne 40b\n\t"                                                                                   \
@@ -235,21 +228,13 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "ldr r12, [sp, #44]\n\t"                                                                        \
       "add r2, r2, r1\n\t"                                                                            \
       "ldr r0, [sp, #0]\n\t"                                                                          \
-      "ldr r3, [r12, #0]\n\t"                                                                         \
-      "ldr r4, [r12, #4]\n\t"                                                                         \
-      "ldr r5, [r12, #8]\n\t"                                                                         \
-      "ldr r6, [r12, #12]\n\t"                                                                        \
-      "ldr r7, [r12, #16]\n\t"                                                                        \
-      "ldr r8, [r12, #20]\n\t"                                                                        \
-      "ldr r9, [r12, #24]\n\t"                                                                        \
-      "ldr r10, [r12, #28]\n"                                                                         \
+      "ldm r12, {r3, r4, r5, r6, r7, r8, r9, r10}\n"                                                  \
       "43:\n\t"                                                                                       \
-      "ldr r12, [sp, #92]\n\t"                                                                        \
       "add r3, r3, r11\n\t"                                                                           \
       "add r5, r5, r11\n\t"                                                                           \
       "add r7, r7, r11\n\t"                                                                           \
       "add r9, r9, r11\n\t"                                                                           \
-      "bx r12\n\t"                                                                                    \
+      "ldr pc, [sp, #92]\n\t"                                                                         \
       MTK_OCTET_SUMS                                                                                  \
       "ldr r0, [sp, #60]\n\t"                                                                         \
       "tst r0, #2\n\t"                                                                                \
