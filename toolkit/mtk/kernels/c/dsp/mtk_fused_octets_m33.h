@@ -129,8 +129,8 @@ static inline int32_t mtk_fused_quads_paired(int32_t quads, int32_t groups) {
   MTK_OCTET_REQUANT_TWO("r3", "r4", "r3", SIGN) "ldr r4, [sp, #" END "]\n\t"                    \
   MTK_OCTET_REQUANT_TWO("r5", "r6", "r5", SIGN) MTK_OCTET_REQUANT_TWO("r7", "r8", "r7", SIGN)   \
   MTK_OCTET_REQUANT_TWO("r9", "r10", "r3", SIGN)                                                \
-  "mov r1, r2\n\t"                                                                              \
   "str lr, [sp, #40]\n\t"                                                                       \
+  "mov r1, r2\n\t"                                                                              \
   "cmp lr, r4\n\t"
 #define MTK_OCTET_OUT_SAT(OUT, SIGN) MTK_OCTET_OUT_SAT_AT("ldr r0, [sp, #8]\n\t", SIGN, "44")
 
@@ -240,10 +240,10 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
       "tst r0, #2\n\t"                                                                                \
       "bne 47f\n\t"                                                                                   \
       "ldr r0, [sp, #44]\n\t"                                                                         \
-      "mov r1, r2\n\t"                                                                                \
       "stm r0!, {r3, r4, r5, r6, r7, r8, r9, r10}\n\t"                                                \
       "ldr r3, [sp, #48]\n\t"                                                                         \
       "str r0, [sp, #44]\n\t"                                                                         \
+      "mov r1, r2\n\t"                                                                                \
       "cmp r0, r3\n\t"                                                                                \
       "bne 40b\n\t"                                                                                   \
       "b 48f\n"                                                                                       \
