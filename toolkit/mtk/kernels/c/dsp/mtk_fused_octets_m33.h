@@ -61,8 +61,8 @@ static inline int32_t mtk_fused_quads_paired(int32_t quads, int32_t groups) {
   "orr r4, r4, #1\n\t"                                         \
   "str r4, [sp, #" AT "]\n\t"
 /* The pair's sums from its heads: quad 0's at r1, moved past it, quad 1's a quad's bytes ([sp, #QUAD]) further (r2
- * past it); the row ([sp, #0]) in r0. An LDM a quad (a cycle more than its single loads, but 3 instructions fewer),
- * neither's base written just before it. */
+ * past it); the row ([sp, #0]) in r0. An LDM a quad (a cycle more than its single loads, but 3 instructions fewer);
+ * the LDMDB waits a cycle for its base from the ADD (the ADD right after the first LDM would wait as long for r1). */
 #define MTK_OCTET_HEAD_LOADS(QUAD)        \
   "ldr r2, [sp, #" QUAD "]\n\t"           \
   "ldm r1!, {r3, r4, r5, r6}\n\t"         \
