@@ -880,9 +880,9 @@ __attribute__((naked, noinline, unused)) static void NAME(__attribute__((unused)
 MTK_FUSED_CHUNK_DSP(mtk_gemm_1x4_fused_chunk_dsp, MTK_FUSED_QUAD_SATURATED, MTK_FUSED_QUAD_CLAMPED)
 MTK_FUSED_CHUNK_DSP(mtk_gemm_1x4_fused_pc_chunk_dsp, MTK_FUSED_QUAD_PC_SATURATED, MTK_FUSED_QUAD_PC_CLAMPED)
 #ifdef MTK_FUSED_OCTETS_DSP
-MTK_FUSED_CHUNK_OCTETS_DSP(mtk_gemm_1x4_octets_chunk_dsp, MTK_FUSED_QUAD_SATURATED, MTK_FUSED_QUAD_CLAMPED, "0")
+MTK_FUSED_CHUNK_OCTETS_DSP(mtk_gemm_1x4_octets_chunk_dsp, MTK_FUSED_QUAD_SATURATED, MTK_FUSED_QUAD_CLAMPED, "0", SAT)
 MTK_FUSED_CHUNK_OCTETS_DSP(mtk_gemm_1x4_octets_pc_chunk_dsp, MTK_FUSED_QUAD_PC_SATURATED, MTK_FUSED_QUAD_PC_CLAMPED,
-                           "48")
+                           "48", ANY)
 #endif
 #endif
 
