@@ -2,8 +2,9 @@
 read from boards.yaml's memory_timing), a layer that reads a constant many times copies it into an arena scratch at
 its start (codegen/staging.py): a pointwise conv's weights (read once a pair of output pixels), a Winograd conv's
 transformed weights (once a pair of tiles), an int8 ADD's input tables; not a constant read once, one the cache
-holds, constants already in RAM (--weights-in-ram), nor where the copy would take the arena over its limit. Zero-wait
-boards (the QEMU boards) stage nothing. The staged layers stay bit-exact."""
+holds, constants already in RAM (--weights-in-ram), nor where the copy would take the arena over its limit. A staged
+copy is aligned as its original in flash (a quad stream at 32 bytes). Zero-wait boards (the QEMU boards) stage
+nothing. The staged layers stay bit-exact."""
 
 from __future__ import annotations
 
@@ -23,9 +24,13 @@ SHAPE = (1, 16, 16, 16)
 ADD = single_op_model("ADD", [(SHAPE, 0.05, 3), (SHAPE, 0.04, -2)], (SHAPE, 0.08, 1))   # 2 x 1 KB tables, 16 passes
 
 
-def staged(compiled) -> list[str]:
+def staged_buffers(compiled) -> list:
     """The staged constants' scratches in the memory plan."""
-    return [b.name for b in compiled.memory.plan if b.name.split(".")[-1].startswith(STAGED_PREFIX)]
+    return [b for b in compiled.memory.plan if b.name.split(".")[-1].startswith(STAGED_PREFIX)]
+
+
+def staged(compiled) -> list[str]:
+    return [b.name for b in staged_buffers(compiled)]
 
 
 @pytest.mark.parametrize("board, rule", [
@@ -71,3 +76,18 @@ def test_a_layer_of_few_pixels_reads_its_weights_from_flash(tmp_path):
     path = tmp_path / "model.tflite"
     path.write_bytes(conv((1, 2, 2, 64), (1, 1), 64, (2, 2)))
     assert staged(compile_model(path, tmp_path / "l4r5", board=L4R5)) == []
+
+
+def test_a_staged_quad_stream_is_aligned_as_in_flash(tmp_path):
+    """The 64 -> 64 pointwise conv's GEMM stream (2x4/fused: 32-byte aligned in flash) at a multiple of 32 in an
+    arena that starts at one; the QEMU boards' arena stays at 16."""
+    path = tmp_path / "model.tflite"
+    path.write_bytes(POINTWISE)
+    l4r5 = compile_model(path, tmp_path / "l4r5", board=L4R5)
+    [stream] = staged_buffers(l4r5)
+    assert stream.offset % 32 == 0
+    assert f"tvmgen_default_arena[{l4r5.memory.arena_bytes}] TVMGEN_ALIGNED(32);" in \
+        (l4r5.path / "src/tvmgen_default.c").read_text()
+    an386 = compile_model(path, tmp_path / "an386", board="mps2/an386")
+    assert f"tvmgen_default_arena[{an386.memory.arena_bytes}] TVMGEN_ALIGNED(16);" in \
+        (an386.path / "src/tvmgen_default.c").read_text()

@@ -6,7 +6,8 @@ A constant is staged where the load misses its passes after the first would cost
 it: one too large for the flash's data cache) exceed the copy's instructions (COPY_CYCLES_PER_BYTE), and the
 layer's staged constants take at most 1/RAM_SHARE of the board's RAM; the copy is a scratch of the layer's step
 alone, so the arena grows only where that step is its peak, and staging is left out when the arena would then
-exceed the room the board leaves it. Boards whose flash does not wait (the QEMU boards) stage nothing.
+exceed the room the board leaves it. A staged copy is aligned as its original in flash (a quad stream at 32 bytes:
+its quads at cache line boundaries). Boards whose flash does not wait (the QEMU boards) stage nothing.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from ..graph import Graph
 from ..kernels.signature import CFunction
 from ..ops import op_def
 from ..ops.base import Const, Kernel, Lowered, OpData, Operand, Scratch
-from .memory_plan import align
+from .memory_plan import ALIGNMENT, align
 from .storage import AliasSets, Step, Storage, external_kind, plan_storage
 
 COPY_CYCLES_PER_BYTE = 1.0    # the copy's loads and stores, about 14 cycles every 16 bytes on the Cortex-M4
@@ -72,13 +73,14 @@ def copy_kernel(nbytes: int) -> Kernel:
     return Kernel(COPY_KERNEL, [], c_source="\n".join([*lines, "  return 0;", "}", ""]), c_function=function)
 
 
-def _constant(graph: Graph, a: Operand) -> tuple[tuple, str, int] | None:
-    """A constant operand's key (its content, or its tensor), name and bytes: a kernel's Const or a constant tensor
-    of the model; None otherwise."""
+def _constant(graph: Graph, a: Operand) -> tuple[tuple, str, int, int] | None:
+    """A constant operand's key (its content, or its tensor), name, bytes and the alignment of its copy (its own in
+    flash, ALIGNMENT at least): a kernel's Const or a constant tensor of the model; None otherwise."""
     if isinstance(a, Const):
-        return ("const", a.data.dtype.str, a.data.shape, a.data.tobytes()), a.name, int(a.data.nbytes)
+        key = ("const", a.data.dtype.str, a.data.shape, a.data.tobytes())
+        return key, a.name, int(a.data.nbytes), max(ALIGNMENT, a.align)
     if isinstance(a, int) and external_kind(graph, a) == "const":
-        return ("tensor", a), f"t{a}", graph.tensors[a].nbytes
+        return ("tensor", a), f"t{a}", graph.tensors[a].nbytes, ALIGNMENT
     return None
 
 
@@ -89,9 +91,9 @@ def staged(graph: Graph, low: Lowered, passes: int, rule: StagingRule) -> Lowere
                  if (found := _constant(graph, a)) is not None}
     chosen: dict[tuple, Scratch] = {}
     left = rule.most_bytes
-    for key, (_, name, nbytes) in sorted(constants.items(), key=lambda item: -item[1][2]):
+    for key, (_, name, nbytes, alignment) in sorted(constants.items(), key=lambda item: -item[1][2]):
         if rule.pays(nbytes, passes) and align(nbytes) <= left:
-            chosen[key] = Scratch(nbytes, f"{STAGED_PREFIX}{name}")
+            chosen[key] = Scratch(nbytes, f"{STAGED_PREFIX}{name}", alignment)
             left -= align(nbytes)
     if not chosen:
         return low
