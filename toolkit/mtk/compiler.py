@@ -391,8 +391,6 @@ def _compile_once(inputs: _CompileInputs, tuning: Tuning) -> tuple[CompiledModel
             if weights_in_ram else (None, ())
         limit = max_ram if max_ram is not None or board_info is None else arena_room(
             board_info, state_region_bytes(graph, steps), constants_in_ram=in_ram_bytes(ram_constants))
-        if not weights_in_ram:
-            steps, storage = stage_constants(graph, prepared, steps, aliases, storage, board_info, limit)
         untiled = steps
     tiling = None
     if limit is not None and storage.plan.arena_bytes > limit:
@@ -412,6 +410,10 @@ def _compile_once(inputs: _CompileInputs, tuning: Tuning) -> tuple[CompiledModel
             raise ModelError(f"{model_name}: arena {tiling.untiled_arena_bytes:,} B untiled, at best "
                              f"{storage.plan.arena_bytes:,} B tiled within {max_recompute:.0%} extra instructions; "
                              f"--max-ram {max_ram:,} B", hint="raise --max-ram or --max-recompute")
+    if not weights_in_ram:   # in the room tiling leaves, the tiled stages' layers unstaged
+        in_stages = {i for i, ((_, low), (_, own)) in enumerate(zip(steps, untiled)) if low is not own}
+        steps, storage = stage_constants(graph, prepared, steps, aliases, storage, board_info, limit, in_stages)
+        untiled = [own if i in in_stages else step for i, (step, own) in enumerate(zip(steps, untiled))]
     one_stream = board_info is not None and one_stream_flash(board_info)
     with ui.step("generating C"):
         if weights_in_ram:   # tiling or a leaner variant may have changed them

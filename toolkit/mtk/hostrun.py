@@ -29,7 +29,7 @@ from .errors import MtkError, TargetError, ToolMissing
 from .fsutil import honour_umask
 
 GCC_FLAGS = ("-O1", "-shared", "-fPIC", "-Wall", "-Wextra", "-Werror", "-std=c99")
-WORKSPACE_ALIGNMENT = 16
+WORKSPACE_ALIGNMENT = 32   # the strictest an arena asks (AotProgram.arena_align: staged quad streams)
 _POISON = 0x5A
 
 

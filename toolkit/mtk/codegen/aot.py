@@ -36,7 +36,7 @@ from ..ops.fixedpoint import FIXEDPOINT_HEADER
 from ..target import Cpu
 from . import tvm_c
 from .call_loops import Repeat, find_repeats
-from .memory_plan import Buffer
+from .memory_plan import ALIGNMENT, Buffer
 from .regions import Pool, constants_section
 from .staging import COPY_KERNEL
 from .storage import Step, Storage, scratch_key
@@ -276,20 +276,21 @@ class AotProgram:
     pools: tuple[Pool, ...] = ()   # the arena's pools by RAM region (empty: the one arena)
     places: dict[str, tuple[ArenaRef, ...]] = field(default_factory=dict)   # "inputs"/"outputs": each tensor's in the arena
     constants_in_ram: ConstantsInRam | None = None   # None: the constants stay in flash
+    arena_align: int = ALIGNMENT   # bytes the one arena's start is a multiple of: its buffers' strictest alignment
 
     def symbols(self, op_index: int) -> list[str]:
         """The functions of the op's kernels (not its staging copies)."""
         return [c.function.name for c in self.calls if c.op_index == op_index and not c.staging]
 
     def header(self) -> str:
-        return _header(self.module, self.inputs, self.outputs, self.arena_bytes, self.external_workspace,
-                       list(self.states.values()))
+        return _header(self.module, self.inputs, self.outputs, self.arena_bytes, self.arena_align,
+                       self.external_workspace, list(self.states.values()))
 
     def run_source(self) -> str:
         functions = {c.function.name: c.function for c in self.calls}
         return _run_source(self.module, self.model_name, self.constants.arrays, self.calls,
-                          [f.prototype for f in functions.values()], self.arena_bytes, self.external_workspace,
-                          list(self.states.values()), self.pools, self.places,
+                          [f.prototype for f in functions.values()], self.arena_bytes, self.arena_align,
+                          self.external_workspace, list(self.states.values()), self.pools, self.places,
                           {"inputs": self.inputs, "outputs": self.outputs}, self.constants_in_ram)
 
 
@@ -317,8 +318,8 @@ def build_program(graph: Graph, steps: list[Step], storage: Storage, module: str
     arena_bytes = sum(p.nbytes for p in pools) if pools else storage.plan.arena_bytes
     program = AotProgram(module, model_name, tuple(io[t] for t in graph.inputs), tuple(io[t] for t in graph.outputs),
                          arena_bytes, external_workspace, constant_pool(graph, steps, storage, module),
-                         KernelLibrary(module), pools=pools,
-                         constants_in_ram=constants_in_ram)
+                         KernelLibrary(module), pools=pools, constants_in_ram=constants_in_ram,
+                         arena_align=max((b.align for b in storage.plan.buffers), default=ALIGNMENT))
     pointers = {p.region: pool_pointer(p) for p in pools}
 
     def arena_ref(buf: Buffer) -> ArenaRef:
@@ -418,7 +419,7 @@ def _tensor_macros(module: str, kind: str, t: IOTensor) -> list[str]:
 
 
 def _header(module: str, inputs: tuple[IOTensor, ...], outputs: tuple[IOTensor, ...], arena_bytes: int,
-            external_workspace: bool, states: list[StateTensor]) -> str:
+            arena_align: int, external_workspace: bool, states: list[StateTensor]) -> str:
     guard = f"{macro(module)}_H_"
     run = run_function(module)
     lines = [f"#ifndef {guard}", f"#define {guard}", "", "#include <stdint.h>", "",
@@ -448,7 +449,7 @@ def _header(module: str, inputs: tuple[IOTensor, ...], outputs: tuple[IOTensor, 
         pools = f"struct {library(module)}_workspace_pools"
         lines += [f"#define {macro(module, 'GLOBAL_WORKSPACE_WORKSPACE_POOL_SIZE')} {arena_bytes}", "",
                   f"{pools} {{",
-                  f"  void* global_workspace;  /* {arena_bytes} bytes, 16-byte aligned */", "};", "",
+                  f"  void* global_workspace;  /* {arena_bytes} bytes, {arena_align}-byte aligned */", "};", "",
                   *pointers, " * caller's workspace pool, so calls with different pools may run at the same time.",
                   f" * Returns {ok} or {error}. */",
                   f"int32_t {run}({inputs_struct}* inputs, {outputs_struct}* outputs, {pools}* workspace_pools);",
@@ -496,7 +497,7 @@ def _map_functions(module: str, places: dict[str, tuple[ArenaRef, ...]], io: dic
 
 
 def _run_source(module: str, model_name: str, constants: list[ConstArray], calls: list[Call],
-               kernel_prototypes: list[str], arena_bytes: int, external_workspace: bool,
+               kernel_prototypes: list[str], arena_bytes: int, arena_align: int, external_workspace: bool,
                states: list[StateTensor], pools: tuple[Pool, ...], places: dict[str, tuple[ArenaRef, ...]],
                io: dict[str, tuple[IOTensor, ...]], constants_in_ram: ConstantsInRam | None = None) -> str:
     sections = {c.symbol: constants_in_ram.section(c.symbol) if constants_in_ram else None for c in constants}
@@ -529,12 +530,14 @@ def _run_source(module: str, model_name: str, constants: list[ConstArray], calls
                     else "  (void)workspace_pools;"]
     else:
         parameter = "void"
-        arrays = {pool_pointer(p): p for p in pools} if pools else {"arena": Pool("", arena_bytes, arena_bytes, None)}
+        one_arena = Pool("", arena_bytes, arena_bytes, None, arena_align)
+        arrays = {pool_pointer(p): p for p in pools} if pools else {"arena": one_arena}
         arrays = {pointer: p for pointer, p in arrays.items() if p.nbytes}
         for pointer, p in arrays.items():
             section = f' TVMGEN_SECTION("{p.section}")' if p.section else ""
             region = f"   /* RAM region {p.region} */" if p.section else ""
-            out.append(f"static uint8_t tvmgen_{module}_{pointer}[{p.nbytes}] TVMGEN_ALIGNED(16){section};{region}")
+            out.append(f"static uint8_t tvmgen_{module}_{pointer}[{p.nbytes}] "
+                       f"TVMGEN_ALIGNED({p.align}){section};{region}")
         if arrays:
             out.append("")
 

@@ -43,6 +43,7 @@ class Buffer:
     # bytes under its start or `above` bytes over it (None: not that way)
     below: int | None = None
     above: int | None = None
+    align: int = ALIGNMENT   # bytes its offset is a multiple of (a multiple of ALIGNMENT)
 
     def to_json(self) -> dict[str, Any]:
         out = {"tensor": self.name, "offset": self.offset, "bytes": self.nbytes,
@@ -164,7 +165,7 @@ def _place(buffers: list[Buffer], order: Callable[[Buffer], tuple]) -> list[int]
     for i in sorted(range(len(buffers)), key=lambda i: order(buffers[i])):
         buf = buffers[i]
         live = [j for j in placed if buffers[j].overlaps_in_time(buf)]
-        candidates = {0} | {align(offsets[j] + buffers[j].nbytes) for j in live} | \
+        candidates = {0} | {align(offsets[j] + buffers[j].nbytes, buf.align) for j in live} | \
             {o for j in live for o in _partner_offsets(buf, buffers[j], offsets[j])}
         offsets[i] = min(o for o in candidates if all(compatible(buf, o, buffers[j], offsets[j]) for j in live))
         placed.append(i)
@@ -191,7 +192,7 @@ def _search(buffers: list[Buffer], arena: int, lower: int, budget: int = SEARCH_
             all(offsets[j] < 0 or compatible(buffers[i], offset, buffers[j], offsets[j]) for j in overlapping[i])
 
     def candidates(i: int) -> list[int]:
-        ends = {0} | {align(o + b.nbytes) for o, b in zip(offsets, buffers) if o >= 0}
+        ends = {0} | {align(o + b.nbytes, buffers[i].align) for o, b in zip(offsets, buffers) if o >= 0}
         return sorted(ends | {o + under[i] for o in ends} |
                       {o for j in overlapping[i] if offsets[j] >= 0
                        for o in _partner_offsets(buffers[i], buffers[j], offsets[j])}, reverse=True)

@@ -18,7 +18,7 @@ from typing import Mapping, Sequence
 
 from ..boards import RamRegion
 from ..errors import DoesNotFit
-from .memory_plan import Buffer, MemoryPlan, plan_memory
+from .memory_plan import ALIGNMENT, Buffer, MemoryPlan, plan_memory
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,7 @@ class Pool:
     nbytes: int           # the pool's size: its buffers' plan
     capacity: int         # what the region has for the arena
     section: str | None   # the linker input section of its array; None: .bss (the system region)
+    align: int = ALIGNMENT   # bytes its array's start is a multiple of: its buffers' strictest alignment
 
 
 def constants_section(region: str) -> str:
@@ -89,7 +90,8 @@ def place_in_regions(plan: MemoryPlan, regions: Sequence[RamRegion], system_rese
         for buf in here:
             buf.pool = region.name
         if here:
-            pools.append(Pool(region.name, nbytes, capacity[region.name], None if region.system else region.name))
+            pools.append(Pool(region.name, nbytes, capacity[region.name], None if region.system else region.name,
+                              max(b.align for b in here)))
         remaining = moved
     if remaining:
         largest = remaining[0]

@@ -15,6 +15,7 @@ from tvm import tirx
 from tvm.script.parser.core import utils as script_utils
 from tvm.tirx.script.parser.entry import TIRJit
 
+from ..codegen.memory_plan import ALIGNMENT
 from ..graph import Graph, Op, Tensor
 from ..kernels.signature import CFunction
 from ..target import Cpu
@@ -35,6 +36,7 @@ class Scratch:
 
     nbytes: int
     name: str = ""
+    align: int = ALIGNMENT   # bytes its offset in the arena is a multiple of (a multiple of ALIGNMENT)
 
 
 @dataclass(frozen=True)
