@@ -91,6 +91,7 @@ def test_schedules_follow_the_table():
     # several long rows of the input's own over few channels: the direct kernel, which packs no row (CORE_DIRECT_ROWS)
     for cpu, channels, depth, direct in (("cortex-m4", 8, 128, True), ("cortex-m4", 8, 120, False),
                                          ("cortex-m4", 12, 225, False), ("cortex-m33", 6, 225, True),
+                                         ("cortex-m33", 4, 49, True), ("cortex-m33", 4, 31, False),
                                          ("cortex-m7", 32, 256, True), ("cortex-m7", 16, 64, False),
                                          ("cortex-m7", 33, 576, False)):
         first = gemm_variants(CPUS[cpu], 9, channels=channels, input_rows=True, depth=depth)[0].label
