@@ -15,17 +15,17 @@ tests/modelgen.py and tests/modelgen16x8.py (random weights, per-channel scales,
 the first-layer shapes and layers of public models (TFLM's person_detect and micro_speech, magic_wand, MobileNetV2,
 SEANet's 16x8 convolutions, the MLPerf Tiny models' and MobileNetV2's softmax); random layers of --seed are added:
 --random's, the ops in turn, and --pointwise's, 1x1 convolutions of MobileNets' feature maps and channel counts (which
-CMSIS-NN's wrapper takes to arm_convolve_1x1_s8_fast at stride 1, arm_convolve_1x1_s8 at stride 2). mtk's figure is `mtk bench`'s
-instructions per inference of that model (bench/peer_compare.py's measure: outputs checked bit for bit against
-tflite-micro too). CMSIS-NN's is the instructions of one call of the CMSIS-NN function TFLM's cmsis_nn kernel calls
-for the same shapes (arm_convolve_wrapper_s8/_s16, arm_depthwise_conv_wrapper_s8/_s16, arm_fully_connected_wrapper_s8,
-arm_fully_connected_s16, arm_avgpool_s8/_s16, arm_max_pool_s8/_s16, arm_elementwise_add_s8/_s16 and
-arm_elementwise_mul_s8/_s16: ADD and MUL of equal shapes, as TFLM's broadcast ADD and MUL do not call CMSIS-NN;
-arm_softmax_s8; bench/cmsis_nn_layer.c), random data, its scratch sized by get_buffer_size as TFLM's cmsis_nn kernels
-ask for it, built with the peer's flags (arm-none-eabi-gcc -O2 and the board's -mcpu: -mcpu=cortex-m55 makes CMSIS-NN
-take its Helium/MVE paths, cortex-m4 its DSP ones) and mtk's bare-metal startup and port, counted as mtk's firmware
-counts (SysTick under QEMU -icount shift=0). TFLM's own per-op overhead (Eval, tensor look-ups) is not in CMSIS-NN's
-figure: the comparison is kernel against kernel, a stricter one than against TFLM.
+CMSIS-NN's wrapper takes to arm_convolve_1x1_s8_fast at stride 1, arm_convolve_1x1_s8 at stride 2). mtk's figure is
+`mtk bench`'s instructions per inference of that model (bench/peer_compare.py's measure: outputs checked bit for bit
+against tflite-micro too). CMSIS-NN's is the instructions of one call of the CMSIS-NN function TFLM's cmsis_nn kernel
+calls for the same shapes (arm_convolve_wrapper_s8/_s16, arm_depthwise_conv_wrapper_s8/_s16,
+arm_fully_connected_wrapper_s8, arm_fully_connected_s16, arm_avgpool_s8/_s16, arm_max_pool_s8/_s16,
+arm_elementwise_add_s8/_s16 and arm_elementwise_mul_s8/_s16: ADD and MUL of equal shapes, as TFLM's broadcast ADD and
+MUL do not call CMSIS-NN; arm_softmax_s8; bench/cmsis_nn_layer.c), random data, its scratch sized by get_buffer_size
+as TFLM's cmsis_nn kernels ask for it, built with the peer's flags (arm-none-eabi-gcc -O2 and the board's -mcpu:
+-mcpu=cortex-m55 makes CMSIS-NN take its Helium/MVE paths, cortex-m4 its DSP ones) and mtk's bare-metal startup and
+port, counted as mtk's firmware counts (SysTick under QEMU -icount shift=0). TFLM's own per-op overhead (Eval, tensor
+look-ups) is not in CMSIS-NN's figure: the comparison is kernel against kernel, a stricter one than against TFLM.
 
 CMSIS-NN is not shipped with mtk and this script fetches nothing: pass a checkout of it,
     git clone https://github.com/ARM-software/CMSIS-NN ~/src/CMSIS-NN
@@ -662,7 +662,8 @@ def main() -> int:
               *pointwise_layers(args.pointwise, args.seed)]
     unknown = set(args.layer or ()) - {layer.name for layer in layers}
     if unknown:
-        parser.error(f"no layer {', '.join(sorted(unknown))} (random ones: randomN-op up to --random, pointwiseN up to --pointwise)")
+        parser.error(f"no layer {', '.join(sorted(unknown))} (random ones: randomN-op up to --random, pointwiseN up "
+                     "to --pointwise)")
     layers = [layer for layer in layers if (not args.layer or layer.name in args.layer)
               and (not args.op or layer.op in args.op)]
     boards = args.board or list(BOARDS)
