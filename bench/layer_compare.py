@@ -3,6 +3,7 @@
     python bench/layer_compare.py                                   # mtk alone, every layer, an386 an547 an385
     python bench/layer_compare.py --cmsis-nn ~/src/CMSIS-NN         # beside CMSIS-NN's wrappers
     python bench/layer_compare.py --board mps2/an386 --layer conv-1ch-3x3-s2 --random 4 --json out.json
+    python bench/layer_compare.py --cmsis-nn DIR --only-random --random 0 --pointwise 24 --seed 7   # 1x1 convs alone
     python bench/layer_compare.py --from-json m4.json m7.json      # their table and summaries again, no run
 
 With CMSIS-NN, a summary line per board ends the table: its layers, how many take at most CMSIS-NN's estimated
@@ -12,17 +13,19 @@ Each layer is one CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, AVERAGE_POOL_2D, 
 (int8, or 16x8: int16 activations, int8 weights, int64 bias; SOFTMAX int8 only) in a model of its own made with
 tests/modelgen.py and tests/modelgen16x8.py (random weights, per-channel scales, fused RELU); the built-in list holds
 the first-layer shapes and layers of public models (TFLM's person_detect and micro_speech, magic_wand, MobileNetV2,
-SEANet's 16x8 convolutions, the MLPerf Tiny models' and MobileNetV2's softmax). mtk's figure is `mtk bench`'s
-instructions per inference of that model (bench/peer_compare.py's measure: outputs checked bit for bit against
-tflite-micro too). CMSIS-NN's is the instructions of one call of the CMSIS-NN function TFLM's cmsis_nn kernel calls
-for the same shapes (arm_convolve_wrapper_s8/_s16, arm_depthwise_conv_wrapper_s8/_s16, arm_fully_connected_wrapper_s8,
-arm_fully_connected_s16, arm_avgpool_s8/_s16, arm_max_pool_s8/_s16, arm_elementwise_add_s8/_s16 and
-arm_elementwise_mul_s8/_s16: ADD and MUL of equal shapes, as TFLM's broadcast ADD and MUL do not call CMSIS-NN;
-arm_softmax_s8; bench/cmsis_nn_layer.c), random data, its scratch sized by get_buffer_size as TFLM's cmsis_nn kernels
-ask for it, built with the peer's flags (arm-none-eabi-gcc -O2 and the board's -mcpu: -mcpu=cortex-m55 makes CMSIS-NN
-take its Helium/MVE paths, cortex-m4 its DSP ones) and mtk's bare-metal startup and port, counted as mtk's firmware
-counts (SysTick under QEMU -icount shift=0). TFLM's own per-op overhead (Eval, tensor look-ups) is not in CMSIS-NN's
-figure: the comparison is kernel against kernel, a stricter one than against TFLM.
+SEANet's 16x8 convolutions, the MLPerf Tiny models' and MobileNetV2's softmax); random layers of --seed are added:
+--random's, the ops in turn, and --pointwise's, 1x1 convolutions of MobileNets' feature maps and channel counts (which
+CMSIS-NN's wrapper takes to arm_convolve_1x1_s8_fast at stride 1, arm_convolve_1x1_s8 at stride 2). mtk's figure is
+`mtk bench`'s instructions per inference of that model (bench/peer_compare.py's measure: outputs checked bit for bit
+against tflite-micro too). CMSIS-NN's is the instructions of one call of the CMSIS-NN function TFLM's cmsis_nn kernel
+calls for the same shapes (arm_convolve_wrapper_s8/_s16, arm_depthwise_conv_wrapper_s8/_s16,
+arm_fully_connected_wrapper_s8, arm_fully_connected_s16, arm_avgpool_s8/_s16, arm_max_pool_s8/_s16,
+arm_elementwise_add_s8/_s16 and arm_elementwise_mul_s8/_s16: ADD and MUL of equal shapes, as TFLM's broadcast ADD and
+MUL do not call CMSIS-NN; arm_softmax_s8; bench/cmsis_nn_layer.c), random data, its scratch sized by get_buffer_size
+as TFLM's cmsis_nn kernels ask for it, built with the peer's flags (arm-none-eabi-gcc -O2 and the board's -mcpu:
+-mcpu=cortex-m55 makes CMSIS-NN take its Helium/MVE paths, cortex-m4 its DSP ones) and mtk's bare-metal startup and
+port, counted as mtk's firmware counts (SysTick under QEMU -icount shift=0). TFLM's own per-op overhead (Eval, tensor
+look-ups) is not in CMSIS-NN's figure: the comparison is kernel against kernel, a stricter one than against TFLM.
 
 CMSIS-NN is not shipped with mtk and this script fetches nothing: pass a checkout of it,
     git clone https://github.com/ARM-software/CMSIS-NN ~/src/CMSIS-NN
@@ -87,6 +90,12 @@ SHORT_NAMES = {"CONV_2D": "conv", "DEPTHWISE_CONV_2D": "dw", "FULLY_CONNECTED": 
 # SOFTMAX's input scale, KWS's and IC's logits' (1/8..1/6; VWW's and MobileNetV2's are below 1/64): a random row
 # holds values more than 31/scale below its maximum (diff_min), whose exp CMSIS-NN skips
 SOFTMAX_INPUT_LOG2_SCALE = (-3.0, -2.5)
+# pointwise_layers': MobileNets' feature maps (of 224×224 and 96×96 inputs), few or many channels, and at most 2M MACs
+# (MobileNetV2's 24×24 16→96 expansion, twice) so that a layer runs in seconds under QEMU
+POINTWISE_SIZES = (3, 5, 6, 7, 10, 12, 14, 20, 24, 28, 40, 48, 56)
+POINTWISE_CHANNELS = ((3, 33), (33, 257))
+POINTWISE_MACS = 2_000_000
+POINTWISE_STREAM = 11   # the pointwise draws' stream of a seed: (seed, 11)
 
 
 @dataclass(frozen=True)
@@ -322,6 +331,25 @@ def random_layers(count: int, seed: int) -> list[Layer]:
         out = c * int(rng.integers(1, 5)) if op == "DEPTHWISE_CONV_2D" else int(rng.integers(1, 68))
         layers.append(Layer(tag, op, (h, w, c), out, kernel, stride, padding=str(rng.choice(["SAME", "VALID"])),
                             dtype=dtype))
+    return layers
+
+
+def pointwise_layers(count: int, seed: int) -> list[Layer]:
+    """`count` 1×1 CONV_2D layers of MobileNets' kind, drawn from a stream of `seed` of their own (random_layers'
+    draws stay what they were): a square feature map of MobileNets' sizes, input and output channels each few (3..32,
+    odd counts too) or many (33..256), stride 2 one time in four, 16x8 one in four; the map no larger than keeps the
+    layer within POINTWISE_MACS (the smallest map if none does)."""
+    rng = np.random.default_rng((seed, POINTWISE_STREAM))
+    layers = []
+    for i in range(count):
+        cin, cout = (int(rng.integers(*POINTWISE_CHANNELS[int(rng.integers(0, len(POINTWISE_CHANNELS)))]))
+                     for _ in range(2))
+        stride = 2 if rng.integers(0, 4) == 0 else 1
+        dtype = "int16" if rng.integers(0, 4) == 0 else "int8"
+        sizes = [s for s in POINTWISE_SIZES if ((s + stride - 1) // stride) ** 2 * cin * cout <= POINTWISE_MACS]
+        size = int(rng.choice(sizes or POINTWISE_SIZES[:1]))
+        layers.append(Layer(f"pointwise{i}{'-s16' if dtype == 'int16' else ''}", "CONV_2D", (size, size, cin), cout,
+                            stride=(stride, stride), dtype=dtype))
     return layers
 
 
@@ -607,6 +635,8 @@ def main() -> int:
     parser.add_argument("--op", action="append", choices=[*WEIGHTED, "TRANSPOSE_CONV", *POOLS, *ELEMENTWISE, "SOFTMAX"],
                         help="only layers of these ops (default all)")
     parser.add_argument("--random", type=int, default=3, metavar="N", help="also N random layers (default 3)")
+    parser.add_argument("--pointwise", type=int, default=3, metavar="N",
+                        help="also N random 1x1 convolutions, pointwiseN (default 3)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random layers")
     parser.add_argument("--only-random", action="store_true", help="leave the built-in list out")
     parser.add_argument("--cmsis-nn", type=Path, metavar="DIR",
@@ -628,10 +658,12 @@ def main() -> int:
         except MtkError as err:
             parser.error(str(err))
 
-    layers = [*(() if args.only_random else LAYERS), *random_layers(args.random, args.seed)]
+    layers = [*(() if args.only_random else LAYERS), *random_layers(args.random, args.seed),
+              *pointwise_layers(args.pointwise, args.seed)]
     unknown = set(args.layer or ()) - {layer.name for layer in layers}
     if unknown:
-        parser.error(f"no layer {', '.join(sorted(unknown))} (random ones: randomN-op up to --random)")
+        parser.error(f"no layer {', '.join(sorted(unknown))} (random ones: randomN-op up to --random, pointwiseN up "
+                     "to --pointwise)")
     layers = [layer for layer in layers if (not args.layer or layer.name in args.layer)
               and (not args.op or layer.op in args.op)]
     boards = args.board or list(BOARDS)

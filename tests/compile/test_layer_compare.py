@@ -17,7 +17,8 @@ sys.path.insert(0, str(REPO / "bench"))
 import layer_compare  # noqa: E402
 from layer_compare import Layer  # noqa: E402
 
-LAYERS = [*layer_compare.LAYERS, *layer_compare.random_layers(18, seed=0)]
+LAYERS = [*layer_compare.LAYERS, *layer_compare.random_layers(18, seed=0),
+          *layer_compare.pointwise_layers(8, seed=0)]
 
 
 @pytest.mark.parametrize("layer", LAYERS, ids=[layer.name for layer in LAYERS])
@@ -28,6 +29,18 @@ def test_output_shape_is_tflites(layer):
     expected = (1, layer.out_channels) if layer.flat else (1, *layer.output)
     assert tuple(output["shape"]) == expected
     assert output["dtype"] == np.dtype(layer.dtype)
+
+
+def test_pointwise_draws_are_1x1_convolutions_of_mobilenets_maps_few_and_many_channels_seeded():
+    drawn = layer_compare.pointwise_layers(64, seed=27)
+    assert all(layer.op == "CONV_2D" and layer.kernel == (1, 1) and layer.input[0] == layer.input[1]
+               in layer_compare.POINTWISE_SIZES and layer.stride[0] == layer.stride[1] in (1, 2) for layer in drawn)
+    assert all(layer.macs <= layer_compare.POINTWISE_MACS for layer in drawn)
+    assert {layer.stride for layer in drawn} == {(1, 1), (2, 2)}
+    assert {layer.dtype for layer in drawn} == {"int8", "int16"}
+    channels = [c for layer in drawn for c in (layer.input[2], layer.out_channels)]
+    assert min(channels) < 8 and max(channels) > 128
+    assert layer_compare.pointwise_layers(64, seed=27) == drawn
 
 
 @pytest.mark.parametrize("size, kernel, stride, dilation, padding, expected", [

@@ -88,6 +88,15 @@ def test_schedules_follow_the_table():
         assert [s.label for s in gemm_variants(CPUS[cpu], 9, channels=8)][:3] == ["2x4/fused", "2x4/compact", "2x2/fused"]
         assert [s.label for s in gemm_variants(CPUS[cpu], 9, channels=6)][:2] == ["2x2/fused", "2x4/fused"]
     assert [s.label for s in gemm_variants(CPUS["cortex-m7"], 9, channels=8)][:2] == ["2x2/fused", "2x4/fused"]
+    # several long rows of the input's own over few channels: the direct kernel, which packs no row (CORE_DIRECT_ROWS)
+    for cpu, channels, depth, direct in (("cortex-m4", 8, 128, True), ("cortex-m4", 8, 120, False),
+                                         ("cortex-m4", 12, 225, False), ("cortex-m33", 6, 225, True),
+                                         ("cortex-m33", 4, 49, True), ("cortex-m33", 4, 31, False),
+                                         ("cortex-m7", 32, 256, True), ("cortex-m7", 16, 64, False),
+                                         ("cortex-m7", 33, 576, False)):
+        first = gemm_variants(CPUS[cpu], 9, channels=channels, input_rows=True, depth=depth)[0].label
+        assert (first == "2x2/s16") == direct, (cpu, channels, depth)
+        assert gemm_variants(CPUS[cpu], 9, channels=channels, depth=depth)[0].label != "2x2/s16"   # im2col rows
     assert [micro_kernel(s).fused for s in gemm_variants(m4, 9)] == [True, True, True, True, False, False, False, False]
     m0 = CPUS["cortex-m0"]   # one or two channels over the input's rows: the direct kernel, no padded quad
     assert [s.label for s in gemm_variants(m0, 1, channels=1, input_rows=True)] == ["1x4/s16", "1x4/int8"]

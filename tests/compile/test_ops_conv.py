@@ -175,8 +175,8 @@ def test_few_channel_fully_connected_layers_are_bit_exact(seed, tmp_path):
                                              (8, "1x4/fused"), (10, "1x4/fused")])
 def test_one_row_of_few_channels_takes_the_direct_kernel_on_dsp_cores(channels, first):
     """One row over the input (a fully connected layer): the direct kernel first for 1-3 and 5-7 channels on the
-    DSP cores, the fused one for whole quads and from 8; several rows only for 1-3 (else 2x4/fused for whole quads on
-    the M4 and M33: CORE_SEVERAL_ROWS_FIRST)."""
+    DSP cores, the fused one for whole quads and from 8; several rows of no depth told only for 1-3 (else 2x4/fused
+    for whole quads on the M4 and M33: CORE_SEVERAL_ROWS_FIRST; long rows: test_microkernels)."""
     for core in ("cortex-m4", "cortex-m7", "cortex-m33"):
         cpu = get_cpu(core)
         assert gemm_choices(cpu, 1, channels=channels, input_rows=True)[0].id == first

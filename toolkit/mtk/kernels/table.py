@@ -367,6 +367,19 @@ PLAIN_SUMS = {Isa.MVE: (("1x4/int8",), ("2x2/int8", "1x4/int8")),
 FEW_CHANNELS: dict[Isa, tuple[frozenset[int], frozenset[int]]] = {
     Isa.DSP: (frozenset({1, 2, 3, 5, 6, 7}), frozenset({1, 2, 3})), Isa.SCALAR: (frozenset({1, 2}), frozenset({1, 2}))}
 
+# Per core, the several rows of the input's own that take the direct kernel (2x2/s16: the int8 rows as they are, int16
+# weights, twice the flash) first: (at most this many channels, at least this many values a row per channel), the
+# first pair whose channels cover the layer's. A packing kernel packs each row (int16, with its sum) once for all its
+# channels: few channels of a long row do not pay for it, and on the M4 and M33, whose s16 loop costs more a product
+# than the fused one, fewer still the more channels. Est. cycles of 1x1 convs against CMSIS-NN's
+# arm_convolve_1x1_s8_fast, 2x2/fused -> 2x2/s16: 14x14 225 deep to 4, 8, 12 channels M4 1.15 -> 0.87, 0.89 -> 0.87,
+# 0.80 (0.87); M33 1.22 -> 0.94, 0.96 -> 0.93, 0.87 (0.93); 6x6 49 deep to 4 M4 0.96 -> 0.83, M33 1.03 -> 0.89; 12x12
+# 128 deep to 8 M4 0.85 (0.86), M33 0.91 (0.93). M7 (whose s16 loop costs what its fused pair loop does a product):
+# 14x14 225 deep to 4, 10, 32 channels 1.29 -> 0.90, 1.04 -> 0.89, 0.92 -> 0.89; 7x7 576 deep to 16 0.96 -> 0.86; 12x12
+# 96 deep to 12 0.93 -> 0.86; 24x24 64 deep to 16 0.87 either, 32 deep 0.81 (0.87), 48x48 8 deep to 16 0.63 (0.75)
+CORE_DIRECT_ROWS: dict[str, tuple[tuple[int, int], ...]] = {"cortex-m4": ((6, 8), (8, 16)), "cortex-m7": ((32, 8),),
+                                                           "cortex-m33": ((6, 8), (8, 16))}
+
 # A packing GEMM kernel that pads this fraction of its channels or more gives way to a direct kernel of the same flash
 # over the input's rows (the Cortex-M3's 2x2/s8: no padded channel, no packing pass, but a slower loop than 2x4/s8's).
 # Measured on the M3 by `mtk tune`, 1x1 convs 16 deep: 2x2/s8 12-25 % fewer estimated cycles for 3, 6, 9, 10 channels
@@ -390,7 +403,7 @@ CORE_BAND_FIRST: dict[str, tuple[int, int | None]] = {"cortex-m4": (48, None), "
 
 
 def gemm_choices(cpu: Cpu, rows: int, fused: bool = True, channels: int | None = None,
-                 input_rows: bool = False) -> list[KernelSpec]:
+                 input_rows: bool = False, depth: int | None = None) -> list[KernelSpec]:
     """The GEMM kernels a GEMM of `rows` rows may take on `cpu`, the default first; `fused`: whether a
     kernel that requantizes itself (every channel shifts right: requant.rshift_table) or reads the rows'
     sums the GEMM packs may be among them; `input_rows`: whether its rows are the input's own, which a direct
@@ -400,15 +413,17 @@ def gemm_choices(cpu: Cpu, rows: int, fused: bool = True, channels: int | None =
     eighth of its channels or more to a direct kernel of as much flash (DIRECT_PADDING; Cortex-M3: 2x2 s8 before 2x4
     for 1-3, 5-7, 9, 10, 13, 14, 17 and 21 channels).
     Over the input's rows of FEW_CHANNELS channels the direct kernel comes first (DSP cores: 1-3, one row 5-7 too;
-    M0: 1-2); several rows of channels in whole blocks of a core's own kernel take it first
-    (CORE_SEVERAL_ROWS_FIRST)."""
+    M0: 1-2), and over several of them `depth` values long at a core's CORE_DIRECT_ROWS; several rows of channels in
+    whole blocks of a core's own kernel take it first (CORE_SEVERAL_ROWS_FIRST)."""
     isa = cpu.isa
     table = GEMM_ORDER[isa] if fused else PLAIN_SUMS.get(isa, GEMM_ORDER[isa])
     kernels = [GEMM_BY_ID[i] for i in table[rows > 1] if input_rows or not GEMM_BY_ID[i].direct]
     first = [GEMM_BY_ID[i] for i in CORE_SEVERAL_ROWS_FIRST.get(cpu.name, ()) if rows > 1]
     if first and first[0] in kernels and channels and channels % first[0].cols == 0:
         kernels = [k for k in first if k in kernels] + [k for k in kernels if k not in first]
-    if input_rows and channels in FEW_CHANNELS.get(isa, ((), ()))[rows > 1]:
+    per_channel = next((n for most, n in CORE_DIRECT_ROWS.get(cpu.name, ()) if channels and channels <= most), None)
+    long_rows = rows > 1 and per_channel is not None and depth is not None and depth >= per_channel * channels
+    if input_rows and (channels in FEW_CHANNELS.get(isa, ((), ()))[rows > 1] or long_rows):
         direct = next(k for k in kernels if k.direct)
         return [direct] + [k for k in kernels if k is not direct]
     padded = lambda k: channels if k.direct else -(-channels // k.cols) * k.cols

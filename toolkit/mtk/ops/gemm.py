@@ -63,10 +63,10 @@ def micro_kernel(variant: Variant) -> KernelSpec:
 
 
 def gemm_variants(cpu: Cpu, rows: int, fused: bool = True, channels: int | None = None,
-                  input_rows: bool = False) -> list[Variant]:
-    """The variants a GEMM of `rows` rows (and `channels` channels; `input_rows`: rows of the input itself) can
-    take on `cpu`, the default first (kernels/table.gemm_choices)."""
-    return [Variant(mk.id) for mk in gemm_choices(cpu, rows, fused, channels, input_rows)]
+                  input_rows: bool = False, depth: int | None = None) -> list[Variant]:
+    """The variants a GEMM of `rows` rows (and `channels` channels of `depth` values; `input_rows`: rows of the input
+    itself) can take on `cpu`, the default first (kernels/table.gemm_choices)."""
+    return [Variant(mk.id) for mk in gemm_choices(cpu, rows, fused, channels, input_rows, depth)]
 
 
 def packed_weight_bytes(cols: int, depth: int, variant: Variant, group: int) -> int:
@@ -95,7 +95,7 @@ class GemmOpDef(OpDef):
         rq = p.requant
         usable = gemm_variants(data.cpu, data.output.size // p.weights.shape[0],   # Helium's fused kernels
                                data.cpu.mve or rq.rshift_table is not None,      # shift left too
-                               p.weights.shape[0], p.patches is None)
+                               p.weights.shape[0], p.patches is None, p.weights.shape[1])
         stream = stream_params(p)
         usable = [v for v in usable if micro_kernel(v).weights != "fused" or stream is not None]
         if usable and usable[0].kernel == QUADS_KERNEL and not quads_suit(stream, rq):   # the pairs' kernel first
