@@ -371,12 +371,8 @@ FEW_CHANNELS: dict[Isa, tuple[frozenset[int], frozenset[int]]] = {
 # weights, twice the flash) first: (at most this many channels, at least this many values a row per channel), the
 # first pair whose channels cover the layer's. A packing kernel packs each row (int16, with its sum) once for all its
 # channels: few channels of a long row do not pay for it, and on the M4 and M33, whose s16 loop costs more a product
-# than the fused one, fewer still the more channels. Est. cycles of 1x1 convs against CMSIS-NN's
-# arm_convolve_1x1_s8_fast, 2x2/fused -> 2x2/s16: 14x14 225 deep to 4, 8, 12 channels M4 1.15 -> 0.87, 0.89 -> 0.87,
-# 0.80 (0.87); M33 1.22 -> 0.94, 0.96 -> 0.93, 0.87 (0.93); 6x6 49 deep to 4 M4 0.96 -> 0.83, M33 1.03 -> 0.89; 12x12
-# 128 deep to 8 M4 0.85 (0.86), M33 0.91 (0.93). M7 (whose s16 loop costs what its fused pair loop does a product):
-# 14x14 225 deep to 4, 10, 32 channels 1.29 -> 0.90, 1.04 -> 0.89, 0.92 -> 0.89; 7x7 576 deep to 16 0.96 -> 0.86; 12x12
-# 96 deep to 12 0.93 -> 0.86; 24x24 64 deep to 16 0.87 either, 32 deep 0.81 (0.87), 48x48 8 deep to 16 0.63 (0.75)
+# than the fused one, fewer still the more channels (the M7's s16 loop costs what its fused pair loop does). Measured
+# against CMSIS-NN's 1x1 convs with bench/layer_compare.py --pointwise (figures in the commit and README).
 CORE_DIRECT_ROWS: dict[str, tuple[tuple[int, int], ...]] = {"cortex-m4": ((6, 8), (8, 16)), "cortex-m7": ((32, 8),),
                                                            "cortex-m33": ((6, 8), (8, 16))}
 
