@@ -205,8 +205,10 @@ def code_cache_bytes(board: Board) -> int | None:
 def one_stream_flash(board: Board) -> bool:
     """Whether the board's flash rewards one sequential weight stream: a fill of the line after its last fill waits
     less than another (memory_timing's sequential_wait_states: the RP2350's QMI, 48 cycles against 108)."""
-    flash = board.flash_timing
-    return flash is not None and flash.fill_waits()[1] < flash.fill_waits()[0]
+    if (flash := board.flash_timing) is None:
+        return False
+    first, sequential = flash.fill_waits()
+    return sequential < first
 
 
 def code_fitting_variants(layer: Layer) -> list[Variant]:

@@ -22,7 +22,7 @@ from ..graph import Graph
 from ..kernels.signature import CFunction
 from ..ops import op_def
 from ..ops.base import Const, Kernel, Lowered, OpData, Operand, Scratch
-from .memory_plan import ALIGNMENT, align
+from .memory_plan import align
 from .regions import live_bytes
 from .storage import AliasSets, Step, Storage, external_kind, plan_storage
 
@@ -83,12 +83,12 @@ def copy_kernel(nbytes: int) -> Kernel:
 
 def _constant(graph: Graph, a: Operand) -> tuple[tuple, str, int, int] | None:
     """A constant operand's key (its content, or its tensor), name, bytes and the alignment of its copy (its own in
-    flash, ALIGNMENT at least): a kernel's Const or a constant tensor of the model; None otherwise."""
+    flash): a kernel's Const or a constant tensor of the model; None otherwise."""
     if isinstance(a, Const):
         key = ("const", a.data.dtype.str, a.data.shape, a.data.tobytes())
-        return key, a.name, int(a.data.nbytes), max(ALIGNMENT, a.align)
+        return key, a.name, int(a.data.nbytes), a.align
     if isinstance(a, int) and external_kind(graph, a) == "const":
-        return ("tensor", a), f"t{a}", graph.tensors[a].nbytes, ALIGNMENT
+        return ("tensor", a), f"t{a}", graph.tensors[a].nbytes, 1
     return None
 
 

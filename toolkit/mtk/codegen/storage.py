@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from ..graph import Graph, Op
 from ..kernels.signature import CFunction
 from ..ops.base import Kernel, Lowered, Scratch, View
-from .memory_plan import Buffer, MemoryPlan, packed_offsets, plan_memory
+from .memory_plan import ALIGNMENT, Buffer, MemoryPlan, packed_offsets, plan_memory
 
 Step = tuple[Op, Lowered]   # one op of the run function and its kernels, in order
 
@@ -145,7 +145,7 @@ def plan_storage(graph: Graph, steps: list[Step], aliases: AliasSets) -> Storage
                 a = a.of if isinstance(a, View) else a
                 if isinstance(a, Scratch) and scratch_key(step, k, a) not in scratch:
                     scratch[scratch_key(step, k, a)] = Buffer(f"scratch:op{op.index}.{a.name or kernel.name}",
-                                                              a.nbytes, step, step, align=a.align)
+                                                              a.nbytes, step, step, align=max(ALIGNMENT, a.align))
     for step, (op, low) in enumerate(steps):
         over = low.overwrites
         out, into = (tensor_buffers.get(aliases.root(t)) for t in (op.outputs[0], over.input)) if over else (None, None)

@@ -70,8 +70,8 @@ CORE_FILES: dict[tuple[str, str], tuple[str, ...]] = {
 
 
 # Own files whose kernels read two weight streams at once (the M33's quads in pairs: each quad's weights its own
-# stream), left out where the flash rewards one sequential stream (one_stream_flash): on the RP2350's XIP flash they
-# cost AD 3,487,939 estimated cycles against the quads' 2,033,395
+# stream), left out where the flash rewards one sequential stream (one_stream_flash): there most of their misses
+# start a transfer of their own
 TWO_STREAM_FILES = frozenset({"dsp/mtk_fused_octets_m33.h"})
 
 

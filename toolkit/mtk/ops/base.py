@@ -15,7 +15,6 @@ from tvm import tirx
 from tvm.script.parser.core import utils as script_utils
 from tvm.tirx.script.parser.entry import TIRJit
 
-from ..codegen.memory_plan import ALIGNMENT
 from ..graph import Graph, Op, Tensor
 from ..kernels.signature import CFunction
 from ..target import Cpu
@@ -36,7 +35,7 @@ class Scratch:
 
     nbytes: int
     name: str = ""
-    align: int = ALIGNMENT   # bytes its offset in the arena is a multiple of (a multiple of ALIGNMENT)
+    align: int = 1   # bytes its address must be a multiple of, beyond the memory plan's own ALIGNMENT
 
 
 @dataclass(frozen=True)
